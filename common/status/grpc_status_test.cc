@@ -1,0 +1,81 @@
+#include "common/status/grpc_status.h"
+
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+// Every code on both sides, paired by meaning (not by number), so a wrong
+// entry in either switch fails here.
+const std::vector<std::pair<absl::StatusCode, grpc::StatusCode>>& AllCodes() {
+  static const auto* codes = new std::vector<std::pair<absl::StatusCode, grpc::StatusCode>>{
+      {absl::StatusCode::kCancelled, grpc::StatusCode::CANCELLED},
+      {absl::StatusCode::kUnknown, grpc::StatusCode::UNKNOWN},
+      {absl::StatusCode::kInvalidArgument, grpc::StatusCode::INVALID_ARGUMENT},
+      {absl::StatusCode::kDeadlineExceeded, grpc::StatusCode::DEADLINE_EXCEEDED},
+      {absl::StatusCode::kNotFound, grpc::StatusCode::NOT_FOUND},
+      {absl::StatusCode::kAlreadyExists, grpc::StatusCode::ALREADY_EXISTS},
+      {absl::StatusCode::kPermissionDenied, grpc::StatusCode::PERMISSION_DENIED},
+      {absl::StatusCode::kResourceExhausted, grpc::StatusCode::RESOURCE_EXHAUSTED},
+      {absl::StatusCode::kFailedPrecondition, grpc::StatusCode::FAILED_PRECONDITION},
+      {absl::StatusCode::kAborted, grpc::StatusCode::ABORTED},
+      {absl::StatusCode::kOutOfRange, grpc::StatusCode::OUT_OF_RANGE},
+      {absl::StatusCode::kUnimplemented, grpc::StatusCode::UNIMPLEMENTED},
+      {absl::StatusCode::kInternal, grpc::StatusCode::INTERNAL},
+      {absl::StatusCode::kUnavailable, grpc::StatusCode::UNAVAILABLE},
+      {absl::StatusCode::kDataLoss, grpc::StatusCode::DATA_LOSS},
+      {absl::StatusCode::kUnauthenticated, grpc::StatusCode::UNAUTHENTICATED},
+  };
+  return *codes;
+}
+
+TEST(GrpcStatusTest, OkMapsToOkBothWays) {
+  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+  EXPECT_TRUE(FromGrpcStatus(grpc::Status::OK).ok());
+}
+
+TEST(GrpcStatusTest, EveryAbslCodeMapsToItsGrpcCodeWithTheMessage) {
+  for (const auto& [absl_code, grpc_code] : AllCodes()) {
+    grpc::Status converted = ToGrpcStatus(absl::Status(absl_code, "why it failed"));
+    EXPECT_EQ(converted.error_code(), grpc_code) << absl::StatusCodeToString(absl_code);
+    EXPECT_EQ(converted.error_message(), "why it failed");
+  }
+}
+
+TEST(GrpcStatusTest, EveryGrpcCodeMapsToItsAbslCodeWithTheMessage) {
+  for (const auto& [absl_code, grpc_code] : AllCodes()) {
+    absl::Status converted = FromGrpcStatus(grpc::Status(grpc_code, "from the wire"));
+    EXPECT_EQ(converted.code(), absl_code) << absl::StatusCodeToString(absl_code);
+    EXPECT_EQ(converted.message(), "from the wire");
+  }
+}
+
+TEST(GrpcStatusTest, UnknownGrpcCodeBecomesUnknown) {
+  absl::Status converted =
+      FromGrpcStatus(grpc::Status(static_cast<grpc::StatusCode>(99), "odd peer"));
+  EXPECT_EQ(converted.code(), absl::StatusCode::kUnknown);
+  EXPECT_EQ(converted.message(), "odd peer");
+}
+
+TEST(GrpcStatusTest, StatusProtoRoundTripsEveryCode) {
+  for (const auto& [absl_code, unused] : AllCodes()) {
+    absl::Status original(absl_code, "item failed");
+    EXPECT_EQ(FromStatusProto(ToStatusProto(original)), original);
+  }
+  EXPECT_TRUE(FromStatusProto(ToStatusProto(absl::OkStatus())).ok());
+}
+
+TEST(GrpcStatusTest, StatusProtoWithUnknownCodeBecomesUnknown) {
+  StatusProto proto;
+  proto.set_code(1234);
+  proto.set_message("from the future");
+  absl::Status converted = FromStatusProto(proto);
+  EXPECT_EQ(converted.code(), absl::StatusCode::kUnknown);
+  EXPECT_EQ(converted.message(), "from the future");
+}
+
+}  // namespace
+}  // namespace pstrain
