@@ -1,0 +1,60 @@
+#include "common/daemon/daemon.h"
+
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/daemon/ready_file.h"
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+#include "prometheus/gauge.h"
+
+namespace pstrain {
+
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)), registry_(std::make_shared<prometheus::Registry>()) {
+  // Present in every process so a scrape tells what answered and since when.
+  prometheus::BuildGauge()
+      .Name("pstrain_process_info")
+      .Help("Constant 1, labelled with the pstrain role of this process")
+      .Register(*registry_)
+      .Add({{"role", options_.role}})
+      .Set(1);
+  prometheus::BuildGauge()
+      .Name("pstrain_process_start_time_seconds")
+      .Help("Start time of the process since the Unix epoch, in seconds")
+      .Register(*registry_)
+      .Add({})
+      .Set(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+}
+
+Daemon::~Daemon() {
+  if (server_ != nullptr) server_->Shutdown(absl::ZeroDuration());
+}
+
+absl::Status Daemon::Start(const std::vector<grpc::Service*>& services) {
+  ASSIGN_OR_RETURN(exposer_, MetricsExposer::Start(options_.metrics_address, registry_));
+  ASSIGN_OR_RETURN(server_, GrpcServer::Start(options_.grpc, services));
+  LOG(INFO) << "pstrain " << options_.role << " serving gRPC on " << server_->address()
+            << ", metrics on http://" << exposer_->address() << "/metrics";
+  if (!options_.ready_file.empty()) {
+    RETURN_IF_ERROR(WriteReadyFile(options_.ready_file,
+                                   {{"grpc", server_->address()},
+                                    {"metrics", exposer_->address()},
+                                    {"pid", absl::StrCat(::getpid())},
+                                    {"role", options_.role}}));
+  }
+  return absl::OkStatus();
+}
+
+int Daemon::WaitForShutdown() {
+  const int signal = shutdown_signal_.Wait();
+  LOG(INFO) << "pstrain " << options_.role << " shutting down ("
+            << (signal == 0 ? std::string("requested") : absl::StrCat("signal ", signal))
+            << "), grace " << absl::FormatDuration(options_.shutdown_grace);
+  if (server_ != nullptr) server_->Shutdown(options_.shutdown_grace);
+  return signal;
+}
+
+}  // namespace pstrain

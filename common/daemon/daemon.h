@@ -1,0 +1,86 @@
+#ifndef PSTRAIN_COMMON_DAEMON_DAEMON_H_
+#define PSTRAIN_COMMON_DAEMON_DAEMON_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/daemon/shutdown_signal.h"
+#include "common/metrics/metrics_exposer.h"
+#include "common/net/grpc_server.h"
+#include "prometheus/registry.h"
+
+namespace pstrain {
+
+struct DaemonOptions {
+  // The process's role as shown in logs and metrics: "coordinator", "ps",
+  // "worker", "evaluator".
+  std::string role;
+  GrpcServerOptions grpc;
+  // host:port of the Prometheus /metrics endpoint; port 0 picks one.
+  // Default 127.0.0.1:0.
+  std::string metrics_address = "127.0.0.1:0";
+  // Where to write the ready file (see ready_file.h) once serving; empty:
+  // none.
+  std::string ready_file;
+  // How long calls in flight may run on after SIGTERM before they are
+  // cancelled. Default 10 s, below Kubernetes' 30 s termination grace.
+  absl::Duration shutdown_grace = absl::Seconds(10);
+};
+
+// What every pstrain server process shares: a gRPC server with the health
+// service, a Prometheus registry served on its own port, the ready file, and
+// graceful shutdown on SIGTERM/SIGINT. Call BlockShutdownSignals() first in
+// main. Thread-safe.
+//
+//   Daemon daemon(options);                      // registry() usable now
+//   MyService service(core, *daemon.registry());
+//   RETURN_IF_ERROR(daemon.Start({&service}));
+//   daemon.WaitForShutdown();                    // SIGTERM, or a request
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options);
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+  ~Daemon();
+
+  // The registry every metric of this process goes into. Valid before Start.
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+
+  // Serves `services` (borrowed) and /metrics, then writes the ready file
+  // and logs both addresses. Errors of GrpcServer::Start and
+  // MetricsExposer::Start; Internal if the ready file cannot be written.
+  absl::Status Start(const std::vector<grpc::Service*>& services);
+
+  // Valid after Start.
+  const std::string& grpc_address() const { return server_->address(); }
+  const std::string& metrics_address() const { return exposer_->address(); }
+
+  // Blocks until SIGTERM/SIGINT or RequestShutdown(), then stops serving
+  // within the shutdown grace. Returns the signal number, 0 for a request.
+  int WaitForShutdown();
+
+  // Makes WaitForShutdown return (from any thread).
+  void RequestShutdown() { shutdown_signal_.RequestShutdown(); }
+
+ private:
+  // Constant after construction.
+  const DaemonOptions options_;
+  const std::shared_ptr<prometheus::Registry> registry_;
+
+  ShutdownSignal shutdown_signal_;
+  // Set by Start.
+  std::unique_ptr<MetricsExposer> exposer_;
+  std::unique_ptr<GrpcServer> server_;
+};
+
+// Shared by the daemons' flags: the options from --listen, --metrics_listen,
+// --ready_file, --shutdown_grace_secs and --max_message_mb (defined in
+// daemon_flags.cc). InvalidArgument names a flag with a bad value.
+absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(const std::string& role);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DAEMON_DAEMON_H_

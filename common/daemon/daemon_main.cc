@@ -1,0 +1,42 @@
+#include "common/daemon/daemon_main.h"
+
+#include <iostream>
+#include <string>
+
+#include "common/cli/command_line.h"
+#include "common/daemon/shutdown_signal.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+
+int RunDaemonMain(absl::string_view role, absl::string_view usage, int argc, char** argv,
+                  const ComponentsFactory& build_components) {
+  BlockShutdownSignals();
+  InitCommandLine(usage, &argc, &argv);
+  const std::string program = argv[0];
+  if (argc > 1) {
+    std::cerr << program << ": unexpected argument '" << argv[1]
+              << "'; every setting is a --flag (see --help)\n";
+    return 2;
+  }
+  absl::StatusOr<DaemonOptions> options = DaemonOptionsFromFlags(std::string(role));
+  if (!options.ok()) {
+    std::cerr << program << ": " << options.status().message() << "\n";
+    return 2;
+  }
+  Daemon daemon(*std::move(options));
+  absl::StatusOr<std::unique_ptr<DaemonComponents>> components = build_components(daemon);
+  if (!components.ok()) {
+    std::cerr << program << ": " << components.status().message() << "\n";
+    return 2;
+  }
+  if (absl::Status started = daemon.Start((*components)->services()); !started.ok()) {
+    LOG(ERROR) << started.message();
+    return 1;
+  }
+  daemon.WaitForShutdown();
+  LOG(INFO) << "pstrain " << role << " stopped";
+  return 0;
+}
+
+}  // namespace pstrain

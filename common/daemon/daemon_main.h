@@ -1,0 +1,40 @@
+#ifndef PSTRAIN_COMMON_DAEMON_DAEMON_MAIN_H_
+#define PSTRAIN_COMMON_DAEMON_DAEMON_MAIN_H_
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/daemon/daemon.h"
+#include "grpcpp/impl/codegen/service_type.h"
+
+namespace pstrain {
+
+// What a daemon serves: its gRPC services and whatever they need to live
+// (core objects, threads). Destroyed after the server has stopped.
+class DaemonComponents {
+ public:
+  virtual ~DaemonComponents() = default;
+  // Borrowed by the server; valid for the lifetime of this object.
+  virtual std::vector<grpc::Service*> services() = 0;
+};
+
+// Builds a daemon's components once flags are parsed; the daemon's metrics
+// registry is ready. An error is printed and the process exits 2 (bad
+// configuration).
+using ComponentsFactory =
+    std::function<absl::StatusOr<std::unique_ptr<DaemonComponents>>(Daemon& daemon)>;
+
+// The whole life of a pstrain daemon, shared by every *_main.cc: parse
+// flags (`usage` heads --help), build the components, serve, wait for
+// SIGTERM/SIGINT, shut down within the grace. Exit codes: 0 after a clean
+// shutdown, 1 when serving failed (port in use), 2 for bad flags or
+// configuration.
+int RunDaemonMain(absl::string_view role, absl::string_view usage, int argc, char** argv,
+                  const ComponentsFactory& build_components);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DAEMON_DAEMON_MAIN_H_

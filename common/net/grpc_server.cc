@@ -1,0 +1,68 @@
+#include "common/net/grpc_server.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/net/host_port.h"
+#include "common/status/status_macros.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace pstrain {
+
+absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
+    const GrpcServerOptions& options, const std::vector<grpc::Service*>& services) {
+  ASSIGN_OR_RETURN(HostPort endpoint, ParseHostPort(options.listen_address));
+  if (options.max_message_bytes <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_message_bytes must be > 0, got ", options.max_message_bytes));
+  }
+  // Both apply to servers built afterwards; every pstrain server wants them.
+  // Reflection lets grpcurl list and call the services; it also gives a
+  // server with no services of its own (worker, evaluator) the one
+  // synchronous service gRPC requires besides health.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(endpoint.ToString(), grpc::InsecureServerCredentials(), &bound_port);
+  // gRPC sets SO_REUSEPORT by default, which lets a second process bind the
+  // same port and silently take half of the traffic (two shards answering as
+  // one). A taken port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || bound_port == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options.listen_address, ": the port is in use or the host is not local"));
+  }
+  endpoint.port = bound_port;
+  return std::unique_ptr<GrpcServer>(
+      new GrpcServer(std::move(server), bound_port, endpoint.ToString()));
+}
+
+GrpcServer::GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::string address)
+    : server_(std::move(server)), port_(port), address_(std::move(address)) {}
+
+GrpcServer::~GrpcServer() { Shutdown(absl::ZeroDuration()); }
+
+void GrpcServer::SetServing(bool serving) {
+  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
+    health->SetServingStatus(serving);
+  }
+}
+
+void GrpcServer::Shutdown(absl::Duration grace) {
+  SetServing(false);
+  // grpc::Server::Shutdown is itself idempotent.
+  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
+  server_->Wait();
+}
+
+}  // namespace pstrain

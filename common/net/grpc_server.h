@@ -1,0 +1,64 @@
+#ifndef PSTRAIN_COMMON_NET_GRPC_SERVER_H_
+#define PSTRAIN_COMMON_NET_GRPC_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/server.h"
+#include "grpcpp/impl/codegen/service_type.h"
+
+namespace pstrain {
+
+struct GrpcServerOptions {
+  // host:port to listen on. Port 0 picks a free port (see GrpcServer::port).
+  // Default 127.0.0.1:0: nothing is reachable from other machines unless
+  // asked for.
+  std::string listen_address = "127.0.0.1:0";
+  // Largest message received or sent. Default 16 MiB: tensors travel in
+  // chunks of 1 MiB, so anything larger is a mistake or an attack.
+  int max_message_bytes = 16 << 20;
+};
+
+// A started gRPC server with the standard health service
+// (grpc.health.v1.Health) answering SERVING for "" and every registered
+// service, and server reflection. Thread-safe.
+class GrpcServer {
+ public:
+  // Starts serving `services`, which are borrowed and must outlive the server.
+  // InvalidArgument: listen_address is not host:port.
+  // Unavailable: the address cannot be bound (in use, not local).
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
+      const GrpcServerOptions& options, const std::vector<grpc::Service*>& services);
+
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+  // Shuts down with no grace if Shutdown was not called.
+  ~GrpcServer();
+
+  // The bound port (the picked one when the options said 0).
+  int port() const { return port_; }
+  // host:port with the bound port.
+  const std::string& address() const { return address_; }
+
+  // Health probes see NOT_SERVING while false (draining, not ready).
+  void SetServing(bool serving);
+
+  // Reports NOT_SERVING, stops accepting calls, lets calls in flight finish
+  // for up to `grace`, then cancels the rest. Idempotent.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::string address);
+
+  // Constant after construction.
+  const std::unique_ptr<grpc::Server> server_;
+  const int port_;
+  const std::string address_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_NET_GRPC_SERVER_H_
