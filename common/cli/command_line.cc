@@ -12,10 +12,14 @@
 namespace pstrain {
 namespace {
 
-// Flags of the libraries we link (glog, gflags) are defined in their own
-// source files; pstrain's own flags are the rest.
-bool IsLibraryFlag(const gflags::CommandLineFlagInfo& flag) {
-  return absl::StrContains(flag.filename, "glog") || absl::StrContains(flag.filename, "gflags");
+// pstrain's own flags are defined in files under its top-level folders;
+// the logging and flag libraries' flags are not, and --helpfull shows them.
+bool IsOwnFlag(const gflags::CommandLineFlagInfo& flag) {
+  for (absl::string_view folder :
+       {"common/", "server/", "worker/", "evaluator/", "client/", "tests/", "bench/", "examples/"}) {
+    if (absl::StartsWith(flag.filename, folder)) return true;
+  }
+  return false;
 }
 
 std::string FormatFlag(const gflags::CommandLineFlagInfo& flag) {
@@ -36,7 +40,7 @@ std::string FormatHelp(absl::string_view program, absl::string_view usage) {
   std::string text = absl::StrCat(usage, "\n");
   std::string own;
   for (const gflags::CommandLineFlagInfo& flag : flags) {
-    if (IsLibraryFlag(flag) || flag.name == "help" || flag.name == "helpfull") continue;
+    if (!IsOwnFlag(flag)) continue;
     own += FormatFlag(flag);
   }
   if (!own.empty()) absl::StrAppend(&text, "\nFlags:\n", own);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/daemon/daemon.h"
+#include "common/net/host_port.h"
 #include "gflags/gflags.h"
 
 DEFINE_string(listen, "127.0.0.1:0",
@@ -27,6 +28,13 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(const std::string& role) {
   if (!(FLAGS_shutdown_grace_secs >= 0)) {
     return absl::InvalidArgumentError(absl::StrCat("--shutdown_grace_secs must be >= 0, got ",
                                                    FLAGS_shutdown_grace_secs));
+  }
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string&>{"--listen", FLAGS_listen},
+        {"--metrics_listen", FLAGS_metrics_listen}}) {
+    if (absl::StatusOr<HostPort> parsed = ParseHostPort(value); !parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": ", parsed.status().message()));
+    }
   }
   DaemonOptions options;
   options.role = role;

@@ -1,0 +1,174 @@
+#include "client/local_cluster.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/binary_locator.h"
+#include "common/daemon/ready_file.h"
+#include "common/net/health_client.h"
+#include "common/status/status_macros.h"
+
+namespace pstrain {
+namespace {
+
+absl::Status MakeDirectories(const std::string& path) {
+  std::string prefix;
+  for (size_t start = 0; start <= path.size();) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    prefix = path.substr(0, slash);
+    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot create ", prefix, ": ", std::strerror(errno)));
+    }
+    start = slash + 1;
+  }
+  return absl::OkStatus();
+}
+
+// Stop order: those that call others first, so nobody sees its server
+// vanish mid-call.
+int StopRank(const std::string& role) {
+  if (role == "worker" || role == "evaluator") return 0;
+  if (role == "ps") return 1;
+  return 2;
+}
+
+}  // namespace
+
+std::string LocalTask::name() const { return absl::StrCat(role, "/", index); }
+
+std::string TailOfFile(const std::string& path, int max_lines) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+    if (static_cast<int>(lines.size()) > max_lines) lines.pop_front();
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
+    const LocalClusterOptions& options) {
+  if (options.num_ps < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("num_ps must be >= 1, got ", options.num_ps));
+  }
+  if (options.num_workers < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_workers must be >= 1, got ", options.num_workers));
+  }
+  if (options.run_dir.empty()) return absl::InvalidArgumentError("run_dir is required");
+  RETURN_IF_ERROR(MakeDirectories(options.run_dir));
+
+  // Every binary is found before anything starts, so a missing one changes
+  // nothing.
+  struct Plan {
+    std::string program;
+    std::string role;
+    int count;
+  };
+  std::vector<Plan> plans = {{"pstrain-coordinator", "coordinator", 1},
+                             {"pstrain-ps", "ps", options.num_ps},
+                             {"pstrain-worker", "worker", options.num_workers},
+                             {"pstrain-evaluator", "evaluator", options.evaluator ? 1 : 0}};
+  for (Plan& plan : plans) {
+    ASSIGN_OR_RETURN(plan.program, LocateBinary(plan.program, options.bin_dir));
+  }
+
+  std::unique_ptr<LocalCluster> cluster(new LocalCluster());
+  for (const Plan& plan : plans) {
+    for (int index = 0; index < plan.count; ++index) {
+      absl::Status started = cluster->StartTask(plan.program, plan.role, index, options);
+      if (!started.ok()) {
+        cluster->Stop(absl::Seconds(5)).IgnoreError();
+        return started;
+      }
+    }
+  }
+  return cluster;
+}
+
+absl::Status LocalCluster::StartTask(const std::string& program, const std::string& role,
+                                     int index, const LocalClusterOptions& options) {
+  LocalTask task;
+  task.role = role;
+  task.index = index;
+  const std::string stem = absl::StrCat(options.run_dir, "/", role, "-", index);
+  task.log_path = stem + ".log";
+  const std::string ready_path = stem + ".ready";
+  std::remove(ready_path.c_str());
+  std::remove(task.log_path.c_str());
+
+  ChildProcessOptions child;
+  child.program = program;
+  child.args = {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                absl::StrCat("--ready_file=", ready_path)};
+  child.log_path = task.log_path;
+  ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> process, ChildProcess::Start(child));
+  task.pid = process->pid();
+  ChildProcess* raw = process.get();
+  tasks_.push_back(task);
+  processes_.push_back(std::move(process));
+
+  auto describe_failure = [&](const absl::Status& why) {
+    return absl::Status(why.code(),
+                        absl::StrCat(task.name(), " did not start: ", why.message(), "\n--- end of ",
+                                     task.log_path, " ---\n", TailOfFile(task.log_path, 15)));
+  };
+  absl::StatusOr<ReadyInfo> ready =
+      WaitForReadyFile(ready_path, options.start_timeout, [&]() -> absl::Status {
+        std::optional<ExitStatus> exit = raw->Poll();
+        if (!exit.has_value()) return absl::OkStatus();
+        return absl::AbortedError(absl::StrCat("it exited with ", exit->ToString()));
+      });
+  if (!ready.ok()) return describe_failure(ready.status());
+  tasks_.back().grpc_address = (*ready)["grpc"];
+  tasks_.back().metrics_address = (*ready)["metrics"];
+  absl::Status health = CheckHealth(tasks_.back().grpc_address, absl::Seconds(10));
+  if (!health.ok()) return describe_failure(health);
+  return absl::OkStatus();
+}
+
+LocalCluster::~LocalCluster() { Stop(absl::Seconds(5)).IgnoreError(); }
+
+absl::Status LocalCluster::CheckHealthy() {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (std::optional<ExitStatus> exit = processes_[i]->Poll()) {
+      return absl::UnavailableError(
+          absl::StrCat(tasks_[i].name(), " exited with ", exit->ToString()));
+    }
+    RETURN_IF_ERROR(CheckHealth(tasks_[i].grpc_address, absl::Seconds(5)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::Stop(absl::Duration grace) {
+  std::vector<std::string> failures;
+  for (int rank = 0; rank <= 2; ++rank) {
+    // Send every signal of a rank first, so they wind down in parallel.
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (StopRank(tasks_[i].role) == rank) processes_[i]->Signal(SIGTERM);
+    }
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (StopRank(tasks_[i].role) != rank) continue;
+      ExitStatus exit = processes_[i]->Stop(grace);
+      if (!exit.ok()) {
+        failures.push_back(absl::StrCat(tasks_[i].name(), " ended with ", exit.ToString(),
+                                        " (log: ", tasks_[i].log_path, ")"));
+      }
+    }
+  }
+  if (failures.empty()) return absl::OkStatus();
+  return absl::InternalError(absl::StrJoin(failures, "; "));
+}
+
+}  // namespace pstrain

@@ -1,0 +1,81 @@
+#ifndef PSTRAIN_CLIENT_LOCAL_CLUSTER_H_
+#define PSTRAIN_CLIENT_LOCAL_CLUSTER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/process/child_process.h"
+
+namespace pstrain {
+
+struct LocalClusterOptions {
+  int num_ps = 1;       // >= 1
+  int num_workers = 1;  // >= 1
+  bool evaluator = true;
+  // Where the binaries are; empty: found as LocateBinary says.
+  std::string bin_dir;
+  // Logs (<role>-<index>.log) and ready files go here; created if missing.
+  // Required.
+  std::string run_dir;
+  // How long one process may take to start serving.
+  absl::Duration start_timeout = absl::Seconds(30);
+};
+
+// One process of a local cluster.
+struct LocalTask {
+  std::string role;  // coordinator, ps, worker, evaluator
+  int index = 0;
+  std::string grpc_address;
+  std::string metrics_address;
+  std::string log_path;
+  int pid = 0;
+
+  std::string name() const;  // "ps/0"
+};
+
+// A whole pstrain cluster as real processes on loopback, every port picked
+// at start. Stops every process it started when destroyed. Not thread-safe.
+class LocalCluster {
+ public:
+  // Starts the coordinator, then the parameter servers, workers and the
+  // evaluator, and waits until each one answers its health check.
+  // InvalidArgument: bad options. NotFound: a binary is missing. Otherwise
+  // the first task that failed to come up, with how it ended and the end of
+  // its log; the processes already started are stopped.
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const LocalClusterOptions& options);
+
+  LocalCluster(const LocalCluster&) = delete;
+  LocalCluster& operator=(const LocalCluster&) = delete;
+  ~LocalCluster();
+
+  const std::vector<LocalTask>& tasks() const { return tasks_; }
+  const LocalTask& coordinator() const { return tasks_.front(); }
+
+  // OK when every process runs and answers SERVING; otherwise names the
+  // first that does not and why.
+  absl::Status CheckHealthy();
+
+  // SIGTERM to workers and the evaluator first, then parameter servers, then
+  // the coordinator, each given `grace` to exit. OK when every process
+  // exited 0; otherwise lists those that did not and how they ended.
+  absl::Status Stop(absl::Duration grace);
+
+ private:
+  LocalCluster() = default;
+  absl::Status StartTask(const std::string& program, const std::string& role, int index,
+                         const LocalClusterOptions& options);
+
+  std::vector<LocalTask> tasks_;
+  // Parallel to tasks_.
+  std::vector<std::unique_ptr<ChildProcess>> processes_;
+};
+
+// The last `max_lines` lines of a file, for error messages.
+std::string TailOfFile(const std::string& path, int max_lines);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_CLIENT_LOCAL_CLUSTER_H_

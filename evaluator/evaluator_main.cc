@@ -1,0 +1,33 @@
+// pstrain-evaluator: the evaluator of a pstrain cluster.
+
+#include "common/daemon/daemon_main.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "pstrain-evaluator: the evaluator of a pstrain cluster. It follows checkpoint\n"
+    "notifications, evaluates each new checkpoint (throttled, always the final one),\n"
+    "reports metrics and exports the best model.\n"
+    "\n"
+    "Usage: pstrain-evaluator [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
+    "\n"
+    "An evaluator serves no API of its own: its gRPC server answers health checks (for\n"
+    "Kubernetes probes) and reflection, and it serves Prometheus metrics on /metrics.\n"
+    "Exits 0 on SIGTERM or SIGINT (--shutdown_grace_secs).";
+
+// An evaluator calls the coordinator; it serves nothing beyond health and
+// metrics.
+class EvaluatorComponents : public pstrain::DaemonComponents {
+ public:
+  std::vector<grpc::Service*> services() override { return {}; }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return pstrain::RunDaemonMain(
+      "evaluator", kUsage, argc, argv,
+      [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
+        return std::make_unique<EvaluatorComponents>();
+      });
+}
