@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/config/host_port.h"
+#include "common/config/internal/json_error.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -33,7 +34,7 @@ absl::StatusOr<pb::Struct> ParseJsonObject(absl::string_view json) {
       pb::util::JsonStringToMessage(pb::StringPiece(trimmed.data(), trimmed.size()), &root);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("TF_CONFIG is not valid JSON: ", std::string(parsed.message())));
+        absl::StrCat("TF_CONFIG is not valid JSON: ", config_internal::JsonErrorMessage(parsed)));
   }
   return root;
 }
@@ -169,7 +170,8 @@ absl::StatusOr<ParsedTfConfig> ParseTfConfig(absl::string_view json) {
   options.ignore_unknown_fields = true;  // "environment", "rpc_layer", ...
   pb::util::Status parsed = pb::util::JsonStringToMessage(normalized, &config, options);
   if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("TF_CONFIG: ", std::string(parsed.message())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("TF_CONFIG: ", config_internal::JsonErrorMessage(parsed)));
   }
 
   ParsedTfConfig result;

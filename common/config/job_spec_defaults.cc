@@ -1,0 +1,273 @@
+#include "common/config/job_spec_defaults.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/config/metric_names.h"
+
+namespace pstrain {
+namespace {
+
+// Each value below is the one protos/job.proto documents beside its field.
+constexpr char kDefaultJobName[] = "job";
+constexpr JobMode kDefaultMode = JOB_MODE_TRAIN_AND_EVAL;
+
+constexpr int64_t kDefaultMlpHiddenUnits[] = {256, 128};
+constexpr int32_t kDefaultConv1Filters = 32;
+constexpr int32_t kDefaultConv2Filters = 64;
+constexpr int32_t kDefaultKernelSize = 5;
+constexpr int64_t kDefaultDenseUnits = 128;
+constexpr int32_t kDefaultEmbeddingDim = 16;
+constexpr int32_t kDefaultAdmitAfter = 1;
+constexpr int64_t kDefaultWideAndDeepHiddenUnits[] = {64, 32};
+
+constexpr char kDefaultFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
+constexpr char kDefaultCsvDelimiter[] = ",";
+constexpr int64_t kDefaultSyntheticExamples = 100000;
+constexpr int32_t kDefaultSyntheticFields = 8;
+constexpr int64_t kDefaultSyntheticVocabulary = 1000;
+constexpr double kDefaultZipfExponent = 1.1;
+constexpr int32_t kDefaultBatchSize = 128;
+constexpr int32_t kDefaultPrefetchBatches = 2;
+
+constexpr float kDefaultLearningRate = 0.01f;
+constexpr float kDefaultMomentum = 0.9f;
+constexpr float kDefaultAdagradInitialAccumulator = 0.1f;
+constexpr float kDefaultAdagradEpsilon = 1e-7f;
+constexpr float kDefaultAdamBeta1 = 0.9f;
+constexpr float kDefaultAdamBeta2 = 0.999f;
+constexpr float kDefaultAdamEpsilon = 1e-8f;
+constexpr float kDefaultFtrlLearningRatePower = -0.5f;
+constexpr float kDefaultFtrlInitialAccumulator = 0.1f;
+constexpr float kDefaultStepDecayFactor = 0.1f;
+constexpr float kDefaultExponentialDecayRate = 0.96f;
+
+constexpr UpdateMode kDefaultUpdateMode = UPDATE_MODE_ASYNC;
+constexpr int32_t kDefaultStalenessBound = 4;
+constexpr int32_t kDefaultStepsPerLoop = 100;
+constexpr int32_t kDefaultComputeThreads = 1;
+
+constexpr bool kDefaultStopOnNanLoss = true;
+
+constexpr double kDefaultCheckpointEverySeconds = 600;
+constexpr int32_t kDefaultMaxToKeep = 5;
+
+constexpr double kDefaultThrottleSecs = 10;
+constexpr int32_t kDefaultTopK = 5;
+constexpr char kDefaultBestMetric[] = "loss";
+
+constexpr int32_t kDefaultExportsToKeep = 3;
+constexpr char kExportSubdir[] = "export";
+
+template <typename T, size_t N>
+void FillRepeatedIfEmpty(google::protobuf::RepeatedField<T>* field, const T (&values)[N]) {
+  if (!field->empty()) return;
+  for (T value : values) field->Add(value);
+}
+
+void FillEmbedding(EmbeddingSpec* embedding) {
+  if (embedding->dim() == 0) embedding->set_dim(kDefaultEmbeddingDim);
+  if (embedding->combiner() == COMBINER_UNSPECIFIED) embedding->set_combiner(COMBINER_SUM);
+  if (embedding->admit_after() == 0) embedding->set_admit_after(kDefaultAdmitAfter);
+}
+
+void FillModel(ModelSpec* model) {
+  switch (model->kind_case()) {
+    case ModelSpec::kMlp: {
+      MlpSpec* mlp = model->mutable_mlp();
+      FillRepeatedIfEmpty(mlp->mutable_hidden_units(), kDefaultMlpHiddenUnits);
+      if (mlp->activation() == ACTIVATION_UNSPECIFIED) mlp->set_activation(ACTIVATION_RELU);
+      break;
+    }
+    case ModelSpec::kCnn: {
+      CnnSpec* cnn = model->mutable_cnn();
+      if (cnn->conv1_filters() == 0) cnn->set_conv1_filters(kDefaultConv1Filters);
+      if (cnn->conv2_filters() == 0) cnn->set_conv2_filters(kDefaultConv2Filters);
+      if (cnn->kernel_size() == 0) cnn->set_kernel_size(kDefaultKernelSize);
+      if (cnn->dense_units() == 0) cnn->set_dense_units(kDefaultDenseUnits);
+      break;
+    }
+    case ModelSpec::kWideAndDeep: {
+      WideAndDeepSpec* wide_and_deep = model->mutable_wide_and_deep();
+      FillEmbedding(wide_and_deep->mutable_embedding());
+      FillRepeatedIfEmpty(wide_and_deep->mutable_hidden_units(), kDefaultWideAndDeepHiddenUnits);
+      if (wide_and_deep->activation() == ACTIVATION_UNSPECIFIED) {
+        wide_and_deep->set_activation(ACTIVATION_RELU);
+      }
+      break;
+    }
+    default:  // the other kinds have no defaults beyond zero
+      break;
+  }
+}
+
+void FillData(DataSpec* data, bool training) {
+  switch (data->source_case()) {
+    case DataSpec::kFashionMnist: {
+      FashionMnistSource* source = data->mutable_fashion_mnist();
+      if (source->dir().empty()) source->set_dir(kDefaultFashionMnistDir);
+      if (source->split() == DATA_SPLIT_UNSPECIFIED) {
+        source->set_split(training ? DATA_SPLIT_TRAIN : DATA_SPLIT_TEST);
+      }
+      break;
+    }
+    case DataSpec::kCsv:
+      if (data->csv().delimiter().empty()) data->mutable_csv()->set_delimiter(kDefaultCsvDelimiter);
+      break;
+    case DataSpec::kSyntheticClicks: {
+      SyntheticClicksSource* source = data->mutable_synthetic_clicks();
+      if (source->num_examples() == 0) source->set_num_examples(kDefaultSyntheticExamples);
+      if (source->num_fields() == 0) source->set_num_fields(kDefaultSyntheticFields);
+      if (source->vocabulary_per_field() == 0) {
+        source->set_vocabulary_per_field(kDefaultSyntheticVocabulary);
+      }
+      if (source->zipf_exponent() == 0) source->set_zipf_exponent(kDefaultZipfExponent);
+      break;
+    }
+    default:  // libsvm's defaults are zeros; no source is refused later
+      break;
+  }
+  if (data->batch_size() == 0) data->set_batch_size(kDefaultBatchSize);
+  // Evaluation reads its set once in order; shuffling it only costs time.
+  if (!data->has_shuffle()) data->set_shuffle(training);
+  if (data->prefetch_batches() == 0) data->set_prefetch_batches(kDefaultPrefetchBatches);
+}
+
+void FillOptimizer(OptimizerSpec* optimizer) {
+  switch (optimizer->kind_case()) {
+    case OptimizerSpec::KIND_NOT_SET:
+      optimizer->mutable_sgd();
+      break;
+    case OptimizerSpec::kMomentum:
+      if (!optimizer->momentum().has_momentum()) {
+        optimizer->mutable_momentum()->set_momentum(kDefaultMomentum);
+      }
+      break;
+    case OptimizerSpec::kAdagrad: {
+      AdagradSpec* adagrad = optimizer->mutable_adagrad();
+      if (!adagrad->has_initial_accumulator()) {
+        adagrad->set_initial_accumulator(kDefaultAdagradInitialAccumulator);
+      }
+      if (!adagrad->has_epsilon()) adagrad->set_epsilon(kDefaultAdagradEpsilon);
+      break;
+    }
+    case OptimizerSpec::kAdam: {
+      AdamSpec* adam = optimizer->mutable_adam();
+      if (!adam->has_beta1()) adam->set_beta1(kDefaultAdamBeta1);
+      if (!adam->has_beta2()) adam->set_beta2(kDefaultAdamBeta2);
+      if (!adam->has_epsilon()) adam->set_epsilon(kDefaultAdamEpsilon);
+      break;
+    }
+    case OptimizerSpec::kFtrl: {
+      FtrlSpec* ftrl = optimizer->mutable_ftrl();
+      if (!ftrl->has_learning_rate_power()) {
+        ftrl->set_learning_rate_power(kDefaultFtrlLearningRatePower);
+      }
+      if (!ftrl->has_initial_accumulator()) {
+        ftrl->set_initial_accumulator(kDefaultFtrlInitialAccumulator);
+      }
+      break;
+    }
+    default:  // sgd has no parameters
+      break;
+  }
+  if (!optimizer->has_learning_rate()) optimizer->set_learning_rate(kDefaultLearningRate);
+
+  if (!optimizer->has_schedule()) return;  // constant, no warm-up
+  LearningRateSchedule* schedule = optimizer->mutable_schedule();
+  switch (schedule->kind_case()) {
+    case LearningRateSchedule::kStep:
+      if (schedule->step().factor() == 0) {
+        schedule->mutable_step()->set_factor(kDefaultStepDecayFactor);
+      }
+      break;
+    case LearningRateSchedule::kExponential:
+      if (schedule->exponential().rate() == 0) {
+        schedule->mutable_exponential()->set_rate(kDefaultExponentialDecayRate);
+      }
+      break;
+    default:  // cosine's alpha defaults to 0
+      break;
+  }
+}
+
+void FillTraining(TrainingSpec* training) {
+  if (training->update_mode() == UPDATE_MODE_UNSPECIFIED) {
+    training->set_update_mode(kDefaultUpdateMode);
+  }
+  // The bound means nothing in the other modes; leaving it 0 there keeps the
+  // filled spec honest about what applies.
+  if (training->update_mode() == UPDATE_MODE_BOUNDED_STALENESS &&
+      training->staleness_bound() == 0) {
+    training->set_staleness_bound(kDefaultStalenessBound);
+  }
+  if (training->steps_per_loop() == 0) training->set_steps_per_loop(kDefaultStepsPerLoop);
+  if (training->compute_threads() == 0) training->set_compute_threads(kDefaultComputeThreads);
+}
+
+void FillCheckpoint(CheckpointSpec* checkpoint) {
+  if (checkpoint->every_steps() == 0 && checkpoint->every_seconds() == 0) {
+    checkpoint->set_every_seconds(kDefaultCheckpointEverySeconds);
+  }
+  if (!checkpoint->has_max_to_keep()) checkpoint->set_max_to_keep(kDefaultMaxToKeep);
+}
+
+void FillEval(const ModelSpec& model, EvalSpec* eval) {
+  if (!eval->has_throttle_secs()) eval->set_throttle_secs(kDefaultThrottleSecs);
+  if (eval->metrics().empty()) {
+    eval->add_metrics("loss");
+    switch (model.kind_case()) {
+      case ModelSpec::kLinearRegression:
+        eval->add_metrics("mse");
+        break;
+      case ModelSpec::kPlugin:
+      case ModelSpec::KIND_NOT_SET:
+        // Whether a plug-in classifies is its own business: loss always exists.
+        break;
+      default:
+        eval->add_metrics("accuracy");
+        break;
+    }
+  }
+  if (eval->top_k() == 0) eval->set_top_k(kDefaultTopK);
+  if (eval->best_metric().empty()) eval->set_best_metric(kDefaultBestMetric);
+  if (eval->best_direction() == METRIC_DIRECTION_UNSPECIFIED) {
+    eval->set_best_direction(DefaultMetricDirection(eval->best_metric()));
+  }
+}
+
+void FillExport(JobMode mode, const CheckpointSpec& checkpoint, ExportSpec* export_spec) {
+  if (export_spec->strategy() == EXPORT_STRATEGY_UNSPECIFIED) {
+    // Without evaluations no checkpoint can be "best"; export the last one.
+    export_spec->set_strategy(mode == JOB_MODE_TRAIN ? EXPORT_STRATEGY_FINAL
+                                                     : EXPORT_STRATEGY_BEST);
+  }
+  if (export_spec->export_dir().empty() && !checkpoint.model_dir().empty()) {
+    absl::string_view model_dir = checkpoint.model_dir();
+    while (model_dir.size() > 1 && absl::EndsWith(model_dir, "/")) model_dir.remove_suffix(1);
+    export_spec->set_export_dir(
+        absl::StrCat(model_dir, model_dir == "/" ? "" : "/", kExportSubdir));
+  }
+  if (!export_spec->has_exports_to_keep()) export_spec->set_exports_to_keep(kDefaultExportsToKeep);
+}
+
+}  // namespace
+
+void FillJobSpecDefaults(JobSpec* spec) {
+  if (spec->name().empty()) spec->set_name(kDefaultJobName);
+  if (spec->mode() == JOB_MODE_UNSPECIFIED) spec->set_mode(kDefaultMode);
+  if (spec->has_model()) FillModel(spec->mutable_model());
+  if (spec->has_train_data()) FillData(spec->mutable_train_data(), /*training=*/true);
+  if (spec->has_eval_data()) FillData(spec->mutable_eval_data(), /*training=*/false);
+  FillOptimizer(spec->mutable_optimizer());
+  FillTraining(spec->mutable_training());
+  StopSpec* stop = spec->mutable_stop();
+  if (!stop->has_stop_on_nan_loss()) stop->set_stop_on_nan_loss(kDefaultStopOnNanLoss);
+  FillCheckpoint(spec->mutable_checkpoint());
+  FillEval(spec->model(), spec->mutable_eval());
+  FillExport(spec->mode(), spec->checkpoint(), spec->mutable_export_());
+}
+
+}  // namespace pstrain

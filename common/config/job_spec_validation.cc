@@ -1,0 +1,479 @@
+#include "common/config/job_spec_validation.h"
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "common/config/job_mode.h"
+#include "common/config/metric_names.h"
+
+namespace pstrain {
+namespace {
+
+constexpr size_t kMaxNameLength = 64;
+
+std::string Quote(absl::string_view text) { return absl::StrCat("\"", absl::CEscape(text), "\""); }
+
+// "UPDATE_MODE_SYNC" -> "SYNC": the prefix repeats the field's name.
+std::string ShortEnumName(const std::string& full_name, absl::string_view prefix, int value) {
+  if (full_name.empty()) return absl::StrCat(value);  // a value this build does not know
+  absl::string_view name = full_name;
+  absl::ConsumePrefix(&name, prefix);
+  return std::string(name);
+}
+
+std::string ModeName(JobMode mode) { return ShortEnumName(JobMode_Name(mode), "JOB_MODE_", mode); }
+
+std::string UpdateModeName(UpdateMode mode) {
+  return ShortEnumName(UpdateMode_Name(mode), "UPDATE_MODE_", mode);
+}
+
+// The name of the oneof member `number` of `message`, as written in a spec.
+std::string OneofMemberName(const google::protobuf::Descriptor* message, int number) {
+  const google::protobuf::FieldDescriptor* field = message->FindFieldByNumber(number);
+  return field == nullptr ? absl::StrCat("field ", number) : field->name();
+}
+
+template <typename T>
+bool IsFinite(T value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isfinite(value);
+  } else {
+    return true;
+  }
+}
+
+// Every problem found in a spec, in the order the fields are checked.
+class Problems {
+ public:
+  void Add(std::string problem) { problems_.push_back(std::move(problem)); }
+
+  // Adds "<path> must be <rule>, got <value>" unless `ok`.
+  template <typename T>
+  void Require(bool ok, absl::string_view path, absl::string_view rule, T value) {
+    if (!ok) Add(absl::StrCat(path, " must be ", rule, ", got ", value));
+  }
+
+  // The comparisons are written so that NaN fails them.
+  template <typename T>
+  void Positive(absl::string_view path, T value) {
+    Require(IsFinite(value) && value > 0, path, "> 0", value);
+  }
+  template <typename T>
+  void NonNegative(absl::string_view path, T value) {
+    Require(IsFinite(value) && value >= 0, path, ">= 0", value);
+  }
+  // [0, 1)
+  void Fraction(absl::string_view path, double value) {
+    Require(value >= 0 && value < 1, path, "in [0, 1)", value);
+  }
+  // (0, 1]
+  void DecayFactor(absl::string_view path, double value) {
+    Require(value > 0 && value <= 1, path, "in (0, 1]", value);
+  }
+
+  void KnownEnum(absl::string_view path, int value, bool (*is_valid)(int)) {
+    if (!is_valid(value)) Add(absl::StrCat(path, " has an unknown value ", value));
+  }
+
+  // A filesystem path. Output paths may not climb out of where they point
+  // with "..": servers confine what they write under configured roots, and a
+  // ".." makes the final location depend on symlinks and the server's cwd.
+  void Path(absl::string_view field, absl::string_view value, bool required) {
+    if (value.empty()) {
+      if (required) Add(absl::StrCat(field, " is required"));
+      return;
+    }
+    if (absl::StrContains(value, '\0')) {
+      Add(absl::StrCat(field, " must not contain a NUL byte, got ", Quote(value)));
+    }
+  }
+  void OutputPath(absl::string_view field, absl::string_view value, bool required) {
+    Path(field, value, required);
+    for (absl::string_view part : absl::StrSplit(value, '/')) {
+      if (part == "..") {
+        Add(absl::StrCat(field, " must not contain \"..\", got ", Quote(value)));
+        return;
+      }
+    }
+  }
+
+  absl::Status ToStatus() const {
+    if (problems_.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrJoin(problems_, "; "));
+  }
+
+ private:
+  std::vector<std::string> problems_;
+};
+
+void CheckName(const std::string& name, Problems* problems) {
+  bool ok = !name.empty() && name.size() <= kMaxNameLength;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.') ok = false;
+  }
+  if (!ok) {
+    problems->Add(
+        absl::StrCat("name ", Quote(name), " must be 1 to 64 letters, digits, '-', '_' or '.'"));
+  }
+}
+
+void CheckNumClasses(absl::string_view path, int32_t num_classes, Problems* problems) {
+  problems->Require(num_classes == 0 || num_classes >= 2, path, "0 (from the data) or >= 2",
+                    num_classes);
+}
+
+void CheckHiddenUnits(absl::string_view path,
+                      const google::protobuf::RepeatedField<int64_t>& hidden_units,
+                      Problems* problems) {
+  for (int i = 0; i < hidden_units.size(); ++i) {
+    problems->Positive(absl::StrCat(path, "[", i, "]"), hidden_units[i]);
+  }
+}
+
+void CheckEmbedding(absl::string_view path, const EmbeddingSpec& embedding, Problems* problems) {
+  problems->NonNegative(absl::StrCat(path, ".vocabulary_size"), embedding.vocabulary_size());
+  problems->Positive(absl::StrCat(path, ".dim"), embedding.dim());
+  problems->KnownEnum(absl::StrCat(path, ".combiner"), embedding.combiner(), Combiner_IsValid);
+  problems->Require(embedding.admit_after() >= 1, absl::StrCat(path, ".admit_after"), ">= 1",
+                    embedding.admit_after());
+  problems->NonNegative(absl::StrCat(path, ".max_bytes_per_shard"),
+                        embedding.max_bytes_per_shard());
+  // A fixed table has every row from the start: nothing to admit or evict.
+  if (embedding.vocabulary_size() > 0) {
+    if (embedding.admit_after() > 1) {
+      problems->Add(absl::StrCat(path, ".admit_after is only valid for a dynamic table ",
+                                 "(vocabulary_size 0), got vocabulary_size ",
+                                 embedding.vocabulary_size()));
+    }
+    if (embedding.max_bytes_per_shard() > 0) {
+      problems->Add(absl::StrCat(path, ".max_bytes_per_shard is only valid for a dynamic table ",
+                                 "(vocabulary_size 0), got vocabulary_size ",
+                                 embedding.vocabulary_size()));
+    }
+  }
+}
+
+void CheckModel(const JobSpec& spec, Problems* problems) {
+  const ModelSpec& model = spec.model();
+  switch (model.kind_case()) {
+    case ModelSpec::kLinearRegression:
+      problems->NonNegative("model.linear_regression.input_dim",
+                            model.linear_regression().input_dim());
+      break;
+    case ModelSpec::kLogisticRegression:
+      problems->NonNegative("model.logistic_regression.input_dim",
+                            model.logistic_regression().input_dim());
+      CheckNumClasses("model.logistic_regression.num_classes",
+                      model.logistic_regression().num_classes(), problems);
+      break;
+    case ModelSpec::kMlp: {
+      const MlpSpec& mlp = model.mlp();
+      problems->NonNegative("model.mlp.input_dim", mlp.input_dim());
+      CheckNumClasses("model.mlp.num_classes", mlp.num_classes(), problems);
+      CheckHiddenUnits("model.mlp.hidden_units", mlp.hidden_units(), problems);
+      problems->KnownEnum("model.mlp.activation", mlp.activation(), Activation_IsValid);
+      problems->Fraction("model.mlp.dropout", mlp.dropout());
+      break;
+    }
+    case ModelSpec::kCnn: {
+      const CnnSpec& cnn = model.cnn();
+      CheckNumClasses("model.cnn.num_classes", cnn.num_classes(), problems);
+      problems->Positive("model.cnn.conv1_filters", cnn.conv1_filters());
+      problems->Positive("model.cnn.conv2_filters", cnn.conv2_filters());
+      // Odd, so that "same" padding centres the kernel.
+      problems->Require(cnn.kernel_size() >= 1 && cnn.kernel_size() % 2 == 1,
+                        "model.cnn.kernel_size", "odd and >= 1", cnn.kernel_size());
+      problems->Positive("model.cnn.dense_units", cnn.dense_units());
+      problems->Fraction("model.cnn.dropout", cnn.dropout());
+      break;
+    }
+    case ModelSpec::kWideAndDeep: {
+      const WideAndDeepSpec& wide_and_deep = model.wide_and_deep();
+      CheckEmbedding("model.wide_and_deep.embedding", wide_and_deep.embedding(), problems);
+      CheckHiddenUnits("model.wide_and_deep.hidden_units", wide_and_deep.hidden_units(), problems);
+      problems->KnownEnum("model.wide_and_deep.activation", wide_and_deep.activation(),
+                          Activation_IsValid);
+      problems->NonNegative("model.wide_and_deep.num_fields", wide_and_deep.num_fields());
+      break;
+    }
+    case ModelSpec::kPlugin:
+      problems->Path("model.plugin.library_path", model.plugin().library_path(),
+                     /*required=*/true);
+      break;
+    case ModelSpec::KIND_NOT_SET:
+      problems->Add(
+          "model is required: set one of linear_regression, logistic_regression, mlp, cnn, "
+          "wide_and_deep, plugin");
+      break;
+  }
+}
+
+// The data a model kind can read: a CNN needs images with a shape, which
+// only the IDX files carry; wide-and-deep needs sparse ids.
+void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, const DataSpec& data,
+                         Problems* problems) {
+  if (data.source_case() == DataSpec::SOURCE_NOT_SET) return;  // reported elsewhere
+  const std::string source = OneofMemberName(DataSpec::descriptor(), data.source_case());
+  if (model.has_cnn() && !data.has_fashion_mnist()) {
+    problems->Add(absl::StrCat("model.cnn needs images: ", data_path,
+                               " must be fashion_mnist, got ", source));
+  }
+  if (model.has_wide_and_deep() && !data.has_synthetic_clicks() && !data.has_libsvm()) {
+    problems->Add(absl::StrCat("model.wide_and_deep needs sparse ids: ", data_path,
+                               " must be synthetic_clicks or libsvm, got ", source));
+  }
+}
+
+void CheckData(absl::string_view path, const DataSpec& data, Problems* problems) {
+  switch (data.source_case()) {
+    case DataSpec::kFashionMnist:
+      problems->Path(absl::StrCat(path, ".fashion_mnist.dir"), data.fashion_mnist().dir(),
+                     /*required=*/true);
+      problems->KnownEnum(absl::StrCat(path, ".fashion_mnist.split"), data.fashion_mnist().split(),
+                          DataSplit_IsValid);
+      break;
+    case DataSpec::kCsv: {
+      const CsvSource& csv = data.csv();
+      problems->Path(absl::StrCat(path, ".csv.path"), csv.path(), /*required=*/true);
+      problems->NonNegative(absl::StrCat(path, ".csv.label_column"), csv.label_column());
+      if (csv.delimiter().size() != 1) {
+        problems->Add(absl::StrCat(path, ".csv.delimiter must be one character, got ",
+                                   Quote(csv.delimiter())));
+      } else if (csv.delimiter() == "\n" || csv.delimiter() == "\r" || csv.delimiter() == "\"") {
+        problems->Add(absl::StrCat(path, ".csv.delimiter must not be a line end or a quote, got ",
+                                   Quote(csv.delimiter())));
+      }
+      break;
+    }
+    case DataSpec::kLibsvm:
+      problems->Path(absl::StrCat(path, ".libsvm.path"), data.libsvm().path(), /*required=*/true);
+      problems->NonNegative(absl::StrCat(path, ".libsvm.num_features"),
+                            data.libsvm().num_features());
+      break;
+    case DataSpec::kSyntheticClicks: {
+      const SyntheticClicksSource& clicks = data.synthetic_clicks();
+      const std::string prefix = absl::StrCat(path, ".synthetic_clicks.");
+      problems->Positive(absl::StrCat(prefix, "num_examples"), clicks.num_examples());
+      problems->Positive(absl::StrCat(prefix, "num_fields"), clicks.num_fields());
+      problems->Positive(absl::StrCat(prefix, "vocabulary_per_field"),
+                         clicks.vocabulary_per_field());
+      // A Zipf distribution over unbounded ranks needs an exponent above 1.
+      problems->Require(std::isfinite(clicks.zipf_exponent()) && clicks.zipf_exponent() > 1,
+                        absl::StrCat(prefix, "zipf_exponent"), "> 1", clicks.zipf_exponent());
+      break;
+    }
+    case DataSpec::SOURCE_NOT_SET:
+      problems->Add(absl::StrCat(
+          path, " needs a source: set one of fashion_mnist, csv, libsvm, synthetic_clicks"));
+      break;
+  }
+  problems->Positive(absl::StrCat(path, ".batch_size"), data.batch_size());
+  problems->NonNegative(absl::StrCat(path, ".epochs"), data.epochs());
+  problems->NonNegative(absl::StrCat(path, ".prefetch_batches"), data.prefetch_batches());
+}
+
+void CheckOptimizer(const OptimizerSpec& optimizer, Problems* problems) {
+  switch (optimizer.kind_case()) {
+    case OptimizerSpec::kMomentum:
+      problems->Fraction("optimizer.momentum.momentum", optimizer.momentum().momentum());
+      break;
+    case OptimizerSpec::kAdagrad:
+      problems->Positive("optimizer.adagrad.initial_accumulator",
+                         optimizer.adagrad().initial_accumulator());
+      problems->NonNegative("optimizer.adagrad.epsilon", optimizer.adagrad().epsilon());
+      break;
+    case OptimizerSpec::kAdam:
+      problems->Fraction("optimizer.adam.beta1", optimizer.adam().beta1());
+      problems->Fraction("optimizer.adam.beta2", optimizer.adam().beta2());
+      problems->Positive("optimizer.adam.epsilon", optimizer.adam().epsilon());
+      break;
+    case OptimizerSpec::kFtrl: {
+      const FtrlSpec& ftrl = optimizer.ftrl();
+      problems->Require(ftrl.learning_rate_power() <= 0, "optimizer.ftrl.learning_rate_power",
+                        "<= 0", ftrl.learning_rate_power());
+      problems->NonNegative("optimizer.ftrl.initial_accumulator", ftrl.initial_accumulator());
+      problems->NonNegative("optimizer.ftrl.l1", ftrl.l1());
+      problems->NonNegative("optimizer.ftrl.l2", ftrl.l2());
+      break;
+    }
+    default:  // sgd (or unset, which means sgd) has no parameters
+      break;
+  }
+  problems->Positive("optimizer.learning_rate", optimizer.learning_rate());
+
+  const LearningRateSchedule& schedule = optimizer.schedule();
+  switch (schedule.kind_case()) {
+    case LearningRateSchedule::kStep:
+      problems->Positive("optimizer.schedule.step.step_size", schedule.step().step_size());
+      problems->DecayFactor("optimizer.schedule.step.factor", schedule.step().factor());
+      break;
+    case LearningRateSchedule::kExponential:
+      problems->Positive("optimizer.schedule.exponential.decay_steps",
+                         schedule.exponential().decay_steps());
+      problems->DecayFactor("optimizer.schedule.exponential.rate", schedule.exponential().rate());
+      break;
+    case LearningRateSchedule::kCosine:
+      problems->Positive("optimizer.schedule.cosine.decay_steps", schedule.cosine().decay_steps());
+      problems->Require(schedule.cosine().alpha() >= 0 && schedule.cosine().alpha() <= 1,
+                        "optimizer.schedule.cosine.alpha", "in [0, 1]", schedule.cosine().alpha());
+      break;
+    case LearningRateSchedule::KIND_NOT_SET:  // constant
+      break;
+  }
+  problems->NonNegative("optimizer.schedule.warmup_steps", schedule.warmup_steps());
+  problems->NonNegative("optimizer.clip_norm", optimizer.clip_norm());
+}
+
+void CheckTraining(const TrainingSpec& training, Problems* problems) {
+  problems->KnownEnum("training.update_mode", training.update_mode(), UpdateMode_IsValid);
+  problems->NonNegative("training.replicas_to_aggregate", training.replicas_to_aggregate());
+  if (training.replicas_to_aggregate() != 0 && training.update_mode() != UPDATE_MODE_SYNC) {
+    problems->Add(
+        absl::StrCat("training.replicas_to_aggregate is only valid with update_mode SYNC, got "
+                     "update_mode ",
+                     UpdateModeName(training.update_mode())));
+  }
+  if (training.update_mode() == UPDATE_MODE_BOUNDED_STALENESS) {
+    problems->Require(training.staleness_bound() >= 1, "training.staleness_bound", ">= 1",
+                      training.staleness_bound());
+  } else if (training.staleness_bound() != 0) {
+    problems->Add(absl::StrCat(
+        "training.staleness_bound is only valid with update_mode BOUNDED_STALENESS, got "
+        "update_mode ",
+        UpdateModeName(training.update_mode())));
+  }
+  problems->Positive("training.steps_per_loop", training.steps_per_loop());
+  problems->Positive("training.compute_threads", training.compute_threads());
+}
+
+void CheckStop(const JobSpec& spec, Problems* problems) {
+  const StopSpec& stop = spec.stop();
+  problems->NonNegative("stop.max_steps", stop.max_steps());
+  problems->NonNegative("stop.max_seconds", stop.max_seconds());
+  problems->NonNegative("stop.early_stopping_patience", stop.early_stopping_patience());
+  problems->NonNegative("stop.min_delta", stop.min_delta());
+  if (stop.has_target_metric_value() && !std::isfinite(stop.target_metric_value())) {
+    problems->Add(absl::StrCat("stop.target_metric_value must be a finite number, got ",
+                               stop.target_metric_value()));
+  }
+
+  // Zero means "no limit"; a negative value is already reported above.
+  if (JobModeTrains(spec.mode()) && stop.max_steps() == 0 && stop.max_seconds() == 0 &&
+      spec.train_data().epochs() == 0) {
+    problems->Add("stop: a training job needs max_steps, max_seconds or train_data.epochs");
+  }
+  // Both are decided on evaluations of the model being trained.
+  if (spec.mode() != JOB_MODE_TRAIN_AND_EVAL) {
+    if (stop.has_target_metric_value()) {
+      problems->Add(
+          absl::StrCat("stop.target_metric_value is only valid with mode "
+                       "TRAIN_AND_EVAL, got mode ",
+                       ModeName(spec.mode())));
+    }
+    if (stop.early_stopping_patience() > 0) {
+      problems->Add(
+          absl::StrCat("stop.early_stopping_patience is only valid with mode "
+                       "TRAIN_AND_EVAL, got mode ",
+                       ModeName(spec.mode())));
+    }
+  }
+}
+
+void CheckCheckpoint(const CheckpointSpec& checkpoint, Problems* problems) {
+  problems->OutputPath("checkpoint.model_dir", checkpoint.model_dir(), /*required=*/true);
+  problems->NonNegative("checkpoint.every_steps", checkpoint.every_steps());
+  problems->NonNegative("checkpoint.every_seconds", checkpoint.every_seconds());
+  problems->NonNegative("checkpoint.max_to_keep", checkpoint.max_to_keep());
+  problems->OutputPath("checkpoint.warm_start_from", checkpoint.warm_start_from(),
+                       /*required=*/false);
+}
+
+void CheckEval(const EvalSpec& eval, Problems* problems) {
+  problems->NonNegative("eval.steps", eval.steps());
+  problems->NonNegative("eval.throttle_secs", eval.throttle_secs());
+  problems->NonNegative("eval.start_delay_secs", eval.start_delay_secs());
+  if (eval.metrics().empty()) problems->Add("eval.metrics must not be empty");
+  absl::flat_hash_set<std::string> seen;
+  for (int i = 0; i < eval.metrics_size(); ++i) {
+    const std::string& metric = eval.metrics(i);
+    if (!IsKnownMetricName(metric)) {
+      problems->Add(
+          absl::StrCat("eval.metrics[", i, "] ", Quote(metric),
+                       " is not a known metric: ", absl::StrJoin(KnownMetricNames(), ", ")));
+    } else if (!seen.insert(metric).second) {
+      problems->Add(absl::StrCat("eval.metrics[", i, "] ", Quote(metric), " is listed twice"));
+    }
+  }
+  problems->Positive("eval.top_k", eval.top_k());
+  bool listed = false;
+  for (const std::string& metric : eval.metrics()) listed = listed || metric == eval.best_metric();
+  if (!listed) {
+    problems->Add(absl::StrCat("eval.best_metric ", Quote(eval.best_metric()),
+                               " must be one of eval.metrics [",
+                               absl::StrJoin(eval.metrics(), ", "), "]"));
+  }
+  problems->KnownEnum("eval.best_direction", eval.best_direction(), MetricDirection_IsValid);
+}
+
+void CheckExport(const JobSpec& spec, Problems* problems) {
+  const ExportSpec& export_spec = spec.export_();
+  problems->KnownEnum("export.strategy", export_spec.strategy(), ExportStrategy_IsValid);
+  if (export_spec.strategy() == EXPORT_STRATEGY_BEST && !JobModeEvaluates(spec.mode())) {
+    problems->Add(absl::StrCat(
+        "export.strategy BEST needs a mode that evaluates (to rank checkpoints), got mode ",
+        ModeName(spec.mode())));
+  }
+  // The default export_dir lies under model_dir: a problem with model_dir is
+  // reported there, once.
+  const std::string& model_dir = spec.checkpoint().model_dir();
+  const bool under_model_dir =
+      !model_dir.empty() && absl::StartsWith(export_spec.export_dir(), model_dir);
+  if (!under_model_dir) {
+    problems->OutputPath(
+        "export.export_dir", export_spec.export_dir(),
+        /*required=*/export_spec.strategy() != EXPORT_STRATEGY_NONE && !model_dir.empty());
+  }
+  problems->NonNegative("export.exports_to_keep", export_spec.exports_to_keep());
+}
+
+}  // namespace
+
+absl::Status ValidateJobSpec(const JobSpec& spec) {
+  Problems problems;
+  CheckName(spec.name(), &problems);
+  problems.KnownEnum("mode", spec.mode(), JobMode_IsValid);
+  CheckModel(spec, &problems);
+
+  if (spec.has_train_data()) {
+    CheckData("train_data", spec.train_data(), &problems);
+    CheckModelReadsData(spec.model(), "train_data", spec.train_data(), &problems);
+  } else if (JobModeTrains(spec.mode())) {
+    problems.Add(absl::StrCat("train_data is required for mode ", ModeName(spec.mode())));
+  }
+  if (spec.has_eval_data()) {
+    CheckData("eval_data", spec.eval_data(), &problems);
+    CheckModelReadsData(spec.model(), "eval_data", spec.eval_data(), &problems);
+  } else if (JobModeEvaluates(spec.mode())) {
+    problems.Add(absl::StrCat("eval_data is required for mode ", ModeName(spec.mode())));
+  }
+
+  CheckOptimizer(spec.optimizer(), &problems);
+  CheckTraining(spec.training(), &problems);
+  CheckStop(spec, &problems);
+  CheckCheckpoint(spec.checkpoint(), &problems);
+  CheckEval(spec.eval(), &problems);
+  CheckExport(spec, &problems);
+  return problems.ToStatus();
+}
+
+}  // namespace pstrain
