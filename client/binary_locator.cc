@@ -54,9 +54,9 @@ absl::StatusOr<std::string> LocateBinary(const std::string& name, const std::str
   for (const std::string& candidate : candidates) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  return absl::NotFoundError(absl::StrCat("cannot find the program ", name, "; looked at ",
-                                          absl::StrJoin(candidates, ", "),
-                                          " (build it with `bazel build //...` or pass --bin_dir)"));
+  return absl::NotFoundError(absl::StrCat(
+      "cannot find the program ", name, "; looked at ", absl::StrJoin(candidates, ", "),
+      " (build it with `bazel build //...` or pass --bin_dir)"));
 }
 
 }  // namespace pstrain

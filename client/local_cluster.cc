@@ -97,8 +97,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   return cluster;
 }
 
-absl::Status LocalCluster::StartTask(const std::string& program, const std::string& role,
-                                     int index, const LocalClusterOptions& options) {
+absl::Status LocalCluster::StartTask(const std::string& program, const std::string& role, int index,
+                                     const LocalClusterOptions& options) {
   LocalTask task;
   task.role = role;
   task.index = index;
@@ -120,9 +120,9 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
   processes_.push_back(std::move(process));
 
   auto describe_failure = [&](const absl::Status& why) {
-    return absl::Status(why.code(),
-                        absl::StrCat(task.name(), " did not start: ", why.message(), "\n--- end of ",
-                                     task.log_path, " ---\n", TailOfFile(task.log_path, 15)));
+    return absl::Status(
+        why.code(), absl::StrCat(task.name(), " did not start: ", why.message(), "\n--- end of ",
+                                 task.log_path, " ---\n", TailOfFile(task.log_path, 15)));
   };
   absl::StatusOr<ReadyInfo> ready =
       WaitForReadyFile(ready_path, options.start_timeout, [&]() -> absl::Status {

@@ -30,7 +30,8 @@ namespace {
 std::string MakeRunDir() {
   if (!FLAGS_run_dir.empty()) return FLAGS_run_dir;
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/pstrain-local-XXXXXX");
+  std::string pattern =
+      absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/pstrain-local-XXXXXX");
   if (::mkdtemp(pattern.data()) == nullptr) return "";
   return pattern;
 }

@@ -19,8 +19,8 @@ namespace pstrain {
 namespace {
 
 const std::vector<std::string>& DaemonBinaries() {
-  static const auto* names = new std::vector<std::string>{
-      "pstrain-coordinator", "pstrain-ps", "pstrain-worker", "pstrain-evaluator"};
+  static const auto* names = new std::vector<std::string>{"pstrain-coordinator", "pstrain-ps",
+                                                          "pstrain-worker", "pstrain-evaluator"};
   return *names;
 }
 
@@ -33,7 +33,7 @@ std::string ReadFile(const std::string& path) {
 // Runs `program args...` to completion, returning its exit status and
 // filling `output` with what it printed.
 ExitStatus RunToEnd(const std::string& name, const std::vector<std::string>& args,
-               std::string* output) {
+                    std::string* output) {
   absl::StatusOr<std::string> program = LocateBinary(name, "");
   EXPECT_TRUE(program.ok()) << program.status();
   const std::string log = testing::TempDir() + "/" + name + ".out";
@@ -101,7 +101,8 @@ TEST(LocalClusterTest, EveryRoleServesHealthAndMetricsAndExitsZeroOnSigterm) {
     absl::StatusOr<std::string> page = HttpGet(task.metrics_address, "/metrics", absl::Seconds(10));
     ASSERT_TRUE(page.ok()) << task.name() << ": " << page.status();
     EXPECT_NE(page->find("pstrain_process_info{role=\"" + task.role + "\"} 1"), std::string::npos)
-        << task.name() << ":\n" << *page;
+        << task.name() << ":\n"
+        << *page;
   }
   absl::Status stopped = (*cluster)->Stop(absl::Seconds(20));
   EXPECT_TRUE(stopped.ok()) << stopped;
@@ -153,8 +154,8 @@ TEST(LocalClusterTest, RefusesBadOptionsBeforeStartingAnything) {
 
 TEST(PstrainLocalTest, TheReadmeCommandStartsAndStopsACluster) {
   std::string output;
-  ExitStatus exit = RunToEnd("pstrain", {"local", "--run_dir=" + testing::TempDir() + "/readme"},
-                        &output);
+  ExitStatus exit =
+      RunToEnd("pstrain", {"local", "--run_dir=" + testing::TempDir() + "/readme"}, &output);
   EXPECT_EQ(exit.exit_code, 0) << output;
   for (const char* expected : {"coordinator/0", "ps/0", "worker/0", "evaluator/0",
                                "Every process answers its health check (SERVING).",

@@ -15,8 +15,8 @@ namespace {
 // pstrain's own flags are defined in files under its top-level folders;
 // the logging and flag libraries' flags are not, and --helpfull shows them.
 bool IsOwnFlag(const gflags::CommandLineFlagInfo& flag) {
-  for (absl::string_view folder :
-       {"common/", "server/", "worker/", "evaluator/", "client/", "tests/", "bench/", "examples/"}) {
+  for (absl::string_view folder : {"common/", "server/", "worker/", "evaluator/", "client/",
+                                   "tests/", "bench/", "examples/"}) {
     if (absl::StartsWith(flag.filename, folder)) return true;
   }
   return false;

@@ -39,11 +39,10 @@ absl::Status Daemon::Start(const std::vector<grpc::Service*>& services) {
   LOG(INFO) << "pstrain " << options_.role << " serving gRPC on " << server_->address()
             << ", metrics on http://" << exposer_->address() << "/metrics";
   if (!options_.ready_file.empty()) {
-    RETURN_IF_ERROR(WriteReadyFile(options_.ready_file,
-                                   {{"grpc", server_->address()},
-                                    {"metrics", exposer_->address()},
-                                    {"pid", absl::StrCat(::getpid())},
-                                    {"role", options_.role}}));
+    RETURN_IF_ERROR(WriteReadyFile(options_.ready_file, {{"grpc", server_->address()},
+                                                         {"metrics", exposer_->address()},
+                                                         {"pid", absl::StrCat(::getpid())},
+                                                         {"role", options_.role}}));
   }
   return absl::OkStatus();
 }

@@ -22,12 +22,12 @@ namespace pstrain {
 
 absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(const std::string& role) {
   if (FLAGS_max_message_mb < 1 || FLAGS_max_message_mb > 1024) {
-    return absl::InvalidArgumentError(absl::StrCat("--max_message_mb must be in [1, 1024], got ",
-                                                   FLAGS_max_message_mb));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_message_mb must be in [1, 1024], got ", FLAGS_max_message_mb));
   }
   if (!(FLAGS_shutdown_grace_secs >= 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("--shutdown_grace_secs must be >= 0, got ",
-                                                   FLAGS_shutdown_grace_secs));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--shutdown_grace_secs must be >= 0, got ", FLAGS_shutdown_grace_secs));
   }
   for (const auto& [flag, value] :
        {std::pair<const char*, const std::string&>{"--listen", FLAGS_listen},

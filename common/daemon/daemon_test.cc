@@ -24,8 +24,8 @@ TEST(DaemonTest, ServesHealthAndMetricsOnPickedPorts) {
   ASSERT_TRUE(daemon.Start({}).ok());
 
   EXPECT_TRUE(CheckHealth(daemon.grpc_address(), absl::Seconds(5)).ok());
-  absl::StatusOr<std::string> metrics = HttpGet(daemon.metrics_address(), "/metrics",
-                                                absl::Seconds(5));
+  absl::StatusOr<std::string> metrics =
+      HttpGet(daemon.metrics_address(), "/metrics", absl::Seconds(5));
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_NE(metrics->find("pstrain_process_info{role=\"test\"} 1"), std::string::npos) << *metrics;
   EXPECT_NE(metrics->find("pstrain_process_start_time_seconds"), std::string::npos);

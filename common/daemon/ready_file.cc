@@ -54,9 +54,9 @@ absl::StatusOr<ReadyInfo> WaitForReadyFile(const std::string& path, absl::Durati
       if (!running.ok()) return running;
     }
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "no ready file ", path, " after ", absl::FormatDuration(timeout),
-          ": the process did not start serving (see its log)"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("no ready file ", path, " after ", absl::FormatDuration(timeout),
+                       ": the process did not start serving (see its log)"));
     }
     absl::SleepFor(absl::Milliseconds(20));
   }

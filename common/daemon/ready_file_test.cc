@@ -41,9 +41,9 @@ TEST(ReadyFileTest, MissingFileTimesOutNamingThePath) {
 
 TEST(ReadyFileTest, ExitedProcessEndsTheWaitAtOnce) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<ReadyInfo> info =
-      WaitForReadyFile(TempPath("dead.ready"), absl::Seconds(60),
-                       [] { return absl::AbortedError("ps exited with code 2"); });
+  absl::StatusOr<ReadyInfo> info = WaitForReadyFile(TempPath("dead.ready"), absl::Seconds(60), [] {
+    return absl::AbortedError("ps exited with code 2");
+  });
   EXPECT_EQ(info.status().code(), absl::StatusCode::kAborted);
   EXPECT_EQ(info.status().message(), "ps exited with code 2");
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));

@@ -39,8 +39,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen_address, ": the port is in use or the host is not local"));
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen_address,
+                                               ": the port is in use or the host is not local"));
   }
   endpoint.port = bound_port;
   return std::unique_ptr<GrpcServer>(

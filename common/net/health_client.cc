@@ -24,9 +24,9 @@ absl::Status CheckHealth(const std::string& address, absl::Duration timeout,
                         absl::StrCat("health check of ", address, ": ", status.message()));
   }
   if (response.status() != grpc::health::v1::HealthCheckResponse::SERVING) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        address, " is ",
-        grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())));
+    return absl::FailedPreconditionError(
+        absl::StrCat(address, " is ",
+                     grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())));
   }
   return absl::OkStatus();
 }

@@ -1,8 +1,8 @@
 #include "common/net/host_port.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 
 namespace pstrain {
 

@@ -70,10 +70,10 @@ absl::StatusOr<int> Connect(const HostPort& endpoint, absl::Time deadline) {
         ::freeaddrinfo(resolved);
         return fd;
       }
-      last = ready.ok() ? absl::UnavailableError(absl::StrCat("cannot connect to ",
-                                                              endpoint.ToString(), ": ",
-                                                              std::strerror(error)))
-                        : ready;
+      last = ready.ok()
+                 ? absl::UnavailableError(absl::StrCat("cannot connect to ", endpoint.ToString(),
+                                                       ": ", std::strerror(error)))
+                 : ready;
     }
     ::close(fd);
   }
@@ -110,7 +110,8 @@ absl::StatusOr<std::string> HttpGet(const std::string& address, const std::strin
     if (n == 0) break;
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;
-      return absl::UnavailableError(absl::StrCat("recv from ", address, ": ", std::strerror(errno)));
+      return absl::UnavailableError(
+          absl::StrCat("recv from ", address, ": ", std::strerror(errno)));
     }
     response.append(buffer, n);
   }
@@ -123,8 +124,8 @@ absl::StatusOr<std::string> HttpGet(const std::string& address, const std::strin
   std::vector<std::string> parts = absl::StrSplit(status_line, ' ');
   int code = 0;
   if (parts.size() < 2 || !absl::SimpleAtoi(parts[1], &code)) {
-    return absl::InternalError(absl::StrCat("malformed HTTP status line from ", address, ": ",
-                                            status_line));
+    return absl::InternalError(
+        absl::StrCat("malformed HTTP status line from ", address, ": ", status_line));
   }
   if (code != 200) {
     return absl::InternalError(absl::StrCat("GET http://", address, path, ": ", status_line));

@@ -105,8 +105,8 @@ absl::StatusOr<ExitStatus> ChildProcess::Wait(absl::Duration timeout) {
   absl::Duration pause = absl::Milliseconds(1);
   while (!Poll().has_value()) {
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "process ", pid_, " still running after ", absl::FormatDuration(timeout)));
+      return absl::DeadlineExceededError(
+          absl::StrCat("process ", pid_, " still running after ", absl::FormatDuration(timeout)));
     }
     absl::SleepFor(pause);
     pause = std::min(pause * 2, absl::Milliseconds(50));

@@ -22,9 +22,11 @@ TEST(ChildProcessTest, ReportsTheExitCode) {
 TEST(ChildProcessTest, PassesArgumentsEnvironmentAndCapturesOutput) {
   const std::string log = testing::TempDir() + "/child.log";
   std::remove(log.c_str());
-  auto child = ChildProcess::Start(
-      {"/bin/sh", {"-c", "echo \"$1 $PSTRAIN_TEST_VALUE\"; echo oops >&2", "sh", "hello"},
-       {"PSTRAIN_TEST_VALUE=world"}, log});
+  auto child =
+      ChildProcess::Start({"/bin/sh",
+                           {"-c", "echo \"$1 $PSTRAIN_TEST_VALUE\"; echo oops >&2", "sh", "hello"},
+                           {"PSTRAIN_TEST_VALUE=world"},
+                           log});
   ASSERT_TRUE(child.ok()) << child.status();
   ASSERT_TRUE((*child)->Wait(absl::Seconds(10))->ok());
   std::stringstream contents;

@@ -14,19 +14,19 @@
 
 // Evaluates `expr` (an absl::Status) once; returns it from the enclosing
 // function if it is not OK.
-#define RETURN_IF_ERROR(expr)                                     \
-  do {                                                            \
-    ::absl::Status pstrain_status_macro_status = (expr);          \
-    if (!pstrain_status_macro_status.ok()) {                      \
-      return pstrain_status_macro_status;                         \
-    }                                                             \
+#define RETURN_IF_ERROR(expr)                            \
+  do {                                                   \
+    ::absl::Status pstrain_status_macro_status = (expr); \
+    if (!pstrain_status_macro_status.ok()) {             \
+      return pstrain_status_macro_status;                \
+    }                                                    \
   } while (false)
 
 // Evaluates `rexpr` (an absl::StatusOr<T>) once; returns its status if it is
 // not OK, otherwise moves its value into `lhs`, which may be a declaration.
-#define ASSIGN_OR_RETURN(lhs, rexpr)                                      \
-  PSTRAIN_ASSIGN_OR_RETURN_IMPL(                                          \
-      PSTRAIN_STATUS_MACRO_CONCAT(pstrain_statusor_, __LINE__), lhs, rexpr)
+#define ASSIGN_OR_RETURN(lhs, rexpr)                                                           \
+  PSTRAIN_ASSIGN_OR_RETURN_IMPL(PSTRAIN_STATUS_MACRO_CONCAT(pstrain_statusor_, __LINE__), lhs, \
+                                rexpr)
 
 #define PSTRAIN_ASSIGN_OR_RETURN_IMPL(statusor, lhs, rexpr) \
   auto statusor = (rexpr);                                  \
