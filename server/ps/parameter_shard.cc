@@ -1,0 +1,661 @@
+#include "server/ps/parameter_shard.h"
+
+#include <cmath>
+#include <utility>
+
+#include "Eigen/Core"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/status/status_macros.h"
+#include "server/ps/row_placement.h"
+
+namespace pstrain {
+namespace {
+
+constexpr int kMaxNameLength = 128;
+
+absl::Status ValidateName(absl::string_view field, absl::string_view name, bool allow_slash) {
+  if (name.empty() || name.size() > kMaxNameLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " must have 1 to ", kMaxNameLength, " characters"));
+  }
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-' || (allow_slash && c == '/');
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(field, " \"", absl::CEscape(name),
+                                                     "\" has a character outside [A-Za-z0-9_.",
+                                                     allow_slash ? "/" : "", "-]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Builds the variable for `spec` (validated here), naming `field` in errors.
+absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& spec,
+                                                            const std::string& field,
+                                                            uint64_t job_seed,
+                                                            const Optimizer& optimizer) {
+  RETURN_IF_ERROR(ValidateName(field + ".name", spec.name(), true));
+  if (spec.dtype() != DATA_TYPE_FLOAT32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".dtype must be DATA_TYPE_FLOAT32, got ", DataType_Name(spec.dtype())));
+  }
+  RETURN_IF_ERROR(ValidateInitializer(spec.initializer()));
+  auto v = std::make_unique<ShardVariable>();
+  v->spec = spec;
+  std::vector<int64_t> shape(spec.shape().dims().begin(), spec.shape().dims().end());
+  switch (spec.kind()) {
+    case VARIABLE_KIND_DENSE: {
+      if (spec.has_embedding()) {
+        return absl::InvalidArgumentError(field + ".embedding is for embedding tables only");
+      }
+      int64_t n = 1;
+      for (int64_t d : shape) {
+        if (d <= 0 || d > (int64_t{1} << 40)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(field, ".shape has dim ", d, "; dense dims must be > 0"));
+        }
+        n *= d;
+        if (n > (int64_t{1} << 34)) {
+          return absl::InvalidArgumentError(absl::StrCat(field, ".shape is too large"));
+        }
+      }
+      v->num_elements = n;
+      v->num_rows = shape.empty() ? 1 : shape[0];
+      v->row_width = n / v->num_rows;
+      const Initializer init(spec.initializer(), job_seed, spec.name(), shape);
+      v->dense = std::make_unique<DenseVariable>(spec.name(), shape, init, optimizer);
+      return v;
+    }
+    case VARIABLE_KIND_EMBEDDING: {
+      if (shape.size() != 2 || shape[0] < 0 || shape[1] <= 0 || shape[1] > (1 << 20)) {
+        return absl::InvalidArgumentError(
+            field + ".shape must be [vocabulary_size >= 0, 0 < dim <= 2^20] for a table");
+      }
+      const EmbeddingSpec& e = spec.embedding();
+      if (e.vocabulary_size() != 0 && e.vocabulary_size() != shape[0]) {
+        return absl::InvalidArgumentError(field +
+                                          ".embedding.vocabulary_size disagrees with shape[0]");
+      }
+      if (e.dim() != 0 && e.dim() != shape[1]) {
+        return absl::InvalidArgumentError(field + ".embedding.dim disagrees with shape[1]");
+      }
+      if (e.admit_after() < 0 || e.max_bytes_per_shard() < 0) {
+        return absl::InvalidArgumentError(
+            field + ".embedding.admit_after and max_bytes_per_shard must be >= 0");
+      }
+      const bool dynamic = shape[0] == 0;
+      if (!dynamic && (e.admit_after() > 1 || e.max_bytes_per_shard() > 0)) {
+        return absl::InvalidArgumentError(
+            field +
+            ".embedding: admit_after and max_bytes_per_shard are for dynamic tables "
+            "(vocabulary_size 0) only");
+      }
+      EmbeddingTableOptions options;
+      options.dim = shape[1];
+      options.vocabulary_size = shape[0];
+      options.admit_after = std::max(1, e.admit_after());
+      options.max_bytes = e.max_bytes_per_shard();
+      const int64_t row_bytes = options.dim * (1 + optimizer.num_slots()) * 4;
+      if (options.max_bytes > 0 && options.max_bytes < row_bytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".embedding.max_bytes_per_shard (", options.max_bytes,
+                         ") cannot hold one row with its optimizer slots (", row_bytes, " bytes)"));
+      }
+      v->embedding = true;
+      v->num_rows = shape[0];
+      v->row_width = shape[1];
+      v->table = std::make_unique<EmbeddingTable>(
+          spec.name(), options, Initializer(spec.initializer(), job_seed, spec.name(), shape),
+          optimizer);
+      return v;
+    }
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".kind must be VARIABLE_KIND_DENSE or VARIABLE_KIND_EMBEDDING"));
+  }
+}
+
+// The distinct ids of `ids` with their rows summed, or nothing when the
+// ids are already distinct.
+bool Coalesce(absl::Span<const int64_t> ids, const float* values, int64_t width,
+              std::vector<int64_t>* unique_ids, std::vector<float>* sums) {
+  absl::flat_hash_map<int64_t, int32_t> first;
+  first.reserve(ids.size());
+  bool repeated = false;
+  for (size_t i = 0; i < ids.size() && !repeated; ++i) {
+    repeated = !first.emplace(ids[i], static_cast<int32_t>(i)).second;
+  }
+  if (!repeated) return false;
+  first.clear();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto [it, inserted] = first.emplace(ids[i], static_cast<int32_t>(unique_ids->size()));
+    const float* src = values + i * width;
+    if (inserted) {
+      unique_ids->push_back(ids[i]);
+      sums->insert(sums->end(), src, src + width);
+    } else {
+      float* dst = sums->data() + static_cast<int64_t>(it->second) * width;
+      for (int64_t j = 0; j < width; ++j) dst[j] += src[j];
+    }
+  }
+  return true;
+}
+
+std::string ReasonOf(const absl::Status& status) {
+  std::string reason = absl::StatusCodeToString(status.code());
+  for (char& c : reason) c = c == ' ' ? '_' : static_cast<char>(std::tolower(c));
+  return reason;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
+    const CreateVariablesRequest& request, const ShardOptions& options, Clock& clock,
+    ShardMetrics& metrics) {
+  RETURN_IF_ERROR(ValidateName("job_id", request.job_id(), false));
+  if (request.num_shards() < 1 || request.shard_index() < 0 ||
+      request.shard_index() >= request.num_shards()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shard_index (", request.shard_index(),
+                     ") must be in [0, num_shards = ", request.num_shards(), ")"));
+  }
+  if (request.num_workers() < 1) {
+    return absl::InvalidArgumentError("num_workers must be >= 1");
+  }
+  const TrainingSpec& t = request.training();
+  if (!UpdateMode_IsValid(t.update_mode())) {
+    return absl::InvalidArgumentError("training.update_mode is unknown");
+  }
+  if (t.replicas_to_aggregate() < 0 || t.replicas_to_aggregate() > request.num_workers()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("training.replicas_to_aggregate (", t.replicas_to_aggregate(),
+                     ") must be in [0, num_workers = ", request.num_workers(), "]"));
+  }
+  if (t.staleness_bound() < 0) {
+    return absl::InvalidArgumentError("training.staleness_bound must be >= 1 (0: default 4)");
+  }
+  const float clip = request.optimizer().clip_norm();
+  if (!(clip >= 0) || !std::isfinite(clip)) {
+    return absl::InvalidArgumentError("optimizer.clip_norm must be finite and >= 0");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, Optimizer::Create(request.optimizer()));
+  ASSIGN_OR_RETURN(LearningRate lr, LearningRate::Create(request.optimizer()));
+
+  std::unique_ptr<ParameterShard> shard(
+      new ParameterShard(request, options, clock, metrics, std::move(optimizer), lr));
+  int64_t bytes = 0;
+  for (int i = 0; i < request.variables_size(); ++i) {
+    const VariableSpec& spec = request.variables(i);
+    if (shard->by_name_.contains(spec.name())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("variables[", i, "].name \"", spec.name(), "\" appears twice"));
+    }
+    // Refuse an oversized dense variable before allocating it.
+    if (spec.kind() == VARIABLE_KIND_DENSE && options.max_variable_bytes > 0) {
+      double n = 1;
+      for (int64_t d : spec.shape().dims()) n *= static_cast<double>(d);
+      bytes += static_cast<int64_t>(std::min(n * 4 * (1 + shard->optimizer_->num_slots()), 1e18));
+      if (bytes > options.max_variable_bytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the variables need more than this shard's limit of ", options.max_variable_bytes,
+            " bytes (at variables[", i, "] \"", spec.name(), "\")"));
+      }
+    }
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<ShardVariable> v,
+        MakeVariable(spec, absl::StrCat("variables[", i, "]"), t.seed(), *shard->optimizer_));
+    shard->by_name_[spec.name()] = i;
+    shard->variables_.push_back(std::move(v));
+  }
+  {
+    absl::MutexLock l(&shard->round_mu_);
+    shard->round_sums_.resize(shard->variables_.size());
+  }
+  metrics.SetVersion(0);
+  metrics.SetVariableBytes(shard->variable_bytes());
+  shard->RecordTables();
+  return shard;
+}
+
+ParameterShard::ParameterShard(const CreateVariablesRequest& request, const ShardOptions& options,
+                               Clock& clock, ShardMetrics& metrics,
+                               std::unique_ptr<Optimizer> optimizer, LearningRate learning_rate)
+    : request_(request),
+      options_(options),
+      clock_(clock),
+      metrics_(metrics),
+      optimizer_(std::move(optimizer)),
+      learning_rate_(learning_rate),
+      mode_(request.training().update_mode() == UPDATE_MODE_UNSPECIFIED
+                ? UPDATE_MODE_ASYNC
+                : request.training().update_mode()),
+      replicas_to_aggregate_(request.training().replicas_to_aggregate() > 0
+                                 ? request.training().replicas_to_aggregate()
+                                 : request.num_workers()),
+      staleness_bound_(
+          request.training().staleness_bound() > 0 ? request.training().staleness_bound() : 4),
+      clip_norm_(request.optimizer().clip_norm()),
+      gate_(clock, 0),
+      dedup_(options.dedup_window) {}
+
+ParameterShard::~ParameterShard() { Shutdown(); }
+
+void ParameterShard::Shutdown() {
+  {
+    absl::MutexLock l(&mu_);
+    shut_down_ = true;
+  }
+  gate_.Shutdown(absl::FailedPreconditionError(
+      absl::StrCat("job ", job_id(), " was dropped from this shard")));
+}
+
+int64_t ParameterShard::variable_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& v : variables_) {
+    bytes += v->embedding ? v->table->stats().bytes : v->dense->bytes();
+  }
+  return bytes;
+}
+
+absl::StatusOr<int> ParameterShard::FindVariable(absl::string_view name) const {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) {
+    return absl::NotFoundError(absl::StrCat("variable \"", absl::CEscape(name),
+                                            "\" is not held by shard ", shard_index(), " for job ",
+                                            job_id()));
+  }
+  return it->second;
+}
+
+absl::Status ParameterShard::ValidateIds(const ShardVariable& v,
+                                         absl::Span<const int64_t> ids) const {
+  for (int64_t id : ids) {
+    if (v.num_rows > 0 && (id < 0 || id >= v.num_rows)) {
+      return absl::InvalidArgumentError(absl::StrCat("row id ", id, " of \"", v.spec.name(),
+                                                     "\" is outside [0, ", v.num_rows, ")"));
+    }
+    if (v.embedding && num_shards() > 1 && RowShard(id, num_shards()) != shard_index()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("row id ", id, " of \"", v.spec.name(), "\" belongs to shard ",
+                       RowShard(id, num_shards()), ", not ", shard_index()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParameterShard::Validate(const PushKey& key,
+                                      absl::Span<const GradientRef> gradients) const {
+  if (key.worker < 0 || key.worker >= request_.num_workers() || key.incarnation == 0 ||
+      key.sequence == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("push id needs worker in [0, ", request_.num_workers(),
+                     "), incarnation > 0 and sequence > 0; got worker ", key.worker,
+                     " incarnation ", key.incarnation, " sequence ", key.sequence));
+  }
+  std::vector<bool> seen(variables_.size());
+  for (const GradientRef& g : gradients) {
+    if (g.variable < 0 || g.variable >= num_variables()) {
+      return absl::InvalidArgumentError(absl::StrCat("no variable #", g.variable));
+    }
+    const ShardVariable& v = *variables_[g.variable];
+    if (seen[g.variable]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the push holds two gradients of \"", v.spec.name(), "\""));
+    }
+    seen[g.variable] = true;
+    if (!g.rows) {
+      if (v.embedding) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "\"", v.spec.name(), "\" is an embedding table; push its gradient as rows"));
+      }
+      if (static_cast<int64_t>(g.values.size()) != v.num_elements) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the gradient of \"", v.spec.name(), "\" has ", g.values.size(),
+                         " elements; the variable has ", v.num_elements));
+      }
+      continue;
+    }
+    if (!v.embedding && v.spec.shape().dims_size() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", v.spec.name(), "\" is a scalar and has no rows"));
+    }
+    if (static_cast<int64_t>(g.values.size()) != static_cast<int64_t>(g.ids.size()) * v.row_width) {
+      return absl::InvalidArgumentError(absl::StrCat("the rows of \"", v.spec.name(), "\" hold ",
+                                                     g.values.size(), " values for ", g.ids.size(),
+                                                     " ids of width ", v.row_width));
+    }
+    RETURN_IF_ERROR(ValidateIds(v, g.ids));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<float> ParameterShard::ClipScale(absl::Span<const GradientRef> gradients) const {
+  if (clip_norm_ <= 0) return 1.0f;
+  double sum = 0;
+  for (const GradientRef& g : gradients) {
+    sum += Eigen::Map<const Eigen::ArrayXf>(g.values.data(), g.values.size())
+               .cast<double>()
+               .square()
+               .sum();
+  }
+  if (!std::isfinite(sum)) {
+    return absl::InvalidArgumentError("the push's gradients are not finite");
+  }
+  const double norm = std::sqrt(sum);
+  return norm > clip_norm_ ? static_cast<float>(clip_norm_ / norm) : 1.0f;
+}
+
+PushReply ParameterShard::Reject(absl::Status status) {
+  metrics_.RecordRejected(ReasonOf(status));
+  PushReply reply;
+  reply.outcome = PUSH_OUTCOME_REJECTED;
+  reply.status = std::move(status);
+  absl::MutexLock l(&mu_);
+  reply.version = version_;
+  return reply;
+}
+
+PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
+                               absl::Span<const GradientRef> gradients) {
+  if (absl::Status s = Validate(key, gradients); !s.ok()) return Reject(std::move(s));
+  absl::StatusOr<float> scale = ClipScale(gradients);
+  if (!scale.ok()) return Reject(scale.status());
+
+  const bool sync = mode_ == UPDATE_MODE_SYNC;
+  PushReply reply;
+  int64_t step = 0;
+  {
+    absl::MutexLock l(&mu_);
+    struct Args {
+      ParameterShard* shard;
+      bool sync;
+    } args{this, sync};
+    mu_.Await(absl::Condition(
+        +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return a->shard->shut_down_ ||
+                 (!a->shard->paused_ && !(a->sync && a->shard->round_closed_));
+        },
+        &args));
+    reply.version = version_;
+    if (shut_down_) {
+      metrics_.RecordRejected("failed_precondition");
+      reply.outcome = PUSH_OUTCOME_REJECTED;
+      reply.status = absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id(), " was dropped from this shard"));
+      return reply;
+    }
+    const PushDedup::Lookup seen = dedup_.Check(key);
+    if (seen.verdict == PushDedup::Verdict::kOldIncarnation) {
+      metrics_.RecordRejected("aborted");
+      reply.outcome = PUSH_OUTCOME_REJECTED;
+      reply.status = absl::AbortedError(
+          absl::StrCat("worker ", key.worker, " restarted: incarnation ", key.incarnation,
+                       " is older than its current incarnation ", seen.current_incarnation));
+      return reply;
+    }
+    if (seen.verdict == PushDedup::Verdict::kSeen) {
+      metrics_.RecordDedupHit();
+      reply.outcome =
+          seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
+      return reply;
+    }
+    if (base_version > version_ || base_version < 0) {
+      metrics_.RecordRejected("invalid_argument");
+      reply.outcome = PUSH_OUTCOME_REJECTED;
+      reply.status = absl::InvalidArgumentError(absl::StrCat(
+          "base_version ", base_version, " is not in [0, ", version_, "], the shard's version"));
+      return reply;
+    }
+    const int64_t staleness = version_ - base_version;
+    metrics_.RecordStaleness(staleness);
+    bool stale = false;
+    if (sync) {
+      stale = staleness > 0;
+      for (const PushKey& k : round_keys_) stale = stale || k.worker == key.worker;
+    } else if (mode_ == UPDATE_MODE_BOUNDED_STALENESS) {
+      stale = staleness > staleness_bound_;
+    }
+    if (stale) {
+      dedup_.Record(key, PUSH_OUTCOME_STALE);
+      metrics_.RecordRejected("stale");
+      reply.outcome = PUSH_OUTCOME_STALE;
+      return reply;
+    }
+    ++in_flight_;
+    if (sync) {
+      round_keys_.push_back(key);
+      dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
+      if (static_cast<int>(round_keys_.size()) == replicas_to_aggregate_) {
+        round_closed_ = true;
+        ++version_;
+      }
+    } else {
+      step = version_++;
+      dedup_.Record(key, PUSH_OUTCOME_APPLIED);
+    }
+    reply.version = version_;
+  }
+
+  if (!sync) {
+    Apply(gradients, step, *scale);
+    {
+      absl::MutexLock l(&mu_);
+      --in_flight_;
+    }
+    gate_.Increment();
+    metrics_.SetVersion(gate_.version());
+    reply.outcome = PUSH_OUTCOME_APPLIED;
+    reply.version = step + 1;
+    return reply;
+  }
+
+  {
+    absl::MutexLock r(&round_mu_);
+    Accumulate(gradients, *scale);
+  }
+  bool last = false;
+  {
+    absl::MutexLock l(&mu_);
+    ++round_summed_;
+    last = round_closed_ && round_summed_ == replicas_to_aggregate_;
+    if (!last) --in_flight_;
+    step = version_ - 1;
+  }
+  if (!last) {
+    reply.outcome = PUSH_OUTCOME_AGGREGATED;
+    return reply;
+  }
+  {
+    absl::MutexLock r(&round_mu_);
+    ApplyRound(step);
+  }
+  {
+    absl::MutexLock l(&mu_);
+    for (const PushKey& k : round_keys_) {
+      dedup_.Record(k, k == key ? PUSH_OUTCOME_APPLIED : PUSH_OUTCOME_AGGREGATED);
+    }
+    round_keys_.clear();
+    round_summed_ = 0;
+    round_closed_ = false;
+    --in_flight_;
+  }
+  gate_.Increment();
+  metrics_.SetVersion(gate_.version());
+  reply.outcome = PUSH_OUTCOME_APPLIED;
+  reply.version = step + 1;
+  return reply;
+}
+
+void ParameterShard::Apply(absl::Span<const GradientRef> gradients, int64_t step, float scale) {
+  const absl::Time start = clock_.Now();
+  const UpdateStep update{learning_rate_.At(step), step + 1, scale};
+  bool tables = false;
+  for (const GradientRef& g : gradients) {
+    ShardVariable& v = *variables_[g.variable];
+    if (!g.rows) {
+      v.dense->Apply(*optimizer_, update, g.values.data());
+      continue;
+    }
+    std::vector<int64_t> ids;
+    std::vector<float> sums;
+    const bool merged = Coalesce(g.ids, g.values.data(), v.row_width, &ids, &sums);
+    const absl::Span<const int64_t> use_ids = merged ? absl::MakeConstSpan(ids) : g.ids;
+    const float* use_values = merged ? sums.data() : g.values.data();
+    if (v.embedding) {
+      v.table->Apply(*optimizer_, update, use_ids, use_values);
+      tables = true;
+    } else {
+      v.dense->ApplyRows(*optimizer_, update, use_ids, use_values);
+    }
+  }
+  metrics_.RecordApply(clock_.Now() - start);
+  if (tables) RecordTables();
+}
+
+void ParameterShard::Accumulate(absl::Span<const GradientRef> gradients, float scale) {
+  for (const GradientRef& g : gradients) {
+    const ShardVariable& v = *variables_[g.variable];
+    RoundSum& sum = round_sums_[g.variable];
+    if (!g.rows) {
+      if (sum.dense.size() != v.num_elements) sum.dense = FloatBuffer(v.num_elements);
+      Eigen::Map<Eigen::ArrayXf> acc(sum.dense.data(), v.num_elements);
+      Eigen::Map<const Eigen::ArrayXf> add(g.values.data(), v.num_elements);
+      if (sum.dense_set) {
+        acc += scale * add;
+      } else {
+        acc = scale * add;
+        sum.dense_set = true;
+      }
+      continue;
+    }
+    const int64_t w = v.row_width;
+    for (size_t i = 0; i < g.ids.size(); ++i) {
+      auto [it, inserted] =
+          sum.row_index.emplace(g.ids[i], static_cast<int32_t>(sum.row_ids.size()));
+      const float* src = g.values.data() + i * w;
+      if (inserted) {
+        sum.row_ids.push_back(g.ids[i]);
+        for (int64_t j = 0; j < w; ++j) sum.row_values.push_back(scale * src[j]);
+      } else {
+        float* dst = sum.row_values.data() + static_cast<int64_t>(it->second) * w;
+        for (int64_t j = 0; j < w; ++j) dst[j] += scale * src[j];
+      }
+    }
+  }
+}
+
+void ParameterShard::ApplyRound(int64_t step) {
+  std::vector<GradientRef> mean;
+  for (int i = 0; i < num_variables(); ++i) {
+    RoundSum& sum = round_sums_[i];
+    if (sum.dense_set) {
+      mean.push_back(GradientRef{i, false, {}, sum.dense.span()});
+    }
+    if (!sum.row_ids.empty()) {
+      mean.push_back(GradientRef{i, true, sum.row_ids, sum.row_values});
+    }
+  }
+  Apply(mean, step, 1.0f / static_cast<float>(replicas_to_aggregate_));
+  for (RoundSum& sum : round_sums_) {
+    sum.dense_set = false;
+    sum.row_index.clear();
+    sum.row_ids.clear();
+    sum.row_values.clear();
+  }
+}
+
+void ParameterShard::RecordTables() {
+  for (const auto& v : variables_) {
+    if (v->embedding) metrics_.SetEmbeddingStats(v->spec.name(), v->table->stats());
+  }
+}
+
+absl::Status ParameterShard::ReadDense(int variable, int64_t offset, absl::Span<float> out) const {
+  if (variable < 0 || variable >= num_variables()) {
+    return absl::InvalidArgumentError(absl::StrCat("no variable #", variable));
+  }
+  const ShardVariable& v = *variables_[variable];
+  if (v.embedding) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", v.spec.name(), "\" is an embedding table; read it by rows"));
+  }
+  const int64_t count = static_cast<int64_t>(out.size());
+  if (offset < 0 || count < 0 || offset > v.num_elements || count > v.num_elements - offset) {
+    return absl::InvalidArgumentError(absl::StrCat("elements [", offset, ", ", offset + count,
+                                                   ") are outside \"", v.spec.name(), "\" of ",
+                                                   v.num_elements, " elements"));
+  }
+  v.dense->Read(offset, out);
+  return absl::OkStatus();
+}
+
+absl::Status ParameterShard::ReadRows(int variable, absl::Span<const int64_t> ids,
+                                      float* out) const {
+  if (variable < 0 || variable >= num_variables()) {
+    return absl::InvalidArgumentError(absl::StrCat("no variable #", variable));
+  }
+  const ShardVariable& v = *variables_[variable];
+  if (!v.embedding && v.spec.shape().dims_size() == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", v.spec.name(), "\" is a scalar and has no rows"));
+  }
+  RETURN_IF_ERROR(ValidateIds(v, ids));
+  if (v.embedding) {
+    v.table->Lookup(ids, out);
+  } else {
+    v.dense->ReadRows(ids, out);
+  }
+  return absl::OkStatus();
+}
+
+void ParameterShard::PauseUpdates() {
+  absl::MutexLock l(&mu_);
+  mu_.Await(absl::Condition(
+      +[](bool* paused) { return !*paused; }, &paused_));
+  paused_ = true;
+  mu_.Await(absl::Condition(
+      +[](int* n) { return *n == 0; }, &in_flight_));
+}
+
+void ParameterShard::ResumeUpdates() {
+  absl::MutexLock l(&mu_);
+  paused_ = false;
+}
+
+ShardCounters ParameterShard::counters() const {
+  absl::MutexLock l(&mu_);
+  ShardCounters c;
+  // An unfinished round's contributions are not in the values: leave them
+  // out so that their retries after a restore are accepted.
+  PushDedup dedup = dedup_;
+  for (const PushKey& k : round_keys_) dedup.Forget(k);
+  c.version = round_closed_ ? version_ - 1 : version_;
+  c.dedup = dedup.Serialize();
+  return c;
+}
+
+absl::Status ParameterShard::RestoreCounters(const ShardCounters& counters) {
+  ASSIGN_OR_RETURN(PushDedup dedup, PushDedup::Parse(counters.dedup, options_.dedup_window));
+  {
+    absl::MutexLock r(&round_mu_);
+    for (RoundSum& sum : round_sums_) sum = RoundSum();
+  }
+  {
+    absl::MutexLock l(&mu_);
+    dedup_ = std::move(dedup);
+    version_ = counters.version;
+    round_keys_.clear();
+    round_summed_ = 0;
+    round_closed_ = false;
+  }
+  gate_.Set(counters.version);
+  metrics_.SetVersion(counters.version);
+  metrics_.SetVariableBytes(variable_bytes());
+  RecordTables();
+  return absl::OkStatus();
+}
+
+}  // namespace pstrain

@@ -1,0 +1,221 @@
+#ifndef PSTRAIN_SERVER_PS_PARAMETER_SHARD_H_
+#define PSTRAIN_SERVER_PS_PARAMETER_SHARD_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "protos/parameter_server.pb.h"
+#include "server/ps/clock.h"
+#include "server/ps/dense_variable.h"
+#include "server/ps/embedding_table.h"
+#include "server/ps/float_buffer.h"
+#include "server/ps/learning_rate.h"
+#include "server/ps/optimizer.h"
+#include "server/ps/push_dedup.h"
+#include "server/ps/shard_metrics.h"
+#include "server/ps/version_gate.h"
+
+namespace pstrain {
+
+struct ShardOptions {
+  // Outcomes remembered per worker for exactly-once pushes (PushDedup).
+  // Default 1024: far more than a worker has in flight.
+  int dedup_window = 1024;
+  // Bytes of values and slots one job may hold on this shard. 0: no limit.
+  int64_t max_variable_bytes = 0;
+};
+
+// One variable held by the shard. Constant after construction except the
+// values inside `dense` and `table`, which guard themselves.
+struct ShardVariable {
+  VariableSpec spec;
+  bool embedding = false;
+  // Dense: shape[0] (1 for a scalar). Embedding: vocabulary size, 0 when
+  // dynamic.
+  int64_t num_rows = 0;
+  // Floats per row: the product of the dims after the first.
+  int64_t row_width = 0;
+  // Dense only.
+  int64_t num_elements = 0;
+  std::unique_ptr<DenseVariable> dense;
+  std::unique_ptr<EmbeddingTable> table;
+};
+
+// One variable's gradient within a push. The data is borrowed for the
+// duration of ParameterShard::Push.
+struct GradientRef {
+  int variable = -1;
+  // false: every element of a dense variable, in `values`.
+  // true: rows `ids` of an embedding table or a dense variable, row_width
+  //   floats each in `values`. Repeated ids are summed.
+  bool rows = false;
+  absl::Span<const int64_t> ids;
+  absl::Span<const float> values;
+};
+
+struct PushReply {
+  PushOutcome outcome = PUSH_OUTCOME_UNSPECIFIED;
+  // Why, when the outcome is REJECTED.
+  absl::Status status;
+  // The shard's version after the decision.
+  int64_t version = 0;
+};
+
+// What a snapshot holds besides the variables' values.
+struct ShardCounters {
+  int64_t version = 0;
+  // Serialised PushDedup without the contributions of an unfinished sync
+  // round (lost with the round, so their retries must be accepted).
+  std::string dedup;
+};
+
+// The variables of one job on one shard, and everything that updates
+// them: optimizer, learning-rate schedule, clipping, the update mode's
+// rules, exactly-once bookkeeping, and the published version reads can wait
+// for. Knows nothing of gRPC. Thread-safe: pushes to different variables
+// apply in parallel, reads never see half of an update of a variable.
+class ParameterShard {
+ public:
+  // InvalidArgument naming the field for anything the request gets wrong;
+  // ResourceExhausted when the variables exceed max_variable_bytes.
+  static absl::StatusOr<std::unique_ptr<ParameterShard>> Create(
+      const CreateVariablesRequest& request, const ShardOptions& options, Clock& clock,
+      ShardMetrics& metrics);
+
+  ~ParameterShard();
+  ParameterShard(const ParameterShard&) = delete;
+  ParameterShard& operator=(const ParameterShard&) = delete;
+
+  const CreateVariablesRequest& request() const { return request_; }
+  const std::string& job_id() const { return request_.job_id(); }
+  int shard_index() const { return request_.shard_index(); }
+  int num_shards() const { return request_.num_shards(); }
+  UpdateMode mode() const { return mode_; }
+  int64_t variable_bytes() const;
+
+  int num_variables() const { return static_cast<int>(variables_.size()); }
+  const ShardVariable& variable(int index) const { return *variables_[index]; }
+  // NotFound naming the variable and the job.
+  absl::StatusOr<int> FindVariable(absl::string_view name) const;
+
+  // Validates and decides a complete push, applying it (or adding it to the
+  // sync round) at most once per key. Never blocks for long: a sync round's
+  // push returns AGGREGATED without waiting for the others. Outcomes:
+  //   APPLIED     applied now (async, bounded staleness; the push that
+  //               completes a sync round)
+  //   AGGREGATED  counted into the current sync round
+  //   DUPLICATE   this key was applied or aggregated before; nothing changed
+  //   STALE       base_version too old (sync: not the current version, or
+  //               the worker already contributed to this round; bounded
+  //               staleness: more than S behind). Re-queue the data.
+  //   REJECTED    with status InvalidArgument (malformed key, wrong
+  //               variable kind or size, row id out of range or on another
+  //               shard, base_version ahead of the shard, a non-finite
+  //               gradient when clipping), Aborted (an older incarnation of
+  //               a worker that has restarted), FailedPrecondition (the job
+  //               was dropped). Nothing changed.
+  PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients);
+
+  // The published version: updates whose apply has finished.
+  int64_t version() const { return gate_.version(); }
+  VersionGate& version_gate() { return gate_; }
+
+  // Copies elements [offset, offset + out.size()) of a dense variable.
+  // InvalidArgument: not a dense variable, or the range is outside it.
+  absl::Status ReadDense(int variable, int64_t offset, absl::Span<float> out) const;
+
+  // Copies rows `ids` (row_width floats each) of an embedding table or a
+  // dense variable. InvalidArgument: an id out of range or held by another
+  // shard, or a scalar variable.
+  absl::Status ReadRows(int variable, absl::Span<const int64_t> ids, float* out) const;
+
+  // Blocks new updates and waits for those in flight, so the values, slots
+  // and counters can be read (snapshot) or replaced (restore) consistently.
+  // Every PauseUpdates must be followed by one ResumeUpdates.
+  void PauseUpdates();
+  void ResumeUpdates();
+  // Between PauseUpdates and ResumeUpdates only.
+  ShardCounters counters() const;
+  // Between PauseUpdates and ResumeUpdates only: installs the counters of a
+  // restored snapshot (after the caller replaced the values), drops an
+  // unfinished sync round, and publishes the version. DataLoss if the dedup
+  // state does not decode.
+  absl::Status RestoreCounters(const ShardCounters& counters);
+
+  // Ends every waiting read with FailedPrecondition and refuses later
+  // pushes: the job is being dropped.
+  void Shutdown();
+
+ private:
+  // A sync round's sum for one variable.
+  struct RoundSum {
+    FloatBuffer dense;
+    bool dense_set = false;
+    absl::flat_hash_map<int64_t, int32_t> row_index;
+    std::vector<int64_t> row_ids;
+    std::vector<float> row_values;
+  };
+
+  ParameterShard(const CreateVariablesRequest& request, const ShardOptions& options, Clock& clock,
+                 ShardMetrics& metrics, std::unique_ptr<Optimizer> optimizer,
+                 LearningRate learning_rate);
+
+  absl::Status Validate(const PushKey& key, absl::Span<const GradientRef> gradients) const;
+  absl::Status ValidateIds(const ShardVariable& v, absl::Span<const int64_t> ids) const;
+  // 1, or clip_norm / norm when the push's global norm exceeds clip_norm.
+  absl::StatusOr<float> ClipScale(absl::Span<const GradientRef> gradients) const;
+  void Apply(absl::Span<const GradientRef> gradients, int64_t step, float scale);
+  void Accumulate(absl::Span<const GradientRef> gradients, float scale)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu_);
+  void ApplyRound(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu_);
+  PushReply Reject(absl::Status status);
+  void RecordTables();
+
+  // Constant after construction.
+  const CreateVariablesRequest request_;
+  const ShardOptions options_;
+  Clock& clock_;
+  ShardMetrics& metrics_;
+  const std::unique_ptr<Optimizer> optimizer_;
+  const LearningRate learning_rate_;
+  const UpdateMode mode_;
+  const int replicas_to_aggregate_;
+  const int staleness_bound_;
+  const float clip_norm_;
+  std::vector<std::unique_ptr<ShardVariable>> variables_;
+  absl::flat_hash_map<std::string, int> by_name_;
+
+  VersionGate gate_;
+
+  mutable absl::Mutex mu_;
+  // Updates decided (committed); the published version trails it while
+  // applies run.
+  int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  // Decided updates whose apply (or round contribution) has not finished.
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool paused_ ABSL_GUARDED_BY(mu_) = false;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  PushDedup dedup_ ABSL_GUARDED_BY(mu_);
+  // Sync mode: the current round's contributors, and whether it is full
+  // (then new pushes wait until its mean is applied).
+  std::vector<PushKey> round_keys_ ABSL_GUARDED_BY(mu_);
+  int round_summed_ ABSL_GUARDED_BY(mu_) = 0;
+  bool round_closed_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Sync mode: the round's sums, one per variable. Taken without mu_.
+  absl::Mutex round_mu_;
+  std::vector<RoundSum> round_sums_ ABSL_GUARDED_BY(round_mu_);
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_PS_PARAMETER_SHARD_H_

@@ -1,0 +1,362 @@
+#include "server/ps/parameter_shard.h"
+
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/ps/fake_clock.h"
+#include "server/ps/row_placement.h"
+
+namespace pstrain {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+VariableSpec Dense(const std::string& name, std::vector<int64_t> dims, float init = 1.0f) {
+  VariableSpec v;
+  v.set_name(name);
+  v.set_kind(VARIABLE_KIND_DENSE);
+  v.set_dtype(DATA_TYPE_FLOAT32);
+  for (int64_t d : dims) v.mutable_shape()->add_dims(d);
+  v.mutable_initializer()->set_kind(INITIALIZER_KIND_CONSTANT);
+  v.mutable_initializer()->set_value(init);
+  return v;
+}
+
+VariableSpec Table(const std::string& name, int64_t vocab, int64_t dim) {
+  VariableSpec v;
+  v.set_name(name);
+  v.set_kind(VARIABLE_KIND_EMBEDDING);
+  v.set_dtype(DATA_TYPE_FLOAT32);
+  v.mutable_shape()->add_dims(vocab);
+  v.mutable_shape()->add_dims(dim);
+  v.mutable_initializer()->set_kind(INITIALIZER_KIND_CONSTANT);
+  v.mutable_initializer()->set_value(1.0f);
+  return v;
+}
+
+CreateVariablesRequest Request(UpdateMode mode = UPDATE_MODE_ASYNC, int workers = 3) {
+  CreateVariablesRequest r;
+  r.set_job_id("job-1");
+  r.set_shard_index(0);
+  r.set_num_shards(1);
+  r.set_num_workers(workers);
+  r.mutable_training()->set_update_mode(mode);
+  r.mutable_optimizer()->set_learning_rate(0.5f);
+  *r.add_variables() = Dense("w", {4});
+  *r.add_variables() = Table("emb", 100, 2);
+  return r;
+}
+
+class ParameterShardTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<ParameterShard> Make(const CreateVariablesRequest& r) {
+    absl::StatusOr<std::unique_ptr<ParameterShard>> shard =
+        ParameterShard::Create(r, ShardOptions(), clock_, metrics_);
+    EXPECT_TRUE(shard.ok()) << shard.status();
+    return std::move(shard).value();
+  }
+  absl::Status CreateError(const CreateVariablesRequest& r) {
+    return ParameterShard::Create(r, ShardOptions(), clock_, metrics_).status();
+  }
+
+  FakeClock clock_;
+  prometheus::Registry registry_;
+  ShardMetrics metrics_{registry_};
+};
+
+std::vector<float> ReadAll(const ParameterShard& s, int var = 0) {
+  std::vector<float> out(s.variable(var).num_elements);
+  EXPECT_TRUE(s.ReadDense(var, 0, absl::MakeSpan(out)).ok());
+  return out;
+}
+
+PushReply PushDense(ParameterShard& s, PushKey key, int64_t base, std::vector<float> g) {
+  const GradientRef ref{0, false, {}, g};
+  return s.Push(key, base, {ref});
+}
+
+TEST_F(ParameterShardTest, CreateRefusesBadRequestsNamingTheField) {
+  CreateVariablesRequest r = Request();
+  r.set_job_id("bad job");
+  EXPECT_THAT(CreateError(r).message(), HasSubstr("job_id"));
+  r = Request();
+  r.set_shard_index(1);
+  EXPECT_THAT(CreateError(r).message(), HasSubstr("shard_index"));
+  r = Request();
+  r.mutable_variables(0)->set_dtype(DATA_TYPE_FLOAT64);
+  EXPECT_THAT(CreateError(r).message(), HasSubstr("variables[0].dtype"));
+  r = Request();
+  *r.add_variables() = Dense("w", {2});
+  EXPECT_THAT(CreateError(r).message(), HasSubstr("appears twice"));
+  r = Request();
+  r.mutable_variables(1)->mutable_shape()->add_dims(3);
+  EXPECT_THAT(CreateError(r).message(), HasSubstr("variables[1].shape"));
+  r = Request();
+  r.mutable_variables(1)->mutable_embedding()->set_admit_after(3);
+  EXPECT_THAT(CreateError(r).message(), HasSubstr("dynamic tables"));
+  r = Request();
+  r.mutable_optimizer()->mutable_adam()->set_beta1(2);
+  EXPECT_THAT(CreateError(r).message(), HasSubstr("optimizer.adam.beta1"));
+  r = Request(UPDATE_MODE_SYNC);
+  r.mutable_training()->set_replicas_to_aggregate(4);
+  EXPECT_THAT(CreateError(r).message(), HasSubstr("replicas_to_aggregate"));
+  for (const CreateVariablesRequest& bad : {r}) {
+    EXPECT_EQ(CreateError(bad).code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_F(ParameterShardTest, CreateRefusesVariablesOverTheByteLimit) {
+  ShardOptions options;
+  options.max_variable_bytes = 1000;
+  CreateVariablesRequest r = Request();
+  *r.add_variables() = Dense("big", {1000});
+  EXPECT_EQ(ParameterShard::Create(r, options, clock_, metrics_).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(ParameterShardTest, AsyncPushAppliesOnceAndRetriesAreDuplicates) {
+  auto s = Make(Request());
+  const PushReply first = PushDense(*s, {0, 1, 1}, 0, {1, 2, 3, 4});
+  EXPECT_EQ(first.outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_EQ(first.version, 1);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, -0.5f, -1.0f));
+  // The reply was lost; the worker sends the same push again.
+  const PushReply retry = PushDense(*s, {0, 1, 1}, 0, {1, 2, 3, 4});
+  EXPECT_EQ(retry.outcome, PUSH_OUTCOME_DUPLICATE);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, -0.5f, -1.0f));
+  EXPECT_EQ(s->version(), 1);
+  // The worker restarts: a new incarnation starts its sequence again.
+  EXPECT_EQ(PushDense(*s, {0, 2, 1}, 1, {0, 0, 0, 2}).outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, -0.5f, -2.0f));
+  // The old incarnation's late push is refused.
+  const PushReply old = PushDense(*s, {0, 1, 2}, 1, {9, 9, 9, 9});
+  EXPECT_EQ(old.outcome, PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(old.status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(s->version(), 2);
+}
+
+TEST_F(ParameterShardTest, SyncRoundAveragesRWorkersAndRefusesLateGradients) {
+  CreateVariablesRequest r = Request(UPDATE_MODE_SYNC, 3);
+  r.mutable_training()->set_replicas_to_aggregate(2);  // one backup worker
+  auto s = Make(r);
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(1, 1, 1, 1));  // not applied yet
+  // The same worker again in the same round does not count twice.
+  EXPECT_EQ(PushDense(*s, {0, 1, 2}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_STALE);
+  const PushReply second = PushDense(*s, {1, 1, 1}, 0, {0, 4, 0, 0});
+  EXPECT_EQ(second.outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_EQ(second.version, 1);
+  // mean = (1, 2, 0, 0); lr 0.5.
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 1.0f, 1.0f));
+  // The backup's gradient for version 0 arrives late: STALE, also on retry.
+  EXPECT_EQ(PushDense(*s, {2, 1, 1}, 0, {8, 8, 8, 8}).outcome, PUSH_OUTCOME_STALE);
+  EXPECT_EQ(PushDense(*s, {2, 1, 1}, 0, {8, 8, 8, 8}).outcome, PUSH_OUTCOME_STALE);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 1.0f, 1.0f));
+  // A retry of an aggregated push is a duplicate, not a second contribution.
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_DUPLICATE);
+  // Next round, version 1, with the former backup.
+  EXPECT_EQ(PushDense(*s, {2, 1, 2}, 1, {0, 0, 2, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
+  EXPECT_EQ(PushDense(*s, {0, 1, 3}, 1, {0, 0, 2, 0}).outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 0.0f, 1.0f));
+  EXPECT_EQ(s->version(), 2);
+}
+
+TEST_F(ParameterShardTest, BoundedStalenessRefusesPushesMoreThanSBehind) {
+  CreateVariablesRequest r = Request(UPDATE_MODE_BOUNDED_STALENESS, 2);
+  r.mutable_training()->set_staleness_bound(2);
+  auto s = Make(r);
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    ASSERT_EQ(PushDense(*s, {0, 1, seq}, seq - 1, {0, 0, 0, 0}).outcome, PUSH_OUTCOME_APPLIED);
+  }
+  EXPECT_EQ(PushDense(*s, {1, 1, 1}, 0, {1, 1, 1, 1}).outcome, PUSH_OUTCOME_STALE);    // 3 behind
+  EXPECT_EQ(PushDense(*s, {1, 1, 2}, 1, {1, 1, 1, 1}).outcome, PUSH_OUTCOME_APPLIED);  // 2 behind
+  EXPECT_EQ(s->version(), 4);
+  const PushReply ahead = PushDense(*s, {1, 1, 3}, 9, {1, 1, 1, 1});
+  EXPECT_EQ(ahead.outcome, PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(ahead.status.code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ParameterShardTest, InvalidPushesChangeNothing) {
+  auto s = Make(Request());
+  const std::vector<float> four = {1, 1, 1, 1}, three = {1, 1, 1}, row = {1, 1};
+  const std::vector<int64_t> far = {100}, negative = {-1}, ok_id = {3};
+  struct Case {
+    const char* what;
+    PushKey key;
+    std::vector<GradientRef> grads;
+  } cases[] = {
+      {"worker out of range", {3, 1, 1}, {GradientRef{0, false, {}, four}}},
+      {"sequence 0", {0, 1, 0}, {GradientRef{0, false, {}, four}}},
+      {"wrong size", {0, 1, 1}, {GradientRef{0, false, {}, three}}},
+      {"no such variable", {0, 1, 1}, {GradientRef{7, false, {}, four}}},
+      {"dense gradient for a table", {0, 1, 1}, {GradientRef{1, false, {}, four}}},
+      {"id out of range", {0, 1, 1}, {GradientRef{1, true, far, row}}},
+      {"negative id", {0, 1, 1}, {GradientRef{1, true, negative, row}}},
+      {"row size", {0, 1, 1}, {GradientRef{1, true, ok_id, three}}},
+      {"twice the same variable",
+       {0, 1, 1},
+       {GradientRef{0, false, {}, four}, GradientRef{0, false, {}, four}}},
+  };
+  for (const Case& c : cases) {
+    const PushReply reply = s->Push(c.key, 0, c.grads);
+    EXPECT_EQ(reply.outcome, PUSH_OUTCOME_REJECTED) << c.what;
+    EXPECT_EQ(reply.status.code(), absl::StatusCode::kInvalidArgument) << c.what;
+  }
+  EXPECT_EQ(s->version(), 0);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(1, 1, 1, 1));
+  // A key refused for being malformed was not remembered.
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {0, 0, 0, 0}).outcome, PUSH_OUTCOME_APPLIED);
+}
+
+TEST_F(ParameterShardTest, RowsOnAnotherShardAreRefused) {
+  CreateVariablesRequest r = Request();
+  r.set_num_shards(4);
+  r.set_shard_index(1);
+  auto s = Make(r);
+  int64_t mine = 0, theirs = 0;
+  while (RowShard(mine, 4) != 1) ++mine;
+  while (RowShard(theirs, 4) == 1) ++theirs;
+  std::vector<float> out(2);
+  EXPECT_TRUE(s->ReadRows(1, {mine}, out.data()).ok());
+  const absl::Status st = s->ReadRows(1, {theirs}, out.data());
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("belongs to shard"));
+}
+
+TEST_F(ParameterShardTest, ClippingScalesByGlobalNorm) {
+  CreateVariablesRequest r = Request();
+  r.mutable_optimizer()->set_clip_norm(1.0f);
+  r.mutable_optimizer()->set_learning_rate(1.0f);
+  auto s = Make(r);
+  const std::vector<float> g = {3, 0, 0, 0};
+  const std::vector<float> rows = {0, 4};
+  const std::vector<int64_t> ids = {5};
+  // Global norm 5 over both variables: each is scaled by 1/5.
+  const PushReply reply =
+      s->Push({0, 1, 1}, 0, {GradientRef{0, false, {}, g}, GradientRef{1, true, ids, rows}});
+  ASSERT_EQ(reply.outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(::testing::FloatEq(0.4f), 1, 1, 1));
+  std::vector<float> row(2);
+  ASSERT_TRUE(s->ReadRows(1, ids, row.data()).ok());
+  EXPECT_THAT(row, ElementsAre(1.0f, ::testing::FloatEq(0.2f)));
+  const std::vector<float> nan = {NAN, 0, 0, 0};
+  EXPECT_EQ(PushDense(*s, {0, 1, 2}, 1, nan).status.code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ParameterShardTest, LearningRateFollowsTheScheduleByVersion) {
+  CreateVariablesRequest r = Request();
+  r.mutable_optimizer()->set_learning_rate(1.0f);
+  r.mutable_optimizer()->mutable_schedule()->mutable_step()->set_step_size(1);
+  r.mutable_optimizer()->mutable_schedule()->mutable_step()->set_factor(0.5f);
+  auto s = Make(r);
+  PushDense(*s, {0, 1, 1}, 0, {1, 0, 0, 0});  // lr 1
+  PushDense(*s, {0, 1, 2}, 1, {1, 0, 0, 0});  // lr 0.5
+  EXPECT_FLOAT_EQ(ReadAll(*s)[0], -0.5f);
+}
+
+// Sparse updates of every optimizer give, on the rows pushed, what the
+// dense rule gives on those rows alone, and leave other rows (and their
+// slots) alone.
+TEST_F(ParameterShardTest, SparseUpdatesMatchTheDenseRuleOnTheirRowsOnly) {
+  std::vector<OptimizerSpec> specs(6);
+  specs[0].mutable_sgd();
+  specs[1].mutable_momentum()->set_nesterov(true);
+  specs[2].mutable_adagrad();
+  specs[3].mutable_adam();
+  specs[4].mutable_ftrl()->set_l1(0.001f);
+  specs[5].mutable_momentum();
+  for (OptimizerSpec spec : specs) {
+    SCOPED_TRACE(spec.ShortDebugString());
+    spec.set_learning_rate(0.1f);
+    CreateVariablesRequest r = Request();
+    *r.mutable_optimizer() = spec;
+    r.clear_variables();
+    *r.add_variables() = Dense("dense_rows", {5, 2}, 1.0f);
+    *r.add_variables() = Table("table", 0, 2);
+    auto s = Make(r);
+    auto opt = Optimizer::Create(spec).value();
+    // Reference: one row of two elements with its own slots.
+    std::vector<float> ref_w = {1, 1};
+    std::vector<std::vector<float>> ref_slots;
+    for (int k = 0; k < opt->num_slots(); ++k)
+      ref_slots.emplace_back(2, opt->slot_initial_value(k));
+    const std::vector<int64_t> ids = {3, 3};  // repeated ids are summed
+    for (int t = 1; t <= 3; ++t) {
+      const std::vector<float> g = {0.1f * t, -0.2f, 0.3f, 0.05f * t};
+      const PushReply reply = s->Push({0, 1, static_cast<uint64_t>(t)}, t - 1,
+                                      {GradientRef{0, true, ids, g}, GradientRef{1, true, ids, g}});
+      ASSERT_EQ(reply.outcome, PUSH_OUTCOME_APPLIED) << reply.status;
+      const std::vector<float> sum = {g[0] + g[2], g[1] + g[3]};
+      std::vector<float*> ptrs;
+      for (auto& sl : ref_slots) ptrs.push_back(sl.data());
+      opt->Apply({0.1f, t, 1.0f}, sum.data(), 2, ref_w.data(), ptrs.data());
+    }
+    std::vector<float> dense(10);
+    ASSERT_TRUE(s->ReadDense(0, 0, absl::MakeSpan(dense)).ok());
+    for (int i = 0; i < 10; ++i) {
+      EXPECT_FLOAT_EQ(dense[i], i / 2 == 3 ? ref_w[i % 2] : 1.0f) << "element " << i;
+    }
+    std::vector<float> rows(4);
+    ASSERT_TRUE(s->ReadRows(1, {3, 4}, rows.data()).ok());
+    EXPECT_THAT(rows,
+                ElementsAre(::testing::FloatEq(ref_w[0]), ::testing::FloatEq(ref_w[1]), 1, 1));
+    EXPECT_EQ(s->variable(1).table->stats().rows, 1);
+  }
+}
+
+TEST_F(ParameterShardTest, PullWaitsForAVersionWithADeadline) {
+  auto s = Make(Request(UPDATE_MODE_SYNC, 1));
+  absl::StatusOr<int64_t> got = absl::UnknownError("not run");
+  absl::Notification done;
+  s->version_gate().WhenAtLeast(1, clock_.Now() + absl::Seconds(5), [&](absl::StatusOr<int64_t> v) {
+    got = v;
+    done.Notify();
+  });
+  std::thread worker([&] { PushDense(*s, {0, 1, 1}, 0, {1, 1, 1, 1}); });
+  done.WaitForNotification();
+  worker.join();
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, 1);
+  // Nobody pushes for version 2: the read ends at its deadline.
+  absl::Notification expired;
+  absl::Status status;
+  s->version_gate().WhenAtLeast(2, clock_.Now() + absl::Seconds(5), [&](absl::StatusOr<int64_t> v) {
+    status = v.status();
+    expired.Notify();
+  });
+  clock_.Advance(absl::Seconds(6));
+  expired.WaitForNotification();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(ParameterShardTest, CountersLeaveOutAnUnfinishedRound) {
+  auto s = Make(Request(UPDATE_MODE_SYNC, 2));
+  ASSERT_EQ(PushDense(*s, {0, 1, 1}, 0, {1, 1, 1, 1}).outcome, PUSH_OUTCOME_AGGREGATED);
+  s->PauseUpdates();
+  const ShardCounters c = s->counters();
+  ASSERT_TRUE(s->RestoreCounters(c).ok());
+  s->ResumeUpdates();
+  EXPECT_EQ(c.version, 0);
+  // The round was dropped with the restore; the retried push counts again.
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {1, 1, 1, 1}).outcome, PUSH_OUTCOME_AGGREGATED);
+  EXPECT_EQ(PushDense(*s, {1, 1, 1}, 0, {1, 1, 1, 1}).outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.5f, 0.5f, 0.5f));
+}
+
+TEST_F(ParameterShardTest, ShutdownRefusesPushesAndEndsWaits) {
+  auto s = Make(Request());
+  absl::Status waiting;
+  s->version_gate().WhenAtLeast(5, absl::InfiniteFuture(),
+                                [&](absl::StatusOr<int64_t> v) { waiting = v.status(); });
+  s->Shutdown();
+  EXPECT_EQ(waiting.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {1, 1, 1, 1}).status.code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace pstrain

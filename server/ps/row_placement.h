@@ -1,0 +1,21 @@
+#ifndef PSTRAIN_SERVER_PS_ROW_PLACEMENT_H_
+#define PSTRAIN_SERVER_PS_ROW_PLACEMENT_H_
+
+#include <cstdint>
+
+namespace pstrain {
+
+// The shard that holds row `id` of every embedding table, as documented in
+// protos/parameter_server.proto: splitmix64's finaliser of the id, modulo
+// the number of shards. Clients must place rows the same way.
+inline int RowShard(int64_t id, int num_shards) {
+  uint64_t z = static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<int>(z % static_cast<uint64_t>(num_shards));
+}
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_PS_ROW_PLACEMENT_H_

@@ -1,0 +1,170 @@
+#include "server/ps/shard_metrics.h"
+
+namespace pstrain {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+using prometheus::Histogram;
+
+// 100 us .. ~13 s, doubling.
+Histogram::BucketBoundaries LatencyBuckets() {
+  Histogram::BucketBoundaries b;
+  for (double s = 1e-4; s < 15; s *= 2) b.push_back(s);
+  return b;
+}
+
+}  // namespace
+
+ShardMetrics::ShardMetrics(prometheus::Registry& registry)
+    : push_count_(BuildCounter()
+                      .Name("pstrain_ps_pushes_total")
+                      .Help("Complete pushes received, whatever their outcome.")
+                      .Register(registry)
+                      .Add({})),
+      push_bytes_(BuildCounter()
+                      .Name("pstrain_ps_push_bytes_total")
+                      .Help("Gradient bytes received in pushes.")
+                      .Register(registry)
+                      .Add({})),
+      push_latency_(BuildHistogram()
+                        .Name("pstrain_ps_push_latency_seconds")
+                        .Help("From a push's first message to its outcome.")
+                        .Register(registry)
+                        .Add({}, LatencyBuckets())),
+      pull_count_(BuildCounter()
+                      .Name("pstrain_ps_pulls_total")
+                      .Help("Pulls answered.")
+                      .Register(registry)
+                      .Add({})),
+      pull_bytes_(BuildCounter()
+                      .Name("pstrain_ps_pull_bytes_total")
+                      .Help("Parameter bytes sent in pulls.")
+                      .Register(registry)
+                      .Add({})),
+      pull_latency_(BuildHistogram()
+                        .Name("pstrain_ps_pull_latency_seconds")
+                        .Help("From a pull's request to its last message queued.")
+                        .Register(registry)
+                        .Add({}, LatencyBuckets())),
+      apply_seconds_(BuildHistogram()
+                         .Name("pstrain_ps_apply_seconds")
+                         .Help("Time to apply one update (a push or a sync round's mean).")
+                         .Register(registry)
+                         .Add({}, LatencyBuckets())),
+      staleness_(BuildHistogram()
+                     .Name("pstrain_ps_push_staleness_versions")
+                     .Help("Versions between a push's base_version and the shard's version.")
+                     .Register(registry)
+                     .Add({}, Histogram::BucketBoundaries{0, 1, 2, 4, 8, 16, 32, 64, 128})),
+      rejected_(BuildCounter()
+                    .Name("pstrain_ps_rejected_pushes_total")
+                    .Help("Pushes not applied, by reason (stale, invalid_argument, ...).")
+                    .Register(registry)),
+      dedup_hits_(BuildCounter()
+                      .Name("pstrain_ps_dedup_hits_total")
+                      .Help("Retried pushes recognised as already decided.")
+                      .Register(registry)
+                      .Add({})),
+      version_(BuildGauge()
+                   .Name("pstrain_ps_version")
+                   .Help("Updates applied on this shard (its parameter version).")
+                   .Register(registry)
+                   .Add({})),
+      variable_bytes_(BuildGauge()
+                          .Name("pstrain_ps_variable_bytes")
+                          .Help("Bytes of variables and optimizer slots held.")
+                          .Register(registry)
+                          .Add({})),
+      table_rows_(BuildGauge()
+                      .Name("pstrain_ps_embedding_rows")
+                      .Help("Rows an embedding table holds on this shard.")
+                      .Register(registry)),
+      table_bytes_(BuildGauge()
+                       .Name("pstrain_ps_embedding_bytes")
+                       .Help("Bytes of an embedding table's rows and slots on this shard.")
+                       .Register(registry)),
+      table_admissions_(BuildCounter()
+                            .Name("pstrain_ps_embedding_admissions_total")
+                            .Help("Ids given a row in a dynamic embedding table.")
+                            .Register(registry)),
+      table_evictions_(BuildCounter()
+                           .Name("pstrain_ps_embedding_evictions_total")
+                           .Help("Rows evicted from a dynamic table to stay in its budget.")
+                           .Register(registry)),
+      table_dropped_(BuildCounter()
+                         .Name("pstrain_ps_embedding_dropped_updates_total")
+                         .Help("Gradient rows dropped because their id was not admitted yet.")
+                         .Register(registry)) {}
+
+ShardMetrics::~ShardMetrics() { ClearEmbeddingTables(); }
+
+void ShardMetrics::RecordPush(int64_t bytes, absl::Duration latency) {
+  push_count_.Increment();
+  push_bytes_.Increment(static_cast<double>(bytes));
+  push_latency_.Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ShardMetrics::RecordPull(int64_t bytes, absl::Duration latency) {
+  pull_count_.Increment();
+  pull_bytes_.Increment(static_cast<double>(bytes));
+  pull_latency_.Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ShardMetrics::RecordApply(absl::Duration duration) {
+  apply_seconds_.Observe(absl::ToDoubleSeconds(duration));
+}
+
+void ShardMetrics::RecordStaleness(int64_t versions) {
+  staleness_.Observe(static_cast<double>(versions));
+}
+
+void ShardMetrics::RecordRejected(absl::string_view reason) {
+  rejected_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void ShardMetrics::RecordDedupHit() { dedup_hits_.Increment(); }
+
+void ShardMetrics::SetVersion(int64_t version) { version_.Set(static_cast<double>(version)); }
+
+void ShardMetrics::SetVariableBytes(int64_t bytes) {
+  variable_bytes_.Set(static_cast<double>(bytes));
+}
+
+void ShardMetrics::SetEmbeddingStats(const std::string& table, const EmbeddingStats& stats) {
+  absl::MutexLock l(&mu_);
+  auto it = tables_.find(table);
+  if (it == tables_.end()) {
+    const prometheus::Labels labels{{"variable", table}};
+    Table t{&table_rows_.Add(labels),       &table_bytes_.Add(labels),
+            &table_admissions_.Add(labels), &table_evictions_.Add(labels),
+            &table_dropped_.Add(labels),    EmbeddingStats()};
+    it = tables_.emplace(table, t).first;
+  }
+  Table& t = it->second;
+  t.rows->Set(static_cast<double>(stats.rows));
+  t.bytes->Set(static_cast<double>(stats.bytes));
+  // Counters only go up; a table replaced by a restore keeps counting on.
+  auto add = [](prometheus::Counter* c, int64_t now, int64_t before) {
+    if (now > before) c->Increment(static_cast<double>(now - before));
+  };
+  add(t.admissions, stats.admissions, t.last.admissions);
+  add(t.evictions, stats.evictions, t.last.evictions);
+  add(t.dropped, stats.dropped_updates, t.last.dropped_updates);
+  t.last = stats;
+}
+
+void ShardMetrics::ClearEmbeddingTables() {
+  absl::MutexLock l(&mu_);
+  for (auto& [name, t] : tables_) {
+    table_rows_.Remove(t.rows);
+    table_bytes_.Remove(t.bytes);
+    table_admissions_.Remove(t.admissions);
+    table_evictions_.Remove(t.evictions);
+    table_dropped_.Remove(t.dropped);
+  }
+  tables_.clear();
+}
+
+}  // namespace pstrain

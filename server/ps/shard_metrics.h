@@ -1,0 +1,85 @@
+#ifndef PSTRAIN_SERVER_PS_SHARD_METRICS_H_
+#define PSTRAIN_SERVER_PS_SHARD_METRICS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "server/ps/embedding_table.h"
+
+namespace pstrain {
+
+// The parameter server's Prometheus metrics, every name prefixed
+// `pstrain_ps_`. Registered once in the process's registry, which must
+// outlive this object. Thread-safe.
+class ShardMetrics {
+ public:
+  explicit ShardMetrics(prometheus::Registry& registry);
+  ~ShardMetrics();
+
+  ShardMetrics(const ShardMetrics&) = delete;
+  ShardMetrics& operator=(const ShardMetrics&) = delete;
+
+  // Traffic, recorded by the service per complete push or pull.
+  void RecordPush(int64_t bytes, absl::Duration latency);
+  void RecordPull(int64_t bytes, absl::Duration latency);
+
+  // Outcomes and work, recorded by the shard.
+  void RecordApply(absl::Duration duration);
+  void RecordStaleness(int64_t versions);
+  // reason: "stale", "invalid_argument", "not_found", "aborted", ...
+  void RecordRejected(absl::string_view reason);
+  void RecordDedupHit();
+  void SetVersion(int64_t version);
+  void SetVariableBytes(int64_t bytes);
+
+  // Embedding table gauges and counters, labelled variable="<name>".
+  void SetEmbeddingStats(const std::string& table, const EmbeddingStats& stats);
+  // Removes every table's series (the job was dropped).
+  void ClearEmbeddingTables();
+
+ private:
+  struct Table {
+    prometheus::Gauge* rows;
+    prometheus::Gauge* bytes;
+    prometheus::Counter* admissions;
+    prometheus::Counter* evictions;
+    prometheus::Counter* dropped;
+    EmbeddingStats last;
+  };
+
+  // Constant after construction: families and unlabelled series.
+  prometheus::Counter& push_count_;
+  prometheus::Counter& push_bytes_;
+  prometheus::Histogram& push_latency_;
+  prometheus::Counter& pull_count_;
+  prometheus::Counter& pull_bytes_;
+  prometheus::Histogram& pull_latency_;
+  prometheus::Histogram& apply_seconds_;
+  prometheus::Histogram& staleness_;
+  prometheus::Family<prometheus::Counter>& rejected_;
+  prometheus::Counter& dedup_hits_;
+  prometheus::Gauge& version_;
+  prometheus::Gauge& variable_bytes_;
+  prometheus::Family<prometheus::Gauge>& table_rows_;
+  prometheus::Family<prometheus::Gauge>& table_bytes_;
+  prometheus::Family<prometheus::Counter>& table_admissions_;
+  prometheus::Family<prometheus::Counter>& table_evictions_;
+  prometheus::Family<prometheus::Counter>& table_dropped_;
+
+  absl::Mutex mu_;
+  std::map<std::string, Table> tables_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_PS_SHARD_METRICS_H_
