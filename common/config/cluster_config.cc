@@ -47,7 +47,7 @@ absl::StatusOr<std::vector<std::string>> ParsePsAddressesFlag(absl::string_view 
 absl::StatusOr<ClusterConfig> ResolveClusterConfig(const ClusterFlags& flags,
                                                    const std::optional<std::string>& tf_config_json,
                                                    TaskType expected_type) {
-  if (TaskTypeName(expected_type) == "unspecified") {
+  if (expected_type == TASK_TYPE_UNSPECIFIED || !TaskType_IsValid(expected_type)) {
     return absl::InvalidArgumentError(
         absl::StrCat("expected_type must be a role, got ", static_cast<int>(expected_type)));
   }

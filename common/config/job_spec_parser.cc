@@ -123,6 +123,11 @@ absl::StatusOr<SpecFormat> FormatFromPath(const std::string& path) {
 }  // namespace
 
 absl::StatusOr<JobSpec> ParseJobSpecText(absl::string_view text, absl::string_view source_name) {
+  // The zero-copy stream counts in int; a spec this large is a mistake anyway.
+  if (text.size() > kMaxJobSpecFileBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_name, ": job spec is larger than ", kMaxJobSpecFileBytes, " bytes"));
+  }
   PositionedErrors errors(source_name);
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
@@ -138,6 +143,10 @@ absl::StatusOr<JobSpec> ParseJobSpecText(absl::string_view text, absl::string_vi
 }
 
 absl::StatusOr<JobSpec> ParseJobSpecJson(absl::string_view json, absl::string_view source_name) {
+  if (json.size() > kMaxJobSpecFileBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_name, ": job spec is larger than ", kMaxJobSpecFileBytes, " bytes"));
+  }
   pb::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;  // a misspelt field must not pass silently
   JobSpec spec;

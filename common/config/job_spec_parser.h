@@ -9,7 +9,7 @@
 
 namespace pstrain {
 
-// The largest job spec file LoadJobSpecFile reads. Real specs are a few
+// The largest job spec LoadJobSpecFile reads and the parsers accept. Real specs are a few
 // kilobytes; the cap keeps a wrong path (a dataset, /dev/zero) from being read
 // into memory.
 inline constexpr size_t kMaxJobSpecFileBytes = 4 << 20;
@@ -31,13 +31,15 @@ absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path);
 // Parses a JobSpec in protobuf text format. Unknown fields and repeated
 // non-repeated fields are refused. `source_name` starts each error message:
 // "<source_name>:<line>:<column>: <what>", lines and columns counted from 1.
-// Returns InvalidArgument on any error.
+// Returns InvalidArgument on any error, or for text larger than
+// kMaxJobSpecFileBytes.
 absl::StatusOr<JobSpec> ParseJobSpecText(absl::string_view text,
                                          absl::string_view source_name = "<job spec>");
 
 // Parses a JobSpec in proto3 JSON. Unknown fields are refused, naming the
 // field ("<source_name>: (model.mlp) hidenUnits: Cannot find field.").
-// Returns InvalidArgument on any error.
+// Returns InvalidArgument on any error, or for text larger than
+// kMaxJobSpecFileBytes.
 absl::StatusOr<JobSpec> ParseJobSpecJson(absl::string_view json,
                                          absl::string_view source_name = "<job spec>");
 

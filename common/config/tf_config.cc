@@ -140,21 +140,6 @@ const pb::RepeatedPtrField<std::string>& TaskAddresses(const ClusterSpec& cluste
   }
 }
 
-pb::RepeatedPtrField<std::string>* MutableTaskAddresses(ClusterSpec* cluster, TaskType type) {
-  switch (type) {
-    case TASK_TYPE_CHIEF:
-      return cluster->mutable_chief();
-    case TASK_TYPE_PS:
-      return cluster->mutable_ps();
-    case TASK_TYPE_WORKER:
-      return cluster->mutable_worker();
-    case TASK_TYPE_EVALUATOR:
-      return cluster->mutable_evaluator();
-    default:
-      return nullptr;
-  }
-}
-
 absl::StatusOr<ParsedTfConfig> ParseTfConfig(absl::string_view json) {
   ASSIGN_OR_RETURN(pb::Struct root, ParseJsonObject(json));
   RETURN_IF_ERROR(RenameMaster(&root));

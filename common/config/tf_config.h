@@ -53,8 +53,6 @@ absl::string_view TaskTypeName(TaskType type);
 // The addresses `cluster` lists for `type`; empty for TASK_TYPE_UNSPECIFIED.
 const google::protobuf::RepeatedPtrField<std::string>& TaskAddresses(const ClusterSpec& cluster,
                                                                      TaskType type);
-google::protobuf::RepeatedPtrField<std::string>* MutableTaskAddresses(ClusterSpec* cluster,
-                                                                      TaskType type);
 
 }  // namespace pstrain
 
