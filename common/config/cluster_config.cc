@@ -8,8 +8,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/config/host_port.h"
+#include "common/config/internal/peer_address.h"
 #include "common/config/tf_config.h"
+#include "common/net/host_port.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -35,7 +36,7 @@ absl::StatusOr<std::vector<std::string>> ParsePsAddressesFlag(absl::string_view 
       return absl::InvalidArgumentError(
           absl::StrCat("--ps_addresses: entry ", position, " of '", flag, "' is empty"));
     }
-    absl::StatusOr<HostPort> parsed = ParseHostPort(entry);
+    absl::StatusOr<HostPort> parsed = config_internal::ParsePeerAddress(entry);
     if (!parsed.ok()) return FlagError("--ps_addresses", parsed.status());
     addresses.emplace_back(entry);
   }
@@ -73,7 +74,7 @@ absl::StatusOr<ClusterConfig> ResolveClusterConfig(const ClusterFlags& flags,
   std::string ps_source = "TF_CONFIG";
 
   if (!flags.coordinator_address.empty()) {
-    absl::StatusOr<HostPort> parsed = ParseHostPort(flags.coordinator_address);
+    absl::StatusOr<HostPort> parsed = config_internal::ParsePeerAddress(flags.coordinator_address);
     if (!parsed.ok()) return FlagError("--coordinator_address", parsed.status());
     config.spec.clear_chief();
     config.spec.add_chief(flags.coordinator_address);
@@ -123,11 +124,11 @@ absl::StatusOr<ClusterConfig> ResolveClusterConfig(const ClusterFlags& flags,
   config.ps_addresses.assign(config.spec.ps().begin(), config.spec.ps().end());
 
   if (!flags.listen_address.empty()) {
-    absl::StatusOr<HostPort> parsed = ParseListenAddress(flags.listen_address);
+    absl::StatusOr<HostPort> parsed = ParseHostPort(flags.listen_address);
     if (!parsed.ok()) return FlagError("--listen_address", parsed.status());
     config.listen_address = flags.listen_address;
   } else if (!config.own_address.empty()) {
-    ASSIGN_OR_RETURN(HostPort own, ParseHostPort(config.own_address));
+    ASSIGN_OR_RETURN(HostPort own, config_internal::ParsePeerAddress(config.own_address));
     config.listen_address = absl::StrCat(kAnyInterface, ":", own.port);
   } else {
     config.listen_address = kLocalListenAddress;

@@ -5,8 +5,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "common/config/host_port.h"
 #include "common/config/internal/json_error.h"
+#include "common/config/internal/peer_address.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -63,7 +63,7 @@ absl::Status CheckAddresses(const ClusterSpec& cluster) {
   for (TaskType type : kAllTaskTypes) {
     const auto& addresses = TaskAddresses(cluster, type);
     for (int i = 0; i < addresses.size(); ++i) {
-      absl::StatusOr<HostPort> parsed = ParseHostPort(addresses[i]);
+      absl::StatusOr<HostPort> parsed = config_internal::ParsePeerAddress(addresses[i]);
       if (!parsed.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("TF_CONFIG: cluster.", TaskTypeName(type),
                                                        "[", i, "]: ", parsed.status().message()));

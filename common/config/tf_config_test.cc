@@ -131,10 +131,10 @@ TEST(ParseTfConfigTest, RefusesMissingOrUnknownTask) {
 }
 
 TEST(ParseTfConfigTest, RefusesBadAddresses) {
-  EXPECT_EQ(ParseError(R"({"cluster": {"chief": ["c:1"], "ps": ["p0:1", "localhost"]},
-                           "task": {"type": "chief", "index": 0}})")
-                .message(),
-            "TF_CONFIG: cluster.ps[1]: 'localhost' is not host:port");
+  EXPECT_THAT(std::string(ParseError(R"({"cluster": {"chief": ["c:1"], "ps": ["p0:1", "localhost"]},
+                                         "task": {"type": "chief", "index": 0}})")
+                              .message()),
+              StartsWith("TF_CONFIG: cluster.ps[1]: 'localhost' is not host:port"));
   EXPECT_THAT(std::string(ParseError(R"({"cluster": {"chief": ["c:1"], "worker": ["w:0"]},
                              "task": {"type": "chief", "index": 0}})")
                               .message()),
