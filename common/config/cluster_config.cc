@@ -125,7 +125,7 @@ absl::StatusOr<ClusterConfig> ResolveClusterConfig(const ClusterFlags& flags,
 
   if (!flags.listen_address.empty()) {
     absl::StatusOr<HostPort> parsed = ParseHostPort(flags.listen_address);
-    if (!parsed.ok()) return FlagError("--listen_address", parsed.status());
+    if (!parsed.ok()) return FlagError("--listen", parsed.status());
     config.listen_address = flags.listen_address;
   } else if (!config.own_address.empty()) {
     ASSIGN_OR_RETURN(HostPort own, config_internal::ParsePeerAddress(config.own_address));

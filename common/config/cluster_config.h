@@ -11,9 +11,9 @@
 namespace pstrain {
 
 // The cluster flags of a pstrain binary, as given on its command line. An
-// empty string or std::nullopt means "not given". Binaries must declare these
-// flags with empty defaults: a non-empty default would always override
-// TF_CONFIG.
+// empty string or std::nullopt means "not given": pass a flag's value only
+// when the user set it (gflags::GetCommandLineFlagInfoOrDie(name).is_default
+// tells), since a default would always override TF_CONFIG.
 struct ClusterFlags {
   // --coordinator_address: host:port of the coordinator (the chief).
   std::string coordinator_address;
@@ -22,7 +22,7 @@ struct ClusterFlags {
   std::string ps_addresses;
   // --task_index: this process's index within its role.
   std::optional<int> task_index;
-  // --listen_address: host:port this process's server binds; port 0 picks a
+  // --listen: host:port this process's server binds; port 0 picks a
   // free port.
   std::string listen_address;
 };
@@ -43,7 +43,7 @@ struct ClusterConfig {
   // This task's entry in `spec`, the address peers use for it. Empty when the
   // spec does not list it (an unlisted evaluator; a worker started by flags).
   std::string own_address;
-  // What this process's server binds. --listen_address if given; else
+  // What this process's server binds. --listen if given; else
   // "0.0.0.0:<port of own_address>", as TensorFlow binds a listed task on
   // every interface (a pod's DNS name may resolve to a Service IP it cannot
   // bind); else "127.0.0.1:0", a free port on loopback only, because a
@@ -65,7 +65,7 @@ struct ClusterConfig {
 //     cluster.worker has 2 entries");
 //   "TF_CONFIG: task.type is \"worker\" but this process is a ps";
 //   "--ps_addresses: 'localhost' is not host:port" (and likewise for
-//     --coordinator_address and --listen_address), or an empty entry;
+//     --coordinator_address and --listen), or an empty entry;
 //   "--task_index must be >= 0, got -1";
 //   "--task_index 4 is out of range: cluster.ps (from --ps_addresses) has 2
 //     entries": the index must fall within its role's list when there is

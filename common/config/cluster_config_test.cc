@@ -193,7 +193,7 @@ TEST(ResolveClusterConfigTest, RefusesBadFlags) {
       {bad_ps, TASK_TYPE_WORKER, "--ps_addresses: 'localhost' is not host:port"},
       {empty_ps_entry, TASK_TYPE_WORKER, "--ps_addresses: entry 2 of 'p0:1,,p2:1' is empty"},
       {bad_coordinator, TASK_TYPE_WORKER, "--coordinator_address: 'chief' is not host:port"},
-      {bad_listen, TASK_TYPE_CHIEF, "--listen_address: '0.0.0.0' is not host:port"},
+      {bad_listen, TASK_TYPE_CHIEF, "--listen: '0.0.0.0' is not host:port"},
       {negative_index, TASK_TYPE_WORKER, "--task_index must be >= 0, got -1"},
       {ps_index_out_of_range, TASK_TYPE_PS,
        "--task_index 4 is out of range: cluster.ps (from --ps_addresses) has 2 entries"},
