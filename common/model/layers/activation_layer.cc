@@ -1,4 +1,4 @@
-#include "common/model/layers/activation.h"
+#include "common/model/layers/activation_layer.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/model/dnnl/dnnl_status.h"
@@ -36,10 +36,10 @@ absl::string_view ActivationName(ActivationKind kind) {
   return "unknown";
 }
 
-Activation::Activation(ComputeContext* context, ActivationKind kind)
+ActivationLayer::ActivationLayer(ComputeContext* context, ActivationKind kind)
     : context_(context), kind_(kind) {}
 
-absl::StatusOr<Activation::Primitives*> Activation::GetPrimitives(int64_t size) {
+absl::StatusOr<ActivationLayer::Primitives*> ActivationLayer::GetPrimitives(int64_t size) {
   if (size < 1) return absl::InvalidArgumentError(absl::StrCat("size must be >= 1, got ", size));
   return cache_.GetOrBuild({size}, [&]() -> absl::StatusOr<Primitives> {
     Primitives p;
@@ -64,7 +64,7 @@ absl::StatusOr<Activation::Primitives*> Activation::GetPrimitives(int64_t size) 
   });
 }
 
-absl::Status Activation::Forward(int64_t size, const float* x, float* y) {
+absl::Status ActivationLayer::Forward(int64_t size, const float* x, float* y) {
   absl::StatusOr<Primitives*> found = GetPrimitives(size);
   if (!found.ok()) return found.status();
   Primitives& p = **found;
@@ -76,7 +76,7 @@ absl::Status Activation::Forward(int64_t size, const float* x, float* y) {
   });
 }
 
-absl::Status Activation::Backward(int64_t size, const float* x, const float* dy, float* dx) {
+absl::Status ActivationLayer::Backward(int64_t size, const float* x, const float* dy, float* dx) {
   absl::StatusOr<Primitives*> found = GetPrimitives(size);
   if (!found.ok()) return found.status();
   Primitives& p = **found;

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_COMMON_MODEL_LAYERS_ACTIVATION_H_
-#define PSTRAIN_COMMON_MODEL_LAYERS_ACTIVATION_H_
+#ifndef PSTRAIN_COMMON_MODEL_LAYERS_ACTIVATION_LAYER_H_
+#define PSTRAIN_COMMON_MODEL_LAYERS_ACTIVATION_LAYER_H_
 
 #include <cstdint>
 
@@ -23,12 +23,12 @@ absl::string_view ActivationName(ActivationKind kind);
 // An element-wise activation on oneDNN's eltwise primitives. Works on any
 // number of elements; primitives are built once per element count.
 // Thread-compatible; borrows `context`, which must outlive it.
-class Activation {
+class ActivationLayer {
  public:
-  Activation(ComputeContext* context, ActivationKind kind);
+  ActivationLayer(ComputeContext* context, ActivationKind kind);
 
-  Activation(const Activation&) = delete;
-  Activation& operator=(const Activation&) = delete;
+  ActivationLayer(const ActivationLayer&) = delete;
+  ActivationLayer& operator=(const ActivationLayer&) = delete;
 
   // y = f(x) for `size` elements. `y` may equal `x`. InvalidArgument: size < 1.
   absl::Status Forward(int64_t size, const float* x, float* y);
@@ -54,4 +54,4 @@ class Activation {
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_COMMON_MODEL_LAYERS_ACTIVATION_H_
+#endif  // PSTRAIN_COMMON_MODEL_LAYERS_ACTIVATION_LAYER_H_

@@ -1,4 +1,4 @@
-#include "common/model/layers/activation.h"
+#include "common/model/layers/activation_layer.h"
 
 #include <cmath>
 #include <memory>
@@ -40,7 +40,7 @@ class ActivationTest : public ::testing::TestWithParam<ActivationKind> {
 };
 
 TEST_P(ActivationTest, ForwardMatchesReference) {
-  Activation layer(context_.get(), GetParam());
+  ActivationLayer layer(context_.get(), GetParam());
   const std::vector<float> x = {-3, -1, -0.25f, 0.5f, 1, 2.5f};
   std::vector<float> y(x.size());
   ASSERT_TRUE(layer.Forward(x.size(), x.data(), y.data()).ok());
@@ -50,7 +50,7 @@ TEST_P(ActivationTest, ForwardMatchesReference) {
 }
 
 TEST_P(ActivationTest, BackwardMatchesNumericalGradient) {
-  Activation layer(context_.get(), GetParam());
+  ActivationLayer layer(context_.get(), GetParam());
   const int64_t size = 40;
   // Away from 0 so the finite difference never straddles ReLU's kink.
   std::vector<float> x = RandomValuesAwayFromZero(size, 0.05f, 3, 7);

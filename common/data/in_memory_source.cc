@@ -1,0 +1,132 @@
+#include "common/data/in_memory_source.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace pstrain {
+
+int32_t ClassCountOf(absl::Span<const float> labels) {
+  float largest = 0;
+  for (float label : labels) {
+    // Beyond 2^24 floats stop being exact integers; no data set has that
+    // many classes.
+    if (!(label >= 0 && label < (1 << 24)) || label != std::floor(label)) return 0;
+    largest = std::max(largest, label);
+  }
+  return std::max<int32_t>(2, static_cast<int32_t>(largest) + 1);
+}
+
+absl::StatusOr<std::unique_ptr<InMemorySource>> InMemorySource::Create(Examples examples) {
+  const int64_t n = examples.num_examples;
+  if (n < 0 || examples.dense_dim < 0) {
+    return absl::InvalidArgumentError("negative example count or dense dimension");
+  }
+  if (static_cast<int64_t>(examples.labels.size()) != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(examples.labels.size(), " labels for ", n, " examples"));
+  }
+  if (!examples.dense_bytes.empty() && !examples.dense_floats.empty()) {
+    return absl::InvalidArgumentError("dense features given both as bytes and as floats");
+  }
+  const int64_t dense_values =
+      static_cast<int64_t>(std::max(examples.dense_bytes.size(), examples.dense_floats.size()));
+  if (dense_values != n * examples.dense_dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dense_values, " dense values for ", n, " examples of ", examples.dense_dim));
+  }
+  if (!examples.row_splits.empty()) {
+    const auto& splits = examples.row_splits;
+    if (static_cast<int64_t>(splits.size()) != n + 1 || splits.front() != 0 ||
+        splits.back() != static_cast<int64_t>(examples.sparse_ids.size())) {
+      return absl::InvalidArgumentError("row_splits do not cover the sparse ids");
+    }
+    for (size_t i = 1; i < splits.size(); ++i) {
+      if (splits[i] < splits[i - 1]) {
+        return absl::InvalidArgumentError(absl::StrCat("row_splits decrease at example ", i - 1));
+      }
+    }
+    if (!examples.sparse_values.empty() &&
+        examples.sparse_values.size() != examples.sparse_ids.size()) {
+      return absl::InvalidArgumentError("sparse values and ids differ in number");
+    }
+    for (int64_t id : examples.sparse_ids) {
+      if (id < 0 || id >= examples.sparse_dim) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("sparse id ", id, " outside [0, ", examples.sparse_dim, ")"));
+      }
+    }
+  }
+  DatasetInfo info;
+  info.num_examples = n;
+  info.dense_dim = examples.dense_dim;
+  info.image_height = examples.image_height;
+  info.image_width = examples.image_width;
+  info.image_channels = examples.image_channels;
+  info.sparse_dim = examples.row_splits.empty() ? 0 : examples.sparse_dim;
+  info.num_classes = ClassCountOf(examples.labels);
+  return std::unique_ptr<InMemorySource>(new InMemorySource(std::move(examples), info));
+}
+
+InMemorySource::InMemorySource(Examples examples, DatasetInfo info)
+    : examples_(std::move(examples)), info_(info) {}
+
+absl::Status InMemorySource::Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const {
+  const int64_t n = static_cast<int64_t>(indices.size());
+  for (int64_t index : indices) {
+    if (index < 0 || index >= info_.num_examples) {
+      return absl::OutOfRangeError(
+          absl::StrCat("example ", index, " outside [0, ", info_.num_examples, ")"));
+    }
+  }
+  batch->size = n;
+  batch->labels.resize(n);
+  for (int64_t i = 0; i < n; ++i) batch->labels[i] = examples_.labels[indices[i]];
+
+  const int64_t dim = examples_.dense_dim;
+  if (dim > 0) {
+    if (batch->dense.shape() != Shape({n, dim}) || batch->dense.dtype() != DATA_TYPE_FLOAT32) {
+      absl::StatusOr<Tensor> dense =
+          Tensor::CreateUninitialized(DATA_TYPE_FLOAT32, Shape({n, dim}));
+      if (!dense.ok()) return dense.status();
+      batch->dense = std::move(dense).value();
+    }
+    float* out = batch->dense.data<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      float* row = out + i * dim;
+      if (!examples_.dense_bytes.empty()) {
+        const uint8_t* in = examples_.dense_bytes.data() + indices[i] * dim;
+        for (int64_t j = 0; j < dim; ++j) row[j] = in[j] * examples_.byte_scale;
+      } else {
+        std::copy_n(examples_.dense_floats.data() + indices[i] * dim, dim, row);
+      }
+    }
+  } else {
+    batch->dense = Tensor();
+  }
+
+  batch->sparse_ids.clear();
+  batch->sparse_values.clear();
+  batch->row_splits.clear();
+  if (!examples_.row_splits.empty()) {
+    batch->row_splits.reserve(n + 1);
+    batch->row_splits.push_back(0);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t begin = examples_.row_splits[indices[i]];
+      const int64_t end = examples_.row_splits[indices[i] + 1];
+      batch->sparse_ids.insert(batch->sparse_ids.end(), examples_.sparse_ids.begin() + begin,
+                               examples_.sparse_ids.begin() + end);
+      if (!examples_.sparse_values.empty()) {
+        batch->sparse_values.insert(batch->sparse_values.end(),
+                                    examples_.sparse_values.begin() + begin,
+                                    examples_.sparse_values.begin() + end);
+      }
+      batch->row_splits.push_back(static_cast<int64_t>(batch->sparse_ids.size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pstrain

@@ -1,0 +1,58 @@
+#ifndef PSTRAIN_COMMON_DATA_IN_MEMORY_SOURCE_H_
+#define PSTRAIN_COMMON_DATA_IN_MEMORY_SOURCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "common/data/example_source.h"
+
+namespace pstrain {
+
+// The examples of a data set that fits in memory, as the file readers
+// (Fashion-MNIST, CSV, libsvm) produce them. Immutable; thread-safe.
+class InMemorySource : public ExampleSource {
+ public:
+  struct Examples {
+    int64_t num_examples = 0;
+    int64_t dense_dim = 0;
+    // Dense features, [num_examples, dense_dim] row-major: either bytes
+    // (images), each read as byte * byte_scale, or floats. At most one is set.
+    std::vector<uint8_t> dense_bytes;
+    float byte_scale = 1.0f;
+    std::vector<float> dense_floats;
+    // Optional image layout of the dense features.
+    int64_t image_height = 0, image_width = 0, image_channels = 0;
+    // Sparse features in compressed-row form (see ExampleBatch); row_splits
+    // empty when there are none. sparse_values empty means all ones.
+    std::vector<int64_t> sparse_ids;
+    std::vector<float> sparse_values;
+    std::vector<int64_t> row_splits;
+    int64_t sparse_dim = 0;
+    std::vector<float> labels;
+  };
+
+  // Validates that the parts agree and computes the class count.
+  // InvalidArgument: sizes that do not match num_examples and dense_dim,
+  // decreasing row_splits, or a sparse id outside [0, sparse_dim).
+  static absl::StatusOr<std::unique_ptr<InMemorySource>> Create(Examples examples);
+
+  const DatasetInfo& info() const override { return info_; }
+  absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override;
+
+ private:
+  InMemorySource(Examples examples, DatasetInfo info);
+
+  const Examples examples_;
+  const DatasetInfo info_;
+};
+
+// The class count of `labels` for DatasetInfo::num_classes: the largest
+// label + 1 (at least 2) if every label is a non-negative integer, else 0.
+int32_t ClassCountOf(absl::Span<const float> labels);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DATA_IN_MEMORY_SOURCE_H_

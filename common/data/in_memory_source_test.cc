@@ -1,0 +1,62 @@
+#include "common/data/in_memory_source.h"
+
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+InMemorySource::Examples SparseExamples() {
+  InMemorySource::Examples e;
+  e.num_examples = 3;
+  e.dense_dim = 2;
+  e.dense_floats = {1, 2, 3, 4, 5, 6};
+  e.sparse_ids = {0, 4, 2, 1, 3, 4};
+  e.sparse_values = {1, 2, 3, 4, 5, 6};
+  e.row_splits = {0, 2, 3, 6};
+  e.sparse_dim = 5;
+  e.labels = {0, 1, 1};
+  return e;
+}
+
+TEST(InMemorySourceTest, FillsGatheredBatch) {
+  auto source = InMemorySource::Create(SparseExamples());
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_EQ((*source)->info().num_classes, 2);
+  EXPECT_EQ((*source)->info().sparse_dim, 5);
+  ExampleBatch batch;
+  ASSERT_TRUE((*source)->Fill({2, 0}, &batch).ok());
+  EXPECT_EQ(batch.size, 2);
+  EXPECT_EQ(batch.dense_dim(), 2);
+  EXPECT_EQ(batch.dense.data<float>()[0], 5);
+  EXPECT_EQ(batch.dense.data<float>()[3], 2);
+  EXPECT_EQ(batch.row_splits, (std::vector<int64_t>{0, 3, 5}));
+  EXPECT_EQ(batch.sparse_ids, (std::vector<int64_t>{1, 3, 4, 0, 4}));
+  EXPECT_EQ(batch.sparse_values, (std::vector<float>{4, 5, 6, 1, 2}));
+  EXPECT_EQ(batch.labels, (std::vector<float>{1, 0}));
+  EXPECT_EQ((*source)->Fill({3}, &batch).code(), absl::StatusCode::kOutOfRange);
+}
+
+TEST(InMemorySourceTest, RefusesInconsistentParts) {
+  auto e = SparseExamples();
+  e.labels.pop_back();
+  EXPECT_EQ(InMemorySource::Create(e).status().code(), absl::StatusCode::kInvalidArgument);
+  e = SparseExamples();
+  e.sparse_ids[1] = 5;
+  EXPECT_EQ(InMemorySource::Create(e).status().code(), absl::StatusCode::kInvalidArgument);
+  e = SparseExamples();
+  e.row_splits = {0, 3, 2, 6};
+  EXPECT_EQ(InMemorySource::Create(e).status().code(), absl::StatusCode::kInvalidArgument);
+  e = SparseExamples();
+  e.dense_floats.push_back(7);
+  EXPECT_EQ(InMemorySource::Create(e).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(InMemorySourceTest, ClassCount) {
+  EXPECT_EQ(ClassCountOf({0, 3, 1}), 4);
+  EXPECT_EQ(ClassCountOf({0, 0}), 2);
+  EXPECT_EQ(ClassCountOf({0, 1.5f}), 0);
+  EXPECT_EQ(ClassCountOf({-1, 1}), 0);
+}
+
+}  // namespace
+}  // namespace pstrain

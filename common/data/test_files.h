@@ -1,0 +1,20 @@
+#ifndef PSTRAIN_COMMON_DATA_TEST_FILES_H_
+#define PSTRAIN_COMMON_DATA_TEST_FILES_H_
+
+// Test helpers: files under the test's temporary folder.
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace pstrain {
+namespace testing_util {
+
+// Writes `contents` to `name` under $TEST_TMPDIR (gzip-compressed when
+// `gzip`) and returns the path. CHECK-fails if the file cannot be written.
+std::string WriteTestFile(absl::string_view name, absl::string_view contents, bool gzip = false);
+
+}  // namespace testing_util
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DATA_TEST_FILES_H_

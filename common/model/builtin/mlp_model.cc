@@ -1,0 +1,65 @@
+#include "common/model/builtin/mlp_model.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/model/builtin/dense_input.h"
+
+namespace pstrain {
+
+absl::StatusOr<std::unique_ptr<MlpModel>> MlpModel::Create(const MlpSpec& spec,
+                                                           const ModelContext& context) {
+  if (spec.input_dim() <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mlp.input_dim must be > 0, got ", spec.input_dim()));
+  }
+  if (spec.num_classes() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mlp.num_classes must be >= 2, got ", spec.num_classes()));
+  }
+  if (!(spec.dropout() >= 0 && spec.dropout() < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mlp.dropout must be in [0, 1), got ", spec.dropout()));
+  }
+  model_internal::DenseStackConfig config;
+  config.input_dim = spec.input_dim();
+  config.hidden_units.assign(spec.hidden_units().begin(), spec.hidden_units().end());
+  if (config.hidden_units.empty()) config.hidden_units = {256, 128};
+  for (size_t i = 0; i < config.hidden_units.size(); ++i) {
+    if (config.hidden_units[i] <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mlp.hidden_units[", i, "] must be > 0, got ", config.hidden_units[i]));
+    }
+  }
+  absl::StatusOr<ActivationKind> activation = ActivationFromSpec(spec.activation());
+  if (!activation.ok()) return activation.status();
+  config.activation = *activation;
+  config.dropout = spec.dropout();
+  config.output_dim = spec.num_classes();
+  return std::unique_ptr<MlpModel>(new MlpModel(config, context));
+}
+
+MlpModel::MlpModel(const model_internal::DenseStackConfig& config, const ModelContext& context)
+    : stack_(context.compute, config, context.seed),
+      head_(context.compute, PredictionKind::kClassProbabilities, config.output_dim) {}
+
+absl::Status MlpModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
+                               ModelMode mode, ModelOutput* output) {
+  absl::StatusOr<const float*> input = DenseInput(batch, stack_.config().input_dim);
+  if (!input.ok()) return input.status();
+  const float* logits = nullptr;
+  absl::Status status = stack_.Forward(parameters, batch.size, *input, mode, &logits);
+  if (!status.ok()) return status;
+  return head_.Forward(batch.size, logits, batch.labels, output);
+}
+
+absl::Status MlpModel::ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
+                                        ModelOutput* output, Gradients* gradients) {
+  absl::Status status = Forward(parameters, batch, ModelMode::kTrain, output);
+  if (!status.ok()) return status;
+  dlogits_.resize(batch.size * head_.width());
+  status = head_.Backward(batch.size, *output, batch.labels, dlogits_.data());
+  if (!status.ok()) return status;
+  return stack_.Backward(parameters, batch.size, batch.dense.data<float>(), dlogits_.data(),
+                         /*d_input=*/nullptr, gradients);
+}
+
+}  // namespace pstrain

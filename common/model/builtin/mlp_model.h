@@ -1,0 +1,49 @@
+#ifndef PSTRAIN_COMMON_MODEL_BUILTIN_MLP_MODEL_H_
+#define PSTRAIN_COMMON_MODEL_BUILTIN_MLP_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/model/internal/dense_stack.h"
+#include "common/model/internal/loss_head.h"
+#include "common/model/model.h"
+#include "protos/job.pb.h"
+
+namespace pstrain {
+
+// A multi-layer perceptron classifier over dense features: hidden layers
+// (inner product, activation, optional dropout) and a softmax output.
+// Variables: hidden_<i>/{weights, bias}, logits/{weights, bias}.
+class MlpModel : public Model {
+ public:
+  // `spec` must have its dimensions resolved: input_dim > 0, num_classes >= 2,
+  // hidden_units each > 0 (empty means the default [256, 128]).
+  // InvalidArgument otherwise, or dropout outside [0, 1).
+  static absl::StatusOr<std::unique_ptr<MlpModel>> Create(const MlpSpec& spec,
+                                                          const ModelContext& context);
+
+  std::string name() const override { return "mlp"; }
+  std::vector<VariableDef> Variables() const override { return stack_.Variables(); }
+  PredictionKind prediction_kind() const override { return PredictionKind::kClassProbabilities; }
+  int64_t prediction_width() const override { return head_.width(); }
+
+  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, ModelMode mode,
+                       ModelOutput* output) override;
+  absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
+                                ModelOutput* output, Gradients* gradients) override;
+
+  double ForwardFlops(int64_t batch) const { return stack_.ForwardFlops(batch); }
+
+ private:
+  MlpModel(const model_internal::DenseStackConfig& config, const ModelContext& context);
+
+  model_internal::DenseStack stack_;
+  model_internal::LossHead head_;
+  std::vector<float> dlogits_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_MODEL_BUILTIN_MLP_MODEL_H_
