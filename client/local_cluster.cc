@@ -111,7 +111,10 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
   ChildProcessOptions child;
   child.program = program;
   child.args = {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-                absl::StrCat("--ready_file=", ready_path)};
+                absl::StrCat("--ready_file=", ready_path), absl::StrCat("--task_index=", index)};
+  if (role != "coordinator") {
+    child.args.push_back(absl::StrCat("--coordinator_address=", coordinator().grpc_address));
+  }
   child.log_path = task.log_path;
   ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> process, ChildProcess::Start(child));
   task.pid = process->pid();

@@ -9,7 +9,10 @@ constexpr char kUsage[] =
     "notifications, evaluates each new checkpoint (throttled, always the final one),\n"
     "reports metrics and exports the best model.\n"
     "\n"
-    "Usage: pstrain-evaluator [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
+    "Usage: pstrain-evaluator --coordinator_address=HOST:PORT [--task_index=N] "
+    "[--listen=HOST:PORT]\n"
+    "   or: TF_CONFIG='{\"cluster\": {...}, \"task\": {...}}' pstrain-evaluator\n"
+    "Flags win over TF_CONFIG (as TensorFlow and Kubeflow's TFJob set it).\n"
     "\n"
     "An evaluator serves no API of its own: its gRPC server answers health checks (for\n"
     "Kubernetes probes) and reflection, and it serves Prometheus metrics on /metrics.\n"
@@ -26,7 +29,7 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
 
 int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
-      "evaluator", kUsage, argc, argv,
+      pstrain::TASK_TYPE_EVALUATOR, kUsage, argc, argv,
       [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
         return std::make_unique<EvaluatorComponents>();
       });

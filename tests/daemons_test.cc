@@ -33,12 +33,12 @@ std::string ReadFile(const std::string& path) {
 // Runs `program args...` to completion, returning its exit status and
 // filling `output` with what it printed.
 ExitStatus RunToEnd(const std::string& name, const std::vector<std::string>& args,
-                    std::string* output) {
+                    std::string* output, const std::vector<std::string>& env = {}) {
   absl::StatusOr<std::string> program = LocateBinary(name, "");
   EXPECT_TRUE(program.ok()) << program.status();
   const std::string log = testing::TempDir() + "/" + name + ".out";
   std::remove(log.c_str());
-  auto child = ChildProcess::Start({*program, args, {}, log});
+  auto child = ChildProcess::Start({*program, args, env, log});
   EXPECT_TRUE(child.ok()) << child.status();
   absl::StatusOr<ExitStatus> status = (*child)->Wait(absl::Seconds(60));
   EXPECT_TRUE(status.ok()) << status.status();
@@ -58,10 +58,17 @@ TEST(DaemonBinaryTest, HelpDescribesTheRoleAndItsFlags) {
   }
 }
 
+// Every role but the coordinator must be told where the coordinator is.
+std::vector<std::string> WithCoordinator(const std::string& name, std::vector<std::string> args) {
+  if (name != "pstrain-coordinator") args.push_back("--coordinator_address=127.0.0.1:1");
+  return args;
+}
+
 TEST(DaemonBinaryTest, BadSettingsExitTwoNamingTheSetting) {
   for (const std::string& name : DaemonBinaries()) {
     std::string output;
-    EXPECT_EQ(RunToEnd(name, {"--listen=nonsense"}, &output).exit_code, 2) << name;
+    EXPECT_EQ(RunToEnd(name, WithCoordinator(name, {"--listen=nonsense"}), &output).exit_code, 2)
+        << name;
     EXPECT_NE(output.find("--listen: 'nonsense' is not host:port"), std::string::npos) << output;
     EXPECT_EQ(RunToEnd(name, {"--max_message_mb=0"}, &output).exit_code, 2) << name;
     EXPECT_NE(output.find("--max_message_mb must be in [1, 1024], got 0"), std::string::npos)
@@ -71,12 +78,57 @@ TEST(DaemonBinaryTest, BadSettingsExitTwoNamingTheSetting) {
   }
 }
 
+TEST(DaemonBinaryTest, EveryRoleButTheCoordinatorNeedsTheCoordinatorAddress) {
+  for (const char* name : {"pstrain-ps", "pstrain-worker", "pstrain-evaluator"}) {
+    std::string output;
+    EXPECT_EQ(RunToEnd(name, {}, &output).exit_code, 2) << name;
+    EXPECT_NE(output.find("coordinator"), std::string::npos) << output;
+    EXPECT_EQ(RunToEnd(name, {"--coordinator_address=coordinator"}, &output).exit_code, 2);
+    EXPECT_NE(output.find("--coordinator_address: 'coordinator' is not host:port"),
+              std::string::npos)
+        << output;
+  }
+}
+
+// TF_CONFIG exactly as Kubeflow's TFJob operator sets it for ps/1.
+constexpr char kTfJobPsConfig[] = R"(TF_CONFIG={"cluster": {"chief": ["job-chief-0.job.svc:2222"],)"
+                                  R"( "ps": ["job-ps-0.job.svc:2222", "job-ps-1.job.svc:2222"],)"
+                                  R"( "worker": ["job-worker-0.job.svc:2222"]},)"
+                                  R"( "task": {"type": "ps", "index": 1}, "environment": "cloud"})";
+
+TEST(DaemonBinaryTest, TakesItsPlaceFromTfConfigWithFlagsWinning) {
+  const std::string ready = testing::TempDir() + "/tf_config.ready";
+  const std::string log = testing::TempDir() + "/tf_config.log";
+  std::remove(ready.c_str());
+  std::remove(log.c_str());
+  absl::StatusOr<std::string> program = LocateBinary("pstrain-ps", "");
+  ASSERT_TRUE(program.ok()) << program.status();
+  // The listed port would be fixed; the flag wins and picks a free one.
+  auto child = ChildProcess::Start(
+      {*program, {"--listen=127.0.0.1:0", "--ready_file=" + ready}, {kTfJobPsConfig}, log});
+  ASSERT_TRUE(child.ok());
+  absl::StatusOr<ReadyInfo> info = WaitForReadyFile(ready, absl::Seconds(30));
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_TRUE(CheckHealth(info->at("grpc"), absl::Seconds(10)).ok());
+  ASSERT_TRUE((*child)->Stop(absl::Seconds(20)).ok());
+  const std::string output = ReadFile(log);
+  EXPECT_NE(output.find("pstrain ps 1 serving gRPC on 127.0.0.1:"), std::string::npos) << output;
+  EXPECT_NE(output.find("coordinator at job-chief-0.job.svc:2222"), std::string::npos) << output;
+
+  std::string refused;
+  EXPECT_EQ(RunToEnd("pstrain-worker", {}, &refused, {kTfJobPsConfig}).exit_code, 2);
+  EXPECT_NE(refused.find("TF_CONFIG: task.type is \"ps\" but this process is a worker"),
+            std::string::npos)
+      << refused;
+}
+
 TEST(DaemonBinaryTest, SigintAlsoShutsDownCleanly) {
   absl::StatusOr<std::string> program = LocateBinary("pstrain-ps", "");
   ASSERT_TRUE(program.ok()) << program.status();
   const std::string ready = testing::TempDir() + "/sigint.ready";
   std::remove(ready.c_str());
-  auto child = ChildProcess::Start({*program, {"--ready_file=" + ready}, {}, ""});
+  auto child = ChildProcess::Start(
+      {*program, {"--ready_file=" + ready, "--coordinator_address=127.0.0.1:1"}, {}, ""});
   ASSERT_TRUE(child.ok());
   absl::StatusOr<ReadyInfo> info = WaitForReadyFile(ready, absl::Seconds(30));
   ASSERT_TRUE(info.ok()) << info.status();

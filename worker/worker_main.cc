@@ -9,7 +9,9 @@ constexpr char kUsage[] =
     "leased, pulls parameters, runs forward and backward passes, pushes gradients and\n"
     "reports progress.\n"
     "\n"
-    "Usage: pstrain-worker [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
+    "Usage: pstrain-worker --coordinator_address=HOST:PORT [--task_index=N] [--listen=HOST:PORT]\n"
+    "   or: TF_CONFIG='{\"cluster\": {...}, \"task\": {...}}' pstrain-worker\n"
+    "Flags win over TF_CONFIG (as TensorFlow and Kubeflow's TFJob set it).\n"
     "\n"
     "A worker serves no API of its own: its gRPC server answers health checks (for\n"
     "Kubernetes probes) and reflection, and it serves Prometheus metrics on /metrics.\n"
@@ -26,7 +28,7 @@ class WorkerComponents : public pstrain::DaemonComponents {
 
 int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
-      "worker", kUsage, argc, argv,
+      pstrain::TASK_TYPE_WORKER, kUsage, argc, argv,
       [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
         return std::make_unique<WorkerComponents>();
       });

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/config/cluster_config.h"
 #include "common/daemon/shutdown_signal.h"
 #include "common/metrics/metrics_exposer.h"
 #include "common/net/grpc_server.h"
@@ -18,6 +19,9 @@ struct DaemonOptions {
   // The process's role as shown in logs and metrics: "coordinator", "ps",
   // "worker", "evaluator".
   std::string role;
+  // Where this process sits in the cluster (TF_CONFIG and flags). Its
+  // listen_address is what grpc.listen_address binds.
+  ClusterConfig cluster;
   GrpcServerOptions grpc;
   // host:port of the Prometheus /metrics endpoint; port 0 picks one.
   // Default 127.0.0.1:0.
@@ -76,10 +80,15 @@ class Daemon {
   std::unique_ptr<GrpcServer> server_;
 };
 
-// Shared by the daemons' flags: the options from --listen, --metrics_listen,
-// --ready_file, --shutdown_grace_secs and --max_message_mb (defined in
-// daemon_flags.cc). InvalidArgument names a flag with a bad value.
-absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(const std::string& role);
+// The options of a daemon of type `type` from the flags every daemon shares
+// (defined in daemon_flags.cc: --listen, --metrics_listen, --ready_file,
+// --shutdown_grace_secs, --max_message_mb, --coordinator_address,
+// --ps_addresses, --task_index) and the TF_CONFIG environment variable;
+// flags win. InvalidArgument names the flag or TF_CONFIG field at fault.
+absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type);
+
+// "coordinator" for the chief, else the TF_CONFIG name ("ps", "worker", ...).
+std::string RoleName(TaskType type);
 
 }  // namespace pstrain
 

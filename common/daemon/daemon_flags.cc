@@ -1,13 +1,32 @@
 // The flags every pstrain daemon shares, turned into DaemonOptions.
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 #include "absl/strings/str_cat.h"
+#include "common/config/cluster_config.h"
+#include "common/config/tf_config.h"
 #include "common/daemon/daemon.h"
 #include "common/net/host_port.h"
+#include "common/status/status_macros.h"
 #include "gflags/gflags.h"
 
-DEFINE_string(listen, "127.0.0.1:0",
+// Cluster flags are empty by default: a set flag overrides TF_CONFIG, field
+// by field, so a non-empty default would always override it.
+DEFINE_string(listen, "",
               "host:port for the gRPC server; port 0 picks a free port (written to the log "
-              "and to --ready_file). Use 0.0.0.0:PORT to accept other machines.");
+              "and to --ready_file). Default: 0.0.0.0:<port> when TF_CONFIG lists this "
+              "task, else 127.0.0.1:0 (loopback only).");
+DEFINE_string(coordinator_address, "",
+              "host:port of the coordinator (TF_CONFIG's chief). Required for every role but "
+              "the coordinator, here or in TF_CONFIG.");
+DEFINE_string(ps_addresses, "",
+              "Comma-separated host:port of every parameter server, in shard order; overrides "
+              "TF_CONFIG's cluster.ps.");
+DEFINE_int32(task_index, -1,
+             "This process's index within its role (ps/0, ps/1, ...); default TF_CONFIG's "
+             "task.index, else 0.");
 DEFINE_string(metrics_listen, "127.0.0.1:0",
               "host:port for the Prometheus /metrics endpoint; port 0 picks a free port.");
 DEFINE_string(ready_file, "",
@@ -20,7 +39,11 @@ DEFINE_int32(max_message_mb, 16, "Largest gRPC message received or sent, in MiB.
 
 namespace pstrain {
 
-absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(const std::string& role) {
+std::string RoleName(TaskType type) {
+  return type == TASK_TYPE_CHIEF ? "coordinator" : std::string(TaskTypeName(type));
+}
+
+absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
   if (FLAGS_max_message_mb < 1 || FLAGS_max_message_mb > 1024) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max_message_mb must be in [1, 1024], got ", FLAGS_max_message_mb));
@@ -29,16 +52,25 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(const std::string& role) {
     return absl::InvalidArgumentError(
         absl::StrCat("--shutdown_grace_secs must be >= 0, got ", FLAGS_shutdown_grace_secs));
   }
-  for (const auto& [flag, value] :
-       {std::pair<const char*, const std::string&>{"--listen", FLAGS_listen},
-        {"--metrics_listen", FLAGS_metrics_listen}}) {
-    if (absl::StatusOr<HostPort> parsed = ParseHostPort(value); !parsed.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(flag, ": ", parsed.status().message()));
-    }
+  if (absl::StatusOr<HostPort> parsed = ParseHostPort(FLAGS_metrics_listen); !parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics_listen: ", parsed.status().message()));
   }
+
+  ClusterFlags flags;
+  flags.coordinator_address = FLAGS_coordinator_address;
+  flags.ps_addresses = FLAGS_ps_addresses;
+  flags.listen_address = FLAGS_listen;
+  // Any negative value means "not given"; ResolveClusterConfig refuses
+  // nothing it does not see, so -1 is the only sentinel.
+  if (FLAGS_task_index != -1) flags.task_index = FLAGS_task_index;
+  std::optional<std::string> tf_config;
+  if (const char* value = std::getenv("TF_CONFIG")) tf_config = value;
+
   DaemonOptions options;
-  options.role = role;
-  options.grpc.listen_address = FLAGS_listen;
+  options.role = RoleName(type);
+  ASSIGN_OR_RETURN(options.cluster, ResolveClusterConfig(flags, tf_config, type));
+  options.grpc.listen_address = options.cluster.listen_address;
   options.grpc.max_message_bytes = FLAGS_max_message_mb << 20;
   options.metrics_address = FLAGS_metrics_listen;
   options.ready_file = FLAGS_ready_file;

@@ -9,7 +9,7 @@
 
 namespace pstrain {
 
-int RunDaemonMain(absl::string_view role, absl::string_view usage, int argc, char** argv,
+int RunDaemonMain(TaskType type, absl::string_view usage, int argc, char** argv,
                   const ComponentsFactory& build_components) {
   BlockShutdownSignals();
   InitCommandLine(usage, &argc, &argv);
@@ -19,7 +19,7 @@ int RunDaemonMain(absl::string_view role, absl::string_view usage, int argc, cha
               << "'; every setting is a --flag (see --help)\n";
     return 2;
   }
-  absl::StatusOr<DaemonOptions> options = DaemonOptionsFromFlags(std::string(role));
+  absl::StatusOr<DaemonOptions> options = DaemonOptionsFromFlags(type);
   if (!options.ok()) {
     std::cerr << program << ": " << options.status().message() << "\n";
     return 2;
@@ -35,7 +35,7 @@ int RunDaemonMain(absl::string_view role, absl::string_view usage, int argc, cha
     return 1;
   }
   daemon.WaitForShutdown();
-  LOG(INFO) << "pstrain " << role << " stopped";
+  LOG(INFO) << "pstrain " << RoleName(type) << " stopped";
   return 0;
 }
 

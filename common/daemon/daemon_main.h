@@ -27,12 +27,12 @@ class DaemonComponents {
 using ComponentsFactory =
     std::function<absl::StatusOr<std::unique_ptr<DaemonComponents>>(Daemon& daemon)>;
 
-// The whole life of a pstrain daemon, shared by every *_main.cc: parse
+// The whole life of a pstrain daemon of type `type`, shared by every *_main.cc: parse
 // flags (`usage` heads --help), build the components, serve, wait for
 // SIGTERM/SIGINT, shut down within the grace. Exit codes: 0 after a clean
 // shutdown, 1 when serving failed (port in use), 2 for bad flags or
 // configuration.
-int RunDaemonMain(absl::string_view role, absl::string_view usage, int argc, char** argv,
+int RunDaemonMain(TaskType type, absl::string_view usage, int argc, char** argv,
                   const ComponentsFactory& build_components);
 
 }  // namespace pstrain

@@ -10,6 +10,8 @@ constexpr char kUsage[] =
     "the client API that `pstrain` talks to.\n"
     "\n"
     "Usage: pstrain-coordinator [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
+    "   or: TF_CONFIG='{\"cluster\": {\"chief\": [...], ...}, \"task\": {\"type\": \"chief\"}}'\n"
+    "       pstrain-coordinator   (flags win over TF_CONFIG)\n"
     "\n"
     "Serves the gRPC health service and Prometheus metrics on /metrics. Exits 0 on\n"
     "SIGTERM or SIGINT after letting calls in flight finish (--shutdown_grace_secs).";
@@ -24,7 +26,7 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
 
 int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
-      "coordinator", kUsage, argc, argv,
+      pstrain::TASK_TYPE_CHIEF, kUsage, argc, argv,
       [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
         return std::make_unique<CoordinatorComponents>();
       });
