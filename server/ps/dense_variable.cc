@@ -51,6 +51,11 @@ void DenseVariable::Read(int64_t offset, absl::Span<float> out) const {
   std::memcpy(out.data(), values_.data() + offset, out.size() * sizeof(float));
 }
 
+void DenseVariable::ReadBytes(int64_t offset, int64_t count, std::string* out) const {
+  absl::ReaderMutexLock l(&mu_);
+  out->assign(reinterpret_cast<const char*>(values_.data() + offset), count * sizeof(float));
+}
+
 void DenseVariable::ReadRows(absl::Span<const int64_t> ids, float* out) const {
   const int64_t width = row_width();
   absl::ReaderMutexLock l(&mu_);

@@ -51,6 +51,10 @@ class DenseVariable {
   // Copies elements [offset, offset + out.size()) (in range) to `out`.
   void Read(int64_t offset, absl::Span<float> out) const;
 
+  // Replaces *out with the bytes of elements [offset, offset + count) (in
+  // range): one copy, straight into a message's bytes field.
+  void ReadBytes(int64_t offset, int64_t count, std::string* out) const;
+
   // Copies rows `ids` (in range) to `out`, row_width() floats each.
   void ReadRows(absl::Span<const int64_t> ids, float* out) const;
 

@@ -573,7 +573,7 @@ void ParameterShard::RecordTables() {
   }
 }
 
-absl::Status ParameterShard::ReadDense(int variable, int64_t offset, absl::Span<float> out) const {
+absl::Status ParameterShard::CheckRange(int variable, int64_t offset, int64_t count) const {
   if (variable < 0 || variable >= num_variables()) {
     return absl::InvalidArgumentError(absl::StrCat("no variable #", variable));
   }
@@ -582,14 +582,36 @@ absl::Status ParameterShard::ReadDense(int variable, int64_t offset, absl::Span<
     return absl::InvalidArgumentError(
         absl::StrCat("\"", v.spec.name(), "\" is an embedding table; read it by rows"));
   }
-  const int64_t count = static_cast<int64_t>(out.size());
   if (offset < 0 || count < 0 || offset > v.num_elements || count > v.num_elements - offset) {
     return absl::InvalidArgumentError(absl::StrCat("elements [", offset, ", ", offset + count,
                                                    ") are outside \"", v.spec.name(), "\" of ",
                                                    v.num_elements, " elements"));
   }
-  v.dense->Read(offset, out);
   return absl::OkStatus();
+}
+
+absl::Status ParameterShard::ReadDense(int variable, int64_t offset, absl::Span<float> out) const {
+  RETURN_IF_ERROR(CheckRange(variable, offset, static_cast<int64_t>(out.size())));
+  variables_[variable]->dense->Read(offset, out);
+  return absl::OkStatus();
+}
+
+absl::Status ParameterShard::ReadDenseBytes(int variable, int64_t offset, int64_t count,
+                                            std::string* out) const {
+  RETURN_IF_ERROR(CheckRange(variable, offset, count));
+  variables_[variable]->dense->ReadBytes(offset, count, out);
+  return absl::OkStatus();
+}
+
+std::optional<PushReply> ParameterShard::DecidedBefore(const PushKey& key) {
+  absl::MutexLock l(&mu_);
+  const PushDedup::Lookup seen = dedup_.Check(key);
+  if (seen.verdict != PushDedup::Verdict::kSeen) return std::nullopt;
+  metrics_.RecordDedupHit();
+  PushReply reply;
+  reply.outcome = seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
+  reply.version = version_;
+  return reply;
 }
 
 absl::Status ParameterShard::ReadRows(int variable, absl::Span<const int64_t> ids,

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,11 @@ class ParameterShard {
   //               was dropped). Nothing changed.
   PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients);
 
+  // The reply a push with `key` would get without being looked at, if the
+  // key was decided before: DUPLICATE or STALE (counted as a dedup hit). Lets
+  // a receiver skip assembling a retried push.
+  std::optional<PushReply> DecidedBefore(const PushKey& key);
+
   // The published version: updates whose apply has finished.
   int64_t version() const { return gate_.version(); }
   VersionGate& version_gate() { return gate_; }
@@ -132,6 +138,10 @@ class ParameterShard {
   // Copies elements [offset, offset + out.size()) of a dense variable.
   // InvalidArgument: not a dense variable, or the range is outside it.
   absl::Status ReadDense(int variable, int64_t offset, absl::Span<float> out) const;
+
+  // Replaces *out with the bytes of elements [offset, offset + count) of a
+  // dense variable. InvalidArgument as ReadDense.
+  absl::Status ReadDenseBytes(int variable, int64_t offset, int64_t count, std::string* out) const;
 
   // Copies rows `ids` (row_width floats each) of an embedding table or a
   // dense variable. InvalidArgument: an id out of range or held by another
@@ -170,6 +180,7 @@ class ParameterShard {
                  LearningRate learning_rate);
 
   absl::Status Validate(const PushKey& key, absl::Span<const GradientRef> gradients) const;
+  absl::Status CheckRange(int variable, int64_t offset, int64_t count) const;
   absl::Status ValidateIds(const ShardVariable& v, absl::Span<const int64_t> ids) const;
   // 1, or clip_norm / norm when the push's global norm exceeds clip_norm.
   absl::StatusOr<float> ClipScale(absl::Span<const GradientRef> gradients) const;

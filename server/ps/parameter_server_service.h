@@ -1,0 +1,80 @@
+#ifndef PSTRAIN_SERVER_PS_PARAMETER_SERVER_SERVICE_H_
+#define PSTRAIN_SERVER_PS_PARAMETER_SERVER_SERVICE_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "protos/parameter_server.grpc.pb.h"
+#include "server/ps/internal/serial_executor.h"
+#include "server/ps/shard_store.h"
+
+namespace pstrain {
+
+struct ParameterServerServiceOptions {
+  // Bytes of values per message in pull answers on the stream. Default
+  // 1 MiB: gRPC moves 64 KiB..1 MiB messages fastest.
+  int64_t chunk_bytes = 1 << 20;
+  // Largest answer of the unary Pull. Default 15 MiB, under the server's
+  // 16 MiB message limit; larger reads belong on PushPull.
+  int64_t max_unary_pull_bytes = 15 << 20;
+  // Answers one stream may have queued for sending before the shard stops
+  // reading that stream's requests (flow control: a client that sends
+  // faster than it reads waits instead of growing the shard's memory).
+  // Default 32 MiB.
+  int64_t max_queued_bytes_per_stream = 32 << 20;
+  // Longest wait a pull may ask for with wait_ms. Default 10 minutes.
+  absl::Duration max_wait = absl::Minutes(10);
+};
+
+// The ParameterServer gRPC service: parses and validates requests, calls
+// the ShardStore, converts statuses (common/status/grpc_status.h). Uses the
+// callback API; no server thread blocks on a slow sync round (pulls that
+// wait for a version are callbacks) and slow calls (CreateVariables,
+// Snapshot, Restore) run on an internal thread. Thread-safe.
+//
+// Status codes, for every method: InvalidArgument for a malformed request,
+// NotFound for an unknown variable, FailedPrecondition for a job that is not
+// running here, ResourceExhausted for a message or answer over its size
+// limit (the server's max receive size is enforced by gRPC itself); per
+// method as ShardStore documents. On PushPull, a refused push is answered
+// with outcome REJECTED and a status, a failed pull with `error`, and the
+// stream goes on.
+class ParameterServerService final : public ParameterServer::CallbackService {
+ public:
+  // `store` is borrowed and must outlive the service.
+  explicit ParameterServerService(ShardStore& store, ParameterServerServiceOptions options = {});
+  ~ParameterServerService() override;
+
+  ParameterServerService(const ParameterServerService&) = delete;
+  ParameterServerService& operator=(const ParameterServerService&) = delete;
+
+  grpc::ServerUnaryReactor* CreateVariables(grpc::CallbackServerContext* context,
+                                            const CreateVariablesRequest* request,
+                                            CreateVariablesResponse* response) override;
+  grpc::ServerUnaryReactor* DropJob(grpc::CallbackServerContext* context,
+                                    const DropJobRequest* request,
+                                    DropJobResponse* response) override;
+  grpc::ServerBidiReactor<PushPullRequest, PushPullResponse>* PushPull(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* Pull(grpc::CallbackServerContext* context, const PullRequest* request,
+                                 PullResponse* response) override;
+  grpc::ServerUnaryReactor* Snapshot(grpc::CallbackServerContext* context,
+                                     const SnapshotRequest* request,
+                                     SnapshotResponse* response) override;
+  grpc::ServerUnaryReactor* Restore(grpc::CallbackServerContext* context,
+                                    const RestoreRequest* request,
+                                    RestoreResponse* response) override;
+
+ private:
+  friend class PushPullReactor;
+  friend class PullReactor;
+
+  ShardStore& store_;
+  const ParameterServerServiceOptions options_;
+  internal::SerialExecutor slow_calls_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_PS_PARAMETER_SERVER_SERVICE_H_

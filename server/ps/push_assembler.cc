@@ -1,0 +1,483 @@
+#include "server/ps/push_assembler.h"
+
+#include <atomic>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status/grpc_status.h"
+#include "common/status/status_macros.h"
+#include "server/ps/float_buffer.h"
+
+namespace pstrain {
+namespace internal {
+
+// One push being assembled, shared by the parts that carry it. Thread-safe.
+class PendingPush {
+ public:
+  enum class Claim { kClaimed, kResent, kBusy, kFailed };
+
+  PendingPush(PushAssembler& assembler, std::shared_ptr<ParameterShard> shard,
+              const PushRequest& first, absl::Time now)
+      : assembler_(assembler),
+        shard_(std::move(shard)),
+        key_{first.id().worker(), first.id().incarnation(), first.id().sequence()},
+        base_version_(first.base_version()),
+        num_parts_(std::max(1, first.num_parts())),
+        started_(now),
+        parts_(num_parts_, kUnclaimed) {}
+
+  ~PendingPush() ABSL_NO_THREAD_SAFETY_ANALYSIS { assembler_.Release(reserved_); }
+
+  const PushKey& key() const { return key_; }
+  ParameterShard& shard() { return *shard_; }
+
+  Claim ClaimPart(const PushRequest& first, absl::Status* why) {
+    absl::MutexLock l(&mu_);
+    if (!failure_.ok()) {
+      *why = failure_;
+      return Claim::kFailed;
+    }
+    if (std::max(1, first.num_parts()) != num_parts_ || first.base_version() != base_version_) {
+      *why = absl::InvalidArgumentError(absl::StrCat(
+          "part ", first.part(), " says num_parts ", first.num_parts(), " and base_version ",
+          first.base_version(), "; an earlier part said ", num_parts_, " and ", base_version_));
+      return Claim::kFailed;
+    }
+    switch (parts_[first.part()]) {
+      case kUnclaimed:
+        parts_[first.part()] = kReceiving;
+        return Claim::kClaimed;
+      case kEnded:
+        return Claim::kResent;
+      default:
+        *why = absl::AbortedError(
+            absl::StrCat("part ", first.part(), " of this push is already being received"));
+        return Claim::kBusy;
+    }
+  }
+
+  // Adds the gradients of one message; on error the whole push fails.
+  absl::Status AddGradients(const PushRequest& m) {
+    for (const NamedTensor& g : m.gradients()) {
+      absl::Status s = AddGradient(g);
+      if (!s.ok()) {
+        Fail(s);
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  struct End {
+    absl::Status failure;
+    std::optional<PushReply> reply;  // set when this part completed the push
+  };
+
+  End EndPart(int part, ShardMetrics& metrics, Clock& clock) {
+    {
+      absl::MutexLock l(&mu_);
+      if (parts_[part] != kEnded) {
+        parts_[part] = kEnded;
+        ++ended_;
+      }
+      if (!failure_.ok()) return {failure_, std::nullopt};
+      if (ended_ < num_parts_) return {};
+      for (const auto& [index, slot] : dense_) {
+        if (slot.written != slot.buffer.bytes()) {
+          FailLocked(absl::InvalidArgumentError(absl::StrCat(
+              "the chunks of \"", shard_->variable(index).spec.name(),
+              "\" do not add up: ", slot.written, " of ", slot.buffer.bytes(), " bytes arrived")));
+          return {failure_, std::nullopt};
+        }
+      }
+    }
+    // Every part has ended: nobody else touches the buffers now.
+    std::vector<GradientRef> refs;
+    for (auto& [index, slot] : dense_) {
+      refs.push_back(GradientRef{index, false, {}, slot.buffer.span()});
+    }
+    for (auto& [index, slot] : rows_) {
+      refs.push_back(GradientRef{index, true, slot.ids, slot.values});
+    }
+    PushReply reply = shard_->Push(key_, base_version_, refs);
+    metrics.RecordPush(bytes_, clock.Now() - started_);
+    return {absl::OkStatus(), std::move(reply)};
+  }
+
+  // The part's stream ended before end_of_push.
+  void AbandonPart(int part) {
+    absl::MutexLock l(&mu_);
+    if (parts_[part] == kEnded) return;
+    parts_[part] = kEnded;
+    ++ended_;
+    FailLocked(absl::AbortedError(absl::StrCat(
+        "part ", part, " of push (worker ", key_.worker, ", incarnation ", key_.incarnation,
+        ", sequence ", key_.sequence, ") ended without end_of_push; retry the push")));
+  }
+
+  void Fail(const absl::Status& status) {
+    absl::MutexLock l(&mu_);
+    FailLocked(status);
+  }
+
+  bool failed() const { return failed_.load(); }
+  absl::Time last_activity() const { return absl::FromUnixNanos(last_activity_ns_.load()); }
+  void Touch(absl::Time now) { last_activity_ns_.store(absl::ToUnixNanos(now)); }
+
+ private:
+  static constexpr uint8_t kUnclaimed = 0, kReceiving = 1, kEnded = 2;
+
+  struct DenseSlot {
+    FloatBuffer buffer;
+    // Byte ranges received: offset -> end.
+    std::map<int64_t, int64_t> ranges;
+    int64_t written = 0;
+  };
+  struct RowsSlot {
+    std::vector<int64_t> ids;
+    std::vector<float> values;
+  };
+
+  void FailLocked(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!failure_.ok()) return;
+    failure_ = status;
+    failed_.store(true);
+    // Free the buffers now; parts still arriving are dropped.
+    dense_.clear();
+    rows_.clear();
+    assembler_.Release(reserved_);
+    reserved_ = 0;
+    assembler_.Forget(this);
+  }
+
+  absl::Status AddGradient(const NamedTensor& g) {
+    ASSIGN_OR_RETURN(const int index, shard_->FindVariable(g.name()));
+    const ShardVariable& v = shard_->variable(index);
+    const std::string& name = v.spec.name();
+    if (g.value_case() == NamedTensor::kDense) {
+      const DenseTensor& d = g.dense();
+      if (v.embedding) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"", name, "\" is an embedding table; push its gradient as rows"));
+      }
+      if (d.dtype() != DATA_TYPE_FLOAT32) {
+        return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", name, "\" is ",
+                                                       DataType_Name(d.dtype()),
+                                                       "; the variable is DATA_TYPE_FLOAT32"));
+      }
+      if (d.shape().dims_size() != v.spec.shape().dims_size() ||
+          !std::equal(d.shape().dims().begin(), d.shape().dims().end(),
+                      v.spec.shape().dims().begin())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the gradient of \"", name, "\" has shape [", absl::StrJoin(d.shape().dims(), ", "),
+            "]; the variable has [", absl::StrJoin(v.spec.shape().dims(), ", "), "]"));
+      }
+      const int64_t total = v.num_elements * 4;
+      const int64_t size = static_cast<int64_t>(d.data().size());
+      int64_t offset = 0;
+      if (d.has_chunk()) {
+        offset = d.chunk().offset();
+        if (d.chunk().total_bytes() != total || offset < 0 || offset % 4 != 0 || size % 4 != 0 ||
+            size == 0 || offset > total || size > total - offset) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("a chunk of \"", name, "\" at offset ", offset, " with ", size,
+                           " bytes and total_bytes ", d.chunk().total_bytes(),
+                           " is not a whole-element piece of its ", total, " bytes"));
+        }
+      } else if (size != total) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the gradient of \"", name, "\" has ", size, " bytes; it needs ", total));
+      }
+      char* dst;
+      {
+        absl::MutexLock l(&mu_);
+        if (!failure_.ok()) return failure_;
+        if (rows_.contains(index)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("the push holds both rows and a dense gradient of \"", name, "\""));
+        }
+        auto it = dense_.find(index);
+        if (it == dense_.end()) {
+          RETURN_IF_ERROR(assembler_.Reserve(total));
+          reserved_ += total;
+          it = dense_.emplace(index, DenseSlot{FloatBuffer(v.num_elements), {}, 0}).first;
+        }
+        DenseSlot& slot = it->second;
+        auto next = slot.ranges.upper_bound(offset);
+        const bool overlaps_next = next != slot.ranges.end() && next->first < offset + size;
+        const bool overlaps_prev = next != slot.ranges.begin() && std::prev(next)->second > offset;
+        if (overlaps_next || overlaps_prev) {
+          return absl::InvalidArgumentError(absl::StrCat("a chunk of \"", name, "\" at offset ",
+                                                         offset, " overlaps bytes already sent"));
+        }
+        slot.ranges.emplace(offset, offset + size);
+        dst = reinterpret_cast<char*>(slot.buffer.data()) + offset;
+      }
+      // The range is ours alone: copy without holding the lock, so that
+      // parts of one tensor on several streams copy in parallel.
+      std::memcpy(dst, d.data().data(), size);
+      absl::MutexLock l(&mu_);
+      if (!failure_.ok()) return failure_;
+      dense_[index].written += size;
+      bytes_ += size;
+      return absl::OkStatus();
+    }
+    if (g.value_case() == NamedTensor::kRows) {
+      const SparseRows& r = g.rows();
+      if (!v.embedding && v.spec.shape().dims_size() == 0) {
+        return absl::InvalidArgumentError(absl::StrCat("\"", name, "\" is a scalar: no rows"));
+      }
+      if (r.dtype() != DATA_TYPE_FLOAT32 || r.row_width() != v.row_width ||
+          static_cast<int64_t>(r.values().size()) !=
+              static_cast<int64_t>(r.ids_size()) * v.row_width * 4) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the rows of \"", name, "\" must be DATA_TYPE_FLOAT32 of row_width ", v.row_width,
+            " with ids_size * row_width values; got ", DataType_Name(r.dtype()), ", width ",
+            r.row_width(), ", ", r.ids_size(), " ids, ", r.values().size(), " bytes"));
+      }
+      const int64_t bytes = static_cast<int64_t>(r.values().size()) + 8 * r.ids_size();
+      absl::MutexLock l(&mu_);
+      if (!failure_.ok()) return failure_;
+      if (dense_.contains(index)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the push holds both rows and a dense gradient of \"", name, "\""));
+      }
+      RETURN_IF_ERROR(assembler_.Reserve(bytes));
+      reserved_ += bytes;
+      RowsSlot& slot = rows_[index];
+      slot.ids.insert(slot.ids.end(), r.ids().begin(), r.ids().end());
+      const float* values = reinterpret_cast<const float*>(r.values().data());
+      slot.values.insert(slot.values.end(), values, values + r.ids_size() * v.row_width);
+      bytes_ += static_cast<int64_t>(r.values().size());
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", name, "\" is empty"));
+  }
+
+  PushAssembler& assembler_;
+  // Constant after construction.
+  const std::shared_ptr<ParameterShard> shard_;
+  const PushKey key_;
+  const int64_t base_version_;
+  const int num_parts_;
+  const absl::Time started_;
+
+  std::atomic<bool> failed_{false};
+  std::atomic<int64_t> last_activity_ns_{0};
+
+  absl::Mutex mu_;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint8_t> parts_ ABSL_GUARDED_BY(mu_);
+  int ended_ ABSL_GUARDED_BY(mu_) = 0;
+  // Written under mu_; read without it once every part has ended.
+  absl::flat_hash_map<int, DenseSlot> dense_;
+  absl::flat_hash_map<int, RowsSlot> rows_;
+  int64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace internal
+
+using internal::PendingPush;
+
+PushPart::PushPart(PushAssembler& assembler, const PushRequest& first,
+                   std::shared_ptr<PendingPush> push, absl::Status failure,
+                   std::optional<PushReply> decided)
+    : assembler_(assembler),
+      id_(first.id()),
+      part_(first.part()),
+      push_(std::move(push)),
+      failure_(std::move(failure)),
+      decided_(std::move(decided)) {}
+
+PushPart::~PushPart() {
+  if (!ended_) Abandon();
+}
+
+bool PushPart::Matches(const PushRequest& m) const {
+  return m.id().worker() == id_.worker() && m.id().incarnation() == id_.incarnation() &&
+         m.id().sequence() == id_.sequence() && m.part() == part_;
+}
+
+PushResult PushPart::Result(const PushReply& reply) const {
+  PushResult r;
+  *r.mutable_id() = id_;
+  r.set_outcome(reply.outcome);
+  r.set_version(reply.version);
+  if (!reply.status.ok()) *r.mutable_status() = ToStatusProto(reply.status);
+  return r;
+}
+
+PushPart::Step PushPart::Fail(absl::Status status) {
+  Step step;
+  step.finished = ended_;
+  if (failure_.ok()) failure_ = std::move(status);
+  if (!answered_) {
+    answered_ = true;
+    PushReply reply;
+    reply.outcome = PUSH_OUTCOME_REJECTED;
+    reply.status = failure_;
+    if (push_ != nullptr) reply.version = push_->shard().version();
+    step.reply = Result(reply);
+  }
+  return step;
+}
+
+PushPart::Step PushPart::Add(const PushRequest& m) {
+  if (ended_) return Fail(absl::InvalidArgumentError("a message after end_of_push"));
+  ended_ = m.end_of_push();
+  if (!failure_.ok()) return Fail(failure_);
+  if (decided_.has_value() || push_ == nullptr) {
+    // A retry of a decided push, or a part sent again: drop the data.
+    Step step;
+    step.finished = ended_;
+    if (ended_ && !answered_) {
+      answered_ = true;
+      step.reply = Result(*decided_);
+    }
+    return step;
+  }
+  push_->Touch(assembler_.clock_.Now());
+  if (absl::Status s = push_->AddGradients(m); !s.ok()) return Fail(s);
+  if (!ended_) return {};
+  PendingPush::End end = push_->EndPart(part_, assembler_.metrics_, assembler_.clock_);
+  if (!end.failure.ok()) return Fail(end.failure);
+  Step step;
+  step.finished = true;
+  answered_ = true;
+  if (end.reply.has_value()) {
+    assembler_.Forget(push_.get());
+    step.reply = Result(*end.reply);
+  } else {
+    PushReply received;
+    received.outcome = PUSH_OUTCOME_PART_RECEIVED;
+    received.version = push_->shard().version();
+    step.reply = Result(received);
+  }
+  push_.reset();
+  return step;
+}
+
+void PushPart::Abandon() {
+  if (push_ != nullptr && !decided_.has_value()) push_->AbandonPart(part_);
+  ended_ = true;
+  push_.reset();
+}
+
+PushAssembler::PushAssembler(const PushAssemblerOptions& options, Clock& clock,
+                             ShardMetrics& metrics)
+    : options_(options), clock_(clock), metrics_(metrics) {}
+
+PushAssembler::~PushAssembler() = default;
+
+absl::Status PushAssembler::Reserve(int64_t bytes) {
+  absl::MutexLock l(&mu_);
+  if (pending_bytes_ + bytes > options_.max_pending_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the shard is assembling ", pending_bytes_, " bytes of pushes; ", bytes,
+        " more would pass its limit of ", options_.max_pending_bytes, "; retry later"));
+  }
+  pending_bytes_ += bytes;
+  return absl::OkStatus();
+}
+
+void PushAssembler::Release(int64_t bytes) {
+  absl::MutexLock l(&mu_);
+  pending_bytes_ -= bytes;
+}
+
+void PushAssembler::Forget(const PendingPush* push) {
+  // Destroyed after the lock is released: a PendingPush releases its bytes
+  // under mu_.
+  std::shared_ptr<PendingPush> doomed;
+  absl::MutexLock l(&mu_);
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (it->second.get() == push) {
+      doomed = std::move(it->second);
+      pending_.erase(it);
+      return;
+    }
+  }
+}
+
+int PushAssembler::pending_pushes() const {
+  absl::MutexLock l(&mu_);
+  return static_cast<int>(pending_.size());
+}
+
+int64_t PushAssembler::pending_bytes() const {
+  absl::MutexLock l(&mu_);
+  return pending_bytes_;
+}
+
+std::unique_ptr<PushPart> PushAssembler::StartPart(
+    absl::StatusOr<std::shared_ptr<ParameterShard>> shard, const PushRequest& first) {
+  auto failed = [&](absl::Status status) {
+    return std::unique_ptr<PushPart>(
+        new PushPart(*this, first, nullptr, std::move(status), std::nullopt));
+  };
+  if (!shard.ok()) return failed(shard.status());
+  const PushId& id = first.id();
+  const int num_parts = std::max(1, first.num_parts());
+  if (first.num_parts() < 0 || first.num_parts() > options_.max_parts || first.part() < 0 ||
+      first.part() >= num_parts) {
+    return failed(absl::InvalidArgumentError(
+        absl::StrCat("part ", first.part(), " of num_parts ", first.num_parts(),
+                     ": need 0 <= part < num_parts <= ", options_.max_parts)));
+  }
+  const PushKey key{id.worker(), id.incarnation(), id.sequence()};
+  if (std::optional<PushReply> decided = (*shard)->DecidedBefore(key)) {
+    return std::unique_ptr<PushPart>(
+        new PushPart(*this, first, nullptr, absl::OkStatus(), std::move(decided)));
+  }
+  const absl::Time now = clock_.Now();
+  const Key table_key{first.job_id(), id.worker(), id.incarnation(), id.sequence()};
+  for (int attempt = 0;; ++attempt) {
+    std::shared_ptr<PendingPush> push;
+    std::vector<std::shared_ptr<PendingPush>> expired;  // destroyed unlocked
+    {
+      absl::MutexLock l(&mu_);
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->second->last_activity() + options_.abandon_after < now) {
+          expired.push_back(std::move(it->second));
+          it = pending_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      std::shared_ptr<PendingPush>& slot = pending_[table_key];
+      if (slot == nullptr || slot->failed() || &slot->shard() != shard->get()) {
+        if (slot != nullptr) expired.push_back(std::move(slot));
+        slot = std::make_shared<PendingPush>(*this, *shard, first, now);
+        slot->Touch(now);
+      }
+      push = slot;
+    }
+    absl::Status why;
+    switch (push->ClaimPart(first, &why)) {
+      case PendingPush::Claim::kClaimed:
+        return std::unique_ptr<PushPart>(
+            new PushPart(*this, first, std::move(push), absl::OkStatus(), std::nullopt));
+      case PendingPush::Claim::kResent: {
+        // The part arrived whole before: acknowledge it again, drop the data.
+        PushReply received;
+        received.outcome = PUSH_OUTCOME_PART_RECEIVED;
+        received.version = (*shard)->version();
+        return std::unique_ptr<PushPart>(
+            new PushPart(*this, first, nullptr, absl::OkStatus(), received));
+      }
+      case PendingPush::Claim::kFailed:
+        // Failed between lookup and claim: start afresh once.
+        if (push->failed() && attempt == 0) continue;
+        return failed(why);
+      case PendingPush::Claim::kBusy:
+        return failed(why);
+    }
+  }
+}
+
+}  // namespace pstrain

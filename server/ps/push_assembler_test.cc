@@ -1,0 +1,160 @@
+#include "server/ps/push_assembler.h"
+
+#include <cstring>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/ps/fake_clock.h"
+
+namespace pstrain {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kN = 8;  // elements of "w"
+
+class PushAssemblerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reset(PushAssemblerOptions()); }
+
+  void Reset(const PushAssemblerOptions& options) {
+    CreateVariablesRequest r;
+    r.set_job_id("job");
+    r.set_num_shards(1);
+    r.set_num_workers(2);
+    r.mutable_optimizer()->set_learning_rate(1.0f);
+    VariableSpec* v = r.add_variables();
+    v->set_name("w");
+    v->set_kind(VARIABLE_KIND_DENSE);
+    v->set_dtype(DATA_TYPE_FLOAT32);
+    v->mutable_shape()->add_dims(kN);
+    assembler_ = std::make_unique<PushAssembler>(options, clock_, metrics_);
+    shard_ = ParameterShard::Create(r, ShardOptions(), clock_, metrics_).value();
+  }
+
+  // A message with elements [begin, end) of a gradient whose element i is i.
+  PushRequest Chunk(uint64_t seq, int64_t begin, int64_t end, bool last, int num_parts = 1,
+                    int part = 0) {
+    PushRequest m;
+    m.set_job_id("job");
+    m.mutable_id()->set_worker(0);
+    m.mutable_id()->set_incarnation(1);
+    m.mutable_id()->set_sequence(seq);
+    m.set_num_parts(num_parts);
+    m.set_part(part);
+    m.set_end_of_push(last);
+    DenseTensor* d = m.add_gradients()->mutable_dense();
+    m.mutable_gradients(0)->set_name("w");
+    d->set_dtype(DATA_TYPE_FLOAT32);
+    d->mutable_shape()->add_dims(kN);
+    std::vector<float> values;
+    for (int64_t i = begin; i < end; ++i) values.push_back(static_cast<float>(i));
+    d->set_data(values.data(), values.size() * 4);
+    d->mutable_chunk()->set_offset(begin * 4);
+    d->mutable_chunk()->set_total_bytes(kN * 4);
+    return m;
+  }
+
+  std::unique_ptr<PushPart> Start(const PushRequest& first) {
+    return assembler_->StartPart(std::shared_ptr<ParameterShard>(shard_), first);
+  }
+
+  std::vector<float> Values() {
+    std::vector<float> out(kN);
+    EXPECT_TRUE(shard_->ReadDense(0, 0, absl::MakeSpan(out)).ok());
+    return out;
+  }
+
+  FakeClock clock_;
+  prometheus::Registry registry_;
+  ShardMetrics metrics_{registry_};
+  std::unique_ptr<PushAssembler> assembler_;
+  std::shared_ptr<ParameterShard> shard_;
+};
+
+TEST_F(PushAssemblerTest, PartsInAnyOrderCompleteThePushOnce) {
+  const PushRequest a1 = Chunk(1, 6, 8, false, 2, 0), a2 = Chunk(1, 0, 2, true, 2, 0);
+  const PushRequest b1 = Chunk(1, 2, 6, true, 2, 1);
+  auto a = Start(a1);
+  auto b = Start(b1);
+  EXPECT_FALSE(a->Add(a1).reply.has_value());
+  const PushPart::Step first = a->Add(a2);
+  ASSERT_TRUE(first.reply.has_value());
+  EXPECT_TRUE(first.finished);
+  EXPECT_EQ(first.reply->outcome(), PUSH_OUTCOME_PART_RECEIVED);
+  const PushPart::Step second = b->Add(b1);
+  ASSERT_TRUE(second.reply.has_value());
+  EXPECT_EQ(second.reply->outcome(), PUSH_OUTCOME_APPLIED);
+  EXPECT_THAT(Values(), ::testing::ElementsAre(0, -1, -2, -3, -4, -5, -6, -7));
+  EXPECT_EQ(assembler_->pending_pushes(), 0);
+  EXPECT_EQ(assembler_->pending_bytes(), 0);
+  // The same push again: answered DUPLICATE without being assembled.
+  const PushRequest whole = Chunk(1, 0, 8, true);
+  EXPECT_EQ(Start(whole)->Add(whole).reply->outcome(), PUSH_OUTCOME_DUPLICATE);
+}
+
+TEST_F(PushAssemblerTest, OverlapIsRefusedAtOnceAndTheRestOfThePartDropped) {
+  const PushRequest m1 = Chunk(1, 0, 4, false), m2 = Chunk(1, 2, 6, false),
+                    m3 = Chunk(1, 6, 8, true);
+  auto part = Start(m1);
+  EXPECT_FALSE(part->Add(m1).reply.has_value());
+  const PushPart::Step refused = part->Add(m2);
+  ASSERT_TRUE(refused.reply.has_value());
+  EXPECT_EQ(refused.reply->outcome(), PUSH_OUTCOME_REJECTED);
+  EXPECT_THAT(refused.reply->status().message(), HasSubstr("overlaps"));
+  const PushPart::Step rest = part->Add(m3);
+  EXPECT_FALSE(rest.reply.has_value());
+  EXPECT_TRUE(rest.finished);
+  EXPECT_EQ(assembler_->pending_bytes(), 0);
+  EXPECT_EQ(shard_->version(), 0);
+  // A correct retry of the same push goes through.
+  const PushRequest whole = Chunk(1, 0, 8, true);
+  EXPECT_EQ(Start(whole)->Add(whole).reply->outcome(), PUSH_OUTCOME_APPLIED);
+}
+
+TEST_F(PushAssemblerTest, AStreamThatEndsMidPartFailsThePush) {
+  const PushRequest a1 = Chunk(2, 0, 4, false, 2, 0);
+  const PushRequest b1 = Chunk(2, 4, 8, true, 2, 1);
+  auto a = Start(a1);
+  auto b = Start(b1);
+  a->Add(a1);
+  a.reset();  // the stream died before end_of_push
+  const PushPart::Step step = b->Add(b1);
+  ASSERT_TRUE(step.reply.has_value());
+  EXPECT_EQ(step.reply->outcome(), PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kAborted));
+  EXPECT_EQ(assembler_->pending_pushes(), 0);
+  EXPECT_EQ(shard_->version(), 0);
+}
+
+TEST_F(PushAssemblerTest, BudgetRefusesPushesThatDoNotFit) {
+  PushAssemblerOptions options;
+  options.max_pending_bytes = kN * 4 - 1;
+  Reset(options);
+  const PushRequest m = Chunk(1, 0, 4, true);
+  const PushPart::Step step = Start(m)->Add(m);
+  EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+}
+
+TEST_F(PushAssemblerTest, AbandonedPushesExpire) {
+  const PushRequest a = Chunk(3, 0, 8, true, 2, 0);
+  EXPECT_EQ(Start(a)->Add(a).reply->outcome(), PUSH_OUTCOME_PART_RECEIVED);
+  EXPECT_EQ(assembler_->pending_pushes(), 1);  // part 1 never comes
+  clock_.Advance(absl::Minutes(6));
+  const PushRequest other = Chunk(4, 0, 8, true);
+  EXPECT_EQ(Start(other)->Add(other).reply->outcome(), PUSH_OUTCOME_APPLIED);
+  EXPECT_EQ(assembler_->pending_pushes(), 0);
+  EXPECT_EQ(assembler_->pending_bytes(), 0);
+}
+
+TEST_F(PushAssemblerTest, JobNotRunningAnswersRejected) {
+  const PushRequest m = Chunk(1, 0, 8, true);
+  auto part = assembler_->StartPart(absl::FailedPreconditionError("job x is not running"), m);
+  const PushPart::Step step = part->Add(m);
+  EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_TRUE(step.finished);
+}
+
+}  // namespace
+}  // namespace pstrain

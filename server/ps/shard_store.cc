@@ -1,0 +1,137 @@
+#include "server/ps/shard_store.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/status/status_macros.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "server/ps/shard_snapshot.h"
+
+namespace pstrain {
+
+ShardStore::ShardStore(ShardStoreOptions options, Clock& clock, prometheus::Registry& registry)
+    : options_(std::move(options)),
+      clock_(clock),
+      metrics_(registry),
+      pushes_(options_.pushes, clock, metrics_) {}
+
+ShardStore::~ShardStore() {
+  absl::MutexLock l(&mu_);
+  if (job_ != nullptr) job_->Shutdown();
+}
+
+absl::StatusOr<CreateVariablesResponse> ShardStore::CreateVariables(
+    const CreateVariablesRequest& request) {
+  absl::MutexLock l(&mu_);
+  if (job_ != nullptr) {
+    if (job_->job_id() != request.job_id()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_->job_id(),
+                       " is running on this shard; drop it before setting up ", request.job_id()));
+    }
+    if (!google::protobuf::util::MessageDifferencer::Equals(job_->request(), request)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("job ", request.job_id(),
+                       " is already set up on this shard with other variables "
+                       "or settings"));
+    }
+  } else {
+    ASSIGN_OR_RETURN(std::unique_ptr<ParameterShard> shard,
+                     ParameterShard::Create(request, options_.shard, clock_, metrics_));
+    job_ = std::move(shard);
+  }
+  CreateVariablesResponse response;
+  response.set_version(job_->version());
+  response.set_variable_bytes(job_->variable_bytes());
+  return response;
+}
+
+absl::Status ShardStore::DropJob(const DropJobRequest& request) {
+  if (request.job_id().empty()) return absl::InvalidArgumentError("job_id is empty");
+  std::shared_ptr<ParameterShard> dropped;
+  {
+    absl::MutexLock l(&mu_);
+    if (job_ == nullptr || job_->job_id() != request.job_id()) return absl::OkStatus();
+    dropped = std::move(job_);
+  }
+  dropped->Shutdown();
+  metrics_.ClearEmbeddingTables();
+  metrics_.SetVariableBytes(0);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::GetJob(absl::string_view job_id) const {
+  if (job_id.empty()) return absl::InvalidArgumentError("job_id is empty");
+  absl::MutexLock l(&mu_);
+  if (job_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " is not running on this shard (no job is)"));
+  }
+  if (job_->job_id() != job_id) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id, " is not running on this shard (job ", job_->job_id(), " is)"));
+  }
+  return job_;
+}
+
+absl::StatusOr<std::string> ShardStore::ResolvePath(absl::string_view path) const {
+  if (options_.checkpoint_root.empty()) {
+    return absl::InvalidArgumentError("this shard has no checkpoint root; start it with one");
+  }
+  std::string root = options_.checkpoint_root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  absl::string_view rel = path;
+  if (absl::StartsWith(path, "/")) {
+    if (!absl::StartsWith(path, root + "/")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("path ", path, " is not under the checkpoint root ", root));
+    }
+    rel = path.substr(root.size() + 1);
+  }
+  if (rel.empty() || rel.size() > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat("path \"", path, "\" names no file"));
+  }
+  for (absl::string_view part : absl::StrSplit(rel, '/')) {
+    if (part.empty() || part == "." || part == "..") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("path \"", path, "\" has an empty, '.' or '..' component"));
+    }
+  }
+  return absl::StrCat(root, "/", rel);
+}
+
+absl::StatusOr<SnapshotResponse> ShardStore::Snapshot(const SnapshotRequest& request) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ParameterShard> shard, GetJob(request.job_id()));
+  ASSIGN_OR_RETURN(const std::string path, ResolvePath(request.path()));
+  if (request.global_step() < 0) return absl::InvalidArgumentError("global_step must be >= 0");
+  ASSIGN_OR_RETURN(const SnapshotInfo info,
+                   WriteShardSnapshot(*shard, path, request.global_step()));
+  SnapshotResponse response;
+  response.set_path(path);
+  response.set_bytes(info.bytes);
+  response.set_crc32c(info.crc32c);
+  response.set_version(info.version);
+  return response;
+}
+
+absl::StatusOr<RestoreResponse> ShardStore::Restore(const RestoreRequest& request) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ParameterShard> shard, GetJob(request.job_id()));
+  ASSIGN_OR_RETURN(const std::string path, ResolvePath(request.path()));
+  if (request.expected_bytes() < 0) {
+    return absl::InvalidArgumentError("expected_bytes must be >= 0");
+  }
+  RestoreExpectation expect;
+  expect.bytes = request.expected_bytes();
+  expect.crc32c = request.expected_crc32c();
+  // A manifest always has both; a bare restore (no manifest) has neither.
+  expect.check_crc32c = request.expected_bytes() > 0;
+  ASSIGN_OR_RETURN(const SnapshotInfo info, RestoreShardSnapshot(*shard, path, expect));
+  RestoreResponse response;
+  response.set_version(info.version);
+  response.set_variables(shard->num_variables());
+  return response;
+}
+
+}  // namespace pstrain

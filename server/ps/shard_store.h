@@ -1,0 +1,90 @@
+#ifndef PSTRAIN_SERVER_PS_SHARD_STORE_H_
+#define PSTRAIN_SERVER_PS_SHARD_STORE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "prometheus/registry.h"
+#include "protos/parameter_server.pb.h"
+#include "server/ps/clock.h"
+#include "server/ps/parameter_shard.h"
+#include "server/ps/push_assembler.h"
+#include "server/ps/shard_metrics.h"
+
+namespace pstrain {
+
+struct ShardStoreOptions {
+  ShardOptions shard;
+  PushAssemblerOptions pushes;
+  // Snapshot and Restore paths must lie under this folder (relative paths
+  // are taken from it). Empty: Snapshot and Restore are refused.
+  std::string checkpoint_root;
+};
+
+// Everything a parameter-server process holds: the one job it serves at a
+// time (a ParameterShard), the pushes being assembled, checkpoint files, and
+// the metrics. The gRPC service is a thin adapter over it. Thread-safe.
+class ShardStore {
+ public:
+  // `clock` and `registry` are borrowed and must outlive the store.
+  ShardStore(ShardStoreOptions options, Clock& clock, prometheus::Registry& registry);
+  ~ShardStore();
+
+  ShardStore(const ShardStore&) = delete;
+  ShardStore& operator=(const ShardStore&) = delete;
+
+  // Sets up a job's variables on this shard. Repeating the same request is
+  // harmless (it answers the current version).
+  // InvalidArgument: see ParameterShard::Create.
+  // AlreadyExists: the job is set up here with other variables or settings.
+  // FailedPrecondition: another job is running here; drop it first.
+  // ResourceExhausted: the variables exceed the shard's byte limit.
+  absl::StatusOr<CreateVariablesResponse> CreateVariables(const CreateVariablesRequest& request);
+
+  // Drops the job: waiting reads end with FailedPrecondition, later pushes
+  // for it are refused. Dropping a job that is not here succeeds, so that
+  // retries are harmless. InvalidArgument: empty job_id.
+  absl::Status DropJob(const DropJobRequest& request);
+
+  // The running job named `job_id`.
+  // InvalidArgument: empty job_id.
+  // FailedPrecondition: no job, or another job, is running on this shard.
+  absl::StatusOr<std::shared_ptr<ParameterShard>> GetJob(absl::string_view job_id) const;
+
+  // Writes the job's snapshot to request.path (under the checkpoint root).
+  // InvalidArgument: a path outside the root, or no root configured.
+  // FailedPrecondition: the job is not running. Internal: I/O failed.
+  absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request);
+
+  // Replaces the job's state with a snapshot file.
+  // InvalidArgument / FailedPrecondition as Snapshot; NotFound: no file;
+  // DataLoss: truncated or damaged (naming the record), or not what the
+  // manifest says; FailedPrecondition: a snapshot of other variables or
+  // another shard layout.
+  absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request);
+
+  PushAssembler& pushes() { return pushes_; }
+  ShardMetrics& metrics() { return metrics_; }
+  Clock& clock() { return clock_; }
+
+ private:
+  absl::StatusOr<std::string> ResolvePath(absl::string_view path) const;
+
+  // Constant after construction.
+  const ShardStoreOptions options_;
+  Clock& clock_;
+  ShardMetrics metrics_;
+  PushAssembler pushes_;
+
+  mutable absl::Mutex mu_;
+  std::shared_ptr<ParameterShard> job_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_PS_SHARD_STORE_H_

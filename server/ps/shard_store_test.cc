@@ -1,0 +1,96 @@
+#include "server/ps/shard_store.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/ps/fake_clock.h"
+
+namespace pstrain {
+namespace {
+
+using ::testing::HasSubstr;
+
+CreateVariablesRequest Job(const std::string& id) {
+  CreateVariablesRequest r;
+  r.set_job_id(id);
+  r.set_num_shards(1);
+  r.set_num_workers(1);
+  VariableSpec* v = r.add_variables();
+  v->set_name("w");
+  v->set_kind(VARIABLE_KIND_DENSE);
+  v->set_dtype(DATA_TYPE_FLOAT32);
+  v->mutable_shape()->add_dims(4);
+  return r;
+}
+
+class ShardStoreTest : public ::testing::Test {
+ protected:
+  ShardStore& Store(const std::string& root) {
+    ShardStoreOptions options;
+    options.checkpoint_root = root;
+    store_ = std::make_unique<ShardStore>(options, clock_, registry_);
+    return *store_;
+  }
+  FakeClock clock_;
+  prometheus::Registry registry_;
+  std::unique_ptr<ShardStore> store_;
+};
+
+TEST_F(ShardStoreTest, OneJobAtATime) {
+  ShardStore& store = Store(::testing::TempDir());
+  EXPECT_EQ(store.GetJob("a").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store.GetJob("").status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(store.CreateVariables(Job("a")).ok());
+  EXPECT_TRUE(store.GetJob("a").ok());
+  const absl::Status other = store.GetJob("b").status();
+  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.message(), HasSubstr("job a is"));
+  EXPECT_EQ(store.CreateVariables(Job("b")).status().code(), absl::StatusCode::kFailedPrecondition);
+  DropJobRequest drop;
+  drop.set_job_id("b");
+  EXPECT_TRUE(store.DropJob(drop).ok());  // not here: nothing to do
+  EXPECT_TRUE(store.GetJob("a").ok());
+  drop.set_job_id("a");
+  std::shared_ptr<ParameterShard> held = store.GetJob("a").value();
+  EXPECT_TRUE(store.DropJob(drop).ok());
+  EXPECT_TRUE(store.DropJob(drop).ok());
+  // A push that got the job before the drop is refused, not applied.
+  const std::vector<float> g(4, 1.0f);
+  EXPECT_EQ(held->Push({0, 1, 1}, 0, {GradientRef{0, false, {}, g}}).status.code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(store.CreateVariables(Job("b")).ok());
+}
+
+TEST_F(ShardStoreTest, CheckpointPathsStayUnderTheRoot) {
+  ShardStore& store = Store(::testing::TempDir() + "root/");
+  ASSERT_TRUE(store.CreateVariables(Job("a")).ok());
+  SnapshotRequest s;
+  s.set_job_id("a");
+  for (const char* bad : {"", "../x", "a/../../x", "/etc/passwd", "a//b", "./x"}) {
+    s.set_path(bad);
+    EXPECT_EQ(store.Snapshot(s).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  s.set_path("ckpt-1/ps-0");
+  const absl::StatusOr<SnapshotResponse> ok = store.Snapshot(s);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->path(), ::testing::TempDir() + "root/ckpt-1/ps-0");
+  s.set_path(ok->path());  // absolute, under the root
+  EXPECT_TRUE(store.Snapshot(s).ok());
+  RestoreRequest r;
+  r.set_job_id("a");
+  r.set_path("ckpt-1/ps-0");
+  EXPECT_TRUE(store.Restore(r).ok());
+  r.set_path("ckpt-9/ps-0");
+  EXPECT_EQ(store.Restore(r).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ShardStoreTest, NoRootNoSnapshots) {
+  ShardStore& store = Store("");
+  ASSERT_TRUE(store.CreateVariables(Job("a")).ok());
+  SnapshotRequest s;
+  s.set_job_id("a");
+  s.set_path("x");
+  EXPECT_EQ(store.Snapshot(s).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pstrain
