@@ -1,0 +1,42 @@
+#include "common/data/data_source.h"
+
+#include <string>
+
+#include "common/data/fashion_mnist.h"
+
+namespace pstrain {
+
+absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& spec,
+                                                                 bool is_eval) {
+  switch (spec.source_case()) {
+    case DataSpec::kFashionMnist: {
+      const FashionMnistSource& source = spec.fashion_mnist();
+      const std::string dir =
+          source.dir().empty() ? std::string(kDefaultFashionMnistDir) : source.dir();
+      const bool test = source.split() == DATA_SPLIT_TEST ||
+                        (source.split() == DATA_SPLIT_UNSPECIFIED && is_eval);
+      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded = LoadFashionMnist(dir, test);
+      if (!loaded.ok()) return loaded.status();
+      return std::unique_ptr<ExampleSource>(std::move(loaded).value());
+    }
+    case DataSpec::kCsv:
+    case DataSpec::kLibsvm:
+    case DataSpec::kSyntheticClicks:
+      return absl::UnimplementedError("this data source is not supported yet");
+    case DataSpec::SOURCE_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("the data spec names no source");
+}
+
+BatchReaderOptions BatchReaderOptionsFromSpec(const DataSpec& spec, bool is_eval) {
+  BatchReaderOptions options;
+  options.batch_size = spec.batch_size() > 0 ? spec.batch_size() : 128;
+  options.shuffle = spec.has_shuffle() ? spec.shuffle() : !is_eval;
+  options.seed = spec.shuffle_seed();
+  options.epochs = spec.epochs();
+  options.prefetch_batches = spec.prefetch_batches() > 0 ? spec.prefetch_batches() : 2;
+  return options;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,28 @@
+#ifndef PSTRAIN_COMMON_DATA_DATA_SOURCE_H_
+#define PSTRAIN_COMMON_DATA_DATA_SOURCE_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "common/data/batch_reader.h"
+#include "common/data/example_source.h"
+#include "protos/job.pb.h"
+
+namespace pstrain {
+
+// Opens the source a DataSpec names, reading and validating all of it.
+// `is_eval` picks the default split (test rather than train) of sources that
+// have one. Errors of the reader (NotFound, InvalidArgument naming the file
+// and the place), or InvalidArgument when no source is set.
+absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& spec,
+                                                                 bool is_eval);
+
+// Batch reader options from a DataSpec: batch size, shuffling (default: on
+// for training data, off for evaluation data), seed, epochs and prefetch,
+// with the documented defaults for unset fields. The range is the whole
+// source; callers that shard set it.
+BatchReaderOptions BatchReaderOptionsFromSpec(const DataSpec& spec, bool is_eval);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DATA_DATA_SOURCE_H_

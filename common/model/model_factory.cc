@@ -1,0 +1,91 @@
+#include "common/model/model_factory.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/model/builtin/linear_model.h"
+#include "common/model/builtin/mlp_model.h"
+
+namespace pstrain {
+namespace {
+
+// `value` if set (> 0), else the data's; InvalidArgument when they disagree
+// or neither is known.
+absl::StatusOr<int64_t> Resolve(absl::string_view field, int64_t value, int64_t from_data) {
+  if (value > 0) {
+    if (from_data > 0 && value != from_data) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " is ", value, " but the training data has ", from_data));
+    }
+    return value;
+  }
+  if (value < 0) return absl::InvalidArgumentError(absl::StrCat(field, " must be >= 0"));
+  if (from_data <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " is 0 (from the data) but the training data does not give it"));
+  }
+  return from_data;
+}
+
+absl::StatusOr<std::unique_ptr<Model>> CreateLinear(PredictionKind kind, int32_t num_classes,
+                                                    int64_t input_dim, absl::string_view field,
+                                                    const DatasetInfo& info,
+                                                    const ModelContext& context) {
+  LinearModelOptions options;
+  options.kind = kind;
+  options.num_classes = num_classes;
+  // Dense features when the data has them; its sparse ids otherwise.
+  options.sparse_input = info.dense_dim == 0 && info.sparse_dim > 0;
+  absl::StatusOr<int64_t> dim = Resolve(absl::StrCat(field, ".input_dim"), input_dim,
+                                        options.sparse_input ? info.sparse_dim : info.dense_dim);
+  if (!dim.ok()) return dim.status();
+  options.input_dim = *dim;
+  absl::StatusOr<std::unique_ptr<LinearModel>> model = LinearModel::Create(options, context);
+  if (!model.ok()) return model.status();
+  return std::unique_ptr<Model>(std::move(model).value());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& spec, const DatasetInfo& info,
+                                                   const ModelContext& context) {
+  if (context.compute == nullptr) {
+    return absl::InvalidArgumentError("a model needs a compute context");
+  }
+  switch (spec.kind_case()) {
+    case ModelSpec::kMlp: {
+      MlpSpec mlp = spec.mlp();
+      absl::StatusOr<int64_t> input =
+          Resolve("model.mlp.input_dim", mlp.input_dim(), info.dense_dim);
+      if (!input.ok()) return input.status();
+      absl::StatusOr<int64_t> classes =
+          Resolve("model.mlp.num_classes", mlp.num_classes(), info.num_classes);
+      if (!classes.ok()) return classes.status();
+      mlp.set_input_dim(*input);
+      mlp.set_num_classes(static_cast<int32_t>(*classes));
+      absl::StatusOr<std::unique_ptr<MlpModel>> model = MlpModel::Create(mlp, context);
+      if (!model.ok()) return model.status();
+      return std::unique_ptr<Model>(std::move(model).value());
+    }
+    case ModelSpec::kLogisticRegression: {
+      const LogisticRegressionSpec& lr = spec.logistic_regression();
+      absl::StatusOr<int64_t> classes =
+          Resolve("model.logistic_regression.num_classes", lr.num_classes(), info.num_classes);
+      if (!classes.ok()) return classes.status();
+      return CreateLinear(
+          *classes == 2 ? PredictionKind::kBinaryProbability : PredictionKind::kClassProbabilities,
+          static_cast<int32_t>(*classes), lr.input_dim(), "model.logistic_regression", info,
+          context);
+    }
+    case ModelSpec::kLinearRegression:
+      return CreateLinear(PredictionKind::kRegression, 0, spec.linear_regression().input_dim(),
+                          "model.linear_regression", info, context);
+    case ModelSpec::kCnn:
+    case ModelSpec::kWideAndDeep:
+    case ModelSpec::kPlugin:
+      return absl::UnimplementedError("this model kind is not built in yet");
+    case ModelSpec::KIND_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("model names no model kind");
+}
+
+}  // namespace pstrain

@@ -1,0 +1,207 @@
+#include "common/training/local_trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/batch_reader.h"
+#include "common/data/data_source.h"
+#include "common/evaluation/eval_metrics.h"
+#include "common/model/model_factory.h"
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace {
+
+bool Better(double value, double target, MetricDirection direction, const std::string& name) {
+  const bool minimise =
+      direction == METRIC_DIRECTION_MINIMIZE ||
+      (direction == METRIC_DIRECTION_UNSPECIFIED && (name == "loss" || name == "mse"));
+  return minimise ? value <= target : value >= target;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(const JobSpec& spec,
+                                                                   LocalTrainerOptions options) {
+  if (spec.mode() == JOB_MODE_EVAL || spec.mode() == JOB_MODE_CONTINUOUS_EVAL) {
+    return absl::UnimplementedError(
+        "train-local trains; the evaluation-only modes need a checkpoint");
+  }
+  if (!spec.has_train_data()) return absl::InvalidArgumentError("train_data is required");
+  if (!options.now) options.now = [] { return absl::Now(); };
+  std::unique_ptr<LocalTrainer> trainer(new LocalTrainer(spec, std::move(options)));
+
+  ComputeOptions compute;
+  if (spec.training().compute_threads() > 0)
+    compute.num_threads = spec.training().compute_threads();
+  ASSIGN_OR_RETURN(trainer->compute_, ComputeContext::Create(compute));
+  ASSIGN_OR_RETURN(trainer->train_source_, OpenExampleSource(spec.train_data(), false));
+  if (spec.has_eval_data() && spec.mode() != JOB_MODE_TRAIN) {
+    ASSIGN_OR_RETURN(trainer->eval_source_, OpenExampleSource(spec.eval_data(), true));
+  }
+  ModelContext context;
+  context.compute = trainer->compute_.get();
+  context.seed = spec.training().seed();
+  ASSIGN_OR_RETURN(trainer->model_,
+                   CreateModel(spec.model(), trainer->train_source_->info(), context));
+  ASSIGN_OR_RETURN(trainer->rule_, UpdateRule::Create(spec.optimizer()));
+  ASSIGN_OR_RETURN(ScheduledLearningRate learning_rate,
+                   ScheduledLearningRate::Create(spec.optimizer()));
+  trainer->learning_rate_ = std::make_unique<ScheduledLearningRate>(learning_rate);
+  ASSIGN_OR_RETURN(trainer->variables_,
+                   VariableStore::Create(trainer->model_->Variables(), trainer->rule_.get()));
+  LOG(INFO) << "train-local: " << trainer->model_->name() << " on "
+            << trainer->train_source_->info().DebugString() << ", optimizer "
+            << trainer->rule_->name();
+  return trainer;
+}
+
+LocalTrainer::LocalTrainer(const JobSpec& spec, LocalTrainerOptions options)
+    : spec_(spec), options_(std::move(options)), compute_thread_(std::this_thread::get_id()) {}
+
+absl::Status LocalTrainer::CheckThread() const {
+  if (std::this_thread::get_id() != compute_thread_) {
+    return absl::FailedPreconditionError("LocalTrainer used off the thread that created it");
+  }
+  return absl::OkStatus();
+}
+
+double LocalTrainer::TrainSeconds() const { return absl::ToDoubleSeconds(train_time_); }
+
+absl::StatusOr<EvaluationResult> LocalTrainer::Evaluate() {
+  RETURN_IF_ERROR(CheckThread());
+  if (eval_source_ == nullptr) return absl::FailedPreconditionError("the job has no eval_data");
+  EvalMetricsOptions metrics_options;
+  metrics_options.metrics.assign(spec_.eval().metrics().begin(), spec_.eval().metrics().end());
+  if (metrics_options.metrics.empty()) metrics_options.metrics = {"loss"};
+  if (spec_.eval().top_k() > 0) metrics_options.top_k = spec_.eval().top_k();
+  metrics_options.kind = model_->prediction_kind();
+  metrics_options.width = model_->prediction_width();
+  ASSIGN_OR_RETURN(EvalMetrics metrics, EvalMetrics::Create(metrics_options));
+
+  BatchReaderOptions reader_options = BatchReaderOptionsFromSpec(spec_.eval_data(), true);
+  reader_options.epochs = 1;
+  ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader,
+                   BatchReader::Create(eval_source_.get(), reader_options));
+  ParameterView view;
+  ModelOutput output;
+  for (int64_t step = 0; spec_.eval().steps() == 0 || step < spec_.eval().steps(); ++step) {
+    absl::StatusOr<ExampleBatch> batch = reader->Next();
+    if (absl::IsOutOfRange(batch.status())) break;
+    if (!batch.ok()) return batch.status();
+    ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(*batch));
+    RETURN_IF_ERROR(variables_->PrepareView(rows, &view));
+    RETURN_IF_ERROR(model_->Forward(view, *batch, ModelMode::kEval, &output));
+    RETURN_IF_ERROR(metrics.Add(output.predictions, batch->labels, output.example_losses));
+  }
+  EvaluationResult result;
+  result.global_step = global_step_;
+  result.train_seconds = TrainSeconds();
+  result.metrics = metrics.Results();
+  if (options_.on_evaluation) options_.on_evaluation(result);
+  return result;
+}
+
+absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
+  RETURN_IF_ERROR(CheckThread());
+  const StopSpec& stop = spec_.stop();
+  const int64_t max_steps = options_.max_steps > 0 ? options_.max_steps : stop.max_steps();
+  const bool stop_on_nan = !stop.has_stop_on_nan_loss() || stop.stop_on_nan_loss();
+  const int64_t steps_per_loop =
+      spec_.training().steps_per_loop() > 0 ? spec_.training().steps_per_loop() : 100;
+  const double clip_norm = spec_.optimizer().clip_norm();
+
+  ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader,
+                   BatchReader::Create(train_source_.get(),
+                                       BatchReaderOptionsFromSpec(spec_.train_data(), false)));
+  LocalTrainingResult result;
+  ParameterView view;
+  ModelOutput output;
+  Gradients gradients;
+  double loop_loss = 0;
+  int64_t loop_steps = 0, loop_examples = 0;
+  absl::Duration loop_time;
+  while (true) {
+    if (max_steps > 0 && global_step_ >= max_steps) {
+      result.stop_reason = STOP_REASON_MAX_STEPS;
+      break;
+    }
+    if (stop.max_seconds() > 0 && TrainSeconds() >= stop.max_seconds()) {
+      result.stop_reason = STOP_REASON_MAX_SECONDS;
+      break;
+    }
+    const absl::Time start = options_.now();
+    absl::StatusOr<ExampleBatch> batch = reader->Next();
+    if (absl::IsOutOfRange(batch.status())) {
+      result.stop_reason = STOP_REASON_END_OF_DATA;
+      break;
+    }
+    if (!batch.ok()) return batch.status();
+    ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(*batch));
+    RETURN_IF_ERROR(variables_->PrepareView(rows, &view));
+    RETURN_IF_ERROR(model_->ComputeGradients(view, *batch, &output, &gradients));
+    if (stop_on_nan && !std::isfinite(output.loss)) {
+      result.stop_reason = STOP_REASON_NAN_LOSS;
+      LOG(WARNING) << "train-local: loss " << output.loss << " at step " << global_step_;
+      break;
+    }
+    UpdateContext update;
+    update.learning_rate = static_cast<float>(learning_rate_->At(global_step_));
+    update.t = global_step_ + 1;
+    if (clip_norm > 0) {
+      const double norm = VariableStore::GlobalNorm(gradients);
+      if (norm > clip_norm) update.grad_scale = static_cast<float>(clip_norm / norm);
+    }
+    RETURN_IF_ERROR(variables_->Apply(gradients, update));
+    ++global_step_;
+    const absl::Duration step_time = options_.now() - start;
+    train_time_ += step_time;
+    loop_time += step_time;
+    result.examples += batch->size;
+    loop_loss += output.loss;
+    ++loop_steps;
+    loop_examples += batch->size;
+    if (loop_steps == steps_per_loop) {
+      result.final_loss = loop_loss / loop_steps;
+      if (options_.on_progress) {
+        TrainingProgress progress;
+        progress.global_step = global_step_;
+        progress.epoch = batch->epoch;
+        progress.loss = result.final_loss;
+        progress.examples_per_sec =
+            loop_examples / std::max(1e-9, absl::ToDoubleSeconds(loop_time));
+        progress.learning_rate = update.learning_rate;
+        options_.on_progress(progress);
+      }
+      loop_loss = 0;
+      loop_steps = loop_examples = 0;
+      loop_time = absl::ZeroDuration();
+    }
+    if (options_.eval_every_steps > 0 && eval_source_ != nullptr &&
+        global_step_ % options_.eval_every_steps == 0) {
+      ASSIGN_OR_RETURN(EvaluationResult evaluation, Evaluate());
+      const std::string& best =
+          spec_.eval().best_metric().empty() ? std::string("loss") : spec_.eval().best_metric();
+      auto found = evaluation.metrics.find(best);
+      if (stop.has_target_metric_value() && found != evaluation.metrics.end() &&
+          Better(found->second, stop.target_metric_value(), spec_.eval().best_direction(), best)) {
+        result.stop_reason = STOP_REASON_TARGET_METRIC;
+        break;
+      }
+    }
+  }
+  if (loop_steps > 0) result.final_loss = loop_loss / loop_steps;
+  result.global_step = global_step_;
+  result.train_seconds = TrainSeconds();
+  result.examples_per_sec = result.examples / std::max(1e-9, result.train_seconds);
+  if (eval_source_ != nullptr) {
+    ASSIGN_OR_RETURN(EvaluationResult evaluation, Evaluate());
+    result.eval_metrics = std::move(evaluation.metrics);
+  }
+  return result;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,146 @@
+#include "common/training/local_trainer.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/config/job_spec.h"
+#include "common/config/job_spec_parser.h"
+#include "common/data/test_files.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+std::string BigEndian(uint32_t v) {
+  return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                     static_cast<char>(v >> 8), static_cast<char>(v)};
+}
+
+// A Fashion-MNIST-shaped folder of 6x6 images in 3 classes: class c lights
+// up rows 2c and 2c + 1, with noise. Easy, but only if training works.
+std::string WriteToyImages(const std::string& prefix, int count) {
+  std::string images = BigEndian(0x803) + BigEndian(count) + BigEndian(6) + BigEndian(6);
+  std::string labels = BigEndian(0x801) + BigEndian(count);
+  uint32_t noise = 12345;
+  for (int i = 0; i < count; ++i) {
+    const int c = i % 3;
+    labels += static_cast<char>(c);
+    for (int p = 0; p < 36; ++p) {
+      noise = noise * 1103515245 + 12345;
+      const int lit = (p / 6) / 2 == c ? 160 : 0;
+      images += static_cast<char>(lit + (noise >> 16) % 90);
+    }
+  }
+  testing_util::WriteTestFile(prefix + "-images-idx3-ubyte.gz", images, true);
+  testing_util::WriteTestFile(prefix + "-labels-idx1-ubyte.gz", labels, true);
+  return std::getenv("TEST_TMPDIR");
+}
+
+constexpr char kAdam[] = "optimizer { adam {} learning_rate: 0.01 }";
+constexpr char kEval[] = R"(eval { metrics: ["loss", "accuracy", "top_k_accuracy"] top_k: 2 })";
+
+JobSpec ToySpec(const std::string& extra, const std::string& optimizer = kAdam,
+                const std::string& eval = kEval) {
+  const std::string dir = WriteToyImages("train", 300);
+  WriteToyImages("t10k", 90);
+  const std::string text = absl::StrCat(R"(
+    model { mlp { hidden_units: [16] } }
+    train_data { fashion_mnist { dir: ")",
+                                        dir, R"(" } batch_size: 20 epochs: 5 }
+    eval_data { fashion_mnist { dir: ")",
+                                        dir, R"(" } batch_size: 50 }
+    training { steps_per_loop: 10 seed: 3 }
+    checkpoint { model_dir: "/tmp/unused" }
+  )",
+                                        optimizer, eval, extra);
+  auto raw = ParseJobSpecText(text);
+  EXPECT_TRUE(raw.ok()) << raw.status();
+  auto spec = PrepareJobSpec(*raw);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+TEST(LocalTrainerTest, TrainsAndEvaluatesToyImages) {
+  int progress_reports = 0;
+  LocalTrainerOptions options;
+  options.on_progress = [&](const TrainingProgress& p) {
+    ++progress_reports;
+    EXPECT_GT(p.examples_per_sec, 0);
+  };
+  auto trainer = LocalTrainer::Create(ToySpec(""), options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  EXPECT_EQ((*trainer)->train_info().num_classes, 3);
+  auto before = (*trainer)->Evaluate();
+  ASSERT_TRUE(before.ok()) << before.status();
+  auto result = (*trainer)->Run();
+  ASSERT_TRUE(result.ok()) << result.status();
+  // 5 epochs of 300 examples in batches of 20.
+  EXPECT_EQ(result->global_step, 75);
+  EXPECT_EQ(result->examples, 1500);
+  EXPECT_EQ(result->stop_reason, STOP_REASON_END_OF_DATA);
+  EXPECT_EQ(progress_reports, 7);
+  EXPECT_GT(result->examples_per_sec, 0);
+  EXPECT_GE(result->eval_metrics.at("accuracy"), 0.95);
+  EXPECT_LT(result->eval_metrics.at("loss"), before->metrics.at("loss") / 3);
+  EXPECT_EQ(result->eval_metrics.at("top_k_accuracy"), 1.0);
+}
+
+TEST(LocalTrainerTest, StopsAtMaxStepsAndTargetMetric) {
+  LocalTrainerOptions options;
+  options.max_steps = 7;
+  auto trainer = LocalTrainer::Create(ToySpec(""), options);
+  ASSERT_TRUE(trainer.ok());
+  auto result = (*trainer)->Run();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->global_step, 7);
+  EXPECT_EQ(result->stop_reason, STOP_REASON_MAX_STEPS);
+
+  LocalTrainerOptions eval_often;
+  eval_often.eval_every_steps = 5;
+  int evaluations = 0;
+  eval_often.on_evaluation = [&](const EvaluationResult&) { ++evaluations; };
+  auto targeted = LocalTrainer::Create(
+      ToySpec("stop { target_metric_value: 0.9 }", kAdam,
+              R"(eval { metrics: ["loss", "accuracy"] best_metric: "accuracy" })"),
+      eval_often);
+  ASSERT_TRUE(targeted.ok()) << targeted.status();
+  auto stopped = (*targeted)->Run();
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->stop_reason, STOP_REASON_TARGET_METRIC);
+  EXPECT_LT(stopped->global_step, 75);
+  EXPECT_EQ(stopped->global_step % 5, 0);
+  EXPECT_GE(evaluations, 2);  // the periodic ones and the final one
+}
+
+TEST(LocalTrainerTest, StopsOnNanLoss) {
+  // A learning rate this large overflows the weights within a few steps.
+  auto trainer = LocalTrainer::Create(ToySpec("", "optimizer { sgd {} learning_rate: 1e30 }"), {});
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  auto result = (*trainer)->Run();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->stop_reason, STOP_REASON_NAN_LOSS);
+}
+
+TEST(LocalTrainerTest, ReportsMissingDataAndOffThreadUse) {
+  auto raw = ParseJobSpecText(R"(
+    model { mlp {} }
+    train_data { fashion_mnist { dir: "/nonexistent" } }
+    checkpoint { model_dir: "/tmp/unused" }
+    stop { max_steps: 10 }
+    mode: JOB_MODE_TRAIN
+  )");
+  ASSERT_TRUE(raw.ok());
+  auto spec = PrepareJobSpec(*raw);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(LocalTrainer::Create(*spec, {}).status().code(), absl::StatusCode::kNotFound);
+
+  auto trainer = LocalTrainer::Create(ToySpec(""), {});
+  ASSERT_TRUE(trainer.ok());
+  std::thread([&] {
+    EXPECT_EQ((*trainer)->Run().status().code(), absl::StatusCode::kFailedPrecondition);
+  }).join();
+}
+
+}  // namespace
+}  // namespace pstrain

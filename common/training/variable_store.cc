@@ -1,0 +1,176 @@
+#include "common/training/variable_store.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/model/initializer.h"
+
+namespace pstrain {
+
+absl::StatusOr<std::unique_ptr<VariableStore>> VariableStore::Create(
+    const std::vector<VariableDef>& defs, const UpdateRule* rule) {
+  std::unique_ptr<VariableStore> store(new VariableStore(rule));
+  for (const VariableDef& def : defs) {
+    const std::string& name = def.spec.name();
+    if (store->dense_.contains(name) || store->tables_.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat("variable ", name, " declared twice"));
+    }
+    if (def.spec.kind() == VARIABLE_KIND_EMBEDDING) {
+      const auto& dims = def.spec.shape().dims();
+      if (dims.size() != 2 || dims[0] < 0 || dims[1] <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("embedding table ", name, " needs shape [rows, dim > 0]"));
+      }
+      Table& table = store->tables_[name];
+      table.def = def;
+      table.vocabulary = dims[0];
+      table.dim = dims[1];
+      continue;
+    }
+    absl::StatusOr<Shape> shape = Shape::FromProto(def.spec.shape());
+    if (!shape.ok()) return shape.status();
+    absl::StatusOr<Tensor> value = Tensor::Create(DATA_TYPE_FLOAT32, *shape);
+    if (!value.ok()) return value.status();
+    DenseVariable variable;
+    variable.def = def;
+    variable.value = std::move(value).value();
+    absl::Status status = InitializeDense(def.spec, &variable.value);
+    if (!status.ok()) return status;
+    if (def.trainable) {
+      for (int k = 0; k < rule->num_slots(); ++k) {
+        absl::StatusOr<Tensor> slot = Tensor::CreateUninitialized(DATA_TYPE_FLOAT32, *shape);
+        if (!slot.ok()) return slot.status();
+        slot->flat<float>().setConstant(rule->slot_initial_value(k));
+        variable.slots.push_back(std::move(slot).value());
+      }
+    }
+    store->dense_[name] = std::move(variable);
+  }
+  return store;
+}
+
+absl::StatusOr<std::vector<float>*> VariableStore::GetOrCreateRow(Table* table, int64_t id) {
+  auto it = table->rows.find(id);
+  if (it != table->rows.end()) return &it->second;
+  if (table->vocabulary > 0 && (id < 0 || id >= table->vocabulary)) {
+    return absl::InvalidArgumentError(absl::StrCat("id ", id, " outside [0, ", table->vocabulary,
+                                                   ") of table ", table->def.spec.name()));
+  }
+  const int slots = table->def.trainable ? rule_->num_slots() : 0;
+  std::vector<float> row(table->dim * (1 + slots));
+  absl::Status status = InitializeEmbeddingRow(table->def.spec, id, row.data());
+  if (!status.ok()) return status;
+  for (int k = 0; k < slots; ++k) {
+    std::fill_n(row.data() + (1 + k) * table->dim, table->dim, rule_->slot_initial_value(k));
+  }
+  return &table->rows.emplace(id, std::move(row)).first->second;
+}
+
+absl::Status VariableStore::PrepareView(const RowIds& row_ids, ParameterView* view) {
+  view->dense.clear();
+  view->rows.clear();
+  for (const auto& [name, variable] : dense_) view->dense[name] = &variable.value;
+  for (const auto& [name, ids] : row_ids) {
+    auto it = tables_.find(name);
+    if (it == tables_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("no embedding table ", name));
+    }
+    Table& table = it->second;
+    const Shape shape({static_cast<int64_t>(ids.size()), table.dim});
+    if (table.view.values.shape() != shape || table.view.values.dtype() != DATA_TYPE_FLOAT32) {
+      absl::StatusOr<Tensor> values = Tensor::CreateUninitialized(DATA_TYPE_FLOAT32, shape);
+      if (!values.ok()) return values.status();
+      table.view.values = std::move(values).value();
+    }
+    table.view.ids = ids;
+    float* out = table.view.values.data<float>();
+    for (size_t r = 0; r < ids.size(); ++r) {
+      absl::StatusOr<std::vector<float>*> row = GetOrCreateRow(&table, ids[r]);
+      if (!row.ok()) return row.status();
+      std::copy_n((*row)->data(), table.dim, out + r * table.dim);
+    }
+    view->rows[name] = &table.view;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::Apply(const Gradients& gradients, const UpdateContext& context) {
+  for (const auto& [name, grad] : gradients.dense) {
+    auto it = dense_.find(name);
+    if (it == dense_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("gradient for unknown variable ", name));
+    }
+    DenseVariable& variable = it->second;
+    if (!variable.def.trainable) continue;
+    if (grad.dtype() != DATA_TYPE_FLOAT32 || grad.shape() != variable.value.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat("gradient of ", name, " is ",
+                                                     grad.DebugString(), ", the variable ",
+                                                     variable.value.DebugString()));
+    }
+    std::vector<float*> slots;
+    for (Tensor& slot : variable.slots) slots.push_back(slot.data<float>());
+    rule_->Apply(context, grad.data<float>(), grad.num_elements(), variable.value.data<float>(),
+                 slots.data());
+  }
+  for (const auto& [name, grad] : gradients.rows) {
+    auto it = tables_.find(name);
+    if (it == tables_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("gradient for unknown table ", name));
+    }
+    Table& table = it->second;
+    if (!table.def.trainable) continue;
+    const Shape shape({static_cast<int64_t>(grad.ids.size()), table.dim});
+    if (grad.values.dtype() != DATA_TYPE_FLOAT32 || grad.values.shape() != shape) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("gradient rows of ", name, " are ", grad.values.DebugString()));
+    }
+    const float* g = grad.values.data<float>();
+    std::vector<float*> slots(rule_->num_slots());
+    for (size_t r = 0; r < grad.ids.size(); ++r) {
+      auto row = table.rows.find(grad.ids[r]);
+      if (row == table.rows.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("gradient for row ", grad.ids[r], " of ", name, ", never read"));
+      }
+      float* values = row->second.data();
+      for (int k = 0; k < rule_->num_slots(); ++k) slots[k] = values + (1 + k) * table.dim;
+      rule_->Apply(context, g + r * table.dim, table.dim, values, slots.data());
+    }
+  }
+  return absl::OkStatus();
+}
+
+double VariableStore::GlobalNorm(const Gradients& gradients) {
+  double sum = 0;
+  for (const auto& [name, grad] : gradients.dense) {
+    sum += grad.flat<float>().cast<double>().square().sum();
+  }
+  for (const auto& [name, grad] : gradients.rows) {
+    sum += grad.values.flat<float>().cast<double>().square().sum();
+  }
+  return std::sqrt(sum);
+}
+
+const Tensor* VariableStore::dense(const std::string& name) const {
+  auto it = dense_.find(name);
+  return it == dense_.end() ? nullptr : &it->second.value;
+}
+
+absl::StatusOr<std::vector<float>> VariableStore::Row(const std::string& name, int64_t id) const {
+  auto table = tables_.find(name);
+  if (table == tables_.end()) return absl::NotFoundError(absl::StrCat("no table ", name));
+  auto row = table->second.rows.find(id);
+  if (row == table->second.rows.end()) {
+    return absl::NotFoundError(absl::StrCat("no row ", id, " in ", name));
+  }
+  return std::vector<float>(row->second.begin(), row->second.begin() + table->second.dim);
+}
+
+int64_t VariableStore::num_rows(const std::string& name) const {
+  auto table = tables_.find(name);
+  return table == tables_.end() ? 0 : static_cast<int64_t>(table->second.rows.size());
+}
+
+}  // namespace pstrain
