@@ -14,6 +14,12 @@ namespace testing_util {
 // `gzip`) and returns the path. CHECK-fails if the file cannot be written.
 std::string WriteTestFile(absl::string_view name, absl::string_view contents, bool gzip = false);
 
+// Writes a Fashion-MNIST-shaped folder (gzipped IDX train-* and t10k-*
+// files) of 6x6 images in 3 classes under $TEST_TMPDIR and returns it:
+// class c lights up pixel rows 2c and 2c + 1, plus noise. Easy to learn, but
+// only if training works.
+std::string WriteToyImageDataset(int train_count, int test_count);
+
 }  // namespace testing_util
 }  // namespace pstrain
 

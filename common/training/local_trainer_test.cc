@@ -1,6 +1,5 @@
 #include "common/training/local_trainer.h"
 
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -12,38 +11,12 @@
 namespace pstrain {
 namespace {
 
-std::string BigEndian(uint32_t v) {
-  return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
-                     static_cast<char>(v >> 8), static_cast<char>(v)};
-}
-
-// A Fashion-MNIST-shaped folder of 6x6 images in 3 classes: class c lights
-// up rows 2c and 2c + 1, with noise. Easy, but only if training works.
-std::string WriteToyImages(const std::string& prefix, int count) {
-  std::string images = BigEndian(0x803) + BigEndian(count) + BigEndian(6) + BigEndian(6);
-  std::string labels = BigEndian(0x801) + BigEndian(count);
-  uint32_t noise = 12345;
-  for (int i = 0; i < count; ++i) {
-    const int c = i % 3;
-    labels += static_cast<char>(c);
-    for (int p = 0; p < 36; ++p) {
-      noise = noise * 1103515245 + 12345;
-      const int lit = (p / 6) / 2 == c ? 160 : 0;
-      images += static_cast<char>(lit + (noise >> 16) % 90);
-    }
-  }
-  testing_util::WriteTestFile(prefix + "-images-idx3-ubyte.gz", images, true);
-  testing_util::WriteTestFile(prefix + "-labels-idx1-ubyte.gz", labels, true);
-  return std::getenv("TEST_TMPDIR");
-}
-
 constexpr char kAdam[] = "optimizer { adam {} learning_rate: 0.01 }";
 constexpr char kEval[] = R"(eval { metrics: ["loss", "accuracy", "top_k_accuracy"] top_k: 2 })";
 
 JobSpec ToySpec(const std::string& extra, const std::string& optimizer = kAdam,
                 const std::string& eval = kEval) {
-  const std::string dir = WriteToyImages("train", 300);
-  WriteToyImages("t10k", 90);
+  const std::string dir = testing_util::WriteToyImageDataset(300, 90);
   const std::string text = absl::StrCat(R"(
     model { mlp { hidden_units: [16] } }
     train_data { fashion_mnist { dir: ")",
