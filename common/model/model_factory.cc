@@ -1,8 +1,10 @@
 #include "common/model/model_factory.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/model/builtin/cnn_model.h"
 #include "common/model/builtin/linear_model.h"
 #include "common/model/builtin/mlp_model.h"
+#include "common/model/builtin/wide_and_deep_model.h"
 
 namespace pstrain {
 namespace {
@@ -78,10 +80,40 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& spec, const 
     case ModelSpec::kLinearRegression:
       return CreateLinear(PredictionKind::kRegression, 0, spec.linear_regression().input_dim(),
                           "model.linear_regression", info, context);
-    case ModelSpec::kCnn:
-    case ModelSpec::kWideAndDeep:
+    case ModelSpec::kCnn: {
+      CnnSpec cnn = spec.cnn();
+      absl::StatusOr<int64_t> classes =
+          Resolve("model.cnn.num_classes", cnn.num_classes(), info.num_classes);
+      if (!classes.ok()) return classes.status();
+      cnn.set_num_classes(static_cast<int32_t>(*classes));
+      if (info.image_height <= 0 || info.image_width <= 0 || info.image_channels <= 0) {
+        return absl::InvalidArgumentError(
+            "model.cnn needs image data (height x width x channels); the training data has none");
+      }
+      const CnnImage image{info.image_height, info.image_width, info.image_channels};
+      absl::StatusOr<std::unique_ptr<CnnModel>> model = CnnModel::Create(cnn, image, context);
+      if (!model.ok()) return model.status();
+      return std::unique_ptr<Model>(std::move(model).value());
+    }
+    case ModelSpec::kWideAndDeep: {
+      WideAndDeepSpec wide_and_deep = spec.wide_and_deep();
+      if (info.sparse_dim <= 0) {
+        return absl::InvalidArgumentError(
+            "model.wide_and_deep needs sparse ids; the training data has none");
+      }
+      if (wide_and_deep.num_fields() == 0) wide_and_deep.set_num_fields(info.num_fields);
+      if (info.num_fields > 0 && wide_and_deep.num_fields() != info.num_fields) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("model.wide_and_deep.num_fields is ", wide_and_deep.num_fields(),
+                         " but the training data has ", info.num_fields));
+      }
+      absl::StatusOr<std::unique_ptr<WideAndDeepModel>> model =
+          WideAndDeepModel::Create(wide_and_deep, context);
+      if (!model.ok()) return model.status();
+      return std::unique_ptr<Model>(std::move(model).value());
+    }
     case ModelSpec::kPlugin:
-      return absl::UnimplementedError("this model kind is not built in yet");
+      return absl::UnimplementedError("plug-in models are not supported yet");
     case ModelSpec::KIND_NOT_SET:
       break;
   }

@@ -1,0 +1,195 @@
+#include "common/model/builtin/wide_and_deep_model.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "common/model/builtin/dense_input.h"
+
+namespace pstrain {
+namespace {
+
+constexpr char kWideWeights[] = "wide/weights";
+constexpr char kWideBias[] = "wide/bias";
+constexpr char kDeepEmbedding[] = "deep/embedding";
+
+VariableDef Table(const std::string& name, int64_t vocabulary, int64_t dim,
+                  const EmbeddingSpec& embedding, InitializerKind kind, uint64_t seed) {
+  VariableDef def;
+  def.spec.set_name(name);
+  def.spec.set_kind(VARIABLE_KIND_EMBEDDING);
+  def.spec.set_dtype(DATA_TYPE_FLOAT32);
+  def.spec.mutable_shape()->add_dims(vocabulary);
+  def.spec.mutable_shape()->add_dims(dim);
+  def.spec.mutable_initializer()->set_kind(kind);
+  def.spec.mutable_initializer()->set_seed(seed);
+  if (kind == INITIALIZER_KIND_UNIFORM) {
+    def.spec.mutable_initializer()->set_min(-0.05f);
+    def.spec.mutable_initializer()->set_max(0.05f);
+  }
+  *def.spec.mutable_embedding() = embedding;
+  def.spec.mutable_embedding()->set_dim(static_cast<int32_t>(dim));
+  return def;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WideAndDeepModel>> WideAndDeepModel::Create(
+    const WideAndDeepSpec& spec, const ModelContext& context) {
+  const EmbeddingSpec& embedding = spec.embedding();
+  if (embedding.vocabulary_size() < 0 || embedding.dim() < 0 || spec.num_fields() < 0) {
+    return absl::InvalidArgumentError(
+        "wide_and_deep sizes (vocabulary_size, dim, num_fields) must be >= 0");
+  }
+  if (embedding.combiner() != COMBINER_UNSPECIFIED && embedding.combiner() != COMBINER_SUM &&
+      embedding.combiner() != COMBINER_MEAN) {
+    return absl::InvalidArgumentError("wide_and_deep.embedding.combiner is unknown");
+  }
+  absl::StatusOr<ActivationKind> activation = ActivationFromSpec(spec.activation());
+  if (!activation.ok()) return activation.status();
+  const int64_t dim = embedding.dim() > 0 ? embedding.dim() : 16;
+  model_internal::DenseStackConfig deep;
+  deep.prefix = "deep/";
+  deep.input_dim = dim * std::max(1, spec.num_fields());
+  deep.hidden_units.assign(spec.hidden_units().begin(), spec.hidden_units().end());
+  if (deep.hidden_units.empty()) deep.hidden_units = {64, 32};
+  for (int64_t units : deep.hidden_units) {
+    if (units <= 0) return absl::InvalidArgumentError("wide_and_deep.hidden_units must be > 0");
+  }
+  deep.activation = *activation;
+  deep.output_dim = 1;
+  return std::unique_ptr<WideAndDeepModel>(new WideAndDeepModel(spec, context, deep));
+}
+
+WideAndDeepModel::WideAndDeepModel(const WideAndDeepSpec& spec, const ModelContext& context,
+                                   const model_internal::DenseStackConfig& deep)
+    : spec_(spec),
+      seed_(context.seed),
+      dim_(deep.input_dim / std::max(1, spec.num_fields())),
+      num_fields_(spec.num_fields()),
+      wide_lookup_(1, EmbeddingCombiner::kSum),
+      deep_lookup_(dim_, spec.embedding().combiner() == COMBINER_MEAN ? EmbeddingCombiner::kMean
+                                                                      : EmbeddingCombiner::kSum),
+      deep_(context.compute, deep, context.seed),
+      head_(context.compute, PredictionKind::kBinaryProbability, 1) {}
+
+std::vector<VariableDef> WideAndDeepModel::Variables() const {
+  const int64_t vocabulary = spec_.embedding().vocabulary_size();
+  std::vector<VariableDef> defs;
+  defs.push_back(
+      Table(kWideWeights, vocabulary, 1, spec_.embedding(), INITIALIZER_KIND_ZEROS, seed_));
+  VariableDef bias;
+  bias.spec.set_name(kWideBias);
+  bias.spec.set_kind(VARIABLE_KIND_DENSE);
+  bias.spec.set_dtype(DATA_TYPE_FLOAT32);
+  bias.spec.mutable_shape()->add_dims(1);
+  bias.spec.mutable_initializer()->set_kind(INITIALIZER_KIND_ZEROS);
+  defs.push_back(bias);
+  defs.push_back(
+      Table(kDeepEmbedding, vocabulary, dim_, spec_.embedding(), INITIALIZER_KIND_UNIFORM, seed_));
+  for (VariableDef& def : deep_.Variables()) defs.push_back(std::move(def));
+  return defs;
+}
+
+absl::Status WideAndDeepModel::CheckBatch(const ExampleBatch& batch) const {
+  if (batch.size < 1) return absl::InvalidArgumentError("empty batch");
+  if (static_cast<int64_t>(batch.row_splits.size()) != batch.size + 1) {
+    return absl::InvalidArgumentError("wide_and_deep reads sparse ids; the batch has none");
+  }
+  const int64_t vocabulary = spec_.embedding().vocabulary_size();
+  if (vocabulary > 0) {
+    for (int64_t id : batch.sparse_ids) {
+      if (id < 0 || id >= vocabulary) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("id ", id, " outside the vocabulary [0, ", vocabulary, ")"));
+      }
+    }
+  }
+  if (num_fields_ > 0) {
+    for (int64_t i = 0; i < batch.size; ++i) {
+      if (batch.row_splits[i + 1] - batch.row_splits[i] != num_fields_) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("example ", i, " has ", batch.row_splits[i + 1] - batch.row_splits[i],
+                         " ids; wide_and_deep expects one per field, ", num_fields_));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RowIds> WideAndDeepModel::RowsToRead(const ExampleBatch& batch) const {
+  absl::Status status = CheckBatch(batch);
+  if (!status.ok()) return status;
+  std::vector<int64_t> ids = EmbeddingLookup::UniqueIds(batch.sparse_ids);
+  RowIds rows;
+  rows[kWideWeights] = ids;
+  rows[kDeepEmbedding] = std::move(ids);
+  return rows;
+}
+
+absl::Status WideAndDeepModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
+                                       ModelMode mode, ModelOutput* output) {
+  absl::Status status = CheckBatch(batch);
+  if (!status.ok()) return status;
+  const int64_t n = batch.size;
+  absl::StatusOr<const EmbeddingRows*> wide = parameters.Rows(kWideWeights, 1);
+  if (!wide.ok()) return wide.status();
+  absl::StatusOr<const float*> bias = parameters.Dense(kWideBias, Shape({1}));
+  if (!bias.ok()) return bias.status();
+  absl::StatusOr<const EmbeddingRows*> deep = parameters.Rows(kDeepEmbedding, dim_);
+  if (!deep.ok()) return deep.status();
+
+  wide_logits_.resize(n);
+  status = wide_lookup_.Forward(batch.row_splits, batch.sparse_ids, batch.sparse_values, **wide,
+                                wide_logits_.data());
+  if (!status.ok()) return status;
+
+  if (num_fields_ > 0) {
+    // One bag per id: its embedding lands in its field's slot of the row.
+    deep_splits_.resize(batch.sparse_ids.size() + 1);
+    std::iota(deep_splits_.begin(), deep_splits_.end(), 0);
+  } else {
+    deep_splits_ = batch.row_splits;
+  }
+  deep_input_.resize(n * deep_.config().input_dim);
+  status = deep_lookup_.Forward(deep_splits_, batch.sparse_ids, batch.sparse_values, **deep,
+                                deep_input_.data());
+  if (!status.ok()) return status;
+  const float* deep_logits = nullptr;
+  status = deep_.Forward(parameters, n, deep_input_.data(), mode, &deep_logits);
+  if (!status.ok()) return status;
+  logits_.resize(n);
+  for (int64_t i = 0; i < n; ++i) logits_[i] = wide_logits_[i] + (*bias)[0] + deep_logits[i];
+  return head_.Forward(n, logits_.data(), batch.labels, output);
+}
+
+absl::Status WideAndDeepModel::ComputeGradients(const ParameterView& parameters,
+                                                const ExampleBatch& batch, ModelOutput* output,
+                                                Gradients* gradients) {
+  absl::Status status = Forward(parameters, batch, ModelMode::kTrain, output);
+  if (!status.ok()) return status;
+  const int64_t n = batch.size;
+  dlogits_.resize(n);
+  status = head_.Backward(n, *output, batch.labels, dlogits_.data());
+  if (!status.ok()) return status;
+
+  const EmbeddingRows* wide = *parameters.Rows(kWideWeights, 1);
+  absl::StatusOr<float*> d_wide = gradients->RowsBuffer(kWideWeights, wide->ids, 1);
+  if (!d_wide.ok()) return d_wide.status();
+  status = wide_lookup_.Backward(dlogits_.data(), *d_wide);
+  if (!status.ok()) return status;
+  absl::StatusOr<float*> d_bias = gradients->DenseBuffer(kWideBias, Shape({1}));
+  if (!d_bias.ok()) return d_bias.status();
+  (*d_bias)[0] = std::accumulate(dlogits_.begin(), dlogits_.end(), 0.0f);
+
+  d_deep_input_.resize(deep_input_.size());
+  status = deep_.Backward(parameters, n, deep_input_.data(), dlogits_.data(), d_deep_input_.data(),
+                          gradients);
+  if (!status.ok()) return status;
+  const EmbeddingRows* deep = *parameters.Rows(kDeepEmbedding, dim_);
+  absl::StatusOr<float*> d_deep = gradients->RowsBuffer(kDeepEmbedding, deep->ids, dim_);
+  if (!d_deep.ok()) return d_deep.status();
+  return deep_lookup_.Backward(d_deep_input_.data(), *d_deep);
+}
+
+}  // namespace pstrain

@@ -1,0 +1,69 @@
+#ifndef PSTRAIN_COMMON_MODEL_BUILTIN_WIDE_AND_DEEP_MODEL_H_
+#define PSTRAIN_COMMON_MODEL_BUILTIN_WIDE_AND_DEEP_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/model/internal/dense_stack.h"
+#include "common/model/internal/loss_head.h"
+#include "common/model/layers/embedding_lookup.h"
+#include "common/model/model.h"
+#include "protos/job.pb.h"
+
+namespace pstrain {
+
+// Wide-and-deep (Cheng et al. 2016) for binary labels over sparse ids: a
+// wide linear part over the ids (with their values) plus a deep part, the
+// ids' embeddings feeding an MLP; the two logits are summed.
+//
+// With num_fields F > 0 every example has exactly F ids, one per field, and
+// the deep input is the F embeddings side by side [batch, F * dim]. With
+// F = 0 examples have any number of ids, pooled into one embedding by the
+// spec's combiner (sum or mean) [batch, dim].
+//
+// Variables: wide/weights (embedding [vocabulary, 1]), wide/bias [1],
+// deep/embedding (embedding [vocabulary, dim]), deep/hidden_<i>/{weights,
+// bias}, deep/logits/{weights, bias}. vocabulary 0 is a dynamic table.
+class WideAndDeepModel : public Model {
+ public:
+  // `spec` with num_fields resolved (0 allowed: variable-length ids).
+  // Defaults for unset fields: dim 16, hidden_units [64, 32], ReLU.
+  // InvalidArgument: negative sizes, an unknown activation or combiner.
+  static absl::StatusOr<std::unique_ptr<WideAndDeepModel>> Create(const WideAndDeepSpec& spec,
+                                                                  const ModelContext& context);
+
+  std::string name() const override { return "wide_and_deep"; }
+  std::vector<VariableDef> Variables() const override;
+  PredictionKind prediction_kind() const override { return PredictionKind::kBinaryProbability; }
+  int64_t prediction_width() const override { return 1; }
+
+  absl::StatusOr<RowIds> RowsToRead(const ExampleBatch& batch) const override;
+  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, ModelMode mode,
+                       ModelOutput* output) override;
+  absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
+                                ModelOutput* output, Gradients* gradients) override;
+
+ private:
+  WideAndDeepModel(const WideAndDeepSpec& spec, const ModelContext& context,
+                   const model_internal::DenseStackConfig& deep);
+  absl::Status CheckBatch(const ExampleBatch& batch) const;
+
+  const WideAndDeepSpec spec_;
+  const uint64_t seed_;
+  const int64_t dim_;
+  const int32_t num_fields_;
+  EmbeddingLookup wide_lookup_;
+  EmbeddingLookup deep_lookup_;
+  model_internal::DenseStack deep_;
+  model_internal::LossHead head_;
+  // Per batch: the deep bags (one per example and field, or per example),
+  // the wide and deep logits and their sum, and gradient buffers.
+  std::vector<int64_t> deep_splits_;
+  std::vector<float> deep_input_, wide_logits_, logits_, dlogits_, d_deep_input_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_MODEL_BUILTIN_WIDE_AND_DEEP_MODEL_H_

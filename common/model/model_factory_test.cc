@@ -1,0 +1,96 @@
+#include "common/model/model_factory.h"
+
+#include <memory>
+
+#include "common/model/dnnl/compute_context.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+class ModelFactoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto compute = ComputeContext::Create();
+    ASSERT_TRUE(compute.ok());
+    compute_ = std::move(compute).value();
+    context_.compute = compute_.get();
+  }
+  DatasetInfo Images() const {
+    DatasetInfo info;
+    info.num_examples = 100;
+    info.dense_dim = 784;
+    info.image_height = info.image_width = 28;
+    info.image_channels = 1;
+    info.num_classes = 10;
+    return info;
+  }
+  DatasetInfo Clicks() const {
+    DatasetInfo info;
+    info.num_examples = 100;
+    info.sparse_dim = 8000;
+    info.num_fields = 8;
+    info.num_classes = 2;
+    return info;
+  }
+  std::unique_ptr<ComputeContext> compute_;
+  ModelContext context_;
+};
+
+TEST_F(ModelFactoryTest, ResolvesDimensionsFromTheData) {
+  ModelSpec spec;
+  spec.mutable_mlp();
+  auto mlp = CreateModel(spec, Images(), context_);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  EXPECT_EQ((*mlp)->name(), "mlp");
+  EXPECT_EQ((*mlp)->Variables()[0].spec.shape().dims(0), 784);
+  EXPECT_EQ((*mlp)->prediction_width(), 10);
+
+  spec.mutable_cnn();
+  auto cnn = CreateModel(spec, Images(), context_);
+  ASSERT_TRUE(cnn.ok()) << cnn.status();
+  EXPECT_EQ((*cnn)->name(), "cnn");
+
+  spec.mutable_logistic_regression();
+  auto sparse_lr = CreateModel(spec, Clicks(), context_);
+  ASSERT_TRUE(sparse_lr.ok()) << sparse_lr.status();
+  EXPECT_EQ((*sparse_lr)->prediction_kind(), PredictionKind::kBinaryProbability);
+  EXPECT_EQ((*sparse_lr)->Variables()[0].spec.kind(), VARIABLE_KIND_EMBEDDING);
+  EXPECT_EQ((*sparse_lr)->Variables()[0].spec.shape().dims(0), 8000);
+  auto dense_lr = CreateModel(spec, Images(), context_);
+  ASSERT_TRUE(dense_lr.ok());
+  EXPECT_EQ((*dense_lr)->prediction_kind(), PredictionKind::kClassProbabilities);
+
+  spec.mutable_wide_and_deep();
+  auto wide_and_deep = CreateModel(spec, Clicks(), context_);
+  ASSERT_TRUE(wide_and_deep.ok()) << wide_and_deep.status();
+  // 8 fields of the default 16-wide embeddings.
+  EXPECT_EQ((*wide_and_deep)->Variables()[3].spec.shape().dims(0), 128);
+
+  spec.mutable_linear_regression();
+  auto linear = CreateModel(spec, Images(), context_);
+  ASSERT_TRUE(linear.ok());
+  EXPECT_EQ((*linear)->prediction_kind(), PredictionKind::kRegression);
+}
+
+TEST_F(ModelFactoryTest, RefusesSpecsThatDisagreeWithTheData) {
+  ModelSpec spec;
+  spec.mutable_mlp()->set_input_dim(100);
+  auto mlp = CreateModel(spec, Images(), context_);
+  EXPECT_EQ(mlp.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(mlp.status().message().find("model.mlp.input_dim is 100"), std::string::npos)
+      << mlp.status();
+  spec.mutable_cnn();
+  EXPECT_NE(CreateModel(spec, Clicks(), context_).status().message().find("image"),
+            std::string::npos);
+  spec.mutable_wide_and_deep();
+  EXPECT_FALSE(CreateModel(spec, Images(), context_).ok());
+  DatasetInfo regression = Images();
+  regression.num_classes = 0;
+  spec.mutable_mlp();
+  EXPECT_FALSE(CreateModel(spec, regression, context_).ok());
+  EXPECT_FALSE(CreateModel(ModelSpec(), Images(), context_).ok());
+}
+
+}  // namespace
+}  // namespace pstrain
