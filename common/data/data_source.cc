@@ -2,7 +2,10 @@
 
 #include <string>
 
+#include "common/data/csv_reader.h"
 #include "common/data/fashion_mnist.h"
+#include "common/data/libsvm_reader.h"
+#include "common/data/synthetic_clicks.h"
 
 namespace pstrain {
 
@@ -19,10 +22,22 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
       if (!loaded.ok()) return loaded.status();
       return std::unique_ptr<ExampleSource>(std::move(loaded).value());
     }
-    case DataSpec::kCsv:
-    case DataSpec::kLibsvm:
-    case DataSpec::kSyntheticClicks:
-      return absl::UnimplementedError("this data source is not supported yet");
+    case DataSpec::kCsv: {
+      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded = LoadCsv(spec.csv());
+      if (!loaded.ok()) return loaded.status();
+      return std::unique_ptr<ExampleSource>(std::move(loaded).value());
+    }
+    case DataSpec::kLibsvm: {
+      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded = LoadLibsvm(spec.libsvm());
+      if (!loaded.ok()) return loaded.status();
+      return std::unique_ptr<ExampleSource>(std::move(loaded).value());
+    }
+    case DataSpec::kSyntheticClicks: {
+      absl::StatusOr<std::unique_ptr<SyntheticClicks>> clicks =
+          SyntheticClicks::Create(spec.synthetic_clicks());
+      if (!clicks.ok()) return clicks.status();
+      return std::unique_ptr<ExampleSource>(std::move(clicks).value());
+    }
     case DataSpec::SOURCE_NOT_SET:
       break;
   }

@@ -1,0 +1,46 @@
+#include "common/data/data_source.h"
+
+#include "common/data/test_files.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+TEST(DataSourceTest, OpensEachKind) {
+  DataSpec spec;
+  spec.mutable_fashion_mnist()->set_dir(testing_util::WriteToyImageDataset(30, 12));
+  auto train = OpenExampleSource(spec, /*is_eval=*/false);
+  ASSERT_TRUE(train.ok()) << train.status();
+  EXPECT_EQ((*train)->num_examples(), 30);
+  auto test = OpenExampleSource(spec, /*is_eval=*/true);
+  ASSERT_TRUE(test.ok());
+  EXPECT_EQ((*test)->num_examples(), 12);
+  spec.mutable_fashion_mnist()->set_split(DATA_SPLIT_TRAIN);
+  EXPECT_EQ((*OpenExampleSource(spec, true))->num_examples(), 30);
+
+  spec.mutable_csv()->set_path(testing_util::WriteTestFile("s.csv", "1,2\n0,1\n"));
+  EXPECT_EQ((*OpenExampleSource(spec, false))->info().dense_dim, 1);
+  spec.mutable_libsvm()->set_path(testing_util::WriteTestFile("s.svm", "1 4:1\n"));
+  EXPECT_EQ((*OpenExampleSource(spec, false))->info().sparse_dim, 4);
+  spec.mutable_synthetic_clicks()->set_num_examples(10);
+  EXPECT_EQ((*OpenExampleSource(spec, false))->info().num_fields, 8);
+  EXPECT_FALSE(OpenExampleSource(DataSpec(), false).ok());
+}
+
+TEST(DataSourceTest, ReaderOptionsDefaults) {
+  DataSpec spec;
+  BatchReaderOptions train = BatchReaderOptionsFromSpec(spec, false);
+  EXPECT_EQ(train.batch_size, 128);
+  EXPECT_TRUE(train.shuffle);
+  EXPECT_FALSE(BatchReaderOptionsFromSpec(spec, true).shuffle);
+  spec.set_shuffle(false);
+  spec.set_batch_size(7);
+  spec.set_epochs(3);
+  BatchReaderOptions set = BatchReaderOptionsFromSpec(spec, false);
+  EXPECT_FALSE(set.shuffle);
+  EXPECT_EQ(set.batch_size, 7);
+  EXPECT_EQ(set.epochs, 3);
+}
+
+}  // namespace
+}  // namespace pstrain

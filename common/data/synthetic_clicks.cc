@@ -1,0 +1,99 @@
+#include "common/data/synthetic_clicks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+
+namespace pstrain {
+namespace {
+
+constexpr int64_t kMaxVocabulary = 10'000'000;
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// A uniform double in [0, 1) from 53 random bits.
+double Uniform(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SyntheticClicks>> SyntheticClicks::Create(
+    const SyntheticClicksSource& spec) {
+  const int64_t examples = spec.num_examples() != 0 ? spec.num_examples() : 100000;
+  const int32_t fields = spec.num_fields() != 0 ? spec.num_fields() : 8;
+  const int64_t vocabulary = spec.vocabulary_per_field() != 0 ? spec.vocabulary_per_field() : 1000;
+  const double exponent = spec.zipf_exponent() != 0 ? spec.zipf_exponent() : 1.1;
+  if (examples <= 0) {
+    return absl::InvalidArgumentError("synthetic_clicks.num_examples must be > 0");
+  }
+  if (fields <= 0) return absl::InvalidArgumentError("synthetic_clicks.num_fields must be > 0");
+  if (vocabulary <= 0 || vocabulary > kMaxVocabulary) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("synthetic_clicks.vocabulary_per_field must be in (0, ", kMaxVocabulary, "]"));
+  }
+  if (!(exponent > 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("synthetic_clicks.zipf_exponent must be > 1, got ", exponent));
+  }
+  std::unique_ptr<SyntheticClicks> source(new SyntheticClicks());
+  source->seed_ = spec.seed();
+  source->vocabulary_ = vocabulary;
+  source->info_.num_examples = examples;
+  source->info_.sparse_dim = fields * vocabulary;
+  source->info_.num_fields = fields;
+  source->info_.num_classes = 2;
+  source->rank_cdf_.resize(vocabulary);
+  double total = 0;
+  for (int64_t r = 0; r < vocabulary; ++r) {
+    total += 1.0 / std::pow(static_cast<double>(r + 1), exponent);
+    source->rank_cdf_[r] = total;
+  }
+  for (double& c : source->rank_cdf_) c /= total;
+  std::mt19937_64 rng(Mix(spec.seed() ^ 0x7275650aULL));
+  std::normal_distribution<float> normal(0.0f, kTrueWeightStddev);
+  source->true_weights_.resize(fields * vocabulary);
+  for (float& w : source->true_weights_) w = normal(rng);
+  return source;
+}
+
+absl::Status SyntheticClicks::Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const {
+  const int64_t n = static_cast<int64_t>(indices.size());
+  const int32_t fields = info_.num_fields;
+  batch->size = n;
+  batch->dense = Tensor();
+  batch->labels.resize(n);
+  batch->sparse_ids.resize(n * fields);
+  batch->sparse_values.clear();
+  batch->row_splits.resize(n + 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t index = indices[i];
+    if (index < 0 || index >= info_.num_examples) {
+      return absl::OutOfRangeError(
+          absl::StrCat("example ", index, " outside [0, ", info_.num_examples, ")"));
+    }
+    // Each example has its own stream: random access needs no state.
+    uint64_t state = Mix(seed_ ^ Mix(static_cast<uint64_t>(index)));
+    double logit = kTrueBias;
+    for (int32_t f = 0; f < fields; ++f) {
+      state = Mix(state);
+      const int64_t rank =
+          std::lower_bound(rank_cdf_.begin(), rank_cdf_.end(), Uniform(state)) - rank_cdf_.begin();
+      const int64_t id = f * vocabulary_ + std::min(rank, vocabulary_ - 1);
+      batch->sparse_ids[i * fields + f] = id;
+      logit += true_weights_[id];
+    }
+    state = Mix(state);
+    batch->labels[i] = Uniform(state) < 1 / (1 + std::exp(-logit)) ? 1.0f : 0.0f;
+    batch->row_splits[i] = i * fields;
+  }
+  batch->row_splits[n] = n * fields;
+  return absl::OkStatus();
+}
+
+}  // namespace pstrain

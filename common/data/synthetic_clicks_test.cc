@@ -1,0 +1,82 @@
+#include "common/data/synthetic_clicks.h"
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+std::unique_ptr<SyntheticClicks> Make(int64_t n, uint64_t seed) {
+  SyntheticClicksSource spec;
+  spec.set_num_examples(n);
+  spec.set_num_fields(3);
+  spec.set_vocabulary_per_field(50);
+  spec.set_seed(seed);
+  auto source = SyntheticClicks::Create(spec);
+  EXPECT_TRUE(source.ok()) << source.status();
+  return std::move(source).value();
+}
+
+TEST(SyntheticClicksTest, OneZipfIdPerFieldAndReproducible) {
+  auto source = Make(20000, 7);
+  EXPECT_EQ(source->info().sparse_dim, 150);
+  EXPECT_EQ(source->info().num_fields, 3);
+  std::vector<int64_t> all(20000);
+  std::iota(all.begin(), all.end(), 0);
+  ExampleBatch batch;
+  ASSERT_TRUE(source->Fill(all, &batch).ok());
+  ASSERT_EQ(batch.sparse_ids.size(), 60000u);
+  std::vector<int64_t> rank_counts(50, 0);
+  for (int64_t i = 0; i < 20000; ++i) {
+    for (int f = 0; f < 3; ++f) {
+      const int64_t id = batch.sparse_ids[i * 3 + f];
+      ASSERT_GE(id, f * 50);
+      ASSERT_LT(id, (f + 1) * 50);
+      ++rank_counts[id - f * 50];
+    }
+  }
+  // Zipf with exponent 1.1: rank 0 is 2^1.1 times as frequent as rank 1.
+  EXPECT_NEAR(static_cast<double>(rank_counts[0]) / rank_counts[1], std::pow(2.0, 1.1), 0.15);
+  EXPECT_GT(rank_counts[1], rank_counts[10]);
+
+  // Random access: an example reads the same alone as in a batch.
+  ExampleBatch one;
+  ASSERT_TRUE(source->Fill({12345}, &one).ok());
+  EXPECT_EQ(one.sparse_ids[1], batch.sparse_ids[12345 * 3 + 1]);
+  EXPECT_EQ(one.labels[0], batch.labels[12345]);
+  EXPECT_EQ(source->Fill({20000}, &one).code(), absl::StatusCode::kOutOfRange);
+}
+
+TEST(SyntheticClicksTest, LabelsFollowTheTrueModel) {
+  auto source = Make(40000, 3);
+  std::vector<int64_t> all(40000);
+  std::iota(all.begin(), all.end(), 0);
+  ExampleBatch batch;
+  ASSERT_TRUE(source->Fill(all, &batch).ok());
+  // Mean label equals the mean true click probability, within sampling error.
+  double expected = 0, observed = 0;
+  for (int64_t i = 0; i < 40000; ++i) {
+    double logit = source->true_bias();
+    for (int f = 0; f < 3; ++f) logit += source->true_weights()[batch.sparse_ids[i * 3 + f]];
+    expected += 1 / (1 + std::exp(-logit));
+    observed += batch.labels[i];
+  }
+  EXPECT_NEAR(observed / 40000, expected / 40000, 0.01);
+  // Another seed, another true model.
+  EXPECT_NE(Make(10, 4)->true_weights(), source->true_weights());
+}
+
+TEST(SyntheticClicksTest, RefusesBadSpecs) {
+  SyntheticClicksSource spec;
+  spec.set_zipf_exponent(1.0);
+  EXPECT_EQ(SyntheticClicks::Create(spec).status().code(), absl::StatusCode::kInvalidArgument);
+  spec.set_zipf_exponent(1.5);
+  spec.set_num_fields(-1);
+  EXPECT_FALSE(SyntheticClicks::Create(spec).ok());
+}
+
+}  // namespace
+}  // namespace pstrain
