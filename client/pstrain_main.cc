@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "client/local_command.h"
+#include "client/train_local_command.h"
 #include "common/cli/command_line.h"
 
 namespace {
@@ -18,8 +19,12 @@ constexpr char kUsage[] =
     "  local    start a whole cluster on this machine (coordinator, parameter servers,\n"
     "           workers, evaluator) as processes on loopback, check that every one is\n"
     "           healthy, then stop it (--keep_running to keep it up until Ctrl-C)\n"
+    "  train-local JOB.pbtxt\n"
+    "           train a job in this one process (no cluster), evaluate it and print the\n"
+    "           metrics; --output=json for one JSON object. Example:\n"
+    "             pstrain train-local examples/fashion_mnist_mlp.pbtxt --max_steps=500\n"
     "\n"
-    "Flags of a command are prefixed by its name in the list below.";
+    "Each flag below says which command it belongs to.";
 
 }  // namespace
 
@@ -32,6 +37,7 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "local") return pstrain::RunLocalCommand(args);
+  if (command == "train-local") return pstrain::RunTrainLocalCommand(args);
   std::cerr << "pstrain: unknown command '" << command << "' (see pstrain --help)\n";
   return 2;
 }
