@@ -5,6 +5,7 @@
 #include "common/model/builtin/linear_model.h"
 #include "common/model/builtin/mlp_model.h"
 #include "common/model/builtin/wide_and_deep_model.h"
+#include "common/model/plugin_model_loader.h"
 
 namespace pstrain {
 namespace {
@@ -113,7 +114,7 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& spec, const 
       return std::unique_ptr<Model>(std::move(model).value());
     }
     case ModelSpec::kPlugin:
-      return absl::UnimplementedError("plug-in models are not supported yet");
+      return LoadPluginModel(spec.plugin().library_path(), spec.plugin().config(), context);
     case ModelSpec::KIND_NOT_SET:
       break;
   }

@@ -16,7 +16,8 @@ namespace pstrain {
 // InvalidArgument naming the field: a dimension that cannot be resolved or
 // disagrees with the data, or a model that cannot read this data (e.g. a CNN
 // on data without an image layout). For a plug-in, the loader's errors
-// (see plugin_model_loader.h).
+// (see plugin_model_loader.h), the model being created from the config
+// string alone.
 absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& spec, const DatasetInfo& info,
                                                    const ModelContext& context);
 
