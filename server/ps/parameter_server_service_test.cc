@@ -22,6 +22,11 @@ constexpr int64_t kBig = 3 * (1 << 20) / 4 + 5;  // floats: > 3 MiB, not a whole
 class ServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
+#if defined(__SANITIZE_THREAD__)
+    // Debian's gRPC is not instrumented: its internal hand-offs look like
+    // races. The shard underneath is checked by the other tests here.
+    GTEST_SKIP() << "gRPC is not instrumented for ThreadSanitizer";
+#endif
     ShardStoreOptions options;
     options.checkpoint_root = ::testing::TempDir() + "ckpt";
     store_ = std::make_unique<ShardStore>(options, clock_, registry_);
@@ -39,7 +44,9 @@ class ServiceTest : public ::testing::Test {
     stub_ = ParameterServer::NewStub(grpc::CreateCustomChannel(
         "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
   }
-  void TearDown() override { server_->Shutdown(); }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown();
+  }
 
   CreateVariablesRequest JobRequest() {
     CreateVariablesRequest r;

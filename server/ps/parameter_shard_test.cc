@@ -3,11 +3,11 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/ps/fake_clock.h"
 #include "server/ps/row_placement.h"
+#include "server/ps/test_signal.h"
 
 namespace pstrain {
 namespace {
@@ -311,25 +311,25 @@ TEST_F(ParameterShardTest, SparseUpdatesMatchTheDenseRuleOnTheirRowsOnly) {
 TEST_F(ParameterShardTest, PullWaitsForAVersionWithADeadline) {
   auto s = Make(Request(UPDATE_MODE_SYNC, 1));
   absl::StatusOr<int64_t> got = absl::UnknownError("not run");
-  absl::Notification done;
+  TestSignal done;
   s->version_gate().WhenAtLeast(1, clock_.Now() + absl::Seconds(5), [&](absl::StatusOr<int64_t> v) {
     got = v;
     done.Notify();
   });
   std::thread worker([&] { PushDense(*s, {0, 1, 1}, 0, {1, 1, 1, 1}); });
-  done.WaitForNotification();
+  done.Wait();
   worker.join();
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, 1);
   // Nobody pushes for version 2: the read ends at its deadline.
-  absl::Notification expired;
+  TestSignal expired;
   absl::Status status;
   s->version_gate().WhenAtLeast(2, clock_.Now() + absl::Seconds(5), [&](absl::StatusOr<int64_t> v) {
     status = v.status();
     expired.Notify();
   });
   clock_.Advance(absl::Seconds(6));
-  expired.WaitForNotification();
+  expired.Wait();
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
 }
 

@@ -2,9 +2,9 @@
 
 #include <thread>
 
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/ps/fake_clock.h"
+#include "server/ps/test_signal.h"
 
 namespace pstrain {
 namespace {
@@ -33,7 +33,7 @@ TEST(VersionGateTest, WaiterRunsWhenTheVersionArrives) {
 TEST(VersionGateTest, DeadlineEndsTheWaitWithDeadlineExceeded) {
   FakeClock clock;
   VersionGate gate(clock, 0);
-  absl::Notification done;
+  TestSignal done;
   absl::Status status;
   gate.WhenAtLeast(1, clock.Now() + absl::Seconds(5), [&](absl::StatusOr<int64_t> v) {
     status = v.status();
@@ -42,7 +42,7 @@ TEST(VersionGateTest, DeadlineEndsTheWaitWithDeadlineExceeded) {
   clock.Advance(absl::Seconds(4));
   EXPECT_FALSE(done.HasBeenNotified());
   clock.Advance(absl::Seconds(2));
-  done.WaitForNotification();
+  done.Wait();
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_NE(status.message().find("version 1"), std::string::npos) << status;
 }
