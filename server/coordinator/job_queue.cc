@@ -1,0 +1,281 @@
+#include "server/coordinator/job_queue.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/config/job_spec.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+constexpr int kDefaultListLimit = 100;
+
+bool IsEnded(JobState state) {
+  return state == JOB_STATE_SUCCEEDED || state == JOB_STATE_FAILED || state == JOB_STATE_STOPPED;
+}
+
+bool IsActive(JobState state) { return state == JOB_STATE_RUNNING || state == JOB_STATE_FINISHING; }
+
+absl::Status IllegalTransition(const JobStatus& job, JobState to) {
+  return absl::FailedPreconditionError(absl::StrCat("job ", job.job_id(), " is ",
+                                                    JobStateName(job.state()),
+                                                    "; it cannot become ", JobStateName(to)));
+}
+
+}  // namespace
+
+std::string JobStateName(JobState state) {
+  std::string name = JobState_Name(state);
+  constexpr absl::string_view kPrefix = "JOB_STATE_";
+  if (absl::StartsWith(name, kPrefix)) return name.substr(kPrefix.size());
+  return name.empty() ? absl::StrCat("state ", static_cast<int>(state)) : name;
+}
+
+JobState EndStateFor(StopReason reason) {
+  switch (reason) {
+    case STOP_REASON_USER:
+      return JOB_STATE_STOPPED;
+    case STOP_REASON_NAN_LOSS:
+    case STOP_REASON_ERROR:
+      return JOB_STATE_FAILED;
+    default:
+      return JOB_STATE_SUCCEEDED;
+  }
+}
+
+absl::StatusOr<std::unique_ptr<JobQueue>> JobQueue::Create(Clock& clock, JobQueueOptions options) {
+  if (options.max_queued_jobs < 1 || options.max_ended_jobs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("max queued jobs (", options.max_queued_jobs,
+                                                   ") and max ended jobs (", options.max_ended_jobs,
+                                                   ") must be >= 1"));
+  }
+  return std::unique_ptr<JobQueue>(new JobQueue(clock, options));
+}
+
+JobQueue::JobQueue(Clock& clock, JobQueueOptions options) : clock_(clock), options_(options) {}
+
+absl::StatusOr<JobStatus> JobQueue::Submit(JobSpec spec) {
+  absl::StatusOr<JobSpec> prepared = PrepareJobSpec(std::move(spec));
+  if (!prepared.ok()) return prepared.status();
+  const int64_t now_ms = absl::ToUnixMillis(clock_.Now());
+
+  absl::MutexLock lock(&mu_);
+  if (static_cast<int>(queued_.size()) >= options_.max_queued_jobs) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the queue is full: ", queued_.size(),
+                     " jobs are waiting; stop some or wait for them to run"));
+  }
+  const int64_t number = ++last_number_;
+  JobStatus& job = jobs_[number];
+  job.set_job_id(absl::StrCat(prepared->name(), "-", number));
+  job.set_name(prepared->name());
+  job.set_state(JOB_STATE_QUEUED);
+  job.set_submit_unix_ms(now_ms);
+  *job.mutable_spec() = *std::move(prepared);
+  number_by_id_[job.job_id()] = number;
+  queued_.push_back(number);
+  return job;
+}
+
+absl::StatusOr<JobStatus> JobQueue::StartNext() {
+  const int64_t now_ms = absl::ToUnixMillis(clock_.Now());
+  absl::MutexLock lock(&mu_);
+  if (active_.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", jobs_[*active_].job_id(), " is ",
+                                                      JobStateName(jobs_[*active_].state()),
+                                                      "; one job runs at a time"));
+  }
+  if (queued_.empty()) return absl::NotFoundError("no job is queued");
+  const int64_t number = queued_.front();
+  queued_.pop_front();
+  JobStatus& job = jobs_[number];
+  job.set_state(JOB_STATE_RUNNING);
+  job.set_start_unix_ms(now_ms);
+  job.clear_reason();
+  active_ = number;
+  return job;
+}
+
+absl::StatusOr<JobStatus> JobQueue::BeginFinishing(absl::string_view job_id, StopReason reason,
+                                                   absl::string_view message) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<JobStatus*> job = FindOrNotFound(job_id);
+  if (!job.ok()) return job.status();
+  if ((*job)->state() != JOB_STATE_RUNNING) return IllegalTransition(**job, JOB_STATE_FINISHING);
+  (*job)->set_state(JOB_STATE_FINISHING);
+  (*job)->set_stop_reason(reason);
+  (*job)->set_reason(std::string(message));
+  return **job;
+}
+
+absl::StatusOr<JobStatus> JobQueue::End(absl::string_view job_id, JobState state,
+                                        absl::string_view message) {
+  if (!IsEnded(state)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(JobStateName(state), " does not end a job; use SUCCEEDED, FAILED or STOPPED"));
+  }
+  if (state == JOB_STATE_FAILED && message.empty()) {
+    return absl::InvalidArgumentError("a failed job needs a reason a person can act on");
+  }
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<JobStatus*> job = FindOrNotFound(job_id);
+  if (!job.ok()) return job.status();
+  const JobState from = (*job)->state();
+  const bool legal =
+      from == JOB_STATE_FINISHING || (from == JOB_STATE_RUNNING && state == JOB_STATE_FAILED);
+  if (!legal) return IllegalTransition(**job, state);
+  if (from == JOB_STATE_RUNNING && (*job)->stop_reason() == STOP_REASON_UNSPECIFIED) {
+    (*job)->set_stop_reason(STOP_REASON_ERROR);
+  }
+  MarkEnded(**job, state, message);
+  return **job;
+}
+
+absl::StatusOr<JobStatus> JobQueue::Stop(absl::string_view job_id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<JobStatus*> job = FindOrNotFound(job_id);
+  if (!job.ok()) return job.status();
+  switch ((*job)->state()) {
+    case JOB_STATE_QUEUED:
+      (*job)->set_stop_reason(STOP_REASON_USER);
+      MarkEnded(**job, JOB_STATE_STOPPED, "stopped by a user before it started");
+      break;
+    case JOB_STATE_RUNNING:
+      (*job)->set_state(JOB_STATE_FINISHING);
+      (*job)->set_stop_reason(STOP_REASON_USER);
+      (*job)->set_reason("stopped by a user");
+      break;
+    default:
+      break;
+  }
+  return **job;
+}
+
+absl::Status JobQueue::RecordProgress(absl::string_view job_id, int64_t global_step, double loss,
+                                      double examples_per_sec) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<JobStatus*> job = FindActive(job_id);
+  if (!job.ok()) return job.status();
+  (*job)->set_global_step(global_step);
+  (*job)->set_loss(loss);
+  (*job)->set_examples_per_sec(examples_per_sec);
+  return absl::OkStatus();
+}
+
+absl::Status JobQueue::UpdateStatus(absl::string_view job_id,
+                                    const std::function<void(JobStatus&)>& update) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<JobStatus*> job = FindActive(job_id);
+  if (!job.ok()) return job.status();
+  JobStatus& status = **job;
+  // What only the queue may change, kept aside and restored.
+  JobStatus fixed;
+  fixed.set_job_id(status.job_id());
+  fixed.set_name(status.name());
+  fixed.set_state(status.state());
+  fixed.set_stop_reason(status.stop_reason());
+  fixed.set_submit_unix_ms(status.submit_unix_ms());
+  fixed.set_start_unix_ms(status.start_unix_ms());
+  fixed.set_end_unix_ms(status.end_unix_ms());
+  fixed.mutable_spec()->Swap(status.mutable_spec());
+  update(status);
+  status.set_job_id(fixed.job_id());
+  status.set_name(fixed.name());
+  status.set_state(fixed.state());
+  status.set_stop_reason(fixed.stop_reason());
+  status.set_submit_unix_ms(fixed.submit_unix_ms());
+  status.set_start_unix_ms(fixed.start_unix_ms());
+  status.set_end_unix_ms(fixed.end_unix_ms());
+  status.mutable_spec()->Swap(fixed.mutable_spec());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JobStatus> JobQueue::Get(absl::string_view job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = number_by_id_.find(job_id);
+  if (it == number_by_id_.end()) {
+    return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
+  }
+  return jobs_.at(it->second);
+}
+
+absl::StatusOr<std::vector<JobStatus>> JobQueue::List(absl::Span<const JobState> states,
+                                                      int limit) const {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("limit must be >= 0, got ", limit));
+  }
+  if (limit == 0) limit = kDefaultListLimit;
+  std::vector<JobStatus> jobs;
+  absl::MutexLock lock(&mu_);
+  for (auto it = jobs_.rbegin(); it != jobs_.rend() && static_cast<int>(jobs.size()) < limit;
+       ++it) {
+    const JobStatus& job = it->second;
+    if (!states.empty() && std::find(states.begin(), states.end(), job.state()) == states.end()) {
+      continue;
+    }
+    jobs.push_back(job);
+  }
+  return jobs;
+}
+
+std::optional<std::string> JobQueue::active_job_id() const {
+  absl::MutexLock lock(&mu_);
+  if (!active_.has_value()) return std::nullopt;
+  return jobs_.at(*active_).job_id();
+}
+
+int JobQueue::queued_count() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(queued_.size());
+}
+
+JobStatus* JobQueue::Find(absl::string_view job_id) {
+  auto it = number_by_id_.find(job_id);
+  if (it == number_by_id_.end()) return nullptr;
+  return &jobs_.at(it->second);
+}
+
+absl::StatusOr<JobStatus*> JobQueue::FindOrNotFound(absl::string_view job_id) {
+  JobStatus* job = Find(job_id);
+  if (job == nullptr) return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
+  return job;
+}
+
+absl::StatusOr<JobStatus*> JobQueue::FindActive(absl::string_view job_id) {
+  absl::StatusOr<JobStatus*> job = FindOrNotFound(job_id);
+  if (!job.ok()) return job.status();
+  if (!IsActive((*job)->state())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " is ", JobStateName((*job)->state()), ", not running"));
+  }
+  return job;
+}
+
+void JobQueue::MarkEnded(JobStatus& job, JobState state, absl::string_view message) {
+  job.set_state(state);
+  // Without a message the reason given when it began finishing stands.
+  if (!message.empty()) job.set_reason(std::string(message));
+  job.set_end_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  const int64_t number = number_by_id_.at(job.job_id());
+  if (active_ == number) {
+    active_.reset();
+  } else {
+    auto it = std::find(queued_.begin(), queued_.end(), number);
+    CHECK(it != queued_.end()) << "job " << job.job_id() << " ended from neither queue nor slot";
+    queued_.erase(it);
+  }
+  ended_.push_back(number);
+  while (static_cast<int>(ended_.size()) > options_.max_ended_jobs) {
+    const int64_t oldest = ended_.front();
+    ended_.pop_front();
+    number_by_id_.erase(jobs_.at(oldest).job_id());
+    jobs_.erase(oldest);
+  }
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

@@ -1,0 +1,155 @@
+#ifndef PSTRAIN_SERVER_COORDINATOR_JOB_QUEUE_H_
+#define PSTRAIN_SERVER_COORDINATOR_JOB_QUEUE_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "protos/job.pb.h"
+#include "server/coordinator/clock.h"
+
+namespace pstrain {
+namespace coordinator {
+
+struct JobQueueOptions {
+  // Jobs waiting to run. Default 100; Submit beyond it is ResourceExhausted,
+  // so a runaway script cannot grow the coordinator without bound.
+  int max_queued_jobs = 100;
+  // Ended jobs kept in the history that List and Get answer from. Default
+  // 1000; beyond it the oldest ended jobs are forgotten.
+  int max_ended_jobs = 1000;
+};
+
+// "SUCCEEDED" for JOB_STATE_SUCCEEDED: a state as people read it.
+std::string JobStateName(JobState state);
+
+// The state a job ends in once training stopped for `reason`: STOPPED for a
+// user's stop, FAILED for a NaN loss or an error, SUCCEEDED otherwise (a
+// limit, the target or early stopping was reached, or the data ran out).
+JobState EndStateFor(StopReason reason);
+
+// The submitted jobs of one coordinator: a FIFO of queued jobs, at most one
+// active (RUNNING or FINISHING) job, and the history of ended ones, each
+// with its JobStatus. Thread-safe.
+//
+// States move only forward:
+//   QUEUED    -> RUNNING (StartNext) | STOPPED (Stop)
+//   RUNNING   -> FINISHING (BeginFinishing, Stop) | FAILED (End)
+//   FINISHING -> SUCCEEDED | FAILED | STOPPED (End)
+// and an ended job never changes again.
+class JobQueue {
+ public:
+  // InvalidArgument: max_queued_jobs or max_ended_jobs < 1.
+  static absl::StatusOr<std::unique_ptr<JobQueue>> Create(Clock& clock,
+                                                          JobQueueOptions options = {});
+
+  JobQueue(const JobQueue&) = delete;
+  JobQueue& operator=(const JobQueue&) = delete;
+
+  // Fills the spec's defaults, validates it and queues the job behind the
+  // others. Returns its status: QUEUED, with a new job id "<name>-<n>"
+  // (unique for the coordinator's lifetime) and the filled spec.
+  // InvalidArgument: the spec is invalid; the message names every field at
+  //   fault.
+  // ResourceExhausted: max_queued_jobs jobs are already queued.
+  absl::StatusOr<JobStatus> Submit(JobSpec spec);
+
+  // Moves the oldest queued job to RUNNING and returns it.
+  // FailedPrecondition: a job is active (one job runs at a time).
+  // NotFound: no job is queued.
+  absl::StatusOr<JobStatus> StartNext();
+
+  // Training of the running job stopped for `reason` (`message` says why,
+  // for people); its final checkpoint, evaluation and export follow.
+  // NotFound: no such job. FailedPrecondition: the job is not RUNNING.
+  absl::StatusOr<JobStatus> BeginFinishing(absl::string_view job_id, StopReason reason,
+                                           absl::string_view message);
+
+  // Ends the job in `state` (SUCCEEDED, FAILED or STOPPED) with `message`
+  // for people, and moves it to the history. A RUNNING job may only fail
+  // (its stop reason becomes ERROR unless set).
+  // NotFound: no such job. InvalidArgument: `state` does not end a job, or
+  //   FAILED comes without a message. FailedPrecondition: the job is not
+  //   active, or RUNNING and `state` is not FAILED.
+  absl::StatusOr<JobStatus> End(absl::string_view job_id, JobState state,
+                                absl::string_view message);
+
+  // A user's stop. A queued job is STOPPED at once; a RUNNING one begins
+  // FINISHING with STOP_REASON_USER (its runner then saves the final
+  // checkpoint, unless told to skip it, and ends it STOPPED); a job already
+  // FINISHING or ended is returned as it is.
+  // NotFound: no such job.
+  absl::StatusOr<JobStatus> Stop(absl::string_view job_id);
+
+  // Records the newest training progress of the active job.
+  // NotFound: no such job. FailedPrecondition: the job is not active (it
+  //   ended; its workers should stop).
+  absl::Status RecordProgress(absl::string_view job_id, int64_t global_step, double loss,
+                              double examples_per_sec);
+
+  // Applies `update` to the active job's status (checkpoints, evaluation
+  // results, export path, what it waits for) under the queue's lock. Its
+  // id, name, state, stop reason, spec and timestamps are restored after
+  // `update` runs: those change only through the methods above. `update`
+  // must not call back into the queue.
+  // NotFound: no such job. FailedPrecondition: the job is not active.
+  absl::Status UpdateStatus(absl::string_view job_id,
+                            const std::function<void(JobStatus&)>& update);
+
+  // NotFound: no such job (or it was forgotten from the history).
+  absl::StatusOr<JobStatus> Get(absl::string_view job_id) const;
+
+  // Jobs in any of `states` (all when empty), newest submitted first, at
+  // most `limit` of them (0: 100).
+  // InvalidArgument: limit < 0.
+  absl::StatusOr<std::vector<JobStatus>> List(absl::Span<const JobState> states, int limit) const;
+
+  // The RUNNING or FINISHING job's id, if any.
+  std::optional<std::string> active_job_id() const;
+  int queued_count() const;
+
+ private:
+  JobQueue(Clock& clock, JobQueueOptions options);
+
+  // Finds a job by id; nullptr if unknown.
+  JobStatus* Find(absl::string_view job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<JobStatus*> FindOrNotFound(absl::string_view job_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<JobStatus*> FindActive(absl::string_view job_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets the end state and time, leaves the active slot or the queue, and
+  // trims the history.
+  void MarkEnded(JobStatus& job, JobState state, absl::string_view message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Constant after construction.
+  Clock& clock_;
+  const JobQueueOptions options_;
+
+  mutable absl::Mutex mu_;
+  // Every known job by submission number, which orders List.
+  std::map<int64_t, JobStatus> jobs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int64_t> number_by_id_ ABSL_GUARDED_BY(mu_);
+  std::deque<int64_t> queued_ ABSL_GUARDED_BY(mu_);
+  // Ended jobs, oldest first, for trimming the history.
+  std::deque<int64_t> ended_ ABSL_GUARDED_BY(mu_);
+  std::optional<int64_t> active_ ABSL_GUARDED_BY(mu_);
+  int64_t last_number_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace coordinator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_COORDINATOR_JOB_QUEUE_H_

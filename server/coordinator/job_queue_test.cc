@@ -1,0 +1,335 @@
+#include "server/coordinator/job_queue.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "server/coordinator/fake_clock.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+JobSpec Spec(const std::string& name) {
+  JobSpec spec;
+  const bool parsed =
+      google::protobuf::TextFormat::ParseFromString(R"pb(
+                                                      model { mlp {} }
+                                                      train_data { fashion_mnist {} }
+                                                      eval_data { fashion_mnist {} }
+                                                      stop { max_steps: 1000 }
+                                                      checkpoint { model_dir: "/tmp/pstrain/mlp" }
+                                                    )pb",
+                                                    &spec);
+  EXPECT_TRUE(parsed);
+  spec.set_name(name);
+  return spec;
+}
+
+std::vector<std::string> Ids(const std::vector<JobStatus>& jobs) {
+  std::vector<std::string> ids;
+  for (const JobStatus& job : jobs) ids.push_back(job.job_id());
+  return ids;
+}
+
+class JobQueueTest : public ::testing::Test {
+ protected:
+  void SetUp() override { queue_ = MakeQueue({}); }
+
+  std::unique_ptr<JobQueue> MakeQueue(JobQueueOptions options) {
+    absl::StatusOr<std::unique_ptr<JobQueue>> queue = JobQueue::Create(clock_, options);
+    EXPECT_TRUE(queue.ok()) << queue.status();
+    return queue.ok() ? std::move(*queue) : nullptr;
+  }
+
+  // Submits a job and returns its id.
+  std::string SubmitJob(const std::string& name) {
+    absl::StatusOr<JobStatus> job = queue_->Submit(Spec(name));
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? job->job_id() : "";
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<JobQueue> queue_;
+};
+
+TEST_F(JobQueueTest, SubmitQueuesTheFilledSpecUnderAReadableUniqueId) {
+  absl::StatusOr<JobStatus> first = queue_->Submit(Spec("mnist"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->job_id(), "mnist-1");
+  EXPECT_EQ(first->name(), "mnist");
+  EXPECT_EQ(first->state(), JOB_STATE_QUEUED);
+  EXPECT_EQ(first->submit_unix_ms(), absl::ToUnixMillis(clock_.Now()));
+  EXPECT_EQ(first->spec().checkpoint().max_to_keep(), 5);  // a default, filled in
+
+  absl::StatusOr<JobStatus> second = queue_->Submit(Spec("mnist"));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->job_id(), "mnist-2");
+  EXPECT_EQ(queue_->queued_count(), 2);
+}
+
+TEST_F(JobQueueTest, UnnamedJobIsCalledJob) { EXPECT_EQ(SubmitJob(""), "job-1"); }
+
+TEST_F(JobQueueTest, InvalidSpecIsRefusedNamingTheFieldAndQueuesNothing) {
+  JobSpec spec = Spec("bad");
+  spec.mutable_optimizer()->set_learning_rate(-1);
+  absl::StatusOr<JobStatus> job = queue_->Submit(spec);
+  EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(job.status().message(), HasSubstr("optimizer.learning_rate"));
+  EXPECT_EQ(queue_->queued_count(), 0);
+  EXPECT_THAT(queue_->List({}, 0).value(), IsEmpty());
+}
+
+TEST_F(JobQueueTest, FullQueueIsResourceExhausted) {
+  JobQueueOptions options;
+  options.max_queued_jobs = 2;
+  queue_ = MakeQueue(options);
+  SubmitJob("a");
+  SubmitJob("b");
+  EXPECT_EQ(queue_->Submit(Spec("c")).status().code(), absl::StatusCode::kResourceExhausted);
+  // Running one makes room.
+  ASSERT_TRUE(queue_->StartNext().ok());
+  EXPECT_TRUE(queue_->Submit(Spec("c")).ok());
+}
+
+TEST_F(JobQueueTest, JobsRunOneAtATimeInSubmissionOrder) {
+  const std::string a = SubmitJob("a");
+  const std::string b = SubmitJob("b");
+  clock_.Advance(absl::Seconds(5));
+
+  absl::StatusOr<JobStatus> started = queue_->StartNext();
+  ASSERT_TRUE(started.ok());
+  EXPECT_EQ(started->job_id(), a);
+  EXPECT_EQ(started->state(), JOB_STATE_RUNNING);
+  EXPECT_EQ(started->start_unix_ms(), absl::ToUnixMillis(clock_.Now()));
+  EXPECT_EQ(queue_->active_job_id(), a);
+
+  absl::StatusOr<JobStatus> second = queue_->StartNext();
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(), HasSubstr("a-1 is RUNNING; one job runs at a time"));
+
+  ASSERT_TRUE(queue_->BeginFinishing(a, STOP_REASON_MAX_STEPS, "reached max_steps 1000").ok());
+  EXPECT_EQ(queue_->StartNext().status().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(queue_->End(a, JOB_STATE_SUCCEEDED, "").ok());
+
+  started = queue_->StartNext();
+  ASSERT_TRUE(started.ok());
+  EXPECT_EQ(started->job_id(), b);
+}
+
+TEST_F(JobQueueTest, StartNextWithNothingQueuedIsNotFound) {
+  EXPECT_EQ(queue_->StartNext().status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(queue_->active_job_id(), std::nullopt);
+}
+
+TEST_F(JobQueueTest, FinishedJobKeepsItsStopReasonAndStatusInTheHistory) {
+  const std::string id = SubmitJob("mnist");
+  ASSERT_TRUE(queue_->StartNext().ok());
+  ASSERT_TRUE(queue_->RecordProgress(id, 1000, 0.25, 5000).ok());
+  ASSERT_TRUE(queue_->BeginFinishing(id, STOP_REASON_MAX_STEPS, "reached max_steps 1000").ok());
+  clock_.Advance(absl::Seconds(30));
+  absl::StatusOr<JobStatus> ended = queue_->End(id, JOB_STATE_SUCCEEDED, "");
+  ASSERT_TRUE(ended.ok()) << ended.status();
+
+  absl::StatusOr<JobStatus> job = queue_->Get(id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state(), JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job->stop_reason(), STOP_REASON_MAX_STEPS);
+  EXPECT_EQ(job->reason(), "reached max_steps 1000");
+  EXPECT_EQ(job->global_step(), 1000);
+  EXPECT_DOUBLE_EQ(job->loss(), 0.25);
+  EXPECT_EQ(job->end_unix_ms(), absl::ToUnixMillis(clock_.Now()));
+  EXPECT_EQ(queue_->active_job_id(), std::nullopt);
+}
+
+TEST_F(JobQueueTest, IllegalTransitionsAreFailedPreconditionAndChangeNothing) {
+  const std::string queued = SubmitJob("queued");
+  EXPECT_EQ(queue_->BeginFinishing(queued, STOP_REASON_MAX_STEPS, "").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<JobStatus> end = queue_->End(queued, JOB_STATE_SUCCEEDED, "");
+  EXPECT_EQ(end.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(end.status().message(), HasSubstr("is QUEUED; it cannot become SUCCEEDED"));
+  EXPECT_EQ(queue_->Get(queued)->state(), JOB_STATE_QUEUED);
+
+  ASSERT_TRUE(queue_->StartNext().ok());
+  // Success comes only after the final checkpoint and evaluation.
+  EXPECT_EQ(queue_->End(queued, JOB_STATE_SUCCEEDED, "").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(queue_->End(queued, JOB_STATE_STOPPED, "").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(queue_->Get(queued)->state(), JOB_STATE_RUNNING);
+
+  ASSERT_TRUE(queue_->BeginFinishing(queued, STOP_REASON_MAX_STEPS, "done").ok());
+  EXPECT_EQ(queue_->BeginFinishing(queued, STOP_REASON_MAX_STEPS, "").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(queue_->End(queued, JOB_STATE_SUCCEEDED, "").ok());
+  // Ended is final.
+  EXPECT_EQ(queue_->End(queued, JOB_STATE_FAILED, "late error").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(queue_->Get(queued)->state(), JOB_STATE_SUCCEEDED);
+}
+
+TEST_F(JobQueueTest, EndRefusesNonFinalStatesAndReasonlessFailures) {
+  const std::string id = SubmitJob("a");
+  ASSERT_TRUE(queue_->StartNext().ok());
+  EXPECT_EQ(queue_->End(id, JOB_STATE_RUNNING, "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(queue_->End(id, JOB_STATE_FAILED, "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobQueueTest, RunningJobCanFailWithAnErrorReason) {
+  const std::string id = SubmitJob("a");
+  ASSERT_TRUE(queue_->StartNext().ok());
+  absl::StatusOr<JobStatus> failed =
+      queue_->End(id, JOB_STATE_FAILED, "ps/1 could not create variable dense/kernel");
+  ASSERT_TRUE(failed.ok()) << failed.status();
+  EXPECT_EQ(failed->stop_reason(), STOP_REASON_ERROR);
+  EXPECT_EQ(failed->reason(), "ps/1 could not create variable dense/kernel");
+}
+
+TEST_F(JobQueueTest, UserStopOfAQueuedJobStopsItAtOnce) {
+  const std::string a = SubmitJob("a");
+  const std::string b = SubmitJob("b");
+  absl::StatusOr<JobStatus> stopped = queue_->Stop(a);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->state(), JOB_STATE_STOPPED);
+  EXPECT_EQ(stopped->stop_reason(), STOP_REASON_USER);
+  EXPECT_EQ(queue_->queued_count(), 1);
+  EXPECT_EQ(queue_->StartNext()->job_id(), b);
+}
+
+TEST_F(JobQueueTest, UserStopOfARunningJobFinishesItThenItEndsStopped) {
+  const std::string id = SubmitJob("a");
+  ASSERT_TRUE(queue_->StartNext().ok());
+  absl::StatusOr<JobStatus> stopping = queue_->Stop(id);
+  ASSERT_TRUE(stopping.ok());
+  EXPECT_EQ(stopping->state(), JOB_STATE_FINISHING);
+  EXPECT_EQ(stopping->stop_reason(), STOP_REASON_USER);
+  // A second stop, or one after the end, returns the job as it is.
+  EXPECT_EQ(queue_->Stop(id)->state(), JOB_STATE_FINISHING);
+  ASSERT_TRUE(queue_->End(id, EndStateFor(STOP_REASON_USER), "").ok());
+  absl::StatusOr<JobStatus> again = queue_->Stop(id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->state(), JOB_STATE_STOPPED);
+  EXPECT_EQ(again->reason(), "stopped by a user");
+}
+
+TEST_F(JobQueueTest, StopAfterAnotherStopReasonKeepsTheFirst) {
+  const std::string id = SubmitJob("a");
+  ASSERT_TRUE(queue_->StartNext().ok());
+  ASSERT_TRUE(queue_->BeginFinishing(id, STOP_REASON_NAN_LOSS, "loss is NaN at step 12").ok());
+  absl::StatusOr<JobStatus> job = queue_->Stop(id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->stop_reason(), STOP_REASON_NAN_LOSS);
+}
+
+TEST_F(JobQueueTest, UnknownJobIsNotFoundWithItsId) {
+  absl::StatusOr<JobStatus> job = queue_->Get("nope-7");
+  EXPECT_EQ(job.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(job.status().message(), HasSubstr("nope-7"));
+  EXPECT_EQ(queue_->Stop("nope-7").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(queue_->RecordProgress("nope-7", 1, 0, 0).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(JobQueueTest, ProgressForAJobThatIsNotRunningIsFailedPrecondition) {
+  const std::string id = SubmitJob("a");
+  EXPECT_EQ(queue_->RecordProgress(id, 5, 1.0, 10).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(queue_->StartNext().ok());
+  ASSERT_TRUE(queue_->End(id, JOB_STATE_FAILED, "broken").ok());
+  EXPECT_EQ(queue_->RecordProgress(id, 5, 1.0, 10).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(queue_->Get(id)->global_step(), 0);
+}
+
+TEST_F(JobQueueTest, ListFiltersByStateNewestFirstWithALimit) {
+  const std::string a = SubmitJob("a");
+  const std::string b = SubmitJob("b");
+  const std::string c = SubmitJob("c");
+  const std::string d = SubmitJob("d");
+  ASSERT_TRUE(queue_->StartNext().ok());  // a
+  ASSERT_TRUE(queue_->End(a, JOB_STATE_FAILED, "broken").ok());
+  ASSERT_TRUE(queue_->Stop(c).ok());
+
+  EXPECT_THAT(Ids(queue_->List({}, 0).value()), ElementsAre(d, c, b, a));
+  EXPECT_THAT(Ids(queue_->List({}, 2).value()), ElementsAre(d, c));
+  EXPECT_THAT(Ids(queue_->List({JOB_STATE_QUEUED}, 0).value()), ElementsAre(d, b));
+  EXPECT_THAT(Ids(queue_->List({JOB_STATE_FAILED, JOB_STATE_STOPPED}, 0).value()),
+              ElementsAre(c, a));
+  EXPECT_EQ(queue_->List({}, -1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobQueueTest, HistoryForgetsTheOldestEndedJobsBeyondItsLimit) {
+  JobQueueOptions options;
+  options.max_ended_jobs = 2;
+  queue_ = MakeQueue(options);
+  std::vector<std::string> ids;
+  for (const char* name : {"a", "b", "c"}) ids.push_back(SubmitJob(name));
+  const std::string queued = SubmitJob("d");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(queue_->StartNext().ok());
+    ASSERT_TRUE(queue_->End(ids[i], JOB_STATE_FAILED, "broken").ok());
+  }
+  EXPECT_EQ(queue_->Get(ids[0]).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(queue_->Get(ids[1]).ok());
+  EXPECT_TRUE(queue_->Get(ids[2]).ok());
+  EXPECT_TRUE(queue_->Get(queued).ok());  // queued jobs are never forgotten
+  // Ids stay unique after forgetting.
+  EXPECT_EQ(SubmitJob("a"), "a-5");
+}
+
+TEST_F(JobQueueTest, UpdateStatusCannotChangeWhatTheQueueOwns) {
+  const std::string id = SubmitJob("a");
+  ASSERT_TRUE(queue_->StartNext().ok());
+  ASSERT_TRUE(queue_
+                  ->UpdateStatus(id,
+                                 [](JobStatus& job) {
+                                   job.set_state(JOB_STATE_SUCCEEDED);
+                                   job.set_job_id("other");
+                                   job.mutable_spec()->set_name("other");
+                                   job.set_last_eval_step(300);
+                                   (*job.mutable_last_eval_metrics())["accuracy"] = 0.8;
+                                   job.set_reason("waiting for ps/1 since 12s");
+                                 })
+                  .ok());
+  absl::StatusOr<JobStatus> job = queue_->Get(id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state(), JOB_STATE_RUNNING);
+  EXPECT_EQ(job->spec().name(), "a");
+  EXPECT_EQ(job->last_eval_step(), 300);
+  EXPECT_DOUBLE_EQ(job->last_eval_metrics().at("accuracy"), 0.8);
+  EXPECT_EQ(job->reason(), "waiting for ps/1 since 12s");
+  EXPECT_EQ(queue_->active_job_id(), id);
+}
+
+TEST(JobQueueCreateTest, RefusesEmptyLimits) {
+  FakeClock clock;
+  JobQueueOptions options;
+  options.max_queued_jobs = 0;
+  EXPECT_EQ(JobQueue::Create(clock, options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(EndStateForTest, MapsStopReasonsToTheStatesUsersSee) {
+  EXPECT_EQ(EndStateFor(STOP_REASON_MAX_STEPS), JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(EndStateFor(STOP_REASON_MAX_SECONDS), JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(EndStateFor(STOP_REASON_END_OF_DATA), JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(EndStateFor(STOP_REASON_TARGET_METRIC), JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(EndStateFor(STOP_REASON_EARLY_STOPPING), JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(EndStateFor(STOP_REASON_NAN_LOSS), JOB_STATE_FAILED);
+  EXPECT_EQ(EndStateFor(STOP_REASON_ERROR), JOB_STATE_FAILED);
+  EXPECT_EQ(EndStateFor(STOP_REASON_USER), JOB_STATE_STOPPED);
+}
+
+TEST(JobStateNameTest, DropsThePrefix) {
+  EXPECT_EQ(JobStateName(JOB_STATE_FINISHING), "FINISHING");
+}
+
+}  // namespace
+}  // namespace coordinator
+}  // namespace pstrain
