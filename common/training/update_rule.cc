@@ -2,10 +2,16 @@
 
 #include <cmath>
 
+#include "Eigen/Core"
 #include "absl/strings/str_cat.h"
 
 namespace pstrain {
 namespace {
+
+// Eigen expressions vectorise the per-element rules (plain loops with
+// std::sqrt do not, as sqrt may set errno).
+using Array = Eigen::Map<Eigen::ArrayXf>;
+using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
 
 class Sgd : public UpdateRule {
  public:
@@ -13,8 +19,7 @@ class Sgd : public UpdateRule {
   const char* name() const override { return "sgd"; }
   void Apply(const UpdateContext& c, const float* grad, int64_t n, float* w,
              float* const* /*slots*/) const override {
-    const float step = c.learning_rate * c.grad_scale;
-    for (int64_t i = 0; i < n; ++i) w[i] -= step * grad[i];
+    Array(w, n) -= (c.learning_rate * c.grad_scale) * ConstArray(grad, n);
   }
 };
 
@@ -45,12 +50,10 @@ class Adagrad : public UpdateRule {
   const char* name() const override { return "adagrad"; }
   void Apply(const UpdateContext& c, const float* grad, int64_t n, float* w,
              float* const* slots) const override {
-    float* acc = slots[0];
-    for (int64_t i = 0; i < n; ++i) {
-      const float g = c.grad_scale * grad[i];
-      acc[i] += g * g;
-      w[i] -= c.learning_rate * g / (std::sqrt(acc[i]) + eps_);
-    }
+    const auto g = c.grad_scale * ConstArray(grad, n);
+    Array acc(slots[0], n);
+    acc += g.square();
+    Array(w, n) -= c.learning_rate * g / (acc.sqrt() + eps_);
   }
 
  private:
@@ -67,14 +70,11 @@ class Adam : public UpdateRule {
     const double t = static_cast<double>(c.t < 1 ? 1 : c.t);
     const float lr_t = static_cast<float>(c.learning_rate * std::sqrt(1.0 - std::pow(b2_, t)) /
                                           (1.0 - std::pow(b1_, t)));
-    float* m = slots[0];
-    float* v = slots[1];
-    for (int64_t i = 0; i < n; ++i) {
-      const float g = c.grad_scale * grad[i];
-      m[i] = b1_ * m[i] + (1 - b1_) * g;
-      v[i] = b2_ * v[i] + (1 - b2_) * g * g;
-      w[i] -= lr_t * m[i] / (std::sqrt(v[i]) + eps_);
-    }
+    const auto g = c.grad_scale * ConstArray(grad, n);
+    Array m(slots[0], n), v(slots[1], n);
+    m = b1_ * m + (1 - b1_) * g;
+    v = b2_ * v + (1 - b2_) * g.square();
+    Array(w, n) -= lr_t * m / (v.sqrt() + eps_);
   }
 
  private:

@@ -45,6 +45,8 @@ absl::StatusOr<Pooling::Primitives*> Pooling::GetPrimitives(int64_t batch, int64
           dnnl::pooling_backward::desc(algorithm, src_md, dst_md, strides, kernel, padding,
                                        padding),
           engine, forward_pd);
+      p.implementation =
+          absl::StrCat(forward_pd.impl_info_str(), " / ", backward_pd.impl_info_str());
       p.forward = dnnl::pooling_forward(forward_pd);
       p.backward = dnnl::pooling_backward(backward_pd);
       p.src = memory(src_md, engine, DNNL_MEMORY_NONE);
@@ -56,6 +58,12 @@ absl::StatusOr<Pooling::Primitives*> Pooling::GetPrimitives(int64_t batch, int64
     if (!status.ok()) return status;
     return p;
   });
+}
+
+std::string Pooling::Implementation(int64_t batch, int64_t height, int64_t width,
+                                   int64_t channels) {
+  absl::StatusOr<Primitives*> found = GetPrimitives(batch, height, width, channels);
+  return found.ok() ? (*found)->implementation : "";
 }
 
 absl::Status Pooling::Forward(int64_t batch, int64_t height, int64_t width, int64_t channels,

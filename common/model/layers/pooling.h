@@ -2,6 +2,7 @@
 #define PSTRAIN_COMMON_MODEL_LAYERS_POOLING_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,12 +36,17 @@ class Pooling {
   absl::Status Backward(int64_t batch, int64_t height, int64_t width, int64_t channels,
                         const float* dy, float* dx);
 
+  // oneDNN's names for the implementations it picked, forward and backward,
+  // for benchmarks. Empty on error.
+  std::string Implementation(int64_t batch, int64_t height, int64_t width, int64_t channels);
+
  private:
   struct Primitives {
     dnnl::pooling_forward forward;
     dnnl::pooling_backward backward;
     dnnl::memory src, dst, diff_src, diff_dst;
     dnnl::memory workspace;  // owned by oneDNN; max pooling only
+    std::string implementation;
   };
 
   absl::StatusOr<Primitives*> GetPrimitives(int64_t batch, int64_t height, int64_t width,

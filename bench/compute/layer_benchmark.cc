@@ -1,0 +1,178 @@
+// Throughput of the MLP's and the CNN's layers at batch 128, in GFLOP/s and
+// as a share of this core's FMA peak, measured at start-up in the same run.
+//
+//   bazel run -c opt //bench/compute:layer_benchmark
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "bench/compute/fma_peak.h"
+#include "benchmark/benchmark.h"
+#include "common/model/dnnl/compute_context.h"
+#include "common/model/layers/activation_layer.h"
+#include "common/model/layers/convolution.h"
+#include "common/model/layers/inner_product.h"
+#include "common/model/layers/pooling.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace {
+
+// Benchmarks abort on a layer error rather than time a failure.
+#define MUST_SUCCEED(expr)                     \
+  do {                                         \
+    const absl::Status status_ = (expr);       \
+    CHECK(status_.ok()) << status_.ToString(); \
+  } while (false)
+
+constexpr int64_t kBatch = 128;
+double fma_peak_gflops = 0;
+
+// One context per benchmark thread (benchmarks run on the main thread).
+ComputeContext* Context() {
+  static ComputeContext* context = ComputeContext::Create().value().release();
+  return context;
+}
+
+std::vector<float> Filled(int64_t n, float value) { return std::vector<float>(n, value); }
+
+void SetFlops(benchmark::State& state, double flops_per_iteration) {
+  state.counters["GFLOPS"] = benchmark::Counter(flops_per_iteration / 1e9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+  if (fma_peak_gflops > 0) {
+    state.counters["pct_peak"] = benchmark::Counter(
+        flops_per_iteration / 1e9 / fma_peak_gflops * 100,
+        benchmark::Counter::kIsIterationInvariantRate);
+  }
+}
+
+void BM_FmaPeak(benchmark::State& state) {
+  for (auto _ : state) state.counters["GFLOPS"] = MeasureFmaPeakGflops(0.2);
+}
+BENCHMARK(BM_FmaPeak)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+// args: input, output
+void BM_InnerProductForward(benchmark::State& state) {
+  const int64_t in = state.range(0), out = state.range(1);
+  InnerProduct layer(Context(), in, out);
+  auto x = Filled(kBatch * in, 0.5f), w = Filled(in * out, 0.01f), b = Filled(out, 0);
+  std::vector<float> y(kBatch * out);
+  for (auto _ : state) MUST_SUCCEED(layer.Forward(kBatch, x.data(), w.data(), b.data(), y.data()));
+  SetFlops(state, layer.ForwardFlops(kBatch));
+}
+
+void BM_InnerProductBackward(benchmark::State& state) {
+  const int64_t in = state.range(0), out = state.range(1);
+  InnerProduct layer(Context(), in, out);
+  auto x = Filled(kBatch * in, 0.5f), w = Filled(in * out, 0.01f), dy = Filled(kBatch * out, 0.1f);
+  std::vector<float> dx(kBatch * in), dw(in * out), db(out);
+  for (auto _ : state) {
+    MUST_SUCCEED(layer.Backward(kBatch, x.data(), w.data(), dy.data(), dx.data(), dw.data(),
+                            db.data()));
+  }
+  SetFlops(state, 2 * layer.ForwardFlops(kBatch));  // data and weight gradients
+}
+
+// The MLP 784-256-128-10 and the CNN's dense layers 3136-128-10.
+#define INNER_PRODUCT_SHAPES \
+  Args({784, 256})->Args({256, 128})->Args({128, 10})->Args({3136, 128})
+BENCHMARK(BM_InnerProductForward)->INNER_PRODUCT_SHAPES;
+BENCHMARK(BM_InnerProductBackward)->INNER_PRODUCT_SHAPES;
+
+// args: height (= width), in channels, out channels; kernel 5, "same".
+void BM_ConvolutionForward(benchmark::State& state) {
+  const int64_t hw = state.range(0);
+  ConvolutionConfig config;
+  config.in_channels = state.range(1);
+  config.out_channels = state.range(2);
+  config.kernel = 5;
+  Convolution layer(Context(), config);
+  auto x = Filled(kBatch * hw * hw * config.in_channels, 0.5f);
+  auto w = Filled(25 * config.in_channels * config.out_channels, 0.01f);
+  auto b = Filled(config.out_channels, 0);
+  std::vector<float> y(kBatch * hw * hw * config.out_channels);
+  for (auto _ : state) {
+    MUST_SUCCEED(layer.Forward(kBatch, hw, hw, x.data(), w.data(), b.data(), y.data()));
+  }
+  state.SetLabel(layer.ForwardImplementation(kBatch, hw, hw));
+  SetFlops(state, layer.ForwardFlops(kBatch, hw, hw));
+}
+
+void BM_ConvolutionBackward(benchmark::State& state) {
+  const int64_t hw = state.range(0);
+  ConvolutionConfig config;
+  config.in_channels = state.range(1);
+  config.out_channels = state.range(2);
+  config.kernel = 5;
+  Convolution layer(Context(), config);
+  auto x = Filled(kBatch * hw * hw * config.in_channels, 0.5f);
+  auto w = Filled(25 * config.in_channels * config.out_channels, 0.01f);
+  auto dy = Filled(kBatch * hw * hw * config.out_channels, 0.1f);
+  std::vector<float> dx(x.size()), dw(w.size()), db(config.out_channels);
+  // The first layer needs no data gradient; the CNN skips it too.
+  const bool first = config.in_channels == 1;
+  for (auto _ : state) {
+    MUST_SUCCEED(layer.Backward(kBatch, hw, hw, x.data(), w.data(), dy.data(),
+                            first ? nullptr : dx.data(), dw.data(), db.data()));
+  }
+  SetFlops(state, (first ? 1 : 2) * layer.ForwardFlops(kBatch, hw, hw));
+}
+
+// conv1: 28x28x1 -> 32; conv2: 14x14x32 -> 64.
+BENCHMARK(BM_ConvolutionForward)->Args({28, 1, 32})->Args({14, 32, 64})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ConvolutionBackward)->Args({28, 1, 32})->Args({14, 32, 64})->Unit(benchmark::kMicrosecond);
+
+// args: height (= width), channels. Memory-bound: no FLOP count.
+void BM_MaxPoolForwardBackward(benchmark::State& state) {
+  const int64_t hw = state.range(0), c = state.range(1);
+  Pooling layer(Context(), PoolingKind::kMax, 2, 2);
+  auto x = Filled(kBatch * hw * hw * c, 0.5f);
+  std::vector<float> y(kBatch * (hw / 2) * (hw / 2) * c), dx(x.size());
+  for (auto _ : state) {
+    MUST_SUCCEED(layer.Forward(kBatch, hw, hw, c, x.data(), y.data()));
+    MUST_SUCCEED(layer.Backward(kBatch, hw, hw, c, y.data(), dx.data()));
+  }
+  state.SetBytesProcessed(state.iterations() * (2 * x.size() + 2 * y.size()) * sizeof(float));
+  state.SetLabel(layer.Implementation(kBatch, hw, hw, c));
+}
+BENCHMARK(BM_MaxPoolForwardBackward)->Args({28, 32})->Args({14, 64});
+
+void BM_MaxPoolForward(benchmark::State& state) {
+  const int64_t hw = state.range(0), c = state.range(1);
+  Pooling layer(Context(), PoolingKind::kMax, 2, 2);
+  auto x = Filled(kBatch * hw * hw * c, 0.5f);
+  std::vector<float> y(kBatch * (hw / 2) * (hw / 2) * c);
+  for (auto _ : state) MUST_SUCCEED(layer.Forward(kBatch, hw, hw, c, x.data(), y.data()));
+  state.SetBytesProcessed(state.iterations() * (x.size() + y.size()) * sizeof(float));
+}
+BENCHMARK(BM_MaxPoolForward)->Args({28, 32})->Args({14, 64});
+
+void BM_ReluForwardBackward(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  ActivationLayer layer(Context(), ActivationKind::kRelu);
+  auto x = Filled(n, 0.5f);
+  std::vector<float> y(n), dx(n);
+  for (auto _ : state) {
+    MUST_SUCCEED(layer.Forward(n, x.data(), y.data()));
+    MUST_SUCCEED(layer.Backward(n, x.data(), y.data(), dx.data()));
+  }
+  state.SetBytesProcessed(state.iterations() * 5 * n * sizeof(float));
+}
+BENCHMARK(BM_ReluForwardBackward)->Arg(kBatch * 256)->Arg(kBatch * 28 * 28 * 32);
+
+}  // namespace
+}  // namespace pstrain
+
+int main(int argc, char** argv) {
+  // Measure the peak on the compute thread as configured for training
+  // (denormals flushed, one thread).
+  pstrain::Context();
+  pstrain::fma_peak_gflops = pstrain::MeasureFmaPeakGflops(1.0);
+  benchmark::AddCustomContext("fma_peak_gflops", absl::StrCat(pstrain::fma_peak_gflops));
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
