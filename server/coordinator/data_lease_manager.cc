@@ -1,0 +1,300 @@
+#include "server/coordinator/data_lease_manager.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+std::string RangeText(int64_t begin, int64_t end) {
+  return absl::StrCat("[", begin, ", ", end, ")");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DataLeaseManager>> DataLeaseManager::Create(
+    Clock& clock, DataLeaseOptions options) {
+  if (options.num_records <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the training data must have records, got ", options.num_records));
+  }
+  if (options.chunk_size <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("records per lease must be > 0, got ", options.chunk_size));
+  }
+  if (options.epochs < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("epochs must be >= 0, got ", options.epochs));
+  }
+  if (options.lease_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("lease timeout must be > 0, got ",
+                                                   absl::FormatDuration(options.lease_timeout)));
+  }
+  if (options.first_lease_id < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the first lease id must be >= 0, got ", options.first_lease_id));
+  }
+  if (options.first_lease_id == 0) {
+    absl::BitGen random;
+    options.first_lease_id = absl::Uniform<int64_t>(random, 1, int64_t{1} << 62);
+  }
+  return std::unique_ptr<DataLeaseManager>(new DataLeaseManager(clock, options));
+}
+
+DataLeaseManager::DataLeaseManager(Clock& clock, DataLeaseOptions options)
+    : clock_(clock), options_(options), last_lease_id_(options.first_lease_id - 1) {
+  absl::MutexLock lock(&mu_);
+  current_ = FreshEpoch(0);
+}
+
+DataLeaseManager::Epoch DataLeaseManager::FreshEpoch(int32_t number) const {
+  Epoch epoch;
+  epoch.number = number;
+  epoch.pending.push_back({0, options_.num_records});
+  return epoch;
+}
+
+bool DataLeaseManager::IsLastEpoch(int32_t number) const {
+  return options_.epochs > 0 && number + 1 >= options_.epochs;
+}
+
+DataLeaseManager::Epoch* DataLeaseManager::FindEpoch(int32_t number) {
+  if (current_.number == number) return &current_;
+  if (next_.has_value() && next_->number == number) return &*next_;
+  return nullptr;
+}
+
+absl::StatusOr<DataLease> DataLeaseManager::Acquire(absl::string_view holder) {
+  if (holder.empty()) return absl::InvalidArgumentError("a data lease needs a holder");
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  ExpireLocked(now);
+  if (end_of_data_) {
+    DataLease lease;
+    lease.set_end_of_data(true);
+    return lease;
+  }
+  Epoch* epoch = &current_;
+  if (epoch->pending.empty()) {
+    if (!options_.overlap_epochs || IsLastEpoch(current_.number)) {
+      return absl::UnavailableError(absl::StrCat("every range of epoch ", current_.number,
+                                                 " is leased out (", current_.leased,
+                                                 " leases outstanding); ask again"));
+    }
+    if (!next_.has_value()) next_ = FreshEpoch(current_.number + 1);
+    epoch = &*next_;
+    if (epoch->pending.empty()) {
+      return absl::UnavailableError(absl::StrCat(
+          "every range of epochs ", current_.number, " and ", next_->number, " is leased out (",
+          current_.leased + next_->leased, " leases outstanding); ask again"));
+    }
+  }
+
+  Range& front = epoch->pending.front();
+  Lease lease;
+  lease.epoch = epoch->number;
+  lease.range = {front.begin, std::min(front.end, front.begin + options_.chunk_size)};
+  lease.holder = std::string(holder);
+  lease.deadline = now + options_.lease_timeout;
+  front.begin = lease.range.end;
+  if (front.size() == 0) epoch->pending.pop_front();
+  ++epoch->leased;
+  const int64_t id = ++last_lease_id_;
+  auto [it, inserted] = leases_.emplace(id, std::move(lease));
+  CHECK(inserted);
+  return ToProto(id, it->second);
+}
+
+absl::Status DataLeaseManager::Complete(int64_t lease_id, absl::string_view holder,
+                                        absl::Span<const RecordRange> returned) {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  ExpireLocked(now);
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("data lease ", lease_id,
+                     " is unknown, completed or expired; its records were handed out again"));
+  }
+  const Lease& lease = it->second;
+  if (lease.holder != holder) {
+    return absl::NotFoundError(absl::StrCat("data lease ", lease_id, " is not held by ", holder));
+  }
+
+  // Validate everything before changing anything.
+  std::vector<Range> back;
+  back.reserve(returned.size());
+  for (const RecordRange& r : returned) back.push_back({r.begin(), r.end()});
+  std::sort(back.begin(), back.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  for (size_t i = 0; i < back.size(); ++i) {
+    const Range& r = back[i];
+    if (r.begin >= r.end || r.begin < lease.range.begin || r.end > lease.range.end) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "returned range ", RangeText(r.begin, r.end), " is empty or outside data lease ",
+          lease_id, " ", RangeText(lease.range.begin, lease.range.end)));
+    }
+    if (i > 0 && back[i - 1].end > r.begin) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("returned ranges ", RangeText(back[i - 1].begin, back[i - 1].end), " and ",
+                       RangeText(r.begin, r.end), " overlap"));
+    }
+  }
+
+  Epoch* epoch = FindEpoch(lease.epoch);
+  CHECK(epoch != nullptr) << "lease " << lease_id << " of epoch " << lease.epoch
+                          << " outlived its epoch";
+  internal::RangeSet returned_set;
+  for (const Range& r : back) CHECK(returned_set.Add(r));
+  for (const Range& done : returned_set.Gaps(lease.range)) {
+    CHECK(epoch->finished.Add(done)) << "records " << RangeText(done.begin, done.end)
+                                     << " of epoch " << lease.epoch << " finished twice";
+  }
+  // Ascending at the front, so the lowest returned record is handed out next.
+  for (auto r = back.rbegin(); r != back.rend(); ++r) epoch->pending.push_front(*r);
+  --epoch->leased;
+  leases_.erase(it);
+  Advance();
+  return absl::OkStatus();
+}
+
+std::vector<DataLease> DataLeaseManager::ExpireLeases() {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  return ExpireLocked(now);
+}
+
+int DataLeaseManager::ReleaseHolder(absl::string_view holder) {
+  absl::MutexLock lock(&mu_);
+  std::vector<int64_t> ids;
+  for (const auto& [id, lease] : leases_) {
+    if (lease.holder == holder) ids.push_back(id);
+  }
+  // Newest first, so the oldest lease's range ends up at the very front.
+  for (auto id = ids.rbegin(); id != ids.rend(); ++id) Requeue(leases_.find(*id));
+  return static_cast<int>(ids.size());
+}
+
+std::vector<DataLease> DataLeaseManager::ExpireLocked(absl::Time now) {
+  std::vector<DataLease> expired;
+  for (const auto& [id, lease] : leases_) {
+    if (lease.deadline <= now) expired.push_back(ToProto(id, lease));
+  }
+  for (auto lease = expired.rbegin(); lease != expired.rend(); ++lease) {
+    Requeue(leases_.find(lease->lease_id()));
+  }
+  return expired;
+}
+
+void DataLeaseManager::Requeue(std::map<int64_t, Lease>::iterator it) {
+  Epoch* epoch = FindEpoch(it->second.epoch);
+  CHECK(epoch != nullptr) << "lease " << it->first << " outlived its epoch";
+  epoch->pending.push_front(it->second.range);
+  --epoch->leased;
+  leases_.erase(it);
+}
+
+void DataLeaseManager::Advance() {
+  while (!end_of_data_ && current_.pending.empty() && current_.leased == 0) {
+    CHECK_EQ(current_.finished.count(), options_.num_records)
+        << "epoch " << current_.number << " ended without finishing every record";
+    if (IsLastEpoch(current_.number)) {
+      end_of_data_ = true;
+      return;
+    }
+    const int32_t number = current_.number + 1;
+    current_ = next_.has_value() ? *std::move(next_) : FreshEpoch(number);
+    next_.reset();
+  }
+}
+
+DataPosition DataLeaseManager::Position() const {
+  absl::MutexLock lock(&mu_);
+  DataPosition position;
+  position.set_epoch(current_.number);
+  position.set_num_records(options_.num_records);
+  for (const Range& r : current_.finished.ranges()) {
+    RecordRange* finished = position.add_finished();
+    finished->set_begin(r.begin);
+    finished->set_end(r.end);
+  }
+  return position;
+}
+
+absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position) {
+  const bool fresh = position.num_records() == 0 && position.finished_size() == 0;
+  if (!fresh && position.num_records() != options_.num_records) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the checkpoint's data position counts ", position.num_records(),
+                     " records but the training data has ", options_.num_records,
+                     "; the data changed since the checkpoint"));
+  }
+  if (position.epoch() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data position epoch must be >= 0, got ", position.epoch()));
+  }
+  Epoch epoch;
+  epoch.number = position.epoch();
+  for (int i = 0; i < position.finished_size(); ++i) {
+    const RecordRange& r = position.finished(i);
+    if (r.begin() >= r.end() || r.begin() < 0 || r.end() > options_.num_records) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("data position finished[", i, "] ", RangeText(r.begin(), r.end()),
+                       " is empty or outside [0, ", options_.num_records, ")"));
+    }
+    if (!epoch.finished.Add({r.begin(), r.end()})) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data position finished[", i, "] ", RangeText(r.begin(), r.end()), " overlaps another"));
+    }
+  }
+  for (const Range& gap : epoch.finished.Gaps({0, options_.num_records})) {
+    epoch.pending.push_back(gap);
+  }
+
+  absl::MutexLock lock(&mu_);
+  leases_.clear();
+  next_.reset();
+  if (options_.epochs > 0 && epoch.number >= options_.epochs) {
+    current_ = FreshEpoch(options_.epochs - 1);
+    current_.pending.clear();
+    CHECK(current_.finished.Add({0, options_.num_records}));
+    end_of_data_ = true;
+    return absl::OkStatus();
+  }
+  current_ = std::move(epoch);
+  end_of_data_ = false;
+  Advance();
+  return absl::OkStatus();
+}
+
+bool DataLeaseManager::end_of_data() const {
+  absl::MutexLock lock(&mu_);
+  return end_of_data_;
+}
+
+DataLeaseStats DataLeaseManager::Stats() const {
+  absl::MutexLock lock(&mu_);
+  DataLeaseStats stats;
+  stats.epoch = current_.number;
+  stats.leases_outstanding = static_cast<int64_t>(leases_.size());
+  stats.records_finished = current_.finished.count();
+  stats.end_of_data = end_of_data_;
+  return stats;
+}
+
+DataLease DataLeaseManager::ToProto(int64_t id, const Lease& lease) const {
+  DataLease proto;
+  proto.set_lease_id(id);
+  proto.mutable_range()->set_begin(lease.range.begin);
+  proto.mutable_range()->set_end(lease.range.end);
+  proto.set_epoch(lease.epoch);
+  proto.set_deadline_unix_ms(absl::ToUnixMillis(lease.deadline));
+  return proto;
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

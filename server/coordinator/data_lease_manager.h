@@ -1,0 +1,189 @@
+#ifndef PSTRAIN_SERVER_COORDINATOR_DATA_LEASE_MANAGER_H_
+#define PSTRAIN_SERVER_COORDINATOR_DATA_LEASE_MANAGER_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "protos/checkpoint.pb.h"
+#include "protos/coordinator.pb.h"
+#include "server/coordinator/clock.h"
+#include "server/coordinator/internal/range_set.h"
+
+namespace pstrain {
+namespace coordinator {
+
+struct DataLeaseOptions {
+  // Records in the training data; required, > 0.
+  int64_t num_records = 0;
+  // Records per lease. Default 1024: small enough that a lost worker's
+  // lease costs little to redo and a checkpoint's position is fine-grained,
+  // large enough that a worker asks for data rarely (every 8 batches of 128).
+  int64_t chunk_size = 1024;
+  // Passes over the data; 0 repeats until another stop condition ends the
+  // job (DataSpec.epochs).
+  int32_t epochs = 0;
+  // A lease not completed within this time goes back to the queue. Default
+  // 5 minutes: a lost worker's leases come back sooner through membership
+  // (heartbeat timeout); this is the backstop for a worker that is alive
+  // but stuck. Too short a timeout hands a slow worker's records to another
+  // as well, and they are trained on twice.
+  absl::Duration lease_timeout = absl::Minutes(5);
+  // Default true: once every range of an epoch is handed out, hand out the
+  // next epoch while the last leases of this one are outstanding, so that
+  // workers never idle at an epoch boundary (in sync mode an idle worker
+  // would hold up the round of those still finishing the epoch). The cost:
+  // a checkpoint taken in that window records only the older epoch's
+  // progress (DataPosition holds one epoch), so a restore from it reads the
+  // newer epoch's ranges finished in the window again. False: exact
+  // positions, and Acquire is Unavailable at each epoch boundary until the
+  // epoch's last lease is completed.
+  bool overlap_epochs = true;
+  // The first lease id; later ones count up from it. Default 0: a random
+  // value in [1, 2^62). Lease ids must not repeat across coordinator
+  // restarts: a worker that outlived the old coordinator still holds its
+  // leases, and the new one must refuse them rather than mistake one for a
+  // lease of its own with the same id.
+  int64_t first_lease_id = 0;
+};
+
+// Counters for status pages and metrics.
+struct DataLeaseStats {
+  int32_t epoch = 0;  // the oldest epoch not finished
+  int64_t leases_outstanding = 0;
+  int64_t records_finished = 0;  // of `epoch`
+  bool end_of_data = false;
+};
+
+// Hands out a data set of num_records records as leases on ranges
+// [begin, end), epoch by epoch, and tracks which ranges are finished (their
+// gradients applied), so that every record of every epoch is trained on
+// once: a range comes back to the front of the queue when its lease expires,
+// its holder is lost or restarts, or its holder returns it (a late gradient
+// refused in sync mode); and a checkpoint's DataPosition lets a restarted job
+// resume without skipping or repeating records. Thread-safe.
+//
+// Leases name their holder (HolderName: task and incarnation); only the
+// holder can complete a lease.
+class DataLeaseManager {
+ public:
+  // InvalidArgument: num_records or chunk_size <= 0, epochs < 0,
+  // lease_timeout <= 0, or first_lease_id < 0.
+  static absl::StatusOr<std::unique_ptr<DataLeaseManager>> Create(Clock& clock,
+                                                                  DataLeaseOptions options);
+
+  DataLeaseManager(const DataLeaseManager&) = delete;
+  DataLeaseManager& operator=(const DataLeaseManager&) = delete;
+
+  // Leases the next range (at most chunk_size records) to `holder`:
+  // returned and expired ranges first, oldest epoch first. Once the last
+  // epoch is handed out and completed, returns a lease with only
+  // end_of_data set.
+  // InvalidArgument: empty holder.
+  // Unavailable: every range is leased out and others' leases are still
+  //   outstanding; ask again (an expiry or a return may free a range).
+  absl::StatusOr<DataLease> Acquire(absl::string_view holder);
+
+  // The holder finished lease `lease_id`: its records are finished except
+  // `returned` ones (whose gradients were refused), which go back to the
+  // front of the queue. Nothing changes on error.
+  // NotFound: no such lease held by `holder` (unknown, completed, expired or
+  //   released: its records were already re-queued).
+  // InvalidArgument: a returned range is empty, reversed, outside the lease,
+  //   or overlaps another.
+  absl::Status Complete(int64_t lease_id, absl::string_view holder,
+                        absl::Span<const RecordRange> returned);
+
+  // Puts the ranges of every lease past its deadline back at the front of
+  // the queue and returns those leases. Acquire and Complete expire leases
+  // themselves; calling this from a ticker keeps expiries visible (logs,
+  // metrics) when no worker asks.
+  std::vector<DataLease> ExpireLeases();
+
+  // Puts every lease of `holder` back at the front of the queue (its worker
+  // was lost or restarted) and returns how many there were.
+  int ReleaseHolder(absl::string_view holder);
+
+  // Where training stands, for a checkpoint: the oldest unfinished epoch
+  // and its finished ranges, coalesced. After the last epoch it is that
+  // epoch with every record finished.
+  DataPosition Position() const;
+
+  // Resumes from a checkpoint's position: the position's epoch continues
+  // with its unfinished ranges, then later epochs. Every lease outstanding
+  // is void (completing it is NotFound). An epoch past the last (a job
+  // resumed with fewer epochs) means end of data. A position whose
+  // num_records is 0 and that lists nothing is a fresh start.
+  // FailedPrecondition: the position counts a different number of records
+  //   (the data changed since the checkpoint).
+  // InvalidArgument: a negative epoch, or a finished range that is empty,
+  //   reversed, out of bounds or overlapping another. Nothing changes on
+  //   error.
+  absl::Status RestoreFrom(const DataPosition& position);
+
+  // Whether every record of the last epoch is finished.
+  bool end_of_data() const;
+
+  DataLeaseStats Stats() const;
+
+ private:
+  using Range = internal::Range;
+
+  struct Epoch {
+    int32_t number = 0;
+    // Ranges not leased out, front first. A range may exceed chunk_size
+    // (the untouched rest of the epoch); Acquire cuts a chunk off its front.
+    std::deque<Range> pending;
+    internal::RangeSet finished;
+    int64_t leased = 0;  // outstanding leases of this epoch
+  };
+
+  struct Lease {
+    int32_t epoch = 0;
+    Range range;
+    std::string holder;
+    absl::Time deadline;
+  };
+
+  DataLeaseManager(Clock& clock, DataLeaseOptions options);
+
+  Epoch FreshEpoch(int32_t number) const;
+  bool IsLastEpoch(int32_t number) const;
+  Epoch* FindEpoch(int32_t number) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts a lease's range back at the front of its epoch's queue and forgets
+  // the lease.
+  void Requeue(std::map<int64_t, Lease>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<DataLease> ExpireLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves past every finished epoch.
+  void Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  DataLease ToProto(int64_t id, const Lease& lease) const;
+
+  // Constant after construction.
+  Clock& clock_;
+  const DataLeaseOptions options_;
+
+  mutable absl::Mutex mu_;
+  // The oldest unfinished epoch (meaningless once end_of_data_).
+  Epoch current_ ABSL_GUARDED_BY(mu_);
+  // The epoch after current_, once handed out early (overlap_epochs).
+  std::optional<Epoch> next_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);
+  int64_t last_lease_id_ ABSL_GUARDED_BY(mu_);
+  bool end_of_data_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace coordinator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_COORDINATOR_DATA_LEASE_MANAGER_H_

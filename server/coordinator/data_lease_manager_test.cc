@@ -1,0 +1,585 @@
+#include "server/coordinator/data_lease_manager.h"
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/coordinator/fake_clock.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+RecordRange Records(int64_t begin, int64_t end) {
+  RecordRange range;
+  range.set_begin(begin);
+  range.set_end(end);
+  return range;
+}
+
+// "[b, e)@epoch" of a lease, so failures read as what was handed out.
+std::string Describe(const DataLease& lease) {
+  if (lease.end_of_data()) return "end_of_data";
+  return "[" + std::to_string(lease.range().begin()) + ", " + std::to_string(lease.range().end()) +
+         ")@" + std::to_string(lease.epoch());
+}
+
+std::string Describe(const DataPosition& position) {
+  std::string text = "epoch " + std::to_string(position.epoch()) + ":";
+  for (const RecordRange& r : position.finished()) {
+    text += " [" + std::to_string(r.begin()) + ", " + std::to_string(r.end()) + ")";
+  }
+  return text;
+}
+
+DataLeaseOptions Options(int64_t num_records, int64_t chunk_size, int32_t epochs) {
+  DataLeaseOptions options;
+  options.num_records = num_records;
+  options.chunk_size = chunk_size;
+  options.epochs = epochs;
+  options.lease_timeout = absl::Seconds(30);
+  return options;
+}
+
+class DataLeaseManagerTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<DataLeaseManager> Make(DataLeaseOptions options) {
+    absl::StatusOr<std::unique_ptr<DataLeaseManager>> manager =
+        DataLeaseManager::Create(clock_, options);
+    EXPECT_TRUE(manager.ok()) << manager.status();
+    return manager.ok() ? std::move(*manager) : nullptr;
+  }
+
+  DataLease MustAcquire(DataLeaseManager& manager, const std::string& holder) {
+    absl::StatusOr<DataLease> lease = manager.Acquire(holder);
+    EXPECT_TRUE(lease.ok()) << lease.status();
+    return lease.ok() ? *lease : DataLease();
+  }
+
+  FakeClock clock_;
+};
+
+TEST_F(DataLeaseManagerTest, RefusesBadOptions) {
+  EXPECT_EQ(DataLeaseManager::Create(clock_, Options(0, 4, 1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DataLeaseManager::Create(clock_, Options(10, 0, 1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DataLeaseManager::Create(clock_, Options(10, 4, -1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  DataLeaseOptions options = Options(10, 4, 1);
+  options.lease_timeout = absl::ZeroDuration();
+  EXPECT_EQ(DataLeaseManager::Create(clock_, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(DataLeaseManagerTest, HandsOutChunksInOrderWithADeadline) {
+  auto manager = Make(Options(10, 4, 1));
+  DataLease a = MustAcquire(*manager, "worker/0#1");
+  EXPECT_EQ(Describe(a), "[0, 4)@0");
+  EXPECT_EQ(a.deadline_unix_ms(), absl::ToUnixMillis(clock_.Now() + absl::Seconds(30)));
+  EXPECT_FALSE(a.end_of_data());
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/1#1")), "[4, 8)@0");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/0#1")), "[8, 10)@0");
+  EXPECT_NE(a.lease_id(), 0);
+}
+
+TEST_F(DataLeaseManagerTest, EndOfDataOnlyOnceTheLastEpochIsCompleted) {
+  auto manager = Make(Options(8, 4, 1));
+  DataLease a = MustAcquire(*manager, "w");
+  DataLease b = MustAcquire(*manager, "w");
+  // All handed out but not finished: b's records may still come back.
+  absl::StatusOr<DataLease> none = manager->Acquire("w");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(none.status().message(), HasSubstr("2 leases outstanding"));
+  ASSERT_TRUE(manager->Complete(a.lease_id(), "w", {}).ok());
+  EXPECT_FALSE(manager->end_of_data());
+  ASSERT_TRUE(manager->Complete(b.lease_id(), "w", {}).ok());
+  EXPECT_TRUE(manager->end_of_data());
+  EXPECT_TRUE(MustAcquire(*manager, "w").end_of_data());
+}
+
+TEST_F(DataLeaseManagerTest, EpochsFollowEachOtherAndZeroMeansUnlimited) {
+  auto manager = Make(Options(4, 4, 0));
+  for (int epoch = 0; epoch < 5; ++epoch) {
+    DataLease lease = MustAcquire(*manager, "w");
+    EXPECT_EQ(Describe(lease), "[0, 4)@" + std::to_string(epoch));
+    ASSERT_TRUE(manager->Complete(lease.lease_id(), "w", {}).ok());
+  }
+  EXPECT_FALSE(manager->end_of_data());
+  EXPECT_EQ(manager->Stats().epoch, 5);
+}
+
+TEST_F(DataLeaseManagerTest, ExpiredLeaseGoesBackToTheFrontAndCannotBeCompleted) {
+  auto manager = Make(Options(12, 4, 1));
+  DataLease slow = MustAcquire(*manager, "worker/0#1");
+  clock_.Advance(absl::Seconds(10));
+  DataLease fast = MustAcquire(*manager, "worker/1#1");
+  clock_.Advance(absl::Seconds(20));  // slow's deadline, not fast's
+
+  std::vector<DataLease> expired = manager->ExpireLeases();
+  ASSERT_THAT(expired, SizeIs(1));
+  EXPECT_EQ(expired[0].lease_id(), slow.lease_id());
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/1#1")), "[0, 4)@0");
+
+  absl::Status late = manager->Complete(slow.lease_id(), "worker/0#1", {});
+  EXPECT_EQ(late.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(late.message(), HasSubstr("handed out again"));
+  EXPECT_TRUE(manager->Complete(fast.lease_id(), "worker/1#1", {}).ok());
+}
+
+TEST_F(DataLeaseManagerTest, LeasesExpireWithoutATicker) {
+  auto manager = Make(Options(8, 4, 1));
+  DataLease a = MustAcquire(*manager, "w0");
+  MustAcquire(*manager, "w1");
+  clock_.Advance(absl::Seconds(30));
+  // Acquire itself notices both expiries and hands the oldest range first.
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w2")), "[0, 4)@0");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w2")), "[4, 8)@0");
+  EXPECT_EQ(manager->Complete(a.lease_id(), "w0", {}).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(DataLeaseManagerTest, LostWorkersLeasesGoBackToTheFront) {
+  auto manager = Make(Options(16, 4, 1));
+  DataLease a = MustAcquire(*manager, "worker/0#1");
+  MustAcquire(*manager, "worker/1#1");
+  DataLease c = MustAcquire(*manager, "worker/0#1");
+  EXPECT_EQ(manager->ReleaseHolder("worker/0#1"), 2);
+  EXPECT_EQ(manager->ReleaseHolder("worker/0#1"), 0);
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/2#1")), "[0, 4)@0");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/2#1")), "[8, 12)@0");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/2#1")), "[12, 16)@0");
+  EXPECT_EQ(manager->Complete(a.lease_id(), "worker/0#1", {}).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager->Complete(c.lease_id(), "worker/0#1", {}).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(DataLeaseManagerTest, ReturnedRecordsAreNotLostAndComeFirst) {
+  auto manager = Make(Options(12, 6, 1));
+  DataLease lease = MustAcquire(*manager, "w");
+  ASSERT_TRUE(manager->Complete(lease.lease_id(), "w", {Records(4, 5), Records(1, 3)}).ok());
+  EXPECT_EQ(Describe(manager->Position()), "epoch 0: [0, 1) [3, 4) [5, 6)");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w")), "[1, 3)@0");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w")), "[4, 5)@0");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w")), "[6, 12)@0");
+}
+
+TEST_F(DataLeaseManagerTest, OnlyTheHolderCompletesALease) {
+  auto manager = Make(Options(8, 4, 1));
+  DataLease lease = MustAcquire(*manager, "worker/0#1");
+  absl::Status status = manager->Complete(lease.lease_id(), "worker/0#2", {});
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), HasSubstr("not held by worker/0#2"));
+  EXPECT_TRUE(manager->Complete(lease.lease_id(), "worker/0#1", {}).ok());
+  EXPECT_EQ(manager->Complete(lease.lease_id(), "worker/0#1", {}).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager->Complete(12345, "worker/0#1", {}).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(DataLeaseManagerTest, BadReturnedRangesAreRefusedAndChangeNothing) {
+  auto manager = Make(Options(8, 4, 1));
+  DataLease lease = MustAcquire(*manager, "w");
+  const std::vector<std::vector<RecordRange>> bad = {{Records(2, 2)},
+                                                     {Records(3, 1)},
+                                                     {Records(2, 5)},
+                                                     {Records(-1, 1)},
+                                                     {Records(0, 2), Records(1, 3)}};
+  for (const auto& returned : bad) {
+    EXPECT_EQ(manager->Complete(lease.lease_id(), "w", returned).code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_THAT(manager->Position().finished(), IsEmpty());
+  EXPECT_TRUE(manager->Complete(lease.lease_id(), "w", {Records(0, 4)}).ok());
+  EXPECT_THAT(manager->Position().finished(), IsEmpty());
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w")), "[0, 4)@0");
+}
+
+TEST_F(DataLeaseManagerTest, NextEpochIsHandedOutWhileTheLastLeasesFinish) {
+  auto manager = Make(Options(8, 4, 0));
+  DataLease a = MustAcquire(*manager, "w0");
+  DataLease b = MustAcquire(*manager, "w1");
+  DataLease c = MustAcquire(*manager, "w2");
+  EXPECT_EQ(Describe(c), "[0, 4)@1");
+  ASSERT_TRUE(manager->Complete(c.lease_id(), "w2", {}).ok());
+  ASSERT_TRUE(manager->Complete(a.lease_id(), "w0", {}).ok());
+  // Epoch 0 still has b outstanding: the position stays in epoch 0.
+  EXPECT_EQ(Describe(manager->Position()), "epoch 0: [0, 4)");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w2")), "[4, 8)@1");
+  // Never two epochs ahead.
+  EXPECT_EQ(manager->Acquire("w0").status().code(), absl::StatusCode::kUnavailable);
+  // A range returned from the older epoch comes before the newer epoch.
+  ASSERT_TRUE(manager->Complete(b.lease_id(), "w1", {Records(6, 8)}).ok());
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w0")), "[6, 8)@0");
+}
+
+TEST_F(DataLeaseManagerTest, WithoutOverlapTheEpochBoundaryWaits) {
+  DataLeaseOptions options = Options(8, 4, 0);
+  options.overlap_epochs = false;
+  auto manager = Make(options);
+  DataLease a = MustAcquire(*manager, "w0");
+  DataLease b = MustAcquire(*manager, "w1");
+  EXPECT_EQ(manager->Acquire("w2").status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(manager->Complete(a.lease_id(), "w0", {}).ok());
+  ASSERT_TRUE(manager->Complete(b.lease_id(), "w1", {}).ok());
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w2")), "[0, 4)@1");
+}
+
+TEST_F(DataLeaseManagerTest, PositionAtTheEndIsTheLastEpochAllFinished) {
+  auto manager = Make(Options(4, 4, 2));
+  for (int i = 0; i < 2; ++i) {
+    DataLease lease = MustAcquire(*manager, "w");
+    ASSERT_TRUE(manager->Complete(lease.lease_id(), "w", {}).ok());
+  }
+  ASSERT_TRUE(manager->end_of_data());
+  DataPosition position = manager->Position();
+  EXPECT_EQ(Describe(position), "epoch 1: [0, 4)");
+  EXPECT_EQ(position.num_records(), 4);
+
+  auto restored = Make(Options(4, 4, 2));
+  ASSERT_TRUE(restored->RestoreFrom(position).ok());
+  EXPECT_TRUE(restored->end_of_data());
+}
+
+TEST_F(DataLeaseManagerTest, RestoreResumesWithTheUnfinishedRanges) {
+  auto manager = Make(Options(20, 5, 3));
+  DataPosition position;
+  position.set_epoch(1);
+  position.set_num_records(20);
+  *position.add_finished() = Records(0, 3);
+  *position.add_finished() = Records(10, 20);
+  ASSERT_TRUE(manager->RestoreFrom(position).ok());
+  EXPECT_EQ(Describe(manager->Position()), "epoch 1: [0, 3) [10, 20)");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w")), "[3, 8)@1");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w")), "[8, 10)@1");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w")), "[0, 5)@2");
+}
+
+TEST_F(DataLeaseManagerTest, LeaseIdsDoNotRepeatAcrossCoordinatorRestarts) {
+  DataLeaseOptions options = Options(8, 4, 1);
+  options.first_lease_id = 1000;
+  auto before = Make(options);
+  EXPECT_EQ(MustAcquire(*before, "w").lease_id(), 1000);
+  EXPECT_EQ(MustAcquire(*before, "w").lease_id(), 1001);
+  // By default each manager starts somewhere else at random.
+  EXPECT_NE(MustAcquire(*Make(Options(8, 4, 1)), "w").lease_id(),
+            MustAcquire(*Make(Options(8, 4, 1)), "w").lease_id());
+}
+
+TEST_F(DataLeaseManagerTest, RestoreVoidsOutstandingLeases) {
+  auto manager = Make(Options(8, 4, 1));
+  DataLease lease = MustAcquire(*manager, "w");
+  ASSERT_TRUE(manager->RestoreFrom(DataPosition()).ok());
+  EXPECT_EQ(manager->Complete(lease.lease_id(), "w", {}).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Describe(MustAcquire(*manager, "w")), "[0, 4)@0");
+}
+
+TEST_F(DataLeaseManagerTest, RestoreFromAFinishedEpochMovesOn) {
+  auto manager = Make(Options(8, 4, 3));
+  DataPosition position;
+  position.set_epoch(0);
+  position.set_num_records(8);
+  *position.add_finished() = Records(0, 8);
+  ASSERT_TRUE(manager->RestoreFrom(position).ok());
+  EXPECT_EQ(manager->Position().epoch(), 1);
+  position.set_epoch(5);  // beyond the 3 epochs: a job resumed with fewer
+  ASSERT_TRUE(manager->RestoreFrom(position).ok());
+  EXPECT_TRUE(manager->end_of_data());
+}
+
+TEST_F(DataLeaseManagerTest, RestoreRefusesAPositionForOtherDataOrMalformed) {
+  auto manager = Make(Options(8, 4, 1));
+  DataLease lease = MustAcquire(*manager, "w");
+  DataPosition other;
+  other.set_num_records(9);
+  *other.add_finished() = Records(0, 2);
+  absl::Status status = manager->RestoreFrom(other);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("counts 9 records but the training data has 8"));
+
+  const std::vector<std::vector<RecordRange>> bad = {
+      {Records(3, 3)}, {Records(0, 9)}, {Records(-1, 2)}, {Records(0, 4), Records(3, 5)}};
+  for (const auto& finished : bad) {
+    DataPosition position;
+    position.set_num_records(8);
+    for (const RecordRange& r : finished) *position.add_finished() = r;
+    EXPECT_EQ(manager->RestoreFrom(position).code(), absl::StatusCode::kInvalidArgument)
+        << Describe(position);
+  }
+  DataPosition negative;
+  negative.set_epoch(-1);
+  EXPECT_EQ(manager->RestoreFrom(negative).code(), absl::StatusCode::kInvalidArgument);
+  // Nothing changed: the lease is still good.
+  EXPECT_TRUE(manager->Complete(lease.lease_id(), "w", {}).ok());
+}
+
+// A seeded random schedule of workers acquiring, completing (sometimes
+// returning records), stalling past deadlines, being lost and restarting,
+// and of the coordinator restarting from its last checkpoint position.
+// Tracks, per epoch and record, how many times the record was finished, and
+// checks that no record is ever leased while leased elsewhere or already
+// finished, that late or stale completions are refused, and that in the end
+// every record of every epoch was finished exactly once.
+class LeaseSimulation {
+ public:
+  struct Config {
+    uint32_t seed = 1;
+    bool overlap_epochs = true;
+    bool restarts = false;  // coordinator restarts from checkpoints
+  };
+
+  explicit LeaseSimulation(Config config) : config_(config), random_(config.seed) {
+    options_ = Options(kRecords, kChunk, kEpochs);
+    options_.lease_timeout = absl::Seconds(10);
+    options_.overlap_epochs = config.overlap_epochs;
+    finished_.assign(kEpochs, std::vector<int>(kRecords, 0));
+    leased_.assign(kEpochs, std::vector<bool>(kRecords, false));
+    for (int w = 0; w < kWorkers; ++w) workers_.push_back({Holder(w, 1), 1, {}, false});
+    manager_ = Create();
+    checkpoint_ = manager_->Position();
+  }
+
+  void Run() {
+    int steps = 0;
+    while (!AllWorkersDone()) {
+      ASSERT_LT(++steps, 200000) << "no end of data; position " << Describe(manager_->Position());
+      ForgetExpired();
+      const int w = Pick(kWorkers);
+      const int action = Pick(100);
+      if (action < 40) {
+        Acquire(w);
+      } else if (action < 80) {
+        Complete(w);
+      } else if (action < 90) {
+        clock_.Advance(absl::Milliseconds(Pick(3000)));
+      } else if (action < 93) {
+        LoseWorker(w);
+      } else if (action < 97 || !config_.restarts) {
+        checkpoint_ = manager_->Position();
+      } else {
+        RestartCoordinator();
+      }
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_TRUE(manager_->end_of_data());
+    // The schedule exercised what it is meant to.
+    EXPECT_GT(events_.refused_void, 0);
+    EXPECT_GT(events_.returned, 0);
+    EXPECT_GT(events_.lost, 0);
+    EXPECT_EQ(events_.ahead_of_position > 0, config_.overlap_epochs);
+    EXPECT_EQ(events_.restarts > 0, config_.restarts);
+    for (int e = 0; e < kEpochs; ++e) {
+      for (int r = 0; r < kRecords; ++r) {
+        ASSERT_EQ(finished_[e][r], 1) << "record " << r << " of epoch " << e;
+      }
+    }
+  }
+
+ private:
+  static constexpr int kRecords = 997;
+  static constexpr int kChunk = 37;
+  static constexpr int kEpochs = 3;
+  static constexpr int kWorkers = 5;
+
+  struct Held {
+    DataLease lease;
+    bool void_ = false;  // expired, released or voided by a restore
+  };
+  struct Worker {
+    std::string holder;
+    int incarnation;
+    std::vector<Held> held;
+    bool done;
+  };
+
+  static std::string Holder(int w, int incarnation) {
+    return "worker/" + std::to_string(w) + "#" + std::to_string(incarnation);
+  }
+  int Pick(int n) { return static_cast<int>(random_() % n); }
+  static bool HasFatalFailure() { return ::testing::Test::HasFatalFailure(); }
+
+  std::unique_ptr<DataLeaseManager> Create() {
+    // As the coordinator does: ids differ from the previous coordinator's.
+    options_.first_lease_id = 1 + Pick(1 << 30);
+    absl::StatusOr<std::unique_ptr<DataLeaseManager>> manager =
+        DataLeaseManager::Create(clock_, options_);
+    EXPECT_TRUE(manager.ok()) << manager.status();
+    return std::move(*manager);
+  }
+
+  bool AllWorkersDone() const {
+    for (const Worker& w : workers_) {
+      if (!w.done) return false;
+    }
+    return true;
+  }
+
+  void Unmark(const DataLease& lease) {
+    for (int64_t r = lease.range().begin(); r < lease.range().end(); ++r) {
+      leased_[lease.epoch()][r] = false;
+    }
+  }
+
+  // The manager expires a lease once now >= deadline; the model does too.
+  void ForgetExpired() {
+    const int64_t now_ms = absl::ToUnixMillis(clock_.Now());
+    for (Worker& w : workers_) {
+      for (Held& h : w.held) {
+        if (!h.void_ && h.lease.deadline_unix_ms() <= now_ms) {
+          h.void_ = true;
+          Unmark(h.lease);
+        }
+      }
+    }
+  }
+
+  void Acquire(int w) {
+    Worker& worker = workers_[w];
+    absl::StatusOr<DataLease> lease = manager_->Acquire(worker.holder);
+    if (absl::IsUnavailable(lease.status())) return;
+    ASSERT_TRUE(lease.ok()) << lease.status();
+    if (lease->end_of_data()) {
+      worker.done = true;
+      return;
+    }
+    worker.done = false;
+    if (lease->epoch() > manager_->Position().epoch()) ++events_.ahead_of_position;
+    const RecordRange& range = lease->range();
+    ASSERT_GE(lease->epoch(), 0);
+    ASSERT_LT(lease->epoch(), kEpochs);
+    ASSERT_GE(range.begin(), 0);
+    ASSERT_LE(range.end(), kRecords);
+    ASSERT_GT(range.end(), range.begin());
+    ASSERT_LE(range.end() - range.begin(), kChunk);
+    for (int64_t r = range.begin(); r < range.end(); ++r) {
+      ASSERT_FALSE(leased_[lease->epoch()][r]) << "record " << r << " leased twice";
+      ASSERT_EQ(finished_[lease->epoch()][r], 0) << "record " << r << " handed out again";
+      leased_[lease->epoch()][r] = true;
+    }
+    worker.held.push_back({*lease, false});
+  }
+
+  void Complete(int w) {
+    Worker& worker = workers_[w];
+    if (worker.held.empty()) return;
+    const size_t index = Pick(static_cast<int>(worker.held.size()));
+    const Held held = worker.held[index];
+    worker.held.erase(worker.held.begin() + index);
+    const RecordRange& range = held.lease.range();
+
+    // Sometimes a late gradient: return one sub-range.
+    std::vector<RecordRange> returned;
+    if (Pick(10) < 3) {
+      const int64_t size = range.end() - range.begin();
+      const int64_t begin = range.begin() + Pick(static_cast<int>(size));
+      const int64_t end = begin + 1 + Pick(static_cast<int>(range.end() - begin));
+      returned.push_back(Records(begin, end));
+    }
+    absl::Status status = manager_->Complete(held.lease.lease_id(), worker.holder, returned);
+    if (held.void_) {
+      ASSERT_EQ(status.code(), absl::StatusCode::kNotFound)
+          << "a void lease " << Describe(held.lease) << " was accepted";
+      ++events_.refused_void;
+      return;
+    }
+    ASSERT_TRUE(status.ok()) << status << " for " << Describe(held.lease);
+    Unmark(held.lease);
+    if (!returned.empty()) ++events_.returned;
+    for (int64_t r = range.begin(); r < range.end(); ++r) {
+      const bool back = !returned.empty() && r >= returned[0].begin() && r < returned[0].end();
+      if (!back) ++finished_[held.lease.epoch()][r];
+    }
+  }
+
+  // The worker's process dies; membership releases its leases and it comes
+  // back as a new incarnation. The dead process's leases stay "held" by a
+  // zombie that may still try to complete them: they must be refused.
+  void LoseWorker(int w) {
+    Worker& worker = workers_[w];
+    manager_->ReleaseHolder(worker.holder);
+    ++events_.lost;
+    for (Held& h : worker.held) {
+      if (!h.void_) Unmark(h.lease);
+    }
+    zombies_.push_back(worker);
+    worker.holder = Holder(w, ++worker.incarnation);
+    worker.held.clear();
+    worker.done = false;
+    for (Held& h : zombies_.back().held) {
+      absl::Status status = manager_->Complete(h.lease.lease_id(), zombies_.back().holder, {});
+      ASSERT_EQ(status.code(), absl::StatusCode::kNotFound) << "a lost worker's lease was accepted";
+    }
+  }
+
+  // The coordinator restarts from the last checkpoint: completions since
+  // then are lost with it, and every lease out there is void.
+  void RestartCoordinator() {
+    manager_ = Create();
+    ++events_.restarts;
+    ASSERT_TRUE(manager_->RestoreFrom(checkpoint_).ok()) << Describe(checkpoint_);
+    for (int e = 0; e < kEpochs; ++e) {
+      std::fill(leased_[e].begin(), leased_[e].end(), false);
+      std::fill(finished_[e].begin(), finished_[e].end(), e < checkpoint_.epoch() ? 1 : 0);
+    }
+    if (checkpoint_.epoch() < kEpochs) {
+      for (const RecordRange& r : checkpoint_.finished()) {
+        for (int64_t i = r.begin(); i < r.end(); ++i) finished_[checkpoint_.epoch()][i] = 1;
+      }
+    }
+    for (Worker& w : workers_) {
+      for (Held& h : w.held) h.void_ = true;
+      w.done = false;
+    }
+  }
+
+  struct Events {
+    int refused_void = 0;       // late, stale or voided completions refused
+    int returned = 0;           // completions that returned records
+    int lost = 0;               // workers lost
+    int restarts = 0;           // coordinator restarts
+    int ahead_of_position = 0;  // leases of the epoch after the position's
+  };
+
+  const Config config_;
+  std::mt19937 random_;
+  Events events_;
+  FakeClock clock_;
+  DataLeaseOptions options_;
+  std::unique_ptr<DataLeaseManager> manager_;
+  DataPosition checkpoint_;
+  std::vector<Worker> workers_;
+  std::vector<Worker> zombies_;
+  // [epoch][record]
+  std::vector<std::vector<int>> finished_;
+  std::vector<std::vector<bool>> leased_;
+};
+
+TEST(DataLeasePropertyTest, EveryRecordOfEveryEpochIsFinishedExactlyOnce) {
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    for (bool overlap : {true, false}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + (overlap ? " overlapping" : " strict"));
+      LeaseSimulation simulation({seed, overlap, /*restarts=*/false});
+      simulation.Run();
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(DataLeasePropertyTest, RestartFromAPositionNeitherSkipsNorRepeats) {
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    for (bool overlap : {true, false}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + (overlap ? " overlapping" : " strict"));
+      LeaseSimulation simulation({seed, overlap, /*restarts=*/true});
+      simulation.Run();
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace coordinator
+}  // namespace pstrain
