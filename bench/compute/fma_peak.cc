@@ -46,8 +46,8 @@ double MeasureFmaPeakGflops(double seconds) {
   using Clock = std::chrono::steady_clock;
   int64_t iterations = 1 << 20;
   double best = 0;
-  const Clock::time_point end =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const Clock::time_point end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                   std::chrono::duration<double>(seconds));
   while (Clock::now() < end) {
     const Clock::time_point start = Clock::now();
     FmaLoop(iterations);

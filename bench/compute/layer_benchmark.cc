@@ -39,12 +39,12 @@ ComputeContext* Context() {
 std::vector<float> Filled(int64_t n, float value) { return std::vector<float>(n, value); }
 
 void SetFlops(benchmark::State& state, double flops_per_iteration) {
-  state.counters["GFLOPS"] = benchmark::Counter(flops_per_iteration / 1e9,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(flops_per_iteration / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   if (fma_peak_gflops > 0) {
-    state.counters["pct_peak"] = benchmark::Counter(
-        flops_per_iteration / 1e9 / fma_peak_gflops * 100,
-        benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["pct_peak"] =
+        benchmark::Counter(flops_per_iteration / 1e9 / fma_peak_gflops * 100,
+                           benchmark::Counter::kIsIterationInvariantRate);
   }
 }
 
@@ -69,15 +69,14 @@ void BM_InnerProductBackward(benchmark::State& state) {
   auto x = Filled(kBatch * in, 0.5f), w = Filled(in * out, 0.01f), dy = Filled(kBatch * out, 0.1f);
   std::vector<float> dx(kBatch * in), dw(in * out), db(out);
   for (auto _ : state) {
-    MUST_SUCCEED(layer.Backward(kBatch, x.data(), w.data(), dy.data(), dx.data(), dw.data(),
-                            db.data()));
+    MUST_SUCCEED(
+        layer.Backward(kBatch, x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data()));
   }
   SetFlops(state, 2 * layer.ForwardFlops(kBatch));  // data and weight gradients
 }
 
 // The MLP 784-256-128-10 and the CNN's dense layers 3136-128-10.
-#define INNER_PRODUCT_SHAPES \
-  Args({784, 256})->Args({256, 128})->Args({128, 10})->Args({3136, 128})
+#define INNER_PRODUCT_SHAPES Args({784, 256})->Args({256, 128})->Args({128, 10})->Args({3136, 128})
 BENCHMARK(BM_InnerProductForward)->INNER_PRODUCT_SHAPES;
 BENCHMARK(BM_InnerProductBackward)->INNER_PRODUCT_SHAPES;
 
@@ -115,14 +114,20 @@ void BM_ConvolutionBackward(benchmark::State& state) {
   const bool first = config.in_channels == 1;
   for (auto _ : state) {
     MUST_SUCCEED(layer.Backward(kBatch, hw, hw, x.data(), w.data(), dy.data(),
-                            first ? nullptr : dx.data(), dw.data(), db.data()));
+                                first ? nullptr : dx.data(), dw.data(), db.data()));
   }
   SetFlops(state, (first ? 1 : 2) * layer.ForwardFlops(kBatch, hw, hw));
 }
 
 // conv1: 28x28x1 -> 32; conv2: 14x14x32 -> 64.
-BENCHMARK(BM_ConvolutionForward)->Args({28, 1, 32})->Args({14, 32, 64})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ConvolutionBackward)->Args({28, 1, 32})->Args({14, 32, 64})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ConvolutionForward)
+    ->Args({28, 1, 32})
+    ->Args({14, 32, 64})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ConvolutionBackward)
+    ->Args({28, 1, 32})
+    ->Args({14, 32, 64})
+    ->Unit(benchmark::kMicrosecond);
 
 // args: height (= width), channels. Memory-bound: no FLOP count.
 void BM_MaxPoolForwardBackward(benchmark::State& state) {

@@ -28,13 +28,15 @@ JobSpec Spec(const std::string& model, int64_t max_steps, int epochs) {
   CHECK(google::protobuf::TextFormat::ParseFromString(
       absl::StrCat(R"(
         mode: JOB_MODE_TRAIN_AND_EVAL
-        model { )", model, R"( }
+        model { )",
+                   model, R"( }
         train_data { fashion_mnist { split: DATA_SPLIT_TRAIN } batch_size: 128 epochs: )",
                    epochs, R"( shuffle: true prefetch_batches: 2 }
         eval_data { fashion_mnist { split: DATA_SPLIT_TEST } batch_size: 1000 }
         optimizer { adam {} learning_rate: 0.001 }
         training { steps_per_loop: 100000 compute_threads: 1 seed: 1 }
-        stop { max_steps: )", max_steps, R"( }
+        stop { max_steps: )",
+                   max_steps, R"( }
         eval { metrics: ["loss", "accuracy"] best_metric: "accuracy" }
       )"),
       &spec));
@@ -59,14 +61,12 @@ int main(int argc, char** argv) {
   const std::string mlp = "mlp { hidden_units: [256, 128] }";
   const std::string cnn = "cnn {}";
 
-  const pstrain::LocalTrainingResult mlp_run =
-      pstrain::Train(Spec(mlp, FLAGS_mlp_steps, 0), {});
+  const pstrain::LocalTrainingResult mlp_run = pstrain::Train(Spec(mlp, FLAGS_mlp_steps, 0), {});
   std::printf("mlp 784-256-128-10  batch 128: %8.0f examples/s (%lld steps, %.2f s)\n",
               mlp_run.examples_per_sec, static_cast<long long>(mlp_run.global_step),
               mlp_run.train_seconds);
 
-  const pstrain::LocalTrainingResult cnn_run =
-      pstrain::Train(Spec(cnn, FLAGS_cnn_steps, 0), {});
+  const pstrain::LocalTrainingResult cnn_run = pstrain::Train(Spec(cnn, FLAGS_cnn_steps, 0), {});
   std::printf("cnn 32-64-k5-128    batch 128: %8.0f examples/s (%lld steps, %.2f s)\n",
               cnn_run.examples_per_sec, static_cast<long long>(cnn_run.global_step),
               cnn_run.train_seconds);

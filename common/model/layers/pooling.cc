@@ -61,7 +61,7 @@ absl::StatusOr<Pooling::Primitives*> Pooling::GetPrimitives(int64_t batch, int64
 }
 
 std::string Pooling::Implementation(int64_t batch, int64_t height, int64_t width,
-                                   int64_t channels) {
+                                    int64_t channels) {
   absl::StatusOr<Primitives*> found = GetPrimitives(batch, height, width, channels);
   return found.ok() ? (*found)->implementation : "";
 }
