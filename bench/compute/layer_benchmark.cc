@@ -30,11 +30,11 @@ namespace {
 constexpr int64_t kBatch = 128;
 double fma_peak_gflops = 0;
 
-// One context per benchmark thread (benchmarks run on the main thread).
-ComputeContext* Context() {
-  static ComputeContext* context = ComputeContext::Create().value().release();
-  return context;
-}
+// The main thread's compute context, created by main() before any benchmark
+// runs (benchmarks run on the main thread).
+ComputeContext* compute_context = nullptr;
+
+ComputeContext* Context() { return compute_context; }
 
 std::vector<float> Filled(int64_t n, float value) { return std::vector<float>(n, value); }
 
@@ -173,7 +173,10 @@ BENCHMARK(BM_ReluForwardBackward)->Arg(kBatch * 256)->Arg(kBatch * 28 * 28 * 32)
 int main(int argc, char** argv) {
   // Measure the peak on the compute thread as configured for training
   // (denormals flushed, one thread).
-  pstrain::Context();
+  absl::StatusOr<std::unique_ptr<pstrain::ComputeContext>> context =
+      pstrain::ComputeContext::Create();
+  CHECK(context.ok()) << context.status();
+  pstrain::compute_context = context->get();
   pstrain::fma_peak_gflops = pstrain::MeasureFmaPeakGflops(1.0);
   benchmark::AddCustomContext("fma_peak_gflops", absl::StrCat(pstrain::fma_peak_gflops));
   benchmark::Initialize(&argc, argv);

@@ -86,6 +86,25 @@ TEST(LocalTrainerTest, StopsAtMaxStepsAndTargetMetric) {
   EXPECT_GE(evaluations, 2);  // the periodic ones and the final one
 }
 
+TEST(LocalTrainerTest, StopsAtMaxSecondsOfTheInjectedClock) {
+  // Every reading of the clock advances it by one second: each step takes
+  // a second of training time.
+  absl::Time now = absl::UnixEpoch();
+  LocalTrainerOptions options;
+  options.now = [&now] {
+    now += absl::Seconds(1);
+    return now;
+  };
+  auto trainer = LocalTrainer::Create(ToySpec("stop { max_seconds: 4.5 }"), options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  auto result = (*trainer)->Run();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->stop_reason, STOP_REASON_MAX_SECONDS);
+  EXPECT_EQ(result->global_step, 5);
+  EXPECT_DOUBLE_EQ(result->train_seconds, 5);
+  EXPECT_DOUBLE_EQ(result->examples_per_sec, 100.0 / 5);
+}
+
 TEST(LocalTrainerTest, StopsOnNanLoss) {
   // A learning rate this large overflows the weights within a few steps.
   auto trainer = LocalTrainer::Create(ToySpec("", "optimizer { sgd {} learning_rate: 1e30 }"), {});
