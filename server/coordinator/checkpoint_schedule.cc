@@ -1,0 +1,61 @@
+#include "server/coordinator/checkpoint_schedule.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+// CheckpointSpec's documented default when neither interval is set.
+constexpr double kDefaultEverySeconds = 600;
+
+absl::Duration SecondsInterval(const CheckpointSpec& spec) {
+  if (spec.every_seconds() > 0) return absl::Seconds(spec.every_seconds());
+  if (spec.every_steps() > 0) return absl::InfiniteDuration();
+  return absl::Seconds(kDefaultEverySeconds);
+}
+
+}  // namespace
+
+CheckpointSchedule::CheckpointSchedule(const CheckpointSpec& spec, Clock& clock, int64_t start_step)
+    : clock_(clock),
+      every_steps_(spec.every_steps() > 0 ? spec.every_steps() : 0),
+      every_(SecondsInterval(spec)),
+      last_step_(start_step),
+      last_time_(clock.Now()) {}
+
+CheckpointTrigger CheckpointSchedule::Due(int64_t global_step) const {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  if (global_step <= last_step_) return CheckpointTrigger::kNone;
+  if (every_steps_ > 0 && global_step - last_step_ >= every_steps_) {
+    return CheckpointTrigger::kSteps;
+  }
+  if (now - last_time_ >= every_) return CheckpointTrigger::kSeconds;
+  return CheckpointTrigger::kNone;
+}
+
+CheckpointTrigger CheckpointSchedule::DueAtEnd() const {
+  absl::MutexLock lock(&mu_);
+  return final_saved_ ? CheckpointTrigger::kNone : CheckpointTrigger::kFinal;
+}
+
+void CheckpointSchedule::RecordSaved(int64_t step, bool final) {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  last_step_ = step;
+  last_time_ = now;
+  final_saved_ = final_saved_ || final;
+}
+
+absl::Time CheckpointSchedule::NextDueTime() const {
+  absl::MutexLock lock(&mu_);
+  if (every_ == absl::InfiniteDuration()) return absl::InfiniteFuture();
+  return last_time_ + every_;
+}
+
+int64_t CheckpointSchedule::last_saved_step() const {
+  absl::MutexLock lock(&mu_);
+  return last_step_;
+}
+
+}  // namespace coordinator
+}  // namespace pstrain
