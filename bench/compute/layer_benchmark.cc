@@ -95,7 +95,7 @@ void BM_ConvolutionForward(benchmark::State& state) {
   for (auto _ : state) {
     MUST_SUCCEED(layer.Forward(kBatch, hw, hw, x.data(), w.data(), b.data(), y.data()));
   }
-  state.SetLabel(layer.ForwardImplementation(kBatch, hw, hw));
+  state.SetLabel(layer.Implementation(kBatch, hw, hw));
   SetFlops(state, layer.ForwardFlops(kBatch, hw, hw));
 }
 
@@ -116,6 +116,7 @@ void BM_ConvolutionBackward(benchmark::State& state) {
     MUST_SUCCEED(layer.Backward(kBatch, hw, hw, x.data(), w.data(), dy.data(),
                                 first ? nullptr : dx.data(), dw.data(), db.data()));
   }
+  state.SetLabel(layer.Implementation(kBatch, hw, hw));
   SetFlops(state, (first ? 1 : 2) * layer.ForwardFlops(kBatch, hw, hw));
 }
 

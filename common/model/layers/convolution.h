@@ -26,6 +26,10 @@ struct ConvolutionConfig {
 // A 2-D convolution on oneDNN, channels last:
 //   x [batch, height, width, in], w [kernel, kernel, in, out] (HWIO),
 //   b [out], y [batch, out_height, out_width, out].
+// oneDNN picks the memory layouts its fastest implementation wants (blocked
+// channels for its direct AVX2 kernels) and the layer reorders to and from
+// the plain layouts above around each call: a few memory passes buy a kernel
+// that is much faster than im2col and GEMM on plain layouts.
 // Primitives are built once per (batch, height, width).
 // Thread-compatible; borrows `context`, which must outlive it.
 class Convolution {
@@ -49,18 +53,31 @@ class Convolution {
   // Floating-point operations of one forward pass.
   double ForwardFlops(int64_t batch, int64_t height, int64_t width) const;
 
-  // oneDNN's name for the forward implementation it picked (e.g.
-  // "jit:avx2"), for benchmarks. Empty on error.
-  std::string ForwardImplementation(int64_t batch, int64_t height, int64_t width);
+  // oneDNN's names for the implementations it picked (forward / backward
+  // data / backward weights, e.g. "jit:avx2"), for benchmarks. Empty on
+  // error.
+  std::string Implementation(int64_t batch, int64_t height, int64_t width);
 
   const ConvolutionConfig& config() const { return config_; }
 
  private:
+  // A plain user buffer and, when the primitive wants another layout, the
+  // primitive's own buffer with the reorder between them.
+  struct Staged {
+    dnnl::memory user;
+    dnnl::memory internal;  // == user when the layouts agree
+    dnnl::reorder reorder;  // user -> internal for inputs, back for outputs
+    bool reordered = false;
+  };
+
   struct Primitives {
     dnnl::convolution_forward forward;
     dnnl::convolution_backward_data backward_data;
     dnnl::convolution_backward_weights backward_weights;
-    dnnl::memory src, weights, bias, dst, diff_src, diff_weights, diff_bias, diff_dst;
+    Staged src, weights, dst;                                    // forward
+    Staged bwd_data_weights, bwd_data_diff_dst, diff_src;        // backward data
+    Staged bwd_weights_src, bwd_weights_diff_dst, diff_weights;  // backward weights
+    dnnl::memory bias, diff_bias;
     std::string implementation;
   };
 

@@ -104,7 +104,7 @@ TEST_F(ConvolutionTest, RefusesImagesSmallerThanTheKernel) {
   std::vector<float> x(9), k(25), b(1), y(1);
   EXPECT_EQ(layer.Forward(1, 3, 3, x.data(), k.data(), b.data(), y.data()).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(layer.ForwardImplementation(1, 8, 8).empty());
+  EXPECT_FALSE(layer.Implementation(1, 8, 8).empty());
 }
 
 }  // namespace
