@@ -1,0 +1,142 @@
+#include "common/checkpoint/posix_env.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "common/checkpoint/env.h"
+#include "common/checkpoint/test_checkpoints.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
+
+std::string ReadAll(Env& env, const std::string& path) {
+  absl::StatusOr<std::unique_ptr<SequentialFile>> file = env.NewSequentialFile(path);
+  EXPECT_TRUE(file.ok()) << file.status();
+  if (!file.ok()) return "";
+  std::string contents;
+  char scratch[7];  // small, so reads come in several pieces
+  for (;;) {
+    absl::StatusOr<absl::string_view> piece = (*file)->Read(sizeof(scratch), scratch);
+    EXPECT_TRUE(piece.ok()) << piece.status();
+    if (!piece.ok() || piece->empty()) break;
+    contents.append(piece->data(), piece->size());
+  }
+  return contents;
+}
+
+TEST(PosixEnvTest, WritesAppendsAndReads) {
+  PosixEnv env;
+  const std::string dir = NewTestDir(env);
+  const std::string path = dir + "/a";
+  {
+    absl::StatusOr<std::unique_ptr<WritableFile>> file = env.NewWritableFile(path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    ASSERT_TRUE((*file)->Append("hello ").ok());
+    ASSERT_TRUE((*file)->Append(std::string(100000, 'x')).ok());  // larger than the buffer
+    ASSERT_TRUE((*file)->Sync().ok());
+    ASSERT_TRUE((*file)->Close().ok());
+    EXPECT_TRUE(absl::IsFailedPrecondition((*file)->Append("late")));
+  }
+  EXPECT_EQ(ReadAll(env, path), "hello " + std::string(100000, 'x'));
+  {
+    absl::StatusOr<std::unique_ptr<WritableFile>> file = env.NewAppendableFile(path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    ASSERT_TRUE((*file)->Append("!").ok());
+    // Destroyed without Close: the buffered byte still reaches the file.
+  }
+  absl::StatusOr<FileInfo> info = env.Stat(path);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_FALSE(info->is_directory);
+  EXPECT_EQ(info->size, 6 + 100000 + 1);
+
+  ASSERT_TRUE(env.TruncateFile(path, 5).ok());
+  EXPECT_EQ(ReadAll(env, path), "hello");
+  // NewWritableFile truncates.
+  ASSERT_TRUE(WriteTestFile(env, path, "new").ok());
+  EXPECT_EQ(ReadAll(env, path), "new");
+}
+
+TEST(PosixEnvTest, FoldersRenamesAndRemovals) {
+  PosixEnv env;
+  const std::string dir = NewTestDir(env);
+  ASSERT_TRUE(CreateDirs(env, dir + "/x/y/z").ok());
+  ASSERT_TRUE(CreateDirs(env, dir + "/x/y/z").ok());  // already there: fine
+  EXPECT_TRUE(absl::IsAlreadyExists(env.CreateDir(dir + "/x")));
+  ASSERT_TRUE(WriteTestFile(env, dir + "/x/f", "1").ok());
+  ASSERT_TRUE(WriteTestFile(env, dir + "/x/y/g", "2").ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(CreateDirs(env, dir + "/x/f/sub")));
+
+  absl::StatusOr<std::vector<std::string>> names = env.ListDir(dir + "/x");
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_THAT(*names, UnorderedElementsAre("f", "y"));
+
+  ASSERT_TRUE(env.Rename(dir + "/x/f", dir + "/x/h").ok());
+  EXPECT_FALSE(*PathExists(env, dir + "/x/f"));
+  EXPECT_EQ(ReadAll(env, dir + "/x/h"), "1");
+  ASSERT_TRUE(env.SyncDir(dir + "/x").ok());
+
+  EXPECT_TRUE(absl::IsFailedPrecondition(env.RemoveDir(dir + "/x")));  // not empty
+  ASSERT_TRUE(RemoveTree(env, dir + "/x").ok());
+  EXPECT_FALSE(*PathExists(env, dir + "/x"));
+  EXPECT_TRUE(absl::IsNotFound(RemoveTree(env, dir + "/x")));
+}
+
+TEST(PosixEnvTest, ErrorsNameThePathAndFollowErrno) {
+  PosixEnv env;
+  const std::string dir = NewTestDir(env);
+  const std::string missing = dir + "/missing";
+  absl::StatusOr<std::unique_ptr<SequentialFile>> file = env.NewSequentialFile(missing);
+  ASSERT_TRUE(absl::IsNotFound(file.status())) << file.status();
+  EXPECT_THAT(file.status().message(), HasSubstr(missing));
+  EXPECT_TRUE(absl::IsNotFound(env.Stat(missing).status()));
+  EXPECT_TRUE(absl::IsNotFound(env.ListDir(missing).status()));
+  EXPECT_TRUE(absl::IsNotFound(env.RemoveFile(missing)));
+  EXPECT_TRUE(absl::IsNotFound(env.Rename(missing, dir + "/b")));
+  EXPECT_TRUE(absl::IsNotFound(env.NewWritableFile(missing + "/sub").status()));
+
+  EXPECT_TRUE(absl::IsNotFound(PosixError("p", "x", ENOENT)));
+  EXPECT_TRUE(absl::IsPermissionDenied(PosixError("p", "x", EACCES)));
+  EXPECT_TRUE(absl::IsResourceExhausted(PosixError("p", "x", ENOSPC)));
+  EXPECT_TRUE(absl::IsDataLoss(PosixError("p", "x", EIO)));
+  EXPECT_EQ(PosixError("/a/b", "open", ENOENT).message(),
+            "/a/b: open failed: No such file or directory");
+}
+
+TEST(PosixEnvTest, RemoveTreeRemovesSymlinksWithoutFollowing) {
+  PosixEnv env;
+  const std::string dir = NewTestDir(env);
+  ASSERT_TRUE(CreateDirs(env, dir + "/kept").ok());
+  ASSERT_TRUE(WriteTestFile(env, dir + "/kept/file", "keep me").ok());
+  ASSERT_TRUE(CreateDirs(env, dir + "/doomed").ok());
+  ASSERT_EQ(::symlink((dir + "/kept").c_str(), (dir + "/doomed/link").c_str()), 0);
+
+  absl::StatusOr<FileInfo> link = env.Stat(dir + "/doomed/link");
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_TRUE(link->is_symlink);
+  EXPECT_TRUE(link->is_directory);
+
+  ASSERT_TRUE(RemoveTree(env, dir + "/doomed").ok());
+  EXPECT_FALSE(*PathExists(env, dir + "/doomed"));
+  EXPECT_TRUE(*PathExists(env, dir + "/kept/file"));
+}
+
+TEST(PosixEnvTest, NowIsTheSystemClock) {
+  PosixEnv env;
+  const absl::Time before = absl::Now();
+  const absl::Time now = env.Now();
+  EXPECT_GE(now, before);
+  EXPECT_LE(now, absl::Now());
+}
+
+}  // namespace
+}  // namespace pstrain
