@@ -40,7 +40,7 @@ absl::StatusOr<std::unique_ptr<BatchReader>> BatchReader::Create(
     return absl::InvalidArgumentError(
         absl::StrCat("batch_size must be > 0, got ", options.batch_size));
   }
-  if (options.epochs < 0 || options.start_epoch < 0) {
+  if (options.epochs < 0 || options.start_epoch < 0 || options.start_offset < 0) {
     return absl::InvalidArgumentError("epochs and start_epoch must be >= 0");
   }
   if (options.prefetch_batches < 0) {
@@ -55,6 +55,11 @@ absl::StatusOr<std::unique_ptr<BatchReader>> BatchReader::Create(
                                                    resolved.range.end, ") outside the ",
                                                    source->num_examples(), " records"));
   }
+  if (resolved.start_offset > 0 && resolved.start_offset >= resolved.range.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("start_offset ", resolved.start_offset,
+                                                   " outside the range's ", resolved.range.size(),
+                                                   " records"));
+  }
   std::unique_ptr<BatchReader> reader(new BatchReader(source, resolved));
   if (resolved.prefetch_batches > 0) {
     reader->prefetch_thread_ = std::thread([r = reader.get()] { r->PrefetchLoop(); });
@@ -63,7 +68,11 @@ absl::StatusOr<std::unique_ptr<BatchReader>> BatchReader::Create(
 }
 
 BatchReader::BatchReader(const ExampleSource* source, const BatchReaderOptions& options)
-    : source_(source), options_(options), produce_epoch_(options.start_epoch) {}
+    : source_(source),
+      options_(options),
+      produce_epoch_(options.start_epoch),
+      produce_offset_(options.start_offset),
+      consumed_in_epoch_(options.start_offset) {}
 
 BatchReader::~BatchReader() {
   {
@@ -79,7 +88,7 @@ absl::StatusOr<ExampleBatch> BatchReader::Produce() {
   if (produce_epoch_ >= last_epoch || options_.range.size() == 0) {
     return absl::OutOfRangeError("end of data");
   }
-  if (produce_offset_ == 0) {
+  if (order_.empty() || produce_offset_ == 0) {
     order_.resize(options_.range.size());
     std::iota(order_.begin(), order_.end(), options_.range.begin);
     if (options_.shuffle) {

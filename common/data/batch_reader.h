@@ -40,8 +40,11 @@ struct BatchReaderOptions {
   uint64_t seed = 0;
   // Passes over the range; 0 repeats until the reader is destroyed.
   int64_t epochs = 1;
-  // First epoch to read (to resume after a restart). Default 0.
+  // Where to start (to resume after a restart without skipping or repeating
+  // data): the epoch, and how many records of that epoch's order were
+  // already read. Default 0, 0.
   int64_t start_epoch = 0;
+  int64_t start_offset = 0;
   // Batches assembled ahead on a background thread. 0 reads on the caller's
   // thread. Default 2: enough to hide the copy behind one training step.
   int prefetch_batches = 2;
@@ -52,8 +55,9 @@ struct BatchReaderOptions {
 // joined on destruction. Borrows `source`, which must outlive it.
 class BatchReader {
  public:
-  // InvalidArgument: batch_size < 1, epochs < 0, prefetch_batches < 0, or a
-  // range outside the source's records.
+  // InvalidArgument: batch_size < 1, epochs < 0, prefetch_batches < 0, a
+  // range outside the source's records, or a start_offset outside
+  // [0, range size).
   static absl::StatusOr<std::unique_ptr<BatchReader>> Create(const ExampleSource* source,
                                                              const BatchReaderOptions& options);
   ~BatchReader();
@@ -68,6 +72,11 @@ class BatchReader {
   // Epochs whose every batch Next() has returned.
   int64_t epochs_completed() const { return epochs_completed_; }
 
+  // The position after the last batch Next() returned, to resume from:
+  // (epoch, records of that epoch already read).
+  int64_t position_epoch() const { return options_.start_epoch + epochs_completed_; }
+  int64_t position_offset() const { return consumed_in_epoch_; }
+
  private:
   BatchReader(const ExampleSource* source, const BatchReaderOptions& options);
 
@@ -81,7 +90,7 @@ class BatchReader {
   // Producer state: touched only by the thread that produces (the prefetch
   // thread, or the caller when prefetch_batches is 0).
   int64_t produce_epoch_;
-  int64_t produce_offset_ = 0;
+  int64_t produce_offset_;
   std::vector<int64_t> order_;  // the current epoch's record order
 
   // Consumer state.

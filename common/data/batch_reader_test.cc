@@ -92,6 +92,33 @@ TEST(BatchReaderTest, ShufflesEachEpochReproducibly) {
   EXPECT_NE(ReadAll(BatchReader::Create(source.get(), options)->get()), epoch0);
 }
 
+TEST(BatchReaderTest, ResumesMidEpochWithoutSkippingOrRepeating) {
+  auto source = Indexed(30);
+  BatchReaderOptions options;
+  options.batch_size = 4;
+  options.shuffle = true;
+  options.seed = 5;
+  options.epochs = 2;
+  auto full = ReadAll(BatchReader::Create(source.get(), options)->get());
+  ASSERT_EQ(full.size(), 60u);
+
+  // Stop after 3 batches and remember the position.
+  auto first = BatchReader::Create(source.get(), options);
+  ASSERT_TRUE(first.ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*first)->Next().ok());
+  EXPECT_EQ((*first)->position_epoch(), 0);
+  EXPECT_EQ((*first)->position_offset(), 12);
+
+  options.start_epoch = (*first)->position_epoch();
+  options.start_offset = (*first)->position_offset();
+  options.epochs = 2;  // epochs counted from start_epoch: the rest of 0, then 1
+  auto resumed = ReadAll(BatchReader::Create(source.get(), options)->get());
+  EXPECT_EQ(resumed, std::vector<int64_t>(full.begin() + 12, full.end()));
+
+  options.start_offset = 30;
+  EXPECT_FALSE(BatchReader::Create(source.get(), options).ok());
+}
+
 TEST(BatchReaderTest, RepeatsForeverAndStopsCleanly) {
   auto source = Indexed(4);
   BatchReaderOptions options;
