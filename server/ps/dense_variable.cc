@@ -34,6 +34,18 @@ void DenseVariable::Apply(const Optimizer& optimizer, const UpdateStep& step, co
   optimizer.Apply(step, grad, num_elements_, values_.data(), slots);
 }
 
+void DenseVariable::ApplyPieces(const Optimizer& optimizer, const UpdateStep& step,
+                                absl::Span<const int64_t> offsets,
+                                absl::Span<const float* const> grads,
+                                absl::Span<const int64_t> counts) {
+  absl::MutexLock l(&mu_);
+  float* slots[4];
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    for (int k = 0; k < num_slots_; ++k) slots[k] = slots_[k].data() + offsets[i];
+    optimizer.Apply(step, grads[i], counts[i], values_.data() + offsets[i], slots);
+  }
+}
+
 void DenseVariable::ApplyRows(const Optimizer& optimizer, const UpdateStep& step,
                               absl::Span<const int64_t> ids, const float* grad) {
   const int64_t width = row_width();

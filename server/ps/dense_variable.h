@@ -43,6 +43,12 @@ class DenseVariable {
   // Applies a gradient of num_elements() floats.
   void Apply(const Optimizer& optimizer, const UpdateStep& step, const float* grad);
 
+  // Applies a gradient given as pieces: grads[i] holds counts[i] elements
+  // starting at element offsets[i] (in range, not overlapping).
+  void ApplyPieces(const Optimizer& optimizer, const UpdateStep& step,
+                   absl::Span<const int64_t> offsets, absl::Span<const float* const> grads,
+                   absl::Span<const int64_t> counts);
+
   // Applies gradients to rows `ids` (distinct, in [0, num_rows())),
   // row_width() floats each; other rows and their slots stay untouched.
   void ApplyRows(const Optimizer& optimizer, const UpdateStep& step, absl::Span<const int64_t> ids,

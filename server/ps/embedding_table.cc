@@ -28,15 +28,29 @@ const float* EmbeddingTable::RowPtr(int32_t slot) const {
 
 void EmbeddingTable::Lookup(absl::Span<const int64_t> ids, float* out) const {
   absl::ReaderMutexLock l(&mu_);
+  // Rows are scattered over the table: find them all first, then copy with
+  // the rows a few ids ahead already on their way into the cache.
+  std::vector<int32_t> slots(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    float* dst = out + i * dim_;
     auto it = index_.find(ids[i]);
-    if (it != index_.end()) {
-      std::memcpy(dst, RowPtr(it->second), dim_ * sizeof(float));
+    slots[i] = it == index_.end() ? kNone : it->second;
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i + kPrefetchDistance < ids.size()) Prefetch(slots[i + kPrefetchDistance]);
+    float* dst = out + i * dim_;
+    if (slots[i] != kNone) {
+      std::memcpy(dst, RowPtr(slots[i]), dim_ * sizeof(float));
     } else {
       init_.FillRow(ids[i], absl::MakeSpan(dst, dim_));
     }
   }
+}
+
+void EmbeddingTable::Prefetch(int32_t slot) const {
+  if (slot == kNone) return;
+  const char* row = reinterpret_cast<const char*>(blocks_[slot / kRowsPerBlock].get() +
+                                                  (slot % kRowsPerBlock) * row_floats());
+  for (int64_t b = 0; b < row_floats() * 4; b += 64) __builtin_prefetch(row + b);
 }
 
 void EmbeddingTable::Unlink(int32_t slot) {
@@ -105,36 +119,53 @@ int32_t EmbeddingTable::Insert(int64_t id) {
 void EmbeddingTable::Apply(const Optimizer& optimizer, const UpdateStep& step,
                            absl::Span<const int64_t> ids, const float* grad) {
   absl::MutexLock l(&mu_);
-  float* slots[4];
   const bool dynamic = options_.vocabulary_size == 0;
+  // First find (or admit) every row, then update them with the rows a few
+  // ids ahead already on their way into the cache.
+  std::vector<int32_t> slots(ids.size(), kNone);
+  const int64_t evictions_before = stats_.evictions;
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t id = ids[i];
-    int32_t slot;
     auto it = index_.find(id);
     if (it != index_.end()) {
-      slot = it->second;
-      if (newest_ != slot) {
-        Unlink(slot);
-        PushNewest(slot);
+      slots[i] = it->second;
+      // Recency only matters to a table that evicts.
+      if (options_.max_bytes > 0 && newest_ != slots[i]) {
+        Unlink(slots[i]);
+        PushNewest(slots[i]);
       }
-    } else {
-      if (dynamic && options_.admit_after > 1) {
-        if (static_cast<int64_t>(candidates_.size()) >= options_.max_candidates) {
-          candidates_.clear();
-        }
-        int32_t& seen = candidates_[id];
-        if (++seen < options_.admit_after) {
-          ++stats_.dropped_updates;
-          continue;
-        }
-        candidates_.erase(id);
-      }
-      slot = Insert(id);
-      if (dynamic) ++stats_.admissions;
+      continue;
     }
-    float* row = RowPtr(slot);
-    for (int k = 0; k < num_slots_; ++k) slots[k] = row + (k + 1) * dim_;
-    optimizer.Apply(step, grad + i * dim_, dim_, row, slots);
+    if (dynamic && options_.admit_after > 1) {
+      if (static_cast<int64_t>(candidates_.size()) >= options_.max_candidates) {
+        candidates_.clear();
+      }
+      int32_t& seen = candidates_[id];
+      if (++seen < options_.admit_after) {
+        ++stats_.dropped_updates;
+        continue;
+      }
+      candidates_.erase(id);
+    }
+    slots[i] = Insert(id);
+    if (dynamic) ++stats_.admissions;
+  }
+  if (stats_.evictions != evictions_before) {
+    // Rows found early in this push may have been evicted since (and their
+    // slots reused): their updates are dropped with them.
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (slots[i] == kNone) continue;
+      auto it = index_.find(ids[i]);
+      if (it == index_.end() || it->second != slots[i]) slots[i] = kNone;
+    }
+  }
+  float* slot_ptrs[4];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i + kPrefetchDistance < ids.size()) Prefetch(slots[i + kPrefetchDistance]);
+    if (slots[i] == kNone) continue;
+    float* row = RowPtr(slots[i]);
+    for (int k = 0; k < num_slots_; ++k) slot_ptrs[k] = row + (k + 1) * dim_;
+    optimizer.Apply(step, grad + i * dim_, dim_, row, slot_ptrs);
   }
 }
 

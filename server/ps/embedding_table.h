@@ -78,7 +78,8 @@ class EmbeddingTable {
 
   EmbeddingStats stats() const;
 
-  // Calls fn(id, row) for each row, least recently updated first; `row` is
+  // Calls fn(id, row) for each row, least recently updated first in a table
+  // with a byte budget (otherwise in the order rows were created); `row` is
   // row_floats() floats: the value, then each slot. Under the read lock.
   void VisitRows(const std::function<void(int64_t id, const float* row)>& fn) const;
 
@@ -89,8 +90,11 @@ class EmbeddingTable {
  private:
   static constexpr int32_t kNone = -1;
   static constexpr int64_t kRowsPerBlock = 1024;
+  // Rows ahead of the one being read or updated whose memory is prefetched.
+  static constexpr size_t kPrefetchDistance = 8;
 
   float* RowPtr(int32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Prefetch(int32_t slot) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   const float* RowPtr(int32_t slot) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Takes a free slot (growing the storage) for `id` with initial values.
   int32_t Insert(int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

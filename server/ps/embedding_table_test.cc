@@ -110,10 +110,32 @@ TEST(EmbeddingTableTest, EvictsLeastRecentlyUpdatedUnderBudget) {
   EXPECT_EQ(Row(t, 1), one);
 }
 
+TEST(EmbeddingTableTest, EvictionWithinOnePushNeverMixesRows) {
+  auto opt = Sgd();
+  EmbeddingTableOptions o;
+  o.dim = kDim;
+  o.max_bytes = 2 * kDim * 4;  // two rows
+  EmbeddingTable t("emb", o, Init(), *opt);
+  const std::vector<int64_t> ids = {1, 2, 3, 4};
+  std::vector<float> grad;
+  for (int64_t id : ids) grad.insert(grad.end(), kDim, static_cast<float>(id));
+  t.Apply(*opt, {1.0f, 1, 1.0f}, ids, grad.data());
+  EXPECT_EQ(t.stats().rows, 2);
+  EXPECT_EQ(t.stats().evictions, 2);
+  // The rows kept hold their own update, not an evicted row's.
+  for (int64_t id : {3, 4}) {
+    std::vector<float> want = Initial(id);
+    for (float& v : want) v -= static_cast<float>(id);
+    EXPECT_EQ(Row(t, id), want) << id;
+  }
+  EXPECT_EQ(Row(t, 1), Initial(1));
+}
+
 TEST(EmbeddingTableTest, VisitAndReplaceKeepRowsSlotsAndOrder) {
   auto opt = MomentumOpt();
   EmbeddingTableOptions o;
   o.dim = kDim;
+  o.max_bytes = 1 << 20;  // a budget (not reached): rows are kept in LRU order
   EmbeddingTable t("emb", o, Init(), *opt);
   for (int64_t id : {5, 3, 9, 3}) Push(t, *opt, {id}, static_cast<float>(id));
   std::vector<int64_t> ids;

@@ -32,9 +32,11 @@ int64_t ValueBytes(const PullResponse& r) {
 
 // One PushPull stream. Reads are processed one at a time (the next read
 // starts when a message has been handled, so a shard busy applying reads no
-// further: flow control); answers are queued and written one at a time.
-// Pulls that wait for a version complete from the VersionGate's callback.
-// No lock is held while calling into gRPC.
+// further, and none while too many answers wait to be sent: flow control).
+// Answers are queued and written one at a time; a pull's answer is read
+// from the shard chunk by chunk as the previous chunk is sent. Pulls that
+// wait for a version are queued from the VersionGate's callback. No lock is
+// held while calling into gRPC.
 class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPullResponse> {
  public:
   explicit PushPullReactor(ParameterServerService& service) : service_(service) {
@@ -45,12 +47,18 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
     if (!ok) {
       // The client is done sending (or gone): unfinished parts fail.
       parts_.clear();
-      Decide(&PushPullReactor::SetReadsDone);
+      bool finish;
+      {
+        absl::MutexLock l(&mu_);
+        reads_done_ = true;
+        finish = ShouldFinish();
+      }
+      if (finish) Finish(grpc::Status::OK);
       return;
     }
     const uint64_t tag = request_.tag();
     if (request_.has_push()) {
-      HandlePush(tag, request_.push());
+      HandlePush(tag, *request_.mutable_push());
     } else if (request_.has_pull()) {
       HandlePull(tag, request_.pull());
     } else {
@@ -69,33 +77,11 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
   }
 
   void OnWriteDone(bool ok) override {
-    const PushPullResponse* next = nullptr;
-    bool resume_read = false, finish = false;
-    {
+    if (!ok) {
       absl::MutexLock l(&mu_);
-      queued_bytes_ -= front_bytes_.front();
-      front_bytes_.pop_front();
-      queue_.pop_front();
-      if (!ok) {
-        write_failed_ = true;
-        queue_.clear();
-        front_bytes_.clear();
-        queued_bytes_ = 0;
-      }
-      if (!queue_.empty()) {
-        next = &queue_.front();
-      } else {
-        writing_ = false;
-      }
-      if (read_paused_ && queued_bytes_ <= service_.options_.max_queued_bytes_per_stream / 2) {
-        read_paused_ = false;
-        resume_read = true;
-      }
-      finish = ShouldFinish();
+      write_failed_ = true;
     }
-    if (next != nullptr) StartWrite(next);
-    if (resume_read) StartRead(&request_);
-    if (finish) Finish(grpc::Status::OK);
+    WriteNext();
   }
 
   void OnCancel() override {
@@ -112,7 +98,19 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
   void OnDone() override { delete this; }
 
  private:
-  void HandlePush(uint64_t tag, const PushRequest& push) {
+  // An answer waiting to be written: a message, or a pull read chunk by
+  // chunk into `message`.
+  struct Outgoing {
+    PushPullResponse message;
+    std::unique_ptr<PullCursor> cursor;
+    uint64_t tag = 0;
+    int64_t charge = 0;  // counted in queued_bytes_
+    absl::Time start;
+    int64_t pulled_bytes = 0;
+    bool finished = false;  // written whole (once its last write completes)
+  };
+
+  void HandlePush(uint64_t tag, PushRequest& push) {
     auto it = parts_.find(tag);
     if (it != parts_.end() && !it->second->Matches(push)) {
       parts_.erase(it);  // the tag now carries another push: the old part fails
@@ -125,9 +123,9 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
     PushPart::Step step = it->second->Add(push);
     if (step.finished) parts_.erase(it);
     if (step.reply.has_value()) {
-      std::vector<PushPullResponse> out(1);
-      out[0].set_tag(tag);
-      *out[0].mutable_push() = std::move(*step.reply);
+      Outgoing out;
+      out.message.set_tag(tag);
+      *out.message.mutable_push() = std::move(*step.reply);
       Enqueue(std::move(out));
     }
   }
@@ -138,9 +136,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
     if (!shard.ok()) return SendError(tag, shard.status());
     if (absl::Status s = ValidatePull(**shard, pull).status(); !s.ok()) return SendError(tag, s);
     const absl::Time start = store.clock().Now();
-    if (pull.min_version() <= (*shard)->version()) {
-      return AnswerPull(tag, **shard, pull, (*shard)->version(), start);
-    }
+    if (pull.min_version() <= (*shard)->version()) return QueuePull(tag, *shard, pull, start);
     uint64_t token;
     {
       absl::MutexLock l(&mu_);
@@ -152,74 +148,104 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
         pull.min_version(), PullDeadline(store.clock(), pull, service_.options_.max_wait),
         [this, tag, token, held, pull, start](absl::StatusOr<int64_t> version) {
           if (version.ok()) {
-            AnswerPull(tag, *held, pull, *version, start);
+            QueuePull(tag, held, pull, start);
           } else {
             SendError(tag, version.status());
           }
-          Decide([token](PushPullReactor* r)
-                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu_) { r->waits_.erase(token); });
+          bool finish;
+          {
+            absl::MutexLock l(&mu_);
+            waits_.erase(token);
+            finish = ShouldFinish();
+          }
+          if (finish) Finish(grpc::Status::OK);
         });
     absl::MutexLock l(&mu_);
     auto it = waits_.find(token);
     if (it != waits_.end()) it->second.second = id;
   }
 
-  void AnswerPull(uint64_t tag, const ParameterShard& shard, const PullRequest& pull,
-                  int64_t version, absl::Time start) {
-    absl::StatusOr<std::vector<PullResponse>> answer =
-        ReadPull(shard, pull, version, service_.options_.chunk_bytes);
-    if (!answer.ok()) return SendError(tag, answer.status());
-    std::vector<PushPullResponse> out(answer->size());
-    int64_t bytes = 0;
-    for (size_t i = 0; i < out.size(); ++i) {
-      bytes += ValueBytes((*answer)[i]);
-      out[i].set_tag(tag);
-      out[i].mutable_pull()->Swap(&(*answer)[i]);
-    }
-    service_.store_.metrics().RecordPull(bytes, service_.store_.clock().Now() - start);
+  void QueuePull(uint64_t tag, std::shared_ptr<ParameterShard> shard, const PullRequest& pull,
+                 absl::Time start) {
+    Outgoing out;
+    out.cursor =
+        std::make_unique<PullCursor>(std::move(shard), pull, service_.options_.chunk_bytes);
+    out.tag = tag;
+    out.charge = service_.options_.chunk_bytes;
+    out.start = start;
     Enqueue(std::move(out));
   }
 
   void SendError(uint64_t tag, const absl::Status& status) {
-    std::vector<PushPullResponse> out(1);
-    out[0].set_tag(tag);
-    *out[0].mutable_error() = ToStatusProto(status);
+    Outgoing out;
+    out.message.set_tag(tag);
+    *out.message.mutable_error() = ToStatusProto(status);
     Enqueue(std::move(out));
   }
 
-  // Thread-safe: queues answers and starts writing if no write is in flight.
-  void Enqueue(std::vector<PushPullResponse> responses) {
-    const PushPullResponse* first = nullptr;
+  // Thread-safe: queues an answer and starts writing if no write is in
+  // flight.
+  void Enqueue(Outgoing out) {
+    if (out.charge == 0) out.charge = static_cast<int64_t>(out.message.ByteSizeLong());
     {
       absl::MutexLock l(&mu_);
       if (write_failed_) return;
-      for (PushPullResponse& r : responses) {
-        const int64_t bytes = static_cast<int64_t>(r.ByteSizeLong());
-        queue_.push_back(std::move(r));
-        front_bytes_.push_back(bytes);
-        queued_bytes_ += bytes;
-      }
-      if (!writing_ && !queue_.empty()) {
-        writing_ = true;
-        first = &queue_.front();
-      }
+      queued_bytes_ += out.charge;
+      queue_.push_back(std::move(out));
+      if (writing_) return;
+      writing_ = true;
     }
-    if (first != nullptr) StartWrite(first);
+    WriteNext();
   }
 
-  // Changes state under the lock, then finishes the call if nothing is left.
-  template <typename Fn>
-  void Decide(Fn change) {
-    bool finish;
+  // Called by whoever owns the writing side (writing_ set): drops what has
+  // been written, then writes the next message or gives up the writing side.
+  void WriteNext() {
+    Outgoing* front = nullptr;
+    bool resume_read = false, finish = false;
     {
       absl::MutexLock l(&mu_);
-      change(this);
+      while (!queue_.empty() && (queue_.front().finished || write_failed_)) {
+        queued_bytes_ -= queue_.front().charge;
+        queue_.pop_front();
+      }
+      if (queue_.empty()) {
+        writing_ = false;
+      } else {
+        front = &queue_.front();  // stays put: others only append
+      }
+      if (read_paused_ && !reads_done_ &&
+          queued_bytes_ <= service_.options_.max_queued_bytes_per_stream / 2) {
+        read_paused_ = false;
+        resume_read = true;
+      }
       finish = ShouldFinish();
     }
+    if (resume_read) StartRead(&request_);
     if (finish) Finish(grpc::Status::OK);
-  }
-  static void SetReadsDone(PushPullReactor* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu_) {
-    r->reads_done_ = true;
+    if (front == nullptr) return;
+    if (front->cursor == nullptr) {
+      front->finished = true;
+    } else {
+      // Read the next chunk while the previous one travels.
+      front->message.set_tag(front->tag);
+      absl::Status s = front->cursor->Next(front->message.mutable_pull());
+      if (!s.ok()) {
+        front->message.Clear();
+        front->message.set_tag(front->tag);
+        *front->message.mutable_error() = ToStatusProto(s);
+      }
+      for (const NamedTensor& t : front->message.pull().values()) {
+        front->pulled_bytes += t.has_dense() ? static_cast<int64_t>(t.dense().data().size())
+                                             : static_cast<int64_t>(t.rows().values().size());
+      }
+      front->finished = !s.ok() || front->cursor->done();
+      if (front->finished && s.ok()) {
+        ShardStore& store = service_.store_;
+        store.metrics().RecordPull(front->pulled_bytes, store.clock().Now() - front->start);
+      }
+    }
+    StartWrite(&front->message);
   }
 
   bool ShouldFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -235,8 +261,8 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
   std::map<uint64_t, std::unique_ptr<PushPart>> parts_;
 
   absl::Mutex mu_;
-  std::deque<PushPullResponse> queue_ ABSL_GUARDED_BY(mu_);
-  std::deque<int64_t> front_bytes_ ABSL_GUARDED_BY(mu_);
+  // The front entry belongs to the writing side while writing_ is set.
+  std::deque<Outgoing> queue_ ABSL_GUARDED_BY(mu_);
   int64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
@@ -286,7 +312,7 @@ class PullReactor : public grpc::ServerUnaryReactor {
          max_bytes](absl::StatusOr<int64_t> version) {
           if (!version.ok()) return Finish(ToGrpcStatus(version.status()));
           absl::StatusOr<std::vector<PullResponse>> answer =
-              ReadPull(*wait->shard, request, *version, max_bytes);
+              ReadPull(wait->shard, request, max_bytes);
           if (!answer.ok()) return Finish(ToGrpcStatus(answer.status()));
           response->Swap(&answer->front());
           metrics->RecordPull(ValueBytes(*response), clock->Now() - start);

@@ -1,5 +1,6 @@
 #include "server/ps/parameter_shard.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -122,14 +123,13 @@ absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& 
 // ids are already distinct.
 bool Coalesce(absl::Span<const int64_t> ids, const float* values, int64_t width,
               std::vector<int64_t>* unique_ids, std::vector<float>* sums) {
+  // Sorting a copy finds repeats far faster than hashing every id, and
+  // pushes rarely repeat an id.
+  std::vector<int64_t> sorted(ids.begin(), ids.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) return false;
   absl::flat_hash_map<int64_t, int32_t> first;
   first.reserve(ids.size());
-  bool repeated = false;
-  for (size_t i = 0; i < ids.size() && !repeated; ++i) {
-    repeated = !first.emplace(ids[i], static_cast<int32_t>(i)).second;
-  }
-  if (!repeated) return false;
-  first.clear();
   for (size_t i = 0; i < ids.size(); ++i) {
     auto [it, inserted] = first.emplace(ids[i], static_cast<int32_t>(unique_ids->size()));
     const float* src = values + i * width;
@@ -142,6 +142,26 @@ bool Coalesce(absl::Span<const int64_t> ids, const float* values, int64_t width,
     }
   }
   return true;
+}
+
+// Segments of a dense gradient must cover every element exactly once.
+absl::Status ValidateSegments(const ShardVariable& v, const GradientRef& g) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const DenseSegment& s : g.segments) {
+    ranges.emplace_back(s.offset, s.offset + static_cast<int64_t>(s.values.size()));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  int64_t next = 0;
+  for (const auto& [begin, end] : ranges) {
+    if (begin != next || end <= begin) break;
+    next = end;
+  }
+  if (next != v.num_elements || !g.values.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("the pieces of the gradient of \"",
+                                                   v.spec.name(), "\" do not cover its ",
+                                                   v.num_elements, " elements exactly once"));
+  }
+  return absl::OkStatus();
 }
 
 std::string ReasonOf(const absl::Status& status) {
@@ -311,6 +331,10 @@ absl::Status ParameterShard::Validate(const PushKey& key,
         return absl::InvalidArgumentError(absl::StrCat(
             "\"", v.spec.name(), "\" is an embedding table; push its gradient as rows"));
       }
+      if (!g.segments.empty()) {
+        RETURN_IF_ERROR(ValidateSegments(v, g));
+        continue;
+      }
       if (static_cast<int64_t>(g.values.size()) != v.num_elements) {
         return absl::InvalidArgumentError(
             absl::StrCat("the gradient of \"", v.spec.name(), "\" has ", g.values.size(),
@@ -335,11 +359,15 @@ absl::Status ParameterShard::Validate(const PushKey& key,
 absl::StatusOr<float> ParameterShard::ClipScale(absl::Span<const GradientRef> gradients) const {
   if (clip_norm_ <= 0) return 1.0f;
   double sum = 0;
-  for (const GradientRef& g : gradients) {
-    sum += Eigen::Map<const Eigen::ArrayXf>(g.values.data(), g.values.size())
+  auto add = [&sum](absl::Span<const float> values) {
+    sum += Eigen::Map<const Eigen::ArrayXf>(values.data(), values.size())
                .cast<double>()
                .square()
                .sum();
+  };
+  for (const GradientRef& g : gradients) {
+    add(g.values);
+    for (const DenseSegment& s : g.segments) add(s.values);
   }
   if (!std::isfinite(sum)) {
     return absl::InvalidArgumentError("the push's gradients are not finite");
@@ -495,6 +523,17 @@ void ParameterShard::Apply(absl::Span<const GradientRef> gradients, int64_t step
   bool tables = false;
   for (const GradientRef& g : gradients) {
     ShardVariable& v = *variables_[g.variable];
+    if (!g.rows && !g.segments.empty()) {
+      std::vector<int64_t> offsets, counts;
+      std::vector<const float*> grads;
+      for (const DenseSegment& s : g.segments) {
+        offsets.push_back(s.offset);
+        counts.push_back(static_cast<int64_t>(s.values.size()));
+        grads.push_back(s.values.data());
+      }
+      v.dense->ApplyPieces(*optimizer_, update, offsets, grads, counts);
+      continue;
+    }
     if (!g.rows) {
       v.dense->Apply(*optimizer_, update, g.values.data());
       continue;
@@ -521,14 +560,20 @@ void ParameterShard::Accumulate(absl::Span<const GradientRef> gradients, float s
     RoundSum& sum = round_sums_[g.variable];
     if (!g.rows) {
       if (sum.dense.size() != v.num_elements) sum.dense = FloatBuffer(v.num_elements);
-      Eigen::Map<Eigen::ArrayXf> acc(sum.dense.data(), v.num_elements);
-      Eigen::Map<const Eigen::ArrayXf> add(g.values.data(), v.num_elements);
-      if (sum.dense_set) {
-        acc += scale * add;
-      } else {
-        acc = scale * add;
-        sum.dense_set = true;
-      }
+      const bool first = !sum.dense_set;
+      sum.dense_set = true;
+      auto add = [&](int64_t offset, absl::Span<const float> values) {
+        const int64_t n = static_cast<int64_t>(values.size());
+        Eigen::Map<Eigen::ArrayXf> acc(sum.dense.data() + offset, n);
+        Eigen::Map<const Eigen::ArrayXf> grad(values.data(), n);
+        if (first) {
+          acc = scale * grad;
+        } else {
+          acc += scale * grad;
+        }
+      };
+      if (g.segments.empty()) add(0, g.values);
+      for (const DenseSegment& s : g.segments) add(s.offset, s.values);
       continue;
     }
     const int64_t w = v.row_width;

@@ -51,16 +51,26 @@ struct ShardVariable {
   std::unique_ptr<EmbeddingTable> table;
 };
 
+// Elements [offset, offset + values.size()) of a dense gradient that
+// arrived in pieces.
+struct DenseSegment {
+  int64_t offset = 0;
+  absl::Span<const float> values;
+};
+
 // One variable's gradient within a push. The data is borrowed for the
 // duration of ParameterShard::Push.
 struct GradientRef {
   int variable = -1;
-  // false: every element of a dense variable, in `values`.
+  // false: every element of a dense variable, in `values` or, when
+  //   `segments` is not empty, in segments that cover each element once
+  //   (applied where they lie, without being copied together first).
   // true: rows `ids` of an embedding table or a dense variable, row_width
   //   floats each in `values`. Repeated ids are summed.
   bool rows = false;
   absl::Span<const int64_t> ids;
   absl::Span<const float> values;
+  absl::Span<const DenseSegment> segments;
 };
 
 struct PushReply {
@@ -142,6 +152,12 @@ class ParameterShard {
   // Replaces *out with the bytes of elements [offset, offset + count) of a
   // dense variable. InvalidArgument as ReadDense.
   absl::Status ReadDenseBytes(int variable, int64_t offset, int64_t count, std::string* out) const;
+
+  // InvalidArgument: an id of `ids` is outside the variable's rows or, for
+  // an embedding table, held by another shard.
+  absl::Status ValidateRowIds(int variable, absl::Span<const int64_t> ids) const {
+    return ValidateIds(*variables_[variable], ids);
+  }
 
   // Copies rows `ids` (row_width floats each) of an embedding table or a
   // dense variable. InvalidArgument: an id out of range or held by another

@@ -1,6 +1,7 @@
 #include "server/ps/pull_reader.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status/status_macros.h"
@@ -14,40 +15,6 @@ void SetShape(const ShardVariable& v, DenseTensor* t) {
   t->set_dtype(DATA_TYPE_FLOAT32);
   *t->mutable_shape() = v.spec.shape();
 }
-
-// Packs pieces into messages of at most `budget` bytes of values.
-class Packer {
- public:
-  Packer(int64_t version, int64_t budget) : version_(version), budget_(budget) { Next(); }
-
-  // Room left in the current message; starts a new one when it is full.
-  int64_t Room() {
-    if (used_ >= budget_) Next();
-    return budget_ - used_;
-  }
-  NamedTensor* Add(const std::string& name, int64_t bytes) {
-    used_ += bytes;
-    NamedTensor* t = out_.back().add_values();
-    t->set_name(name);
-    return t;
-  }
-  std::vector<PullResponse> Finish() {
-    if (out_.size() > 1 && out_.back().values_size() == 0) out_.pop_back();
-    out_.back().set_end_of_pull(true);
-    return std::move(out_);
-  }
-
- private:
-  void Next() {
-    out_.emplace_back().set_version(version_);
-    used_ = 0;
-  }
-
-  const int64_t version_;
-  const int64_t budget_;
-  std::vector<PullResponse> out_;
-  int64_t used_ = 0;
-};
 
 }  // namespace
 
@@ -80,7 +47,6 @@ absl::StatusOr<int64_t> ValidatePull(const ParameterShard& shard, const PullRequ
     }
     bytes += range.count() * kFloatBytes;
   }
-  std::vector<float> scratch;
   for (const RowSelection& sel : request.rows()) {
     ASSIGN_OR_RETURN(int index, shard.FindVariable(sel.name()));
     const ShardVariable& v = shard.variable(index);
@@ -88,73 +54,97 @@ absl::StatusOr<int64_t> ValidatePull(const ParameterShard& shard, const PullRequ
       return absl::InvalidArgumentError(
           absl::StrCat("\"", sel.name(), "\" is a scalar and has no rows"));
     }
-    // Validates the ids (range, shard) by reading none of them.
-    for (int64_t id : sel.ids()) {
-      if (v.num_rows > 0 && (id < 0 || id >= v.num_rows)) {
-        return absl::InvalidArgumentError(absl::StrCat("row id ", id, " of \"", sel.name(),
-                                                       "\" is outside [0, ", v.num_rows, ")"));
-      }
-    }
+    RETURN_IF_ERROR(shard.ValidateRowIds(index, sel.ids()));
     bytes += static_cast<int64_t>(sel.ids_size()) * v.row_width * kFloatBytes;
   }
   return bytes;
 }
 
-absl::StatusOr<std::vector<PullResponse>> ReadPull(const ParameterShard& shard,
-                                                   const PullRequest& request, int64_t version,
+PullCursor::PullCursor(std::shared_ptr<const ParameterShard> shard, PullRequest request,
+                       int64_t max_chunk_bytes)
+    : shard_(std::move(shard)),
+      request_(std::move(request)),
+      max_chunk_bytes_(std::max<int64_t>(max_chunk_bytes, kFloatBytes)) {}
+
+absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out) {
+  const ParameterShard& shard = *shard_;
+  const int num_names = request_.names_size(), num_ranges = request_.ranges_size();
+  if (item_ < num_names + num_ranges) {
+    const bool whole = item_ < num_names;
+    const std::string& name =
+        whole ? request_.names(item_) : request_.ranges(item_ - num_names).name();
+    ASSIGN_OR_RETURN(const int index, shard.FindVariable(name));
+    const ShardVariable& v = shard.variable(index);
+    int64_t begin = 0, end = v.num_elements;
+    if (!whole) {
+      const DenseRange& r = request_.ranges(item_ - num_names);
+      begin = r.offset();
+      end = r.offset() + r.count();
+    }
+    const int64_t from = begin + at_;
+    DenseTensor* d = out->add_values()->mutable_dense();
+    out->mutable_values(out->values_size() - 1)->set_name(name);
+    SetShape(v, d);
+    int64_t n;
+    if (whole && at_ == 0 && end * kFloatBytes <= room) {
+      n = end;  // the whole variable, unchunked
+    } else {
+      n = std::min(end - from, std::max<int64_t>(1, room / kFloatBytes));
+      d->mutable_chunk()->set_offset(from * kFloatBytes);
+      d->mutable_chunk()->set_total_bytes(v.num_elements * kFloatBytes);
+    }
+    RETURN_IF_ERROR(shard.ReadDenseBytes(index, from, n, d->mutable_data()));
+    at_ += n;
+    if (from + n == end) {
+      ++item_;
+      at_ = 0;
+    }
+    return n * kFloatBytes;
+  }
+  const RowSelection& sel = request_.rows(item_ - num_names - num_ranges);
+  ASSIGN_OR_RETURN(const int index, shard.FindVariable(sel.name()));
+  const ShardVariable& v = shard.variable(index);
+  const int64_t row_bytes = v.row_width * kFloatBytes;
+  const int64_t n = std::min<int64_t>(sel.ids_size() - at_, std::max<int64_t>(1, room / row_bytes));
+  NamedTensor* t = out->add_values();
+  t->set_name(sel.name());
+  SparseRows* rows = t->mutable_rows();
+  rows->set_dtype(DATA_TYPE_FLOAT32);
+  rows->set_row_width(v.row_width);
+  const absl::Span<const int64_t> ids = absl::MakeConstSpan(sel.ids().data() + at_, n);
+  rows->mutable_ids()->Add(ids.begin(), ids.end());
+  std::string* values = rows->mutable_values();
+  values->resize(n * row_bytes);
+  RETURN_IF_ERROR(shard.ReadRows(index, ids, reinterpret_cast<float*>(values->data())));
+  at_ += n;
+  if (at_ >= sel.ids_size()) {
+    ++item_;
+    at_ = 0;
+  }
+  return std::max<int64_t>(n * row_bytes, 1);
+}
+
+absl::Status PullCursor::Next(PullResponse* out) {
+  out->Clear();
+  out->set_version(shard_->version());
+  const int items = request_.names_size() + request_.ranges_size() + request_.rows_size();
+  int64_t used = 0;
+  while (item_ < items && used < max_chunk_bytes_) {
+    ASSIGN_OR_RETURN(const int64_t n, Fill(max_chunk_bytes_ - used, out));
+    used += n;
+  }
+  done_ = item_ >= items;
+  out->set_end_of_pull(done_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<PullResponse>> ReadPull(std::shared_ptr<const ParameterShard> shard,
+                                                   const PullRequest& request,
                                                    int64_t max_chunk_bytes) {
-  Packer packer(version, std::max<int64_t>(max_chunk_bytes, kFloatBytes));
-  // A dense read of elements [begin, end) of `v`, chunked when it does not
-  // fit; `whole` pieces carry no chunk.
-  auto dense = [&](int index, int64_t begin, int64_t end, bool whole) -> absl::Status {
-    const ShardVariable& v = shard.variable(index);
-    const int64_t total = v.num_elements * kFloatBytes;
-    if (whole && end * kFloatBytes <= packer.Room()) {
-      NamedTensor* t = packer.Add(v.spec.name(), total);
-      SetShape(v, t->mutable_dense());
-      return shard.ReadDenseBytes(index, 0, end, t->mutable_dense()->mutable_data());
-    }
-    for (int64_t at = begin; at < end;) {
-      const int64_t n = std::min(end - at, std::max<int64_t>(1, packer.Room() / kFloatBytes));
-      NamedTensor* t = packer.Add(v.spec.name(), n * kFloatBytes);
-      DenseTensor* d = t->mutable_dense();
-      SetShape(v, d);
-      d->mutable_chunk()->set_offset(at * kFloatBytes);
-      d->mutable_chunk()->set_total_bytes(total);
-      RETURN_IF_ERROR(shard.ReadDenseBytes(index, at, n, d->mutable_data()));
-      at += n;
-    }
-    return absl::OkStatus();
-  };
-  for (const std::string& name : request.names()) {
-    ASSIGN_OR_RETURN(int index, shard.FindVariable(name));
-    RETURN_IF_ERROR(dense(index, 0, shard.variable(index).num_elements, true));
-  }
-  for (const DenseRange& range : request.ranges()) {
-    ASSIGN_OR_RETURN(int index, shard.FindVariable(range.name()));
-    RETURN_IF_ERROR(dense(index, range.offset(), range.offset() + range.count(), false));
-  }
-  for (const RowSelection& sel : request.rows()) {
-    ASSIGN_OR_RETURN(int index, shard.FindVariable(sel.name()));
-    const ShardVariable& v = shard.variable(index);
-    const int64_t row_bytes = v.row_width * kFloatBytes;
-    for (int64_t at = 0; at < sel.ids_size() || (at == 0 && sel.ids_size() == 0);) {
-      const int64_t n =
-          std::min<int64_t>(sel.ids_size() - at, std::max<int64_t>(1, packer.Room() / row_bytes));
-      NamedTensor* t = packer.Add(sel.name(), n * row_bytes);
-      SparseRows* rows = t->mutable_rows();
-      rows->set_dtype(DATA_TYPE_FLOAT32);
-      rows->set_row_width(v.row_width);
-      rows->mutable_ids()->Add(sel.ids().begin() + at, sel.ids().begin() + at + n);
-      std::string* values = rows->mutable_values();
-      values->resize(n * row_bytes);
-      RETURN_IF_ERROR(shard.ReadRows(index, absl::MakeConstSpan(sel.ids().data() + at, n),
-                                     reinterpret_cast<float*>(values->data())));
-      at += n;
-      if (n == 0) break;
-    }
-  }
-  return packer.Finish();
+  PullCursor cursor(std::move(shard), request, max_chunk_bytes);
+  std::vector<PullResponse> out;
+  while (!cursor.done()) RETURN_IF_ERROR(cursor.Next(&out.emplace_back()));
+  return out;
 }
 
 }  // namespace pstrain

@@ -5,6 +5,7 @@
 // packed into messages of bounded size.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,17 +19,44 @@ namespace pstrain {
 // shard, and returns the bytes of values the answer will carry.
 // NotFound: a variable the shard does not hold.
 // InvalidArgument: a table named in `names` or `ranges`, a range outside
-//   its variable, a row id out of range or on another shard, a scalar read
-//   by rows, a negative min_version or wait_ms, nothing to read.
+//   its variable, a row id out of range or held by another shard, a scalar
+//   read by rows, a negative min_version or wait_ms, nothing to read.
 absl::StatusOr<int64_t> ValidatePull(const ParameterShard& shard, const PullRequest& request);
 
-// Reads the values of a validated request into messages holding at most
-// max_chunk_bytes of values each (at least one element or row each), all
-// with `version`; the last has end_of_pull. A dense variable that does not
-// fit the current message is split into TensorChunks. InvalidArgument: a
-// row id held by another shard.
-absl::StatusOr<std::vector<PullResponse>> ReadPull(const ParameterShard& shard,
-                                                   const PullRequest& request, int64_t version,
+// The answer to a validated pull, read one message at a time: each message
+// holds at most max_chunk_bytes of values (at least one element or row), a
+// dense variable that does not fit is split into TensorChunks, and the last
+// message has end_of_pull. Each message is read when asked for and carries
+// the version it was read at, so a stream sends one chunk while the next is
+// read, and holds one chunk per pull in memory. Not thread-safe.
+class PullCursor {
+ public:
+  PullCursor(std::shared_ptr<const ParameterShard> shard, PullRequest request,
+             int64_t max_chunk_bytes);
+
+  bool done() const { return done_; }
+
+  // Replaces *out with the next message. Requires !done().
+  absl::Status Next(PullResponse* out);
+
+ private:
+  // Fills as much of the current item as fits in `room` bytes into *out;
+  // returns the bytes used.
+  absl::StatusOr<int64_t> Fill(int64_t room, PullResponse* out);
+
+  const std::shared_ptr<const ParameterShard> shard_;
+  const PullRequest request_;
+  const int64_t max_chunk_bytes_;
+  // Position: item index over names, then ranges, then rows; and the
+  // element (dense) or id (rows) reached within it.
+  int item_ = 0;
+  int64_t at_ = 0;
+  bool done_ = false;
+};
+
+// All messages of a validated pull at once, each with `version`.
+absl::StatusOr<std::vector<PullResponse>> ReadPull(std::shared_ptr<const ParameterShard> shard,
+                                                   const PullRequest& request,
                                                    int64_t max_chunk_bytes);
 
 }  // namespace pstrain

@@ -10,7 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
-#include "server/ps/float_buffer.h"
 
 namespace pstrain {
 namespace internal {
@@ -61,8 +60,8 @@ class PendingPush {
   }
 
   // Adds the gradients of one message; on error the whole push fails.
-  absl::Status AddGradients(const PushRequest& m) {
-    for (const NamedTensor& g : m.gradients()) {
+  absl::Status AddGradients(PushRequest& m) {
+    for (NamedTensor& g : *m.mutable_gradients()) {
       absl::Status s = AddGradient(g);
       if (!s.ok()) {
         Fail(s);
@@ -87,21 +86,42 @@ class PendingPush {
       if (!failure_.ok()) return {failure_, std::nullopt};
       if (ended_ < num_parts_) return {};
       for (const auto& [index, slot] : dense_) {
-        if (slot.written != slot.buffer.bytes()) {
+        if (slot.received != slot.total_bytes) {
           FailLocked(absl::InvalidArgumentError(absl::StrCat(
               "the chunks of \"", shard_->variable(index).spec.name(),
-              "\" do not add up: ", slot.written, " of ", slot.buffer.bytes(), " bytes arrived")));
+              "\" do not add up: ", slot.received, " of ", slot.total_bytes, " bytes arrived")));
           return {failure_, std::nullopt};
         }
       }
     }
-    // Every part has ended: nobody else touches the buffers now.
+    // Every part has ended: nobody else touches the pieces now.
+    std::vector<std::vector<DenseSegment>> segments;
+    segments.reserve(dense_.size());
     std::vector<GradientRef> refs;
     for (auto& [index, slot] : dense_) {
-      refs.push_back(GradientRef{index, false, {}, slot.buffer.span()});
+      std::vector<DenseSegment>& segs = segments.emplace_back();
+      for (const auto& [offset, bytes] : slot.pieces) {
+        segs.push_back(DenseSegment{
+            offset / 4,
+            absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()), bytes.size() / 4)});
+      }
+      refs.push_back(GradientRef{index, false, {}, {}, segs});
     }
     for (auto& [index, slot] : rows_) {
-      refs.push_back(GradientRef{index, true, slot.ids, slot.values});
+      if (slot.ids.size() > 1) {
+        // Several pieces: join them (rare: a push's rows of one table
+        // normally travel in one message).
+        for (size_t i = 1; i < slot.ids.size(); ++i) {
+          slot.ids[0].Add(slot.ids[i].begin(), slot.ids[i].end());
+          slot.values[0] += slot.values[i];
+        }
+        slot.ids.resize(1);
+        slot.values.resize(1);
+      }
+      refs.push_back(
+          GradientRef{index, true, absl::MakeConstSpan(slot.ids[0].data(), slot.ids[0].size()),
+                      absl::MakeConstSpan(reinterpret_cast<const float*>(slot.values[0].data()),
+                                          slot.values[0].size() / 4)});
     }
     PushReply reply = shard_->Push(key_, base_version_, refs);
     metrics.RecordPush(bytes_, clock.Now() - started_);
@@ -131,15 +151,20 @@ class PendingPush {
  private:
   static constexpr uint8_t kUnclaimed = 0, kReceiving = 1, kEnded = 2;
 
+  // A dense gradient as the pieces it arrived in: each message's bytes are
+  // taken over, not copied, and applied where they lie.
   struct DenseSlot {
-    FloatBuffer buffer;
+    int64_t total_bytes = 0;
     // Byte ranges received: offset -> end.
     std::map<int64_t, int64_t> ranges;
-    int64_t written = 0;
+    int64_t received = 0;
+    std::vector<std::pair<int64_t, std::string>> pieces;  // byte offset, bytes
   };
+  // Rows as the pieces they arrived in (taken from the messages); joined
+  // only when they came in more than one piece.
   struct RowsSlot {
-    std::vector<int64_t> ids;
-    std::vector<float> values;
+    std::vector<google::protobuf::RepeatedField<int64_t>> ids;
+    std::vector<std::string> values;
   };
 
   void FailLocked(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -154,7 +179,7 @@ class PendingPush {
     assembler_.Forget(this);
   }
 
-  absl::Status AddGradient(const NamedTensor& g) {
+  absl::Status AddGradient(NamedTensor& g) {
     ASSIGN_OR_RETURN(const int index, shard_->FindVariable(g.name()));
     const ShardVariable& v = shard_->variable(index);
     const std::string& name = v.spec.name();
@@ -192,37 +217,32 @@ class PendingPush {
         return absl::InvalidArgumentError(
             absl::StrCat("the gradient of \"", name, "\" has ", size, " bytes; it needs ", total));
       }
-      char* dst;
-      {
-        absl::MutexLock l(&mu_);
-        if (!failure_.ok()) return failure_;
-        if (rows_.contains(index)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("the push holds both rows and a dense gradient of \"", name, "\""));
-        }
-        auto it = dense_.find(index);
-        if (it == dense_.end()) {
-          RETURN_IF_ERROR(assembler_.Reserve(total));
-          reserved_ += total;
-          it = dense_.emplace(index, DenseSlot{FloatBuffer(v.num_elements), {}, 0}).first;
-        }
-        DenseSlot& slot = it->second;
-        auto next = slot.ranges.upper_bound(offset);
-        const bool overlaps_next = next != slot.ranges.end() && next->first < offset + size;
-        const bool overlaps_prev = next != slot.ranges.begin() && std::prev(next)->second > offset;
-        if (overlaps_next || overlaps_prev) {
-          return absl::InvalidArgumentError(absl::StrCat("a chunk of \"", name, "\" at offset ",
-                                                         offset, " overlaps bytes already sent"));
-        }
-        slot.ranges.emplace(offset, offset + size);
-        dst = reinterpret_cast<char*>(slot.buffer.data()) + offset;
-      }
-      // The range is ours alone: copy without holding the lock, so that
-      // parts of one tensor on several streams copy in parallel.
-      std::memcpy(dst, d.data().data(), size);
       absl::MutexLock l(&mu_);
       if (!failure_.ok()) return failure_;
-      dense_[index].written += size;
+      if (rows_.contains(index)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the push holds both rows and a dense gradient of \"", name, "\""));
+      }
+      auto it = dense_.find(index);
+      if (it == dense_.end()) {
+        RETURN_IF_ERROR(assembler_.Reserve(total));
+        reserved_ += total;
+        it = dense_.emplace(index, DenseSlot()).first;
+        it->second.total_bytes = total;
+      }
+      DenseSlot& slot = it->second;
+      auto next = slot.ranges.upper_bound(offset);
+      const bool overlaps_next = next != slot.ranges.end() && next->first < offset + size;
+      const bool overlaps_prev = next != slot.ranges.begin() && std::prev(next)->second > offset;
+      if (overlaps_next || overlaps_prev) {
+        return absl::InvalidArgumentError(absl::StrCat("a chunk of \"", name, "\" at offset ",
+                                                       offset, " overlaps bytes already sent"));
+      }
+      slot.ranges.emplace(offset, offset + size);
+      slot.received += size;
+      // Taken from the message rather than copied: the stream reads its next
+      // message into fresh storage.
+      slot.pieces.emplace_back(offset, std::move(*g.mutable_dense()->mutable_data()));
       bytes_ += size;
       return absl::OkStatus();
     }
@@ -249,10 +269,10 @@ class PendingPush {
       RETURN_IF_ERROR(assembler_.Reserve(bytes));
       reserved_ += bytes;
       RowsSlot& slot = rows_[index];
-      slot.ids.insert(slot.ids.end(), r.ids().begin(), r.ids().end());
-      const float* values = reinterpret_cast<const float*>(r.values().data());
-      slot.values.insert(slot.values.end(), values, values + r.ids_size() * v.row_width);
       bytes_ += static_cast<int64_t>(r.values().size());
+      SparseRows* taken = g.mutable_rows();
+      slot.ids.emplace_back().Swap(taken->mutable_ids());
+      slot.values.push_back(std::move(*taken->mutable_values()));
       return absl::OkStatus();
     }
     return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", name, "\" is empty"));
@@ -327,7 +347,7 @@ PushPart::Step PushPart::Fail(absl::Status status) {
   return step;
 }
 
-PushPart::Step PushPart::Add(const PushRequest& m) {
+PushPart::Step PushPart::Add(PushRequest& m) {
   if (ended_) return Fail(absl::InvalidArgumentError("a message after end_of_push"));
   ended_ = m.end_of_push();
   if (!failure_.ok()) return Fail(failure_);

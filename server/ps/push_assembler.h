@@ -58,9 +58,9 @@ class PushPart {
     bool finished = false;
   };
 
-  // Adds one message of this part (the first one included, which the
-  // assembler passes itself).
-  Step Add(const PushRequest& message);
+  // Adds one message of this part, the first one included. The tensors'
+  // bytes are moved out of `message` (kept until the push is applied).
+  Step Add(PushRequest& message);
 
   // Whether `message` belongs to this part (same push id and part).
   bool Matches(const PushRequest& message) const;

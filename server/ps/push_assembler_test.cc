@@ -74,8 +74,8 @@ class PushAssemblerTest : public ::testing::Test {
 };
 
 TEST_F(PushAssemblerTest, PartsInAnyOrderCompleteThePushOnce) {
-  const PushRequest a1 = Chunk(1, 6, 8, false, 2, 0), a2 = Chunk(1, 0, 2, true, 2, 0);
-  const PushRequest b1 = Chunk(1, 2, 6, true, 2, 1);
+  PushRequest a1 = Chunk(1, 6, 8, false, 2, 0), a2 = Chunk(1, 0, 2, true, 2, 0);
+  PushRequest b1 = Chunk(1, 2, 6, true, 2, 1);
   auto a = Start(a1);
   auto b = Start(b1);
   EXPECT_FALSE(a->Add(a1).reply.has_value());
@@ -90,13 +90,12 @@ TEST_F(PushAssemblerTest, PartsInAnyOrderCompleteThePushOnce) {
   EXPECT_EQ(assembler_->pending_pushes(), 0);
   EXPECT_EQ(assembler_->pending_bytes(), 0);
   // The same push again: answered DUPLICATE without being assembled.
-  const PushRequest whole = Chunk(1, 0, 8, true);
+  PushRequest whole = Chunk(1, 0, 8, true);
   EXPECT_EQ(Start(whole)->Add(whole).reply->outcome(), PUSH_OUTCOME_DUPLICATE);
 }
 
 TEST_F(PushAssemblerTest, OverlapIsRefusedAtOnceAndTheRestOfThePartDropped) {
-  const PushRequest m1 = Chunk(1, 0, 4, false), m2 = Chunk(1, 2, 6, false),
-                    m3 = Chunk(1, 6, 8, true);
+  PushRequest m1 = Chunk(1, 0, 4, false), m2 = Chunk(1, 2, 6, false), m3 = Chunk(1, 6, 8, true);
   auto part = Start(m1);
   EXPECT_FALSE(part->Add(m1).reply.has_value());
   const PushPart::Step refused = part->Add(m2);
@@ -109,13 +108,13 @@ TEST_F(PushAssemblerTest, OverlapIsRefusedAtOnceAndTheRestOfThePartDropped) {
   EXPECT_EQ(assembler_->pending_bytes(), 0);
   EXPECT_EQ(shard_->version(), 0);
   // A correct retry of the same push goes through.
-  const PushRequest whole = Chunk(1, 0, 8, true);
+  PushRequest whole = Chunk(1, 0, 8, true);
   EXPECT_EQ(Start(whole)->Add(whole).reply->outcome(), PUSH_OUTCOME_APPLIED);
 }
 
 TEST_F(PushAssemblerTest, AStreamThatEndsMidPartFailsThePush) {
-  const PushRequest a1 = Chunk(2, 0, 4, false, 2, 0);
-  const PushRequest b1 = Chunk(2, 4, 8, true, 2, 1);
+  PushRequest a1 = Chunk(2, 0, 4, false, 2, 0);
+  PushRequest b1 = Chunk(2, 4, 8, true, 2, 1);
   auto a = Start(a1);
   auto b = Start(b1);
   a->Add(a1);
@@ -132,24 +131,24 @@ TEST_F(PushAssemblerTest, BudgetRefusesPushesThatDoNotFit) {
   PushAssemblerOptions options;
   options.max_pending_bytes = kN * 4 - 1;
   Reset(options);
-  const PushRequest m = Chunk(1, 0, 4, true);
+  PushRequest m = Chunk(1, 0, 4, true);
   const PushPart::Step step = Start(m)->Add(m);
   EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
 }
 
 TEST_F(PushAssemblerTest, AbandonedPushesExpire) {
-  const PushRequest a = Chunk(3, 0, 8, true, 2, 0);
+  PushRequest a = Chunk(3, 0, 8, true, 2, 0);
   EXPECT_EQ(Start(a)->Add(a).reply->outcome(), PUSH_OUTCOME_PART_RECEIVED);
   EXPECT_EQ(assembler_->pending_pushes(), 1);  // part 1 never comes
   clock_.Advance(absl::Minutes(6));
-  const PushRequest other = Chunk(4, 0, 8, true);
+  PushRequest other = Chunk(4, 0, 8, true);
   EXPECT_EQ(Start(other)->Add(other).reply->outcome(), PUSH_OUTCOME_APPLIED);
   EXPECT_EQ(assembler_->pending_pushes(), 0);
   EXPECT_EQ(assembler_->pending_bytes(), 0);
 }
 
 TEST_F(PushAssemblerTest, JobNotRunningAnswersRejected) {
-  const PushRequest m = Chunk(1, 0, 8, true);
+  PushRequest m = Chunk(1, 0, 8, true);
   auto part = assembler_->StartPart(absl::FailedPreconditionError("job x is not running"), m);
   const PushPart::Step step = part->Add(m);
   EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));

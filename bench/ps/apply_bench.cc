@@ -1,0 +1,115 @@
+// Apply rate of the server-side optimizers on a 64 MB dense variable, beside
+// memcpy of the same 64 MB measured in the same run.
+//
+//   bazel run -c opt //bench/ps:apply_bench -- [--model_mb=64] [--repeats=15]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "bench/ps/loopback_reference.h"
+#include "gflags/gflags.h"
+#include "glog/logging.h"
+#include "prometheus/registry.h"
+#include "server/ps/clock.h"
+#include "server/ps/dense_variable.h"
+#include "server/ps/optimizer.h"
+#include "server/ps/parameter_shard.h"
+
+DEFINE_int32(model_mb, 64, "variable size in MB (2^20 bytes)");
+DEFINE_int32(repeats, 15, "applies per optimizer; the median is reported");
+
+namespace pstrain {
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename Fn>
+double MedianSeconds(int repeats, Fn fn) {
+  std::vector<double> times;
+  fn();  // warm-up: first touch of slots and gradient
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return Median(times);
+}
+
+void Report(const char* what, int64_t n, double seconds, double memcpy_params_per_second,
+            int bytes_per_param) {
+  const double rate = static_cast<double>(n) / seconds;
+  std::printf("%-34s %8.2f G params/s  %6.2f ms  ratio to memcpy %.2f  (%.1f GB/s of traffic)\n",
+              what, rate / 1e9, seconds * 1e3, rate / memcpy_params_per_second,
+              rate * bytes_per_param / 1e9);
+}
+
+}  // namespace
+}  // namespace pstrain
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  using namespace pstrain;
+  const int64_t bytes = static_cast<int64_t>(FLAGS_model_mb) << 20;
+  const int64_t n = bytes / 4;
+  const double memcpy_bps = MemcpyBytesPerSecond(bytes, FLAGS_repeats);
+  // memcpy of the parameters: 4 bytes read and 4 written per parameter.
+  const double memcpy_params = memcpy_bps / 4;
+  std::printf("reference: memcpy of %lld MB: %.2f GB/s = %.2f G params/s\n",
+              static_cast<long long>(bytes >> 20), memcpy_bps / 1e9, memcpy_params / 1e9);
+
+  std::vector<float> grad(n, 0.001f);
+  const int64_t shape[] = {n};
+  for (const char* name : {"sgd", "momentum", "adagrad", "adam", "ftrl"}) {
+    OptimizerSpec spec;
+    const std::string s = name;
+    if (s == "sgd") spec.mutable_sgd();
+    if (s == "momentum") spec.mutable_momentum();
+    if (s == "adagrad") spec.mutable_adagrad();
+    if (s == "adam") spec.mutable_adam();
+    if (s == "ftrl") spec.mutable_ftrl();
+    auto optimizer = Optimizer::Create(spec).value();
+    InitializerSpec init;
+    DenseVariable v("w", {n}, Initializer(init, 0, "w", shape), *optimizer);
+    int64_t t = 0;
+    const double seconds = MedianSeconds(FLAGS_repeats, [&] {
+      v.Apply(*optimizer, UpdateStep{0.01f, ++t, 1.0f}, grad.data());
+    });
+    // Bytes touched per parameter: gradient read, value and slots read and written.
+    Report((std::string("optimizer ") + name).c_str(), n, seconds, memcpy_params,
+           4 + 8 * (1 + optimizer->num_slots()));
+  }
+
+  // The whole shard path of one async push: validation, version, dedup, apply.
+  RealClock clock;
+  prometheus::Registry registry;
+  ShardMetrics metrics(registry);
+  for (const char* name : {"sgd", "adam"}) {
+    CreateVariablesRequest r;
+    r.set_job_id("bench");
+    r.set_num_shards(1);
+    r.set_num_workers(1);
+    if (std::string(name) == "adam") r.mutable_optimizer()->mutable_adam();
+    VariableSpec* v = r.add_variables();
+    v->set_name("w");
+    v->set_kind(VARIABLE_KIND_DENSE);
+    v->set_dtype(DATA_TYPE_FLOAT32);
+    v->mutable_shape()->add_dims(n);
+    auto shard = ParameterShard::Create(r, ShardOptions(), clock, metrics).value();
+    uint64_t seq = 0;
+    const double seconds = MedianSeconds(FLAGS_repeats, [&] {
+      ++seq;
+      const PushReply reply = shard->Push({0, 1, seq}, static_cast<int64_t>(seq - 1),
+                                          {GradientRef{0, false, {}, grad}});
+      CHECK_EQ(reply.outcome, PUSH_OUTCOME_APPLIED);
+    });
+    Report((std::string("ParameterShard::Push, ") + name).c_str(), n, seconds, memcpy_params,
+           std::string(name) == "sgd" ? 12 : 28);
+  }
+  return 0;
+}
