@@ -212,6 +212,23 @@ TEST_F(ParameterShardTest, InvalidPushesChangeNothing) {
   EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {0, 0, 0, 0}).outcome, PUSH_OUTCOME_APPLIED);
 }
 
+TEST_F(ParameterShardTest, DenseGradientInSegmentsMustCoverEachElementOnce) {
+  auto s = Make(Request());
+  const std::vector<float> head = {1, 2}, tail = {3, 4}, one = {9};
+  const std::vector<DenseSegment> out_of_order = {{2, tail}, {0, head}};
+  EXPECT_EQ(s->Push({0, 1, 1}, 0, {GradientRef{0, false, {}, {}, out_of_order}}).outcome,
+            PUSH_OUTCOME_APPLIED);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, -0.5f, -1.0f));
+  const std::vector<DenseSegment> gap = {{0, head}, {3, one}};
+  const std::vector<DenseSegment> overlap = {{0, head}, {1, tail}, {3, one}};
+  for (const auto& bad : {gap, overlap}) {
+    const PushReply r = s->Push({0, 1, 2}, 1, {GradientRef{0, false, {}, {}, bad}});
+    EXPECT_EQ(r.outcome, PUSH_OUTCOME_REJECTED);
+    EXPECT_THAT(r.status.message(), HasSubstr("exactly once"));
+  }
+  EXPECT_EQ(s->version(), 1);
+}
+
 TEST_F(ParameterShardTest, RowsOnAnotherShardAreRefused) {
   CreateVariablesRequest r = Request();
   r.set_num_shards(4);
