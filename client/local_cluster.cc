@@ -149,7 +149,10 @@ absl::Status LocalCluster::CheckHealthy() {
       return absl::UnavailableError(
           absl::StrCat(tasks_[i].name(), " exited with ", exit->ToString()));
     }
-    RETURN_IF_ERROR(CheckHealth(tasks_[i].grpc_address, absl::Seconds(5)));
+    if (absl::Status health = CheckHealth(tasks_[i].grpc_address, absl::Seconds(5));
+        !health.ok()) {
+      return absl::Status(health.code(), absl::StrCat(tasks_[i].name(), ": ", health.message()));
+    }
   }
   return absl::OkStatus();
 }
