@@ -1,6 +1,17 @@
 // pstrain-ps: one parameter-server shard of a pstrain cluster.
 
+#include <memory>
+
 #include "common/daemon/daemon_main.h"
+#include "gflags/gflags.h"
+#include "server/ps/allocator_tuning.h"
+#include "server/ps/clock.h"
+#include "server/ps/parameter_server_service.h"
+#include "server/ps/shard_store.h"
+
+DEFINE_string(checkpoint_root, "/tmp/pstrain",
+              "Folder under which every checkpoint this shard writes or restores must lie "
+              "(each job's model_dir goes below it); paths outside are refused.");
 
 namespace {
 
@@ -13,21 +24,43 @@ constexpr char kUsage[] =
     "   or: TF_CONFIG='{\"cluster\": {...}, \"task\": {...}}' pstrain-ps\n"
     "Flags win over TF_CONFIG (as TensorFlow and Kubeflow's TFJob set it).\n"
     "\n"
-    "Serves the gRPC health service and Prometheus metrics on /metrics. Exits 0 on\n"
+    "Serves the ParameterServer gRPC service, the health service and Prometheus\n"
+    "metrics (pstrain_ps_*) on /metrics. Exits 0 on\n"
     "SIGTERM or SIGINT after letting calls in flight finish (--shutdown_grace_secs).";
 
-// The shard's services join here as they are built.
+// One shard: its store (variables, pushes in assembly, checkpoints, metrics)
+// and the gRPC service over it.
 class ParameterServerComponents : public pstrain::DaemonComponents {
  public:
-  std::vector<grpc::Service*> services() override { return {}; }
+  explicit ParameterServerComponents(prometheus::Registry& registry)
+      : store_(Options(), clock_, registry), service_(store_) {}
+
+  std::vector<grpc::Service*> services() override { return {&service_}; }
+
+ private:
+  static pstrain::ShardStoreOptions Options() {
+    pstrain::ShardStoreOptions options;
+    options.checkpoint_root = FLAGS_checkpoint_root;
+    return options;
+  }
+
+  pstrain::RealClock clock_;
+  pstrain::ShardStore store_;
+  pstrain::ParameterServerService service_;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread starts: the shard moves megabyte buffers per message.
+  pstrain::TuneAllocatorForLargeMessages();
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_PS, kUsage, argc, argv,
-      [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
-        return std::make_unique<ParameterServerComponents>();
+      [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
+        if (FLAGS_checkpoint_root.empty() || FLAGS_checkpoint_root.front() != '/') {
+          return absl::InvalidArgumentError("--checkpoint_root must be an absolute folder, got '" +
+                                            FLAGS_checkpoint_root + "'");
+        }
+        return std::make_unique<ParameterServerComponents>(*daemon.registry());
       });
 }
