@@ -1,0 +1,102 @@
+#include "worker/internal/push_pull_plan.h"
+
+#include <numeric>
+
+#include "gtest/gtest.h"
+#include "worker/internal/row_shard.h"
+
+namespace pstrain {
+namespace worker {
+namespace internal {
+namespace {
+
+VariableDef Variable(const std::string& name, VariableKind kind, std::vector<int64_t> shape) {
+  VariableDef def;
+  def.spec.set_name(name);
+  def.spec.set_kind(kind);
+  def.spec.set_dtype(DATA_TYPE_FLOAT32);
+  for (int64_t d : shape) def.spec.mutable_shape()->add_dims(d);
+  return def;
+}
+
+ShardSlicer TwoShards() {
+  google::protobuf::RepeatedPtrField<VariablePlacement> placements;
+  VariablePlacement* w = placements.Add();
+  w->set_name("w");
+  w->set_shard_index(0);
+  VariablePlacement* b = placements.Add();
+  b->set_name("b");
+  b->set_shard_index(0);
+  return *ShardSlicer::Create(
+      {Variable("w", VARIABLE_KIND_DENSE, {1000}), Variable("b", VARIABLE_KIND_DENSE, {10}),
+       Variable("emb", VARIABLE_KIND_EMBEDDING, {0, 4})},
+      placements, 2);
+}
+
+TEST(PlanShardPullTest, SmallPullIsOneLane) {
+  ShardSlicer slicer = TwoShards();
+  RowIds rows;
+  rows["emb"] = {1, 2, 3, 4, 5, 6, 7, 8};
+  RowPositions positions = SliceRows(slicer, rows);
+  std::vector<PullLane> lanes = PlanShardPull(slicer, 0, rows, positions, 4, 1 << 20);
+  ASSERT_EQ(lanes.size(), 1u);
+  EXPECT_EQ(lanes[0].request.names_size(), 2);
+  ASSERT_EQ(lanes[0].request.rows_size(), 1);
+  for (int64_t id : lanes[0].request.rows(0).ids()) EXPECT_EQ(EmbeddingRowShard(id, 2), 0);
+}
+
+TEST(PlanShardPullTest, LargeVariableIsReadAsRangesOverLanes) {
+  ShardSlicer slicer = TwoShards();
+  RowPositions positions;
+  std::vector<PullLane> lanes = PlanShardPull(slicer, 0, {}, positions, 2, 1000);
+  ASSERT_EQ(lanes.size(), 2u);
+  int64_t covered = 0;
+  for (const PullLane& lane : lanes) {
+    for (const DenseRange& r : lane.request.ranges()) {
+      EXPECT_EQ(r.name(), "w");
+      EXPECT_EQ(r.offset(), covered);
+      covered += r.count();
+    }
+  }
+  EXPECT_EQ(covered, 1000);
+}
+
+TEST(PlanShardPullTest, ShardWithNothingToReadStillAsksForItsVersion) {
+  ShardSlicer slicer = TwoShards();
+  RowPositions positions;
+  std::vector<PullLane> lanes = PlanShardPull(slicer, 1, {}, positions, 2, 1000);
+  ASSERT_EQ(lanes.size(), 1u);
+  ASSERT_EQ(lanes[0].request.rows_size(), 1);
+  EXPECT_EQ(lanes[0].request.rows(0).ids_size(), 0);
+}
+
+TEST(BuildShardPushTest, EmptyShareIsStillOnePushMessage) {
+  ShardSlicer slicer = TwoShards();
+  Gradients gradients;
+  gradients.dense["w"] = *Tensor::Create(DATA_TYPE_FLOAT32, Shape({1000}));
+  PushRequest header;
+  header.set_job_id("j");
+  int64_t bytes = -1;
+  auto parts = BuildShardPush(slicer, 1, gradients, {}, header, 2, 1 << 20, 1 << 20, &bytes);
+  ASSERT_TRUE(parts.ok());
+  ASSERT_EQ(parts->size(), 1u);
+  ASSERT_EQ((*parts)[0].size(), 1u);
+  EXPECT_TRUE((*parts)[0][0].push().end_of_push());
+  EXPECT_EQ((*parts)[0][0].push().gradients_size(), 0);
+  EXPECT_EQ(bytes, 0);
+}
+
+TEST(BuildShardPushTest, RefusesGradientsOfUnknownVariables) {
+  ShardSlicer slicer = TwoShards();
+  Gradients gradients;
+  gradients.dense["nope"] = *Tensor::Create(DATA_TYPE_FLOAT32, Shape({3}));
+  int64_t bytes = 0;
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      BuildShardPush(slicer, 0, gradients, {}, PushRequest(), 2, 1 << 20, 1 << 20, &bytes)
+          .status()));
+}
+
+}  // namespace
+}  // namespace internal
+}  // namespace worker
+}  // namespace pstrain

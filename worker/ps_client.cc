@@ -1,0 +1,473 @@
+#include "worker/ps_client.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status/grpc_status.h"
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+#include "worker/internal/push_pull_plan.h"
+
+namespace pstrain {
+namespace worker {
+namespace {
+
+constexpr int64_t kFloatBytes = 4;
+
+// Runs every task, all but the first on threads of their own, and returns
+// the first error in task order.
+absl::Status RunInParallel(std::vector<std::function<absl::Status()>> tasks) {
+  std::vector<absl::Status> results(tasks.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < tasks.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = tasks[i](); });
+  }
+  if (!tasks.empty()) results[0] = tasks[0]();
+  for (std::thread& t : threads) t.join();
+  for (absl::Status& s : results) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
+}
+
+std::shared_ptr<grpc::Channel> InsecureLaneChannel(const std::string& address, int lane) {
+  grpc::ChannelArguments args;
+  // Each lane its own connection, so parallel parts do not share one
+  // TCP stream's window.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt("pstrain.lane", lane);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+// Makes sure *tensor is a float32 tensor of `shape`, keeping its buffer
+// when it already is.
+absl::Status EnsureTensor(const Shape& shape, Tensor* tensor) {
+  if (tensor->dtype() == DATA_TYPE_FLOAT32 && tensor->shape() == shape) return absl::OkStatus();
+  ASSIGN_OR_RETURN(*tensor, Tensor::Create(DATA_TYPE_FLOAT32, shape));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ParameterView PulledParameters::View() const {
+  ParameterView view;
+  for (const auto& [name, tensor] : dense) view.dense[name] = &tensor;
+  for (const auto& [name, rows_of] : rows) view.rows[name] = &rows_of;
+  return view;
+}
+
+absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Create(
+    std::vector<std::string> addresses, ShardSlicer slicer, ParameterServerClientOptions options,
+    Clock& clock, RandomSource& random, WorkerMetrics* metrics, ChannelFactory channels) {
+  if (options.job_id.empty()) return absl::InvalidArgumentError("the ps client needs a job id");
+  if (options.incarnation == 0) {
+    return absl::InvalidArgumentError("the ps client needs a non-zero incarnation");
+  }
+  if (options.chunk_bytes < kFloatBytes || options.streams_per_shard < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("chunk_bytes must be >= 4 and streams_per_shard >= 1; got ",
+                     options.chunk_bytes, " and ", options.streams_per_shard));
+  }
+  if (static_cast<int>(addresses.size()) != slicer.num_shards()) {
+    return absl::InvalidArgumentError(absl::StrCat("got ", addresses.size(),
+                                                   " parameter-server addresses for ",
+                                                   slicer.num_shards(), " shards"));
+  }
+  if (!channels) channels = InsecureLaneChannel;
+  std::unique_ptr<ParameterServerClient> client(new ParameterServerClient(
+      std::move(addresses), std::move(slicer), std::move(options), clock, random, metrics));
+  client->stubs_.resize(client->addresses_.size());
+  for (size_t s = 0; s < client->addresses_.size(); ++s) {
+    for (int lane = 0; lane < client->options_.streams_per_shard; ++lane) {
+      client->stubs_[s].push_back(ParameterServer::NewStub(channels(client->addresses_[s], lane)));
+    }
+  }
+  return client;
+}
+
+ParameterServerClient::ParameterServerClient(std::vector<std::string> addresses, ShardSlicer slicer,
+                                             ParameterServerClientOptions options, Clock& clock,
+                                             RandomSource& random, WorkerMetrics* metrics)
+    : addresses_(std::move(addresses)),
+      slicer_(std::move(slicer)),
+      options_(std::move(options)),
+      clock_(clock),
+      random_(random),
+      metrics_(metrics) {}
+
+ParameterServerClient::~ParameterServerClient() { Cancel(); }
+
+void ParameterServerClient::Cancel() {
+  absl::MutexLock l(&mu_);
+  if (!cancelled_.HasBeenNotified()) cancelled_.Notify();
+  for (grpc::ClientContext* context : calls_) context->TryCancel();
+}
+
+std::string ParameterServerClient::ShardName(int shard) const {
+  return absl::StrCat("ps/", shard, " (", addresses_[shard], ")");
+}
+
+absl::StatusOr<std::vector<PushPullResponse>> ParameterServerClient::Exchange(
+    int shard, int lane, const std::vector<PushPullRequest>& requests, absl::Duration extra) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout + extra));
+  {
+    absl::MutexLock l(&mu_);
+    if (cancelled_.HasBeenNotified()) return absl::CancelledError("the ps client was cancelled");
+    calls_.insert(&context);
+  }
+  std::vector<PushPullResponse> responses;
+  std::unique_ptr<grpc::ClientReaderWriter<PushPullRequest, PushPullResponse>> stream =
+      stubs_[shard][lane]->PushPull(&context);
+  // The shard answers a push after its last message and a pull after
+  // reading it, so writing everything before reading cannot deadlock.
+  for (const PushPullRequest& request : requests) {
+    if (!stream->Write(request)) break;
+  }
+  stream->WritesDone();
+  PushPullResponse response;
+  while (stream->Read(&response)) responses.push_back(std::move(response));
+  const grpc::Status status = stream->Finish();
+  {
+    absl::MutexLock l(&mu_);
+    calls_.erase(&context);
+  }
+  if (!status.ok()) {
+    absl::Status s = FromGrpcStatus(status);
+    // An attempt that ran out of time is retried like an unreachable shard:
+    // pushes are deduplicated by their id and pulls change nothing.
+    if (absl::IsDeadlineExceeded(s)) {
+      s = absl::UnavailableError(absl::StrCat("no answer within the call deadline (",
+                                              absl::FormatDuration(options_.call_timeout + extra),
+                                              "): ", s.message()));
+    }
+    return s;
+  }
+  return responses;
+}
+
+// ---------------------------------------------------------------- pull --
+
+absl::Status ParameterServerClient::Pull(const RowIds& rows, const PullOptions& options,
+                                         PulledParameters* out) {
+  const absl::Time start = clock_.Now();
+  // Buffers first, so that the shards' answers fill disjoint parts of them
+  // in parallel without a lock.
+  for (const DenseVariableSlot& slot : slicer_.dense()) {
+    RETURN_IF_ERROR(EnsureTensor(slot.shape, &out->dense[slot.name]));
+  }
+  for (const EmbeddingTableSlot& table : slicer_.tables()) {
+    EmbeddingRows& target = out->rows[table.name];
+    auto ids = rows.find(table.name);
+    if (ids == rows.end()) {
+      target.ids.clear();
+    } else {
+      target.ids = ids->second;
+    }
+    RETURN_IF_ERROR(
+        EnsureTensor(Shape({static_cast<int64_t>(target.ids.size()), table.dim}), &target.values));
+  }
+  const internal::RowPositions positions = internal::SliceRows(slicer_, rows);
+
+  const int num_shards = slicer_.num_shards();
+  std::vector<std::vector<internal::PullLane>> lanes(num_shards);
+  // versions[shard][lane], bytes[shard][lane]: written by one task each.
+  std::vector<std::vector<int64_t>> versions(num_shards), bytes(num_shards);
+  std::vector<std::function<absl::Status()>> tasks;
+  for (int s = 0; s < num_shards; ++s) {
+    lanes[s] = internal::PlanShardPull(slicer_, s, rows, positions, options_.streams_per_shard,
+                                       options_.parallel_min_bytes);
+    versions[s].assign(lanes[s].size(), -1);
+    bytes[s].assign(lanes[s].size(), 0);
+    for (size_t l = 0; l < lanes[s].size(); ++l) {
+      tasks.push_back([&, s, l] {
+        return PullLaneWithRetry(s, static_cast<int>(l), lanes[s][l], options, out, &versions[s][l],
+                                 &bytes[s][l]);
+      });
+    }
+  }
+  RETURN_IF_ERROR(RunInParallel(std::move(tasks)));
+  out->versions.assign(num_shards, -1);
+  out->bytes = 0;
+  for (int s = 0; s < num_shards; ++s) {
+    for (size_t l = 0; l < lanes[s].size(); ++l) {
+      out->versions[s] =
+          out->versions[s] < 0 ? versions[s][l] : std::min(out->versions[s], versions[s][l]);
+      out->bytes += bytes[s][l];
+    }
+  }
+  if (metrics_ != nullptr) metrics_->RecordPull(out->bytes, clock_.Now() - start);
+  return absl::OkStatus();
+}
+
+absl::Status ParameterServerClient::PullLaneWithRetry(int shard, int stream,
+                                                      const internal::PullLane& lane,
+                                                      const PullOptions& options,
+                                                      PulledParameters* out, int64_t* version,
+                                                      int64_t* bytes) {
+  std::vector<PushPullRequest> request(1);
+  request[0].set_tag(1);
+  PullRequest* pull = request[0].mutable_pull();
+  *pull = lane.request;
+  pull->set_job_id(options_.job_id);
+  const int64_t min_version =
+      shard < static_cast<int>(options.min_versions.size()) ? options.min_versions[shard] : 0;
+  absl::Duration extra;
+  if (min_version > 0) {
+    pull->set_min_version(min_version);
+    pull->set_wait_ms(absl::ToInt64Milliseconds(options.wait));
+    extra = options.wait;
+  }
+  int attempts = 0;
+  absl::Status status = RetryOnUnavailable(
+      absl::StrCat(ShardName(shard), " (pull)"), options_.retry, clock_, random_, &cancelled_,
+      [&]() -> absl::Status {
+        if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry();
+        ASSIGN_OR_RETURN(
+            std::vector<PushPullResponse> responses,
+            Exchange(shard, stream % static_cast<int>(stubs_[shard].size()), request, extra));
+        return ReadLaneAnswer(shard, lane, responses, out, version, bytes);
+      });
+  if (!status.ok()) {
+    if (absl::IsDeadlineExceeded(status) && min_version > 0) {
+      return absl::DeadlineExceededError(absl::StrCat("waiting for ", ShardName(shard),
+                                                      " to reach version ", min_version, ": ",
+                                                      status.message()));
+    }
+    return Prefixed(ShardName(shard), status);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::PullLane& lane,
+                                                   const std::vector<PushPullResponse>& responses,
+                                                   PulledParameters* out, int64_t* version,
+                                                   int64_t* bytes) const {
+  absl::flat_hash_map<std::string, int64_t> dense_received;
+  absl::flat_hash_map<std::string, size_t> rows_received;
+  int64_t oldest = -1, total = 0;
+  bool ended = false;
+  auto bad = [&](const std::string& what) {
+    return absl::InternalError(absl::StrCat(ShardName(shard), " answered a pull with ", what));
+  };
+  for (const PushPullResponse& response : responses) {
+    if (response.has_error()) {
+      // A refused pull keeps its code (DeadlineExceeded for a version not
+      // reached, NotFound, FailedPrecondition, InvalidArgument).
+      return FromStatusProto(response.error());
+    }
+    if (!response.has_pull()) return bad("a message that is not a pull answer");
+    const PullResponse& pull = response.pull();
+    oldest = oldest < 0 ? pull.version() : std::min(oldest, pull.version());
+    for (const NamedTensor& value : pull.values()) {
+      if (value.has_dense()) {
+        auto expected = lane.dense_bytes.find(value.name());
+        if (expected == lane.dense_bytes.end()) {
+          return bad(absl::StrCat("values of \"", value.name(), "\", which it was not asked for"));
+        }
+        const DenseTensor& d = value.dense();
+        Tensor& target = out->dense[value.name()];
+        const int64_t offset = d.has_chunk() ? d.chunk().offset() : 0;
+        const int64_t whole =
+            d.has_chunk() ? d.chunk().total_bytes() : static_cast<int64_t>(d.data().size());
+        const int64_t size = static_cast<int64_t>(d.data().size());
+        if (d.dtype() != DATA_TYPE_FLOAT32 || !ShapeEqualsProto(target.shape(), d.shape()) ||
+            whole != static_cast<int64_t>(target.num_bytes()) || offset < 0 ||
+            offset % kFloatBytes != 0 || size > whole - offset) {
+          return bad(absl::StrCat("a piece of \"", value.name(), "\" that does not fit it (", size,
+                                  " bytes at ", offset, " of ", whole, "; the variable is ",
+                                  target.DebugString(), ")"));
+        }
+        std::memcpy(static_cast<char*>(target.raw_data()) + offset, d.data().data(), size);
+        dense_received[value.name()] += size;
+        total += size;
+      } else if (value.has_rows()) {
+        auto positions = lane.row_positions.find(value.name());
+        if (positions == lane.row_positions.end()) {
+          return bad(absl::StrCat("rows of \"", value.name(), "\", which it was not asked for"));
+        }
+        const SparseRows& r = value.rows();
+        EmbeddingRows& target = out->rows[value.name()];
+        const int64_t dim = target.values.shape().dim(1);
+        const std::vector<int32_t>& wanted = *positions->second;
+        size_t& next = rows_received[value.name()];
+        if (r.dtype() != DATA_TYPE_FLOAT32 || r.row_width() != dim ||
+            static_cast<int64_t>(r.values().size()) != r.ids_size() * dim * kFloatBytes ||
+            next + r.ids_size() > wanted.size()) {
+          return bad(absl::StrCat("rows of \"", value.name(), "\" that do not fit (", r.ids_size(),
+                                  " ids of width ", r.row_width(), ", ", r.values().size(),
+                                  " bytes)"));
+        }
+        const char* from = r.values().data();
+        float* values = target.values.data<float>();
+        for (int k = 0; k < r.ids_size(); ++k, ++next) {
+          const int32_t p = wanted[next];
+          if (target.ids[p] != r.ids(k)) {
+            return bad(absl::StrCat("row ", r.ids(k), " of \"", value.name(), "\" where row ",
+                                    target.ids[p], " was asked for"));
+          }
+          std::memcpy(values + static_cast<int64_t>(p) * dim, from, dim * kFloatBytes);
+          from += dim * kFloatBytes;
+        }
+        total += static_cast<int64_t>(r.values().size());
+      }
+    }
+    if (pull.end_of_pull()) {
+      ended = true;
+      break;
+    }
+  }
+  if (!ended) return absl::UnavailableError(ShardName(shard) + " ended the pull stream early");
+  for (const auto& [name, want] : lane.dense_bytes) {
+    if (dense_received[name] != want) {
+      return bad(absl::StrCat(dense_received[name], " bytes of \"", name, "\" for ", want));
+    }
+  }
+  for (const auto& [name, positions] : lane.row_positions) {
+    if (rows_received[name] != positions->size()) {
+      return bad(
+          absl::StrCat(rows_received[name], " rows of \"", name, "\" for ", positions->size()));
+    }
+  }
+  *version = oldest;
+  *bytes = total;
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------- push --
+
+absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradients,
+                                                        absl::Span<const int64_t> base_versions,
+                                                        int64_t examples) {
+  const absl::Time start = clock_.Now();
+  const int num_shards = slicer_.num_shards();
+  if (static_cast<int>(base_versions.size()) != num_shards) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a push needs ", num_shards, " base versions, got ", base_versions.size()));
+  }
+  PushSummary summary;
+  summary.sequence = next_sequence_.fetch_add(1);
+  summary.shards.resize(num_shards);
+  summary.next_min_versions.assign(num_shards, 0);
+
+  const internal::RowPositions positions = internal::SliceGradientRows(slicer_, gradients);
+  std::vector<std::vector<std::vector<PushPullRequest>>> messages(num_shards);
+  PushRequest header;
+  header.set_job_id(options_.job_id);
+  header.mutable_id()->set_worker(options_.worker);
+  header.mutable_id()->set_incarnation(options_.incarnation);
+  header.mutable_id()->set_sequence(summary.sequence);
+  header.set_examples(examples);
+  for (int s = 0; s < num_shards; ++s) {
+    if (!slicer_.involves(s)) continue;
+    header.set_base_version(std::max<int64_t>(0, base_versions[s]));
+    int64_t bytes = 0;
+    ASSIGN_OR_RETURN(messages[s], internal::BuildShardPush(slicer_, s, gradients, positions, header,
+                                                           options_.streams_per_shard,
+                                                           options_.parallel_min_bytes,
+                                                           options_.chunk_bytes, &bytes));
+    summary.bytes += bytes;
+  }
+
+  std::vector<std::function<absl::Status()>> tasks;
+  for (int s = 0; s < num_shards; ++s) {
+    if (messages[s].empty()) continue;
+    tasks.push_back([&, s]() -> absl::Status {
+      ASSIGN_OR_RETURN(summary.shards[s], PushToShard(s, messages[s], summary.sequence));
+      return absl::OkStatus();
+    });
+  }
+  RETURN_IF_ERROR(RunInParallel(std::move(tasks)));
+
+  int reference = -1;
+  for (int s = 0; s < num_shards; ++s) {
+    if (messages[s].empty()) continue;
+    if (reference < 0) reference = s;
+    const PushOutcome outcome = summary.shards[s].outcome;
+    if (outcome == PUSH_OUTCOME_STALE) summary.stale = true;
+    if (options_.update_mode == UPDATE_MODE_SYNC && outcome != PUSH_OUTCOME_STALE) {
+      // The round this push joined ends with the version after its base.
+      summary.next_min_versions[s] = std::max<int64_t>(0, base_versions[s]) + 1;
+    }
+  }
+  if (reference >= 0 && !summary.stale) {
+    const PushOutcome outcome = summary.shards[reference].outcome;
+    summary.applied = outcome == PUSH_OUTCOME_APPLIED || (outcome == PUSH_OUTCOME_DUPLICATE &&
+                                                          options_.update_mode != UPDATE_MODE_SYNC);
+  }
+  if (metrics_ != nullptr) {
+    metrics_->RecordPush(summary.bytes, clock_.Now() - start);
+    if (summary.stale) metrics_->RecordStalePush();
+  }
+  return summary;
+}
+
+absl::StatusOr<ShardPushOutcome> ParameterServerClient::PushToShard(
+    int shard, const std::vector<std::vector<PushPullRequest>>& parts, uint64_t sequence) {
+  int attempts = 0;
+  const std::string what = absl::StrCat(ShardName(shard), " (push ", sequence, ")");
+  absl::StatusOr<ShardPushOutcome> result = RetryOnUnavailable<ShardPushOutcome>(
+      what, options_.retry, clock_, random_, &cancelled_,
+      [&]() -> absl::StatusOr<ShardPushOutcome> {
+        if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry();
+        // Every attempt sends the whole push with the same id: the shard
+        // drops a push whose stream broke before it was complete, and
+        // answers a retry of a decided one with its first outcome.
+        std::vector<absl::StatusOr<std::vector<PushPullResponse>>> answers(
+            parts.size(), absl::UnknownError("not sent"));
+        std::vector<std::function<absl::Status()>> tasks;
+        for (size_t p = 0; p < parts.size(); ++p) {
+          tasks.push_back([&, p] {
+            answers[p] = Exchange(shard, static_cast<int>(p % stubs_[shard].size()), parts[p],
+                                  absl::ZeroDuration());
+            return absl::OkStatus();
+          });
+        }
+        RunInParallel(std::move(tasks)).IgnoreError();
+        // A part that did not get through fails the whole push on the
+        // shard (its other parts answer REJECTED/Aborted): retry it all.
+        for (const auto& answer : answers) {
+          if (absl::IsUnavailable(answer.status())) return answer.status();
+        }
+        std::optional<ShardPushOutcome> decided;
+        for (const auto& answer : answers) {
+          if (!answer.ok()) return answer.status();
+          for (const PushPullResponse& response : *answer) {
+            if (!response.has_push()) {
+              return absl::InternalError("a push was answered with something else");
+            }
+            const PushResult& r = response.push();
+            if (r.outcome() == PUSH_OUTCOME_PART_RECEIVED) continue;
+            if (r.outcome() == PUSH_OUTCOME_REJECTED) {
+              absl::Status refused = FromStatusProto(r.status());
+              // The shard's buffer for pushes being assembled is full: a
+              // busy shard, worth another try later.
+              if (absl::IsResourceExhausted(refused)) {
+                return absl::UnavailableError(refused.message());
+              }
+              if (refused.ok()) refused = absl::UnknownError("refused without a reason");
+              return refused;
+            }
+            if (!decided.has_value()) decided = ShardPushOutcome{r.outcome(), r.version()};
+          }
+        }
+        if (!decided.has_value()) {
+          return absl::UnavailableError("no part of the push was answered with its outcome");
+        }
+        return *decided;
+      });
+  if (!result.ok()) return Prefixed(what, result.status());
+  return result;
+}
+
+}  // namespace worker
+}  // namespace pstrain

@@ -1,0 +1,220 @@
+#ifndef PSTRAIN_WORKER_PS_CLIENT_H_
+#define PSTRAIN_WORKER_PS_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "common/model/parameters.h"
+#include "grpcpp/grpcpp.h"
+#include "protos/parameter_server.grpc.pb.h"
+#include "worker/clock.h"
+#include "worker/random_source.h"
+#include "worker/retry.h"
+#include "worker/shard_slicer.h"
+#include "worker/worker_metrics.h"
+
+namespace pstrain {
+namespace worker {
+namespace internal {
+struct PullLane;
+}  // namespace internal
+
+struct ParameterServerClientOptions {
+  // The job every push and pull names. Required.
+  std::string job_id;
+  // PushId.worker: the worker's rank in the job, in [0, num_workers) as
+  // the shards were told. Default 0.
+  int32_t worker = 0;
+  // PushId.incarnation: this process's incarnation; non-zero. Required.
+  uint64_t incarnation = 0;
+  // The job's update mode: decides which outcomes count as an applied
+  // update and what the next pull waits for. Default async.
+  UpdateMode update_mode = UPDATE_MODE_ASYNC;
+  // Bytes of tensor data per message. Default 1 MiB: gRPC moves 64 KiB to
+  // 1 MiB messages fastest, and the shards accept up to 16 MiB.
+  int64_t chunk_bytes = 1 << 20;
+  // Streams (each its own connection) per shard. A push or pull of more
+  // than parallel_min_bytes for one shard is split over up to this many,
+  // as parts of one push or ranges of one read. Default 2; >= 1. More
+  // streams pay only when one stream's copy, not the network, is the limit.
+  int streams_per_shard = 2;
+  // Default 4 MiB: below that one stream finishes before a second would
+  // have started.
+  int64_t parallel_min_bytes = 4 << 20;
+  // Deadline of one attempt of one call (a pull's wait for a version is
+  // added). Default 60 s. An attempt that runs out is retried like an
+  // Unavailable one: pushes carry their PushId, so a push that arrived is
+  // not applied twice.
+  absl::Duration call_timeout = absl::Seconds(60);
+  // Retries of Unavailable calls.
+  RetryOptions retry;
+};
+
+// What to read besides every dense variable.
+struct PullOptions {
+  // Per shard: wait until its version is at least this before reading (a
+  // sync round to complete). Empty, or 0 for a shard: read at once.
+  std::vector<int64_t> min_versions;
+  // Longest wait for min_versions, per attempt. Default 30 s; then the pull
+  // fails with DeadlineExceeded naming the shard and the version.
+  absl::Duration wait = absl::Seconds(30);
+};
+
+// The parameters one step reads: every dense variable whole, the rows of
+// each embedding table the batch needs (in the order asked). Reused across
+// steps: buffers of an unchanged shape are kept. Thread-compatible.
+struct PulledParameters {
+  absl::flat_hash_map<std::string, Tensor> dense;
+  absl::flat_hash_map<std::string, EmbeddingRows> rows;
+  // Per shard: the oldest version any of its values was read at, the base
+  // version of gradients computed from them; -1 for shards not involved.
+  std::vector<int64_t> versions;
+  // Bytes of values read.
+  int64_t bytes = 0;
+
+  // A view for Model::Forward and ComputeGradients; valid while *this is
+  // not changed.
+  ParameterView View() const;
+};
+
+// How one shard decided a push.
+struct ShardPushOutcome {
+  PushOutcome outcome = PUSH_OUTCOME_UNSPECIFIED;
+  int64_t version = 0;
+};
+
+// How the shards decided one step's push.
+struct PushSummary {
+  uint64_t sequence = 0;
+  // Per shard; UNSPECIFIED for shards not involved.
+  std::vector<ShardPushOutcome> shards;
+  // Some shard refused the gradients as computed from too old a version
+  // (late in sync mode, past the bound in bounded staleness): the batch's
+  // records must go back to the coordinator.
+  bool stale = false;
+  // The push counts as one applied update toward the global step: the
+  // first involved shard applied it (sync: this push completed the round
+  // there), or a retry found it applied before (async modes).
+  bool applied = false;
+  // Per shard: the version the next pull should wait for (sync mode: the
+  // end of the round this push joined); 0 for no wait.
+  std::vector<int64_t> next_min_versions;
+  int64_t bytes = 0;
+};
+
+// A client for every parameter-server shard of one job: pulls dense
+// variables and the embedding rows of a batch, pushes gradients split by
+// placement, chunked, and in parts over several streams when large, each
+// with a PushId (worker, incarnation, sequence) for exactly-once
+// application. Calls that fail with Unavailable (or run out their
+// attempt's deadline) are retried with backoff; a retried push keeps its
+// PushId. Thread-safe; a push and a pull may run at once (async mode
+// overlaps them), but pushes are meant to be issued one at a time.
+class ParameterServerClient {
+ public:
+  // Opens a channel to `address` for stream lane `lane` (0-based).
+  using ChannelFactory =
+      std::function<std::shared_ptr<grpc::Channel>(const std::string& address, int lane)>;
+
+  // `addresses[i]` is shard i. `clock`, `random` and `metrics` (may be
+  // null) are borrowed and must outlive the client. `channels` defaults to
+  // insecure channels, one connection per lane.
+  // InvalidArgument: no job id, a zero incarnation, chunk_bytes < 4,
+  // streams_per_shard < 1, or a number of addresses other than the
+  // slicer's shards.
+  static absl::StatusOr<std::unique_ptr<ParameterServerClient>> Create(
+      std::vector<std::string> addresses, ShardSlicer slicer, ParameterServerClientOptions options,
+      Clock& clock, RandomSource& random, WorkerMetrics* metrics,
+      ChannelFactory channels = nullptr);
+
+  ParameterServerClient(const ParameterServerClient&) = delete;
+  ParameterServerClient& operator=(const ParameterServerClient&) = delete;
+  ~ParameterServerClient();
+
+  const ShardSlicer& slicer() const { return slicer_; }
+
+  // Reads every dense variable and, for each table in `rows`, those rows,
+  // into *out. Errors, naming the shard:
+  //   DeadlineExceeded: a min_version was not reached within the wait, or
+  //     a shard stayed unreachable past the retry deadline.
+  //   FailedPrecondition / NotFound: the job or a variable is not there
+  //     (the job ended or was never set up there).
+  //   InvalidArgument: a row id out of the table.
+  //   Internal: the answer does not fit what was asked.
+  //   Cancelled: Cancel() was called.
+  absl::Status Pull(const RowIds& rows, const PullOptions& options, PulledParameters* out);
+
+  // Pushes `gradients` (as Model::ComputeGradients made them), computed
+  // from parameters read at `base_versions` (PulledParameters::versions),
+  // to every involved shard, in parallel, under the next sequence number.
+  // A refused-as-stale push is not an error: see PushSummary::stale.
+  // Errors, naming the shard:
+  //   Aborted: a shard knows a newer incarnation of this worker.
+  //   FailedPrecondition: the job is not running there.
+  //   InvalidArgument: gradients the shard refuses (a bug), or a gradient
+  //     for a variable the job does not have.
+  //   DeadlineExceeded: a shard stayed unreachable past the retry deadline;
+  //     whether it applied the push is unknown.
+  //   Cancelled: Cancel() was called.
+  absl::StatusOr<PushSummary> Push(const Gradients& gradients,
+                                   absl::Span<const int64_t> base_versions, int64_t examples);
+
+  // Ends retry pauses and calls in flight with Cancelled, now and for
+  // every later call. Thread-safe.
+  void Cancel();
+
+  // The sequence number the next push will carry.
+  uint64_t next_sequence() const { return next_sequence_.load(); }
+
+ private:
+  ParameterServerClient(std::vector<std::string> addresses, ShardSlicer slicer,
+                        ParameterServerClientOptions options, Clock& clock, RandomSource& random,
+                        WorkerMetrics* metrics);
+
+  // One PushPull stream: writes `requests`, closes the sending side and
+  // returns every response. The deadline is call_timeout + extra.
+  absl::StatusOr<std::vector<PushPullResponse>> Exchange(
+      int shard, int lane, const std::vector<PushPullRequest>& requests, absl::Duration extra);
+  absl::Status PullLaneWithRetry(int shard, int stream, const internal::PullLane& lane,
+                                 const PullOptions& options, PulledParameters* out,
+                                 int64_t* version, int64_t* bytes);
+  absl::Status ReadLaneAnswer(int shard, const internal::PullLane& lane,
+                              const std::vector<PushPullResponse>& responses, PulledParameters* out,
+                              int64_t* version, int64_t* bytes) const;
+  absl::StatusOr<ShardPushOutcome> PushToShard(
+      int shard, const std::vector<std::vector<PushPullRequest>>& parts, uint64_t sequence);
+  std::string ShardName(int shard) const;
+
+  // Constant after construction.
+  const std::vector<std::string> addresses_;
+  const ShardSlicer slicer_;
+  const ParameterServerClientOptions options_;
+  Clock& clock_;
+  RandomSource& random_;
+  WorkerMetrics* const metrics_;
+  // stubs_[shard][lane].
+  std::vector<std::vector<std::unique_ptr<ParameterServer::Stub>>> stubs_;
+
+  std::atomic<uint64_t> next_sequence_{1};
+  absl::Notification cancelled_;
+  absl::Mutex mu_;
+  absl::flat_hash_set<grpc::ClientContext*> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace worker
+}  // namespace pstrain
+
+#endif  // PSTRAIN_WORKER_PS_CLIENT_H_
