@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "bench/ps/loopback_reference.h"
+#include "common/optimizer/initializer.h"
+#include "common/optimizer/optimizer.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "prometheus/registry.h"
 #include "server/ps/clock.h"
 #include "server/ps/dense_variable.h"
-#include "server/ps/optimizer.h"
 #include "server/ps/parameter_shard.h"
 
 DEFINE_int32(model_mb, 64, "variable size in MB (2^20 bytes)");

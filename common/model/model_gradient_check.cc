@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/model/initializer.h"
+#include "common/optimizer/initializer.h"
 
 namespace pstrain {
 namespace testing_util {
@@ -18,6 +18,8 @@ absl::StatusOr<std::unique_ptr<TestParameters>> TestParameters::Create(const Mod
   if (!row_ids.ok()) return row_ids.status();
   for (const VariableDef& def : params->defs_) {
     const VariableSpec& spec = def.spec;
+    absl::StatusOr<Initializer> init = Initializer::ForVariable(spec, /*job_seed=*/0);
+    if (!init.ok()) return init.status();
     if (spec.kind() == VARIABLE_KIND_EMBEDDING) {
       auto rows = std::make_unique<EmbeddingRows>();
       rows->ids = (*row_ids)[spec.name()];
@@ -27,9 +29,7 @@ absl::StatusOr<std::unique_ptr<TestParameters>> TestParameters::Create(const Mod
       if (!values.ok()) return values.status();
       rows->values = std::move(values).value();
       for (size_t r = 0; r < rows->ids.size(); ++r) {
-        absl::Status status =
-            InitializeEmbeddingRow(spec, rows->ids[r], rows->values.data<float>() + r * dim);
-        if (!status.ok()) return status;
+        init->FillRow(rows->ids[r], absl::MakeSpan(rows->values.data<float>() + r * dim, dim));
       }
       params->view_.rows[spec.name()] = rows.get();
       params->rows_[spec.name()] = std::move(rows);
@@ -39,8 +39,7 @@ absl::StatusOr<std::unique_ptr<TestParameters>> TestParameters::Create(const Mod
       absl::StatusOr<Tensor> tensor = Tensor::Create(DATA_TYPE_FLOAT32, *shape);
       if (!tensor.ok()) return tensor.status();
       auto owned = std::make_unique<Tensor>(std::move(tensor).value());
-      absl::Status status = InitializeDense(spec, owned.get());
-      if (!status.ok()) return status;
+      init->FillDense(0, absl::MakeSpan(owned->data<float>(), owned->num_elements()));
       params->view_.dense[spec.name()] = owned.get();
       params->dense_[spec.name()] = std::move(owned);
     }

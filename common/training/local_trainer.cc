@@ -9,6 +9,7 @@
 #include "common/data/data_source.h"
 #include "common/evaluation/eval_metrics.h"
 #include "common/model/model_factory.h"
+#include "common/optimizer/gradient_clipping.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 
@@ -47,15 +48,15 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(const JobSpec
   context.seed = spec.training().seed();
   ASSIGN_OR_RETURN(trainer->model_,
                    CreateModel(spec.model(), trainer->train_source_->info(), context));
-  ASSIGN_OR_RETURN(trainer->rule_, UpdateRule::Create(spec.optimizer()));
-  ASSIGN_OR_RETURN(ScheduledLearningRate learning_rate,
-                   ScheduledLearningRate::Create(spec.optimizer()));
-  trainer->learning_rate_ = std::make_unique<ScheduledLearningRate>(learning_rate);
+  ASSIGN_OR_RETURN(trainer->optimizer_, Optimizer::Create(spec.optimizer()));
+  ASSIGN_OR_RETURN(LearningRate learning_rate, LearningRate::Create(spec.optimizer()));
+  trainer->learning_rate_ = std::make_unique<LearningRate>(learning_rate);
   ASSIGN_OR_RETURN(trainer->variables_,
-                   VariableStore::Create(trainer->model_->Variables(), trainer->rule_.get()));
+                   VariableStore::Create(trainer->model_->Variables(), spec.training().seed(),
+                                         trainer->optimizer_.get()));
   LOG(INFO) << "train-local: " << trainer->model_->name() << " on "
             << trainer->train_source_->info().DebugString() << ", optimizer "
-            << trainer->rule_->name();
+            << trainer->optimizer_->name();
   return trainer;
 }
 
@@ -148,12 +149,11 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
       LOG(WARNING) << "train-local: loss " << output.loss << " at step " << global_step_;
       break;
     }
-    UpdateContext update;
+    UpdateStep update;
     update.learning_rate = static_cast<float>(learning_rate_->At(global_step_));
     update.t = global_step_ + 1;
     if (clip_norm > 0) {
-      const double norm = VariableStore::GlobalNorm(gradients);
-      if (norm > clip_norm) update.grad_scale = static_cast<float>(clip_norm / norm);
+      update.grad_scale = GradientClipScale(VariableStore::GlobalNorm(gradients), clip_norm);
     }
     RETURN_IF_ERROR(variables_->Apply(gradients, update));
     ++global_step_;

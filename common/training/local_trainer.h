@@ -13,8 +13,8 @@
 #include "common/data/example_source.h"
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/model.h"
-#include "common/training/scheduled_learning_rate.h"
-#include "common/training/update_rule.h"
+#include "common/optimizer/learning_rate.h"
+#include "common/optimizer/optimizer.h"
 #include "common/training/variable_store.h"
 #include "protos/job.pb.h"
 
@@ -65,7 +65,9 @@ struct LocalTrainingResult {
 // Trains a job's model in this process: the job's data, model, optimizer
 // and learning-rate schedule, with variables held locally instead of on
 // parameter servers, then evaluates on the job's eval_data. It is the
-// correctness oracle and the compute baseline of the distributed system.
+// correctness oracle and the compute baseline of the distributed system: its
+// initial values, update rules, schedule and clipping are the shards' own
+// (common/optimizer/).
 //
 // Compute runs on the thread that called Create (its oneDNN context and
 // denormal flushing are set up there): call Run, Train and Evaluate on that
@@ -109,8 +111,8 @@ class LocalTrainer {
   std::unique_ptr<ExampleSource> train_source_;
   std::unique_ptr<ExampleSource> eval_source_;  // null without eval_data
   std::unique_ptr<Model> model_;
-  std::unique_ptr<UpdateRule> rule_;
-  std::unique_ptr<ScheduledLearningRate> learning_rate_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LearningRate> learning_rate_;
   std::unique_ptr<VariableStore> variables_;
 
   int64_t global_step_ = 0;

@@ -5,13 +5,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/model/initializer.h"
+#include "common/optimizer/gradient_clipping.h"
 
 namespace pstrain {
 
 absl::StatusOr<std::unique_ptr<VariableStore>> VariableStore::Create(
-    const std::vector<VariableDef>& defs, const UpdateRule* rule) {
-  std::unique_ptr<VariableStore> store(new VariableStore(rule));
+    const std::vector<VariableDef>& defs, uint64_t job_seed, const Optimizer* optimizer) {
+  std::unique_ptr<VariableStore> store(new VariableStore(optimizer));
   for (const VariableDef& def : defs) {
     const std::string& name = def.spec.name();
     if (store->dense_.contains(name) || store->tables_.contains(name)) {
@@ -23,10 +23,12 @@ absl::StatusOr<std::unique_ptr<VariableStore>> VariableStore::Create(
         return absl::InvalidArgumentError(
             absl::StrCat("embedding table ", name, " needs shape [rows, dim > 0]"));
       }
-      Table& table = store->tables_[name];
-      table.def = def;
+      absl::StatusOr<Initializer> init = Initializer::ForVariable(def.spec, job_seed);
+      if (!init.ok()) return init.status();
+      Table table{def, *std::move(init)};
       table.vocabulary = dims[0];
       table.dim = dims[1];
+      store->tables_.emplace(name, std::move(table));
       continue;
     }
     absl::StatusOr<Shape> shape = Shape::FromProto(def.spec.shape());
@@ -36,13 +38,14 @@ absl::StatusOr<std::unique_ptr<VariableStore>> VariableStore::Create(
     DenseVariable variable;
     variable.def = def;
     variable.value = std::move(value).value();
-    absl::Status status = InitializeDense(def.spec, &variable.value);
-    if (!status.ok()) return status;
+    absl::StatusOr<Initializer> init = Initializer::ForVariable(def.spec, job_seed);
+    if (!init.ok()) return init.status();
+    init->FillDense(0, absl::MakeSpan(variable.value.data<float>(), variable.value.num_elements()));
     if (def.trainable) {
-      for (int k = 0; k < rule->num_slots(); ++k) {
+      for (int k = 0; k < optimizer->num_slots(); ++k) {
         absl::StatusOr<Tensor> slot = Tensor::CreateUninitialized(DATA_TYPE_FLOAT32, *shape);
         if (!slot.ok()) return slot.status();
-        slot->flat<float>().setConstant(rule->slot_initial_value(k));
+        slot->flat<float>().setConstant(optimizer->slot_initial_value(k));
         variable.slots.push_back(std::move(slot).value());
       }
     }
@@ -58,13 +61,9 @@ absl::StatusOr<std::vector<float>*> VariableStore::GetOrCreateRow(Table* table, 
     return absl::InvalidArgumentError(absl::StrCat("id ", id, " outside [0, ", table->vocabulary,
                                                    ") of table ", table->def.spec.name()));
   }
-  const int slots = table->def.trainable ? rule_->num_slots() : 0;
-  std::vector<float> row(table->dim * (1 + slots));
-  absl::Status status = InitializeEmbeddingRow(table->def.spec, id, row.data());
-  if (!status.ok()) return status;
-  for (int k = 0; k < slots; ++k) {
-    std::fill_n(row.data() + (1 + k) * table->dim, table->dim, rule_->slot_initial_value(k));
-  }
+  std::vector<float> row(table->def.trainable ? optimizer_->row_floats(table->dim) : table->dim);
+  table->init.FillRow(id, absl::MakeSpan(row.data(), table->dim));
+  if (table->def.trainable) optimizer_->InitializeRowSlots(table->dim, row.data());
   return &table->rows.emplace(id, std::move(row)).first->second;
 }
 
@@ -96,7 +95,7 @@ absl::Status VariableStore::PrepareView(const RowIds& row_ids, ParameterView* vi
   return absl::OkStatus();
 }
 
-absl::Status VariableStore::Apply(const Gradients& gradients, const UpdateContext& context) {
+absl::Status VariableStore::Apply(const Gradients& gradients, const UpdateStep& step) {
   for (const auto& [name, grad] : gradients.dense) {
     auto it = dense_.find(name);
     if (it == dense_.end()) {
@@ -111,8 +110,8 @@ absl::Status VariableStore::Apply(const Gradients& gradients, const UpdateContex
     }
     std::vector<float*> slots;
     for (Tensor& slot : variable.slots) slots.push_back(slot.data<float>());
-    rule_->Apply(context, grad.data<float>(), grad.num_elements(), variable.value.data<float>(),
-                 slots.data());
+    optimizer_->Apply(step, grad.data<float>(), grad.num_elements(), variable.value.data<float>(),
+                      slots.data());
   }
   for (const auto& [name, grad] : gradients.rows) {
     auto it = tables_.find(name);
@@ -127,16 +126,13 @@ absl::Status VariableStore::Apply(const Gradients& gradients, const UpdateContex
           absl::StrCat("gradient rows of ", name, " are ", grad.values.DebugString()));
     }
     const float* g = grad.values.data<float>();
-    std::vector<float*> slots(rule_->num_slots());
     for (size_t r = 0; r < grad.ids.size(); ++r) {
       auto row = table.rows.find(grad.ids[r]);
       if (row == table.rows.end()) {
         return absl::InvalidArgumentError(
             absl::StrCat("gradient for row ", grad.ids[r], " of ", name, ", never read"));
       }
-      float* values = row->second.data();
-      for (int k = 0; k < rule_->num_slots(); ++k) slots[k] = values + (1 + k) * table.dim;
-      rule_->Apply(context, g + r * table.dim, table.dim, values, slots.data());
+      optimizer_->ApplyToRow(step, g + r * table.dim, table.dim, row->second.data());
     }
   }
   return absl::OkStatus();
@@ -145,10 +141,10 @@ absl::Status VariableStore::Apply(const Gradients& gradients, const UpdateContex
 double VariableStore::GlobalNorm(const Gradients& gradients) {
   double sum = 0;
   for (const auto& [name, grad] : gradients.dense) {
-    sum += grad.flat<float>().cast<double>().square().sum();
+    sum += SumOfSquares(absl::MakeConstSpan(grad.data<float>(), grad.num_elements()));
   }
   for (const auto& [name, grad] : gradients.rows) {
-    sum += grad.values.flat<float>().cast<double>().square().sum();
+    sum += SumOfSquares(absl::MakeConstSpan(grad.values.data<float>(), grad.values.num_elements()));
   }
   return std::sqrt(sum);
 }

@@ -9,7 +9,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "common/model/model.h"
-#include "common/training/update_rule.h"
+#include "common/optimizer/initializer.h"
+#include "common/optimizer/optimizer.h"
 
 namespace pstrain {
 
@@ -20,11 +21,15 @@ namespace pstrain {
 // Thread-compatible.
 class VariableStore {
  public:
-  // Creates and initialises every dense variable. Borrows `rule`, which must
-  // outlive the store. InvalidArgument: duplicate names, a shape that is
-  // not valid, an initializer that cannot be drawn from.
+  // Creates and initialises every dense variable, drawing initial values as
+  // the parameter servers do for a job seeded with `job_seed`
+  // (TrainingSpec.seed; common/optimizer/initializer.h). Borrows
+  // `optimizer`, which must outlive the store. InvalidArgument: duplicate
+  // names, a shape that is not valid, an initializer that cannot be drawn
+  // from.
   static absl::StatusOr<std::unique_ptr<VariableStore>> Create(const std::vector<VariableDef>& defs,
-                                                               const UpdateRule* rule);
+                                                               uint64_t job_seed,
+                                                               const Optimizer* optimizer);
 
   // Points *view at every dense variable and at the rows `row_ids` names
   // (copied into buffers the store owns until the next call), creating rows
@@ -37,7 +42,7 @@ class VariableStore {
   // an unknown variable, of the wrong shape, or for a row never read;
   // nothing is partly applied then... except earlier variables of the same
   // call, so callers treat the error as fatal to the run.
-  absl::Status Apply(const Gradients& gradients, const UpdateContext& context);
+  absl::Status Apply(const Gradients& gradients, const UpdateStep& step);
 
   // The global L2 norm of `gradients` (for clipping).
   static double GlobalNorm(const Gradients& gradients);
@@ -57,6 +62,7 @@ class VariableStore {
   };
   struct Table {
     VariableDef def;
+    Initializer init;
     int64_t dim = 0;
     int64_t vocabulary = 0;  // 0: dynamic
     // Each row: dim values then dim per slot.
@@ -64,10 +70,10 @@ class VariableStore {
     EmbeddingRows view;  // the rows of the last PrepareView
   };
 
-  explicit VariableStore(const UpdateRule* rule) : rule_(rule) {}
+  explicit VariableStore(const Optimizer* optimizer) : optimizer_(optimizer) {}
   absl::StatusOr<std::vector<float>*> GetOrCreateRow(Table* table, int64_t id);
 
-  const UpdateRule* const rule_;
+  const Optimizer* const optimizer_;
   absl::flat_hash_map<std::string, DenseVariable> dense_;
   absl::flat_hash_map<std::string, Table> tables_;
 };

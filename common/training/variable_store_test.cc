@@ -28,14 +28,14 @@ VariableDef Table(const std::string& name, int64_t rows, int64_t dim) {
   return def;
 }
 
-std::unique_ptr<UpdateRule> Sgd() { return std::move(UpdateRule::Create(OptimizerSpec())).value(); }
+std::unique_ptr<Optimizer> Sgd() { return std::move(Optimizer::Create(OptimizerSpec())).value(); }
 
 TEST(VariableStoreTest, DenseAndSparseUpdates) {
   auto rule = Sgd();
   VariableDef frozen = Dense("frozen", {2}, 5);
   frozen.trainable = false;
-  auto store =
-      VariableStore::Create({Dense("w", {2, 2}, 0.5f), Table("emb", 100, 2), frozen}, rule.get());
+  auto store = VariableStore::Create({Dense("w", {2, 2}, 0.5f), Table("emb", 100, 2), frozen},
+                                     /*job_seed=*/0, rule.get());
   ASSERT_TRUE(store.ok()) << store.status();
   ParameterView view;
   ASSERT_TRUE((*store)->PrepareView({{"emb", {3, 42}}}, &view).ok());
@@ -49,7 +49,7 @@ TEST(VariableStoreTest, DenseAndSparseUpdates) {
   g.dense["frozen"] = std::move(Tensor::FromValues<float>(Shape({2}), {1, 1})).value();
   g.rows["emb"].ids = {42};
   g.rows["emb"].values = std::move(Tensor::FromValues<float>(Shape({1, 2}), {10, -10})).value();
-  UpdateContext c;
+  UpdateStep c;
   c.learning_rate = 0.1f;
   ASSERT_TRUE((*store)->Apply(g, c).ok());
   EXPECT_FLOAT_EQ((*store)->dense("w")->data<float>()[3], 0.5f - 0.4f);
@@ -61,7 +61,7 @@ TEST(VariableStoreTest, DenseAndSparseUpdates) {
 
 TEST(VariableStoreTest, RefusesBadGradientsAndIds) {
   auto rule = Sgd();
-  auto store = VariableStore::Create({Dense("w", {2}, 0), Table("emb", 10, 2)}, rule.get());
+  auto store = VariableStore::Create({Dense("w", {2}, 0), Table("emb", 10, 2)}, 0, rule.get());
   ASSERT_TRUE(store.ok());
   ParameterView view;
   EXPECT_EQ((*store)->PrepareView({{"emb", {10}}}, &view).code(),
@@ -70,22 +70,21 @@ TEST(VariableStoreTest, RefusesBadGradientsAndIds) {
             absl::StatusCode::kInvalidArgument);
   Gradients g;
   g.dense["w"] = std::move(Tensor::FromValues<float>(Shape({3}), {1, 2, 3})).value();
-  EXPECT_EQ((*store)->Apply(g, UpdateContext()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*store)->Apply(g, UpdateStep()).code(), absl::StatusCode::kInvalidArgument);
   Gradients never_read;
   never_read.rows["emb"].ids = {7};
   never_read.rows["emb"].values =
       std::move(Tensor::FromValues<float>(Shape({1, 2}), {1, 1})).value();
-  EXPECT_EQ((*store)->Apply(never_read, UpdateContext()).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(VariableStore::Create({Dense("w", {2}, 0), Dense("w", {2}, 0)}, rule.get()).ok());
+  EXPECT_EQ((*store)->Apply(never_read, UpdateStep()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(VariableStore::Create({Dense("w", {2}, 0), Dense("w", {2}, 0)}, 0, rule.get()).ok());
 }
 
 TEST(VariableStoreTest, SlotsStartAtTheRuleInitialValue) {
   OptimizerSpec spec;
   spec.mutable_adagrad()->set_initial_accumulator(4);
   spec.set_learning_rate(1);
-  auto rule = std::move(UpdateRule::Create(spec)).value();
-  auto store = VariableStore::Create({Dense("w", {1}, 0), Table("emb", 0, 1)}, rule.get());
+  auto rule = std::move(Optimizer::Create(spec)).value();
+  auto store = VariableStore::Create({Dense("w", {1}, 0), Table("emb", 0, 1)}, 0, rule.get());
   ASSERT_TRUE(store.ok());
   ParameterView view;
   ASSERT_TRUE((*store)->PrepareView({{"emb", {-5}}}, &view).ok());  // dynamic: any id
@@ -93,7 +92,7 @@ TEST(VariableStoreTest, SlotsStartAtTheRuleInitialValue) {
   g.dense["w"] = std::move(Tensor::FromValues<float>(Shape({1}), {3})).value();
   g.rows["emb"].ids = {-5};
   g.rows["emb"].values = std::move(Tensor::FromValues<float>(Shape({1, 1}), {3})).value();
-  UpdateContext c;
+  UpdateStep c;
   c.learning_rate = 1;
   ASSERT_TRUE((*store)->Apply(g, c).ok());
   // acc = 4 + 9 = 13: w = -3 / sqrt(13).

@@ -29,7 +29,7 @@ DenseVariable::DenseVariable(std::string name, std::vector<int64_t> shape, const
 
 void DenseVariable::Apply(const Optimizer& optimizer, const UpdateStep& step, const float* grad) {
   absl::MutexLock l(&mu_);
-  float* slots[4];
+  float* slots[Optimizer::kMaxSlots];
   for (int k = 0; k < num_slots_; ++k) slots[k] = slots_[k].data();
   optimizer.Apply(step, grad, num_elements_, values_.data(), slots);
 }
@@ -39,7 +39,7 @@ void DenseVariable::ApplyPieces(const Optimizer& optimizer, const UpdateStep& st
                                 absl::Span<const float* const> grads,
                                 absl::Span<const int64_t> counts) {
   absl::MutexLock l(&mu_);
-  float* slots[4];
+  float* slots[Optimizer::kMaxSlots];
   for (size_t i = 0; i < offsets.size(); ++i) {
     for (int k = 0; k < num_slots_; ++k) slots[k] = slots_[k].data() + offsets[i];
     optimizer.Apply(step, grads[i], counts[i], values_.data() + offsets[i], slots);
@@ -50,7 +50,7 @@ void DenseVariable::ApplyRows(const Optimizer& optimizer, const UpdateStep& step
                               absl::Span<const int64_t> ids, const float* grad) {
   const int64_t width = row_width();
   absl::MutexLock l(&mu_);
-  float* slots[4];
+  float* slots[Optimizer::kMaxSlots];
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t offset = ids[i] * width;
     for (int k = 0; k < num_slots_; ++k) slots[k] = slots_[k].data() + offset;

@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "common/optimizer/initializer.h"
+#include "common/optimizer/optimizer.h"
 #include "server/ps/float_buffer.h"
-#include "server/ps/initializer.h"
-#include "server/ps/optimizer.h"
 
 namespace pstrain {
 

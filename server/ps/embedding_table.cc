@@ -12,11 +12,7 @@ EmbeddingTable::EmbeddingTable(std::string name, const EmbeddingTableOptions& op
       options_(options),
       init_(std::move(init)),
       dim_(options.dim),
-      num_slots_(optimizer.num_slots()) {
-  for (int k = 0; k < num_slots_; ++k) {
-    slot_initial_values_.push_back(optimizer.slot_initial_value(k));
-  }
-}
+      num_slots_(optimizer.num_slots()) {}
 
 float* EmbeddingTable::RowPtr(int32_t slot) {
   return blocks_[slot / kRowsPerBlock].get() + (slot % kRowsPerBlock) * row_floats();
@@ -85,7 +81,7 @@ void EmbeddingTable::EvictOldest() {
   ++stats_.evictions;
 }
 
-int32_t EmbeddingTable::Insert(int64_t id) {
+int32_t EmbeddingTable::Insert(int64_t id, const Optimizer& optimizer) {
   if (options_.max_bytes > 0) {
     while (stats_.rows > 0 && (stats_.rows + 1) * row_bytes() > options_.max_bytes) {
       EvictOldest();
@@ -107,9 +103,7 @@ int32_t EmbeddingTable::Insert(int64_t id) {
   slot_ids_[slot] = id;
   float* row = RowPtr(slot);
   init_.FillRow(id, absl::MakeSpan(row, dim_));
-  for (int k = 0; k < num_slots_; ++k) {
-    std::fill(row + (k + 1) * dim_, row + (k + 2) * dim_, slot_initial_values_[k]);
-  }
+  optimizer.InitializeRowSlots(dim_, row);
   index_.emplace(id, slot);
   PushNewest(slot);
   ++stats_.rows;
@@ -147,7 +141,7 @@ void EmbeddingTable::Apply(const Optimizer& optimizer, const UpdateStep& step,
       }
       candidates_.erase(id);
     }
-    slots[i] = Insert(id);
+    slots[i] = Insert(id, optimizer);
     if (dynamic) ++stats_.admissions;
   }
   if (stats_.evictions != evictions_before) {
@@ -159,13 +153,10 @@ void EmbeddingTable::Apply(const Optimizer& optimizer, const UpdateStep& step,
       if (it == index_.end() || it->second != slots[i]) slots[i] = kNone;
     }
   }
-  float* slot_ptrs[4];
   for (size_t i = 0; i < ids.size(); ++i) {
     if (i + kPrefetchDistance < ids.size()) Prefetch(slots[i + kPrefetchDistance]);
     if (slots[i] == kNone) continue;
-    float* row = RowPtr(slots[i]);
-    for (int k = 0; k < num_slots_; ++k) slot_ptrs[k] = row + (k + 1) * dim_;
-    optimizer.Apply(step, grad + i * dim_, dim_, row, slot_ptrs);
+    optimizer.ApplyToRow(step, grad + i * dim_, dim_, RowPtr(slots[i]));
   }
 }
 

@@ -12,8 +12,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
-#include "server/ps/initializer.h"
-#include "server/ps/optimizer.h"
+#include "common/optimizer/initializer.h"
+#include "common/optimizer/optimizer.h"
 
 namespace pstrain {
 
@@ -97,7 +97,7 @@ class EmbeddingTable {
   void Prefetch(int32_t slot) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   const float* RowPtr(int32_t slot) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Takes a free slot (growing the storage) for `id` with initial values.
-  int32_t Insert(int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int32_t Insert(int64_t id, const Optimizer& optimizer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EvictOldest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unlink(int32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PushNewest(int32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -109,7 +109,6 @@ class EmbeddingTable {
   const Initializer init_;
   const int64_t dim_;
   const int num_slots_;
-  std::vector<float> slot_initial_values_;
 
   mutable absl::Mutex mu_;
   // Row storage in fixed blocks (no reallocation of held rows), a free

@@ -8,8 +8,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/optimizer/gradient_clipping.h"
+#include "common/optimizer/initializer.h"
+#include "common/placement/row_placement.h"
 #include "common/status/status_macros.h"
-#include "server/ps/row_placement.h"
 
 namespace pstrain {
 namespace {
@@ -359,21 +361,14 @@ absl::Status ParameterShard::Validate(const PushKey& key,
 absl::StatusOr<float> ParameterShard::ClipScale(absl::Span<const GradientRef> gradients) const {
   if (clip_norm_ <= 0) return 1.0f;
   double sum = 0;
-  auto add = [&sum](absl::Span<const float> values) {
-    sum += Eigen::Map<const Eigen::ArrayXf>(values.data(), values.size())
-               .cast<double>()
-               .square()
-               .sum();
-  };
   for (const GradientRef& g : gradients) {
-    add(g.values);
-    for (const DenseSegment& s : g.segments) add(s.values);
+    sum += SumOfSquares(g.values);
+    for (const DenseSegment& s : g.segments) sum += SumOfSquares(s.values);
   }
   if (!std::isfinite(sum)) {
     return absl::InvalidArgumentError("the push's gradients are not finite");
   }
-  const double norm = std::sqrt(sum);
-  return norm > clip_norm_ ? static_cast<float>(clip_norm_ / norm) : 1.0f;
+  return GradientClipScale(std::sqrt(sum), clip_norm_);
 }
 
 PushReply ParameterShard::Reject(absl::Status status) {
@@ -519,7 +514,7 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
 
 void ParameterShard::Apply(absl::Span<const GradientRef> gradients, int64_t step, float scale) {
   const absl::Time start = clock_.Now();
-  const UpdateStep update{learning_rate_.At(step), step + 1, scale};
+  const UpdateStep update{static_cast<float>(learning_rate_.At(step)), step + 1, scale};
   bool tables = false;
   for (const GradientRef& g : gradients) {
     ShardVariable& v = *variables_[g.variable];

@@ -3,10 +3,10 @@
 #include <thread>
 #include <vector>
 
+#include "common/placement/row_placement.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/ps/fake_clock.h"
-#include "server/ps/row_placement.h"
 #include "server/ps/test_signal.h"
 
 namespace pstrain {

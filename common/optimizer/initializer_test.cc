@@ -1,6 +1,8 @@
-#include "server/ps/initializer.h"
+#include "common/optimizer/initializer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -118,6 +120,99 @@ TEST(InitializerTest, ValidateRefusesImpossibleSpecs) {
   EXPECT_EQ(ValidateInitializer(Spec(static_cast<InitializerKind>(99))).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(ValidateInitializer(InitializerSpec()).ok());
+}
+
+// Checks carried over from the single-process trainer's initializer, through
+// ForVariable.
+
+VariableSpec Variable(const std::string& name, std::vector<int64_t> dims, InitializerKind kind) {
+  VariableSpec spec;
+  spec.set_name(name);
+  spec.set_dtype(DATA_TYPE_FLOAT32);
+  for (int64_t d : dims) spec.mutable_shape()->add_dims(d);
+  spec.mutable_initializer()->set_kind(kind);
+  spec.mutable_initializer()->set_seed(3);
+  return spec;
+}
+
+std::vector<float> Init(const VariableSpec& spec) {
+  int64_t n = 1;
+  for (int64_t d : spec.shape().dims()) n *= d;
+  absl::StatusOr<Initializer> init = Initializer::ForVariable(spec, /*job_seed=*/0);
+  EXPECT_TRUE(init.ok()) << init.status();
+  std::vector<float> v(n);
+  if (init.ok()) init->FillDense(0, absl::MakeSpan(v));
+  return v;
+}
+
+TEST(InitializerTest, GlorotUniformBoundsAndSpread) {
+  const std::vector<float> t = Init(Variable("w", {100, 50}, INITIALIZER_KIND_GLOROT_UNIFORM));
+  const float limit = std::sqrt(6.0f / 150);
+  double sum_sq = 0;
+  for (float v : t) {
+    ASSERT_LE(std::abs(v), limit);
+    sum_sq += v * v;
+  }
+  // The variance of U(-l, l) is l^2 / 3.
+  EXPECT_NEAR(sum_sq / t.size(), limit * limit / 3, 0.1 * limit * limit / 3);
+}
+
+TEST(InitializerTest, ReproducibleAndNameDependent) {
+  VariableSpec a = Variable("a", {4, 4}, INITIALIZER_KIND_NORMAL);
+  a.mutable_initializer()->set_stddev(1);
+  VariableSpec b = a;
+  b.set_name("b");
+  const std::vector<float> a1 = Init(a), a2 = Init(a), b1 = Init(b);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(a1[i], a2[i]);
+  EXPECT_NE(a1[0], b1[0]);
+}
+
+TEST(InitializerTest, ConstantsTruncationAndRows) {
+  VariableSpec c = Variable("c", {3}, INITIALIZER_KIND_CONSTANT);
+  c.mutable_initializer()->set_value(0.5f);
+  EXPECT_EQ(Init(c)[2], 0.5f);
+  VariableSpec t = Variable("t", {1000}, INITIALIZER_KIND_TRUNCATED_NORMAL);
+  t.mutable_initializer()->set_stddev(0.1f);
+  const std::vector<float> tt = Init(t);
+  for (int i = 0; i < 1000; ++i) ASSERT_LE(std::abs(tt[i]), 0.2f + 1e-6f);
+
+  VariableSpec e = Variable("e", {0, 4}, INITIALIZER_KIND_UNIFORM);
+  e.set_kind(VARIABLE_KIND_EMBEDDING);
+  e.mutable_initializer()->set_min(-1);
+  e.mutable_initializer()->set_max(1);
+  const Initializer rows = Initializer::ForVariable(e, 0).value();
+  std::vector<float> r1(4), r2(4), r3(4);
+  rows.FillRow(12345, absl::MakeSpan(r1));
+  rows.FillRow(12345, absl::MakeSpan(r2));
+  rows.FillRow(12346, absl::MakeSpan(r3));
+  EXPECT_EQ(r1, r2);
+  EXPECT_NE(r1, r3);
+}
+
+TEST(InitializerTest, ForVariableRefusesBadParametersNamingTheVariable) {
+  const absl::Status s =
+      Initializer::ForVariable(Variable("u", {3}, INITIALIZER_KIND_UNIFORM), 0).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("\"u\""), std::string::npos) << s;
+  EXPECT_NE(s.message().find("initializer.min"), std::string::npos) << s;
+}
+
+// Values do not depend on how a variable is split: any piece drawn at its
+// offset equals the same elements of the whole.
+TEST(InitializerTest, PiecesAtOffsetsEqualTheWhole) {
+  for (InitializerKind kind : {INITIALIZER_KIND_GLOROT_UNIFORM, INITIALIZER_KIND_NORMAL,
+                               INITIALIZER_KIND_TRUNCATED_NORMAL}) {
+    VariableSpec spec = Variable("layer/kernel", {37, 11}, kind);
+    spec.mutable_initializer()->set_stddev(0.5f);
+    const Initializer init = Initializer::ForVariable(spec, 99).value();
+    std::vector<float> whole(37 * 11), pieces(37 * 11);
+    init.FillDense(0, absl::MakeSpan(whole));
+    for (int64_t begin = 0; begin < 37 * 11; begin += 50) {
+      const int64_t n = std::min<int64_t>(50, 37 * 11 - begin);
+      init.FillDense(begin, absl::MakeSpan(pieces.data() + begin, n));
+    }
+    EXPECT_EQ(whole, pieces) << InitializerKind_Name(kind);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "server/ps/learning_rate.h"
+#include "common/optimizer/learning_rate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,13 +8,12 @@
 namespace pstrain {
 
 absl::StatusOr<LearningRate> LearningRate::Create(const OptimizerSpec& spec) {
-  LearningRate lr(spec);
-  lr.base_ = spec.has_learning_rate() ? spec.learning_rate() : 0.01;
-  if (!(lr.base_ > 0) || !std::isfinite(lr.base_)) {
+  const double base = spec.has_learning_rate() ? spec.learning_rate() : 0.01;
+  if (!(base > 0) || !std::isfinite(base)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("optimizer.learning_rate must be > 0, got ", lr.base_));
+        absl::StrCat("optimizer.learning_rate must be > 0, got ", base));
   }
-  LearningRateSchedule& s = *lr.spec_.mutable_schedule();
+  LearningRateSchedule s = spec.schedule();
   if (s.warmup_steps() < 0) {
     return absl::InvalidArgumentError("optimizer.schedule.warmup_steps must be >= 0");
   }
@@ -48,24 +47,24 @@ absl::StatusOr<LearningRate> LearningRate::Create(const OptimizerSpec& spec) {
     case LearningRateSchedule::KIND_NOT_SET:
       break;
   }
-  return lr;
+  return LearningRate(s, base);
 }
 
 double LearningRate::Scheduled(int64_t step) const {
-  const LearningRateSchedule& s = spec_.schedule();
-  switch (s.kind_case()) {
+  switch (schedule_.kind_case()) {
     case LearningRateSchedule::kStep:
-      return base_ * std::pow(static_cast<double>(s.step().factor()),
-                              static_cast<double>(step / s.step().step_size()));
+      return base_ * std::pow(static_cast<double>(schedule_.step().factor()),
+                              static_cast<double>(step / schedule_.step().step_size()));
     case LearningRateSchedule::kExponential: {
-      double p = static_cast<double>(step) / static_cast<double>(s.exponential().decay_steps());
-      if (s.exponential().staircase()) p = std::floor(p);
-      return base_ * std::pow(static_cast<double>(s.exponential().rate()), p);
+      double exponent =
+          static_cast<double>(step) / static_cast<double>(schedule_.exponential().decay_steps());
+      if (schedule_.exponential().staircase()) exponent = std::floor(exponent);
+      return base_ * std::pow(static_cast<double>(schedule_.exponential().rate()), exponent);
     }
     case LearningRateSchedule::kCosine: {
-      const double d = static_cast<double>(s.cosine().decay_steps());
+      const double d = static_cast<double>(schedule_.cosine().decay_steps());
       const double t = std::min(static_cast<double>(step), d) / d;
-      const double alpha = s.cosine().alpha();
+      const double alpha = schedule_.cosine().alpha();
       return base_ * ((1 - alpha) * 0.5 * (1 + std::cos(M_PI * t)) + alpha);
     }
     case LearningRateSchedule::KIND_NOT_SET:
@@ -74,14 +73,11 @@ double LearningRate::Scheduled(int64_t step) const {
   return base_;
 }
 
-float LearningRate::At(int64_t step) const {
-  if (step < 0) step = 0;
-  const int64_t warmup = spec_.schedule().warmup_steps();
-  if (step < warmup) {
-    return static_cast<float>(Scheduled(0) * static_cast<double>(step) /
-                              static_cast<double>(warmup));
-  }
-  return static_cast<float>(Scheduled(step - warmup));
+double LearningRate::At(int64_t step) const {
+  step = std::max<int64_t>(step, 0);
+  const int64_t warmup = schedule_.warmup_steps();
+  if (step < warmup) return Scheduled(0) * static_cast<double>(step) / static_cast<double>(warmup);
+  return Scheduled(step - warmup);
 }
 
 }  // namespace pstrain

@@ -1,11 +1,10 @@
-#include "server/ps/optimizer.h"
+#include "common/optimizer/optimizer.h"
 
 #include <cmath>
 #include <functional>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/ps/float_buffer.h"
 
 namespace pstrain {
 namespace {
@@ -57,6 +56,20 @@ TEST(OptimizerTest, FtrlHandValues) {
   State t(*l1, {0.0f});
   t.Apply(*l1, {0.1f, 1, 1.0f}, {1.0f});
   EXPECT_EQ(t.w[0], 0.0f);  // |z| = 1 <= l1
+}
+
+// Warm-up starts at a learning rate of 0; FTRL divides by it.
+TEST(OptimizerTest, FtrlStepAtLearningRateZeroChangesNothing) {
+  OptimizerSpec spec;
+  spec.mutable_ftrl()->set_learning_rate_power(-0.3f);
+  auto opt = Make(spec);
+  State s(*opt, {0.5f, -0.25f});
+  s.Apply(*opt, {0.0f, 1, 1.0f}, {1.0f, -2.0f});
+  EXPECT_EQ(s.w, (std::vector<float>{0.5f, -0.25f}));
+  EXPECT_EQ(s.slots[0], (std::vector<float>{0.0f, 0.0f}));
+  EXPECT_EQ(s.slots[1], (std::vector<float>{0.1f, 0.1f}));
+  s.Apply(*opt, {0.1f, 2, 1.0f}, {1.0f, -2.0f});
+  EXPECT_TRUE(std::isfinite(s.w[0]) && std::isfinite(s.w[1]));
 }
 
 TEST(OptimizerTest, AdamFirstStepMovesByTheLearningRate) {
@@ -186,6 +199,139 @@ TEST(OptimizerTest, RefusesOutOfRangeHyperparameters) {
   OptimizerSpec g;
   g.mutable_adagrad()->set_initial_accumulator(0.0f);
   EXPECT_EQ(Optimizer::Create(g).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Closed-form checks and convergence, one element at a time.
+
+// Runs `steps` updates of one element from w0 with gradient g(w) = 2 (w - 3),
+// the gradient of (w - 3)^2, and returns w.
+float Minimise(const Optimizer& rule, float lr, int steps) {
+  float w = 0;
+  std::vector<float> slots(rule.num_slots());
+  for (int k = 0; k < rule.num_slots(); ++k) slots[k] = rule.slot_initial_value(k);
+  std::vector<float*> slot_ptrs;
+  for (float& s : slots) slot_ptrs.push_back(&s);
+  for (int t = 1; t <= steps; ++t) {
+    const float g = 2 * (w - 3);
+    UpdateStep c;
+    c.learning_rate = lr;
+    c.t = t;
+    rule.Apply(c, &g, 1, &w, slot_ptrs.data());
+  }
+  return w;
+}
+
+TEST(OptimizerTest, OneStepByHand) {
+  OptimizerSpec spec;
+  const float g = 0.5f;
+  UpdateStep c;
+  c.learning_rate = 0.1f;
+  c.t = 1;
+  {
+    float w = 1;
+    Make(spec)->Apply(c, &g, 1, &w, nullptr);
+    EXPECT_FLOAT_EQ(w, 1 - 0.05f);
+  }
+  {
+    spec.mutable_momentum()->set_momentum(0.5f);
+    float w = 1, a = 2;
+    float* slots[] = {&a};
+    Make(spec)->Apply(c, &g, 1, &w, slots);
+    EXPECT_FLOAT_EQ(a, 1.5f);
+    EXPECT_FLOAT_EQ(w, 1 - 0.15f);
+  }
+  {
+    spec.mutable_adagrad();
+    float w = 1, acc = 0.1f;
+    float* slots[] = {&acc};
+    Make(spec)->Apply(c, &g, 1, &w, slots);
+    EXPECT_FLOAT_EQ(acc, 0.35f);
+    EXPECT_NEAR(w, 1 - 0.1f * 0.5f / (std::sqrt(0.35f) + 1e-7f), 1e-6);
+  }
+  {
+    spec.mutable_adam();
+    float w = 1, m = 0, v = 0;
+    float* slots[] = {&m, &v};
+    Make(spec)->Apply(c, &g, 1, &w, slots);
+    // At t = 1 the bias-corrected step is lr * sign(g) (up to epsilon).
+    EXPECT_NEAR(w, 0.9f, 1e-6);
+  }
+  {
+    spec.mutable_ftrl()->set_l1(0.01f);
+    float w = 0, z = 0, n = 0.1f;
+    float* slots[] = {&z, &n};
+    Make(spec)->Apply(c, &g, 1, &w, slots);
+    EXPECT_FLOAT_EQ(n, 0.35f);
+    EXPECT_FLOAT_EQ(z, 0.5f);
+    EXPECT_NEAR(w, (0.01f - 0.5f) / (std::sqrt(0.35f) / 0.1f), 1e-6);
+  }
+  {
+    spec.mutable_sgd();
+    c.grad_scale = 0.5f;
+    float w = 1;
+    Make(spec)->Apply(c, &g, 1, &w, nullptr);
+    EXPECT_FLOAT_EQ(w, 1 - 0.025f);
+  }
+}
+
+TEST(OptimizerTest, EveryRuleMinimisesAQuadratic) {
+  std::vector<std::pair<OptimizerSpec, float>> cases(6);
+  cases[0].second = 0.1f;
+  cases[1].first.mutable_momentum();
+  cases[1].second = 0.05f;
+  cases[2].first.mutable_momentum()->set_nesterov(true);
+  cases[2].second = 0.05f;
+  cases[3].first.mutable_adagrad();
+  cases[3].second = 1.0f;
+  cases[4].first.mutable_adam();
+  cases[4].second = 0.1f;
+  cases[5].first.mutable_ftrl();
+  cases[5].second = 1.0f;
+  for (const auto& [spec, lr] : cases) {
+    auto rule = Make(spec);
+    EXPECT_NEAR(Minimise(*rule, lr, 500), 3.0f, 0.02f) << rule->name();
+  }
+}
+
+TEST(OptimizerTest, RefusesOutOfRangeFieldsNamingThem) {
+  OptimizerSpec spec;
+  spec.mutable_momentum()->set_momentum(1.0f);
+  EXPECT_EQ(Optimizer::Create(spec).status().code(), absl::StatusCode::kInvalidArgument);
+  spec.mutable_adam()->set_epsilon(0);
+  auto bad = Optimizer::Create(spec);
+  EXPECT_NE(bad.status().message().find("optimizer.adam.epsilon"), std::string::npos);
+  spec.mutable_ftrl()->set_l1(-1);
+  EXPECT_FALSE(Optimizer::Create(spec).ok());
+}
+
+// A sparse row (value and slots side by side) takes the same update as the
+// same elements held in separate arrays.
+TEST(OptimizerTest, RowsWithTheirSlotsUpdateLikeSeparateArrays) {
+  for (const Reference& ref : References()) {
+    SCOPED_TRACE(ref.spec.ShortDebugString());
+    auto opt = Make(ref.spec);
+    constexpr int64_t kWidth = 13;
+    std::vector<float> w0(kWidth), g(kWidth);
+    for (int i = 0; i < kWidth; ++i) {
+      w0[i] = 0.2f * (i % 4) - 0.3f;
+      g[i] = 0.07f * (i % 5) - 0.1f;
+    }
+    State separate(*opt, w0);
+    std::vector<float> row(opt->row_floats(kWidth), -1.0f);
+    std::copy(w0.begin(), w0.end(), row.begin());
+    opt->InitializeRowSlots(kWidth, row.data());
+    for (int k = 0; k < opt->num_slots(); ++k) {
+      ASSERT_EQ(row[(k + 1) * kWidth], opt->slot_initial_value(k));
+    }
+    for (int t = 1; t <= 3; ++t) {
+      const UpdateStep step{0.05f, t, 0.5f};
+      separate.Apply(*opt, step, g);
+      opt->ApplyToRow(step, g.data(), kWidth, row.data());
+    }
+    std::vector<float> expected = separate.w;
+    for (const auto& s : separate.slots) expected.insert(expected.end(), s.begin(), s.end());
+    EXPECT_EQ(row, expected);
+  }
 }
 
 }  // namespace

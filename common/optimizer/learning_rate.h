@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_COMMON_TRAINING_SCHEDULED_LEARNING_RATE_H_
-#define PSTRAIN_COMMON_TRAINING_SCHEDULED_LEARNING_RATE_H_
+#ifndef PSTRAIN_COMMON_OPTIMIZER_LEARNING_RATE_H_
+#define PSTRAIN_COMMON_OPTIMIZER_LEARNING_RATE_H_
 
 #include <cstdint>
 
@@ -9,8 +9,8 @@
 namespace pstrain {
 
 // The learning rate as a function of the number of updates applied so far,
-// from an OptimizerSpec's learning_rate and schedule, as the parameter
-// servers define it:
+// from an OptimizerSpec's learning_rate and schedule, for the parameter
+// servers and the single-process trainer alike:
 //   constant     base
 //   step         base * factor^floor(s / step_size)
 //   exponential  base * rate^(s / decay_steps), the exponent floored when
@@ -20,18 +20,21 @@ namespace pstrain {
 // schedule's initial value at s = W, and the schedule runs from there:
 // lr(s) = sched(0) * s / W for s < W, sched(s - W) after.
 // Immutable and thread-safe.
-class ScheduledLearningRate {
+class LearningRate {
  public:
   // Unset fields take their documented defaults (learning_rate 0.01, factor
-  // 0.1, rate 0.96). InvalidArgument naming the field: learning_rate <= 0,
-  // decay steps <= 0, a factor or rate outside (0, 1], alpha outside
-  // [0, 1], warmup_steps < 0.
-  static absl::StatusOr<ScheduledLearningRate> Create(const OptimizerSpec& spec);
+  // 0.1, rate 0.96). InvalidArgument naming the field: learning_rate <= 0 or
+  // not finite, decay steps <= 0, a factor or rate outside (0, 1], alpha
+  // outside [0, 1], warmup_steps < 0.
+  static absl::StatusOr<LearningRate> Create(const OptimizerSpec& spec);
 
+  // The rate of update number `step` (0-based; a negative step counts as
+  // 0), computed in double. Updates use it rounded to float
+  // (UpdateStep::learning_rate).
   double At(int64_t step) const;
 
  private:
-  ScheduledLearningRate(const LearningRateSchedule& schedule, double base)
+  LearningRate(const LearningRateSchedule& schedule, double base)
       : schedule_(schedule), base_(base) {}
   double Scheduled(int64_t step) const;
 
@@ -41,4 +44,4 @@ class ScheduledLearningRate {
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_COMMON_TRAINING_SCHEDULED_LEARNING_RATE_H_
+#endif  // PSTRAIN_COMMON_OPTIMIZER_LEARNING_RATE_H_

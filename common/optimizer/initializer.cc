@@ -1,6 +1,8 @@
-#include "server/ps/initializer.h"
+#include "common/optimizer/initializer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -99,6 +101,15 @@ Initializer::Initializer(const InitializerSpec& spec, uint64_t job_seed, absl::s
     default:
       break;
   }
+}
+
+absl::StatusOr<Initializer> Initializer::ForVariable(const VariableSpec& spec, uint64_t job_seed) {
+  if (absl::Status valid = ValidateInitializer(spec.initializer()); !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", spec.name(), "\": ", valid.message()));
+  }
+  const std::vector<int64_t> shape(spec.shape().dims().begin(), spec.shape().dims().end());
+  return Initializer(spec.initializer(), job_seed, spec.name(), shape);
 }
 
 float Initializer::Draw(uint64_t stream, uint64_t index) const {

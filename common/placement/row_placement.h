@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_SERVER_PS_ROW_PLACEMENT_H_
-#define PSTRAIN_SERVER_PS_ROW_PLACEMENT_H_
+#ifndef PSTRAIN_COMMON_PLACEMENT_ROW_PLACEMENT_H_
+#define PSTRAIN_COMMON_PLACEMENT_ROW_PLACEMENT_H_
 
 #include <cstdint>
 
@@ -7,7 +7,9 @@ namespace pstrain {
 
 // The shard that holds row `id` of every embedding table, as documented in
 // protos/parameter_server.proto: splitmix64's finaliser of the id, modulo
-// the number of shards. Clients must place rows the same way.
+// the number of shards. Workers place the rows they pull and push this way,
+// and a shard refuses rows that place elsewhere. `num_shards` > 0.
+// Thread-safe (a pure function).
 inline int RowShard(int64_t id, int num_shards) {
   uint64_t z = static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -18,4 +20,4 @@ inline int RowShard(int64_t id, int num_shards) {
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_PS_ROW_PLACEMENT_H_
+#endif  // PSTRAIN_COMMON_PLACEMENT_ROW_PLACEMENT_H_

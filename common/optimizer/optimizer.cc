@@ -1,4 +1,4 @@
-#include "server/ps/optimizer.h"
+#include "common/optimizer/optimizer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +9,8 @@
 namespace pstrain {
 namespace {
 
+// Eigen expressions vectorise the per-element rules (plain loops with
+// std::sqrt do not, as sqrt may set errno).
 using Array = Eigen::Map<Eigen::ArrayXf>;
 using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
 
@@ -112,6 +114,9 @@ class Ftrl : public Optimizer {
   void Apply(const UpdateStep& step, const float* grad, int64_t n, float* w,
              float* const* slots) const override {
     const float lr = step.learning_rate, s = step.grad_scale, l1 = l1_, l2 = l2_;
+    // The rule divides by lr: a step of rate 0 (the first of a warm-up)
+    // would turn every weight into NaN. It moves nothing, so skip it.
+    if (!(lr > 0)) return;
     const bool sqrt_power = power_ == -0.5f;
     const float neg_p = -power_;
     ForEachBlock(n, [&](int64_t b, int64_t len) {
@@ -149,6 +154,19 @@ absl::Status InRange(const char* field, float value, float low, bool low_open, f
 }
 
 }  // namespace
+
+void Optimizer::InitializeRowSlots(int64_t width, float* row) const {
+  for (int k = 0; k < num_slots(); ++k) {
+    std::fill(row + (k + 1) * width, row + (k + 2) * width, slot_initial_values_[k]);
+  }
+}
+
+void Optimizer::ApplyToRow(const UpdateStep& step, const float* grad, int64_t width,
+                           float* row) const {
+  float* slots[kMaxSlots];
+  for (int k = 0; k < num_slots(); ++k) slots[k] = row + (k + 1) * width;
+  Apply(step, grad, width, row, slots);
+}
 
 absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerSpec& spec) {
   constexpr float kInf = INFINITY;
