@@ -1,0 +1,181 @@
+#include "common/export/export_writer.h"
+
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "absl/base/config.h"
+#include "absl/strings/str_cat.h"
+#include "common/checkpoint/file_path.h"
+#include "common/checksum/crc32c.h"
+#include "common/export/export_manifest.h"
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+#include "google/protobuf/text_format.h"
+
+#if !defined(ABSL_IS_LITTLE_ENDIAN)
+#error "export files are little-endian; this build writes them as raw memory"
+#endif
+
+namespace pstrain {
+namespace {
+
+// A file being written whole, with its running size and CRC32C.
+// Not thread-safe.
+class ChecksummedFile {
+ public:
+  static absl::StatusOr<ChecksummedFile> Create(Env& env, const std::string& dir,
+                                                const std::string& name) {
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env.NewWritableFile(JoinPath(dir, name)));
+    return ChecksummedFile(std::move(file), name);
+  }
+
+  absl::Status Append(const void* data, size_t n) {
+    const char* bytes = static_cast<const char*>(data);
+    crc_ = Crc32cExtend(crc_, bytes, n);
+    bytes_ += static_cast<int64_t>(n);
+    return file_->Append(absl::string_view(bytes, n));
+  }
+
+  // Syncs and closes; returns the file's entry for the MANIFEST.
+  absl::StatusOr<ExportedFile> Finish() {
+    RETURN_IF_ERROR(file_->Sync());
+    RETURN_IF_ERROR(file_->Close());
+    ExportedFile entry;
+    entry.set_name(name_);
+    entry.set_bytes(bytes_);
+    entry.set_crc32c(crc_);
+    return entry;
+  }
+
+ private:
+  ChecksummedFile(std::unique_ptr<WritableFile> file, std::string name)
+      : file_(std::move(file)), name_(std::move(name)) {}
+
+  std::unique_ptr<WritableFile> file_;
+  std::string name_;
+  uint32_t crc_ = 0;
+  int64_t bytes_ = 0;
+};
+
+absl::Status WriteVariable(Env& env, const std::string& dir, int index, const VariableDef& def,
+                           const ModelParameters& parameters, ExportedVariable* entry) {
+  const std::string& name = def.spec.name();
+  entry->set_name(name);
+  for (int64_t d : def.spec.shape().dims()) entry->add_dims(d);
+  ASSIGN_OR_RETURN(ChecksummedFile file,
+                   ChecksummedFile::Create(env, dir, ExportVariableFileName(index)));
+  if (def.spec.kind() == VARIABLE_KIND_EMBEDDING) {
+    const EmbeddingTableValues* table = parameters.table(name);
+    if (table == nullptr) return absl::InternalError(absl::StrCat("no table ", name));
+    entry->set_embedding(true);
+    const std::vector<int64_t> ids = table->SortedIds();
+    entry->set_rows(static_cast<int64_t>(ids.size()));
+    for (int64_t id : ids) {
+      RETURN_IF_ERROR(file.Append(&id, sizeof(id)));
+      RETURN_IF_ERROR(file.Append(table->Find(id), table->dim() * sizeof(float)));
+    }
+  } else {
+    const Tensor* value = parameters.dense(name);
+    if (value == nullptr) return absl::InternalError(absl::StrCat("no dense variable ", name));
+    RETURN_IF_ERROR(file.Append(value->raw_data(), value->num_bytes()));
+  }
+  ASSIGN_OR_RETURN(*entry->mutable_file(), file.Finish());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ExportManifest> WriteContents(Env& env, const std::string& dir,
+                                             const ExportSource& source,
+                                             const ModelParameters& parameters) {
+  ExportManifest manifest;
+  manifest.set_format_version(kExportFormatVersion);
+  manifest.set_global_step(source.global_step);
+  manifest.set_job_id(source.job_id);
+  manifest.set_created_unix_ms(absl::ToUnixMillis(env.Now()));
+  manifest.set_source_checkpoint(source.source_checkpoint);
+  *manifest.mutable_dataset() = ToExportedDatasetInfo(source.dataset);
+  for (const auto& [name, value] : source.metrics) (*manifest.mutable_metrics())[name] = value;
+
+  std::string spec_text;
+  if (!google::protobuf::TextFormat::PrintToString(source.spec, &spec_text)) {
+    return absl::InternalError("the job spec cannot be printed as text");
+  }
+  ASSIGN_OR_RETURN(ChecksummedFile spec_file,
+                   ChecksummedFile::Create(env, dir, std::string(kExportSpecFileName)));
+  RETURN_IF_ERROR(spec_file.Append(spec_text.data(), spec_text.size()));
+  ASSIGN_OR_RETURN(*manifest.mutable_spec_file(), spec_file.Finish());
+
+  const std::vector<VariableDef>& defs = parameters.definitions();
+  for (int i = 0; i < static_cast<int>(defs.size()); ++i) {
+    RETURN_IF_ERROR(WriteVariable(env, dir, i, defs[i], parameters, manifest.add_variables()));
+  }
+
+  ASSIGN_OR_RETURN(ChecksummedFile manifest_file,
+                   ChecksummedFile::Create(env, dir, std::string(kExportManifestFileName)));
+  const std::string bytes = SerializeExportManifest(manifest);
+  RETURN_IF_ERROR(manifest_file.Append(bytes.data(), bytes.size()));
+  RETURN_IF_ERROR(manifest_file.Finish().status());
+  RETURN_IF_ERROR(env.SyncDir(dir));
+  return ParseExportManifest(bytes, JoinPath(dir, kExportManifestFileName));
+}
+
+}  // namespace
+
+ExportedDatasetInfo ToExportedDatasetInfo(const DatasetInfo& info) {
+  ExportedDatasetInfo out;
+  out.set_dense_dim(info.dense_dim);
+  out.set_image_height(info.image_height);
+  out.set_image_width(info.image_width);
+  out.set_image_channels(info.image_channels);
+  out.set_sparse_dim(info.sparse_dim);
+  out.set_num_fields(info.num_fields);
+  out.set_num_classes(info.num_classes);
+  return out;
+}
+
+DatasetInfo FromExportedDatasetInfo(const ExportedDatasetInfo& info) {
+  DatasetInfo out;
+  out.dense_dim = info.dense_dim();
+  out.image_height = info.image_height();
+  out.image_width = info.image_width();
+  out.image_channels = info.image_channels();
+  out.sparse_dim = info.sparse_dim();
+  out.num_fields = info.num_fields();
+  out.num_classes = info.num_classes();
+  return out;
+}
+
+absl::StatusOr<ExportManifest> WriteExport(Env& env, const std::string& dir,
+                                           const ExportSource& source,
+                                           const ModelParameters& parameters) {
+  if (dir.empty() || Basename(dir).empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("export folder '", dir, "' is not a folder name"));
+  }
+  if (source.global_step < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("negative global step ", source.global_step));
+  }
+  ASSIGN_OR_RETURN(const bool exists, PathExists(env, dir));
+  if (exists) return absl::AlreadyExistsError(absl::StrCat("export ", dir, " already exists"));
+  const std::string parent = Dirname(dir);
+  RETURN_IF_ERROR(CreateDirs(env, parent));
+  const std::string temporary = dir + ".tmp";
+  ASSIGN_OR_RETURN(const bool stale, PathExists(env, temporary));
+  if (stale) RETURN_IF_ERROR(RemoveTree(env, temporary));
+  RETURN_IF_ERROR(env.CreateDir(temporary));
+
+  absl::StatusOr<ExportManifest> manifest = WriteContents(env, temporary, source, parameters);
+  absl::Status status = manifest.status();
+  if (status.ok()) status = env.Rename(temporary, dir);
+  if (!status.ok()) {
+    if (absl::Status removed = RemoveTree(env, temporary);
+        !removed.ok() && !absl::IsNotFound(removed)) {
+      LOG(WARNING) << "cannot remove the unfinished export " << temporary << ": " << removed;
+    }
+    return status;
+  }
+  RETURN_IF_ERROR(env.SyncDir(parent));
+  return manifest;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,338 @@
+#include "common/export/exported_model.h"
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/checkpoint/file_path.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/test_env.h"
+#include "common/config/job_spec.h"
+#include "common/config/job_spec_parser.h"
+#include "common/data/batch_reader.h"
+#include "common/data/data_source.h"
+#include "common/data/test_files.h"
+#include "common/export/export_manifest.h"
+#include "common/export/export_versions.h"
+#include "common/export/export_writer.h"
+#include "common/training/local_trainer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A fresh folder for one test. (common/checkpoint/test_checkpoints.h has
+// one, but its header brings protos/checkpoint.pb.h, whose RecordRange
+// clashes with common/data/batch_reader.h's.)
+std::string NewTestDir(Env& env) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string dir =
+      JoinPath(::testing::TempDir(), absl::StrCat(info->test_suite_name(), ".", info->name()));
+  if (*PathExists(env, dir)) {
+    EXPECT_TRUE(RemoveTree(env, dir).ok());
+  }
+  EXPECT_TRUE(CreateDirs(env, dir).ok());
+  return dir;
+}
+
+// Inverts bit `bit` of the byte at `offset` of `path`.
+absl::Status FlipBit(const std::string& path, int64_t offset, int bit = 0) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  if (!file) return absl::NotFoundError(path);
+  file.seekg(offset);
+  char byte;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ (1 << bit));
+  file.seekp(offset);
+  file.write(&byte, 1);
+  return file ? absl::OkStatus() : absl::InternalError(path);
+}
+
+JobSpec Spec(const std::string& text) {
+  auto raw = ParseJobSpecText(text);
+  EXPECT_TRUE(raw.ok()) << raw.status();
+  auto spec = PrepareJobSpec(*raw);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+JobSpec MlpSpec() {
+  const std::string dir = testing_util::WriteToyImageDataset(200, 60);
+  return Spec(absl::StrCat(R"(
+    model { mlp { hidden_units: [8] } }
+    train_data { fashion_mnist { dir: ")",
+                           dir, R"(" } batch_size: 20 }
+    eval_data { fashion_mnist { dir: ")",
+                           dir, R"(" } batch_size: 25 }
+    optimizer { adam {} learning_rate: 0.01 }
+    training { seed: 5 }
+    stop { max_steps: 1000 }
+    checkpoint { model_dir: "/tmp/unused" }
+  )"));
+}
+
+JobSpec WideAndDeepSpec() {
+  const std::string clicks =
+      "synthetic_clicks { num_examples: 400 num_fields: 4 vocabulary_per_field: 50 seed: 3 }";
+  return Spec(absl::StrCat(R"(
+    model { wide_and_deep { embedding { vocabulary_size: 200 dim: 4 } hidden_units: [8] } }
+    train_data { )",
+                           clicks, R"( batch_size: 40 }
+    eval_data { )",
+                           clicks, R"( batch_size: 50 }
+    optimizer { adagrad {} learning_rate: 0.1 }
+    training { seed: 4 }
+    stop { max_steps: 1000 }
+    checkpoint { model_dir: "/tmp/unused" }
+  )"));
+}
+
+// A trained single-process model and its parameters copied out.
+struct Trained {
+  std::unique_ptr<LocalTrainer> trainer;
+  std::unique_ptr<ModelParameters> parameters;
+};
+
+Trained Train(const JobSpec& spec, int64_t steps) {
+  LocalTrainerOptions options;
+  options.max_steps = steps;
+  auto trainer = LocalTrainer::Create(spec, options);
+  EXPECT_TRUE(trainer.ok()) << trainer.status();
+  EXPECT_TRUE((*trainer)->Run().ok());
+  auto parameters =
+      ModelParameters::Create((*trainer)->model().Variables(), spec.training().seed());
+  EXPECT_TRUE(parameters.ok()) << parameters.status();
+  const VariableStore& store = (*trainer)->variables();
+  for (const VariableDef& def : (*parameters)->definitions()) {
+    const std::string& name = def.spec.name();
+    if (def.spec.kind() == VARIABLE_KIND_EMBEDDING) {
+      EmbeddingTableValues* table = (*parameters)->mutable_table(name);
+      for (int64_t id = 0; id < table->vocabulary(); ++id) {
+        absl::StatusOr<std::vector<float>> row = store.Row(name, id);
+        if (!row.ok()) continue;  // never read in training
+        row->resize(table->dim());
+        EXPECT_TRUE(table->Set(id, *row).ok());
+      }
+      EXPECT_GT(table->num_rows(), 0);
+    } else {
+      const Tensor* value = store.dense(name);
+      std::memcpy((*parameters)->mutable_dense(name)->raw_data(), value->raw_data(),
+                  value->num_bytes());
+    }
+  }
+  return {std::move(trainer).value(), std::move(parameters).value()};
+}
+
+ExportSource Source(const Trained& trained, const JobSpec& spec, int64_t step) {
+  ExportSource source;
+  source.spec = spec;
+  source.dataset = trained.trainer->train_info();
+  source.global_step = step;
+  source.job_id = "job-1";
+  source.metrics = {{"loss", 0.5}};
+  source.source_checkpoint = absl::StrCat("/tmp/model/ckpt-", step);
+  return source;
+}
+
+// Every prediction of the exported model on the eval data equals the
+// trained model's, bit for bit, with and without labels.
+void ExpectSamePredictions(const JobSpec& spec, Trained& trained, ExportedModel& exported) {
+  auto source = OpenExampleSource(spec.eval_data(), true);
+  ASSERT_TRUE(source.ok());
+  BatchReaderOptions options = BatchReaderOptionsFromSpec(spec.eval_data(), true);
+  options.epochs = 1;
+  auto reader = BatchReader::Create(source->get(), options);
+  ASSERT_TRUE(reader.ok());
+  VariableStore& store = const_cast<VariableStore&>(trained.trainer->variables());
+  int batches = 0;
+  while (true) {
+    absl::StatusOr<ExampleBatch> batch = (*reader)->Next();
+    if (absl::IsOutOfRange(batch.status())) break;
+    ASSERT_TRUE(batch.ok());
+    auto rows = trained.trainer->model().RowsToRead(*batch);
+    ASSERT_TRUE(rows.ok());
+    ParameterView view;
+    ASSERT_TRUE(store.PrepareView(*rows, &view).ok());
+    ModelOutput expected;
+    ASSERT_TRUE(trained.trainer->model().Forward(view, *batch, ModelMode::kEval, &expected).ok());
+
+    auto predicted = exported.Predict(*batch);
+    ASSERT_TRUE(predicted.ok()) << predicted.status();
+    EXPECT_EQ(*predicted, expected.predictions);
+    batch->labels.clear();
+    auto unlabelled = exported.Predict(*batch);
+    ASSERT_TRUE(unlabelled.ok()) << unlabelled.status();
+    EXPECT_EQ(*unlabelled, expected.predictions);
+    ++batches;
+  }
+  EXPECT_GT(batches, 1);
+}
+
+TEST(ExportedModelTest, RoundTripGivesIdenticalPredictions) {
+  PosixEnv env;
+  const JobSpec spec = MlpSpec();
+  Trained trained = Train(spec, 15);
+  const std::string parent = JoinPath(NewTestDir(env), "export/best");
+  auto written = WriteExport(env, ExportVersionDir(parent, 15), Source(trained, spec, 15),
+                             *trained.parameters);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->variables_size(), static_cast<int>(trained.parameters->definitions().size()));
+
+  // The parent folder loads its newest version.
+  auto exported = LoadExportedModel(parent);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  EXPECT_EQ((*exported)->path(), ExportVersionDir(parent, 15));
+  EXPECT_EQ((*exported)->global_step(), 15);
+  EXPECT_EQ((*exported)->manifest().job_id(), "job-1");
+  EXPECT_EQ((*exported)->manifest().metrics().at("loss"), 0.5);
+  EXPECT_EQ((*exported)->spec().SerializeAsString(), spec.SerializeAsString());
+  EXPECT_EQ((*exported)->prediction_kind(), PredictionKind::kClassProbabilities);
+  EXPECT_EQ((*exported)->prediction_width(), 3);
+  ExpectSamePredictions(spec, trained, **exported);
+}
+
+TEST(ExportedModelTest, RoundTripsEmbeddingRows) {
+  PosixEnv env;
+  const JobSpec spec = WideAndDeepSpec();
+  Trained trained = Train(spec, 8);
+  const std::string dir = JoinPath(NewTestDir(env), "export");
+  ASSERT_TRUE(WriteExport(env, dir, Source(trained, spec, 8), *trained.parameters).ok());
+  auto exported = LoadExportedModel(env, dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  for (const VariableDef& def : trained.parameters->definitions()) {
+    if (def.spec.kind() != VARIABLE_KIND_EMBEDDING) continue;
+    const EmbeddingTableValues* before = trained.parameters->table(def.spec.name());
+    const EmbeddingTableValues* after = (*exported)->parameters().table(def.spec.name());
+    ASSERT_NE(after, nullptr);
+    EXPECT_EQ(after->SortedIds(), before->SortedIds());
+  }
+  ExpectSamePredictions(spec, trained, **exported);
+}
+
+class DamagedExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec_ = MlpSpec();
+    trained_ = Train(spec_, 3);
+    dir_ = JoinPath(NewTestDir(env_), "export");
+    auto written = WriteExport(env_, dir_, Source(trained_, spec_, 3), *trained_.parameters);
+    ASSERT_TRUE(written.ok()) << written.status();
+    manifest_ = *written;
+  }
+
+  // Loading fails with DataLoss naming `file`.
+  void ExpectDataLossNaming(const std::string& file) {
+    auto loaded = LoadExportedModel(env_, dir_);
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss) << loaded.status();
+    EXPECT_THAT(std::string(loaded.status().message()), HasSubstr(JoinPath(dir_, file)));
+  }
+
+  PosixEnv env_;
+  JobSpec spec_;
+  Trained trained_;
+  std::string dir_;
+  ExportManifest manifest_;
+};
+
+TEST_F(DamagedExportTest, BitFlipInWeightsIsRefused) {
+  const ExportedFile& weights = manifest_.variables(0).file();
+  ASSERT_TRUE(FlipBit(JoinPath(dir_, weights.name()), weights.bytes() / 2, 3).ok());
+  ExpectDataLossNaming(weights.name());
+}
+
+TEST_F(DamagedExportTest, BitFlipInSpecIsRefused) {
+  ASSERT_TRUE(FlipBit(JoinPath(dir_, kExportSpecFileName), 10).ok());
+  ExpectDataLossNaming(std::string(kExportSpecFileName));
+}
+
+TEST_F(DamagedExportTest, BitFlipInManifestIsRefused) {
+  ASSERT_TRUE(FlipBit(JoinPath(dir_, kExportManifestFileName), 7).ok());
+  ExpectDataLossNaming(std::string(kExportManifestFileName));
+}
+
+TEST_F(DamagedExportTest, MissingOrTruncatedFileIsRefused) {
+  const ExportedFile& last = manifest_.variables(manifest_.variables_size() - 1).file();
+  ASSERT_TRUE(env_.TruncateFile(JoinPath(dir_, last.name()), last.bytes() - 4).ok());
+  ExpectDataLossNaming(last.name());
+  ASSERT_TRUE(env_.RemoveFile(JoinPath(dir_, last.name())).ok());
+  ExpectDataLossNaming(last.name());
+}
+
+TEST_F(DamagedExportTest, NoManifestIsNotAnExport) {
+  ASSERT_TRUE(env_.RemoveFile(JoinPath(dir_, kExportManifestFileName)).ok());
+  auto loaded = LoadExportedModel(env_, dir_);
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kNotFound) << loaded.status();
+}
+
+TEST(ExportVersionsTest, NewestLoadsOldOnesAreRemovedAndNoneIsOverwritten) {
+  PosixEnv env;
+  const JobSpec spec = MlpSpec();
+  Trained trained = Train(spec, 2);
+  const std::string parent = JoinPath(NewTestDir(env), "best");
+  for (int64_t step : {10, 200, 30}) {
+    ASSERT_TRUE(WriteExport(env, ExportVersionDir(parent, step), Source(trained, spec, step),
+                            *trained.parameters)
+                    .ok());
+  }
+  EXPECT_EQ(
+      WriteExport(env, ExportVersionDir(parent, 30), Source(trained, spec, 30), *trained.parameters)
+          .status()
+          .code(),
+      absl::StatusCode::kAlreadyExists);
+  // A version a crash left half-written is neither listed nor loaded.
+  ASSERT_TRUE(env.CreateDir(ExportVersionDir(parent, 5) + ".tmp").ok());
+  ASSERT_TRUE(env.CreateDir(ExportVersionDir(parent, 900)).ok());
+  auto versions = ListExportVersions(env, parent);
+  ASSERT_TRUE(versions.ok());
+  ASSERT_EQ(versions->size(), 3u);
+  EXPECT_EQ((*versions)[0].step, 10);
+  EXPECT_EQ((*versions)[2].step, 200);
+  auto loaded = LoadExportedModel(env, parent);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->global_step(), 200);
+
+  auto removed = RemoveOldExportVersions(env, parent, 2);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, (std::vector<std::string>{ExportVersionDir(parent, 10),
+                                                ExportVersionDir(parent, 5) + ".tmp"}));
+  versions = ListExportVersions(env, parent);
+  ASSERT_EQ(versions->size(), 2u);
+  EXPECT_EQ((*versions)[0].step, 30);
+
+  EXPECT_EQ(LoadExportedModel(env, JoinPath(parent, "none")).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ParseExportVersionName("007"), std::nullopt);
+  EXPECT_EQ(ParseExportVersionName("7.tmp"), std::nullopt);
+  EXPECT_EQ(ParseExportVersionName("0"), 0);
+}
+
+TEST(ExportWriterTest, AFailedWriteLeavesNoExport) {
+  PosixEnv posix;
+  TestEnv env(&posix);
+  const JobSpec spec = MlpSpec();
+  Trained trained = Train(spec, 1);
+  const std::string dir = JoinPath(NewTestDir(env), "export/7");
+  env.FailOn(EnvOp::kRename, "7.tmp", absl::ResourceExhaustedError("disk full"));
+  auto written = WriteExport(env, dir, Source(trained, spec, 7), *trained.parameters);
+  EXPECT_EQ(written.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE(*PathExists(env, dir));
+  EXPECT_FALSE(*PathExists(env, dir + ".tmp"));
+
+  env.ClearFailures();
+  env.FailOn(EnvOp::kAppend, kExportManifestFileName.data(), absl::DataLossError("I/O error"));
+  written = WriteExport(env, dir, Source(trained, spec, 7), *trained.parameters);
+  EXPECT_EQ(written.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_FALSE(*PathExists(env, dir));
+  env.ClearFailures();
+  ASSERT_TRUE(WriteExport(env, dir, Source(trained, spec, 7), *trained.parameters).ok());
+  EXPECT_TRUE(LoadExportedModel(env, dir).ok());
+}
+
+}  // namespace
+}  // namespace pstrain
