@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "server/ps/internal/byte_codec.h"
+#include "common/checkpoint/internal/byte_codec.h"
 
 namespace pstrain {
 

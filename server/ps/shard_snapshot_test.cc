@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/checkpoint/posix_env.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/ps/fake_clock.h"
@@ -98,6 +99,7 @@ class ShardSnapshotTest : public ::testing::Test {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
   }
 
+  PosixEnv env_;
   FakeClock clock_;
   prometheus::Registry registry_;
   ShardMetrics metrics_{registry_};
@@ -106,7 +108,7 @@ class ShardSnapshotTest : public ::testing::Test {
 TEST_F(ShardSnapshotTest, RoundTripIsBitExactIncludingSlotsAndDedup) {
   auto a = Make(Request());
   Train(*a);
-  const absl::StatusOr<SnapshotInfo> info = WriteShardSnapshot(*a, Path("rt/ps-0"), 42);
+  const absl::StatusOr<SnapshotInfo> info = WriteShardSnapshot(env_, *a, Path("rt/ps-0"), 42);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->version, 3);
   EXPECT_EQ(info->bytes, static_cast<int64_t>(Read(Path("rt/ps-0")).size()));
@@ -119,8 +121,9 @@ TEST_F(ShardSnapshotTest, RoundTripIsBitExactIncludingSlotsAndDedup) {
 
   auto b = Make(Request());
   EXPECT_NE(State(*a), State(*b));
-  RestoreExpectation expect{info->bytes, info->crc32c, true};
-  const absl::StatusOr<SnapshotInfo> restored = RestoreShardSnapshot(*b, Path("rt/ps-0"), expect);
+  ShardFileExpectation expect{info->bytes, info->crc32c, true};
+  const absl::StatusOr<SnapshotInfo> restored =
+      RestoreShardSnapshot(env_, *b, Path("rt/ps-0"), expect);
   ASSERT_TRUE(restored.ok()) << restored.status();
   EXPECT_EQ(State(*a), State(*b));
   EXPECT_EQ(b->version(), 3);
@@ -136,13 +139,13 @@ TEST_F(ShardSnapshotTest, RoundTripIsBitExactIncludingSlotsAndDedup) {
 TEST_F(ShardSnapshotTest, TruncatedAndBitFlippedFilesAreRefusedAndChangeNothing) {
   auto a = Make(Request());
   Train(*a);
-  ASSERT_TRUE(WriteShardSnapshot(*a, Path("bad/ps-0"), 1).ok());
+  ASSERT_TRUE(WriteShardSnapshot(env_, *a, Path("bad/ps-0"), 1).ok());
   const std::string good = Read(Path("bad/ps-0"));
   auto b = Make(Request());
   const std::string before = State(*b);
 
   Write(Path("bad/truncated"), good.substr(0, good.size() - 20));
-  absl::Status s = RestoreShardSnapshot(*b, Path("bad/truncated"), {}).status();
+  absl::Status s = RestoreShardSnapshot(env_, *b, Path("bad/truncated"), {}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(s.message(), HasSubstr("truncated"));
 
@@ -150,7 +153,7 @@ TEST_F(ShardSnapshotTest, TruncatedAndBitFlippedFilesAreRefusedAndChangeNothing)
   std::string flipped = good;
   flipped[good.find("dense/w") + 60] ^= 0x10;
   Write(Path("bad/flipped"), flipped);
-  s = RestoreShardSnapshot(*b, Path("bad/flipped"), {}).status();
+  s = RestoreShardSnapshot(env_, *b, Path("bad/flipped"), {}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(s.message(), HasSubstr("record 1 (variable \"dense/w\")"));
   EXPECT_THAT(s.message(), HasSubstr("checksum"));
@@ -159,38 +162,39 @@ TEST_F(ShardSnapshotTest, TruncatedAndBitFlippedFilesAreRefusedAndChangeNothing)
   flipped = good;
   flipped[20] ^= 1;
   Write(Path("bad/header"), flipped);
-  EXPECT_EQ(RestoreShardSnapshot(*b, Path("bad/header"), {}).status().code(),
+  EXPECT_EQ(RestoreShardSnapshot(env_, *b, Path("bad/header"), {}).status().code(),
             absl::StatusCode::kDataLoss);
 
   // Not what the manifest says.
-  EXPECT_EQ(RestoreShardSnapshot(*b, Path("bad/ps-0"), {static_cast<int64_t>(good.size()) + 1})
-                .status()
-                .code(),
+  EXPECT_EQ(
+      RestoreShardSnapshot(env_, *b, Path("bad/ps-0"), {static_cast<int64_t>(good.size()) + 1})
+          .status()
+          .code(),
+      absl::StatusCode::kDataLoss);
+  ShardFileExpectation wrong_crc{static_cast<int64_t>(good.size()), 12345, true};
+  EXPECT_EQ(RestoreShardSnapshot(env_, *b, Path("bad/ps-0"), wrong_crc).status().code(),
             absl::StatusCode::kDataLoss);
-  RestoreExpectation wrong_crc{static_cast<int64_t>(good.size()), 12345, true};
-  EXPECT_EQ(RestoreShardSnapshot(*b, Path("bad/ps-0"), wrong_crc).status().code(),
-            absl::StatusCode::kDataLoss);
-  EXPECT_EQ(RestoreShardSnapshot(*b, Path("bad/none"), {}).status().code(),
+  EXPECT_EQ(RestoreShardSnapshot(env_, *b, Path("bad/none"), {}).status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(State(*b), before);
 }
 
 TEST_F(ShardSnapshotTest, SnapshotOfAnotherLayoutIsRefused) {
   auto a = Make(Request(0));
-  ASSERT_TRUE(WriteShardSnapshot(*a, Path("layout/ps-0"), 1).ok());
+  ASSERT_TRUE(WriteShardSnapshot(env_, *a, Path("layout/ps-0"), 1).ok());
   auto other_shard = Make(Request(1));
-  absl::Status s = RestoreShardSnapshot(*other_shard, Path("layout/ps-0"), {}).status();
+  absl::Status s = RestoreShardSnapshot(env_, *other_shard, Path("layout/ps-0"), {}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("shard 0 of 2"));
   CreateVariablesRequest r = Request(0);
   r.mutable_variables(0)->mutable_shape()->set_dims(1, 6);
   auto other_shape = Make(r);
-  EXPECT_EQ(RestoreShardSnapshot(*other_shape, Path("layout/ps-0"), {}).status().code(),
+  EXPECT_EQ(RestoreShardSnapshot(env_, *other_shape, Path("layout/ps-0"), {}).status().code(),
             absl::StatusCode::kFailedPrecondition);
   r = Request(0);
   r.mutable_optimizer()->mutable_sgd();
   auto other_optimizer = Make(r);
-  EXPECT_EQ(RestoreShardSnapshot(*other_optimizer, Path("layout/ps-0"), {}).status().code(),
+  EXPECT_EQ(RestoreShardSnapshot(env_, *other_optimizer, Path("layout/ps-0"), {}).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }
 

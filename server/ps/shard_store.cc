@@ -13,6 +13,7 @@ namespace pstrain {
 
 ShardStore::ShardStore(ShardStoreOptions options, Clock& clock, prometheus::Registry& registry)
     : options_(std::move(options)),
+      env_(options_.env != nullptr ? *options_.env : posix_env_),
       clock_(clock),
       metrics_(registry),
       pushes_(options_.pushes, clock, metrics_) {}
@@ -107,7 +108,7 @@ absl::StatusOr<SnapshotResponse> ShardStore::Snapshot(const SnapshotRequest& req
   ASSIGN_OR_RETURN(const std::string path, ResolvePath(request.path()));
   if (request.global_step() < 0) return absl::InvalidArgumentError("global_step must be >= 0");
   ASSIGN_OR_RETURN(const SnapshotInfo info,
-                   WriteShardSnapshot(*shard, path, request.global_step()));
+                   WriteShardSnapshot(env_, *shard, path, request.global_step()));
   SnapshotResponse response;
   response.set_path(path);
   response.set_bytes(info.bytes);
@@ -122,12 +123,12 @@ absl::StatusOr<RestoreResponse> ShardStore::Restore(const RestoreRequest& reques
   if (request.expected_bytes() < 0) {
     return absl::InvalidArgumentError("expected_bytes must be >= 0");
   }
-  RestoreExpectation expect;
+  ShardFileExpectation expect;
   expect.bytes = request.expected_bytes();
   expect.crc32c = request.expected_crc32c();
   // A manifest always has both; a bare restore (no manifest) has neither.
   expect.check_crc32c = request.expected_bytes() > 0;
-  ASSIGN_OR_RETURN(const SnapshotInfo info, RestoreShardSnapshot(*shard, path, expect));
+  ASSIGN_OR_RETURN(const SnapshotInfo info, RestoreShardSnapshot(env_, *shard, path, expect));
   RestoreResponse response;
   response.set_version(info.version);
   response.set_variables(shard->num_variables());

@@ -9,6 +9,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "common/checkpoint/env.h"
+#include "common/checkpoint/posix_env.h"
 #include "prometheus/registry.h"
 #include "protos/parameter_server.pb.h"
 #include "server/ps/clock.h"
@@ -24,6 +26,9 @@ struct ShardStoreOptions {
   // Snapshot and Restore paths must lie under this folder (relative paths
   // are taken from it). Empty: Snapshot and Restore are refused.
   std::string checkpoint_root;
+  // The filesystem snapshots are written to and restored from; borrowed,
+  // must outlive the store. Default (null): the local filesystem.
+  Env* env = nullptr;
 };
 
 // Everything a parameter-server process holds: the one job it serves at a
@@ -58,7 +63,8 @@ class ShardStore {
 
   // Writes the job's snapshot to request.path (under the checkpoint root).
   // InvalidArgument: a path outside the root, or no root configured.
-  // FailedPrecondition: the job is not running. Internal: I/O failed.
+  // FailedPrecondition: the job is not running. The Env's errors when the
+  // file cannot be written.
   absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request);
 
   // Replaces the job's state with a snapshot file.
@@ -77,6 +83,8 @@ class ShardStore {
 
   // Constant after construction.
   const ShardStoreOptions options_;
+  PosixEnv posix_env_;
+  Env& env_;
   Clock& clock_;
   ShardMetrics metrics_;
   PushAssembler pushes_;

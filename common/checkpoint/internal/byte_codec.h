@@ -1,7 +1,9 @@
-#ifndef PSTRAIN_SERVER_PS_INTERNAL_BYTE_CODEC_H_
-#define PSTRAIN_SERVER_PS_INTERNAL_BYTE_CODEC_H_
+#ifndef PSTRAIN_COMMON_CHECKPOINT_INTERNAL_BYTE_CODEC_H_
+#define PSTRAIN_COMMON_CHECKPOINT_INTERNAL_BYTE_CODEC_H_
 
-// Little-endian fixed-width encoding for the shard's snapshot records.
+// Little-endian fixed-width encoding of the records of shard files
+// (common/checkpoint/shard_file.h), including the payloads their writers
+// build, such as a parameter server's exactly-once state.
 
 #include <cstdint>
 #include <cstring>
@@ -73,4 +75,4 @@ class ByteReader {
 }  // namespace internal
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_PS_INTERNAL_BYTE_CODEC_H_
+#endif  // PSTRAIN_COMMON_CHECKPOINT_INTERNAL_BYTE_CODEC_H_
