@@ -47,6 +47,9 @@ class Backoff {
   // The pause before the next attempt.
   absl::Duration Next();
 
+  // Starts over from initial_backoff (after a success).
+  void Reset() { nominal_ = options_.initial_backoff; }
+
  private:
   const RetryOptions options_;
   RandomSource& random_;

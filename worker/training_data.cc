@@ -1,0 +1,121 @@
+#include "worker/training_data.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/batch_reader.h"
+#include "common/data/data_source.h"
+#include "common/status/status_macros.h"
+
+namespace pstrain {
+namespace worker {
+namespace {
+
+uint64_t Mix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+TrainingDataOptions TrainingDataOptionsFromSpec(const DataSpec& spec) {
+  const BatchReaderOptions reader = BatchReaderOptionsFromSpec(spec, /*is_eval=*/false);
+  TrainingDataOptions options;
+  options.batch_size = reader.batch_size;
+  options.shuffle = reader.shuffle;
+  options.seed = reader.seed;
+  options.prefetch_batches = reader.prefetch_batches;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<ExampleSource>> OpenTrainingData(const DataSpec& spec) {
+  return OpenExampleSource(spec, /*is_eval=*/false);
+}
+
+EpochOrders::EpochOrders(int64_t num_records, bool shuffle, uint64_t seed)
+    : num_records_(num_records), shuffle_(shuffle), seed_(seed) {}
+
+std::shared_ptr<const std::vector<int64_t>> EpochOrders::Order(int64_t epoch) {
+  auto found = cache_.find(epoch);
+  if (found != cache_.end()) return found->second;
+  auto order = std::make_shared<std::vector<int64_t>>(num_records_);
+  std::iota(order->begin(), order->end(), 0);
+  if (shuffle_) {
+    std::mt19937_64 rng(Mix(seed_ ^ Mix(static_cast<uint64_t>(epoch))));
+    std::shuffle(order->begin(), order->end(), rng);
+  }
+  cache_[epoch] = order;
+  while (cache_.size() > 2) cache_.erase(cache_.begin());
+  return order;
+}
+
+// The records of an epoch in its order: index p is record order[p].
+class LeaseBatchReader::PermutedSource : public ExampleSource {
+ public:
+  PermutedSource(const ExampleSource* source, std::shared_ptr<const std::vector<int64_t>> order)
+      : source_(source), order_(std::move(order)) {}
+
+  const DatasetInfo& info() const override { return source_->info(); }
+
+  absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override {
+    std::vector<int64_t> records(indices.size());
+    for (size_t i = 0; i < indices.size(); ++i) {
+      if (indices[i] < 0 || indices[i] >= static_cast<int64_t>(order_->size())) {
+        return absl::OutOfRangeError(
+            absl::StrCat("position ", indices[i], " is outside the ", order_->size(), " records"));
+      }
+      records[i] = (*order_)[indices[i]];
+    }
+    return source_->Fill(records, batch);
+  }
+
+ private:
+  const ExampleSource* const source_;
+  const std::shared_ptr<const std::vector<int64_t>> order_;
+};
+
+absl::StatusOr<std::unique_ptr<LeaseBatchReader>> LeaseBatchReader::Create(
+    const ExampleSource* source, std::shared_ptr<const std::vector<int64_t>> order, int64_t begin,
+    int64_t end, const TrainingDataOptions& options) {
+  if (begin < 0 || end <= begin || end > static_cast<int64_t>(order->size())) {
+    return absl::InvalidArgumentError(absl::StrCat("lease range [", begin, ", ", end,
+                                                   ") is not within the ", order->size(),
+                                                   " records of the training data"));
+  }
+  std::unique_ptr<LeaseBatchReader> reader(
+      new LeaseBatchReader(std::make_unique<PermutedSource>(source, std::move(order)), begin, end));
+  BatchReaderOptions batches;
+  batches.batch_size = options.batch_size;
+  batches.range = {begin, end};
+  batches.shuffle = false;  // the epoch's order is already shuffled
+  batches.epochs = 1;
+  batches.prefetch_batches = options.prefetch_batches;
+  ASSIGN_OR_RETURN(reader->reader_, BatchReader::Create(reader->source_.get(), batches));
+  return reader;
+}
+
+LeaseBatchReader::LeaseBatchReader(std::unique_ptr<PermutedSource> source, int64_t begin,
+                                   int64_t end)
+    : source_(std::move(source)), next_(begin), end_(end) {}
+
+LeaseBatchReader::~LeaseBatchReader() {
+  reader_.reset();  // joins the prefetch thread before the source goes
+}
+
+absl::StatusOr<LeaseBatch> LeaseBatchReader::Next() {
+  ASSIGN_OR_RETURN(ExampleBatch batch, reader_->Next());
+  LeaseBatch out;
+  out.begin = next_;
+  out.end = next_ + batch.size;
+  out.batch = std::move(batch);
+  next_ = out.end;
+  return out;
+}
+
+}  // namespace worker
+}  // namespace pstrain

@@ -1,0 +1,484 @@
+#include "worker/worker_loop.h"
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/model/dnnl/compute_context.h"
+#include "common/model/model.h"
+#include "common/model/model_factory.h"
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+#include "worker/shard_slicer.h"
+#include "worker/training_data.h"
+
+namespace pstrain {
+namespace worker {
+namespace {
+
+std::string Seconds(absl::Duration d) {
+  return absl::FormatDuration(absl::Trunc(d, absl::Seconds(1)));
+}
+
+RecordRange MakeRange(int64_t begin, int64_t end) {
+  RecordRange range;
+  range.set_begin(begin);
+  range.set_end(end);
+  return range;
+}
+
+// Sorted, with touching ranges merged.
+std::vector<RecordRange> Coalesce(std::vector<RecordRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const RecordRange& a, const RecordRange& b) { return a.begin() < b.begin(); });
+  std::vector<RecordRange> out;
+  for (const RecordRange& r : ranges) {
+    if (r.end() <= r.begin()) continue;
+    if (!out.empty() && out.back().end() >= r.begin()) {
+      out.back().set_end(std::max(out.back().end(), r.end()));
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// Everything one assignment needs, built on the compute thread and thrown
+// away when the job ends for this worker.
+class WorkerLoop::AssignmentRun {
+ public:
+  AssignmentRun(WorkerLoop& loop, const Assignment& assignment)
+      : loop_(loop),
+        assignment_(assignment),
+        job_id_(assignment.job_id()),
+        spec_(assignment.spec()),
+        answers_before_(loop.coordinator_.last_heartbeat().answers),
+        last_report_(loop.clock_.Now()) {}
+
+  ~AssignmentRun() {
+    absl::MutexLock l(&loop_.mu_);
+    loop_.ps_ = nullptr;
+  }
+
+  absl::Status Setup();
+  absl::Status Train();
+
+ private:
+  // A push running while the next pull reads (async modes).
+  struct InFlightPush {
+    std::future<absl::StatusOr<PushSummary>> result;
+    int64_t begin = 0, end = 0;
+    bool active = false;
+  };
+
+  absl::Status TrainLease(const DataLease& lease, std::vector<RecordRange>* returned, bool* stop);
+  // Pulls for `rows`, waiting out sync rounds while the job runs.
+  absl::Status Pull(const RowIds& rows);
+  // Books a push's outcome; the batch's records go to *returned if stale.
+  absl::Status Settle(absl::StatusOr<PushSummary> summary, int64_t begin, int64_t end,
+                      std::vector<RecordRange>* returned);
+  absl::Status SettleInFlight(InFlightPush* push, std::vector<RecordRange>* returned);
+  // Reports progress when steps_per_loop steps have run (or `force` and
+  // any have); sets *stop when the coordinator says the job is over.
+  void MaybeReport(bool force, bool* stop);
+  bool Over() { return loop_.JobOver(job_id_, answers_before_); }
+
+  WorkerLoop& loop_;
+  const Assignment& assignment_;
+  const std::string job_id_;
+  const JobSpec& spec_;
+  const int64_t answers_before_;
+
+  std::unique_ptr<ComputeContext> compute_;
+  std::unique_ptr<ExampleSource> source_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<ParameterServerClient> ps_;
+  std::unique_ptr<EpochOrders> orders_;
+  TrainingDataOptions data_;
+  int64_t steps_per_loop_ = 100;
+  bool sync_ = false;
+  bool overlap_ = false;
+
+  PulledParameters pulled_;
+  Gradients gradients_;
+  ModelOutput output_;
+  std::vector<int64_t> min_versions_;
+
+  // Since the last progress report.
+  int64_t steps_ = 0, examples_ = 0, applied_ = 0;
+  double loss_sum_ = 0;
+  absl::Time last_report_;
+  int64_t newest_version_ = 0;
+};
+
+absl::Status WorkerLoop::AssignmentRun::Setup() {
+  if (spec_.mode() == JOB_MODE_EVAL || spec_.mode() == JOB_MODE_CONTINUOUS_EVAL) {
+    return absl::OkStatus();  // nothing to train; Train() sees no model
+  }
+  if (!spec_.has_train_data()) {
+    return absl::InvalidArgumentError(absl::StrCat("job ", job_id_, " has no train_data"));
+  }
+  ComputeOptions compute;
+  if (spec_.training().compute_threads() > 0) {
+    compute.num_threads = spec_.training().compute_threads();
+  }
+  ASSIGN_OR_RETURN(compute_, ComputeContext::Create(compute));
+  ASSIGN_OR_RETURN(source_, OpenTrainingData(spec_.train_data()));
+  ModelContext context;
+  context.compute = compute_.get();
+  context.seed = spec_.training().seed();
+  ASSIGN_OR_RETURN(model_, CreateModel(spec_.model(), source_->info(), context));
+  ASSIGN_OR_RETURN(ShardSlicer slicer,
+                   ShardSlicer::Create(model_->Variables(), assignment_.placements(),
+                                       assignment_.ps_addresses_size()));
+  ParameterServerClientOptions ps = loop_.options_.ps;
+  ps.job_id = job_id_;
+  // The shards know workers by rank in [0, num_workers).
+  ps.worker =
+      assignment_.num_workers() > 0 ? assignment_.worker_rank() : loop_.coordinator_.task().index();
+  ps.incarnation = loop_.coordinator_.incarnation();
+  ps.update_mode = spec_.training().update_mode() == UPDATE_MODE_UNSPECIFIED
+                       ? UPDATE_MODE_ASYNC
+                       : spec_.training().update_mode();
+  sync_ = ps.update_mode == UPDATE_MODE_SYNC;
+  overlap_ = !sync_ && loop_.options_.overlap_pull_with_push;
+  std::vector<std::string> addresses(assignment_.ps_addresses().begin(),
+                                     assignment_.ps_addresses().end());
+  ASSIGN_OR_RETURN(ps_, ParameterServerClient::Create(std::move(addresses), std::move(slicer), ps,
+                                                      loop_.clock_, loop_.random_, loop_.metrics_,
+                                                      loop_.options_.ps_channels));
+  {
+    absl::MutexLock l(&loop_.mu_);
+    loop_.ps_ = ps_.get();
+    if (loop_.stop_.HasBeenNotified()) ps_->Cancel();
+  }
+  data_ = TrainingDataOptionsFromSpec(spec_.train_data());
+  orders_ = std::make_unique<EpochOrders>(source_->num_examples(), data_.shuffle, data_.seed);
+  if (spec_.training().steps_per_loop() > 0) steps_per_loop_ = spec_.training().steps_per_loop();
+  min_versions_.assign(assignment_.ps_addresses_size(), 0);
+  LOG(INFO) << "job " << job_id_ << ": training " << model_->name() << " on "
+            << source_->info().DebugString() << " as worker rank " << ps.worker << " of "
+            << assignment_.num_workers() << ", " << assignment_.ps_addresses_size()
+            << " parameter servers, " << UpdateMode_Name(ps.update_mode);
+  return absl::OkStatus();
+}
+
+absl::Status WorkerLoop::AssignmentRun::Train() {
+  if (model_ == nullptr) {
+    LOG(INFO) << "job " << job_id_ << " trains nothing (" << JobMode_Name(spec_.mode()) << ")";
+    return absl::OkStatus();
+  }
+  Backoff backoff(loop_.options_.backoff, loop_.random_);
+  absl::Time waiting_since = absl::InfiniteFuture();
+  bool stop = false;
+  while (!stop && !Over()) {
+    absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
+    if (absl::IsUnavailable(lease.status())) {
+      // Every range is leased out for now; one may come back.
+      const absl::Time now = loop_.clock_.Now();
+      if (waiting_since == absl::InfiniteFuture()) waiting_since = now;
+      LOG_EVERY_N(INFO, 20) << "waiting for a data lease of job " << job_id_ << " since "
+                            << Seconds(now - waiting_since) << ": " << lease.status().message();
+      if (loop_.clock_.SleepFor(backoff.Next(), &loop_.stop_)) break;
+      continue;
+    }
+    if (absl::IsFailedPrecondition(lease.status())) {
+      LOG(INFO) << "job " << job_id_ << " is no longer running: " << lease.status().message();
+      break;
+    }
+    if (!lease.ok()) return lease.status();
+    waiting_since = absl::InfiniteFuture();
+    backoff.Reset();
+    if (lease->end_of_data()) {
+      LOG(INFO) << "job " << job_id_ << ": no more training data for this worker";
+      break;
+    }
+    std::vector<RecordRange> returned;
+    absl::Status trained = TrainLease(*lease, &returned, &stop);
+    returned = Coalesce(std::move(returned));
+    int64_t returned_records = 0;
+    for (const RecordRange& r : returned) returned_records += r.end() - r.begin();
+    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordReturnedRecords(returned_records);
+    absl::Status completed =
+        loop_.coordinator_.CompleteDataLease(job_id_, lease->lease_id(), returned);
+    if (!completed.ok()) {
+      LOG(WARNING) << "job " << job_id_ << ": lease " << lease->lease_id() << " of records ["
+                   << lease->range().begin() << ", " << lease->range().end()
+                   << ") could not be completed (" << completed
+                   << "); the coordinator hands its records out again";
+    } else if (returned_records > 0) {
+      LOG(INFO) << "job " << job_id_ << ": handed back " << returned_records << " of "
+                << lease->range().end() - lease->range().begin() << " records of lease "
+                << lease->lease_id();
+    }
+    if (!trained.ok()) return trained;
+  }
+  MaybeReport(/*force=*/true, &stop);
+  return absl::OkStatus();
+}
+
+absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
+                                                   std::vector<RecordRange>* returned, bool* stop) {
+  ASSIGN_OR_RETURN(std::unique_ptr<LeaseBatchReader> reader,
+                   LeaseBatchReader::Create(source_.get(), orders_->Order(lease.epoch()),
+                                            lease.range().begin(), lease.range().end(), data_));
+  InFlightPush in_flight;
+  absl::Status error;
+  while (true) {
+    if (Over()) {
+      *stop = true;
+      break;
+    }
+    absl::StatusOr<LeaseBatch> next = reader->Next();
+    if (absl::IsOutOfRange(next.status())) break;
+    if (!next.ok()) {
+      error = next.status();
+      break;
+    }
+    LeaseBatch& batch = *next;
+    // Whatever ends this step early hands its records back.
+    auto give_back = [&] { returned->push_back(MakeRange(batch.begin, batch.end)); };
+
+    absl::StatusOr<RowIds> rows = model_->RowsToRead(batch.batch);
+    absl::Status pulled = rows.ok() ? Pull(*rows) : rows.status();
+    // The previous push (overlapped with this pull) is settled before its
+    // progress is reported and before the gradients buffer is reused.
+    absl::Status settled = SettleInFlight(&in_flight, returned);
+    if (!pulled.ok() || !settled.ok()) {
+      give_back();
+      error = !settled.ok() ? settled : pulled;
+      break;
+    }
+    MaybeReport(/*force=*/false, stop);
+    if (*stop) {
+      give_back();
+      break;
+    }
+
+    const absl::Time compute_start = loop_.clock_.Now();
+    absl::Status computed =
+        model_->ComputeGradients(pulled_.View(), batch.batch, &output_, &gradients_);
+    if (!computed.ok()) {
+      give_back();
+      error = computed;
+      break;
+    }
+    if (loop_.metrics_ != nullptr) {
+      loop_.metrics_->RecordStep(batch.batch.size, loop_.clock_.Now() - compute_start);
+    }
+    ++steps_;
+    examples_ += batch.batch.size;
+    loss_sum_ += output_.loss;
+    for (int64_t v : pulled_.versions) newest_version_ = std::max(newest_version_, v);
+    if (!std::isfinite(output_.loss)) {
+      // Pushing would spread the damage; the coordinator decides whether
+      // this ends the job, so tell it now.
+      LOG(WARNING) << "job " << job_id_ << ": loss " << output_.loss << " on records ["
+                   << batch.begin << ", " << batch.end << "); gradients not pushed";
+      MaybeReport(/*force=*/true, stop);
+      if (*stop) break;
+      continue;
+    }
+    if (overlap_) {
+      ParameterServerClient* ps = ps_.get();
+      const Gradients* gradients = &gradients_;
+      std::vector<int64_t> versions = pulled_.versions;
+      const int64_t examples = batch.batch.size;
+      in_flight.result = std::async(std::launch::async, [ps, gradients, versions, examples] {
+        return ps->Push(*gradients, versions, examples);
+      });
+      in_flight.begin = batch.begin;
+      in_flight.end = batch.end;
+      in_flight.active = true;
+    } else {
+      absl::Status s = Settle(ps_->Push(gradients_, pulled_.versions, batch.batch.size),
+                              batch.begin, batch.end, returned);
+      if (!s.ok()) {
+        error = s;
+        break;
+      }
+      MaybeReport(/*force=*/false, stop);
+      if (*stop) break;
+    }
+  }
+  absl::Status settled = SettleInFlight(&in_flight, returned);
+  if (error.ok()) error = settled;
+  if (!error.ok() || *stop) {
+    if (reader->next_position() < reader->end()) {
+      returned->push_back(MakeRange(reader->next_position(), reader->end()));
+    }
+  }
+  if (error.ok()) MaybeReport(/*force=*/false, stop);
+  return error;
+}
+
+absl::Status WorkerLoop::AssignmentRun::Pull(const RowIds& rows) {
+  PullOptions options;
+  options.min_versions = min_versions_;
+  options.wait = loop_.options_.round_wait;
+  const absl::Time start = loop_.clock_.Now();
+  while (true) {
+    absl::Status status = ps_->Pull(rows, options, &pulled_);
+    if (!absl::IsDeadlineExceeded(status) || Over()) return status;
+    // A sync round that others have not finished, or a shard that is
+    // down: keep waiting while the job runs, and say so.
+    LOG(WARNING) << "job " << job_id_ << ": still waiting after "
+                 << Seconds(loop_.clock_.Now() - start) << ": " << status.message();
+  }
+}
+
+absl::Status WorkerLoop::AssignmentRun::Settle(absl::StatusOr<PushSummary> summary, int64_t begin,
+                                               int64_t end, std::vector<RecordRange>* returned) {
+  if (!summary.ok()) {
+    // Whether the shards applied it is unknown; training these records
+    // again costs less than losing them.
+    returned->push_back(MakeRange(begin, end));
+    return summary.status();
+  }
+  if (summary->stale) {
+    returned->push_back(MakeRange(begin, end));
+    VLOG(1) << "job " << job_id_ << ": push " << summary->sequence << " refused as stale; records ["
+            << begin << ", " << end << ") go back";
+  } else if (summary->applied) {
+    ++applied_;
+  }
+  if (sync_) min_versions_ = summary->next_min_versions;
+  return absl::OkStatus();
+}
+
+absl::Status WorkerLoop::AssignmentRun::SettleInFlight(InFlightPush* push,
+                                                       std::vector<RecordRange>* returned) {
+  if (!push->active) return absl::OkStatus();
+  push->active = false;
+  return Settle(push->result.get(), push->begin, push->end, returned);
+}
+
+void WorkerLoop::AssignmentRun::MaybeReport(bool force, bool* stop) {
+  if (steps_ == 0 || (!force && steps_ < steps_per_loop_)) return;
+  const absl::Time now = loop_.clock_.Now();
+  const double seconds = std::max(1e-9, absl::ToDoubleSeconds(now - last_report_));
+  ProgressReport report;
+  report.set_job_id(job_id_);
+  report.set_steps(steps_);
+  report.set_examples(examples_);
+  report.set_applied_updates(applied_);
+  report.set_loss(loss_sum_ / static_cast<double>(steps_));
+  report.set_seconds(seconds);
+  report.set_parameter_version(newest_version_);
+  if (loop_.metrics_ != nullptr) loop_.metrics_->SetLoop(report.loss(), examples_ / seconds);
+  steps_ = examples_ = applied_ = 0;
+  loss_sum_ = 0;
+  last_report_ = now;
+  absl::StatusOr<ProgressResponse> response = loop_.coordinator_.ReportProgress(report);
+  if (absl::IsFailedPrecondition(response.status())) {
+    LOG(INFO) << "job " << job_id_ << " ended: " << response.status().message();
+    *stop = true;
+  } else if (!response.ok()) {
+    // The client keeps the report and sends it before the next one.
+    LOG(WARNING) << "job " << job_id_
+                 << ": progress report not delivered yet: " << response.status();
+  } else if (response->stop()) {
+    LOG(INFO) << "job " << job_id_ << ": the coordinator stops training at global step "
+              << response->global_step() << " (" << StopReason_Name(response->stop_reason()) << ")";
+    *stop = true;
+  }
+}
+
+WorkerLoop::WorkerLoop(CoordinatorClient& coordinator, WorkerLoopOptions options, Clock& clock,
+                       RandomSource& random, WorkerMetrics* metrics)
+    : coordinator_(coordinator),
+      options_(std::move(options)),
+      clock_(clock),
+      random_(random),
+      metrics_(metrics) {}
+
+void WorkerLoop::Stop() {
+  absl::MutexLock l(&mu_);
+  if (!stop_.HasBeenNotified()) stop_.Notify();
+  coordinator_.Cancel();
+  if (ps_ != nullptr) ps_->Cancel();
+}
+
+bool WorkerLoop::shutdown_requested() const {
+  absl::MutexLock l(&mu_);
+  return shutdown_requested_;
+}
+
+bool WorkerLoop::JobOver(const std::string& job_id, int64_t answers_before) {
+  if (stop_.HasBeenNotified()) return true;
+  const HeartbeatView heartbeat = coordinator_.last_heartbeat();
+  if (heartbeat.shutdown) {
+    absl::MutexLock l(&mu_);
+    shutdown_requested_ = true;
+    return true;
+  }
+  return heartbeat.answers > answers_before && heartbeat.job_id != job_id;
+}
+
+absl::Status WorkerLoop::RunAssignment(const Assignment& assignment) {
+  AssignmentRun run(*this, assignment);
+  RETURN_IF_ERROR(run.Setup());
+  return run.Train();
+}
+
+absl::Status WorkerLoop::Run() {
+  Backoff backoff(options_.backoff, random_);
+  while (true) {
+    absl::Status registered = coordinator_.Register();
+    if (registered.ok()) break;
+    if (stop_.HasBeenNotified()) return absl::OkStatus();
+    if (absl::IsFailedPrecondition(registered) || absl::IsAlreadyExists(registered) ||
+        absl::IsInvalidArgument(registered)) {
+      return registered;
+    }
+    LOG(WARNING) << "registering with the coordinator failed (" << registered << "); trying again";
+    if (clock_.SleepFor(backoff.Next(), &stop_)) return absl::OkStatus();
+  }
+  coordinator_.StartHeartbeats();
+  backoff.Reset();
+  std::string known_job;
+  while (!stop_.HasBeenNotified()) {
+    if (coordinator_.last_heartbeat().shutdown) {
+      absl::MutexLock l(&mu_);
+      shutdown_requested_ = true;
+      LOG(INFO) << "the coordinator shuts the cluster down";
+      return absl::OkStatus();
+    }
+    absl::StatusOr<Assignment> assignment =
+        coordinator_.GetAssignment(known_job, options_.assignment_wait);
+    if (!assignment.ok()) {
+      if (stop_.HasBeenNotified()) break;
+      if (absl::IsFailedPrecondition(assignment.status())) return assignment.status();
+      LOG(WARNING) << "no assignment from the coordinator: " << assignment.status();
+      if (clock_.SleepFor(backoff.Next(), &stop_)) break;
+      continue;
+    }
+    if (assignment->job_id().empty() || assignment->job_id() == known_job) {
+      known_job = assignment->job_id();
+      continue;
+    }
+    coordinator_.SetJob(assignment->job_id());
+    if (metrics_ != nullptr) metrics_->SetBusy(true);
+    absl::Status trained = RunAssignment(*assignment);
+    if (metrics_ != nullptr) metrics_->SetBusy(false);
+    coordinator_.SetJob("");
+    if (trained.ok() || stop_.HasBeenNotified()) {
+      known_job = assignment->job_id();
+      backoff.Reset();
+      continue;
+    }
+    const absl::Duration pause = backoff.Next();
+    LOG(ERROR) << "job " << assignment->job_id() << " failed on this worker: " << trained
+               << "; asking for work again in " << absl::FormatDuration(pause);
+    known_job.clear();
+    if (clock_.SleepFor(pause, &stop_)) break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace worker
+}  // namespace pstrain

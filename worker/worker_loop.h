@@ -1,0 +1,110 @@
+#ifndef PSTRAIN_WORKER_WORKER_LOOP_H_
+#define PSTRAIN_WORKER_WORKER_LOOP_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "protos/coordinator.pb.h"
+#include "worker/clock.h"
+#include "worker/coordinator_client.h"
+#include "worker/ps_client.h"
+#include "worker/random_source.h"
+#include "worker/retry.h"
+#include "worker/worker_metrics.h"
+
+namespace pstrain {
+namespace worker {
+
+struct WorkerLoopOptions {
+  // Longest GetAssignment long poll. Default 30 s: an idle worker asks
+  // twice a minute, and a new job reaches it at once anyway.
+  absl::Duration assignment_wait = absl::Seconds(30);
+  // Sync mode: how long one pull waits for a round to complete before the
+  // loop logs what it waits for and checks whether the job still runs.
+  // Default 30 s.
+  absl::Duration round_wait = absl::Seconds(30);
+  // Async modes: pull the next batch's parameters while the current
+  // gradients are pushed. Default true; the pull then misses the update
+  // being pushed, one more step of staleness.
+  bool overlap_pull_with_push = true;
+  // Settings of the parameter-server client (chunking, streams, deadlines,
+  // retries); job, worker, incarnation and mode come from the assignment.
+  ParameterServerClientOptions ps;
+  // Channels to the parameter servers. Default: insecure.
+  ParameterServerClient::ChannelFactory ps_channels;
+  // Pauses of the loop itself: before asking again for a lease when every
+  // range is out, and before starting a job over after an error.
+  RetryOptions backoff;
+};
+
+// The training worker: registers with the coordinator, takes assignments,
+// and for each one builds the model, then repeatedly leases records, reads
+// them as batches (prefetched), pulls parameters, computes gradients,
+// pushes them and reports progress every steps_per_loop steps, handing the
+// records of refused (stale) pushes back with the lease, until the
+// coordinator stops the job, the data ends, or the job changes. Run() owns
+// the calling thread (compute runs on it); Stop() may be called from any
+// thread.
+class WorkerLoop {
+ public:
+  // `coordinator`, `clock`, `random` and `metrics` (may be null) are
+  // borrowed and must outlive the loop.
+  WorkerLoop(CoordinatorClient& coordinator, WorkerLoopOptions options, Clock& clock,
+             RandomSource& random, WorkerMetrics* metrics);
+
+  WorkerLoop(const WorkerLoop&) = delete;
+  WorkerLoop& operator=(const WorkerLoop&) = delete;
+
+  // Registers, starts heartbeats and serves assignments until Stop() or
+  // until the coordinator shuts the cluster down. Returns OK then.
+  // FailedPrecondition: a newer incarnation of this task registered (this
+  // process is stale and should exit); AlreadyExists: another live process
+  // holds this task.
+  absl::Status Run();
+
+  // Trains one assignment until the job stops for this worker: the
+  // coordinator says stop, the data ends, the job is no longer this
+  // worker's, or Stop(). OK in those cases; the error that ended training
+  // otherwise (after handing back the current lease's untrained records).
+  absl::Status RunAssignment(const Assignment& assignment);
+
+  // Ends Run() and RunAssignment() soon: waits and calls in flight are
+  // cancelled, the current lease is handed back. Thread-safe.
+  void Stop();
+
+  // Whether the coordinator asked the cluster to shut down.
+  bool shutdown_requested() const;
+
+ private:
+  class AssignmentRun;
+  friend class AssignmentRun;
+
+  // Whether training of `job_id` should end: Stop(), a shutdown, or a
+  // heartbeat answered after `answers_before` names another job.
+  bool JobOver(const std::string& job_id, int64_t answers_before);
+
+  // Constant after construction.
+  CoordinatorClient& coordinator_;
+  const WorkerLoopOptions options_;
+  Clock& clock_;
+  RandomSource& random_;
+  WorkerMetrics* const metrics_;
+
+  absl::Notification stop_;
+  mutable absl::Mutex mu_;
+  // The running assignment's client, cancelled by Stop().
+  ParameterServerClient* ps_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace worker
+}  // namespace pstrain
+
+#endif  // PSTRAIN_WORKER_WORKER_LOOP_H_
