@@ -1,25 +1,140 @@
 // pstrain-coordinator: the chief of a pstrain cluster.
 
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/checkpoint/posix_env.h"
 #include "common/daemon/daemon_main.h"
+#include "gflags/gflags.h"
+#include "server/coordinator/cluster_service.h"
+#include "server/coordinator/coordinator.h"
+#include "server/coordinator/coordinator_metrics.h"
+#include "server/coordinator/grpc_shard_client.h"
+#include "server/coordinator/job_planner.h"
+#include "server/coordinator/job_service.h"
+
+DEFINE_string(checkpoint_root, "/tmp/pstrain",
+              "Folder under which every job's checkpoint.model_dir (and warm_start_from, "
+              "export_dir) must lie; relative ones are taken from it. Give the parameter "
+              "servers the same --checkpoint_root: they write the shard files there.");
+DEFINE_int32(num_ps, 0,
+             "Parameter servers a training job runs on (ps/0 .. ps/N-1); it waits for all of "
+             "them. 0: the number TF_CONFIG's cluster.ps lists, else those registered when "
+             "the job starts.");
+DEFINE_int32(num_workers, 0,
+             "Workers a training job runs on (worker/0 .. worker/N-1). 0: the number "
+             "TF_CONFIG's cluster.worker lists, else those registered when the job starts.");
+DEFINE_double(heartbeat_interval_secs, 2, "How often members send heartbeats.");
+DEFINE_double(heartbeat_timeout_secs, 10,
+              "A member silent this long is marked lost and its work handed to others.");
+DEFINE_double(member_wait_secs, 600,
+              "How long a job waits for its parameter servers, workers and evaluator to "
+              "register before it fails, naming the ones missing.");
+DEFINE_double(final_eval_timeout_secs, 1800,
+              "How long a job waits for the evaluation of its final checkpoint before it fails.");
+DEFINE_double(stop_drain_secs, 60,
+              "After a stop, how long workers get to hear it before the final checkpoint is "
+              "taken regardless.");
+DEFINE_int64(records_per_lease, 1024, "Training records per data lease.");
+DEFINE_double(lease_timeout_secs, 300,
+              "A data lease not completed within this time goes back to the queue.");
+DEFINE_int32(max_queued_jobs, 100, "Jobs that may wait in the queue; more are refused.");
 
 namespace {
 
 constexpr char kUsage[] =
     "pstrain-coordinator: the chief of a pstrain cluster. It holds the job queue and the\n"
-    "running job, tracks membership, the global step and every stop condition, and serves\n"
-    "the client API that `pstrain` talks to.\n"
+    "running job, tracks membership, the global step and every stop condition, takes\n"
+    "checkpoints, and serves the client API that `pstrain` talks to.\n"
     "\n"
     "Usage: pstrain-coordinator [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
     "   or: TF_CONFIG='{\"cluster\": {\"chief\": [...], ...}, \"task\": {\"type\": \"chief\"}}'\n"
     "       pstrain-coordinator   (flags win over TF_CONFIG)\n"
     "\n"
-    "Serves the gRPC health service and Prometheus metrics on /metrics. Exits 0 on\n"
-    "SIGTERM or SIGINT after letting calls in flight finish (--shutdown_grace_secs).";
+    "Serves JobService and ClusterService, the gRPC health service and Prometheus\n"
+    "metrics (pstrain_coordinator_*) on /metrics. Exits 0 on SIGTERM or SIGINT after\n"
+    "letting calls in flight finish (--shutdown_grace_secs), or after a Shutdown call.";
 
-// The coordinator's services join here as they are built.
+absl::Duration Seconds(const char* flag, double value, absl::Status* error) {
+  if (!(value > 0)) {
+    *error = absl::InvalidArgumentError(absl::StrCat("--", flag, " must be > 0, got ", value));
+  }
+  return absl::Seconds(value);
+}
+
+absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
+    const pstrain::ClusterSpec& cluster) {
+  pstrain::coordinator::CoordinatorOptions options;
+  absl::Status error;
+  options.membership.heartbeat_interval =
+      Seconds("heartbeat_interval_secs", FLAGS_heartbeat_interval_secs, &error);
+  options.membership.heartbeat_timeout =
+      Seconds("heartbeat_timeout_secs", FLAGS_heartbeat_timeout_secs, &error);
+  options.runner.member_wait_timeout = Seconds("member_wait_secs", FLAGS_member_wait_secs, &error);
+  options.runner.final_eval_timeout =
+      Seconds("final_eval_timeout_secs", FLAGS_final_eval_timeout_secs, &error);
+  options.runner.stop_drain_timeout = Seconds("stop_drain_secs", FLAGS_stop_drain_secs, &error);
+  options.runner.lease_timeout = Seconds("lease_timeout_secs", FLAGS_lease_timeout_secs, &error);
+  if (!error.ok()) return error;
+  if (FLAGS_num_ps < 0 || FLAGS_num_workers < 0) {
+    return absl::InvalidArgumentError("--num_ps and --num_workers must be >= 0");
+  }
+  if (FLAGS_records_per_lease < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--records_per_lease must be >= 1, got ", FLAGS_records_per_lease));
+  }
+  options.runner.num_ps = FLAGS_num_ps > 0 ? FLAGS_num_ps : cluster.ps_size();
+  options.runner.num_workers = FLAGS_num_workers > 0 ? FLAGS_num_workers : cluster.worker_size();
+  options.runner.records_per_lease = FLAGS_records_per_lease;
+  options.queue.max_queued_jobs = FLAGS_max_queued_jobs;
+  options.checkpoint_root = FLAGS_checkpoint_root;
+  options.cluster = cluster;
+  return options;
+}
+
+// The coordinator's core and its two services, with what they run on.
 class CoordinatorComponents : public pstrain::DaemonComponents {
  public:
-  std::vector<grpc::Service*> services() override { return {}; }
+  static absl::StatusOr<std::unique_ptr<CoordinatorComponents>> Create(
+      pstrain::Daemon& daemon, const pstrain::ClusterSpec& cluster) {
+    absl::StatusOr<pstrain::coordinator::CoordinatorOptions> options = OptionsFromFlags(cluster);
+    if (!options.ok()) return options.status();
+    std::unique_ptr<CoordinatorComponents> components(new CoordinatorComponents(daemon));
+    pstrain::coordinator::Clock& clock = components->clock_;
+    absl::StatusOr<std::unique_ptr<pstrain::coordinator::Coordinator>> coordinator =
+        pstrain::coordinator::Coordinator::Create(
+            clock, components->env_, components->planner_,
+            [&clock](const std::string& address) {
+              return std::make_unique<pstrain::coordinator::GrpcShardClient>(address, clock);
+            },
+            &components->metrics_, *std::move(options), [&daemon] { daemon.RequestShutdown(); });
+    if (!coordinator.ok()) return coordinator.status();
+    components->coordinator_ = *std::move(coordinator);
+    components->cluster_service_ =
+        std::make_unique<pstrain::coordinator::ClusterServiceImpl>(*components->coordinator_);
+    components->job_service_ =
+        std::make_unique<pstrain::coordinator::JobServiceImpl>(*components->coordinator_);
+    components->coordinator_->Start();
+    return components;
+  }
+
+  std::vector<grpc::Service*> services() override {
+    return {cluster_service_.get(), job_service_.get()};
+  }
+
+ private:
+  explicit CoordinatorComponents(pstrain::Daemon& daemon) : metrics_(*daemon.registry()) {}
+
+  pstrain::coordinator::RealClock clock_;
+  pstrain::PosixEnv env_;
+  pstrain::coordinator::ModelJobPlanner planner_;
+  pstrain::coordinator::CoordinatorMetrics metrics_;
+  std::unique_ptr<pstrain::coordinator::Coordinator> coordinator_;
+  std::unique_ptr<pstrain::coordinator::ClusterServiceImpl> cluster_service_;
+  std::unique_ptr<pstrain::coordinator::JobServiceImpl> job_service_;
 };
 
 }  // namespace
@@ -27,7 +142,15 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
 int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_CHIEF, kUsage, argc, argv,
-      [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
-        return std::make_unique<CoordinatorComponents>();
+      [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
+        // Parsed again for the cluster spec that GetCluster reports and the
+        // default job size; RunDaemonMain has validated them.
+        absl::StatusOr<pstrain::DaemonOptions> options =
+            pstrain::DaemonOptionsFromFlags(pstrain::TASK_TYPE_CHIEF);
+        if (!options.ok()) return options.status();
+        absl::StatusOr<std::unique_ptr<CoordinatorComponents>> components =
+            CoordinatorComponents::Create(daemon, options->cluster.spec);
+        if (!components.ok()) return components.status();
+        return std::unique_ptr<pstrain::DaemonComponents>(*std::move(components));
       });
 }

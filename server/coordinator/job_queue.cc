@@ -222,6 +222,13 @@ absl::StatusOr<std::vector<JobStatus>> JobQueue::List(absl::Span<const JobState>
   return jobs;
 }
 
+std::map<JobState, int> JobQueue::CountByState() const {
+  std::map<JobState, int> counts;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [number, job] : jobs_) ++counts[job.state()];
+  return counts;
+}
+
 std::optional<std::string> JobQueue::active_job_id() const {
   absl::MutexLock lock(&mu_);
   if (!active_.has_value()) return std::nullopt;

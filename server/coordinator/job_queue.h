@@ -116,6 +116,10 @@ class JobQueue {
   // InvalidArgument: limit < 0.
   absl::StatusOr<std::vector<JobStatus>> List(absl::Span<const JobState> states, int limit) const;
 
+  // How many known jobs (queued, active and in the history) are in each
+  // state; states without jobs are left out.
+  std::map<JobState, int> CountByState() const;
+
   // The RUNNING or FINISHING job's id, if any.
   std::optional<std::string> active_job_id() const;
   int queued_count() const;

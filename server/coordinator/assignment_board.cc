@@ -1,0 +1,127 @@
+#include "server/coordinator/assignment_board.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace pstrain {
+namespace coordinator {
+
+Assignment AssignmentBoard::GetLocked(const Key& key) const {
+  auto it = assignments_.find(key);
+  return it == assignments_.end() ? Assignment() : it->second;
+}
+
+std::vector<AssignmentBoard::Answer> AssignmentBoard::TakeLocked(
+    const std::function<bool(const Poll&)>& pred) {
+  std::vector<Answer> answers;
+  for (auto it = polls_.begin(); it != polls_.end();) {
+    if (!pred(it->second)) {
+      ++it;
+      continue;
+    }
+    answers.push_back({std::move(it->second.done), GetLocked(it->second.task)});
+    it = polls_.erase(it);
+  }
+  return answers;
+}
+
+void AssignmentBoard::Deliver(std::vector<Answer> answers) {
+  for (Answer& answer : answers) answer.done(answer.assignment);
+}
+
+void AssignmentBoard::Set(const TaskId& task, Assignment assignment) {
+  std::vector<Answer> answers;
+  {
+    absl::MutexLock lock(&mu_);
+    const Key key = KeyOf(task);
+    const std::string job_id = assignment.job_id();
+    if (job_id.empty()) {
+      assignments_.erase(key);
+    } else {
+      assignments_[key] = std::move(assignment);
+    }
+    answers = TakeLocked(
+        [&](const Poll& poll) { return poll.task == key && poll.known_job_id != job_id; });
+  }
+  Deliver(std::move(answers));
+}
+
+void AssignmentBoard::ClearJob(absl::string_view job_id) {
+  std::vector<Answer> answers;
+  {
+    absl::MutexLock lock(&mu_);
+    std::vector<Key> cleared;
+    for (auto it = assignments_.begin(); it != assignments_.end();) {
+      if (it->second.job_id() == job_id) {
+        cleared.push_back(it->first);
+        it = assignments_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    answers = TakeLocked([&](const Poll& poll) {
+      return !poll.known_job_id.empty() &&
+             std::find(cleared.begin(), cleared.end(), poll.task) != cleared.end();
+    });
+  }
+  Deliver(std::move(answers));
+}
+
+Assignment AssignmentBoard::Get(const TaskId& task) const {
+  absl::MutexLock lock(&mu_);
+  return GetLocked(KeyOf(task));
+}
+
+uint64_t AssignmentBoard::Await(const TaskId& task, absl::string_view known_job_id,
+                                absl::Time deadline, Callback done, Assignment* now) {
+  const absl::Time time = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  const Key key = KeyOf(task);
+  Assignment current = GetLocked(key);
+  if (current.job_id() != known_job_id || deadline <= time) {
+    *now = std::move(current);
+    return 0;
+  }
+  const uint64_t id = ++last_poll_id_;
+  polls_.emplace(id, Poll{key, std::string(known_job_id), deadline, std::move(done)});
+  return id;
+}
+
+void AssignmentBoard::Cancel(uint64_t id) {
+  std::vector<Answer> answers;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = polls_.find(id);
+    if (it == polls_.end()) return;
+    answers.push_back({std::move(it->second.done), GetLocked(it->second.task)});
+    polls_.erase(it);
+  }
+  Deliver(std::move(answers));
+}
+
+void AssignmentBoard::Expire() {
+  const absl::Time now = clock_.Now();
+  std::vector<Answer> answers;
+  {
+    absl::MutexLock lock(&mu_);
+    answers = TakeLocked([&](const Poll& poll) { return poll.deadline <= now; });
+  }
+  Deliver(std::move(answers));
+}
+
+void AssignmentBoard::CancelAll() {
+  std::vector<Answer> answers;
+  {
+    absl::MutexLock lock(&mu_);
+    answers = TakeLocked([](const Poll&) { return true; });
+  }
+  Deliver(std::move(answers));
+}
+
+int AssignmentBoard::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(polls_.size());
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

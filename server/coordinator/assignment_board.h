@@ -1,0 +1,98 @@
+#ifndef PSTRAIN_SERVER_COORDINATOR_ASSIGNMENT_BOARD_H_
+#define PSTRAIN_SERVER_COORDINATOR_ASSIGNMENT_BOARD_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "protos/cluster.pb.h"
+#include "protos/coordinator.pb.h"
+#include "server/coordinator/clock.h"
+
+namespace pstrain {
+namespace coordinator {
+
+// What every task should be doing (its Assignment; an empty job_id is
+// idle), and the long polls of tasks waiting for theirs to change. A long
+// poll holds no thread: it is a callback answered when the assignment
+// changes, when its deadline passes (Expire, called by a ticker) or when it
+// is cancelled. Assignments are per task, not per process, so a process
+// that restarted finds its predecessor's work. Thread-safe.
+class AssignmentBoard {
+ public:
+  using Callback = std::function<void(const Assignment& assignment)>;
+
+  explicit AssignmentBoard(Clock& clock) : clock_(clock) {}
+
+  AssignmentBoard(const AssignmentBoard&) = delete;
+  AssignmentBoard& operator=(const AssignmentBoard&) = delete;
+
+  // Sets the assignment of `task` and answers its long polls that wait for
+  // a job other than the new one.
+  void Set(const TaskId& task, Assignment assignment);
+
+  // Every task assigned to `job_id` becomes idle (its polls are answered).
+  void ClearJob(absl::string_view job_id);
+
+  // The task's assignment; idle (empty) if it has none.
+  Assignment Get(const TaskId& task) const;
+
+  // A long poll. When the task's assignment is for a job other than
+  // `known_job_id`, or `deadline` has passed, fills *now and returns 0.
+  // Otherwise registers `done` and returns its id (> 0); `done` is called
+  // exactly once, with no lock held: with the new assignment once it
+  // changes, or with the current one at the deadline (Expire) or on Cancel.
+  uint64_t Await(const TaskId& task, absl::string_view known_job_id, absl::Time deadline,
+                 Callback done, Assignment* now);
+
+  // Answers poll `id` now with the current assignment, unless it was
+  // answered already.
+  void Cancel(uint64_t id);
+
+  // Answers every poll whose deadline has passed.
+  void Expire();
+
+  // Answers every poll (the coordinator is shutting down).
+  void CancelAll();
+
+  int waiting() const;
+
+ private:
+  using Key = std::pair<int, int>;  // (type, index)
+  struct Poll {
+    Key task;
+    std::string known_job_id;
+    absl::Time deadline;
+    Callback done;
+  };
+  struct Answer {
+    Callback done;
+    Assignment assignment;
+  };
+
+  static Key KeyOf(const TaskId& task) { return Key(task.type(), task.index()); }
+  Assignment GetLocked(const Key& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes the polls `pred` picks and returns their answers.
+  std::vector<Answer> TakeLocked(const std::function<bool(const Poll&)>& pred)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void Deliver(std::vector<Answer> answers);
+
+  // Constant after construction.
+  Clock& clock_;
+
+  mutable absl::Mutex mu_;
+  std::map<Key, Assignment> assignments_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, Poll> polls_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_poll_id_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace coordinator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_COORDINATOR_ASSIGNMENT_BOARD_H_

@@ -1,0 +1,537 @@
+#include "server/coordinator/coordinator.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/checkpoint/file_path.h"
+#include "common/config/job_spec.h"
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+#include "server/coordinator/task_name.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+bool IsEnded(JobState state) {
+  return state == JOB_STATE_SUCCEEDED || state == JOB_STATE_FAILED || state == JOB_STATE_STOPPED;
+}
+
+// WatchJob: the job's status first, then the events of its log (progress
+// only when asked for) until the log is closed.
+class JobWatch final : public StreamSource<JobEvent> {
+ public:
+  JobWatch(JobEvent first, std::shared_ptr<internal::EventLog<JobEvent>> log, uint64_t cursor,
+           bool include_progress)
+      : first_(std::move(first)),
+        log_(std::move(log)),
+        cursor_(cursor),
+        include_progress_(include_progress) {}
+
+  Next Poll(std::function<void()> wake) override {
+    Next next;
+    if (!sent_first_) {
+      sent_first_ = true;
+      next.messages.push_back(first_);
+      if (log_ == nullptr) next.end = absl::OkStatus();  // the job had ended
+      return next;
+    }
+    for (;;) {
+      internal::EventLog<JobEvent>::Read read = log_->ReadOrWait(cursor_, 64, wake);
+      cursor_ = read.next;
+      for (JobEvent& event : read.events) {
+        if (event.has_progress() && !include_progress_) continue;
+        next.messages.push_back(std::move(event));
+      }
+      if (read.closed) next.end = absl::OkStatus();
+      next.wait_id = read.wait_id;
+      if (next.messages.empty() && !next.end.has_value() && next.wait_id == 0) continue;
+      return next;
+    }
+  }
+
+  void CancelWait(uint64_t wait_id) override {
+    if (log_ != nullptr) log_->CancelWait(wait_id);
+  }
+
+ private:
+  const JobEvent first_;
+  const std::shared_ptr<internal::EventLog<JobEvent>> log_;
+  uint64_t cursor_;
+  const bool include_progress_;
+  bool sent_first_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
+    Clock& clock, Env& env, JobPlanner& planner, ShardClientFactory shard_clients,
+    CoordinatorMetrics* metrics, CoordinatorOptions options, std::function<void()> on_shutdown) {
+  if (!options.checkpoint_root.empty() && options.checkpoint_root.front() != '/') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the checkpoint root must be an absolute folder, got '", options.checkpoint_root, "'"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<MembershipRegistry> members,
+                   MembershipRegistry::Create(clock, options.membership));
+  ASSIGN_OR_RETURN(std::unique_ptr<JobQueue> jobs, JobQueue::Create(clock, options.queue));
+  return std::unique_ptr<Coordinator>(
+      new Coordinator(clock, env, planner, std::move(shard_clients), metrics, std::move(options),
+                      std::move(members), std::move(jobs), std::move(on_shutdown)));
+}
+
+Coordinator::Coordinator(Clock& clock, Env& env, JobPlanner& planner,
+                         ShardClientFactory shard_clients, CoordinatorMetrics* metrics,
+                         CoordinatorOptions options, std::unique_ptr<MembershipRegistry> members,
+                         std::unique_ptr<JobQueue> jobs, std::function<void()> on_shutdown)
+    : clock_(clock),
+      env_(env),
+      planner_(planner),
+      shard_clients_(std::move(shard_clients)),
+      metrics_(metrics),
+      options_(std::move(options)),
+      members_(std::move(members)),
+      jobs_(std::move(jobs)),
+      on_shutdown_(std::move(on_shutdown)),
+      assignments_(clock) {}
+
+Coordinator::~Coordinator() { Stop(); }
+
+void Coordinator::Start() {
+  absl::MutexLock lock(&mu_);
+  if (started_ || stopping_) return;
+  started_ = true;
+  scheduler_ = std::thread([this] { SchedulerLoop(); });
+  ticker_ = std::thread([this] { TickerLoop(); });
+}
+
+void Coordinator::Stop() {
+  std::shared_ptr<JobRunner> runner;
+  std::map<std::string, std::shared_ptr<JobLog>, std::less<>> logs;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ && !scheduler_.joinable() && !ticker_.joinable()) return;
+    stopping_ = true;
+    runner = runner_;
+  }
+  if (runner != nullptr) runner->Abort("the coordinator shut down while the job ran");
+  if (scheduler_.joinable()) scheduler_.join();
+  if (ticker_.joinable()) ticker_.join();
+  assignments_.CancelAll();
+  {
+    absl::MutexLock lock(&mu_);
+    logs.swap(logs_);
+  }
+  for (auto& [job_id, log] : logs) log->Close();
+}
+
+std::shared_ptr<JobRunner> Coordinator::running() const {
+  absl::MutexLock lock(&mu_);
+  return runner_;
+}
+
+// ------------------------------------------------------------- threads --
+
+void Coordinator::SchedulerLoop() {
+  for (;;) {
+    std::shared_ptr<JobRunner> runner;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || shutdown_requested_ || jobs_pending_;
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (stopping_) return;
+      if (shutdown_requested_) break;
+      jobs_pending_ = false;
+      // Under mu_, so RunnerFor never sees a RUNNING job without its runner.
+      absl::StatusOr<JobStatus> job = jobs_->StartNext();
+      if (!job.ok()) continue;  // nothing queued
+      JobRunnerContext context;
+      context.clock = &clock_;
+      context.env = &env_;
+      context.members = members_.get();
+      context.jobs = jobs_.get();
+      context.assignments = &assignments_;
+      context.planner = &planner_;
+      context.shard_clients = shard_clients_;
+      context.metrics = metrics_;
+      auto log = logs_.find(job->job_id());
+      if (log != logs_.end()) {
+        std::shared_ptr<JobLog> job_log = log->second;
+        context.publish = [job_log](JobEvent event) { job_log->Append(std::move(event)); };
+      }
+      runner = std::make_shared<JobRunner>(*job, options_.runner, std::move(context));
+      runner_ = runner;
+    }
+    runner->Run();
+    {
+      absl::MutexLock lock(&mu_);
+      runner_.reset();
+      jobs_pending_ = true;  // the next queued job, if any
+    }
+    CloseLog(runner->job_id());
+  }
+
+  // Shutdown: once no job runs, members learn it from their heartbeats;
+  // then the process is told to exit.
+  LOG(INFO) << "shutting down: telling every member to exit";
+  {
+    absl::MutexLock lock(&mu_);
+    members_told_to_exit_ = true;
+    clock_.AwaitWithDeadline(&mu_, absl::Condition(&stopping_),
+                             clock_.Now() + options_.shutdown_notice);
+    if (stopping_) return;
+  }
+  if (on_shutdown_) on_shutdown_();
+}
+
+void Coordinator::TickerLoop() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    clock_.AwaitWithDeadline(&mu_, absl::Condition(&stopping_), clock_.Now() + options_.tick);
+    if (stopping_) break;
+    mu_.Unlock();
+    Tick();
+    mu_.Lock();
+  }
+}
+
+void Coordinator::Tick() {
+  const std::shared_ptr<JobRunner> runner = running();
+  const std::vector<Member> lost = members_->CheckDeadlines();
+  for (const Member& member : lost) {
+    const std::string why = absl::StrCat(
+        "was lost: no heartbeat for ", FormatWaitAge(members_->options().heartbeat_timeout),
+        " (last from ", member.address().empty() ? "a process" : member.address(), ")");
+    LOG(WARNING) << TaskName(member.task()) << " " << why;
+    if (runner != nullptr) runner->HandBack(member.task(), member.incarnation(), why);
+  }
+  assignments_.Expire();
+  if (runner != nullptr) runner->Tick();
+  if (metrics_ != nullptr) {
+    if (!lost.empty()) metrics_->AddLostMembers(static_cast<int>(lost.size()));
+    metrics_->SetMembers(members_->Members(), clock_.Now());
+    metrics_->SetJobCounts(jobs_->CountByState());
+    metrics_->SetQueuedJobs(jobs_->queued_count());
+  }
+}
+
+// ------------------------------------------------------------- helpers --
+
+absl::StatusOr<std::shared_ptr<JobRunner>> Coordinator::RunnerFor(absl::string_view job_id) const {
+  {
+    absl::MutexLock lock(&mu_);
+    if (runner_ != nullptr && runner_->job_id() == job_id) return runner_;
+  }
+  absl::StatusOr<JobStatus> job = jobs_->Get(job_id);
+  if (!job.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no job '", job_id,
+                     "' runs here (the coordinator may have restarted); ask for a new "
+                     "assignment"));
+  }
+  if (job->state() == JOB_STATE_QUEUED) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " has not started yet"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("job ", job_id, " is ", JobStateName(job->state()), ", not running; stop"));
+}
+
+void Coordinator::PublishStatus(absl::string_view job_id) {
+  absl::StatusOr<JobStatus> status = jobs_->Get(job_id);
+  if (!status.ok()) return;
+  std::shared_ptr<JobLog> log;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = logs_.find(job_id);
+    if (it == logs_.end()) return;
+    log = it->second;
+  }
+  JobEvent event;
+  event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  *event.mutable_status() = *std::move(status);
+  log->Append(std::move(event));
+}
+
+void Coordinator::CloseLog(absl::string_view job_id) {
+  std::shared_ptr<JobLog> log;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = logs_.find(job_id);
+    if (it == logs_.end()) return;
+    log = it->second;
+    logs_.erase(it);
+  }
+  // The final status may already be in the log (the runner publishes its
+  // end); a watcher then sees it twice, which is harmless.
+  if (absl::StatusOr<JobStatus> status = jobs_->Get(job_id); status.ok()) {
+    JobEvent event;
+    event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
+    *event.mutable_status() = *std::move(status);
+    log->Append(std::move(event));
+  }
+  log->Close();
+}
+
+absl::StatusOr<JobSpec> Coordinator::ConfinePaths(JobSpec spec) const {
+  const std::string& root = options_.checkpoint_root;
+  auto confine = [&](absl::string_view field, std::string* path) -> absl::Status {
+    if (path->empty()) return absl::OkStatus();
+    if (path->front() != '/') {
+      if (root.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, " must be an absolute path, got '", *path, "'"));
+      }
+      *path = JoinPath(root, *path);
+      return absl::OkStatus();
+    }
+    if (root.empty() || root == "/") return absl::OkStatus();
+    std::string prefix = root;
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    if (*path != prefix && !absl::StartsWith(*path, prefix + "/")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " '", *path, "' is not under the coordinator's checkpoint root ",
+                       prefix, " (--checkpoint_root), where the parameter servers may write too"));
+    }
+    return absl::OkStatus();
+  };
+  CheckpointSpec* checkpoint = spec.mutable_checkpoint();
+  RETURN_IF_ERROR(confine("checkpoint.model_dir", checkpoint->mutable_model_dir()));
+  RETURN_IF_ERROR(confine("checkpoint.warm_start_from", checkpoint->mutable_warm_start_from()));
+  RETURN_IF_ERROR(confine("export.export_dir", spec.mutable_export_()->mutable_export_dir()));
+  return spec;
+}
+
+// ----------------------------------------------------------- the calls --
+
+absl::StatusOr<RegisterResponse> Coordinator::Register(const RegisterRequest& request) {
+  ASSIGN_OR_RETURN(RegisterResult result,
+                   members_->Register(request.task(), request.incarnation(), request.address(),
+                                      request.metrics_address()));
+  const std::shared_ptr<JobRunner> runner = running();
+  if (result.replaced_incarnation != 0) {
+    const std::string why = absl::StrCat("restarted (incarnation ", request.incarnation(),
+                                         " replaced ", result.replaced_incarnation, ")");
+    LOG(INFO) << TaskName(request.task()) << " " << why;
+    if (runner != nullptr) runner->HandBack(request.task(), result.replaced_incarnation, why);
+  } else {
+    VLOG(1) << TaskName(request.task()) << " registered (incarnation " << request.incarnation()
+            << ")";
+  }
+  if (runner != nullptr) runner->MembersChanged();
+  RegisterResponse response;
+  response.set_heartbeat_interval_ms(
+      absl::ToInt64Milliseconds(members_->options().heartbeat_interval));
+  response.set_heartbeat_timeout_ms(
+      absl::ToInt64Milliseconds(members_->options().heartbeat_timeout));
+  return response;
+}
+
+absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest& request) {
+  RETURN_IF_ERROR(members_->Heartbeat(request.task(), request.incarnation()));
+  HeartbeatResponse response;
+  response.set_job_id(assignments_.Get(request.task()).job_id());
+  absl::MutexLock lock(&mu_);
+  response.set_shutdown(members_told_to_exit_);
+  return response;
+}
+
+absl::Status Coordinator::CheckCaller(const TaskId& task, uint64_t incarnation) const {
+  return members_->CheckCaller(task, incarnation);
+}
+
+absl::Time Coordinator::AssignmentDeadline(int64_t wait_ms) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::InfinitePast();
+  }
+  const absl::Duration wait =
+      std::min(absl::Milliseconds(std::max<int64_t>(wait_ms, 0)), options_.max_assignment_wait);
+  return clock_.Now() + wait;
+}
+
+void Coordinator::AssignmentDelivered(const TaskId& task, uint64_t incarnation,
+                                      const Assignment& assignment) {
+  if (assignment.job_id().empty()) return;
+  members_->SetJob(task, incarnation, assignment.job_id()).IgnoreError();
+}
+
+absl::StatusOr<ProgressResponse> Coordinator::ReportProgress(const ProgressReport& report) {
+  RETURN_IF_ERROR(CheckCaller(report.task(), report.incarnation()));
+  ASSIGN_OR_RETURN(std::shared_ptr<JobRunner> runner, RunnerFor(report.job_id()));
+  return runner->ReportProgress(report);
+}
+
+absl::StatusOr<DataLease> Coordinator::AcquireDataLease(const AcquireDataLeaseRequest& request) {
+  RETURN_IF_ERROR(CheckCaller(request.task(), request.incarnation()));
+  ASSIGN_OR_RETURN(std::shared_ptr<JobRunner> runner, RunnerFor(request.job_id()));
+  return runner->AcquireDataLease(request.task(), request.incarnation());
+}
+
+absl::Status Coordinator::CompleteDataLease(const CompleteDataLeaseRequest& request) {
+  RETURN_IF_ERROR(CheckCaller(request.task(), request.incarnation()));
+  ASSIGN_OR_RETURN(std::shared_ptr<JobRunner> runner, RunnerFor(request.job_id()));
+  return runner->CompleteDataLease(request);
+}
+
+absl::StatusOr<EvalReportResponse> Coordinator::ReportEval(const EvalReport& report) {
+  RETURN_IF_ERROR(CheckCaller(report.task(), report.incarnation()));
+  ASSIGN_OR_RETURN(std::shared_ptr<JobRunner> runner, RunnerFor(report.job_id()));
+  return runner->ReportEval(report);
+}
+
+absl::StatusOr<std::shared_ptr<StreamSource<CheckpointNotification>>> Coordinator::WatchCheckpoints(
+    const WatchCheckpointsRequest& request) {
+  RETURN_IF_ERROR(CheckCaller(request.task(), request.incarnation()));
+  ASSIGN_OR_RETURN(std::shared_ptr<JobRunner> runner, RunnerFor(request.job_id()));
+  return runner->WatchCheckpoints(request);
+}
+
+absl::Status Coordinator::ReleaseCheckpoint(const ReleaseCheckpointRequest& request) {
+  RETURN_IF_ERROR(CheckCaller(request.task(), request.incarnation()));
+  ASSIGN_OR_RETURN(std::shared_ptr<JobRunner> runner, RunnerFor(request.job_id()));
+  return runner->ReleaseCheckpoint(request);
+}
+
+absl::StatusOr<SubmitJobResponse> Coordinator::SubmitJob(const SubmitJobRequest& request) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ || shutdown_requested_) {
+      return absl::UnavailableError("the coordinator is shutting down; it takes no new jobs");
+    }
+  }
+  // Relative paths become absolute before defaults derive others from them.
+  ASSIGN_OR_RETURN(JobSpec confined, ConfinePaths(request.spec()));
+  ASSIGN_OR_RETURN(JobSpec prepared, PrepareJobSpec(std::move(confined)));
+  ASSIGN_OR_RETURN(prepared, ConfinePaths(std::move(prepared)));
+  SubmitJobResponse response;
+  if (request.validate_only()) {
+    *response.mutable_status()->mutable_spec() = std::move(prepared);
+    return response;
+  }
+  ASSIGN_OR_RETURN(JobStatus status, jobs_->Submit(std::move(prepared)));
+  auto log = std::make_shared<JobLog>(options_.job_events);
+  JobEvent event;
+  event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  *event.mutable_status() = status;
+  log->Append(std::move(event));
+  {
+    absl::MutexLock lock(&mu_);
+    logs_[status.job_id()] = std::move(log);
+    jobs_pending_ = true;
+  }
+  LOG(INFO) << "job " << status.job_id() << " queued";
+  response.set_job_id(status.job_id());
+  *response.mutable_status() = std::move(status);
+  return response;
+}
+
+absl::StatusOr<JobStatus> Coordinator::GetJob(absl::string_view job_id) const {
+  return jobs_->Get(job_id);
+}
+
+absl::StatusOr<ListJobsResponse> Coordinator::ListJobs(const ListJobsRequest& request) const {
+  std::vector<JobState> states;
+  for (int state : request.states()) states.push_back(static_cast<JobState>(state));
+  ASSIGN_OR_RETURN(std::vector<JobStatus> jobs, jobs_->List(states, request.limit()));
+  ListJobsResponse response;
+  for (JobStatus& job : jobs) *response.add_jobs() = std::move(job);
+  return response;
+}
+
+absl::StatusOr<StopJobResponse> Coordinator::StopJob(const StopJobRequest& request) {
+  ASSIGN_OR_RETURN(JobStatus status, jobs_->Stop(request.job_id()));
+  if (status.state() == JOB_STATE_STOPPED && status.start_unix_ms() == 0) {
+    LOG(INFO) << "job " << status.job_id() << " stopped before it started";
+    CloseLog(status.job_id());
+  } else if (!IsEnded(status.state())) {
+    if (std::shared_ptr<JobRunner> runner = running();
+        runner != nullptr && runner->job_id() == status.job_id()) {
+      LOG(INFO) << "job " << status.job_id() << ": stop requested"
+                << (request.immediately() ? " (immediately)" : "");
+      runner->RequestStop(request.immediately());
+    }
+    PublishStatus(status.job_id());
+  }
+  StopJobResponse response;
+  *response.mutable_status() = std::move(status);
+  return response;
+}
+
+absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> Coordinator::WatchJob(
+    const WatchJobRequest& request) {
+  std::shared_ptr<JobLog> log;
+  uint64_t cursor = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = logs_.find(request.job_id());
+    if (it != logs_.end()) {
+      log = it->second;
+      cursor = log->end();
+    }
+  }
+  ASSIGN_OR_RETURN(JobStatus status, jobs_->Get(request.job_id()));
+  JobEvent first;
+  first.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  *first.mutable_status() = std::move(status);
+  return std::shared_ptr<StreamSource<JobEvent>>(std::make_shared<JobWatch>(
+      std::move(first), std::move(log), cursor, request.include_progress()));
+}
+
+ClusterStatus Coordinator::GetCluster() const {
+  ClusterStatus status;
+  *status.mutable_spec() = options_.cluster;
+  for (Member& member : members_->Members()) *status.add_members() = std::move(member);
+  if (std::optional<std::string> running = jobs_->active_job_id()) {
+    status.set_running_job_id(*running);
+  }
+  status.set_queued_jobs(jobs_->queued_count());
+  return status;
+}
+
+absl::StatusOr<ExportModelResponse> Coordinator::ExportModel(
+    const ExportModelRequest& request) const {
+  ASSIGN_OR_RETURN(JobStatus job, jobs_->Get(request.job_id()));
+  if (request.step() != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "exporting a chosen checkpoint (step ", request.step(),
+        ") on demand is not offered; the evaluator exports the best checkpoint and the final "
+        "one under ",
+        job.spec().export_().export_dir()));
+  }
+  if (job.export_path().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job.job_id(), " has no export yet; the evaluator exports as it evaluates (",
+        job.checkpoints_size(), " checkpoints so far)"));
+  }
+  ExportModelResponse response;
+  response.set_path(job.export_path());
+  response.set_step(job.best_checkpoint_step() > 0 ? job.best_checkpoint_step()
+                                                   : job.last_eval_step());
+  return response;
+}
+
+absl::Status Coordinator::Shutdown(const ShutdownRequest& request) {
+  std::optional<std::string> active = jobs_->active_job_id();
+  if (active.has_value() && !request.stop_running_job()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", *active, " is running; stop it first, or ask to stop it (stop_running_job)"));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::UnavailableError("the coordinator is already stopping");
+    shutdown_requested_ = true;
+  }
+  LOG(INFO) << "shutdown requested" << (active.has_value() ? "; stopping job " + *active : "");
+  if (active.has_value()) {
+    StopJobRequest stop;
+    stop.set_job_id(*active);
+    StopJob(stop).IgnoreError();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

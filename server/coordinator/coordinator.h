@@ -1,0 +1,200 @@
+#ifndef PSTRAIN_SERVER_COORDINATOR_COORDINATOR_H_
+#define PSTRAIN_SERVER_COORDINATOR_COORDINATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/checkpoint/env.h"
+#include "protos/cluster.pb.h"
+#include "protos/coordinator.pb.h"
+#include "server/coordinator/assignment_board.h"
+#include "server/coordinator/clock.h"
+#include "server/coordinator/coordinator_metrics.h"
+#include "server/coordinator/internal/event_log.h"
+#include "server/coordinator/job_planner.h"
+#include "server/coordinator/job_queue.h"
+#include "server/coordinator/job_runner.h"
+#include "server/coordinator/membership_registry.h"
+#include "server/coordinator/shard_client.h"
+#include "server/coordinator/stream_source.h"
+
+namespace pstrain {
+namespace coordinator {
+
+struct CoordinatorOptions {
+  MembershipOptions membership;
+  JobQueueOptions queue;
+  JobRunnerOptions runner;
+  // How often heartbeat deadlines, long-poll deadlines and data-lease
+  // deadlines are checked and the metrics refreshed. Default 500 ms: a
+  // deadline is noticed within half a second, at negligible cost.
+  absl::Duration tick = absl::Milliseconds(500);
+  // The longest a GetAssignment long poll waits, whatever it asks for.
+  // Default 60 s, below common proxy idle timeouts.
+  absl::Duration max_assignment_wait = absl::Seconds(60);
+  // Every model_dir, warm_start_from and export_dir must lie under this
+  // folder; relative ones are taken from it. Default "/tmp/pstrain", the
+  // parameter servers' default --checkpoint_root, since they write the
+  // shard files of the same paths. Empty: no confinement, and relative
+  // paths are refused.
+  std::string checkpoint_root = "/tmp/pstrain";
+  // Events of each queued or running job kept for WatchJob; a watcher that
+  // falls further behind skips progress events. Default 1024.
+  size_t job_events = 1024;
+  // After a Shutdown request, how long members get to learn it from their
+  // heartbeats before the coordinator itself exits. Default 5 s (two
+  // heartbeat intervals and some).
+  absl::Duration shutdown_notice = absl::Seconds(5);
+  // What GetCluster reports as the configured cluster (TF_CONFIG, flags).
+  ClusterSpec cluster;
+};
+
+// Everything the coordinator knows and does, without gRPC: the membership,
+// the job queue and history, each task's assignment, and the running job
+// (a JobRunner on the scheduler thread, one job at a time), plus a ticker
+// thread for deadlines and metrics. The gRPC services (cluster_service.h,
+// job_service.h) are thin adapters over it. Thread-safe.
+//
+// Every cluster call names its caller; methods taking a task and
+// incarnation first check it (MembershipRegistry::CheckCaller): NotFound
+// when the task is not registered, Aborted when the incarnation is stale or
+// the member was marked lost (the caller must register again).
+class Coordinator {
+ public:
+  // Everything borrowed must outlive the coordinator. `metrics` may be
+  // null. `on_shutdown` is called once a Shutdown request has been carried
+  // out (the process should exit); may be empty.
+  // InvalidArgument: bad membership or queue options, or a relative
+  // checkpoint_root.
+  static absl::StatusOr<std::unique_ptr<Coordinator>> Create(
+      Clock& clock, Env& env, JobPlanner& planner, ShardClientFactory shard_clients,
+      CoordinatorMetrics* metrics, CoordinatorOptions options,
+      std::function<void()> on_shutdown = nullptr);
+
+  // Stop(), then destroys.
+  ~Coordinator();
+
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // Starts the scheduler and ticker threads. Call once.
+  void Start();
+
+  // Ends the running job FAILED (the coordinator is going away), answers
+  // every long poll, ends every watch, and joins the threads. Queued jobs
+  // are not run. Idempotent.
+  void Stop();
+
+  // ---------------------------------------------------- cluster calls --
+
+  // InvalidArgument, AlreadyExists, FailedPrecondition as
+  // MembershipRegistry::Register. A restarted process's predecessor hands
+  // its work back.
+  absl::StatusOr<RegisterResponse> Register(const RegisterRequest& request);
+  absl::StatusOr<HeartbeatResponse> Heartbeat(const HeartbeatRequest& request);
+  absl::Status CheckCaller(const TaskId& task, uint64_t incarnation) const;
+
+  // Assignments and their long polls (GetAssignment).
+  AssignmentBoard& assignments() { return assignments_; }
+  // When a long poll may end at the latest, for one that asks `wait_ms`.
+  absl::Time AssignmentDeadline(int64_t wait_ms);
+  // The caller received `assignment`: it now works on that job (BUSY).
+  void AssignmentDelivered(const TaskId& task, uint64_t incarnation, const Assignment& assignment);
+
+  // The following are for the running job; FailedPrecondition when
+  // request.job_id is not it ("job X is SUCCEEDED, not running": stop).
+  absl::StatusOr<ProgressResponse> ReportProgress(const ProgressReport& report);
+  absl::StatusOr<DataLease> AcquireDataLease(const AcquireDataLeaseRequest& request);
+  absl::Status CompleteDataLease(const CompleteDataLeaseRequest& request);
+  absl::StatusOr<EvalReportResponse> ReportEval(const EvalReport& report);
+  absl::StatusOr<std::shared_ptr<StreamSource<CheckpointNotification>>> WatchCheckpoints(
+      const WatchCheckpointsRequest& request);
+  absl::Status ReleaseCheckpoint(const ReleaseCheckpointRequest& request);
+
+  // -------------------------------------------------------- job calls --
+
+  // InvalidArgument naming the fields at fault (also a path outside the
+  // checkpoint root); ResourceExhausted: the queue is full.
+  absl::StatusOr<SubmitJobResponse> SubmitJob(const SubmitJobRequest& request);
+  // NotFound: no such job.
+  absl::StatusOr<JobStatus> GetJob(absl::string_view job_id) const;
+  // InvalidArgument: a negative limit.
+  absl::StatusOr<ListJobsResponse> ListJobs(const ListJobsRequest& request) const;
+  // NotFound: no such job. A job already ended is returned as it is.
+  absl::StatusOr<StopJobResponse> StopJob(const StopJobRequest& request);
+  // The job's events from now: its status first, then until it ends.
+  // NotFound: no such job.
+  absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> WatchJob(const WatchJobRequest& request);
+  ClusterStatus GetCluster() const;
+  // NotFound: no such job. FailedPrecondition: nothing exported for it yet,
+  // or a specific checkpoint was asked for (the evaluator exports the best
+  // and the final checkpoint; exporting others on demand is not offered).
+  absl::StatusOr<ExportModelResponse> ExportModel(const ExportModelRequest& request) const;
+  // FailedPrecondition: a job runs and stop_running_job is false.
+  absl::Status Shutdown(const ShutdownRequest& request);
+
+  // For tests and status pages.
+  std::shared_ptr<JobRunner> running() const;
+
+ private:
+  Coordinator(Clock& clock, Env& env, JobPlanner& planner, ShardClientFactory shard_clients,
+              CoordinatorMetrics* metrics, CoordinatorOptions options,
+              std::unique_ptr<MembershipRegistry> members, std::unique_ptr<JobQueue> jobs,
+              std::function<void()> on_shutdown);
+
+  using JobLog = internal::EventLog<JobEvent>;
+
+  void SchedulerLoop();
+  void TickerLoop();
+  void Tick();
+  // The runner of `job_id` if it is the running job, else FailedPrecondition
+  // saying what became of it.
+  absl::StatusOr<std::shared_ptr<JobRunner>> RunnerFor(absl::string_view job_id) const;
+  // Appends the job's current status to its log.
+  void PublishStatus(absl::string_view job_id);
+  // Appends the job's final status and closes its log.
+  void CloseLog(absl::string_view job_id);
+  absl::StatusOr<JobSpec> ConfinePaths(JobSpec spec) const;
+
+  // Constant after construction.
+  Clock& clock_;
+  Env& env_;
+  JobPlanner& planner_;
+  const ShardClientFactory shard_clients_;
+  CoordinatorMetrics* const metrics_;
+  const CoordinatorOptions options_;
+  const std::unique_ptr<MembershipRegistry> members_;
+  const std::unique_ptr<JobQueue> jobs_;
+  const std::function<void()> on_shutdown_;
+  AssignmentBoard assignments_;
+
+  mutable absl::Mutex mu_;
+  std::shared_ptr<JobRunner> runner_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<JobLog>, std::less<>> logs_ ABSL_GUARDED_BY(mu_);
+  // A job may be waiting to start.
+  bool jobs_pending_ ABSL_GUARDED_BY(mu_) = false;
+  bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
+  // Shutdown was requested and no job runs: heartbeats say so.
+  bool members_told_to_exit_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+
+  std::thread scheduler_;
+  std::thread ticker_;
+};
+
+}  // namespace coordinator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_COORDINATOR_COORDINATOR_H_

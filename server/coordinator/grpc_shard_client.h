@@ -1,0 +1,85 @@
+#ifndef PSTRAIN_SERVER_COORDINATOR_GRPC_SHARD_CLIENT_H_
+#define PSTRAIN_SERVER_COORDINATOR_GRPC_SHARD_CLIENT_H_
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "protos/parameter_server.grpc.pb.h"
+#include "server/coordinator/clock.h"
+#include "server/coordinator/shard_client.h"
+
+namespace pstrain {
+namespace coordinator {
+
+struct GrpcShardClientOptions {
+  // Deadline of one attempt of each call. Creating variables initialises
+  // them (large embedding tables take a while); snapshots and restores move
+  // whole shards through the disk. Defaults: 2 min, 10 min, 10 min, 30 s.
+  absl::Duration create_timeout = absl::Minutes(2);
+  absl::Duration snapshot_timeout = absl::Minutes(10);
+  absl::Duration restore_timeout = absl::Minutes(10);
+  absl::Duration drop_timeout = absl::Seconds(30);
+  // Retries: only a call that failed with Unavailable (the shard could not
+  // be reached) is retried, after a backoff starting at initial_backoff and
+  // doubling up to max_backoff, each with random jitter (50-100%), for as
+  // long as retry_budget allows from the first attempt. Defaults 100 ms,
+  // 5 s, 1 min: long enough for a restarting shard, short enough that a
+  // shard that is gone fails the job with its address in the message.
+  absl::Duration initial_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(5);
+  absl::Duration retry_budget = absl::Minutes(1);
+  // Largest message sent or received. Default 16 MiB.
+  int max_message_bytes = 16 << 20;
+};
+
+// A ShardClient over gRPC. Thread-safe. Backoff waits go through `clock`.
+class GrpcShardClient final : public ShardClient {
+ public:
+  // `clock` is borrowed and must outlive the client.
+  GrpcShardClient(std::string address, Clock& clock, GrpcShardClientOptions options = {});
+  // With a channel made by the caller (tests use in-process channels).
+  GrpcShardClient(std::string address, std::shared_ptr<grpc::Channel> channel, Clock& clock,
+                  GrpcShardClientOptions options = {});
+
+  GrpcShardClient(const GrpcShardClient&) = delete;
+  GrpcShardClient& operator=(const GrpcShardClient&) = delete;
+
+  absl::StatusOr<CreateVariablesResponse> CreateVariables(
+      const CreateVariablesRequest& request) override;
+  absl::Status DropJob(const DropJobRequest& request) override;
+  absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request) override;
+  absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request) override;
+  void Cancel() override;
+
+ private:
+  using Attempt = std::function<grpc::Status(grpc::ClientContext* context)>;
+
+  // Runs `attempt` with a deadline of `timeout` each time, retrying on
+  // Unavailable as the options say. Errors name the method (ShardGroup adds the shard).
+  absl::Status Call(const char* method, absl::Duration timeout, const Attempt& attempt);
+  // Waits `backoff` unless cancelled first; false when cancelled.
+  bool Backoff(absl::Duration backoff);
+
+  // Constant after construction.
+  const std::string address_;
+  Clock& clock_;
+  const GrpcShardClientOptions options_;
+  const std::unique_ptr<ParameterServer::Stub> stub_;
+
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  // Calls in flight, so Cancel can cancel them.
+  std::set<grpc::ClientContext*> in_flight_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace coordinator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_COORDINATOR_GRPC_SHARD_CLIENT_H_

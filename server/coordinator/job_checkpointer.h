@@ -1,0 +1,62 @@
+#ifndef PSTRAIN_SERVER_COORDINATOR_JOB_CHECKPOINTER_H_
+#define PSTRAIN_SERVER_COORDINATOR_JOB_CHECKPOINTER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/checkpoint/env.h"
+#include "protos/checkpoint.pb.h"
+#include "protos/job.pb.h"
+#include "server/coordinator/shard_group.h"
+
+namespace pstrain {
+namespace coordinator {
+
+// Saves, restores and deletes the checkpoints of one job across its
+// parameter-server shards (layout in common/checkpoint/checkpoint_layout.h).
+// The coordinator writes the MANIFEST; each shard writes its own file.
+// Thread-compatible: the job's runner calls it from one thread.
+class JobCheckpointer {
+ public:
+  // `env` and `shards` are borrowed and must outlive the checkpointer.
+  JobCheckpointer(Env& env, const ShardGroup& shards, std::string model_dir, std::string job_id,
+                  JobSpec spec);
+
+  JobCheckpointer(const JobCheckpointer&) = delete;
+  JobCheckpointer& operator=(const JobCheckpointer&) = delete;
+
+  // Writes the checkpoint of `step`: begins model_dir/ckpt-<step>.tmp, has
+  // every shard snapshot its part into it (at once), and commits the
+  // MANIFEST with the shards' sizes and checksums, `position`, the spec and
+  // `final`. Returns the MANIFEST. On failure nothing is left behind but
+  // the error: AlreadyExists when ckpt-<step> exists, a shard's error
+  // naming the shard, or the commit's (DataLoss when a shard's file differs
+  // from what it reported).
+  absl::StatusOr<CheckpointManifest> Take(int64_t step, const DataPosition& position, bool final);
+
+  // Restores every shard from the checkpoint in `checkpoint_dir` whose
+  // MANIFEST is `manifest` (each shard checks its file's size and CRC32C).
+  // FailedPrecondition: the checkpoint has a different number of shards
+  // than the job (the message says how many to run with).
+  absl::Status Restore(const std::string& checkpoint_dir, const CheckpointManifest& manifest);
+
+  // Deletes model_dir/ckpt-<step>.
+  absl::Status Delete(int64_t step);
+
+  const std::string& model_dir() const { return model_dir_; }
+
+ private:
+  // Constant after construction.
+  Env& env_;
+  const ShardGroup& shards_;
+  const std::string model_dir_;
+  const std::string job_id_;
+  const JobSpec spec_;
+};
+
+}  // namespace coordinator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_COORDINATOR_JOB_CHECKPOINTER_H_

@@ -1,0 +1,43 @@
+#include "server/coordinator/job_planner.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/config/job_mode.h"
+#include "common/data/data_source.h"
+#include "common/model/dnnl/compute_context.h"
+#include "common/model/model_factory.h"
+#include "common/status/status_macros.h"
+
+namespace pstrain {
+namespace coordinator {
+
+absl::StatusOr<JobPlan> ModelJobPlanner::Plan(const JobSpec& spec) {
+  const bool trains = JobModeTrains(spec.mode());
+  const char* field = trains ? "train_data" : "eval_data";
+  const DataSpec& data = trains ? spec.train_data() : spec.eval_data();
+  absl::StatusOr<std::unique_ptr<ExampleSource>> source = OpenExampleSource(data, !trains);
+  if (!source.ok()) {
+    return absl::Status(source.status().code(),
+                        absl::StrCat(field, ": ", source.status().message()));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ComputeContext> compute, ComputeContext::Create());
+  ModelContext context;
+  context.compute = compute.get();
+  context.seed = spec.training().seed();
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      CreateModel(spec.model(), (*source)->info(), context);
+  if (!model.ok()) {
+    return absl::Status(model.status().code(), absl::StrCat("model: ", model.status().message()));
+  }
+  JobPlan plan;
+  for (VariableDef& def : (*model)->Variables()) plan.variables.push_back(std::move(def.spec));
+  plan.num_records = trains ? (*source)->num_examples() : 0;
+  plan.description =
+      absl::StrCat((*model)->name(), " on ", (*source)->info().DebugString(), " (", field, ")");
+  return plan;
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

@@ -1,0 +1,739 @@
+#include "server/coordinator/job_runner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/checkpoint/checkpoint_catalog.h"
+#include "common/checkpoint/checkpoint_layout.h"
+#include "common/checkpoint/checkpoint_verifier.h"
+#include "common/checkpoint/manifest.h"
+#include "common/config/job_mode.h"
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+#include "server/coordinator/task_name.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+TaskId Task(TaskType type, int index) {
+  TaskId task;
+  task.set_type(type);
+  task.set_index(index);
+  return task;
+}
+
+bool IsLive(MemberState state) { return state == MEMBER_STATE_IDLE || state == MEMBER_STATE_BUSY; }
+
+// "ps/1, worker/0 and 3 more".
+std::string TaskList(const std::vector<TaskId>& tasks) {
+  constexpr size_t kShown = 4;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < tasks.size() && i < kShown; ++i) names.push_back(TaskName(tasks[i]));
+  std::string list = absl::StrJoin(names, ", ");
+  if (tasks.size() > kShown) absl::StrAppend(&list, " and ", tasks.size() - kShown, " more");
+  return list;
+}
+
+// 1 + the highest index of a live member of `type`, at least 1.
+int RegisteredCount(const std::vector<Member>& members, TaskType type) {
+  int count = 1;
+  for (const Member& member : members) {
+    if (member.task().type() == type && IsLive(member.state())) {
+      count = std::max(count, member.task().index() + 1);
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
+JobRunner::JobRunner(JobStatus job, JobRunnerOptions options, JobRunnerContext context)
+    : job_id_(job.job_id()),
+      spec_(job.spec()),
+      options_(options),
+      context_(std::move(context)),
+      clock_(*context_.clock),
+      trains_(JobModeTrains(spec_.mode())),
+      evaluates_(JobModeEvaluates(spec_.mode())),
+      model_dir_(spec_.checkpoint().model_dir()),
+      feed_(std::make_shared<CheckpointFeed>()),
+      retention_(std::make_shared<RetentionPolicy>(
+          spec_.checkpoint().has_max_to_keep() ? spec_.checkpoint().max_to_keep() : 5)) {}
+
+JobRunner::~JobRunner() = default;
+
+// ------------------------------------------------------------ the phases --
+
+void JobRunner::Run() {
+  LOG(INFO) << "job " << job_id_ << " (" << JobMode_Name(spec_.mode()) << ") starts; model_dir "
+            << model_dir_;
+  PublishStatus();
+  absl::Status status = Prepare();
+  if (status.ok()) status = trains_ ? Train() : EvaluateOnly();
+  if (status.ok() || absl::IsCancelled(status)) {
+    Finish();
+  } else {
+    std::string message(status.message());
+    if (step_ != nullptr) absl::StrAppend(&message, ResumeHint());
+    LOG(ERROR) << "job " << job_id_ << " failed: " << message;
+    End(JOB_STATE_FAILED, message);
+  }
+  Cleanup();
+}
+
+absl::Status JobRunner::WaitForMembers() {
+  WaitTracker tracker(
+      clock_, "members", clock_.Now() + options_.member_wait_timeout, options_.wait_reports,
+      [this](const std::string& message) { LOG(WARNING) << "job " << job_id_ << ": " << message; });
+  for (;;) {
+    int num_ps = 0, num_workers = 0;
+    const std::vector<TaskId> missing = MissingMembers(&num_ps, &num_workers);
+    if (missing.empty()) {
+      num_ps_ = num_ps;
+      num_workers_ = num_workers;
+      return absl::OkStatus();
+    }
+    tracker.SetWhat(TaskList(missing));
+    SetReason(tracker.Describe());
+    if (absl::Status expired = tracker.Check(); !expired.ok()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          expired.message(),
+          ": start the missing tasks with --coordinator_address pointing here, or check "
+          "their logs for why they cannot register"));
+    }
+    RETURN_IF_ERROR(WaitForChange(clock_.Now() + options_.poll_interval));
+  }
+}
+
+std::vector<TaskId> JobRunner::MissingMembers(int* num_ps, int* num_workers) const {
+  const std::vector<Member> members = context_.members->Members();
+  std::vector<TaskId> missing;
+  if (trains_) {
+    *num_ps = options_.num_ps > 0 ? options_.num_ps : RegisteredCount(members, TASK_TYPE_PS);
+    *num_workers = options_.num_workers > 0 ? options_.num_workers
+                                            : RegisteredCount(members, TASK_TYPE_WORKER);
+    for (const TaskId& task : context_.members->MissingTasks(TASK_TYPE_PS, *num_ps)) {
+      missing.push_back(task);
+    }
+    for (const TaskId& task : context_.members->MissingTasks(TASK_TYPE_WORKER, *num_workers)) {
+      missing.push_back(task);
+    }
+  }
+  if (evaluates_) {
+    for (const TaskId& task : context_.members->MissingTasks(TASK_TYPE_EVALUATOR, 1)) {
+      missing.push_back(task);
+    }
+  }
+  return missing;
+}
+
+absl::Status JobRunner::Prepare() {
+  RETURN_IF_ERROR(WaitForMembers());
+  SetReason("planning: reading the data and building the model");
+  absl::StatusOr<JobPlan> plan = context_.planner->Plan(spec_);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(),
+                        absl::StrCat("cannot set up the job: ", plan.status().message()));
+  }
+  LOG(INFO) << "job " << job_id_ << ": " << plan->description << ", " << plan->variables.size()
+            << " variables";
+  stop_ = std::make_unique<StopConditions>(spec_, clock_, clock_.Now());
+  StartPoint start;
+  std::optional<VariableLayout> layout;
+  if (trains_) {
+    ASSIGN_OR_RETURN(layout, PlaceVariables(plan->variables, num_ps_));
+    std::vector<ShardGroup::Shard> shards;
+    for (int i = 0; i < num_ps_; ++i) {
+      ShardGroup::Shard shard;
+      shard.task = Task(TASK_TYPE_PS, i);
+      ASSIGN_OR_RETURN(const Member member, context_.members->Get(shard.task));
+      shard.address = member.address();
+      shard.client = context_.shard_clients(shard.address);
+      shards.push_back(std::move(shard));
+    }
+    shards_ = std::make_unique<ShardGroup>(std::move(shards));
+    {
+      absl::MutexLock lock(&mu_);
+      shards_ready_ = true;
+      // An abort that came first has nothing to cancel yet: cancel now.
+      if (abort_reason_.has_value()) shards_->CancelAll();
+    }
+    checkpointer_ =
+        std::make_unique<JobCheckpointer>(*context_.env, *shards_, model_dir_, job_id_, spec_);
+    SetReason("looking for checkpoints to resume from in " + model_dir_);
+    ASSIGN_OR_RETURN(start, FindStartPoint());
+    SetReason(absl::StrCat("creating variables on ", num_ps_, " parameter servers"));
+    RETURN_IF_ERROR(WaitForChange(absl::InfinitePast()));
+    RETURN_IF_ERROR(CreateVariables(*layout));
+    if (!start.checkpoint_dir.empty()) {
+      SetReason("restoring " + start.checkpoint_dir);
+      RETURN_IF_ERROR(WaitForChange(absl::InfinitePast()));
+      RETURN_IF_ERROR(checkpointer_->Restore(start.checkpoint_dir, start.manifest));
+      LOG(INFO) << "job " << job_id_ << ": restored " << start.checkpoint_dir
+                << (start.warm_start ? " (warm start: variables only)"
+                                     : absl::StrCat(" at step ", start.step));
+    }
+    RETURN_IF_ERROR(CreateLedgers(start, plan->num_records));
+    AnnounceExistingCheckpoints();
+  }
+  PublishAssignments(layout.has_value() ? &*layout : nullptr, start);
+  {
+    absl::MutexLock lock(&mu_);
+    phase_ = Phase::kTraining;
+    // A stop that came while the job was starting is decided now.
+    if (stop_requested_) {
+      stop_->Decide(STOP_REASON_USER, "stopped by a user", start.step);
+    }
+  }
+  SetReason("");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JobRunner::StartPoint> JobRunner::FindStartPoint() {
+  Env& env = *context_.env;
+  absl::StatusOr<std::vector<std::string>> collected = CollectAbandonedCheckpoints(env, model_dir_);
+  if (!collected.ok()) {
+    return absl::Status(collected.status().code(),
+                        absl::StrCat("checkpoint.model_dir: ", collected.status().message()));
+  }
+  for (const std::string& path : *collected) {
+    LOG(INFO) << "job " << job_id_ << ": removed the unfinished " << path;
+  }
+  absl::StatusOr<RestorableCheckpointSearch> search = FindRestorableCheckpoint(env, model_dir_);
+  if (!search.ok()) {
+    return absl::Status(search.status().code(),
+                        absl::StrCat("cannot read the checkpoints of checkpoint.model_dir: ",
+                                     search.status().message()));
+  }
+  for (const SkippedCheckpoint& skipped : search->skipped) {
+    LOG(WARNING) << "job " << job_id_ << ": not resuming from " << skipped.path << ": "
+                 << skipped.reason.message();
+  }
+  StartPoint start;
+  if (search->checkpoint.has_value()) {
+    start.step = search->checkpoint->step;
+    start.checkpoint_dir = search->checkpoint->path;
+    start.manifest = search->checkpoint->manifest;
+    LOG(INFO) << "job " << job_id_ << ": resuming from " << start.checkpoint_dir;
+    return start;
+  }
+  const std::string& warm = spec_.checkpoint().warm_start_from();
+  if (!warm.empty()) {
+    absl::StatusOr<CheckpointManifest> manifest = VerifyCheckpoint(env, warm);
+    if (!manifest.ok()) {
+      return absl::Status(manifest.status().code(), absl::StrCat("checkpoint.warm_start_from: ",
+                                                                 manifest.status().message()));
+    }
+    start.checkpoint_dir = warm;
+    start.manifest = *std::move(manifest);
+    start.warm_start = true;
+  }
+  return start;
+}
+
+void JobRunner::AnnounceExistingCheckpoints() {
+  absl::StatusOr<std::vector<CheckpointRef>> existing = ListCheckpoints(*context_.env, model_dir_);
+  if (!existing.ok()) {
+    LOG(WARNING) << "job " << job_id_ << ": cannot list " << model_dir_ << ": "
+                 << existing.status();
+    return;
+  }
+  for (const CheckpointRef& ref : *existing) {
+    absl::StatusOr<CheckpointManifest> manifest = ReadManifest(*context_.env, ref.path);
+    if (!manifest.ok()) continue;  // damaged: FindStartPoint said why
+    feed_->Add(CheckpointInfoFromManifest(ref.path, *manifest));
+  }
+  RefreshCheckpointsInStatus();
+  ApplyRetention();
+}
+
+absl::Status JobRunner::CreateVariables(const VariableLayout& layout) {
+  return shards_->ForEach([&](int i, ShardClient& client) -> absl::Status {
+    CreateVariablesRequest request;
+    request.set_job_id(job_id_);
+    request.set_shard_index(i);
+    request.set_num_shards(num_ps_);
+    for (const VariableSpec& v : layout.shard_variables[i]) *request.add_variables() = v;
+    *request.mutable_optimizer() = spec_.optimizer();
+    *request.mutable_training() = spec_.training();
+    request.set_num_workers(num_workers_);
+    return client.CreateVariables(request).status();
+  });
+}
+
+absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_records) {
+  DataLeaseOptions data;
+  data.num_records = num_records;
+  data.chunk_size = options_.records_per_lease;
+  data.epochs = spec_.train_data().epochs();
+  data.lease_timeout = options_.lease_timeout;
+  absl::StatusOr<std::unique_ptr<DataLeaseManager>> leases = DataLeaseManager::Create(clock_, data);
+  if (!leases.ok()) {
+    return absl::Status(leases.status().code(),
+                        absl::StrCat("train_data: ", leases.status().message()));
+  }
+  data_ = *std::move(leases);
+  const int64_t step = start.warm_start ? 0 : start.step;
+  if (!start.checkpoint_dir.empty() && !start.warm_start) {
+    if (absl::Status s = data_->RestoreFrom(start.manifest.data_position()); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("cannot resume the data position of ",
+                                                 start.checkpoint_dir, ": ", s.message()));
+    }
+  }
+  step_ = std::make_unique<GlobalStep>(step);
+  schedule_ = std::make_unique<CheckpointSchedule>(spec_.checkpoint(), clock_, step);
+  if (step > 0) {
+    context_.jobs->RecordProgress(job_id_, step, 0, 0).IgnoreError();
+  }
+  return absl::OkStatus();
+}
+
+void JobRunner::PublishAssignments(const VariableLayout* layout, const StartPoint& start) {
+  Assignment base;
+  base.set_job_id(job_id_);
+  *base.mutable_spec() = spec_;
+  if (shards_ != nullptr) {
+    for (const std::string& address : shards_->addresses()) base.add_ps_addresses(address);
+  }
+  if (layout != nullptr) {
+    for (const VariablePlacement& p : layout->placements) *base.add_placements() = p;
+  }
+  base.set_restore_checkpoint(start.checkpoint_dir);
+  base.set_global_step(start.warm_start ? 0 : start.step);
+  base.set_num_workers(num_workers_);
+
+  std::vector<std::pair<TaskId, Assignment>> assignments;
+  for (int i = 0; i < num_ps_; ++i) assignments.emplace_back(Task(TASK_TYPE_PS, i), base);
+  for (int i = 0; i < num_workers_; ++i) {
+    Assignment worker = base;
+    worker.set_worker_rank(i);
+    assignments.emplace_back(Task(TASK_TYPE_WORKER, i), std::move(worker));
+  }
+  if (evaluates_) assignments.emplace_back(Task(TASK_TYPE_EVALUATOR, 0), base);
+  for (auto& [task, assignment] : assignments) {
+    absl::StatusOr<Member> member = context_.members->Get(task);
+    if (member.ok() && IsLive(member->state())) {
+      context_.members->SetJob(task, member->incarnation(), job_id_).IgnoreError();
+    }
+    context_.assignments->Set(task, std::move(assignment));
+  }
+}
+
+absl::Status JobRunner::Train() {
+  for (;;) {
+    absl::Time deadline = clock_.Now() + options_.poll_interval;
+    deadline = std::min(deadline, std::max(schedule_->NextDueTime(), next_checkpoint_attempt_));
+    absl::Status interrupted = WaitForChange(deadline);
+    if (absl::IsAborted(interrupted)) return interrupted;
+    {
+      absl::MutexLock lock(&mu_);
+      if (failure_.has_value()) return *failure_;
+    }
+    const int64_t step = step_->value();
+    std::optional<StopDecision> decision = stop_->CheckTime(step);
+    if (!decision.has_value() && data_->end_of_data()) {
+      decision = stop_->Decide(
+          STOP_REASON_END_OF_DATA,
+          absl::StrCat("trained on every record of ", spec_.train_data().epochs(), " epochs"),
+          step);
+    }
+    if (absl::IsCancelled(interrupted)) {
+      decision = stop_->Decide(STOP_REASON_USER, "stopped by a user", step);
+    }
+    if (decision.has_value()) {
+      LOG(INFO) << "job " << job_id_ << " stops: " << decision->message;
+      return absl::OkStatus();
+    }
+    MaybeCheckpoint(step);
+    ApplyRetention();
+  }
+}
+
+void JobRunner::MaybeCheckpoint(int64_t step) {
+  if (clock_.Now() < next_checkpoint_attempt_) return;
+  if (schedule_->Due(step) == CheckpointTrigger::kNone) return;
+  if (!TakeCheckpoint(step, /*final=*/false).ok()) {
+    next_checkpoint_attempt_ = clock_.Now() + options_.checkpoint_retry;
+  }
+}
+
+void JobRunner::Finish() {
+  std::optional<StopDecision> decision = stop_ != nullptr ? stop_->decision() : std::nullopt;
+  bool immediately;
+  {
+    absl::MutexLock lock(&mu_);
+    phase_ = Phase::kFinishing;
+    immediately = immediately_;
+    if (!decision.has_value() && stop_requested_) {
+      decision = StopDecision{STOP_REASON_USER, "stopped by a user", 0};
+    }
+  }
+  if (!decision.has_value()) {
+    // An evaluation-only job that did what it was for.
+    decision = StopDecision{STOP_REASON_UNSPECIFIED, "done", 0};
+  }
+  absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
+  if (status.ok() && status->state() == JOB_STATE_RUNNING) {
+    context_.jobs->BeginFinishing(job_id_, decision->reason, decision->message).IgnoreError();
+    PublishStatus();
+  }
+  status = context_.jobs->Get(job_id_);
+  const StopReason reason = status.ok() ? status->stop_reason() : decision->reason;
+  std::string message = status.ok() ? status->reason() : decision->message;
+
+  // Training had started (the ledgers exist) and did not diverge: a
+  // checkpoint of NaN weights would only poison a resume.
+  if (step_ != nullptr && !immediately && reason != STOP_REASON_NAN_LOSS) {
+    DrainWorkers();
+    if (absl::Status saved = FinalCheckpoint(); !saved.ok()) {
+      End(JOB_STATE_FAILED, absl::StrCat(message, "; then the final checkpoint failed: ",
+                                         saved.message(), ResumeHint()));
+      return;
+    }
+  }
+  if (evaluates_ && !immediately && final_step_.has_value()) {
+    if (absl::Status evaluated = WaitForEvaluation(*final_step_); !evaluated.ok()) {
+      if (!absl::IsCancelled(evaluated)) {
+        End(JOB_STATE_FAILED, absl::StrCat(message, "; then ", evaluated.message()));
+        return;
+      }
+    }
+  }
+  const JobState state = EndStateFor(reason);
+  if (state == JOB_STATE_FAILED) absl::StrAppend(&message, ResumeHint());
+  if (state == JOB_STATE_STOPPED && trains_) absl::StrAppend(&message, ResumeHint());
+  LOG(INFO) << "job " << job_id_ << " ended " << JobStateName(state) << ": " << message;
+  End(state, message);
+}
+
+void JobRunner::DrainWorkers() {
+  WaitTracker tracker(
+      clock_, "workers to stop", clock_.Now() + options_.stop_drain_timeout, options_.wait_reports,
+      [this](const std::string& message) { LOG(WARNING) << "job " << job_id_ << ": " << message; });
+  for (;;) {
+    std::vector<TaskId> pending;
+    {
+      absl::MutexLock lock(&mu_);
+      for (int i = 0; i < num_workers_; ++i) {
+        if (stop_heard_.count(i) == 0) pending.push_back(Task(TASK_TYPE_WORKER, i));
+      }
+    }
+    // A worker that is gone will not report; its leases went back already.
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [&](const TaskId& task) {
+                                   absl::StatusOr<Member> m = context_.members->Get(task);
+                                   return !m.ok() || !IsLive(m->state());
+                                 }),
+                  pending.end());
+    if (pending.empty()) return;
+    tracker.SetWhat(TaskList(pending) + " to hear the stop");
+    SetReason(tracker.Describe());
+    if (absl::Status expired = tracker.Check(); !expired.ok()) {
+      LOG(WARNING) << "job " << job_id_
+                   << ": taking the final checkpoint anyway: " << expired.message();
+      return;
+    }
+    absl::Status interrupted = WaitForChange(clock_.Now() + options_.poll_interval);
+    if (absl::IsAborted(interrupted)) return;
+  }
+}
+
+absl::Status JobRunner::FinalCheckpoint() {
+  const int64_t step = step_->value();
+  SetReason(absl::StrCat("saving the final checkpoint at step ", step));
+  for (const CheckpointInfo& info : feed_->List()) {
+    if (info.step() != step) continue;
+    // Nothing was applied since this checkpoint: it holds the final
+    // parameters. Rewrite it with a MANIFEST marked final unless an
+    // evaluator holds it, in which case it is announced as final as it is.
+    if (info.final() || retention_->IsLeased(step)) {
+      feed_->MarkFinal(step);
+      final_step_ = step;
+      RefreshCheckpointsInStatus();
+      return absl::OkStatus();
+    }
+    if (absl::Status deleted = checkpointer_->Delete(step); !deleted.ok()) {
+      LOG(WARNING) << "job " << job_id_ << ": " << deleted << "; announcing ckpt-" << step
+                   << " as the final checkpoint as it is";
+      feed_->MarkFinal(step);
+      final_step_ = step;
+      RefreshCheckpointsInStatus();
+      return absl::OkStatus();
+    }
+    feed_->Remove(step);
+  }
+  ASSIGN_OR_RETURN(CheckpointInfo info, TakeCheckpoint(step, /*final=*/true));
+  final_step_ = info.step();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CheckpointInfo> JobRunner::TakeCheckpoint(int64_t step, bool final) {
+  const absl::Time start = clock_.Now();
+  absl::StatusOr<CheckpointManifest> manifest = checkpointer_->Take(step, data_->Position(), final);
+  if (!manifest.ok()) {
+    if (context_.metrics != nullptr) context_.metrics->RecordCheckpointFailure();
+    LOG(ERROR) << "job " << job_id_ << ": checkpoint at step " << step
+               << " failed: " << manifest.status().message();
+    return manifest.status();
+  }
+  const absl::Time end = clock_.Now();
+  CheckpointInfo info = CheckpointInfoFromManifest(CheckpointDir(model_dir_, step), *manifest);
+  schedule_->RecordSaved(step, final);
+  feed_->Add(info);
+  if (context_.metrics != nullptr)
+    context_.metrics->RecordCheckpoint(end - start, info.bytes(), end);
+  LOG(INFO) << "job " << job_id_ << ": saved " << info.path() << (final ? " (final)" : "") << ", "
+            << info.bytes() << " bytes in " << absl::FormatDuration(end - start);
+  RefreshCheckpointsInStatus();
+  JobEvent event;
+  *event.mutable_checkpoint() = info;
+  Publish(std::move(event));
+  return info;
+}
+
+void JobRunner::ApplyRetention() {
+  if (checkpointer_ == nullptr) return;
+  std::vector<int64_t> steps;
+  for (const CheckpointInfo& info : feed_->List()) steps.push_back(info.step());
+  const std::vector<int64_t> doomed = retention_->ToDelete(steps);
+  if (doomed.empty()) return;
+  for (int64_t step : doomed) {
+    absl::Status deleted = checkpointer_->Delete(step);
+    if (!deleted.ok() && !absl::IsNotFound(deleted)) {
+      LOG(WARNING) << "job " << job_id_ << ": max_to_keep: " << deleted;
+      continue;
+    }
+    feed_->Remove(step);
+    absl::MutexLock lock(&mu_);
+    evaluations_.erase(step);
+  }
+  RefreshCheckpointsInStatus();
+}
+
+absl::Status JobRunner::WaitForEvaluation(int64_t step) {
+  WaitTracker tracker(
+      clock_, absl::StrCat("evaluator/0 to evaluate ", CheckpointDirName(step)),
+      clock_.Now() + options_.final_eval_timeout, options_.wait_reports,
+      [this](const std::string& message) { LOG(WARNING) << "job " << job_id_ << ": " << message; });
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (evaluations_.count(step) > 0) return absl::OkStatus();
+      if (immediately_) return absl::CancelledError("stopped immediately");
+    }
+    SetReason(tracker.Describe());
+    if (absl::Status expired = tracker.Check(); !expired.ok()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "evaluator/0 did not report an evaluation of the final checkpoint ",
+          CheckpointDirName(step), " within ", FormatWaitAge(options_.final_eval_timeout),
+          ": check that it runs and read its log; to end a job without its final evaluation, "
+          "stop it immediately"));
+    }
+    absl::Status interrupted = WaitForChange(clock_.Now() + options_.poll_interval);
+    if (absl::IsAborted(interrupted)) return interrupted;
+  }
+}
+
+absl::Status JobRunner::EvaluateOnly() {
+  if (spec_.mode() == JOB_MODE_EVAL) {
+    absl::StatusOr<RestorableCheckpointSearch> search =
+        FindRestorableCheckpoint(*context_.env, model_dir_);
+    if (!search.ok()) {
+      return absl::Status(search.status().code(),
+                          absl::StrCat("cannot read the checkpoints of checkpoint.model_dir: ",
+                                       search.status().message()));
+    }
+    if (!search->checkpoint.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint.model_dir ", model_dir_,
+                       " holds no checkpoint to evaluate: train a model there first (mode TRAIN or "
+                       "TRAIN_AND_EVAL)"));
+    }
+    CheckpointInfo info =
+        CheckpointInfoFromManifest(search->checkpoint->path, search->checkpoint->manifest);
+    info.set_final(true);  // the only one this job evaluates
+    feed_->Add(info);
+    final_step_ = info.step();
+    RefreshCheckpointsInStatus();
+    stop_->Decide(STOP_REASON_UNSPECIFIED, absl::StrCat("evaluated ", info.path()), info.step());
+    return absl::OkStatus();  // Finish waits for its evaluation
+  }
+  // Continuous evaluation: every checkpoint that appears, until one marked
+  // final has been evaluated, max_seconds, or a stop.
+  for (;;) {
+    LookForNewCheckpoints();
+    {
+      absl::MutexLock lock(&mu_);
+      for (const CheckpointInfo& info : feed_->List()) {
+        if (info.final() && evaluations_.count(info.step()) > 0) {
+          stop_->Decide(STOP_REASON_UNSPECIFIED,
+                        absl::StrCat("evaluated the final checkpoint ", info.path()), info.step());
+        }
+      }
+    }
+    std::optional<StopDecision> decision = stop_->CheckTime(0);
+    if (decision.has_value()) return absl::OkStatus();
+    absl::Status interrupted = WaitForChange(clock_.Now() + options_.model_dir_poll);
+    if (!interrupted.ok()) return interrupted;
+  }
+}
+
+void JobRunner::LookForNewCheckpoints() {
+  absl::StatusOr<std::vector<CheckpointRef>> existing = ListCheckpoints(*context_.env, model_dir_);
+  if (!existing.ok()) {
+    LOG(WARNING) << "job " << job_id_ << ": cannot list " << model_dir_ << ": "
+                 << existing.status();
+    return;
+  }
+  std::set<int64_t> known;
+  for (const CheckpointInfo& info : feed_->List()) known.insert(info.step());
+  bool added = false;
+  for (const CheckpointRef& ref : *existing) {
+    if (known.count(ref.step) > 0) continue;
+    absl::StatusOr<CheckpointManifest> manifest = ReadManifest(*context_.env, ref.path);
+    if (!manifest.ok()) {
+      LOG(WARNING) << "job " << job_id_ << ": skipping " << ref.path << ": "
+                   << manifest.status().message();
+      continue;
+    }
+    feed_->Add(CheckpointInfoFromManifest(ref.path, *manifest));
+    added = true;
+  }
+  if (added) RefreshCheckpointsInStatus();
+}
+
+void JobRunner::Cleanup() {
+  {
+    absl::MutexLock lock(&mu_);
+    phase_ = Phase::kEnded;
+  }
+  feed_->Close();
+  context_.assignments->ClearJob(job_id_);
+  for (const Member& member : context_.members->Members()) {
+    if (member.job_id() == job_id_) {
+      context_.members->SetJob(member.task(), member.incarnation(), "").IgnoreError();
+    }
+  }
+  bool aborted;
+  {
+    absl::MutexLock lock(&mu_);
+    aborted = abort_reason_.has_value();
+  }
+  if (shards_ != nullptr && !aborted) {
+    DropJobRequest request;
+    request.set_job_id(job_id_);
+    absl::Status dropped = shards_->ForEach(
+        [&](int, ShardClient& client) -> absl::Status { return client.DropJob(request); });
+    if (!dropped.ok()) {
+      LOG(WARNING) << "job " << job_id_ << ": dropping it from the parameter servers: " << dropped;
+    }
+  }
+  if (context_.metrics != nullptr) {
+    context_.metrics->SetTraining(0, 0);
+    context_.metrics->SetDataLeasesOutstanding(0);
+  }
+}
+
+// --------------------------------------------------------------- helpers --
+
+absl::Status JobRunner::Interruption() const {
+  if (abort_reason_.has_value()) return absl::AbortedError(*abort_reason_);
+  if (stop_requested_) return absl::CancelledError("stopped by a user");
+  return absl::OkStatus();
+}
+
+absl::Status JobRunner::WaitForChange(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto changed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return poked_ || stop_requested_ || abort_reason_.has_value();
+  };
+  clock_.AwaitWithDeadline(&mu_, absl::Condition(&changed), deadline);
+  poked_ = false;
+  return Interruption();
+}
+
+void JobRunner::Poke() {
+  absl::MutexLock lock(&mu_);
+  poked_ = true;
+}
+
+void JobRunner::End(JobState state, const std::string& message) {
+  absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
+  if (status.ok() && status->state() == JOB_STATE_RUNNING && state != JOB_STATE_FAILED) {
+    context_.jobs->BeginFinishing(job_id_, STOP_REASON_UNSPECIFIED, message).IgnoreError();
+  }
+  absl::StatusOr<JobStatus> ended = context_.jobs->End(job_id_, state, message);
+  if (!ended.ok()) {
+    LOG(ERROR) << "job " << job_id_ << ": cannot end it " << JobStateName(state) << ": "
+               << ended.status();
+    return;
+  }
+  JobEvent event;
+  *event.mutable_status() = *std::move(ended);
+  Publish(std::move(event));
+}
+
+void JobRunner::SetReason(const std::string& reason) {
+  context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) { status.set_reason(reason); })
+      .IgnoreError();
+  // Publish when what the job does changes, not every time a wait's age
+  // does.
+  const std::string what = reason.substr(0, reason.find(" since "));
+  if (what == published_reason_) return;
+  published_reason_ = what;
+  PublishStatus();
+}
+
+void JobRunner::PublishStatus() {
+  absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
+  if (!status.ok()) return;
+  JobEvent event;
+  *event.mutable_status() = *std::move(status);
+  Publish(std::move(event));
+}
+
+void JobRunner::Publish(JobEvent event) {
+  if (!context_.publish) return;
+  event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  context_.publish(std::move(event));
+}
+
+void JobRunner::RefreshCheckpointsInStatus() {
+  std::vector<CheckpointInfo> checkpoints = feed_->List();
+  std::map<int64_t, std::map<std::string, double>> evaluations;
+  {
+    absl::MutexLock lock(&mu_);
+    evaluations = evaluations_;
+  }
+  context_.jobs
+      ->UpdateStatus(job_id_,
+                     [&](JobStatus& status) {
+                       status.clear_checkpoints();
+                       for (CheckpointInfo& info : checkpoints) {
+                         auto it = evaluations.find(info.step());
+                         if (it != evaluations.end()) {
+                           info.mutable_metrics()->insert(it->second.begin(), it->second.end());
+                         }
+                         *status.add_checkpoints() = std::move(info);
+                       }
+                     })
+      .IgnoreError();
+}
+
+std::string JobRunner::ResumeHint() const {
+  if (!trains_) return "";
+  std::vector<CheckpointInfo> checkpoints = feed_->List();
+  if (checkpoints.empty()) return "; no checkpoint was saved";
+  return absl::StrCat("; submit the job again with the same checkpoint.model_dir to resume from ",
+                      CheckpointDirName(checkpoints.back().step()));
+}
+
+bool JobRunner::IsJobWorker(const TaskId& task) const {
+  return task.type() == TASK_TYPE_WORKER && task.index() >= 0 && task.index() < num_workers_;
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

@@ -1,0 +1,272 @@
+#ifndef PSTRAIN_SERVER_COORDINATOR_JOB_RUNNER_H_
+#define PSTRAIN_SERVER_COORDINATOR_JOB_RUNNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/checkpoint/env.h"
+#include "protos/coordinator.pb.h"
+#include "protos/job.pb.h"
+#include "server/coordinator/assignment_board.h"
+#include "server/coordinator/checkpoint_feed.h"
+#include "server/coordinator/checkpoint_schedule.h"
+#include "server/coordinator/clock.h"
+#include "server/coordinator/coordinator_metrics.h"
+#include "server/coordinator/data_lease_manager.h"
+#include "server/coordinator/global_step.h"
+#include "server/coordinator/job_checkpointer.h"
+#include "server/coordinator/job_planner.h"
+#include "server/coordinator/job_queue.h"
+#include "server/coordinator/membership_registry.h"
+#include "server/coordinator/retention_policy.h"
+#include "server/coordinator/shard_client.h"
+#include "server/coordinator/shard_group.h"
+#include "server/coordinator/stop_conditions.h"
+#include "server/coordinator/stream_source.h"
+#include "server/coordinator/variable_placement.h"
+#include "server/coordinator/wait_tracker.h"
+
+namespace pstrain {
+namespace coordinator {
+
+struct JobRunnerOptions {
+  // Parameter servers and workers a training job runs on: tasks ps/0 ..
+  // ps/(num_ps - 1) and likewise for workers. 0 (default): those registered
+  // when the job starts (1 + the highest live index, at least 1).
+  int num_ps = 0;
+  int num_workers = 0;
+  // How long a job waits for its members to register before it fails.
+  // Default 10 minutes: room for a cluster that is still starting (pods
+  // being scheduled, images pulled) while a misconfigured one fails the job
+  // with the names of the tasks it waited for.
+  absl::Duration member_wait_timeout = absl::Minutes(10);
+  // After a stop decision, how long workers get to hear it (in their next
+  // progress report) before the final checkpoint is taken regardless.
+  // Default 60 s: a worker reports every steps_per_loop steps.
+  absl::Duration stop_drain_timeout = absl::Seconds(60);
+  // How long the evaluator may take to report its evaluation of the final
+  // checkpoint before the job fails. Default 30 minutes.
+  absl::Duration final_eval_timeout = absl::Minutes(30);
+  // The job's loop wakes at least this often to check max_seconds, the
+  // checkpoint schedule and what it waits for. Default 1 s.
+  absl::Duration poll_interval = absl::Seconds(1);
+  // Data leases: records per lease (default 1024) and how long a worker may
+  // hold one (default 5 minutes); see DataLeaseOptions.
+  int64_t records_per_lease = 1024;
+  absl::Duration lease_timeout = absl::Minutes(5);
+  // After a periodic checkpoint failed, the next attempt waits this long.
+  // Default 30 s, so a full disk does not turn into a busy loop.
+  absl::Duration checkpoint_retry = absl::Seconds(30);
+  // Continuous evaluation: how often model_dir is listed for new
+  // checkpoints. Default 10 s.
+  absl::Duration model_dir_poll = absl::Seconds(10);
+  WaitTrackerOptions wait_reports;
+};
+
+// What a runner works with. Everything is borrowed and outlives it.
+struct JobRunnerContext {
+  Clock* clock = nullptr;
+  Env* env = nullptr;
+  MembershipRegistry* members = nullptr;
+  JobQueue* jobs = nullptr;
+  AssignmentBoard* assignments = nullptr;
+  JobPlanner* planner = nullptr;
+  ShardClientFactory shard_clients;
+  // May be null.
+  CoordinatorMetrics* metrics = nullptr;
+  // Receives the job's events for WatchJob; may be empty.
+  std::function<void(JobEvent event)> publish;
+};
+
+// Drives the one running job from RUNNING to its end: waits for its members
+// (saying what it waits for in the job's reason and the log), places and
+// creates its variables on the parameter servers, resumes from model_dir or
+// warm-starts, hands out assignments, owns its data leases, global step,
+// stop conditions and checkpoints while workers train, and on a stop takes
+// the final checkpoint, waits for its evaluation, ends the job, drops it
+// from the shards and sends every member back to idle.
+//
+// Run() blocks on its own thread; every other method is called by cluster
+// RPCs or the coordinator's ticker and returns at once. Thread-safe.
+class JobRunner : public std::enable_shared_from_this<JobRunner> {
+ public:
+  // `job` as JobQueue::StartNext returned it.
+  JobRunner(JobStatus job, JobRunnerOptions options, JobRunnerContext context);
+  ~JobRunner();
+
+  JobRunner(const JobRunner&) = delete;
+  JobRunner& operator=(const JobRunner&) = delete;
+
+  const std::string& job_id() const { return job_id_; }
+
+  // Runs the job to its end (SUCCEEDED, FAILED or STOPPED in the queue).
+  // Call once.
+  void Run();
+
+  // ---- Cluster calls for this job. The caller has checked the caller's
+  // incarnation (MembershipRegistry::CheckCaller) and that this is the job.
+
+  // Counts the report's updates into the global step, checks the stop
+  // conditions and tells the worker whether to stop.
+  // Unavailable: the job is still starting; report again.
+  // InvalidArgument: negative updates.
+  absl::StatusOr<ProgressResponse> ReportProgress(const ProgressReport& report);
+
+  // Unavailable: the job is still starting, or every range is leased out
+  // (ask again). A lease with end_of_data once the job is stopping or the
+  // data is used up.
+  absl::StatusOr<DataLease> AcquireDataLease(const TaskId& task, uint64_t incarnation);
+
+  // NotFound: unknown or expired lease. InvalidArgument: bad returned
+  // ranges. Unavailable: the job is still starting.
+  absl::Status CompleteDataLease(const CompleteDataLeaseRequest& request);
+
+  // Records an evaluation; tells whether it is the best so far.
+  // InvalidArgument: metrics given without eval.best_metric.
+  absl::StatusOr<EvalReportResponse> ReportEval(const EvalReport& report);
+
+  // The stream of this job's checkpoints newer than request.after_step,
+  // each leased to the caller as it is sent, until the job ends.
+  std::shared_ptr<StreamSource<CheckpointNotification>> WatchCheckpoints(
+      const WatchCheckpointsRequest& request);
+
+  // Releases the caller's lease on a checkpoint; releasing one not held is
+  // not an error (a retry).
+  absl::Status ReleaseCheckpoint(const ReleaseCheckpointRequest& request);
+
+  // ---- From the coordinator.
+
+  // A member registered or came back: re-check what the job waits for.
+  void MembersChanged();
+
+  // `incarnation` of `task` was lost or replaced (`why`): its data and
+  // checkpoint leases go back. A parameter server of the job fails it.
+  void HandBack(const TaskId& task, uint64_t incarnation, absl::string_view why);
+
+  // A user stopped the job (JobQueue::Stop already moved it to FINISHING).
+  // `immediately` skips the final checkpoint and evaluation.
+  void RequestStop(bool immediately);
+
+  // The coordinator is shutting down: end the job FAILED as soon as
+  // possible, cancelling calls to the shards.
+  void Abort(std::string why);
+
+  // From the ticker: expires overdue data leases.
+  void Tick();
+
+  int64_t global_step() const;
+  double examples_per_sec() const;
+  int64_t leases_outstanding() const;
+
+ private:
+  enum class Phase { kStarting, kTraining, kFinishing, kEnded };
+
+  // Where a training job starts from.
+  struct StartPoint {
+    int64_t step = 0;
+    std::string checkpoint_dir;  // empty: fresh variables
+    CheckpointManifest manifest;
+    bool warm_start = false;  // variables only: step 0, data from the start
+  };
+
+  // Phases of Run.
+  absl::Status WaitForMembers();
+  absl::Status Prepare();
+  absl::Status Train();
+  absl::Status EvaluateOnly();
+  // After training stopped: the final checkpoint and evaluation, then End.
+  void Finish();
+  void Cleanup();
+
+  // Steps of the phases.
+  std::vector<TaskId> MissingMembers(int* num_ps, int* num_workers) const;
+  absl::StatusOr<StartPoint> FindStartPoint();
+  void AnnounceExistingCheckpoints();
+  absl::Status CreateVariables(const VariableLayout& layout);
+  absl::Status CreateLedgers(const StartPoint& start, int64_t num_records);
+  void PublishAssignments(const VariableLayout* layout, const StartPoint& start);
+  absl::StatusOr<CheckpointInfo> TakeCheckpoint(int64_t step, bool final);
+  void MaybeCheckpoint(int64_t step);
+  absl::Status FinalCheckpoint();
+  void ApplyRetention();
+  void DrainWorkers();
+  absl::Status WaitForEvaluation(int64_t step);
+  void LookForNewCheckpoints();
+
+  // Waits until poked, stopped or aborted, or `deadline`. Returns the abort
+  // (Aborted) or stop (Cancelled) status when either happened.
+  absl::Status WaitForChange(absl::Time deadline);
+  absl::Status Interruption() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Poke();
+  // Ends the job in the queue (moving it to FINISHING first when needed).
+  void End(JobState state, const std::string& message);
+  void SetReason(const std::string& reason);
+  void PublishStatus();
+  void Publish(JobEvent event);
+  void RefreshCheckpointsInStatus();
+  std::string ResumeHint() const;
+  bool IsJobWorker(const TaskId& task) const;
+
+  // Constant after construction.
+  const std::string job_id_;
+  const JobSpec spec_;
+  const JobRunnerOptions options_;
+  const JobRunnerContext context_;
+  Clock& clock_;
+  const bool trains_;
+  const bool evaluates_;
+  const std::string model_dir_;
+  const std::shared_ptr<CheckpointFeed> feed_;
+  const std::shared_ptr<RetentionPolicy> retention_;
+
+  // Set by Prepare before the phase leaves kStarting, then constant; read
+  // by cluster calls only once they see another phase.
+  int num_ps_ = 0;
+  int num_workers_ = 0;
+  std::unique_ptr<ShardGroup> shards_;
+  std::unique_ptr<JobCheckpointer> checkpointer_;
+  std::unique_ptr<DataLeaseManager> data_;
+  std::unique_ptr<GlobalStep> step_;
+  std::unique_ptr<StopConditions> stop_;
+  std::unique_ptr<CheckpointSchedule> schedule_;
+
+  // Used by the Run thread only.
+  std::string published_reason_;
+  absl::Time next_checkpoint_attempt_ = absl::InfinitePast();
+  std::optional<int64_t> final_step_;
+
+  mutable absl::Mutex mu_;
+  Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kStarting;
+  bool poked_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool immediately_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<std::string> abort_reason_ ABSL_GUARDED_BY(mu_);
+  // Why the job must fail (a parameter server was lost).
+  std::optional<absl::Status> failure_ ABSL_GUARDED_BY(mu_);
+  // shards_ is set (Abort may cancel its calls).
+  bool shards_ready_ ABSL_GUARDED_BY(mu_) = false;
+  // Workers told to stop, by task index.
+  std::set<int> stop_heard_ ABSL_GUARDED_BY(mu_);
+  // Metrics of each evaluated checkpoint step.
+  std::map<int64_t, std::map<std::string, double>> evaluations_ ABSL_GUARDED_BY(mu_);
+  // Examples per second of each reporter (HolderName).
+  std::map<std::string, double> rates_ ABSL_GUARDED_BY(mu_);
+  double last_loss_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace coordinator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_COORDINATOR_JOB_RUNNER_H_

@@ -1,0 +1,333 @@
+// The JobRunner methods that cluster RPCs and the coordinator call while the
+// job runs (job_runner.cc holds the job's own thread).
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+#include "server/coordinator/job_runner.h"
+#include "server/coordinator/task_name.h"
+#include "server/coordinator/task_work.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+absl::Status Starting(absl::string_view job_id) {
+  return absl::UnavailableError(
+      absl::StrCat("job ", job_id,
+                   " is still starting (waiting for members or setting up "
+                   "variables); try again"));
+}
+
+// WatchCheckpoints: the job's checkpoints newer than the watcher's position,
+// each leased to the watcher as it is handed to the stream, until the job
+// ends. The leases end with the stream.
+class CheckpointWatch final : public StreamSource<CheckpointNotification> {
+ public:
+  CheckpointWatch(std::string job_id, std::string holder, int64_t after_step,
+                  std::shared_ptr<CheckpointFeed> feed, std::shared_ptr<RetentionPolicy> retention,
+                  std::weak_ptr<JobRunner> runner)
+      : job_id_(std::move(job_id)),
+        holder_(std::move(holder)),
+        feed_(std::move(feed)),
+        retention_(std::move(retention)),
+        runner_(std::move(runner)) {
+    position_.step = after_step;
+  }
+
+  Next Poll(std::function<void()> wake) override {
+    Next next;
+    for (;;) {
+      CheckpointFeed::Read read = feed_->ReadAfter(position_, wake);
+      for (CheckpointInfo& info : read.checkpoints) {
+        CheckpointFeed::Advance(position_, info);
+        // A checkpoint being deleted (max_to_keep) cannot be leased: skip it.
+        if (!retention_->Acquire(info.step(), holder_).ok()) continue;
+        CheckpointNotification notification;
+        notification.set_job_id(job_id_);
+        *notification.mutable_checkpoint() = std::move(info);
+        next.messages.push_back(std::move(notification));
+      }
+      if (read.closed) next.end = absl::OkStatus();
+      next.wait_id = read.wait_id;
+      // Only skipped checkpoints: read on from the new position.
+      if (next.messages.empty() && !next.end.has_value() && next.wait_id == 0) continue;
+      return next;
+    }
+  }
+
+  void CancelWait(uint64_t wait_id) override { feed_->CancelWait(wait_id); }
+
+  void Close() override {
+    const int released = retention_->ReleaseHolder(holder_);
+    if (released > 0) {
+      VLOG(1) << holder_ << " stopped watching checkpoints of " << job_id_ << "; released "
+              << released;
+    }
+    if (std::shared_ptr<JobRunner> runner = runner_.lock()) runner->MembersChanged();
+  }
+
+ private:
+  const std::string job_id_;
+  const std::string holder_;
+  const std::shared_ptr<CheckpointFeed> feed_;
+  const std::shared_ptr<RetentionPolicy> retention_;
+  const std::weak_ptr<JobRunner> runner_;
+  FeedPosition position_;
+};
+
+}  // namespace
+
+absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport& report) {
+  const std::string holder = HolderName(report.task(), report.incarnation());
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ == Phase::kStarting) return Starting(job_id_);
+  }
+  if (step_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id_, " does not train; it takes no progress reports"));
+  }
+  absl::StatusOr<int64_t> step =
+      step_->Advance(holder, report.sequence(), report.applied_updates());
+  if (!step.ok()) return step.status();
+  std::optional<double> loss;
+  if (report.steps() > 0) loss = report.loss();
+  std::optional<StopDecision> decision = stop_->OnProgress(*step, loss);
+
+  double rate = 0;
+  double last_loss;
+  bool stop;
+  {
+    absl::MutexLock lock(&mu_);
+    if (report.seconds() > 0) rates_[holder] = report.examples() / report.seconds();
+    for (const auto& [reporter, r] : rates_) rate += r;
+    if (loss.has_value()) last_loss_ = *loss;
+    last_loss = last_loss_;
+    stop = decision.has_value() || stop_requested_ || phase_ != Phase::kTraining;
+    if (stop && IsJobWorker(report.task())) stop_heard_.insert(report.task().index());
+    poked_ = true;
+  }
+  context_.jobs->RecordProgress(job_id_, *step, last_loss, rate).IgnoreError();
+
+  JobEvent event;
+  ProgressEvent* progress = event.mutable_progress();
+  progress->set_global_step(*step);
+  progress->set_loss(last_loss);
+  progress->set_examples_per_sec(rate);
+  progress->set_epoch(data_->Stats().epoch);
+  Publish(std::move(event));
+
+  ProgressResponse response;
+  response.set_global_step(*step);
+  response.set_stop(stop);
+  if (stop) {
+    response.set_stop_reason(decision.has_value() ? decision->reason : STOP_REASON_USER);
+  }
+  return response;
+}
+
+absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64_t incarnation) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ == Phase::kStarting) return Starting(job_id_);
+    if (data_ == nullptr || phase_ != Phase::kTraining || stop_requested_) {
+      DataLease lease;
+      lease.set_end_of_data(true);
+      return lease;
+    }
+  }
+  if (stop_->decision().has_value()) {
+    DataLease lease;
+    lease.set_end_of_data(true);
+    return lease;
+  }
+  absl::StatusOr<DataLease> lease = data_->Acquire(HolderName(task, incarnation));
+  if (lease.ok() && lease->end_of_data()) Poke();
+  return lease;
+}
+
+absl::Status JobRunner::CompleteDataLease(const CompleteDataLeaseRequest& request) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ == Phase::kStarting) return Starting(job_id_);
+  }
+  if (data_ == nullptr) {
+    return absl::NotFoundError(absl::StrCat("job ", job_id_, " hands out no data leases"));
+  }
+  const std::vector<RecordRange> returned(request.returned().begin(), request.returned().end());
+  absl::Status status = data_->Complete(
+      request.lease_id(), HolderName(request.task(), request.incarnation()), returned);
+  if (status.ok() && data_->end_of_data()) Poke();
+  return status;
+}
+
+absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& report) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ == Phase::kStarting) return Starting(job_id_);
+  }
+  EvalReportResponse response;
+  const std::map<std::string, double> metrics(report.metrics().begin(), report.metrics().end());
+  if (metrics.empty()) {
+    // Nothing was evaluated (a missing checkpoint): nothing to record.
+    return response;
+  }
+  absl::StatusOr<EvalOutcome> outcome = stop_->OnEval(report.checkpoint_step(), metrics);
+  if (!outcome.ok()) return outcome.status();
+  response.set_is_best(outcome->is_best);
+  bool final = false;
+  for (const CheckpointInfo& info : feed_->List()) {
+    if (info.step() == report.checkpoint_step()) final = info.final();
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    evaluations_[report.checkpoint_step()] = metrics;
+    poked_ = true;
+  }
+  context_.jobs
+      ->UpdateStatus(job_id_,
+                     [&](JobStatus& status) {
+                       status.mutable_last_eval_metrics()->clear();
+                       status.mutable_last_eval_metrics()->insert(metrics.begin(), metrics.end());
+                       status.set_last_eval_step(report.checkpoint_step());
+                       if (outcome->is_best) {
+                         status.set_best_checkpoint_step(report.checkpoint_step());
+                       }
+                       if (!report.export_path().empty()) {
+                         status.set_export_path(report.export_path());
+                       }
+                     })
+      .IgnoreError();
+  RefreshCheckpointsInStatus();
+  LOG(INFO) << "job " << job_id_ << ": " << TaskName(report.task()) << " evaluated ckpt-"
+            << report.checkpoint_step() << (outcome->is_best ? " (best so far)" : "")
+            << (outcome->stop.has_value() ? absl::StrCat("; stop: ", outcome->stop->message)
+                                          : std::string());
+
+  JobEvent event;
+  EvalEvent* eval = event.mutable_eval();
+  eval->set_checkpoint_step(report.checkpoint_step());
+  eval->mutable_metrics()->insert(metrics.begin(), metrics.end());
+  eval->set_is_best(outcome->is_best);
+  eval->set_final(final);
+  Publish(std::move(event));
+  return response;
+}
+
+std::shared_ptr<StreamSource<CheckpointNotification>> JobRunner::WatchCheckpoints(
+    const WatchCheckpointsRequest& request) {
+  return std::make_shared<CheckpointWatch>(
+      job_id_, HolderName(request.task(), request.incarnation()), request.after_step(), feed_,
+      retention_, weak_from_this());
+}
+
+absl::Status JobRunner::ReleaseCheckpoint(const ReleaseCheckpointRequest& request) {
+  if (request.step() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("step must be >= 0, got ", request.step()));
+  }
+  // Not held is fine: a retry after a lost response.
+  retention_->Release(request.step(), HolderName(request.task(), request.incarnation()))
+      .IgnoreError();
+  // The job's loop applies max_to_keep again.
+  Poke();
+  return absl::OkStatus();
+}
+
+void JobRunner::MembersChanged() { Poke(); }
+
+void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_view why) {
+  bool started;
+  {
+    absl::MutexLock lock(&mu_);
+    started = phase_ != Phase::kStarting;
+    rates_.erase(HolderName(task, incarnation));
+  }
+  JobLedgers ledgers;
+  ledgers.checkpoints = retention_.get();
+  int64_t before = 0;
+  if (started) {
+    ledgers.data = data_.get();
+    ledgers.global_step = step_.get();
+    if (data_ != nullptr) before = data_->Stats().leases_outstanding;
+  }
+  const std::string handed = HandBackWork(task, incarnation, ledgers);
+  LOG(INFO) << "job " << job_id_ << ": " << why << "; " << handed;
+  if (started && data_ != nullptr && context_.metrics != nullptr) {
+    const int64_t requeued = before - data_->Stats().leases_outstanding;
+    if (requeued > 0) context_.metrics->AddDataLeasesRequeued(requeued);
+  }
+  absl::MutexLock lock(&mu_);
+  if (started && phase_ != Phase::kEnded && task.type() == TASK_TYPE_PS && task.index() < num_ps_ &&
+      !failure_.has_value()) {
+    failure_ = absl::UnavailableError(
+        absl::StrCat(TaskName(task), " (a parameter server of the job) ", why,
+                     ": its part of the variables is gone; the job cannot go on without it"));
+  }
+  poked_ = true;
+}
+
+void JobRunner::RequestStop(bool immediately) {
+  absl::MutexLock lock(&mu_);
+  stop_requested_ = true;
+  immediately_ = immediately_ || immediately;
+}
+
+void JobRunner::Abort(std::string why) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!abort_reason_.has_value()) abort_reason_ = std::move(why);
+  }
+  bool shards_ready;
+  {
+    absl::MutexLock lock(&mu_);
+    shards_ready = shards_ready_;
+  }
+  if (shards_ready) shards_->CancelAll();
+}
+
+void JobRunner::Tick() {
+  bool started;
+  {
+    absl::MutexLock lock(&mu_);
+    started = phase_ != Phase::kStarting;
+  }
+  if (!started || data_ == nullptr) return;
+  const std::vector<DataLease> expired = data_->ExpireLeases();
+  if (!expired.empty()) {
+    LOG(WARNING) << "job " << job_id_ << ": " << expired.size()
+                 << " data leases expired; their records go back to the queue";
+    if (context_.metrics != nullptr) context_.metrics->AddDataLeasesRequeued(expired.size());
+  }
+  if (context_.metrics != nullptr) {
+    context_.metrics->SetTraining(step_->value(), examples_per_sec());
+    context_.metrics->SetDataLeasesOutstanding(data_->Stats().leases_outstanding);
+  }
+}
+
+int64_t JobRunner::global_step() const {
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ == Phase::kStarting) return 0;
+  }
+  return step_ != nullptr ? step_->value() : 0;
+}
+
+double JobRunner::examples_per_sec() const {
+  absl::MutexLock lock(&mu_);
+  double rate = 0;
+  for (const auto& [reporter, r] : rates_) rate += r;
+  return rate;
+}
+
+int64_t JobRunner::leases_outstanding() const {
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ == Phase::kStarting) return 0;
+  }
+  return data_ != nullptr ? data_->Stats().leases_outstanding : 0;
+}
+
+}  // namespace coordinator
+}  // namespace pstrain
