@@ -1,6 +1,25 @@
 // pstrain-worker: a training worker of a pstrain cluster.
 
+#include <memory>
+#include <utility>
+
+#include "common/daemon/daemon.h"
 #include "common/daemon/daemon_main.h"
+#include "gflags/gflags.h"
+#include "worker/worker_process.h"
+
+DEFINE_int32(ps_streams_per_shard, 2,
+             "Streams (connections) to each parameter server; pushes and pulls of more than "
+             "--ps_parallel_min_kb for one shard are split over them.");
+DEFINE_int32(ps_parallel_min_kb, 4096,
+             "Smallest per-shard push or pull, in KiB, that is split over several streams.");
+DEFINE_int32(ps_chunk_kb, 1024, "Tensor bytes per message to the parameter servers, in KiB.");
+DEFINE_double(ps_call_timeout_secs, 60,
+              "Deadline of one attempt of a push or pull; a late one is retried with the same "
+              "push id.");
+DEFINE_bool(overlap_pull_with_push, true,
+            "In async modes, pull the next batch's parameters while the current gradients are "
+            "pushed.");
 
 namespace {
 
@@ -14,14 +33,21 @@ constexpr char kUsage[] =
     "Flags win over TF_CONFIG (as TensorFlow and Kubeflow's TFJob set it).\n"
     "\n"
     "A worker serves no API of its own: its gRPC server answers health checks (for\n"
-    "Kubernetes probes) and reflection, and it serves Prometheus metrics on /metrics.\n"
-    "Exits 0 on SIGTERM or SIGINT (--shutdown_grace_secs).";
+    "Kubernetes probes) and reflection, and it serves Prometheus metrics\n"
+    "(pstrain_worker_*) on /metrics. Exits 0 on SIGTERM or SIGINT\n"
+    "(--shutdown_grace_secs), or when the coordinator shuts the cluster down.";
 
 // A worker calls the coordinator and the parameter servers; it serves
-// nothing beyond health and metrics.
+// nothing beyond health and metrics. Its training runs on the process's
+// own thread while the daemon serves.
 class WorkerComponents : public pstrain::DaemonComponents {
  public:
+  explicit WorkerComponents(std::unique_ptr<pstrain::worker::WorkerProcess> process)
+      : process_(std::move(process)) {}
   std::vector<grpc::Service*> services() override { return {}; }
+
+ private:
+  std::unique_ptr<pstrain::worker::WorkerProcess> process_;
 };
 
 }  // namespace
@@ -29,7 +55,28 @@ class WorkerComponents : public pstrain::DaemonComponents {
 int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_WORKER, kUsage, argc, argv,
-      [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
-        return std::make_unique<WorkerComponents>();
+      [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
+        absl::StatusOr<pstrain::DaemonOptions> daemon_options =
+            pstrain::DaemonOptionsFromFlags(pstrain::TASK_TYPE_WORKER);
+        if (!daemon_options.ok()) return daemon_options.status();
+        pstrain::worker::WorkerProcessOptions options;
+        options.task = daemon_options->cluster.task;
+        options.coordinator_address = daemon_options->cluster.coordinator_address;
+        options.address = daemon_options->cluster.own_address;
+        // A picked port (":0") is known only once serving; leave it out.
+        const std::string& metrics = daemon_options->metrics_address;
+        if (metrics.size() < 2 || metrics.substr(metrics.size() - 2) != ":0") {
+          options.metrics_address = metrics;
+        }
+        options.loop.ps.streams_per_shard = FLAGS_ps_streams_per_shard;
+        options.loop.ps.parallel_min_bytes = int64_t{FLAGS_ps_parallel_min_kb} << 10;
+        options.loop.ps.chunk_bytes = int64_t{FLAGS_ps_chunk_kb} << 10;
+        options.loop.ps.call_timeout = absl::Seconds(FLAGS_ps_call_timeout_secs);
+        options.loop.overlap_pull_with_push = FLAGS_overlap_pull_with_push;
+        absl::StatusOr<std::unique_ptr<pstrain::worker::WorkerProcess>> process =
+            pstrain::worker::WorkerProcess::Start(std::move(options), *daemon.registry(),
+                                                  [&daemon] { daemon.RequestShutdown(); });
+        if (!process.ok()) return process.status();
+        return std::make_unique<WorkerComponents>(*std::move(process));
       });
 }

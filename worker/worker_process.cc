@@ -1,0 +1,62 @@
+#include "worker/worker_process.h"
+
+#include <utility>
+
+#include "glog/logging.h"
+#include "grpcpp/grpcpp.h"
+
+namespace pstrain {
+namespace worker {
+
+WorkerProcess::WorkerProcess(prometheus::Registry& registry) : metrics_(registry) {}
+
+absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProcessOptions options,
+                                                                    prometheus::Registry& registry,
+                                                                    std::function<void()> on_exit) {
+  if (options.coordinator_address.empty()) {
+    return absl::InvalidArgumentError(
+        "a worker needs the coordinator's address (--coordinator_address or TF_CONFIG's chief)");
+  }
+  if (options.task.type() != TASK_TYPE_WORKER) {
+    return absl::InvalidArgumentError("the worker process runs worker tasks only");
+  }
+  std::unique_ptr<WorkerProcess> process(new WorkerProcess(registry));
+  CoordinatorClientOptions coordinator = options.coordinator;
+  coordinator.task = options.task;
+  coordinator.address = options.address;
+  coordinator.metrics_address = options.metrics_address;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  absl::StatusOr<std::unique_ptr<CoordinatorClient>> client = CoordinatorClient::Create(
+      grpc::CreateCustomChannel(options.coordinator_address, grpc::InsecureChannelCredentials(),
+                                args),
+      std::move(coordinator), CoordinatorClient::NewIncarnation(process->random_), process->clock_,
+      process->random_);
+  if (!client.ok()) return client.status();
+  process->coordinator_ = *std::move(client);
+  process->loop_ =
+      std::make_unique<WorkerLoop>(*process->coordinator_, std::move(options.loop), process->clock_,
+                                   process->random_, &process->metrics_);
+  LOG(INFO) << "worker/" << options.task.index() << " incarnation "
+            << process->coordinator_->incarnation() << " follows the coordinator at "
+            << options.coordinator_address;
+  WorkerLoop* loop = process->loop_.get();
+  process->thread_ = std::thread([loop, on_exit = std::move(on_exit)] {
+    absl::Status status = loop->Run();
+    if (!status.ok()) {
+      LOG(ERROR) << "the worker stops: " << status;
+    } else if (!loop->shutdown_requested()) {
+      return;  // stopped by the process itself
+    }
+    if (on_exit) on_exit();
+  });
+  return process;
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (loop_ != nullptr) loop_->Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace worker
+}  // namespace pstrain
