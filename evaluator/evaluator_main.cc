@@ -1,6 +1,26 @@
 // pstrain-evaluator: the evaluator of a pstrain cluster.
 
+#include <cstdint>
+#include <memory>
+
+#include "absl/random/random.h"
+#include "absl/time/time.h"
+#include "common/checkpoint/posix_env.h"
 #include "common/daemon/daemon_main.h"
+#include "evaluator/clock.h"
+#include "evaluator/coordinator_client.h"
+#include "evaluator/evaluation_loop.h"
+#include "evaluator/evaluator_metrics.h"
+#include "gflags/gflags.h"
+
+DEFINE_double(continuous_eval_timeout_secs, 0,
+              "continuous_eval jobs: give up (reporting NO_NEW_CHECKPOINT) after this long "
+              "without a new checkpoint in model_dir. 0: wait until a final checkpoint, "
+              "stop.max_steps, or the coordinator moves on.");
+DEFINE_double(model_dir_poll_secs, 5, "continuous_eval jobs: how often model_dir is listed.");
+DEFINE_double(coordinator_timeout_secs, 10, "Deadline of each call to the coordinator.");
+DEFINE_double(coordinator_retry_secs, 300,
+              "How long a call to the coordinator is retried while it is unavailable.");
 
 namespace {
 
@@ -15,14 +35,59 @@ constexpr char kUsage[] =
     "Flags win over TF_CONFIG (as TensorFlow and Kubeflow's TFJob set it).\n"
     "\n"
     "An evaluator serves no API of its own: its gRPC server answers health checks (for\n"
-    "Kubernetes probes) and reflection, and it serves Prometheus metrics on /metrics.\n"
-    "Exits 0 on SIGTERM or SIGINT (--shutdown_grace_secs).";
+    "Kubernetes probes) and reflection, and it serves Prometheus metrics\n"
+    "(pstrain_evaluator_*) on /metrics. Exits 0 on SIGTERM or SIGINT\n"
+    "(--shutdown_grace_secs), or when the coordinator shuts the cluster down.";
 
-// An evaluator calls the coordinator; it serves nothing beyond health and
-// metrics.
+absl::Duration Seconds(double secs) { return absl::Seconds(secs); }
+
+// The evaluation loop and what it needs. It calls the coordinator; it serves
+// nothing beyond health and metrics.
 class EvaluatorComponents : public pstrain::DaemonComponents {
  public:
+  EvaluatorComponents(pstrain::Daemon& daemon, const pstrain::DaemonOptions& options,
+                      uint64_t incarnation)
+      : client_(pstrain::evaluator::NewGrpcCoordinatorClient(options.cluster.coordinator_address,
+                                                             ClientOptions(options))),
+        metrics_(*daemon.registry()),
+        loop_(*client_, env_, clock_, metrics_, LoopOptions(daemon, options, incarnation)) {
+    loop_.Start();
+  }
+
+  ~EvaluatorComponents() override { loop_.Stop(); }
+
   std::vector<grpc::Service*> services() override { return {}; }
+
+ private:
+  static pstrain::evaluator::GrpcCoordinatorClientOptions ClientOptions(
+      const pstrain::DaemonOptions& options) {
+    pstrain::evaluator::GrpcCoordinatorClientOptions client;
+    client.call_timeout = Seconds(FLAGS_coordinator_timeout_secs);
+    client.max_message_bytes = options.grpc.max_message_bytes;
+    return client;
+  }
+
+  static pstrain::evaluator::EvaluationLoopOptions LoopOptions(
+      pstrain::Daemon& daemon, const pstrain::DaemonOptions& options, uint64_t incarnation) {
+    pstrain::evaluator::EvaluationLoopOptions loop;
+    loop.task = options.cluster.task;
+    loop.incarnation = incarnation;
+    loop.address = options.cluster.own_address;
+    loop.metrics_address = options.metrics_address;
+    loop.retry.deadline = Seconds(FLAGS_coordinator_retry_secs);
+    loop.model_dir_poll_interval = Seconds(FLAGS_model_dir_poll_secs);
+    if (FLAGS_continuous_eval_timeout_secs > 0) {
+      loop.continuous_eval_timeout = Seconds(FLAGS_continuous_eval_timeout_secs);
+    }
+    loop.on_shutdown = [&daemon] { daemon.RequestShutdown(); };
+    return loop;
+  }
+
+  pstrain::PosixEnv env_;
+  pstrain::evaluator::RealClock clock_;
+  std::unique_ptr<pstrain::evaluator::CoordinatorClient> client_;
+  pstrain::evaluator::EvaluatorMetrics metrics_;
+  pstrain::evaluator::EvaluationLoop loop_;
 };
 
 }  // namespace
@@ -30,7 +95,20 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
 int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_EVALUATOR, kUsage, argc, argv,
-      [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
-        return std::make_unique<EvaluatorComponents>();
+      [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
+        if (!(FLAGS_model_dir_poll_secs > 0) || !(FLAGS_coordinator_timeout_secs > 0) ||
+            !(FLAGS_coordinator_retry_secs > 0) || !(FLAGS_continuous_eval_timeout_secs >= 0)) {
+          return absl::InvalidArgumentError(
+              "--model_dir_poll_secs, --coordinator_timeout_secs and --coordinator_retry_secs "
+              "must be > 0, --continuous_eval_timeout_secs >= 0");
+        }
+        // The same resolution the daemon made, for the cluster's addresses.
+        absl::StatusOr<pstrain::DaemonOptions> options =
+            pstrain::DaemonOptionsFromFlags(pstrain::TASK_TYPE_EVALUATOR);
+        if (!options.ok()) return options.status();
+        absl::BitGen random;
+        const uint64_t incarnation =
+            absl::Uniform<uint64_t>(absl::IntervalClosed, random, 1, UINT64_MAX);
+        return std::make_unique<EvaluatorComponents>(daemon, *options, incarnation);
       });
 }

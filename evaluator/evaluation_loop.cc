@@ -1,0 +1,693 @@
+#include "evaluator/evaluation_loop.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/checkpoint/checkpoint_catalog.h"
+#include "common/checkpoint/checkpoint_verifier.h"
+#include "common/checkpoint/file_path.h"
+#include "common/checkpoint/manifest.h"
+#include "common/config/job_mode.h"
+#include "common/config/metric_names.h"
+#include "common/export/export_writer.h"
+#include "common/summary/file_summary_writer.h"
+#include "common/summary/scalar_jsonl.h"
+#include "evaluator/checkpoint_loader.h"
+#include "evaluator/model_evaluation.h"
+#include "evaluator/model_exporter.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace evaluator {
+namespace {
+
+// "accuracy=0.85 loss=0.41" for logs.
+std::string MetricsString(const std::map<std::string, double>& metrics) {
+  return absl::StrJoin(metrics, " ", absl::PairFormatter("="));
+}
+
+absl::string_view StatusLabel(EvalStatus status) {
+  switch (status) {
+    case EVAL_STATUS_MISSING_CHECKPOINT:
+      return "missing_checkpoint";
+    case EVAL_STATUS_NO_NEW_CHECKPOINT:
+      return "no_new_checkpoint";
+    case EVAL_STATUS_FAILED:
+      return "failed";
+    default:
+      return "evaluated";
+  }
+}
+
+bool NeedsRegistration(const absl::Status& status) {
+  return absl::IsAborted(status) || absl::IsNotFound(status);
+}
+
+}  // namespace
+
+// One job as the evaluation thread works on it.
+struct EvaluationLoop::JobContext {
+  std::string job_id;
+  JobSpec spec;
+  std::string model_dir;
+  absl::Time taken_up;
+  std::unique_ptr<ModelEvaluator> evaluator;
+  std::unique_ptr<ModelExporter> exporter;   // null: exports disabled
+  std::unique_ptr<SummaryWriter> summaries;  // null: no summaries
+  // Metrics of every step evaluated, also before a restart (from the eval
+  // summaries), so a final checkpoint evaluated already is reported again
+  // rather than recomputed.
+  std::map<int64_t, std::map<std::string, double>> history;
+  // continuous_eval: the newest step seen in model_dir, and when a new one
+  // last appeared.
+  int64_t newest_listed = -1;
+  absl::Time last_new_checkpoint;
+  // Set once the job's last evaluation has been reported.
+  bool done = false;
+};
+
+EvaluationLoop::EvaluationLoop(CoordinatorClient& client, Env& env, Clock& clock,
+                               EvaluatorMetrics& metrics, EvaluationLoopOptions options)
+    : client_(client), env_(env), clock_(clock), metrics_(metrics), options_(std::move(options)) {
+  absl::MutexLock lock(&mu_);
+  heartbeat_interval_ = options_.heartbeat_interval;
+}
+
+EvaluationLoop::~EvaluationLoop() { Stop(); }
+
+void EvaluationLoop::Start() {
+  run_thread_ = std::thread([this] {
+    absl::Status status = Run();
+    if (!status.ok()) LOG(ERROR) << "evaluator: " << status;
+  });
+}
+
+void EvaluationLoop::Stop() {
+  stop_.Stop();
+  client_.Shutdown();
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    if (active_watch_ != nullptr) active_watch_->Cancel();
+  }
+  if (run_thread_.joinable()) run_thread_.join();
+}
+
+bool EvaluationLoop::stopping() {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+absl::Status EvaluationLoop::run_status() {
+  absl::MutexLock lock(&mu_);
+  return run_status_;
+}
+
+bool EvaluationLoop::shutdown_requested() {
+  absl::MutexLock lock(&mu_);
+  return shutdown_requested_;
+}
+
+absl::Status EvaluationLoop::Register() {
+  RegisterRequest request;
+  *request.mutable_task() = options_.task;
+  request.set_incarnation(options_.incarnation);
+  request.set_address(options_.address);
+  request.set_metrics_address(options_.metrics_address);
+  internal::RetryOptions retry = options_.retry;
+  retry.deadline = absl::InfiniteDuration();
+  absl::StatusOr<RegisterResponse> response = internal::RetryOnUnavailable<RegisterResponse>(
+      "the coordinator (Register)", retry, clock_, stop_,
+      [&] { return client_.Register(request); });
+  if (!response.ok()) return response.status();
+  absl::MutexLock lock(&mu_);
+  if (response->heartbeat_interval_ms() > 0) {
+    heartbeat_interval_ = absl::Milliseconds(response->heartbeat_interval_ms());
+  }
+  LOG(INFO) << "evaluator/" << options_.task.index() << " registered (incarnation "
+            << options_.incarnation << ")";
+  return absl::OkStatus();
+}
+
+absl::Status EvaluationLoop::Run() {
+  absl::Status registered = Register();
+  if (!registered.ok()) {
+    if (absl::IsCancelled(registered)) registered = absl::OkStatus();
+    absl::MutexLock lock(&mu_);
+    run_status_ = registered;
+    return registered;
+  }
+  heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+
+  std::string known_job;
+  absl::Duration backoff = options_.retry.initial_backoff;
+  while (!stopping()) {
+    GetAssignmentRequest request;
+    *request.mutable_task() = options_.task;
+    request.set_incarnation(options_.incarnation);
+    request.set_wait_ms(absl::ToInt64Milliseconds(options_.assignment_wait));
+    request.set_known_job_id(known_job);
+    absl::StatusOr<Assignment> assignment = internal::RetryOnUnavailable<Assignment>(
+        "the coordinator (GetAssignment)", options_.retry, clock_, stop_,
+        [&] { return client_.GetAssignment(request); });
+    if (absl::IsCancelled(assignment.status())) break;
+    if (NeedsRegistration(assignment.status())) {
+      LOG(WARNING) << "evaluator: " << assignment.status() << "; registering again";
+      if (!Register().ok()) continue;
+      known_job.clear();
+      continue;
+    }
+    if (!assignment.ok()) {
+      LOG(WARNING) << "evaluator: no assignment: " << assignment.status();
+      if (stop_.WaitUntil(clock_, clock_.Now() + backoff)) break;
+      backoff = std::min(backoff * 2, options_.retry.max_backoff);
+      continue;
+    }
+    backoff = options_.retry.initial_backoff;
+    if (assignment->job_id() == known_job) continue;
+    known_job = assignment->job_id();
+    if (known_job.empty()) continue;
+    if (!JobModeEvaluates(assignment->spec().mode())) {
+      LOG(INFO) << "evaluator: job " << known_job << " does not evaluate; idle";
+      continue;
+    }
+    RunJob(*assignment);
+  }
+
+  stop_.Stop();
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  absl::MutexLock lock(&mu_);
+  run_status_ = absl::OkStatus();
+  return run_status_;
+}
+
+void EvaluationLoop::HeartbeatLoop() {
+  absl::Time next_warning = absl::InfinitePast();
+  while (true) {
+    absl::Duration interval;
+    HeartbeatRequest request;
+    *request.mutable_task() = options_.task;
+    request.set_incarnation(options_.incarnation);
+    {
+      absl::MutexLock lock(&mu_);
+      interval = heartbeat_interval_;
+      request.set_job_id(current_job_);
+    }
+    if (stop_.WaitUntil(clock_, clock_.Now() + interval)) return;
+    absl::StatusOr<HeartbeatResponse> response = client_.Heartbeat(request);
+    if (NeedsRegistration(response.status())) {
+      LOG(WARNING) << "evaluator: " << response.status() << "; registering again";
+      if (absl::Status status = Register(); !status.ok()) {
+        LOG(WARNING) << "evaluator: registering again failed: " << status;
+      }
+      continue;
+    }
+    if (!response.ok()) {
+      if (clock_.Now() >= next_warning) {
+        LOG(WARNING) << "evaluator: heartbeat failed: " << response.status();
+        next_warning = clock_.Now() + options_.log_waits_every;
+      }
+      continue;
+    }
+    if (response->shutdown()) {
+      LOG(INFO) << "evaluator: the coordinator shuts the cluster down";
+      {
+        absl::MutexLock lock(&mu_);
+        shutdown_requested_ = true;
+        stopping_ = true;
+        if (active_watch_ != nullptr) active_watch_->Cancel();
+      }
+      stop_.Stop();
+      client_.Shutdown();
+      if (options_.on_shutdown) options_.on_shutdown();
+      return;
+    }
+    absl::MutexLock lock(&mu_);
+    // Only an answer about the job still worked on tells of a change.
+    if (!current_job_.empty() && request.job_id() == current_job_ &&
+        response->job_id() != current_job_ && !job_changed_) {
+      LOG(INFO) << "evaluator: the coordinator moved from job " << current_job_ << " to "
+                << (response->job_id().empty() ? "none" : response->job_id());
+      job_changed_ = true;
+      if (active_watch_ != nullptr) active_watch_->Cancel();
+    }
+  }
+}
+
+EvalReport EvaluationLoop::NewReport(const std::string& job_id) const {
+  EvalReport report;
+  *report.mutable_task() = options_.task;
+  report.set_incarnation(options_.incarnation);
+  report.set_job_id(job_id);
+  return report;
+}
+
+void EvaluationLoop::Report(JobContext& job, EvalReport report, absl::Duration took,
+                            const std::map<std::string, double>& metrics) {
+  report.set_seconds(absl::ToDoubleSeconds(took));
+  metrics_.RecordEvaluation(StatusLabel(report.status()), report.checkpoint_step(), took,
+                            report.examples(), metrics);
+  const std::string what = absl::StrCat("the coordinator (ReportEval of step ",
+                                        report.checkpoint_step(), " of job ", job.job_id, ")");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    absl::StatusOr<EvalReportResponse> response = internal::RetryOnUnavailable<EvalReportResponse>(
+        what, options_.retry, clock_, stop_, [&] { return client_.ReportEval(report); });
+    if (response.ok()) return;
+    if (NeedsRegistration(response.status()) && attempt == 0 && Register().ok()) continue;
+    LOG(WARNING) << "evaluator: " << what << " failed: " << response.status();
+    return;
+  }
+}
+
+void EvaluationLoop::Release(const std::string& job_id, int64_t step) {
+  ReleaseCheckpointRequest request;
+  *request.mutable_task() = options_.task;
+  request.set_incarnation(options_.incarnation);
+  request.set_job_id(job_id);
+  request.set_step(step);
+  absl::Status status = internal::RetryOnUnavailable(
+      absl::StrCat("the coordinator (ReleaseCheckpoint of step ", step, ")"), options_.retry,
+      clock_, stop_, [&] { return client_.ReleaseCheckpoint(request); });
+  // The lease also ends with the stream, so a failure only delays deletion.
+  if (!status.ok()) LOG(WARNING) << "evaluator: lease of step " << step << ": " << status;
+}
+
+void EvaluationLoop::HandleSkipped(const std::string& job_id,
+                                   const std::vector<SkippedCandidate>& skipped) {
+  for (const SkippedCandidate& s : skipped) {
+    LOG(INFO) << "evaluator: skipping ckpt-" << s.checkpoint.step << " of job " << job_id << ": "
+              << SkipReasonLabel(s.reason);
+    metrics_.RecordSkipped(SkipReasonLabel(s.reason));
+    if (s.checkpoint.leased) Release(job_id, s.checkpoint.step);
+  }
+}
+
+void EvaluationLoop::RunJob(const Assignment& assignment) {
+  JobContext job;
+  job.job_id = assignment.job_id();
+  job.spec = assignment.spec();
+  job.model_dir = job.spec.checkpoint().model_dir();
+  job.taken_up = clock_.Now();
+  job.last_new_checkpoint = job.taken_up;
+  const EvalSpec& eval = job.spec.eval();
+  {
+    absl::MutexLock lock(&mu_);
+    current_job_ = job.job_id;
+    job_changed_ = false;
+    stream_ended_ = false;
+    pending_changed_ = false;
+    schedule_.emplace(job.taken_up, absl::Seconds(eval.start_delay_secs()),
+                      absl::Seconds(eval.has_throttle_secs() ? eval.throttle_secs() : 10));
+  }
+  LOG(INFO) << "evaluator: job " << job.job_id << " (" << JobMode_Name(job.spec.mode())
+            << "), model_dir " << job.model_dir;
+
+  if (absl::Status prepared = PrepareJob(job); !prepared.ok()) {
+    LOG(ERROR) << "evaluator: job " << job.job_id << " cannot be evaluated: " << prepared;
+    EvalReport report = NewReport(job.job_id);
+    report.set_status(EVAL_STATUS_FAILED);
+    report.set_reason(std::string(prepared.message()));
+    Report(job, report, absl::ZeroDuration(), {});
+  } else if (job.spec.mode() == JOB_MODE_EVAL) {
+    EvaluateNewestOnce(job);
+  } else {
+    std::thread watcher;
+    if (job.spec.mode() != JOB_MODE_CONTINUOUS_EVAL) {
+      {
+        absl::MutexLock lock(&mu_);
+        watching_ = true;
+      }
+      watcher = std::thread([this, id = job.job_id] { WatchLoop(id); });
+    }
+    FollowCheckpoints(job);
+    {
+      absl::MutexLock lock(&mu_);
+      watching_ = false;
+      if (active_watch_ != nullptr) active_watch_->Cancel();
+    }
+    if (watcher.joinable()) watcher.join();
+  }
+
+  std::vector<CheckpointCandidate> abandoned;
+  {
+    absl::MutexLock lock(&mu_);
+    abandoned = schedule_->Clear();
+    schedule_.reset();
+    current_job_.clear();
+  }
+  for (const CheckpointCandidate& checkpoint : abandoned) {
+    metrics_.RecordSkipped("abandoned");
+    if (checkpoint.leased) Release(job.job_id, checkpoint.step);
+  }
+  if (job.summaries != nullptr) {
+    if (absl::Status closed = job.summaries->Close(); !closed.ok()) {
+      LOG(WARNING) << "evaluator: eval summaries of " << job.model_dir << ": " << closed;
+    }
+  }
+  LOG(INFO) << "evaluator: done with job " << job.job_id;
+}
+
+absl::Status EvaluationLoop::PrepareJob(JobContext& job) {
+  if (job.model_dir.empty()) {
+    return absl::InvalidArgumentError("the job has no checkpoint.model_dir");
+  }
+  absl::StatusOr<std::unique_ptr<ModelEvaluator>> evaluator = ModelEvaluator::Create(job.spec);
+  if (!evaluator.ok()) return evaluator.status();
+  job.evaluator = std::move(evaluator).value();
+
+  absl::StatusOr<std::unique_ptr<ModelExporter>> exporter = ModelExporter::Create(env_, job.spec);
+  if (exporter.ok()) {
+    job.exporter = std::move(exporter).value();
+  } else {
+    LOG(WARNING) << "evaluator: exports of job " << job.job_id
+                 << " disabled: " << exporter.status();
+  }
+  absl::StatusOr<std::unique_ptr<SummaryWriter>> summaries =
+      options_.open_summary_writer
+          ? options_.open_summary_writer(job.model_dir)
+          : absl::StatusOr<std::unique_ptr<SummaryWriter>>(
+                FileSummaryWriter::Open(&env_, EvalSummaryDir(job.model_dir)));
+  if (summaries.ok()) {
+    job.summaries = std::move(summaries).value();
+  } else {
+    LOG(WARNING) << "evaluator: eval summaries of job " << job.job_id
+                 << " disabled: " << summaries.status();
+  }
+
+  // What was evaluated before (an earlier run of the evaluator, or the job
+  // this one resumes), from the eval summaries.
+  ScalarJsonlReadOptions read_options;
+  read_options.allow_truncated_tail = true;
+  absl::StatusOr<std::vector<ScalarRecord>> records = ReadScalarJsonl(
+      env_, JoinPath(EvalSummaryDir(job.model_dir), kScalarJsonlFileName), read_options);
+  if (records.ok()) {
+    for (const ScalarRecord& record : *records) {
+      if (IsKnownMetricName(record.tag)) job.history[record.step][record.tag] = record.value;
+    }
+  } else if (!absl::IsNotFound(records.status())) {
+    LOG(WARNING) << "evaluator: earlier evaluations unknown: " << records.status();
+  }
+  absl::MutexLock lock(&mu_);
+  for (const auto& entry : job.history) schedule_->MarkEvaluated(entry.first);
+  return absl::OkStatus();
+}
+
+void EvaluationLoop::EvaluateNewestOnce(JobContext& job) {
+  absl::StatusOr<RestorableCheckpointSearch> search = FindRestorableCheckpoint(env_, job.model_dir);
+  const absl::Time start = clock_.Now();
+  EvalReport report = NewReport(job.job_id);
+  report.set_final(true);
+  if (!search.ok() || !search->checkpoint) {
+    report.set_status(EVAL_STATUS_MISSING_CHECKPOINT);
+    std::string reason = search.ok() ? absl::StrCat("no complete checkpoint in ", job.model_dir)
+                                     : std::string(search.status().message());
+    if (search.ok() && !search->skipped.empty()) {
+      absl::StrAppend(&reason, "; skipped ",
+                      absl::StrJoin(search->skipped, "; ",
+                                    [](std::string* out, const pstrain::SkippedCheckpoint& s) {
+                                      absl::StrAppend(out, s.reason.message());
+                                    }));
+    }
+    report.set_reason(reason);
+    metrics_.RecordSkipped("missing_checkpoint");
+    LOG(WARNING) << "evaluator: job " << job.job_id << ": " << reason;
+    Report(job, report, clock_.Now() - start, {});
+    return;
+  }
+  CheckpointCandidate newest;
+  newest.step = search->checkpoint->step;
+  newest.path = search->checkpoint->path;
+  newest.final = true;
+  EvaluateAndReport(job, newest);
+}
+
+void EvaluationLoop::WatchLoop(std::string job_id) {
+  int64_t after_step = 0;
+  absl::Duration backoff = options_.retry.initial_backoff;
+  absl::Time next_warning = absl::InfinitePast();
+  while (true) {
+    WatchCheckpointsRequest request;
+    *request.mutable_task() = options_.task;
+    request.set_incarnation(options_.incarnation);
+    request.set_job_id(job_id);
+    request.set_after_step(after_step);
+    std::unique_ptr<CheckpointWatch> watch = client_.WatchCheckpoints(request);
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_ || job_changed_ || !watching_) return;
+      active_watch_ = watch.get();
+    }
+    absl::Status ended;
+    while (true) {
+      absl::StatusOr<CheckpointNotification> notification = watch->Next();
+      if (!notification.ok()) {
+        ended = notification.status();
+        break;
+      }
+      backoff = options_.retry.initial_backoff;
+      const CheckpointInfo& info = notification->checkpoint();
+      after_step = std::max(after_step, info.step());
+      CheckpointCandidate checkpoint;
+      checkpoint.step = info.step();
+      checkpoint.path = info.path();
+      checkpoint.final = info.final();
+      checkpoint.leased = true;
+      std::vector<SkippedCandidate> skipped;
+      {
+        absl::MutexLock lock(&mu_);
+        if (!schedule_) break;
+        skipped = schedule_->Offer(checkpoint);
+        pending_changed_ = true;
+      }
+      HandleSkipped(job_id, skipped);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      active_watch_ = nullptr;
+      if (absl::IsOutOfRange(ended) || absl::IsFailedPrecondition(ended)) {
+        LOG(INFO) << "evaluator: checkpoints of job " << job_id << " are over: " << ended;
+        stream_ended_ = true;
+        return;
+      }
+      if (stopping_ || job_changed_ || !watching_) return;
+    }
+    watch.reset();
+    if (NeedsRegistration(ended)) {
+      if (!Register().ok()) continue;
+    } else if (clock_.Now() >= next_warning) {
+      LOG(WARNING) << "evaluator: checkpoint stream of job " << job_id << " broke (" << ended
+                   << "); reopening after step " << after_step;
+      next_warning = clock_.Now() + options_.log_waits_every;
+    }
+    if (stop_.WaitUntil(clock_, clock_.Now() + backoff)) return;
+    backoff = std::min(backoff * 2, options_.retry.max_backoff);
+  }
+}
+
+void EvaluationLoop::PollModelDir(JobContext& job) {
+  absl::StatusOr<std::vector<CheckpointRef>> listed = ListCheckpoints(env_, job.model_dir);
+  if (!listed.ok()) {
+    LOG(WARNING) << "evaluator: cannot list " << job.model_dir << ": " << listed.status();
+    return;
+  }
+  for (const CheckpointRef& ref : *listed) {
+    if (ref.step <= job.newest_listed) continue;
+    job.newest_listed = ref.step;
+    job.last_new_checkpoint = clock_.Now();
+    CheckpointCandidate checkpoint;
+    checkpoint.step = ref.step;
+    checkpoint.path = ref.path;
+    // A MANIFEST that cannot be read leaves the flag unset; verification
+    // reports the damage when the checkpoint's turn comes.
+    absl::StatusOr<CheckpointManifest> manifest = ReadManifest(env_, ref.path);
+    checkpoint.final = manifest.ok() && manifest->final();
+    std::vector<SkippedCandidate> skipped;
+    {
+      absl::MutexLock lock(&mu_);
+      skipped = schedule_->Offer(checkpoint);
+      pending_changed_ = true;
+    }
+    HandleSkipped(job.job_id, skipped);
+  }
+}
+
+void EvaluationLoop::FollowCheckpoints(JobContext& job) {
+  const bool polling = job.spec.mode() == JOB_MODE_CONTINUOUS_EVAL;
+  const int64_t max_steps = job.spec.stop().max_steps();
+  absl::Time next_poll = clock_.Now();
+  const absl::Time waiting_since = clock_.Now();
+  absl::Time next_log = waiting_since + options_.log_waits_every;
+  while (!job.done) {
+    if (polling && clock_.Now() >= next_poll) {
+      PollModelDir(job);
+      next_poll = clock_.Now() + options_.model_dir_poll_interval;
+    }
+    std::optional<CheckpointCandidate> next;
+    std::vector<SkippedCandidate> skipped;
+    bool over = false;
+    absl::Time ready_at;
+    {
+      absl::MutexLock lock(&mu_);
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || job_changed_ || pending_changed_ || stream_ended_;
+      };
+      ready_at = schedule_->ReadyAt();
+      absl::Time deadline = std::min(ready_at, next_log);
+      if (polling) deadline = std::min(deadline, next_poll);
+      if (polling && options_.continuous_eval_timeout != absl::InfiniteDuration()) {
+        deadline = std::min(deadline, job.last_new_checkpoint + options_.continuous_eval_timeout);
+      }
+      clock_.AwaitWithDeadline(&mu_, absl::Condition(&woken), deadline);
+      pending_changed_ = false;
+      if (stopping_ || job_changed_) return;
+      next = schedule_->Take(clock_.Now(), &skipped);
+      ready_at = schedule_->ReadyAt();
+      over = !next && stream_ended_ && !schedule_->has_pending();
+    }
+    HandleSkipped(job.job_id, skipped);
+    if (next) {
+      const EvalStatus status = EvaluateAndReport(job, *next);
+      (void)status;
+      if (next->final || (polling && max_steps > 0 && next->step >= max_steps)) job.done = true;
+      next_log = clock_.Now() + options_.log_waits_every;
+      continue;
+    }
+    if (over) return;
+    const absl::Time now = clock_.Now();
+    if (polling && options_.continuous_eval_timeout != absl::InfiniteDuration() &&
+        ready_at == absl::InfiniteFuture() &&
+        now >= job.last_new_checkpoint + options_.continuous_eval_timeout) {
+      EvalReport report = NewReport(job.job_id);
+      report.set_status(EVAL_STATUS_NO_NEW_CHECKPOINT);
+      report.set_final(true);
+      int64_t newest;
+      {
+        absl::MutexLock lock(&mu_);
+        newest = std::max<int64_t>(0, schedule_->newest_evaluated());
+      }
+      report.set_checkpoint_step(newest);
+      report.set_reason(absl::StrCat("no new checkpoint in ", job.model_dir, " for ",
+                                     absl::FormatDuration(options_.continuous_eval_timeout)));
+      LOG(INFO) << "evaluator: job " << job.job_id << ": " << report.reason();
+      Report(job, report, absl::ZeroDuration(), {});
+      job.done = true;
+      return;
+    }
+    if (now >= next_log) {
+      if (ready_at != absl::InfiniteFuture()) {
+        LOG(INFO) << "evaluator: job " << job.job_id << ": the next checkpoint waits for "
+                  << (ready_at > now ? absl::FormatDuration(ready_at - now) : "its turn")
+                  << " (start_delay_secs / throttle_secs)";
+      } else {
+        LOG(INFO) << "evaluator: waiting for a checkpoint of job " << job.job_id << " since "
+                  << absl::FormatDuration(now - waiting_since)
+                  << (polling ? absl::StrCat(" in ", job.model_dir) : "");
+      }
+      next_log = now + options_.log_waits_every;
+    }
+  }
+}
+
+EvalStatus EvaluationLoop::EvaluateAndReport(JobContext& job,
+                                             const CheckpointCandidate& checkpoint) {
+  const absl::Time start = clock_.Now();
+  EvalReport report = NewReport(job.job_id);
+  report.set_checkpoint_step(checkpoint.step);
+  report.set_final(checkpoint.final);
+  std::map<std::string, double> metrics;
+
+  auto finish = [&](EvalStatus status, const std::string& reason) {
+    report.set_status(status);
+    report.set_reason(reason);
+    if (status != EVAL_STATUS_EVALUATED) {
+      LOG(WARNING) << "evaluator: ckpt-" << checkpoint.step << " of job " << job.job_id << ": "
+                   << StatusLabel(status) << ": " << reason;
+      if (status == EVAL_STATUS_MISSING_CHECKPOINT) metrics_.RecordSkipped("missing_checkpoint");
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (schedule_) schedule_->MarkEvaluated(checkpoint.step);
+    }
+    // Released first: once the report is in, the job may end and its
+    // stream with it.
+    if (checkpoint.leased) Release(job.job_id, checkpoint.step);
+    Report(job, report, clock_.Now() - start, metrics);
+    return status;
+  };
+
+  if (auto found = job.history.find(checkpoint.step); found != job.history.end()) {
+    // Evaluated before (e.g. by an evaluator that restarted since): the
+    // result stands; the job still gets its report.
+    metrics = found->second;
+    for (const auto& [name, value] : metrics) (*report.mutable_metrics())[name] = value;
+    LOG(INFO) << "evaluator: ckpt-" << checkpoint.step << " of job " << job.job_id
+              << " was evaluated before: " << MetricsString(metrics);
+    return finish(EVAL_STATUS_EVALUATED, "");
+  }
+
+  absl::StatusOr<CheckpointManifest> manifest = VerifyCheckpoint(env_, checkpoint.path);
+  if (!manifest.ok()) {
+    return finish(EVAL_STATUS_MISSING_CHECKPOINT, std::string(manifest.status().message()));
+  }
+  if (manifest->final()) report.set_final(true);
+  absl::StatusOr<std::unique_ptr<ModelParameters>> parameters = job.evaluator->NewParameters();
+  if (!parameters.ok())
+    return finish(EVAL_STATUS_FAILED, std::string(parameters.status().message()));
+  const CheckpointLoader& load = options_.load_checkpoint
+                                     ? options_.load_checkpoint
+                                     : CheckpointLoader(LoadCheckpointParameters);
+  if (absl::Status loaded = load(env_, checkpoint.path, *manifest, parameters->get());
+      !loaded.ok()) {
+    const bool damaged = absl::IsNotFound(loaded) || absl::IsDataLoss(loaded);
+    return finish(damaged ? EVAL_STATUS_MISSING_CHECKPOINT : EVAL_STATUS_FAILED,
+                  std::string(loaded.message()));
+  }
+  absl::StatusOr<EvaluationResult> result = job.evaluator->Evaluate(**parameters);
+  if (!result.ok()) return finish(EVAL_STATUS_FAILED, std::string(result.status().message()));
+  metrics = result->metrics;
+  job.history[checkpoint.step] = metrics;
+  for (const auto& [name, value] : metrics) (*report.mutable_metrics())[name] = value;
+  report.set_examples(result->examples);
+
+  if (job.summaries != nullptr) {
+    absl::Status written;
+    for (const auto& [name, value] : metrics) {
+      absl::Status status = job.summaries->WriteScalar(checkpoint.step, name, value);
+      if (written.ok()) written = status;
+    }
+    if (written.ok()) written = job.summaries->Flush();
+    if (!written.ok()) LOG(WARNING) << "evaluator: eval summaries: " << written;
+  }
+
+  std::string exported;
+  if (job.exporter != nullptr) {
+    ExportSource source;
+    source.spec = job.spec;
+    source.dataset = job.evaluator->model_info();
+    source.global_step = checkpoint.step;
+    source.job_id = job.job_id;
+    source.metrics = metrics;
+    source.source_checkpoint = checkpoint.path;
+    absl::StatusOr<ExportResult> exports =
+        job.exporter->Export(source, **parameters, report.final());
+    if (exports.ok()) {
+      report.set_export_path(exports->best_path.empty() ? exports->final_path : exports->best_path);
+      report.set_final_export_path(exports->final_path);
+      if (!exports->best_path.empty()) metrics_.RecordExport("best");
+      if (!exports->final_path.empty()) metrics_.RecordExport("final");
+      exported = absl::StrJoin({exports->best_path, exports->final_path}, " ");
+    } else {
+      LOG(WARNING) << "evaluator: export of ckpt-" << checkpoint.step << ": " << exports.status();
+    }
+  }
+  LOG(INFO) << "evaluator: ckpt-" << checkpoint.step << " of job " << job.job_id
+            << (report.final() ? " (final)" : "") << " in "
+            << absl::FormatDuration(clock_.Now() - start) << ": " << MetricsString(metrics)
+            << (exported.empty() || exported == " " ? "" : absl::StrCat("; exported ", exported));
+  return finish(EVAL_STATUS_EVALUATED, "");
+}
+
+}  // namespace evaluator
+}  // namespace pstrain

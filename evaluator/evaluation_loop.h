@@ -1,0 +1,187 @@
+#ifndef PSTRAIN_EVALUATOR_EVALUATION_LOOP_H_
+#define PSTRAIN_EVALUATOR_EVALUATION_LOOP_H_
+
+// The evaluator's life in a cluster: register with the coordinator (and
+// again if it restarts), send heartbeats, take each job's assignment, and
+// for a job that evaluates:
+//
+//   train_and_eval   follow WatchCheckpoints; evaluate checkpoints as
+//                    EvalSchedule allows (start delay, throttle, never
+//                    skipping the final one); release each lease once the
+//                    checkpoint is dealt with;
+//   continuous_eval  list model_dir for new checkpoints instead, until a
+//                    final one (or one at stop.max_steps) is evaluated, or
+//                    none came for continuous_eval_timeout;
+//   eval             evaluate the newest good checkpoint of model_dir once.
+//
+// Each checkpoint is verified, loaded, evaluated on eval_data, written to
+// model_dir/eval as summaries, exported (best and final), and reported with
+// ReportEval: EVALUATED with metrics, MISSING_CHECKPOINT with the reason it
+// cannot be read, NO_NEW_CHECKPOINT when continuous_eval gives up, or FAILED
+// when the job cannot be evaluated at all. Then the loop waits (a long
+// GetAssignment) for the coordinator to move on to another job.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/checkpoint/env.h"
+#include "common/export/model_parameters.h"
+#include "common/summary/summary_writer.h"
+#include "evaluator/clock.h"
+#include "evaluator/coordinator_client.h"
+#include "evaluator/eval_schedule.h"
+#include "evaluator/evaluator_metrics.h"
+#include "evaluator/internal/retry.h"
+#include "evaluator/internal/stop_signal.h"
+#include "protos/checkpoint.pb.h"
+#include "protos/coordinator.pb.h"
+
+namespace pstrain {
+namespace evaluator {
+
+// Reads a verified checkpoint into fresh parameters (LoadCheckpointParameters
+// in evaluator/checkpoint_loader.h).
+using CheckpointLoader =
+    std::function<absl::Status(Env& env, const std::string& checkpoint_dir,
+                               const CheckpointManifest& manifest, ModelParameters* parameters)>;
+
+// Opens the writer of a model_dir's eval summaries.
+using SummaryWriterFactory =
+    std::function<absl::StatusOr<std::unique_ptr<SummaryWriter>>(const std::string& model_dir)>;
+
+struct EvaluationLoopOptions {
+  // This evaluator (type EVALUATOR) and its incarnation (non-zero, new at
+  // every start).
+  TaskId task;
+  uint64_t incarnation = 0;
+  // Its gRPC server (health) and /metrics endpoint, as registered.
+  std::string address;
+  std::string metrics_address;
+
+  // Retries of calls to the coordinator that fail with Unavailable.
+  // Registration retries without a deadline (the coordinator may start
+  // later); the other calls use retry.deadline.
+  internal::RetryOptions retry;
+  // How long one GetAssignment waits for a change. Default 30 s.
+  absl::Duration assignment_wait = absl::Seconds(30);
+  // Heartbeat period when the coordinator does not set one. Default 2 s.
+  absl::Duration heartbeat_interval = absl::Seconds(2);
+  // continuous_eval: how often model_dir is listed. Default 5 s.
+  absl::Duration model_dir_poll_interval = absl::Seconds(5);
+  // continuous_eval: give the job up, reporting NO_NEW_CHECKPOINT, after
+  // this long without a new checkpoint. Default: never (until a final
+  // checkpoint, stop.max_steps, or the coordinator moves on).
+  absl::Duration continuous_eval_timeout = absl::InfiniteDuration();
+  // A wait that lasts this long says what it waits for, and again this
+  // often. Default 60 s.
+  absl::Duration log_waits_every = absl::Seconds(60);
+
+  // Default: LoadCheckpointParameters.
+  CheckpointLoader load_checkpoint;
+  // Default: a FileSummaryWriter in model_dir/eval.
+  SummaryWriterFactory open_summary_writer;
+  // Called (from the heartbeat thread) when the coordinator says the
+  // cluster shuts down; the loop stops by itself. May be empty.
+  std::function<void()> on_shutdown;
+};
+
+// Thread-safe: Start, Stop and the accessors may be called from any thread.
+// Evaluation runs on the thread that runs Run (Start's thread), which owns
+// the oneDNN context.
+class EvaluationLoop {
+ public:
+  // `client`, `env`, `clock` and `metrics` are borrowed and must outlive the
+  // loop.
+  EvaluationLoop(CoordinatorClient& client, Env& env, Clock& clock, EvaluatorMetrics& metrics,
+                 EvaluationLoopOptions options);
+  // Stops and joins.
+  ~EvaluationLoop();
+
+  EvaluationLoop(const EvaluationLoop&) = delete;
+  EvaluationLoop& operator=(const EvaluationLoop&) = delete;
+
+  // Runs Run() on a thread of its own; its result goes to the log and to
+  // run_status().
+  void Start();
+  // Makes Run return soon: waits end, calls to the coordinator in flight are
+  // cancelled (the client is shut down), an evaluation in progress finishes
+  // first. Joins Start's thread.
+  void Stop();
+
+  // Registers, then serves jobs until Stop or the coordinator's shutdown.
+  // OK then. InvalidArgument or AlreadyExists: the coordinator refused the
+  // registration (another evaluator holds this index).
+  absl::Status Run();
+
+  // Run's result once it has returned; Unknown before.
+  absl::Status run_status();
+  bool shutdown_requested();
+
+ private:
+  struct JobContext;
+
+  // Registration and heartbeats.
+  absl::Status Register();
+  void HeartbeatLoop();
+  // Assignment: one job's evaluation, until it is over or the job changes.
+  void RunJob(const Assignment& assignment);
+  absl::Status PrepareJob(JobContext& job);
+  void FollowCheckpoints(JobContext& job);
+  void EvaluateNewestOnce(JobContext& job);
+  void WatchLoop(std::string job_id);
+  void PollModelDir(JobContext& job);
+
+  // One checkpoint: verify, load, evaluate, summarise, export, report,
+  // release. Returns the status reported.
+  EvalStatus EvaluateAndReport(JobContext& job, const CheckpointCandidate& checkpoint);
+  void Report(JobContext& job, EvalReport report, absl::Duration took,
+              const std::map<std::string, double>& metrics);
+  void HandleSkipped(const std::string& job_id, const std::vector<SkippedCandidate>& skipped);
+  void Release(const std::string& job_id, int64_t step);
+  EvalReport NewReport(const std::string& job_id) const;
+
+  bool stopping();
+
+  // Constant after construction.
+  CoordinatorClient& client_;
+  Env& env_;
+  Clock& clock_;
+  EvaluatorMetrics& metrics_;
+  const EvaluationLoopOptions options_;
+
+  internal::StopSignal stop_;
+  std::thread run_thread_;  // set by Start
+  std::thread heartbeat_thread_;
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status run_status_ ABSL_GUARDED_BY(mu_) = absl::UnknownError("the loop has not ended");
+  absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_);
+  // The job being evaluated ("" between jobs), and whether the coordinator
+  // has since said another one runs.
+  std::string current_job_ ABSL_GUARDED_BY(mu_);
+  bool job_changed_ ABSL_GUARDED_BY(mu_) = false;
+  // The current job's schedule; checkpoints arrive from the watch thread.
+  std::optional<EvalSchedule> schedule_ ABSL_GUARDED_BY(mu_);
+  bool pending_changed_ ABSL_GUARDED_BY(mu_) = false;
+  bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;
+  bool watching_ ABSL_GUARDED_BY(mu_) = false;
+  CheckpointWatch* active_watch_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace evaluator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_EVALUATOR_EVALUATION_LOOP_H_
