@@ -58,12 +58,50 @@ std::vector<float> Iota(int64_t n, float start) {
   return v;
 }
 
+// A shard file assembled by hand from the layout shard_file.h documents.
+class HandWrittenFile {
+ public:
+  HandWrittenFile() {
+    internal::ByteWriter format;
+    format.PutU32(1);
+    bytes_ = "PSTRSHRD" + format.Release();
+  }
+  void Record(uint32_t type, const std::string& payload) {
+    internal::ByteWriter r;
+    r.PutU32(type);
+    r.PutU64(payload.size());
+    r.PutRaw(payload.data(), payload.size());
+    r.PutU32(Crc32cMask(Crc32c(r.buffer())));
+    bytes_ += r.Release();
+  }
+  void Header(const std::string& optimizer, uint32_t num_slots, uint64_t num_variables) {
+    internal::ByteWriter h;
+    h.PutString("job-7");
+    h.PutU32(1);
+    h.PutU32(3);
+    h.PutI64(42);
+    h.PutI64(40);
+    h.PutString(optimizer);
+    h.PutU32(num_slots);
+    h.PutU64(num_variables);
+    Record(1, h.Release());
+  }
+  void End(uint64_t records_before) {
+    internal::ByteWriter end;
+    end.PutU64(records_before);
+    Record(4, end.Release());
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
 class ShardFileTest : public ::testing::Test {
  protected:
   std::string Path(const std::string& name) { return ::testing::TempDir() + "shards/" + name; }
 
-  std::string Read(const std::string& path) { return ReadWholeFileOrDie(path); }
-  std::string ReadWholeFileOrDie(const std::string& path) {
+  std::string Read(const std::string& path) {
     auto file = env_.NewSequentialFile(path);
     EXPECT_TRUE(file.ok()) << file.status();
     std::string out;
@@ -83,9 +121,9 @@ class ShardFileTest : public ::testing::Test {
     ASSERT_TRUE((*file)->Close().ok());
   }
 
-  // Writes a file with a dense variable "dense/w" [3, 5], a fixed table
-  // "emb" [100, 4] holding rows 7 and -3... (ids as given), an empty dynamic
-  // table "dyn", and the dedup state "dedup-bytes".
+  // Writes a file with a dense variable "dense/w" [3, 5] with two slots, a
+  // fixed table "emb" [100, 4] holding rows 7 and 99, an empty dynamic table
+  // "dyn", and the dedup state "dedup-bytes".
   ShardFileInfo WriteSample(Env& env, const std::string& path) {
     auto writer = ShardFileWriter::Create(env, path);
     EXPECT_TRUE(writer.ok()) << writer.status();
@@ -176,28 +214,8 @@ TEST_F(ShardFileTest, FollowsTheDocumentedLayout) {
   ASSERT_TRUE(writer->WriteDedupState("D").ok());
   ASSERT_TRUE(writer->Commit().ok());
 
-  std::string expected = "PSTRSHRD";
-  auto record = [&](uint32_t type, const std::string& payload) {
-    internal::ByteWriter r;
-    r.PutU32(type);
-    r.PutU64(payload.size());
-    r.PutRaw(payload.data(), payload.size());
-    r.PutU32(Crc32cMask(Crc32c(r.buffer())));
-    expected += r.Release();
-  };
-  internal::ByteWriter format;
-  format.PutU32(1);
-  expected += format.Release();
-  internal::ByteWriter header;
-  header.PutString("job-7");
-  header.PutU32(1);
-  header.PutU32(3);
-  header.PutI64(42);
-  header.PutI64(40);
-  header.PutString("sgd");
-  header.PutU32(0);
-  header.PutU64(1);
-  record(1, header.Release());
+  HandWrittenFile expected;
+  expected.Header("sgd", 0, 1);
   internal::ByteWriter variable;
   variable.PutString("b");
   variable.PutU32(1);  // dense
@@ -206,12 +224,10 @@ TEST_F(ShardFileTest, FollowsTheDocumentedLayout) {
   variable.PutU32(0);  // slots
   variable.PutU64(2);  // elements
   variable.PutRaw(values.data(), 8);
-  record(2, variable.Release());
-  record(3, "D");
-  internal::ByteWriter end;
-  end.PutU64(3);
-  record(4, end.Release());
-  EXPECT_EQ(Read(path), expected);
+  expected.Record(2, variable.Release());
+  expected.Record(3, "D");
+  expected.End(3);
+  EXPECT_EQ(Read(path), expected.bytes());
 }
 
 TEST_F(ShardFileTest, DamageIsRefusedNamingTheRecord) {
@@ -271,28 +287,8 @@ TEST_F(ShardFileTest, DamageIsRefusedNamingTheRecord) {
 // A record whose checksum holds but whose contents contradict the header
 // (a writer bug, or a forgery) is refused too.
 TEST_F(ShardFileTest, RecordsThatContradictTheHeaderAreRefused) {
-  std::string file = "PSTRSHRD";
-  auto record = [&](uint32_t type, const std::string& payload) {
-    internal::ByteWriter r;
-    r.PutU32(type);
-    r.PutU64(payload.size());
-    r.PutRaw(payload.data(), payload.size());
-    r.PutU32(Crc32cMask(Crc32c(r.buffer())));
-    file += r.Release();
-  };
-  internal::ByteWriter format;
-  format.PutU32(1);
-  file += format.Release();
-  internal::ByteWriter header;
-  header.PutString("j");
-  header.PutU32(0);
-  header.PutU32(1);
-  header.PutI64(1);
-  header.PutI64(1);
-  header.PutString("sgd");
-  header.PutU32(0);
-  header.PutU64(1);
-  record(1, header.Release());
+  HandWrittenFile file;
+  file.Header("sgd", 0, 1);
   internal::ByteWriter variable;
   variable.PutString("w");
   variable.PutU32(1);
@@ -301,12 +297,10 @@ TEST_F(ShardFileTest, RecordsThatContradictTheHeaderAreRefused) {
   variable.PutU32(0);
   variable.PutU64(2);  // ...two given
   variable.PutRaw("\0\0\0\0\0\0\0\0", 8);
-  record(2, variable.Release());
-  record(3, "");
-  internal::ByteWriter end;
-  end.PutU64(3);
-  record(4, end.Release());
-  Write(Path("contradiction"), file);
+  file.Record(2, variable.Release());
+  file.Record(3, "");
+  file.End(3);
+  Write(Path("contradiction"), file.bytes());
   const absl::Status s = ShardFileReader::Open(env_, Path("contradiction")).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(s.message(), HasSubstr("record 1 (variable \"w\") does not decode"));
