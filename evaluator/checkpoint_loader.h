@@ -27,7 +27,7 @@ namespace evaluator {
 // FailedPrecondition: the checkpoint does not fit the model: a variable the
 //   model lacks, one of another kind or shape, a dense variable no shard
 //   holds (the message names it).
-// Unimplemented: this build cannot read shard files.
+//   Also: a shard file format this build does not read.
 absl::Status LoadCheckpointParameters(Env& env, const std::string& checkpoint_dir,
                                       const CheckpointManifest& manifest,
                                       ModelParameters* parameters);

@@ -2,6 +2,13 @@
 
 #include <vector>
 
+#include "common/checkpoint/checkpoint_layout.h"
+#include "common/checkpoint/checkpoint_verifier.h"
+#include "common/checkpoint/file_path.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/test_checkpoints.h"
+#include "evaluator/testing/parameters_checkpoint.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -81,6 +88,84 @@ TEST(CheckpointAssemblerTest, RefusesWhatDoesNotFit) {
   EXPECT_EQ(assembler.Add("s1", rows).code(), absl::StatusCode::kDataLoss);
   auto short_rows = Rows("emb", {2, 3}, {1, 1});
   EXPECT_EQ(assembler.Add("s1", short_rows).code(), absl::StatusCode::kDataLoss);
+}
+
+// A model's worth of values: two dense variables and a table with rows.
+std::unique_ptr<ModelParameters> Filled() {
+  auto parameters = Parameters();
+  for (const char* name : {"w", "b"}) {
+    Tensor* value = parameters->mutable_dense(name);
+    for (int64_t i = 0; i < value->num_elements(); ++i) value->data<float>()[i] = 0.25f * i + 1;
+  }
+  for (int64_t id : {-3, 0, 5, 17, 1000000007}) {
+    EXPECT_TRUE(parameters->mutable_table("emb")
+                    ->Set(id, std::vector<float>{static_cast<float>(id), 2.0f})
+                    .ok());
+  }
+  return parameters;
+}
+
+void ExpectSame(const ModelParameters& a, const ModelParameters& b) {
+  for (const char* name : {"w", "b"}) {
+    const Tensor* x = a.dense(name);
+    const Tensor* y = b.dense(name);
+    ASSERT_EQ(x->num_elements(), y->num_elements());
+    for (int64_t i = 0; i < x->num_elements(); ++i) {
+      EXPECT_EQ(x->data<float>()[i], y->data<float>()[i]) << name << "[" << i << "]";
+    }
+  }
+  const EmbeddingTableValues* x = a.table("emb");
+  const EmbeddingTableValues* y = b.table("emb");
+  ASSERT_EQ(x->SortedIds(), y->SortedIds());
+  for (int64_t id : x->SortedIds()) {
+    EXPECT_EQ(x->Find(id)[0], y->Find(id)[0]);
+    EXPECT_EQ(x->Find(id)[1], y->Find(id)[1]);
+  }
+}
+
+TEST(LoadCheckpointParametersTest, PutsShardFilesBackTogetherWithoutSlots) {
+  PosixEnv env;
+  const std::string model_dir = NewTestDir(env);
+  auto source = Filled();
+  for (int shards : {1, 3}) {
+    auto written = WriteParametersCheckpoint(env, model_dir, shards, *source, shards, false,
+                                             /*num_slots=*/2);
+    ASSERT_TRUE(written.ok()) << written.status();
+    auto manifest = VerifyCheckpoint(env, CheckpointDir(model_dir, shards));
+    ASSERT_TRUE(manifest.ok());
+    auto loaded = Parameters();
+    absl::Status status =
+        LoadCheckpointParameters(env, CheckpointDir(model_dir, shards), *manifest, loaded.get());
+    ASSERT_TRUE(status.ok()) << status;
+    ExpectSame(*source, *loaded);
+  }
+}
+
+TEST(LoadCheckpointParametersTest, ADamagedShardFileIsDataLossNamingIt) {
+  PosixEnv env;
+  const std::string model_dir = NewTestDir(env);
+  auto manifest = WriteParametersCheckpoint(env, model_dir, 9, *Filled(), 2);
+  ASSERT_TRUE(manifest.ok());
+  const std::string shard = JoinPath(CheckpointDir(model_dir, 9), ShardFileName(1, 2));
+  ASSERT_TRUE(FlipBit(env, shard, 40).ok());
+  auto loaded = Parameters();
+  absl::Status status =
+      LoadCheckpointParameters(env, CheckpointDir(model_dir, 9), *manifest, loaded.get());
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(shard));
+}
+
+TEST(LoadCheckpointParametersTest, ACheckpointOfAnotherModelIsRefused) {
+  PosixEnv env;
+  const std::string model_dir = NewTestDir(env);
+  auto manifest = WriteParametersCheckpoint(env, model_dir, 4, *Filled(), 2);
+  ASSERT_TRUE(manifest.ok());
+  auto other = ModelParameters::Create({Def("w", false, {2, 3}), Def("emb", true, {0, 2})}, 0);
+  ASSERT_TRUE(other.ok());
+  absl::Status status =
+      LoadCheckpointParameters(env, CheckpointDir(model_dir, 4), *manifest, other->get());
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("[2, 2]"));
 }
 
 }  // namespace

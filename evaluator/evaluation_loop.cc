@@ -627,7 +627,10 @@ EvalStatus EvaluationLoop::EvaluateAndReport(JobContext& job,
     return finish(EVAL_STATUS_EVALUATED, "");
   }
 
-  absl::StatusOr<CheckpointManifest> manifest = VerifyCheckpoint(env_, checkpoint.path);
+  // Sizes only: LoadCheckpointParameters checks every byte as it reads.
+  VerifyOptions verify;
+  verify.check_contents = false;
+  absl::StatusOr<CheckpointManifest> manifest = VerifyCheckpoint(env_, checkpoint.path, verify);
   if (!manifest.ok()) {
     return finish(EVAL_STATUS_MISSING_CHECKPOINT, std::string(manifest.status().message()));
   }
@@ -635,10 +638,8 @@ EvalStatus EvaluationLoop::EvaluateAndReport(JobContext& job,
   absl::StatusOr<std::unique_ptr<ModelParameters>> parameters = job.evaluator->NewParameters();
   if (!parameters.ok())
     return finish(EVAL_STATUS_FAILED, std::string(parameters.status().message()));
-  const CheckpointLoader& load = options_.load_checkpoint
-                                     ? options_.load_checkpoint
-                                     : CheckpointLoader(LoadCheckpointParameters);
-  if (absl::Status loaded = load(env_, checkpoint.path, *manifest, parameters->get());
+  if (absl::Status loaded =
+          LoadCheckpointParameters(env_, checkpoint.path, *manifest, parameters->get());
       !loaded.ok()) {
     const bool damaged = absl::IsNotFound(loaded) || absl::IsDataLoss(loaded);
     return finish(damaged ? EVAL_STATUS_MISSING_CHECKPOINT : EVAL_STATUS_FAILED,

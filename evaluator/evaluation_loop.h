@@ -50,12 +50,6 @@
 namespace pstrain {
 namespace evaluator {
 
-// Reads a verified checkpoint into fresh parameters (LoadCheckpointParameters
-// in evaluator/checkpoint_loader.h).
-using CheckpointLoader =
-    std::function<absl::Status(Env& env, const std::string& checkpoint_dir,
-                               const CheckpointManifest& manifest, ModelParameters* parameters)>;
-
 // Opens the writer of a model_dir's eval summaries.
 using SummaryWriterFactory =
     std::function<absl::StatusOr<std::unique_ptr<SummaryWriter>>(const std::string& model_dir)>;
@@ -87,8 +81,6 @@ struct EvaluationLoopOptions {
   // often. Default 60 s.
   absl::Duration log_waits_every = absl::Seconds(60);
 
-  // Default: LoadCheckpointParameters.
-  CheckpointLoader load_checkpoint;
   // Default: a FileSummaryWriter in model_dir/eval.
   SummaryWriterFactory open_summary_writer;
   // Called (from the heartbeat thread) when the coordinator says the

@@ -22,6 +22,7 @@
 #include "common/training/local_trainer.h"
 #include "evaluator/fake_clock.h"
 #include "evaluator/testing/fake_cluster_service.h"
+#include "evaluator/testing/parameters_checkpoint.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -72,45 +73,32 @@ Trained Train(JobSpec spec, int64_t steps) {
   auto trainer = LocalTrainer::Create(spec, options);
   EXPECT_TRUE(trainer.ok()) << trainer.status();
   if (steps > 0) EXPECT_TRUE((*trainer)->Run().ok());
-  auto evaluation = (*trainer)->Evaluate();
-  EXPECT_TRUE(evaluation.ok()) << evaluation.status();
   auto parameters =
       ModelParameters::Create((*trainer)->model().Variables(), spec.training().seed());
   EXPECT_TRUE(parameters.ok());
+  const VariableStore& store = (*trainer)->variables();
   for (const VariableDef& def : (*parameters)->definitions()) {
-    const Tensor* value = (*trainer)->variables().dense(def.spec.name());
-    std::memcpy((*parameters)->mutable_dense(def.spec.name())->raw_data(), value->raw_data(),
+    const std::string& name = def.spec.name();
+    if (def.spec.kind() == VARIABLE_KIND_EMBEDDING) {
+      // The rows training created; the others read as initial values.
+      EmbeddingTableValues* table = (*parameters)->mutable_table(name);
+      for (int64_t id = 0; id < table->vocabulary(); ++id) {
+        absl::StatusOr<std::vector<float>> row = store.Row(name, id);
+        if (!row.ok()) continue;
+        row->resize(table->dim());
+        EXPECT_TRUE(table->Set(id, *row).ok());
+      }
+      continue;
+    }
+    const Tensor* value = store.dense(name);
+    std::memcpy((*parameters)->mutable_dense(name)->raw_data(), value->raw_data(),
                 value->num_bytes());
   }
+  // After the copy: evaluating creates rows for the ids it reads.
+  auto evaluation = (*trainer)->Evaluate();
+  EXPECT_TRUE(evaluation.ok()) << evaluation.status();
   return {std::move(parameters).value(), evaluation->metrics};
 }
-
-// Stands in for the shard files: the checkpoint of step s holds the
-// parameters registered for s.
-class FakeCheckpoints {
- public:
-  void Add(int64_t step, const ModelParameters* parameters) { by_step_[step] = parameters; }
-
-  CheckpointLoader Loader() {
-    return [this](Env&, const std::string& dir, const CheckpointManifest& manifest,
-                  ModelParameters* out) -> absl::Status {
-      ++loads_;
-      auto found = by_step_.find(manifest.global_step());
-      if (found == by_step_.end()) return absl::DataLossError(absl::StrCat(dir, ": unknown"));
-      for (const VariableDef& def : out->definitions()) {
-        const Tensor* value = found->second->dense(def.spec.name());
-        std::memcpy(out->mutable_dense(def.spec.name())->raw_data(), value->raw_data(),
-                    value->num_bytes());
-      }
-      return absl::OkStatus();
-    };
-  }
-  int loads() const { return loads_; }
-
- private:
-  std::map<int64_t, const ModelParameters*> by_step_;
-  std::atomic<int> loads_{0};
-};
 
 double CounterValue(prometheus::Registry& registry, const std::string& name,
                     const std::string& label, const std::string& value) {
@@ -143,7 +131,6 @@ class EvaluationLoopTest : public ::testing::Test {
     options.incarnation = 7;
     options.assignment_wait = absl::Milliseconds(200);
     options.log_waits_every = absl::Hours(1);
-    if (!options.load_checkpoint) options.load_checkpoint = checkpoints_.Loader();
     loop_ = std::make_unique<EvaluationLoop>(*client_, env_, clock_, metrics_, options);
     Assignment assignment;
     assignment.set_job_id(kJob);
@@ -152,9 +139,11 @@ class EvaluationLoopTest : public ::testing::Test {
     loop_->Start();
   }
 
-  // Writes ckpt-<step> (two shard files) and tells the evaluator of it.
-  void Checkpoint(int64_t step, bool final = false, bool notify = true) {
-    ASSERT_TRUE(WriteTestCheckpoint(env_, model_dir_, step, 2, final).ok());
+  // Writes `parameters` as ckpt-<step> (two shard files, as two parameter
+  // servers would) and tells the evaluator of it.
+  void Checkpoint(int64_t step, const Trained& trained, bool final = false, bool notify = true) {
+    auto written = WriteParametersCheckpoint(env_, model_dir_, step, *trained.parameters, 2, final);
+    ASSERT_TRUE(written.ok()) << written.status();
     if (notify) Notify(step, final);
   }
   void Notify(int64_t step, bool final = false) {
@@ -182,7 +171,6 @@ class EvaluationLoopTest : public ::testing::Test {
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   EvaluatorMetrics metrics_{*registry_};
   std::unique_ptr<CoordinatorClient> client_;
-  FakeCheckpoints checkpoints_;
   std::string model_dir_;
   std::unique_ptr<EvaluationLoop> loop_;
 };
@@ -190,24 +178,21 @@ class EvaluationLoopTest : public ::testing::Test {
 TEST_F(EvaluationLoopTest, ThrottlingSkipsTheMiddleCheckpointButNotTheFinalOne) {
   const JobSpec spec = ToySpec(model_dir_, "eval { throttle_secs: 60 }");
   Trained early = Train(spec, 5), late = Train(spec, 30);
-  checkpoints_.Add(10, early.parameters.get());
-  checkpoints_.Add(30, late.parameters.get());
   StartLoop(spec);
 
-  Checkpoint(10);
+  Checkpoint(10, early);
   std::vector<EvalReport> reports = Reports(1);
   EXPECT_EQ(reports[0].checkpoint_step(), 10);
   EXPECT_EQ(reports[0].status(), EVAL_STATUS_EVALUATED);
   // Within the throttle: ckpt-20 waits, then the final one replaces it.
-  Checkpoint(20);
+  Checkpoint(20, early);
   ASSERT_TRUE(fake_.WaitForSent(2, kWait));
-  Checkpoint(30, /*final=*/true);
+  Checkpoint(30, late, /*final=*/true);
   reports = Reports(2);
   EXPECT_EQ(reports[1].checkpoint_step(), 30);
   EXPECT_EQ(reports[1].status(), EVAL_STATUS_EVALUATED);
   EXPECT_TRUE(reports[1].final());
   EXPECT_EQ(reports[1].metrics().at("loss"), late.metrics.at("loss"));
-  EXPECT_EQ(checkpoints_.loads(), 2);  // ckpt-20 never read
   EXPECT_THAT(fake_.released(), UnorderedElementsAre(10, 20, 30));
   EXPECT_EQ(Skipped("throttled"), 1);
   EXPECT_EQ(reports[0].task().type(), TASK_TYPE_EVALUATOR);
@@ -227,9 +212,8 @@ TEST_F(EvaluationLoopTest, ThrottlingSkipsTheMiddleCheckpointButNotTheFinalOne) 
 TEST_F(EvaluationLoopTest, HonoursTheStartDelay) {
   const JobSpec spec = ToySpec(model_dir_, "eval { start_delay_secs: 100 throttle_secs: 0 }");
   Trained trained = Train(spec, 3);
-  checkpoints_.Add(10, trained.parameters.get());
   StartLoop(spec);
-  Checkpoint(10);
+  Checkpoint(10, trained);
   ASSERT_TRUE(fake_.WaitForSent(1, kWait));
   clock_.Advance(absl::Seconds(99));
   EXPECT_TRUE(fake_.WaitForReports(1, absl::Milliseconds(500)).empty());
@@ -241,6 +225,7 @@ TEST_F(EvaluationLoopTest, HonoursTheStartDelay) {
 
 TEST_F(EvaluationLoopTest, ReportsMissingAndDamagedCheckpointsWithTheirReason) {
   const JobSpec spec = ToySpec(model_dir_, "eval { throttle_secs: 0 }");
+  Trained trained = Train(spec, 0);
   StartLoop(spec);
   Notify(40);  // no such folder
   std::vector<EvalReport> reports = Reports(1);
@@ -248,7 +233,7 @@ TEST_F(EvaluationLoopTest, ReportsMissingAndDamagedCheckpointsWithTheirReason) {
   EXPECT_THAT(reports[0].reason(), HasSubstr("ckpt-40"));
   EXPECT_TRUE(reports[0].metrics().empty());
 
-  Checkpoint(50, /*final=*/true, /*notify=*/false);
+  Checkpoint(50, trained, /*final=*/true, /*notify=*/false);
   const std::string shard = JoinPath(CheckpointDir(model_dir_, 50), ShardFileName(1, 2));
   ASSERT_TRUE(FlipBit(env_, shard, 100).ok());
   Notify(50, /*final=*/true);
@@ -259,7 +244,6 @@ TEST_F(EvaluationLoopTest, ReportsMissingAndDamagedCheckpointsWithTheirReason) {
   EXPECT_THAT(reports[1].reason(), HasSubstr(ShardFileName(1, 2)));
   EXPECT_THAT(fake_.released(), UnorderedElementsAre(40, 50));
   EXPECT_EQ(Skipped("missing_checkpoint"), 2);
-  EXPECT_EQ(checkpoints_.loads(), 0);
 }
 
 TEST_F(EvaluationLoopTest, ExportsTheBestOnlyOnImprovementAndTheFinalOne) {
@@ -267,20 +251,17 @@ TEST_F(EvaluationLoopTest, ExportsTheBestOnlyOnImprovementAndTheFinalOne) {
   Trained good = Train(spec, 10), worse = Train(spec, 0), best = Train(spec, 40);
   ASSERT_LT(good.metrics.at("loss"), worse.metrics.at("loss"));
   ASSERT_LT(best.metrics.at("loss"), good.metrics.at("loss"));
-  checkpoints_.Add(10, good.parameters.get());
-  checkpoints_.Add(20, worse.parameters.get());
-  checkpoints_.Add(30, best.parameters.get());
   StartLoop(spec);
   const std::string best_dir = JoinPath(model_dir_, "export/best");
   const std::string final_dir = JoinPath(model_dir_, "export/final");
 
-  Checkpoint(10);
+  Checkpoint(10, good);
   std::vector<EvalReport> reports = Reports(1);
   EXPECT_EQ(reports[0].export_path(), ExportVersionDir(best_dir, 10));
-  Checkpoint(20);
+  Checkpoint(20, worse);
   reports = Reports(2);
   EXPECT_EQ(reports[1].export_path(), "");
-  Checkpoint(30, /*final=*/true);
+  Checkpoint(30, best, /*final=*/true);
   reports = Reports(3);
   EXPECT_EQ(reports[2].export_path(), ExportVersionDir(best_dir, 30));
   EXPECT_EQ(reports[2].final_export_path(), ExportVersionDir(final_dir, 30));
@@ -307,21 +288,52 @@ TEST_F(EvaluationLoopTest, EvaluationMatchesTheSingleProcessTrainer) {
       R"(eval { throttle_secs: 0 metrics: ["loss", "accuracy", "auc", "top_k_accuracy"] top_k: 2
               best_metric: "accuracy" })");
   Trained trained = Train(spec, 12);
-  checkpoints_.Add(12, trained.parameters.get());
   StartLoop(spec);
-  Checkpoint(12, /*final=*/true);
+  Checkpoint(12, trained, /*final=*/true);
   std::vector<EvalReport> reports = Reports(1);
   std::map<std::string, double> reported(reports[0].metrics().begin(), reports[0].metrics().end());
   EXPECT_EQ(reported, trained.metrics);
   EXPECT_EQ(reports[0].examples(), 60);
 }
 
+TEST_F(EvaluationLoopTest, EvaluationOfAnEmbeddingModelMatchesTheSingleProcessTrainer) {
+  // Evaluated on other data than trained on, so some ids have no row in the
+  // checkpoint and read as their initial values, as on the shards.
+  auto raw = ParseJobSpecText(absl::StrCat(R"(
+    model { wide_and_deep { embedding { vocabulary_size: 400 dim: 4 } hidden_units: [8] } }
+    train_data { synthetic_clicks { num_examples: 300 num_fields: 4 vocabulary_per_field: 100
+                                    seed: 3 } batch_size: 30 }
+    eval_data { synthetic_clicks { num_examples: 200 num_fields: 4 vocabulary_per_field: 100
+                                   seed: 4 } batch_size: 50 }
+    optimizer { adagrad {} learning_rate: 0.1 }
+    training { seed: 9 }
+    stop { max_steps: 1000 }
+    eval { throttle_secs: 0 metrics: ["loss", "accuracy", "auc"] }
+    checkpoint { model_dir: ")",
+                                           model_dir_, R"(" }
+  )"));
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  auto spec = PrepareJobSpec(*raw);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  Trained trained = Train(*spec, 6);
+  const int64_t stored = trained.parameters->table("deep/embedding") != nullptr
+                             ? trained.parameters->table("deep/embedding")->num_rows()
+                             : -1;
+  EXPECT_GT(stored, 0);
+  EXPECT_LT(stored, 400);
+  StartLoop(*spec);
+  Checkpoint(6, trained, /*final=*/true);
+  std::vector<EvalReport> reports = Reports(1);
+  ASSERT_EQ(reports[0].status(), EVAL_STATUS_EVALUATED) << reports[0].reason();
+  std::map<std::string, double> reported(reports[0].metrics().begin(), reports[0].metrics().end());
+  EXPECT_EQ(reported, trained.metrics);
+}
+
 TEST_F(EvaluationLoopTest, ContinuousEvalFollowsModelDirUntilTheFinalCheckpoint) {
   const JobSpec spec =
       ToySpec(model_dir_, "mode: JOB_MODE_CONTINUOUS_EVAL eval { throttle_secs: 0 }");
   Trained trained = Train(spec, 4);
-  for (int64_t step : {5, 6, 7}) checkpoints_.Add(step, trained.parameters.get());
-  Checkpoint(5, false, /*notify=*/false);
+  Checkpoint(5, trained, false, /*notify=*/false);
   EvaluationLoopOptions options;
   options.model_dir_poll_interval = absl::Seconds(5);
   StartLoop(spec, options);
@@ -329,8 +341,8 @@ TEST_F(EvaluationLoopTest, ContinuousEvalFollowsModelDirUntilTheFinalCheckpoint)
   EXPECT_EQ(reports[0].checkpoint_step(), 5);
   EXPECT_FALSE(reports[0].final());
 
-  Checkpoint(6, false, false);
-  Checkpoint(7, /*final=*/true, false);
+  Checkpoint(6, trained, false, false);
+  Checkpoint(7, trained, /*final=*/true, false);
   clock_.Advance(absl::Seconds(5));
   reports = Reports(2);
   EXPECT_EQ(reports[1].checkpoint_step(), 7);
@@ -354,10 +366,9 @@ TEST_F(EvaluationLoopTest, ContinuousEvalGivesUpAfterItsTimeout) {
 
 TEST_F(EvaluationLoopTest, EvalModeEvaluatesTheNewestGoodCheckpointOnce) {
   const JobSpec spec = ToySpec(model_dir_, "mode: JOB_MODE_EVAL");
-  Trained trained = Train(spec, 6);
-  checkpoints_.Add(8, trained.parameters.get());
-  Checkpoint(8, false, false);
-  Checkpoint(9, false, false);
+  Trained trained = Train(spec, 6), other = Train(spec, 1);
+  Checkpoint(8, trained, false, false);
+  Checkpoint(9, other, false, false);
   ASSERT_TRUE(FlipBit(env_, JoinPath(CheckpointDir(model_dir_, 9), ShardFileName(0, 2)), 10).ok());
   StartLoop(spec);
   std::vector<EvalReport> reports = Reports(1);
@@ -388,14 +399,14 @@ TEST_F(EvaluationLoopTest, ARestartedEvaluatorSkipsWhatWasEvaluatedAndReportsThe
     }
     ASSERT_TRUE((*writer)->Close().ok());
   }
+  Trained trained = Train(spec, 0);
   StartLoop(spec);
-  Checkpoint(10);
-  Checkpoint(20, /*final=*/true);
+  Checkpoint(10, trained);
+  Checkpoint(20, trained, /*final=*/true);
   std::vector<EvalReport> reports = Reports(1);
   EXPECT_EQ(reports[0].checkpoint_step(), 20);
   EXPECT_EQ(reports[0].status(), EVAL_STATUS_EVALUATED);
-  EXPECT_EQ(reports[0].metrics().at("loss"), 5.0);
-  EXPECT_EQ(checkpoints_.loads(), 0);
+  EXPECT_EQ(reports[0].metrics().at("loss"), 5.0);  // the stored result, not a new one
   EXPECT_EQ(Skipped("already_evaluated"), 1);
   EXPECT_THAT(fake_.released(), UnorderedElementsAre(10, 20));
 }

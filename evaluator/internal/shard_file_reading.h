@@ -2,7 +2,7 @@
 #define PSTRAIN_EVALUATOR_INTERNAL_SHARD_FILE_READING_H_
 
 // The one place where the evaluator reads a parameter-server shard file of
-// a checkpoint. The format belongs to common/checkpoint/shard_file; this
+// a checkpoint. The format belongs to common/checkpoint/shard_file.h; this
 // adapts its reader to what the checkpoint loader needs: each variable's
 // values without optimizer slots.
 
@@ -30,10 +30,11 @@ struct ShardVariableValues {
 };
 
 // Reads the shard file `entry` of `checkpoint_dir` (checked against the
-// size and CRC32C the MANIFEST gives) and calls `visit` once per variable,
-// stopping at the first error `visit` returns.
+// size and CRC32C the MANIFEST gives, then record by record) and calls
+// `visit` once per variable, stopping at the first error `visit` returns.
 // NotFound: no such file. DataLoss: the file is truncated or damaged (the
-// message names it). Unimplemented: this build cannot read shard files.
+// message names it). FailedPrecondition: a shard file format this build
+// does not read.
 absl::Status ReadShardFileVariables(Env& env, const std::string& checkpoint_dir,
                                     const CheckpointShardFile& entry,
                                     const std::function<absl::Status(ShardVariableValues&)>& visit);
