@@ -4,9 +4,9 @@
 #include <numeric>
 #include <vector>
 
+#include "common/placement/row_placement.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/internal/row_shard.h"
 #include "worker/testing/fake_clock.h"
 #include "worker/testing/fake_parameter_server.h"
 
@@ -140,7 +140,7 @@ TEST_F(PsClientTest, ChunkedMultiPartPushIsReassembledOnEachShard) {
   // Every row went to the shard its id hashes to, with its own values.
   const std::vector<int64_t> ids = {3, 10, 42, 999, 7};
   for (size_t i = 0; i < ids.size(); ++i) {
-    const int owner = internal::EmbeddingRowShard(ids[i], 2);
+    const int owner = RowShard(ids[i], 2);
     auto& rows = (owner == 0 ? big : small)[0].rows["emb"];
     ASSERT_EQ(rows.count(ids[i]), 1u) << ids[i];
     EXPECT_THAT(rows[ids[i]], ElementsAreArray(Iota(4, 4.0f * i)));

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/placement/row_placement.h"
 #include "common/status/status_macros.h"
-#include "worker/internal/row_shard.h"
 
 namespace pstrain {
 namespace worker {
@@ -75,7 +75,7 @@ const EmbeddingTableSlot* ShardSlicer::FindTable(const std::string& name) const 
 std::vector<std::vector<int32_t>> ShardSlicer::SliceIds(absl::Span<const int64_t> ids) const {
   std::vector<std::vector<int32_t>> positions(num_shards_);
   for (size_t i = 0; i < ids.size(); ++i) {
-    const int shard = num_shards_ == 1 ? 0 : internal::EmbeddingRowShard(ids[i], num_shards_);
+    const int shard = num_shards_ == 1 ? 0 : RowShard(ids[i], num_shards_);
     positions[shard].push_back(static_cast<int32_t>(i));
   }
   return positions;

@@ -1,7 +1,7 @@
 #include "worker/shard_slicer.h"
 
+#include "common/placement/row_placement.h"
 #include "gtest/gtest.h"
-#include "worker/internal/row_shard.h"
 
 namespace pstrain {
 namespace worker {
@@ -41,7 +41,7 @@ TEST(ShardSlicerTest, PlacesDenseVariablesAndSpreadsRowsByIdHash) {
   std::vector<std::vector<int32_t>> positions = slicer->SliceIds(ids);
   size_t total = 0;
   for (int s = 0; s < 3; ++s) {
-    for (int32_t p : positions[s]) EXPECT_EQ(internal::EmbeddingRowShard(ids[p], 3), s);
+    for (int32_t p : positions[s]) EXPECT_EQ(RowShard(ids[p], 3), s);
     total += positions[s].size();
   }
   EXPECT_EQ(total, ids.size());

@@ -85,6 +85,8 @@ class WorkerLoop::AssignmentRun {
   // Reports progress when steps_per_loop steps have run (or `force` and
   // any have); sets *stop when the coordinator says the job is over.
   void MaybeReport(bool force, bool* stop);
+  // Reports whatever ran since the last report, possibly nothing.
+  void SendReport(bool* stop);
   bool Over() { return loop_.JobOver(job_id_, answers_before_); }
 
   WorkerLoop& loop_;
@@ -217,7 +219,13 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
     }
     if (!trained.ok()) return trained;
   }
-  MaybeReport(/*force=*/true, &stop);
+  // The coordinator takes its final checkpoint once every worker has heard
+  // the stop: report (empty reports when nothing is left) until it says so
+  // or the job is over some other way.
+  while (!stop && !Over()) {
+    SendReport(&stop);
+    if (stop || loop_.clock_.SleepFor(loop_.options_.done_report_interval, &loop_.stop_)) break;
+  }
   return absl::OkStatus();
 }
 
@@ -359,6 +367,10 @@ absl::Status WorkerLoop::AssignmentRun::SettleInFlight(InFlightPush* push,
 
 void WorkerLoop::AssignmentRun::MaybeReport(bool force, bool* stop) {
   if (steps_ == 0 || (!force && steps_ < steps_per_loop_)) return;
+  SendReport(stop);
+}
+
+void WorkerLoop::AssignmentRun::SendReport(bool* stop) {
   const absl::Time now = loop_.clock_.Now();
   const double seconds = std::max(1e-9, absl::ToDoubleSeconds(now - last_report_));
   ProgressReport report;
@@ -366,10 +378,12 @@ void WorkerLoop::AssignmentRun::MaybeReport(bool force, bool* stop) {
   report.set_steps(steps_);
   report.set_examples(examples_);
   report.set_applied_updates(applied_);
-  report.set_loss(loss_sum_ / static_cast<double>(steps_));
+  if (steps_ > 0) report.set_loss(loss_sum_ / static_cast<double>(steps_));
   report.set_seconds(seconds);
   report.set_parameter_version(newest_version_);
-  if (loop_.metrics_ != nullptr) loop_.metrics_->SetLoop(report.loss(), examples_ / seconds);
+  if (loop_.metrics_ != nullptr && steps_ > 0) {
+    loop_.metrics_->SetLoop(report.loss(), examples_ / seconds);
+  }
   steps_ = examples_ = applied_ = 0;
   loss_sum_ = 0;
   last_report_ = now;

@@ -30,6 +30,10 @@ struct WorkerLoopOptions {
   // loop logs what it waits for and checks whether the job still runs.
   // Default 30 s.
   absl::Duration round_wait = absl::Seconds(30);
+  // Once this worker has no more data, it reports this often (empty
+  // reports) until the coordinator says stop, which it waits to hear from
+  // every worker before the final checkpoint. Default 1 s.
+  absl::Duration done_report_interval = absl::Seconds(1);
   // Async modes: pull the next batch's parameters while the current
   // gradients are pushed. Default true; the pull then misses the update
   // being pushed, one more step of staleness.

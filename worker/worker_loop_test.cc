@@ -145,7 +145,12 @@ TEST_F(WorkerLoopTest, ReportsProgressEveryStepsPerLoopSteps) {
   ASSERT_TRUE(loop->RunAssignment(assignment).ok());
 
   std::vector<ProgressReport> reports = coordinator_.reports();
-  ASSERT_EQ(reports.size(), 3u);
+  // Three of two steps each, then an empty one after the data ran out,
+  // which hears the stop.
+  ASSERT_EQ(reports.size(), 4u);
+  EXPECT_EQ(reports.back().steps(), 0);
+  EXPECT_EQ(reports.back().sequence(), 4u);
+  reports.pop_back();
   for (size_t i = 0; i < reports.size(); ++i) {
     EXPECT_EQ(reports[i].sequence(), i + 1);
     EXPECT_EQ(reports[i].steps(), 2);
@@ -177,6 +182,19 @@ TEST_F(WorkerLoopTest, StopsWhenTheCoordinatorSaysSoAndHandsBackTheRest) {
   EXPECT_EQ(completions[0].returned(0).begin(), 16);
   EXPECT_EQ(completions[0].returned(0).end(), 64);
   EXPECT_EQ(shards_[0]->applied(), 2);
+}
+
+TEST_F(WorkerLoopTest, WorkerWithoutDataReportsUntilItHearsTheStop) {
+  const Assignment assignment = MakeAssignment(UPDATE_MODE_ASYNC, 100);
+  coordinator_.AddLease(1, 0, 16);
+  std::unique_ptr<WorkerLoop> loop = NewLoop();
+  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
+  std::vector<ProgressReport> reports = coordinator_.reports();
+  ASSERT_FALSE(reports.empty());
+  // Its two steps are reported once the data ran out, and the answer said
+  // stop.
+  EXPECT_EQ(Totals().steps(), 2);
+  EXPECT_EQ(reports.back().job_id(), kJob);
 }
 
 TEST_F(WorkerLoopTest, SyncModeWaitsForEachRoundBeforeTheNextPull) {

@@ -2,8 +2,8 @@
 
 #include <numeric>
 
+#include "common/placement/row_placement.h"
 #include "gtest/gtest.h"
-#include "worker/internal/row_shard.h"
 
 namespace pstrain {
 namespace worker {
@@ -42,7 +42,7 @@ TEST(PlanShardPullTest, SmallPullIsOneLane) {
   ASSERT_EQ(lanes.size(), 1u);
   EXPECT_EQ(lanes[0].request.names_size(), 2);
   ASSERT_EQ(lanes[0].request.rows_size(), 1);
-  for (int64_t id : lanes[0].request.rows(0).ids()) EXPECT_EQ(EmbeddingRowShard(id, 2), 0);
+  for (int64_t id : lanes[0].request.rows(0).ids()) EXPECT_EQ(RowShard(id, 2), 0);
 }
 
 TEST(PlanShardPullTest, LargeVariableIsReadAsRangesOverLanes) {

@@ -215,6 +215,9 @@ grpc::ServerUnaryReactor* FakeClusterService::ReportProgress(grpc::CallbackServe
   if (stop_after_reports_ > 0 && counted_reports_ >= stop_after_reports_) {
     response->set_stop(true);
     response->set_stop_reason(STOP_REASON_MAX_STEPS);
+  } else if (end_of_data_) {
+    response->set_stop(true);
+    response->set_stop_reason(STOP_REASON_END_OF_DATA);
   }
   return Done(context, absl::OkStatus());
 }
@@ -227,6 +230,7 @@ grpc::ServerUnaryReactor* FakeClusterService::AcquireDataLease(
   if (!caller.ok()) return Done(context, caller);
   if (leases_.empty()) {
     response->set_end_of_data(true);
+    end_of_data_ = true;
   } else {
     *response = leases_.front();
     leases_.pop_front();

@@ -45,8 +45,9 @@ class FakeClusterService final : public ClusterService::CallbackService {
   // Leases handed out in order; when none is left, AcquireDataLease
   // answers a lease with end_of_data.
   void AddLease(int64_t lease_id, int64_t begin, int64_t end, int32_t epoch = 0);
-  // ReportProgress answers stop once this many reports were counted. 0:
-  // never.
+  // ReportProgress answers stop once this many reports were counted (0:
+  // never), and always once a lease with end_of_data was handed out, as a
+  // coordinator stops a job whose data is used up.
   void StopAfterReports(int reports);
 
   int registrations() const;
@@ -96,6 +97,7 @@ class FakeClusterService final : public ClusterService::CallbackService {
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<DataLease> leases_ ABSL_GUARDED_BY(mu_);
   int stop_after_reports_ ABSL_GUARDED_BY(mu_) = 0;
+  bool end_of_data_ ABSL_GUARDED_BY(mu_) = false;
   int heartbeats_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<ProgressReport> reports_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, uint64_t> counted_sequence_ ABSL_GUARDED_BY(mu_);

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/placement/row_placement.h"
 #include "common/status/grpc_status.h"
-#include "worker/internal/row_shard.h"
 
 namespace pstrain {
 namespace worker {
@@ -355,7 +355,7 @@ std::vector<PushPullResponse> FakeParameterServer::OnPull(uint64_t tag, const Pu
     }
     SparseRows* rows = nullptr;
     for (int64_t id : selection.ids()) {
-      if (num_shards_ > 1 && internal::EmbeddingRowShard(id, num_shards_) != shard_index_) {
+      if (num_shards_ > 1 && RowShard(id, num_shards_) != shard_index_) {
         return {ErrorResponse(tag, absl::InvalidArgumentError(
                                        absl::StrCat("row ", id, " belongs to another shard")))};
       }
