@@ -73,15 +73,24 @@ void JobRunner::Run() {
   PublishStatus();
   absl::Status status = Prepare();
   if (status.ok()) status = trains_ ? Train() : EvaluateOnly();
+  Outcome outcome;
   if (status.ok() || absl::IsCancelled(status)) {
-    Finish();
+    outcome = Finish();
   } else {
-    std::string message(status.message());
-    if (step_ != nullptr) absl::StrAppend(&message, ResumeHint());
-    LOG(ERROR) << "job " << job_id_ << " failed: " << message;
-    End(JOB_STATE_FAILED, message);
+    outcome.state = JOB_STATE_FAILED;
+    outcome.message = std::string(status.message());
+    if (step_ != nullptr) absl::StrAppend(&outcome.message, ResumeHint());
   }
+  // The cluster is free before the job is seen to end, so whoever waits for
+  // the end may submit the next job at once.
   Cleanup();
+  if (outcome.state == JOB_STATE_FAILED) {
+    LOG(ERROR) << "job " << job_id_ << " failed: " << outcome.message;
+  } else {
+    LOG(INFO) << "job " << job_id_ << " ended " << JobStateName(outcome.state) << ": "
+              << outcome.message;
+  }
+  End(outcome.state, outcome.message);
 }
 
 absl::Status JobRunner::WaitForMembers() {
@@ -179,7 +188,6 @@ absl::Status JobRunner::Prepare() {
     RETURN_IF_ERROR(CreateLedgers(start, plan->num_records));
     AnnounceExistingCheckpoints();
   }
-  PublishAssignments(layout.has_value() ? &*layout : nullptr, start);
   {
     absl::MutexLock lock(&mu_);
     phase_ = Phase::kTraining;
@@ -189,6 +197,8 @@ absl::Status JobRunner::Prepare() {
     }
   }
   SetReason("");
+  // Last: a member that has its assignment may call at once.
+  PublishAssignments(layout.has_value() ? &*layout : nullptr, start);
   return absl::OkStatus();
 }
 
@@ -360,7 +370,7 @@ void JobRunner::MaybeCheckpoint(int64_t step) {
   }
 }
 
-void JobRunner::Finish() {
+JobRunner::Outcome JobRunner::Finish() {
   std::optional<StopDecision> decision = stop_ != nullptr ? stop_->decision() : std::nullopt;
   bool immediately;
   {
@@ -389,24 +399,21 @@ void JobRunner::Finish() {
   if (step_ != nullptr && !immediately && reason != STOP_REASON_NAN_LOSS) {
     DrainWorkers();
     if (absl::Status saved = FinalCheckpoint(); !saved.ok()) {
-      End(JOB_STATE_FAILED, absl::StrCat(message, "; then the final checkpoint failed: ",
-                                         saved.message(), ResumeHint()));
-      return;
+      return {JOB_STATE_FAILED, absl::StrCat(message, "; then the final checkpoint failed: ",
+                                             saved.message(), ResumeHint())};
     }
   }
   if (evaluates_ && !immediately && final_step_.has_value()) {
     if (absl::Status evaluated = WaitForEvaluation(*final_step_); !evaluated.ok()) {
       if (!absl::IsCancelled(evaluated)) {
-        End(JOB_STATE_FAILED, absl::StrCat(message, "; then ", evaluated.message()));
-        return;
+        return {JOB_STATE_FAILED, absl::StrCat(message, "; then ", evaluated.message())};
       }
     }
   }
   const JobState state = EndStateFor(reason);
   if (state == JOB_STATE_FAILED) absl::StrAppend(&message, ResumeHint());
   if (state == JOB_STATE_STOPPED && trains_) absl::StrAppend(&message, ResumeHint());
-  LOG(INFO) << "job " << job_id_ << " ended " << JobStateName(state) << ": " << message;
-  End(state, message);
+  return {state, message};
 }
 
 void JobRunner::DrainWorkers() {
@@ -523,7 +530,13 @@ absl::Status JobRunner::WaitForEvaluation(int64_t step) {
       absl::MutexLock lock(&mu_);
       if (evaluations_.count(step) > 0) return absl::OkStatus();
       if (immediately_) return absl::CancelledError("stopped immediately");
+      if (auto it = unevaluable_.find(step); it != unevaluable_.end()) {
+        return absl::DataLossError(absl::StrCat("the final checkpoint ", CheckpointDirName(step),
+                                                " cannot be evaluated: ", it->second));
+      }
+      if (failure_.has_value()) return *failure_;
     }
+    ApplyRetention();  // leases released meanwhile
     SetReason(tracker.Describe());
     if (absl::Status expired = tracker.Check(); !expired.ok()) {
       return absl::DeadlineExceededError(absl::StrCat(
@@ -567,11 +580,15 @@ absl::Status JobRunner::EvaluateOnly() {
     LookForNewCheckpoints();
     {
       absl::MutexLock lock(&mu_);
+      if (failure_.has_value()) return *failure_;
       for (const CheckpointInfo& info : feed_->List()) {
         if (info.final() && evaluations_.count(info.step()) > 0) {
           stop_->Decide(STOP_REASON_UNSPECIFIED,
                         absl::StrCat("evaluated the final checkpoint ", info.path()), info.step());
         }
+      }
+      if (evaluator_done_.has_value()) {
+        stop_->Decide(STOP_REASON_UNSPECIFIED, *evaluator_done_, 0);
       }
     }
     std::optional<StopDecision> decision = stop_->CheckTime(0);
@@ -606,10 +623,13 @@ void JobRunner::LookForNewCheckpoints() {
 }
 
 void JobRunner::Cleanup() {
+  bool aborted;
   {
     absl::MutexLock lock(&mu_);
     phase_ = Phase::kEnded;
+    aborted = abort_reason_.has_value();
   }
+  ApplyRetention();
   feed_->Close();
   context_.assignments->ClearJob(job_id_);
   for (const Member& member : context_.members->Members()) {
@@ -617,16 +637,16 @@ void JobRunner::Cleanup() {
       context_.members->SetJob(member.task(), member.incarnation(), "").IgnoreError();
     }
   }
-  bool aborted;
-  {
-    absl::MutexLock lock(&mu_);
-    aborted = abort_reason_.has_value();
-  }
   if (shards_ != nullptr && !aborted) {
     DropJobRequest request;
     request.set_job_id(job_id_);
-    absl::Status dropped = shards_->ForEach(
-        [&](int, ShardClient& client) -> absl::Status { return client.DropJob(request); });
+    absl::Status dropped = shards_->ForEach([&](int i, ShardClient& client) -> absl::Status {
+      // A shard that is gone holds nothing to drop; calling it would only
+      // wait out the retries.
+      absl::StatusOr<Member> member = context_.members->Get(shards_->shard(i).task);
+      if (!member.ok() || !IsLive(member->state())) return absl::OkStatus();
+      return client.DropJob(request);
+    });
     if (!dropped.ok()) {
       LOG(WARNING) << "job " << job_id_ << ": dropping it from the parameter servers: " << dropped;
     }

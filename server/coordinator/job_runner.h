@@ -173,6 +173,12 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
  private:
   enum class Phase { kStarting, kTraining, kFinishing, kEnded };
 
+  // How the job ends.
+  struct Outcome {
+    JobState state = JOB_STATE_FAILED;
+    std::string message;
+  };
+
   // Where a training job starts from.
   struct StartPoint {
     int64_t step = 0;
@@ -186,8 +192,11 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   absl::Status Prepare();
   absl::Status Train();
   absl::Status EvaluateOnly();
-  // After training stopped: the final checkpoint and evaluation, then End.
-  void Finish();
+  // After training stopped: the final checkpoint and evaluation. Returns
+  // how the job ends.
+  Outcome Finish();
+  // Frees the cluster: closes the checkpoint feed, sends members back to
+  // idle and drops the job from the shards.
   void Cleanup();
 
   // Steps of the phases.
@@ -253,12 +262,18 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool immediately_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<std::string> abort_reason_ ABSL_GUARDED_BY(mu_);
-  // Why the job must fail (a parameter server was lost).
+  // Why the job must fail (a parameter server was lost, the evaluator
+  // cannot evaluate it).
   std::optional<absl::Status> failure_ ABSL_GUARDED_BY(mu_);
   // shards_ is set (Abort may cancel its calls).
   bool shards_ready_ ABSL_GUARDED_BY(mu_) = false;
   // Workers told to stop, by task index.
   std::set<int> stop_heard_ ABSL_GUARDED_BY(mu_);
+  // Checkpoints the evaluator could not evaluate, with why.
+  std::map<int64_t, std::string> unevaluable_ ABSL_GUARDED_BY(mu_);
+  // Set when the evaluator gave up looking for new checkpoints (continuous
+  // evaluation): why.
+  std::optional<std::string> evaluator_done_ ABSL_GUARDED_BY(mu_);
   // Metrics of each evaluated checkpoint step.
   std::map<int64_t, std::map<std::string, double>> evaluations_ ABSL_GUARDED_BY(mu_);
   // Examples per second of each reporter (HolderName).

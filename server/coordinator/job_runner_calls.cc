@@ -13,6 +13,10 @@ namespace pstrain {
 namespace coordinator {
 namespace {
 
+absl::Status Ended(absl::string_view job_id) {
+  return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " has ended; stop"));
+}
+
 absl::Status Starting(absl::string_view job_id) {
   return absl::UnavailableError(
       absl::StrCat("job ", job_id,
@@ -84,6 +88,7 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
   {
     absl::MutexLock lock(&mu_);
     if (phase_ == Phase::kStarting) return Starting(job_id_);
+    if (phase_ == Phase::kEnded) return Ended(job_id_);
   }
   if (step_ == nullptr) {
     return absl::FailedPreconditionError(
@@ -132,6 +137,7 @@ absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64
   {
     absl::MutexLock lock(&mu_);
     if (phase_ == Phase::kStarting) return Starting(job_id_);
+    if (phase_ == Phase::kEnded) return Ended(job_id_);
     if (data_ == nullptr || phase_ != Phase::kTraining || stop_requested_) {
       DataLease lease;
       lease.set_end_of_data(true);
@@ -152,6 +158,7 @@ absl::Status JobRunner::CompleteDataLease(const CompleteDataLeaseRequest& reques
   {
     absl::MutexLock lock(&mu_);
     if (phase_ == Phase::kStarting) return Starting(job_id_);
+    if (phase_ == Phase::kEnded) return Ended(job_id_);
   }
   if (data_ == nullptr) {
     return absl::NotFoundError(absl::StrCat("job ", job_id_, " hands out no data leases"));
@@ -167,38 +174,71 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
   {
     absl::MutexLock lock(&mu_);
     if (phase_ == Phase::kStarting) return Starting(job_id_);
+    if (phase_ == Phase::kEnded) return Ended(job_id_);
   }
   EvalReportResponse response;
-  const std::map<std::string, double> metrics(report.metrics().begin(), report.metrics().end());
-  if (metrics.empty()) {
-    // Nothing was evaluated (a missing checkpoint): nothing to record.
-    return response;
+  const std::string evaluator = TaskName(report.task());
+  switch (report.status()) {
+    case EVAL_STATUS_MISSING_CHECKPOINT: {
+      LOG(WARNING) << "job " << job_id_ << ": " << evaluator << " cannot evaluate ckpt-"
+                   << report.checkpoint_step() << ": " << report.reason();
+      absl::MutexLock lock(&mu_);
+      unevaluable_[report.checkpoint_step()] = report.reason();
+      poked_ = true;
+      return response;
+    }
+    case EVAL_STATUS_NO_NEW_CHECKPOINT: {
+      absl::MutexLock lock(&mu_);
+      evaluator_done_ = absl::StrCat(evaluator, " found no new checkpoint after ckpt-",
+                                     report.checkpoint_step(), ": ", report.reason());
+      poked_ = true;
+      return response;
+    }
+    case EVAL_STATUS_FAILED: {
+      LOG(ERROR) << "job " << job_id_ << ": " << evaluator
+                 << " cannot evaluate it: " << report.reason();
+      absl::MutexLock lock(&mu_);
+      if (!failure_.has_value()) {
+        failure_ = absl::FailedPreconditionError(
+            absl::StrCat(evaluator, " cannot evaluate the job: ", report.reason()));
+      }
+      poked_ = true;
+      return response;
+    }
+    default:
+      break;
   }
+  const std::map<std::string, double> metrics(report.metrics().begin(), report.metrics().end());
+  if (metrics.empty()) return response;  // nothing was evaluated
   absl::StatusOr<EvalOutcome> outcome = stop_->OnEval(report.checkpoint_step(), metrics);
   if (!outcome.ok()) return outcome.status();
   response.set_is_best(outcome->is_best);
-  bool final = false;
+  bool final = report.final();
   for (const CheckpointInfo& info : feed_->List()) {
-    if (info.step() == report.checkpoint_step()) final = info.final();
+    if (info.step() == report.checkpoint_step()) final = final || info.final();
   }
+  // The status first: the job may end as soon as it learns of this
+  // evaluation, and must end with it in its status.
   {
     absl::MutexLock lock(&mu_);
     evaluations_[report.checkpoint_step()] = metrics;
-    poked_ = true;
   }
   context_.jobs
-      ->UpdateStatus(job_id_,
-                     [&](JobStatus& status) {
-                       status.mutable_last_eval_metrics()->clear();
-                       status.mutable_last_eval_metrics()->insert(metrics.begin(), metrics.end());
-                       status.set_last_eval_step(report.checkpoint_step());
-                       if (outcome->is_best) {
-                         status.set_best_checkpoint_step(report.checkpoint_step());
-                       }
-                       if (!report.export_path().empty()) {
-                         status.set_export_path(report.export_path());
-                       }
-                     })
+      ->UpdateStatus(
+          job_id_,
+          [&](JobStatus& status) {
+            status.mutable_last_eval_metrics()->clear();
+            status.mutable_last_eval_metrics()->insert(metrics.begin(), metrics.end());
+            status.set_last_eval_step(report.checkpoint_step());
+            if (outcome->is_best) {
+              status.set_best_checkpoint_step(report.checkpoint_step());
+            }
+            if (!report.export_path().empty()) {
+              status.set_export_path(report.export_path());
+            } else if (!report.final_export_path().empty() && status.export_path().empty()) {
+              status.set_export_path(report.final_export_path());
+            }
+          })
       .IgnoreError();
   RefreshCheckpointsInStatus();
   LOG(INFO) << "job " << job_id_ << ": " << TaskName(report.task()) << " evaluated ckpt-"
@@ -213,6 +253,7 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
   eval->set_is_best(outcome->is_best);
   eval->set_final(final);
   Publish(std::move(event));
+  Poke();
   return response;
 }
 
