@@ -167,6 +167,10 @@ class ShardFileReader {
   static absl::StatusOr<std::unique_ptr<ShardFileReader>> Open(
       Env& env, const std::string& path, const ShardFileExpectation& expect = {});
 
+  // Variables refer into the file's contents, held here.
+  ShardFileReader(const ShardFileReader&) = delete;
+  ShardFileReader& operator=(const ShardFileReader&) = delete;
+
   const std::string& path() const { return path_; }
   const ShardFileInfo& info() const { return info_; }
   const ShardFileHeader& header() const { return header_; }
