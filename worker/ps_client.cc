@@ -275,7 +275,8 @@ absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::Pu
           return bad(absl::StrCat("values of \"", value.name(), "\", which it was not asked for"));
         }
         const DenseTensor& d = value.dense();
-        Tensor& target = out->dense[value.name()];
+        // Lookups only: every buffer was made before the lanes started.
+        Tensor& target = out->dense.find(value.name())->second;
         const int64_t offset = d.has_chunk() ? d.chunk().offset() : 0;
         const int64_t whole =
             d.has_chunk() ? d.chunk().total_bytes() : static_cast<int64_t>(d.data().size());
@@ -296,7 +297,7 @@ absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::Pu
           return bad(absl::StrCat("rows of \"", value.name(), "\", which it was not asked for"));
         }
         const SparseRows& r = value.rows();
-        EmbeddingRows& target = out->rows[value.name()];
+        EmbeddingRows& target = out->rows.find(value.name())->second;
         const int64_t dim = target.values.shape().dim(1);
         const std::vector<int32_t>& wanted = *positions->second;
         size_t& next = rows_received[value.name()];

@@ -77,7 +77,9 @@ class WorkerLoop::AssignmentRun {
 
   absl::Status TrainLease(const DataLease& lease, std::vector<RecordRange>* returned, bool* stop);
   // Pulls for `rows`, waiting out sync rounds while the job runs.
-  absl::Status Pull(const RowIds& rows);
+  // Sets *stop (and reads nothing) if the coordinator stops the job
+  // meanwhile.
+  absl::Status Pull(const RowIds& rows, bool* stop);
   // Books a push's outcome; the batch's records go to *returned if stale.
   absl::Status Settle(absl::StatusOr<PushSummary> summary, int64_t begin, int64_t end,
                       std::vector<RecordRange>* returned);
@@ -217,6 +219,11 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
                 << lease->range().end() - lease->range().begin() << " records of lease "
                 << lease->lease_id();
     }
+    if (absl::IsFailedPrecondition(trained)) {
+      // The shards dropped the job: it ended while this worker trained.
+      LOG(INFO) << "job " << job_id_ << " is over on the parameter servers: " << trained.message();
+      return absl::OkStatus();
+    }
     if (!trained.ok()) return trained;
   }
   // The coordinator takes its final checkpoint once every worker has heard
@@ -252,11 +259,11 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
     auto give_back = [&] { returned->push_back(MakeRange(batch.begin, batch.end)); };
 
     absl::StatusOr<RowIds> rows = model_->RowsToRead(batch.batch);
-    absl::Status pulled = rows.ok() ? Pull(*rows) : rows.status();
+    absl::Status pulled = rows.ok() ? Pull(*rows, stop) : rows.status();
     // The previous push (overlapped with this pull) is settled before its
     // progress is reported and before the gradients buffer is reused.
     absl::Status settled = SettleInFlight(&in_flight, returned);
-    if (!pulled.ok() || !settled.ok()) {
+    if (!pulled.ok() || !settled.ok() || *stop) {
       give_back();
       error = !settled.ok() ? settled : pulled;
       break;
@@ -324,18 +331,25 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
   return error;
 }
 
-absl::Status WorkerLoop::AssignmentRun::Pull(const RowIds& rows) {
+absl::Status WorkerLoop::AssignmentRun::Pull(const RowIds& rows, bool* stop) {
   PullOptions options;
   options.min_versions = min_versions_;
   options.wait = loop_.options_.round_wait;
   const absl::Time start = loop_.clock_.Now();
+  absl::Time next_log = start + loop_.options_.backoff.log_every;
   while (true) {
     absl::Status status = ps_->Pull(rows, options, &pulled_);
     if (!absl::IsDeadlineExceeded(status) || Over()) return status;
-    // A sync round that others have not finished, or a shard that is
-    // down: keep waiting while the job runs, and say so.
-    LOG(WARNING) << "job " << job_id_ << ": still waiting after "
-                 << Seconds(loop_.clock_.Now() - start) << ": " << status.message();
+    // A sync round that others have not finished (they may have stopped:
+    // the coordinator waits for this worker to hear it), or a shard that
+    // is down: ask whether the job still runs, and say what we wait for.
+    SendReport(stop);
+    if (*stop) return absl::OkStatus();
+    if (loop_.clock_.Now() >= next_log) {
+      LOG(WARNING) << "job " << job_id_ << ": still waiting after "
+                   << Seconds(loop_.clock_.Now() - start) << ": " << status.message();
+      next_log = loop_.clock_.Now() + loop_.options_.backoff.log_every;
+    }
   }
 }
 
@@ -381,7 +395,8 @@ void WorkerLoop::AssignmentRun::SendReport(bool* stop) {
   if (steps_ > 0) report.set_loss(loss_sum_ / static_cast<double>(steps_));
   report.set_seconds(seconds);
   report.set_parameter_version(newest_version_);
-  if (loop_.metrics_ != nullptr && steps_ > 0) {
+  // Only whole loops: the short tail of a lease or a job would skew them.
+  if (loop_.metrics_ != nullptr && steps_ >= steps_per_loop_) {
     loop_.metrics_->SetLoop(report.loss(), examples_ / seconds);
   }
   steps_ = examples_ = applied_ = 0;
@@ -430,7 +445,9 @@ bool WorkerLoop::JobOver(const std::string& job_id, int64_t answers_before) {
     shutdown_requested_ = true;
     return true;
   }
-  return heartbeat.answers > answers_before && heartbeat.job_id != job_id;
+  // One heartbeat may have been in flight when the job was assigned, its
+  // answer older than the assignment: only the answers after it count.
+  return heartbeat.answers > answers_before + 1 && heartbeat.job_id != job_id;
 }
 
 absl::Status WorkerLoop::RunAssignment(const Assignment& assignment) {

@@ -27,9 +27,9 @@ struct WorkerLoopOptions {
   // twice a minute, and a new job reaches it at once anyway.
   absl::Duration assignment_wait = absl::Seconds(30);
   // Sync mode: how long one pull waits for a round to complete before the
-  // loop logs what it waits for and checks whether the job still runs.
-  // Default 30 s.
-  absl::Duration round_wait = absl::Seconds(30);
+  // loop reports progress (to hear a stop: the other workers may have
+  // stopped and the round never completes) and waits again. Default 2 s.
+  absl::Duration round_wait = absl::Seconds(2);
   // Once this worker has no more data, it reports this often (empty
   // reports) until the coordinator says stop, which it waits to hear from
   // every worker before the final checkpoint. Default 1 s.
@@ -91,7 +91,8 @@ class WorkerLoop {
   friend class AssignmentRun;
 
   // Whether training of `job_id` should end: Stop(), a shutdown, or a
-  // heartbeat answered after `answers_before` names another job.
+  // heartbeat sent after the job started (answers_before was the count
+  // then) names another job.
   bool JobOver(const std::string& job_id, int64_t answers_before);
 
   // Constant after construction.

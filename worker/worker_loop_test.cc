@@ -197,6 +197,22 @@ TEST_F(WorkerLoopTest, WorkerWithoutDataReportsUntilItHearsTheStop) {
   EXPECT_EQ(reports.back().job_id(), kJob);
 }
 
+TEST_F(WorkerLoopTest, StopsWhenHeartbeatsNameAnotherJob) {
+  const Assignment assignment = MakeAssignment(UPDATE_MODE_ASYNC, 4);
+  for (int i = 0; i < 500; ++i) coordinator_.AddLease(i, 0, 64, i);
+  client_->StartHeartbeats();
+  std::unique_ptr<WorkerLoop> loop = NewLoop();
+  absl::Status result;
+  std::thread runner([&] { result = loop->RunAssignment(assignment); });
+  ASSERT_TRUE(coordinator_.WaitForCompletions(1, absl::Seconds(30)));
+  Assignment next;
+  next.set_job_id("job-2");
+  coordinator_.SetAssignment(next);
+  runner.join();
+  EXPECT_TRUE(result.ok()) << result;
+  EXPECT_LT(coordinator_.completions().size(), 500u);
+}
+
 TEST_F(WorkerLoopTest, SyncModeWaitsForEachRoundBeforeTheNextPull) {
   const Assignment assignment = MakeAssignment(UPDATE_MODE_SYNC, 100);
   coordinator_.AddLease(1, 0, 24);
@@ -207,6 +223,31 @@ TEST_F(WorkerLoopTest, SyncModeWaitsForEachRoundBeforeTheNextPull) {
   std::vector<FakeParameterServer::ReceivedPush> pushes = shards_[1]->received();
   ASSERT_EQ(pushes.size(), 3u);
   for (size_t i = 0; i < pushes.size(); ++i) EXPECT_EQ(pushes[i].base_version, i);
+}
+
+TEST_F(WorkerLoopTest, SyncWorkerWaitingForARoundHearsTheStop) {
+  const Assignment assignment = MakeAssignment(UPDATE_MODE_SYNC, 100);
+  coordinator_.AddLease(1, 0, 64);
+  coordinator_.StopAfterReports(1);
+  // Every push joins a round that never completes: the other workers
+  // have stopped.
+  for (auto& shard : shards_) {
+    shard->SetOutcome([](const PushRequest&) -> std::optional<PushResult> {
+      PushResult r;
+      r.set_outcome(PUSH_OUTCOME_AGGREGATED);
+      return r;
+    });
+  }
+  std::unique_ptr<WorkerLoop> loop = NewLoop();
+  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
+  std::vector<ProgressReport> reports = coordinator_.reports();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].steps(), 1);
+  std::vector<CompleteDataLeaseRequest> completions = coordinator_.completions();
+  ASSERT_EQ(completions.size(), 1u);
+  ASSERT_EQ(completions[0].returned_size(), 1);
+  EXPECT_EQ(completions[0].returned(0).begin(), 8);  // the first batch was pushed
+  EXPECT_EQ(completions[0].returned(0).end(), 64);
 }
 
 TEST_F(WorkerLoopTest, RunServesAssignmentsUntilTheClusterShutsDown) {
