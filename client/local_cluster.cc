@@ -114,6 +114,14 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
                 absl::StrCat("--ready_file=", ready_path), absl::StrCat("--task_index=", index)};
   if (role != "coordinator") {
     child.args.push_back(absl::StrCat("--coordinator_address=", coordinator().grpc_address));
+  } else {
+    // A job waits for every process of the cluster, not only those that
+    // happen to have registered when it starts.
+    child.args.push_back(absl::StrCat("--num_ps=", options.num_ps));
+    child.args.push_back(absl::StrCat("--num_workers=", options.num_workers));
+  }
+  if (!options.checkpoint_root.empty() && (role == "coordinator" || role == "ps")) {
+    child.args.push_back(absl::StrCat("--checkpoint_root=", options.checkpoint_root));
   }
   child.log_path = task.log_path;
   ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> process, ChildProcess::Start(child));
@@ -149,8 +157,7 @@ absl::Status LocalCluster::CheckHealthy() {
       return absl::UnavailableError(
           absl::StrCat(tasks_[i].name(), " exited with ", exit->ToString()));
     }
-    if (absl::Status health = CheckHealth(tasks_[i].grpc_address, absl::Seconds(5));
-        !health.ok()) {
+    if (absl::Status health = CheckHealth(tasks_[i].grpc_address, absl::Seconds(5)); !health.ok()) {
       return absl::Status(health.code(), absl::StrCat(tasks_[i].name(), ": ", health.message()));
     }
   }

@@ -20,6 +20,9 @@ struct LocalClusterOptions {
   // Logs (<role>-<index>.log) and ready files go here; created if missing.
   // Required.
   std::string run_dir;
+  // Where every job's model_dir must lie (the coordinator's and parameter
+  // servers' --checkpoint_root). Empty: the binaries' default.
+  std::string checkpoint_root;
   // How long one process may take to start serving.
   absl::Duration start_timeout = absl::Seconds(30);
 };

@@ -51,11 +51,12 @@ absl::Status Daemon::Start(const std::vector<grpc::Service*>& services) {
   return absl::OkStatus();
 }
 
-int Daemon::WaitForShutdown() {
+int Daemon::WaitForShutdown(const std::function<void()>& before_stop) {
   const int signal = shutdown_signal_.Wait();
   LOG(INFO) << "pstrain " << options_.role << " shutting down ("
             << (signal == 0 ? std::string("requested") : absl::StrCat("signal ", signal))
             << "), grace " << absl::FormatDuration(options_.shutdown_grace);
+  if (before_stop) before_stop();
   if (server_ != nullptr) server_->Shutdown(options_.shutdown_grace);
   return signal;
 }

@@ -1,6 +1,7 @@
 #ifndef PSTRAIN_COMMON_DAEMON_DAEMON_H_
 #define PSTRAIN_COMMON_DAEMON_DAEMON_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,9 +63,12 @@ class Daemon {
   const std::string& grpc_address() const { return server_->address(); }
   const std::string& metrics_address() const { return exposer_->address(); }
 
-  // Blocks until SIGTERM/SIGINT or RequestShutdown(), then stops serving
-  // within the shutdown grace. Returns the signal number, 0 for a request.
-  int WaitForShutdown();
+  // Blocks until SIGTERM/SIGINT or RequestShutdown(), runs `before_stop`
+  // (if any), then stops serving within the shutdown grace. Returns the
+  // signal number, 0 for a request.
+  int WaitForShutdown(const std::function<void()>& before_stop = nullptr);
+
+  const DaemonOptions& options() const { return options_; }
 
   // Makes WaitForShutdown return (from any thread).
   void RequestShutdown() { shutdown_signal_.RequestShutdown(); }

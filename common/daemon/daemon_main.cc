@@ -34,7 +34,12 @@ int RunDaemonMain(TaskType type, absl::string_view usage, int argc, char** argv,
     LOG(ERROR) << started.message();
     return 1;
   }
-  daemon.WaitForShutdown();
+  if (absl::Status serving = (*components)->OnServing(daemon); !serving.ok()) {
+    LOG(ERROR) << serving.message();
+    (*components)->OnShutdown();
+    return 1;
+  }
+  daemon.WaitForShutdown([&] { (*components)->OnShutdown(); });
   LOG(INFO) << "pstrain " << RoleName(type) << " stopped";
   return 0;
 }

@@ -19,6 +19,15 @@ class DaemonComponents {
   virtual ~DaemonComponents() = default;
   // Borrowed by the server; valid for the lifetime of this object.
   virtual std::vector<grpc::Service*> services() = 0;
+
+  // Called once the daemon serves, with its bound addresses known (ports
+  // picked at start included): the moment to register with the coordinator
+  // or start work. An error stops the daemon with exit code 1.
+  virtual absl::Status OnServing(Daemon& daemon) { return absl::OkStatus(); }
+
+  // Called when shutdown begins, before the server stops: the moment to stop
+  // background work (heartbeats, training loops) so it does not outlive it.
+  virtual void OnShutdown() {}
 };
 
 // Builds a daemon's components once flags are parsed; the daemon's metrics

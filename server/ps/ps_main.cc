@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "common/cluster/membership_session.h"
 #include "common/daemon/daemon_main.h"
 #include "gflags/gflags.h"
 #include "server/ps/allocator_tuning.h"
@@ -37,6 +38,27 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
 
   std::vector<grpc::Service*> services() override { return {&service_}; }
 
+  // Joins the cluster once the shard serves, so the coordinator gets its
+  // real (possibly picked) addresses.
+  absl::Status OnServing(pstrain::Daemon& daemon) override {
+    pstrain::MembershipSessionOptions options;
+    options.coordinator_address = daemon.options().cluster.coordinator_address;
+    options.task = daemon.options().cluster.task;
+    // Under TF_CONFIG the shard listens on 0.0.0.0:PORT, which peers cannot
+    // dial; the address the cluster spec lists for it is the one to give.
+    const std::string& listed = daemon.options().cluster.own_address;
+    options.address = listed.empty() ? daemon.grpc_address() : listed;
+    options.metrics_address = daemon.metrics_address();
+    membership_ = std::make_unique<pstrain::MembershipSession>(
+        options, [&daemon] { daemon.RequestShutdown(); });
+    membership_->Start();
+    return absl::OkStatus();
+  }
+
+  void OnShutdown() override {
+    if (membership_ != nullptr) membership_->Stop();
+  }
+
  private:
   static pstrain::ShardStoreOptions Options() {
     pstrain::ShardStoreOptions options;
@@ -47,6 +69,7 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
   pstrain::RealClock clock_;
   pstrain::ShardStore store_;
   pstrain::ParameterServerService service_;
+  std::unique_ptr<pstrain::MembershipSession> membership_;
 };
 
 }  // namespace
