@@ -344,12 +344,7 @@ absl::Status JobRunner::Train() {
     }
     const int64_t step = step_->value();
     std::optional<StopDecision> decision = stop_->CheckTime(step);
-    if (!decision.has_value() && data_->end_of_data()) {
-      decision = stop_->Decide(
-          STOP_REASON_END_OF_DATA,
-          absl::StrCat("trained on every record of ", spec_.train_data().epochs(), " epochs"),
-          step);
-    }
+    if (!decision.has_value()) decision = CheckEndOfData(step);
     if (absl::IsCancelled(interrupted)) {
       decision = stop_->Decide(STOP_REASON_USER, "stopped by a user", step);
     }
@@ -360,6 +355,13 @@ absl::Status JobRunner::Train() {
     MaybeCheckpoint(step);
     ApplyRetention();
   }
+}
+
+std::optional<StopDecision> JobRunner::CheckEndOfData(int64_t step) {
+  if (!data_->end_of_data()) return stop_->decision();
+  return stop_->Decide(
+      STOP_REASON_END_OF_DATA,
+      absl::StrCat("trained on every record of ", spec_.train_data().epochs(), " epochs"), step);
 }
 
 void JobRunner::MaybeCheckpoint(int64_t step) {
@@ -411,6 +413,11 @@ JobRunner::Outcome JobRunner::Finish() {
     }
   }
   const JobState state = EndStateFor(reason);
+  if (reason == STOP_REASON_NAN_LOSS) {
+    absl::StrAppend(&message,
+                    ": training diverged; lower optimizer.learning_rate or set "
+                    "optimizer.clip_norm");
+  }
   if (state == JOB_STATE_FAILED) absl::StrAppend(&message, ResumeHint());
   if (state == JOB_STATE_STOPPED && trains_) absl::StrAppend(&message, ResumeHint());
   return {state, message};
@@ -459,6 +466,7 @@ absl::Status JobRunner::FinalCheckpoint() {
     if (info.final() || retention_->IsLeased(step)) {
       feed_->MarkFinal(step);
       final_step_ = step;
+      MarkShardsDone();
       RefreshCheckpointsInStatus();
       return absl::OkStatus();
     }
@@ -467,6 +475,7 @@ absl::Status JobRunner::FinalCheckpoint() {
                    << " as the final checkpoint as it is";
       feed_->MarkFinal(step);
       final_step_ = step;
+      MarkShardsDone();
       RefreshCheckpointsInStatus();
       return absl::OkStatus();
     }
@@ -474,6 +483,7 @@ absl::Status JobRunner::FinalCheckpoint() {
   }
   ASSIGN_OR_RETURN(CheckpointInfo info, TakeCheckpoint(step, /*final=*/true));
   final_step_ = info.step();
+  MarkShardsDone();
   return absl::OkStatus();
 }
 
@@ -673,6 +683,11 @@ absl::Status JobRunner::WaitForChange(absl::Time deadline) {
   clock_.AwaitWithDeadline(&mu_, absl::Condition(&changed), deadline);
   poked_ = false;
   return Interruption();
+}
+
+void JobRunner::MarkShardsDone() {
+  absl::MutexLock lock(&mu_);
+  shards_done_ = true;
 }
 
 void JobRunner::Poke() {

@@ -206,6 +206,9 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   absl::Status CreateVariables(const VariableLayout& layout);
   absl::Status CreateLedgers(const StartPoint& start, int64_t num_records);
   void PublishAssignments(const VariableLayout* layout, const StartPoint& start);
+  // Decides END_OF_DATA once every record of the last epoch is finished;
+  // returns the decision that stands. Thread-safe.
+  std::optional<StopDecision> CheckEndOfData(int64_t step);
   absl::StatusOr<CheckpointInfo> TakeCheckpoint(int64_t step, bool final);
   void MaybeCheckpoint(int64_t step);
   absl::Status FinalCheckpoint();
@@ -219,6 +222,8 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   absl::Status WaitForChange(absl::Time deadline);
   absl::Status Interruption() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Poke();
+  // The final checkpoint is saved: losing a shard no longer matters.
+  void MarkShardsDone();
   // Ends the job in the queue (moving it to FINISHING first when needed).
   void End(JobState state, const std::string& message);
   void SetReason(const std::string& reason);
@@ -267,6 +272,7 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   std::optional<absl::Status> failure_ ABSL_GUARDED_BY(mu_);
   // shards_ is set (Abort may cancel its calls).
   bool shards_ready_ ABSL_GUARDED_BY(mu_) = false;
+  bool shards_done_ ABSL_GUARDED_BY(mu_) = false;
   // Workers told to stop, by task index.
   std::set<int> stop_heard_ ABSL_GUARDED_BY(mu_);
   // Checkpoints the evaluator could not evaluate, with why.

@@ -100,6 +100,7 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
   std::optional<double> loss;
   if (report.steps() > 0) loss = report.loss();
   std::optional<StopDecision> decision = stop_->OnProgress(*step, loss);
+  if (!decision.has_value()) decision = CheckEndOfData(*step);
 
   double rate = 0;
   double last_loss;
@@ -134,23 +135,29 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
 }
 
 absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64_t incarnation) {
+  bool stopping;
   {
     absl::MutexLock lock(&mu_);
     if (phase_ == Phase::kStarting) return Starting(job_id_);
     if (phase_ == Phase::kEnded) return Ended(job_id_);
-    if (data_ == nullptr || phase_ != Phase::kTraining || stop_requested_) {
-      DataLease lease;
-      lease.set_end_of_data(true);
-      return lease;
-    }
+    stopping = data_ == nullptr || phase_ != Phase::kTraining || stop_requested_;
   }
-  if (stop_->decision().has_value()) {
-    DataLease lease;
-    lease.set_end_of_data(true);
-    return lease;
+  if (!stopping) stopping = stop_->decision().has_value();
+  absl::StatusOr<DataLease> lease;
+  if (stopping) {
+    lease = DataLease();
+    lease->set_end_of_data(true);
+  } else {
+    lease = data_->Acquire(HolderName(task, incarnation));
+    if (lease.ok() && lease->end_of_data()) CheckEndOfData(global_step());
   }
-  absl::StatusOr<DataLease> lease = data_->Acquire(HolderName(task, incarnation));
-  if (lease.ok() && lease->end_of_data()) Poke();
+  if (lease.ok() && lease->end_of_data()) {
+    // A worker told there is no more data trains no further: it has heard
+    // the stop as well as a progress report would tell it.
+    absl::MutexLock lock(&mu_);
+    if (IsJobWorker(task)) stop_heard_.insert(task.index());
+    poked_ = true;
+  }
   return lease;
 }
 
@@ -166,7 +173,10 @@ absl::Status JobRunner::CompleteDataLease(const CompleteDataLeaseRequest& reques
   const std::vector<RecordRange> returned(request.returned().begin(), request.returned().end());
   absl::Status status = data_->Complete(
       request.lease_id(), HolderName(request.task(), request.incarnation()), returned);
-  if (status.ok() && data_->end_of_data()) Poke();
+  if (status.ok() && data_->end_of_data()) {
+    CheckEndOfData(global_step());
+    Poke();
+  }
   return status;
 }
 
@@ -300,8 +310,8 @@ void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_
     if (requeued > 0) context_.metrics->AddDataLeasesRequeued(requeued);
   }
   absl::MutexLock lock(&mu_);
-  if (started && phase_ != Phase::kEnded && task.type() == TASK_TYPE_PS && task.index() < num_ps_ &&
-      !failure_.has_value()) {
+  if (started && phase_ != Phase::kEnded && !shards_done_ && task.type() == TASK_TYPE_PS &&
+      task.index() < num_ps_ && !failure_.has_value()) {
     failure_ = absl::UnavailableError(
         absl::StrCat(TaskName(task), " (a parameter server of the job) ", why,
                      ": its part of the variables is gone; the job cannot go on without it"));

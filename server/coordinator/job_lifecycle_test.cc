@@ -1,0 +1,497 @@
+// The job lifecycle through the gRPC-free Coordinator core: how each stop
+// condition ends a job, evaluation-only jobs, resuming past a damaged
+// checkpoint, warm starts, and the metrics. Parameter servers are fakes on
+// loopback; time is a FakeClock.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "common/checkpoint/checkpoint_layout.h"
+#include "common/checkpoint/env.h"
+#include "common/checkpoint/file_path.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/test_checkpoints.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "server/coordinator/coordinator.h"
+#include "server/coordinator/coordinator_metrics.h"
+#include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/fake_clock.h"
+#include "server/coordinator/grpc_shard_client.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+constexpr absl::Duration kTimeout = absl::Seconds(30);
+
+struct Caller {
+  TaskId task;
+  uint64_t incarnation = 1;
+  uint64_t sequence = 0;
+};
+
+Caller Task(TaskType type, int index) {
+  Caller caller;
+  caller.task.set_type(type);
+  caller.task.set_index(index);
+  return caller;
+}
+
+// Reads a stream source the way a reactor does, waiting (in real time, up
+// to kTimeout) for its wake when nothing is ready.
+template <typename Message>
+class SourceReader {
+ public:
+  explicit SourceReader(std::shared_ptr<StreamSource<Message>> source)
+      : source_(std::move(source)) {}
+  ~SourceReader() {
+    if (wait_id_ != 0) source_->CancelWait(wait_id_);
+    source_->Close();
+  }
+
+  // The next message, or nothing once the stream ended or time ran out.
+  std::optional<Message> Next() {
+    const absl::Time give_up = absl::Now() + kTimeout;
+    while (ready_.empty() && !ended_) {
+      if (wait_id_ != 0) {
+        if (!woken_->WaitForNotificationWithTimeout(give_up - absl::Now())) return std::nullopt;
+        wait_id_ = 0;
+      }
+      auto woken = std::make_shared<absl::Notification>();
+      typename StreamSource<Message>::Next next = source_->Poll([woken] { woken->Notify(); });
+      for (Message& m : next.messages) ready_.push_back(std::move(m));
+      if (next.end.has_value()) ended_ = true;
+      wait_id_ = next.wait_id;
+      woken_ = woken;
+    }
+    if (ready_.empty()) return std::nullopt;
+    Message m = std::move(ready_.front());
+    ready_.erase(ready_.begin());
+    return m;
+  }
+
+ private:
+  const std::shared_ptr<StreamSource<Message>> source_;
+  std::vector<Message> ready_;
+  bool ended_ = false;
+  uint64_t wait_id_ = 0;
+  std::shared_ptr<absl::Notification> woken_;
+};
+
+class JobLifecycleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = JoinPath(::testing::TempDir(),
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    RemoveTree(env_, root_).IgnoreError();
+    ASSERT_TRUE(CreateDirs(env_, root_).ok());
+    options_.checkpoint_root = root_;
+    options_.runner.num_ps = 2;
+    options_.runner.num_workers = 2;
+    // Time jumps far in some tests; members must not be lost meanwhile.
+    options_.membership.heartbeat_timeout = absl::Hours(10);
+  }
+
+  void Start() {
+    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
+        clock_, env_, planner_,
+        [this](const std::string& address) {
+          return std::make_unique<GrpcShardClient>(address, real_clock_);
+        },
+        &metrics_, options_);
+    ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+    coordinator_ = *std::move(coordinator);
+    coordinator_->Start();
+  }
+
+  Caller Join(TaskType type, int index) {
+    Caller caller = Task(type, index);
+    RegisterRequest request;
+    *request.mutable_task() = caller.task;
+    request.set_incarnation(caller.incarnation);
+    if (type == TASK_TYPE_PS) request.set_address(shards_[index].address());
+    EXPECT_TRUE(coordinator_->Register(request).ok());
+    return caller;
+  }
+
+  std::string Submit(const std::string& text) {
+    SubmitJobRequest request;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, request.mutable_spec()));
+    absl::StatusOr<SubmitJobResponse> response = coordinator_->SubmitJob(request);
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() ? response->job_id() : "";
+  }
+
+  // Waits (real time) until the job's assignment reaches `caller`.
+  Assignment AwaitAssignment(const Caller& caller) {
+    absl::Notification done;
+    Assignment got;
+    Assignment now;
+    const uint64_t id = coordinator_->assignments().Await(
+        caller.task, "", absl::InfiniteFuture(),
+        [&](const Assignment& a) {
+          got = a;
+          done.Notify();
+        },
+        &now);
+    if (id == 0) return now;
+    if (!done.WaitForNotificationWithTimeout(kTimeout)) {
+      coordinator_->assignments().Cancel(id);
+      ADD_FAILURE() << "no assignment";
+    }
+    return got;
+  }
+
+  ProgressResponse Report(Caller& caller, const std::string& job_id, int64_t updates,
+                          double loss = 0.5) {
+    ProgressReport report;
+    *report.mutable_task() = caller.task;
+    report.set_incarnation(caller.incarnation);
+    report.set_job_id(job_id);
+    report.set_steps(updates > 0 ? updates : 0);
+    report.set_applied_updates(updates);
+    report.set_loss(loss);
+    report.set_sequence(++caller.sequence);
+    absl::StatusOr<ProgressResponse> response = coordinator_->ReportProgress(report);
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.value_or(ProgressResponse());
+  }
+
+  // Waits until the job's status lists the checkpoint of `step`.
+  void AwaitCheckpoint(const std::string& job_id, int64_t step) {
+    WatchJobRequest request;
+    request.set_job_id(job_id);
+    absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> source =
+        coordinator_->WatchJob(request);
+    ASSERT_TRUE(source.ok()) << source.status();
+    SourceReader<JobEvent> reader(*std::move(source));
+    while (std::optional<JobEvent> event = reader.Next()) {
+      if (event->has_checkpoint() && event->checkpoint().step() == step) return;
+      for (const CheckpointInfo& info : event->status().checkpoints()) {
+        if (info.step() == step) return;
+      }
+    }
+    ADD_FAILURE() << "job " << job_id << " never saved a checkpoint at step " << step;
+  }
+
+  JobStatus AwaitState(const std::string& job_id, JobState state) {
+    WatchJobRequest request;
+    request.set_job_id(job_id);
+    absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> source =
+        coordinator_->WatchJob(request);
+    EXPECT_TRUE(source.ok()) << source.status();
+    SourceReader<JobEvent> reader(*std::move(source));
+    JobStatus last;
+    while (std::optional<JobEvent> event = reader.Next()) {
+      if (!event->has_status()) continue;
+      last = event->status();
+      if (last.state() == state) return last;
+    }
+    ADD_FAILURE() << "job " << job_id << " never became " << JobState_Name(state) << "; last "
+                  << JobState_Name(last.state()) << ": " << last.reason();
+    return last;
+  }
+
+  std::string root_;
+  PosixEnv env_;
+  FakeClock clock_;
+  RealClock real_clock_;
+  FakePlanner planner_{4096};
+  prometheus::Registry registry_;
+  CoordinatorMetrics metrics_{registry_};
+  FakeShard shards_[2];
+  CoordinatorOptions options_;
+  std::unique_ptr<Coordinator> coordinator_;
+};
+
+constexpr char kTrain[] = R"pb(
+  name: "t"
+  mode: JOB_MODE_TRAIN
+  model { logistic_regression {} }
+  train_data { synthetic_clicks { num_examples: 4096 } }
+  checkpoint { model_dir: "m" every_steps: 100 }
+)pb";
+
+TEST_F(JobLifecycleTest, ANanLossFailsTheJobWithoutAFinalCheckpoint) {
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_steps: 1000 }"));
+  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
+  EXPECT_FALSE(Report(worker0, job_id, 120).stop());  // ckpt-120
+  AwaitCheckpoint(job_id, 120);
+  ProgressResponse response = Report(worker0, job_id, 10, std::nan(""));
+  EXPECT_TRUE(response.stop());
+  EXPECT_EQ(response.stop_reason(), STOP_REASON_NAN_LOSS);
+  JobStatus status = AwaitState(job_id, JOB_STATE_FAILED);
+  EXPECT_EQ(status.stop_reason(), STOP_REASON_NAN_LOSS);
+  EXPECT_NE(status.reason().find("loss is NaN at step 130"), std::string::npos) << status.reason();
+  EXPECT_NE(status.reason().find("learning_rate"), std::string::npos) << status.reason();
+  EXPECT_NE(status.reason().find("resume from ckpt-120"), std::string::npos) << status.reason();
+  EXPECT_FALSE(PathExists(env_, root_ + "/m/ckpt-130").value_or(true));
+}
+
+TEST_F(JobLifecycleTest, MaxSecondsEndsAJobWhoseWorkersStalled) {
+  options_.runner.stop_drain_timeout = absl::Seconds(5);
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_seconds: 60 }"));
+  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
+  EXPECT_FALSE(Report(worker0, job_id, 50).stop());
+  // No more reports. Time passes; the job stops on time, waits for the
+  // silent workers only so long, and saves its final checkpoint.
+  absl::Notification ended;
+  std::thread watcher([&] {
+    AwaitState(job_id, JOB_STATE_SUCCEEDED);
+    ended.Notify();
+  });
+  while (!ended.WaitForNotificationWithTimeout(absl::Milliseconds(5))) {
+    clock_.Advance(absl::Seconds(1));
+  }
+  watcher.join();
+  absl::StatusOr<JobStatus> status = coordinator_->GetJob(job_id);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->stop_reason(), STOP_REASON_MAX_SECONDS);
+  EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-50/MANIFEST").value_or(false));
+}
+
+TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
+  // 4096 records in leases of 2048: two leases, one epoch.
+  options_.runner.records_per_lease = 2048;
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Caller worker1 = Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id = Submit(R"pb(
+    name: "t"
+    mode: JOB_MODE_TRAIN
+    model { logistic_regression {} }
+    train_data {
+      synthetic_clicks { num_examples: 4096 }
+      epochs: 1
+    }
+    checkpoint { model_dir: "m" every_steps: 1000 }
+  )pb");
+  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
+  for (Caller* worker : {&worker0, &worker1}) {
+    AcquireDataLeaseRequest acquire;
+    *acquire.mutable_task() = worker->task;
+    acquire.set_incarnation(worker->incarnation);
+    acquire.set_job_id(job_id);
+    absl::StatusOr<DataLease> lease = coordinator_->AcquireDataLease(acquire);
+    ASSERT_TRUE(lease.ok()) << lease.status();
+    Report(*worker, job_id, 16);
+    CompleteDataLeaseRequest complete;
+    *complete.mutable_task() = worker->task;
+    complete.set_incarnation(worker->incarnation);
+    complete.set_job_id(job_id);
+    complete.set_lease_id(lease->lease_id());
+    ASSERT_TRUE(coordinator_->CompleteDataLease(complete).ok());
+  }
+  // The last report after the data ran out hears the stop; a worker that
+  // asks for more data learns it from the lease.
+  EXPECT_TRUE(Report(worker0, job_id, 0).stop());
+  AcquireDataLeaseRequest acquire;
+  *acquire.mutable_task() = worker1.task;
+  acquire.set_incarnation(worker1.incarnation);
+  acquire.set_job_id(job_id);
+  absl::StatusOr<DataLease> last = coordinator_->AcquireDataLease(acquire);
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_TRUE(last->end_of_data());
+  JobStatus status = AwaitState(job_id, JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
+  EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-32/MANIFEST").value_or(false));
+}
+
+TEST_F(JobLifecycleTest, AnEvalJobEvaluatesTheNewestCheckpointOfItsModelDir) {
+  ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/trained", 100, 2).ok());
+  ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/trained", 200, 2).ok());
+  Start();
+  Caller evaluator = Join(TASK_TYPE_EVALUATOR, 0);  // no ps or workers needed
+  const std::string job_id = Submit(R"pb(
+    name: "ev"
+    mode: JOB_MODE_EVAL
+    model { logistic_regression {} }
+    eval_data { synthetic_clicks { num_examples: 100 } }
+    checkpoint { model_dir: "trained" }
+  )pb");
+  ASSERT_EQ(AwaitAssignment(evaluator).job_id(), job_id);
+  WatchCheckpointsRequest watch;
+  *watch.mutable_task() = evaluator.task;
+  watch.set_incarnation(evaluator.incarnation);
+  watch.set_job_id(job_id);
+  absl::StatusOr<std::shared_ptr<StreamSource<CheckpointNotification>>> source =
+      coordinator_->WatchCheckpoints(watch);
+  ASSERT_TRUE(source.ok()) << source.status();
+  SourceReader<CheckpointNotification> reader(*std::move(source));
+  std::optional<CheckpointNotification> notification = reader.Next();
+  ASSERT_TRUE(notification.has_value());
+  EXPECT_EQ(notification->checkpoint().step(), 200);
+  EXPECT_TRUE(notification->checkpoint().final());
+
+  EvalReport report;
+  *report.mutable_task() = evaluator.task;
+  report.set_incarnation(evaluator.incarnation);
+  report.set_job_id(job_id);
+  report.set_checkpoint_step(200);
+  (*report.mutable_metrics())["loss"] = 0.25;
+  ASSERT_TRUE(coordinator_->ReportEval(report).ok());
+  JobStatus status = AwaitState(job_id, JOB_STATE_SUCCEEDED);
+  EXPECT_NE(status.reason().find("ckpt-200"), std::string::npos) << status.reason();
+  EXPECT_EQ(status.last_eval_step(), 200);
+  EXPECT_FALSE(reader.Next().has_value());  // the stream ended with the job
+  // Nothing of the evaluated model_dir was deleted.
+  EXPECT_TRUE(PathExists(env_, root_ + "/trained/ckpt-100").value_or(false));
+}
+
+TEST_F(JobLifecycleTest, ResumingSkipsADamagedCheckpoint) {
+  ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/m", 100, 2).ok());
+  ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/m", 200, 2).ok());
+  ASSERT_TRUE(FlipBit(env_, root_ + "/m/ckpt-200/" + ShardFileName(1, 2), 10).ok());
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_steps: 1000 }"));
+  Assignment assignment = AwaitAssignment(worker0);
+  ASSERT_EQ(assignment.job_id(), job_id);
+  EXPECT_EQ(assignment.global_step(), 100);
+  EXPECT_EQ(assignment.restore_checkpoint(), root_ + "/m/ckpt-100");
+  ASSERT_EQ(shards_[1].restored().size(), 1u);
+  EXPECT_EQ(shards_[1].restored()[0].path(), root_ + "/m/ckpt-100/" + ShardFileName(1, 2));
+  EXPECT_EQ(Report(worker0, job_id, 5).global_step(), 105);
+}
+
+TEST_F(JobLifecycleTest, AWarmStartRestoresVariablesButStartsAtStepZero) {
+  ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/other", 500, 2).ok());
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id =
+      Submit(absl::StrCat(R"pb(
+                            name: "t"
+                            mode: JOB_MODE_TRAIN
+                            model { logistic_regression {} }
+                            train_data { synthetic_clicks { num_examples: 4096 } }
+                            stop { max_steps: 1000 }
+                            checkpoint { model_dir: "fresh" warm_start_from: ")pb",
+                          root_, "/other/ckpt-500\" }"));
+  Assignment assignment = AwaitAssignment(worker0);
+  ASSERT_EQ(assignment.job_id(), job_id);
+  EXPECT_EQ(assignment.global_step(), 0);
+  ASSERT_EQ(shards_[0].restored().size(), 1u);
+  EXPECT_EQ(shards_[0].restored()[0].path(), root_ + "/other/ckpt-500/" + ShardFileName(0, 2));
+  EXPECT_EQ(Report(worker0, job_id, 5).global_step(), 5);
+}
+
+TEST_F(JobLifecycleTest, AFinalEvaluationThatNeverComesFailsTheJobInTime) {
+  options_.runner.final_eval_timeout = absl::Minutes(5);
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Caller worker1 = Join(TASK_TYPE_WORKER, 1);
+  Join(TASK_TYPE_EVALUATOR, 0);
+  const std::string job_id = Submit(R"pb(
+    name: "e"
+    mode: JOB_MODE_TRAIN_AND_EVAL
+    model { logistic_regression {} }
+    train_data { synthetic_clicks { num_examples: 4096 } }
+    eval_data { synthetic_clicks { num_examples: 100 } }
+    stop { max_steps: 10 }
+    checkpoint { model_dir: "m" every_steps: 100 }
+  )pb");
+  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
+  EXPECT_TRUE(Report(worker0, job_id, 10).stop());
+  EXPECT_TRUE(Report(worker1, job_id, 0).stop());
+  absl::Notification ended;
+  JobStatus status;
+  std::thread watcher([&] {
+    status = AwaitState(job_id, JOB_STATE_FAILED);
+    ended.Notify();
+  });
+  while (!ended.WaitForNotificationWithTimeout(absl::Milliseconds(5))) {
+    clock_.Advance(absl::Seconds(10));
+  }
+  watcher.join();
+  EXPECT_NE(status.reason().find("reached max_steps 10"), std::string::npos) << status.reason();
+  EXPECT_NE(status.reason().find("evaluator/0 did not report an evaluation of the final "
+                                 "checkpoint ckpt-10 within 5m00s"),
+            std::string::npos)
+      << status.reason();
+}
+
+TEST_F(JobLifecycleTest, StopImmediatelySkipsTheFinalCheckpoint) {
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_steps: 1000 }"));
+  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
+  Report(worker0, job_id, 7);
+  StopJobRequest stop;
+  stop.set_job_id(job_id);
+  stop.set_immediately(true);
+  ASSERT_TRUE(coordinator_->StopJob(stop).ok());
+  JobStatus status = AwaitState(job_id, JOB_STATE_STOPPED);
+  EXPECT_EQ(status.checkpoints_size(), 0);
+  EXPECT_NE(status.reason().find("no checkpoint was saved"), std::string::npos) << status.reason();
+  EXPECT_EQ(shards_[0].snapshots(), 0);
+}
+
+TEST_F(JobLifecycleTest, MetricsFollowTheJob) {
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_steps: 1000 }"));
+  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
+  Report(worker0, job_id, 150);  // ckpt-150
+  AwaitState(job_id, JOB_STATE_RUNNING);
+  std::map<std::string, double> values;
+  for (absl::Time give_up = absl::Now() + kTimeout; absl::Now() < give_up;) {
+    clock_.Advance(options_.tick);
+    values.clear();
+    for (const prometheus::MetricFamily& family : registry_.Collect()) {
+      for (const prometheus::ClientMetric& metric : family.metric) {
+        std::string name = family.name;
+        for (const prometheus::ClientMetric::Label& label : metric.label) {
+          absl::StrAppend(&name, "{", label.name, "=", label.value, "}");
+        }
+        values[name] = family.type == prometheus::MetricType::Counter ? metric.counter.value
+                                                                      : metric.gauge.value;
+      }
+    }
+    if (values["pstrain_coordinator_global_step"] == 150 &&
+        values["pstrain_coordinator_checkpoints_total{result=ok}"] == 1) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(values["pstrain_coordinator_global_step"], 150);
+  EXPECT_EQ(values["pstrain_coordinator_checkpoints_total{result=ok}"], 1);
+  EXPECT_EQ(values["pstrain_coordinator_members{role=ps}{state=busy}"], 2);
+  EXPECT_EQ(values["pstrain_coordinator_jobs{state=running}"], 1);
+  EXPECT_EQ(values["pstrain_coordinator_queued_jobs"], 0);
+  EXPECT_EQ(values["pstrain_coordinator_heartbeat_age_seconds{task=worker/0}"] >= 0, true);
+}
+
+}  // namespace
+}  // namespace coordinator
+}  // namespace pstrain
