@@ -355,6 +355,60 @@ TEST_F(JobLifecycleTest, AnEvalJobEvaluatesTheNewestCheckpointOfItsModelDir) {
   EXPECT_TRUE(PathExists(env_, root_ + "/trained/ckpt-100").value_or(false));
 }
 
+TEST_F(JobLifecycleTest, ContinuousEvalEndsWithTheFinalCheckpointsEvaluation) {
+  Start();
+  Caller evaluator = Join(TASK_TYPE_EVALUATOR, 0);
+  options_.runner.model_dir_poll = absl::Seconds(10);
+  const std::string job_id = Submit(R"pb(
+    name: "ce"
+    mode: JOB_MODE_CONTINUOUS_EVAL
+    model { logistic_regression {} }
+    eval_data { synthetic_clicks { num_examples: 100 } }
+    checkpoint { model_dir: "elsewhere" }
+  )pb");
+  ASSERT_EQ(AwaitAssignment(evaluator).job_id(), job_id);
+  // Checkpoints appear in the model_dir from some other trainer.
+  ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/elsewhere", 100, 1).ok());
+  EvalReport report;
+  *report.mutable_task() = evaluator.task;
+  report.set_incarnation(evaluator.incarnation);
+  report.set_job_id(job_id);
+  report.set_checkpoint_step(100);
+  (*report.mutable_metrics())["loss"] = 0.9;
+  ASSERT_TRUE(coordinator_->ReportEval(report).ok());
+  EXPECT_EQ(coordinator_->GetJob(job_id)->state(), JOB_STATE_RUNNING);
+  ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/elsewhere", 200, 1, /*final=*/true).ok());
+  report.set_checkpoint_step(200);
+  report.set_final(true);
+  ASSERT_TRUE(coordinator_->ReportEval(report).ok());
+  JobStatus status = AwaitState(job_id, JOB_STATE_SUCCEEDED);
+  EXPECT_NE(status.reason().find("ckpt-200"), std::string::npos) << status.reason();
+}
+
+TEST_F(JobLifecycleTest, AnEvaluatorThatCannotEvaluateFailsTheJob) {
+  Start();
+  Caller evaluator = Join(TASK_TYPE_EVALUATOR, 0);
+  const std::string job_id = Submit(R"pb(
+    name: "ce"
+    mode: JOB_MODE_CONTINUOUS_EVAL
+    model { logistic_regression {} }
+    eval_data { synthetic_clicks { num_examples: 100 } }
+    checkpoint { model_dir: "elsewhere" }
+  )pb");
+  ASSERT_EQ(AwaitAssignment(evaluator).job_id(), job_id);
+  EvalReport report;
+  *report.mutable_task() = evaluator.task;
+  report.set_incarnation(evaluator.incarnation);
+  report.set_job_id(job_id);
+  report.set_status(EVAL_STATUS_FAILED);
+  report.set_reason("eval_data: no such file");
+  ASSERT_TRUE(coordinator_->ReportEval(report).ok());
+  JobStatus status = AwaitState(job_id, JOB_STATE_FAILED);
+  EXPECT_NE(status.reason().find("evaluator/0 cannot evaluate the job: eval_data: no such file"),
+            std::string::npos)
+      << status.reason();
+}
+
 TEST_F(JobLifecycleTest, ResumingSkipsADamagedCheckpoint) {
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/m", 100, 2).ok());
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/m", 200, 2).ok());

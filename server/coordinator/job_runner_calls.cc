@@ -263,6 +263,19 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
   eval->set_is_best(outcome->is_best);
   eval->set_final(final);
   Publish(std::move(event));
+  if (spec_.mode() == JOB_MODE_CONTINUOUS_EVAL) {
+    // The evaluator stops following a model_dir at its final checkpoint or
+    // at max_steps; so does the job.
+    const int64_t max_steps = spec_.stop().max_steps();
+    absl::MutexLock lock(&mu_);
+    if (final) {
+      evaluator_done_ =
+          absl::StrCat("evaluated the final checkpoint ckpt-", report.checkpoint_step());
+    } else if (max_steps > 0 && report.checkpoint_step() >= max_steps) {
+      evaluator_done_ = absl::StrCat("evaluated ckpt-", report.checkpoint_step(),
+                                     ", at or past max_steps ", max_steps);
+    }
+  }
   Poke();
   return response;
 }
