@@ -426,6 +426,11 @@ TEST_F(JobLifecycleTest, ResumingSkipsADamagedCheckpoint) {
   ASSERT_EQ(shards_[1].restored().size(), 1u);
   EXPECT_EQ(shards_[1].restored()[0].path(), root_ + "/m/ckpt-100/" + ShardFileName(1, 2));
   EXPECT_EQ(Report(worker0, job_id, 5).global_step(), 105);
+  // The damaged one is kept aside, out of the way of step 200.
+  EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-200.damaged").value_or(false));
+  EXPECT_EQ(Report(worker0, job_id, 95).global_step(), 200);
+  AwaitCheckpoint(job_id, 200);
+  EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-200/MANIFEST").value_or(false));
 }
 
 TEST_F(JobLifecycleTest, AWarmStartRestoresVariablesButStartsAtStepZero) {

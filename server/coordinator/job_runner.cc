@@ -221,6 +221,8 @@ absl::StatusOr<JobRunner::StartPoint> JobRunner::FindStartPoint() {
   for (const SkippedCheckpoint& skipped : search->skipped) {
     LOG(WARNING) << "job " << job_id_ << ": not resuming from " << skipped.path << ": "
                  << skipped.reason.message();
+    // Training will reach this step again and must be able to save it.
+    RETURN_IF_ERROR(SetAside(skipped.path));
   }
   StartPoint start;
   if (search->checkpoint.has_value()) {
@@ -242,6 +244,27 @@ absl::StatusOr<JobRunner::StartPoint> JobRunner::FindStartPoint() {
     start.warm_start = true;
   }
   return start;
+}
+
+absl::Status JobRunner::SetAside(const std::string& checkpoint_dir) {
+  Env& env = *context_.env;
+  for (int attempt = 1; attempt <= 100; ++attempt) {
+    const std::string target =
+        absl::StrCat(checkpoint_dir, ".damaged", attempt > 1 ? absl::StrCat("-", attempt) : "");
+    absl::StatusOr<bool> taken = PathExists(env, target);
+    if (!taken.ok()) return taken.status();
+    if (*taken) continue;
+    if (absl::Status moved = env.Rename(checkpoint_dir, target); !moved.ok()) {
+      return absl::Status(moved.code(),
+                          absl::StrCat("cannot move the damaged ", checkpoint_dir,
+                                       " aside: ", moved.message(), "; remove it by hand"));
+    }
+    LOG(WARNING) << "job " << job_id_ << ": moved the damaged " << checkpoint_dir << " to "
+                 << target;
+    return absl::OkStatus();
+  }
+  return absl::AlreadyExistsError(
+      absl::StrCat("too many damaged copies of ", checkpoint_dir, "; remove them by hand"));
 }
 
 void JobRunner::AnnounceExistingCheckpoints() {

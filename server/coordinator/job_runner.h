@@ -202,6 +202,10 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // Steps of the phases.
   std::vector<TaskId> MissingMembers(int* num_ps, int* num_workers) const;
   absl::StatusOr<StartPoint> FindStartPoint();
+  // Renames a damaged checkpoint folder to <folder>.damaged (or
+  // .damaged-<n>), out of the way of the checkpoint training will save at
+  // its step, but kept for a person to look at.
+  absl::Status SetAside(const std::string& checkpoint_dir);
   void AnnounceExistingCheckpoints();
   absl::Status CreateVariables(const VariableLayout& layout);
   absl::Status CreateLedgers(const StartPoint& start, int64_t num_records);
