@@ -125,6 +125,11 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
     return {cluster_service_.get(), job_service_.get()};
   }
 
+  // Before the server stops: the running job ends (FAILED, resumable from
+  // its newest checkpoint), long polls are answered and watch streams end,
+  // so nothing waits out the shutdown grace.
+  void OnShutdown() override { coordinator_->Stop(); }
+
  private:
   explicit CoordinatorComponents(pstrain::Daemon& daemon) : metrics_(*daemon.registry()) {}
 
@@ -143,13 +148,8 @@ int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_CHIEF, kUsage, argc, argv,
       [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
-        // Parsed again for the cluster spec that GetCluster reports and the
-        // default job size; RunDaemonMain has validated them.
-        absl::StatusOr<pstrain::DaemonOptions> options =
-            pstrain::DaemonOptionsFromFlags(pstrain::TASK_TYPE_CHIEF);
-        if (!options.ok()) return options.status();
         absl::StatusOr<std::unique_ptr<CoordinatorComponents>> components =
-            CoordinatorComponents::Create(daemon, options->cluster.spec);
+            CoordinatorComponents::Create(daemon, daemon.options().cluster.spec);
         if (!components.ok()) return components.status();
         return std::unique_ptr<pstrain::DaemonComponents>(*std::move(components));
       });
