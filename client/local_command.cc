@@ -4,16 +4,19 @@
 #include <stdlib.h>
 
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/job_runner_client.h"
 #include "client/local_cluster.h"
+#include "common/config/job_spec_parser.h"
 #include "common/daemon/shutdown_signal.h"
 #include "common/net/http_get.h"
 #include "gflags/gflags.h"
 
 DEFINE_int32(num_ps, 1, "local: parameter-server shards to start");
-DEFINE_int32(num_workers, 1, "local: workers to start");
+DEFINE_int32(num_workers, 2, "local: workers to start");
 DEFINE_bool(evaluator, true, "local: start an evaluator");
 DEFINE_string(run_dir, "",
               "local: folder for the processes' logs and ready files; default a new "
@@ -21,6 +24,10 @@ DEFINE_string(run_dir, "",
 DEFINE_string(bin_dir, "",
               "local: folder holding pstrain-coordinator, pstrain-ps, pstrain-worker and "
               "pstrain-evaluator; default next to this program or in its Bazel runfiles");
+DEFINE_string(checkpoint_root, "/tmp/pstrain",
+              "local: folder under which every job's model_dir must lie (given to the "
+              "coordinator and the parameter servers)");
+DEFINE_double(job_timeout_secs, 3600, "local: give up on a job that has not ended after this");
 DEFINE_bool(keep_running, false,
             "local: keep the cluster up until Ctrl-C instead of stopping it once healthy");
 
@@ -53,16 +60,27 @@ void PrintTasks(const LocalCluster& cluster) {
 }  // namespace
 
 int RunLocalCommand(const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    std::cerr << "pstrain local: unexpected argument '" << args.front()
-              << "'; settings are --flags (see pstrain --help)\n";
+  if (args.size() > 1) {
+    std::cerr << "pstrain local: unexpected argument '" << args[1]
+              << "'; one job spec at most, settings are --flags (see pstrain --help)\n";
     return 2;
+  }
+  // The spec is read (and its syntax checked) before anything starts.
+  std::optional<JobSpec> spec;
+  if (!args.empty()) {
+    absl::StatusOr<JobSpec> loaded = LoadJobSpecFile(args.front());
+    if (!loaded.ok()) {
+      std::cerr << "pstrain local: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    spec = *std::move(loaded);
   }
   LocalClusterOptions options;
   options.num_ps = FLAGS_num_ps;
   options.num_workers = FLAGS_num_workers;
   options.evaluator = FLAGS_evaluator;
   options.bin_dir = FLAGS_bin_dir;
+  options.checkpoint_root = FLAGS_checkpoint_root;
   options.run_dir = MakeRunDir();
   if (options.run_dir.empty()) {
     std::cerr << "pstrain local: cannot create a run folder under $TMPDIR; pass --run_dir\n";
@@ -90,6 +108,20 @@ int RunLocalCommand(const std::vector<std::string>& args) {
   }
   std::cout << "Every process answers its health check (SERVING).\n";
 
+  int exit_code = 0;
+  if (spec.has_value()) {
+    absl::StatusOr<JobStatus> final_status =
+        RunJobAndFollow((*cluster)->coordinator().grpc_address, *spec,
+                        absl::Seconds(FLAGS_job_timeout_secs), std::cout);
+    if (!final_status.ok()) {
+      std::cerr << "pstrain local: " << final_status.status().message() << "\n";
+      exit_code = final_status.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    } else {
+      std::cout << FormatFinalStatus(*final_status) << "\n";
+      if (final_status->state() != JOB_STATE_SUCCEEDED) exit_code = 1;
+    }
+  }
+
   if (FLAGS_keep_running) {
     std::cout << "Running; press Ctrl-C to stop.\n" << std::flush;
     ShutdownSignal().Wait();
@@ -101,7 +133,7 @@ int RunLocalCommand(const std::vector<std::string>& args) {
     return 1;
   }
   std::cout << "Every process exited cleanly (exit code 0).\n";
-  return 0;
+  return exit_code;
 }
 
 }  // namespace pstrain

@@ -6,9 +6,12 @@
 
 namespace pstrain {
 
-// `pstrain local`: runs a whole cluster on this machine as real processes on
-// loopback. `args` are the positional arguments after the command; its
-// settings are --flags. Returns the process exit code.
+// `pstrain local [JOB.pbtxt]`: runs a whole cluster on this machine as real
+// processes on loopback; with a job spec, submits it, shows its progress and
+// prints its final metrics; then stops every process. `args` are the
+// positional arguments after the command; its settings are --flags. Returns
+// the process exit code: 0 success, 1 the job failed or was stopped or a
+// process misbehaved, 2 bad usage or an invalid spec.
 int RunLocalCommand(const std::vector<std::string>& args);
 
 }  // namespace pstrain

@@ -4,11 +4,15 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
+#include "client/binary_locator.h"
 #include "client/local_cluster.h"
 #include "common/config/job_spec_parser.h"
+#include "common/process/child_process.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -143,6 +147,77 @@ TEST_F(TrainingTest, SyncMlpOnFashionMnistSucceedsWithAFinalEvaluation) {
   JobStatus second_status = WatchUntilEnd(second);
   EXPECT_EQ(second_status.state(), JOB_STATE_SUCCEEDED) << second_status.ShortDebugString();
   EXPECT_GE(second_status.global_step(), 200);
+}
+
+std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit) {
+  absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
+  EXPECT_TRUE(program.ok()) << program.status();
+  const std::string log = testing::TempDir() + "/pstrain_local.out";
+  std::remove(log.c_str());
+  auto child = ChildProcess::Start({*program, args, {}, log});
+  EXPECT_TRUE(child.ok()) << child.status();
+  absl::StatusOr<ExitStatus> status = (*child)->Wait(kJobDeadline);
+  EXPECT_TRUE(status.ok()) << status.status();
+  if (status.ok()) *exit = *status;
+  std::stringstream output;
+  output << std::ifstream(log).rdbuf();
+  return output.str();
+}
+
+// The README's main command, on a small job: the whole cluster, the job's
+// progress and final metrics, and every process gone at the end.
+TEST(PstrainLocalJobTest, RunsAJobToItsEndAndPrintsTheFinalMetrics) {
+  const std::string root = testing::TempDir() + "/pstrain_local";
+  ::mkdir(root.c_str(), 0755);
+  const std::string spec_path = root + "/clicks.pbtxt";
+  std::ofstream(spec_path) << R"pb(
+    name: "clicks"
+    mode: JOB_MODE_TRAIN_AND_EVAL
+    model { logistic_regression {} }
+    train_data {
+      synthetic_clicks { num_examples: 20000 seed: 3 }
+      batch_size: 256
+    }
+    eval_data {
+      synthetic_clicks { num_examples: 5000 seed: 4 }
+      batch_size: 1000
+    }
+    optimizer {
+      adagrad {}
+      learning_rate: 0.1
+    }
+    training { steps_per_loop: 25 }
+    stop { max_steps: 150 }
+    eval {
+      metrics: [ "loss", "auc" ]
+      throttle_secs: 0
+    }
+    checkpoint { model_dir: "clicks" }
+  )pb";
+  ExitStatus exit;
+  const std::string output = RunPstrain(
+      {"local", spec_path, "--checkpoint_root=" + root, "--run_dir=" + root + "/run"}, &exit);
+  EXPECT_EQ(exit.exit_code, 0) << output;
+  for (const char* expected :
+       {"Every process answers its health check (SERVING).", "submitted job clicks-1",
+        "step 150/150", "SUCCEEDED", "final evaluation (step", "auc ",
+        "Every process exited cleanly (exit code 0)."}) {
+    EXPECT_NE(output.find(expected), std::string::npos) << expected << " in:\n" << output;
+  }
+
+  // An invalid spec is refused naming the field, and exits 2.
+  std::ofstream(spec_path) << R"pb(
+    model { mlp {} }
+    train_data { fashion_mnist {} }
+    optimizer { learning_rate: -1 }
+    stop { max_steps: 10 }
+    checkpoint { model_dir: "bad" }
+  )pb";
+  const std::string refused = RunPstrain(
+      {"local", spec_path, "--checkpoint_root=" + root, "--run_dir=" + root + "/run2"}, &exit);
+  EXPECT_EQ(exit.exit_code, 2) << refused;
+  EXPECT_NE(refused.find("optimizer.learning_rate must be > 0, got -1"), std::string::npos)
+      << refused;
 }
 
 }  // namespace
