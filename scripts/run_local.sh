@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds pstrain optimised, and runs the main job on
-# a local cluster (coordinator, parameter server, worker, evaluator as real
-# processes on loopback).
-# Usage: scripts/run_local.sh [pstrain local flags, see `pstrain --help`]
+# Installs what is needed, builds pstrain optimised, and runs the main job:
+# a local cluster (coordinator, parameter server, 2 workers, evaluator as real
+# processes on loopback) training an MLP on Fashion-MNIST, with progress and
+# the final metrics printed.
+# Usage: scripts/run_local.sh [JOB.pbtxt] [pstrain local flags, see `pstrain --help`]
+#        (default job: examples/fashion_mnist_mlp.pbtxt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-echo "Building pstrain (first build takes a few minutes)..."
+echo "Building pstrain (the first build takes a few minutes)..."
 bazel build -c opt --noshow_progress //client:pstrain
+if [ $# -eq 0 ] || [[ "$1" == --* ]]; then
+  set -- examples/fashion_mnist_mlp.pbtxt "$@"
+fi
 exec bazel-bin/client/pstrain local "$@"
