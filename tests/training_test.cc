@@ -205,6 +205,15 @@ TEST(PstrainLocalJobTest, RunsAJobToItsEndAndPrintsTheFinalMetrics) {
     EXPECT_NE(output.find(expected), std::string::npos) << expected << " in:\n" << output;
   }
 
+  // The same job again resumes from its model_dir, which already holds the
+  // final checkpoint: it ends at once, evaluated, instead of training on or
+  // waiting forever for an evaluation.
+  const std::string again = RunPstrain(
+      {"local", spec_path, "--checkpoint_root=" + root, "--run_dir=" + root + "/run-again"}, &exit);
+  EXPECT_EQ(exit.exit_code, 0) << again;
+  EXPECT_NE(again.find("SUCCEEDED"), std::string::npos) << again;
+  EXPECT_NE(again.find("final evaluation (step"), std::string::npos) << again;
+
   // An invalid spec is refused naming the field, and exits 2.
   std::ofstream(spec_path) << R"pb(
     model { mlp {} }

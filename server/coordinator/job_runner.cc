@@ -194,6 +194,10 @@ absl::Status JobRunner::Prepare() {
     // A stop that came while the job was starting is decided now.
     if (stop_requested_) {
       stop_->Decide(STOP_REASON_USER, "stopped by a user", start.step);
+    } else if (trains_ && !start.warm_start) {
+      // A job resumed from a checkpoint that already meets its step limit
+      // (the same spec submitted again) ends now instead of training on.
+      stop_->OnProgress(start.step, std::nullopt);
     }
   }
   SetReason("");
@@ -277,7 +281,12 @@ void JobRunner::AnnounceExistingCheckpoints() {
   for (const CheckpointRef& ref : *existing) {
     absl::StatusOr<CheckpointManifest> manifest = ReadManifest(*context_.env, ref.path);
     if (!manifest.ok()) continue;  // damaged: FindStartPoint said why
-    feed_->Add(CheckpointInfoFromManifest(ref.path, *manifest));
+    CheckpointInfo info = CheckpointInfoFromManifest(ref.path, *manifest);
+    // The final checkpoint of an earlier run is not this run's end: an
+    // evaluator told "final" here would stop following the job and the
+    // real final checkpoint would wait for its evaluation forever.
+    info.set_final(false);
+    feed_->Add(info);
   }
   RefreshCheckpointsInStatus();
   ApplyRetention();
