@@ -62,7 +62,9 @@ class PsProcessTest : public testing::Test {
   }
 
   void TearDown() override {
-    if (process_ != nullptr) EXPECT_TRUE(process_->Stop(absl::Seconds(20)).ok());
+    if (process_ != nullptr) {
+      EXPECT_TRUE(process_->Stop(absl::Seconds(20)).ok());
+    }
   }
 
   std::unique_ptr<grpc::ClientContext> Context() {
