@@ -38,7 +38,7 @@
 #include "common/checkpoint/env.h"
 #include "common/export/model_parameters.h"
 #include "common/summary/summary_writer.h"
-#include "evaluator/clock.h"
+#include "common/clock/clock.h"
 #include "evaluator/coordinator_client.h"
 #include "evaluator/eval_schedule.h"
 #include "evaluator/evaluator_metrics.h"

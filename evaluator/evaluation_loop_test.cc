@@ -20,7 +20,7 @@
 #include "common/summary/file_summary_writer.h"
 #include "common/summary/scalar_jsonl.h"
 #include "common/training/local_trainer.h"
-#include "evaluator/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "evaluator/testing/fake_cluster_service.h"
 #include "evaluator/testing/parameters_checkpoint.h"
 #include "gmock/gmock.h"

@@ -7,7 +7,7 @@
 #include "absl/time/time.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/daemon/daemon_main.h"
-#include "evaluator/clock.h"
+#include "common/clock/clock.h"
 #include "evaluator/coordinator_client.h"
 #include "evaluator/evaluation_loop.h"
 #include "evaluator/evaluator_metrics.h"
@@ -84,7 +84,7 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
   }
 
   pstrain::PosixEnv env_;
-  pstrain::evaluator::RealClock clock_;
+  pstrain::RealClock clock_;
   std::unique_ptr<pstrain::evaluator::CoordinatorClient> client_;
   pstrain::evaluator::EvaluatorMetrics metrics_;
   pstrain::evaluator::EvaluationLoop loop_;

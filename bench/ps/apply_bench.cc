@@ -14,7 +14,7 @@
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "prometheus/registry.h"
-#include "server/ps/clock.h"
+#include "common/clock/clock.h"
 #include "server/ps/dense_variable.h"
 #include "server/ps/parameter_shard.h"
 

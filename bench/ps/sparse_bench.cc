@@ -18,7 +18,7 @@
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
 #include "server/ps/allocator_tuning.h"
-#include "server/ps/clock.h"
+#include "common/clock/clock.h"
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/shard_store.h"
 

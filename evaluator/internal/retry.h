@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "evaluator/clock.h"
+#include "common/clock/clock.h"
 #include "evaluator/internal/stop_signal.h"
 
 namespace pstrain {

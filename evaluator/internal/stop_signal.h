@@ -4,7 +4,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "evaluator/clock.h"
+#include "common/clock/clock.h"
 
 namespace pstrain {
 namespace evaluator {

@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "protos/cluster.pb.h"
 #include "protos/coordinator.pb.h"
-#include "server/coordinator/clock.h"
+#include "common/clock/clock.h"
 
 namespace pstrain {
 namespace coordinator {

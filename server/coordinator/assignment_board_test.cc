@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "gtest/gtest.h"
-#include "server/coordinator/fake_clock.h"
+#include "common/clock/fake_clock.h"
 
 namespace pstrain {
 namespace coordinator {

@@ -1,7 +1,7 @@
 #include "server/coordinator/checkpoint_schedule.h"
 
 #include "gtest/gtest.h"
-#include "server/coordinator/fake_clock.h"
+#include "common/clock/fake_clock.h"
 
 namespace pstrain {
 namespace coordinator {

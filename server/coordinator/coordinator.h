@@ -19,7 +19,7 @@
 #include "protos/cluster.pb.h"
 #include "protos/coordinator.pb.h"
 #include "server/coordinator/assignment_board.h"
-#include "server/coordinator/clock.h"
+#include "common/clock/clock.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/internal/event_log.h"
 #include "server/coordinator/job_planner.h"

@@ -103,7 +103,7 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
     absl::StatusOr<pstrain::coordinator::CoordinatorOptions> options = OptionsFromFlags(cluster);
     if (!options.ok()) return options.status();
     std::unique_ptr<CoordinatorComponents> components(new CoordinatorComponents(daemon));
-    pstrain::coordinator::Clock& clock = components->clock_;
+    pstrain::Clock& clock = components->clock_;
     absl::StatusOr<std::unique_ptr<pstrain::coordinator::Coordinator>> coordinator =
         pstrain::coordinator::Coordinator::Create(
             clock, components->env_, components->planner_,
@@ -133,7 +133,7 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
  private:
   explicit CoordinatorComponents(pstrain::Daemon& daemon) : metrics_(*daemon.registry()) {}
 
-  pstrain::coordinator::RealClock clock_;
+  pstrain::RealClock clock_;
   pstrain::PosixEnv env_;
   pstrain::coordinator::ModelJobPlanner planner_;
   pstrain::coordinator::CoordinatorMetrics metrics_;

@@ -18,7 +18,7 @@
 #include "absl/types/span.h"
 #include "protos/checkpoint.pb.h"
 #include "protos/coordinator.pb.h"
-#include "server/coordinator/clock.h"
+#include "common/clock/clock.h"
 #include "server/coordinator/internal/range_set.h"
 
 namespace pstrain {

@@ -12,7 +12,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
-#include "server/coordinator/clock.h"
+#include "common/clock/clock.h"
 #include "server/coordinator/shard_client.h"
 
 namespace pstrain {

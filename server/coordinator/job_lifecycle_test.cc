@@ -20,7 +20,7 @@
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/coordinator_test_util.h"
-#include "server/coordinator/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "server/coordinator/grpc_shard_client.h"
 
 namespace pstrain {

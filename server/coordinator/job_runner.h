@@ -22,7 +22,7 @@
 #include "server/coordinator/assignment_board.h"
 #include "server/coordinator/checkpoint_feed.h"
 #include "server/coordinator/checkpoint_schedule.h"
-#include "server/coordinator/clock.h"
+#include "common/clock/clock.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/data_lease_manager.h"
 #include "server/coordinator/global_step.h"

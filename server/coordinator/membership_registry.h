@@ -16,7 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "protos/cluster.pb.h"
-#include "server/coordinator/clock.h"
+#include "common/clock/clock.h"
 
 namespace pstrain {
 namespace coordinator {

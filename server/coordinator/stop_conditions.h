@@ -11,7 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "protos/job.pb.h"
-#include "server/coordinator/clock.h"
+#include "common/clock/clock.h"
 
 namespace pstrain {
 namespace coordinator {

@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/coordinator/fake_clock.h"
+#include "common/clock/fake_clock.h"
 
 namespace pstrain {
 namespace coordinator {

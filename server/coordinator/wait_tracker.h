@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/coordinator/clock.h"
+#include "common/clock/clock.h"
 
 namespace pstrain {
 namespace coordinator {

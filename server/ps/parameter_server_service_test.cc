@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
-#include "server/ps/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "server/ps/ps_test_client.h"
 
 namespace pstrain {

@@ -17,7 +17,7 @@
 #include "common/optimizer/learning_rate.h"
 #include "common/optimizer/optimizer.h"
 #include "protos/parameter_server.pb.h"
-#include "server/ps/clock.h"
+#include "common/clock/clock.h"
 #include "server/ps/dense_variable.h"
 #include "server/ps/embedding_table.h"
 #include "server/ps/float_buffer.h"

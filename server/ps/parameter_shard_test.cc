@@ -6,7 +6,7 @@
 #include "common/placement/row_placement.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/ps/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "server/ps/test_signal.h"
 
 namespace pstrain {

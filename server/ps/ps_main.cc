@@ -6,7 +6,7 @@
 #include "common/daemon/daemon_main.h"
 #include "gflags/gflags.h"
 #include "server/ps/allocator_tuning.h"
-#include "server/ps/clock.h"
+#include "common/clock/clock.h"
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/shard_store.h"
 

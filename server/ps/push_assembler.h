@@ -14,7 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "protos/parameter_server.pb.h"
-#include "server/ps/clock.h"
+#include "common/clock/clock.h"
 #include "server/ps/parameter_shard.h"
 #include "server/ps/shard_metrics.h"
 

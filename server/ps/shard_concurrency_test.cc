@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/ps/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "server/ps/parameter_shard.h"
 #include "server/ps/push_assembler.h"
 

@@ -8,7 +8,7 @@
 #include "common/checkpoint/posix_env.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/ps/fake_clock.h"
+#include "common/clock/fake_clock.h"
 
 namespace pstrain {
 namespace {

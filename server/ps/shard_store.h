@@ -13,7 +13,7 @@
 #include "common/checkpoint/posix_env.h"
 #include "prometheus/registry.h"
 #include "protos/parameter_server.pb.h"
-#include "server/ps/clock.h"
+#include "common/clock/clock.h"
 #include "server/ps/parameter_shard.h"
 #include "server/ps/push_assembler.h"
 #include "server/ps/shard_metrics.h"

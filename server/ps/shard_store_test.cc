@@ -2,7 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/ps/fake_clock.h"
+#include "common/clock/fake_clock.h"
 
 namespace pstrain {
 namespace {

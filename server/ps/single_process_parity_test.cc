@@ -18,7 +18,7 @@
 #include "common/training/variable_store.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
-#include "server/ps/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "server/ps/parameter_shard.h"
 #include "server/ps/shard_metrics.h"
 

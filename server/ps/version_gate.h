@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/ps/clock.h"
+#include "common/clock/clock.h"
 
 namespace pstrain {
 

@@ -3,7 +3,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "server/ps/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "server/ps/test_signal.h"
 
 namespace pstrain {

@@ -1,26 +1,27 @@
-#ifndef PSTRAIN_EVALUATOR_FAKE_CLOCK_H_
-#define PSTRAIN_EVALUATOR_FAKE_CLOCK_H_
+#ifndef PSTRAIN_COMMON_CLOCK_FAKE_CLOCK_H_
+#define PSTRAIN_COMMON_CLOCK_FAKE_CLOCK_H_
 
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "evaluator/clock.h"
+#include "common/clock/clock.h"
 
 namespace pstrain {
-namespace evaluator {
 
 // A Clock for tests that moves only when told to. Thread-safe. A mutex that
 // a waiter blocks on must outlive every Advance() that may wake it.
-class FakeClock final : public Clock {
+class FakeClock : public Clock {
  public:
+  // Starts at a fixed, arbitrary time so that tests print stable times.
   explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1700000000));
 
   FakeClock(const FakeClock&) = delete;
   FakeClock& operator=(const FakeClock&) = delete;
 
   absl::Time Now() override;
+
   bool AwaitWithDeadline(absl::Mutex* mu, const absl::Condition& cond,
                          absl::Time deadline) override;
 
@@ -28,16 +29,17 @@ class FakeClock final : public Clock {
   // its deadline.
   void Advance(absl::Duration d);
 
-  // Threads blocked in AwaitWithDeadline.
+  // Threads blocked in AwaitWithDeadline, so a test can wait for a waiter to
+  // start before it advances time.
   int NumWaiters();
 
  private:
   absl::Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
+  // The mutexes waiters block on; the same mutex once per waiter.
   std::vector<absl::Mutex*> waiters_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace evaluator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_EVALUATOR_FAKE_CLOCK_H_
+#endif  // PSTRAIN_COMMON_CLOCK_FAKE_CLOCK_H_

@@ -1,11 +1,10 @@
-#include "evaluator/fake_clock.h"
+#include "common/clock/fake_clock.h"
 
 #include <algorithm>
 
 #include "glog/logging.h"
 
 namespace pstrain {
-namespace evaluator {
 
 FakeClock::FakeClock(absl::Time start) : now_(start) {}
 
@@ -25,8 +24,9 @@ bool FakeClock::AwaitWithDeadline(absl::Mutex* mu, const absl::Condition& cond,
     const absl::Condition* cond;
     absl::Time deadline;
   } args{this, &cond, deadline};
-  // Evaluated with `mu` held; reading the time takes mu_, which is never
-  // held while `mu` is acquired, so the lock order is always mu -> mu_.
+  // Evaluated with `mu` held; reading the time takes mu_, which is never held
+  // while `mu` is acquired (Advance releases mu_ before it touches waiters),
+  // so the lock order is always mu -> mu_.
   mu->Await(absl::Condition(
       +[](Args* a) { return a->cond->Eval() || a->clock->Now() >= a->deadline; }, &args));
   {
@@ -57,5 +57,4 @@ int FakeClock::NumWaiters() {
   return static_cast<int>(waiters_.size());
 }
 
-}  // namespace evaluator
 }  // namespace pstrain

@@ -1,11 +1,10 @@
-#include "server/coordinator/fake_clock.h"
+#include "common/clock/fake_clock.h"
 
 #include <thread>
 
 #include "gtest/gtest.h"
 
 namespace pstrain {
-namespace coordinator {
 namespace {
 
 TEST(FakeClockTest, MovesOnlyWhenAdvanced) {
@@ -54,5 +53,4 @@ TEST(FakeClockTest, AdvancePastTheDeadlineWakesAWaiter) {
 }
 
 }  // namespace
-}  // namespace coordinator
 }  // namespace pstrain

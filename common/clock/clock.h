@@ -1,16 +1,14 @@
-#ifndef PSTRAIN_SERVER_COORDINATOR_CLOCK_H_
-#define PSTRAIN_SERVER_COORDINATOR_CLOCK_H_
+#ifndef PSTRAIN_COMMON_CLOCK_CLOCK_H_
+#define PSTRAIN_COMMON_CLOCK_CLOCK_H_
 
-// Time as the coordinator sees it. Heartbeat deadlines, lease deadlines, the
-// checkpoint schedule, max_seconds and wait logging all read time through a
-// Clock, so tests drive them with FakeClock and never sleep to reach a
-// deadline.
+// Time as pstrain processes see it. Everything that waits for a deadline
+// or measures an age reads time through a Clock, so tests can use FakeClock
+// and never sleep to reach a deadline.
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace pstrain {
-namespace coordinator {
 
 // A source of time and of deadline-bounded waits. Implementations are
 // thread-safe.
@@ -27,18 +25,16 @@ class Clock {
                                  absl::Time deadline) = 0;
 };
 
-// The system clock. Thread-safe.
+// The system clock.
 class RealClock : public Clock {
  public:
   absl::Time Now() override { return absl::Now(); }
-
   bool AwaitWithDeadline(absl::Mutex* mu, const absl::Condition& cond,
                          absl::Time deadline) override {
     return mu->AwaitWithDeadline(cond, deadline);
   }
 };
 
-}  // namespace coordinator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_COORDINATOR_CLOCK_H_
+#endif  // PSTRAIN_COMMON_CLOCK_CLOCK_H_
