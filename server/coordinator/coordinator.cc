@@ -330,7 +330,12 @@ absl::StatusOr<RegisterResponse> Coordinator::Register(const RegisterRequest& re
 }
 
 absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest& request) {
-  RETURN_IF_ERROR(members_->Heartbeat(request.task(), request.incarnation()));
+  MemberReport report;
+  report.step = request.step();
+  report.health = request.health();
+  report.health_detail = request.health_detail();
+  report.queue_depth = request.queue_depth();
+  RETURN_IF_ERROR(members_->Heartbeat(request.task(), request.incarnation(), report));
   HeartbeatResponse response;
   response.set_job_id(assignments_.Get(request.task()).job_id());
   absl::MutexLock lock(&mu_);

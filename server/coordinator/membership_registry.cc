@@ -161,13 +161,19 @@ absl::StatusOr<RegisterResult> MembershipRegistry::Register(const TaskId& task,
   return result;
 }
 
-absl::Status MembershipRegistry::Heartbeat(const TaskId& task, uint64_t incarnation) {
+absl::Status MembershipRegistry::Heartbeat(const TaskId& task, uint64_t incarnation,
+                                           const MemberReport& report) {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Entry*> entry = FindCaller(task, incarnation);
   if (!entry.ok()) return entry.status();
   (*entry)->last_heartbeat = now;
-  (*entry)->member.set_last_heartbeat_unix_ms(absl::ToUnixMillis(now));
+  Member& member = (*entry)->member;
+  member.set_last_heartbeat_unix_ms(absl::ToUnixMillis(now));
+  member.set_step(report.step);
+  member.set_health(report.health);
+  member.set_health_detail(report.health_detail);
+  member.set_queue_depth(report.queue_depth);
   return absl::OkStatus();
 }
 

@@ -48,6 +48,14 @@ struct RegisterResult {
   uint64_t replaced_incarnation = 0;
 };
 
+// What a member says of itself in a heartbeat.
+struct MemberReport {
+  int64_t step = 0;
+  MemberHealth health = MEMBER_HEALTH_UNSPECIFIED;
+  std::string health_detail;
+  int32_t queue_depth = 0;
+};
+
 // Which processes make up the cluster, by task (ps/1, worker/0, ...): who
 // registered with which incarnation, who is alive by heartbeat, and what job
 // each works on. Thread-safe.
@@ -83,14 +91,16 @@ class MembershipRegistry {
                                           absl::string_view address,
                                           absl::string_view metrics_address);
 
-  // Records that the member is alive.
+  // Records that the member is alive, with what it reports of itself (its
+  // step, health and queue depth, shown by `pstrain cluster`).
   // InvalidArgument: a task Register would refuse.
   // NotFound: the task is not registered (the coordinator may have
   //   restarted): register again.
   // Aborted: the task restarted with a new incarnation, or the member was
   //   marked LOST or LEFT: register again (a replaced one gets
   //   FailedPrecondition there).
-  absl::Status Heartbeat(const TaskId& task, uint64_t incarnation);
+  absl::Status Heartbeat(const TaskId& task, uint64_t incarnation,
+                         const MemberReport& report = {});
 
   // Checks that `incarnation` is the live holder of `task`, as every
   // cluster-internal call must, without counting as a heartbeat. Same codes
