@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_EVALUATOR_CHECKPOINT_LOADER_H_
-#define PSTRAIN_EVALUATOR_CHECKPOINT_LOADER_H_
+#ifndef PSTRAIN_COMMON_EXPORT_CHECKPOINT_LOADER_H_
+#define PSTRAIN_COMMON_EXPORT_CHECKPOINT_LOADER_H_
 
 // Putting a checkpoint's shards back together: every parameter-server shard
 // file of ckpt-<step>/ read into one model's full parameters (dense
@@ -12,12 +12,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "common/checkpoint/env.h"
+#include "common/export/internal/shard_file_reading.h"
 #include "common/export/model_parameters.h"
-#include "evaluator/internal/shard_file_reading.h"
 #include "protos/checkpoint.pb.h"
 
 namespace pstrain {
-namespace evaluator {
 
 // Reads the shard files `manifest` lists (as VerifyCheckpoint returned it
 // for `checkpoint_dir`) into *parameters, which must be fresh (every dense
@@ -41,7 +40,7 @@ class CheckpointAssembler {
 
   // Adds what shard file `file` holds of one variable. Errors as
   // LoadCheckpointParameters.
-  absl::Status Add(const std::string& file, internal::ShardVariableValues& variable);
+  absl::Status Add(const std::string& file, export_internal::ShardVariableValues& variable);
 
   // FailedPrecondition: a dense variable no shard held.
   absl::Status Finish() const;
@@ -52,7 +51,6 @@ class CheckpointAssembler {
   absl::flat_hash_set<std::string> dense_seen_;
 };
 
-}  // namespace evaluator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_EVALUATOR_CHECKPOINT_LOADER_H_
+#endif  // PSTRAIN_COMMON_EXPORT_CHECKPOINT_LOADER_H_

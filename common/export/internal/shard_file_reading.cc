@@ -1,4 +1,4 @@
-#include "evaluator/internal/shard_file_reading.h"
+#include "common/export/internal/shard_file_reading.h"
 
 #include <memory>
 
@@ -8,8 +8,7 @@
 #include "common/status/status_macros.h"
 
 namespace pstrain {
-namespace evaluator {
-namespace internal {
+namespace export_internal {
 
 absl::Status ReadShardFileVariables(
     Env& env, const std::string& checkpoint_dir, const CheckpointShardFile& entry,
@@ -51,6 +50,5 @@ absl::Status ReadShardFileVariables(
   return absl::OkStatus();
 }
 
-}  // namespace internal
-}  // namespace evaluator
+}  // namespace export_internal
 }  // namespace pstrain

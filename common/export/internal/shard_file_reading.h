@@ -1,10 +1,10 @@
-#ifndef PSTRAIN_EVALUATOR_INTERNAL_SHARD_FILE_READING_H_
-#define PSTRAIN_EVALUATOR_INTERNAL_SHARD_FILE_READING_H_
+#ifndef PSTRAIN_COMMON_EXPORT_INTERNAL_SHARD_FILE_READING_H_
+#define PSTRAIN_COMMON_EXPORT_INTERNAL_SHARD_FILE_READING_H_
 
-// The one place where the evaluator reads a parameter-server shard file of
-// a checkpoint. The format belongs to common/checkpoint/shard_file.h; this
-// adapts its reader to what the checkpoint loader needs: each variable's
-// values without optimizer slots.
+// The one place outside the parameter server where a shard file of a
+// checkpoint is read. The format belongs to common/checkpoint/shard_file.h;
+// this adapts its reader to what the checkpoint loader needs: each
+// variable's values without optimizer slots.
 
 #include <cstdint>
 #include <functional>
@@ -16,8 +16,7 @@
 #include "protos/checkpoint.pb.h"
 
 namespace pstrain {
-namespace evaluator {
-namespace internal {
+namespace export_internal {
 
 // One variable as one shard file holds it, optimizer slots dropped.
 struct ShardVariableValues {
@@ -39,8 +38,7 @@ absl::Status ReadShardFileVariables(Env& env, const std::string& checkpoint_dir,
                                     const CheckpointShardFile& entry,
                                     const std::function<absl::Status(ShardVariableValues&)>& visit);
 
-}  // namespace internal
-}  // namespace evaluator
+}  // namespace export_internal
 }  // namespace pstrain
 
-#endif  // PSTRAIN_EVALUATOR_INTERNAL_SHARD_FILE_READING_H_
+#endif  // PSTRAIN_COMMON_EXPORT_INTERNAL_SHARD_FILE_READING_H_

@@ -1,4 +1,4 @@
-#include "evaluator/testing/parameters_checkpoint.h"
+#include "common/export/testing/parameters_checkpoint.h"
 
 #include <memory>
 #include <vector>
@@ -10,7 +10,6 @@
 #include "common/status/status_macros.h"
 
 namespace pstrain {
-namespace evaluator {
 namespace {
 
 constexpr float kSlotValue = 0.5f;
@@ -92,5 +91,4 @@ absl::StatusOr<CheckpointManifest> WriteParametersCheckpoint(Env& env, const std
   return CommitCheckpoint(env, pending, manifest);
 }
 
-}  // namespace evaluator
 }  // namespace pstrain

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_EVALUATOR_TESTING_PARAMETERS_CHECKPOINT_H_
-#define PSTRAIN_EVALUATOR_TESTING_PARAMETERS_CHECKPOINT_H_
+#ifndef PSTRAIN_COMMON_EXPORT_TESTING_PARAMETERS_CHECKPOINT_H_
+#define PSTRAIN_COMMON_EXPORT_TESTING_PARAMETERS_CHECKPOINT_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,6 @@
 #include "protos/checkpoint.pb.h"
 
 namespace pstrain {
-namespace evaluator {
 
 // Writes `parameters` as checkpoint ckpt-<step> of `model_dir` the way
 // `num_shards` parameter servers would (common/checkpoint/shard_file.h):
@@ -24,7 +23,6 @@ absl::StatusOr<CheckpointManifest> WriteParametersCheckpoint(Env& env, const std
                                                              int num_shards, bool final = false,
                                                              int num_slots = 1);
 
-}  // namespace evaluator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_EVALUATOR_TESTING_PARAMETERS_CHECKPOINT_H_
+#endif  // PSTRAIN_COMMON_EXPORT_TESTING_PARAMETERS_CHECKPOINT_H_

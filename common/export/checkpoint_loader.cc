@@ -1,4 +1,4 @@
-#include "evaluator/checkpoint_loader.h"
+#include "common/export/checkpoint_loader.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +10,6 @@
 #include "common/status/status_macros.h"
 
 namespace pstrain {
-namespace evaluator {
 namespace {
 
 std::string DimsString(absl::Span<const int64_t> dims) {
@@ -23,7 +22,7 @@ CheckpointAssembler::CheckpointAssembler(ModelParameters* parameters, std::strin
     : parameters_(parameters), checkpoint_(std::move(checkpoint)) {}
 
 absl::Status CheckpointAssembler::Add(const std::string& file,
-                                      internal::ShardVariableValues& variable) {
+                                      export_internal::ShardVariableValues& variable) {
   auto mismatch = [&](const std::string& what) {
     return absl::FailedPreconditionError(absl::StrCat(
         "checkpoint ", checkpoint_, " does not fit the job's model: ", file, " holds ", what));
@@ -98,13 +97,12 @@ absl::Status LoadCheckpointParameters(Env& env, const std::string& checkpoint_di
                                       ModelParameters* parameters) {
   CheckpointAssembler assembler(parameters, checkpoint_dir);
   for (const CheckpointShardFile& shard : manifest.shards()) {
-    RETURN_IF_ERROR(internal::ReadShardFileVariables(env, checkpoint_dir, shard,
-                                                     [&](internal::ShardVariableValues& variable) {
-                                                       return assembler.Add(shard.name(), variable);
-                                                     }));
+    RETURN_IF_ERROR(export_internal::ReadShardFileVariables(
+        env, checkpoint_dir, shard, [&](export_internal::ShardVariableValues& variable) {
+          return assembler.Add(shard.name(), variable);
+        }));
   }
   return assembler.Finish();
 }
 
-}  // namespace evaluator
 }  // namespace pstrain

@@ -1,4 +1,4 @@
-#include "evaluator/checkpoint_loader.h"
+#include "common/export/checkpoint_loader.h"
 
 #include <vector>
 
@@ -7,15 +7,14 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_checkpoints.h"
-#include "evaluator/testing/parameters_checkpoint.h"
+#include "common/export/testing/parameters_checkpoint.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
-namespace evaluator {
 namespace {
 
-using internal::ShardVariableValues;
+using export_internal::ShardVariableValues;
 
 VariableDef Def(const std::string& name, bool embedding, std::vector<int64_t> dims) {
   VariableDef def;
@@ -169,5 +168,4 @@ TEST(LoadCheckpointParametersTest, ACheckpointOfAnotherModelIsRefused) {
 }
 
 }  // namespace
-}  // namespace evaluator
 }  // namespace pstrain
