@@ -4,35 +4,12 @@
 #include <iostream>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/cli/flag_help.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 
 namespace pstrain {
-namespace {
-
-// pstrain's own flags are defined in files under its top-level folders;
-// the logging and flag libraries' flags are not, and --helpfull shows them.
-bool IsOwnFlag(const gflags::CommandLineFlagInfo& flag) {
-  for (absl::string_view folder : {"common/", "server/", "worker/", "evaluator/", "client/",
-                                   "tests/", "bench/", "examples/"}) {
-    if (absl::StartsWith(flag.filename, folder)) return true;
-  }
-  return false;
-}
-
-std::string FormatFlag(const gflags::CommandLineFlagInfo& flag) {
-  std::string text = absl::StrCat("  --", flag.name);
-  if (flag.type != "bool") absl::StrAppend(&text, "=", flag.type == "string" ? "STRING" : "N");
-  absl::StrAppend(&text, "\n      ", flag.description);
-  const std::string default_value =
-      flag.type == "string" ? absl::StrCat("\"", flag.default_value, "\"") : flag.default_value;
-  absl::StrAppend(&text, " (default: ", default_value, ")\n");
-  return text;
-}
-
-}  // namespace
 
 std::string FormatHelp(absl::string_view program, absl::string_view usage) {
   std::vector<gflags::CommandLineFlagInfo> flags;
@@ -41,7 +18,7 @@ std::string FormatHelp(absl::string_view program, absl::string_view usage) {
   std::string own;
   for (const gflags::CommandLineFlagInfo& flag : flags) {
     if (!IsOwnFlag(flag)) continue;
-    own += FormatFlag(flag);
+    own += FormatFlagHelp(flag);
   }
   if (!own.empty()) absl::StrAppend(&text, "\nFlags:\n", own);
   absl::StrAppend(&text, "\n  --help      this text\n  --helpfull  every flag, including logging (",

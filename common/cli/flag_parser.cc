@@ -1,0 +1,81 @@
+#include "common/cli/flag_parser.h"
+
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gflags/gflags.h"
+
+namespace pstrain {
+namespace {
+
+bool FindFlag(const std::string& name, gflags::CommandLineFlagInfo* info) {
+  return gflags::GetCommandLineFlagInfo(name.c_str(), info);
+}
+
+absl::Status SetFlag(const gflags::CommandLineFlagInfo& info, const std::string& value) {
+  if (gflags::SetCommandLineOption(info.name.c_str(), value.c_str()).empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", info.name, ": '", value, "' is not a valid ", info.type));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args) {
+  ParsedArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      parsed.positional.insert(parsed.positional.end(), args.begin() + i + 1, args.end());
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      parsed.positional.push_back(arg);
+      continue;
+    }
+    std::string body = arg.substr(absl::StartsWith(arg, "--") ? 2 : 1);
+    std::string name = body;
+    std::optional<std::string> value;
+    if (size_t equals = body.find('='); equals != std::string::npos) {
+      name = body.substr(0, equals);
+      value = body.substr(equals + 1);
+    }
+    if ((name == "help" || name == "h") && !value.has_value()) {
+      parsed.help = true;
+      continue;
+    }
+    if (name == "helpfull" && !value.has_value()) {
+      parsed.helpfull = true;
+      continue;
+    }
+    gflags::CommandLineFlagInfo info;
+    if (!FindFlag(name, &info)) {
+      // --noprogress turns the bool flag --progress off, as gflags does.
+      gflags::CommandLineFlagInfo negated;
+      if (absl::StartsWith(name, "no") && !value.has_value() && FindFlag(name.substr(2), &negated) &&
+          negated.type == "bool") {
+        if (absl::Status set = SetFlag(negated, "false"); !set.ok()) return set;
+        parsed.flags_set.push_back(negated.name);
+        continue;
+      }
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+    }
+    if (!value.has_value()) {
+      if (info.type == "bool") {
+        value = "true";
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name, " needs a value (--", name, "=VALUE)"));
+      }
+    }
+    if (absl::Status set = SetFlag(info, *value); !set.ok()) return set;
+    parsed.flags_set.push_back(info.name);
+  }
+  return parsed;
+}
+
+}  // namespace pstrain

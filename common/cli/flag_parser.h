@@ -1,0 +1,35 @@
+#ifndef PSTRAIN_COMMON_CLI_FLAG_PARSER_H_
+#define PSTRAIN_COMMON_CLI_FLAG_PARSER_H_
+
+// The command line of `pstrain COMMAND ...`, parsed without gflags' own
+// parser: that one exits 1 on an unknown flag, and pstrain promises exit
+// code 2 for every usage error. Values are still set through gflags, so
+// FLAGS_x and --helpfull stay the single source of truth.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace pstrain {
+
+struct ParsedArgs {
+  // Arguments that are not flags, in order (everything after "--" too).
+  std::vector<std::string> positional;
+  // Names of the flags set, as defined ("noprogress" is recorded as
+  // "progress").
+  std::vector<std::string> flags_set;
+  bool help = false;      // --help, -h
+  bool helpfull = false;  // --helpfull
+};
+
+// Parses `args` (argv without argv[0]) and sets each flag it finds.
+// Accepted forms: --name=value, --name value (not for bool flags), --name and
+// --noname for bool flags, with one or two leading dashes.
+// InvalidArgument, naming the flag: an unknown flag, a missing value, or a
+// value the flag's type does not accept. Flags before the error are set.
+absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_CLI_FLAG_PARSER_H_

@@ -1,0 +1,68 @@
+#include "common/cli/flag_parser.h"
+
+#include "gflags/gflags.h"
+#include "gtest/gtest.h"
+
+DEFINE_int32(test_workers, 2, "workers");
+DEFINE_bool(test_progress, true, "progress");
+DEFINE_string(test_output, "text", "output");
+
+namespace pstrain {
+namespace {
+
+class FlagParserTest : public testing::Test {
+ protected:
+  void TearDown() override {
+    FLAGS_test_workers = 2;
+    FLAGS_test_progress = true;
+    FLAGS_test_output = "text";
+  }
+};
+
+TEST_F(FlagParserTest, SetsFlagsInEveryFormAndKeepsPositionalArguments) {
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags(
+      {"local", "--test_workers", "3", "job.pbtxt", "-test_output=json", "--notest_progress"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->positional, (std::vector<std::string>{"local", "job.pbtxt"}));
+  EXPECT_EQ(FLAGS_test_workers, 3);
+  EXPECT_EQ(FLAGS_test_output, "json");
+  EXPECT_FALSE(FLAGS_test_progress);
+  EXPECT_EQ(parsed->flags_set,
+            (std::vector<std::string>{"test_workers", "test_output", "test_progress"}));
+  EXPECT_FALSE(parsed->help);
+}
+
+TEST_F(FlagParserTest, ABoolFlagDoesNotTakeTheNextArgument) {
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags({"--test_progress", "status"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(FLAGS_test_progress);
+  EXPECT_EQ(parsed->positional, std::vector<std::string>{"status"});
+}
+
+TEST_F(FlagParserTest, EverythingAfterDoubleDashIsPositional) {
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags({"status", "--", "--test_workers=5"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->positional, (std::vector<std::string>{"status", "--test_workers=5"}));
+  EXPECT_EQ(FLAGS_test_workers, 2);
+}
+
+TEST_F(FlagParserTest, HelpIsReportedNotSet) {
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags({"submit", "--help"});
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_TRUE(parsed->help);
+  EXPECT_TRUE(ParseFlags({"-h"})->help);
+  EXPECT_TRUE(ParseFlags({"--helpfull"})->helpfull);
+}
+
+TEST_F(FlagParserTest, ErrorsNameTheFlag) {
+  EXPECT_EQ(ParseFlags({"--no_such_flag=1"}).status().message(), "unknown flag --no_such_flag");
+  EXPECT_EQ(ParseFlags({"--test_workers=many"}).status().message(),
+            "--test_workers: 'many' is not a valid int32");
+  EXPECT_EQ(ParseFlags({"--test_workers"}).status().message(),
+            "--test_workers needs a value (--test_workers=VALUE)");
+  EXPECT_EQ(ParseFlags({"--test_progress=maybe"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pstrain

@@ -1,0 +1,157 @@
+#include "common/cli/subcommand.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/cli/flag_help.h"
+#include "common/cli/flag_parser.h"
+#include "gflags/gflags.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace {
+
+const Subcommand* FindCommand(const std::vector<Subcommand>& commands, absl::string_view name) {
+  for (const Subcommand& command : commands) {
+    if (command.name == name) return &command;
+  }
+  return nullptr;
+}
+
+std::string UsageLine(absl::string_view program, const Subcommand& command) {
+  return absl::StrCat(program, " ", command.name,
+                      command.arguments.empty() ? "" : absl::StrCat(" ", command.arguments),
+                      command.flags.empty() ? "" : " [--flags]");
+}
+
+// A flag of the program's own given to a command that does not read it is
+// almost always a mistake (`pstrain status --workers 3`): refuse it rather
+// than silently ignore it.
+std::string FlagNotForCommand(const std::vector<std::string>& flags_set,
+                              const Subcommand& command) {
+  for (const std::string& name : flags_set) {
+    gflags::CommandLineFlagInfo info;
+    if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info) || !IsOwnFlag(info)) continue;
+    if (std::find(command.flags.begin(), command.flags.end(), name) == command.flags.end()) {
+      return name;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string FormatProgramHelp(absl::string_view program, absl::string_view overview,
+                              const std::vector<Subcommand>& commands) {
+  std::string text = absl::StrCat(overview, "\n\nUsage: ", program, " COMMAND [ARGS] [--flags]\n",
+                                  "\nCommands:\n");
+  for (const Subcommand& command : commands) {
+    absl::StrAppend(&text, "  ", command.name,
+                    command.arguments.empty() ? "" : absl::StrCat(" ", command.arguments), "\n      ",
+                    command.summary, "\n");
+  }
+  absl::StrAppend(&text, "\n", program, " help COMMAND (or ", program,
+                  " COMMAND --help) shows a command's flags and an example.\n", program,
+                  " --helpfull lists every flag, including the logging library's.\n");
+  return text;
+}
+
+std::string FormatSubcommandHelp(absl::string_view program, const Subcommand& command) {
+  std::string text =
+      absl::StrCat("Usage: ", UsageLine(program, command), "\n\n", command.description, "\n");
+  if (!command.flags.empty()) absl::StrAppend(&text, "\nFlags:\n");
+  for (const std::string& name : command.flags) {
+    gflags::CommandLineFlagInfo info;
+    // A missing flag is a programming error of the table, not a user's.
+    CHECK(gflags::GetCommandLineFlagInfo(name.c_str(), &info)) << "no flag --" << name;
+    absl::StrAppend(&text, FormatFlagHelp(info));
+  }
+  return text;
+}
+
+int RunSubcommands(absl::string_view program, absl::string_view overview,
+                   const std::vector<Subcommand>& commands, int argc, char** argv) {
+  // Logs go to stderr; glog's default of files under /tmp would hide them.
+  gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
+  if (!google::IsGoogleLoggingInitialized()) {
+    google::InitGoogleLogging(argc > 0 ? argv[0] : std::string(program).c_str());
+  }
+
+  const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags(args);
+  // The command is the first positional argument, so flags may come before it.
+  const Subcommand* command = nullptr;
+  std::vector<std::string> positional;
+  if (parsed.ok()) {
+    positional = parsed->positional;
+  } else {
+    // Still name the command in the error: its first plain argument.
+    for (const std::string& arg : args) {
+      if (!arg.empty() && arg[0] != '-') {
+        positional.push_back(arg);
+        break;
+      }
+    }
+  }
+  if (!positional.empty() && positional.front() != "help") {
+    command = FindCommand(commands, positional.front());
+    if (command == nullptr) {
+      std::cerr << program << ": unknown command '" << positional.front() << "' (commands: "
+                << absl::StrJoin(commands, ", ",
+                                 [](std::string* out, const Subcommand& c) {
+                                   absl::StrAppend(out, c.name);
+                                 })
+                << "; see " << program << " --help)\n";
+      return kUsageErrorExitCode;
+    }
+  }
+  if (!parsed.ok()) {
+    std::cerr << program << (command ? absl::StrCat(" ", command->name) : "") << ": "
+              << parsed.status().message() << " (see " << program
+              << (command ? absl::StrCat(" ", command->name) : "") << " --help)\n";
+    return kUsageErrorExitCode;
+  }
+  if (parsed->helpfull) {
+    gflags::ShowUsageWithFlags(std::string(program).c_str());
+    return 0;
+  }
+  if (!positional.empty() && positional.front() == "help") {
+    if (positional.size() < 2) {
+      std::cout << FormatProgramHelp(program, overview, commands);
+      return 0;
+    }
+    const Subcommand* topic = FindCommand(commands, positional[1]);
+    if (topic == nullptr) {
+      std::cerr << program << " help: unknown command '" << positional[1] << "' (see " << program
+                << " --help)\n";
+      return kUsageErrorExitCode;
+    }
+    std::cout << FormatSubcommandHelp(program, *topic);
+    return 0;
+  }
+  if (command == nullptr) {
+    if (parsed->help) {
+      std::cout << FormatProgramHelp(program, overview, commands);
+      return 0;
+    }
+    std::cerr << FormatProgramHelp(program, overview, commands) << "\n"
+              << program << ": no command given\n";
+    return kUsageErrorExitCode;
+  }
+  if (parsed->help) {
+    std::cout << FormatSubcommandHelp(program, *command);
+    return 0;
+  }
+  if (std::string stray = FlagNotForCommand(parsed->flags_set, *command); !stray.empty()) {
+    std::cerr << program << " " << command->name << ": --" << stray
+              << " does not apply to this command (see " << program << " " << command->name
+              << " --help)\n";
+    return kUsageErrorExitCode;
+  }
+  positional.erase(positional.begin());
+  return command->run(positional);
+}
+
+}  // namespace pstrain
