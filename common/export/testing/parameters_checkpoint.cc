@@ -74,11 +74,12 @@ absl::StatusOr<CheckpointManifest> WriteParametersCheckpoint(Env& env, const std
                                                              int64_t step,
                                                              const ModelParameters& parameters,
                                                              int num_shards, bool final,
-                                                             int num_slots) {
+                                                             int num_slots, const JobSpec& spec) {
   ASSIGN_OR_RETURN(PendingCheckpoint pending, BeginCheckpoint(env, model_dir, step));
   CheckpointManifest manifest;
   manifest.set_job_id("job-1");
   manifest.set_final(final);
+  *manifest.mutable_spec() = spec;
   for (int shard = 0; shard < num_shards; ++shard) {
     ASSIGN_OR_RETURN(ShardFileInfo info, WriteShard(env, pending.ShardPath(shard, num_shards), step,
                                                     parameters, shard, num_shards, num_slots));

@@ -8,6 +8,7 @@
 #include "common/checkpoint/env.h"
 #include "common/export/model_parameters.h"
 #include "protos/checkpoint.pb.h"
+#include "protos/job.pb.h"
 
 namespace pstrain {
 
@@ -16,12 +17,11 @@ namespace pstrain {
 // dense variable i in shard i % num_shards, embedding rows in the shard
 // RowShard places them on, every value followed by `num_slots` optimizer
 // slots filled with 0.5 (which a reader of values must leave out), then the
-// MANIFEST. Returns the MANIFEST.
-absl::StatusOr<CheckpointManifest> WriteParametersCheckpoint(Env& env, const std::string& model_dir,
-                                                             int64_t step,
-                                                             const ModelParameters& parameters,
-                                                             int num_shards, bool final = false,
-                                                             int num_slots = 1);
+// MANIFEST, which carries `spec` as the coordinator's would. Returns the
+// MANIFEST.
+absl::StatusOr<CheckpointManifest> WriteParametersCheckpoint(
+    Env& env, const std::string& model_dir, int64_t step, const ModelParameters& parameters,
+    int num_shards, bool final = false, int num_slots = 1, const JobSpec& spec = JobSpec());
 
 }  // namespace pstrain
 

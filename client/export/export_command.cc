@@ -1,0 +1,64 @@
+#include "client/export/export_command.h"
+
+#include <iostream>
+#include <optional>
+
+#include "absl/strings/str_join.h"
+#include "client/export/checkpoint_export.h"
+#include "common/checkpoint/posix_env.h"
+#include "gflags/gflags.h"
+
+DEFINE_string(to, "", "export: the folder to write the export to (must not exist)");
+DEFINE_int64(step, -1, "export: the step of the checkpoint to export (-1: the newest good one)");
+
+namespace pstrain {
+
+int ExportExitCode(const absl::Status& status) {
+  if (status.ok()) return 0;
+  if (absl::IsNotFound(status) || absl::IsAlreadyExists(status) ||
+      absl::IsInvalidArgument(status)) {
+    return 2;
+  }
+  return 1;
+}
+
+int RunExportCommand(const std::vector<std::string>& args) {
+  if (args.size() != 1) {
+    std::cerr << "pstrain export: expected one argument, the job's model_dir; got " << args.size()
+              << "\n\n"
+              << kExportUsage;
+    return 2;
+  }
+  if (FLAGS_to.empty()) {
+    std::cerr << "pstrain export: --to is required: the folder to write the export to\n";
+    return 2;
+  }
+  if (FLAGS_step < -1) {
+    std::cerr << "pstrain export: --step must be a global step >= 0 (or -1 for the newest), got "
+              << FLAGS_step << "\n";
+    return 2;
+  }
+  std::optional<int64_t> step;
+  if (FLAGS_step >= 0) step = FLAGS_step;
+  PosixEnv env;
+  absl::StatusOr<CheckpointExport> exported = ExportCheckpoint(env, args[0], step, FLAGS_to);
+  if (!exported.ok()) {
+    std::cerr << "pstrain export: " << exported.status().message() << "\n";
+    return ExportExitCode(exported.status());
+  }
+  for (const SkippedCheckpoint& bad : exported->skipped) {
+    std::cerr << "pstrain export: passed over damaged checkpoint " << bad.path << ": "
+              << bad.reason.message() << "\n";
+  }
+  std::cout << "exported step " << exported->step << " (" << exported->checkpoint_dir << ") to "
+            << exported->export_dir << "\n";
+  const auto& metrics = exported->manifest.metrics();
+  if (!metrics.empty()) {
+    std::map<std::string, double> sorted(metrics.begin(), metrics.end());
+    std::cout << "eval metrics at that step: "
+              << absl::StrJoin(sorted, " ", absl::PairFormatter("=")) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace pstrain
