@@ -78,6 +78,7 @@ class EvalSchedule {
   std::optional<CheckpointCandidate> Take(absl::Time now, std::vector<SkippedCandidate>* skipped);
 
   bool has_pending() const { return !pending_.empty(); }
+  int pending_count() const { return static_cast<int>(pending_.size()); }
   // Drops every pending checkpoint (the job was left) and returns them.
   std::vector<CheckpointCandidate> Clear();
 

@@ -194,6 +194,12 @@ void EvaluationLoop::HeartbeatLoop() {
       absl::MutexLock lock(&mu_);
       interval = heartbeat_interval_;
       request.set_job_id(current_job_);
+      if (schedule_.has_value()) {
+        request.set_step(std::max<int64_t>(0, schedule_->newest_evaluated()));
+        request.set_queue_depth(schedule_->pending_count());
+      }
+      request.set_health(last_problem_.empty() ? MEMBER_HEALTH_OK : MEMBER_HEALTH_DEGRADED);
+      request.set_health_detail(last_problem_);
     }
     if (stop_.WaitUntil(clock_, clock_.Now() + interval)) return;
     absl::StatusOr<HeartbeatResponse> response = client_.Heartbeat(request);
@@ -247,6 +253,12 @@ EvalReport EvaluationLoop::NewReport(const std::string& job_id) const {
 void EvaluationLoop::Report(JobContext& job, EvalReport report, absl::Duration took,
                             const std::map<std::string, double>& metrics) {
   report.set_seconds(absl::ToDoubleSeconds(took));
+  {
+    absl::MutexLock lock(&mu_);
+    last_problem_ = report.status() == EVAL_STATUS_MISSING_CHECKPOINT
+                        ? absl::StrCat("step ", report.checkpoint_step(), ": ", report.reason())
+                        : "";
+  }
   metrics_.RecordEvaluation(StatusLabel(report.status()), report.checkpoint_step(), took,
                             report.examples(), metrics);
   const std::string what = absl::StrCat("the coordinator (ReportEval of step ",

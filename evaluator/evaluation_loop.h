@@ -171,6 +171,9 @@ class EvaluationLoop {
   bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;
   bool watching_ ABSL_GUARDED_BY(mu_) = false;
   CheckpointWatch* active_watch_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // Why the last evaluation was not done (heartbeats report DEGRADED);
+  // empty when it was.
+  std::string last_problem_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace evaluator

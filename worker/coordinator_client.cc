@@ -192,6 +192,10 @@ void CoordinatorClient::HeartbeatLoop() {
       absl::MutexLock l(&mu_);
       interval = heartbeat_interval_;
       request.set_job_id(job_id_);
+      request.set_step(self_.step);
+      request.set_queue_depth(self_.undelivered_reports);
+      request.set_health(self_.trouble.empty() ? MEMBER_HEALTH_OK : MEMBER_HEALTH_DEGRADED);
+      request.set_health_detail(self_.trouble);
     }
     HeartbeatResponse response;
     absl::Status status =
@@ -269,6 +273,14 @@ absl::Status CoordinatorClient::CompleteDataLease(const std::string& job_id, int
               /*reregister=*/false);
 }
 
+void CoordinatorClient::NoteReportOutcome(const absl::Status& status, size_t undelivered,
+                                          std::optional<int64_t> global_step) {
+  absl::MutexLock l(&mu_);
+  if (global_step.has_value()) self_.step = *global_step;
+  self_.undelivered_reports = static_cast<int32_t>(undelivered);
+  self_.trouble = status.ok() ? "" : std::string(status.message());
+}
+
 absl::StatusOr<ProgressResponse> CoordinatorClient::ReportProgress(ProgressReport report) {
   absl::MutexLock l(&report_mu_);
   *report.mutable_task() = options_.task;
@@ -284,11 +296,16 @@ absl::StatusOr<ProgressResponse> CoordinatorClient::ReportProgress(ProgressRepor
              absl::ZeroDuration(), /*retry_unavailable=*/true, /*reregister=*/true);
     if (absl::IsFailedPrecondition(status)) {
       unsent_.clear();
+      NoteReportOutcome(absl::OkStatus(), 0, std::nullopt);
       return status;
     }
-    if (!status.ok()) return status;  // kept for the next report
+    if (!status.ok()) {  // kept for the next report
+      NoteReportOutcome(status, unsent_.size(), std::nullopt);
+      return status;
+    }
     unsent_.pop_front();
   }
+  NoteReportOutcome(absl::OkStatus(), 0, response.global_step());
   return response;
 }
 

@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,6 +143,17 @@ class CoordinatorClient {
   // Registers again after the coordinator said it does not know us.
   absl::Status Reregister(const absl::Status& why);
   void HeartbeatLoop();
+  // Keeps what the heartbeats say of this worker up to date after a round
+  // of progress reports.
+  void NoteReportOutcome(const absl::Status& status, size_t undelivered,
+                         std::optional<int64_t> global_step);
+
+  // What the heartbeats say of this worker.
+  struct SelfReport {
+    int64_t step = 0;  // the global step of the last progress answer
+    int32_t undelivered_reports = 0;
+    std::string trouble;  // why the last report failed; empty: healthy
+  };
 
   // Constant after construction.
   const std::unique_ptr<ClusterService::Stub> stub_;
@@ -159,6 +171,7 @@ class CoordinatorClient {
   std::string job_id_ ABSL_GUARDED_BY(mu_);
   HeartbeatView heartbeat_ ABSL_GUARDED_BY(mu_);
   bool heartbeats_started_ ABSL_GUARDED_BY(mu_) = false;
+  SelfReport self_ ABSL_GUARDED_BY(mu_);
 
   // Progress reports, numbered 1, 2, ... for this incarnation.
   absl::Mutex report_mu_;

@@ -91,6 +91,7 @@ absl::Status MembershipSession::RegisterOnce() {
 
 absl::Status MembershipSession::HeartbeatOnce(bool* shutdown) {
   HeartbeatRequest request;
+  if (options_.describe_self) options_.describe_self(&request);
   *request.mutable_task() = options_.task;
   request.set_incarnation(incarnation_);
   HeartbeatResponse response;

@@ -29,6 +29,10 @@ struct MembershipSessionOptions {
   // doubles from `retry_initial` up to `retry_max`, with jitter.
   absl::Duration retry_initial = absl::Milliseconds(100);
   absl::Duration retry_max = absl::Seconds(3);
+  // Fills what the process says of itself into each heartbeat (job_id,
+  // step, health, queue_depth); called on the session's thread. May be
+  // empty.
+  std::function<void(HeartbeatRequest*)> describe_self;
 };
 
 // Keeps a server process (a parameter-server shard) a member of the cluster:

@@ -301,6 +301,42 @@ TEST_F(CoordinatorServiceTest, RegistrationFencesStaleIncarnations) {
   EXPECT_EQ(cluster.members(0).state(), MEMBER_STATE_IDLE);
 }
 
+TEST_F(CoordinatorServiceTest, HeartbeatsShowStepHealthAndQueueDepthInTheCluster) {
+  StartCoordinator();
+  Caller worker{Task(TASK_TYPE_WORKER, 0), 3};
+  ASSERT_TRUE(Register(worker).ok());
+  HeartbeatRequest request;
+  *request.mutable_task() = worker.task;
+  request.set_incarnation(worker.incarnation);
+  request.set_step(1200);
+  request.set_health(MEMBER_HEALTH_DEGRADED);
+  request.set_health_detail("the coordinator (progress report): connection refused");
+  request.set_queue_depth(2);
+  HeartbeatResponse beat;
+  ASSERT_TRUE(cluster_->Heartbeat(Context().get(), request, &beat).ok());
+
+  ClusterStatus cluster;
+  ASSERT_TRUE(jobs_->GetCluster(Context().get(), GetClusterRequest(), &cluster).ok());
+  ASSERT_EQ(cluster.members_size(), 1);
+  const Member& member = cluster.members(0);
+  EXPECT_EQ(member.step(), 1200);
+  EXPECT_EQ(member.health(), MEMBER_HEALTH_DEGRADED);
+  EXPECT_EQ(member.health_detail(), "the coordinator (progress report): connection refused");
+  EXPECT_EQ(member.queue_depth(), 2);
+
+  // The next heartbeat replaces what the last one said.
+  request.set_step(1300);
+  request.set_health(MEMBER_HEALTH_OK);
+  request.clear_health_detail();
+  request.set_queue_depth(0);
+  ASSERT_TRUE(cluster_->Heartbeat(Context().get(), request, &beat).ok());
+  ASSERT_TRUE(jobs_->GetCluster(Context().get(), GetClusterRequest(), &cluster).ok());
+  EXPECT_EQ(cluster.members(0).step(), 1300);
+  EXPECT_EQ(cluster.members(0).health(), MEMBER_HEALTH_OK);
+  EXPECT_EQ(cluster.members(0).health_detail(), "");
+  EXPECT_EQ(cluster.members(0).queue_depth(), 0);
+}
+
 TEST_F(CoordinatorServiceTest, SubmitValidatesAndConfinesPaths) {
   StartCoordinator();
   SubmitJobRequest request;

@@ -10,7 +10,9 @@
 #include "common/checkpoint/checkpoint_verifier.h"
 #include "common/checkpoint/manifest.h"
 #include "common/config/job_mode.h"
+#include "common/optimizer/learning_rate.h"
 #include "common/status/status_macros.h"
+#include "common/summary/file_summary_writer.h"
 #include "glog/logging.h"
 #include "server/coordinator/task_name.h"
 
@@ -187,6 +189,7 @@ absl::Status JobRunner::Prepare() {
     }
     RETURN_IF_ERROR(CreateLedgers(start, plan->num_records));
     AnnounceExistingCheckpoints();
+    OpenTrainSummaries();
   }
   {
     absl::MutexLock lock(&mu_);
@@ -204,6 +207,20 @@ absl::Status JobRunner::Prepare() {
   // Last: a member that has its assignment may call at once.
   PublishAssignments(layout.has_value() ? &*layout : nullptr, start);
   return absl::OkStatus();
+}
+
+void JobRunner::OpenTrainSummaries() {
+  absl::StatusOr<LearningRate> learning_rate = LearningRate::Create(spec_.optimizer());
+  absl::StatusOr<std::unique_ptr<FileSummaryWriter>> writer =
+      FileSummaryWriter::Open(context_.env, TrainSummaryDir(model_dir_));
+  if (!learning_rate.ok() || !writer.ok()) {
+    // Plots are worth less than the training: go on without them.
+    LOG(WARNING) << "job " << job_id_ << ": no training summaries: "
+                 << (learning_rate.ok() ? writer.status() : learning_rate.status());
+    return;
+  }
+  train_summaries_ = std::make_unique<TrainSummaries>(
+      *std::move(writer), *std::move(learning_rate), spec_.training().steps_per_loop(), clock_);
 }
 
 absl::StatusOr<JobRunner::StartPoint> JobRunner::FindStartPoint() {
@@ -571,6 +588,10 @@ void JobRunner::Cleanup() {
   }
   ApplyRetention();
   feed_->Close();
+  if (train_summaries_ != nullptr) {
+    absl::Status closed = train_summaries_->Close(step_->value());
+    if (!closed.ok()) LOG(WARNING) << "job " << job_id_ << ": training summaries: " << closed;
+  }
   context_.assignments->ClearJob(job_id_);
   for (const Member& member : context_.members->Members()) {
     if (member.job_id() == job_id_) {

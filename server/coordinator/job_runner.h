@@ -35,6 +35,7 @@
 #include "server/coordinator/shard_group.h"
 #include "server/coordinator/stop_conditions.h"
 #include "server/coordinator/stream_source.h"
+#include "server/coordinator/train_summaries.h"
 #include "server/coordinator/variable_placement.h"
 #include "server/coordinator/wait_tracker.h"
 
@@ -202,6 +203,8 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // Steps of the phases.
   std::vector<TaskId> MissingMembers(int* num_ps, int* num_workers) const;
   absl::StatusOr<StartPoint> FindStartPoint();
+  // model_dir/train: loss, learning rate, examples/s, steps/s.
+  void OpenTrainSummaries();
   // Renames a damaged checkpoint folder to <folder>.damaged (or
   // .damaged-<n>), out of the way of the checkpoint training will save at
   // its step, but kept for a person to look at.
@@ -259,6 +262,7 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   std::unique_ptr<GlobalStep> step_;
   std::unique_ptr<StopConditions> stop_;
   std::unique_ptr<CheckpointSchedule> schedule_;
+  std::unique_ptr<TrainSummaries> train_summaries_;  // null: none written
 
   // Used by the Run thread only.
   std::string published_reason_;

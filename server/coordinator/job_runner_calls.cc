@@ -116,6 +116,9 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
     poked_ = true;
   }
   context_.jobs->RecordProgress(job_id_, *step, last_loss, rate).IgnoreError();
+  if (train_summaries_ != nullptr && loss.has_value()) {
+    train_summaries_->OnProgress(*step, last_loss, rate);
+  }
 
   JobEvent event;
   ProgressEvent* progress = event.mutable_progress();

@@ -49,6 +49,7 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
     const std::string& listed = daemon.options().cluster.own_address;
     options.address = listed.empty() ? daemon.grpc_address() : listed;
     options.metrics_address = daemon.metrics_address();
+    options.describe_self = [this](pstrain::HeartbeatRequest* beat) { DescribeSelf(beat); };
     membership_ = std::make_unique<pstrain::MembershipSession>(
         options, [&daemon] { daemon.RequestShutdown(); });
     membership_->Start();
@@ -60,6 +61,17 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
   }
 
  private:
+  // The job it serves, its newest version (the global step in sync mode)
+  // and the pushes being assembled.
+  void DescribeSelf(pstrain::HeartbeatRequest* beat) const {
+    beat->set_health(pstrain::MEMBER_HEALTH_OK);
+    beat->set_queue_depth(store_.pushes().pending_pushes());
+    std::shared_ptr<pstrain::ParameterShard> job = store_.current_job();
+    if (job == nullptr) return;
+    beat->set_job_id(job->job_id());
+    beat->set_step(job->version());
+  }
+
   static pstrain::ShardStoreOptions Options() {
     pstrain::ShardStoreOptions options;
     options.checkpoint_root = FLAGS_checkpoint_root;

@@ -63,6 +63,11 @@ absl::Status ShardStore::DropJob(const DropJobRequest& request) {
   return absl::OkStatus();
 }
 
+std::shared_ptr<ParameterShard> ShardStore::current_job() const {
+  absl::MutexLock l(&mu_);
+  return job_;
+}
+
 absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::GetJob(absl::string_view job_id) const {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id is empty");
   absl::MutexLock l(&mu_);

@@ -61,6 +61,9 @@ class ShardStore {
   // FailedPrecondition: no job, or another job, is running on this shard.
   absl::StatusOr<std::shared_ptr<ParameterShard>> GetJob(absl::string_view job_id) const;
 
+  // The job running here, or null: for heartbeats, which report its step.
+  std::shared_ptr<ParameterShard> current_job() const;
+
   // Writes the job's snapshot to request.path (under the checkpoint root).
   // InvalidArgument: a path outside the root, or no root configured.
   // FailedPrecondition: the job is not running. The Env's errors when the
@@ -75,6 +78,7 @@ class ShardStore {
   absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request);
 
   PushAssembler& pushes() { return pushes_; }
+  const PushAssembler& pushes() const { return pushes_; }
   ShardMetrics& metrics() { return metrics_; }
   Clock& clock() { return clock_; }
 

@@ -1,0 +1,69 @@
+#include "server/coordinator/train_summaries.h"
+
+#include <utility>
+
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace coordinator {
+
+TrainSummaries::TrainSummaries(std::unique_ptr<SummaryWriter> writer, LearningRate learning_rate,
+                               int64_t every_steps, Clock& clock)
+    : learning_rate_(std::move(learning_rate)),
+      every_steps_(every_steps < 1 ? 1 : every_steps),
+      clock_(clock),
+      writer_(std::move(writer)),
+      written_time_(clock.Now()) {}
+
+TrainSummaries::~TrainSummaries() {
+  absl::MutexLock lock(&mu_);
+  if (writer_ != nullptr) {
+    absl::Status closed = writer_->Close();
+    if (!closed.ok()) LOG(WARNING) << "train summaries: " << closed;
+  }
+}
+
+void TrainSummaries::OnProgress(int64_t step, double loss, double examples_per_sec) {
+  absl::MutexLock lock(&mu_);
+  if (writer_ == nullptr) return;
+  loss_ = loss;
+  examples_per_sec_ = examples_per_sec;
+  // Reports arrive from several workers, so steps are not multiples of
+  // every_steps and may arrive out of order: write on the first step past
+  // each boundary, once.
+  if (written_step_.has_value() && step / every_steps_ <= *written_step_ / every_steps_) return;
+  WriteLocked(step);
+}
+
+absl::Status TrainSummaries::Close(int64_t step) {
+  absl::MutexLock lock(&mu_);
+  if (writer_ == nullptr) return absl::OkStatus();
+  if (loss_.has_value() && (!written_step_.has_value() || *written_step_ < step)) {
+    WriteLocked(step);
+  }
+  absl::Status closed = writer_->Close();
+  writer_.reset();
+  return closed;
+}
+
+void TrainSummaries::WriteLocked(int64_t step) {
+  const absl::Time now = clock_.Now();
+  absl::Status status;
+  if (loss_.has_value()) status.Update(writer_->WriteScalar(step, "loss", *loss_));
+  status.Update(writer_->WriteScalar(step, "learning_rate", learning_rate_.At(step)));
+  status.Update(writer_->WriteScalar(step, "examples_per_sec", examples_per_sec_));
+  const double seconds = absl::ToDoubleSeconds(now - written_time_);
+  if (written_step_.has_value() && seconds > 0) {
+    status.Update(writer_->WriteScalar(step, "global_step_per_sec",
+                                       static_cast<double>(step - *written_step_) / seconds));
+  }
+  written_step_ = step;
+  written_time_ = now;
+  if (!status.ok() && !error_logged_) {
+    error_logged_ = true;
+    LOG(WARNING) << "cannot write the training summaries (training goes on): " << status;
+  }
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

@@ -1,0 +1,71 @@
+#ifndef PSTRAIN_SERVER_COORDINATOR_TRAIN_SUMMARIES_H_
+#define PSTRAIN_SERVER_COORDINATOR_TRAIN_SUMMARIES_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock/clock.h"
+#include "common/optimizer/learning_rate.h"
+#include "common/summary/summary_writer.h"
+
+namespace pstrain {
+namespace coordinator {
+
+// The job's training scalars, written under model_dir/train as TensorBoard
+// event files and scalars.jsonl:
+//
+//   loss                  mean training loss of the latest progress report
+//   learning_rate         the schedule's rate at the global step
+//   examples_per_sec      summed over the workers
+//   global_step_per_sec   since the previous write
+//
+// The coordinator is the one place that sees the global step, so it writes
+// them rather than each worker. At most one set per `every_steps` global
+// steps, so the file stays small however many workers report. Thread-safe:
+// progress reports arrive on gRPC threads.
+class TrainSummaries {
+ public:
+  // `every_steps` >= 1. `writer` is owned; `clock` outlives this.
+  TrainSummaries(std::unique_ptr<SummaryWriter> writer, LearningRate learning_rate,
+                 int64_t every_steps, Clock& clock);
+  ~TrainSummaries();
+
+  TrainSummaries(const TrainSummaries&) = delete;
+  TrainSummaries& operator=(const TrainSummaries&) = delete;
+
+  // A progress report moved the global step to `step`. Writes when `step`
+  // has crossed the next multiple of every_steps since the last write.
+  // Errors are logged once, not returned: losing a plot must not stop
+  // training.
+  void OnProgress(int64_t step, double loss, double examples_per_sec);
+
+  // Writes the last values at `step` if not written yet, then closes the
+  // files. Later calls do nothing.
+  absl::Status Close(int64_t step);
+
+ private:
+  void WriteLocked(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const LearningRate learning_rate_;
+  const int64_t every_steps_;
+  Clock& clock_;
+
+  absl::Mutex mu_;
+  std::unique_ptr<SummaryWriter> writer_ ABSL_GUARDED_BY(mu_);  // null once closed
+  // The step and time of the last write; nullopt before the first.
+  std::optional<int64_t> written_step_ ABSL_GUARDED_BY(mu_);
+  absl::Time written_time_ ABSL_GUARDED_BY(mu_);
+  std::optional<double> loss_ ABSL_GUARDED_BY(mu_);
+  double examples_per_sec_ ABSL_GUARDED_BY(mu_) = 0;
+  bool error_logged_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace coordinator
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_COORDINATOR_TRAIN_SUMMARIES_H_
