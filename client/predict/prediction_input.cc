@@ -1,0 +1,159 @@
+#include "client/predict/prediction_input.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/data/csv_reader.h"
+#include "common/data/fashion_mnist.h"
+#include "common/data/file_contents.h"
+#include "common/data/libsvm_reader.h"
+#include "common/status/status_macros.h"
+
+namespace pstrain {
+namespace {
+
+absl::StatusOr<PredictionInput> LoadIdx(const std::string& path,
+                                        const PredictionInputOptions& options) {
+  ASSIGN_OR_RETURN(const std::string image_bytes, ReadFileContents(path));
+  ASSIGN_OR_RETURN(IdxImages images, ParseIdxImages(image_bytes, path));
+  InMemorySource::Examples examples;
+  examples.num_examples = images.count;
+  examples.dense_dim = images.rows * images.cols;
+  examples.image_height = images.rows;
+  examples.image_width = images.cols;
+  examples.image_channels = 1;
+  examples.dense_bytes = std::move(images.pixels);
+  examples.byte_scale = 1.0f / 255.0f;  // as the Fashion-MNIST reader scales pixels
+  PredictionInput input;
+  if (!options.labels_path.empty()) {
+    ASSIGN_OR_RETURN(const std::string label_bytes, ReadFileContents(options.labels_path));
+    ASSIGN_OR_RETURN(const std::vector<uint8_t> labels,
+                     ParseIdxLabels(label_bytes, options.labels_path));
+    if (static_cast<int64_t>(labels.size()) != examples.num_examples) {
+      return absl::InvalidArgumentError(absl::StrCat(options.labels_path, ": ", labels.size(),
+                                                     " labels for ", examples.num_examples,
+                                                     " images in ", path));
+    }
+    examples.labels.assign(labels.begin(), labels.end());
+    input.has_labels = true;
+  } else {
+    examples.labels.assign(examples.num_examples, 0.0f);  // placeholders, never reported
+  }
+  ASSIGN_OR_RETURN(input.source, InMemorySource::Create(std::move(examples)));
+  return input;
+}
+
+// The number of fields of the first line holding data.
+int64_t FirstLineFields(absl::string_view text, const PredictionInputOptions& options) {
+  bool header = options.has_header;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripSuffix(line, "\r");
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    return static_cast<int64_t>(
+        std::vector<absl::string_view>(absl::StrSplit(line, options.delimiter)).size());
+  }
+  return 0;
+}
+
+absl::StatusOr<PredictionInput> LoadCsvInput(const std::string& path,
+                                             const PredictionInputOptions& options,
+                                             const DatasetInfo& model_info) {
+  if (options.delimiter.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the CSV delimiter must be one character, got '", options.delimiter, "'"));
+  }
+  ASSIGN_OR_RETURN(std::string text, ReadFileContents(path));
+  CsvSource csv;
+  csv.set_path(path);
+  csv.set_has_header(options.has_header);
+  csv.set_delimiter(options.delimiter);
+  csv.set_label_column(options.label_column);
+  PredictionInput input;
+  input.has_labels = FirstLineFields(text, options) != model_info.dense_dim;
+  if (!input.has_labels) {
+    // Features only: give every line a placeholder label column for the
+    // reader, which always expects one.
+    std::string labelled;
+    bool header = options.has_header;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      if (absl::StripAsciiWhitespace(line).empty()) continue;
+      absl::StrAppend(&labelled, header ? "label" : "0", options.delimiter, line, "\n");
+      header = false;
+    }
+    text = std::move(labelled);
+    csv.set_label_column(0);
+  }
+  ASSIGN_OR_RETURN(input.source, ParseCsv(text, csv, path));
+  return input;
+}
+
+}  // namespace
+
+absl::StatusOr<InputFormat> ResolveInputFormat(absl::string_view name, absl::string_view path) {
+  if (name == "idx") return InputFormat::kIdx;
+  if (name == "csv") return InputFormat::kCsv;
+  if (name == "libsvm") return InputFormat::kLibsvm;
+  if (!name.empty() && name != "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown input format '", name, "': use idx, csv or libsvm"));
+  }
+  absl::string_view file =
+      path.substr(path.rfind('/') == absl::string_view::npos ? 0 : path.rfind('/') + 1);
+  file = absl::StripSuffix(file, ".gz");
+  if (absl::EndsWith(file, "-ubyte") || absl::StrContains(file, ".idx")) return InputFormat::kIdx;
+  if (absl::EndsWith(file, ".csv")) return InputFormat::kCsv;
+  if (absl::EndsWith(file, ".svm") || absl::EndsWith(file, ".libsvm") ||
+      absl::EndsWith(file, ".svmlight")) {
+    return InputFormat::kLibsvm;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "cannot tell the format of ", path, " from its name: give --input_format=idx|csv|libsvm"));
+}
+
+absl::StatusOr<PredictionInput> LoadPredictionInput(const std::string& path,
+                                                    const PredictionInputOptions& options,
+                                                    const DatasetInfo& model_info) {
+  PredictionInput input;
+  switch (options.format) {
+    case InputFormat::kIdx: {
+      ASSIGN_OR_RETURN(input, LoadIdx(path, options));
+      break;
+    }
+    case InputFormat::kCsv: {
+      ASSIGN_OR_RETURN(input, LoadCsvInput(path, options, model_info));
+      break;
+    }
+    case InputFormat::kLibsvm: {
+      LibsvmSource libsvm;
+      libsvm.set_path(path);
+      libsvm.set_zero_based(options.zero_based);
+      // Ids the model has no row for are refused, naming the line.
+      libsvm.set_num_features(model_info.sparse_dim);
+      ASSIGN_OR_RETURN(input.source, LoadLibsvm(libsvm));
+      input.has_labels = true;  // every libsvm line starts with one
+      break;
+    }
+  }
+  const DatasetInfo& info = input.source->info();
+  if (info.dense_dim != model_info.dense_dim) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": examples have ", info.dense_dim,
+                                                   " dense features; the model reads ",
+                                                   model_info.dense_dim));
+  }
+  if (model_info.sparse_dim == 0 && info.sparse_dim > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": examples have sparse features; the model reads none"));
+  }
+  return input;
+}
+
+}  // namespace pstrain

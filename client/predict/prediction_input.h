@@ -1,0 +1,56 @@
+#ifndef PSTRAIN_CLIENT_PREDICT_PREDICTION_INPUT_H_
+#define PSTRAIN_CLIENT_PREDICT_PREDICTION_INPUT_H_
+
+// The examples `pstrain predict` runs an exported model on, read with the
+// data readers of common/data: IDX images (Fashion-MNIST style, gzipped or
+// not) with an optional IDX labels file, CSV, or libsvm.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/data/dataset_info.h"
+#include "common/data/in_memory_source.h"
+
+namespace pstrain {
+
+enum class InputFormat { kIdx, kCsv, kLibsvm };
+
+// "idx", "csv" or "libsvm"; "" or "auto" guesses from the file name:
+// *-ubyte, *.idx*, *-ubyte.gz: IDX; *.csv(.gz): CSV; *.svm, *.libsvm,
+// *.svmlight (.gz): libsvm.
+// InvalidArgument: another name, or a file name that says nothing.
+absl::StatusOr<InputFormat> ResolveInputFormat(absl::string_view name, absl::string_view path);
+
+struct PredictionInputOptions {
+  InputFormat format = InputFormat::kIdx;
+  // IDX: the idx1-ubyte labels file; empty: no labels.
+  std::string labels_path;
+  // CSV: the label column (0-based), whether the first line is a header,
+  // and the delimiter (one character). A CSV whose lines hold exactly the
+  // model's number of dense features has no label column.
+  int label_column = 0;
+  bool has_header = false;
+  std::string delimiter = ",";
+  // libsvm: indices start at 0 instead of 1.
+  bool zero_based = false;
+};
+
+struct PredictionInput {
+  std::unique_ptr<InMemorySource> source;
+  bool has_labels = false;
+};
+
+// Reads `path` for a model sized as `model_info` says (its dense width or
+// sparse id range, from the export).
+// NotFound: no such file. InvalidArgument, naming the file: a malformed
+// file, image and label counts that differ, examples of another width than
+// the model reads, sparse ids beyond the model's.
+absl::StatusOr<PredictionInput> LoadPredictionInput(const std::string& path,
+                                                    const PredictionInputOptions& options,
+                                                    const DatasetInfo& model_info);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_CLIENT_PREDICT_PREDICTION_INPUT_H_
