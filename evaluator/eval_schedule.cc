@@ -17,6 +17,18 @@ absl::string_view SkipReasonLabel(SkipReason reason) {
   return "unknown";
 }
 
+absl::string_view SkipReasonDescription(SkipReason reason) {
+  switch (reason) {
+    case SkipReason::kThrottled:
+      return "a newer checkpoint arrived while it waited for its turn (eval.throttle_secs)";
+    case SkipReason::kAlreadyEvaluated:
+      return "it was evaluated before";
+    case SkipReason::kOlderThanEvaluated:
+      return "a newer checkpoint was evaluated already";
+  }
+  return "unknown reason";
+}
+
 EvalSchedule::EvalSchedule(absl::Time job_start, absl::Duration start_delay,
                            absl::Duration throttle)
     : not_before_(job_start + std::max(start_delay, absl::ZeroDuration())),

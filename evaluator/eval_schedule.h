@@ -44,6 +44,8 @@ enum class SkipReason {
 // "throttled", "already_evaluated", "older_than_evaluated": the metric
 // label and what logs say.
 absl::string_view SkipReasonLabel(SkipReason reason);
+// For people: "a newer checkpoint arrived while it waited (throttle_secs)".
+absl::string_view SkipReasonDescription(SkipReason reason);
 
 struct SkippedCandidate {
   CheckpointCandidate checkpoint;

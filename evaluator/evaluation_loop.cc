@@ -36,6 +36,8 @@ absl::string_view StatusLabel(EvalStatus status) {
       return "no_new_checkpoint";
     case EVAL_STATUS_FAILED:
       return "failed";
+    case EVAL_STATUS_SKIPPED:
+      return "skipped";
     default:
       return "evaluated";
   }
@@ -261,8 +263,12 @@ void EvaluationLoop::Report(JobContext& job, EvalReport report, absl::Duration t
   }
   metrics_.RecordEvaluation(StatusLabel(report.status()), report.checkpoint_step(), took,
                             report.examples(), metrics);
+  Send(report);
+}
+
+void EvaluationLoop::Send(const EvalReport& report) {
   const std::string what = absl::StrCat("the coordinator (ReportEval of step ",
-                                        report.checkpoint_step(), " of job ", job.job_id, ")");
+                                        report.checkpoint_step(), " of job ", report.job_id(), ")");
   for (int attempt = 0; attempt < 2; ++attempt) {
     absl::StatusOr<EvalReportResponse> response = internal::RetryOnUnavailable<EvalReportResponse>(
         what, options_.retry, clock_, stop_, [&] { return client_.ReportEval(report); });
@@ -292,6 +298,11 @@ void EvaluationLoop::HandleSkipped(const std::string& job_id,
     LOG(INFO) << "evaluator: skipping ckpt-" << s.checkpoint.step << " of job " << job_id << ": "
               << SkipReasonLabel(s.reason);
     metrics_.RecordSkipped(SkipReasonLabel(s.reason));
+    EvalReport report = NewReport(job_id);
+    report.set_checkpoint_step(s.checkpoint.step);
+    report.set_status(EVAL_STATUS_SKIPPED);
+    report.set_reason(std::string(SkipReasonDescription(s.reason)));
+    Send(report);
     if (s.checkpoint.leased) Release(job_id, s.checkpoint.step);
   }
 }

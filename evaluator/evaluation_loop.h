@@ -139,6 +139,9 @@ class EvaluationLoop {
   EvalStatus EvaluateAndReport(JobContext& job, const CheckpointCandidate& checkpoint);
   void Report(JobContext& job, EvalReport report, absl::Duration took,
               const std::map<std::string, double>& metrics);
+  // Sends a report, retrying while the coordinator is unreachable and
+  // registering again once if it forgot this evaluator.
+  void Send(const EvalReport& report);
   void HandleSkipped(const std::string& job_id, const std::vector<SkippedCandidate>& skipped);
   void Release(const std::string& job_id, int64_t step);
   EvalReport NewReport(const std::string& job_id) const;

@@ -188,11 +188,17 @@ TEST_F(EvaluationLoopTest, ThrottlingSkipsTheMiddleCheckpointButNotTheFinalOne) 
   Checkpoint(20, early);
   ASSERT_TRUE(fake_.WaitForSent(2, kWait));
   Checkpoint(30, late, /*final=*/true);
-  reports = Reports(2);
-  EXPECT_EQ(reports[1].checkpoint_step(), 30);
-  EXPECT_EQ(reports[1].status(), EVAL_STATUS_EVALUATED);
-  EXPECT_TRUE(reports[1].final());
-  EXPECT_EQ(reports[1].metrics().at("loss"), late.metrics.at("loss"));
+  reports = Reports(3);
+  // The skipped checkpoint is reported, with why, so the job accounts for
+  // every checkpoint.
+  EXPECT_EQ(reports[1].checkpoint_step(), 20);
+  EXPECT_EQ(reports[1].status(), EVAL_STATUS_SKIPPED);
+  EXPECT_THAT(reports[1].reason(), HasSubstr("throttle_secs"));
+  EXPECT_TRUE(reports[1].metrics().empty());
+  EXPECT_EQ(reports[2].checkpoint_step(), 30);
+  EXPECT_EQ(reports[2].status(), EVAL_STATUS_EVALUATED);
+  EXPECT_TRUE(reports[2].final());
+  EXPECT_EQ(reports[2].metrics().at("loss"), late.metrics.at("loss"));
   EXPECT_THAT(fake_.released(), UnorderedElementsAre(10, 20, 30));
   EXPECT_EQ(Skipped("throttled"), 1);
   EXPECT_EQ(reports[0].task().type(), TASK_TYPE_EVALUATOR);
@@ -344,9 +350,11 @@ TEST_F(EvaluationLoopTest, ContinuousEvalFollowsModelDirUntilTheFinalCheckpoint)
   Checkpoint(6, trained, false, false);
   Checkpoint(7, trained, /*final=*/true, false);
   clock_.Advance(absl::Seconds(5));
-  reports = Reports(2);
-  EXPECT_EQ(reports[1].checkpoint_step(), 7);
-  EXPECT_TRUE(reports[1].final());
+  reports = Reports(3);
+  EXPECT_EQ(reports[1].checkpoint_step(), 6);
+  EXPECT_EQ(reports[1].status(), EVAL_STATUS_SKIPPED);
+  EXPECT_EQ(reports[2].checkpoint_step(), 7);
+  EXPECT_TRUE(reports[2].final());
   EXPECT_EQ(Skipped("throttled"), 1);     // ckpt-6, replaced by the final one
   EXPECT_TRUE(fake_.released().empty());  // no leases outside the stream
 }
@@ -403,10 +411,13 @@ TEST_F(EvaluationLoopTest, ARestartedEvaluatorSkipsWhatWasEvaluatedAndReportsThe
   StartLoop(spec);
   Checkpoint(10, trained);
   Checkpoint(20, trained, /*final=*/true);
-  std::vector<EvalReport> reports = Reports(1);
-  EXPECT_EQ(reports[0].checkpoint_step(), 20);
-  EXPECT_EQ(reports[0].status(), EVAL_STATUS_EVALUATED);
-  EXPECT_EQ(reports[0].metrics().at("loss"), 5.0);  // the stored result, not a new one
+  std::vector<EvalReport> reports = Reports(2);
+  EXPECT_EQ(reports[0].checkpoint_step(), 10);
+  EXPECT_EQ(reports[0].status(), EVAL_STATUS_SKIPPED);
+  EXPECT_EQ(reports[0].reason(), "it was evaluated before");
+  EXPECT_EQ(reports[1].checkpoint_step(), 20);
+  EXPECT_EQ(reports[1].status(), EVAL_STATUS_EVALUATED);
+  EXPECT_EQ(reports[1].metrics().at("loss"), 5.0);  // the stored result, not a new one
   EXPECT_EQ(Skipped("already_evaluated"), 1);
   EXPECT_THAT(fake_.released(), UnorderedElementsAre(10, 20));
 }

@@ -200,6 +200,16 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
       poked_ = true;
       return response;
     }
+    case EVAL_STATUS_SKIPPED: {
+      LOG(INFO) << "job " << job_id_ << ": " << evaluator << " skipped ckpt-"
+                << report.checkpoint_step() << ": " << report.reason();
+      JobEvent event;
+      event.mutable_eval()->set_checkpoint_step(report.checkpoint_step());
+      event.mutable_eval()->set_skipped_reason(report.reason().empty() ? "skipped"
+                                                                       : report.reason());
+      Publish(std::move(event));
+      return response;
+    }
     case EVAL_STATUS_NO_NEW_CHECKPOINT: {
       absl::MutexLock lock(&mu_);
       evaluator_done_ = absl::StrCat(evaluator, " found no new checkpoint after ckpt-",
