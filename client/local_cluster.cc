@@ -110,7 +110,8 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
 
   ChildProcessOptions child;
   child.program = program;
-  child.args = {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+  const std::string listen = role == "coordinator" ? options.coordinator_listen : "127.0.0.1:0";
+  child.args = {absl::StrCat("--listen=", listen), "--metrics_listen=127.0.0.1:0",
                 absl::StrCat("--ready_file=", ready_path), absl::StrCat("--task_index=", index)};
   if (role != "coordinator") {
     child.args.push_back(absl::StrCat("--coordinator_address=", coordinator().grpc_address));
@@ -162,6 +163,13 @@ absl::Status LocalCluster::CheckHealthy() {
     }
   }
   return absl::OkStatus();
+}
+
+std::optional<TaskExit> LocalCluster::FirstExitedTask() {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (std::optional<ExitStatus> exit = processes_[i]->Poll()) return TaskExit{tasks_[i], *exit};
+  }
+  return std::nullopt;
 }
 
 absl::Status LocalCluster::Stop(absl::Duration grace) {

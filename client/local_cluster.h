@@ -2,6 +2,7 @@
 #define PSTRAIN_CLIENT_LOCAL_CLUSTER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct LocalClusterOptions {
   // Where every job's model_dir must lie (the coordinator's and parameter
   // servers' --checkpoint_root). Empty: the binaries' default.
   std::string checkpoint_root;
+  // Where the coordinator listens. Port 0 picks a free one; a fixed port
+  // lets other commands find it (`pstrain status` tries localhost:7070).
+  std::string coordinator_listen = "127.0.0.1:0";
   // How long one process may take to start serving.
   absl::Duration start_timeout = absl::Seconds(30);
 };
@@ -37,6 +41,12 @@ struct LocalTask {
   int pid = 0;
 
   std::string name() const;  // "ps/0"
+};
+
+// A process of the cluster that ended while it should be running.
+struct TaskExit {
+  LocalTask task;
+  ExitStatus exit;
 };
 
 // A whole pstrain cluster as real processes on loopback, every port picked
@@ -60,6 +70,11 @@ class LocalCluster {
   // OK when every process runs and answers SERVING; otherwise names the
   // first that does not and why.
   absl::Status CheckHealthy();
+
+  // The first process that has ended (they are all meant to run until
+  // Stop), without blocking; nullopt while every one runs. Cheap enough to
+  // poll a few times a second.
+  std::optional<TaskExit> FirstExitedTask();
 
   // SIGTERM to workers and the evaluator first, then parameter servers, then
   // the coordinator, each given `grace` to exit. OK when every process

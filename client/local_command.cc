@@ -1,26 +1,36 @@
 #include "client/local_command.h"
 
-#include <signal.h>
 #include <stdlib.h>
 
 #include <iostream>
 #include <optional>
+#include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/job_runner_client.h"
+#include "client/coordinator_address.h"
+#include "client/exit_code.h"
+#include "client/job_json.h"
+#include "client/job_spec_file.h"
+#include "client/job_text.h"
 #include "client/local_cluster.h"
-#include "common/config/job_spec_parser.h"
+#include "client/local_job.h"
+#include "client/output_options.h"
 #include "common/daemon/shutdown_signal.h"
+#include "common/net/host_port.h"
 #include "common/net/http_get.h"
 #include "gflags/gflags.h"
 
-DEFINE_int32(num_ps, 1, "local: parameter-server shards to start");
-DEFINE_int32(num_workers, 2, "local: workers to start");
-DEFINE_bool(evaluator, true, "local: start an evaluator");
+DEFINE_int32(ps, 0,
+             "local: parameter-server shards to start; 0: sized for this machine (2 with 4 "
+             "or more cores, else 1)");
+DEFINE_int32(workers, 2, "local: workers to start");
+DEFINE_bool(evaluator, true, "local: start an evaluator (--noevaluator: none)");
 DEFINE_string(run_dir, "",
-              "local: folder for the processes' logs and ready files; default a new "
-              "folder under $TMPDIR (or /tmp)");
+              "local: folder for the processes' logs (<role>-<index>.log) and ready files; "
+              "default <checkpoint_root>/<model_dir>/logs with a job, else a new folder "
+              "under $TMPDIR (or /tmp)");
 DEFINE_string(bin_dir, "",
               "local: folder holding pstrain-coordinator, pstrain-ps, pstrain-worker and "
               "pstrain-evaluator; default next to this program or in its Bazel runfiles");
@@ -29,13 +39,25 @@ DEFINE_string(checkpoint_root, "/tmp/pstrain",
               "coordinator and the parameter servers)");
 DEFINE_double(job_timeout_secs, 3600, "local: give up on a job that has not ended after this");
 DEFINE_bool(keep_running, false,
-            "local: keep the cluster up until Ctrl-C instead of stopping it once healthy");
+            "local: keep the cluster up until Ctrl-C instead of stopping it at the end");
 
 namespace pstrain {
 namespace {
 
-std::string MakeRunDir() {
+int DefaultParameterServers() {
+  return std::thread::hardware_concurrency() >= 4 ? 2 : 1;
+}
+
+std::string ModelDirOf(const JobSpec& spec) {
+  const std::string& model_dir = spec.checkpoint().model_dir();
+  return absl::StartsWith(model_dir, "/") ? model_dir
+                                          : absl::StrCat(FLAGS_checkpoint_root, "/", model_dir);
+}
+
+// Logs live beside the job's checkpoints, where a person looks after a run.
+std::string ChooseRunDir(const std::optional<JobSpec>& spec) {
   if (!FLAGS_run_dir.empty()) return FLAGS_run_dir;
+  if (spec.has_value()) return ModelDirOf(*spec) + "/logs";
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern =
       absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/pstrain-local-XXXXXX");
@@ -43,97 +65,188 @@ std::string MakeRunDir() {
   return pattern;
 }
 
-void PrintTasks(const LocalCluster& cluster) {
-  std::cout << absl::StrFormat("  %-14s %-22s %-38s %-8s %s\n", "TASK", "GRPC", "METRICS", "PID",
-                               "/metrics");
+// Where the coordinator listens: the address other commands use, on
+// loopback. "localhost" is written as 127.0.0.1 so it binds one address.
+std::string ListenAddressFor(const CoordinatorAddress& address) {
+  absl::StatusOr<HostPort> parsed = ParseHostPort(address.host_port);
+  if (parsed.ok() && parsed->host == "localhost") {
+    return absl::StrCat("127.0.0.1:", parsed->port);
+  }
+  return address.host_port;
+}
+
+void PrintTasks(const LocalCluster& cluster, std::ostream& out) {
+  out << absl::StrFormat("  %-14s %-22s %-38s %-8s %s\n", "TASK", "GRPC", "METRICS", "PID",
+                         "/metrics");
   for (const LocalTask& task : cluster.tasks()) {
     // Reading the page proves the scrape endpoint answers, not only that a
     // port was bound.
     absl::StatusOr<std::string> page = HttpGet(task.metrics_address, "/metrics", absl::Seconds(5));
-    std::cout << absl::StrFormat(
+    out << absl::StrFormat(
         "  %-14s %-22s %-38s %-8d %s\n", task.name(), task.grpc_address,
         absl::StrCat("http://", task.metrics_address, "/metrics"), task.pid,
         page.ok() ? absl::StrCat(page->size(), " bytes") : std::string(page.status().message()));
   }
 }
 
-}  // namespace
+// Starts the cluster; when the coordinator's address is only the default
+// and its port is taken (another local cluster), picks a free port instead
+// of failing.
+absl::StatusOr<std::unique_ptr<LocalCluster>> StartCluster(LocalClusterOptions options,
+                                                           const CoordinatorAddress& address,
+                                                           std::ostream& out) {
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
+  if (cluster.ok() || !address.is_default()) return cluster;
+  out << "The coordinator could not listen on " << options.coordinator_listen
+      << " (another local cluster?); trying a free port.\n"
+      << std::flush;
+  options.coordinator_listen = "127.0.0.1:0";
+  return LocalCluster::Start(options);
+}
 
-int RunLocalCommand(const std::vector<std::string>& args) {
+int RunLocal(const std::vector<std::string>& args) {
   if (args.size() > 1) {
     std::cerr << "pstrain local: unexpected argument '" << args[1]
-              << "'; one job spec at most, settings are --flags (see pstrain --help)\n";
-    return 2;
+              << "'; one job spec at most, settings are --flags (see pstrain local --help)\n";
+    return kExitUsage;
   }
-  // The spec is read (and its syntax checked) before anything starts.
+  absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
+  absl::StatusOr<CoordinatorAddress> address = CoordinatorAddressFromFlags();
+  for (const absl::Status& status : {output.status(), address.status()}) {
+    if (!status.ok()) {
+      std::cerr << "pstrain local: " << status.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  if (FLAGS_ps < 0 || FLAGS_workers < 1 || !(FLAGS_job_timeout_secs > 0)) {
+    std::cerr << "pstrain local: --ps must be >= 0, --workers >= 1 and --job_timeout_secs > 0; "
+                 "got "
+              << FLAGS_ps << ", " << FLAGS_workers << ", " << FLAGS_job_timeout_secs << "\n";
+    return kExitUsage;
+  }
+  // The spec is read and checked before anything starts.
   std::optional<JobSpec> spec;
   if (!args.empty()) {
-    absl::StatusOr<JobSpec> loaded = LoadJobSpecFile(args.front());
+    absl::StatusOr<JobSpec> loaded = LoadCheckedJobSpec(args.front());
     if (!loaded.ok()) {
       std::cerr << "pstrain local: " << loaded.status().message() << "\n";
-      return 2;
+      return kExitUsage;
     }
     spec = *std::move(loaded);
   }
+  // With --output=json stdout carries one JSON object; what people read
+  // goes to stderr.
+  const bool json = output->format == OutputFormat::kJson;
+  std::ostream& out = json ? std::cerr : std::cout;
+  OutputOptions progress = *output;
+  if (json) progress = OutputOptions{OutputFormat::kText, ProgressStyle::kPlainLines};
+
   LocalClusterOptions options;
-  options.num_ps = FLAGS_num_ps;
-  options.num_workers = FLAGS_num_workers;
+  options.num_ps = FLAGS_ps > 0 ? FLAGS_ps : DefaultParameterServers();
+  options.num_workers = FLAGS_workers;
   options.evaluator = FLAGS_evaluator;
   options.bin_dir = FLAGS_bin_dir;
   options.checkpoint_root = FLAGS_checkpoint_root;
-  options.run_dir = MakeRunDir();
+  options.coordinator_listen = ListenAddressFor(*address);
+  options.run_dir = ChooseRunDir(spec);
   if (options.run_dir.empty()) {
     std::cerr << "pstrain local: cannot create a run folder under $TMPDIR; pass --run_dir\n";
-    return 1;
+    return kExitJobFailed;
   }
   // Ctrl-C must reach this process as a wait, not kill it before it has
   // stopped its children.
   BlockShutdownSignals();
 
-  std::cout << "Starting a local pstrain cluster: 1 coordinator, " << options.num_ps
-            << " parameter server(s), " << options.num_workers << " worker(s)"
-            << (options.evaluator ? ", 1 evaluator" : "") << "\n  logs in " << options.run_dir
-            << "\n"
-            << std::flush;
-  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
+  out << "Starting a local pstrain cluster: 1 coordinator, " << options.num_ps
+      << " parameter server(s), " << options.num_workers << " worker(s)"
+      << (options.evaluator ? ", 1 evaluator" : "") << "\n  logs in " << options.run_dir << "\n"
+      << std::flush;
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = StartCluster(options, *address, out);
   if (!cluster.ok()) {
     std::cerr << "pstrain local: " << cluster.status().message() << "\n";
-    return 1;
+    return ExitCodeForStatus(cluster.status()) == kExitUsage ? kExitUsage : kExitJobFailed;
   }
-  PrintTasks(**cluster);
-  absl::Status healthy = (*cluster)->CheckHealthy();
-  if (!healthy.ok()) {
+  PrintTasks(**cluster, out);
+  if (absl::Status healthy = (*cluster)->CheckHealthy(); !healthy.ok()) {
     std::cerr << "pstrain local: " << healthy.message() << "\n";
-    return 1;
+    return kExitJobFailed;
   }
-  std::cout << "Every process answers its health check (SERVING).\n";
+  const std::string coordinator = (*cluster)->coordinator().grpc_address;
+  out << "Every process answers its health check (SERVING).\n"
+      << "The coordinator is at " << coordinator;
+  if (ListenAddressFor(*address) != coordinator) {
+    out << "; other commands need --coordinator=" << coordinator
+        << " (or PSTRAIN_COORDINATOR=" << coordinator << ")";
+  }
+  out << ".\n" << std::flush;
 
-  int exit_code = 0;
+  int exit_code = kExitSuccess;
   if (spec.has_value()) {
-    absl::StatusOr<JobStatus> final_status =
-        RunJobAndFollow((*cluster)->coordinator().grpc_address, *spec,
-                        absl::Seconds(FLAGS_job_timeout_secs), std::cout);
-    if (!final_status.ok()) {
-      std::cerr << "pstrain local: " << final_status.status().message() << "\n";
-      exit_code = final_status.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    LocalJobOutcome outcome = RunJobOnLocalCluster(
+        **cluster, *spec, absl::Seconds(FLAGS_job_timeout_secs), out, progress);
+    if (outcome.dead_task.has_value()) {
+      const TaskExit& dead = *outcome.dead_task;
+      std::cerr << "pstrain local: " << dead.task.name() << " (pid " << dead.task.pid
+                << ") exited with " << dead.exit.ToString()
+                << " while the job ran; stopping the cluster.\n--- end of " << dead.task.log_path
+                << " ---\n"
+                << TailOfFile(dead.task.log_path, 15) << "\n---\n";
+      exit_code = kExitJobFailed;
+    } else if (!outcome.final_status.ok()) {
+      std::cerr << "pstrain local: " << outcome.final_status.status().message() << "\n";
+      exit_code = ExitCodeForStatus(outcome.final_status.status()) == kExitUsage ? kExitUsage
+                                                                                : kExitJobFailed;
     } else {
-      std::cout << FormatFinalStatus(*final_status) << "\n";
-      if (final_status->state() != JOB_STATE_SUCCEEDED) exit_code = 1;
+      out << FormatFinalStatus(*outcome.final_status) << "\n" << std::flush;
+      if (json) std::cout << JobStatusJson(*outcome.final_status) << "\n" << std::flush;
+      exit_code = ExitCodeForJobState(outcome.final_status->state());
     }
   }
 
-  if (FLAGS_keep_running) {
-    std::cout << "Running; press Ctrl-C to stop.\n" << std::flush;
+  if (FLAGS_keep_running && exit_code == kExitSuccess) {
+    out << "Running; press Ctrl-C to stop.\n" << std::flush;
     ShutdownSignal().Wait();
   }
-  std::cout << "Stopping the cluster...\n" << std::flush;
+  out << "Stopping the cluster...\n" << std::flush;
   absl::Status stopped = (*cluster)->Stop(absl::Seconds(15));
   if (!stopped.ok()) {
     std::cerr << "pstrain local: " << stopped.message() << "\n";
-    return 1;
+    return kExitJobFailed;
   }
-  std::cout << "Every process exited cleanly (exit code 0).\n";
+  out << "Every process exited cleanly (exit code 0).\n" << std::flush;
   return exit_code;
+}
+
+}  // namespace
+
+Subcommand LocalCommand() {
+  return {"local",
+          "[JOB.pbtxt]",
+          "run a whole cluster on this machine; with a job, train it and print its metrics",
+          "Starts a coordinator, parameter servers, workers and an evaluator as processes\n"
+          "on loopback and checks that each one is healthy. With a job spec: submits it,\n"
+          "shows its progress (a live bar on a terminal), checkpoints and evaluations,\n"
+          "prints the final metrics, then stops every process. Ctrl-C stops the job after\n"
+          "a final checkpoint (again: at once), then the processes. A process that dies\n"
+          "ends the run at once, naming it and showing the end of its log. No process is\n"
+          "left behind. Each process logs to <run_dir>/<role>-<index>.log.\n"
+          "\n"
+          "The coordinator listens on --coordinator / $PSTRAIN_COORDINATOR, default\n"
+          "localhost:7070 (a free port when that one is taken), so `pstrain status`,\n"
+          "`watch`, `list` and the rest find it from another terminal.\n"
+          "Exit codes: 0 the job succeeded (or, without a job, the cluster came up and\n"
+          "stopped cleanly), 1 the job failed or was stopped or a process died, 2 bad\n"
+          "usage or an invalid spec. With --output=json stdout holds one JSON object\n"
+          "(state, global_step, examples_per_sec, each final eval metric by name); the\n"
+          "rest goes to stderr.\n"
+          "\n"
+          "Examples:\n"
+          "  pstrain local examples/fashion_mnist_mlp.pbtxt\n"
+          "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps 2 --workers 3 --output=json\n"
+          "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
+          {"ps", "workers", "evaluator", "run_dir", "bin_dir", "checkpoint_root",
+           "job_timeout_secs", "keep_running", "coordinator", "output", "progress"},
+          RunLocal};
 }
 
 }  // namespace pstrain

@@ -1,18 +1,16 @@
 #ifndef PSTRAIN_CLIENT_LOCAL_COMMAND_H_
 #define PSTRAIN_CLIENT_LOCAL_COMMAND_H_
 
-#include <string>
-#include <vector>
+#include "common/cli/subcommand.h"
 
 namespace pstrain {
 
 // `pstrain local [JOB.pbtxt]`: runs a whole cluster on this machine as real
 // processes on loopback; with a job spec, submits it, shows its progress and
-// prints its final metrics; then stops every process. `args` are the
-// positional arguments after the command; its settings are --flags. Returns
-// the process exit code: 0 success, 1 the job failed or was stopped or a
-// process misbehaved, 2 bad usage or an invalid spec.
-int RunLocalCommand(const std::vector<std::string>& args);
+// prints its final metrics; then stops every process. Exit codes: 0
+// success, 1 the job failed or was stopped or a process died or did not
+// exit cleanly, 2 bad usage or an invalid spec.
+Subcommand LocalCommand();
 
 }  // namespace pstrain
 

@@ -8,12 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/exit_code.h"
+#include "client/output_options.h"
 #include "common/config/job_spec.h"
 #include "common/config/job_spec_parser.h"
 #include "common/training/local_trainer.h"
 #include "gflags/gflags.h"
 
-DEFINE_string(output, "text", "train-local: how to print the result: text or json");
 DEFINE_int64(max_steps, 0, "train-local: stop after this many steps (0: the job spec's)");
 
 namespace pstrain {
@@ -27,6 +28,7 @@ std::string JsonNumber(double value) {
 std::string Json(const LocalTrainingResult& result) {
   std::map<std::string, std::string> fields = {
       {"examples_per_sec", JsonNumber(result.examples_per_sec)},
+      {"state", absl::StrCat("\"", result.stop_reason == STOP_REASON_NAN_LOSS ? "FAILED" : "SUCCEEDED", "\"")},
       {"global_step", absl::StrCat(result.global_step)},
       {"examples", absl::StrCat(result.examples)},
       {"train_seconds", JsonNumber(result.train_seconds)},
@@ -64,19 +66,19 @@ int RunTrainLocalCommand(const std::vector<std::string>& args) {
               << args.size() << "\n";
     return 2;
   }
-  if (FLAGS_output != "text" && FLAGS_output != "json") {
-    std::cerr << "pstrain train-local: --output must be text or json, got '" << FLAGS_output
-              << "'\n";
-    return 2;
+  absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
+  if (!output.ok()) {
+    std::cerr << "pstrain train-local: " << output.status().message() << "\n";
+    return kExitUsage;
   }
   if (FLAGS_max_steps < 0) {
     std::cerr << "pstrain train-local: --max_steps must be >= 0\n";
-    return 2;
+    return kExitUsage;
   }
   absl::StatusOr<JobSpec> raw = LoadJobSpecFile(args[0]);
   if (!raw.ok()) {
     std::cerr << "pstrain train-local: " << raw.status().message() << "\n";
-    return 1;
+    return kExitUsage;
   }
   // Before validation: a spec with no stop condition of its own is valid
   // once --max_steps gives one.
@@ -84,7 +86,7 @@ int RunTrainLocalCommand(const std::vector<std::string>& args) {
   absl::StatusOr<JobSpec> spec = PrepareJobSpec(*std::move(raw));
   if (!spec.ok()) {
     std::cerr << "pstrain train-local: " << args[0] << ": " << spec.status().message() << "\n";
-    return 1;
+    return kExitUsage;
   }
   LocalTrainerOptions options;
   options.on_progress = [](const TrainingProgress& p) {
@@ -102,12 +104,29 @@ int RunTrainLocalCommand(const std::vector<std::string>& args) {
     std::cerr << "pstrain train-local: " << result.status().message() << "\n";
     return 1;
   }
-  if (FLAGS_output == "json") {
+  if (output->format == OutputFormat::kJson) {
     std::cout << Json(*result) << std::endl;
   } else {
     PrintText(*result);
   }
   return result->stop_reason == STOP_REASON_NAN_LOSS ? 1 : 0;
+}
+
+Subcommand TrainLocalCommand() {
+  return {"train-local",
+          "JOB.pbtxt",
+          "train a job in this one process (no cluster), evaluate it, print the metrics",
+          "Trains the job's model in this process on its train_data, evaluates it on its\n"
+          "eval_data and prints the metrics: a quick check of a spec and a model before a\n"
+          "cluster run. Progress goes to stderr. With --output=json stdout holds one JSON\n"
+          "object (state, global_step, examples_per_sec, each eval metric by name).\n"
+          "Exit codes: 0 trained, 1 the loss diverged or training failed, 2 bad usage or an\n"
+          "invalid spec.\n"
+          "\n"
+          "Example:\n"
+          "  pstrain train-local examples/fashion_mnist_mlp.pbtxt --max_steps=500 --output=json",
+          {"output", "max_steps"},
+          RunTrainLocalCommand};
 }
 
 }  // namespace pstrain

@@ -4,17 +4,22 @@
 #include <string>
 #include <vector>
 
+#include "common/cli/subcommand.h"
+
 namespace pstrain {
 
 // `pstrain train-local JOB_SPEC`: trains the job in this process (no
 // cluster), evaluates it on its eval_data and prints the result: as text,
-// or with --output=json as one JSON object holding examples_per_sec,
+// or with --output=json as one JSON object holding state, examples_per_sec,
 // global_step, train_seconds, examples, stop_reason and every final
 // evaluation metric by name ("accuracy", "loss", ...). --max_steps replaces
 // the spec's stop.max_steps. `args` are the positional arguments after the
 // command. Returns the process exit code: 0 when training ended normally,
-// 1 on an error or a NaN loss, 2 on a usage error.
+// 1 on an error or a NaN loss, 2 on a usage error or an invalid spec.
 int RunTrainLocalCommand(const std::vector<std::string>& args);
+
+// The command's entry in `pstrain`'s table.
+Subcommand TrainLocalCommand();
 
 }  // namespace pstrain
 

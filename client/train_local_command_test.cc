@@ -48,6 +48,7 @@ TEST_F(TrainLocalCommandTest, PrintsOneJsonObject) {
   google::protobuf::Struct json;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &json).ok()) << out;
   const auto& fields = json.fields();
+  EXPECT_EQ(fields.at("state").string_value(), "SUCCEEDED");
   EXPECT_EQ(fields.at("global_step").number_value(), 40);
   EXPECT_GT(fields.at("examples_per_sec").number_value(), 0);
   EXPECT_GE(fields.at("accuracy").number_value(), 0.9);
@@ -69,9 +70,9 @@ TEST_F(TrainLocalCommandTest, UsageAndSpecErrors) {
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(RunTrainLocalCommand({}), 2);
   EXPECT_EQ(RunTrainLocalCommand({"a.pbtxt", "b.pbtxt"}), 2);
-  EXPECT_EQ(RunTrainLocalCommand({"/nonexistent/job.pbtxt"}), 1);
+  EXPECT_EQ(RunTrainLocalCommand({"/nonexistent/job.pbtxt"}), 2);
   const std::string no_stop = WriteSpec("no_stop.pbtxt", "");
-  EXPECT_EQ(RunTrainLocalCommand({no_stop}), 1);
+  EXPECT_EQ(RunTrainLocalCommand({no_stop}), 2);
   FLAGS_output = "xml";
   EXPECT_EQ(RunTrainLocalCommand({no_stop}), 2);
   const std::string err = ::testing::internal::GetCapturedStderr();

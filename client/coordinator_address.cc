@@ -1,0 +1,42 @@
+#include "client/coordinator_address.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "common/net/host_port.h"
+#include "gflags/gflags.h"
+
+DEFINE_string(coordinator, "",
+              "host:port of the coordinator; default $PSTRAIN_COORDINATOR, else "
+              "localhost:7070 (where `pstrain local` puts it when the port is free)");
+
+namespace pstrain {
+
+absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& flag_value,
+                                                            const std::string& env_value) {
+  CoordinatorAddress address;
+  if (!flag_value.empty()) {
+    address = {flag_value, "--coordinator"};
+  } else if (!env_value.empty()) {
+    address = {env_value, kCoordinatorEnvVar};
+  } else {
+    address = {absl::StrCat("localhost:", kDefaultCoordinatorPort), "the default"};
+  }
+  absl::StatusOr<HostPort> parsed = ParseHostPort(address.host_port);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(address.source, ": ", parsed.status().message()));
+  }
+  if (parsed->port == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(address.source, ": '", address.host_port, "' has port 0; give the port the "
+                     "coordinator listens on"));
+  }
+  return address;
+}
+
+absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags() {
+  const char* env = std::getenv(kCoordinatorEnvVar);
+  return ResolveCoordinatorAddress(FLAGS_coordinator, env == nullptr ? "" : env);
+}
+
+}  // namespace pstrain

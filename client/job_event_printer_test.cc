@@ -1,0 +1,86 @@
+#include "client/job_event_printer.h"
+
+#include <sstream>
+
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1000);
+
+JobEvent Progress(int64_t step, double loss) {
+  JobEvent event;
+  event.mutable_progress()->set_global_step(step);
+  event.mutable_progress()->set_loss(loss);
+  event.mutable_progress()->set_examples_per_sec(1000);
+  return event;
+}
+
+JobEvent Eval(int64_t step, double accuracy) {
+  JobEvent event;
+  event.mutable_eval()->set_checkpoint_step(step);
+  (*event.mutable_eval()->mutable_metrics())["accuracy"] = accuracy;
+  (*event.mutable_eval()->mutable_metrics())["loss"] = 0.5;
+  return event;
+}
+
+TEST(JobEventPrinterTest, PlainLinesAreThrottledButTheNewestIsNeverLost) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 300, "accuracy",
+                          absl::Seconds(5));
+  printer.Print(Progress(10, 0.9), kStart);
+  printer.Print(Progress(20, 0.8), kStart + absl::Seconds(1));  // within 5 s: held back
+  printer.Print(Eval(20, 0.7), kStart + absl::Seconds(2));      // ... printed before this
+  printer.Print(Progress(30, 0.6), kStart + absl::Seconds(3));
+  printer.Finish();  // ... and the newest at the end
+  EXPECT_EQ(out.str(),
+            "step 10/300       loss 0.9000      1000 examples/s\n"
+            "step 20/300       loss 0.8000      1000 examples/s  ETA 28s\n"
+            "eval at step 20: accuracy 0.7000  loss 0.5000\n"
+            "step 30/300       loss 0.6000      1000 examples/s  accuracy 0.7000  ETA 40s\n");
+}
+
+TEST(JobEventPrinterTest, LiveBarIsRedrawnInPlaceAndEventsGetLinesOfTheirOwn) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kLiveBar}, 100, "accuracy");
+  printer.Print(Progress(50, 0.5), kStart);
+  JobEvent checkpoint;
+  checkpoint.mutable_checkpoint()->set_step(50);
+  checkpoint.mutable_checkpoint()->set_path("/m/ckpt-50");
+  printer.Print(checkpoint, kStart + absl::Seconds(1));
+  printer.Print(Progress(100, 0.25), kStart + absl::Seconds(2));
+  printer.Finish();
+  EXPECT_EQ(out.str(),
+            "[##########----------]  50%  step 50/100  1000 ex/s  loss 0.5000"
+            "\r\033[Kcheckpoint at step 50: /m/ckpt-50\n"
+            "[##########----------]  50%  step 50/100  1000 ex/s  loss 0.5000"
+            "\r\033[K[####################] 100%  step 100/100  1000 ex/s  loss 0.2500  ETA 0s\n");
+}
+
+TEST(JobEventPrinterTest, RepeatedStatusPrintsOnce) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 0, "");
+  JobEvent status;
+  status.mutable_status()->set_job_id("j-1");
+  status.mutable_status()->set_state(JOB_STATE_RUNNING);
+  printer.Print(status, kStart);
+  status.mutable_status()->set_global_step(5);  // another field changed
+  printer.Print(status, kStart);
+  EXPECT_EQ(out.str(), "job j-1: RUNNING\n");
+}
+
+TEST(JobEventPrinterTest, JsonPrintsOneObjectPerEvent) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kJson, ProgressStyle::kNone}, 300, "accuracy");
+  printer.Print(Progress(10, 0.9), kStart);
+  printer.Print(Eval(10, 0.7), kStart);
+  printer.Finish();
+  const std::string text = out.str();
+  ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+  EXPECT_NE(text.find("\"event\":\"progress\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"accuracy\":0.7"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace pstrain

@@ -1,0 +1,52 @@
+#include "client/job_text.h"
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+TEST(JobTextTest, ClusterTableHasARowPerMemberWithEveryColumn) {
+  ClusterStatus cluster;
+  cluster.set_queued_jobs(2);
+  Member* worker = cluster.add_members();
+  worker->mutable_task()->set_type(TASK_TYPE_WORKER);
+  worker->set_incarnation(77);
+  worker->set_state(MEMBER_STATE_LOST);
+  worker->set_last_heartbeat_unix_ms(1'000);
+  worker->set_step(1200);
+  worker->set_queue_depth(4);
+  worker->set_health(MEMBER_HEALTH_DEGRADED);
+  worker->set_health_detail("retrying pushes to ps/0");
+  const std::string table = FormatClusterTable(cluster, absl::FromUnixMillis(13'700));
+  EXPECT_NE(table.find("running job: none; queued jobs: 2"), std::string::npos) << table;
+  EXPECT_NE(table.find("MEMBER         ADDRESS"), std::string::npos) << table;
+  EXPECT_NE(table.find("worker/0       -                      77                   LOST   12s ago"
+                       "   1200     4      DEGRADED: retrying pushes to ps/0"),
+            std::string::npos)
+      << table;
+}
+
+TEST(JobTextTest, JobTableAndStatus) {
+  ListJobsResponse jobs;
+  EXPECT_EQ(FormatJobTable(jobs), "no jobs\n");
+  JobStatus* job = jobs.add_jobs();
+  job->set_job_id("clicks-1");
+  job->set_state(JOB_STATE_FAILED);
+  job->set_reason("ps/0 was lost");
+  job->set_global_step(40);
+  job->mutable_spec()->mutable_stop()->set_max_steps(100);
+  (*job->mutable_last_eval_metrics())["auc"] = 0.75;
+  EXPECT_NE(FormatJobTable(jobs).find("clicks-1                     FAILED     40/100"),
+            std::string::npos)
+      << FormatJobTable(jobs);
+  const std::string status = FormatJobStatus(*job, absl::Now());
+  EXPECT_NE(status.find("state            FAILED\nreason           ps/0 was lost\n"
+                        "step             40/100\n"),
+            std::string::npos)
+      << status;
+  EXPECT_NE(status.find("auc 0.7500"), std::string::npos) << status;
+}
+
+}  // namespace
+}  // namespace pstrain

@@ -1,0 +1,40 @@
+#include "client/remote_command.h"
+
+#include <iostream>
+
+#include "client/coordinator_address.h"
+#include "client/exit_code.h"
+
+namespace pstrain {
+
+std::optional<RemoteCommand> SetUpRemoteCommand(absl::string_view command, int* exit_code) {
+  absl::StatusOr<CoordinatorAddress> address = CoordinatorAddressFromFlags();
+  absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
+  for (const absl::Status& status : {address.status(), output.status()}) {
+    if (!status.ok()) {
+      std::cerr << "pstrain " << command << ": " << status.message() << "\n";
+      *exit_code = kExitUsage;
+      return std::nullopt;
+    }
+  }
+  return RemoteCommand{std::make_unique<JobServiceClient>(address->host_port), *output};
+}
+
+int ReportFailure(absl::string_view command, const absl::Status& status) {
+  std::cerr << "pstrain " << command << ": " << status.message();
+  if (status.code() == absl::StatusCode::kNotFound) {
+    std::cerr << " (`pstrain list` shows the jobs the coordinator knows)";
+  }
+  std::cerr << "\n";
+  return ExitCodeForStatus(status);
+}
+
+std::optional<std::string> OneJobIdArgument(absl::string_view command,
+                                            const std::vector<std::string>& args) {
+  if (args.size() == 1 && !args[0].empty()) return args[0];
+  std::cerr << "pstrain " << command << ": expected one job id, got " << args.size()
+            << " arguments (see pstrain " << command << " --help)\n";
+  return std::nullopt;
+}
+
+}  // namespace pstrain

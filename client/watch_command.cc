@@ -1,0 +1,58 @@
+#include "client/watch_command.h"
+
+#include <iostream>
+
+#include "client/exit_code.h"
+#include "client/job_follower.h"
+#include "client/job_json.h"
+#include "client/job_text.h"
+#include "client/remote_command.h"
+#include "gflags/gflags.h"
+
+DEFINE_double(watch_timeout_secs, 7 * 24 * 3600,
+              "watch: give up following a job that has not ended after this long");
+
+namespace pstrain {
+namespace {
+
+int RunWatch(const std::vector<std::string>& args) {
+  std::optional<std::string> job_id = OneJobIdArgument("watch", args);
+  if (!job_id) return kExitUsage;
+  if (!(FLAGS_watch_timeout_secs > 0)) {
+    std::cerr << "pstrain watch: --watch_timeout_secs must be > 0, got "
+              << FLAGS_watch_timeout_secs << "\n";
+    return kExitUsage;
+  }
+  int exit_code = kExitSuccess;
+  std::optional<RemoteCommand> remote = SetUpRemoteCommand("watch", &exit_code);
+  if (!remote) return exit_code;
+  JobFollower follower(*remote->client, std::cout, remote->output);
+  absl::StatusOr<JobStatus> final_status =
+      follower.Follow(*job_id, absl::Seconds(FLAGS_watch_timeout_secs));
+  if (!final_status.ok()) return ReportFailure("watch", final_status.status());
+  std::cout << (remote->output.format == OutputFormat::kJson ? JobStatusJson(*final_status)
+                                                             : FormatFinalStatus(*final_status))
+            << "\n";
+  return ExitCodeForJobState(final_status->state());
+}
+
+}  // namespace
+
+Subcommand WatchCommand() {
+  return {"watch",
+          "JOB",
+          "follow a job live until it ends: progress, checkpoints, evaluations",
+          "Streams the job's progress (a live bar on a terminal, a line every few seconds\n"
+          "otherwise or with --noprogress), each checkpoint and evaluation, and state\n"
+          "changes, until the job ends; then prints its final status. Ctrl-C stops\n"
+          "watching, not the job (`pstrain stop JOB` does that). With --output=json: one\n"
+          "JSON object per event, then the final status as one object.\n"
+          "Exit code 0 when the job succeeded, 1 when it failed or was stopped.\n"
+          "\n"
+          "Example:\n"
+          "  pstrain watch fashion-mnist-mlp-1",
+          {"coordinator", "output", "progress", "watch_timeout_secs"},
+          RunWatch};
+}
+
+}  // namespace pstrain
