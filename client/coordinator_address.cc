@@ -13,7 +13,8 @@ DEFINE_string(coordinator, "",
 namespace pstrain {
 
 absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& flag_value,
-                                                            const std::string& env_value) {
+                                                            const std::string& env_value,
+                                                            bool for_listening) {
   CoordinatorAddress address;
   if (!flag_value.empty()) {
     address = {flag_value, "--coordinator"};
@@ -26,7 +27,7 @@ absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& 
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(address.source, ": ", parsed.status().message()));
   }
-  if (parsed->port == 0) {
+  if (parsed->port == 0 && !for_listening) {
     return absl::InvalidArgumentError(
         absl::StrCat(address.source, ": '", address.host_port, "' has port 0; give the port the "
                      "coordinator listens on"));
@@ -34,9 +35,9 @@ absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& 
   return address;
 }
 
-absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags() {
+absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags(bool for_listening) {
   const char* env = std::getenv(kCoordinatorEnvVar);
-  return ResolveCoordinatorAddress(FLAGS_coordinator, env == nullptr ? "" : env);
+  return ResolveCoordinatorAddress(FLAGS_coordinator, env == nullptr ? "" : env, for_listening);
 }
 
 }  // namespace pstrain

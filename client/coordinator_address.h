@@ -24,12 +24,14 @@ struct CoordinatorAddress {
 
 // Resolves the address from the flag's value and the environment variable's
 // (either may be empty). InvalidArgument naming the source when the chosen
-// value is not host:port.
+// value is not host:port, or has port 0 unless `for_listening` (`pstrain
+// local`, where port 0 means "pick a free port").
 absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& flag_value,
-                                                            const std::string& env_value);
+                                                            const std::string& env_value,
+                                                            bool for_listening = false);
 
 // ResolveCoordinatorAddress of --coordinator and $PSTRAIN_COORDINATOR.
-absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags();
+absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags(bool for_listening = false);
 
 }  // namespace pstrain
 

@@ -94,8 +94,14 @@ void JobEventPrinter::PrintProgress(absl::Time now) {
       out_ << FormatProgressBar(snapshot_) << std::flush;
       bar_shown_ = true;
       break;
-    case ProgressStyle::kPlainLines:
-      if (now - last_plain_line_ >= plain_interval_) {
+    case ProgressStyle::kPlainLines: {
+      // The step that reaches the limit is always shown: it is the line a
+      // person (or a test) looks for to see that training completed.
+      const bool reached_limit = snapshot_.max_steps > 0 &&
+                                 snapshot_.global_step >= snapshot_.max_steps &&
+                                 !limit_line_printed_;
+      limit_line_printed_ = limit_line_printed_ || reached_limit;
+      if (reached_limit || now - last_plain_line_ >= plain_interval_) {
         out_ << FormatProgressLine(snapshot_) << "\n" << std::flush;
         last_plain_line_ = now;
         progress_pending_ = false;
@@ -103,6 +109,7 @@ void JobEventPrinter::PrintProgress(absl::Time now) {
         progress_pending_ = true;
       }
       break;
+    }
     case ProgressStyle::kNone:
       break;
   }

@@ -51,6 +51,7 @@ class JobEventPrinter {
   StepRateEstimator rate_;
   bool bar_shown_ = false;
   bool progress_pending_ = false;  // a plain line not printed yet
+  bool limit_line_printed_ = false;  // the line that reached max_steps
   absl::Time last_plain_line_ = absl::InfinitePast();
   std::string last_status_line_;  // a repeated status prints once
 };

@@ -41,6 +41,18 @@ TEST(JobEventPrinterTest, PlainLinesAreThrottledButTheNewestIsNeverLost) {
             "step 30/300       loss 0.6000      1000 examples/s  accuracy 0.7000  ETA 40s\n");
 }
 
+TEST(JobEventPrinterTest, ThePlainLineThatReachesMaxStepsIsNeverHeldBack) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 20, "",
+                          absl::Seconds(5));
+  printer.Print(Progress(10, 0.9), kStart);
+  printer.Print(Progress(20, 0.8), kStart + absl::Milliseconds(100));
+  printer.Print(Progress(25, 0.7), kStart + absl::Milliseconds(200));  // held back
+  EXPECT_EQ(out.str(),
+            "step 10/20        loss 0.9000      1000 examples/s\n"
+            "step 20/20        loss 0.8000      1000 examples/s  ETA 0s\n");
+}
+
 TEST(JobEventPrinterTest, LiveBarIsRedrawnInPlaceAndEventsGetLinesOfTheirOwn) {
   std::ostringstream out;
   JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kLiveBar}, 100, "accuracy");

@@ -1,0 +1,346 @@
+// The `pstrain` commands as a user runs them, against real clusters on
+// loopback: every job command, its exit codes and JSON, and `pstrain local`
+// leaving no process behind after success, Ctrl-C and a crashed worker.
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "client/binary_locator.h"
+#include "client/local_cluster.h"
+#include "common/process/child_process.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+// Every wait of these tests has a deadline well under the test's timeout.
+constexpr absl::Duration kCommandDeadline = absl::Seconds(90);
+
+std::string ReadFile(const std::string& path) {
+  std::stringstream contents;
+  contents << std::ifstream(path).rdbuf();
+  return contents.str();
+}
+
+// A small job: logistic regression on synthetic click logs, a few seconds.
+std::string WriteSpec(const std::string& dir, const std::string& name, int64_t max_steps) {
+  const std::string path = dir + "/" + name + ".pbtxt";
+  std::ofstream(path) << "name: \"" << name << "\"\n" << R"pb(
+    mode: JOB_MODE_TRAIN_AND_EVAL
+    model { logistic_regression {} }
+    train_data {
+      synthetic_clicks { num_examples: 20000 seed: 3 }
+      batch_size: 256
+    }
+    eval_data {
+      synthetic_clicks { num_examples: 5000 seed: 4 }
+      batch_size: 1000
+    }
+    optimizer {
+      adagrad {}
+      learning_rate: 0.1
+    }
+    training { steps_per_loop: 25 }
+    eval {
+      metrics: [ "loss", "auc" ]
+      throttle_secs: 0
+    }
+  )pb" << "stop { max_steps: " << max_steps << " }\n"
+                      << "checkpoint { model_dir: \"" << name << "\" }\n";
+  return path;
+}
+
+struct PstrainRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+  std::string stdout_only;
+};
+
+// Runs `pstrain args...` to its end.
+PstrainRun Pstrain(const std::vector<std::string>& args) {
+  static int counter = 0;
+  absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
+  EXPECT_TRUE(program.ok()) << program.status();
+  const std::string log = testing::TempDir() + "/pstrain_cli_" + std::to_string(++counter);
+  // stdout to one file (JSON must be alone there), stderr to another.
+  std::vector<std::string> shell_args = {"-c", "\"$0\" \"$@\" > " + log + ".stdout 2> " + log + ".err",
+                                         *program};
+  shell_args.insert(shell_args.end(), args.begin(), args.end());
+  auto child = ChildProcess::Start({"/bin/sh", shell_args, {}, ""});
+  EXPECT_TRUE(child.ok()) << child.status();
+  PstrainRun run;
+  if (!child.ok()) return run;
+  absl::StatusOr<ExitStatus> status = (*child)->Wait(kCommandDeadline);
+  EXPECT_TRUE(status.ok()) << "pstrain " << args.front() << ": " << status.status();
+  if (status.ok()) run.exit_code = status->exit_code;
+  run.stdout_only = ReadFile(log + ".stdout");
+  run.output = run.stdout_only + ReadFile(log + ".err");
+  return run;
+}
+
+google::protobuf::Struct ParseJson(const std::string& json) {
+  google::protobuf::Struct parsed;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok()) << json;
+  return parsed;
+}
+
+bool ProcessIsGone(int pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
+
+// The pid of every process `pstrain local` started, from the ready files it
+// had them write in the run folder.
+std::vector<int> ChildPids(const std::string& run_dir) {
+  std::vector<int> pids;
+  for (const char* name : {"coordinator-0", "ps-0", "worker-0", "worker-1", "evaluator-0"}) {
+    for (absl::string_view line : absl::StrSplit(ReadFile(run_dir + "/" + name + ".ready"), '\n')) {
+      int pid = 0;
+      if (absl::ConsumePrefix(&line, "pid=") && absl::SimpleAtoi(line, &pid)) pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+// Waits until `path` contains `text`, or the deadline passes.
+bool WaitForText(const std::string& path, const std::string& text, absl::Duration deadline) {
+  const absl::Time end = absl::Now() + deadline;
+  while (absl::Now() < end) {
+    if (absl::StrContains(ReadFile(path), text)) return true;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return false;
+}
+
+class JobCommandsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = testing::TempDir() + "/job_commands";
+    ::mkdir(root_.c_str(), 0755);
+    LocalClusterOptions options;
+    options.num_ps = 1;
+    options.num_workers = 2;
+    options.run_dir = root_ + "/run";
+    options.checkpoint_root = root_;
+    absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+    coordinator_ = "--coordinator=" + cluster_->coordinator().grpc_address;
+  }
+
+  void TearDown() override {
+    if (cluster_ != nullptr) cluster_->Stop(absl::Seconds(30)).IgnoreError();
+  }
+
+  std::string root_;
+  std::unique_ptr<LocalCluster> cluster_;
+  std::string coordinator_;
+};
+
+TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
+  PstrainRun cluster = Pstrain({"cluster", coordinator_});
+  EXPECT_EQ(cluster.exit_code, 0) << cluster.output;
+  for (const char* expected : {"MEMBER", "INCARNATION", "HEARTBEAT", "QUEUE", "ps/0", "worker/1",
+                               "evaluator/0", "running job: none"}) {
+    EXPECT_NE(cluster.output.find(expected), std::string::npos) << expected << "\n" << cluster.output;
+  }
+  PstrainRun cluster_json = Pstrain({"cluster", coordinator_, "--output=json"});
+  EXPECT_EQ(ParseJson(cluster_json.stdout_only).fields().at("members").list_value().values_size(),
+            4)
+      << cluster_json.output;
+
+  // An invalid spec is refused before anything is sent, naming the field.
+  const std::string bad = root_ + "/bad.pbtxt";
+  std::ofstream(bad) << "model { mlp {} } train_data { fashion_mnist {} } "
+                        "optimizer { learning_rate: -1 } stop { max_steps: 10 } "
+                        "checkpoint { model_dir: \"bad\" }";
+  PstrainRun refused = Pstrain({"submit", bad, coordinator_});
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("optimizer.learning_rate must be > 0, got -1"), std::string::npos)
+      << refused.output;
+
+  PstrainRun submitted =
+      Pstrain({"submit", WriteSpec(root_, "clicks", 200), coordinator_, "--output=json"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  const std::string job_id =
+      ParseJson(submitted.stdout_only).fields().at("job_id").string_value();
+  ASSERT_EQ(job_id, "clicks-1") << submitted.output;
+
+  // watch follows the job to its end, then exits with its outcome.
+  PstrainRun watched = Pstrain({"watch", job_id, coordinator_});
+  EXPECT_EQ(watched.exit_code, 0) << watched.output;
+  for (const char* expected : {"step 200/200 ", "checkpoint at step", "eval at step",
+                               "SUCCEEDED at step", "final evaluation (step"}) {
+    EXPECT_NE(watched.output.find(expected), std::string::npos) << expected << "\n"
+                                                               << watched.output;
+  }
+
+  PstrainRun status = Pstrain({"status", job_id, coordinator_, "--output=json"});
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  const auto fields = ParseJson(status.stdout_only).fields();
+  EXPECT_EQ(fields.at("state").string_value(), "SUCCEEDED");
+  EXPECT_GE(fields.at("global_step").number_value(), 200);
+  EXPECT_GT(fields.at("examples_per_sec").number_value(), 0);
+  EXPECT_GT(fields.at("auc").number_value(), 0);
+  EXPECT_GT(fields.at("loss").number_value(), 0);
+  PstrainRun status_text = Pstrain({"status", coordinator_});  // the newest job
+  EXPECT_NE(status_text.output.find("state            SUCCEEDED"), std::string::npos)
+      << status_text.output;
+
+  PstrainRun list = Pstrain({"list", coordinator_});
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("clicks-1"), std::string::npos) << list.output;
+
+  // An unknown job is a clear NotFound, exit code 2.
+  for (const char* command : {"status", "watch", "stop"}) {
+    PstrainRun unknown = Pstrain({command, "no-such-job", coordinator_});
+    EXPECT_EQ(unknown.exit_code, 2) << command << ": " << unknown.output;
+    EXPECT_NE(unknown.output.find("no job 'no-such-job'"), std::string::npos) << unknown.output;
+  }
+
+  // A stopped job: watch ends with it and exits 1.
+  PstrainRun long_job =
+      Pstrain({"submit", WriteSpec(root_, "long", 1000000), coordinator_, "--output=json"});
+  ASSERT_EQ(long_job.exit_code, 0) << long_job.output;
+  const std::string long_id = ParseJson(long_job.stdout_only).fields().at("job_id").string_value();
+  PstrainRun stop = Pstrain({"stop", long_id, coordinator_});
+  EXPECT_EQ(stop.exit_code, 0) << stop.output;
+  EXPECT_NE(stop.output.find("stopping job " + long_id), std::string::npos) << stop.output;
+  PstrainRun stopped = Pstrain({"watch", long_id, coordinator_, "--output=json"});
+  EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
+  EXPECT_NE(stopped.stdout_only.find("\"state\":\"STOPPED\""), std::string::npos)
+      << stopped.output;
+
+  PstrainRun shutdown = Pstrain({"shutdown", coordinator_});
+  EXPECT_EQ(shutdown.exit_code, 0) << shutdown.output;
+  // Every member and the coordinator exit on their own.
+  const absl::Time end = absl::Now() + absl::Seconds(30);
+  while (cluster_->FirstExitedTask() == std::nullopt && absl::Now() < end) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_NE(cluster_->FirstExitedTask(), std::nullopt) << "nothing exited after shutdown";
+  EXPECT_TRUE(cluster_->Stop(absl::Seconds(30)).ok());
+}
+
+TEST(CliTest, AnUnreachableCoordinatorExitsThreeSayingWhereAndWhatToTry) {
+  PstrainRun run = Pstrain({"status", "--coordinator=127.0.0.1:1"});
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("cannot reach the coordinator at 127.0.0.1:1 (connection refused); "
+                            "start one with `pstrain local --keep_running`"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST(CliTest, UsageErrorsExitTwoAndHelpShowsTheCommand) {
+  PstrainRun unknown_flag = Pstrain({"local", "--nonsense"});
+  EXPECT_EQ(unknown_flag.exit_code, 2) << unknown_flag.output;
+  EXPECT_NE(unknown_flag.output.find("unknown flag --nonsense"), std::string::npos);
+  PstrainRun help = Pstrain({"submit", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("Usage: pstrain submit JOB.pbtxt"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("Example:"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("--coordinator"), std::string::npos) << help.output;
+  PstrainRun all = Pstrain({"--help"});
+  for (const char* command : {"local", "submit", "status", "list", "watch", "stop", "cluster",
+                              "shutdown", "train-local"}) {
+    EXPECT_NE(all.output.find(std::string("\n  ") + command), std::string::npos) << command;
+  }
+}
+
+class PstrainLocalTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
+    ::mkdir(root_.c_str(), 0755);
+    run_dir_ = root_ + "/run";
+  }
+
+  // `pstrain local SPEC` in the background, its output in log_.
+  std::unique_ptr<ChildProcess> StartLocal(const std::string& spec) {
+    absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
+    EXPECT_TRUE(program.ok()) << program.status();
+    log_ = root_ + "/local.out";
+    auto child = ChildProcess::Start({*program,
+                                      {"local", spec, "--checkpoint_root=" + root_,
+                                       "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0",
+                                       "--workers=2"},
+                                      {},
+                                      log_});
+    EXPECT_TRUE(child.ok()) << child.status();
+    return child.ok() ? *std::move(child) : nullptr;
+  }
+
+  void ExpectEveryChildGone() {
+    const std::vector<int> pids = ChildPids(run_dir_);
+    EXPECT_EQ(pids.size(), 5u) << "ready files in " << run_dir_;
+    for (int pid : pids) EXPECT_TRUE(ProcessIsGone(pid)) << "pid " << pid << " still runs";
+  }
+
+  std::string root_;
+  std::string run_dir_;
+  std::string log_;
+};
+
+TEST_F(PstrainLocalTest, SucceedsWithJsonAndLeavesNoProcess) {
+  PstrainRun run = Pstrain({"local", WriteSpec(root_, "ok", 150), "--checkpoint_root=" + root_,
+                     "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0", "--output=json"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const auto fields = ParseJson(run.stdout_only).fields();
+  EXPECT_EQ(fields.at("state").string_value(), "SUCCEEDED");
+  EXPECT_GE(fields.at("global_step").number_value(), 150);
+  EXPECT_GT(fields.at("examples_per_sec").number_value(), 0);
+  EXPECT_TRUE(fields.contains("auc")) << run.stdout_only;
+  ExpectEveryChildGone();
+}
+
+TEST_F(PstrainLocalTest, CtrlCStopsTheJobGracefullyAndLeavesNoProcess) {
+  std::unique_ptr<ChildProcess> local = StartLocal(WriteSpec(root_, "interrupted", 1000000));
+  ASSERT_NE(local, nullptr);
+  ASSERT_TRUE(WaitForText(log_, "step ", kCommandDeadline)) << ReadFile(log_);
+  local->Signal(SIGINT);
+  absl::StatusOr<ExitStatus> exit = local->Wait(kCommandDeadline);
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << ReadFile(log_);
+  const std::string output = ReadFile(log_);
+  EXPECT_EQ(exit->exit_code, 1) << output;
+  for (const char* expected : {"stopping job interrupted-1 (final checkpoint first",
+                               "checkpoint at step", "STOPPED at step",
+                               "Every process exited cleanly"}) {
+    EXPECT_NE(output.find(expected), std::string::npos) << expected << "\n" << output;
+  }
+  ExpectEveryChildGone();
+}
+
+TEST_F(PstrainLocalTest, AKilledWorkerEndsTheRunNamingItAndLeavesNoProcess) {
+  std::unique_ptr<ChildProcess> local = StartLocal(WriteSpec(root_, "crashed", 1000000));
+  ASSERT_NE(local, nullptr);
+  ASSERT_TRUE(WaitForText(log_, "step ", kCommandDeadline)) << ReadFile(log_);
+  const std::vector<int> pids = ChildPids(run_dir_);
+  ASSERT_EQ(pids.size(), 5u);
+  const int worker = pids[3];  // worker-1
+  ASSERT_EQ(::kill(worker, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  absl::StatusOr<ExitStatus> exit = local->Wait(kCommandDeadline);
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << ReadFile(log_);
+  const std::string output = ReadFile(log_);
+  EXPECT_EQ(exit->exit_code, 1) << output;
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(30)) << "noticed late:\n" << output;
+  EXPECT_NE(output.find("worker/1 (pid " + std::to_string(worker) +
+                        ") exited with killed by signal 9"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("--- end of " + run_dir_ + "/worker-1.log ---"), std::string::npos)
+      << output;
+  ExpectEveryChildGone();
+}
+
+}  // namespace
+}  // namespace pstrain
