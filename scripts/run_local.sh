@@ -3,7 +3,8 @@
 # a local cluster (coordinator, parameter server, 2 workers, evaluator as real
 # processes on loopback) training an MLP on Fashion-MNIST, with progress and
 # the final metrics printed.
-# Usage: scripts/run_local.sh [JOB.pbtxt] [pstrain local flags, see `pstrain --help`]
+# Usage: scripts/run_local.sh [JOB.pbtxt] [pstrain local flags: --ps N --workers M
+#        --noevaluator --run_dir DIR ..., see `pstrain local --help`]
 #        (default job: examples/fashion_mnist_mlp.pbtxt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
