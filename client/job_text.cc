@@ -15,7 +15,9 @@ namespace {
 std::string Age(int64_t unix_ms, absl::Time now) {
   if (unix_ms <= 0) return "-";
   const absl::Duration age = absl::Floor(now - absl::FromUnixMillis(unix_ms), absl::Seconds(1));
-  return absl::FormatDuration(age < absl::ZeroDuration() ? absl::ZeroDuration() : age);
+  // FormatDuration writes zero as "0", which reads like a missing unit.
+  if (age <= absl::ZeroDuration()) return "0s";
+  return absl::FormatDuration(age);
 }
 
 std::string StepOf(const JobStatus& status) {
@@ -65,9 +67,8 @@ std::string FormatJobStatus(const JobStatus& status, absl::Time now) {
   }
   rows.push_back({"submitted", absl::StrCat(Age(status.submit_unix_ms(), now), " ago")});
   if (status.end_unix_ms() > 0 && status.start_unix_ms() > 0) {
-    rows.push_back({"ran for", absl::FormatDuration(absl::Floor(
-                                   absl::Milliseconds(status.end_unix_ms() - status.start_unix_ms()),
-                                   absl::Seconds(1)))});
+    rows.push_back({"ran for", absl::StrFormat("%.1fs", (status.end_unix_ms() -
+                                                         status.start_unix_ms()) / 1000.0)});
   }
   rows.push_back({"model_dir", status.spec().checkpoint().model_dir()});
   if (!status.checkpoints().empty()) {

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "client/coordinator_address.h"
 #include "client/exit_code.h"
 #include "client/job_json.h"
@@ -102,6 +103,25 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> StartCluster(LocalClusterOptions o
       << std::flush;
   options.coordinator_listen = "127.0.0.1:0";
   return LocalCluster::Start(options);
+}
+
+// Until Ctrl-C, or until a process of the cluster exits: after `pstrain
+// shutdown` they all do, and a cluster missing a member is no use either.
+void WaitForCtrlCOrAnExit(LocalCluster& cluster, std::ostream& out) {
+  ShutdownSignal signal;
+  absl::Notification interrupted;
+  std::thread watchdog([&] {
+    while (!interrupted.WaitForNotificationWithTimeout(absl::Milliseconds(250))) {
+      if (std::optional<TaskExit> exit = cluster.FirstExitedTask()) {
+        out << exit->task.name() << " exited with " << exit->exit.ToString() << "\n" << std::flush;
+        signal.RequestShutdown();
+        return;
+      }
+    }
+  });
+  signal.Wait();
+  interrupted.Notify();
+  watchdog.join();
 }
 
 int RunLocal(const std::vector<std::string>& args) {
@@ -205,7 +225,7 @@ int RunLocal(const std::vector<std::string>& args) {
 
   if (FLAGS_keep_running && exit_code == kExitSuccess) {
     out << "Running; press Ctrl-C to stop.\n" << std::flush;
-    ShutdownSignal().Wait();
+    WaitForCtrlCOrAnExit(**cluster, out);
   }
   out << "Stopping the cluster...\n" << std::flush;
   absl::Status stopped = (*cluster)->Stop(absl::Seconds(15));
