@@ -300,7 +300,9 @@ TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
     ASSERT_TRUE(coordinator_->CompleteDataLease(complete).ok());
   }
   // The last report after the data ran out hears the stop; a worker that
-  // asks for more data learns it from the lease.
+  // asks for more data learns it from the lease, then reports what it
+  // trained since its last report and hears the stop there. The final
+  // checkpoint waits for that report, so it holds every applied step.
   EXPECT_TRUE(Report(worker0, job_id, 0).stop());
   AcquireDataLeaseRequest acquire;
   *acquire.mutable_task() = worker1.task;
@@ -309,6 +311,7 @@ TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
   absl::StatusOr<DataLease> last = coordinator_->AcquireDataLease(acquire);
   ASSERT_TRUE(last.ok()) << last.status();
   EXPECT_TRUE(last->end_of_data());
+  EXPECT_TRUE(Report(worker1, job_id, 0).stop());
   JobStatus status = AwaitState(job_id, JOB_STATE_SUCCEEDED);
   EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
   EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-32/MANIFEST").value_or(false));

@@ -183,6 +183,13 @@ absl::Status JobRunner::Prepare() {
       SetReason("restoring " + start.checkpoint_dir);
       RETURN_IF_ERROR(WaitForChange(absl::InfinitePast()));
       RETURN_IF_ERROR(checkpointer_->Restore(start.checkpoint_dir, start.manifest));
+      context_.jobs
+          ->UpdateStatus(job_id_,
+                         [&](JobStatus& status) {
+                           status.set_resumed_from(start.checkpoint_dir);
+                           status.set_resumed_from_step(start.warm_start ? 0 : start.step);
+                         })
+          .IgnoreError();
       LOG(INFO) << "job " << job_id_ << ": restored " << start.checkpoint_dir
                 << (start.warm_start ? " (warm start: variables only)"
                                      : absl::StrCat(" at step ", start.step));

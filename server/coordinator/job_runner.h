@@ -236,6 +236,8 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void SetReason(const std::string& reason);
   void PublishStatus();
   void Publish(JobEvent event);
+  // An eval event for a checkpoint that was not evaluated, with why.
+  void PublishSkipped(int64_t step, std::string why);
   void RefreshCheckpointsInStatus();
   std::string ResumeHint() const;
   bool IsJobWorker(const TaskId& task) const;

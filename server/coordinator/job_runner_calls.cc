@@ -154,13 +154,11 @@ absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64
     lease = data_->Acquire(HolderName(task, incarnation));
     if (lease.ok() && lease->end_of_data()) CheckEndOfData(global_step());
   }
-  if (lease.ok() && lease->end_of_data()) {
-    // A worker told there is no more data trains no further: it has heard
-    // the stop as well as a progress report would tell it.
-    absl::MutexLock lock(&mu_);
-    if (IsJobWorker(task)) stop_heard_.insert(task.index());
-    poked_ = true;
-  }
+  // A worker told there is no more data trains no further, but has not
+  // heard the stop yet: the steps it trained since its last report are
+  // applied on the shards and not yet in the global step. It reports them
+  // next, and hears the stop in that answer; only then may the final
+  // checkpoint be taken, or it would be saved under too small a step.
   return lease;
 }
 
@@ -183,6 +181,13 @@ absl::Status JobRunner::CompleteDataLease(const CompleteDataLeaseRequest& reques
   return status;
 }
 
+void JobRunner::PublishSkipped(int64_t step, std::string why) {
+  JobEvent event;
+  event.mutable_eval()->set_checkpoint_step(step);
+  event.mutable_eval()->set_skipped_reason(std::move(why));
+  Publish(std::move(event));
+}
+
 absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& report) {
   {
     absl::MutexLock lock(&mu_);
@@ -195,19 +200,19 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
     case EVAL_STATUS_MISSING_CHECKPOINT: {
       LOG(WARNING) << "job " << job_id_ << ": " << evaluator << " cannot evaluate ckpt-"
                    << report.checkpoint_step() << ": " << report.reason();
-      absl::MutexLock lock(&mu_);
-      unevaluable_[report.checkpoint_step()] = report.reason();
-      poked_ = true;
+      {
+        absl::MutexLock lock(&mu_);
+        unevaluable_[report.checkpoint_step()] = report.reason();
+        poked_ = true;
+      }
+      PublishSkipped(report.checkpoint_step(),
+                     absl::StrCat("cannot be evaluated: ", report.reason()));
       return response;
     }
     case EVAL_STATUS_SKIPPED: {
       LOG(INFO) << "job " << job_id_ << ": " << evaluator << " skipped ckpt-"
                 << report.checkpoint_step() << ": " << report.reason();
-      JobEvent event;
-      event.mutable_eval()->set_checkpoint_step(report.checkpoint_step());
-      event.mutable_eval()->set_skipped_reason(report.reason().empty() ? "skipped"
-                                                                       : report.reason());
-      Publish(std::move(event));
+      PublishSkipped(report.checkpoint_step(), report.reason().empty() ? "skipped" : report.reason());
       return response;
     }
     case EVAL_STATUS_NO_NEW_CHECKPOINT: {

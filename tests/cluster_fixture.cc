@@ -1,0 +1,140 @@
+#include "tests/cluster_fixture.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/config/job_spec_parser.h"
+#include "common/status/grpc_status.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace testing_cluster {
+namespace {
+
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline(absl::Duration timeout) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  return context;
+}
+
+}  // namespace
+
+std::vector<ProgressEvent> JobRecord::Progress() const {
+  std::vector<ProgressEvent> progress;
+  for (const JobEvent& event : events) {
+    if (event.has_progress()) progress.push_back(event.progress());
+  }
+  return progress;
+}
+
+std::vector<CheckpointInfo> JobRecord::Checkpoints() const {
+  std::vector<CheckpointInfo> checkpoints;
+  for (const JobEvent& event : events) {
+    if (event.has_checkpoint()) checkpoints.push_back(event.checkpoint());
+  }
+  return checkpoints;
+}
+
+std::vector<EvalEvent> JobRecord::Evaluations() const {
+  std::vector<EvalEvent> evaluations;
+  for (const JobEvent& event : events) {
+    if (event.has_eval()) evaluations.push_back(event.eval());
+  }
+  return evaluations;
+}
+
+absl::StatusOr<std::unique_ptr<TestCluster>> TestCluster::Start(const std::string& name,
+                                                                 LocalClusterOptions options) {
+  std::unique_ptr<TestCluster> test(new TestCluster());
+  const std::string root = testing::TempDir() + "/" + name;
+  ::mkdir(root.c_str(), 0755);
+  if (options.run_dir.empty()) {
+    // Bazel keeps this folder after the test (test.outputs), so the logs of
+    // every process are there to read when a test fails.
+    const char* kept = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+    options.run_dir = absl::StrCat(kept != nullptr ? kept : root.c_str(), "/", name, "-logs");
+  }
+  if (options.checkpoint_root.empty()) options.checkpoint_root = root;
+  test->checkpoint_root_ = options.checkpoint_root;
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
+  if (!cluster.ok()) return cluster.status();
+  test->cluster_ = *std::move(cluster);
+  test->jobs_ = JobService::NewStub(grpc::CreateChannel(test->cluster_->coordinator().grpc_address,
+                                                        grpc::InsecureChannelCredentials()));
+  return test;
+}
+
+TestCluster::~TestCluster() {
+  absl::Status stopped = cluster_->Stop(absl::Seconds(30));
+  EXPECT_TRUE(stopped.ok()) << stopped;
+}
+
+absl::StatusOr<std::string> TestCluster::Submit(const std::string& spec_text) {
+  absl::StatusOr<JobSpec> spec = ParseJobSpecText(spec_text, "test job");
+  if (!spec.ok()) return spec.status();
+  SubmitJobRequest request;
+  *request.mutable_spec() = *spec;
+  SubmitJobResponse response;
+  grpc::Status status =
+      jobs_->SubmitJob(ContextWithDeadline(absl::Seconds(30)).get(), request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.job_id();
+}
+
+JobRecord TestCluster::Follow(const std::string& job_id,
+                              const std::function<void(const JobEvent&)>& on_event) {
+  JobRecord record;
+  std::unique_ptr<grpc::ClientContext> context = ContextWithDeadline(kJobDeadline);
+  WatchJobRequest request;
+  request.set_job_id(job_id);
+  request.set_include_progress(true);
+  auto stream = jobs_->WatchJob(context.get(), request);
+  JobEvent event;
+  while (stream->Read(&event)) {
+    if (on_event) on_event(event);
+    record.events.push_back(event);
+  }
+  grpc::Status status = stream->Finish();
+  EXPECT_TRUE(status.ok()) << "watching " << job_id << " ended with: " << status.error_message()
+                           << "; its status then: "
+                           << Get(job_id).value_or(JobStatus()).ShortDebugString();
+  if (!status.ok()) {
+    // Free the cluster for the next test.
+    StopJobRequest stop;
+    stop.set_job_id(job_id);
+    stop.set_immediately(true);
+    StopJobResponse stopped;
+    jobs_->StopJob(ContextWithDeadline(absl::Seconds(30)).get(), stop, &stopped);
+  }
+  // The stream's last status event may precede the final one by a hair.
+  absl::StatusOr<JobStatus> final_status = Get(job_id);
+  EXPECT_TRUE(final_status.ok()) << final_status.status();
+  if (final_status.ok()) record.final_status = *std::move(final_status);
+  return record;
+}
+
+absl::StatusOr<JobStatus> TestCluster::Get(const std::string& job_id) {
+  GetJobRequest request;
+  request.set_job_id(job_id);
+  JobStatus status;
+  grpc::Status got = jobs_->GetJob(ContextWithDeadline(absl::Seconds(30)).get(), request, &status);
+  if (!got.ok()) return FromGrpcStatus(got);
+  return status;
+}
+
+absl::Status TestCluster::Stop(const std::string& job_id) {
+  StopJobRequest request;
+  request.set_job_id(job_id);
+  StopJobResponse response;
+  return FromGrpcStatus(
+      jobs_->StopJob(ContextWithDeadline(absl::Seconds(30)).get(), request, &response));
+}
+
+}  // namespace testing_cluster
+}  // namespace pstrain

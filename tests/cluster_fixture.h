@@ -1,0 +1,71 @@
+#ifndef PSTRAIN_TESTS_CLUSTER_FIXTURE_H_
+#define PSTRAIN_TESTS_CLUSTER_FIXTURE_H_
+
+// A local cluster of real processes on loopback for end-to-end tests, with
+// the JobService calls tests make: submit a spec, follow a job's events to
+// its end, stop it. Every call has a deadline, so a test that would hang
+// fails instead, with the job's last status.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/local_cluster.h"
+#include "protos/coordinator.grpc.pb.h"
+
+namespace pstrain {
+namespace testing_cluster {
+
+// The longest a test job may take, from submission to its end.
+inline constexpr absl::Duration kJobDeadline = absl::Minutes(4);
+
+// Everything WatchJob streamed for one job, and its final status.
+struct JobRecord {
+  std::vector<JobEvent> events;
+  JobStatus final_status;
+
+  std::vector<ProgressEvent> Progress() const;
+  std::vector<CheckpointInfo> Checkpoints() const;
+  std::vector<EvalEvent> Evaluations() const;  // evaluated and skipped
+};
+
+class TestCluster {
+ public:
+  // Starts the processes; run_dir and checkpoint_root default to folders
+  // under the test's temporary folder named `name`.
+  static absl::StatusOr<std::unique_ptr<TestCluster>> Start(const std::string& name,
+                                                             LocalClusterOptions options);
+  // Stops the cluster; ADD_FAILURE when a process did not exit cleanly.
+  ~TestCluster();
+
+  LocalCluster& cluster() { return *cluster_; }
+  const std::string& checkpoint_root() const { return checkpoint_root_; }
+  JobService::Stub& jobs() { return *jobs_; }
+
+  // Submits a text-format JobSpec; the job id, or the refusal.
+  absl::StatusOr<std::string> Submit(const std::string& spec_text);
+
+  // Streams the job's events (with progress) until it ends, then reads its
+  // final status. `on_event` sees each event as it arrives (it may call
+  // Stop). Fails the test if the job has not ended within kJobDeadline.
+  JobRecord Follow(const std::string& job_id,
+                   const std::function<void(const JobEvent&)>& on_event = nullptr);
+
+  absl::StatusOr<JobStatus> Get(const std::string& job_id);
+  absl::Status Stop(const std::string& job_id);
+
+ private:
+  TestCluster() = default;
+
+  std::string checkpoint_root_;
+  std::unique_ptr<LocalCluster> cluster_;
+  std::unique_ptr<JobService::Stub> jobs_;
+};
+
+}  // namespace testing_cluster
+}  // namespace pstrain
+
+#endif  // PSTRAIN_TESTS_CLUSTER_FIXTURE_H_
