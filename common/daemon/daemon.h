@@ -88,7 +88,9 @@ class Daemon {
 // (defined in daemon_flags.cc: --listen, --metrics_listen, --ready_file,
 // --shutdown_grace_secs, --max_message_mb, --coordinator_address,
 // --ps_addresses, --task_index) and the TF_CONFIG environment variable;
-// flags win. InvalidArgument names the flag or TF_CONFIG field at fault.
+// flags win. Then every address listened on or dialled goes through the
+// PSTRAIN_HOST_ALIASES environment variable, when set (host_aliases.h).
+// InvalidArgument names the flag, TF_CONFIG field or alias at fault.
 absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type);
 
 // "coordinator" for the chief, else the TF_CONFIG name ("ps", "worker", ...).

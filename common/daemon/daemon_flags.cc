@@ -8,6 +8,7 @@
 #include "common/config/cluster_config.h"
 #include "common/config/tf_config.h"
 #include "common/daemon/daemon.h"
+#include "common/net/host_aliases.h"
 #include "common/net/host_port.h"
 #include "common/status/status_macros.h"
 #include "gflags/gflags.h"
@@ -38,6 +39,24 @@ DEFINE_double(shutdown_grace_secs, 10,
 DEFINE_int32(max_message_mb, 16, "Largest gRPC message received or sent, in MiB.");
 
 namespace pstrain {
+namespace {
+
+// Puts each address the cluster configuration listens on or dials through
+// `aliases` (see host_aliases.h), so the rest of the process sees only
+// addresses it can use.
+void ApplyHostAliases(const HostAliases& aliases, ClusterConfig& cluster) {
+  if (aliases.empty()) return;
+  for (auto* list : {cluster.spec.mutable_chief(), cluster.spec.mutable_ps(),
+                     cluster.spec.mutable_worker(), cluster.spec.mutable_evaluator()}) {
+    for (std::string& address : *list) address = aliases.Resolve(address);
+  }
+  for (std::string& address : cluster.ps_addresses) address = aliases.Resolve(address);
+  cluster.coordinator_address = aliases.Resolve(cluster.coordinator_address);
+  cluster.own_address = aliases.Resolve(cluster.own_address);
+  cluster.listen_address = aliases.Resolve(cluster.listen_address);
+}
+
+}  // namespace
 
 std::string RoleName(TaskType type) {
   return type == TASK_TYPE_CHIEF ? "coordinator" : std::string(TaskTypeName(type));
@@ -70,9 +89,13 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
   DaemonOptions options;
   options.role = RoleName(type);
   ASSIGN_OR_RETURN(options.cluster, ResolveClusterConfig(flags, tf_config, type));
+  const char* aliases_text = std::getenv(kHostAliasesEnv);
+  ASSIGN_OR_RETURN(HostAliases aliases,
+                   HostAliases::Parse(aliases_text == nullptr ? "" : aliases_text));
+  ApplyHostAliases(aliases, options.cluster);
   options.grpc.listen_address = options.cluster.listen_address;
   options.grpc.max_message_bytes = FLAGS_max_message_mb << 20;
-  options.metrics_address = FLAGS_metrics_listen;
+  options.metrics_address = aliases.Resolve(FLAGS_metrics_listen);
   options.ready_file = FLAGS_ready_file;
   options.shutdown_grace = absl::Seconds(FLAGS_shutdown_grace_secs);
   return options;

@@ -1,11 +1,19 @@
 #include "common/daemon/daemon.h"
 
+#include <cstdlib>
 #include <thread>
 
 #include "common/daemon/ready_file.h"
 #include "common/net/health_client.h"
 #include "common/net/http_get.h"
+#include "gflags/gflags.h"
 #include "gtest/gtest.h"
+
+DECLARE_string(listen);
+DECLARE_string(metrics_listen);
+DECLARE_string(coordinator_address);
+DECLARE_string(ps_addresses);
+DECLARE_int32(task_index);
 
 namespace pstrain {
 namespace {
@@ -74,6 +82,47 @@ TEST(DaemonTest, MalformedListenAddressIsInvalidArgument) {
   absl::Status status = daemon.Start({});
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("nonsense"), std::string::npos);
+}
+
+// A parameter server of a Kubernetes manifest run on one machine: its
+// Service names and fixed ports become the loopback ports of the aliases,
+// for what it listens on and for what it dials alike.
+TEST(DaemonOptionsTest, HostAliasesReplaceListenedAndDialledAddresses) {
+  gflags::FlagSaver saver;
+  FLAGS_listen = "0.0.0.0:7071";
+  FLAGS_metrics_listen = "0.0.0.0:9090";
+  FLAGS_coordinator_address = "pstrain-coordinator:7070";
+  FLAGS_ps_addresses = "pstrain-ps-0.pstrain-ps:7071,pstrain-ps-1.pstrain-ps:7071";
+  FLAGS_task_index = 1;
+  ::setenv("PSTRAIN_HOST_ALIASES",
+           "pstrain-coordinator:7070=127.0.0.1:41000,"
+           "pstrain-ps-0.pstrain-ps:7071=127.0.0.1:41001,"
+           "pstrain-ps-1.pstrain-ps:7071=127.0.0.1:41002,"
+           "0.0.0.0:7071=127.0.0.1:41002,0.0.0.0:9090=127.0.0.1:41003",
+           1);
+  absl::StatusOr<DaemonOptions> options = DaemonOptionsFromFlags(TASK_TYPE_PS);
+  ::unsetenv("PSTRAIN_HOST_ALIASES");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->grpc.listen_address, "127.0.0.1:41002");
+  EXPECT_EQ(options->metrics_address, "127.0.0.1:41003");
+  EXPECT_EQ(options->cluster.coordinator_address, "127.0.0.1:41000");
+  EXPECT_EQ(options->cluster.own_address, "127.0.0.1:41002");
+  EXPECT_EQ(options->cluster.ps_addresses,
+            (std::vector<std::string>{"127.0.0.1:41001", "127.0.0.1:41002"}));
+  EXPECT_EQ(options->cluster.spec.chief(0), "127.0.0.1:41000");
+  EXPECT_EQ(options->cluster.spec.ps(1), "127.0.0.1:41002");
+}
+
+TEST(DaemonOptionsTest, MalformedHostAliasesAreInvalidArgument) {
+  gflags::FlagSaver saver;
+  FLAGS_coordinator_address = "pstrain-coordinator:7070";
+  ::setenv("PSTRAIN_HOST_ALIASES", "pstrain-coordinator:7070", 1);
+  absl::StatusOr<DaemonOptions> options = DaemonOptionsFromFlags(TASK_TYPE_WORKER);
+  ::unsetenv("PSTRAIN_HOST_ALIASES");
+  ASSERT_FALSE(options.ok());
+  EXPECT_EQ(options.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(options.status().message().find("PSTRAIN_HOST_ALIASES: entry 1"), std::string::npos)
+      << options.status();
 }
 
 }  // namespace
