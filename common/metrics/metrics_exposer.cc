@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/metrics/build_info.h"
 #include "common/net/host_port.h"
 #include "common/status/status_macros.h"
 
@@ -25,13 +26,25 @@ absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(
   if (ports.empty()) {
     return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", address));
   }
-  exposer->RegisterCollectable(registry);
   endpoint.port = ports.front();
-  return std::unique_ptr<MetricsExposer>(
-      new MetricsExposer(std::move(exposer), endpoint.ToString()));
+  std::unique_ptr<MetricsExposer> metrics(new MetricsExposer(std::move(exposer),
+                                                             endpoint.ToString(), registry));
+  // The exposer holds weak pointers: every collectable lives as long as this
+  // object (the registry is shared with the caller).
+  metrics->exposer_->RegisterCollectable(metrics->registry_);
+  metrics->exposer_->RegisterCollectable(metrics->build_);
+  metrics->exposer_->RegisterCollectable(metrics->process_);
+  return metrics;
 }
 
-MetricsExposer::MetricsExposer(std::unique_ptr<prometheus::Exposer> exposer, std::string address)
-    : exposer_(std::move(exposer)), address_(std::move(address)) {}
+MetricsExposer::MetricsExposer(std::unique_ptr<prometheus::Exposer> exposer, std::string address,
+                               std::shared_ptr<prometheus::Registry> registry)
+    : exposer_(std::move(exposer)),
+      address_(std::move(address)),
+      registry_(std::move(registry)),
+      build_(std::make_shared<prometheus::Registry>()),
+      process_(std::make_shared<ProcessCollector>()) {
+  RegisterBuildInfo(*build_);
+}
 
 }  // namespace pstrain

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/metrics/process_collector.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 
@@ -12,7 +13,9 @@ namespace pstrain {
 
 // Serves a Prometheus registry as text format on http://<address>/metrics,
 // on its own port (not the gRPC one) so scrapes never compete with
-// training traffic. Thread-safe.
+// training traffic, together with what every process reports: the
+// standard process_* metrics (process_collector.h) and pstrain_build_info
+// (build_info.h). Thread-safe.
 class MetricsExposer {
  public:
   // `address` is host:port; port 0 picks a free one.
@@ -27,10 +30,15 @@ class MetricsExposer {
   const std::string& address() const { return address_; }
 
  private:
-  MetricsExposer(std::unique_ptr<prometheus::Exposer> exposer, std::string address);
+  MetricsExposer(std::unique_ptr<prometheus::Exposer> exposer, std::string address,
+                 std::shared_ptr<prometheus::Registry> registry);
 
   const std::unique_ptr<prometheus::Exposer> exposer_;
   const std::string address_;
+  const std::shared_ptr<prometheus::Registry> registry_;
+  // pstrain_build_info, apart from the caller's registry.
+  const std::shared_ptr<prometheus::Registry> build_;
+  const std::shared_ptr<ProcessCollector> process_;
 };
 
 }  // namespace pstrain
