@@ -3,8 +3,11 @@
 #include <vector>
 
 #include "client/cluster_command.h"
+#include "client/export/export_command.h"
 #include "client/list_command.h"
 #include "client/local_command.h"
+#include "client/predict/predict_command.h"
+#include "client/report/report_command.h"
 #include "client/shutdown_command.h"
 #include "client/status_command.h"
 #include "client/stop_command.h"
@@ -30,7 +33,8 @@ int main(int argc, char** argv) {
   const std::vector<pstrain::Subcommand> commands = {
       pstrain::LocalCommand(),    pstrain::SubmitCommand(),  pstrain::StatusCommand(),
       pstrain::ListCommand(),     pstrain::WatchCommand(),   pstrain::StopCommand(),
-      pstrain::ClusterCommand(),  pstrain::ShutdownCommand(), pstrain::TrainLocalCommand(),
+      pstrain::ClusterCommand(),  pstrain::ShutdownCommand(), pstrain::ExportCommand(),
+      pstrain::PredictCommand(),  pstrain::ReportCommand(),   pstrain::TrainLocalCommand(),
   };
   return pstrain::RunSubcommands("pstrain", kOverview, commands, argc, argv);
 }

@@ -25,8 +25,7 @@ int ExportExitCode(const absl::Status& status) {
 int RunExportCommand(const std::vector<std::string>& args) {
   if (args.size() != 1) {
     std::cerr << "pstrain export: expected one argument, the job's model_dir; got " << args.size()
-              << "\n\n"
-              << kExportUsage;
+              << " (see pstrain export --help)\n";
     return 2;
   }
   if (FLAGS_to.empty()) {
@@ -59,6 +58,27 @@ int RunExportCommand(const std::vector<std::string>& args) {
               << absl::StrJoin(sorted, " ", absl::PairFormatter("=")) << "\n";
   }
   return 0;
+}
+
+Subcommand ExportCommand() {
+  return {"export",
+          "MODEL_DIR",
+          "export a checkpoint of a model_dir as a self-contained model folder",
+          "Exports a checkpoint of a job's model_dir into DIR, a self-contained folder\n"
+          "(job spec, weights, MANIFEST with checksums) that `pstrain predict` and\n"
+          "LoadExportedModel read without the cluster, the checkpoint or the training\n"
+          "data. The checkpoint is the newest that verifies (damaged newer ones are\n"
+          "passed over, with a warning), or the one of step S. DIR must not exist.\n"
+          "\n"
+          "Exit codes: 0 exported; 1 the export failed (a damaged checkpoint, data the\n"
+          "model is sized from that cannot be read); 2 bad usage or bad input (no such\n"
+          "model_dir or step, DIR exists).\n"
+          "\n"
+          "Example:\n"
+          "  pstrain export /tmp/pstrain/fashion_mnist_mlp --to=/tmp/fashion_mnist_model\n"
+          "  pstrain export /tmp/pstrain/fashion_mnist_mlp --step=2000 --to=/tmp/fmnist_2000",
+          {"to", "step"},
+          RunExportCommand};
 }
 
 }  // namespace pstrain

@@ -23,8 +23,7 @@ int RunPredictCommand(const std::vector<std::string>& args) {
   if (args.size() != 2) {
     std::cerr << "pstrain predict: expected two arguments, the export folder and the input file; "
                  "got "
-              << args.size() << "\n\n"
-              << kPredictUsage;
+              << args.size() << " (see pstrain predict --help)\n";
     return 2;
   }
   if (FLAGS_predict_batch_size <= 0) {
@@ -78,6 +77,36 @@ int RunPredictCommand(const std::vector<std::string>& args) {
   std::cout << "model " << (*model)->path() << " (step " << (*model)->global_step() << ") on "
             << input_path << ": " << FormatSummary(*summary) << "\n";
   return 0;
+}
+
+Subcommand PredictCommand() {
+  return {"predict",
+          "EXPORT_DIR INPUT",
+          "run an exported model on IDX, CSV or libsvm input; accuracy when labelled",
+          "Loads an exported model (an export folder, or a folder of versions such as\n"
+          "MODEL_DIR/export/best, whose newest is used) and runs it on INPUT:\n"
+          "  idx      IDX images (idx3-ubyte, gzipped or not, Fashion-MNIST style);\n"
+          "           --labels=FILE gives the idx1-ubyte labels\n"
+          "  csv      one example per line; the label in --csv_label_column, unless\n"
+          "           the lines hold exactly the model's features\n"
+          "  libsvm   \"label index:value ...\" per line\n"
+          "The format is guessed from INPUT's name unless --input_format says it.\n"
+          "\n"
+          "Without labels it prints one line per example (index, class, probability;\n"
+          "or index, value for a regression), then a summary. With labels it prints\n"
+          "the accuracy and loss (mse for a regression); --print_predictions adds the\n"
+          "per-example lines, with the label.\n"
+          "\n"
+          "Exit codes: 0 done; 1 the export is damaged or cannot be loaded; 2 bad\n"
+          "usage or bad input (a missing or malformed file, examples the model cannot\n"
+          "read; the message names the file).\n"
+          "\n"
+          "Example:\n"
+          "  pstrain predict /tmp/pstrain/fashion_mnist_mlp/export/best \\\n"
+          "      /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz \\\n"
+          "      --labels=/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz",
+          {"labels", "input_format", "csv_label_column", "csv_has_header", "csv_delimiter", "libsvm_zero_based", "print_predictions", "predict_batch_size"},
+          RunPredictCommand};
 }
 
 }  // namespace pstrain

@@ -32,8 +32,7 @@ absl::StatusOr<WrittenReport> WriteReport(Env& env, const std::string& model_dir
 int RunReportCommand(const std::vector<std::string>& args) {
   if (args.size() != 1) {
     std::cerr << "pstrain report: expected one argument, the job's model_dir; got " << args.size()
-              << "\n\n"
-              << kReportUsage;
+              << " (see pstrain report --help)\n";
     return 2;
   }
   PosixEnv env;
@@ -47,6 +46,28 @@ int RunReportCommand(const std::vector<std::string>& args) {
   for (const std::string& note : written->notes) std::cerr << "pstrain report: " << note << "\n";
   std::cout << written->path << "\n";
   return 0;
+}
+
+Subcommand ReportCommand() {
+  return {"report",
+          "MODEL_DIR",
+          "write an HTML page with plots of a model_dir's training and evaluation",
+          "Writes one self-contained HTML page about a job's model_dir and prints its\n"
+          "path: plots over the global step of the train loss, learning rate,\n"
+          "examples/s (model_dir/train/scalars.jsonl) and of every eval metric\n"
+          "(model_dir/eval/scalars.jsonl), the checkpoints, the exports and the job\n"
+          "spec. The page needs no network and runs no scripts; open it in any\n"
+          "browser. Missing files and non-finite values are listed on the page (and\n"
+          "printed) and the report shows what there is.\n"
+          "\n"
+          "Exit codes: 0 written; 1 the page could not be written; 2 bad usage, no\n"
+          "such model_dir, or nothing in it to report.\n"
+          "\n"
+          "Example:\n"
+          "  pstrain report /tmp/pstrain/fashion_mnist_mlp\n"
+          "  pstrain report /tmp/pstrain/fashion_mnist_mlp --out=/tmp/fmnist.html",
+          {"out"},
+          RunReportCommand};
 }
 
 }  // namespace pstrain

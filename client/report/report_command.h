@@ -6,31 +6,12 @@
 
 #include "absl/status/statusor.h"
 #include "common/checkpoint/env.h"
+#include "common/cli/subcommand.h"
 
 namespace pstrain {
 
-// The help text of `pstrain report`, for the command dispatcher.
-inline constexpr char kReportUsage[] =
-    R"(pstrain report MODEL_DIR [--out=FILE]
-
-Writes one self-contained HTML page about a job's model_dir and prints its
-path: plots over the global step of the train loss, learning rate,
-examples/s (model_dir/train/scalars.jsonl) and of every eval metric
-(model_dir/eval/scalars.jsonl), the checkpoints, the exports and the job
-spec. The page needs no network and runs no scripts; open it in any
-browser. Missing files and non-finite values are listed on the page (and
-printed) and the report shows what there is.
-
-Flags:
-  --out=FILE   where to write the page (default MODEL_DIR/report.html)
-
-Exit codes: 0 written; 1 the page could not be written; 2 bad usage, no
-such model_dir, or nothing in it to report.
-
-Example:
-  pstrain report /tmp/pstrain/fashion_mnist_mlp
-  pstrain report /tmp/pstrain/fashion_mnist_mlp --out=/tmp/fmnist.html
-)";
+// `pstrain report` for the command table: its usage, help and flags.
+Subcommand ReportCommand();
 
 struct WrittenReport {
   std::string path;
@@ -49,7 +30,7 @@ absl::StatusOr<WrittenReport> WriteReport(Env& env, const std::string& model_dir
 
 // `pstrain report MODEL_DIR`: runs WriteReport with --out, prints the notes
 // to stderr and the page's path to stdout. `args` are the positional
-// arguments after the command name. Returns the exit code kReportUsage
+// arguments after the command name. Returns the exit code its help
 // describes.
 int RunReportCommand(const std::vector<std::string>& args);
 

@@ -52,10 +52,12 @@ absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args) {
     }
     gflags::CommandLineFlagInfo info;
     if (!FindFlag(name, &info)) {
-      // --noprogress turns the bool flag --progress off, as gflags does.
+      // --noprogress turns the bool flag --progress off, as gflags does;
+      // --no-progress too, as most command-line tools spell it.
       gflags::CommandLineFlagInfo negated;
-      if (absl::StartsWith(name, "no") && !value.has_value() && FindFlag(name.substr(2), &negated) &&
-          negated.type == "bool") {
+      const size_t prefix = absl::StartsWith(name, "no-") ? 3 : 2;
+      if (absl::StartsWith(name, "no") && !value.has_value() &&
+          FindFlag(name.substr(prefix), &negated) && negated.type == "bool") {
         if (absl::Status set = SetFlag(negated, "false"); !set.ok()) return set;
         parsed.flags_set.push_back(negated.name);
         continue;

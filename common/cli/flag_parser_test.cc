@@ -32,6 +32,15 @@ TEST_F(FlagParserTest, SetsFlagsInEveryFormAndKeepsPositionalArguments) {
   EXPECT_FALSE(parsed->help);
 }
 
+TEST_F(FlagParserTest, NoDashTurnsABoolFlagOff) {
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags({"watch", "--no-test_progress"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(FLAGS_test_progress);
+  EXPECT_EQ(parsed->flags_set, std::vector<std::string>{"test_progress"});
+  // Only bool flags have a negated form.
+  EXPECT_FALSE(ParseFlags({"--no-test_workers"}).ok());
+}
+
 TEST_F(FlagParserTest, ABoolFlagDoesNotTakeTheNextArgument) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags({"--test_progress", "status"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
