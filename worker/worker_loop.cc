@@ -57,7 +57,8 @@ class WorkerLoop::AssignmentRun {
         job_id_(assignment.job_id()),
         spec_(assignment.spec()),
         answers_before_(loop.coordinator_.last_heartbeat().answers),
-        last_report_(loop.clock_.Now()) {}
+        last_report_(loop.clock_.Now()),
+        known_global_step_(assignment.global_step()) {}
 
   ~AssignmentRun() {
     absl::MutexLock l(&loop_.mu_);
@@ -117,6 +118,8 @@ class WorkerLoop::AssignmentRun {
   double loss_sum_ = 0;
   absl::Time last_report_;
   int64_t newest_version_ = 0;
+  // The global step in the coordinator's last answer.
+  int64_t known_global_step_ = 0;
 };
 
 absl::Status WorkerLoop::AssignmentRun::Setup() {
@@ -380,7 +383,18 @@ absl::Status WorkerLoop::AssignmentRun::SettleInFlight(InFlightPush* push,
 }
 
 void WorkerLoop::AssignmentRun::MaybeReport(bool force, bool* stop) {
-  if (steps_ == 0 || (!force && steps_ < steps_per_loop_)) return;
+  int64_t due = steps_per_loop_;
+  const int64_t max_steps = spec_.stop().max_steps();
+  if (max_steps > 0) {
+    // Each worker trains on until a report's answer tells it to stop, so
+    // near max_steps every worker reporting only each steps_per_loop steps
+    // would overshoot by up to that many steps each. Report sooner the
+    // closer the end: at most the remaining steps shared among workers.
+    const int64_t remaining = max_steps - known_global_step_;
+    const int64_t workers = std::max(1, assignment_.num_workers());
+    due = std::clamp<int64_t>(remaining / workers, 1, steps_per_loop_);
+  }
+  if (steps_ == 0 || (!force && steps_ < due)) return;
   SendReport(stop);
 }
 
@@ -403,6 +417,7 @@ void WorkerLoop::AssignmentRun::SendReport(bool* stop) {
   loss_sum_ = 0;
   last_report_ = now;
   absl::StatusOr<ProgressResponse> response = loop_.coordinator_.ReportProgress(report);
+  if (response.ok()) known_global_step_ = std::max(known_global_step_, response->global_step());
   if (absl::IsFailedPrecondition(response.status())) {
     LOG(INFO) << "job " << job_id_ << " ended: " << response.status().message();
     *stop = true;
