@@ -12,8 +12,7 @@ TrainSummaries::TrainSummaries(std::unique_ptr<SummaryWriter> writer, LearningRa
     : learning_rate_(std::move(learning_rate)),
       every_steps_(every_steps < 1 ? 1 : every_steps),
       clock_(clock),
-      writer_(std::move(writer)),
-      written_time_(clock.Now()) {}
+      writer_(std::move(writer)) {}
 
 TrainSummaries::~TrainSummaries() {
   absl::MutexLock lock(&mu_);
@@ -52,13 +51,17 @@ void TrainSummaries::WriteLocked(int64_t step) {
   if (loss_.has_value()) status.Update(writer_->WriteScalar(step, "loss", *loss_));
   status.Update(writer_->WriteScalar(step, "learning_rate", learning_rate_.At(step)));
   status.Update(writer_->WriteScalar(step, "examples_per_sec", examples_per_sec_));
-  const double seconds = absl::ToDoubleSeconds(now - written_time_);
-  if (written_step_.has_value() && seconds > 0) {
-    status.Update(writer_->WriteScalar(step, "global_step_per_sec",
-                                       static_cast<double>(step - *written_step_) / seconds));
+  if (!recent_writes_.empty()) {
+    const auto& [oldest_step, oldest_time] = recent_writes_.front();
+    const double seconds = absl::ToDoubleSeconds(now - oldest_time);
+    if (seconds > 0) {
+      status.Update(writer_->WriteScalar(step, "global_step_per_sec",
+                                         static_cast<double>(step - oldest_step) / seconds));
+    }
   }
   written_step_ = step;
-  written_time_ = now;
+  recent_writes_.emplace_back(step, now);
+  if (recent_writes_.size() > kRateWindow) recent_writes_.pop_front();
   if (!status.ok() && !error_logged_) {
     error_logged_ = true;
     LOG(WARNING) << "cannot write the training summaries (training goes on): " << status;

@@ -2,8 +2,10 @@
 #define PSTRAIN_SERVER_COORDINATOR_TRAIN_SUMMARIES_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -22,7 +24,7 @@ namespace coordinator {
 //   loss                  mean training loss of the latest progress report
 //   learning_rate         the schedule's rate at the global step
 //   examples_per_sec      summed over the workers
-//   global_step_per_sec   since the previous write
+//   global_step_per_sec   over the last few writes (kRateWindow)
 //
 // The coordinator is the one place that sees the global step, so it writes
 // them rather than each worker. At most one set per `every_steps` global
@@ -51,15 +53,21 @@ class TrainSummaries {
  private:
   void WriteLocked(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Workers report in bursts (several reports within milliseconds, then a
+  // pause), so the rate between two consecutive writes swings wildly; the
+  // rate over this many writes back is what a person wants to see.
+  static constexpr int kRateWindow = 5;
+
   const LearningRate learning_rate_;
   const int64_t every_steps_;
   Clock& clock_;
 
   absl::Mutex mu_;
   std::unique_ptr<SummaryWriter> writer_ ABSL_GUARDED_BY(mu_);  // null once closed
-  // The step and time of the last write; nullopt before the first.
+  // The step of the last write; nullopt before the first.
   std::optional<int64_t> written_step_ ABSL_GUARDED_BY(mu_);
-  absl::Time written_time_ ABSL_GUARDED_BY(mu_);
+  // Step and time of the last kRateWindow writes, oldest first.
+  std::deque<std::pair<int64_t, absl::Time>> recent_writes_ ABSL_GUARDED_BY(mu_);
   std::optional<double> loss_ ABSL_GUARDED_BY(mu_);
   double examples_per_sec_ ABSL_GUARDED_BY(mu_) = 0;
   bool error_logged_ ABSL_GUARDED_BY(mu_) = false;

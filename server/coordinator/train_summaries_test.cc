@@ -73,16 +73,33 @@ TEST_F(TrainSummariesTest, WritesOncePerBoundaryWhateverTheReportOrder) {
   ASSERT_EQ(rate.size(), 4u);
   EXPECT_DOUBLE_EQ(rate[2].value, 1300);
 
-  // 90 steps in 2 s between the first two writes, 100 in 1 s after.
+  // Over the writes so far: 90 steps in 2 s, then 190 steps in 3 s.
   std::vector<ScalarRecord> speed = Read("global_step_per_sec");
-  ASSERT_EQ(speed.size(), 2u);  // none for the first write, none at Close (no time passed)
+  ASSERT_EQ(speed.size(), 3u);  // none for the first write
   EXPECT_DOUBLE_EQ(speed[0].value, 45);
-  EXPECT_DOUBLE_EQ(speed[1].value, 100);
+  EXPECT_DOUBLE_EQ(speed[1].value, 190.0 / 3);
+  EXPECT_DOUBLE_EQ(speed[2].value, 210.0 / 3);  // Close at 250, no time later
 
   // The schedule's rate at each step: 0.5 * 0.5^(step / 100).
   std::vector<ScalarRecord> learning_rate = Read("learning_rate");
   ASSERT_EQ(learning_rate.size(), 4u);
   EXPECT_NEAR(learning_rate[2].value, 0.5 * std::pow(0.5, 2.3), 1e-6);
+}
+
+TEST_F(TrainSummariesTest, TheRateCoversTheLastFewWritesNotABurst) {
+  auto summaries = Make("rate", 10);
+  // Ten reports a second apart, 100 steps each, and then one arriving
+  // 1 ms after the last: a burst, not a speed-up.
+  for (int i = 1; i <= 10; ++i) {
+    summaries->OnProgress(100 * i, 1.0, 100);
+    clock_.Advance(i < 10 ? absl::Seconds(1) : absl::Milliseconds(1));
+  }
+  summaries->OnProgress(1100, 1.0, 100);
+  ASSERT_TRUE(summaries->Close(1100).ok());
+  std::vector<ScalarRecord> speed = Read("global_step_per_sec");
+  ASSERT_FALSE(speed.empty());
+  // 500 steps over the 4.001 s since the fifth write back, not 100 / 0.001.
+  EXPECT_NEAR(speed.back().value, 500 / 4.001, 1e-6);
 }
 
 TEST_F(TrainSummariesTest, CloseWithoutProgressWritesNothingAndLaterCallsAreIgnored) {
