@@ -20,7 +20,8 @@ absl::string_view SkipReasonLabel(SkipReason reason) {
 absl::string_view SkipReasonDescription(SkipReason reason) {
   switch (reason) {
     case SkipReason::kThrottled:
-      return "a newer checkpoint arrived while it waited for its turn (eval.throttle_secs)";
+      return "a newer checkpoint came before its turn and the evaluator takes the newest "
+             "(eval.throttle_secs spaces evaluations)";
     case SkipReason::kAlreadyEvaluated:
       return "it was evaluated before";
     case SkipReason::kOlderThanEvaluated:
