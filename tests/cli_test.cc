@@ -45,7 +45,7 @@ std::string WriteSpec(const std::string& dir, const std::string& name, int64_t m
       batch_size: 256
     }
     eval_data {
-      synthetic_clicks { num_examples: 5000 seed: 4 }
+      synthetic_clicks { num_examples: 5000 seed: 3 }
       batch_size: 1000
     }
     optimizer {

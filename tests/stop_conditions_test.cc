@@ -32,8 +32,8 @@ constexpr char kClicksJob[] = R"pb(
     batch_size: 128
   }
   eval_data {
-    # The seed also picks the true model: the same seed, so evaluation
-    # scores the model training learns (on the first 4000 records).
+    # The same seed, hence the same true model; other examples (the test
+    # split is the default for eval_data).
     synthetic_clicks { num_examples: 4000 seed: 5 }
     batch_size: 1000
   }

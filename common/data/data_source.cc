@@ -9,6 +9,15 @@
 
 namespace pstrain {
 
+namespace {
+
+// UNSPECIFIED means the split the data is read for.
+bool IsTestSplit(DataSplit split, bool is_eval) {
+  return split == DATA_SPLIT_TEST || (split == DATA_SPLIT_UNSPECIFIED && is_eval);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& spec,
                                                                  bool is_eval) {
   switch (spec.source_case()) {
@@ -16,9 +25,8 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
       const FashionMnistSource& source = spec.fashion_mnist();
       const std::string dir =
           source.dir().empty() ? std::string(kDefaultFashionMnistDir) : source.dir();
-      const bool test = source.split() == DATA_SPLIT_TEST ||
-                        (source.split() == DATA_SPLIT_UNSPECIFIED && is_eval);
-      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded = LoadFashionMnist(dir, test);
+      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded =
+          LoadFashionMnist(dir, IsTestSplit(source.split(), is_eval));
       if (!loaded.ok()) return loaded.status();
       return std::unique_ptr<ExampleSource>(std::move(loaded).value());
     }
@@ -34,7 +42,8 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
     }
     case DataSpec::kSyntheticClicks: {
       absl::StatusOr<std::unique_ptr<SyntheticClicks>> clicks =
-          SyntheticClicks::Create(spec.synthetic_clicks());
+          SyntheticClicks::Create(spec.synthetic_clicks(),
+                                  IsTestSplit(spec.synthetic_clicks().split(), is_eval));
       if (!clicks.ok()) return clicks.status();
       return std::unique_ptr<ExampleSource>(std::move(clicks).value());
     }

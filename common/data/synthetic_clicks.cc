@@ -24,7 +24,7 @@ double Uniform(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SyntheticClicks>> SyntheticClicks::Create(
-    const SyntheticClicksSource& spec) {
+    const SyntheticClicksSource& spec, bool test) {
   const int64_t examples = spec.num_examples() != 0 ? spec.num_examples() : 100000;
   const int32_t fields = spec.num_fields() != 0 ? spec.num_fields() : 8;
   const int64_t vocabulary = spec.vocabulary_per_field() != 0 ? spec.vocabulary_per_field() : 1000;
@@ -42,7 +42,9 @@ absl::StatusOr<std::unique_ptr<SyntheticClicks>> SyntheticClicks::Create(
         absl::StrCat("synthetic_clicks.zipf_exponent must be > 1, got ", exponent));
   }
   std::unique_ptr<SyntheticClicks> source(new SyntheticClicks());
-  source->seed_ = spec.seed();
+  // The training split keeps the plain seed, so its examples stay those of
+  // earlier versions; the test split's stream is a different one.
+  source->example_seed_ = test ? Mix(spec.seed() ^ 0x74657374ULL) : spec.seed();
   source->vocabulary_ = vocabulary;
   source->info_.num_examples = examples;
   source->info_.sparse_dim = fields * vocabulary;
@@ -78,7 +80,7 @@ absl::Status SyntheticClicks::Fill(absl::Span<const int64_t> indices, ExampleBat
           absl::StrCat("example ", index, " outside [0, ", info_.num_examples, ")"));
     }
     // Each example has its own stream: random access needs no state.
-    uint64_t state = Mix(seed_ ^ Mix(static_cast<uint64_t>(index)));
+    uint64_t state = Mix(example_seed_ ^ Mix(static_cast<uint64_t>(index)));
     double logit = kTrueBias;
     for (int32_t f = 0; f < fields; ++f) {
       state = Mix(state);

@@ -18,7 +18,7 @@ namespace pstrain {
 // a weight drawn from N(0, 0.5^2) and has bias -1; an example's label is 1
 // with probability sigmoid(bias + sum of its ids' weights).
 //
-// Examples are generated on demand, each from (seed, index) alone, so any
+// Examples are generated on demand, each from (seed, split, index) alone, so any
 // range of them is reproducible without storing the data set. Immutable;
 // thread-safe.
 class SyntheticClicks : public ExampleSource {
@@ -30,7 +30,9 @@ class SyntheticClicks : public ExampleSource {
   // fields, 1000 ids per field, exponent 1.1). InvalidArgument naming the
   // field: sizes <= 0, an exponent <= 1 (it would not be Zipf-like), or a
   // vocabulary too large to tabulate (over 10^7 ids per field).
-  static absl::StatusOr<std::unique_ptr<SyntheticClicks>> Create(const SyntheticClicksSource& spec);
+  // `test`: the test split, other examples of the same true model.
+  static absl::StatusOr<std::unique_ptr<SyntheticClicks>> Create(const SyntheticClicksSource& spec,
+                                                                 bool test = false);
 
   const DatasetInfo& info() const override { return info_; }
   absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override;
@@ -43,7 +45,7 @@ class SyntheticClicks : public ExampleSource {
   SyntheticClicks() = default;
 
   DatasetInfo info_;
-  uint64_t seed_ = 0;
+  uint64_t example_seed_ = 0;  // of the split's examples
   int64_t vocabulary_ = 0;
   std::vector<double> rank_cdf_;  // P(rank <= r)
   std::vector<float> true_weights_;

@@ -1,5 +1,6 @@
 #include "common/data/synthetic_clicks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -67,6 +68,29 @@ TEST(SyntheticClicksTest, LabelsFollowTheTrueModel) {
   EXPECT_NEAR(observed / 40000, expected / 40000, 0.01);
   // Another seed, another true model.
   EXPECT_NE(Make(10, 4)->true_weights(), source->true_weights());
+}
+
+TEST(SyntheticClicksTest, TheTestSplitHasOtherExamplesOfTheSameTrueModel) {
+  SyntheticClicksSource spec;
+  spec.set_num_examples(1000);
+  spec.set_seed(9);
+  auto train = SyntheticClicks::Create(spec, /*test=*/false);
+  auto test = SyntheticClicks::Create(spec, /*test=*/true);
+  ASSERT_TRUE(train.ok() && test.ok());
+  EXPECT_EQ((*train)->true_weights(), (*test)->true_weights());
+  std::vector<int64_t> all(1000);
+  std::iota(all.begin(), all.end(), 0);
+  ExampleBatch train_batch, test_batch;
+  ASSERT_TRUE((*train)->Fill(all, &train_batch).ok());
+  ASSERT_TRUE((*test)->Fill(all, &test_batch).ok());
+  int same = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    same += std::equal(train_batch.sparse_ids.begin() + i * 8,
+                       train_batch.sparse_ids.begin() + (i + 1) * 8,
+                       test_batch.sparse_ids.begin() + i * 8);
+  }
+  // Zipf ids collide now and then; whole examples rarely do.
+  EXPECT_LT(same, 100);
 }
 
 TEST(SyntheticClicksTest, RefusesBadSpecs) {
