@@ -14,9 +14,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/binary_locator.h"
 #include "client/local_cluster.h"
+#include "client/report/testing/xml_check.h"
 #include "common/process/child_process.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -300,6 +302,52 @@ TEST_F(PstrainLocalTest, SucceedsWithJsonAndLeavesNoProcess) {
   EXPECT_GT(fields.at("examples_per_sec").number_value(), 0);
   EXPECT_TRUE(fields.contains("auc")) << run.stdout_only;
   ExpectEveryChildGone();
+}
+
+// What a user does with a finished job's model_dir: a report to read, an
+// export, predictions from it.
+TEST_F(PstrainLocalTest, ReportExportAndPredictWorkOnWhatAJobLeft) {
+  PstrainRun run = Pstrain({"local", WriteSpec(root_, "done", 150), "--checkpoint_root=" + root_,
+                            "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string model_dir = root_ + "/done";
+
+  PstrainRun report = Pstrain({"report", model_dir});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_EQ(report.stdout_only, model_dir + "/report.html\n");
+  const std::string html = ReadFile(model_dir + "/report.html");
+  absl::Status well_formed = testing_util::CheckWellFormedXml(html);
+  EXPECT_TRUE(well_formed.ok()) << well_formed;
+  // One plot per training scalar the coordinator wrote and per eval metric.
+  for (const char* title : {"train loss", "learning rate", "examples/s", "global steps/s",
+                            "eval loss", "eval auc"}) {
+    EXPECT_NE(html.find(absl::StrCat(">", title, "<")), std::string::npos) << title;
+  }
+  int plots = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) {
+    ++plots;
+  }
+  EXPECT_GE(plots, 6);
+
+  const std::string exported = root_ + "/done-export";
+  PstrainRun exported_run = Pstrain({"export", model_dir, "--to=" + exported});
+  ASSERT_EQ(exported_run.exit_code, 0) << exported_run.output;
+  // Refused, changing nothing: the folder exists now.
+  EXPECT_EQ(Pstrain({"export", model_dir, "--to=" + exported}).exit_code, 2);
+
+  // Three click logs in libsvm form: ids of fields 0..7 (1000 per field).
+  const std::string input = root_ + "/clicks.libsvm";
+  std::ofstream(input) << "1 1:1 1001:1 2001:1 3001:1 4001:1 5001:1 6001:1 7001:1\n"
+                       << "0 2:1 1002:1 2002:1 3002:1 4002:1 5002:1 6002:1 7002:1\n"
+                       << "0 10:1 1010:1 2010:1 3010:1 4010:1 5010:1 6010:1 7010:1\n";
+  PstrainRun predicted = Pstrain({"predict", exported, input, "--libsvm_zero_based"});
+  EXPECT_EQ(predicted.exit_code, 0) << predicted.output;
+  EXPECT_NE(predicted.output.find("3 examples"), std::string::npos) << predicted.output;
+  EXPECT_NE(predicted.output.find("accuracy"), std::string::npos) << predicted.output;
+  // A missing input names the file and exits 2.
+  PstrainRun missing = Pstrain({"predict", exported, root_ + "/none.csv"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("none.csv"), std::string::npos) << missing.output;
 }
 
 TEST_F(PstrainLocalTest, CtrlCStopsTheJobGracefullyAndLeavesNoProcess) {
