@@ -231,7 +231,7 @@ absl::Status ParameterServerClient::PullLaneWithRetry(int shard, int stream,
   absl::Status status = RetryOnUnavailable(
       absl::StrCat(ShardName(shard), " (pull)"), options_.retry, clock_, random_, &cancelled_,
       [&]() -> absl::Status {
-        if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry();
+        if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry("pull_unavailable");
         ASSIGN_OR_RETURN(
             std::vector<PushPullResponse> responses,
             Exchange(shard, stream % static_cast<int>(stubs_[shard].size()), request, extra));
@@ -405,10 +405,7 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
     summary.applied = outcome == PUSH_OUTCOME_APPLIED || (outcome == PUSH_OUTCOME_DUPLICATE &&
                                                           options_.update_mode != UPDATE_MODE_SYNC);
   }
-  if (metrics_ != nullptr) {
-    metrics_->RecordPush(summary.bytes, clock_.Now() - start);
-    if (summary.stale) metrics_->RecordStalePush();
-  }
+  if (metrics_ != nullptr) metrics_->RecordPush(summary.bytes, clock_.Now() - start);
   return summary;
 }
 
@@ -419,7 +416,7 @@ absl::StatusOr<ShardPushOutcome> ParameterServerClient::PushToShard(
   absl::StatusOr<ShardPushOutcome> result = RetryOnUnavailable<ShardPushOutcome>(
       what, options_.retry, clock_, random_, &cancelled_,
       [&]() -> absl::StatusOr<ShardPushOutcome> {
-        if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry();
+        if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry("push_unavailable");
         // Every attempt sends the whole push with the same id: the shard
         // drops a push whose stream broke before it was complete, and
         // answers a retry of a decided one with its first outcome.

@@ -85,6 +85,8 @@ class WorkerLoop::AssignmentRun {
   absl::Status Settle(absl::StatusOr<PushSummary> summary, int64_t begin, int64_t end,
                       std::vector<RecordRange>* returned);
   absl::Status SettleInFlight(InFlightPush* push, std::vector<RecordRange>* returned);
+  // Observes the time from `start` to now as `phase` of a step.
+  void RecordPhase(StepPhase phase, absl::Time start);
   // Reports progress when steps_per_loop steps have run (or `force` and
   // any have); sets *stop when the coordinator says the job is over.
   void MaybeReport(bool force, bool* stop);
@@ -188,6 +190,7 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
       // Every range is leased out for now; one may come back.
       const absl::Time now = loop_.clock_.Now();
       if (waiting_since == absl::InfiniteFuture()) waiting_since = now;
+      if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRetry("no_free_lease");
       LOG_EVERY_N(INFO, 20) << "waiting for a data lease of job " << job_id_ << " since "
                             << Seconds(now - waiting_since) << ": " << lease.status().message();
       if (loop_.clock_.SleepFor(backoff.Next(), &loop_.stop_)) break;
@@ -251,7 +254,9 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       *stop = true;
       break;
     }
+    const absl::Time read_start = loop_.clock_.Now();
     absl::StatusOr<LeaseBatch> next = reader->Next();
+    RecordPhase(StepPhase::kDataWait, read_start);
     if (absl::IsOutOfRange(next.status())) break;
     if (!next.ok()) {
       error = next.status();
@@ -261,11 +266,15 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
     // Whatever ends this step early hands its records back.
     auto give_back = [&] { returned->push_back(MakeRange(batch.begin, batch.end)); };
 
+    const absl::Time pull_start = loop_.clock_.Now();
     absl::StatusOr<RowIds> rows = model_->RowsToRead(batch.batch);
     absl::Status pulled = rows.ok() ? Pull(*rows, stop) : rows.status();
+    RecordPhase(StepPhase::kPull, pull_start);
     // The previous push (overlapped with this pull) is settled before its
     // progress is reported and before the gradients buffer is reused.
+    const absl::Time settle_start = loop_.clock_.Now();
     absl::Status settled = SettleInFlight(&in_flight, returned);
+    RecordPhase(StepPhase::kPushWait, settle_start);
     if (!pulled.ok() || !settled.ok() || *stop) {
       give_back();
       error = !settled.ok() ? settled : pulled;
@@ -285,9 +294,8 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       error = computed;
       break;
     }
-    if (loop_.metrics_ != nullptr) {
-      loop_.metrics_->RecordStep(batch.batch.size, loop_.clock_.Now() - compute_start);
-    }
+    RecordPhase(StepPhase::kCompute, compute_start);
+    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordStep(batch.batch.size);
     ++steps_;
     examples_ += batch.batch.size;
     loss_sum_ += output_.loss;
@@ -313,8 +321,10 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       in_flight.end = batch.end;
       in_flight.active = true;
     } else {
+      const absl::Time push_start = loop_.clock_.Now();
       absl::Status s = Settle(ps_->Push(gradients_, pulled_.versions, batch.batch.size),
                               batch.begin, batch.end, returned);
+      RecordPhase(StepPhase::kPushWait, push_start);
       if (!s.ok()) {
         error = s;
         break;
@@ -362,10 +372,12 @@ absl::Status WorkerLoop::AssignmentRun::Settle(absl::StatusOr<PushSummary> summa
     // Whether the shards applied it is unknown; training these records
     // again costs less than losing them.
     returned->push_back(MakeRange(begin, end));
+    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRequeuedBatch("push_failed");
     return summary.status();
   }
   if (summary->stale) {
     returned->push_back(MakeRange(begin, end));
+    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRequeuedBatch("stale_push");
     VLOG(1) << "job " << job_id_ << ": push " << summary->sequence << " refused as stale; records ["
             << begin << ", " << end << ") go back";
   } else if (summary->applied) {
@@ -373,6 +385,10 @@ absl::Status WorkerLoop::AssignmentRun::Settle(absl::StatusOr<PushSummary> summa
   }
   if (sync_) min_versions_ = summary->next_min_versions;
   return absl::OkStatus();
+}
+
+void WorkerLoop::AssignmentRun::RecordPhase(StepPhase phase, absl::Time start) {
+  if (loop_.metrics_ != nullptr) loop_.metrics_->RecordPhase(phase, loop_.clock_.Now() - start);
 }
 
 absl::Status WorkerLoop::AssignmentRun::SettleInFlight(InFlightPush* push,

@@ -213,6 +213,9 @@ void Coordinator::Tick() {
   if (metrics_ != nullptr) {
     if (!lost.empty()) metrics_->AddLostMembers(static_cast<int>(lost.size()));
     metrics_->SetMembers(members_->Members(), clock_.Now());
+    metrics_->ObserveGlobalStep(
+        runner != nullptr ? std::optional<int64_t>(runner->global_step()) : std::nullopt,
+        clock_.Now());
     metrics_->SetJobCounts(jobs_->CountByState());
     metrics_->SetQueuedJobs(jobs_->queued_count());
   }

@@ -31,6 +31,13 @@ std::string MemberStateLabel(MemberState state) {
 
 std::string JobStateLabel(JobState state) { return absl::AsciiStrToLower(JobStateName(state)); }
 
+std::string StopReasonLabel(StopReason reason) {
+  std::string name = StopReason_Name(reason);
+  constexpr absl::string_view kPrefix = "STOP_REASON_";
+  if (name.rfind(std::string(kPrefix), 0) == 0) name = name.substr(kPrefix.size());
+  return absl::AsciiStrToLower(name);
+}
+
 // 10 ms .. ~20 min, doubling: small models save in milliseconds, large
 // embedding tables in minutes.
 Histogram::BucketBoundaries CheckpointBuckets() {
@@ -110,9 +117,35 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
                             .Add({})),
       checkpoint_time_(BuildGauge()
                            .Name("pstrain_coordinator_last_checkpoint_timestamp_seconds")
-                           .Help("Unix time the newest checkpoint was written.")
+                           .Help("Unix time the newest checkpoint was written; its age is "
+                                 "time() minus this.")
                            .Register(registry)
-                           .Add({})) {
+                           .Add({})),
+      steps_per_sec_(BuildGauge()
+                         .Name("pstrain_coordinator_steps_per_second")
+                         .Help("Global steps per second of the running job over the last 10 "
+                               "seconds (0 when no job runs).")
+                         .Register(registry)
+                         .Add({})),
+      jobs_ended_(BuildCounter()
+                      .Name("pstrain_coordinator_jobs_ended_total")
+                      .Help("Jobs that ended, by final state and stop reason.")
+                      .Register(registry)),
+      last_job_(BuildGauge()
+                    .Name("pstrain_coordinator_last_job_info")
+                    .Help("Constant 1 for the job that ended last, labelled with its id, final "
+                          "state and stop reason.")
+                    .Register(registry)),
+      last_eval_step_(BuildGauge()
+                          .Name("pstrain_coordinator_last_eval_step")
+                          .Help("Global step of the checkpoint of the newest evaluation.")
+                          .Register(registry)
+                          .Add({})),
+      last_eval_metric_(BuildGauge()
+                            .Name("pstrain_coordinator_last_eval_metric")
+                            .Help("Each metric of the newest evaluation of the running or last "
+                                  "job, labelled name=<metric> (auc, accuracy, loss, ...).")
+                            .Register(registry)) {
   for (TaskType role : kRoles) {
     for (MemberState state : kMemberStates) {
       members_.Add({{"role", std::string(TaskTypeName(role))}, {"state", MemberStateLabel(state)}});
@@ -124,6 +157,56 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
 void CoordinatorMetrics::SetTraining(int64_t global_step, double examples_per_sec) {
   global_step_.Set(static_cast<double>(global_step));
   examples_per_sec_.Set(examples_per_sec);
+}
+
+void CoordinatorMetrics::ObserveGlobalStep(std::optional<int64_t> global_step, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  if (!global_step.has_value() ||
+      (!recent_steps_.empty() && *global_step < recent_steps_.back().second)) {
+    recent_steps_.clear();
+  }
+  if (!global_step.has_value()) {
+    steps_per_sec_.Set(0);
+    return;
+  }
+  recent_steps_.emplace_back(now, *global_step);
+  // Keep one sample at or beyond the window's start, so the rate spans it.
+  while (recent_steps_.size() > 2 && recent_steps_[1].first <= now - kStepRateWindow) {
+    recent_steps_.pop_front();
+  }
+  const auto& [oldest_time, oldest_step] = recent_steps_.front();
+  const double seconds = absl::ToDoubleSeconds(now - oldest_time);
+  steps_per_sec_.Set(seconds > 0 ? static_cast<double>(*global_step - oldest_step) / seconds : 0);
+}
+
+void CoordinatorMetrics::RecordJobEnd(const JobStatus& job) {
+  const std::string state = JobStateLabel(job.state());
+  const std::string reason = StopReasonLabel(job.stop_reason());
+  jobs_ended_.Add({{"state", state}, {"stop_reason", reason}}).Increment();
+  absl::MutexLock lock(&mu_);
+  if (last_job_series_ != nullptr) last_job_.Remove(last_job_series_);
+  last_job_series_ =
+      &last_job_.Add({{"job_id", job.job_id()}, {"state", state}, {"stop_reason", reason}});
+  last_job_series_->Set(1);
+}
+
+void CoordinatorMetrics::RecordEvaluation(int64_t step,
+                                          const std::map<std::string, double>& metrics) {
+  last_eval_step_.Set(static_cast<double>(step));
+  absl::MutexLock lock(&mu_);
+  for (auto it = eval_series_.begin(); it != eval_series_.end();) {
+    if (metrics.count(it->first) == 0) {
+      last_eval_metric_.Remove(it->second);
+      it = eval_series_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [name, value] : metrics) {
+    prometheus::Gauge*& series = eval_series_[name];
+    if (series == nullptr) series = &last_eval_metric_.Add({{"name", name}});
+    series->Set(value);
+  }
 }
 
 void CoordinatorMetrics::SetJobCounts(const std::map<JobState, int>& counts) {

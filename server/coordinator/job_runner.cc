@@ -664,6 +664,7 @@ void JobRunner::End(JobState state, const std::string& message) {
                << ended.status();
     return;
   }
+  if (context_.metrics != nullptr) context_.metrics->RecordJobEnd(*ended);
   JobEvent event;
   *event.mutable_status() = *std::move(ended);
   Publish(std::move(event));

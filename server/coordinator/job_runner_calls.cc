@@ -251,6 +251,9 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
     absl::MutexLock lock(&mu_);
     evaluations_[report.checkpoint_step()] = metrics;
   }
+  if (context_.metrics != nullptr) {
+    context_.metrics->RecordEvaluation(report.checkpoint_step(), metrics);
+  }
   context_.jobs
       ->UpdateStatus(
           job_id_,

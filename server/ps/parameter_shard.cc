@@ -237,7 +237,7 @@ absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
     shard->round_sums_.resize(shard->variables_.size());
   }
   metrics.SetVersion(0);
-  metrics.SetVariableBytes(shard->variable_bytes());
+  metrics.SetVariables(shard->num_variables(), shard->variable_bytes());
   shard->RecordTables();
   return shard;
 }
@@ -609,7 +609,10 @@ void ParameterShard::ApplyRound(int64_t step) {
 
 void ParameterShard::RecordTables() {
   for (const auto& v : variables_) {
-    if (v->embedding) metrics_.SetEmbeddingStats(v->spec.name(), v->table->stats());
+    if (v->embedding) {
+      metrics_.SetEmbeddingStats(v->spec.name(), v->table->stats(),
+                                 v->table->options().max_bytes);
+    }
   }
 }
 
@@ -715,7 +718,7 @@ absl::Status ParameterShard::RestoreCounters(const ShardCounters& counters) {
   }
   gate_.Set(counters.version);
   metrics_.SetVersion(counters.version);
-  metrics_.SetVariableBytes(variable_bytes());
+  metrics_.SetVariables(num_variables(), variable_bytes());
   RecordTables();
   return absl::OkStatus();
 }

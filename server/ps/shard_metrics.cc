@@ -72,6 +72,12 @@ ShardMetrics::ShardMetrics(prometheus::Registry& registry)
                    .Help("Updates applied on this shard (its parameter version).")
                    .Register(registry)
                    .Add({})),
+      variables_(BuildGauge()
+                     .Name("pstrain_ps_variables")
+                     .Help("Variables (dense and embedding tables) of the job this shard "
+                           "holds a part of.")
+                     .Register(registry)
+                     .Add({})),
       variable_bytes_(BuildGauge()
                           .Name("pstrain_ps_variable_bytes")
                           .Help("Bytes of variables and optimizer slots held.")
@@ -85,6 +91,11 @@ ShardMetrics::ShardMetrics(prometheus::Registry& registry)
                        .Name("pstrain_ps_embedding_bytes")
                        .Help("Bytes of an embedding table's rows and slots on this shard.")
                        .Register(registry)),
+      table_budget_bytes_(BuildGauge()
+                              .Name("pstrain_ps_embedding_budget_bytes")
+                              .Help("The byte budget of a dynamic embedding table on this shard "
+                                    "(max_bytes_per_shard; 0: none); past it rows are evicted.")
+                              .Register(registry)),
       table_admissions_(BuildCounter()
                             .Name("pstrain_ps_embedding_admissions_total")
                             .Help("Ids given a row in a dynamic embedding table.")
@@ -128,23 +139,27 @@ void ShardMetrics::RecordDedupHit() { dedup_hits_.Increment(); }
 
 void ShardMetrics::SetVersion(int64_t version) { version_.Set(static_cast<double>(version)); }
 
-void ShardMetrics::SetVariableBytes(int64_t bytes) {
+void ShardMetrics::SetVariables(int count, int64_t bytes) {
+  variables_.Set(count);
   variable_bytes_.Set(static_cast<double>(bytes));
 }
 
-void ShardMetrics::SetEmbeddingStats(const std::string& table, const EmbeddingStats& stats) {
+void ShardMetrics::SetEmbeddingStats(const std::string& table, const EmbeddingStats& stats,
+                                     int64_t budget_bytes) {
   absl::MutexLock l(&mu_);
   auto it = tables_.find(table);
   if (it == tables_.end()) {
     const prometheus::Labels labels{{"variable", table}};
-    Table t{&table_rows_.Add(labels),       &table_bytes_.Add(labels),
-            &table_admissions_.Add(labels), &table_evictions_.Add(labels),
-            &table_dropped_.Add(labels),    EmbeddingStats()};
+    Table t{&table_rows_.Add(labels),         &table_bytes_.Add(labels),
+            &table_budget_bytes_.Add(labels), &table_admissions_.Add(labels),
+            &table_evictions_.Add(labels),    &table_dropped_.Add(labels),
+            EmbeddingStats()};
     it = tables_.emplace(table, t).first;
   }
   Table& t = it->second;
   t.rows->Set(static_cast<double>(stats.rows));
   t.bytes->Set(static_cast<double>(stats.bytes));
+  t.budget_bytes->Set(static_cast<double>(budget_bytes));
   // Counters only go up; a table replaced by a restore keeps counting on.
   auto add = [](prometheus::Counter* c, int64_t now, int64_t before) {
     if (now > before) c->Increment(static_cast<double>(now - before));
@@ -160,6 +175,7 @@ void ShardMetrics::ClearEmbeddingTables() {
   for (auto& [name, t] : tables_) {
     table_rows_.Remove(t.rows);
     table_bytes_.Remove(t.bytes);
+    table_budget_bytes_.Remove(t.budget_bytes);
     table_admissions_.Remove(t.admissions);
     table_evictions_.Remove(t.evictions);
     table_dropped_.Remove(t.dropped);

@@ -40,10 +40,14 @@ class ShardMetrics {
   void RecordRejected(absl::string_view reason);
   void RecordDedupHit();
   void SetVersion(int64_t version);
-  void SetVariableBytes(int64_t bytes);
+  // The variables of the job this shard holds (dense and embedding) and the
+  // bytes of them and their optimizer slots; 0, 0 once the job is dropped.
+  void SetVariables(int count, int64_t bytes);
 
-  // Embedding table gauges and counters, labelled variable="<name>".
-  void SetEmbeddingStats(const std::string& table, const EmbeddingStats& stats);
+  // Embedding table gauges and counters, labelled variable="<name>";
+  // `budget_bytes` is the table's max_bytes_per_shard (0: no budget).
+  void SetEmbeddingStats(const std::string& table, const EmbeddingStats& stats,
+                         int64_t budget_bytes);
   // Removes every table's series (the job was dropped).
   void ClearEmbeddingTables();
 
@@ -51,6 +55,7 @@ class ShardMetrics {
   struct Table {
     prometheus::Gauge* rows;
     prometheus::Gauge* bytes;
+    prometheus::Gauge* budget_bytes;
     prometheus::Counter* admissions;
     prometheus::Counter* evictions;
     prometheus::Counter* dropped;
@@ -69,9 +74,11 @@ class ShardMetrics {
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Counter& dedup_hits_;
   prometheus::Gauge& version_;
+  prometheus::Gauge& variables_;
   prometheus::Gauge& variable_bytes_;
   prometheus::Family<prometheus::Gauge>& table_rows_;
   prometheus::Family<prometheus::Gauge>& table_bytes_;
+  prometheus::Family<prometheus::Gauge>& table_budget_bytes_;
   prometheus::Family<prometheus::Counter>& table_admissions_;
   prometheus::Family<prometheus::Counter>& table_evictions_;
   prometheus::Family<prometheus::Counter>& table_dropped_;

@@ -59,7 +59,7 @@ absl::Status ShardStore::DropJob(const DropJobRequest& request) {
   }
   dropped->Shutdown();
   metrics_.ClearEmbeddingTables();
-  metrics_.SetVariableBytes(0);
+  metrics_.SetVariables(0, 0);
   return absl::OkStatus();
 }
 
