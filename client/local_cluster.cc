@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "client/binary_locator.h"
 #include "common/daemon/ready_file.h"
+#include "common/metrics/scrape_targets.h"
 #include "common/net/health_client.h"
 #include "common/status/status_macros.h"
 
@@ -93,6 +94,19 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
         return started;
       }
     }
+  }
+  // Not "role": the coordinator's own series carry a role label, which a
+  // target label of that name would rename to exported_role.
+  std::vector<ScrapeTarget> targets;
+  for (const LocalTask& task : cluster->tasks_) {
+    targets.push_back(
+        {task.metrics_address, {{"task_type", task.role}, {"task_index", absl::StrCat(task.index)}}});
+  }
+  cluster->prometheus_targets_path_ = options.run_dir + "/prometheus_targets.json";
+  if (absl::Status written = WriteScrapeTargets(cluster->prometheus_targets_path_, targets);
+      !written.ok()) {
+    cluster->Stop(absl::Seconds(5)).IgnoreError();
+    return written;
   }
   return cluster;
 }

@@ -67,6 +67,12 @@ class LocalCluster {
   const std::vector<LocalTask>& tasks() const { return tasks_; }
   const LocalTask& coordinator() const { return tasks_.front(); }
 
+  // <run_dir>/prometheus_targets.json: every process's /metrics address in
+  // Prometheus' file_sd format, labelled task_type and task_index, written
+  // once all of them serve; point a file_sd_configs entry at it
+  // (deploy/prometheus/prometheus.yml).
+  const std::string& prometheus_targets_path() const { return prometheus_targets_path_; }
+
   // OK when every process runs and answers SERVING; otherwise names the
   // first that does not and why.
   absl::Status CheckHealthy();
@@ -86,6 +92,7 @@ class LocalCluster {
   absl::Status StartTask(const std::string& program, const std::string& role, int index,
                          const LocalClusterOptions& options);
 
+  std::string prometheus_targets_path_;
   std::vector<LocalTask> tasks_;
   // Parallel to tasks_.
   std::vector<std::unique_ptr<ChildProcess>> processes_;

@@ -88,6 +88,7 @@ void PrintTasks(const LocalCluster& cluster, std::ostream& out) {
         absl::StrCat("http://", task.metrics_address, "/metrics"), task.pid,
         page.ok() ? absl::StrCat(page->size(), " bytes") : std::string(page.status().message()));
   }
+  out << "  Prometheus scrape targets (file_sd): " << cluster.prometheus_targets_path() << "\n";
 }
 
 // Starts the cluster; when the coordinator's address is only the default
