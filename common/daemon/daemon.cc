@@ -14,19 +14,14 @@ namespace pstrain {
 
 Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)), registry_(std::make_shared<prometheus::Registry>()) {
-  // Present in every process so a scrape tells what answered and since when.
+  // Present in every process so a scrape tells what answered; since when is
+  // the standard process_start_time_seconds (common/metrics).
   prometheus::BuildGauge()
       .Name("pstrain_process_info")
       .Help("Constant 1, labelled with the pstrain role of this process")
       .Register(*registry_)
       .Add({{"role", options_.role}})
       .Set(1);
-  prometheus::BuildGauge()
-      .Name("pstrain_process_start_time_seconds")
-      .Help("Start time of the process since the Unix epoch, in seconds")
-      .Register(*registry_)
-      .Add({})
-      .Set(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
 }
 
 Daemon::~Daemon() {

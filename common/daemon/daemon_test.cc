@@ -36,7 +36,7 @@ TEST(DaemonTest, ServesHealthAndMetricsOnPickedPorts) {
       HttpGet(daemon.metrics_address(), "/metrics", absl::Seconds(5));
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_NE(metrics->find("pstrain_process_info{role=\"test\"} 1"), std::string::npos) << *metrics;
-  EXPECT_NE(metrics->find("pstrain_process_start_time_seconds"), std::string::npos);
+  EXPECT_NE(metrics->find("\nprocess_start_time_seconds "), std::string::npos);
 
   absl::StatusOr<ReadyInfo> ready = WaitForReadyFile(ready_path, absl::Seconds(1));
   ASSERT_TRUE(ready.ok()) << ready.status();
