@@ -51,7 +51,7 @@ absl::Status ParseStat(const std::string& path, const std::string& text, double 
     }
     return absl::OkStatus();
   };
-  int64_t user_ticks, system_ticks, start_ticks, virtual_bytes, resident_pages;
+  int64_t user_ticks = 0, system_ticks = 0, start_ticks = 0, virtual_bytes = 0, resident_pages = 0;
   RETURN_IF_ERROR(field(kUserTimeField, &user_ticks));
   RETURN_IF_ERROR(field(kSystemTimeField, &system_ticks));
   RETURN_IF_ERROR(field(kStartTimeField, &start_ticks));
