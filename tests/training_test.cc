@@ -10,87 +10,37 @@
 #include <string>
 
 #include "client/binary_locator.h"
-#include "client/local_cluster.h"
-#include "common/config/job_spec_parser.h"
 #include "common/process/child_process.h"
-#include "grpcpp/client_context.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "protos/coordinator.grpc.pb.h"
+#include "tests/cluster_fixture.h"
 
 namespace pstrain {
 namespace {
 
-// Every wait of the test has this deadline; past it the test fails with
-// the job's last status instead of hanging.
-constexpr absl::Duration kJobDeadline = absl::Minutes(4);
+using testing_cluster::TestCluster;
 
 class TrainingTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ = testing::TempDir() + "/training";
-    ::mkdir(root_.c_str(), 0755);
     LocalClusterOptions options;
     options.num_ps = 2;
     options.num_workers = 2;
-    options.run_dir = root_ + "/run";
-    options.checkpoint_root = root_;
-    absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
-    jobs_ = JobService::NewStub(grpc::CreateChannel(cluster_->coordinator().grpc_address,
-                                                    grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override {
-    if (cluster_ != nullptr) {
-      absl::Status stopped = cluster_->Stop(absl::Seconds(30));
-      EXPECT_TRUE(stopped.ok()) << stopped;
-    }
+    absl::StatusOr<std::unique_ptr<TestCluster>> started = TestCluster::Start("training", options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = *std::move(started);
   }
 
   std::string Submit(const std::string& spec_text) {
-    absl::StatusOr<JobSpec> spec = ParseJobSpecText(spec_text, "test job");
-    EXPECT_TRUE(spec.ok()) << spec.status();
-    SubmitJobRequest request;
-    *request.mutable_spec() = *spec;
-    SubmitJobResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-    grpc::Status status = jobs_->SubmitJob(&context, request, &response);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return response.job_id();
+    absl::StatusOr<std::string> job_id = cluster_->Submit(spec_text);
+    EXPECT_TRUE(job_id.ok()) << job_id.status();
+    return job_id.value_or("");
   }
 
-  // Follows the job's events until it ends; returns its final status.
   JobStatus WatchUntilEnd(const std::string& job_id) {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + kJobDeadline));
-    WatchJobRequest request;
-    request.set_job_id(job_id);
-    auto stream = jobs_->WatchJob(&context, request);
-    JobStatus last;
-    JobEvent event;
-    while (stream->Read(&event)) {
-      if (event.has_status()) last = event.status();
-    }
-    grpc::Status status = stream->Finish();
-    EXPECT_TRUE(status.ok()) << "watch ended with " << status.error_message()
-                             << "; last status: " << last.ShortDebugString();
-    // The stream's last status may precede the final one by a hair.
-    grpc::ClientContext get_context;
-    get_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-    GetJobRequest get;
-    get.set_job_id(job_id);
-    JobStatus final_status;
-    EXPECT_TRUE(jobs_->GetJob(&get_context, get, &final_status).ok());
-    return final_status;
+    return cluster_->Follow(job_id).final_status;
   }
 
-  std::string root_;
-  std::unique_ptr<LocalCluster> cluster_;
-  std::unique_ptr<JobService::Stub> jobs_;
+  std::unique_ptr<TestCluster> cluster_;
 };
 
 TEST_F(TrainingTest, SyncMlpOnFashionMnistSucceedsWithAFinalEvaluation) {
@@ -124,7 +74,7 @@ TEST_F(TrainingTest, SyncMlpOnFashionMnistSucceedsWithAFinalEvaluation) {
   EXPECT_EQ(status.last_eval_step(), status.global_step()) << status.ShortDebugString();
   ASSERT_TRUE(status.last_eval_metrics().contains("accuracy")) << status.ShortDebugString();
   EXPECT_GE(status.last_eval_metrics().at("accuracy"), 0.84) << status.ShortDebugString();
-  EXPECT_TRUE(cluster_->CheckHealthy().ok());
+  EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
 
   // The same processes take the next job: async logistic regression on
   // synthetic click logs.
@@ -156,7 +106,7 @@ std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit) {
   std::remove(log.c_str());
   auto child = ChildProcess::Start({*program, args, {}, log});
   EXPECT_TRUE(child.ok()) << child.status();
-  absl::StatusOr<ExitStatus> status = (*child)->Wait(kJobDeadline);
+  absl::StatusOr<ExitStatus> status = (*child)->Wait(testing_cluster::kJobDeadline);
   EXPECT_TRUE(status.ok()) << status.status();
   if (status.ok()) *exit = *status;
   std::stringstream output;
