@@ -42,21 +42,33 @@ constexpr char kUsage[] =
 absl::Duration Seconds(double secs) { return absl::Seconds(secs); }
 
 // The evaluation loop and what it needs. It calls the coordinator; it serves
-// nothing beyond health and metrics.
+// nothing beyond health and metrics. The loop starts once the daemon
+// serves, so that it registers with its real metrics address (a port picked
+// at start is known only then).
 class EvaluatorComponents : public pstrain::DaemonComponents {
  public:
-  EvaluatorComponents(pstrain::Daemon& daemon, const pstrain::DaemonOptions& options,
-                      uint64_t incarnation)
-      : client_(pstrain::evaluator::NewGrpcCoordinatorClient(options.cluster.coordinator_address,
-                                                             ClientOptions(options))),
-        metrics_(*daemon.registry()),
-        loop_(*client_, env_, clock_, metrics_, LoopOptions(daemon, options, incarnation)) {
-    loop_.Start();
-  }
+  EvaluatorComponents(pstrain::Daemon& daemon, uint64_t incarnation)
+      : incarnation_(incarnation),
+        client_(pstrain::evaluator::NewGrpcCoordinatorClient(
+            daemon.options().cluster.coordinator_address, ClientOptions(daemon.options()))),
+        metrics_(*daemon.registry()) {}
 
-  ~EvaluatorComponents() override { loop_.Stop(); }
+  ~EvaluatorComponents() override { OnShutdown(); }
 
   std::vector<grpc::Service*> services() override { return {}; }
+
+  absl::Status OnServing(pstrain::Daemon& daemon) override {
+    loop_ = std::make_unique<pstrain::evaluator::EvaluationLoop>(
+        *client_, env_, clock_, metrics_, LoopOptions(daemon, incarnation_));
+    loop_->Start();
+    return absl::OkStatus();
+  }
+
+  // Stops the loop (an evaluation in progress finishes first) before the
+  // server stops.
+  void OnShutdown() override {
+    if (loop_ != nullptr) loop_->Stop();
+  }
 
  private:
   static pstrain::evaluator::GrpcCoordinatorClientOptions ClientOptions(
@@ -67,13 +79,14 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
     return client;
   }
 
-  static pstrain::evaluator::EvaluationLoopOptions LoopOptions(
-      pstrain::Daemon& daemon, const pstrain::DaemonOptions& options, uint64_t incarnation) {
+  static pstrain::evaluator::EvaluationLoopOptions LoopOptions(pstrain::Daemon& daemon,
+                                                                uint64_t incarnation) {
+    const pstrain::DaemonOptions& options = daemon.options();
     pstrain::evaluator::EvaluationLoopOptions loop;
     loop.task = options.cluster.task;
     loop.incarnation = incarnation;
     loop.address = options.cluster.own_address;
-    loop.metrics_address = options.metrics_address;
+    loop.metrics_address = daemon.metrics_address();
     loop.retry.deadline = Seconds(FLAGS_coordinator_retry_secs);
     loop.model_dir_poll_interval = Seconds(FLAGS_model_dir_poll_secs);
     if (FLAGS_continuous_eval_timeout_secs > 0) {
@@ -83,11 +96,12 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
     return loop;
   }
 
+  const uint64_t incarnation_;
   pstrain::PosixEnv env_;
   pstrain::RealClock clock_;
   std::unique_ptr<pstrain::evaluator::CoordinatorClient> client_;
   pstrain::evaluator::EvaluatorMetrics metrics_;
-  pstrain::evaluator::EvaluationLoop loop_;
+  std::unique_ptr<pstrain::evaluator::EvaluationLoop> loop_;  // set once serving
 };
 
 }  // namespace
@@ -102,13 +116,9 @@ int main(int argc, char** argv) {
               "--model_dir_poll_secs, --coordinator_timeout_secs and --coordinator_retry_secs "
               "must be > 0, --continuous_eval_timeout_secs >= 0");
         }
-        // The same resolution the daemon made, for the cluster's addresses.
-        absl::StatusOr<pstrain::DaemonOptions> options =
-            pstrain::DaemonOptionsFromFlags(pstrain::TASK_TYPE_EVALUATOR);
-        if (!options.ok()) return options.status();
         absl::BitGen random;
         const uint64_t incarnation =
             absl::Uniform<uint64_t>(absl::IntervalClosed, random, 1, UINT64_MAX);
-        return std::make_unique<EvaluatorComponents>(daemon, *options, incarnation);
+        return std::make_unique<EvaluatorComponents>(daemon, incarnation);
       });
 }

@@ -74,7 +74,9 @@ class StopConditionsTest : public testing::Test {
 
   void TearDown() override {
     // Whatever the job did, every process is still up for the next one.
-    if (cluster_ != nullptr) EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
+    if (cluster_ != nullptr) {
+      EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
+    }
   }
 
   JobRecord Run(const std::string& spec) {

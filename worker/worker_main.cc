@@ -38,15 +38,34 @@ constexpr char kUsage[] =
     "(--shutdown_grace_secs), or when the coordinator shuts the cluster down.";
 
 // A worker calls the coordinator and the parameter servers; it serves
-// nothing beyond health and metrics. Its training runs on the process's
-// own thread while the daemon serves.
+// nothing beyond health and metrics. Its training starts once the daemon
+// serves, so that it registers with its real metrics address (a port
+// picked at start is known only then), and runs on the process's own
+// thread until shutdown begins.
 class WorkerComponents : public pstrain::DaemonComponents {
  public:
-  explicit WorkerComponents(std::unique_ptr<pstrain::worker::WorkerProcess> process)
-      : process_(std::move(process)) {}
+  explicit WorkerComponents(pstrain::worker::WorkerProcessOptions options)
+      : options_(std::move(options)) {}
   std::vector<grpc::Service*> services() override { return {}; }
 
+  absl::Status OnServing(pstrain::Daemon& daemon) override {
+    options_.task = daemon.options().cluster.task;
+    options_.coordinator_address = daemon.options().cluster.coordinator_address;
+    options_.address = daemon.options().cluster.own_address;
+    options_.metrics_address = daemon.metrics_address();
+    absl::StatusOr<std::unique_ptr<pstrain::worker::WorkerProcess>> process =
+        pstrain::worker::WorkerProcess::Start(options_, *daemon.registry(),
+                                              [&daemon] { daemon.RequestShutdown(); });
+    if (!process.ok()) return process.status();
+    process_ = *std::move(process);
+    return absl::OkStatus();
+  }
+
+  // Stops training (handing back the lease) before the server stops.
+  void OnShutdown() override { process_.reset(); }
+
  private:
+  pstrain::worker::WorkerProcessOptions options_;
   std::unique_ptr<pstrain::worker::WorkerProcess> process_;
 };
 
@@ -55,28 +74,13 @@ class WorkerComponents : public pstrain::DaemonComponents {
 int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_WORKER, kUsage, argc, argv,
-      [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
-        absl::StatusOr<pstrain::DaemonOptions> daemon_options =
-            pstrain::DaemonOptionsFromFlags(pstrain::TASK_TYPE_WORKER);
-        if (!daemon_options.ok()) return daemon_options.status();
+      [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
         pstrain::worker::WorkerProcessOptions options;
-        options.task = daemon_options->cluster.task;
-        options.coordinator_address = daemon_options->cluster.coordinator_address;
-        options.address = daemon_options->cluster.own_address;
-        // A picked port (":0") is known only once serving; leave it out.
-        const std::string& metrics = daemon_options->metrics_address;
-        if (metrics.size() < 2 || metrics.substr(metrics.size() - 2) != ":0") {
-          options.metrics_address = metrics;
-        }
         options.loop.ps.streams_per_shard = FLAGS_ps_streams_per_shard;
         options.loop.ps.parallel_min_bytes = int64_t{FLAGS_ps_parallel_min_kb} << 10;
         options.loop.ps.chunk_bytes = int64_t{FLAGS_ps_chunk_kb} << 10;
         options.loop.ps.call_timeout = absl::Seconds(FLAGS_ps_call_timeout_secs);
         options.loop.overlap_pull_with_push = FLAGS_overlap_pull_with_push;
-        absl::StatusOr<std::unique_ptr<pstrain::worker::WorkerProcess>> process =
-            pstrain::worker::WorkerProcess::Start(std::move(options), *daemon.registry(),
-                                                  [&daemon] { daemon.RequestShutdown(); });
-        if (!process.ok()) return process.status();
-        return std::make_unique<WorkerComponents>(*std::move(process));
+        return std::make_unique<WorkerComponents>(std::move(options));
       });
 }
