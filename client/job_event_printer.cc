@@ -52,8 +52,11 @@ void JobEventPrinter::Print(const JobEvent& event, absl::Time now) {
       snapshot_.eval_metric = metric;
       snapshot_.eval_value = metrics.at(metric);
     }
-    line = absl::StrCat("eval at step ", event.eval().checkpoint_step(), ": ",
-                        FormatMetrics(metrics), event.eval().is_best() ? "  (best)" : "");
+    line = event.eval().skipped_reason().empty()
+               ? absl::StrCat("eval at step ", event.eval().checkpoint_step(), ": ",
+                              FormatMetrics(metrics), event.eval().is_best() ? "  (best)" : "")
+               : absl::StrCat("eval at step ", event.eval().checkpoint_step(),
+                              ": skipped, ", event.eval().skipped_reason());
   } else if (event.has_status()) {
     const JobStatus& status = event.status();
     line = absl::StrCat("job ", status.job_id(), ": ", JobStateName(status.state()),

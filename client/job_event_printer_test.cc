@@ -41,6 +41,20 @@ TEST(JobEventPrinterTest, PlainLinesAreThrottledButTheNewestIsNeverLost) {
             "step 30/300       loss 0.6000      1000 examples/s  accuracy 0.7000  ETA 40s\n");
 }
 
+TEST(JobEventPrinterTest, ASkippedCheckpointSaysWhy) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 300, "accuracy",
+                          absl::Seconds(5));
+  JobEvent skipped;
+  skipped.mutable_eval()->set_checkpoint_step(200);
+  skipped.mutable_eval()->set_skipped_reason("a newer checkpoint came before its turn");
+  printer.Print(skipped, kStart);
+  printer.Print(Eval(300, 0.8), kStart + absl::Seconds(1));
+  EXPECT_EQ(out.str(),
+            "eval at step 200: skipped, a newer checkpoint came before its turn\n"
+            "eval at step 300: accuracy 0.8000  loss 0.5000\n");
+}
+
 TEST(JobEventPrinterTest, ThePlainLineThatReachesMaxStepsIsNeverHeldBack) {
   std::ostringstream out;
   JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 20, "",
