@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -92,6 +93,11 @@ class WorkerLoop::AssignmentRun {
   void MaybeReport(bool force, bool* stop);
   // Reports whatever ran since the last report, possibly nothing.
   void SendReport(bool* stop);
+  // Sync mode: the parameters just pulled are those after round max_steps
+  // on every shard, so this worker's part is done. Stopping here, rather
+  // than when an answer to a report says so, ends a sync job exactly at
+  // max_steps.
+  bool PulledFinalRound() const;
   bool Over() { return loop_.JobOver(job_id_, answers_before_); }
 
   WorkerLoop& loop_;
@@ -122,6 +128,8 @@ class WorkerLoop::AssignmentRun {
   int64_t newest_version_ = 0;
   // The global step in the coordinator's last answer.
   int64_t known_global_step_ = 0;
+  // PulledFinalRound() was seen: report what is left and stop training.
+  bool reached_max_steps_ = false;
 };
 
 absl::Status WorkerLoop::AssignmentRun::Setup() {
@@ -184,7 +192,7 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
   Backoff backoff(loop_.options_.backoff, loop_.random_);
   absl::Time waiting_since = absl::InfiniteFuture();
   bool stop = false;
-  while (!stop && !Over()) {
+  while (!stop && !reached_max_steps_ && !Over()) {
     absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
     if (absl::IsUnavailable(lease.status())) {
       // Every range is leased out for now; one may come back.
@@ -278,6 +286,11 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
     if (!pulled.ok() || !settled.ok() || *stop) {
       give_back();
       error = !settled.ok() ? settled : pulled;
+      break;
+    }
+    if (PulledFinalRound()) {
+      give_back();
+      reached_max_steps_ = true;
       break;
     }
     MaybeReport(/*force=*/false, stop);
@@ -396,6 +409,17 @@ absl::Status WorkerLoop::AssignmentRun::SettleInFlight(InFlightPush* push,
   if (!push->active) return absl::OkStatus();
   push->active = false;
   return Settle(push->result.get(), push->begin, push->end, returned);
+}
+
+bool WorkerLoop::AssignmentRun::PulledFinalRound() const {
+  const int64_t max_steps = spec_.stop().max_steps();
+  if (!sync_ || max_steps <= 0 || pulled_.versions.empty()) return false;
+  // Shards not involved in this pull read -1; they do not hold the round.
+  int64_t oldest = std::numeric_limits<int64_t>::max();
+  for (int64_t version : pulled_.versions) {
+    if (version >= 0) oldest = std::min(oldest, version);
+  }
+  return oldest != std::numeric_limits<int64_t>::max() && oldest >= max_steps;
 }
 
 void WorkerLoop::AssignmentRun::MaybeReport(bool force, bool* stop) {
