@@ -23,6 +23,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/clicks_job.h"
 
 namespace pstrain {
 namespace {
@@ -38,29 +39,12 @@ std::string ReadFile(const std::string& path) {
 
 // A small job: logistic regression on synthetic click logs, a few seconds.
 std::string WriteSpec(const std::string& dir, const std::string& name, int64_t max_steps) {
+  testing_jobs::ClicksJob job;
+  job.name = name;
+  job.model_dir = name;
+  job.max_steps = max_steps;
   const std::string path = dir + "/" + name + ".pbtxt";
-  std::ofstream(path) << "name: \"" << name << "\"\n" << R"pb(
-    mode: JOB_MODE_TRAIN_AND_EVAL
-    model { logistic_regression {} }
-    train_data {
-      synthetic_clicks { num_examples: 20000 seed: 3 }
-      batch_size: 256
-    }
-    eval_data {
-      synthetic_clicks { num_examples: 5000 seed: 3 }
-      batch_size: 1000
-    }
-    optimizer {
-      adagrad {}
-      learning_rate: 0.1
-    }
-    training { steps_per_loop: 25 }
-    eval {
-      metrics: [ "loss", "auc" ]
-      throttle_secs: 0
-    }
-  )pb" << "stop { max_steps: " << max_steps << " }\n"
-                      << "checkpoint { model_dir: \"" << name << "\" }\n";
+  std::ofstream(path) << job.Text();
   return path;
 }
 

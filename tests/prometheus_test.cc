@@ -30,6 +30,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
 
 namespace pstrain {
@@ -42,29 +43,16 @@ using testing_cluster::TestCluster;
 constexpr char kPrometheus[] = "/usr/bin/prometheus";
 constexpr char kPromtool[] = "/usr/bin/promtool";
 
-// Logistic regression on synthetic click logs, as in stop_conditions_test:
-// a few seconds of training, checkpoints and evaluations on the way.
-constexpr char kClicksJob[] = R"pb(
-  name: "clicks"
-  mode: JOB_MODE_TRAIN_AND_EVAL
-  model { logistic_regression {} }
-  train_data {
-    synthetic_clicks { num_examples: 200000 seed: 5 }
-    batch_size: 128
-  }
-  eval_data {
-    synthetic_clicks { num_examples: 4000 seed: 5 }
-    batch_size: 1000
-  }
-  optimizer {
-    adagrad {}
-    learning_rate: 0.1
-  }
-  training { steps_per_loop: 10 }
-  stop { max_steps: 1500 }
-  checkpoint { model_dir: "clicks" every_steps: 500 }
-  eval { metrics: [ "loss", "auc" ] throttle_secs: 0 }
-)pb";
+// Logistic regression on synthetic click logs: a few seconds of training,
+// checkpoints and evaluations on the way.
+std::string ClicksJobText() {
+  testing_jobs::ClicksJob job;
+  job.num_examples = 200000;
+  job.max_steps = 1500;
+  job.steps_per_loop = 10;
+  job.checkpoint_every_steps = 500;
+  return job.Text();
+}
 
 // Wide-and-deep on the same data, its embedding table dynamic with a byte
 // budget small enough to evict: the parameter server's embedding series
@@ -367,7 +355,7 @@ TEST(PrometheusTest, APrometheusServerScrapesEveryProcessOfATrainingCluster) {
       (*prometheus)->AwaitResult("up{job=\"pstrain\", task_type=\"ps\", task_index=\"0\"}");
   EXPECT_EQ(roles.size(), 1u);
 
-  absl::StatusOr<std::string> job_id = (*cluster)->Submit(kClicksJob);
+  absl::StatusOr<std::string> job_id = (*cluster)->Submit(ClicksJobText());
   ASSERT_TRUE(job_id.ok()) << job_id.status();
   const JobRecord job = (*cluster)->Follow(*job_id);
   ASSERT_EQ(job.final_status.state(), JOB_STATE_SUCCEEDED) << job.final_status.ShortDebugString();

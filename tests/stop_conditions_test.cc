@@ -9,9 +9,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
 
 namespace pstrain {
@@ -21,36 +21,20 @@ using ::testing::HasSubstr;
 using testing_cluster::JobRecord;
 using testing_cluster::TestCluster;
 
-// Logistic regression on synthetic click logs: a few hundred steps a
-// second on one worker. $DIR, $STOP, $EVAL, $MODE are filled per test.
-constexpr char kClicksJob[] = R"pb(
-  name: "clicks"
-  mode: $MODE
-  model { logistic_regression {} }
-  train_data {
-    synthetic_clicks { num_examples: 50000 seed: 5 }
-    batch_size: 128
-  }
-  eval_data {
-    # The same seed, hence the same true model; other examples (the test
-    # split is the default for eval_data).
-    synthetic_clicks { num_examples: 4000 seed: 5 }
-    batch_size: 1000
-  }
-  optimizer {
-    adagrad {}
-    learning_rate: 0.1
-  }
-  training { steps_per_loop: 10 }
-  stop { $STOP }
-  checkpoint { model_dir: "$DIR" every_steps: 100 }
-  eval { metrics: [ "loss", "auc" ] throttle_secs: 0 $EVAL }
-)pb";
-
+// Logistic regression on synthetic click logs: 50,000 records (no epoch
+// ends the job), checkpoints every 100 steps, a report every 10.
 std::string ClicksJob(const std::string& mode, const std::string& dir, const std::string& stop,
                       const std::string& eval = "") {
-  return absl::StrReplaceAll(kClicksJob,
-                             {{"$MODE", mode}, {"$DIR", dir}, {"$STOP", stop}, {"$EVAL", eval}});
+  testing_jobs::ClicksJob job;
+  job.mode = mode;
+  job.model_dir = dir;
+  job.num_examples = 50000;
+  job.max_steps = 0;
+  job.steps_per_loop = 10;
+  job.checkpoint_every_steps = 100;
+  job.stop = stop;
+  job.eval = eval;
+  return job.Text();
 }
 
 class StopConditionsTest : public testing::Test {

@@ -12,6 +12,7 @@
 #include "client/binary_locator.h"
 #include "common/process/child_process.h"
 #include "gtest/gtest.h"
+#include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
 
 namespace pstrain {
@@ -120,30 +121,7 @@ TEST(PstrainLocalJobTest, RunsAJobToItsEndAndPrintsTheFinalMetrics) {
   const std::string root = testing::TempDir() + "/pstrain_local";
   ::mkdir(root.c_str(), 0755);
   const std::string spec_path = root + "/clicks.pbtxt";
-  std::ofstream(spec_path) << R"pb(
-    name: "clicks"
-    mode: JOB_MODE_TRAIN_AND_EVAL
-    model { logistic_regression {} }
-    train_data {
-      synthetic_clicks { num_examples: 20000 seed: 3 }
-      batch_size: 256
-    }
-    eval_data {
-      synthetic_clicks { num_examples: 5000 seed: 3 }
-      batch_size: 1000
-    }
-    optimizer {
-      adagrad {}
-      learning_rate: 0.1
-    }
-    training { steps_per_loop: 25 }
-    stop { max_steps: 150 }
-    eval {
-      metrics: [ "loss", "auc" ]
-      throttle_secs: 0
-    }
-    checkpoint { model_dir: "clicks" }
-  )pb";
+  std::ofstream(spec_path) << testing_jobs::ClicksJob().Text();  // 150 steps
   ExitStatus exit;
   const std::string output = RunPstrain(
       {"local", spec_path, "--checkpoint_root=" + root, "--run_dir=" + root + "/run"}, &exit);
