@@ -54,7 +54,7 @@ void TrainSummaries::WriteLocked(int64_t step) {
   if (!recent_writes_.empty()) {
     const auto& [oldest_step, oldest_time] = recent_writes_.front();
     const double seconds = absl::ToDoubleSeconds(now - oldest_time);
-    if (seconds > 0) {
+    if (now - oldest_time >= kMinRateSpan) {
       status.Update(writer_->WriteScalar(step, "global_step_per_sec",
                                          static_cast<double>(step - oldest_step) / seconds));
     }

@@ -24,7 +24,8 @@ namespace coordinator {
 //   loss                  mean training loss of the latest progress report
 //   learning_rate         the schedule's rate at the global step
 //   examples_per_sec      summed over the workers
-//   global_step_per_sec   over the last few writes (kRateWindow)
+//   global_step_per_sec   over the last few writes (kRateWindow, at least
+//                         kMinRateSpan)
 //
 // The coordinator is the one place that sees the global step, so it writes
 // them rather than each worker. At most one set per `every_steps` global
@@ -57,6 +58,9 @@ class TrainSummaries {
   // pause), so the rate between two consecutive writes swings wildly; the
   // rate over this many writes back is what a person wants to see.
   static constexpr int kRateWindow = 5;
+  // No rate over less time than this: the first reports of a job arrive
+  // together, and 100 steps over 3 ms is no speed anyone trains at.
+  static constexpr absl::Duration kMinRateSpan = absl::Seconds(1);
 
   const LearningRate learning_rate_;
   const int64_t every_steps_;

@@ -102,6 +102,21 @@ TEST_F(TrainSummariesTest, TheRateCoversTheLastFewWritesNotABurst) {
   EXPECT_NEAR(speed.back().value, 500 / 4.001, 1e-6);
 }
 
+TEST_F(TrainSummariesTest, NoRateOverLessThanASecond) {
+  auto summaries = Make("first_reports", 100);
+  // A job's first reports arrive together.
+  summaries->OnProgress(100, 1.0, 100);
+  clock_.Advance(absl::Milliseconds(3));
+  summaries->OnProgress(200, 1.0, 100);
+  clock_.Advance(absl::Seconds(2));
+  summaries->OnProgress(300, 1.0, 100);
+  ASSERT_TRUE(summaries->Close(300).ok());
+  std::vector<ScalarRecord> speed = Read("global_step_per_sec");
+  ASSERT_EQ(speed.size(), 1u);
+  EXPECT_EQ(speed[0].step, 300);
+  EXPECT_NEAR(speed[0].value, 200 / 2.003, 1e-6);
+}
+
 TEST_F(TrainSummariesTest, CloseWithoutProgressWritesNothingAndLaterCallsAreIgnored) {
   auto summaries = Make("empty", 10);
   ASSERT_TRUE(summaries->Close(0).ok());
