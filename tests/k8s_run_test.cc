@@ -313,7 +313,9 @@ class ManifestCluster {
       }
       // One local process cannot load-balance: a ClusterIP Service here
       // fronts one pod.
-      if (!headless) ASSERT_EQ(selected.size(), 1u) << "Service " << name;
+      if (!headless) {
+        ASSERT_EQ(selected.size(), 1u) << "Service " << name;
+      }
       for (const Value* port : ListAt(*service, "spec.ports")) {
         for (const LocalPod* local : selected) {
           const int target = NamedPort(*local->container, *Find(*port, "targetPort"));
