@@ -580,8 +580,17 @@ void JobRunner::ApplyRetention() {
       continue;
     }
     feed_->Remove(step);
-    absl::MutexLock lock(&mu_);
-    evaluations_.erase(step);
+    bool unseen;
+    {
+      absl::MutexLock lock(&mu_);
+      evaluations_.erase(step);
+      unseen = evaluates_ && accounted_.count(step) == 0;
+    }
+    // Checkpoints come faster than the evaluator takes them up (it may
+    // still be loading its data): say what became of this one.
+    if (unseen) {
+      PublishSkipped(step, "removed by checkpoint.max_to_keep before the evaluator took it up");
+    }
   }
   RefreshCheckpointsInStatus();
 }

@@ -292,6 +292,9 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   std::optional<std::string> evaluator_done_ ABSL_GUARDED_BY(mu_);
   // Metrics of each evaluated checkpoint step.
   std::map<int64_t, std::map<std::string, double>> evaluations_ ABSL_GUARDED_BY(mu_);
+  // Checkpoint steps the evaluator reported on: evaluated, skipped or
+  // unevaluable.
+  std::set<int64_t> accounted_ ABSL_GUARDED_BY(mu_);
   // Examples per second of each reporter (HolderName).
   std::map<std::string, double> rates_ ABSL_GUARDED_BY(mu_);
   double last_loss_ ABSL_GUARDED_BY(mu_) = 0;

@@ -196,6 +196,10 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
   }
   EvalReportResponse response;
   const std::string evaluator = TaskName(report.task());
+  if (report.status() != EVAL_STATUS_NO_NEW_CHECKPOINT && report.status() != EVAL_STATUS_FAILED) {
+    absl::MutexLock lock(&mu_);
+    accounted_.insert(report.checkpoint_step());
+  }
   switch (report.status()) {
     case EVAL_STATUS_MISSING_CHECKPOINT: {
       LOG(WARNING) << "job " << job_id_ << ": " << evaluator << " cannot evaluate ckpt-"
