@@ -60,7 +60,14 @@ std::string FormatJobStatus(const JobStatus& status, absl::Time now) {
   if (status.examples_per_sec() > 0) {
     rows.push_back({"examples/s", absl::StrFormat("%.0f", status.examples_per_sec())});
   }
-  if (status.global_step() > 0) rows.push_back({"train loss", absl::StrFormat("%.4f", status.loss())});
+  // A job resumed at a checkpoint that already met its stop trained no
+  // step: it has no training loss to show.
+  const bool trained = status.global_step() > status.resumed_from_step();
+  if (trained) rows.push_back({"train loss", absl::StrFormat("%.4f", status.loss())});
+  if (!status.resumed_from().empty()) {
+    rows.push_back({"resumed from",
+                    absl::StrCat(status.resumed_from(), " (step ", status.resumed_from_step(), ")")});
+  }
   if (!status.last_eval_metrics().empty()) {
     rows.push_back({absl::StrCat("eval (step ", status.last_eval_step(), ")"),
                     FormatMetrics(status.last_eval_metrics())});

@@ -46,6 +46,21 @@ TEST(JobTextTest, JobTableAndStatus) {
             std::string::npos)
       << status;
   EXPECT_NE(status.find("auc 0.7500"), std::string::npos) << status;
+  EXPECT_NE(status.find("train loss"), std::string::npos) << status;
+}
+
+TEST(JobTextTest, AJobResumedAtItsEndShowsWhereFromAndNoTrainingLoss) {
+  JobStatus job;
+  job.set_job_id("clicks-2");
+  job.set_state(JOB_STATE_SUCCEEDED);
+  job.set_global_step(150);
+  job.set_resumed_from_step(150);
+  job.set_resumed_from("/tmp/pstrain/clicks/ckpt-150");
+  const std::string status = FormatJobStatus(job, absl::Now());
+  EXPECT_EQ(status.find("train loss"), std::string::npos) << status;
+  EXPECT_NE(status.find("resumed from     /tmp/pstrain/clicks/ckpt-150 (step 150)"),
+            std::string::npos)
+      << status;
 }
 
 }  // namespace
