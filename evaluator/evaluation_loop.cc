@@ -252,7 +252,7 @@ EvalReport EvaluationLoop::NewReport(const std::string& job_id) const {
   return report;
 }
 
-void EvaluationLoop::Report(JobContext& job, EvalReport report, absl::Duration took,
+void EvaluationLoop::Report(EvalReport report, absl::Duration took,
                             const std::map<std::string, double>& metrics) {
   report.set_seconds(absl::ToDoubleSeconds(took));
   {
@@ -332,7 +332,7 @@ void EvaluationLoop::RunJob(const Assignment& assignment) {
     EvalReport report = NewReport(job.job_id);
     report.set_status(EVAL_STATUS_FAILED);
     report.set_reason(std::string(prepared.message()));
-    Report(job, report, absl::ZeroDuration(), {});
+    Report(report, absl::ZeroDuration(), {});
   } else if (job.spec.mode() == JOB_MODE_EVAL) {
     EvaluateNewestOnce(job);
   } else {
@@ -436,7 +436,7 @@ void EvaluationLoop::EvaluateNewestOnce(JobContext& job) {
     report.set_reason(reason);
     metrics_.RecordSkipped("missing_checkpoint");
     LOG(WARNING) << "evaluator: job " << job.job_id << ": " << reason;
-    Report(job, report, clock_.Now() - start, {});
+    Report(report, clock_.Now() - start, {});
     return;
   }
   CheckpointCandidate newest;
@@ -594,7 +594,7 @@ void EvaluationLoop::FollowCheckpoints(JobContext& job) {
       report.set_reason(absl::StrCat("no new checkpoint in ", job.model_dir, " for ",
                                      absl::FormatDuration(options_.continuous_eval_timeout)));
       LOG(INFO) << "evaluator: job " << job.job_id << ": " << report.reason();
-      Report(job, report, absl::ZeroDuration(), {});
+      Report(report, absl::ZeroDuration(), {});
       job.done = true;
       return;
     }
@@ -636,7 +636,7 @@ EvalStatus EvaluationLoop::EvaluateAndReport(JobContext& job,
     // Released first: once the report is in, the job may end and its
     // stream with it.
     if (checkpoint.leased) Release(job.job_id, checkpoint.step);
-    Report(job, report, clock_.Now() - start, metrics);
+    Report(report, clock_.Now() - start, metrics);
     return status;
   };
 

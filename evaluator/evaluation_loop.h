@@ -137,8 +137,7 @@ class EvaluationLoop {
   // One checkpoint: verify, load, evaluate, summarise, export, report,
   // release. Returns the status reported.
   EvalStatus EvaluateAndReport(JobContext& job, const CheckpointCandidate& checkpoint);
-  void Report(JobContext& job, EvalReport report, absl::Duration took,
-              const std::map<std::string, double>& metrics);
+  void Report(EvalReport report, absl::Duration took, const std::map<std::string, double>& metrics);
   // Sends a report, retrying while the coordinator is unreachable and
   // registering again once if it forgot this evaluator.
   void Send(const EvalReport& report);
