@@ -55,8 +55,8 @@ void JobEventPrinter::Print(const JobEvent& event, absl::Time now) {
     line = event.eval().skipped_reason().empty()
                ? absl::StrCat("eval at step ", event.eval().checkpoint_step(), ": ",
                               FormatMetrics(metrics), event.eval().is_best() ? "  (best)" : "")
-               : absl::StrCat("eval at step ", event.eval().checkpoint_step(),
-                              ": skipped, ", event.eval().skipped_reason());
+               : absl::StrCat("eval at step ", event.eval().checkpoint_step(), ": skipped, ",
+                              event.eval().skipped_reason());
   } else if (event.has_status()) {
     const JobStatus& status = event.status();
     line = absl::StrCat("job ", status.job_id(), ": ", JobStateName(status.state()),

@@ -65,8 +65,8 @@ std::string FormatJobStatus(const JobStatus& status, absl::Time now) {
   const bool trained = status.global_step() > status.resumed_from_step();
   if (trained) rows.push_back({"train loss", absl::StrFormat("%.4f", status.loss())});
   if (!status.resumed_from().empty()) {
-    rows.push_back({"resumed from",
-                    absl::StrCat(status.resumed_from(), " (step ", status.resumed_from_step(), ")")});
+    rows.push_back({"resumed from", absl::StrCat(status.resumed_from(), " (step ",
+                                                 status.resumed_from_step(), ")")});
   }
   if (!status.last_eval_metrics().empty()) {
     rows.push_back({absl::StrCat("eval (step ", status.last_eval_step(), ")"),
@@ -74,8 +74,9 @@ std::string FormatJobStatus(const JobStatus& status, absl::Time now) {
   }
   rows.push_back({"submitted", absl::StrCat(Age(status.submit_unix_ms(), now), " ago")});
   if (status.end_unix_ms() > 0 && status.start_unix_ms() > 0) {
-    rows.push_back({"ran for", absl::StrFormat("%.1fs", (status.end_unix_ms() -
-                                                         status.start_unix_ms()) / 1000.0)});
+    rows.push_back(
+        {"ran for",
+         absl::StrFormat("%.1fs", (status.end_unix_ms() - status.start_unix_ms()) / 1000.0)});
   }
   rows.push_back({"model_dir", status.spec().checkpoint().model_dir()});
   if (!status.checkpoints().empty()) {

@@ -6,8 +6,8 @@
 #include "absl/random/random.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/posix_env.h"
-#include "common/daemon/daemon_main.h"
 #include "common/clock/clock.h"
+#include "common/daemon/daemon_main.h"
 #include "evaluator/coordinator_client.h"
 #include "evaluator/evaluation_loop.h"
 #include "evaluator/evaluator_metrics.h"
@@ -58,8 +58,8 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
   std::vector<grpc::Service*> services() override { return {}; }
 
   absl::Status OnServing(pstrain::Daemon& daemon) override {
-    loop_ = std::make_unique<pstrain::evaluator::EvaluationLoop>(
-        *client_, env_, clock_, metrics_, LoopOptions(daemon, incarnation_));
+    loop_ = std::make_unique<pstrain::evaluator::EvaluationLoop>(*client_, env_, clock_, metrics_,
+                                                                 LoopOptions(daemon, incarnation_));
     loop_->Start();
     return absl::OkStatus();
   }
@@ -80,7 +80,7 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
   }
 
   static pstrain::evaluator::EvaluationLoopOptions LoopOptions(pstrain::Daemon& daemon,
-                                                                uint64_t incarnation) {
+                                                               uint64_t incarnation) {
     const pstrain::DaemonOptions& options = daemon.options();
     pstrain::evaluator::EvaluationLoopOptions loop;
     loop.task = options.cluster.task;

@@ -61,8 +61,8 @@ PstrainRun Pstrain(const std::vector<std::string>& args) {
   EXPECT_TRUE(program.ok()) << program.status();
   const std::string log = testing::TempDir() + "/pstrain_cli_" + std::to_string(++counter);
   // stdout to one file (JSON must be alone there), stderr to another.
-  std::vector<std::string> shell_args = {"-c", "\"$0\" \"$@\" > " + log + ".stdout 2> " + log + ".err",
-                                         *program};
+  std::vector<std::string> shell_args = {
+      "-c", "\"$0\" \"$@\" > " + log + ".stdout 2> " + log + ".err", *program};
   shell_args.insert(shell_args.end(), args.begin(), args.end());
   auto child = ChildProcess::Start({"/bin/sh", shell_args, {}, ""});
   EXPECT_TRUE(child.ok()) << child.status();
@@ -137,7 +137,8 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   EXPECT_EQ(cluster.exit_code, 0) << cluster.output;
   for (const char* expected : {"MEMBER", "INCARNATION", "HEARTBEAT", "QUEUE", "ps/0", "worker/1",
                                "evaluator/0", "running job: none"}) {
-    EXPECT_NE(cluster.output.find(expected), std::string::npos) << expected << "\n" << cluster.output;
+    EXPECT_NE(cluster.output.find(expected), std::string::npos) << expected << "\n"
+                                                                << cluster.output;
   }
   PstrainRun cluster_json = Pstrain({"cluster", coordinator_, "--output=json"});
   EXPECT_EQ(ParseJson(cluster_json.stdout_only).fields().at("members").list_value().values_size(),
@@ -157,8 +158,7 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   PstrainRun submitted =
       Pstrain({"submit", WriteSpec(root_, "clicks", 200), coordinator_, "--output=json"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
-  const std::string job_id =
-      ParseJson(submitted.stdout_only).fields().at("job_id").string_value();
+  const std::string job_id = ParseJson(submitted.stdout_only).fields().at("job_id").string_value();
   ASSERT_EQ(job_id, "clicks-1") << submitted.output;
 
   // watch follows the job to its end, then exits with its outcome.
@@ -167,7 +167,7 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   for (const char* expected : {"step 200/200 ", "checkpoint at step", "eval at step",
                                "SUCCEEDED at step", "final evaluation (step"}) {
     EXPECT_NE(watched.output.find(expected), std::string::npos) << expected << "\n"
-                                                               << watched.output;
+                                                                << watched.output;
   }
 
   PstrainRun status = Pstrain({"status", job_id, coordinator_, "--output=json"});
@@ -203,8 +203,7 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   EXPECT_NE(stop.output.find("stopping job " + long_id), std::string::npos) << stop.output;
   PstrainRun stopped = Pstrain({"watch", long_id, coordinator_, "--output=json"});
   EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
-  EXPECT_NE(stopped.stdout_only.find("\"state\":\"STOPPED\""), std::string::npos)
-      << stopped.output;
+  EXPECT_NE(stopped.stdout_only.find("\"state\":\"STOPPED\""), std::string::npos) << stopped.output;
 
   PstrainRun shutdown = Pstrain({"shutdown", coordinator_});
   EXPECT_EQ(shutdown.exit_code, 0) << shutdown.output;
@@ -245,7 +244,8 @@ TEST(CliTest, UsageErrorsExitTwoAndHelpShowsTheCommand) {
 class PstrainLocalTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ = testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
+    root_ =
+        testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
     ::mkdir(root_.c_str(), 0755);
     run_dir_ = root_ + "/run";
   }
@@ -255,12 +255,12 @@ class PstrainLocalTest : public testing::Test {
     absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
     EXPECT_TRUE(program.ok()) << program.status();
     log_ = root_ + "/local.out";
-    auto child = ChildProcess::Start({*program,
-                                      {"local", spec, "--checkpoint_root=" + root_,
-                                       "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0",
-                                       "--workers=2"},
-                                      {},
-                                      log_});
+    auto child =
+        ChildProcess::Start({*program,
+                             {"local", spec, "--checkpoint_root=" + root_, "--run_dir=" + run_dir_,
+                              "--coordinator=127.0.0.1:0", "--workers=2"},
+                             {},
+                             log_});
     EXPECT_TRUE(child.ok()) << child.status();
     return child.ok() ? *std::move(child) : nullptr;
   }
@@ -278,7 +278,7 @@ class PstrainLocalTest : public testing::Test {
 
 TEST_F(PstrainLocalTest, SucceedsWithJsonAndLeavesNoProcess) {
   PstrainRun run = Pstrain({"local", WriteSpec(root_, "ok", 150), "--checkpoint_root=" + root_,
-                     "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0", "--output=json"});
+                            "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0", "--output=json"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const auto fields = ParseJson(run.stdout_only).fields();
   EXPECT_EQ(fields.at("state").string_value(), "SUCCEEDED");
@@ -303,8 +303,8 @@ TEST_F(PstrainLocalTest, ReportExportAndPredictWorkOnWhatAJobLeft) {
   absl::Status well_formed = testing_util::CheckWellFormedXml(html);
   EXPECT_TRUE(well_formed.ok()) << well_formed;
   // One plot per training scalar the coordinator wrote and per eval metric.
-  for (const char* title : {"train loss", "learning rate", "examples/s", "global steps/s",
-                            "eval loss", "eval auc"}) {
+  for (const char* title :
+       {"train loss", "learning rate", "examples/s", "global steps/s", "eval loss", "eval auc"}) {
     EXPECT_NE(html.find(absl::StrCat(">", title, "<")), std::string::npos) << title;
   }
   int plots = 0;
@@ -343,9 +343,9 @@ TEST_F(PstrainLocalTest, CtrlCStopsTheJobGracefullyAndLeavesNoProcess) {
   ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << ReadFile(log_);
   const std::string output = ReadFile(log_);
   EXPECT_EQ(exit->exit_code, 1) << output;
-  for (const char* expected : {"stopping job interrupted-1 (final checkpoint first",
-                               "checkpoint at step", "STOPPED at step",
-                               "Every process exited cleanly"}) {
+  for (const char* expected :
+       {"stopping job interrupted-1 (final checkpoint first", "checkpoint at step",
+        "STOPPED at step", "Every process exited cleanly"}) {
     EXPECT_NE(output.find(expected), std::string::npos) << expected << "\n" << output;
   }
   ExpectEveryChildGone();
@@ -365,9 +365,9 @@ TEST_F(PstrainLocalTest, AKilledWorkerEndsTheRunNamingItAndLeavesNoProcess) {
   const std::string output = ReadFile(log_);
   EXPECT_EQ(exit->exit_code, 1) << output;
   EXPECT_LT(absl::Now() - killed, absl::Seconds(30)) << "noticed late:\n" << output;
-  EXPECT_NE(output.find("worker/1 (pid " + std::to_string(worker) +
-                        ") exited with killed by signal 9"),
-            std::string::npos)
+  EXPECT_NE(
+      output.find("worker/1 (pid " + std::to_string(worker) + ") exited with killed by signal 9"),
+      std::string::npos)
       << output;
   EXPECT_NE(output.find("--- end of " + run_dir_ + "/worker-1.log ---"), std::string::npos)
       << output;

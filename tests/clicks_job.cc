@@ -20,11 +20,17 @@ constexpr char kTemplate[] = R"pb(
     synthetic_clicks { num_examples: 4000 seed: 5 }
     batch_size: 1000
   }
-  optimizer { adagrad {} learning_rate: 0.1 }
+  optimizer {
+    adagrad {}
+    learning_rate: 0.1
+  }
   training { steps_per_loop: $LOOP }
   stop { $STOP }
   checkpoint { model_dir: "$DIR" $EVERY }
-  eval { metrics: [ "loss", "auc" ] throttle_secs: 0 $EVAL }
+  eval {
+    metrics: [ "loss", "auc" ]
+    throttle_secs: 0 $EVAL
+  }
 )pb";
 
 }  // namespace

@@ -50,7 +50,7 @@ std::vector<EvalEvent> JobRecord::Evaluations() const {
 }
 
 absl::StatusOr<std::unique_ptr<TestCluster>> TestCluster::Start(const std::string& name,
-                                                                 LocalClusterOptions options) {
+                                                                LocalClusterOptions options) {
   std::unique_ptr<TestCluster> test(new TestCluster());
   const std::string root = testing::TempDir() + "/" + name;
   ::mkdir(root.c_str(), 0755);

@@ -81,9 +81,18 @@ TEST_F(EvaluationTest, EveryCheckpointIsEvaluatedOrSkippedWithAReasonAndNoneVani
     name: "fast-checkpoints"
     mode: JOB_MODE_TRAIN_AND_EVAL
     model { mlp { hidden_units: [ 64 ] } }
-    train_data { fashion_mnist {} batch_size: 64 }
-    eval_data { fashion_mnist {} batch_size: 1000 }
-    optimizer { adam {} learning_rate: 0.002 }
+    train_data {
+      fashion_mnist {}
+      batch_size: 64
+    }
+    eval_data {
+      fashion_mnist {}
+      batch_size: 1000
+    }
+    optimizer {
+      adam {}
+      learning_rate: 0.002
+    }
     training { steps_per_loop: 10 }
     stop { max_steps: 400 }
     checkpoint { model_dir: "fast" every_steps: 20 max_to_keep: 1 }
@@ -124,8 +133,14 @@ TEST_F(EvaluationTest, ContinuousEvalFollowsAModelDirToItsFinalCheckpoint) {
     name: "trained"
     mode: JOB_MODE_TRAIN
     model { mlp { hidden_units: [ 32 ] } }
-    train_data { fashion_mnist {} batch_size: 64 }
-    optimizer { adam {} learning_rate: 0.002 }
+    train_data {
+      fashion_mnist {}
+      batch_size: 64
+    }
+    optimizer {
+      adam {}
+      learning_rate: 0.002
+    }
     training { steps_per_loop: 10 }
     stop { max_steps: 300 }
     checkpoint { model_dir: "followed" every_steps: 100 max_to_keep: 0 }
@@ -139,7 +154,10 @@ TEST_F(EvaluationTest, ContinuousEvalFollowsAModelDirToItsFinalCheckpoint) {
     mode: JOB_MODE_CONTINUOUS_EVAL
     model { mlp { hidden_units: [ 32 ] } }
     train_data { fashion_mnist {} }
-    eval_data { fashion_mnist {} batch_size: 1000 }
+    eval_data {
+      fashion_mnist {}
+      batch_size: 1000
+    }
     stop { max_steps: 300 }
     checkpoint { model_dir: "followed" }
     eval { throttle_secs: 0 }

@@ -164,8 +164,8 @@ double Quantity(const std::string& text) {
     const char* suffix;
     double scale;
   };
-  for (const Suffix& s : {Suffix{"Gi", 1 << 30}, Suffix{"Mi", 1 << 20}, Suffix{"Ki", 1 << 10},
-                          Suffix{"m", 1e-3}}) {
+  for (const Suffix& s :
+       {Suffix{"Gi", 1 << 30}, Suffix{"Mi", 1 << 20}, Suffix{"Ki", 1 << 10}, Suffix{"m", 1e-3}}) {
     absl::string_view number = text;
     double value = 0;
     if (absl::ConsumeSuffix(&number, s.suffix) && absl::SimpleAtod(number, &value)) {
@@ -262,7 +262,8 @@ TEST_P(RenderedManifestsTest, EveryContainerHasGrpcProbesOnItsServingPort) {
 TEST_P(RenderedManifestsTest, EveryContainerHasRequestsAndLimits) {
   for (const ResolvedContainer& c : containers_) {
     for (const char* resource : {"cpu", "memory"}) {
-      const std::string request = StringAt(*c.container, absl::StrCat("resources.requests.", resource));
+      const std::string request =
+          StringAt(*c.container, absl::StrCat("resources.requests.", resource));
       const std::string limit = StringAt(*c.container, absl::StrCat("resources.limits.", resource));
       ASSERT_FALSE(request.empty()) << c.where() << ": no " << resource << " request";
       ASSERT_FALSE(limit.empty()) << c.where() << ": no " << resource << " limit";
@@ -280,14 +281,14 @@ TEST_P(RenderedManifestsTest, EveryPodRunsLockedDown) {
         << c.where() << ": no API token in the pod";
     EXPECT_TRUE(BoolAt(pod, "securityContext.runAsNonRoot")) << c.where();
     EXPECT_GT(NumberAt(pod, "securityContext.runAsUser"), 0) << c.where();
-    EXPECT_EQ(StringAt(pod, "securityContext.seccompProfile.type"), "RuntimeDefault")
-        << c.where();
+    EXPECT_EQ(StringAt(pod, "securityContext.seccompProfile.type"), "RuntimeDefault") << c.where();
     const Value& container = *c.container;
     EXPECT_TRUE(BoolAt(container, "securityContext.runAsNonRoot")) << c.where();
     EXPECT_TRUE(BoolAt(container, "securityContext.readOnlyRootFilesystem")) << c.where();
     const Value* escalation = Find(container, "securityContext.allowPrivilegeEscalation");
     EXPECT_TRUE(escalation != nullptr && !escalation->bool_value()) << c.where();
-    const std::vector<const Value*> dropped = ListAt(container, "securityContext.capabilities.drop");
+    const std::vector<const Value*> dropped =
+        ListAt(container, "securityContext.capabilities.drop");
     EXPECT_TRUE(dropped.size() == 1 && dropped[0]->string_value() == "ALL") << c.where();
     EXPECT_TRUE(Find(container, "securityContext.privileged") == nullptr ||
                 !BoolAt(container, "securityContext.privileged"))
@@ -329,7 +330,8 @@ TEST_P(RenderedManifestsTest, VolumesAreDeclaredAndRendered) {
       ASSERT_EQ(volumes.count(name), 1u) << c.where() << ": mounts undeclared volume " << name;
       const Value& volume = *volumes[name];
       if (const Value* claim = Find(volume, "persistentVolumeClaim")) {
-        const Value* pvc = FindObject(objects_, "PersistentVolumeClaim", StringAt(*claim, "claimName"));
+        const Value* pvc =
+            FindObject(objects_, "PersistentVolumeClaim", StringAt(*claim, "claimName"));
         ASSERT_NE(pvc, nullptr) << c.where() << ": claim " << StringAt(*claim, "claimName");
       } else if (const Value* map = Find(volume, "configMap")) {
         EXPECT_NE(FindObject(objects_, "ConfigMap", StringAt(*map, "name")), nullptr)
@@ -397,7 +399,8 @@ TEST_P(RenderedManifestsTest, DialledAddressesNameServicesAndTheirPorts) {
       dialled.push_back({a, "pstrain-coordinator"});
     }
     if (std::string list = FlagValue(c.args, "ps_addresses"); !list.empty()) {
-      for (absl::string_view a : absl::StrSplit(list, ',')) dialled.push_back({std::string(a), "pstrain-ps"});
+      for (absl::string_view a : absl::StrSplit(list, ','))
+        dialled.push_back({std::string(a), "pstrain-ps"});
     }
     for (const auto& [address, role] : dialled) {
       absl::StatusOr<HostPort> parsed = ParseHostPort(address);
@@ -592,7 +595,8 @@ TEST(OverlaysTest, DevIsSmallAndProdIsSpreadAndCarriesTls) {
   for (const Pod& pod : ExpandPods(*prod)) {
     bool tls = false;
     for (const Value* mount : ListAt(*ListAt(*pod.spec, "containers")[0], "volumeMounts")) {
-      tls = tls || (StringAt(*mount, "mountPath") == "/etc/pstrain/tls" && BoolAt(*mount, "readOnly"));
+      tls = tls ||
+            (StringAt(*mount, "mountPath") == "/etc/pstrain/tls" && BoolAt(*mount, "readOnly"));
     }
     EXPECT_TRUE(tls) << pod.name << ": the TLS Secret is not mounted read-only";
   }
@@ -656,8 +660,8 @@ TEST(ImageTest, RuntimeStageInstallsEveryLibraryTheBinariesLoad) {
     if (!absl::ConsumeSuffix(&line, " \\") || absl::StrContains(line, ' ')) continue;
     installed.insert(std::string(line));
   }
-  ASSERT_GE(installed.size(), 10u) << "packages read from the Dockerfile: "
-                                   << absl::StrJoin(installed, " ");
+  ASSERT_GE(installed.size(), 10u)
+      << "packages read from the Dockerfile: " << absl::StrJoin(installed, " ");
 
   std::set<std::string> libraries;
   for (const char* binary : kBinaries) {
@@ -680,7 +684,8 @@ TEST(ImageTest, RuntimeStageInstallsEveryLibraryTheBinariesLoad) {
   // (/usr-merge: /lib/x86_64-linux-gnu is /usr/lib/x86_64-linux-gnu).
   // Prints "package: path" per library, or "NONE: path".
   absl::StatusOr<std::string> owners = RunShell(absl::StrCat(
-      "for p in ", absl::StrJoin(libraries, " "), "; do "
+      "for p in ", absl::StrJoin(libraries, " "),
+      "; do "
       "o=$(dpkg -S \"$p\" 2>/dev/null || dpkg -S \"$(readlink -f \"$p\")\" 2>/dev/null || "
       "dpkg -S \"/usr$p\" 2>/dev/null || dpkg -S \"${p#/usr}\" 2>/dev/null) || o=\"NONE: $p\"; "
       "echo \"$o\" | head -n 1; done"));

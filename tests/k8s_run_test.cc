@@ -18,8 +18,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -98,7 +98,7 @@ struct LocalPod {
   const Pod* pod;
   const Value* container;
   std::string binary;
-  std::map<int, int> ports;  // containerPort -> loopback port
+  std::map<int, int> ports;                   // containerPort -> loopback port
   std::map<std::string, std::string> mounts;  // mountPath -> local folder
   std::unique_ptr<ChildProcess> process;
   std::string log;
@@ -149,7 +149,8 @@ class ManifestCluster {
       options.program = *program;
       options.log_path = local.log;
       for (const Value* arg : ListAt(*local.container, "args")) {
-        options.args.push_back(OnLocalVolumes(local, ExpandEnvReferences(arg->string_value(), *env)));
+        options.args.push_back(
+            OnLocalVolumes(local, ExpandEnvReferences(arg->string_value(), *env)));
       }
       for (const auto& [name, value] : *env) {
         options.env.push_back(absl::StrCat(name, "=", OnLocalVolumes(local, value)));
@@ -197,8 +198,8 @@ class ManifestCluster {
   // SIGTERM to workers and the evaluator, then parameter servers, then the
   // coordinator; each must exit 0 within its pod's grace.
   void StopCleanly() {
-    for (const char* binary : {"pstrain-worker", "pstrain-evaluator", "pstrain-ps",
-                               "pstrain-coordinator"}) {
+    for (const char* binary :
+         {"pstrain-worker", "pstrain-evaluator", "pstrain-ps", "pstrain-coordinator"}) {
       for (LocalPod& local : local_) {
         if (local.binary != binary || local.process == nullptr) continue;
         const ExitStatus exit = local.process->Stop(
@@ -296,9 +297,9 @@ class ManifestCluster {
   void AliasServices() {
     auto add = [&](const std::string& host, int port, int local_port) {
       const std::string target = absl::StrCat("=127.0.0.1:", local_port);
-      for (const std::string& suffix : {std::string(), "." + namespace_name(),
-                                        "." + namespace_name() + ".svc",
-                                        "." + namespace_name() + ".svc.cluster.local"}) {
+      for (const std::string& suffix :
+           {std::string(), "." + namespace_name(), "." + namespace_name() + ".svc",
+            "." + namespace_name() + ".svc.cluster.local"}) {
         service_aliases_.push_back(absl::StrCat(host, suffix, ":", port, target));
       }
     };
@@ -441,9 +442,9 @@ TEST(K8sRunTest, TfJobTrainsTheExampleJobFromTfConfig) {
   const std::string root = testing::TempDir() + "/tfjob";
   ManifestCluster cluster(*std::move(objects), root);
   ASSERT_EQ(cluster.pods().size(), 6u) << "chief, 2 ps, 2 workers, evaluator";
-  ASSERT_NO_FATAL_FAILURE(cluster.StartAndWaitReady(
-      [&cluster](const LocalPod& self) { return OperatorTfConfig(cluster.pods(), self); }))
-      << cluster.Logs();
+  ASSERT_NO_FATAL_FAILURE(cluster.StartAndWaitReady([&cluster](const LocalPod& self) {
+    return OperatorTfConfig(cluster.pods(), self);
+  })) << cluster.Logs();
   ASSERT_NO_FATAL_FAILURE(SubmitExampleJobAndExpectSuccess(cluster, root + "/claims"));
   cluster.StopCleanly();
 }

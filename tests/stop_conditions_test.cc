@@ -97,9 +97,20 @@ TEST_F(StopConditionsTest, ANanLossFailsTheJobSayingWhatToChange) {
   const JobRecord job = Run(R"pb(
     name: "diverges"
     mode: JOB_MODE_TRAIN
-    model { mlp { hidden_units: [ 32 ] activation: ACTIVATION_TANH } }
-    train_data { fashion_mnist {} batch_size: 64 }
-    optimizer { sgd {} learning_rate: 1e38 }
+    model {
+      mlp {
+        hidden_units: [ 32 ]
+        activation: ACTIVATION_TANH
+      }
+    }
+    train_data {
+      fashion_mnist {}
+      batch_size: 64
+    }
+    optimizer {
+      sgd {}
+      learning_rate: 1e38
+    }
     training { steps_per_loop: 1 }
     stop { max_steps: 1000 }
     checkpoint { model_dir: "diverges" every_steps: 500 }
@@ -115,8 +126,8 @@ TEST_F(StopConditionsTest, ANanLossFailsTheJobSayingWhatToChange) {
 
 TEST_F(StopConditionsTest, TheTargetMetricEndsTrainingOnceAnEvaluationReachesIt) {
   const JobRecord job =
-      Run(ClicksJob("JOB_MODE_TRAIN_AND_EVAL", "target", "max_steps: 100000 target_metric_value: 0.6",
-                    "best_metric: \"auc\""));
+      Run(ClicksJob("JOB_MODE_TRAIN_AND_EVAL", "target",
+                    "max_steps: 100000 target_metric_value: 0.6", "best_metric: \"auc\""));
   const JobStatus& status = job.final_status;
   EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   EXPECT_EQ(status.stop_reason(), STOP_REASON_TARGET_METRIC) << status.reason();

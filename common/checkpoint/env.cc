@@ -1,5 +1,7 @@
 #include "common/checkpoint/env.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
 #include "common/status/status_macros.h"
@@ -30,6 +32,36 @@ absl::Status RemoveTree(Env& env, const std::string& path) {
     if (!removed.ok() && !absl::IsNotFound(removed)) return removed;
   }
   return env.RemoveDir(path);
+}
+
+absl::StatusOr<std::string> ResolveExistingPart(Env& env, const std::string& path) {
+  if (path.empty() || path.front() != '/') {
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not an absolute path"));
+  }
+  std::string existing = path;
+  std::vector<std::string> below;  // components under `existing`, deepest first
+  while (true) {
+    absl::StatusOr<std::string> real = env.RealPath(existing);
+    if (real.ok()) {
+      std::string resolved = *std::move(real);
+      for (auto part = below.rbegin(); part != below.rend(); ++part) {
+        if (part->empty() || *part == ".") continue;
+        resolved = *part == ".." ? Dirname(resolved) : JoinPath(resolved, *part);
+      }
+      return resolved;
+    }
+    if (!absl::IsNotFound(real.status())) return real.status();
+    // lstat finds the entry, realpath does not: a symlink to nothing.
+    ASSIGN_OR_RETURN(const bool entry_exists, PathExists(env, existing));
+    if (entry_exists) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(existing, " is a symlink to nothing; ", path, " would go where it points"));
+    }
+    const std::string parent = Dirname(existing);
+    if (parent == existing) return real.status();
+    below.emplace_back(Basename(existing));
+    existing = parent;
+  }
 }
 
 absl::StatusOr<bool> PathExists(Env& env, const std::string& path) {

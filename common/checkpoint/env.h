@@ -94,6 +94,10 @@ class Env {
   virtual absl::Status TruncateFile(const std::string& path, int64_t size) = 0;
   // Makes the entries of `dir` (creations, renames, removals) durable.
   virtual absl::Status SyncDir(const std::string& dir) = 0;
+  // The absolute path of `path` with every symlink, "." and ".." resolved,
+  // as realpath(3). NotFound when `path` does not exist, or a symlink on the
+  // way points at nothing.
+  virtual absl::StatusOr<std::string> RealPath(const std::string& path) = 0;
 
   virtual absl::Time Now() = 0;
 };
@@ -105,6 +109,18 @@ absl::Status CreateDirs(Env& env, const std::string& dir);
 // Removes `path` and, if it is a folder, everything under it. NotFound if
 // nothing is at `path`. Symbolic links are removed, never followed.
 absl::Status RemoveTree(Env& env, const std::string& path);
+
+// Where `path` (absolute) leads once the symlinks of its existing part are
+// followed: the RealPath of its deepest existing ancestor, then the
+// components below it as written ("." dropped, ".." taken lexically, which
+// is right since nothing below an existing ancestor exists to be a link).
+// This is where a folder created at `path` would end up, so confinement
+// under a root compares it, not the path as written.
+// InvalidArgument: `path` is not absolute, or an entry on the way is a
+//   symlink to nothing (creating below it would follow it wherever it comes
+//   to point).
+// Other codes: from the Env.
+absl::StatusOr<std::string> ResolveExistingPart(Env& env, const std::string& path);
 
 // Whether something is at `path`. Errors other than NotFound are returned.
 absl::StatusOr<bool> PathExists(Env& env, const std::string& path);

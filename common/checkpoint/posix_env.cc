@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -238,6 +239,14 @@ absl::Status PosixEnv::SyncDir(const std::string& dir) {
   CloseFd(*fd);
   if (result != 0) return PosixError(dir, "fsync", error);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> PosixEnv::RealPath(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return PosixError(path, "realpath", errno);
+  std::string result(resolved);
+  std::free(resolved);
+  return result;
 }
 
 absl::Time PosixEnv::Now() { return absl::Now(); }

@@ -30,6 +30,7 @@ class PosixEnv final : public Env {
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status TruncateFile(const std::string& path, int64_t size) override;
   absl::Status SyncDir(const std::string& dir) override;
+  absl::StatusOr<std::string> RealPath(const std::string& path) override;
   absl::Time Now() override;
 };
 

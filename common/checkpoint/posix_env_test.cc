@@ -130,6 +130,34 @@ TEST(PosixEnvTest, RemoveTreeRemovesSymlinksWithoutFollowing) {
   EXPECT_TRUE(*PathExists(env, dir + "/kept/file"));
 }
 
+TEST(PosixEnvTest, ResolveExistingPartFollowsTheLinksOfTheDeepestExistingAncestor) {
+  PosixEnv env;
+  const std::string dir = NewTestDir(env);
+  ASSERT_TRUE(CreateDirs(env, dir + "/root/inside").ok());
+  ASSERT_TRUE(CreateDirs(env, dir + "/outside").ok());
+  ASSERT_EQ(::symlink((dir + "/outside").c_str(), (dir + "/root/escape").c_str()), 0);
+  ASSERT_EQ(::symlink((dir + "/root/inside").c_str(), (dir + "/root/alias").c_str()), 0);
+  ASSERT_EQ(::symlink((dir + "/nothing").c_str(), (dir + "/root/dangling").c_str()), 0);
+  absl::StatusOr<std::string> real_dir = env.RealPath(dir);
+  ASSERT_TRUE(real_dir.ok()) << real_dir.status();
+
+  // Existing, and below an existing folder as written.
+  EXPECT_EQ(*ResolveExistingPart(env, dir + "/root/inside"), *real_dir + "/root/inside");
+  EXPECT_EQ(*ResolveExistingPart(env, dir + "/root/new/m/"), *real_dir + "/root/new/m");
+  EXPECT_EQ(*ResolveExistingPart(env, dir + "/root/./new/../m"), *real_dir + "/root/m");
+  // Through links, wherever they lead.
+  EXPECT_EQ(*ResolveExistingPart(env, dir + "/root/alias/m"), *real_dir + "/root/inside/m");
+  EXPECT_EQ(*ResolveExistingPart(env, dir + "/root/escape"), *real_dir + "/outside");
+  EXPECT_EQ(*ResolveExistingPart(env, dir + "/root/escape/a/b"), *real_dir + "/outside/a/b");
+
+  absl::StatusOr<std::string> dangling = ResolveExistingPart(env, dir + "/root/dangling/m");
+  EXPECT_EQ(dangling.status().code(), absl::StatusCode::kInvalidArgument) << dangling.status();
+  EXPECT_THAT(dangling.status().message(), HasSubstr("root/dangling is a symlink to nothing"));
+  EXPECT_EQ(ResolveExistingPart(env, "relative/m").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(env.RealPath(dir + "/none").status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST(PosixEnvTest, NowIsTheSystemClock) {
   PosixEnv env;
   const absl::Time before = absl::Now();

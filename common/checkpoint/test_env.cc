@@ -141,6 +141,11 @@ absl::Status TestEnv::SyncDir(const std::string& dir) {
   return base_->SyncDir(dir);
 }
 
+absl::StatusOr<std::string> TestEnv::RealPath(const std::string& path) {
+  RETURN_IF_ERROR(Check(EnvOp::kStat, path));
+  return base_->RealPath(path);
+}
+
 absl::Time TestEnv::Now() {
   absl::MutexLock lock(&mu_);
   return now_;

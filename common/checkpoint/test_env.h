@@ -63,6 +63,7 @@ class TestEnv final : public Env {
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status TruncateFile(const std::string& path, int64_t size) override;
   absl::Status SyncDir(const std::string& dir) override;
+  absl::StatusOr<std::string> RealPath(const std::string& path) override;
   absl::Time Now() override;
 
   // Called by the files this Env hands out; returns the injected failure

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/net/host_port.h"
+#include "common/net/token_guarded_services.h"
 #include "common/status/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -20,6 +21,18 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("max_message_bytes must be > 0, got ", options.max_message_bytes));
   }
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   MakeServerCredentials(options.security));
+  auto authenticator = std::make_unique<TokenAuthenticator>(options.security.client_token,
+                                                            options.security.cluster_token);
+  std::vector<std::unique_ptr<grpc::Service>> guarded_services;
+  if (authenticator->enabled()) {
+    for (grpc::Service* service : services) {
+      ASSIGN_OR_RETURN(std::unique_ptr<grpc::Service> guarded,
+                       GuardWithTokens(service, *authenticator));
+      guarded_services.push_back(std::move(guarded));
+    }
+  }
   // Both apply to servers built afterwards; every pstrain server wants them.
   // Reflection lets grpcurl list and call the services; it also gives a
   // server with no services of its own (worker, evaluator) the one
@@ -29,14 +42,18 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
 
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(endpoint.ToString(), grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(endpoint.ToString(), credentials, &bound_port);
   // gRPC sets SO_REUSEPORT by default, which lets a second process bind the
   // same port and silently take half of the traffic (two shards answering as
   // one). A taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
-  for (grpc::Service* service : services) builder.RegisterService(service);
+  if (authenticator->enabled()) {
+    for (const auto& service : guarded_services) builder.RegisterService(service.get());
+  } else {
+    for (grpc::Service* service : services) builder.RegisterService(service);
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen_address,
@@ -44,11 +61,18 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   }
   endpoint.port = bound_port;
   return std::unique_ptr<GrpcServer>(
-      new GrpcServer(std::move(server), bound_port, endpoint.ToString()));
+      new GrpcServer(std::move(authenticator), std::move(guarded_services), std::move(server),
+                     bound_port, endpoint.ToString()));
 }
 
-GrpcServer::GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::string address)
-    : server_(std::move(server)), port_(port), address_(std::move(address)) {}
+GrpcServer::GrpcServer(std::unique_ptr<TokenAuthenticator> authenticator,
+                       std::vector<std::unique_ptr<grpc::Service>> guarded_services,
+                       std::unique_ptr<grpc::Server> server, int port, std::string address)
+    : authenticator_(std::move(authenticator)),
+      guarded_services_(std::move(guarded_services)),
+      server_(std::move(server)),
+      port_(port),
+      address_(std::move(address)) {}
 
 GrpcServer::~GrpcServer() { Shutdown(absl::ZeroDuration()); }
 

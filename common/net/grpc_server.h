@@ -7,6 +7,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/net/channel_security.h"
+#include "common/net/token_auth.h"
 #include "grpcpp/impl/codegen/service_type.h"
 #include "grpcpp/server.h"
 
@@ -20,6 +22,11 @@ struct GrpcServerOptions {
   // Largest message received or sent. Default 16 MiB: tensors travel in
   // chunks of 1 MiB, so anything larger is a mistake or an attack.
   int max_message_bytes = 16 << 20;
+  // TLS (tls_cert_file, tls_key_file, tls_ca_file, tls_require_client_cert)
+  // and the tokens every call but health checks and reflection must carry
+  // (client_token, cluster_token; see token_guarded_services.h). Default:
+  // plaintext, no tokens.
+  SecurityOptions security;
 };
 
 // A started gRPC server with the standard health service
@@ -28,7 +35,9 @@ struct GrpcServerOptions {
 class GrpcServer {
  public:
   // Starts serving `services`, which are borrowed and must outlive the server.
-  // InvalidArgument: listen_address is not host:port.
+  // InvalidArgument: listen_address is not host:port, the TLS files are
+  // missing or unreadable, or tokens are set and a service cannot check
+  // them.
   // Unavailable: the address cannot be bound (in use, not local).
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
       const GrpcServerOptions& options, const std::vector<grpc::Service*>& services);
@@ -51,9 +60,14 @@ class GrpcServer {
   void Shutdown(absl::Duration grace);
 
  private:
-  GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::string address);
+  GrpcServer(std::unique_ptr<TokenAuthenticator> authenticator,
+             std::vector<std::unique_ptr<grpc::Service>> guarded_services,
+             std::unique_ptr<grpc::Server> server, int port, std::string address);
 
-  // Constant after construction.
+  // Constant after construction. The server goes first on destruction: it
+  // borrows the guarded services, which borrow the authenticator.
+  const std::unique_ptr<TokenAuthenticator> authenticator_;
+  const std::vector<std::unique_ptr<grpc::Service>> guarded_services_;
   const std::unique_ptr<grpc::Server> server_;
   const int port_;
   const std::string address_;

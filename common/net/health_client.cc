@@ -10,9 +10,11 @@
 namespace pstrain {
 
 absl::Status CheckHealth(const std::string& address, absl::Duration timeout,
-                         const std::string& service) {
-  auto stub = grpc::health::v1::Health::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+                         const std::string& service, const ChannelSecurity& security) {
+  ChannelSecurity without_token = security;
+  without_token.token.clear();
+  auto stub =
+      grpc::health::v1::Health::NewStub(CreateSecureChannel(address, without_token));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   grpc::health::v1::HealthCheckRequest request;

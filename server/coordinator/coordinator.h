@@ -165,6 +165,11 @@ class Coordinator {
   void PublishStatus(absl::string_view job_id);
   // Appends the job's final status and closes its log.
   void CloseLog(absl::string_view job_id);
+  // Makes the spec's paths absolute under options_.checkpoint_root and
+  // checks that each stays there, also once the symlinks of its existing
+  // part are followed (ResolveExistingPart).
+  // InvalidArgument: a path outside the root, or one that leaves it
+  //   through a symlink (the message names the field).
   absl::StatusOr<JobSpec> ConfinePaths(JobSpec spec) const;
 
   // Constant after construction.

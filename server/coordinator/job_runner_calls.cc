@@ -216,7 +216,8 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
     case EVAL_STATUS_SKIPPED: {
       LOG(INFO) << "job " << job_id_ << ": " << evaluator << " skipped ckpt-"
                 << report.checkpoint_step() << ": " << report.reason();
-      PublishSkipped(report.checkpoint_step(), report.reason().empty() ? "skipped" : report.reason());
+      PublishSkipped(report.checkpoint_step(),
+                     report.reason().empty() ? "skipped" : report.reason());
       return response;
     }
     case EVAL_STATUS_NO_NEW_CHECKPOINT: {

@@ -49,8 +49,8 @@ class TrainSummariesTest : public testing::Test {
 
 TEST_F(TrainSummariesTest, WritesOncePerBoundaryWhateverTheReportOrder) {
   auto summaries = Make("boundaries", 100);
-  summaries->OnProgress(40, 2.0, 1000);   // first report: written
-  summaries->OnProgress(90, 1.8, 1000);   // same block of 100: not written
+  summaries->OnProgress(40, 2.0, 1000);  // first report: written
+  summaries->OnProgress(90, 1.8, 1000);  // same block of 100: not written
   clock_.Advance(absl::Seconds(2));
   summaries->OnProgress(130, 1.5, 1200);  // crossed 100: written
   summaries->OnProgress(120, 1.6, 1100);  // late report of an older step
