@@ -3,6 +3,9 @@
 // fake clock driving heartbeat deadlines. Every call has a deadline, so a
 // hang fails the test instead of stalling it.
 
+#include <unistd.h>
+
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -370,6 +373,58 @@ TEST_F(CoordinatorServiceTest, SubmitValidatesAndConfinesPaths) {
   get.set_job_id("nope-1");
   JobStatus job;
   EXPECT_EQ(jobs_->GetJob(Context().get(), get, &job).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(CoordinatorServiceTest, SubmitRefusesPathsThatLeaveTheRootThroughASymlink) {
+  StartCoordinator();
+  const std::string outside = root_ + "-outside";
+  RemoveTree(env_, outside).IgnoreError();
+  ASSERT_TRUE(CreateDirs(env_, outside + "/ckpt-100").ok());
+  ASSERT_TRUE(CreateDirs(env_, root_ + "/inside").ok());
+  ASSERT_EQ(::symlink(outside.c_str(), (root_ + "/escape").c_str()), 0);
+  ASSERT_EQ(::symlink((root_ + "/inside").c_str(), (root_ + "/alias").c_str()), 0);
+  ASSERT_EQ(::symlink((root_ + "/nothing").c_str(), (root_ + "/dangling").c_str()), 0);
+  SubmitJobRequest request;
+  ASSERT_TRUE(
+      google::protobuf::TextFormat::ParseFromString(TrainSpec("m"), request.mutable_spec()));
+  request.set_validate_only(true);
+  SubmitJobResponse response;
+
+  // A link that stays under the root is fine.
+  request.mutable_spec()->mutable_checkpoint()->set_model_dir("alias/m");
+  grpc::Status status = jobs_->SubmitJob(Context().get(), request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+
+  struct Case {
+    std::string field;
+    std::function<void(JobSpec&)> set;
+  };
+  const std::vector<Case> cases = {
+      {"checkpoint.model_dir",
+       [&](JobSpec& spec) { spec.mutable_checkpoint()->set_model_dir("escape/m"); }},
+      {"checkpoint.model_dir",
+       [&](JobSpec& spec) { spec.mutable_checkpoint()->set_model_dir(root_ + "/escape"); }},
+      {"checkpoint.model_dir",
+       [&](JobSpec& spec) { spec.mutable_checkpoint()->set_model_dir("dangling/m"); }},
+      {"checkpoint.warm_start_from",
+       [&](JobSpec& spec) { spec.mutable_checkpoint()->set_warm_start_from("escape/ckpt-100"); }},
+      {"export.export_dir",
+       [&](JobSpec& spec) { spec.mutable_export_()->set_export_dir("escape/export"); }},
+  };
+  for (const Case& c : cases) {
+    SubmitJobRequest bad = request;
+    bad.mutable_spec()->mutable_checkpoint()->set_model_dir("m");
+    c.set(*bad.mutable_spec());
+    status = jobs_->SubmitJob(Context().get(), bad, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << bad.spec().ShortDebugString();
+    EXPECT_NE(status.error_message().find(c.field), std::string::npos) << status.error_message();
+    EXPECT_NE(status.error_message().find("symlink"), std::string::npos)
+        << status.error_message();
+  }
+  ListJobsResponse list;
+  ASSERT_TRUE(jobs_->ListJobs(Context().get(), ListJobsRequest(), &list).ok());
+  EXPECT_EQ(list.jobs_size(), 0);
 }
 
 TEST_F(CoordinatorServiceTest, AJobSaysWhichMembersItWaitsFor) {
