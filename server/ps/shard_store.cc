@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/checkpoint/env.h"
 #include "common/status/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "server/ps/shard_snapshot.h"
@@ -105,7 +106,19 @@ absl::StatusOr<std::string> ShardStore::ResolvePath(absl::string_view path) cons
           absl::StrCat("path \"", path, "\" has an empty, '.' or '..' component"));
     }
   }
-  return absl::StrCat(root, "/", rel);
+  const std::string full = absl::StrCat(root, "/", rel);
+  // A symlink under the root may lead out of it: compare where the path
+  // really leads with where the root really is.
+  absl::StatusOr<std::string> resolved = ResolveExistingPart(env_, full);
+  absl::StatusOr<std::string> resolved_root = ResolveExistingPart(env_, root);
+  if (!resolved.ok()) return resolved.status();
+  if (!resolved_root.ok()) return resolved_root.status();
+  if (!absl::StartsWith(*resolved, *resolved_root + "/")) {
+    return absl::InvalidArgumentError(absl::StrCat("path ", path, " leads to ", *resolved,
+                                                   " through a symlink, outside the checkpoint root ",
+                                                   *resolved_root));
+  }
+  return full;
 }
 
 absl::StatusOr<SnapshotResponse> ShardStore::Snapshot(const SnapshotRequest& request) {

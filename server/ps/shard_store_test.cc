@@ -1,5 +1,8 @@
 #include "server/ps/shard_store.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "common/clock/fake_clock.h"
@@ -81,6 +84,26 @@ TEST_F(ShardStoreTest, CheckpointPathsStayUnderTheRoot) {
   EXPECT_TRUE(store.Restore(r).ok());
   r.set_path("ckpt-9/ps-0");
   EXPECT_EQ(store.Restore(r).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ShardStoreTest, ASymlinkOutOfTheRootIsRefused) {
+  const std::string root = ::testing::TempDir() + "/symlinked-root";
+  const std::string outside = ::testing::TempDir() + "/outside";
+  ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(outside.c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/escape").c_str()), 0);
+  ShardStore& store = Store(root);
+  ASSERT_TRUE(store.CreateVariables(Job("a")).ok());
+  SnapshotRequest s;
+  s.set_job_id("a");
+  s.set_path("escape/ckpt-1/ps-0");
+  const absl::Status refused = store.Snapshot(s).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("symlink"));
+  struct stat info;
+  EXPECT_NE(::stat((outside + "/ckpt-1").c_str(), &info), 0) << "written outside the root";
+  s.set_path("inside/ckpt-1/ps-0");
+  EXPECT_TRUE(store.Snapshot(s).ok());
 }
 
 TEST_F(ShardStoreTest, NoRootNoSnapshots) {
