@@ -35,10 +35,11 @@ std::string UnreachableMessage(const std::string& address, const std::string& wh
                       "PSTRAIN_COORDINATOR");
 }
 
-JobServiceClient::JobServiceClient(std::string address, absl::Duration call_timeout)
+JobServiceClient::JobServiceClient(std::string address, absl::Duration call_timeout,
+                                   const ChannelSecurity& security)
     : address_(std::move(address)),
       call_timeout_(call_timeout),
-      channel_(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials())),
+      channel_(CreateSecureChannel(address_, security)),
       stub_(JobService::NewStub(channel_)) {}
 
 absl::Status JobServiceClient::Explain(const grpc::Status& status) {

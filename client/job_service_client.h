@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/net/channel_security.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "protos/coordinator.grpc.pb.h"
@@ -19,8 +20,11 @@ namespace pstrain {
 class JobServiceClient {
  public:
   // `address` is host:port; nothing is dialled until the first call.
+  // `security`: TLS and the client token (ClientChannelSecurityFromFlags
+  // for the CLI); default plaintext without a token.
   explicit JobServiceClient(std::string address,
-                            absl::Duration call_timeout = absl::Seconds(30));
+                            absl::Duration call_timeout = absl::Seconds(30),
+                            const ChannelSecurity& security = {});
 
   const std::string& address() const { return address_; }
 

@@ -86,6 +86,11 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   }
 
   std::unique_ptr<LocalCluster> cluster(new LocalCluster());
+  SecurityOptions health;
+  health.tls_cert_file = options.tls_cert;
+  health.tls_key_file = options.tls_key;
+  health.tls_ca_file = options.tls_ca;
+  ASSIGN_OR_RETURN(cluster->health_security_, MakeChannelSecurity(health, ""));
   for (const Plan& plan : plans) {
     for (int index = 0; index < plan.count; ++index) {
       absl::Status started = cluster->StartTask(plan.program, plan.role, index, options);
@@ -135,6 +140,15 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
     child.args.push_back(absl::StrCat("--num_ps=", options.num_ps));
     child.args.push_back(absl::StrCat("--num_workers=", options.num_workers));
   }
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string*>{"tls_cert", &options.tls_cert},
+        {"tls_key", &options.tls_key},
+        {"tls_ca", &options.tls_ca},
+        {"client_token_file", &options.client_token_file},
+        {"cluster_token_file", &options.cluster_token_file}}) {
+    if (!value->empty()) child.args.push_back(absl::StrCat("--", flag, "=", *value));
+  }
+  if (options.tls_require_client_cert) child.args.push_back("--tls_client_auth=require");
   if (!options.checkpoint_root.empty() && (role == "coordinator" || role == "ps")) {
     child.args.push_back(absl::StrCat("--checkpoint_root=", options.checkpoint_root));
   }
@@ -159,7 +173,7 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
   if (!ready.ok()) return describe_failure(ready.status());
   tasks_.back().grpc_address = (*ready)["grpc"];
   tasks_.back().metrics_address = (*ready)["metrics"];
-  absl::Status health = CheckHealth(tasks_.back().grpc_address, absl::Seconds(10));
+  absl::Status health = CheckHealth(tasks_.back().grpc_address, absl::Seconds(10), "", health_security_);
   if (!health.ok()) return describe_failure(health);
   return absl::OkStatus();
 }
@@ -172,7 +186,7 @@ absl::Status LocalCluster::CheckHealthy() {
       return absl::UnavailableError(
           absl::StrCat(tasks_[i].name(), " exited with ", exit->ToString()));
     }
-    if (absl::Status health = CheckHealth(tasks_[i].grpc_address, absl::Seconds(5)); !health.ok()) {
+    if (absl::Status health = CheckHealth(tasks_[i].grpc_address, absl::Seconds(5), "", health_security_); !health.ok()) {
       return absl::Status(health.code(), absl::StrCat(tasks_[i].name(), ": ", health.message()));
     }
   }

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/net/channel_security.h"
 #include "common/process/child_process.h"
 
 namespace pstrain {
@@ -29,6 +30,16 @@ struct LocalClusterOptions {
   std::string coordinator_listen = "127.0.0.1:0";
   // How long one process may take to start serving.
   absl::Duration start_timeout = absl::Seconds(30);
+  // Passed to every process as --tls_cert, --tls_key, --tls_ca,
+  // --tls_client_auth=require, --client_token_file, --cluster_token_file
+  // (security_flags.h); the cluster's own health checks present tls_cert as
+  // their client certificate. Default: all empty, plaintext without tokens.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  bool tls_require_client_cert = false;
+  std::string client_token_file;
+  std::string cluster_token_file;
 };
 
 // One process of a local cluster.
@@ -93,6 +104,8 @@ class LocalCluster {
                          const LocalClusterOptions& options);
 
   std::string prometheus_targets_path_;
+  // TLS of the cluster's own health checks.
+  ChannelSecurity health_security_;
   std::vector<LocalTask> tasks_;
   // Parallel to tasks_.
   std::vector<std::unique_ptr<ChildProcess>> processes_;

@@ -4,20 +4,24 @@
 
 #include "client/coordinator_address.h"
 #include "client/exit_code.h"
+#include "common/net/security_flags.h"
 
 namespace pstrain {
 
 std::optional<RemoteCommand> SetUpRemoteCommand(absl::string_view command, int* exit_code) {
   absl::StatusOr<CoordinatorAddress> address = CoordinatorAddressFromFlags();
   absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
-  for (const absl::Status& status : {address.status(), output.status()}) {
+  absl::StatusOr<ChannelSecurity> security = ClientChannelSecurityFromFlags();
+  for (const absl::Status& status : {address.status(), output.status(), security.status()}) {
     if (!status.ok()) {
       std::cerr << "pstrain " << command << ": " << status.message() << "\n";
       *exit_code = kExitUsage;
       return std::nullopt;
     }
   }
-  return RemoteCommand{std::make_unique<JobServiceClient>(address->host_port), *output};
+  return RemoteCommand{
+      std::make_unique<JobServiceClient>(address->host_port, absl::Seconds(30), *security),
+      *output};
 }
 
 int ReportFailure(absl::string_view command, const absl::Status& status) {

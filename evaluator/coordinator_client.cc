@@ -201,7 +201,7 @@ std::unique_ptr<CoordinatorClient> NewGrpcCoordinatorClient(
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   return std::make_unique<GrpcCoordinatorClient>(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args), options);
+      CreateSecureChannel(address, options.security, args), options);
 }
 
 }  // namespace evaluator

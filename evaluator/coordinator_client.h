@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/net/channel_security.h"
 #include "protos/coordinator.pb.h"
 
 namespace pstrain {
@@ -66,9 +67,11 @@ struct GrpcCoordinatorClientOptions {
   absl::Duration watch_timeout = absl::Minutes(10);
   // Largest message received. Default 16 MiB, as the servers.
   int max_message_bytes = 16 << 20;
+  // TLS and the cluster token. Default: plaintext, no token.
+  ChannelSecurity security;
 };
 
-// Over one gRPC channel (insecure credentials).
+// Over one gRPC channel with options.security.
 std::unique_ptr<CoordinatorClient> NewGrpcCoordinatorClient(
     const std::string& address, const GrpcCoordinatorClientOptions& options = {});
 

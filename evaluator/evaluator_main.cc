@@ -76,6 +76,7 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
     pstrain::evaluator::GrpcCoordinatorClientOptions client;
     client.call_timeout = Seconds(FLAGS_coordinator_timeout_secs);
     client.max_message_bytes = options.grpc.max_message_bytes;
+    client.security = options.channel_security;
     return client;
   }
 

@@ -38,14 +38,15 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
 }
 
-std::shared_ptr<grpc::Channel> InsecureLaneChannel(const std::string& address, int lane) {
+std::shared_ptr<grpc::Channel> LaneChannel(const std::string& address, int lane,
+                                          const ChannelSecurity& security) {
   grpc::ChannelArguments args;
   // Each lane its own connection, so parallel parts do not share one
   // TCP stream's window.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt("pstrain.lane", lane);
   args.SetMaxReceiveMessageSize(64 << 20);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return CreateSecureChannel(address, security, args);
 }
 
 // Makes sure *tensor is a float32 tensor of `shape`, keeping its buffer
@@ -57,6 +58,12 @@ absl::Status EnsureTensor(const Shape& shape, Tensor* tensor) {
 }
 
 }  // namespace
+
+ParameterServerClient::ChannelFactory LaneChannels(ChannelSecurity security) {
+  return [security = std::move(security)](const std::string& address, int lane) {
+    return LaneChannel(address, lane, security);
+  };
+}
 
 ParameterView PulledParameters::View() const {
   ParameterView view;
@@ -82,7 +89,7 @@ absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Cr
                                                    " parameter-server addresses for ",
                                                    slicer.num_shards(), " shards"));
   }
-  if (!channels) channels = InsecureLaneChannel;
+  if (!channels) channels = LaneChannels(ChannelSecurity());
   std::unique_ptr<ParameterServerClient> client(new ParameterServerClient(
       std::move(addresses), std::move(slicer), std::move(options), clock, random, metrics));
   client->stubs_.resize(client->addresses_.size());

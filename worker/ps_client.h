@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "common/model/parameters.h"
+#include "common/net/channel_security.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
 #include "worker/clock.h"
@@ -213,6 +214,10 @@ class ParameterServerClient {
   absl::Mutex mu_;
   absl::flat_hash_set<grpc::ClientContext*> calls_ ABSL_GUARDED_BY(mu_);
 };
+
+// Channels with `security`, one connection per lane: what Create uses
+// (with plaintext) when given no factory.
+ParameterServerClient::ChannelFactory LaneChannels(ChannelSecurity security);
 
 }  // namespace worker
 }  // namespace pstrain

@@ -53,6 +53,7 @@ class WorkerComponents : public pstrain::DaemonComponents {
     options_.coordinator_address = daemon.options().cluster.coordinator_address;
     options_.address = daemon.options().cluster.own_address;
     options_.metrics_address = daemon.metrics_address();
+    options_.security = daemon.options().channel_security;
     absl::StatusOr<std::unique_ptr<pstrain::worker::WorkerProcess>> process =
         pstrain::worker::WorkerProcess::Start(options_, *daemon.registry(),
                                               [&daemon] { daemon.RequestShutdown(); });

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "common/net/channel_security.h"
 #include "prometheus/registry.h"
 #include "protos/cluster.pb.h"
 #include "worker/clock.h"
@@ -25,6 +26,9 @@ struct WorkerProcessOptions {
   // Listed in the coordinator's membership; may be empty.
   std::string address;
   std::string metrics_address;
+  // TLS and the cluster token of every channel (coordinator and parameter
+  // servers, unless loop.ps_channels is set). Default: plaintext, no token.
+  ChannelSecurity security;
   CoordinatorClientOptions coordinator;  // task and addresses filled from above
   WorkerLoopOptions loop;
 };

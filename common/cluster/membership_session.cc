@@ -34,7 +34,7 @@ MembershipSession::MembershipSession(MembershipSessionOptions options,
       on_shutdown_(std::move(on_shutdown)),
       incarnation_(RandomIncarnation()),
       stub_(ClusterService::NewStub(
-          grpc::CreateChannel(options_.coordinator_address, grpc::InsecureChannelCredentials()))) {}
+          CreateSecureChannel(options_.coordinator_address, options_.security))) {}
 
 MembershipSession::~MembershipSession() { Stop(); }
 

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "protos/cluster.pb.h"
+#include "common/net/channel_security.h"
 #include "protos/coordinator.grpc.pb.h"
 
 namespace pstrain {
@@ -19,6 +20,9 @@ namespace pstrain {
 struct MembershipSessionOptions {
   // host:port of the coordinator. Required.
   std::string coordinator_address;
+  // TLS and the cluster token of the coordinator channel. Default:
+  // plaintext, no token.
+  ChannelSecurity security;
   // Who this process is, and where peers and Prometheus reach it.
   TaskId task;
   std::string address;

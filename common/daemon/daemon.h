@@ -11,6 +11,7 @@
 #include "common/config/cluster_config.h"
 #include "common/daemon/shutdown_signal.h"
 #include "common/metrics/metrics_exposer.h"
+#include "common/net/channel_security.h"
 #include "common/net/grpc_server.h"
 #include "prometheus/registry.h"
 
@@ -23,7 +24,12 @@ struct DaemonOptions {
   // Where this process sits in the cluster (TF_CONFIG and flags). Its
   // listen_address is what grpc.listen_address binds.
   ClusterConfig cluster;
+  // grpc.security holds the server's TLS and the tokens it checks.
   GrpcServerOptions grpc;
+  // Every channel the daemon opens to its peers: their TLS (the daemon's
+  // certificate as client certificate) and the cluster token. Default:
+  // plaintext, no token.
+  ChannelSecurity channel_security;
   // host:port of the Prometheus /metrics endpoint; port 0 picks one.
   // Default 127.0.0.1:0.
   std::string metrics_address = "127.0.0.1:0";
@@ -87,7 +93,8 @@ class Daemon {
 // The options of a daemon of type `type` from the flags every daemon shares
 // (defined in daemon_flags.cc: --listen, --metrics_listen, --ready_file,
 // --shutdown_grace_secs, --max_message_mb, --coordinator_address,
-// --ps_addresses, --task_index) and the TF_CONFIG environment variable;
+// --ps_addresses, --task_index, and the TLS and token flags of
+// security_flags.h) and the TF_CONFIG environment variable;
 // flags win. Then every address listened on or dialled goes through the
 // PSTRAIN_HOST_ALIASES environment variable, when set (host_aliases.h).
 // InvalidArgument names the flag, TF_CONFIG field or alias at fault.

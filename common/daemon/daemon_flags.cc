@@ -10,6 +10,7 @@
 #include "common/daemon/daemon.h"
 #include "common/net/host_aliases.h"
 #include "common/net/host_port.h"
+#include "common/net/security_flags.h"
 #include "common/status/status_macros.h"
 #include "gflags/gflags.h"
 
@@ -98,6 +99,9 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
   options.metrics_address = aliases.Resolve(FLAGS_metrics_listen);
   options.ready_file = FLAGS_ready_file;
   options.shutdown_grace = absl::Seconds(FLAGS_shutdown_grace_secs);
+  ASSIGN_OR_RETURN(options.grpc.security, DaemonSecurityFromFlags());
+  ASSIGN_OR_RETURN(options.channel_security,
+                   MakeChannelSecurity(options.grpc.security, options.grpc.security.cluster_token));
   return options;
 }
 

@@ -107,8 +107,11 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
     absl::StatusOr<std::unique_ptr<pstrain::coordinator::Coordinator>> coordinator =
         pstrain::coordinator::Coordinator::Create(
             clock, components->env_, components->planner_,
-            [&clock](const std::string& address) {
-              return std::make_unique<pstrain::coordinator::GrpcShardClient>(address, clock);
+            [&clock, &daemon](const std::string& address) {
+              pstrain::coordinator::GrpcShardClientOptions shard;
+              shard.security = daemon.options().channel_security;
+              return std::make_unique<pstrain::coordinator::GrpcShardClient>(address, clock,
+                                                                             shard);
             },
             &components->metrics_, *std::move(options), [&daemon] { daemon.RequestShutdown(); });
     if (!coordinator.ok()) return coordinator.status();

@@ -13,6 +13,7 @@
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
 #include "common/clock/clock.h"
+#include "common/net/channel_security.h"
 #include "server/coordinator/shard_client.h"
 
 namespace pstrain {
@@ -37,6 +38,9 @@ struct GrpcShardClientOptions {
   absl::Duration retry_budget = absl::Minutes(1);
   // Largest message sent or received. Default 16 MiB.
   int max_message_bytes = 16 << 20;
+  // TLS and the cluster token of the channel. Default: plaintext, no
+  // token.
+  ChannelSecurity security;
 };
 
 // A ShardClient over gRPC. Thread-safe. Backoff waits go through `clock`.

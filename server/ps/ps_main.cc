@@ -44,6 +44,7 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
     pstrain::MembershipSessionOptions options;
     options.coordinator_address = daemon.options().cluster.coordinator_address;
     options.task = daemon.options().cluster.task;
+    options.security = daemon.options().channel_security;
     // Under TF_CONFIG the shard listens on 0.0.0.0:PORT, which peers cannot
     // dial; the address the cluster spec lists for it is the one to give.
     const std::string& listed = daemon.options().cluster.own_address;
