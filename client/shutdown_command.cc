@@ -35,17 +35,18 @@ int RunShutdown(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand ShutdownCommand() {
-  return {"shutdown",
-          "",
-          "shut the whole cluster down: every member exits, then the coordinator",
-          "Tells the coordinator to shut the cluster down: parameter servers, workers and\n"
-          "the evaluator exit, then the coordinator. Refused while a job runs unless\n"
-          "--stop_job (the job then saves its final checkpoint first).\n"
-          "\n"
-          "Example:\n"
-          "  pstrain shutdown --stop_job",
-          {"coordinator", "stop_job"},
-          RunShutdown};
+  return {
+      "shutdown",
+      "",
+      "shut the whole cluster down: every member exits, then the coordinator",
+      "Tells the coordinator to shut the cluster down: parameter servers, workers and\n"
+      "the evaluator exit, then the coordinator. Refused while a job runs unless\n"
+      "--stop_job (the job then saves its final checkpoint first).\n"
+      "\n"
+      "Example:\n"
+      "  pstrain shutdown --stop_job",
+      {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file", "stop_job"},
+      RunShutdown};
 }
 
 }  // namespace pstrain

@@ -49,7 +49,8 @@ Subcommand StopCommand() {
           "\n"
           "Example:\n"
           "  pstrain stop fashion-mnist-mlp-1",
-          {"coordinator", "output", "immediately"},
+          {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
+           "output", "immediately"},
           RunStop};
 }
 

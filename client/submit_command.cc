@@ -12,8 +12,8 @@ namespace {
 
 int RunSubmit(const std::vector<std::string>& args) {
   if (args.size() != 1) {
-    std::cerr << "pstrain submit: expected one job spec file (.pbtxt or .json), got "
-              << args.size() << " arguments (see pstrain submit --help)\n";
+    std::cerr << "pstrain submit: expected one job spec file (.pbtxt or .json), got " << args.size()
+              << " arguments (see pstrain submit --help)\n";
     return kExitUsage;
   }
   int exit_code = kExitSuccess;
@@ -40,17 +40,18 @@ int RunSubmit(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand SubmitCommand() {
-  return {"submit",
-          "JOB.pbtxt",
-          "queue a job on a running cluster and print its id",
-          "Reads the job spec (text format .pbtxt, or .json), checks it, and queues it on\n"
-          "the coordinator. Prints the job id; `pstrain watch ID` follows it. An invalid\n"
-          "spec is refused before anything is sent, naming the field (exit code 2).\n"
-          "\n"
-          "Example:\n"
-          "  pstrain submit examples/fashion_mnist_mlp.pbtxt --coordinator=localhost:7070",
-          {"coordinator", "output"},
-          RunSubmit};
+  return {
+      "submit",
+      "JOB.pbtxt",
+      "queue a job on a running cluster and print its id",
+      "Reads the job spec (text format .pbtxt, or .json), checks it, and queues it on\n"
+      "the coordinator. Prints the job id; `pstrain watch ID` follows it. An invalid\n"
+      "spec is refused before anything is sent, naming the field (exit code 2).\n"
+      "\n"
+      "Example:\n"
+      "  pstrain submit examples/fashion_mnist_mlp.pbtxt --coordinator=localhost:7070",
+      {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file", "output"},
+      RunSubmit};
 }
 
 }  // namespace pstrain

@@ -19,8 +19,8 @@ int RunWatch(const std::vector<std::string>& args) {
   std::optional<std::string> job_id = OneJobIdArgument("watch", args);
   if (!job_id) return kExitUsage;
   if (!(FLAGS_watch_timeout_secs > 0)) {
-    std::cerr << "pstrain watch: --watch_timeout_secs must be > 0, got "
-              << FLAGS_watch_timeout_secs << "\n";
+    std::cerr << "pstrain watch: --watch_timeout_secs must be > 0, got " << FLAGS_watch_timeout_secs
+              << "\n";
     return kExitUsage;
   }
   int exit_code = kExitSuccess;
@@ -51,7 +51,8 @@ Subcommand WatchCommand() {
           "\n"
           "Example:\n"
           "  pstrain watch fashion-mnist-mlp-1",
-          {"coordinator", "output", "progress", "watch_timeout_secs"},
+          {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
+           "output", "progress", "watch_timeout_secs"},
           RunWatch};
 }
 

@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 #include "common/status/status_macros.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/client_interceptor.h"
@@ -50,8 +50,7 @@ class TokenInterceptor final : public grpc::experimental::Interceptor {
   const std::string* header_;
 };
 
-class TokenInterceptorFactory final
-    : public grpc::experimental::ClientInterceptorFactoryInterface {
+class TokenInterceptorFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
   explicit TokenInterceptorFactory(const std::string& token) : header_("Bearer " + token) {}
   grpc::experimental::Interceptor* CreateClientInterceptor(
@@ -70,7 +69,8 @@ class TokenInterceptorFactory final
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string contents, ReadFile(path, "token file"));
   std::string token(absl::StripAsciiWhitespace(contents));
-  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file ", path, " is empty"));
+  if (token.empty())
+    return absl::InvalidArgumentError(absl::StrCat("token file ", path, " is empty"));
   return token;
 }
 

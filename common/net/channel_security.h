@@ -48,8 +48,8 @@ struct SecurityOptions {
 // plaintext without a token.
 struct ChannelSecurity {
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // null: plaintext
-  std::string token;                                     // empty: none sent
-  std::string server_name;                               // empty: the host
+  std::string token;                                      // empty: none sent
+  std::string server_name;                                // empty: the host
 };
 
 // Server credentials for `options`: TLS when tls_cert_file is set, else

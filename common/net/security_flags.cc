@@ -62,7 +62,8 @@ absl::StatusOr<SecurityOptions> DaemonSecurityFromFlags() {
     return absl::InvalidArgumentError(absl::StrCat(
         "--tls_client_auth must be none or require, got '", FLAGS_tls_client_auth, "'"));
   }
-  ASSIGN_OR_RETURN(options.client_token, TokenFromFile("client_token_file", FLAGS_client_token_file));
+  ASSIGN_OR_RETURN(options.client_token,
+                   TokenFromFile("client_token_file", FLAGS_client_token_file));
   ASSIGN_OR_RETURN(options.cluster_token,
                    TokenFromFile("cluster_token_file", FLAGS_cluster_token_file));
   // Validates the TLS files now, so a bad flag is a start-up error.

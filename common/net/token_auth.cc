@@ -41,8 +41,9 @@ absl::Status TokenAuthenticator::Authorize(TokenScope scope,
     case TokenScope::kClientAdmin:
       if (is_client) return absl::OkStatus();
       if (is_cluster) {
-        return absl::PermissionDeniedError("the cluster token cannot call the client API's "
-                                           "admin calls; use the client token");
+        return absl::PermissionDeniedError(
+            "the cluster token cannot call the client API's "
+            "admin calls; use the client token");
       }
       break;
     case TokenScope::kClientRead:
@@ -68,8 +69,7 @@ grpc::Status TokenAuthenticator::Check(TokenScope scope, absl::string_view metho
   }
   absl::Status status = Authorize(scope, authorization);
   if (status.ok()) return grpc::Status::OK;
-  LOG(WARNING) << "refused " << method << " from " << context.peer() << ": "
-               << status.message();
+  LOG(WARNING) << "refused " << method << " from " << context.peer() << ": " << status.message();
   return ToGrpcStatus(status);
 }
 

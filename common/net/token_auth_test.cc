@@ -17,7 +17,8 @@ absl::StatusCode Code(const TokenAuthenticator& auth, TokenScope scope,
 TEST(TokenAuthenticatorTest, WithoutTokensEverythingIsOpen) {
   TokenAuthenticator auth("", "");
   EXPECT_FALSE(auth.enabled());
-  for (TokenScope scope : {TokenScope::kClientAdmin, TokenScope::kClientRead, TokenScope::kCluster}) {
+  for (TokenScope scope :
+       {TokenScope::kClientAdmin, TokenScope::kClientRead, TokenScope::kCluster}) {
     EXPECT_EQ(Code(auth, scope, std::nullopt), kOk);
   }
 }

@@ -29,12 +29,12 @@ grpc::ServerUnaryReactor* Refused(grpc::CallbackServerContext* context,
 }
 
 // One unary method: check, then hand on to the inner service.
-#define PSTRAIN_GUARDED_UNARY(SERVICE, METHOD, REQUEST, RESPONSE, SCOPE)                   \
-  grpc::ServerUnaryReactor* METHOD(grpc::CallbackServerContext* context,                   \
-                                   const REQUEST* request, RESPONSE* response) override {  \
+#define PSTRAIN_GUARDED_UNARY(SERVICE, METHOD, REQUEST, RESPONSE, SCOPE)                           \
+  grpc::ServerUnaryReactor* METHOD(grpc::CallbackServerContext* context, const REQUEST* request,   \
+                                   RESPONSE* response) override {                                  \
     grpc::Status status = authenticator_.Check(SCOPE, "/pstrain." #SERVICE "/" #METHOD, *context); \
-    if (!status.ok()) return Refused(context, status);                                     \
-    return inner_.METHOD(context, request, response);                                      \
+    if (!status.ok()) return Refused(context, status);                                             \
+    return inner_.METHOD(context, request, response);                                              \
   }
 
 class GuardedJobService final : public JobService::CallbackService {
@@ -42,14 +42,19 @@ class GuardedJobService final : public JobService::CallbackService {
   GuardedJobService(JobService::CallbackService& inner, const TokenAuthenticator& authenticator)
       : inner_(inner), authenticator_(authenticator) {}
 
-  PSTRAIN_GUARDED_UNARY(JobService, SubmitJob, SubmitJobRequest, SubmitJobResponse, TokenScope::kClientAdmin)
-  PSTRAIN_GUARDED_UNARY(JobService, StopJob, StopJobRequest, StopJobResponse, TokenScope::kClientAdmin)
+  PSTRAIN_GUARDED_UNARY(JobService, SubmitJob, SubmitJobRequest, SubmitJobResponse,
+                        TokenScope::kClientAdmin)
+  PSTRAIN_GUARDED_UNARY(JobService, StopJob, StopJobRequest, StopJobResponse,
+                        TokenScope::kClientAdmin)
   PSTRAIN_GUARDED_UNARY(JobService, ExportModel, ExportModelRequest, ExportModelResponse,
                         TokenScope::kClientAdmin)
-  PSTRAIN_GUARDED_UNARY(JobService, Shutdown, ShutdownRequest, ShutdownResponse, TokenScope::kClientAdmin)
+  PSTRAIN_GUARDED_UNARY(JobService, Shutdown, ShutdownRequest, ShutdownResponse,
+                        TokenScope::kClientAdmin)
   PSTRAIN_GUARDED_UNARY(JobService, GetJob, GetJobRequest, JobStatus, TokenScope::kClientRead)
-  PSTRAIN_GUARDED_UNARY(JobService, ListJobs, ListJobsRequest, ListJobsResponse, TokenScope::kClientRead)
-  PSTRAIN_GUARDED_UNARY(JobService, GetCluster, GetClusterRequest, ClusterStatus, TokenScope::kClientRead)
+  PSTRAIN_GUARDED_UNARY(JobService, ListJobs, ListJobsRequest, ListJobsResponse,
+                        TokenScope::kClientRead)
+  PSTRAIN_GUARDED_UNARY(JobService, GetCluster, GetClusterRequest, ClusterStatus,
+                        TokenScope::kClientRead)
 
   grpc::ServerWriteReactor<JobEvent>* WatchJob(grpc::CallbackServerContext* context,
                                                const WatchJobRequest* request) override {
@@ -70,17 +75,22 @@ class GuardedClusterService final : public ClusterService::CallbackService {
                         const TokenAuthenticator& authenticator)
       : inner_(inner), authenticator_(authenticator) {}
 
-  PSTRAIN_GUARDED_UNARY(ClusterService, Register, RegisterRequest, RegisterResponse, TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ClusterService, Heartbeat, HeartbeatRequest, HeartbeatResponse, TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ClusterService, GetAssignment, GetAssignmentRequest, Assignment, TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ClusterService, ReportProgress, ProgressReport, ProgressResponse, TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ClusterService, Register, RegisterRequest, RegisterResponse,
+                        TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ClusterService, Heartbeat, HeartbeatRequest, HeartbeatResponse,
+                        TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ClusterService, GetAssignment, GetAssignmentRequest, Assignment,
+                        TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ClusterService, ReportProgress, ProgressReport, ProgressResponse,
+                        TokenScope::kCluster)
   PSTRAIN_GUARDED_UNARY(ClusterService, AcquireDataLease, AcquireDataLeaseRequest, DataLease,
                         TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ClusterService, CompleteDataLease, CompleteDataLeaseRequest, CompleteDataLeaseResponse,
+  PSTRAIN_GUARDED_UNARY(ClusterService, CompleteDataLease, CompleteDataLeaseRequest,
+                        CompleteDataLeaseResponse, TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ClusterService, ReportEval, EvalReport, EvalReportResponse,
                         TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ClusterService, ReportEval, EvalReport, EvalReportResponse, TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ClusterService, ReleaseCheckpoint, ReleaseCheckpointRequest, ReleaseCheckpointResponse,
-                        TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ClusterService, ReleaseCheckpoint, ReleaseCheckpointRequest,
+                        ReleaseCheckpointResponse, TokenScope::kCluster)
 
   grpc::ServerWriteReactor<CheckpointNotification>* WatchCheckpoints(
       grpc::CallbackServerContext* context, const WatchCheckpointsRequest* request) override {
@@ -101,17 +111,20 @@ class GuardedParameterServer final : public ParameterServer::CallbackService {
                          const TokenAuthenticator& authenticator)
       : inner_(inner), authenticator_(authenticator) {}
 
-  PSTRAIN_GUARDED_UNARY(ParameterServer, CreateVariables, CreateVariablesRequest, CreateVariablesResponse,
+  PSTRAIN_GUARDED_UNARY(ParameterServer, CreateVariables, CreateVariablesRequest,
+                        CreateVariablesResponse, TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ParameterServer, DropJob, DropJobRequest, DropJobResponse,
                         TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ParameterServer, DropJob, DropJobRequest, DropJobResponse, TokenScope::kCluster)
   PSTRAIN_GUARDED_UNARY(ParameterServer, Pull, PullRequest, PullResponse, TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ParameterServer, Snapshot, SnapshotRequest, SnapshotResponse, TokenScope::kCluster)
-  PSTRAIN_GUARDED_UNARY(ParameterServer, Restore, RestoreRequest, RestoreResponse, TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ParameterServer, Snapshot, SnapshotRequest, SnapshotResponse,
+                        TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ParameterServer, Restore, RestoreRequest, RestoreResponse,
+                        TokenScope::kCluster)
 
   grpc::ServerBidiReactor<PushPullRequest, PushPullResponse>* PushPull(
       grpc::CallbackServerContext* context) override {
-    grpc::Status status = authenticator_.Check(
-        TokenScope::kCluster, "/pstrain.ParameterServer/PushPull", *context);
+    grpc::Status status =
+        authenticator_.Check(TokenScope::kCluster, "/pstrain.ParameterServer/PushPull", *context);
     if (!status.ok()) return new RefusedBidiReactor<PushPullRequest, PushPullResponse>(status);
     return inner_.PushPull(context);
   }

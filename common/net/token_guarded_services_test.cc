@@ -9,16 +9,16 @@
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "protos/coordinator.grpc.pb.h"
-#include "protos/parameter_server.grpc.pb.h"
 #include "protos/health.grpc.pb.h"
+#include "protos/parameter_server.grpc.pb.h"
 
 namespace pstrain {
 namespace {
 
 class OkJobService final : public JobService::CallbackService {
  public:
-  grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* context,
-                                      const SubmitJobRequest*, SubmitJobResponse*) override {
+  grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* context, const SubmitJobRequest*,
+                                      SubmitJobResponse*) override {
     ++submitted;
     auto* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
@@ -49,8 +49,7 @@ class TokenGuardedServicesTest : public ::testing::Test {
     GrpcServerOptions options;
     options.security.client_token = "client-secret";
     options.security.cluster_token = "cluster-secret";
-    absl::StatusOr<std::unique_ptr<GrpcServer>> server =
-        GrpcServer::Start(options, {&jobs_, &ps_});
+    absl::StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::Start(options, {&jobs_, &ps_});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
   }
@@ -113,8 +112,8 @@ TEST_F(TokenGuardedServicesTest, ParameterServerNeedsTheClusterToken) {
 TEST_F(TokenGuardedServicesTest, HealthChecksNeedNoToken) {
   grpc::ClientContext context;
   grpc::health::v1::HealthCheckResponse response;
-  grpc::Status status = grpc::health::v1::Health::NewStub(Channel(""))->Check(
-      &context, grpc::health::v1::HealthCheckRequest(), &response);
+  grpc::Status status = grpc::health::v1::Health::NewStub(Channel(""))
+                            ->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
   EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
