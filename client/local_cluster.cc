@@ -91,6 +91,11 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   health.tls_key_file = options.tls_key;
   health.tls_ca_file = options.tls_ca;
   ASSIGN_OR_RETURN(cluster->health_security_, MakeChannelSecurity(health, ""));
+  std::string client_token;
+  if (!options.client_token_file.empty()) {
+    ASSIGN_OR_RETURN(client_token, ReadSecretFile(options.client_token_file));
+  }
+  ASSIGN_OR_RETURN(cluster->client_security_, MakeChannelSecurity(health, client_token));
   for (const Plan& plan : plans) {
     for (int index = 0; index < plan.count; ++index) {
       absl::Status started = cluster->StartTask(plan.program, plan.role, index, options);
@@ -104,8 +109,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   // target label of that name would rename to exported_role.
   std::vector<ScrapeTarget> targets;
   for (const LocalTask& task : cluster->tasks_) {
-    targets.push_back(
-        {task.metrics_address, {{"task_type", task.role}, {"task_index", absl::StrCat(task.index)}}});
+    targets.push_back({task.metrics_address,
+                       {{"task_type", task.role}, {"task_index", absl::StrCat(task.index)}}});
   }
   cluster->prometheus_targets_path_ = options.run_dir + "/prometheus_targets.json";
   if (absl::Status written = WriteScrapeTargets(cluster->prometheus_targets_path_, targets);
@@ -173,7 +178,8 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
   if (!ready.ok()) return describe_failure(ready.status());
   tasks_.back().grpc_address = (*ready)["grpc"];
   tasks_.back().metrics_address = (*ready)["metrics"];
-  absl::Status health = CheckHealth(tasks_.back().grpc_address, absl::Seconds(10), "", health_security_);
+  absl::Status health =
+      CheckHealth(tasks_.back().grpc_address, absl::Seconds(10), "", health_security_);
   if (!health.ok()) return describe_failure(health);
   return absl::OkStatus();
 }
@@ -186,7 +192,9 @@ absl::Status LocalCluster::CheckHealthy() {
       return absl::UnavailableError(
           absl::StrCat(tasks_[i].name(), " exited with ", exit->ToString()));
     }
-    if (absl::Status health = CheckHealth(tasks_[i].grpc_address, absl::Seconds(5), "", health_security_); !health.ok()) {
+    if (absl::Status health =
+            CheckHealth(tasks_[i].grpc_address, absl::Seconds(5), "", health_security_);
+        !health.ok()) {
       return absl::Status(health.code(), absl::StrCat(tasks_[i].name(), ": ", health.message()));
     }
   }

@@ -66,9 +66,10 @@ class LocalCluster {
  public:
   // Starts the coordinator, then the parameter servers, workers and the
   // evaluator, and waits until each one answers its health check.
-  // InvalidArgument: bad options. NotFound: a binary is missing. Otherwise
-  // the first task that failed to come up, with how it ended and the end of
-  // its log; the processes already started are stopped.
+  // InvalidArgument: bad options (an unreadable TLS or token file).
+  // NotFound: a binary is missing. Otherwise the first task that failed to
+  // come up, with how it ended and the end of its log; the processes
+  // already started are stopped.
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const LocalClusterOptions& options);
 
   LocalCluster(const LocalCluster&) = delete;
@@ -77,6 +78,10 @@ class LocalCluster {
 
   const std::vector<LocalTask>& tasks() const { return tasks_; }
   const LocalTask& coordinator() const { return tasks_.front(); }
+
+  // What a client of this cluster's JobService dials with: its TLS (the
+  // tls_cert of the options as client certificate) and the client token.
+  const ChannelSecurity& client_security() const { return client_security_; }
 
   // <run_dir>/prometheus_targets.json: every process's /metrics address in
   // Prometheus' file_sd format, labelled task_type and task_index, written
@@ -106,6 +111,7 @@ class LocalCluster {
   std::string prometheus_targets_path_;
   // TLS of the cluster's own health checks.
   ChannelSecurity health_security_;
+  ChannelSecurity client_security_;
   std::vector<LocalTask> tasks_;
   // Parallel to tasks_.
   std::vector<std::unique_ptr<ChildProcess>> processes_;

@@ -23,6 +23,15 @@
 #include "common/net/http_get.h"
 #include "gflags/gflags.h"
 
+// Defined in common/net/security_flags.cc; `local` passes them to every
+// process it starts.
+DECLARE_string(tls_cert);
+DECLARE_string(tls_key);
+DECLARE_string(tls_ca);
+DECLARE_string(tls_client_auth);
+DECLARE_string(client_token_file);
+DECLARE_string(cluster_token_file);
+
 DEFINE_int32(ps, 0,
              "local: parameter-server shards to start; 0: sized for this machine (2 with 4 "
              "or more cores, else 1)");
@@ -169,6 +178,12 @@ int RunLocal(const std::vector<std::string>& args) {
   options.bin_dir = FLAGS_bin_dir;
   options.checkpoint_root = FLAGS_checkpoint_root;
   options.coordinator_listen = ListenAddressFor(*address);
+  options.tls_cert = FLAGS_tls_cert;
+  options.tls_key = FLAGS_tls_key;
+  options.tls_ca = FLAGS_tls_ca;
+  options.tls_require_client_cert = FLAGS_tls_client_auth == "require";
+  options.client_token_file = FLAGS_client_token_file;
+  options.cluster_token_file = FLAGS_cluster_token_file;
   options.run_dir = ChooseRunDir(spec);
   if (options.run_dir.empty()) {
     std::cerr << "pstrain local: cannot create a run folder under $TMPDIR; pass --run_dir\n";
@@ -266,7 +281,8 @@ Subcommand LocalCommand() {
           "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps 2 --workers 3 --output=json\n"
           "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
           {"ps", "workers", "evaluator", "run_dir", "bin_dir", "checkpoint_root",
-           "job_timeout_secs", "keep_running", "coordinator", "output", "progress"},
+           "job_timeout_secs", "keep_running", "coordinator", "output", "progress", "tls_cert",
+           "tls_key", "tls_ca", "tls_client_auth", "client_token_file", "cluster_token_file"},
           RunLocal};
 }
 

@@ -21,7 +21,8 @@ LocalJobOutcome RunJobOnLocalCluster(LocalCluster& cluster, const JobSpec& spec,
                                      absl::Duration timeout, std::ostream& out,
                                      OutputOptions progress) {
   LocalJobOutcome outcome;
-  JobServiceClient client(cluster.coordinator().grpc_address);
+  JobServiceClient client(cluster.coordinator().grpc_address, absl::Seconds(30),
+                          cluster.client_security());
   SubmitJobRequest request;
   *request.mutable_spec() = spec;
   absl::StatusOr<SubmitJobResponse> submitted = client.Submit(request);
