@@ -31,34 +31,48 @@ void TrainSummaries::OnProgress(int64_t step, double loss, double examples_per_s
   // every_steps and may arrive out of order: write on the first step past
   // each boundary, once.
   if (written_step_.has_value() && step / every_steps_ <= *written_step_ / every_steps_) return;
-  WriteLocked(step);
+  WriteLocked(step, /*closing=*/false);
 }
 
 absl::Status TrainSummaries::Close(int64_t step) {
   absl::MutexLock lock(&mu_);
   if (writer_ == nullptr) return absl::OkStatus();
   if (loss_.has_value() && (!written_step_.has_value() || *written_step_ < step)) {
-    WriteLocked(step);
+    WriteLocked(step, /*closing=*/true);
+  } else if (written_step_.has_value() && !rate_written_) {
+    // A job shorter than kMinRateSpan between writes: its one rate, over
+    // the whole of its training.
+    if (std::optional<double> rate = RateLocked(*written_step_, clock_.Now(), /*closing=*/true)) {
+      writer_->WriteScalar(*written_step_, "global_step_per_sec", *rate).IgnoreError();
+    }
   }
   absl::Status closed = writer_->Close();
   writer_.reset();
   return closed;
 }
 
-void TrainSummaries::WriteLocked(int64_t step) {
+std::optional<double> TrainSummaries::RateLocked(int64_t step, absl::Time now, bool closing) {
+  std::optional<std::pair<int64_t, absl::Time>> since;
+  if (!recent_writes_.empty() && now - recent_writes_.front().second >= kMinRateSpan) {
+    since = recent_writes_.front();
+  } else if (closing && !rate_written_ && first_write_.has_value()) {
+    since = first_write_;
+  }
+  if (!since.has_value() || now <= since->second || step <= since->first) return std::nullopt;
+  rate_written_ = true;
+  return static_cast<double>(step - since->first) / absl::ToDoubleSeconds(now - since->second);
+}
+
+void TrainSummaries::WriteLocked(int64_t step, bool closing) {
   const absl::Time now = clock_.Now();
   absl::Status status;
   if (loss_.has_value()) status.Update(writer_->WriteScalar(step, "loss", *loss_));
   status.Update(writer_->WriteScalar(step, "learning_rate", learning_rate_.At(step)));
   status.Update(writer_->WriteScalar(step, "examples_per_sec", examples_per_sec_));
-  if (!recent_writes_.empty()) {
-    const auto& [oldest_step, oldest_time] = recent_writes_.front();
-    const double seconds = absl::ToDoubleSeconds(now - oldest_time);
-    if (now - oldest_time >= kMinRateSpan) {
-      status.Update(writer_->WriteScalar(step, "global_step_per_sec",
-                                         static_cast<double>(step - oldest_step) / seconds));
-    }
+  if (std::optional<double> rate = RateLocked(step, now, closing)) {
+    status.Update(writer_->WriteScalar(step, "global_step_per_sec", *rate));
   }
+  if (!first_write_.has_value()) first_write_.emplace(step, now);
   written_step_ = step;
   recent_writes_.emplace_back(step, now);
   if (recent_writes_.size() > kRateWindow) recent_writes_.pop_front();

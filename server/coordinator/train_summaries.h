@@ -52,7 +52,13 @@ class TrainSummaries {
   absl::Status Close(int64_t step);
 
  private:
-  void WriteLocked(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `closing`: the last write, which gives a job too short for
+  // kMinRateSpan its one rate, over its whole training.
+  void WriteLocked(int64_t step, bool closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // global_step_per_sec at `step`, or nullopt when there is no span to
+  // measure it over yet.
+  std::optional<double> RateLocked(int64_t step, absl::Time now, bool closing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Workers report in bursts (several reports within milliseconds, then a
   // pause), so the rate between two consecutive writes swings wildly; the
@@ -72,6 +78,8 @@ class TrainSummaries {
   std::optional<int64_t> written_step_ ABSL_GUARDED_BY(mu_);
   // Step and time of the last kRateWindow writes, oldest first.
   std::deque<std::pair<int64_t, absl::Time>> recent_writes_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::pair<int64_t, absl::Time>> first_write_ ABSL_GUARDED_BY(mu_);
+  bool rate_written_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<double> loss_ ABSL_GUARDED_BY(mu_);
   double examples_per_sec_ ABSL_GUARDED_BY(mu_) = 0;
   bool error_logged_ ABSL_GUARDED_BY(mu_) = false;

@@ -117,6 +117,21 @@ TEST_F(TrainSummariesTest, NoRateOverLessThanASecond) {
   EXPECT_NEAR(speed[0].value, 200 / 2.003, 1e-6);
 }
 
+TEST_F(TrainSummariesTest, AJobShorterThanASecondGetsOneRateOverItsWholeTraining) {
+  auto summaries = Make("short_job", 50);
+  summaries->OnProgress(50, 1.0, 100);
+  clock_.Advance(absl::Milliseconds(200));
+  summaries->OnProgress(100, 1.0, 100);
+  clock_.Advance(absl::Milliseconds(200));
+  summaries->OnProgress(150, 1.0, 100);
+  clock_.Advance(absl::Milliseconds(100));
+  ASSERT_TRUE(summaries->Close(150).ok());
+  std::vector<ScalarRecord> speed = Read("global_step_per_sec");
+  ASSERT_EQ(speed.size(), 1u);
+  EXPECT_EQ(speed[0].step, 150);
+  EXPECT_NEAR(speed[0].value, 100 / 0.5, 1e-6);
+}
+
 TEST_F(TrainSummariesTest, CloseWithoutProgressWritesNothingAndLaterCallsAreIgnored) {
   auto summaries = Make("empty", 10);
   ASSERT_TRUE(summaries->Close(0).ok());
