@@ -72,7 +72,9 @@ Trained Train(JobSpec spec, int64_t steps) {
   spec.set_mode(JOB_MODE_TRAIN_AND_EVAL);  // the job that made the checkpoints
   auto trainer = LocalTrainer::Create(spec, options);
   EXPECT_TRUE(trainer.ok()) << trainer.status();
-  if (steps > 0) EXPECT_TRUE((*trainer)->Run().ok());
+  if (steps > 0) {
+    EXPECT_TRUE((*trainer)->Run().ok());
+  }
   auto parameters =
       ModelParameters::Create((*trainer)->model().Variables(), spec.training().seed());
   EXPECT_TRUE(parameters.ok());
