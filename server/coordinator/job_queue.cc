@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/config/job_spec.h"
 #include "glog/logging.h"
@@ -276,12 +277,82 @@ void JobQueue::MarkEnded(JobStatus& job, JobState state, absl::string_view messa
     queued_.erase(it);
   }
   ended_.push_back(number);
+  TrimHistory();
+}
+
+void JobQueue::TrimHistory() {
   while (static_cast<int>(ended_.size()) > options_.max_ended_jobs) {
     const int64_t oldest = ended_.front();
     ended_.pop_front();
     number_by_id_.erase(jobs_.at(oldest).job_id());
     jobs_.erase(oldest);
   }
+}
+
+// ------------------------------------------------------------ recovery --
+
+std::optional<int64_t> JobNumberFromId(absl::string_view job_id) {
+  const size_t dash = job_id.rfind('-');
+  if (dash == absl::string_view::npos) return std::nullopt;
+  int64_t number = 0;
+  if (!absl::SimpleAtoi(job_id.substr(dash + 1), &number) || number < 1) return std::nullopt;
+  return number;
+}
+
+absl::StatusOr<JobStatus> JobQueue::Recover(JobStatus job, absl::string_view reason) {
+  const std::optional<int64_t> number = JobNumberFromId(job.job_id());
+  if (!number.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job id '", job.job_id(), "' is not <name>-<number>"));
+  }
+  if (job.state() == JOB_STATE_UNSPECIFIED) {
+    return absl::InvalidArgumentError(absl::StrCat("job ", job.job_id(), " has no state"));
+  }
+  absl::MutexLock lock(&mu_);
+  if (jobs_.count(*number) > 0 || number_by_id_.count(job.job_id()) > 0) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("job ", job.job_id(), " (number ", *number, ") is already known"));
+  }
+  last_number_ = std::max(last_number_, *number);
+  if (!IsEnded(job.state())) {
+    // It starts again from the queue; the runner sets what it did before.
+    job.set_state(JOB_STATE_QUEUED);
+    job.set_stop_reason(STOP_REASON_UNSPECIFIED);
+    job.set_start_unix_ms(0);
+    job.set_end_unix_ms(0);
+    job.set_reason(std::string(reason));
+  }
+  JobStatus& stored = jobs_[*number];
+  stored = std::move(job);
+  number_by_id_[stored.job_id()] = *number;
+  const JobStatus recovered = stored;
+  if (IsEnded(stored.state())) {
+    ended_.push_back(*number);
+    TrimHistory();
+  } else {
+    queued_.push_back(*number);
+  }
+  return recovered;
+}
+
+void JobQueue::ReserveNumbersThrough(int64_t number) {
+  absl::MutexLock lock(&mu_);
+  last_number_ = std::max(last_number_, number);
+}
+
+absl::Status JobQueue::Withdraw(absl::string_view job_id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<JobStatus*> job = FindOrNotFound(job_id);
+  if (!job.ok()) return job.status();
+  if ((*job)->state() != JOB_STATE_QUEUED) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id, " is ", JobStateName((*job)->state()), "; only a queued job is withdrawn"));
+  }
+  const int64_t number = number_by_id_.at((*job)->job_id());
+  queued_.erase(std::find(queued_.begin(), queued_.end(), number));
+  number_by_id_.erase((*job)->job_id());
+  jobs_.erase(number);
+  return absl::OkStatus();
 }
 
 }  // namespace coordinator

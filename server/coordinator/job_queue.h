@@ -35,6 +35,10 @@ struct JobQueueOptions {
 // "SUCCEEDED" for JOB_STATE_SUCCEEDED: a state as people read it.
 std::string JobStateName(JobState state);
 
+// The submission number of a job id "<name>-<n>": n, or nullopt when the
+// id does not end in "-<n>" with n >= 1.
+std::optional<int64_t> JobNumberFromId(absl::string_view job_id);
+
 // The state a job ends in once training stopped for `reason`: STOPPED for a
 // user's stop, FAILED for a NaN loss or an error, SUCCEEDED otherwise (a
 // limit, the target or early stopping was reached, or the data ran out).
@@ -124,6 +128,29 @@ class JobQueue {
   std::optional<std::string> active_job_id() const;
   int queued_count() const;
 
+  // ---- Recovery: the jobs of a previous coordinator process, read back
+  // from its journal (job_journal.h).
+
+  // Re-creates `job` with its id, name, spec and submit time. A QUEUED,
+  // RUNNING or FINISHING job is queued behind the jobs queued so far, as
+  // QUEUED with `reason` (recover a job that was running first, so that it
+  // starts first and resumes from its model_dir); an ended job joins the
+  // history as it is. max_queued_jobs does not apply: a job accepted once
+  // is not dropped. Later ids are numbered above the job's.
+  // InvalidArgument: the id is not "<name>-<n>", or the state is
+  //   unspecified.
+  // AlreadyExists: a job with that id or number is known.
+  absl::StatusOr<JobStatus> Recover(JobStatus job, absl::string_view reason);
+
+  // Ids given from now on are numbered above `number`, so no id a previous
+  // coordinator process gave is given again.
+  void ReserveNumbersThrough(int64_t number);
+
+  // Removes a QUEUED job as if it had never been submitted (it could not be
+  // made durable). Its number is not given again.
+  // NotFound: no such job. FailedPrecondition: the job is not QUEUED.
+  absl::Status Withdraw(absl::string_view job_id);
+
  private:
   JobQueue(Clock& clock, JobQueueOptions options);
 
@@ -137,6 +164,8 @@ class JobQueue {
   // trims the history.
   void MarkEnded(JobStatus& job, JobState state, absl::string_view message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets the oldest ended jobs beyond max_ended_jobs.
+  void TrimHistory() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Constant after construction.
   Clock& clock_;

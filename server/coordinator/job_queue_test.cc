@@ -308,6 +308,118 @@ TEST_F(JobQueueTest, UpdateStatusCannotChangeWhatTheQueueOwns) {
   EXPECT_EQ(queue_->active_job_id(), id);
 }
 
+// ---- Recovery after a coordinator restart.
+
+// A job as the journal of a previous coordinator process kept it.
+JobStatus Journaled(const std::string& job_id, JobState state) {
+  JobStatus job;
+  job.set_job_id(job_id);
+  job.set_name(job_id.substr(0, job_id.rfind('-')));
+  job.set_state(state);
+  job.set_submit_unix_ms(1000);
+  if (state != JOB_STATE_QUEUED) job.set_start_unix_ms(2000);
+  *job.mutable_spec() = Spec(job.name());
+  return job;
+}
+
+TEST_F(JobQueueTest, RecoveredRunningJobStartsFirstUnderItsIdThenTheQueuedOnesInOrder) {
+  ASSERT_TRUE(queue_->Recover(Journaled("mnist-4", JOB_STATE_RUNNING), "resuming").ok());
+  absl::StatusOr<JobStatus> queued = queue_->Recover(Journaled("mnist-6", JOB_STATE_QUEUED), "");
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  ASSERT_TRUE(queue_->Recover(Journaled("cnn-7", JOB_STATE_QUEUED), "").ok());
+  EXPECT_EQ(queue_->queued_count(), 3);
+
+  absl::StatusOr<JobStatus> waiting = queue_->Get("mnist-4");
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->state(), JOB_STATE_QUEUED);
+  EXPECT_EQ(waiting->reason(), "resuming");
+  EXPECT_EQ(waiting->submit_unix_ms(), 1000);
+  // Not started yet in this process: a stop now ends it before it starts.
+  EXPECT_EQ(waiting->start_unix_ms(), 0);
+
+  std::vector<std::string> started;
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<JobStatus> job = queue_->StartNext();
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->state(), JOB_STATE_RUNNING);
+    started.push_back(job->job_id());
+    ASSERT_TRUE(queue_->End(job->job_id(), JOB_STATE_FAILED, "done with it").ok());
+  }
+  EXPECT_THAT(started, ElementsAre("mnist-4", "mnist-6", "cnn-7"));
+  // The next id is above every recovered one: no id is given twice.
+  EXPECT_EQ(SubmitJob("mnist"), "mnist-8");
+}
+
+TEST_F(JobQueueTest, RecoveredEndedJobIsAnsweredAsItEnded) {
+  JobStatus ended = Journaled("mnist-2", JOB_STATE_SUCCEEDED);
+  ended.set_global_step(1000);
+  ended.set_reason("reached max_steps");
+  ASSERT_TRUE(queue_->Recover(ended, "ignored for an ended job").ok());
+  absl::StatusOr<JobStatus> got = queue_->Get("mnist-2");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state(), JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(got->global_step(), 1000);
+  EXPECT_EQ(got->reason(), "reached max_steps");
+  EXPECT_EQ(queue_->queued_count(), 0);
+  EXPECT_FALSE(queue_->StartNext().ok());
+}
+
+TEST_F(JobQueueTest, RecoverRefusesDuplicatesAndIdsWithoutANumber) {
+  ASSERT_TRUE(queue_->Recover(Journaled("mnist-3", JOB_STATE_QUEUED), "").ok());
+  EXPECT_EQ(queue_->Recover(Journaled("mnist-3", JOB_STATE_QUEUED), "").status().code(),
+            absl::StatusCode::kAlreadyExists);
+  // Another name, the same number: ids are numbered by one counter.
+  EXPECT_EQ(queue_->Recover(Journaled("cnn-3", JOB_STATE_QUEUED), "").status().code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(queue_->Recover(Journaled("mnist", JOB_STATE_QUEUED), "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(queue_->Recover(Journaled("mnist-0", JOB_STATE_QUEUED), "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(queue_->Recover(Journaled("mnist-9", JOB_STATE_UNSPECIFIED), "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobQueueTest, RecoverKeepsEveryQueuedJobBeyondTheQueueLimit) {
+  JobQueueOptions options;
+  options.max_queued_jobs = 1;
+  queue_ = MakeQueue(options);
+  ASSERT_TRUE(queue_->Recover(Journaled("a-1", JOB_STATE_QUEUED), "").ok());
+  ASSERT_TRUE(queue_->Recover(Journaled("a-2", JOB_STATE_QUEUED), "").ok());
+  EXPECT_EQ(queue_->queued_count(), 2);
+  EXPECT_EQ(queue_->Submit(Spec("a")).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(JobQueueTest, ReservedNumbersAreNeverGiven) {
+  queue_->ReserveNumbersThrough(41);
+  EXPECT_EQ(SubmitJob("mnist"), "mnist-42");
+  queue_->ReserveNumbersThrough(7);  // never goes back
+  EXPECT_EQ(SubmitJob("mnist"), "mnist-43");
+}
+
+TEST_F(JobQueueTest, WithdrawnJobIsGoneAndItsNumberNotGivenAgain) {
+  const std::string first = SubmitJob("mnist");
+  const std::string second = SubmitJob("mnist");
+  ASSERT_TRUE(queue_->Withdraw(first).ok());
+  EXPECT_EQ(queue_->Get(first).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(queue_->queued_count(), 1);
+  EXPECT_EQ(SubmitJob("mnist"), "mnist-3");
+  absl::StatusOr<JobStatus> running = queue_->StartNext();
+  ASSERT_TRUE(running.ok());
+  EXPECT_EQ(running->job_id(), second);
+  EXPECT_EQ(queue_->Withdraw(second).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(queue_->Withdraw("nope-1").code(), absl::StatusCode::kNotFound);
+}
+
+TEST(JobNumberFromIdTest, ReadsTheNumberAfterTheLastDash) {
+  EXPECT_EQ(JobNumberFromId("mnist-12"), 12);
+  EXPECT_EQ(JobNumberFromId("wide-and-deep-3"), 3);
+  EXPECT_EQ(JobNumberFromId("mnist"), std::nullopt);
+  EXPECT_EQ(JobNumberFromId("mnist-"), std::nullopt);
+  EXPECT_EQ(JobNumberFromId("mnist-x1"), std::nullopt);
+  EXPECT_EQ(JobNumberFromId("mnist--4"), 4);
+  EXPECT_EQ(JobNumberFromId("mnist-0"), std::nullopt);
+}
+
 TEST(JobQueueCreateTest, RefusesEmptyLimits) {
   FakeClock clock;
   JobQueueOptions options;
