@@ -198,10 +198,8 @@ class GrpcCoordinatorClient final : public CoordinatorClient {
 
 std::unique_ptr<CoordinatorClient> NewGrpcCoordinatorClient(
     const std::string& address, const GrpcCoordinatorClientOptions& options) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(options.max_message_bytes);
-  return std::make_unique<GrpcCoordinatorClient>(
-      CreateSecureChannel(address, options.security, args), options);
+  return std::make_unique<GrpcCoordinatorClient>(CreateSecureChannel(address, options.security),
+                                                 options);
 }
 
 }  // namespace evaluator

@@ -65,9 +65,8 @@ struct GrpcCoordinatorClientOptions {
   // reopened by the caller from the last step seen, so no stream is
   // without a deadline. Default 10 minutes.
   absl::Duration watch_timeout = absl::Minutes(10);
-  // Largest message received. Default 16 MiB, as the servers.
-  int max_message_bytes = 16 << 20;
-  // TLS and the cluster token. Default: plaintext, no token.
+  // TLS, the cluster token and the message size limit (--max_message_mb).
+  // Default: plaintext, no token, kDefaultMaxMessageBytes.
   ChannelSecurity security;
 };
 

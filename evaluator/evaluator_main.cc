@@ -75,7 +75,6 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
       const pstrain::DaemonOptions& options) {
     pstrain::evaluator::GrpcCoordinatorClientOptions client;
     client.call_timeout = Seconds(FLAGS_coordinator_timeout_secs);
-    client.max_message_bytes = options.grpc.max_message_bytes;
     client.security = options.channel_security;
     return client;
   }

@@ -45,7 +45,6 @@ std::shared_ptr<grpc::Channel> LaneChannel(const std::string& address, int lane,
   // TCP stream's window.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt("pstrain.lane", lane);
-  args.SetMaxReceiveMessageSize(64 << 20);
   return CreateSecureChannel(address, security, args);
 }
 

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/daemon/daemon.h"
 #include "common/daemon/daemon_main.h"
 #include "gflags/gflags.h"
@@ -13,7 +14,9 @@ DEFINE_int32(ps_streams_per_shard, 2,
              "--ps_parallel_min_kb for one shard are split over them.");
 DEFINE_int32(ps_parallel_min_kb, 4096,
              "Smallest per-shard push or pull, in KiB, that is split over several streams.");
-DEFINE_int32(ps_chunk_kb, 1024, "Tensor bytes per message to the parameter servers, in KiB.");
+DEFINE_int32(ps_chunk_kb, 1024,
+             "Tensor bytes per message to the parameter servers, in KiB; at most a quarter of "
+             "--max_message_mb (rows of a sparse push carry their ids besides).");
 DEFINE_double(ps_call_timeout_secs, 60,
               "Deadline of one attempt of a push or pull; a late one is retried with the same "
               "push id.");
@@ -75,7 +78,15 @@ class WorkerComponents : public pstrain::DaemonComponents {
 int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_WORKER, kUsage, argc, argv,
-      [](pstrain::Daemon&) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
+      [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
+        // A sparse push of chunk_bytes of rows of width 1 carries up to 2.5
+        // times as many bytes of ids: a quarter of the limit always fits.
+        const int64_t max_message_kb = daemon.options().grpc.max_message_bytes >> 10;
+        if (FLAGS_ps_chunk_kb < 1 || int64_t{FLAGS_ps_chunk_kb} * 4 > max_message_kb) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--ps_chunk_kb must be in [1, ", max_message_kb / 4,
+              "] (a quarter of --max_message_mb), got ", FLAGS_ps_chunk_kb));
+        }
         pstrain::worker::WorkerProcessOptions options;
         options.loop.ps.streams_per_shard = FLAGS_ps_streams_per_shard;
         options.loop.ps.parallel_min_bytes = int64_t{FLAGS_ps_parallel_min_kb} << 10;

@@ -26,10 +26,8 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProces
   coordinator.address = options.address;
   coordinator.metrics_address = options.metrics_address;
   if (!options.loop.ps_channels) options.loop.ps_channels = LaneChannels(options.security);
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
   absl::StatusOr<std::unique_ptr<CoordinatorClient>> client = CoordinatorClient::Create(
-      CreateSecureChannel(options.coordinator_address, options.security, args),
+      CreateSecureChannel(options.coordinator_address, options.security),
       std::move(coordinator), CoordinatorClient::NewIncarnation(process->random_), process->clock_,
       process->random_);
   if (!client.ok()) return client.status();

@@ -10,6 +10,7 @@
 #include "common/daemon/daemon.h"
 #include "common/net/host_aliases.h"
 #include "common/net/host_port.h"
+#include "common/net/message_limit_flags.h"
 #include "common/net/security_flags.h"
 #include "common/status/status_macros.h"
 #include "gflags/gflags.h"
@@ -37,7 +38,6 @@ DEFINE_string(ready_file, "",
 DEFINE_double(shutdown_grace_secs, 10,
               "On SIGTERM/SIGINT, how long calls in flight may finish before they are "
               "cancelled.");
-DEFINE_int32(max_message_mb, 16, "Largest gRPC message received or sent, in MiB.");
 
 namespace pstrain {
 namespace {
@@ -64,10 +64,7 @@ std::string RoleName(TaskType type) {
 }
 
 absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
-  if (FLAGS_max_message_mb < 1 || FLAGS_max_message_mb > 1024) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--max_message_mb must be in [1, 1024], got ", FLAGS_max_message_mb));
-  }
+  ASSIGN_OR_RETURN(const int max_message_bytes, MaxMessageBytesFromFlags());
   if (!(FLAGS_shutdown_grace_secs >= 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--shutdown_grace_secs must be >= 0, got ", FLAGS_shutdown_grace_secs));
@@ -95,13 +92,14 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
                    HostAliases::Parse(aliases_text == nullptr ? "" : aliases_text));
   ApplyHostAliases(aliases, options.cluster);
   options.grpc.listen_address = options.cluster.listen_address;
-  options.grpc.max_message_bytes = FLAGS_max_message_mb << 20;
+  options.grpc.max_message_bytes = max_message_bytes;
   options.metrics_address = aliases.Resolve(FLAGS_metrics_listen);
   options.ready_file = FLAGS_ready_file;
   options.shutdown_grace = absl::Seconds(FLAGS_shutdown_grace_secs);
   ASSIGN_OR_RETURN(options.grpc.security, DaemonSecurityFromFlags());
   ASSIGN_OR_RETURN(options.channel_security,
                    MakeChannelSecurity(options.grpc.security, options.grpc.security.cluster_token));
+  options.channel_security.max_message_bytes = max_message_bytes;
   return options;
 }
 

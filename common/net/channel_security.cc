@@ -128,6 +128,8 @@ std::shared_ptr<grpc::Channel> CreateSecureChannel(const std::string& address,
   std::shared_ptr<grpc::ChannelCredentials> credentials =
       security.credentials != nullptr ? security.credentials : grpc::InsecureChannelCredentials();
   if (!security.server_name.empty()) args.SetSslTargetNameOverride(security.server_name);
+  args.SetMaxReceiveMessageSize(security.max_message_bytes);
+  args.SetMaxSendMessageSize(security.max_message_bytes);
   if (security.token.empty()) return grpc::CreateCustomChannel(address, credentials, args);
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<TokenInterceptorFactory>(security.token));

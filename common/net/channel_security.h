@@ -12,6 +12,13 @@
 
 namespace pstrain {
 
+// The largest gRPC message any pstrain process sends or receives unless
+// --max_message_mb says otherwise. Tensors travel in chunks of 1 MiB (a
+// sparse push carries up to 2.5 times as many bytes of ids besides), so
+// 16 MiB leaves four times the room the largest legitimate message needs;
+// anything larger is a mistake or an attack on the receiver's memory.
+inline constexpr int kDefaultMaxMessageBytes = 16 << 20;
+
 // TLS and bearer tokens of one process, as the flags give them
 // (security_flags.cc). The default is plaintext with no tokens: what every
 // deployment that terminates TLS in a mesh, and every test, runs.
@@ -44,12 +51,16 @@ struct SecurityOptions {
 };
 
 // What a client needs to dial: credentials with the files already read, the
-// token to send, the server-name override. Copyable; the default dials
-// plaintext without a token.
+// token to send, the server-name override, and the message size limit.
+// Copyable; the default dials plaintext without a token.
 struct ChannelSecurity {
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // null: plaintext
   std::string token;                                      // empty: none sent
   std::string server_name;                                // empty: the host
+  // Largest message sent or received on the channel (--max_message_mb):
+  // bounded both ways, so neither a peer nor a bug of our own can make a
+  // process buffer an unbounded message. Default kDefaultMaxMessageBytes.
+  int max_message_bytes = kDefaultMaxMessageBytes;
 };
 
 // Server credentials for `options`: TLS when tls_cert_file is set, else
@@ -63,8 +74,9 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const SecurityOptions& options,
                                                     const std::string& token);
 
-// A channel to `address` with `security`'s credentials; every call carries
-// `authorization: Bearer <token>` when a token is set, with TLS or without.
+// A channel to `address` with `security`'s credentials and message size
+// limit; every call carries `authorization: Bearer <token>` when a token is
+// set, with TLS or without.
 std::shared_ptr<grpc::Channel> CreateSecureChannel(const std::string& address,
                                                    const ChannelSecurity& security,
                                                    grpc::ChannelArguments args = {});

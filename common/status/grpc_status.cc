@@ -2,8 +2,19 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
 namespace pstrain {
 namespace {
+
+// gRPC's own refusal of a message over the size limit ("Received message
+// larger than max (17825792 vs. 16777216)", or "Sent ..."), made in its core
+// before any pstrain code sees the message.
+bool IsMessageSizeRefusal(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+         absl::StrContains(status.error_message(), "message larger than max");
+}
 
 grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
   switch (code) {
@@ -96,6 +107,12 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
+  if (IsMessageSizeRefusal(status)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        status.error_message(),
+        " bytes; the limit is --max_message_mb, which every process of the cluster should "
+        "share"));
+  }
   return absl::Status(ToAbslCode(status.error_code()), status.error_message());
 }
 

@@ -13,6 +13,9 @@
 namespace pstrain {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
+// gRPC's refusal of a message over the size limit comes back naming the
+// flag that sets it (--max_message_mb), so the person reading it knows what
+// to change.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
 // For per-item outcomes inside streams.

@@ -77,5 +77,20 @@ TEST(GrpcStatusTest, StatusProtoWithUnknownCodeBecomesUnknown) {
   EXPECT_EQ(converted.message(), "from the future");
 }
 
+TEST(GrpcStatusTest, AnOversizedMessageRefusalNamesTheFlag) {
+  const absl::Status status = FromGrpcStatus(grpc::Status(
+      grpc::StatusCode::RESOURCE_EXHAUSTED, "Received message larger than max (20 vs. 10)"));
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(status.message(),
+            "Received message larger than max (20 vs. 10) bytes; the limit is --max_message_mb, "
+            "which every process of the cluster should share");
+}
+
+TEST(GrpcStatusTest, OtherResourceExhaustedMessagesAreKeptAsTheyAre) {
+  const absl::Status status =
+      FromGrpcStatus(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "the queue is full"));
+  EXPECT_EQ(status.message(), "the queue is full");
+}
+
 }  // namespace
 }  // namespace pstrain

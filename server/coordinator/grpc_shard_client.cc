@@ -10,20 +10,9 @@
 
 namespace pstrain {
 namespace coordinator {
-namespace {
-
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, int max_message_bytes,
-                                          const ChannelSecurity& security) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(max_message_bytes);
-  args.SetMaxSendMessageSize(max_message_bytes);
-  return CreateSecureChannel(address, security, args);
-}
-
-}  // namespace
 
 GrpcShardClient::GrpcShardClient(std::string address, Clock& clock, GrpcShardClientOptions options)
-    : GrpcShardClient(address, MakeChannel(address, options.max_message_bytes, options.security), clock, options) {}
+    : GrpcShardClient(address, CreateSecureChannel(address, options.security), clock, options) {}
 
 GrpcShardClient::GrpcShardClient(std::string address, std::shared_ptr<grpc::Channel> channel,
                                  Clock& clock, GrpcShardClientOptions options)

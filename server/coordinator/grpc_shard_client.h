@@ -36,10 +36,8 @@ struct GrpcShardClientOptions {
   absl::Duration initial_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(5);
   absl::Duration retry_budget = absl::Minutes(1);
-  // Largest message sent or received. Default 16 MiB.
-  int max_message_bytes = 16 << 20;
-  // TLS and the cluster token of the channel. Default: plaintext, no
-  // token.
+  // TLS, the cluster token and the message size limit (--max_message_mb)
+  // of the channel. Default: plaintext, no token, kDefaultMaxMessageBytes.
   ChannelSecurity security;
 };
 
