@@ -13,6 +13,7 @@
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/grpc_shard_client.h"
+#include "server/coordinator/job_limits.h"
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_service.h"
 
@@ -41,7 +42,25 @@ DEFINE_double(stop_drain_secs, 60,
 DEFINE_int64(records_per_lease, 1024, "Training records per data lease.");
 DEFINE_double(lease_timeout_secs, 300,
               "A data lease not completed within this time goes back to the queue.");
-DEFINE_int32(max_queued_jobs, 100, "Jobs that may wait in the queue; more are refused.");
+DEFINE_int32(max_queued_jobs, 100,
+             "Jobs that may wait in the queue; a submit beyond it is refused with "
+             "RESOURCE_EXHAUSTED (`pstrain submit` exits 4: try again later).");
+// Per-job limits, checked when a job is submitted (job_limits.h): a job over
+// one is refused with INVALID_ARGUMENT naming its figure, the limit and the
+// flag, and nothing is queued.
+DEFINE_int64(max_variables_per_job, 10000,
+             "Variables a job's model may have; a job with more is refused at submit.");
+DEFINE_int64(max_dense_mb_per_job, 4096,
+             "MiB of dense parameters (float32 values) a job may have; every worker holds all "
+             "of them. A job with more is refused at submit.");
+DEFINE_int64(max_embedding_mb_per_job, 32768,
+             "MiB the embedding tables of a job may take on the parameter servers, values and "
+             "optimizer slots over all shards (a dynamic table counts its budget on each "
+             "shard). A job with more is refused at submit.");
+DEFINE_int64(default_table_mb_per_shard, 256,
+             "Budget per parameter server given to a dynamic embedding table that has none "
+             "(embedding.max_bytes_per_shard); past it the least recently updated rows are "
+             "evicted. 0: refuse such tables at submit instead.");
 
 namespace {
 
@@ -82,6 +101,15 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
   if (FLAGS_num_ps < 0 || FLAGS_num_workers < 0) {
     return absl::InvalidArgumentError("--num_ps and --num_workers must be >= 0");
   }
+  constexpr int64_t kMaxMiB = int64_t{1} << 40;  // so that bytes fit in int64
+  if (FLAGS_max_variables_per_job < 1 || FLAGS_max_dense_mb_per_job < 1 ||
+      FLAGS_max_embedding_mb_per_job < 1 || FLAGS_default_table_mb_per_shard < 0 ||
+      FLAGS_max_dense_mb_per_job > kMaxMiB || FLAGS_max_embedding_mb_per_job > kMaxMiB ||
+      FLAGS_default_table_mb_per_shard > kMaxMiB) {
+    return absl::InvalidArgumentError(
+        "--max_variables_per_job, --max_dense_mb_per_job and --max_embedding_mb_per_job must be "
+        ">= 1, --default_table_mb_per_shard >= 0, and each MiB figure at most 2^40");
+  }
   if (FLAGS_records_per_lease < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("--records_per_lease must be >= 1, got ", FLAGS_records_per_lease));
@@ -95,6 +123,15 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
   return options;
 }
 
+pstrain::coordinator::JobLimits LimitsFromFlags() {
+  pstrain::coordinator::JobLimits limits;
+  limits.max_variables = FLAGS_max_variables_per_job;
+  limits.max_dense_bytes = FLAGS_max_dense_mb_per_job << 20;
+  limits.max_embedding_bytes = FLAGS_max_embedding_mb_per_job << 20;
+  limits.default_table_bytes_per_shard = FLAGS_default_table_mb_per_shard << 20;
+  return limits;
+}
+
 // The coordinator's core and its two services, with what they run on.
 class CoordinatorComponents : public pstrain::DaemonComponents {
  public:
@@ -103,6 +140,11 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
     absl::StatusOr<pstrain::coordinator::CoordinatorOptions> options = OptionsFromFlags(cluster);
     if (!options.ok()) return options.status();
     std::unique_ptr<CoordinatorComponents> components(new CoordinatorComponents(daemon));
+    components->admission_ = std::make_unique<pstrain::coordinator::JobAdmission>(
+        components->planner_, LimitsFromFlags(), options->runner.num_ps);
+    options->queue.admit = [admission = components->admission_.get()](pstrain::JobSpec& spec) {
+      return admission->Admit(spec);
+    };
     pstrain::Clock& clock = components->clock_;
     absl::StatusOr<std::unique_ptr<pstrain::coordinator::Coordinator>> coordinator =
         pstrain::coordinator::Coordinator::Create(
@@ -139,6 +181,7 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
   pstrain::RealClock clock_;
   pstrain::PosixEnv env_;
   pstrain::coordinator::ModelJobPlanner planner_;
+  std::unique_ptr<pstrain::coordinator::JobAdmission> admission_;
   pstrain::coordinator::CoordinatorMetrics metrics_;
   std::unique_ptr<pstrain::coordinator::Coordinator> coordinator_;
   std::unique_ptr<pstrain::coordinator::ClusterServiceImpl> cluster_service_;

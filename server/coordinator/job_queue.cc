@@ -59,17 +59,28 @@ absl::StatusOr<std::unique_ptr<JobQueue>> JobQueue::Create(Clock& clock, JobQueu
 
 JobQueue::JobQueue(Clock& clock, JobQueueOptions options) : clock_(clock), options_(options) {}
 
+absl::Status JobQueue::CheckRoom() const {
+  if (static_cast<int>(queued_.size()) < options_.max_queued_jobs) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the queue is full: ", queued_.size(), " jobs are waiting, the most the coordinator allows ",
+      "(--max_queued_jobs); submit again once one has started, or stop one"));
+}
+
 absl::StatusOr<JobStatus> JobQueue::Submit(JobSpec spec) {
   absl::StatusOr<JobSpec> prepared = PrepareJobSpec(std::move(spec));
   if (!prepared.ok()) return prepared.status();
+  if (options_.admit) {
+    // A full queue refuses first: admission may read the job's data.
+    {
+      absl::MutexLock lock(&mu_);
+      if (absl::Status room = CheckRoom(); !room.ok()) return room;
+    }
+    if (absl::Status admitted = options_.admit(*prepared); !admitted.ok()) return admitted;
+  }
   const int64_t now_ms = absl::ToUnixMillis(clock_.Now());
 
   absl::MutexLock lock(&mu_);
-  if (static_cast<int>(queued_.size()) >= options_.max_queued_jobs) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the queue is full: ", queued_.size(),
-                     " jobs are waiting; stop some or wait for them to run"));
-  }
+  if (absl::Status room = CheckRoom(); !room.ok()) return room;
   const int64_t number = ++last_number_;
   JobStatus& job = jobs_[number];
   job.set_job_id(absl::StrCat(prepared->name(), "-", number));

@@ -30,6 +30,10 @@ struct JobQueueOptions {
   // Ended jobs kept in the history that List and Get answer from. Default
   // 1000; beyond it the oldest ended jobs are forgotten.
   int max_ended_jobs = 1000;
+  // Runs on each submitted spec once its defaults are filled, before it is
+  // queued: it may fill in more of the spec, and an error refuses the job
+  // with that error, queueing nothing (see job_limits.h). Default: none.
+  std::function<absl::Status(JobSpec&)> admit;
 };
 
 // "SUCCEEDED" for JOB_STATE_SUCCEEDED: a state as people read it.
@@ -67,7 +71,9 @@ class JobQueue {
   // (unique for the coordinator's lifetime) and the filled spec.
   // InvalidArgument: the spec is invalid; the message names every field at
   //   fault.
-  // ResourceExhausted: max_queued_jobs jobs are already queued.
+  // ResourceExhausted: max_queued_jobs jobs are already queued; the
+  //   message names the limit and --max_queued_jobs.
+  // Any error of options.admit.
   absl::StatusOr<JobStatus> Submit(JobSpec spec);
 
   // Moves the oldest queued job to RUNNING and returns it.
@@ -154,6 +160,8 @@ class JobQueue {
  private:
   JobQueue(Clock& clock, JobQueueOptions options);
 
+  // ResourceExhausted when max_queued_jobs jobs are queued.
+  absl::Status CheckRoom() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Finds a job by id; nullptr if unknown.
   JobStatus* Find(absl::string_view job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<JobStatus*> FindOrNotFound(absl::string_view job_id)

@@ -442,6 +442,58 @@ TEST(JobStateNameTest, DropsThePrefix) {
   EXPECT_EQ(JobStateName(JOB_STATE_FINISHING), "FINISHING");
 }
 
+TEST_F(JobQueueTest, AFullQueueNamesItsLimitAndTheFlag) {
+  JobQueueOptions options;
+  options.max_queued_jobs = 1;
+  queue_ = MakeQueue(options);
+  SubmitJob("a");
+  const absl::Status status = queue_->Submit(Spec("b")).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(), HasSubstr("1 jobs are waiting"));
+  EXPECT_THAT(status.message(), HasSubstr("(--max_queued_jobs)"));
+}
+
+TEST_F(JobQueueTest, AdmissionSeesTheFilledSpecAndMayAddToIt) {
+  JobQueueOptions options;
+  options.admit = [](JobSpec& spec) {
+    EXPECT_EQ(spec.checkpoint().model_dir(), "/tmp/pstrain/mlp");
+    spec.mutable_model()->mutable_mlp()->set_dropout(0.25f);
+    return absl::OkStatus();
+  };
+  queue_ = MakeQueue(options);
+  absl::StatusOr<JobStatus> job = queue_->Submit(Spec("a"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_FLOAT_EQ(queue_->Get(job->job_id())->spec().model().mlp().dropout(), 0.25f);
+}
+
+TEST_F(JobQueueTest, ARefusedAdmissionQueuesNothingAndUsesNoId) {
+  JobQueueOptions options;
+  options.admit = [](JobSpec& spec) {
+    if (spec.name() == "big") return absl::InvalidArgumentError("the job needs too much");
+    return absl::OkStatus();
+  };
+  queue_ = MakeQueue(options);
+  EXPECT_EQ(queue_->Submit(Spec("big")).status(),
+            absl::InvalidArgumentError("the job needs too much"));
+  EXPECT_EQ(queue_->queued_count(), 0);
+  EXPECT_THAT(*queue_->List({}, 0), IsEmpty());
+  EXPECT_EQ(SubmitJob("small"), "small-1");
+}
+
+TEST_F(JobQueueTest, AFullQueueRefusesBeforeAdmissionRuns) {
+  JobQueueOptions options;
+  options.max_queued_jobs = 1;
+  int admissions = 0;
+  options.admit = [&admissions](JobSpec&) {
+    ++admissions;
+    return absl::OkStatus();
+  };
+  queue_ = MakeQueue(options);
+  SubmitJob("a");
+  EXPECT_EQ(queue_->Submit(Spec("b")).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(admissions, 1);
+}
+
 }  // namespace
 }  // namespace coordinator
 }  // namespace pstrain
