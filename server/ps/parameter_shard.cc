@@ -12,6 +12,7 @@
 #include "common/optimizer/initializer.h"
 #include "common/placement/row_placement.h"
 #include "common/status/status_macros.h"
+#include "server/ps/shard_memory_plan.h"
 
 namespace pstrain {
 namespace {
@@ -36,10 +37,13 @@ absl::Status ValidateName(absl::string_view field, absl::string_view name, bool 
 }
 
 // Builds the variable for `spec` (validated here), naming `field` in errors.
+// A dynamic table without a budget of its own gets `granted_budget` (0:
+// none; see ShardMemoryPlan::table_budgets).
 absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& spec,
                                                             const std::string& field,
                                                             uint64_t job_seed,
-                                                            const Optimizer& optimizer) {
+                                                            const Optimizer& optimizer,
+                                                            int64_t granted_budget) {
   RETURN_IF_ERROR(ValidateName(field + ".name", spec.name(), true));
   if (spec.dtype() != DATA_TYPE_FLOAT32) {
     return absl::InvalidArgumentError(
@@ -100,7 +104,7 @@ absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& 
       options.dim = shape[1];
       options.vocabulary_size = shape[0];
       options.admit_after = std::max(1, e.admit_after());
-      options.max_bytes = e.max_bytes_per_shard();
+      options.max_bytes = e.max_bytes_per_shard() > 0 ? e.max_bytes_per_shard() : granted_budget;
       const int64_t row_bytes = options.dim * (1 + optimizer.num_slots()) * 4;
       if (options.max_bytes > 0 && options.max_bytes < row_bytes) {
         return absl::InvalidArgumentError(
@@ -205,30 +209,21 @@ absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, Optimizer::Create(request.optimizer()));
   ASSIGN_OR_RETURN(LearningRate lr, LearningRate::Create(request.optimizer()));
+  // Before anything is allocated: a request over the limit creates nothing.
+  ASSIGN_OR_RETURN(const ShardMemoryPlan memory,
+                   PlanShardMemory(request, optimizer->num_slots(), options.max_variable_bytes));
 
   std::unique_ptr<ParameterShard> shard(
       new ParameterShard(request, options, clock, metrics, std::move(optimizer), lr));
-  int64_t bytes = 0;
   for (int i = 0; i < request.variables_size(); ++i) {
     const VariableSpec& spec = request.variables(i);
     if (shard->by_name_.contains(spec.name())) {
       return absl::InvalidArgumentError(
           absl::StrCat("variables[", i, "].name \"", spec.name(), "\" appears twice"));
     }
-    // Refuse an oversized dense variable before allocating it.
-    if (spec.kind() == VARIABLE_KIND_DENSE && options.max_variable_bytes > 0) {
-      double n = 1;
-      for (int64_t d : spec.shape().dims()) n *= static_cast<double>(d);
-      bytes += static_cast<int64_t>(std::min(n * 4 * (1 + shard->optimizer_->num_slots()), 1e18));
-      if (bytes > options.max_variable_bytes) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "the variables need more than this shard's limit of ", options.max_variable_bytes,
-            " bytes (at variables[", i, "] \"", spec.name(), "\")"));
-      }
-    }
-    ASSIGN_OR_RETURN(
-        std::unique_ptr<ShardVariable> v,
-        MakeVariable(spec, absl::StrCat("variables[", i, "]"), t.seed(), *shard->optimizer_));
+    ASSIGN_OR_RETURN(std::unique_ptr<ShardVariable> v,
+                     MakeVariable(spec, absl::StrCat("variables[", i, "]"), t.seed(),
+                                  *shard->optimizer_, memory.table_budgets[i]));
     shard->by_name_[spec.name()] = i;
     shard->variables_.push_back(std::move(v));
   }

@@ -31,7 +31,10 @@ struct ShardOptions {
   // Outcomes remembered per worker for exactly-once pushes (PushDedup).
   // Default 1024: far more than a worker has in flight.
   int dedup_window = 1024;
-  // Bytes of values and slots one job may hold on this shard. 0: no limit.
+  // Bytes of values and slots one job may hold on this shard
+  // (--max_variable_mb), counted before anything is allocated (see
+  // shard_memory_plan.h); dynamic tables without a budget share what the
+  // rest leaves. 0: no limit.
   int64_t max_variable_bytes = 0;
 };
 
@@ -97,7 +100,8 @@ struct ShardCounters {
 class ParameterShard {
  public:
   // InvalidArgument naming the field for anything the request gets wrong;
-  // ResourceExhausted when the variables exceed max_variable_bytes.
+  // ResourceExhausted, naming both figures and --max_variable_mb, when the
+  // variables exceed max_variable_bytes. On any error nothing is created.
   static absl::StatusOr<std::unique_ptr<ParameterShard>> Create(
       const CreateVariablesRequest& request, const ShardOptions& options, Clock& clock,
       ShardMetrics& metrics);

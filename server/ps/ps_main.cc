@@ -1,10 +1,16 @@
 // pstrain-ps: one parameter-server shard of a pstrain cluster.
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "common/cluster/membership_session.h"
 #include "common/daemon/daemon_main.h"
 #include "gflags/gflags.h"
+#include "glog/logging.h"
 #include "server/ps/allocator_tuning.h"
 #include "common/clock/clock.h"
 #include "server/ps/parameter_server_service.h"
@@ -13,6 +19,13 @@
 DEFINE_string(checkpoint_root, "/tmp/pstrain",
               "Folder under which every checkpoint this shard writes or restores must lie "
               "(each job's model_dir goes below it); paths outside are refused.");
+
+DEFINE_int64(max_variable_mb, 0,
+             "MiB of variables (values and optimizer slots) one job may hold on this shard. "
+             "A CreateVariables beyond it is refused with RESOURCE_EXHAUSTED naming this flag, "
+             "and creates nothing; dynamic embedding tables without a budget share what the "
+             "rest leaves. 0: three quarters of the machine's physical memory (under "
+             "Kubernetes, set it below the pod's memory limit).");
 
 namespace {
 
@@ -33,8 +46,10 @@ constexpr char kUsage[] =
 // and the gRPC service over it.
 class ParameterServerComponents : public pstrain::DaemonComponents {
  public:
-  explicit ParameterServerComponents(prometheus::Registry& registry)
-      : store_(Options(), clock_, registry), service_(store_) {}
+  ParameterServerComponents(prometheus::Registry& registry, int64_t max_variable_bytes,
+                            int max_message_bytes)
+      : store_(Options(max_variable_bytes), clock_, registry),
+        service_(store_, ServiceOptions(max_message_bytes)) {}
 
   std::vector<grpc::Service*> services() override { return {&service_}; }
 
@@ -73,9 +88,20 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
     beat->set_step(job->version());
   }
 
-  static pstrain::ShardStoreOptions Options() {
+  static pstrain::ShardStoreOptions Options(int64_t max_variable_bytes) {
     pstrain::ShardStoreOptions options;
     options.checkpoint_root = FLAGS_checkpoint_root;
+    options.shard.max_variable_bytes = max_variable_bytes;
+    return options;
+  }
+
+  // Pull answers fit the message limit (--max_message_mb): chunks of at
+  // most a quarter of it (rows carry their ids besides their values), and
+  // unary pulls within it.
+  static pstrain::ParameterServerServiceOptions ServiceOptions(int max_message_bytes) {
+    pstrain::ParameterServerServiceOptions options;
+    options.chunk_bytes = std::min<int64_t>(options.chunk_bytes, max_message_bytes / 4);
+    options.max_unary_pull_bytes = max_message_bytes - max_message_bytes / 16;
     return options;
   }
 
@@ -97,6 +123,19 @@ int main(int argc, char** argv) {
           return absl::InvalidArgumentError("--checkpoint_root must be an absolute folder, got '" +
                                             FLAGS_checkpoint_root + "'");
         }
-        return std::make_unique<ParameterServerComponents>(*daemon.registry());
+        int64_t max_variable_bytes = FLAGS_max_variable_mb << 20;
+        if (FLAGS_max_variable_mb < 0 || FLAGS_max_variable_mb > (int64_t{1} << 40)) {
+          return absl::InvalidArgumentError("--max_variable_mb must be in [0, 2^40], got " +
+                                            std::to_string(FLAGS_max_variable_mb));
+        }
+        if (FLAGS_max_variable_mb == 0) {
+          const int64_t physical =
+              int64_t{sysconf(_SC_PHYS_PAGES)} * int64_t{sysconf(_SC_PAGE_SIZE)};
+          max_variable_bytes = physical / 4 * 3;
+        }
+        LOG(INFO) << "a job may hold up to " << (max_variable_bytes >> 20)
+                  << " MiB of variables on this shard (--max_variable_mb)";
+        return std::make_unique<ParameterServerComponents>(
+            *daemon.registry(), max_variable_bytes, daemon.options().grpc.max_message_bytes);
       });
 }

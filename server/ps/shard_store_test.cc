@@ -63,6 +63,27 @@ TEST_F(ShardStoreTest, OneJobAtATime) {
   EXPECT_TRUE(store.CreateVariables(Job("b")).ok());
 }
 
+TEST_F(ShardStoreTest, ARequestOverTheByteLimitCreatesNothing) {
+  ShardStoreOptions options;
+  options.shard.max_variable_bytes = 1000;  // 250 floats, no slots (SGD)
+  store_ = std::make_unique<ShardStore>(options, clock_, registry_);
+  CreateVariablesRequest big = Job("a");
+  VariableSpec* v = big.add_variables();
+  *v = big.variables(0);
+  v->set_name("big");
+  v->mutable_shape()->set_dims(0, 300);
+  const absl::Status refused = store_->CreateVariables(big).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.message(), HasSubstr("(--max_variable_mb)"));
+  // Not even the small variable before the big one is there: the job is
+  // unknown, and the same job with variables that fit is set up afresh.
+  EXPECT_EQ(store_->current_job(), nullptr);
+  EXPECT_EQ(store_->GetJob("a").status().code(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<CreateVariablesResponse> fits = store_->CreateVariables(Job("a"));
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ(fits->variable_bytes(), 16);
+}
+
 TEST_F(ShardStoreTest, CheckpointPathsStayUnderTheRoot) {
   ShardStore& store = Store(::testing::TempDir() + "root/");
   ASSERT_TRUE(store.CreateVariables(Job("a")).ok());
