@@ -11,6 +11,8 @@ ExitCode ExitCodeForStatus(const absl::Status& status) {
       return kExitUsage;
     case absl::StatusCode::kUnavailable:
       return kExitUnreachable;
+    case absl::StatusCode::kResourceExhausted:
+      return kExitBusy;
     default:
       return kExitJobFailed;
   }

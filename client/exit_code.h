@@ -18,11 +18,16 @@ enum ExitCode : int {
   kExitUsage = 2,
   // The coordinator cannot be reached.
   kExitUnreachable = 3,
+  // The coordinator is out of room for now (its queue is full): the same
+  // command may succeed later, unlike an invalid spec.
+  kExitBusy = 4,
 };
 
 // The exit code for an error of a command: InvalidArgument and NotFound are
-// the caller's mistake (kExitUsage), Unavailable is kExitUnreachable,
-// anything else kExitJobFailed. OK is kExitSuccess.
+// the caller's mistake (kExitUsage; a job over the cluster's per-job limits
+// is InvalidArgument), Unavailable is kExitUnreachable, ResourceExhausted
+// (a full queue) is kExitBusy, anything else kExitJobFailed. OK is
+// kExitSuccess.
 ExitCode ExitCodeForStatus(const absl::Status& status);
 
 // kExitJobFailed for a job that ended FAILED or STOPPED, else kExitSuccess

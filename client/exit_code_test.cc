@@ -10,6 +10,7 @@ TEST(ExitCodeTest, StatusesMapToWhatTheCallerShouldDo) {
   EXPECT_EQ(ExitCodeForStatus(absl::InvalidArgumentError("optimizer.learning_rate")), 2);
   EXPECT_EQ(ExitCodeForStatus(absl::NotFoundError("no job x")), 2);
   EXPECT_EQ(ExitCodeForStatus(absl::UnavailableError("cannot reach")), 3);
+  EXPECT_EQ(ExitCodeForStatus(absl::ResourceExhaustedError("the queue is full")), 4);
   EXPECT_EQ(ExitCodeForStatus(absl::FailedPreconditionError("a job runs")), 1);
   EXPECT_EQ(ExitCodeForStatus(absl::DeadlineExceededError("took too long")), 1);
 }

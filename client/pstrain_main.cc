@@ -24,7 +24,8 @@ constexpr char kOverview[] =
     "Commands that talk to a running cluster find its coordinator with --coordinator,\n"
     "else $PSTRAIN_COORDINATOR, else localhost:7070 (where `pstrain local` puts it).\n"
     "Exit codes: 0 success; 1 the job failed or was stopped; 2 bad usage, an invalid\n"
-    "job spec or an unknown job id; 3 the coordinator cannot be reached.";
+    "job spec (or one over the cluster's per-job limits) or an unknown job id; 3 the\n"
+    "coordinator cannot be reached; 4 the coordinator's queue is full (try again later).";
 
 }  // namespace
 
