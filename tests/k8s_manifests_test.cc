@@ -3,13 +3,16 @@
 // and prod overlays and the TFJob. Rendered with the kubectl on PATH; no
 // cluster and no container engine are needed.
 //
-// What must hold: every container has gRPC probes on its serving port,
-// requests and limits, a non-root read-only securityContext, a termination
-// grace longer than its own shutdown grace; every flag it is given is one
-// its binary accepts (from the binary's own --helpfull); names, ports,
-// selectors and Services agree; the cluster's shape (ps and worker counts)
-// is the same everywhere it is written; the example job specs are valid; and
-// the image installs a package for every shared library the binaries load.
+// What must hold: every container has gRPC probes on a port that answers
+// them in plaintext (its health port, never a TLS port), requests and
+// limits, a non-root read-only securityContext, a termination grace longer
+// than its own shutdown grace; every flag it is given is one its binary
+// accepts (from the binary's own --helpfull); names, ports, selectors and
+// Services agree; the cluster's shape (ps and worker counts) is the same
+// everywhere it is written; the prod overlay runs every channel under
+// mutual TLS with both tokens, from mounted Secrets; the example job specs
+// are valid; and the image installs a package for every shared library the
+// binaries load.
 
 #include <algorithm>
 #include <fstream>
@@ -229,18 +232,27 @@ TEST_P(RenderedManifestsTest, EveryFlagIsOneTheBinaryAccepts) {
   }
 }
 
-TEST_P(RenderedManifestsTest, EveryContainerHasGrpcProbesOnItsServingPort) {
+// The port of a host:port flag, which must listen on every interface for the
+// kubelet to reach it; 0 when the flag is not given.
+int ListenedPort(const ResolvedContainer& c, absl::string_view flag) {
+  const std::string listen = FlagValue(c.args, flag);
+  if (listen.empty()) return 0;
+  absl::StatusOr<HostPort> parsed = ParseHostPort(listen);
+  EXPECT_TRUE(parsed.ok()) << c.where() << ": --" << flag << ": " << parsed.status();
+  if (!parsed.ok()) return 0;
+  EXPECT_EQ(parsed->host, "0.0.0.0") << c.where() << ": --" << flag << ": probes come from the node";
+  return parsed->port;
+}
+
+// The kubelet's gRPC probes speak plaintext: they must reach a port that
+// answers them in plaintext, the health port (--health_listen) when there is
+// one, never a port that serves TLS.
+TEST_P(RenderedManifestsTest, EveryContainerHasGrpcProbesOnAPlaintextHealthPort) {
   for (const ResolvedContainer& c : containers_) {
-    // The port the daemon serves gRPC (and so the health service) on:
-    // --listen's, else TF_CONFIG's entry for it (the TFJob's tfjob-port).
-    std::string listen = FlagValue(c.args, "listen");
-    int serving_port = 0;
-    if (!listen.empty()) {
-      absl::StatusOr<HostPort> parsed = ParseHostPort(listen);
-      ASSERT_TRUE(parsed.ok()) << c.where() << ": " << parsed.status();
-      EXPECT_EQ(parsed->host, "0.0.0.0") << c.where() << ": probes come from the node";
-      serving_port = parsed->port;
-    } else {
+    // The port the daemon serves gRPC on: --listen's, else TF_CONFIG's entry
+    // for it (the TFJob's tfjob-port).
+    int serving_port = ListenedPort(c, "listen");
+    if (serving_port == 0) {
       ASSERT_FALSE(c.pod->replica_type.empty())
           << c.where() << ": no --listen: it would serve on loopback, out of the probes' reach";
       Value name;
@@ -248,10 +260,21 @@ TEST_P(RenderedManifestsTest, EveryContainerHasGrpcProbesOnItsServingPort) {
       serving_port = ContainerPort(*c.container, name);
     }
     ASSERT_GT(serving_port, 0) << c.where();
+    const int health_port = ListenedPort(c, "health_listen");
+    const bool serves_tls = !FlagValue(c.args, "tls_cert").empty();
+    if (serves_tls) {
+      ASSERT_GT(health_port, 0) << c.where() << ": serves TLS and has no plaintext health port";
+    }
+    EXPECT_NE(health_port, serving_port) << c.where();
+    const int probed_port = health_port > 0 ? health_port : serving_port;
     for (const char* probe : {"readinessProbe", "livenessProbe"}) {
       const Value* grpc = Find(*c.container, absl::StrCat(probe, ".grpc"));
       ASSERT_NE(grpc, nullptr) << c.where() << ": no gRPC " << probe;
-      EXPECT_EQ(NumberAt(*grpc, "port"), serving_port) << c.where() << " " << probe;
+      EXPECT_EQ(NumberAt(*grpc, "port"), probed_port) << c.where() << " " << probe;
+      if (serves_tls) {
+        EXPECT_NE(NumberAt(*grpc, "port"), serving_port)
+            << c.where() << " " << probe << " targets the TLS port, which kubelet cannot probe";
+      }
       EXPECT_EQ(StringAt(*grpc, "service"), "") << c.where() << ": the whole server's health";
     }
     EXPECT_GT(ContainerPort(*c.container, *Find(*c.container, "livenessProbe.grpc.port")), 0)
@@ -576,7 +599,7 @@ INSTANTIATE_TEST_SUITE_P(Renderings, RenderedManifestsTest,
                          });
 
 // What differs between the overlays is what each is for.
-TEST(OverlaysTest, DevIsSmallAndProdIsSpreadAndCarriesTls) {
+TEST(OverlaysTest, DevIsSmallAndProdIsSpread) {
   absl::StatusOr<std::vector<Value>> dev = RenderManifests("overlays/dev");
   absl::StatusOr<std::vector<Value>> prod = RenderManifests("overlays/prod");
   ASSERT_TRUE(dev.ok()) << dev.status();
@@ -592,14 +615,6 @@ TEST(OverlaysTest, DevIsSmallAndProdIsSpreadAndCarriesTls) {
       "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
   ASSERT_EQ(anti.size(), 1u) << "one parameter server per node";
   EXPECT_EQ(StringAt(*anti[0], "topologyKey"), "kubernetes.io/hostname");
-  for (const Pod& pod : ExpandPods(*prod)) {
-    bool tls = false;
-    for (const Value* mount : ListAt(*ListAt(*pod.spec, "containers")[0], "volumeMounts")) {
-      tls = tls ||
-            (StringAt(*mount, "mountPath") == "/etc/pstrain/tls" && BoolAt(*mount, "readOnly"));
-    }
-    EXPECT_TRUE(tls) << pod.name << ": the TLS Secret is not mounted read-only";
-  }
   for (const std::vector<Value>* objects : {&*dev, &*prod}) {
     const Value* claim = FindObject(*objects, "PersistentVolumeClaim", "pstrain-model-dir");
     ASSERT_NE(claim, nullptr);
@@ -610,6 +625,60 @@ TEST(OverlaysTest, DevIsSmallAndProdIsSpreadAndCarriesTls) {
                 ->string_value(),
             "ReadWriteMany")
       << "pods on several nodes share model_dir";
+}
+
+// The Secret key behind the file `path` of a container: `path` must lie in
+// a read-only mount of a Secret volume that lists the key among its items
+// (so the file is there whatever else the Secret holds). "" with a test
+// failure otherwise.
+std::string SecretKeyOfFile(const ResolvedContainer& c, const std::string& path) {
+  for (const Value* mount : ListAt(*c.container, "volumeMounts")) {
+    absl::string_view file = path;
+    if (!absl::ConsumePrefix(&file, StringAt(*mount, "mountPath") + "/")) continue;
+    EXPECT_TRUE(BoolAt(*mount, "readOnly")) << c.where() << ": " << path << " is writable";
+    for (const Value* volume : ListAt(*c.pod->spec, "volumes")) {
+      if (StringAt(*volume, "name") != StringAt(*mount, "name")) continue;
+      const Value* secret = Find(*volume, "secret");
+      EXPECT_NE(secret, nullptr) << c.where() << ": " << path << " is not from a Secret";
+      if (secret == nullptr) return "";
+      for (const Value* item : ListAt(*secret, "items")) {
+        if (StringAt(*item, "path") == file) return StringAt(*item, "key");
+      }
+      ADD_FAILURE() << c.where() << ": Secret " << StringAt(*secret, "secretName")
+                    << " mounted at " << StringAt(*mount, "mountPath") << " lists no item "
+                    << file;
+      return "";
+    }
+  }
+  ADD_FAILURE() << c.where() << ": " << path << " is in no mounted volume";
+  return "";
+}
+
+// Production runs every gRPC channel under mutual TLS with both tokens,
+// every file from a mounted Secret whose keys deploy/README.md tells how to
+// create; the probes use the plaintext health port (checked for every
+// rendering above).
+TEST(OverlaysTest, ProdRunsEveryChannelUnderMutualTlsWithBothTokens) {
+  absl::StatusOr<std::vector<Value>> prod = RenderManifests("overlays/prod");
+  ASSERT_TRUE(prod.ok()) << prod.status();
+  const std::vector<Pod> pods = ExpandPods(*prod);
+  const std::vector<ResolvedContainer> containers = ResolveContainers(pods, *prod);
+  ASSERT_FALSE(containers.empty());
+  const std::string readme = ReadFile(k8s_testing::RunfilesPath("deploy/README.md"));
+  for (const ResolvedContainer& c : containers) {
+    EXPECT_EQ(FlagValue(c.args, "tls_client_auth"), "require") << c.where();
+    for (const char* flag :
+         {"tls_cert", "tls_key", "tls_ca", "client_token_file", "cluster_token_file"}) {
+      const std::string path = FlagValue(c.args, flag);
+      ASSERT_FALSE(path.empty()) << c.where() << ": no --" << flag;
+      const std::string key = SecretKeyOfFile(c, path);
+      EXPECT_THAT(readme, HasSubstr(key))
+          << c.where() << ": deploy/README.md does not say what goes in the Secret key " << key;
+    }
+    EXPECT_NE(FlagValue(c.args, "tls_cert"), FlagValue(c.args, "tls_ca")) << c.where();
+    EXPECT_NE(FlagValue(c.args, "client_token_file"), FlagValue(c.args, "cluster_token_file"))
+        << c.where() << ": one token for clients and members would let any client act as one";
+  }
 }
 
 TEST(TfJobTest, ReplicasAreTheFourRolesAsTheOperatorExpectsThem) {

@@ -1,5 +1,6 @@
-// The manifests really run: every pod of the rendered dev overlay, and of
-// the TFJob with the TF_CONFIG the training operator would inject, started
+// The manifests really run: every pod of the rendered dev overlay, of the
+// prod overlay under mutual TLS (its Secrets made with a throw-away CA), and
+// of the TFJob with the TF_CONFIG the training operator would inject, started
 // as a local process with the container's command, arguments and
 // environment, its ConfigMaps and volumes in a temporary folder. Service
 // names and the pods' fixed ports become free loopback ports through
@@ -104,12 +105,19 @@ struct LocalPod {
   std::string log;
 };
 
+// What the operator of a cluster creates by hand: Secret name -> key ->
+// contents.
+using Secrets = std::map<std::string, std::map<std::string, std::string>>;
+
 class ManifestCluster {
  public:
-  // Lays out volumes, ports and aliases for every pod of `objects`; starts
-  // nothing yet.
-  ManifestCluster(std::vector<Value> objects, const std::string& root)
-      : objects_(std::move(objects)), pods_(ExpandPods(objects_)), root_(root) {
+  // Lays out volumes, ports and aliases for every pod of `objects`, Secret
+  // volumes from `secrets`; starts nothing yet.
+  ManifestCluster(std::vector<Value> objects, const std::string& root, Secrets secrets = {})
+      : objects_(std::move(objects)),
+        pods_(ExpandPods(objects_)),
+        root_(root),
+        secrets_(std::move(secrets)) {
     std::filesystem::create_directories(root_);
     std::set<int> taken;
     for (const Pod& pod : pods_) {
@@ -185,10 +193,30 @@ class ManifestCluster {
     }
   }
 
-  // Where `pstrain` reaches the coordinator: its probe port, what
-  // `kubectl port-forward` would forward.
+  // Where `pstrain` reaches the coordinator: its gRPC port (named grpc, or
+  // tfjob-port in a TFJob), what `kubectl port-forward` would forward.
   std::string CoordinatorAddress() const {
-    return absl::StrCat("127.0.0.1:", ProbePort(Role("pstrain-coordinator")));
+    const LocalPod& coordinator = Role("pstrain-coordinator");
+    for (const char* name : {"grpc", "tfjob-port"}) {
+      Value ref;
+      ref.set_string_value(name);
+      if (const int port = NamedPort(*coordinator.container, ref); port > 0) {
+        return absl::StrCat("127.0.0.1:", coordinator.ports.at(port));
+      }
+    }
+    ADD_FAILURE() << coordinator.pod->name << " has no port named grpc or tfjob-port";
+    return "";
+  }
+  // The loopback ports of every pod's port named `name`.
+  std::vector<std::pair<std::string, int>> PortsNamed(const std::string& name) const {
+    Value ref;
+    ref.set_string_value(name);
+    std::vector<std::pair<std::string, int>> ports;
+    for (const LocalPod& local : local_) {
+      const int port = NamedPort(*local.container, ref);
+      if (port > 0) ports.push_back({local.pod->name, local.ports.at(port)});
+    }
+    return ports;
   }
   // The coordinator pod's copy of a mounted path.
   std::string CoordinatorPath(const std::string& path) const {
@@ -243,8 +271,8 @@ class ManifestCluster {
   }
 
   // Each volume of the pod as a local folder: a claim is shared by every
-  // pod that mounts it, a ConfigMap's keys become files, an emptyDir is the
-  // pod's own.
+  // pod that mounts it, a ConfigMap's keys become files, so do a Secret's
+  // (its items only, when it lists some), an emptyDir is the pod's own.
   void MountVolumes(LocalPod& local) {
     std::map<std::string, const Value*> volumes;
     for (const Value* volume : ListAt(*local.pod->spec, "volumes")) {
@@ -264,6 +292,25 @@ class ManifestCluster {
         std::filesystem::create_directories(dir);
         for (const auto& [key, text] : Find(*object, "data")->struct_value().fields()) {
           std::ofstream(dir + "/" + key) << text.string_value();
+        }
+      } else if (const Value* secret = Find(volume, "secret")) {
+        dir = root_ + "/" + local.pod->name + "/" + name;
+        auto found = secrets_.find(StringAt(*secret, "secretName"));
+        ASSERT_NE(found, secrets_.end())
+            << local.pod->name << ": Secret " << StringAt(*secret, "secretName");
+        std::map<std::string, std::string> files;  // path in the volume -> key
+        for (const Value* item : ListAt(*secret, "items")) {
+          files[StringAt(*item, "path")] = StringAt(*item, "key");
+        }
+        if (files.empty()) {
+          for (const auto& [key, text] : found->second) files[key] = key;
+        }
+        std::filesystem::create_directories(dir);
+        for (const auto& [path, key] : files) {
+          auto text = found->second.find(key);
+          ASSERT_NE(text, found->second.end())
+              << local.pod->name << ": Secret " << found->first << " has no key " << key;
+          std::ofstream(dir + "/" + path) << text->second;
         }
       } else if (Find(volume, "emptyDir") != nullptr) {
         dir = root_ + "/" + local.pod->name + "/" + name;
@@ -347,6 +394,7 @@ class ManifestCluster {
   const std::vector<Value> objects_;
   const std::vector<Pod> pods_;
   const std::string root_;
+  const Secrets secrets_;
   std::vector<LocalPod> local_;
   std::vector<std::string> service_aliases_;
 };
@@ -381,12 +429,15 @@ google::protobuf::Struct ParseJson(const std::string& json) {
   return parsed;
 }
 
-// Submits the example job with the CLI, follows it to its end, and checks
-// that it succeeded with its checkpoints on the model_dir volume.
-void SubmitExampleJobAndExpectSuccess(ManifestCluster& cluster, const std::string& claims_dir) {
+// Submits the example job with the CLI (given `client_flags` besides the
+// coordinator's address), follows it to its end, and checks that it
+// succeeded with its checkpoints on the model_dir volume.
+void SubmitExampleJobAndExpectSuccess(ManifestCluster& cluster, const std::string& claims_dir,
+                                      const std::string& client_flags = "") {
   absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", "");
   ASSERT_TRUE(pstrain.ok()) << pstrain.status();
-  const std::string coordinator = "--coordinator=" + cluster.CoordinatorAddress();
+  const std::string coordinator =
+      absl::StrCat("--coordinator=", cluster.CoordinatorAddress(), " ", client_flags);
   const std::string spec = cluster.CoordinatorPath(absl::StrCat("/etc/pstrain/jobs/", kJobFile));
 
   absl::StatusOr<std::string> submitted =
@@ -424,6 +475,47 @@ void SubmitExampleJobAndExpectSuccess(ManifestCluster& cluster, const std::strin
                                 << model_dir;
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The Secrets the prod overlay mounts, as deploy/README.md has the operator
+// make them with openssl, from a throw-away CA: one certificate for every
+// daemon (server and client), one for the `pstrain` client (client.crt and
+// client.key under `dir`), and the two tokens (client.token in `dir` too).
+// Besides the README's names, the daemons' certificate names 127.0.0.1: the
+// host aliases make every daemon dial loopback.
+Secrets MakeProdSecrets(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  const std::string commands = absl::StrCat(
+      "cd ", dir, " && ",
+      "printf 'subjectAltName=DNS:pstrain-coordinator,DNS:pstrain-coordinator.pstrain.svc,"
+      "DNS:*.pstrain-ps,DNS:*.pstrain-ps.pstrain.svc,DNS:localhost,IP:127.0.0.1\\n"
+      "extendedKeyUsage=serverAuth,clientAuth\\n' "
+      "> san.cnf && ",
+      "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 "
+      "-subj '/CN=pstrain test CA' 2>&1 && ",
+      "openssl req -newkey rsa:2048 -nodes -keyout tls.key -out tls.csr "
+      "-subj '/CN=pstrain' 2>&1 && ",
+      "openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out tls.crt "
+      "-days 1 -extfile san.cnf 2>&1 && ",
+      "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
+      "-subj '/CN=pstrain client' 2>&1 && ",
+      "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+      "-out client.crt -days 1 2>&1 && ",
+      "printf client-token-3b9d1f > client.token && printf cluster-token-c04e7a > cluster.token");
+  absl::StatusOr<std::string> made = RunShell(commands);
+  EXPECT_TRUE(made.ok()) << made.status();
+  return {{"pstrain-tls",
+           {{"tls.crt", ReadFile(dir + "/tls.crt")},
+            {"tls.key", ReadFile(dir + "/tls.key")},
+            {"ca.crt", ReadFile(dir + "/ca.crt")}}},
+          {"pstrain-tokens",
+           {{"client-token", ReadFile(dir + "/client.token")},
+            {"cluster-token", ReadFile(dir + "/cluster.token")}}}};
+}
+
 TEST(K8sRunTest, DevOverlayTrainsTheExampleJob) {
   absl::StatusOr<std::vector<Value>> objects = RenderManifests("overlays/dev");
   ASSERT_TRUE(objects.ok()) << objects.status();
@@ -446,6 +538,32 @@ TEST(K8sRunTest, TfJobTrainsTheExampleJobFromTfConfig) {
     return OperatorTfConfig(cluster.pods(), self);
   })) << cluster.Logs();
   ASSERT_NO_FATAL_FAILURE(SubmitExampleJobAndExpectSuccess(cluster, root + "/claims"));
+  cluster.StopCleanly();
+}
+
+// The prod overlay as it is: 4 parameter servers, 8 workers, every channel
+// under mutual TLS with both tokens from its Secrets. Probes reach every pod
+// on its plaintext health port; its gRPC port refuses plaintext; the job
+// runs with the client's certificate and token.
+TEST(K8sRunTest, ProdOverlayTrainsTheExampleJobUnderMutualTls) {
+  absl::StatusOr<std::vector<Value>> objects = RenderManifests("overlays/prod");
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  const std::string root = testing::TempDir() + "/prod";
+  const std::string ca_dir = root + "-ca";
+  Secrets secrets = MakeProdSecrets(ca_dir);
+  ASSERT_FALSE(secrets["pstrain-tls"]["tls.crt"].empty()) << "openssl made no certificate";
+  ManifestCluster cluster(*std::move(objects), root, secrets);
+  ASSERT_EQ(cluster.pods().size(), 14u) << "coordinator, 4 ps, 8 workers, evaluator";
+  ASSERT_NO_FATAL_FAILURE(cluster.StartAndWaitReady([](const LocalPod&) { return ""; }))
+      << cluster.Logs();
+  for (const auto& [pod, port] : cluster.PortsNamed("grpc")) {
+    EXPECT_FALSE(CheckHealth(absl::StrCat("127.0.0.1:", port), absl::Seconds(2)).ok())
+        << pod << " answers plaintext on its gRPC port";
+  }
+  ASSERT_NO_FATAL_FAILURE(SubmitExampleJobAndExpectSuccess(
+      cluster, root + "/claims",
+      absl::StrCat("--tls_ca=", ca_dir, "/ca.crt --tls_cert=", ca_dir, "/client.crt --tls_key=",
+                   ca_dir, "/client.key --token_file=", ca_dir, "/client.token")));
   cluster.StopCleanly();
 }
 

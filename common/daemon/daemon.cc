@@ -32,16 +32,22 @@ absl::Status Daemon::Start(const std::vector<grpc::Service*>& services) {
   ASSIGN_OR_RETURN(exposer_, MetricsExposer::Start(options_.metrics_address, registry_));
   ASSIGN_OR_RETURN(server_, GrpcServer::Start(options_.grpc, services));
   LOG(INFO) << "pstrain " << options_.role << " " << options_.cluster.task.index()
-            << " serving gRPC on " << server_->address() << ", metrics on http://"
+            << " serving gRPC on " << server_->address()
+            << (server_->health_address().empty()
+                    ? std::string()
+                    : ", plaintext health on " + server_->health_address())
+            << ", metrics on http://"
             << exposer_->address() << "/metrics"
             << (options_.cluster.coordinator_address.empty()
                     ? std::string()
                     : ", coordinator at " + options_.cluster.coordinator_address);
   if (!options_.ready_file.empty()) {
-    RETURN_IF_ERROR(WriteReadyFile(options_.ready_file, {{"grpc", server_->address()},
-                                                         {"metrics", exposer_->address()},
-                                                         {"pid", absl::StrCat(::getpid())},
-                                                         {"role", options_.role}}));
+    ReadyInfo ready = {{"grpc", server_->address()},
+                       {"metrics", exposer_->address()},
+                       {"pid", absl::StrCat(::getpid())},
+                       {"role", options_.role}};
+    if (!server_->health_address().empty()) ready["health"] = server_->health_address();
+    RETURN_IF_ERROR(WriteReadyFile(options_.ready_file, ready));
   }
   return absl::OkStatus();
 }

@@ -60,13 +60,17 @@ class Daemon {
   // The registry every metric of this process goes into. Valid before Start.
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
-  // Serves `services` (borrowed) and /metrics, then writes the ready file
-  // and logs both addresses. Errors of GrpcServer::Start and
+  // Serves `services` (borrowed), /metrics and the health port if asked,
+  // then writes the ready file (with a `health` key when there is a health
+  // port) and logs the addresses. Errors of GrpcServer::Start and
   // MetricsExposer::Start; Internal if the ready file cannot be written.
   absl::Status Start(const std::vector<grpc::Service*>& services);
 
   // Valid after Start.
   const std::string& grpc_address() const { return server_->address(); }
+  // The plaintext health port's address; empty without one
+  // (options().grpc.health_listen_address empty).
+  const std::string& health_address() const { return server_->health_address(); }
   const std::string& metrics_address() const { return exposer_->address(); }
 
   // Blocks until SIGTERM/SIGINT or RequestShutdown(), runs `before_stop`
@@ -91,7 +95,8 @@ class Daemon {
 };
 
 // The options of a daemon of type `type` from the flags every daemon shares
-// (defined in daemon_flags.cc: --listen, --metrics_listen, --ready_file,
+// (defined in daemon_flags.cc: --listen, --health_listen, --metrics_listen,
+// --ready_file,
 // --shutdown_grace_secs, --max_message_mb, --coordinator_address,
 // --ps_addresses, --task_index, and the TLS and token flags of
 // security_flags.h) and the TF_CONFIG environment variable;

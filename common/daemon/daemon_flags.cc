@@ -21,6 +21,11 @@ DEFINE_string(listen, "",
               "host:port for the gRPC server; port 0 picks a free port (written to the log "
               "and to --ready_file). Default: 0.0.0.0:<port> when TF_CONFIG lists this "
               "task, else 127.0.0.1:0 (loopback only).");
+DEFINE_string(health_listen, "",
+              "host:port for a second, plaintext port serving only the gRPC health service "
+              "(same status as --listen's), for probes that cannot speak TLS such as the "
+              "kubelet's gRPC probes; port 0 picks a free port. Default: none, health is "
+              "served on --listen only.");
 DEFINE_string(coordinator_address, "",
               "host:port of the coordinator (TF_CONFIG's chief). Required for every role but "
               "the coordinator, here or in TF_CONFIG.");
@@ -93,6 +98,13 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
   ApplyHostAliases(aliases, options.cluster);
   options.grpc.listen_address = options.cluster.listen_address;
   options.grpc.max_message_bytes = max_message_bytes;
+  if (!FLAGS_health_listen.empty()) {
+    if (absl::StatusOr<HostPort> parsed = ParseHostPort(FLAGS_health_listen); !parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--health_listen: ", parsed.status().message()));
+    }
+    options.grpc.health_listen_address = aliases.Resolve(FLAGS_health_listen);
+  }
   options.metrics_address = aliases.Resolve(FLAGS_metrics_listen);
   options.ready_file = FLAGS_ready_file;
   options.shutdown_grace = absl::Seconds(FLAGS_shutdown_grace_secs);

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 
 DECLARE_string(listen);
+DECLARE_string(health_listen);
 DECLARE_string(metrics_listen);
 DECLARE_string(coordinator_address);
 DECLARE_string(ps_addresses);
@@ -43,6 +44,20 @@ TEST(DaemonTest, ServesHealthAndMetricsOnPickedPorts) {
   EXPECT_EQ(ready->at("grpc"), daemon.grpc_address());
   EXPECT_EQ(ready->at("metrics"), daemon.metrics_address());
   EXPECT_EQ(ready->at("role"), "test");
+}
+
+TEST(DaemonTest, ServesPlaintextHealthOnItsOwnPortWhenAsked) {
+  const std::string ready_path = testing::TempDir() + "/daemon_health.ready";
+  DaemonOptions options = TestOptions(ready_path);
+  options.grpc.health_listen_address = "127.0.0.1:0";
+  Daemon daemon(options);
+  ASSERT_TRUE(daemon.Start({}).ok());
+
+  ASSERT_NE(daemon.health_address(), "");
+  EXPECT_TRUE(CheckHealth(daemon.health_address(), absl::Seconds(5)).ok());
+  absl::StatusOr<ReadyInfo> ready = WaitForReadyFile(ready_path, absl::Seconds(1));
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_EQ(ready->at("health"), daemon.health_address());
 }
 
 TEST(DaemonTest, RequestedShutdownStopsServing) {
@@ -111,6 +126,25 @@ TEST(DaemonOptionsTest, HostAliasesReplaceListenedAndDialledAddresses) {
             (std::vector<std::string>{"127.0.0.1:41001", "127.0.0.1:41002"}));
   EXPECT_EQ(options->cluster.spec.chief(0), "127.0.0.1:41000");
   EXPECT_EQ(options->cluster.spec.ps(1), "127.0.0.1:41002");
+}
+
+// The kubelet probes a pod's fixed health port; on one machine it is a
+// loopback port like the others.
+TEST(DaemonOptionsTest, HealthListenGoesThroughHostAliases) {
+  gflags::FlagSaver saver;
+  FLAGS_coordinator_address = "pstrain-coordinator:7070";
+  FLAGS_health_listen = "0.0.0.0:7071";
+  ::setenv("PSTRAIN_HOST_ALIASES", "0.0.0.0:7071=127.0.0.1:41005", 1);
+  absl::StatusOr<DaemonOptions> options = DaemonOptionsFromFlags(TASK_TYPE_WORKER);
+  ::unsetenv("PSTRAIN_HOST_ALIASES");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->grpc.health_listen_address, "127.0.0.1:41005");
+
+  FLAGS_health_listen = "7071";
+  options = DaemonOptionsFromFlags(TASK_TYPE_WORKER);
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("--health_listen"), std::string::npos)
+      << options.status();
 }
 
 TEST(DaemonOptionsTest, MalformedHostAliasesAreInvalidArgument) {

@@ -27,18 +27,25 @@ struct GrpcServerOptions {
   // (client_token, cluster_token; see token_guarded_services.h). Default:
   // plaintext, no tokens.
   SecurityOptions security;
+  // host:port of a second, plaintext port that serves the health service
+  // (grpc.health.v1.Health, reporting the same status as the main port, with
+  // no token) and reflection, which lists only those two: none of the
+  // services passed to Start. For probes that cannot speak TLS,
+  // such as the kubelet's gRPC probes, when the main port serves TLS. Port 0
+  // picks a free port. Default empty: none; health is on the main port only.
+  std::string health_listen_address;
 };
 
 // A started gRPC server with the standard health service
-// (grpc.health.v1.Health) answering SERVING for "" and every registered
-// service, and server reflection. Thread-safe.
+// (grpc.health.v1.Health) answering SERVING for "" (the whole server; a
+// service name gets NOT_FOUND), and server reflection. Thread-safe.
 class GrpcServer {
  public:
   // Starts serving `services`, which are borrowed and must outlive the server.
-  // InvalidArgument: listen_address is not host:port, the TLS files are
-  // missing or unreadable, or tokens are set and a service cannot check
-  // them.
-  // Unavailable: the address cannot be bound (in use, not local).
+  // InvalidArgument: listen_address or health_listen_address is not
+  // host:port, the TLS files are missing or unreadable, or tokens are set
+  // and a service cannot check them.
+  // Unavailable: an address cannot be bound (in use, not local).
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
       const GrpcServerOptions& options, const std::vector<grpc::Service*>& services);
 
@@ -51,8 +58,12 @@ class GrpcServer {
   int port() const { return port_; }
   // host:port with the bound port.
   const std::string& address() const { return address_; }
+  // host:port of the plaintext health port with its bound port; empty when
+  // options.health_listen_address was.
+  const std::string& health_address() const { return health_address_; }
 
-  // Health probes see NOT_SERVING while false (draining, not ready).
+  // Health probes, on both ports, see NOT_SERVING while false (draining,
+  // not ready).
   void SetServing(bool serving);
 
   // Reports NOT_SERVING, stops accepting calls, lets calls in flight finish
@@ -62,7 +73,8 @@ class GrpcServer {
  private:
   GrpcServer(std::unique_ptr<TokenAuthenticator> authenticator,
              std::vector<std::unique_ptr<grpc::Service>> guarded_services,
-             std::unique_ptr<grpc::Server> server, int port, std::string address);
+             std::unique_ptr<grpc::Server> server, int port, std::string address,
+             std::unique_ptr<grpc::Server> health_server, std::string health_address);
 
   // Constant after construction. The server goes first on destruction: it
   // borrows the guarded services, which borrow the authenticator.
@@ -71,6 +83,9 @@ class GrpcServer {
   const std::unique_ptr<grpc::Server> server_;
   const int port_;
   const std::string address_;
+  // Null when there is no separate health port.
+  const std::unique_ptr<grpc::Server> health_server_;
+  const std::string health_address_;
 };
 
 }  // namespace pstrain
