@@ -86,6 +86,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   }
 
   std::unique_ptr<LocalCluster> cluster(new LocalCluster());
+  cluster->options_ = options;
   SecurityOptions health;
   health.tls_cert_file = options.tls_cert;
   health.tls_key_file = options.tls_key;
@@ -98,7 +99,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   ASSIGN_OR_RETURN(cluster->client_security_, MakeChannelSecurity(health, client_token));
   for (const Plan& plan : plans) {
     for (int index = 0; index < plan.count; ++index) {
-      absl::Status started = cluster->StartTask(plan.program, plan.role, index, options);
+      absl::Status started = cluster->StartTask(plan.program, plan.role, index);
       if (!started.ok()) {
         cluster->Stop(absl::Seconds(5)).IgnoreError();
         return started;
@@ -121,21 +122,42 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   return cluster;
 }
 
-absl::Status LocalCluster::StartTask(const std::string& program, const std::string& role, int index,
-                                     const LocalClusterOptions& options) {
+absl::Status LocalCluster::StartTask(const std::string& program, const std::string& role,
+                                     int index) {
   LocalTask task;
   task.role = role;
   task.index = index;
-  const std::string stem = absl::StrCat(options.run_dir, "/", role, "-", index);
-  task.log_path = stem + ".log";
-  const std::string ready_path = stem + ".ready";
-  std::remove(ready_path.c_str());
+  task.log_path = absl::StrCat(options_.run_dir, "/", role, "-", index, ".log");
   std::remove(task.log_path.c_str());
+  tasks_.push_back(std::move(task));
+  programs_.push_back(program);
+  processes_.push_back(nullptr);
+  absl::Status launched = LaunchTask(tasks_.size() - 1);
+  if (processes_.back() == nullptr) {  // no process to stop later
+    tasks_.pop_back();
+    programs_.pop_back();
+    processes_.pop_back();
+  }
+  return launched;
+}
+
+absl::Status LocalCluster::LaunchTask(size_t i) {
+  const LocalClusterOptions& options = options_;
+  const LocalTask task = tasks_[i];
+  const std::string& role = task.role;
+  const int index = task.index;
+  const std::string ready_path = absl::StrCat(options.run_dir, "/", role, "-", index, ".ready");
+  std::remove(ready_path.c_str());
 
   ChildProcessOptions child;
-  child.program = program;
-  const std::string listen = role == "coordinator" ? options.coordinator_listen : "127.0.0.1:0";
-  child.args = {absl::StrCat("--listen=", listen), "--metrics_listen=127.0.0.1:0",
+  child.program = programs_[i];
+  // A restarted task takes the addresses it had, where the others look.
+  std::string listen = role == "coordinator" ? options.coordinator_listen : "127.0.0.1:0";
+  if (!task.grpc_address.empty()) listen = task.grpc_address;
+  const std::string metrics_listen =
+      task.metrics_address.empty() ? "127.0.0.1:0" : task.metrics_address;
+  child.args = {absl::StrCat("--listen=", listen),
+                absl::StrCat("--metrics_listen=", metrics_listen),
                 absl::StrCat("--ready_file=", ready_path), absl::StrCat("--task_index=", index)};
   if (role != "coordinator") {
     child.args.push_back(absl::StrCat("--coordinator_address=", coordinator().grpc_address));
@@ -159,10 +181,9 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
   }
   child.log_path = task.log_path;
   ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> process, ChildProcess::Start(child));
-  task.pid = process->pid();
+  tasks_[i].pid = process->pid();
   ChildProcess* raw = process.get();
-  tasks_.push_back(task);
-  processes_.push_back(std::move(process));
+  processes_[i] = std::move(process);
 
   auto describe_failure = [&](const absl::Status& why) {
     return absl::Status(
@@ -176,12 +197,35 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
         return absl::AbortedError(absl::StrCat("it exited with ", exit->ToString()));
       });
   if (!ready.ok()) return describe_failure(ready.status());
-  tasks_.back().grpc_address = (*ready)["grpc"];
-  tasks_.back().metrics_address = (*ready)["metrics"];
+  tasks_[i].grpc_address = (*ready)["grpc"];
+  tasks_[i].metrics_address = (*ready)["metrics"];
   absl::Status health =
-      CheckHealth(tasks_.back().grpc_address, absl::Seconds(10), "", health_security_);
+      CheckHealth(tasks_[i].grpc_address, absl::Seconds(10), "", health_security_);
   if (!health.ok()) return describe_failure(health);
   return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> LocalCluster::FindTask(const std::string& name) const {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].name() == name) return i;
+  }
+  return absl::NotFoundError(absl::StrCat("no task ", name, " in this cluster"));
+}
+
+absl::StatusOr<ExitStatus> LocalCluster::KillTask(const std::string& name, int signal,
+                                                  absl::Duration timeout) {
+  ASSIGN_OR_RETURN(const size_t i, FindTask(name));
+  processes_[i]->Signal(signal);
+  return processes_[i]->Wait(timeout);
+}
+
+absl::Status LocalCluster::RestartTask(const std::string& name) {
+  ASSIGN_OR_RETURN(const size_t i, FindTask(name));
+  if (!processes_[i]->Poll().has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, " (pid ", tasks_[i].pid, ") still runs; kill it first"));
+  }
+  return LaunchTask(i);
 }
 
 LocalCluster::~LocalCluster() { Stop(absl::Seconds(5)).IgnoreError(); }

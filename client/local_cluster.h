@@ -103,17 +103,38 @@ class LocalCluster {
   // exited 0; otherwise lists those that did not and how they ended.
   absl::Status Stop(absl::Duration grace);
 
+  // Sends `signal` to task `name` ("coordinator/0", "ps/1"; SIGKILL is a
+  // crash) and waits up to `timeout` for it to end. Returns how it ended.
+  // NotFound: no such task. DeadlineExceeded: it still runs.
+  absl::StatusOr<ExitStatus> KillTask(const std::string& name, int signal,
+                                      absl::Duration timeout);
+
+  // Starts task `name` again once it has ended, with the same flags and on
+  // the same gRPC and metrics addresses, so the other processes find it
+  // where it was, and waits until it serves. Its log goes on in the same
+  // file.
+  // NotFound: no such task. FailedPrecondition: it still runs. Otherwise
+  // as Start (the address may have been taken meanwhile).
+  absl::Status RestartTask(const std::string& name);
+
  private:
   LocalCluster() = default;
-  absl::Status StartTask(const std::string& program, const std::string& role, int index,
-                         const LocalClusterOptions& options);
+  // Adds a task and starts it.
+  absl::Status StartTask(const std::string& program, const std::string& role, int index);
+  // Starts the process of tasks_[i] (on its addresses once it has them) and
+  // waits until it serves.
+  absl::Status LaunchTask(size_t i);
+  // The index of task `name` in tasks_. NotFound: no such task.
+  absl::StatusOr<size_t> FindTask(const std::string& name) const;
 
   std::string prometheus_targets_path_;
   // TLS of the cluster's own health checks.
   ChannelSecurity health_security_;
   ChannelSecurity client_security_;
+  LocalClusterOptions options_;
   std::vector<LocalTask> tasks_;
   // Parallel to tasks_.
+  std::vector<std::string> programs_;
   std::vector<std::unique_ptr<ChildProcess>> processes_;
 };
 

@@ -1,5 +1,6 @@
 #include "tests/cluster_fixture.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -134,6 +135,15 @@ absl::Status TestCluster::Stop(const std::string& job_id) {
   StopJobResponse response;
   return FromGrpcStatus(
       jobs_->StopJob(ContextWithDeadline(absl::Seconds(30)).get(), request, &response));
+}
+
+absl::Status TestCluster::KillTask(const std::string& name) {
+  absl::StatusOr<ExitStatus> exit = cluster_->KillTask(name, SIGKILL, absl::Seconds(10));
+  return exit.status();
+}
+
+absl::Status TestCluster::RestartTask(const std::string& name) {
+  return cluster_->RestartTask(name);
 }
 
 }  // namespace testing_cluster

@@ -57,6 +57,14 @@ class TestCluster {
   absl::StatusOr<JobStatus> Get(const std::string& job_id);
   absl::Status Stop(const std::string& job_id);
 
+  // Kills task `name` ("coordinator/0", "ps/1", "worker/0") with SIGKILL,
+  // as a crash would, and waits for it to be gone.
+  absl::Status KillTask(const std::string& name);
+  // Starts it again with the same flags on the same addresses, so the
+  // other processes and this fixture's JobService channel find it again;
+  // returns once it serves.
+  absl::Status RestartTask(const std::string& name);
+
  private:
   TestCluster() = default;
 

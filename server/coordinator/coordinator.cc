@@ -1,5 +1,6 @@
 #include "server/coordinator/coordinator.h"
 
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -76,15 +77,25 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   ASSIGN_OR_RETURN(std::unique_ptr<MembershipRegistry> members,
                    MembershipRegistry::Create(clock, options.membership));
   ASSIGN_OR_RETURN(std::unique_ptr<JobQueue> jobs, JobQueue::Create(clock, options.queue));
-  return std::unique_ptr<Coordinator>(
+  std::unique_ptr<JobJournal> journal;
+  JournalContents recorded;
+  if (!options.state_dir.empty()) {
+    ASSIGN_OR_RETURN(journal, JobJournal::Open(env, options.state_dir, options.journal));
+    ASSIGN_OR_RETURN(recorded, journal->Load());
+  }
+  std::unique_ptr<Coordinator> coordinator(
       new Coordinator(clock, env, planner, std::move(shard_clients), metrics, std::move(options),
-                      std::move(members), std::move(jobs), std::move(on_shutdown)));
+                      std::move(members), std::move(jobs), std::move(journal),
+                      std::move(on_shutdown)));
+  coordinator->RecoverJobs(recorded);
+  return coordinator;
 }
 
 Coordinator::Coordinator(Clock& clock, Env& env, JobPlanner& planner,
                          ShardClientFactory shard_clients, CoordinatorMetrics* metrics,
                          CoordinatorOptions options, std::unique_ptr<MembershipRegistry> members,
-                         std::unique_ptr<JobQueue> jobs, std::function<void()> on_shutdown)
+                         std::unique_ptr<JobQueue> jobs, std::unique_ptr<JobJournal> journal,
+                         std::function<void()> on_shutdown)
     : clock_(clock),
       env_(env),
       planner_(planner),
@@ -93,6 +104,7 @@ Coordinator::Coordinator(Clock& clock, Env& env, JobPlanner& planner,
       options_(std::move(options)),
       members_(std::move(members)),
       jobs_(std::move(jobs)),
+      journal_(std::move(journal)),
       on_shutdown_(std::move(on_shutdown)),
       assignments_(clock) {}
 
@@ -136,6 +148,7 @@ std::shared_ptr<JobRunner> Coordinator::running() const {
 void Coordinator::SchedulerLoop() {
   for (;;) {
     std::shared_ptr<JobRunner> runner;
+    JobStatus started;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -164,13 +177,16 @@ void Coordinator::SchedulerLoop() {
       }
       runner = std::make_shared<JobRunner>(*job, options_.runner, std::move(context));
       runner_ = runner;
+      started = *std::move(job);
     }
+    JournalStart(started);
     runner->Run();
     {
       absl::MutexLock lock(&mu_);
       runner_.reset();
       jobs_pending_ = true;  // the next queued job, if any
     }
+    JournalEnd(runner->job_id());
     CloseLog(runner->job_id());
   }
 
@@ -320,6 +336,102 @@ absl::StatusOr<JobSpec> Coordinator::ConfinePaths(JobSpec spec) const {
   return spec;
 }
 
+// ------------------------------------------------------------ journal --
+
+void Coordinator::RecoverJobs(const JournalContents& contents) {
+  if (journal_ == nullptr) return;
+  jobs_->ReserveNumbersThrough(contents.last_job_number);
+  auto was_active = [](const JobStatus& job) {
+    return job.state() == JOB_STATE_RUNNING || job.state() == JOB_STATE_FINISHING;
+  };
+  // The job that was running first: its members and shards wait for it.
+  std::vector<const JobStatus*> order;
+  for (const JobStatus& job : contents.jobs) {
+    if (was_active(job)) order.push_back(&job);
+  }
+  for (const JobStatus& job : contents.jobs) {
+    if (!was_active(job)) order.push_back(&job);
+  }
+  int resumed = 0, queued = 0, ended = 0;
+  for (const JobStatus* job : order) {
+    const std::string& model_dir = job->spec().checkpoint().model_dir();
+    const std::string reason =
+        was_active(*job) ? absl::StrCat("the coordinator restarted while the job was ",
+                                        JobStateName(job->state()),
+                                        "; resuming it from its model_dir ", model_dir)
+                         : "queued again after a coordinator restart";
+    absl::StatusOr<JobStatus> recovered = jobs_->Recover(*job, reason);
+    if (!recovered.ok()) {
+      LOG(ERROR) << "journal: cannot take back job " << job->job_id() << " from "
+                 << journal_->RecordPath(job->job_id()) << ": " << recovered.status();
+      continue;
+    }
+    if (IsEnded(job->state())) {
+      ++ended;
+      continue;
+    }
+    if (was_active(*job)) {
+      ++resumed;
+      LOG(INFO) << "found job " << job->job_id() << " (" << JobStateName(job->state())
+                << " when the coordinator stopped): resuming it from its model_dir " << model_dir;
+    } else {
+      ++queued;
+      LOG(INFO) << "found job " << job->job_id()
+                << " (QUEUED when the coordinator stopped): queued again in its place";
+    }
+    auto log = std::make_shared<JobLog>(options_.job_events);
+    JobEvent event;
+    event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
+    *event.mutable_status() = *std::move(recovered);
+    log->Append(std::move(event));
+    absl::MutexLock lock(&mu_);
+    logs_[job->job_id()] = std::move(log);
+    if (was_active(*job)) resuming_.insert(job->job_id());
+    jobs_pending_ = true;
+  }
+  LOG(INFO) << "journal " << journal_->dir() << ": " << resumed << " job(s) to resume, " << queued
+            << " queued, " << ended << " ended kept for status; job ids continue after "
+            << contents.last_job_number
+            << (contents.set_aside.empty()
+                    ? ""
+                    : absl::StrCat("; ", contents.set_aside.size(), " damaged file(s) set aside"));
+}
+
+void Coordinator::JournalStart(const JobStatus& job) {
+  if (journal_ == nullptr) return;
+  if (absl::Status recorded = journal_->Record(job); !recorded.ok()) {
+    // It stays recorded as queued: a restart would still resume it.
+    LOG(ERROR) << "job " << job.job_id() << ": cannot record that it runs in "
+               << journal_->dir() << ": " << recorded;
+  }
+}
+
+void Coordinator::JournalEnd(absl::string_view job_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = resuming_.find(job_id); it != resuming_.end()) resuming_.erase(it);
+  }
+  if (journal_ == nullptr) return;
+  absl::StatusOr<JobStatus> job = jobs_->Get(job_id);
+  if (!job.ok() || !IsEnded(job->state())) return;
+  bool interrupted_by_stop = false;
+  {
+    absl::MutexLock lock(&mu_);
+    interrupted_by_stop = stopping_ && !shutdown_requested_ &&
+                          options_.resume_running_job_after_stop &&
+                          job->state() == JOB_STATE_FAILED && job->start_unix_ms() != 0;
+  }
+  if (interrupted_by_stop) {
+    LOG(INFO) << "job " << job_id << " stays recorded as running in " << journal_->dir()
+              << ": the coordinator stops, and the next one resumes it from its model_dir";
+    return;
+  }
+  if (absl::Status recorded = journal_->RecordEnd(*job); !recorded.ok()) {
+    LOG(ERROR) << "job " << job_id << ": cannot record its end in " << journal_->dir() << ": "
+               << recorded << "; a restarted coordinator would run it again";
+  }
+}
+
 // ----------------------------------------------------------- the calls --
 
 absl::StatusOr<RegisterResponse> Coordinator::Register(const RegisterRequest& request) {
@@ -355,6 +467,10 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
   HeartbeatResponse response;
   response.set_job_id(assignments_.Get(request.task()).job_id());
   absl::MutexLock lock(&mu_);
+  if (response.job_id().empty() && resuming_.count(request.job_id()) > 0) {
+    // The job resumes and has not handed out its assignments yet.
+    response.set_job_id(request.job_id());
+  }
   response.set_shutdown(members_told_to_exit_);
   return response;
 }
@@ -433,6 +549,18 @@ absl::StatusOr<SubmitJobResponse> Coordinator::SubmitJob(const SubmitJobRequest&
     return response;
   }
   ASSIGN_OR_RETURN(JobStatus status, jobs_->Submit(std::move(prepared)));
+  if (journal_ != nullptr) {
+    // A job that would not survive a restart is not taken.
+    if (absl::Status recorded = journal_->Record(status); !recorded.ok()) {
+      jobs_->Withdraw(status.job_id()).IgnoreError();
+      LOG(ERROR) << "job " << status.job_id() << " refused: cannot record it in "
+                 << journal_->dir() << ": " << recorded;
+      return absl::Status(recorded.code(),
+                          absl::StrCat("the coordinator cannot record the job in its state folder ",
+                                       journal_->dir(), " (--state_dir): ", recorded.message(),
+                                       "; the job was not queued"));
+    }
+  }
   auto log = std::make_shared<JobLog>(options_.job_events);
   JobEvent event;
   event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
@@ -466,6 +594,7 @@ absl::StatusOr<StopJobResponse> Coordinator::StopJob(const StopJobRequest& reque
   ASSIGN_OR_RETURN(JobStatus status, jobs_->Stop(request.job_id()));
   if (status.state() == JOB_STATE_STOPPED && status.start_unix_ms() == 0) {
     LOG(INFO) << "job " << status.job_id() << " stopped before it started";
+    JournalEnd(status.job_id());
     CloseLog(status.job_id());
   } else if (!IsEnded(status.state())) {
     if (std::shared_ptr<JobRunner> runner = running();
@@ -549,6 +678,15 @@ absl::Status Coordinator::Shutdown(const ShutdownRequest& request) {
   if (active.has_value()) {
     StopJobRequest stop;
     stop.set_job_id(*active);
+    StopJob(stop).IgnoreError();
+  }
+  // A shutdown ends the queue too, or the next coordinator on this state
+  // folder would run jobs nobody waits for any more.
+  absl::StatusOr<std::vector<JobStatus>> queued =
+      jobs_->List({JOB_STATE_QUEUED}, std::numeric_limits<int>::max());
+  for (const JobStatus& job : queued.value_or(std::vector<JobStatus>())) {
+    StopJobRequest stop;
+    stop.set_job_id(job.job_id());
     StopJob(stop).IgnoreError();
   }
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "common/clock/clock.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/internal/event_log.h"
+#include "server/coordinator/job_journal.h"
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_queue.h"
 #include "server/coordinator/job_runner.h"
@@ -58,6 +60,20 @@ struct CoordinatorOptions {
   absl::Duration shutdown_notice = absl::Seconds(5);
   // What GetCluster reports as the configured cluster (TF_CONFIG, flags).
   ClusterSpec cluster;
+  // The folder of the job journal (job_journal.h): the queued, running and
+  // recently ended jobs and the job-id counter, read back by Create, so a
+  // coordinator that restarts resumes the job that was running (same id,
+  // from its newest checkpoint), then runs the queue, and never gives an
+  // id twice. Empty (default): jobs live in memory only.
+  // pstrain-coordinator sets <checkpoint_root>/.coordinator (--state_dir).
+  std::string state_dir;
+  JobJournalOptions journal;
+  // What Stop does with the running job when there is a journal. true
+  // (default): it stays recorded as running, and the next coordinator on
+  // the same state_dir resumes it (a rolling update or a rescheduled pod
+  // should not end jobs); false: it ends FAILED. A user's stop and a
+  // Shutdown request end jobs either way.
+  bool resume_running_job_after_stop = true;
 };
 
 // Everything the coordinator knows and does, without gRPC: the membership,
@@ -75,8 +91,12 @@ class Coordinator {
   // Everything borrowed must outlive the coordinator. `metrics` may be
   // null. `on_shutdown` is called once a Shutdown request has been carried
   // out (the process should exit); may be empty.
+  // With a state_dir, the jobs of its journal are queued again: those that
+  // were running first, then the queued ones in their order.
   // InvalidArgument: bad membership or queue options, or a relative
   // checkpoint_root.
+  // FailedPrecondition and others: the state_dir cannot be created, read or
+  // written (the message names it).
   static absl::StatusOr<std::unique_ptr<Coordinator>> Create(
       Clock& clock, Env& env, JobPlanner& planner, ShardClientFactory shard_clients,
       CoordinatorMetrics* metrics, CoordinatorOptions options,
@@ -91,9 +111,12 @@ class Coordinator {
   // Starts the scheduler and ticker threads. Call once.
   void Start();
 
-  // Ends the running job FAILED (the coordinator is going away), answers
+  // Interrupts the running job (the coordinator is going away), answers
   // every long poll, ends every watch, and joins the threads. Queued jobs
-  // are not run. Idempotent.
+  // are not run; with a journal they stay queued for the next coordinator,
+  // and the running job stays recorded as running unless
+  // resume_running_job_after_stop is false (then it ends FAILED).
+  // Idempotent.
   void Stop();
 
   // ---------------------------------------------------- cluster calls --
@@ -141,6 +164,9 @@ class Coordinator {
   // or a specific checkpoint was asked for (the evaluator exports the best
   // and the final checkpoint; exporting others on demand is not offered).
   absl::StatusOr<ExportModelResponse> ExportModel(const ExportModelRequest& request) const;
+  // The running job is stopped (as by a user) and the queued ones end
+  // STOPPED: a shutdown ends jobs, where Stop leaves them for the next
+  // coordinator.
   // FailedPrecondition: a job runs and stop_running_job is false.
   absl::Status Shutdown(const ShutdownRequest& request);
 
@@ -151,9 +177,19 @@ class Coordinator {
   Coordinator(Clock& clock, Env& env, JobPlanner& planner, ShardClientFactory shard_clients,
               CoordinatorMetrics* metrics, CoordinatorOptions options,
               std::unique_ptr<MembershipRegistry> members, std::unique_ptr<JobQueue> jobs,
-              std::function<void()> on_shutdown);
+              std::unique_ptr<JobJournal> journal, std::function<void()> on_shutdown);
 
   using JobLog = internal::EventLog<JobEvent>;
+
+  // Queues again the jobs a previous coordinator process recorded in the
+  // journal (before Start).
+  void RecoverJobs(const JournalContents& contents);
+  // Journal writes; no-ops without a journal. A job that ended is recorded
+  // as ended, unless the coordinator's own stop interrupted it and it is
+  // to resume.
+  void JournalStart(const JobStatus& job);
+  // Also: the job no longer resumes (see resuming_).
+  void JournalEnd(absl::string_view job_id);
 
   void SchedulerLoop();
   void TickerLoop();
@@ -181,6 +217,8 @@ class Coordinator {
   const CoordinatorOptions options_;
   const std::unique_ptr<MembershipRegistry> members_;
   const std::unique_ptr<JobQueue> jobs_;
+  // Null without a state_dir.
+  const std::unique_ptr<JobJournal> journal_;
   const std::function<void()> on_shutdown_;
   AssignmentBoard assignments_;
 
@@ -189,6 +227,12 @@ class Coordinator {
   std::map<std::string, std::shared_ptr<JobLog>, std::less<>> logs_ ABSL_GUARDED_BY(mu_);
   // A job may be waiting to start.
   bool jobs_pending_ ABSL_GUARDED_BY(mu_) = false;
+  // Jobs that were running when the previous coordinator process stopped,
+  // until they end here. Members still working on one hear from Heartbeat
+  // that it goes on while it starts again: a member compares job ids only,
+  // so one told "no job" meanwhile would leave the job and then ignore the
+  // same id when it is assigned again.
+  std::set<std::string, std::less<>> resuming_ ABSL_GUARDED_BY(mu_);
   bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
   // Shutdown was requested and no job runs: heartbeats say so.
   bool members_told_to_exit_ ABSL_GUARDED_BY(mu_) = false;

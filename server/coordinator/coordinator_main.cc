@@ -61,6 +61,19 @@ DEFINE_int64(default_table_mb_per_shard, 256,
              "Budget per parameter server given to a dynamic embedding table that has none "
              "(embedding.max_bytes_per_shard); past it the least recently updated rows are "
              "evicted. 0: refuse such tables at submit instead.");
+DEFINE_string(state_dir, "",
+              "Folder of the coordinator's job journal: one small file per queued, running or "
+              "recently ended job and the job-id counter. A coordinator that starts on it again "
+              "(killed, rescheduled, upgraded) resumes the job that was running, under the same "
+              "id, from its newest checkpoint, then runs the queue, and never reuses an id. "
+              "Empty: <checkpoint_root>/.coordinator (on Kubernetes, the shared model_dir "
+              "volume). \"none\": jobs live in memory only and are lost with the process.");
+DEFINE_bool(resume_after_sigterm, true,
+            "On SIGTERM, leave the running job recorded as running in --state_dir, so the next "
+            "coordinator resumes it from its newest checkpoint (a rolling update or a "
+            "rescheduled pod does not end jobs); queued jobs stay queued. false: SIGTERM ends "
+            "the running job FAILED. `pstrain stop` and `pstrain shutdown` end jobs either "
+            "way.");
 
 namespace {
 
@@ -75,7 +88,13 @@ constexpr char kUsage[] =
     "\n"
     "Serves JobService and ClusterService, the gRPC health service and Prometheus\n"
     "metrics (pstrain_coordinator_*) on /metrics. Exits 0 on SIGTERM or SIGINT after\n"
-    "letting calls in flight finish (--shutdown_grace_secs), or after a Shutdown call.";
+    "letting calls in flight finish (--shutdown_grace_secs), or after a Shutdown call.\n"
+    "\n"
+    "Jobs are recorded in --state_dir (default <checkpoint_root>/.coordinator). Started\n"
+    "again on the same folder, after a crash, kill -9 or SIGTERM, it resumes the job that\n"
+    "was running from its newest checkpoint under the same job id, then runs the queue.\n"
+    "SIGTERM leaves the running job to resume (--resume_after_sigterm); `pstrain shutdown`\n"
+    "and `pstrain stop` end jobs.";
 
 absl::Duration Seconds(const char* flag, double value, absl::Status* error) {
   if (!(value > 0)) {
@@ -119,6 +138,18 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
   options.runner.records_per_lease = FLAGS_records_per_lease;
   options.queue.max_queued_jobs = FLAGS_max_queued_jobs;
   options.checkpoint_root = FLAGS_checkpoint_root;
+  if (FLAGS_state_dir == "none") {
+    options.state_dir.clear();
+  } else if (!FLAGS_state_dir.empty()) {
+    options.state_dir = FLAGS_state_dir;
+  } else if (!FLAGS_checkpoint_root.empty()) {
+    options.state_dir = FLAGS_checkpoint_root + "/.coordinator";
+  }
+  if (!options.state_dir.empty() && options.state_dir.front() != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--state_dir must be an absolute folder, got '", options.state_dir, "'"));
+  }
+  options.resume_running_job_after_stop = FLAGS_resume_after_sigterm;
   options.cluster = cluster;
   return options;
 }
@@ -170,9 +201,10 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
     return {cluster_service_.get(), job_service_.get()};
   }
 
-  // Before the server stops: the running job ends (FAILED, resumable from
-  // its newest checkpoint), long polls are answered and watch streams end,
-  // so nothing waits out the shutdown grace.
+  // Before the server stops: the running job is interrupted (left in the
+  // journal to resume, or ended FAILED: --resume_after_sigterm), long polls
+  // are answered and watch streams end, so nothing waits out the shutdown
+  // grace.
   void OnShutdown() override { coordinator_->Stop(); }
 
  private:
