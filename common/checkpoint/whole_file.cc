@@ -1,5 +1,7 @@
 #include "common/checkpoint/whole_file.h"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -12,6 +14,7 @@ namespace pstrain {
 namespace {
 
 constexpr size_t kReadChunkBytes = 1 << 20;
+constexpr size_t kFirstReadChunkBytes = 4096;
 
 absl::Status WriteAndSync(Env& env, const std::string& path, absl::string_view contents) {
   ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env.NewWritableFile(path));
@@ -41,18 +44,26 @@ absl::Status WriteFileAtomically(Env& env, const std::string& path, absl::string
 
 absl::StatusOr<std::string> ReadWholeFile(Env& env, const std::string& path, int64_t max_bytes) {
   ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, env.NewSequentialFile(path));
+  // Read straight into `contents`, a chunk at a time, the chunk doubling up
+  // to kReadChunkBytes: most files read whole are a few bytes (a pointer, a
+  // MANIFEST), and a 1 MiB buffer for each made reading them cost more than
+  // parsing them.
   std::string contents;
-  std::vector<char> scratch(kReadChunkBytes);
+  size_t chunk = kFirstReadChunkBytes;
   for (;;) {
-    ASSIGN_OR_RETURN(absl::string_view piece, file->Read(scratch.size(), scratch.data()));
+    const size_t at = contents.size();
+    contents.resize(at + chunk);
+    ASSIGN_OR_RETURN(absl::string_view piece, file->Read(chunk, &contents[at]));
+    if (piece.data() != &contents[at]) std::memmove(&contents[at], piece.data(), piece.size());
+    contents.resize(at + piece.size());
     if (piece.empty()) break;
     // Checked as the file is read, not from its size beforehand, so a file
     // that grows meanwhile cannot get past the cap.
-    if (static_cast<int64_t>(contents.size() + piece.size()) > max_bytes) {
+    if (static_cast<int64_t>(contents.size()) > max_bytes) {
       return absl::ResourceExhaustedError(
           absl::StrCat(path, ": more than ", max_bytes, " bytes, the most this file may hold"));
     }
-    contents.append(piece.data(), piece.size());
+    chunk = std::min(2 * chunk, kReadChunkBytes);
   }
   return contents;
 }

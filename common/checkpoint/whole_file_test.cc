@@ -63,6 +63,28 @@ TEST(WholeFileTest, ReadWholeFileRefusesFilesOverTheCap) {
   EXPECT_TRUE(absl::IsNotFound(ReadWholeFile(env, dir + "/none", 10).status()));
 }
 
+// The read buffer grows from 4 KiB to 1 MiB: every size around its steps
+// reads back whole and exact.
+TEST(WholeFileTest, ReadWholeFileReadsFilesOfEverySizeWhole) {
+  PosixEnv env;
+  const std::string dir = NewTestDir(env);
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097},
+                      size_t{12288}, size_t{(1 << 20) + 3}, size_t{(3 << 20) + 7}}) {
+    std::string contents(size, '\0');
+    for (size_t i = 0; i < size; ++i) contents[i] = static_cast<char>((i * 131 + size) % 251);
+    const std::string path = dir + "/f" + std::to_string(size);
+    ASSERT_TRUE(WriteFileAtomically(env, path, contents).ok());
+    absl::StatusOr<std::string> read = ReadWholeFile(env, path, static_cast<int64_t>(size));
+    ASSERT_TRUE(read.ok()) << size << ": " << read.status();
+    EXPECT_TRUE(*read == contents) << "size " << size << " read back " << read->size();
+    if (size > 0) {
+      EXPECT_TRUE(absl::IsResourceExhausted(
+          ReadWholeFile(env, path, static_cast<int64_t>(size) - 1).status()))
+          << size;
+    }
+  }
+}
+
 TEST(WholeFileTest, ChecksumFileMatchesCrc32cOfTheContents) {
   PosixEnv env;
   const std::string dir = NewTestDir(env);
