@@ -1,6 +1,5 @@
 #include "tests/cluster_fixture.h"
 
-#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -137,8 +136,9 @@ absl::Status TestCluster::Stop(const std::string& job_id) {
       jobs_->StopJob(ContextWithDeadline(absl::Seconds(30)).get(), request, &response));
 }
 
-absl::Status TestCluster::KillTask(const std::string& name) {
-  absl::StatusOr<ExitStatus> exit = cluster_->KillTask(name, SIGKILL, absl::Seconds(10));
+absl::Status TestCluster::KillTask(const std::string& name, int signal) {
+  // SIGTERM leaves time for the shutdown grace (10 s) and a little more.
+  absl::StatusOr<ExitStatus> exit = cluster_->KillTask(name, signal, absl::Seconds(20));
   return exit.status();
 }
 

@@ -6,6 +6,7 @@
 // its end, stop it. Every call has a deadline, so a test that would hang
 // fails instead, with the job's last status.
 
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <string>
@@ -57,9 +58,10 @@ class TestCluster {
   absl::StatusOr<JobStatus> Get(const std::string& job_id);
   absl::Status Stop(const std::string& job_id);
 
-  // Kills task `name` ("coordinator/0", "ps/1", "worker/0") with SIGKILL,
-  // as a crash would, and waits for it to be gone.
-  absl::Status KillTask(const std::string& name);
+  // Sends `signal` to task `name` ("coordinator/0", "ps/1", "worker/0"):
+  // SIGKILL as a crash would, SIGTERM as Kubernetes does; waits for it to
+  // be gone.
+  absl::Status KillTask(const std::string& name, int signal = SIGKILL);
   // Starts it again with the same flags on the same addresses, so the
   // other processes and this fixture's JobService channel find it again;
   // returns once it serves.

@@ -1,10 +1,11 @@
-// A coordinator killed with SIGKILL in the middle of a job and started again
-// with the same flags finds the job in its journal (under the checkpoint
-// root), resumes it under the same id from its newest checkpoint, and
-// carries on to the end; a job that was queued runs afterwards, and no job
-// id is given twice.
+// A coordinator killed with SIGKILL (or stopped with SIGTERM, as a pod is)
+// in the middle of a job and started again with the same flags finds the
+// job in its journal (under the checkpoint root), resumes it under the same
+// id from its newest checkpoint, and carries on to the end; a job that was
+// queued runs afterwards, and no job id is given twice.
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -86,13 +87,16 @@ class CoordinatorRestartTest : public testing::Test {
     return JobStatus();
   }
 
-  // SIGKILL to the coordinator, then the same command line again.
-  void KillAndRestartCoordinator() {
+  // `signal` to the coordinator, then the same command line again.
+  void KillAndRestartCoordinator(int signal) {
     const absl::Time killed = absl::Now();
-    ASSERT_TRUE(cluster_->KillTask(kCoordinator).ok());
-    std::cout << "killed the coordinator (SIGKILL)" << std::endl;
-    // Long enough for the other processes to notice it is gone.
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    ASSERT_TRUE(cluster_->KillTask(kCoordinator, signal).ok());
+    std::cout << "stopped the coordinator with " << (signal == SIGKILL ? "SIGKILL" : "SIGTERM")
+              << " after " << absl::FormatDuration(absl::Trunc(absl::Now() - killed,
+                                                                absl::Milliseconds(10)))
+              << std::endl;
+    // Longer than a heartbeat interval (2 s): every process notices.
+    std::this_thread::sleep_for(std::chrono::seconds(3));
     absl::Status restarted = cluster_->RestartTask(kCoordinator);
     ASSERT_TRUE(restarted.ok()) << restarted;
     std::cout << "the coordinator serves again after "
@@ -139,7 +143,7 @@ TEST_F(CoordinatorRestartTest, ARunningJobCarriesOnUnderItsIdAfterTheCoordinator
   std::cout << "first checkpoint at step " << first_checkpoint << "; global step "
             << before.global_step() << std::endl;
 
-  KillAndRestartCoordinator();
+  KillAndRestartCoordinator(SIGKILL);
   PrintStatus("after the restart", job_id);
 
   const JobRecord record = cluster_->Follow(job_id);
@@ -196,7 +200,7 @@ TEST_F(CoordinatorRestartTest, ARunningJobCarriesOnUnderItsIdAfterTheCoordinator
   EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
 }
 
-TEST_F(CoordinatorRestartTest, AQueuedJobSurvivesTheRestartAndRunsAfterTheResumedOne) {
+TEST_F(CoordinatorRestartTest, AfterSigtermTheJobResumesAndTheQueuedOneRunsAfterIt) {
   const testing_jobs::ClicksJob running = LongJob("first", 1500);
   const std::string running_id = Submit(running);
   testing_jobs::ClicksJob queued;
@@ -209,7 +213,8 @@ TEST_F(CoordinatorRestartTest, AQueuedJobSurvivesTheRestartAndRunsAfterTheResume
   ASSERT_GT(AwaitFirstCheckpoint(running_id).checkpoints_size(), 0);
   PrintStatus("before the kill", queued_id);
 
-  KillAndRestartCoordinator();
+  // As a pod is stopped: SIGTERM leaves the running job to resume.
+  KillAndRestartCoordinator(SIGTERM);
   PrintStatus("after the restart", running_id);
   PrintStatus("after the restart", queued_id);
   absl::StatusOr<JobStatus> waiting = cluster_->Get(queued_id);
@@ -228,9 +233,10 @@ TEST_F(CoordinatorRestartTest, AQueuedJobSurvivesTheRestartAndRunsAfterTheResume
   // It ran after the resumed job, from fresh variables.
   EXPECT_GE(second.start_unix_ms(), first.end_unix_ms());
   EXPECT_EQ(second.resumed_from_step(), 0);
-  EXPECT_THAT(CoordinatorLog(),
-              HasSubstr("found job " + queued_id +
-                        " (QUEUED when the coordinator stopped): queued again in its place"));
+  const std::string log = CoordinatorLog();
+  EXPECT_THAT(log, HasSubstr("job " + running_id + " stays recorded as running"));
+  EXPECT_THAT(log, HasSubstr("found job " + queued_id +
+                             " (QUEUED when the coordinator stopped): queued again in its place"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "server/coordinator/coordinator.h"
 
+#include <atomic>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -65,6 +66,32 @@ class JobWatch final : public StreamSource<JobEvent> {
   bool sent_first_ = false;
 };
 
+// WatchCheckpoints while the coordinator may stop with the job left to
+// resume: a stream that ends because of that stop ends Unavailable, so the
+// evaluator opens it again with the next coordinator; an OK end would tell
+// it the job's checkpoints are over.
+class ResumableCheckpointWatch final : public StreamSource<CheckpointNotification> {
+ public:
+  ResumableCheckpointWatch(std::shared_ptr<StreamSource<CheckpointNotification>> source,
+                           std::shared_ptr<std::atomic<bool>> left_to_resume)
+      : source_(std::move(source)), left_to_resume_(std::move(left_to_resume)) {}
+
+  Next Poll(std::function<void()> wake) override {
+    Next next = source_->Poll(std::move(wake));
+    if (next.end.has_value() && next.end->ok() && left_to_resume_->load()) {
+      next.end = absl::UnavailableError(
+          "the coordinator is stopping; the job resumes when it is back: watch again");
+    }
+    return next;
+  }
+  void CancelWait(uint64_t wait_id) override { source_->CancelWait(wait_id); }
+  void Close() override { source_->Close(); }
+
+ private:
+  const std::shared_ptr<StreamSource<CheckpointNotification>> source_;
+  const std::shared_ptr<std::atomic<bool>> left_to_resume_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
@@ -125,6 +152,7 @@ void Coordinator::Stop() {
     absl::MutexLock lock(&mu_);
     if (stopping_ && !scheduler_.joinable() && !ticker_.joinable()) return;
     stopping_ = true;
+    left_to_resume_->store(LeavingJobToResume());
     runner = runner_;
   }
   if (runner != nullptr) runner->Abort("the coordinator shut down while the job ran");
@@ -242,6 +270,12 @@ void Coordinator::Tick() {
 absl::StatusOr<std::shared_ptr<JobRunner>> Coordinator::RunnerFor(absl::string_view job_id) const {
   {
     absl::MutexLock lock(&mu_);
+    if (LeavingJobToResume()) {
+      // Not "not running": a member told so would leave the job for good.
+      return absl::UnavailableError(absl::StrCat(
+          "the coordinator is stopping; job ", job_id,
+          " resumes when it is back, from its newest checkpoint: try again"));
+    }
     if (runner_ != nullptr && runner_->job_id() == job_id) return runner_;
   }
   absl::StatusOr<JobStatus> job = jobs_->Get(job_id);
@@ -397,6 +431,11 @@ void Coordinator::RecoverJobs(const JournalContents& contents) {
                     : absl::StrCat("; ", contents.set_aside.size(), " damaged file(s) set aside"));
 }
 
+bool Coordinator::LeavingJobToResume() const {
+  return stopping_ && !shutdown_requested_ && journal_ != nullptr &&
+         options_.resume_running_job_after_stop;
+}
+
 void Coordinator::JournalStart(const JobStatus& job) {
   if (journal_ == nullptr) return;
   if (absl::Status recorded = journal_->Record(job); !recorded.ok()) {
@@ -417,9 +456,8 @@ void Coordinator::JournalEnd(absl::string_view job_id) {
   bool interrupted_by_stop = false;
   {
     absl::MutexLock lock(&mu_);
-    interrupted_by_stop = stopping_ && !shutdown_requested_ &&
-                          options_.resume_running_job_after_stop &&
-                          job->state() == JOB_STATE_FAILED && job->start_unix_ms() != 0;
+    interrupted_by_stop = LeavingJobToResume() && job->state() == JOB_STATE_FAILED &&
+                          job->start_unix_ms() != 0;
   }
   if (interrupted_by_stop) {
     LOG(INFO) << "job " << job_id << " stays recorded as running in " << journal_->dir()
@@ -467,8 +505,10 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
   HeartbeatResponse response;
   response.set_job_id(assignments_.Get(request.task()).job_id());
   absl::MutexLock lock(&mu_);
-  if (response.job_id().empty() && resuming_.count(request.job_id()) > 0) {
-    // The job resumes and has not handed out its assignments yet.
+  if (response.job_id().empty() &&
+      (resuming_.count(request.job_id()) > 0 || LeavingJobToResume())) {
+    // The job resumes and has not handed out its assignments yet, or will
+    // resume with the next coordinator.
     response.set_job_id(request.job_id());
   }
   response.set_shutdown(members_told_to_exit_);
@@ -523,7 +563,9 @@ absl::StatusOr<std::shared_ptr<StreamSource<CheckpointNotification>>> Coordinato
     const WatchCheckpointsRequest& request) {
   RETURN_IF_ERROR(CheckCaller(request.task(), request.incarnation()));
   ASSIGN_OR_RETURN(std::shared_ptr<JobRunner> runner, RunnerFor(request.job_id()));
-  return runner->WatchCheckpoints(request);
+  return std::shared_ptr<StreamSource<CheckpointNotification>>(
+      std::make_shared<ResumableCheckpointWatch>(runner->WatchCheckpoints(request),
+                                                 left_to_resume_));
 }
 
 absl::Status Coordinator::ReleaseCheckpoint(const ReleaseCheckpointRequest& request) {

@@ -1,6 +1,7 @@
 #ifndef PSTRAIN_SERVER_COORDINATOR_COORDINATOR_H_
 #define PSTRAIN_SERVER_COORDINATOR_COORDINATOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -190,12 +191,16 @@ class Coordinator {
   void JournalStart(const JobStatus& job);
   // Also: the job no longer resumes (see resuming_).
   void JournalEnd(absl::string_view job_id);
+  // Stop was called and the running job is left to the next coordinator
+  // (resume_running_job_after_stop): members must not hear that it ended.
+  bool LeavingJobToResume() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void SchedulerLoop();
   void TickerLoop();
   void Tick();
   // The runner of `job_id` if it is the running job, else FailedPrecondition
-  // saying what became of it.
+  // saying what became of it; Unavailable (try again) once Stop leaves the
+  // job to the next coordinator.
   absl::StatusOr<std::shared_ptr<JobRunner>> RunnerFor(absl::string_view job_id) const;
   // Appends the job's current status to its log.
   void PublishStatus(absl::string_view job_id);
@@ -221,6 +226,10 @@ class Coordinator {
   const std::unique_ptr<JobJournal> journal_;
   const std::function<void()> on_shutdown_;
   AssignmentBoard assignments_;
+  // LeavingJobToResume, as Stop found it, for checkpoint streams that may
+  // outlive the coordinator.
+  const std::shared_ptr<std::atomic<bool>> left_to_resume_ =
+      std::make_shared<std::atomic<bool>>(false);
 
   mutable absl::Mutex mu_;
   std::shared_ptr<JobRunner> runner_ ABSL_GUARDED_BY(mu_);

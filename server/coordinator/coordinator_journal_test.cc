@@ -119,7 +119,31 @@ TEST_F(CoordinatorJournalTest, AStoppedCoordinatorLeavesTheRunningJobAndTheQueue
     running = Submit(*first);
     queued = Submit(*first);
     AwaitRunning(*first, running);
+    RegisterRequest evaluator;
+    evaluator.mutable_task()->set_type(TASK_TYPE_EVALUATOR);
+    evaluator.set_incarnation(3);
+    ASSERT_TRUE(first->Register(evaluator).ok());
+    WatchCheckpointsRequest watch;
+    *watch.mutable_task() = evaluator.task();
+    watch.set_incarnation(3);
+    watch.set_job_id(running);
+    absl::StatusOr<std::shared_ptr<StreamSource<CheckpointNotification>>> checkpoints =
+        first->WatchCheckpoints(watch);
+    ASSERT_TRUE(checkpoints.ok()) << checkpoints.status();
     first->Stop();  // SIGTERM
+    // The evaluator's stream breaks rather than ends: it watches again.
+    StreamSource<CheckpointNotification>::Next next = (*checkpoints)->Poll([] {});
+    ASSERT_TRUE(next.end.has_value());
+    EXPECT_EQ(next.end->code(), absl::StatusCode::kUnavailable) << *next.end;
+    (*checkpoints)->Close();
+    // Until the process is gone, members on the job do not hear that it
+    // ended (they would leave it): calls for it are to be tried again.
+    EXPECT_EQ(Beat(*first, 0, running), running);
+    ProgressReport report;
+    report.mutable_task()->set_type(TASK_TYPE_WORKER);
+    report.set_incarnation(7);
+    report.set_job_id(running);
+    EXPECT_EQ(first->ReportProgress(report).status().code(), absl::StatusCode::kUnavailable);
   }
   std::unique_ptr<Coordinator> second = StartCoordinator();
   ASSERT_NE(second, nullptr);
