@@ -1,5 +1,7 @@
 #include "common/checkpoint/manifest.h"
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "absl/container/flat_hash_set.h"
@@ -46,6 +48,9 @@ absl::Status CheckContent(const CheckpointManifest& manifest, absl::string_view 
         absl::StrCat(file, ": negative global step ", manifest.global_step()));
   }
   absl::flat_hash_set<std::string> names;
+  // The shard files' sizes are summed (CheckpointInfoFromManifest): a total
+  // past int64 would overflow there.
+  int64_t total_bytes = 0;
   for (const CheckpointShardFile& shard : manifest.shards()) {
     if (!IsPlainFileName(shard.name()) || shard.name() == kManifestFileName) {
       return absl::DataLossError(absl::StrCat(file, ": shard file name \"",
@@ -60,6 +65,11 @@ absl::Status CheckContent(const CheckpointManifest& manifest, absl::string_view 
       return absl::DataLossError(
           absl::StrCat(file, ": shard file ", shard.name(), " has negative size ", shard.bytes()));
     }
+    if (shard.bytes() > std::numeric_limits<int64_t>::max() - total_bytes) {
+      return absl::DataLossError(absl::StrCat(file, ": the shard files together have more than ",
+                                              std::numeric_limits<int64_t>::max(), " bytes"));
+    }
+    total_bytes += shard.bytes();
   }
   return absl::OkStatus();
 }

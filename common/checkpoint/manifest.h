@@ -29,8 +29,9 @@ std::string SerializeManifest(const CheckpointManifest& manifest);
 
 // Parses and checks a MANIFEST's bytes; `file` names it in messages.
 // DataLoss: the checksum is missing or does not match, the bytes do not
-// parse, or the content is impossible (a negative step or size, a shard file
-// name that is not a plain file name or appears twice).
+// parse, or the content is impossible (a negative step or size, sizes that
+// total more than int64 holds, a shard file name that is not a plain file
+// name or appears twice).
 // FailedPrecondition: written in a newer format than kManifestFormatVersion.
 absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view bytes, absl::string_view file);
 

@@ -1,5 +1,7 @@
 #include "common/checkpoint/manifest.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "common/checkpoint/posix_env.h"
@@ -96,7 +98,12 @@ TEST(ManifestTest, ImpossibleContentIsDataLoss) {
   negative.mutable_shards(1)->set_bytes(-1);
   CheckpointManifest no_version = SampleManifest();
   no_version.clear_format_version();
-  for (const CheckpointManifest& manifest : {escaping, twice, negative, no_version}) {
+  // The checkpoint-reader fuzz target's input
+  // tests/fuzz/corpus/checkpoint_reader/shard_bytes_overflow: summing these
+  // in CheckpointInfoFromManifest overflowed int64 (UBSan).
+  CheckpointManifest overflowing = SampleManifest();
+  overflowing.mutable_shards(0)->set_bytes(std::numeric_limits<int64_t>::max() - 1000);
+  for (const CheckpointManifest& manifest : {escaping, twice, negative, no_version, overflowing}) {
     const absl::StatusOr<CheckpointManifest> parsed =
         ParseManifest(SerializeManifest(manifest), "M");
     EXPECT_TRUE(absl::IsDataLoss(parsed.status())) << parsed.status();
