@@ -59,6 +59,7 @@ enum PsCall : uint8_t {
   kRestore = 5,
   kPutFile = 6,
   kEndStream = 7,
+  kRoundTrip = 8,
 };
 
 const char kCreateText[] = R"pb(
@@ -169,6 +170,7 @@ void WriteParameterServerSeeds(const std::string& dir) {
     AppendStep(0, 1, 0, &in);  // the retry is a duplicate
     AppendStep(1, 1, 0, &in);
     AppendStep(1, 2, 0, &in);  // stale: the round moved on
+    fuzz::AppendCall(kRoundTrip, "", &in);
     WriteSeed(dir, "sync_round", in);
   }
   {  // bounded staleness with FTRL; a push cut off by the end of its stream
@@ -185,6 +187,7 @@ void WriteParameterServerSeeds(const std::string& dir) {
     AppendMessages(cut, &in);
     fuzz::AppendCall(kEndStream, "", &in);
     AppendStep(1, 1, 0, &in);
+    fuzz::AppendCall(kRoundTrip, "", &in);
     WriteSeed(dir, "bounded_staleness_cut_push", in);
   }
   {  // restore from a snapshot file made by another shard

@@ -5,12 +5,14 @@
 // PushAssembler, pulls validated and read chunk by chunk), unary Pull,
 // Snapshot and Restore, the last two on an in-memory filesystem. A call
 // kind also drops a file of the input's bytes (checksums made right) where
-// a Restore can find it. Every request must end in a status or an answer,
-// a refused push must say why, and nothing may crash, hang or allocate
-// without bound.
+// a Restore can find it; another snapshots the job and restores it. Every
+// request must end in a status or an answer, a refused push must say why,
+// a shard's own snapshot must restore to the same values, and nothing may
+// crash, hang or allocate without bound.
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,7 +45,8 @@ enum CallKind : uint8_t {
   kRestore = 5,          // RestoreRequest
   kPutFile = 6,          // raw bytes: kFuzzFile, record checksums made right
   kEndStream = 7,        // the stream ends: unfinished parts are abandoned
-  kNumCalls = 8,
+  kRoundTrip = 8,        // (no bytes) snapshot the job, restore it, compare
+  kNumCalls = 9,
 };
 
 constexpr char kCheckpointRoot[] = "/ckpt";
@@ -125,8 +128,11 @@ class Session {
       case kPutFile:
         env_.PutFile(kFuzzFile, fuzz::WithRecordChecksums(call.bytes));
         break;
-      default:
+      case kEndStream:
         EndStream();
+        break;
+      default:
+        RoundTrip();
         break;
     }
   }
@@ -175,6 +181,46 @@ class Session {
       return;
     }
     ReadAll(*shard, pull);
+  }
+
+  // A restore of the snapshot just taken must succeed and give back the
+  // same version and dense values, bit for bit.
+  void RoundTrip() {
+    std::shared_ptr<ParameterShard> shard = store_.current_job();
+    if (shard == nullptr) return;
+    SnapshotRequest snapshot;
+    snapshot.set_job_id(shard->job_id());
+    snapshot.set_path("round-trip/shard");
+    absl::StatusOr<SnapshotResponse> written = store_.Snapshot(snapshot);
+    CHECK(written.ok()) << written.status();
+    const std::vector<std::vector<float>> before = DenseValues(*shard);
+    RestoreRequest restore;
+    restore.set_job_id(shard->job_id());
+    restore.set_path(snapshot.path());
+    restore.set_expected_bytes(written->bytes());
+    restore.set_expected_crc32c(written->crc32c());
+    absl::StatusOr<RestoreResponse> restored = store_.Restore(restore);
+    CHECK(restored.ok()) << "a shard's own snapshot does not restore: " << restored.status();
+    CHECK_EQ(restored->version(), written->version());
+    const std::vector<std::vector<float>> after = DenseValues(*shard);
+    CHECK(before.size() == after.size());
+    for (size_t v = 0; v < before.size(); ++v) {
+      CHECK(before[v].size() == after[v].size());
+      if (before[v].empty()) continue;  // a table
+      CHECK(std::memcmp(before[v].data(), after[v].data(), 4 * before[v].size()) == 0)
+          << "variable " << shard->variable(static_cast<int>(v)).spec.name()
+          << " changed in a snapshot and restore";
+    }
+  }
+
+  static std::vector<std::vector<float>> DenseValues(const ParameterShard& shard) {
+    std::vector<std::vector<float>> values(shard.num_variables());
+    for (int v = 0; v < shard.num_variables(); ++v) {
+      if (shard.variable(v).embedding) continue;
+      values[v].resize(static_cast<size_t>(shard.variable(v).num_elements));
+      CHECK(shard.ReadDense(v, 0, absl::MakeSpan(values[v])).ok());
+    }
+    return values;
   }
 
   void EndStream() {
