@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readonly TARGETS=(job_spec checkpoint_reader parameter_server coordinator)
-readonly OUTPUT_BASE="${FUZZ_OUTPUT_BASE:-$HOME/.cache/bazel-ob-fuzz}"
+readonly OUTPUT_BASE="${FUZZ_OUTPUT_BASE:-$HOME/.cache/pstrain-bazel-fuzz}"
 readonly OUT="${FUZZ_OUT:-/tmp/pstrain-fuzz}"
 # Inputs kept in the repository stay small.
 readonly MAX_LEN=4096
@@ -74,16 +74,18 @@ for t in "${targets[@]}"; do
   "$bin/${t}_fuzzer" "${flags[@]}" -max_total_time="$seconds" -max_len="$MAX_LEN" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$OUT/$t/artifacts/" \
     "$work" >"$OUT/$t/fuzz.log" 2>&1 || status=$?
-  grep -E '^#[0-9]+ +DONE|^stat::' "$OUT/$t/fuzz.log" || tail -n 5 "$OUT/$t/fuzz.log"
+  grep -aE '^#[0-9]+[[:space:]]+DONE|^stat::' "$OUT/$t/fuzz.log" || tail -n 5 "$OUT/$t/fuzz.log"
   if [ "$status" -ne 0 ]; then
     echo "fuzz: $t failed (exit $status); the input is in $OUT/$t/artifacts/:" >&2
     ls "$OUT/$t/artifacts/" >&2
     grep -m 20 -E 'ERROR|Check failed|runtime error|SUMMARY' "$OUT/$t/fuzz.log" >&2 || true
     exit 1
   fi
-  # Only inputs that reach code the committed corpus does not.
+  # Only inputs that reach code (edges; hit counts left out, which would
+  # keep three times as many) the committed corpus does not.
   before=$(find "$corpus" -type f | wc -l)
-  "$bin/${t}_fuzzer" -merge=1 -max_len="$MAX_LEN" "$corpus" "$work" >"$OUT/$t/merge.log" 2>&1
+  "$bin/${t}_fuzzer" "${flags[@]}" -merge=1 -use_counters=0 -max_len="$MAX_LEN" \
+    "$corpus" "$work" >"$OUT/$t/merge.log" 2>&1
   after=$(find "$corpus" -type f | wc -l)
   echo "fuzz: $t: $((after - before)) new inputs merged into $corpus"
 done
