@@ -5,9 +5,9 @@
 // filesystem, and time is a FakeClock the input may move forward. Three
 // kinds of call are not requests: one moves the clock, one waits (briefly,
 // in real time) for the running job to reach training, so that inputs can
-// reach the calls of a running job, and one writes a checkpoint the next
-// job may resume from. Every call must end in a status and
-// leave a coordinator that still answers and stops.
+// reach the calls of a running job, and one leaves a checkpoint the next
+// job may resume from. Every call must end in a status and leave a
+// coordinator that still answers and stops.
 
 #include <chrono>
 #include <cstddef>
