@@ -68,6 +68,10 @@ std::string FormatJobStatus(const JobStatus& status, absl::Time now) {
     rows.push_back({"resumed from", absl::StrCat(status.resumed_from(), " (step ",
                                                  status.resumed_from_step(), ")")});
   }
+  if (status.rollbacks() > 0) {
+    rows.push_back(
+        {"rollbacks", absl::StrCat(status.rollbacks(), "; last: ", status.last_rollback())});
+  }
   if (!status.last_eval_metrics().empty()) {
     rows.push_back({absl::StrCat("eval (step ", status.last_eval_step(), ")"),
                     FormatMetrics(status.last_eval_metrics())});

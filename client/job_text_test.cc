@@ -63,5 +63,20 @@ TEST(JobTextTest, AJobResumedAtItsEndShowsWhereFromAndNoTrainingLoss) {
       << status;
 }
 
+TEST(JobTextTest, RollbacksAreCountedWithTheLastOnesCause) {
+  JobStatus job;
+  job.set_job_id("clicks-3");
+  job.set_state(JOB_STATE_RUNNING);
+  job.set_global_step(900);
+  job.set_rollbacks(1);
+  job.set_last_rollback(
+      "ps/1 (a parameter server of the job) restarted; rolled back from step 812 to ckpt-800 at "
+      "step 800");
+  const std::string status = FormatJobStatus(job, absl::Now());
+  EXPECT_NE(status.find("rollbacks        1; last: ps/1 (a parameter server of the job) restarted"),
+            std::string::npos)
+      << status;
+}
+
 }  // namespace
 }  // namespace pstrain

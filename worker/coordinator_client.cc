@@ -120,6 +120,8 @@ absl::Status CoordinatorClient::RegisterOnce() {
   request.set_address(options_.address);
   request.set_metrics_address(options_.metrics_address);
   RegisterResponse response;
+  // Before the first attempt: the answered one was sent no earlier.
+  const absl::Time sent = clock_.Now();
   absl::Status status = Call("register", &ClusterService::Stub::Register, request, &response,
                              absl::ZeroDuration(), /*retry_unavailable=*/true,
                              /*reregister=*/false);
@@ -128,6 +130,10 @@ absl::Status CoordinatorClient::RegisterOnce() {
   if (response.heartbeat_interval_ms() > 0) {
     heartbeat_interval_ = absl::Milliseconds(response.heartbeat_interval_ms());
   }
+  if (response.heartbeat_timeout_ms() > 0) {
+    heartbeat_timeout_ = absl::Milliseconds(response.heartbeat_timeout_ms());
+  }
+  confirmed_at_ = std::max(confirmed_at_, sent);
   LOG(INFO) << "registered " << TaskName(options_.task) << " incarnation " << incarnation_
             << " with the coordinator; heartbeat every "
             << absl::FormatDuration(heartbeat_interval_);
@@ -143,7 +149,17 @@ absl::Status CoordinatorClient::Reregister(const absl::Status& why) {
   LOG(WARNING) << "the coordinator does not know " << TaskName(options_.task) << " incarnation "
                << incarnation_ << " (" << why << "); registering again";
   absl::MutexLock l(&register_mu_);
-  return RegisterOnce();
+  absl::Status registered = RegisterOnce();
+  if (registered.ok()) {
+    absl::MutexLock lock(&mu_);
+    ++reregistrations_;
+  }
+  return registered;
+}
+
+int64_t CoordinatorClient::reregistrations() const {
+  absl::MutexLock l(&mu_);
+  return reregistrations_;
 }
 
 void CoordinatorClient::StartHeartbeats() {
@@ -156,6 +172,11 @@ void CoordinatorClient::StartHeartbeats() {
 void CoordinatorClient::SetJob(const std::string& job_id) {
   absl::MutexLock l(&mu_);
   job_id_ = job_id;
+}
+
+absl::Time CoordinatorClient::MembershipDeadline() const {
+  absl::MutexLock l(&mu_);
+  return confirmed_at_ + heartbeat_timeout_ * 3 / 4;
 }
 
 HeartbeatView CoordinatorClient::last_heartbeat() const {
@@ -198,10 +219,12 @@ void CoordinatorClient::HeartbeatLoop() {
       request.set_health_detail(self_.trouble);
     }
     HeartbeatResponse response;
+    const absl::Time sent = clock_.Now();
     absl::Status status =
         Attempt(&ClusterService::Stub::Heartbeat, request, &response, absl::ZeroDuration());
     if (status.ok()) {
       absl::MutexLock l(&mu_);
+      confirmed_at_ = std::max(confirmed_at_, sent);
       ++heartbeat_.answers;
       heartbeat_.job_id = response.job_id();
       heartbeat_.shutdown = response.shutdown();
@@ -227,12 +250,14 @@ void CoordinatorClient::HeartbeatLoop() {
 }
 
 absl::StatusOr<Assignment> CoordinatorClient::GetAssignment(const std::string& known_job_id,
+                                                            uint64_t known_generation,
                                                             absl::Duration wait) {
   GetAssignmentRequest request;
   *request.mutable_task() = options_.task;
   request.set_incarnation(incarnation_);
   request.set_wait_ms(absl::ToInt64Milliseconds(std::max(wait, absl::ZeroDuration())));
   request.set_known_job_id(known_job_id);
+  request.set_known_generation(known_generation);
   Assignment assignment;
   absl::Status status =
       Call("assignment", &ClusterService::Stub::GetAssignment, request, &assignment, wait,
@@ -286,8 +311,12 @@ absl::StatusOr<ProgressResponse> CoordinatorClient::ReportProgress(ProgressRepor
   *report.mutable_task() = options_.task;
   report.set_incarnation(incarnation_);
   report.set_sequence(++last_report_sequence_);
-  // Reports of another job that never got through no longer matter.
-  while (!unsent_.empty() && unsent_.front().job_id() != report.job_id()) unsent_.pop_front();
+  // Reports of another job, or of an earlier run of this one (it rolled
+  // back), that never got through no longer matter.
+  while (!unsent_.empty() && (unsent_.front().job_id() != report.job_id() ||
+                              unsent_.front().generation() != report.generation())) {
+    unsent_.pop_front();
+  }
   unsent_.push_back(std::move(report));
   ProgressResponse response;
   while (!unsent_.empty()) {

@@ -91,13 +91,24 @@ class CoordinatorClient {
   void StartHeartbeats();
   void SetJob(const std::string& job_id);
   HeartbeatView last_heartbeat() const;
+  // Until when this process is sure to be a member: the coordinator marks
+  // a member lost heartbeat_timeout after the last heartbeat it received,
+  // and the last one known to have arrived was sent at the returned time
+  // minus that. Three quarters of the timeout leave room for clocks that
+  // differ between machines. InfinitePast before registration.
+  absl::Time MembershipDeadline() const;
+  // Times this process registered again because the coordinator had marked
+  // it lost or had forgotten it (a restart). Work begun before one is
+  // void: its data went to others, or the job rolled back.
+  int64_t reregistrations() const;
   // Blocks until a heartbeat answer newer than `answers_seen` arrives or
   // `timeout` passes; returns the latest view.
   HeartbeatView WaitForHeartbeat(int64_t answers_seen, absl::Duration timeout) const;
 
-  // Long poll: the assignment, once it differs from `known_job_id` or
-  // after `wait`. Errors as Register (after retrying).
-  absl::StatusOr<Assignment> GetAssignment(const std::string& known_job_id, absl::Duration wait);
+  // Long poll: the assignment, once it differs from run `known_generation`
+  // of `known_job_id` or after `wait`. Errors as Register (after retrying).
+  absl::StatusOr<Assignment> GetAssignment(const std::string& known_job_id,
+                                           uint64_t known_generation, absl::Duration wait);
 
   // A lease on training records of `job_id`, or one with end_of_data.
   // Unavailable (not retried here): every range is leased out to others
@@ -168,6 +179,10 @@ class CoordinatorClient {
   mutable absl::Mutex mu_;
   absl::flat_hash_set<grpc::ClientContext*> calls_ ABSL_GUARDED_BY(mu_);
   absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_) = absl::Seconds(2);
+  absl::Duration heartbeat_timeout_ ABSL_GUARDED_BY(mu_) = absl::Seconds(10);
+  // When the newest registration or heartbeat that was answered was sent.
+  absl::Time confirmed_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  int64_t reregistrations_ ABSL_GUARDED_BY(mu_) = 0;
   std::string job_id_ ABSL_GUARDED_BY(mu_);
   HeartbeatView heartbeat_ ABSL_GUARDED_BY(mu_);
   bool heartbeats_started_ ABSL_GUARDED_BY(mu_) = false;

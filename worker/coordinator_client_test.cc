@@ -49,7 +49,7 @@ TEST_F(CoordinatorClientTest, ReregistersWithTheSameIncarnationWhenAborted) {
   ASSERT_TRUE(client_->Register().ok());
   coordinator_.SetAssignment(JobAssignment("job-1"));
   coordinator_.AbortNextCalls(1);
-  absl::StatusOr<Assignment> assignment = client_->GetAssignment("", absl::Milliseconds(100));
+  absl::StatusOr<Assignment> assignment = client_->GetAssignment("", 0, absl::Milliseconds(100));
   ASSERT_TRUE(assignment.ok()) << assignment.status();
   EXPECT_EQ(assignment->job_id(), "job-1");
   EXPECT_EQ(coordinator_.registrations(), 2);

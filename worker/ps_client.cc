@@ -39,7 +39,7 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
 }
 
 std::shared_ptr<grpc::Channel> LaneChannel(const std::string& address, int lane,
-                                          const ChannelSecurity& security) {
+                                           const ChannelSecurity& security) {
   grpc::ChannelArguments args;
   // Each lane its own connection, so parallel parts do not share one
   // TCP stream's window.
@@ -225,6 +225,7 @@ absl::Status ParameterServerClient::PullLaneWithRetry(int shard, int stream,
   PullRequest* pull = request[0].mutable_pull();
   *pull = lane.request;
   pull->set_job_id(options_.job_id);
+  pull->set_generation(options_.generation);
   const int64_t min_version =
       shard < static_cast<int>(options.min_versions.size()) ? options.min_versions[shard] : 0;
   absl::Duration extra;
@@ -370,6 +371,10 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
   std::vector<std::vector<std::vector<PushPullRequest>>> messages(num_shards);
   PushRequest header;
   header.set_job_id(options_.job_id);
+  header.set_generation(options_.generation);
+  if (options_.membership_deadline) {
+    header.set_valid_until_unix_ms(absl::ToUnixMillis(options_.membership_deadline()));
+  }
   header.mutable_id()->set_worker(options_.worker);
   header.mutable_id()->set_incarnation(options_.incarnation);
   header.mutable_id()->set_sequence(summary.sequence);

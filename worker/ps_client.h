@@ -41,6 +41,14 @@ struct ParameterServerClientOptions {
   int32_t worker = 0;
   // PushId.incarnation: this process's incarnation; non-zero. Required.
   uint64_t incarnation = 0;
+  // The run of the job (Assignment.generation) sent with every push and
+  // pull, so that shards refuse them once the job has rolled back. 0: not
+  // checked.
+  uint64_t generation = 0;
+  // Until when this worker's membership is sure to hold, asked at each
+  // push (PushRequest.valid_until_unix_ms): shards refuse a push that
+  // completes later. Empty: pushes carry no deadline.
+  std::function<absl::Time()> membership_deadline;
   // The job's update mode: decides which outcomes count as an applied
   // update and what the next pull waits for. Default async.
   UpdateMode update_mode = UPDATE_MODE_ASYNC;

@@ -12,6 +12,7 @@
 #include "common/model/model_factory.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "worker/push_incarnation.h"
 #include "worker/shard_slicer.h"
 #include "worker/training_data.h"
 
@@ -58,6 +59,7 @@ class WorkerLoop::AssignmentRun {
         job_id_(assignment.job_id()),
         spec_(assignment.spec()),
         answers_before_(loop.coordinator_.last_heartbeat().answers),
+        reregistrations_before_(loop.coordinator_.reregistrations()),
         last_report_(loop.clock_.Now()),
         known_global_step_(assignment.global_step()) {}
 
@@ -98,13 +100,20 @@ class WorkerLoop::AssignmentRun {
   // than when an answer to a report says so, ends a sync job exactly at
   // max_steps.
   bool PulledFinalRound() const;
-  bool Over() { return loop_.JobOver(job_id_, answers_before_); }
+  bool Over() { return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed(); }
+  // This process registered again since the run began (it was marked lost,
+  // e.g. frozen past its heartbeat deadline): its leases went to others,
+  // so nothing more of this run may reach the shards.
+  bool MembershipLapsed() const {
+    return loop_.coordinator_.reregistrations() != reregistrations_before_;
+  }
 
   WorkerLoop& loop_;
   const Assignment& assignment_;
   const std::string job_id_;
   const JobSpec& spec_;
   const int64_t answers_before_;
+  const int64_t reregistrations_before_;
 
   std::unique_ptr<ComputeContext> compute_;
   std::unique_ptr<ExampleSource> source_;
@@ -157,7 +166,17 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
   // The shards know workers by rank in [0, num_workers).
   ps.worker =
       assignment_.num_workers() > 0 ? assignment_.worker_rank() : loop_.coordinator_.task().index();
-  ps.incarnation = loop_.coordinator_.incarnation();
+  // Each run numbers its pushes afresh, above every earlier run: after a
+  // rollback the shards hold the dedup state of the checkpoint, in which
+  // this worker's earlier sequence numbers are already spent.
+  ps.incarnation = NewPushIncarnation(loop_.clock_.Now(), loop_.random_.Next());
+  ps.generation = assignment_.generation();
+  CoordinatorClient* coordinator = &loop_.coordinator_;
+  const int64_t registrations = reregistrations_before_;
+  ps.membership_deadline = [coordinator, registrations] {
+    return coordinator->reregistrations() == registrations ? coordinator->MembershipDeadline()
+                                                           : absl::InfinitePast();
+  };
   ps.update_mode = spec_.training().update_mode() == UPDATE_MODE_UNSPECIFIED
                        ? UPDATE_MODE_ASYNC
                        : spec_.training().update_mode();
@@ -234,11 +253,23 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
                 << lease->lease_id();
     }
     if (absl::IsFailedPrecondition(trained)) {
-      // The shards dropped the job: it ended while this worker trained.
-      LOG(INFO) << "job " << job_id_ << " is over on the parameter servers: " << trained.message();
-      return absl::OkStatus();
+      // The shards dropped the job (it ended while this worker trained),
+      // or a newer run of it replaced this one (a rollback), or they
+      // refused a push that came after this worker's membership may have
+      // lapsed: whichever, this run is over and the job's current
+      // assignment says what comes next.
+      return absl::AbortedError(absl::StrCat("the parameter servers ended this run of job ",
+                                             job_id_, ": ", trained.message()));
     }
     if (!trained.ok()) return trained;
+  }
+  if (MembershipLapsed()) {
+    // What it pushed before it was lost was applied: count it.
+    bool ignored = false;
+    SendReport(&ignored);
+    return absl::AbortedError(
+        absl::StrCat("worker was marked lost during job ", job_id_,
+                     " (no heartbeat in time) and registered again; its data went to others"));
   }
   // The coordinator takes its final checkpoint once every worker has heard
   // the stop: report (empty reports when nothing is left) until it says so
@@ -443,6 +474,7 @@ void WorkerLoop::AssignmentRun::SendReport(bool* stop) {
   const double seconds = std::max(1e-9, absl::ToDoubleSeconds(now - last_report_));
   ProgressReport report;
   report.set_job_id(job_id_);
+  report.set_generation(assignment_.generation());
   report.set_steps(steps_);
   report.set_examples(examples_);
   report.set_applied_updates(applied_);
@@ -526,7 +558,9 @@ absl::Status WorkerLoop::Run() {
   }
   coordinator_.StartHeartbeats();
   backoff.Reset();
+  // The run last taken up: a rollback starts a new run of the same job.
   std::string known_job;
+  uint64_t known_generation = 0;
   while (!stop_.HasBeenNotified()) {
     if (coordinator_.last_heartbeat().shutdown) {
       absl::MutexLock l(&mu_);
@@ -535,7 +569,7 @@ absl::Status WorkerLoop::Run() {
       return absl::OkStatus();
     }
     absl::StatusOr<Assignment> assignment =
-        coordinator_.GetAssignment(known_job, options_.assignment_wait);
+        coordinator_.GetAssignment(known_job, known_generation, options_.assignment_wait);
     if (!assignment.ok()) {
       if (stop_.HasBeenNotified()) break;
       if (absl::IsFailedPrecondition(assignment.status())) return assignment.status();
@@ -543,8 +577,10 @@ absl::Status WorkerLoop::Run() {
       if (clock_.SleepFor(backoff.Next(), &stop_)) break;
       continue;
     }
-    if (assignment->job_id().empty() || assignment->job_id() == known_job) {
+    if (assignment->job_id().empty() ||
+        (assignment->job_id() == known_job && assignment->generation() == known_generation)) {
       known_job = assignment->job_id();
+      known_generation = assignment->generation();
       continue;
     }
     coordinator_.SetJob(assignment->job_id());
@@ -552,8 +588,16 @@ absl::Status WorkerLoop::Run() {
     absl::Status trained = RunAssignment(*assignment);
     if (metrics_ != nullptr) metrics_->SetBusy(false);
     coordinator_.SetJob("");
+    if (absl::IsAborted(trained) && !stop_.HasBeenNotified()) {
+      LOG(INFO) << trained.message() << "; taking up the job's current assignment";
+      known_job.clear();
+      known_generation = 0;
+      if (clock_.SleepFor(backoff.Next(), &stop_)) break;
+      continue;
+    }
     if (trained.ok() || stop_.HasBeenNotified()) {
       known_job = assignment->job_id();
+      known_generation = assignment->generation();
       backoff.Reset();
       continue;
     }
@@ -561,6 +605,7 @@ absl::Status WorkerLoop::Run() {
     LOG(ERROR) << "job " << assignment->job_id() << " failed on this worker: " << trained
                << "; asking for work again in " << absl::FormatDuration(pause);
     known_job.clear();
+    known_generation = 0;
     if (clock_.SleepFor(pause, &stop_)) break;
   }
   return absl::OkStatus();

@@ -35,13 +35,16 @@ void AssignmentBoard::Set(const TaskId& task, Assignment assignment) {
     absl::MutexLock lock(&mu_);
     const Key key = KeyOf(task);
     const std::string job_id = assignment.job_id();
+    const uint64_t generation = assignment.generation();
     if (job_id.empty()) {
       assignments_.erase(key);
     } else {
       assignments_[key] = std::move(assignment);
     }
-    answers = TakeLocked(
-        [&](const Poll& poll) { return poll.task == key && poll.known_job_id != job_id; });
+    answers = TakeLocked([&](const Poll& poll) {
+      return poll.task == key &&
+             (poll.known_job_id != job_id || poll.known_generation != generation);
+    });
   }
   Deliver(std::move(answers));
 }
@@ -73,17 +76,20 @@ Assignment AssignmentBoard::Get(const TaskId& task) const {
 }
 
 uint64_t AssignmentBoard::Await(const TaskId& task, absl::string_view known_job_id,
-                                absl::Time deadline, Callback done, Assignment* now) {
+                                uint64_t known_generation, absl::Time deadline, Callback done,
+                                Assignment* now) {
   const absl::Time time = clock_.Now();
   absl::MutexLock lock(&mu_);
   const Key key = KeyOf(task);
   Assignment current = GetLocked(key);
-  if (current.job_id() != known_job_id || deadline <= time) {
+  if (current.job_id() != known_job_id || current.generation() != known_generation ||
+      deadline <= time) {
     *now = std::move(current);
     return 0;
   }
   const uint64_t id = ++last_poll_id_;
-  polls_.emplace(id, Poll{key, std::string(known_job_id), deadline, std::move(done)});
+  polls_.emplace(id,
+                 Poll{key, std::string(known_job_id), known_generation, deadline, std::move(done)});
   return id;
 }
 

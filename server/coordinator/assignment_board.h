@@ -34,7 +34,7 @@ class AssignmentBoard {
   AssignmentBoard& operator=(const AssignmentBoard&) = delete;
 
   // Sets the assignment of `task` and answers its long polls that wait for
-  // a job other than the new one.
+  // a job, or a run of it, other than the new one.
   void Set(const TaskId& task, Assignment assignment);
 
   // Every task assigned to `job_id` becomes idle (its polls are answered).
@@ -43,13 +43,15 @@ class AssignmentBoard {
   // The task's assignment; idle (empty) if it has none.
   Assignment Get(const TaskId& task) const;
 
-  // A long poll. When the task's assignment is for a job other than
-  // `known_job_id`, or `deadline` has passed, fills *now and returns 0.
-  // Otherwise registers `done` and returns its id (> 0); `done` is called
-  // exactly once, with no lock held: with the new assignment once it
-  // changes, or with the current one at the deadline (Expire) or on Cancel.
-  uint64_t Await(const TaskId& task, absl::string_view known_job_id, absl::Time deadline,
-                 Callback done, Assignment* now);
+  // A long poll. When the task's assignment is for another job than
+  // `known_job_id` or another run of it than `known_generation`
+  // (Assignment.generation), or `deadline` has passed, fills *now and
+  // returns 0. Otherwise registers `done` and returns its id (> 0); `done`
+  // is called exactly once, with no lock held: with the new assignment once
+  // it changes, or with the current one at the deadline (Expire) or on
+  // Cancel.
+  uint64_t Await(const TaskId& task, absl::string_view known_job_id, uint64_t known_generation,
+                 absl::Time deadline, Callback done, Assignment* now);
 
   // Answers poll `id` now with the current assignment, unless it was
   // answered already.
@@ -68,6 +70,7 @@ class AssignmentBoard {
   struct Poll {
     Key task;
     std::string known_job_id;
+    uint64_t known_generation = 0;
     absl::Time deadline;
     Callback done;
   };

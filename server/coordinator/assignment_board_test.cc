@@ -2,8 +2,8 @@
 
 #include <optional>
 
-#include "gtest/gtest.h"
 #include "common/clock/fake_clock.h"
+#include "gtest/gtest.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -29,7 +29,7 @@ TEST(AssignmentBoardTest, AnswersAtOnceWhenTheCallerKnowsAnOtherJob) {
   Assignment now;
   bool called = false;
   EXPECT_EQ(board.Await(
-                Worker(0), "", clock.Now() + absl::Seconds(10),
+                Worker(0), "", 0, clock.Now() + absl::Seconds(10),
                 [&](const Assignment&) { called = true; }, &now),
             0u);
   EXPECT_EQ(now.job_id(), "j-1");
@@ -43,7 +43,8 @@ TEST(AssignmentBoardTest, ALongPollIsAnsweredWhenItsAssignmentChanges) {
   std::optional<Assignment> got;
   Assignment now;
   const uint64_t id = board.Await(
-      Worker(0), "", clock.Now() + absl::Seconds(10), [&](const Assignment& a) { got = a; }, &now);
+      Worker(0), "", 0, clock.Now() + absl::Seconds(10), [&](const Assignment& a) { got = a; },
+      &now);
   ASSERT_NE(id, 0u);
   board.Set(Worker(1), ForJob("j-1"));  // another task: still waiting
   EXPECT_FALSE(got.has_value());
@@ -54,6 +55,33 @@ TEST(AssignmentBoardTest, ALongPollIsAnsweredWhenItsAssignmentChanges) {
   EXPECT_EQ(board.waiting(), 0);
 }
 
+TEST(AssignmentBoardTest, ANewRunOfTheKnownJobAnswersItsPoll) {
+  FakeClock clock;
+  AssignmentBoard board(clock);
+  Assignment first = ForJob("j-1");
+  first.set_generation(7);
+  board.Set(Worker(0), first);
+  std::optional<Assignment> got;
+  Assignment now;
+  const uint64_t id = board.Await(
+      Worker(0), "j-1", 7, clock.Now() + absl::Seconds(10), [&](const Assignment& a) { got = a; },
+      &now);
+  ASSERT_NE(id, 0u);  // the run it knows: wait
+  board.Set(Worker(0), first);
+  EXPECT_FALSE(got.has_value());
+  Assignment second = first;
+  second.set_generation(8);
+  board.Set(Worker(0), second);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->generation(), 8u);
+  // A caller that knows an older run is answered at once.
+  EXPECT_EQ(
+      board.Await(
+          Worker(0), "j-1", 7, clock.Now() + absl::Seconds(10), [](const Assignment&) {}, &now),
+      0u);
+  EXPECT_EQ(now.generation(), 8u);
+}
+
 TEST(AssignmentBoardTest, ALongPollEndsAtItsDeadlineWithTheCurrentAssignment) {
   FakeClock clock;
   AssignmentBoard board(clock);
@@ -61,7 +89,7 @@ TEST(AssignmentBoardTest, ALongPollEndsAtItsDeadlineWithTheCurrentAssignment) {
   std::optional<Assignment> got;
   Assignment now;
   ASSERT_NE(board.Await(
-                Worker(0), "j-1", clock.Now() + absl::Seconds(10),
+                Worker(0), "j-1", 0, clock.Now() + absl::Seconds(10),
                 [&](const Assignment& a) { got = a; }, &now),
             0u);
   clock.Advance(absl::Seconds(9));
@@ -81,7 +109,7 @@ TEST(AssignmentBoardTest, ClearingAJobSendsItsTasksBackToIdle) {
   std::optional<Assignment> got;
   Assignment now;
   ASSERT_NE(board.Await(
-                Worker(0), "j-1", clock.Now() + absl::Seconds(10),
+                Worker(0), "j-1", 0, clock.Now() + absl::Seconds(10),
                 [&](const Assignment& a) { got = a; }, &now),
             0u);
   board.ClearJob("j-1");
@@ -96,9 +124,9 @@ TEST(AssignmentBoardTest, CancelAnswersOnceAndCancelAllAnswersEveryPoll) {
   int calls = 0;
   Assignment now;
   const uint64_t a = board.Await(
-      Worker(0), "", absl::InfiniteFuture(), [&](const Assignment&) { ++calls; }, &now);
+      Worker(0), "", 0, absl::InfiniteFuture(), [&](const Assignment&) { ++calls; }, &now);
   board.Await(
-      Worker(1), "", absl::InfiniteFuture(), [&](const Assignment&) { ++calls; }, &now);
+      Worker(1), "", 0, absl::InfiniteFuture(), [&](const Assignment&) { ++calls; }, &now);
   board.Cancel(a);
   board.Cancel(a);
   EXPECT_EQ(calls, 1);

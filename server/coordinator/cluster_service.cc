@@ -53,8 +53,8 @@ class AssignmentPoll final : public grpc::ServerUnaryReactor {
     };
     Assignment now;
     const uint64_t id = coordinator.assignments().Await(
-        task, request.known_job_id(), coordinator.AssignmentDeadline(request.wait_ms()), done,
-        &now);
+        task, request.known_job_id(), request.known_generation(),
+        coordinator.AssignmentDeadline(request.wait_ms()), done, &now);
     if (id == 0) {
       done(now);
       return;

@@ -14,13 +14,13 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_checkpoints.h"
+#include "common/clock/fake_clock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/coordinator_test_util.h"
-#include "common/clock/fake_clock.h"
 #include "server/coordinator/grpc_shard_client.h"
 
 namespace pstrain {
@@ -133,7 +133,7 @@ class JobLifecycleTest : public ::testing::Test {
     Assignment got;
     Assignment now;
     const uint64_t id = coordinator_->assignments().Await(
-        caller.task, "", absl::InfiniteFuture(),
+        caller.task, "", 0, absl::InfiniteFuture(),
         [&](const Assignment& a) {
           got = a;
           done.Notify();

@@ -156,7 +156,9 @@ absl::Status JobRunner::Prepare() {
   std::optional<VariableLayout> layout;
   if (trains_) {
     ASSIGN_OR_RETURN(layout, PlaceVariables(plan->variables, num_ps_));
+    layout_ = layout;
     std::vector<ShardGroup::Shard> shards;
+    std::vector<uint64_t> incarnations;
     for (int i = 0; i < num_ps_; ++i) {
       ShardGroup::Shard shard;
       shard.task = Task(TASK_TYPE_PS, i);
@@ -164,10 +166,13 @@ absl::Status JobRunner::Prepare() {
       shard.address = member.address();
       shard.client = context_.shard_clients(shard.address);
       shards.push_back(std::move(shard));
+      incarnations.push_back(member.incarnation());
     }
     shards_ = std::make_unique<ShardGroup>(std::move(shards));
+    generation_ = NextGeneration();
     {
       absl::MutexLock lock(&mu_);
+      shard_incarnations_ = std::move(incarnations);
       shards_ready_ = true;
       // An abort that came first has nothing to cancel yet: cancel now.
       if (abort_reason_.has_value()) shards_->CancelAll();
@@ -226,8 +231,8 @@ void JobRunner::OpenTrainSummaries() {
                  << (learning_rate.ok() ? writer.status() : learning_rate.status());
     return;
   }
-  train_summaries_ = std::make_unique<TrainSummaries>(
-      *std::move(writer), *std::move(learning_rate), spec_.training().steps_per_loop(), clock_);
+  train_summaries_ = std::make_unique<TrainSummaries>(*std::move(writer), *std::move(learning_rate),
+                                                      spec_.training().steps_per_loop(), clock_);
 }
 
 absl::StatusOr<JobRunner::StartPoint> JobRunner::FindStartPoint() {
@@ -326,6 +331,7 @@ absl::Status JobRunner::CreateVariables(const VariableLayout& layout) {
     *request.mutable_optimizer() = spec_.optimizer();
     *request.mutable_training() = spec_.training();
     request.set_num_workers(num_workers_);
+    request.set_generation(generation_);
     return client.CreateVariables(request).status();
   });
 }
@@ -376,6 +382,7 @@ void JobRunner::PublishAssignments(const VariableLayout* layout, const StartPoin
   for (int i = 0; i < num_workers_; ++i) {
     Assignment worker = base;
     worker.set_worker_rank(i);
+    worker.set_generation(generation_);
     assignments.emplace_back(Task(TASK_TYPE_WORKER, i), std::move(worker));
   }
   if (evaluates_) assignments.emplace_back(Task(TASK_TYPE_EVALUATOR, 0), base);
@@ -394,9 +401,15 @@ absl::Status JobRunner::Train() {
     deadline = std::min(deadline, std::max(schedule_->NextDueTime(), next_checkpoint_attempt_));
     absl::Status interrupted = WaitForChange(deadline);
     if (absl::IsAborted(interrupted)) return interrupted;
+    std::optional<std::string> shard_lost;
     {
       absl::MutexLock lock(&mu_);
       if (failure_.has_value()) return *failure_;
+      shard_lost = shard_lost_;
+    }
+    if (shard_lost.has_value()) {
+      RETURN_IF_ERROR(RollBack(*shard_lost));
+      continue;
     }
     const int64_t step = step_->value();
     std::optional<StopDecision> decision = stop_->CheckTime(step);

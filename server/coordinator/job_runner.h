@@ -1,6 +1,7 @@
 #ifndef PSTRAIN_SERVER_COORDINATOR_JOB_RUNNER_H_
 #define PSTRAIN_SERVER_COORDINATOR_JOB_RUNNER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -153,7 +154,10 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void MembersChanged();
 
   // `incarnation` of `task` was lost or replaced (`why`): its data and
-  // checkpoint leases go back. A parameter server of the job fails it.
+  // checkpoint leases go back. Losing a parameter server of the job while
+  // it trains pauses training until the shard is back, then rolls every
+  // shard back to the newest good checkpoint (RollBack); in other phases
+  // it fails the job.
   void HandBack(const TaskId& task, uint64_t incarnation, absl::string_view why);
 
   // A user stopped the job (JobQueue::Stop already moved it to FINISHING).
@@ -172,7 +176,9 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   int64_t leases_outstanding() const;
 
  private:
-  enum class Phase { kStarting, kTraining, kFinishing, kEnded };
+  // kRollingBack: training is paused while a lost parameter server comes
+  // back and every shard is restored.
+  enum class Phase { kStarting, kTraining, kRollingBack, kFinishing, kEnded };
 
   // How the job ends.
   struct Outcome {
@@ -192,6 +198,15 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   absl::Status WaitForMembers();
   absl::Status Prepare();
   absl::Status Train();
+  // Waits for every parameter server of the job to be live, then starts a
+  // new generation on all of them from the newest good checkpoint (fresh
+  // variables without one): the global step and the data position go
+  // back to the checkpoint's, and workers get new assignments. `why`: the
+  // loss that caused it. Cancelled: a user stopped the job meanwhile.
+  absl::Status RollBack(const std::string& why);
+  // A generation above every earlier one, also those of an earlier
+  // coordinator process (microseconds since the epoch).
+  uint64_t NextGeneration();
   absl::Status EvaluateOnly();
   // After training stopped: the final checkpoint and evaluation. Returns
   // how the job ends.
@@ -258,6 +273,7 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // by cluster calls only once they see another phase.
   int num_ps_ = 0;
   int num_workers_ = 0;
+  std::optional<VariableLayout> layout_;
   std::unique_ptr<ShardGroup> shards_;
   std::unique_ptr<JobCheckpointer> checkpointer_;
   std::unique_ptr<DataLeaseManager> data_;
@@ -271,6 +287,10 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   absl::Time next_checkpoint_attempt_ = absl::InfinitePast();
   std::optional<int64_t> final_step_;
 
+  // The run of the job's variables on the shards (Assignment.generation).
+  // Written by the Run thread, read by progress reports.
+  std::atomic<uint64_t> generation_{0};
+
   mutable absl::Mutex mu_;
   Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kStarting;
   bool poked_ ABSL_GUARDED_BY(mu_) = false;
@@ -280,6 +300,12 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // Why the job must fail (a parameter server was lost, the evaluator
   // cannot evaluate it).
   std::optional<absl::Status> failure_ ABSL_GUARDED_BY(mu_);
+  // A parameter server of the job was lost while it trained: why. The
+  // Run thread rolls back.
+  std::optional<std::string> shard_lost_ ABSL_GUARDED_BY(mu_);
+  // The incarnation of each shard's process the current generation runs
+  // on; the loss of another (older) one is already dealt with.
+  std::vector<uint64_t> shard_incarnations_ ABSL_GUARDED_BY(mu_);
   // shards_ is set (Abort may cancel its calls).
   bool shards_ready_ ABSL_GUARDED_BY(mu_) = false;
   bool shards_done_ ABSL_GUARDED_BY(mu_) = false;

@@ -24,6 +24,13 @@ absl::Status Starting(absl::string_view job_id) {
                    "variables); try again"));
 }
 
+absl::Status RollingBack(absl::string_view job_id) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job ", job_id,
+                   " is rolling back to a checkpoint (a parameter server was lost); this run is "
+                   "over: wait for the job's new assignment"));
+}
+
 // WatchCheckpoints: the job's checkpoints newer than the watcher's position,
 // each leased to the watcher as it is handed to the stream, until the job
 // ends. The leases end with the stream.
@@ -89,6 +96,14 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
     absl::MutexLock lock(&mu_);
     if (phase_ == Phase::kStarting) return Starting(job_id_);
     if (phase_ == Phase::kEnded) return Ended(job_id_);
+    if (phase_ == Phase::kRollingBack) return RollingBack(job_id_);
+  }
+  if (report.generation() != 0 && report.generation() != generation_) {
+    // Steps of a run the job rolled back from: they are not in the
+    // parameters any more.
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id_, " rolled back to a checkpoint; the work of generation ",
+                     report.generation(), " is void: take the job's new assignment"));
   }
   if (step_ == nullptr) {
     return absl::FailedPreconditionError(
@@ -143,6 +158,7 @@ absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64
     absl::MutexLock lock(&mu_);
     if (phase_ == Phase::kStarting) return Starting(job_id_);
     if (phase_ == Phase::kEnded) return Ended(job_id_);
+    if (phase_ == Phase::kRollingBack) return RollingBack(job_id_);
     stopping = data_ == nullptr || phase_ != Phase::kTraining || stop_requested_;
   }
   if (!stopping) stopping = stop_->decision().has_value();
@@ -349,13 +365,22 @@ void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_
     if (requeued > 0) context_.metrics->AddDataLeasesRequeued(requeued);
   }
   absl::MutexLock lock(&mu_);
-  if (started && phase_ != Phase::kEnded && !shards_done_ && task.type() == TASK_TYPE_PS &&
-      task.index() < num_ps_ && !failure_.has_value()) {
-    failure_ = absl::UnavailableError(
-        absl::StrCat(TaskName(task), " (a parameter server of the job) ", why,
-                     ": its part of the variables is gone; the job cannot go on without it"));
-  }
   poked_ = true;
+  if (!started || phase_ == Phase::kEnded || shards_done_ || task.type() != TASK_TYPE_PS ||
+      task.index() >= num_ps_ || failure_.has_value()) {
+    return;
+  }
+  const size_t shard = static_cast<size_t>(task.index());
+  if (shard < shard_incarnations_.size() && shard_incarnations_[shard] != incarnation) {
+    return;  // a process the job no longer runs on (its loss is dealt with)
+  }
+  const std::string lost = absl::StrCat(TaskName(task), " (a parameter server of the job) ", why);
+  if (phase_ == Phase::kTraining || phase_ == Phase::kRollingBack) {
+    if (!shard_lost_.has_value()) shard_lost_ = lost;
+    return;
+  }
+  failure_ = absl::UnavailableError(
+      absl::StrCat(lost, ": its part of the variables is gone; the job cannot go on without it"));
 }
 
 void JobRunner::RequestStop(bool immediately) {

@@ -118,7 +118,10 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
     }
     if (it == parts_.end()) {
       ShardStore& store = service_.store_;
-      it = parts_.emplace(tag, store.pushes().StartPart(store.GetJob(push.job_id()), push)).first;
+      it = parts_
+               .emplace(tag, store.pushes().StartPart(
+                                 store.GetJob(push.job_id(), push.generation()), push))
+               .first;
     }
     PushPart::Step step = it->second->Add(push);
     if (step.finished) parts_.erase(it);
@@ -132,7 +135,8 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
 
   void HandlePull(uint64_t tag, const PullRequest& pull) {
     ShardStore& store = service_.store_;
-    absl::StatusOr<std::shared_ptr<ParameterShard>> shard = store.GetJob(pull.job_id());
+    absl::StatusOr<std::shared_ptr<ParameterShard>> shard =
+        store.GetJob(pull.job_id(), pull.generation());
     if (!shard.ok()) return SendError(tag, shard.status());
     if (absl::Status s = ValidatePull(**shard, pull).status(); !s.ok()) return SendError(tag, s);
     const absl::Time start = store.clock().Now();
@@ -284,7 +288,8 @@ class PullReactor : public grpc::ServerUnaryReactor {
   PullReactor(ParameterServerService& service, const PullRequest& request, PullResponse* response) {
     ShardStore& store = service.store_;
     const absl::Time start = store.clock().Now();
-    absl::StatusOr<std::shared_ptr<ParameterShard>> shard = store.GetJob(request.job_id());
+    absl::StatusOr<std::shared_ptr<ParameterShard>> shard =
+        store.GetJob(request.job_id(), request.generation());
     if (!shard.ok()) {
       Finish(ToGrpcStatus(shard.status()));
       return;

@@ -25,6 +25,9 @@ class PendingPush {
         shard_(std::move(shard)),
         key_{first.id().worker(), first.id().incarnation(), first.id().sequence()},
         base_version_(first.base_version()),
+        valid_until_(first.valid_until_unix_ms() > 0
+                         ? absl::FromUnixMillis(first.valid_until_unix_ms())
+                         : absl::InfiniteFuture()),
         num_parts_(std::max(1, first.num_parts())),
         started_(now),
         parts_(num_parts_, kUnclaimed) {}
@@ -93,6 +96,17 @@ class PendingPush {
           return {failure_, std::nullopt};
         }
       }
+    }
+    if (clock.Now() > valid_until_) {
+      // The worker may have been declared lost while this push was on its
+      // way (frozen, cut off): its data is someone else's now.
+      absl::MutexLock l(&mu_);
+      FailLocked(absl::FailedPreconditionError(
+          absl::StrCat("push (worker ", key_.worker, ", sequence ", key_.sequence,
+                       ") completed after its worker's membership could have lapsed (valid until ",
+                       absl::FormatTime(valid_until_), "); not applied")));
+      metrics.RecordRejected("membership_lapsed");
+      return {failure_, std::nullopt};
     }
     // Every part has ended: nobody else touches the pieces now.
     std::vector<std::vector<DenseSegment>> segments;
@@ -283,6 +297,8 @@ class PendingPush {
   const std::shared_ptr<ParameterShard> shard_;
   const PushKey key_;
   const int64_t base_version_;
+  // PushRequest.valid_until_unix_ms; InfiniteFuture when not given.
+  const absl::Time valid_until_;
   const int num_parts_;
   const absl::Time started_;
 

@@ -147,6 +147,30 @@ TEST_F(PushAssemblerTest, AbandonedPushesExpire) {
   EXPECT_EQ(assembler_->pending_bytes(), 0);
 }
 
+TEST_F(PushAssemblerTest, APushCompletedAfterItsWorkersMembershipMayHaveLapsedIsNotApplied) {
+  // Two parts: the first arrives in time, the second after the deadline
+  // (the worker was frozen in between).
+  PushRequest a = Chunk(1, 0, 4, true, 2, 0), b = Chunk(1, 4, 8, true, 2, 1);
+  const int64_t deadline = absl::ToUnixMillis(clock_.Now() + absl::Seconds(5));
+  a.set_valid_until_unix_ms(deadline);
+  b.set_valid_until_unix_ms(deadline);
+  auto first = Start(a);
+  EXPECT_EQ(first->Add(a).reply->outcome(), PUSH_OUTCOME_PART_RECEIVED);
+  clock_.Advance(absl::Seconds(6));
+  auto second = Start(b);
+  const PushPart::Step late = second->Add(b);
+  ASSERT_TRUE(late.reply.has_value());
+  EXPECT_EQ(late.reply->outcome(), PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(late.reply->status().code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(late.reply->status().message(), ::testing::HasSubstr("membership could have lapsed"));
+  EXPECT_THAT(Values(), ::testing::Each(0.0f));
+
+  // In time, the same kind of push is applied.
+  PushRequest c = Chunk(2, 0, 8, true);
+  c.set_valid_until_unix_ms(absl::ToUnixMillis(clock_.Now() + absl::Seconds(5)));
+  EXPECT_EQ(Start(c)->Add(c).reply->outcome(), PUSH_OUTCOME_APPLIED);
+}
+
 TEST_F(PushAssemblerTest, JobNotRunningAnswersRejected) {
   PushRequest m = Chunk(1, 0, 8, true);
   auto part = assembler_->StartPart(absl::FailedPreconditionError("job x is not running"), m);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "common/checkpoint/env.h"
 #include "common/status/status_macros.h"
+#include "glog/logging.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "server/ps/shard_snapshot.h"
 
@@ -26,27 +27,49 @@ ShardStore::~ShardStore() {
 
 absl::StatusOr<CreateVariablesResponse> ShardStore::CreateVariables(
     const CreateVariablesRequest& request) {
-  absl::MutexLock l(&mu_);
-  if (job_ != nullptr) {
-    if (job_->job_id() != request.job_id()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("job ", job_->job_id(),
-                       " is running on this shard; drop it before setting up ", request.job_id()));
-    }
-    if (!google::protobuf::util::MessageDifferencer::Equals(job_->request(), request)) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("job ", request.job_id(),
-                       " is already set up on this shard with other variables "
-                       "or settings"));
-    }
-  } else {
-    ASSIGN_OR_RETURN(std::unique_ptr<ParameterShard> shard,
-                     ParameterShard::Create(request, options_.shard, clock_, metrics_));
-    job_ = std::move(shard);
-  }
+  std::shared_ptr<ParameterShard> replaced;
   CreateVariablesResponse response;
-  response.set_version(job_->version());
-  response.set_variable_bytes(job_->variable_bytes());
+  {
+    absl::MutexLock l(&mu_);
+    const bool same_job = job_ != nullptr && job_->job_id() == request.job_id();
+    const uint64_t running = same_job ? job_->request().generation() : 0;
+    if (same_job && request.generation() < running) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", request.job_id(), " runs here as generation ", running,
+                       "; generation ", request.generation(), " is older and cannot replace it"));
+    }
+    const bool new_run = same_job && request.generation() > running;
+    if (job_ != nullptr && !new_run) {
+      if (!same_job) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "job ", job_->job_id(), " is running on this shard; drop it before setting up ",
+            request.job_id()));
+      }
+      if (!google::protobuf::util::MessageDifferencer::Equals(job_->request(), request)) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("job ", request.job_id(),
+                         " is already set up on this shard with other variables "
+                         "or settings"));
+      }
+    } else {
+      // The tables' metrics are registered afresh by the new run.
+      if (new_run) metrics_.ClearEmbeddingTables();
+      ASSIGN_OR_RETURN(std::unique_ptr<ParameterShard> shard,
+                       ParameterShard::Create(request, options_.shard, clock_, metrics_));
+      if (new_run) {
+        // A new run of the job (a rollback, or a restarted coordinator):
+        // the old run's variables go, and with them whatever its workers
+        // still push or wait for.
+        LOG(INFO) << "job " << request.job_id() << ": generation " << request.generation()
+                  << " replaces generation " << running << " on this shard";
+        replaced = std::move(job_);
+      }
+      job_ = std::move(shard);
+    }
+    response.set_version(job_->version());
+    response.set_variable_bytes(job_->variable_bytes());
+  }
+  if (replaced != nullptr) replaced->Shutdown();
   return response;
 }
 
@@ -69,7 +92,8 @@ std::shared_ptr<ParameterShard> ShardStore::current_job() const {
   return job_;
 }
 
-absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::GetJob(absl::string_view job_id) const {
+absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::GetJob(absl::string_view job_id,
+                                                                   uint64_t generation) const {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id is empty");
   absl::MutexLock l(&mu_);
   if (job_ == nullptr) {
@@ -79,6 +103,12 @@ absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::GetJob(absl::string_
   if (job_->job_id() != job_id) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", job_id, " is not running on this shard (job ", job_->job_id(), " is)"));
+  }
+  const uint64_t running = job_->request().generation();
+  if (generation != 0 && generation != running) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "generation ", generation, " of job ", job_id, " is over on this shard (generation ",
+        running, " runs now): take the job's new assignment"));
   }
   return job_;
 }
@@ -114,9 +144,9 @@ absl::StatusOr<std::string> ShardStore::ResolvePath(absl::string_view path) cons
   if (!resolved.ok()) return resolved.status();
   if (!resolved_root.ok()) return resolved_root.status();
   if (!absl::StartsWith(*resolved, *resolved_root + "/")) {
-    return absl::InvalidArgumentError(absl::StrCat("path ", path, " leads to ", *resolved,
-                                                   " through a symlink, outside the checkpoint root ",
-                                                   *resolved_root));
+    return absl::InvalidArgumentError(
+        absl::StrCat("path ", path, " leads to ", *resolved,
+                     " through a symlink, outside the checkpoint root ", *resolved_root));
   }
   return full;
 }

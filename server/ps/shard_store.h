@@ -44,10 +44,13 @@ class ShardStore {
   ShardStore& operator=(const ShardStore&) = delete;
 
   // Sets up a job's variables on this shard. Repeating the same request is
-  // harmless (it answers the current version).
+  // harmless (it answers the current version). A request of a greater
+  // generation (CreateVariablesRequest.generation) replaces the job's
+  // variables: the old run is shut down as DropJob would.
   // InvalidArgument: see ParameterShard::Create.
   // AlreadyExists: the job is set up here with other variables or settings.
-  // FailedPrecondition: another job is running here; drop it first.
+  // FailedPrecondition: another job is running here (drop it first), or a
+  //   newer generation of this one.
   // ResourceExhausted: the variables exceed the shard's byte limit.
   absl::StatusOr<CreateVariablesResponse> CreateVariables(const CreateVariablesRequest& request);
 
@@ -56,10 +59,12 @@ class ShardStore {
   // retries are harmless. InvalidArgument: empty job_id.
   absl::Status DropJob(const DropJobRequest& request);
 
-  // The running job named `job_id`.
+  // The running job named `job_id`, of run `generation` (0: any).
   // InvalidArgument: empty job_id.
-  // FailedPrecondition: no job, or another job, is running on this shard.
-  absl::StatusOr<std::shared_ptr<ParameterShard>> GetJob(absl::string_view job_id) const;
+  // FailedPrecondition: no job, or another job, or another run of the job
+  //   is running on this shard.
+  absl::StatusOr<std::shared_ptr<ParameterShard>> GetJob(absl::string_view job_id,
+                                                         uint64_t generation = 0) const;
 
   // The job running here, or null: for heartbeats, which report its step.
   std::shared_ptr<ParameterShard> current_job() const;

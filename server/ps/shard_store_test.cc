@@ -84,6 +84,36 @@ TEST_F(ShardStoreTest, ARequestOverTheByteLimitCreatesNothing) {
   EXPECT_EQ(fits->variable_bytes(), 16);
 }
 
+TEST_F(ShardStoreTest, ANewGenerationReplacesTheRunAndFencesTheOldOne) {
+  ShardStore& store = Store(::testing::TempDir());
+  CreateVariablesRequest first = Job("a");
+  first.set_generation(5);
+  ASSERT_TRUE(store.CreateVariables(first).ok());
+  std::shared_ptr<ParameterShard> old_run = store.GetJob("a", 5).value();
+  EXPECT_TRUE(store.GetJob("a").ok());  // 0: any run
+  EXPECT_TRUE(store.CreateVariables(first).ok());  // a retry
+  EXPECT_EQ(store.GetJob("a", 5).value(), old_run);
+
+  CreateVariablesRequest older = first;
+  older.set_generation(4);
+  const absl::Status refused = store.CreateVariables(older).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("generation 4 is older"));
+
+  CreateVariablesRequest second = first;
+  second.set_generation(6);
+  ASSERT_TRUE(store.CreateVariables(second).ok());
+  const absl::Status over = store.GetJob("a", 5).status();
+  EXPECT_EQ(over.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(over.message(), HasSubstr("generation 5 of job a is over"));
+  EXPECT_NE(store.GetJob("a", 6).value(), old_run);
+  // A push of the old run that got its shard before the new run began is
+  // refused, not applied to the new run's variables.
+  const std::vector<float> g(4, 1.0f);
+  EXPECT_EQ(old_run->Push({0, 1, 1}, 0, {GradientRef{0, false, {}, g}}).status.code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(ShardStoreTest, CheckpointPathsStayUnderTheRoot) {
   ShardStore& store = Store(::testing::TempDir() + "root/");
   ASSERT_TRUE(store.CreateVariables(Job("a")).ok());
