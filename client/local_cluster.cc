@@ -166,6 +166,7 @@ absl::Status LocalCluster::LaunchTask(size_t i) {
     // happen to have registered when it starts.
     child.args.push_back(absl::StrCat("--num_ps=", options.num_ps));
     child.args.push_back(absl::StrCat("--num_workers=", options.num_workers));
+    for (const std::string& flag : options.coordinator_flags) child.args.push_back(flag);
   }
   for (const auto& [flag, value] :
        {std::pair<const char*, const std::string*>{"tls_cert", &options.tls_cert},

@@ -40,6 +40,9 @@ struct LocalClusterOptions {
   bool tls_require_client_cert = false;
   std::string client_token_file;
   std::string cluster_token_file;
+  // More flags for the coordinator, as "--name=value" (tests that freeze
+  // processes shorten --heartbeat_timeout_secs).
+  std::vector<std::string> coordinator_flags;
 };
 
 // One process of a local cluster.
@@ -106,8 +109,7 @@ class LocalCluster {
   // Sends `signal` to task `name` ("coordinator/0", "ps/1"; SIGKILL is a
   // crash) and waits up to `timeout` for it to end. Returns how it ended.
   // NotFound: no such task. DeadlineExceeded: it still runs.
-  absl::StatusOr<ExitStatus> KillTask(const std::string& name, int signal,
-                                      absl::Duration timeout);
+  absl::StatusOr<ExitStatus> KillTask(const std::string& name, int signal, absl::Duration timeout);
 
   // Starts task `name` again once it has ended, with the same flags and on
   // the same gRPC and metrics addresses, so the other processes find it

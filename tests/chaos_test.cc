@@ -1,0 +1,287 @@
+// Faults on a real cluster (coordinator, 2 parameter servers, 2 workers and
+// an evaluator as processes on loopback) while a job trains: kill -9 of a
+// parameter server, a worker or the evaluator, each restarted a moment
+// later as Kubernetes would restart its pod, and a worker frozen (SIGSTOP)
+// past its heartbeat deadline, then woken. At seeded, random moments.
+//
+// Each time the job must still end SUCCEEDED at its max_steps, with a final
+// accuracy within one percentage point of an undisturbed run of the same
+// job; a lost parameter server must cost a rollback to the newest
+// checkpoint (the job's status counts it), nothing more; and the data
+// position saved in the final checkpoint must be whole (every finished
+// range inside the data, none overlapping).
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/checkpoint/manifest.h"
+#include "common/checkpoint/posix_env.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/clicks_job.h"
+#include "tests/cluster_fixture.h"
+
+namespace pstrain {
+namespace {
+
+using testing_cluster::JobRecord;
+using testing_cluster::TestCluster;
+
+constexpr int64_t kMaxSteps = 2400;
+constexpr int64_t kCheckpointEverySteps = 200;
+constexpr int64_t kNumExamples = 60000;
+
+// The coordinator declares a member lost after this long without a
+// heartbeat: shorter than its default (10 s) so that a frozen worker is
+// lost, and wakes, while the job still trains.
+constexpr absl::Duration kHeartbeatTimeout = absl::Seconds(4);
+
+std::string Job(const std::string& name) {
+  testing_jobs::ClicksJob job;
+  job.name = name;
+  job.model_dir = name;
+  job.num_examples = kNumExamples;
+  job.max_steps = kMaxSteps;
+  job.steps_per_loop = 20;
+  job.checkpoint_every_steps = kCheckpointEverySteps;
+  job.eval = "metrics: \"accuracy\"";
+  return job.Text();
+}
+
+// One fault: at global step `at_step`, `act` does the damage to the
+// cluster running job `job_id`.
+struct Fault {
+  std::string what;
+  int64_t at_step = 0;
+  std::function<absl::Status(TestCluster&, const std::string& job_id)> act;
+};
+
+absl::Status KillAndRestart(TestCluster& cluster, const std::string& task) {
+  if (absl::Status killed = cluster.KillTask(task); !killed.ok()) return killed;
+  // A pod's restart takes a moment; the others notice the gap meanwhile.
+  absl::SleepFor(absl::Milliseconds(500));
+  return cluster.RestartTask(task);
+}
+
+// Wakes the process while the job still trains, so that whatever it had
+// in flight meets a cluster that has moved on.
+absl::Status FreezeAndWake(TestCluster& cluster, const std::string& job_id,
+                           const std::string& task) {
+  int pid = 0;
+  for (const LocalTask& t : cluster.cluster().tasks()) {
+    if (t.name() == task) pid = t.pid;
+  }
+  if (pid <= 0) return absl::NotFoundError(absl::StrCat("no process for ", task));
+  if (::kill(pid, SIGSTOP) != 0) return absl::InternalError("SIGSTOP failed");
+  absl::SleepFor(kHeartbeatTimeout + absl::Seconds(2));
+  if (::kill(pid, SIGCONT) != 0) return absl::InternalError("SIGCONT failed");
+  absl::StatusOr<JobStatus> status = cluster.Get(job_id);
+  if (!status.ok()) return status.status();
+  if (status->state() != JOB_STATE_RUNNING) {
+    return absl::FailedPreconditionError(absl::StrCat(task, " woke after the job ended (",
+                                                      JobState_Name(status->state()),
+                                                      "): the job is too short for this test"));
+  }
+  return absl::OkStatus();
+}
+
+Fault KillFault(const std::string& task, int64_t at_step) {
+  return {"kill -9 " + task, at_step, [task](TestCluster& cluster, const std::string&) {
+            return KillAndRestart(cluster, task);
+          }};
+}
+
+Fault FreezeFault(const std::string& task, int64_t at_step) {
+  return {"SIGSTOP " + task, at_step, [task](TestCluster& cluster, const std::string& job_id) {
+            return FreezeAndWake(cluster, job_id, task);
+          }};
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+double Accuracy(const JobStatus& status) {
+  auto it = status.last_eval_metrics().find("accuracy");
+  return it == status.last_eval_metrics().end() ? -1 : it->second;
+}
+
+class ChaosTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    LocalClusterOptions options;
+    options.num_ps = 2;
+    options.num_workers = 2;
+    options.coordinator_flags = {
+        "--heartbeat_interval_secs=0.5",
+        absl::StrCat("--heartbeat_timeout_secs=", absl::ToInt64Seconds(kHeartbeatTimeout))};
+    absl::StatusOr<std::unique_ptr<TestCluster>> started = TestCluster::Start("chaos", options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = started->release();
+    // The undisturbed run every disturbed one is held against.
+    const JobRecord calm = Run("calm", {});
+    ASSERT_EQ(calm.final_status.state(), JOB_STATE_SUCCEEDED)
+        << calm.final_status.ShortDebugString();
+    calm_accuracy_ = Accuracy(calm.final_status);
+    std::printf("undisturbed: step %lld, accuracy %.4f\n",
+                static_cast<long long>(calm.final_status.global_step()), calm_accuracy_);
+  }
+
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+
+  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
+
+  // Runs job `name`, doing each fault in order once the global step
+  // reaches its step.
+  static JobRecord Run(const std::string& name, std::vector<Fault> faults) {
+    absl::StatusOr<std::string> job_id = cluster_->Submit(Job(name));
+    EXPECT_TRUE(job_id.ok()) << job_id.status();
+    if (!job_id.ok()) return {};
+    std::atomic<bool> ended{false};
+    std::thread chaos([&] {
+      for (const Fault& fault : faults) {
+        while (!ended) {
+          absl::StatusOr<JobStatus> status = cluster_->Get(*job_id);
+          if (status.ok() && status->global_step() >= fault.at_step) break;
+          absl::SleepFor(absl::Milliseconds(50));
+        }
+        if (ended) return;
+        const absl::Time start = absl::Now();
+        const absl::Status done = fault.act(*cluster_, *job_id);
+        EXPECT_TRUE(done.ok()) << fault.what << ": " << done;
+        std::printf("%s: %s at step >= %lld, done in %s\n", name.c_str(), fault.what.c_str(),
+                    static_cast<long long>(fault.at_step),
+                    absl::FormatDuration(absl::Now() - start).c_str());
+      }
+    });
+    JobRecord record = cluster_->Follow(*job_id);
+    ended = true;
+    chaos.join();
+    const JobStatus& status = record.final_status;
+    std::printf("%s: %s at step %lld, accuracy %.4f, %d rollbacks%s%s\n", name.c_str(),
+                JobState_Name(status.state()).c_str(), static_cast<long long>(status.global_step()),
+                Accuracy(status), status.rollbacks(), status.rollbacks() > 0 ? ": " : "",
+                status.last_rollback().c_str());
+    return record;
+  }
+
+  // What every disturbed run must show.
+  static void ExpectSurvived(const JobRecord& job) {
+    const JobStatus& status = job.final_status;
+    ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+    EXPECT_EQ(status.stop_reason(), STOP_REASON_MAX_STEPS);
+    EXPECT_GE(status.global_step(), kMaxSteps);
+    EXPECT_NEAR(Accuracy(status), calm_accuracy_, 0.01);
+    ExpectWholeDataPosition(status);
+    // The cluster is whole again for the next run.
+    EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
+  }
+
+  // The final checkpoint's data position: finished ranges inside the data,
+  // sorted, none overlapping another.
+  static void ExpectWholeDataPosition(const JobStatus& status) {
+    ASSERT_GT(status.checkpoints_size(), 0);
+    const CheckpointInfo& last = status.checkpoints(status.checkpoints_size() - 1);
+    PosixEnv env;
+    absl::StatusOr<CheckpointManifest> manifest = ReadManifest(env, last.path());
+    ASSERT_TRUE(manifest.ok()) << manifest.status();
+    const DataPosition& position = manifest->data_position();
+    EXPECT_EQ(position.num_records(), kNumExamples);
+    int64_t end = 0;
+    for (const RecordRange& range : position.finished()) {
+      EXPECT_LT(range.begin(), range.end());
+      EXPECT_GE(range.begin(), end) << "overlapping finished ranges in " << last.path();
+      EXPECT_LE(range.end(), kNumExamples);
+      end = range.end();
+    }
+  }
+
+  static TestCluster* cluster_;
+  static double calm_accuracy_;
+};
+
+TestCluster* ChaosTest::cluster_ = nullptr;
+double ChaosTest::calm_accuracy_ = 0;
+
+// The seeded moment of a fault: after the first checkpoint, well before
+// the end.
+int64_t SomeStep(std::mt19937& random) {
+  return std::uniform_int_distribution<int64_t>(kCheckpointEverySteps + 50, kMaxSteps / 2)(random);
+}
+
+TEST_F(ChaosTest, AKilledParameterServerCostsARollbackToTheNewestCheckpoint) {
+  std::mt19937 random(91);
+  const JobRecord job = Run("ps_killed", {KillFault("ps/1", SomeStep(random))});
+  ExpectSurvived(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 1);
+  EXPECT_THAT(job.final_status.last_rollback(), testing::HasSubstr("ps/1"));
+  EXPECT_THAT(job.final_status.last_rollback(), testing::HasSubstr("rolled back from step"));
+}
+
+TEST_F(ChaosTest, AKilledWorkerIsReplacedAndItsDataHandedOutAgain) {
+  std::mt19937 random(92);
+  const JobRecord job = Run("worker_killed", {KillFault("worker/1", SomeStep(random))});
+  ExpectSurvived(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 0);
+}
+
+TEST_F(ChaosTest, AKilledEvaluatorComesBackAndEvaluatesTheFinalCheckpoint) {
+  std::mt19937 random(93);
+  const JobRecord job = Run("evaluator_killed", {KillFault("evaluator/0", SomeStep(random))});
+  ExpectSurvived(job);
+  EXPECT_EQ(job.final_status.last_eval_step(), job.final_status.global_step());
+}
+
+TEST_F(ChaosTest, AFrozenWorkerThatWakesAfterItsDeadlineCorruptsNothing) {
+  // Early, so that the job still trains when the worker wakes.
+  const JobRecord job = Run("worker_frozen", {FreezeFault("worker/0", kCheckpointEverySteps)});
+  ExpectSurvived(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 0);
+  // It dropped what it held when it woke, and rejoined.
+  std::string log;
+  for (const LocalTask& task : cluster_->cluster().tasks()) {
+    if (task.name() == "worker/0") log = ReadFile(task.log_path);
+  }
+  EXPECT_THAT(log,
+              testing::HasSubstr("worker was marked lost during job " + job.final_status.job_id()));
+}
+
+TEST_F(ChaosTest, SeveralFaultsInARow) {
+  std::mt19937 random(95);
+  std::vector<Fault> faults = {KillFault("ps/0", 0), KillFault("worker/0", 0),
+                               KillFault("evaluator/0", 0), KillFault("ps/1", 0)};
+  std::shuffle(faults.begin(), faults.end(), random);
+  int64_t step = kCheckpointEverySteps + 20;
+  for (Fault& fault : faults) {
+    step += std::uniform_int_distribution<int64_t>(60, 200)(random);
+    fault.at_step = step;
+  }
+  const JobRecord job = Run("several", faults);
+  ExpectSurvived(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 2);
+}
+
+}  // namespace
+}  // namespace pstrain
