@@ -48,7 +48,8 @@ absl::Status JobRunner::RollBack(const std::string& why) {
     SetReason("training paused: " + tracker.Describe());
     if (absl::Status expired = tracker.Check(); !expired.ok()) {
       return absl::UnavailableError(absl::StrCat(
-          why, "; ", expired.message(), ": restart it (with the same --address) to go on"));
+          why, "; ", expired.message(),
+          ": restart it at the same address (its --listen or TF_CONFIG entry) to go on"));
     }
     absl::Status interrupted = WaitForChange(clock_.Now() + options_.poll_interval);
     if (absl::IsCancelled(interrupted)) {
@@ -64,7 +65,7 @@ absl::Status JobRunner::RollBack(const std::string& why) {
       return absl::FailedPreconditionError(absl::StrCat(
           TaskName(member.task()), " came back at ", member.address(), ", not at ",
           shards_->shard(i).address,
-          " where the job placed its variables; restart it with --address ",
+          " where the job placed its variables; restart it with --listen ",
           shards_->shard(i).address, " or submit the job again to resume from its checkpoint"));
     }
     incarnations[i] = member.incarnation();
