@@ -655,7 +655,7 @@ TEST_F(CoordinatorServiceTest, ALostParameterServerCostsARollbackToTheNewestChec
   // ps/1's process restarts (empty): training pauses, every shard starts a
   // new generation from ckpt-100, and workers get new assignments.
   const size_t created_before = shards_[0].created().size();
-  Caller ps1 = Join(TASK_TYPE_PS, 1, /*incarnation=*/2);
+  Join(TASK_TYPE_PS, 1, /*incarnation=*/2);
   const Assignment second = AwaitAssignment(worker0, job_id, first.generation());
   EXPECT_EQ(second.job_id(), job_id);
   EXPECT_GT(second.generation(), first.generation());
@@ -681,8 +681,6 @@ TEST_F(CoordinatorServiceTest, ALostParameterServerCostsARollbackToTheNewestChec
             grpc::StatusCode::FAILED_PRECONDITION);
   ASSERT_TRUE(Report(worker0, job_id, 30, &response, 0.5, second.generation()).ok());
   EXPECT_EQ(response.global_step(), 130);
-  // Losing the replaced process again (its late deadline) changes nothing.
-  EXPECT_EQ(Get(job_id).rollbacks(), 1);
 }
 
 TEST_F(CoordinatorServiceTest, AParameterServerThatNeverComesBackFailsTheJobWithAReason) {
