@@ -574,23 +574,18 @@ absl::Status Coordinator::ReleaseCheckpoint(const ReleaseCheckpointRequest& requ
   return runner->ReleaseCheckpoint(request);
 }
 
-absl::StatusOr<SubmitJobResponse> Coordinator::SubmitJob(const SubmitJobRequest& request) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_ || shutdown_requested_) {
-      return absl::UnavailableError("the coordinator is shutting down; it takes no new jobs");
-    }
-  }
-  // Relative paths become absolute before defaults derive others from them.
-  ASSIGN_OR_RETURN(JobSpec confined, ConfinePaths(request.spec()));
-  ASSIGN_OR_RETURN(JobSpec prepared, PrepareJobSpec(std::move(confined)));
-  ASSIGN_OR_RETURN(prepared, ConfinePaths(std::move(prepared)));
-  SubmitJobResponse response;
-  if (request.validate_only()) {
-    *response.mutable_status()->mutable_spec() = std::move(prepared);
-    return response;
-  }
-  ASSIGN_OR_RETURN(JobStatus status, jobs_->Submit(std::move(prepared)));
+// Queuing, recording and opening the event log are one step under mu_,
+// because the scheduler takes jobs under mu_: otherwise a job submitted as
+// the previous one ends could start before it is recorded (a restart would
+// queue it again) or before its log exists (its progress would reach no
+// watcher). The cost is one journal write while other calls wait, once per
+// submit.
+absl::StatusOr<JobStatus> Coordinator::Enqueue(JobSpec spec) {
+  // Admission may read the job's data: not under mu_.
+  ASSIGN_OR_RETURN(JobSpec admitted, jobs_->Admit(std::move(spec)));
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(TakingJobs());
+  ASSIGN_OR_RETURN(JobStatus status, jobs_->Enqueue(std::move(admitted)));
   if (journal_ != nullptr) {
     // A job that would not survive a restart is not taken.
     if (absl::Status recorded = journal_->Record(status); !recorded.ok()) {
@@ -608,11 +603,34 @@ absl::StatusOr<SubmitJobResponse> Coordinator::SubmitJob(const SubmitJobRequest&
   event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
   *event.mutable_status() = status;
   log->Append(std::move(event));
-  {
-    absl::MutexLock lock(&mu_);
-    logs_[status.job_id()] = std::move(log);
-    jobs_pending_ = true;
+  logs_[status.job_id()] = std::move(log);
+  jobs_pending_ = true;
+  return status;
+}
+
+absl::Status Coordinator::TakingJobs() const {
+  if (stopping_ || shutdown_requested_) {
+    return absl::UnavailableError("the coordinator is shutting down; it takes no new jobs");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SubmitJobResponse> Coordinator::SubmitJob(const SubmitJobRequest& request) {
+  {
+    // Said first, whatever the spec: submitting again elsewhere is the fix.
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(TakingJobs());
+  }
+  // Relative paths become absolute before defaults derive others from them.
+  ASSIGN_OR_RETURN(JobSpec confined, ConfinePaths(request.spec()));
+  ASSIGN_OR_RETURN(JobSpec prepared, PrepareJobSpec(std::move(confined)));
+  ASSIGN_OR_RETURN(prepared, ConfinePaths(std::move(prepared)));
+  SubmitJobResponse response;
+  if (request.validate_only()) {
+    *response.mutable_status()->mutable_spec() = std::move(prepared);
+    return response;
+  }
+  ASSIGN_OR_RETURN(JobStatus status, Enqueue(std::move(prepared)));
   LOG(INFO) << "job " << status.job_id() << " queued";
   response.set_job_id(status.job_id());
   *response.mutable_status() = std::move(status);

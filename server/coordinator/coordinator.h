@@ -212,6 +212,13 @@ class Coordinator {
   // InvalidArgument: a path outside the root, or one that leaves it
   //   through a symlink (the message names the field).
   absl::StatusOr<JobSpec> ConfinePaths(JobSpec spec) const;
+  // Queues a prepared spec, records it in the journal and opens its event
+  // log, all before the scheduler can start it.
+  // Unavailable: the coordinator is shutting down. The journal's error
+  //   when it cannot record the job (nothing is queued then).
+  absl::StatusOr<JobStatus> Enqueue(JobSpec spec) ABSL_LOCKS_EXCLUDED(mu_);
+  // Unavailable once the coordinator is shutting down.
+  absl::Status TakingJobs() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Constant after construction.
   Clock& clock_;

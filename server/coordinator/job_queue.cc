@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/config/job_spec.h"
+#include "common/status/status_macros.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -67,27 +68,34 @@ absl::Status JobQueue::CheckRoom() const {
 }
 
 absl::StatusOr<JobStatus> JobQueue::Submit(JobSpec spec) {
-  absl::StatusOr<JobSpec> prepared = PrepareJobSpec(std::move(spec));
-  if (!prepared.ok()) return prepared.status();
+  ASSIGN_OR_RETURN(JobSpec admitted, Admit(std::move(spec)));
+  return Enqueue(std::move(admitted));
+}
+
+absl::StatusOr<JobSpec> JobQueue::Admit(JobSpec spec) const {
+  ASSIGN_OR_RETURN(JobSpec prepared, PrepareJobSpec(std::move(spec)));
   if (options_.admit) {
     // A full queue refuses first: admission may read the job's data.
     {
       absl::MutexLock lock(&mu_);
-      if (absl::Status room = CheckRoom(); !room.ok()) return room;
+      RETURN_IF_ERROR(CheckRoom());
     }
-    if (absl::Status admitted = options_.admit(*prepared); !admitted.ok()) return admitted;
+    RETURN_IF_ERROR(options_.admit(prepared));
   }
-  const int64_t now_ms = absl::ToUnixMillis(clock_.Now());
+  return prepared;
+}
 
+absl::StatusOr<JobStatus> JobQueue::Enqueue(JobSpec admitted) {
+  const int64_t now_ms = absl::ToUnixMillis(clock_.Now());
   absl::MutexLock lock(&mu_);
-  if (absl::Status room = CheckRoom(); !room.ok()) return room;
+  RETURN_IF_ERROR(CheckRoom());
   const int64_t number = ++last_number_;
   JobStatus& job = jobs_[number];
-  job.set_job_id(absl::StrCat(prepared->name(), "-", number));
-  job.set_name(prepared->name());
+  job.set_job_id(absl::StrCat(admitted.name(), "-", number));
+  job.set_name(admitted.name());
   job.set_state(JOB_STATE_QUEUED);
   job.set_submit_unix_ms(now_ms);
-  *job.mutable_spec() = *std::move(prepared);
+  *job.mutable_spec() = std::move(admitted);
   number_by_id_[job.job_id()] = number;
   queued_.push_back(number);
   return job;

@@ -74,7 +74,16 @@ class JobQueue {
   // ResourceExhausted: max_queued_jobs jobs are already queued; the
   //   message names the limit and --max_queued_jobs.
   // Any error of options.admit.
+  // Admit, then Enqueue.
   absl::StatusOr<JobStatus> Submit(JobSpec spec);
+
+  // The first half of Submit, which may take as long as reading the job's
+  // data: the spec with its defaults filled, validated and admitted.
+  // Errors as Submit's; nothing is queued.
+  absl::StatusOr<JobSpec> Admit(JobSpec spec) const;
+  // The second half, quick: queues a spec Admit returned.
+  // ResourceExhausted: the queue filled up meanwhile.
+  absl::StatusOr<JobStatus> Enqueue(JobSpec admitted);
 
   // Moves the oldest queued job to RUNNING and returns it.
   // FailedPrecondition: a job is active (one job runs at a time).

@@ -494,6 +494,24 @@ TEST_F(JobQueueTest, AFullQueueRefusesBeforeAdmissionRuns) {
   EXPECT_EQ(admissions, 1);
 }
 
+TEST_F(JobQueueTest, AdmitQueuesNothingUntilEnqueueAndAQueueFilledMeanwhileRefuses) {
+  JobQueueOptions options;
+  options.max_queued_jobs = 1;
+  queue_ = MakeQueue(options);
+  absl::StatusOr<JobSpec> first = queue_->Admit(Spec("a"));
+  absl::StatusOr<JobSpec> second = queue_->Admit(Spec("b"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(queue_->queued_count(), 0);
+  EXPECT_EQ(second->checkpoint().max_to_keep(), 5);  // a default, filled in
+  absl::StatusOr<JobStatus> queued = queue_->Enqueue(*std::move(first));
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  EXPECT_EQ(queued->job_id(), "a-1");
+  EXPECT_EQ(queue_->Enqueue(*std::move(second)).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(queue_->queued_count(), 1);
+}
+
 }  // namespace
 }  // namespace coordinator
 }  // namespace pstrain
