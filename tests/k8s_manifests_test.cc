@@ -403,7 +403,9 @@ TEST_P(RenderedManifestsTest, ClusterShapeAgreesEverywhere) {
     EXPECT_EQ(addresses[index], absl::StrCat(c->pod->name, ".", c->pod->subdomain, ":7070"))
         << c->where();
   }
-  if (!ps_indexes.empty()) EXPECT_EQ(static_cast<int>(ps_indexes.size()), num_ps);
+  if (!ps_indexes.empty()) {
+    EXPECT_EQ(static_cast<int>(ps_indexes.size()), num_ps);
+  }
   std::set<std::string> worker_indexes;
   for (const ResolvedContainer* c : OfBinary("pstrain-worker")) {
     if (c->pod->replica_type.empty()) worker_indexes.insert(FlagValue(c->args, "task_index"));

@@ -1,5 +1,6 @@
 #include "server/coordinator/coordinator_metrics.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -104,6 +105,18 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
                               .Help("Checkpoints attempted, by result.")
                               .Register(registry)
                               .Add({{"result", "failed"}})),
+      rollbacks_(BuildCounter()
+                     .Name("pstrain_coordinator_rollbacks_total")
+                     .Help("Times the running job rolled back to its newest checkpoint "
+                           "after losing a parameter server.")
+                     .Register(registry)
+                     .Add({})),
+      rolled_back_steps_(BuildCounter()
+                             .Name("pstrain_coordinator_rolled_back_steps_total")
+                             .Help("Global steps trained since the checkpoint a rollback went "
+                                   "back to: the work those rollbacks cost.")
+                             .Register(registry)
+                             .Add({})),
       checkpoint_seconds_(BuildHistogram()
                               .Name("pstrain_coordinator_checkpoint_duration_seconds")
                               .Help("Time to write a checkpoint: every shard's snapshot and the "
@@ -253,6 +266,11 @@ void CoordinatorMetrics::RecordCheckpoint(absl::Duration duration, int64_t bytes
 }
 
 void CoordinatorMetrics::RecordCheckpointFailure() { checkpoints_failed_.Increment(); }
+
+void CoordinatorMetrics::RecordRollback(int64_t steps) {
+  rollbacks_.Increment();
+  rolled_back_steps_.Increment(static_cast<double>(std::max<int64_t>(steps, 0)));
+}
 
 }  // namespace coordinator
 }  // namespace pstrain

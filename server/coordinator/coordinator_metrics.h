@@ -57,6 +57,9 @@ class CoordinatorMetrics {
   // A checkpoint was written in `duration`, `bytes` large, at `when`.
   void RecordCheckpoint(absl::Duration duration, int64_t bytes, absl::Time when);
   void RecordCheckpointFailure();
+  // The job rolled back to a checkpoint after losing a parameter server,
+  // losing the `steps` trained since it.
+  void RecordRollback(int64_t steps);
 
   // How far back steps/s looks: long enough to smooth the bursts of
   // progress reports, short enough to show a stall within a scrape or two.
@@ -74,6 +77,8 @@ class CoordinatorMetrics {
   prometheus::Counter& leases_requeued_;
   prometheus::Counter& checkpoints_ok_;
   prometheus::Counter& checkpoints_failed_;
+  prometheus::Counter& rollbacks_;
+  prometheus::Counter& rolled_back_steps_;
   prometheus::Histogram& checkpoint_seconds_;
   prometheus::Gauge& checkpoint_bytes_;
   prometheus::Gauge& checkpoint_time_;

@@ -256,6 +256,14 @@ class CoordinatorServiceTest : public ::testing::Test {
                         extra);
   }
 
+  // The value of an unlabelled counter of registry_; -1 when absent.
+  double CounterValue(const std::string& name) {
+    for (const prometheus::MetricFamily& family : registry_.Collect()) {
+      if (family.name == name && family.metric.size() == 1) return family.metric[0].counter.value;
+    }
+    return -1;
+  }
+
   std::string root_;
   PosixEnv env_;
   FakeClock clock_;
@@ -674,6 +682,8 @@ TEST_F(CoordinatorServiceTest, ALostParameterServerCostsARollbackToTheNewestChec
   EXPECT_EQ(status.rollbacks(), 1);
   EXPECT_THAT(status.last_rollback(), HasSubstr("ps/1"));
   EXPECT_THAT(status.last_rollback(), HasSubstr("rolled back from step 130 to ckpt-100"));
+  EXPECT_EQ(CounterValue("pstrain_coordinator_rollbacks_total"), 1);
+  EXPECT_EQ(CounterValue("pstrain_coordinator_rolled_back_steps_total"), 30);
 
   // Work of the old generation is void; the new one's counts from 100.
   ProgressResponse response;

@@ -111,6 +111,7 @@ absl::Status JobRunner::RollBack(const std::string& why) {
                      })
       .IgnoreError();
   context_.jobs->RecordProgress(job_id_, step, 0, 0).IgnoreError();
+  if (context_.metrics != nullptr) context_.metrics->RecordRollback(lost_at - step);
   {
     absl::MutexLock lock(&mu_);
     rates_.clear();
