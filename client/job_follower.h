@@ -25,10 +25,15 @@ class JobFollower {
   JobFollower(JobServiceClient& client, std::ostream& out, OutputOptions options);
 
   // Prints the job's events until it ends, then returns its final status.
-  // NotFound: no such job. Unavailable: the coordinator cannot be reached
-  // or went away. DeadlineExceeded: the job did not end within `deadline`.
+  // When the coordinator goes away meanwhile, it says so and waits up to
+  // `reconnect_window` for it to answer again (a restarted coordinator
+  // resumes its running job), then follows on.
+  // NotFound: no such job. Unavailable: the coordinator cannot be reached,
+  // or went away and was not back within `reconnect_window`.
+  // DeadlineExceeded: the job did not end within `deadline`.
   // Cancelled: Cancel() was called; the message is its reason.
-  absl::StatusOr<JobStatus> Follow(const std::string& job_id, absl::Duration deadline);
+  absl::StatusOr<JobStatus> Follow(const std::string& job_id, absl::Duration deadline,
+                                   absl::Duration reconnect_window = absl::ZeroDuration());
 
   // Ends Follow() at once with Cancelled(reason). Safe before, during or
   // after Follow(); a Follow() that starts later returns at once.
@@ -38,6 +43,16 @@ class JobFollower {
   void Announce(const std::string& line);
 
  private:
+  // Prints one WatchJob stream's events until it ends. OK when the job
+  // ended; otherwise why the stream broke (Explain'd).
+  absl::Status WatchUntilEnd(const std::string& job_id, absl::Time give_up);
+  // Asks for the job once a second until the coordinator answers with its
+  // status, `until` passes (Unavailable, naming `window`) or Cancel() is
+  // called.
+  absl::StatusOr<JobStatus> AwaitCoordinator(const std::string& job_id, absl::Time until,
+                                             absl::Duration window);
+  void FinishPrinting();
+
   JobServiceClient& client_;
   std::ostream& out_;
   const OutputOptions options_;

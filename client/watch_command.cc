@@ -11,6 +11,10 @@
 
 DEFINE_double(watch_timeout_secs, 7 * 24 * 3600,
               "watch: give up following a job that has not ended after this long");
+DEFINE_double(reconnect_secs, 300,
+              "watch: when the coordinator goes away, wait this long for it to come back (a "
+              "restarted coordinator resumes its running job) before giving up; 0 gives up at "
+              "once");
 
 namespace pstrain {
 namespace {
@@ -23,12 +27,17 @@ int RunWatch(const std::vector<std::string>& args) {
               << "\n";
     return kExitUsage;
   }
+  if (!(FLAGS_reconnect_secs >= 0)) {
+    std::cerr << "pstrain watch: --reconnect_secs must be >= 0, got " << FLAGS_reconnect_secs
+              << "\n";
+    return kExitUsage;
+  }
   int exit_code = kExitSuccess;
   std::optional<RemoteCommand> remote = SetUpRemoteCommand("watch", &exit_code);
   if (!remote) return exit_code;
   JobFollower follower(*remote->client, std::cout, remote->output);
-  absl::StatusOr<JobStatus> final_status =
-      follower.Follow(*job_id, absl::Seconds(FLAGS_watch_timeout_secs));
+  absl::StatusOr<JobStatus> final_status = follower.Follow(
+      *job_id, absl::Seconds(FLAGS_watch_timeout_secs), absl::Seconds(FLAGS_reconnect_secs));
   if (!final_status.ok()) return ReportFailure("watch", final_status.status());
   std::cout << (remote->output.format == OutputFormat::kJson ? JobStatusJson(*final_status)
                                                              : FormatFinalStatus(*final_status))
@@ -44,15 +53,17 @@ Subcommand WatchCommand() {
           "follow a job live until it ends: progress, checkpoints, evaluations",
           "Streams the job's progress (a live bar on a terminal, a line every few seconds\n"
           "otherwise or with --noprogress), each checkpoint and evaluation, and state\n"
-          "changes, until the job ends; then prints its final status. Ctrl-C stops\n"
-          "watching, not the job (`pstrain stop JOB` does that). With --output=json: one\n"
+          "changes, until the job ends; then prints its final status. When the\n"
+          "coordinator restarts meanwhile, it waits for it (--reconnect_secs) and follows\n"
+          "the resumed job on. Ctrl-C stops watching, not the job (`pstrain stop JOB`\n"
+          "does that). With --output=json: one\n"
           "JSON object per event, then the final status as one object.\n"
           "Exit code 0 when the job succeeded, 1 when it failed or was stopped.\n"
           "\n"
           "Example:\n"
           "  pstrain watch fashion-mnist-mlp-1",
           {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
-           "output", "progress", "watch_timeout_secs"},
+           "output", "progress", "watch_timeout_secs", "reconnect_secs"},
           RunWatch};
 }
 

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -30,8 +31,10 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "client/binary_locator.h"
 #include "common/checkpoint/manifest.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/process/child_process.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
@@ -155,10 +158,13 @@ class ChaosTest : public testing::Test {
 
   // Runs job `name`, doing each fault in order once the global step
   // reaches its step.
-  static JobRecord Run(const std::string& name, std::vector<Fault> faults) {
+  // `on_submit`, if given, sees the job id first.
+  static JobRecord Run(const std::string& name, std::vector<Fault> faults,
+                       const std::function<void(const std::string&)>& on_submit = nullptr) {
     absl::StatusOr<std::string> job_id = cluster_->Submit(Job(name));
     EXPECT_TRUE(job_id.ok()) << job_id.status();
     if (!job_id.ok()) return {};
+    if (on_submit) on_submit(*job_id);
     std::atomic<bool> ended{false};
     std::thread chaos([&] {
       for (const Fault& fault : faults) {
@@ -266,6 +272,43 @@ TEST_F(ChaosTest, AFrozenWorkerThatWakesAfterItsDeadlineCorruptsNothing) {
   }
   EXPECT_THAT(log,
               testing::HasSubstr("worker was marked lost during job " + job.final_status.job_id()));
+}
+
+TEST_F(ChaosTest, AKilledCoordinatorComesBackAndResumesTheJob) {
+  std::mt19937 random(94);
+  // A user follows the job with `pstrain watch` meanwhile.
+  std::unique_ptr<ChildProcess> watch;
+  const char* kept = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  const std::string watch_log =
+      absl::StrCat(kept != nullptr ? kept : testing::TempDir().c_str(), "/chaos-watch.log");
+  const JobRecord job = Run(
+      "coordinator_killed", {KillFault("coordinator/0", SomeStep(random))},
+      [&](const std::string& job_id) {
+        absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", "");
+        ASSERT_TRUE(pstrain.ok()) << pstrain.status();
+        absl::StatusOr<std::unique_ptr<ChildProcess>> started = ChildProcess::Start(
+            {*pstrain,
+             {"watch", job_id, "--coordinator=" + cluster_->cluster().coordinator().grpc_address,
+              "--noprogress"},
+             {},
+             watch_log});
+        ASSERT_TRUE(started.ok()) << started.status();
+        watch = *std::move(started);
+      });
+  ExpectSurvived(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 0);
+  // The new coordinator resumed the job under its id from its newest
+  // checkpoint.
+  EXPECT_GT(job.final_status.resumed_from_step(), 0) << job.final_status.ShortDebugString();
+  ASSERT_NE(watch, nullptr);
+  absl::StatusOr<ExitStatus> watched = watch->Wait(absl::Seconds(30));
+  const std::string watch_output = ReadFile(watch_log);
+  ASSERT_TRUE(watched.ok()) << watched.status() << "\n" << watch_output;
+  EXPECT_EQ(watched->exit_code, 0) << watch_output;
+  EXPECT_THAT(watch_output, testing::HasSubstr("lost the coordinator"));
+  EXPECT_THAT(watch_output, testing::HasSubstr("the coordinator is back: job " +
+                                               job.final_status.job_id() + " is RUNNING"));
+  EXPECT_THAT(watch_output, testing::HasSubstr("SUCCEEDED"));
 }
 
 TEST_F(ChaosTest, SeveralFaultsInARow) {

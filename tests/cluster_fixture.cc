@@ -90,17 +90,27 @@ absl::StatusOr<std::string> TestCluster::Submit(const std::string& spec_text) {
 JobRecord TestCluster::Follow(const std::string& job_id,
                               const std::function<void(const JobEvent&)>& on_event) {
   JobRecord record;
-  std::unique_ptr<grpc::ClientContext> context = ContextWithDeadline(kJobDeadline);
-  WatchJobRequest request;
-  request.set_job_id(job_id);
-  request.set_include_progress(true);
-  auto stream = jobs_->WatchJob(context.get(), request);
-  JobEvent event;
-  while (stream->Read(&event)) {
-    if (on_event) on_event(event);
-    record.events.push_back(event);
+  const absl::Time give_up = absl::Now() + kJobDeadline;
+  grpc::Status status;
+  for (;;) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(give_up));
+    WatchJobRequest request;
+    request.set_job_id(job_id);
+    request.set_include_progress(true);
+    auto stream = jobs_->WatchJob(&context, request);
+    JobEvent event;
+    while (stream->Read(&event)) {
+      if (on_event) on_event(event);
+      record.events.push_back(event);
+    }
+    status = stream->Finish();
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+    // The coordinator went away (a test may restart it): a new one resumes
+    // the job, so watch again once it answers.
+    while (absl::Now() < give_up && !Get(job_id).ok()) absl::SleepFor(absl::Milliseconds(200));
+    if (absl::Now() >= give_up) break;
   }
-  grpc::Status status = stream->Finish();
   EXPECT_TRUE(status.ok()) << "watching " << job_id << " ended with: " << status.error_message()
                            << "; its status then: "
                            << Get(job_id).value_or(JobStatus()).ShortDebugString();

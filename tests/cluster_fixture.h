@@ -38,7 +38,7 @@ class TestCluster {
   // Starts the processes; run_dir and checkpoint_root default to folders
   // under the test's temporary folder named `name`.
   static absl::StatusOr<std::unique_ptr<TestCluster>> Start(const std::string& name,
-                                                             LocalClusterOptions options);
+                                                            LocalClusterOptions options);
   // Stops the cluster; ADD_FAILURE when a process did not exit cleanly.
   ~TestCluster();
 
@@ -51,7 +51,9 @@ class TestCluster {
 
   // Streams the job's events (with progress) until it ends, then reads its
   // final status. `on_event` sees each event as it arrives (it may call
-  // Stop). Fails the test if the job has not ended within kJobDeadline.
+  // Stop). When the coordinator goes away, watches again once a restarted
+  // one answers. Fails the test if the job has not ended within
+  // kJobDeadline.
   JobRecord Follow(const std::string& job_id,
                    const std::function<void(const JobEvent&)>& on_event = nullptr);
 
