@@ -1,8 +1,9 @@
 // Faults on a real cluster (coordinator, 2 parameter servers, 2 workers and
 // an evaluator as processes on loopback) while a job trains: kill -9 of a
-// parameter server, a worker or the evaluator, each restarted a moment
-// later as Kubernetes would restart its pod, and a worker frozen (SIGSTOP)
-// past its heartbeat deadline, then woken. At seeded, random moments.
+// parameter server, a worker, the evaluator or the coordinator, each
+// restarted a moment later as Kubernetes would restart its pod, and a
+// worker frozen (SIGSTOP) past its heartbeat deadline, then woken. At
+// seeded, random moments.
 //
 // Each time the job must still end SUCCEEDED at its max_steps, with a final
 // accuracy within one percentage point of an undisturbed run of the same
@@ -316,6 +317,8 @@ TEST_F(ChaosTest, SeveralFaultsInARow) {
   std::vector<Fault> faults = {KillFault("ps/0", 0), KillFault("worker/0", 0),
                                KillFault("evaluator/0", 0), KillFault("ps/1", 0)};
   std::shuffle(faults.begin(), faults.end(), random);
+  // Last: the new coordinator must know of the rollbacks before it.
+  faults.push_back(KillFault("coordinator/0", 0));
   int64_t step = kCheckpointEverySteps + 20;
   for (Fault& fault : faults) {
     step += std::uniform_int_distribution<int64_t>(60, 200)(random);

@@ -203,11 +203,12 @@ void Coordinator::SchedulerLoop() {
         std::shared_ptr<JobLog> job_log = log->second;
         context.publish = [job_log](JobEvent event) { job_log->Append(std::move(event)); };
       }
+      context.record = [this](const JobStatus& job) { JournalRunning(job); };
       runner = std::make_shared<JobRunner>(*job, options_.runner, std::move(context));
       runner_ = runner;
       started = *std::move(job);
     }
-    JournalStart(started);
+    JournalRunning(started);
     runner->Run();
     {
       absl::MutexLock lock(&mu_);
@@ -436,11 +437,11 @@ bool Coordinator::LeavingJobToResume() const {
          options_.resume_running_job_after_stop;
 }
 
-void Coordinator::JournalStart(const JobStatus& job) {
+void Coordinator::JournalRunning(const JobStatus& job) {
   if (journal_ == nullptr) return;
   if (absl::Status recorded = journal_->Record(job); !recorded.ok()) {
-    // It stays recorded as queued: a restart would still resume it.
-    LOG(ERROR) << "job " << job.job_id() << ": cannot record that it runs in "
+    // Its older record stays: a restart would still resume it.
+    LOG(ERROR) << "job " << job.job_id() << ": cannot record its status in "
                << journal_->dir() << ": " << recorded;
   }
 }

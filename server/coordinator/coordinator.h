@@ -185,10 +185,11 @@ class Coordinator {
   // Queues again the jobs a previous coordinator process recorded in the
   // journal (before Start).
   void RecoverJobs(const JournalContents& contents);
-  // Journal writes; no-ops without a journal. A job that ended is recorded
-  // as ended, unless the coordinator's own stop interrupted it and it is
-  // to resume.
-  void JournalStart(const JobStatus& job);
+  // Journal writes; no-ops without a journal. The running job is recorded
+  // as it starts and after a rollback (its count must survive a restart).
+  // A job that ended is recorded as ended, unless the coordinator's own
+  // stop interrupted it and it is to resume.
+  void JournalRunning(const JobStatus& job);
   // Also: the job no longer resumes (see resuming_).
   void JournalEnd(absl::string_view job_id);
   // Stop was called and the running job is left to the next coordinator

@@ -18,12 +18,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/env.h"
+#include "common/clock/clock.h"
 #include "protos/coordinator.pb.h"
 #include "protos/job.pb.h"
 #include "server/coordinator/assignment_board.h"
 #include "server/coordinator/checkpoint_feed.h"
 #include "server/coordinator/checkpoint_schedule.h"
-#include "common/clock/clock.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/data_lease_manager.h"
 #include "server/coordinator/global_step.h"
@@ -90,6 +90,9 @@ struct JobRunnerContext {
   CoordinatorMetrics* metrics = nullptr;
   // Receives the job's events for WatchJob; may be empty.
   std::function<void(JobEvent event)> publish;
+  // Records the job's status where a restarted coordinator finds it (the
+  // journal), after a change it must not forget (a rollback); may be empty.
+  std::function<void(const JobStatus& job)> record;
 };
 
 // Drives the one running job from RUNNING to its end: waits for its members

@@ -111,6 +111,10 @@ absl::Status JobRunner::RollBack(const std::string& why) {
                      })
       .IgnoreError();
   context_.jobs->RecordProgress(job_id_, step, 0, 0).IgnoreError();
+  if (context_.record) {
+    if (absl::StatusOr<JobStatus> job = context_.jobs->Get(job_id_); job.ok())
+      context_.record(*job);
+  }
   if (context_.metrics != nullptr) context_.metrics->RecordRollback(lost_at - step);
   {
     absl::MutexLock lock(&mu_);
