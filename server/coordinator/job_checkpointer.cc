@@ -60,6 +60,8 @@ absl::StatusOr<CheckpointManifest> JobCheckpointer::Take(int64_t step, const Dat
     if (absl::Status abandoned = AbandonCheckpoint(env_, *pending); !abandoned.ok()) {
       LOG(WARNING) << "could not remove the unfinished checkpoint " << pending->temporary_dir
                    << ": " << abandoned;
+    } else {
+      LOG(INFO) << "job " << job_id_ << ": removed the unfinished " << pending->temporary_dir;
     }
   }
   return committed;
