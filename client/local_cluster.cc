@@ -180,6 +180,9 @@ absl::Status LocalCluster::LaunchTask(size_t i) {
   if (!options.checkpoint_root.empty() && (role == "coordinator" || role == "ps")) {
     child.args.push_back(absl::StrCat("--checkpoint_root=", options.checkpoint_root));
   }
+  if (auto extra = options.task_flags.find(task.name()); extra != options.task_flags.end()) {
+    child.args.insert(child.args.end(), extra->second.begin(), extra->second.end());
+  }
   child.log_path = task.log_path;
   ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> process, ChildProcess::Start(child));
   tasks_[i].pid = process->pid();

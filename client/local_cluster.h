@@ -1,6 +1,7 @@
 #ifndef PSTRAIN_CLIENT_LOCAL_CLUSTER_H_
 #define PSTRAIN_CLIENT_LOCAL_CLUSTER_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,8 @@ struct LocalClusterOptions {
   // More flags for the coordinator, as "--name=value" (tests that freeze
   // processes shorten --heartbeat_timeout_secs).
   std::vector<std::string> coordinator_flags;
+  // More flags for one task, by name: {"ps/1", {"--advertise_address=..."}}.
+  std::map<std::string, std::vector<std::string>> task_flags;
 };
 
 // One process of a local cluster.

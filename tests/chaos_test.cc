@@ -2,8 +2,9 @@
 // an evaluator as processes on loopback) while a job trains: kill -9 of a
 // parameter server, a worker, the evaluator or the coordinator, each
 // restarted a moment later as Kubernetes would restart its pod, and a
-// worker frozen (SIGSTOP) past its heartbeat deadline, then woken. At
-// seeded, random moments.
+// worker frozen (SIGSTOP) past its heartbeat deadline, then woken; and the
+// streams to ps/1 (which its peers reach through a TCP proxy) reset or
+// slowed down. At seeded, random moments.
 //
 // Each time the job must still end SUCCEEDED at its max_steps, with a final
 // accuracy within one percentage point of an undisturbed run of the same
@@ -28,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -40,12 +42,14 @@
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
+#include "tests/tcp_fault_proxy.h"
 
 namespace pstrain {
 namespace {
 
 using testing_cluster::JobRecord;
 using testing_cluster::TestCluster;
+using testing_net::TcpFaultProxy;
 
 constexpr int64_t kMaxSteps = 2400;
 constexpr int64_t kCheckpointEverySteps = 200;
@@ -76,10 +80,13 @@ struct Fault {
   std::function<absl::Status(TestCluster&, const std::string& job_id)> act;
 };
 
-absl::Status KillAndRestart(TestCluster& cluster, const std::string& task) {
+// A pod's restart takes a moment; the others notice the gap meanwhile.
+constexpr absl::Duration kQuickRestart = absl::Milliseconds(500);
+
+absl::Status KillAndRestart(TestCluster& cluster, const std::string& task,
+                            absl::Duration down_for) {
   if (absl::Status killed = cluster.KillTask(task); !killed.ok()) return killed;
-  // A pod's restart takes a moment; the others notice the gap meanwhile.
-  absl::SleepFor(absl::Milliseconds(500));
+  absl::SleepFor(down_for);
   return cluster.RestartTask(task);
 }
 
@@ -105,9 +112,10 @@ absl::Status FreezeAndWake(TestCluster& cluster, const std::string& job_id,
   return absl::OkStatus();
 }
 
-Fault KillFault(const std::string& task, int64_t at_step) {
-  return {"kill -9 " + task, at_step, [task](TestCluster& cluster, const std::string&) {
-            return KillAndRestart(cluster, task);
+Fault KillFault(const std::string& task, int64_t at_step, absl::Duration down_for = kQuickRestart) {
+  return {absl::StrCat("kill -9 ", task, ", back after ", absl::FormatDuration(down_for)), at_step,
+          [task, down_for](TestCluster& cluster, const std::string&) {
+            return KillAndRestart(cluster, task, down_for);
           }};
 }
 
@@ -124,6 +132,12 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
+int Occurrences(const std::string& text, const std::string& part) {
+  int count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
 double Accuracy(const JobStatus& status) {
   auto it = status.last_eval_metrics().find("accuracy");
   return it == status.last_eval_metrics().end() ? -1 : it->second;
@@ -138,9 +152,18 @@ class ChaosTest : public testing::Test {
     options.coordinator_flags = {
         "--heartbeat_interval_secs=0.5",
         absl::StrCat("--heartbeat_timeout_secs=", absl::ToInt64Seconds(kHeartbeatTimeout))};
+    // Whoever dials ps/1 (workers, the coordinator) goes through the proxy;
+    // its own heartbeats do not.
+    absl::StatusOr<std::unique_ptr<TcpFaultProxy>> proxy = TcpFaultProxy::Start();
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    proxy_ = proxy->release();
+    options.task_flags["ps/1"] = {"--advertise_address=" + proxy_->address()};
     absl::StatusOr<std::unique_ptr<TestCluster>> started = TestCluster::Start("chaos", options);
     ASSERT_TRUE(started.ok()) << started.status();
     cluster_ = started->release();
+    for (const LocalTask& task : cluster_->cluster().tasks()) {
+      if (task.name() == "ps/1") ASSERT_TRUE(proxy_->Forward(task.grpc_address).ok());
+    }
     // The undisturbed run every disturbed one is held against.
     const JobRecord calm = Run("calm", {});
     ASSERT_EQ(calm.final_status.state(), JOB_STATE_SUCCEEDED)
@@ -153,6 +176,8 @@ class ChaosTest : public testing::Test {
   static void TearDownTestSuite() {
     delete cluster_;
     cluster_ = nullptr;
+    delete proxy_;
+    proxy_ = nullptr;
   }
 
   void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
@@ -225,11 +250,22 @@ class ChaosTest : public testing::Test {
     }
   }
 
+  // Every worker's log, one after the other.
+  static std::string WorkerLogs() {
+    std::string logs;
+    for (const LocalTask& task : cluster_->cluster().tasks()) {
+      if (task.role == "worker") logs += ReadFile(task.log_path);
+    }
+    return logs;
+  }
+
   static TestCluster* cluster_;
+  static TcpFaultProxy* proxy_;
   static double calm_accuracy_;
 };
 
 TestCluster* ChaosTest::cluster_ = nullptr;
+TcpFaultProxy* ChaosTest::proxy_ = nullptr;
 double ChaosTest::calm_accuracy_ = 0;
 
 // The seeded moment of a fault: after the first checkpoint, well before
@@ -240,11 +276,24 @@ int64_t SomeStep(std::mt19937& random) {
 
 TEST_F(ChaosTest, AKilledParameterServerCostsARollbackToTheNewestCheckpoint) {
   std::mt19937 random(91);
-  const JobRecord job = Run("ps_killed", {KillFault("ps/1", SomeStep(random))});
+  const int workers_said_before = Occurrences(WorkerLogs(), "waiting for ps/1");
+  // Down for longer than the heartbeat deadline, so that the coordinator
+  // finds it lost and the job waits for it.
+  const JobRecord job =
+      Run("ps_killed", {KillFault("ps/1", SomeStep(random), kHeartbeatTimeout + absl::Seconds(2))});
   ExpectSurvived(job);
   EXPECT_EQ(job.final_status.rollbacks(), 1);
   EXPECT_THAT(job.final_status.last_rollback(), testing::HasSubstr("ps/1"));
   EXPECT_THAT(job.final_status.last_rollback(), testing::HasSubstr("rolled back from step"));
+  // While it waited, the job said what for.
+  bool said = false;
+  for (const JobEvent& event : job.events) {
+    said |= event.has_status() &&
+            absl::StrContains(event.status().reason(), "training paused: waiting for ps/1");
+  }
+  EXPECT_TRUE(said) << "no status while paused named ps/1";
+  // So did the workers whose calls to it failed meanwhile.
+  EXPECT_GT(Occurrences(WorkerLogs(), "waiting for ps/1"), workers_said_before);
 }
 
 TEST_F(ChaosTest, AKilledWorkerIsReplacedAndItsDataHandedOutAgain) {
@@ -310,6 +359,51 @@ TEST_F(ChaosTest, AKilledCoordinatorComesBackAndResumesTheJob) {
   EXPECT_THAT(watch_output, testing::HasSubstr("the coordinator is back: job " +
                                                job.final_status.job_id() + " is RUNNING"));
   EXPECT_THAT(watch_output, testing::HasSubstr("SUCCEEDED"));
+}
+
+TEST_F(ChaosTest, StreamsToAParameterServerCutThreeTimesLoseNothing) {
+  std::mt19937 random(96);
+  std::vector<int> cut;
+  std::vector<Fault> faults;
+  int64_t step = kCheckpointEverySteps;
+  for (int i = 0; i < 3; ++i) {
+    step += std::uniform_int_distribution<int64_t>(50, 300)(random);
+    faults.push_back(
+        {"reset every connection to ps/1", step, [&cut](TestCluster&, const std::string&) {
+           cut.push_back(proxy_->ResetConnections());
+           return absl::OkStatus();
+         }});
+  }
+  const int retried_before = Occurrences(WorkerLogs(), "succeeded after");
+  const JobRecord job = Run("streams_cut", faults);
+  ExpectSurvived(job);
+  // The shard itself was never lost.
+  EXPECT_EQ(job.final_status.rollbacks(), 0);
+  ASSERT_EQ(cut.size(), 3u);
+  for (int connections : cut) EXPECT_GT(connections, 0) << "nothing to cut: the fault did nothing";
+  // Calls in flight failed and were sent again (a push with its sequence
+  // number, so the shard applies it once).
+  const int retried = Occurrences(WorkerLogs(), "succeeded after") - retried_before;
+  EXPECT_GT(retried, 0) << "no call to ps/1 was in flight when its streams were cut";
+  std::printf("streams_cut: connections reset: %d, %d, %d; calls retried: %d\n", cut[0], cut[1],
+              cut[2], retried);
+}
+
+TEST_F(ChaosTest, AParameterServerBehindASlowLinkSlowsTrainingAndLosesNothing) {
+  std::mt19937 random(97);
+  int64_t delayed_before = proxy_->delayed_chunks();
+  const JobRecord job = Run("link_slow", {{"hold every chunk to and from ps/1 for 200ms, for 6s",
+                                           SomeStep(random), [](TestCluster&, const std::string&) {
+                                             proxy_->SetDelay(absl::Milliseconds(200));
+                                             absl::SleepFor(absl::Seconds(6));
+                                             proxy_->SetDelay(absl::ZeroDuration());
+                                             return absl::OkStatus();
+                                           }}});
+  ExpectSurvived(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 0);
+  const int64_t delayed = proxy_->delayed_chunks() - delayed_before;
+  EXPECT_GT(delayed, 10) << "hardly anything went through the slow link";
+  std::printf("link_slow: %lld chunks held back\n", static_cast<long long>(delayed));
 }
 
 TEST_F(ChaosTest, SeveralFaultsInARow) {

@@ -21,6 +21,10 @@ DEFINE_string(listen, "",
               "host:port for the gRPC server; port 0 picks a free port (written to the log "
               "and to --ready_file). Default: 0.0.0.0:<port> when TF_CONFIG lists this "
               "task, else 127.0.0.1:0 (loopback only).");
+DEFINE_string(advertise_address, "",
+              "host:port peers dial to reach this process, when it is not where it listens "
+              "(behind NAT or a proxy); overrides TF_CONFIG's entry for this task. Default: "
+              "TF_CONFIG's entry, else the address --listen bound.");
 DEFINE_string(health_listen, "",
               "host:port for a second, plaintext port serving only the gRPC health service "
               "(same status as --listen's), for probes that cannot speak TLS such as the "
@@ -95,6 +99,15 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
   const char* aliases_text = std::getenv(kHostAliasesEnv);
   ASSIGN_OR_RETURN(HostAliases aliases,
                    HostAliases::Parse(aliases_text == nullptr ? "" : aliases_text));
+  if (!FLAGS_advertise_address.empty()) {
+    if (absl::StatusOr<HostPort> parsed = ParseHostPort(FLAGS_advertise_address);
+        !parsed.ok() || parsed->port == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--advertise_address: '", FLAGS_advertise_address,
+          "' is not host:port with a port peers can dial (not 0)"));
+    }
+    options.cluster.own_address = FLAGS_advertise_address;
+  }
   ApplyHostAliases(aliases, options.cluster);
   options.grpc.listen_address = options.cluster.listen_address;
   options.grpc.max_message_bytes = max_message_bytes;

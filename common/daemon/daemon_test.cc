@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "common/daemon/ready_file.h"
 #include "common/net/health_client.h"
 #include "common/net/http_get.h"
@@ -11,6 +12,7 @@
 
 DECLARE_string(listen);
 DECLARE_string(health_listen);
+DECLARE_string(advertise_address);
 DECLARE_string(metrics_listen);
 DECLARE_string(coordinator_address);
 DECLARE_string(ps_addresses);
@@ -145,6 +147,27 @@ TEST(DaemonOptionsTest, HealthListenGoesThroughHostAliases) {
   ASSERT_FALSE(options.ok());
   EXPECT_NE(options.status().message().find("--health_listen"), std::string::npos)
       << options.status();
+}
+
+TEST(DaemonOptionsTest, AdvertiseAddressIsWhatPeersDialAndMustHaveAPort) {
+  gflags::FlagSaver saver;
+  FLAGS_coordinator_address = "127.0.0.1:7070";
+  FLAGS_listen = "127.0.0.1:0";
+  FLAGS_advertise_address = "127.0.0.1:45000";
+  absl::StatusOr<DaemonOptions> options = DaemonOptionsFromFlags(TASK_TYPE_PS);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->cluster.own_address, "127.0.0.1:45000");
+  EXPECT_EQ(options->grpc.listen_address, "127.0.0.1:0");
+
+  for (const char* bad : {"127.0.0.1:0", "nonsense"}) {
+    FLAGS_advertise_address = bad;
+    options = DaemonOptionsFromFlags(TASK_TYPE_PS);
+    ASSERT_FALSE(options.ok()) << bad;
+    EXPECT_EQ(options.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(options.status().message().find(absl::StrCat("--advertise_address: '", bad, "'")),
+              std::string::npos)
+        << options.status();
+  }
 }
 
 TEST(DaemonOptionsTest, MalformedHostAliasesAreInvalidArgument) {
