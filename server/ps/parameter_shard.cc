@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "glog/logging.h"
 #include "common/optimizer/gradient_clipping.h"
 #include "common/optimizer/initializer.h"
 #include "common/placement/row_placement.h"
@@ -229,7 +230,9 @@ absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
   }
   {
     absl::MutexLock l(&shard->round_mu_);
-    shard->round_sums_.resize(shard->variables_.size());
+    std::vector<SyncRoundSum::VariableShape> shapes;
+    for (const auto& v : shard->variables_) shapes.push_back({v->num_elements, v->row_width});
+    shard->round_sum_ = std::make_unique<SyncRoundSum>(std::move(shapes));
   }
   metrics.SetVersion(0);
   metrics.SetVariables(shard->num_variables(), shard->variable_bytes());
@@ -252,6 +255,8 @@ ParameterShard::ParameterShard(const CreateVariablesRequest& request, const Shar
       replicas_to_aggregate_(request.training().replicas_to_aggregate() > 0
                                  ? request.training().replicas_to_aggregate()
                                  : request.num_workers()),
+      slots_by_worker_(mode_ == UPDATE_MODE_SYNC &&
+                       replicas_to_aggregate_ == request.num_workers()),
       staleness_bound_(
           request.training().staleness_bound() > 0 ? request.training().staleness_bound() : 4),
       clip_norm_(request.optimizer().clip_norm()),
@@ -385,6 +390,7 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
   const bool sync = mode_ == UPDATE_MODE_SYNC;
   PushReply reply;
   int64_t step = 0;
+  int slot = 0;  // sync: this push's place in the round's sum
   {
     absl::MutexLock l(&mu_);
     struct Args {
@@ -430,6 +436,14 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
     const int64_t staleness = version_ - base_version;
     metrics_.RecordStaleness(staleness);
     bool stale = false;
+    if (sync && slots_by_worker_ && SlotAlreadyFilled(key.worker, base_version)) {
+      // The worker's part of that round is in: a worker that took up a lost
+      // one's data pushed the same batch again. Counted once.
+      dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
+      metrics_.RecordDedupHit();
+      reply.outcome = PUSH_OUTCOME_DUPLICATE;
+      return reply;
+    }
     if (sync) {
       stale = staleness > 0;
       for (const PushKey& k : round_keys_) stale = stale || k.worker == key.worker;
@@ -444,6 +458,7 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
     }
     ++in_flight_;
     if (sync) {
+      slot = slots_by_worker_ ? key.worker : static_cast<int>(round_keys_.size());
       round_keys_.push_back(key);
       dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
       if (static_cast<int>(round_keys_.size()) == replicas_to_aggregate_) {
@@ -472,7 +487,7 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
 
   {
     absl::MutexLock r(&round_mu_);
-    Accumulate(gradients, *scale);
+    round_sum_->Add(slot, gradients, *scale);
   }
   bool last = false;
   {
@@ -493,6 +508,8 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
   {
     absl::MutexLock l(&mu_);
     for (const PushKey& k : round_keys_) {
+      // A contributor that restarted since keeps its newer incarnation.
+      if (dedup_.Check(k).verdict == PushDedup::Verdict::kOldIncarnation) continue;
       dedup_.Record(k, k == key ? PUSH_OUTCOME_APPLIED : PUSH_OUTCOME_AGGREGATED);
     }
     round_keys_.clear();
@@ -544,62 +561,19 @@ void ParameterShard::Apply(absl::Span<const GradientRef> gradients, int64_t step
   if (tables) RecordTables();
 }
 
-void ParameterShard::Accumulate(absl::Span<const GradientRef> gradients, float scale) {
-  for (const GradientRef& g : gradients) {
-    const ShardVariable& v = *variables_[g.variable];
-    RoundSum& sum = round_sums_[g.variable];
-    if (!g.rows) {
-      if (sum.dense.size() != v.num_elements) sum.dense = FloatBuffer(v.num_elements);
-      const bool first = !sum.dense_set;
-      sum.dense_set = true;
-      auto add = [&](int64_t offset, absl::Span<const float> values) {
-        const int64_t n = static_cast<int64_t>(values.size());
-        Eigen::Map<Eigen::ArrayXf> acc(sum.dense.data() + offset, n);
-        Eigen::Map<const Eigen::ArrayXf> grad(values.data(), n);
-        if (first) {
-          acc = scale * grad;
-        } else {
-          acc += scale * grad;
-        }
-      };
-      if (g.segments.empty()) add(0, g.values);
-      for (const DenseSegment& s : g.segments) add(s.offset, s.values);
-      continue;
-    }
-    const int64_t w = v.row_width;
-    for (size_t i = 0; i < g.ids.size(); ++i) {
-      auto [it, inserted] =
-          sum.row_index.emplace(g.ids[i], static_cast<int32_t>(sum.row_ids.size()));
-      const float* src = g.values.data() + i * w;
-      if (inserted) {
-        sum.row_ids.push_back(g.ids[i]);
-        for (int64_t j = 0; j < w; ++j) sum.row_values.push_back(scale * src[j]);
-      } else {
-        float* dst = sum.row_values.data() + static_cast<int64_t>(it->second) * w;
-        for (int64_t j = 0; j < w; ++j) dst[j] += scale * src[j];
-      }
-    }
-  }
+void ParameterShard::ApplyRound(int64_t step) {
+  CHECK_EQ(round_sum_->summed_slots(), replicas_to_aggregate_) << "a sync round applied unsummed";
+  const std::vector<GradientRef> sums = round_sum_->Sums();
+  Apply(sums, step, 1.0f / static_cast<float>(replicas_to_aggregate_));
+  round_sum_->Clear();
 }
 
-void ParameterShard::ApplyRound(int64_t step) {
-  std::vector<GradientRef> mean;
-  for (int i = 0; i < num_variables(); ++i) {
-    RoundSum& sum = round_sums_[i];
-    if (sum.dense_set) {
-      mean.push_back(GradientRef{i, false, {}, sum.dense.span()});
-    }
-    if (!sum.row_ids.empty()) {
-      mean.push_back(GradientRef{i, true, sum.row_ids, sum.row_values});
-    }
+bool ParameterShard::SlotAlreadyFilled(int worker, int64_t base_version) const {
+  if (base_version < version_) return true;  // that round is complete, every slot in
+  for (const PushKey& k : round_keys_) {
+    if (k.worker == worker) return true;
   }
-  Apply(mean, step, 1.0f / static_cast<float>(replicas_to_aggregate_));
-  for (RoundSum& sum : round_sums_) {
-    sum.dense_set = false;
-    sum.row_index.clear();
-    sum.row_ids.clear();
-    sum.row_values.clear();
-  }
+  return false;
 }
 
 void ParameterShard::RecordTables() {
@@ -701,7 +675,7 @@ absl::Status ParameterShard::RestoreCounters(const ShardCounters& counters) {
   ASSIGN_OR_RETURN(PushDedup dedup, PushDedup::Parse(counters.dedup, options_.dedup_window));
   {
     absl::MutexLock r(&round_mu_);
-    for (RoundSum& sum : round_sums_) sum = RoundSum();
+    round_sum_->Clear();
   }
   {
     absl::MutexLock l(&mu_);

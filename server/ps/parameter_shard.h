@@ -21,8 +21,10 @@
 #include "server/ps/dense_variable.h"
 #include "server/ps/embedding_table.h"
 #include "server/ps/float_buffer.h"
+#include "server/ps/gradient_ref.h"
 #include "server/ps/push_dedup.h"
 #include "server/ps/shard_metrics.h"
+#include "server/ps/sync_round_sum.h"
 #include "server/ps/version_gate.h"
 
 namespace pstrain {
@@ -52,28 +54,6 @@ struct ShardVariable {
   int64_t num_elements = 0;
   std::unique_ptr<DenseVariable> dense;
   std::unique_ptr<EmbeddingTable> table;
-};
-
-// Elements [offset, offset + values.size()) of a dense gradient that
-// arrived in pieces.
-struct DenseSegment {
-  int64_t offset = 0;
-  absl::Span<const float> values;
-};
-
-// One variable's gradient within a push. The data is borrowed for the
-// duration of ParameterShard::Push.
-struct GradientRef {
-  int variable = -1;
-  // false: every element of a dense variable, in `values` or, when
-  //   `segments` is not empty, in segments that cover each element once
-  //   (applied where they lie, without being copied together first).
-  // true: rows `ids` of an embedding table or a dense variable, row_width
-  //   floats each in `values`. Repeated ids are summed.
-  bool rows = false;
-  absl::Span<const int64_t> ids;
-  absl::Span<const float> values;
-  absl::Span<const DenseSegment> segments;
 };
 
 struct PushReply {
@@ -186,15 +166,6 @@ class ParameterShard {
   void Shutdown();
 
  private:
-  // A sync round's sum for one variable.
-  struct RoundSum {
-    FloatBuffer dense;
-    bool dense_set = false;
-    absl::flat_hash_map<int64_t, int32_t> row_index;
-    std::vector<int64_t> row_ids;
-    std::vector<float> row_values;
-  };
-
   ParameterShard(const CreateVariablesRequest& request, const ShardOptions& options, Clock& clock,
                  ShardMetrics& metrics, std::unique_ptr<Optimizer> optimizer,
                  LearningRate learning_rate);
@@ -205,9 +176,12 @@ class ParameterShard {
   // 1, or clip_norm / norm when the push's global norm exceeds clip_norm.
   absl::StatusOr<float> ClipScale(absl::Span<const GradientRef> gradients) const;
   void Apply(absl::Span<const GradientRef> gradients, int64_t step, float scale);
-  void Accumulate(absl::Span<const GradientRef> gradients, float scale)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu_);
   void ApplyRound(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu_);
+  // Sync mode with a slot per worker: whether `worker`'s part of the round
+  // at `base_version` is already in (that round is complete, or the worker
+  // contributed to the open one, possibly in an earlier incarnation).
+  bool SlotAlreadyFilled(int worker, int64_t base_version) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PushReply Reject(absl::Status status);
   void RecordTables();
 
@@ -220,6 +194,13 @@ class ParameterShard {
   const LearningRate learning_rate_;
   const UpdateMode mode_;
   const int replicas_to_aggregate_;
+  // Sync mode with every worker in each round (replicas_to_aggregate =
+  // num_workers, no backups): round r has one slot per worker rank, summed
+  // in rank order, and the data of each slot is fixed by the round (see
+  // DataLease.first_round), so a push for a slot already filled is a
+  // DUPLICATE whatever its incarnation, not a second contribution nor a
+  // late one. With backups, slots go by arrival and a late push is STALE.
+  const bool slots_by_worker_;
   const int staleness_bound_;
   const float clip_norm_;
   std::vector<std::unique_ptr<ShardVariable>> variables_;
@@ -242,9 +223,9 @@ class ParameterShard {
   int round_summed_ ABSL_GUARDED_BY(mu_) = 0;
   bool round_closed_ ABSL_GUARDED_BY(mu_) = false;
 
-  // Sync mode: the round's sums, one per variable. Taken without mu_.
+  // Sync mode: the round's sum, in slot order. Taken without mu_.
   absl::Mutex round_mu_;
-  std::vector<RoundSum> round_sums_ ABSL_GUARDED_BY(round_mu_);
+  std::unique_ptr<SyncRoundSum> round_sum_ ABSL_GUARDED_BY(round_mu_);
 };
 
 }  // namespace pstrain

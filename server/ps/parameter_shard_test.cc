@@ -1,5 +1,7 @@
 #include "server/ps/parameter_shard.h"
 
+#include <algorithm>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -163,6 +165,54 @@ TEST_F(ParameterShardTest, SyncRoundAveragesRWorkersAndRefusesLateGradients) {
   EXPECT_EQ(PushDense(*s, {0, 1, 3}, 1, {0, 0, 2, 0}).outcome, PUSH_OUTCOME_APPLIED);
   EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 0.0f, 1.0f));
   EXPECT_EQ(s->version(), 2);
+}
+
+TEST_F(ParameterShardTest, SyncSlotPerWorkerCountsATakenUpSlotOnce) {
+  // Every worker in each round: one slot per worker rank.
+  auto s = Make(Request(UPDATE_MODE_SYNC, 2));
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
+  // Worker 0 restarts and pushes the same round's batch again: its slot is
+  // in, so this is a duplicate, not a second contribution nor a late one.
+  EXPECT_EQ(PushDense(*s, {0, 2, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_DUPLICATE);
+  EXPECT_EQ(s->version(), 0);
+  EXPECT_EQ(PushDense(*s, {1, 1, 1}, 0, {0, 4, 0, 0}).outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 1.0f, 1.0f));
+  // A push for a completed round holds a slot that round already had.
+  EXPECT_EQ(PushDense(*s, {0, 2, 2}, 0, {9, 9, 9, 9}).outcome, PUSH_OUTCOME_DUPLICATE);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 1.0f, 1.0f));
+  // The restarted worker goes on with the next round; the old incarnation
+  // stays refused.
+  EXPECT_EQ(PushDense(*s, {0, 2, 3}, 1, {0, 0, 2, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
+  EXPECT_EQ(PushDense(*s, {0, 1, 2}, 1, {0, 0, 2, 0}).status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(PushDense(*s, {1, 1, 2}, 1, {0, 0, 2, 0}).outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 0.0f, 1.0f));
+  EXPECT_EQ(s->version(), 2);
+}
+
+TEST_F(ParameterShardTest, SyncRoundSumsInWorkerOrderWhateverTheArrivalOrder) {
+  // Terms whose float sum depends on the order: in rank order
+  // (1e8 + -1e8) + 1 = 1; in another order the 1 is lost.
+  const std::vector<std::vector<float>> grads = {
+      {1e8f, 0, 0, 0}, {-1e8f, 0, 0, 0}, {1.0f, 0, 0, 0}};
+  std::vector<int> order = {0, 1, 2};
+  std::vector<std::vector<float>> results;
+  do {
+    CreateVariablesRequest r = Request(UPDATE_MODE_SYNC, 3);
+    r.mutable_optimizer()->set_learning_rate(3.0f);
+    auto s = Make(r);
+    for (int worker : order) {
+      const PushReply reply = PushDense(*s, {worker, 1, 1}, 0, grads[worker]);
+      ASSERT_NE(reply.outcome, PUSH_OUTCOME_REJECTED) << reply.status;
+    }
+    ASSERT_EQ(s->version(), 1);
+    results.push_back(ReadAll(*s));
+  } while (std::next_permutation(order.begin(), order.end()));
+  // Sum 1, mean 1/3, lr 3: about 1 - 1 = 0 (the 1 was not lost), bit for
+  // bit the same in every order.
+  for (const std::vector<float>& values : results) {
+    EXPECT_EQ(std::memcmp(values.data(), results[0].data(), sizeof(float) * 4), 0);
+    EXPECT_NEAR(values[0], 0.0f, 1e-6);
+  }
 }
 
 TEST_F(ParameterShardTest, BoundedStalenessRefusesPushesMoreThanSBehind) {
