@@ -84,6 +84,24 @@ class WorkerLoop::AssignmentRun {
   // Sets *stop (and reads nothing) if the coordinator stops the job
   // meanwhile.
   absl::Status Pull(const RowIds& rows, bool* stop);
+  // Deterministic sync mode (the lease has a first_round): makes `batch`
+  // (number *index of the lease) the batch of the round just pulled. A
+  // pull of an older round waits for the batch's round; a newer round means
+  // the rounds between were completed with this slot's part (by the lease's
+  // previous holder), so their batches are skipped (*lease_done when that
+  // is the rest of the lease), and the new batch's rows are pulled. Pushes
+  // then name the round on every shard; a shard already past it (the
+  // previous holder's push reached it) answers DUPLICATE.
+  absl::Status CatchUpWithRound(const DataLease& lease, LeaseBatchReader& reader, LeaseBatch* batch,
+                                int64_t* index, bool* lease_done, bool* stop);
+  // The round the pulled parameters are at: the oldest version of the
+  // shards read; -1 when none was.
+  int64_t PulledRound() const;
+  // Whether a lease whose training ended with `trained` stays with this
+  // worker's sync slot (for its next run) rather than being completed.
+  static bool KeepsForItsSlot(const DataLease& lease, const absl::Status& trained, bool stop) {
+    return lease.has_first_round() && !trained.ok() && !stop;
+  }
   // Books a push's outcome; the batch's records go to *returned if stale.
   absl::Status Settle(absl::StatusOr<PushSummary> summary, int64_t begin, int64_t end,
                       std::vector<RecordRange>* returned);
@@ -240,6 +258,13 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
     int64_t returned_records = 0;
     for (const RecordRange& r : returned) returned_records += r.end() - r.begin();
     if (loop_.metrics_ != nullptr) loop_.metrics_->RecordReturnedRecords(returned_records);
+    if (KeepsForItsSlot(*lease, trained, stop)) {
+      // Its rounds need exactly its data: the lease stays with this
+      // worker's slot, and the next run takes it up where the rounds are.
+      LOG(WARNING) << "job " << job_id_ << ": lease " << lease->lease_id()
+                   << " stays with this worker's sync slot after: " << trained;
+      return trained;
+    }
     absl::Status completed =
         loop_.coordinator_.CompleteDataLease(job_id_, lease->lease_id(), returned);
     if (!completed.ok()) {
@@ -288,6 +313,7 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
                                             lease.range().begin(), lease.range().end(), data_));
   InFlightPush in_flight;
   absl::Status error;
+  int64_t batch_index = -1;  // of the batch in hand, within the lease
   while (true) {
     if (Over()) {
       *stop = true;
@@ -302,13 +328,19 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       break;
     }
     LeaseBatch& batch = *next;
+    ++batch_index;
     // Whatever ends this step early hands its records back.
     auto give_back = [&] { returned->push_back(MakeRange(batch.begin, batch.end)); };
 
     const absl::Time pull_start = loop_.clock_.Now();
     absl::StatusOr<RowIds> rows = model_->RowsToRead(batch.batch);
     absl::Status pulled = rows.ok() ? Pull(*rows, stop) : rows.status();
+    bool lease_done = false;
+    if (pulled.ok() && !*stop && lease.has_first_round()) {
+      pulled = CatchUpWithRound(lease, *reader, &batch, &batch_index, &lease_done, stop);
+    }
     RecordPhase(StepPhase::kPull, pull_start);
+    if (lease_done) break;
     // The previous push (overlapped with this pull) is settled before its
     // progress is reported and before the gradients buffer is reused.
     const absl::Time settle_start = loop_.clock_.Now();
@@ -407,6 +439,55 @@ absl::Status WorkerLoop::AssignmentRun::Pull(const RowIds& rows, bool* stop) {
                    << Seconds(loop_.clock_.Now() - start) << ": " << status.message();
       next_log = loop_.clock_.Now() + loop_.options_.backoff.log_every;
     }
+  }
+}
+
+int64_t WorkerLoop::AssignmentRun::PulledRound() const {
+  int64_t oldest = -1;
+  for (int64_t version : pulled_.versions) {
+    if (version >= 0 && (oldest < 0 || version < oldest)) oldest = version;
+  }
+  return oldest;
+}
+
+absl::Status WorkerLoop::AssignmentRun::CatchUpWithRound(const DataLease& lease,
+                                                         LeaseBatchReader& reader,
+                                                         LeaseBatch* batch, int64_t* index,
+                                                         bool* lease_done, bool* stop) {
+  while (true) {
+    const int64_t round = PulledRound();
+    if (round < 0) return absl::OkStatus();  // no shard read: nothing to align
+    const int64_t want = lease.first_round() + *index;
+    if (round == want) {
+      for (int64_t& version : pulled_.versions) {
+        if (version >= 0) version = round;
+      }
+      return absl::OkStatus();
+    }
+    if (round < want) {
+      // This slot's part of `round` is in; the batch in hand is for a
+      // later round.
+      for (int64_t& min_version : min_versions_) min_version = want;
+    } else {
+      for (int64_t skip = round - want; skip > 0; --skip) {
+        absl::StatusOr<LeaseBatch> next = reader.Next();
+        if (absl::IsOutOfRange(next.status())) {
+          VLOG(1) << "job " << job_id_ << ": lease " << lease.lease_id()
+                  << " was trained to its end by its previous holder";
+          *lease_done = true;
+          return absl::OkStatus();
+        }
+        if (!next.ok()) return next.status();
+        *batch = *std::move(next);
+        ++*index;
+      }
+      LOG(INFO) << "job " << job_id_ << ": taking lease " << lease.lease_id()
+                << " up at round " << round << ", batch " << *index
+                << "; the rounds before had its earlier batches";
+    }
+    ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(batch->batch));
+    RETURN_IF_ERROR(Pull(rows, stop));
+    if (*stop) return absl::OkStatus();
   }
 }
 

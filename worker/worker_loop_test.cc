@@ -225,6 +225,41 @@ TEST_F(WorkerLoopTest, SyncModeWaitsForEachRoundBeforeTheNextPull) {
   for (size_t i = 0; i < pushes.size(); ++i) EXPECT_EQ(pushes[i].base_version, i);
 }
 
+TEST_F(WorkerLoopTest, SyncWorkerTakingALeaseUpSkipsTheBatchesOfCompletedRounds) {
+  const Assignment assignment = MakeAssignment(UPDATE_MODE_SYNC, 100);
+  // A lost worker held this lease from round 3; rounds 3 and 4 are
+  // complete, so its batches 0 and 1 are trained. 64 records: 8 batches.
+  coordinator_.AddLeaseFromRound(1, 0, 64, 3);
+  for (auto& shard : shards_) shard->SetVersion(5);
+  std::unique_ptr<WorkerLoop> loop = NewLoop();
+  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
+  // Batches 2..7, for rounds 5..10.
+  std::vector<FakeParameterServer::ReceivedPush> pushes = shards_[1]->received();
+  ASSERT_EQ(pushes.size(), 6u);
+  for (size_t i = 0; i < pushes.size(); ++i) EXPECT_EQ(pushes[i].base_version, 5 + i);
+  // The whole lease is done: nothing handed back.
+  std::vector<CompleteDataLeaseRequest> completions = coordinator_.completions();
+  ASSERT_EQ(completions.size(), 1u);
+  EXPECT_EQ(completions[0].returned_size(), 0);
+}
+
+TEST_F(WorkerLoopTest, SyncWorkerCompletesALeaseWhoseRoundsAreAllPast) {
+  const Assignment assignment = MakeAssignment(UPDATE_MODE_SYNC, 100);
+  coordinator_.AddLeaseFromRound(1, 0, 16, 0);  // rounds 0 and 1
+  coordinator_.AddLeaseFromRound(2, 16, 32, 2);  // rounds 2 and 3
+  for (auto& shard : shards_) shard->SetVersion(3);
+  std::unique_ptr<WorkerLoop> loop = NewLoop();
+  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
+  // Only round 3's batch is left to train: the second batch of lease 2.
+  std::vector<FakeParameterServer::ReceivedPush> pushes = shards_[1]->received();
+  ASSERT_EQ(pushes.size(), 1u);
+  EXPECT_EQ(pushes[0].base_version, 3);
+  std::vector<CompleteDataLeaseRequest> completions = coordinator_.completions();
+  ASSERT_EQ(completions.size(), 2u);
+  EXPECT_EQ(completions[0].returned_size(), 0);
+  EXPECT_EQ(completions[1].returned_size(), 0);
+}
+
 TEST_F(WorkerLoopTest, SyncWorkerWaitingForARoundHearsTheStop) {
   const Assignment assignment = MakeAssignment(UPDATE_MODE_SYNC, 100);
   coordinator_.AddLease(1, 0, 64);

@@ -38,6 +38,15 @@ absl::StatusOr<std::unique_ptr<DataLeaseManager>> DataLeaseManager::Create(
     return absl::InvalidArgumentError(
         absl::StrCat("the first lease id must be >= 0, got ", options.first_lease_id));
   }
+  if (options.sync_slots < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sync slots must be >= 0, got ", options.sync_slots));
+  }
+  if (options.sync_slots > 0 && options.records_per_batch <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "records per batch must be > 0 to deal leases to sync slots, got ",
+        options.records_per_batch));
+  }
   if (options.first_lease_id == 0) {
     absl::BitGen random;
     options.first_lease_id = absl::Uniform<int64_t>(random, 1, int64_t{1} << 62);
@@ -49,6 +58,7 @@ DataLeaseManager::DataLeaseManager(Clock& clock, DataLeaseOptions options)
     : clock_(clock), options_(options), last_lease_id_(options.first_lease_id - 1) {
   absl::MutexLock lock(&mu_);
   current_ = FreshEpoch(0);
+  slots_.resize(options_.sync_slots);
 }
 
 DataLeaseManager::Epoch DataLeaseManager::FreshEpoch(int32_t number) const {
@@ -68,16 +78,7 @@ DataLeaseManager::Epoch* DataLeaseManager::FindEpoch(int32_t number) {
   return nullptr;
 }
 
-absl::StatusOr<DataLease> DataLeaseManager::Acquire(absl::string_view holder) {
-  if (holder.empty()) return absl::InvalidArgumentError("a data lease needs a holder");
-  const absl::Time now = clock_.Now();
-  absl::MutexLock lock(&mu_);
-  ExpireLocked(now);
-  if (end_of_data_) {
-    DataLease lease;
-    lease.set_end_of_data(true);
-    return lease;
-  }
+absl::StatusOr<std::pair<int32_t, internal::Range>> DataLeaseManager::CutRange(absl::Time now) {
   Epoch* epoch = &current_;
   if (epoch->pending.empty()) {
     if (!options_.overlap_epochs || IsLastEpoch(current_.number)) {
@@ -93,20 +94,87 @@ absl::StatusOr<DataLease> DataLeaseManager::Acquire(absl::string_view holder) {
           current_.leased + next_->leased, " leases outstanding); ask again"));
     }
   }
-
   Range& front = epoch->pending.front();
-  Lease lease;
-  lease.epoch = epoch->number;
-  lease.range = {front.begin, std::min(front.end, front.begin + options_.chunk_size)};
-  lease.holder = std::string(holder);
-  lease.deadline = now + options_.lease_timeout;
-  front.begin = lease.range.end;
+  const Range range = {front.begin, std::min(front.end, front.begin + options_.chunk_size)};
+  front.begin = range.end;
   if (front.size() == 0) epoch->pending.pop_front();
   ++epoch->leased;
+  return std::make_pair(epoch->number, range);
+}
+
+absl::StatusOr<DataLease> DataLeaseManager::Acquire(absl::string_view holder) {
+  if (holder.empty()) return absl::InvalidArgumentError("a data lease needs a holder");
+  if (options_.sync_slots > 0) {
+    return absl::InvalidArgumentError("this job deals its data leases to sync slots; name the slot");
+  }
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  ExpireLocked(now);
+  if (end_of_data_) {
+    DataLease lease;
+    lease.set_end_of_data(true);
+    return lease;
+  }
+  absl::StatusOr<std::pair<int32_t, Range>> cut = CutRange(now);
+  if (!cut.ok()) return cut.status();
+  Lease lease;
+  lease.epoch = cut->first;
+  lease.range = cut->second;
+  lease.holder = std::string(holder);
+  lease.deadline = now + options_.lease_timeout;
   const int64_t id = ++last_lease_id_;
   auto [it, inserted] = leases_.emplace(id, std::move(lease));
   CHECK(inserted);
   return ToProto(id, it->second);
+}
+
+absl::Status DataLeaseManager::DealToNextSlot(absl::Time now) {
+  int next = 0;
+  for (int i = 1; i < static_cast<int>(slots_.size()); ++i) {
+    if (slots_[i].next_round < slots_[next].next_round) next = i;
+  }
+  absl::StatusOr<std::pair<int32_t, Range>> cut = CutRange(now);
+  if (!cut.ok()) return cut.status();
+  Slot& slot = slots_[next];
+  Lease lease;
+  lease.epoch = cut->first;
+  lease.range = cut->second;
+  lease.deadline = absl::InfiniteFuture();
+  lease.slot = next;
+  lease.first_round = slot.next_round;
+  slot.next_round +=
+      (lease.range.size() + options_.records_per_batch - 1) / options_.records_per_batch;
+  const int64_t id = ++last_lease_id_;
+  CHECK(leases_.emplace(id, std::move(lease)).second);
+  slot.leases.push_back(id);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DataLease> DataLeaseManager::AcquireForSlot(absl::string_view holder, int slot) {
+  if (holder.empty()) return absl::InvalidArgumentError("a data lease needs a holder");
+  if (options_.sync_slots == 0) {
+    return absl::InvalidArgumentError("this job deals no data leases to sync slots");
+  }
+  if (slot < 0 || slot >= options_.sync_slots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sync slot ", slot, " is outside [0, ", options_.sync_slots, ")"));
+  }
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  ExpireLocked(now);
+  if (end_of_data_) {
+    DataLease lease;
+    lease.set_end_of_data(true);
+    return lease;
+  }
+  while (slots_[slot].leases.empty()) {
+    if (absl::Status dealt = DealToNextSlot(now); !dealt.ok()) return dealt;
+  }
+  const int64_t id = slots_[slot].leases.front();
+  Lease& lease = leases_.at(id);
+  lease.holder = std::string(holder);
+  lease.deadline = now + options_.lease_timeout;
+  return ToProto(id, lease);
 }
 
 absl::Status DataLeaseManager::Complete(int64_t lease_id, absl::string_view holder,
@@ -157,6 +225,10 @@ absl::Status DataLeaseManager::Complete(int64_t lease_id, absl::string_view hold
   // Ascending at the front, so the lowest returned record is handed out next.
   for (auto r = back.rbegin(); r != back.rend(); ++r) epoch->pending.push_front(*r);
   --epoch->leased;
+  if (lease.slot >= 0) {
+    std::deque<int64_t>& queue = slots_[lease.slot].leases;
+    queue.erase(std::find(queue.begin(), queue.end(), lease_id));
+  }
   leases_.erase(it);
   Advance();
   return absl::OkStatus();
@@ -191,6 +263,13 @@ std::vector<DataLease> DataLeaseManager::ExpireLocked(absl::Time now) {
 }
 
 void DataLeaseManager::Requeue(std::map<int64_t, Lease>::iterator it) {
+  if (it->second.slot >= 0) {
+    // The slot's rounds need exactly this data: it waits for the slot's
+    // next holder.
+    it->second.holder.clear();
+    it->second.deadline = absl::InfiniteFuture();
+    return;
+  }
   Epoch* epoch = FindEpoch(it->second.epoch);
   CHECK(epoch != nullptr) << "lease " << it->first << " outlived its epoch";
   epoch->pending.push_front(it->second.range);
@@ -225,7 +304,7 @@ DataPosition DataLeaseManager::Position() const {
   return position;
 }
 
-absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position) {
+absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t round) {
   const bool fresh = position.num_records() == 0 && position.finished_size() == 0;
   if (!fresh && position.num_records() != options_.num_records) {
     return absl::FailedPreconditionError(
@@ -258,6 +337,10 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position) {
   absl::MutexLock lock(&mu_);
   leases_.clear();
   next_.reset();
+  for (Slot& slot : slots_) {
+    slot.leases.clear();
+    slot.next_round = round;
+  }
   if (options_.epochs > 0 && epoch.number >= options_.epochs) {
     current_ = FreshEpoch(options_.epochs - 1);
     current_.pending.clear();
@@ -293,6 +376,7 @@ DataLease DataLeaseManager::ToProto(int64_t id, const Lease& lease) const {
   proto.mutable_range()->set_end(lease.range.end);
   proto.set_epoch(lease.epoch);
   proto.set_deadline_unix_ms(absl::ToUnixMillis(lease.deadline));
+  if (lease.slot >= 0) proto.set_first_round(lease.first_round);
   return proto;
 }
 

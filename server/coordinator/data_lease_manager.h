@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -56,6 +57,18 @@ struct DataLeaseOptions {
   // leases, and the new one must refuse them rather than mistake one for a
   // lease of its own with the same id.
   int64_t first_lease_id = 0;
+  // Deterministic sync mode (every worker in each round, no backups): > 0
+  // deals the leases to this many slots, one per worker rank, instead of to
+  // whoever asks first, and numbers the rounds each lease covers, so that
+  // round r's batches are fixed by the data order and r, not by timing.
+  // The next range goes to the slot whose leases end soonest (ties: the
+  // lower rank), whichever slot asks; a lease whose holder is lost or
+  // expires stays with its slot (DataLease.first_round unchanged) for the
+  // slot's next holder. Default 0: leases go to whoever asks.
+  int32_t sync_slots = 0;
+  // With sync_slots: records per batch (DataSpec.batch_size), to count the
+  // rounds of a lease: ceil(records / records_per_batch).
+  int64_t records_per_batch = 0;
 };
 
 // Counters for status pages and metrics.
@@ -95,6 +108,16 @@ class DataLeaseManager {
   //   outstanding; ask again (an expiry or a return may free a range).
   absl::StatusOr<DataLease> Acquire(absl::string_view holder);
 
+  // With sync_slots: the lease slot `slot` trains next, with its
+  // first_round, now held by `holder` (taken from a previous holder of the
+  // slot, which can no longer complete it). Deals ranges to the slots in
+  // order until this slot has one. Once the last epoch is dealt and
+  // completed, a lease with only end_of_data set.
+  // InvalidArgument: empty holder, slot outside [0, sync_slots), or a
+  //   manager without slots.
+  // Unavailable: no range left to deal for now; ask again.
+  absl::StatusOr<DataLease> AcquireForSlot(absl::string_view holder, int slot);
+
   // The holder finished lease `lease_id`: its records are finished except
   // `returned` ones (whose gradients were refused), which go back to the
   // front of the queue. Nothing changes on error.
@@ -124,13 +147,15 @@ class DataLeaseManager {
   // with its unfinished ranges, then later epochs. Every lease outstanding
   // is void (completing it is NotFound). An epoch past the last (a job
   // resumed with fewer epochs) means end of data. A position whose
-  // num_records is 0 and that lists nothing is a fresh start.
+  // num_records is 0 and that lists nothing is a fresh start. With
+  // sync_slots, every slot's next lease starts at round `round` (the
+  // restored global step).
   // FailedPrecondition: the position counts a different number of records
   //   (the data changed since the checkpoint).
   // InvalidArgument: a negative epoch, or a finished range that is empty,
   //   reversed, out of bounds or overlapping another. Nothing changes on
   //   error.
-  absl::Status RestoreFrom(const DataPosition& position);
+  absl::Status RestoreFrom(const DataPosition& position, int64_t round = 0);
 
   // Whether every record of the last epoch is finished.
   bool end_of_data() const;
@@ -152,8 +177,18 @@ class DataLeaseManager {
   struct Lease {
     int32_t epoch = 0;
     Range range;
+    // Empty while a slot's lease waits for its slot's next holder.
     std::string holder;
     absl::Time deadline;
+    // With sync_slots: the slot it was dealt to and its first round.
+    int slot = -1;
+    int64_t first_round = 0;
+  };
+
+  // With sync_slots: one worker rank's leases, in the order it trains them.
+  struct Slot {
+    int64_t next_round = 0;  // the first round after its leases
+    std::deque<int64_t> leases;
   };
 
   DataLeaseManager(Clock& clock, DataLeaseOptions options);
@@ -161,8 +196,15 @@ class DataLeaseManager {
   Epoch FreshEpoch(int32_t number) const;
   bool IsLastEpoch(int32_t number) const;
   Epoch* FindEpoch(int32_t number) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Cuts the next range to lease (at most chunk_size records): returned and
+  // expired ranges first, the oldest epoch first. Unavailable as Acquire.
+  absl::StatusOr<std::pair<int32_t, Range>> CutRange(absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Cuts the next range and deals it to the slot whose leases end soonest.
+  absl::Status DealToNextSlot(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Puts a lease's range back at the front of its epoch's queue and forgets
-  // the lease.
+  // the lease; a slot's lease instead waits, unheld, for the slot's next
+  // holder.
   void Requeue(std::map<int64_t, Lease>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<DataLease> ExpireLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves past every finished epoch.
@@ -181,6 +223,8 @@ class DataLeaseManager {
   std::map<int64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);
   int64_t last_lease_id_ ABSL_GUARDED_BY(mu_);
   bool end_of_data_ ABSL_GUARDED_BY(mu_) = false;
+  // With sync_slots, one per slot; empty otherwise.
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace coordinator

@@ -580,6 +580,96 @@ TEST(DataLeasePropertyTest, RestartFromAPositionNeitherSkipsNorRepeats) {
   }
 }
 
+// ------------------------------------------------------------ sync slots --
+
+DataLeaseOptions SlotOptions(int64_t num_records, int64_t chunk_size, int32_t slots,
+                             int64_t per_batch) {
+  DataLeaseOptions options = Options(num_records, chunk_size, 0);
+  options.sync_slots = slots;
+  options.records_per_batch = per_batch;
+  return options;
+}
+
+// "[b, e)@epoch r<first_round>" of a slot's lease.
+std::string DescribeSlotLease(const DataLease& lease) {
+  return Describe(lease) + " r" + (lease.has_first_round() ? std::to_string(lease.first_round())
+                                                           : std::string("-"));
+}
+
+TEST_F(DataLeaseManagerTest, SlotOptionsAreChecked) {
+  EXPECT_EQ(DataLeaseManager::Create(clock_, SlotOptions(10, 4, -1, 2)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(DataLeaseManager::Create(clock_, SlotOptions(10, 4, 2, 0)).status().message(),
+              HasSubstr("records per batch"));
+  auto slotted = Make(SlotOptions(10, 4, 2, 2));
+  EXPECT_EQ(slotted->Acquire("w0").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(slotted->AcquireForSlot("w0", 2).status().message(), HasSubstr("outside [0, 2)"));
+  auto plain = Make(Options(10, 4, 1));
+  EXPECT_EQ(plain->AcquireForSlot("w0", 0).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Which slot gets which range, and from which round, depends on the data
+// and the rounds only: never on which worker asks first.
+TEST_F(DataLeaseManagerTest, SlotsGetTheSameLeasesWhateverOrderTheyAskIn) {
+  // 10 records, chunks of 4, batches of 2: per epoch [0, 4) [4, 8) [8, 10),
+  // the last lease one round long.
+  auto in_order = [&](const std::vector<int>& asks) {
+    auto manager = Make(SlotOptions(10, 4, 2, 2));
+    std::vector<std::vector<std::string>> got(2);
+    for (int slot : asks) {
+      absl::StatusOr<DataLease> lease =
+          manager->AcquireForSlot("w" + std::to_string(slot), slot);
+      EXPECT_TRUE(lease.ok()) << lease.status();
+      if (!lease.ok()) break;
+      got[slot].push_back(DescribeSlotLease(*lease));
+      EXPECT_TRUE(manager->Complete(lease->lease_id(), "w" + std::to_string(slot), {}).ok());
+    }
+    return got;
+  };
+  const std::vector<std::vector<std::string>> a = in_order({0, 1, 0, 1, 0, 1, 0, 1});
+  const std::vector<std::vector<std::string>> b = in_order({1, 1, 0, 1, 0, 0, 1, 0});
+  EXPECT_EQ(a, b);
+  // The next range goes to the slot whose leases end soonest, ties to the
+  // lower slot.
+  EXPECT_THAT(a[0], ::testing::ElementsAre("[0, 4)@0 r0", "[8, 10)@0 r2", "[4, 8)@1 r3",
+                                           "[0, 4)@2 r5"));
+  EXPECT_THAT(a[1], ::testing::ElementsAre("[4, 8)@0 r0", "[0, 4)@1 r2", "[8, 10)@1 r4",
+                                           "[4, 8)@2 r5"));
+}
+
+TEST_F(DataLeaseManagerTest, ALostHoldersLeaseWaitsForItsSlotWithItsRounds) {
+  auto manager = Make(SlotOptions(100, 10, 2, 5));
+  const DataLease first = manager->AcquireForSlot("worker/1#1", 1).value();
+  EXPECT_EQ(DescribeSlotLease(first), "[10, 20)@0 r0");  // [0, 10) went to slot 0
+  EXPECT_EQ(manager->ReleaseHolder("worker/1#1"), 1);
+  // Nobody else gets it: slot 0 has its own.
+  EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("worker/0#1", 0).value()), "[0, 10)@0 r0");
+  // The slot's next holder gets the same records from the same round; the
+  // lost holder can no longer complete it.
+  const DataLease again = manager->AcquireForSlot("worker/1#2", 1).value();
+  EXPECT_EQ(DescribeSlotLease(again), "[10, 20)@0 r0");
+  EXPECT_EQ(manager->Complete(first.lease_id(), "worker/1#1", {}).code(),
+            absl::StatusCode::kNotFound);
+  // An expired lease waits for its slot too.
+  clock_.Advance(absl::Seconds(31));
+  EXPECT_THAT(manager->ExpireLeases(), SizeIs(2));
+  EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("worker/1#2", 1).value()), "[10, 20)@0 r0");
+  EXPECT_TRUE(manager->Complete(again.lease_id(), "worker/1#2", {}).ok());
+  EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("worker/1#2", 1).value()), "[30, 40)@0 r2");
+}
+
+TEST_F(DataLeaseManagerTest, SlotsRestartAtTheRestoredRound) {
+  auto manager = Make(SlotOptions(100, 10, 2, 5));
+  manager->AcquireForSlot("w0", 0).value();
+  DataPosition position;
+  position.set_epoch(0);
+  position.set_num_records(100);
+  *position.add_finished() = Records(0, 40);
+  ASSERT_TRUE(manager->RestoreFrom(position, 8).ok());
+  EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("w1", 1).value()), "[50, 60)@0 r8");
+  EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("w0", 0).value()), "[40, 50)@0 r8");
+}
+
 }  // namespace
 }  // namespace coordinator
 }  // namespace pstrain

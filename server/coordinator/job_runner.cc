@@ -20,6 +20,9 @@ namespace pstrain {
 namespace coordinator {
 namespace {
 
+// DataSpec.batch_size when unset.
+constexpr int64_t kDefaultRecordsPerBatch = 128;
+
 TaskId Task(TaskType type, int index) {
   TaskId task;
   task.set_type(type);
@@ -342,6 +345,11 @@ absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_recor
   data.chunk_size = options_.records_per_lease;
   data.epochs = spec_.train_data().epochs();
   data.lease_timeout = options_.lease_timeout;
+  if (DealsLeasesToSyncSlots()) {
+    data.sync_slots = num_workers_;
+    data.records_per_batch = spec_.train_data().batch_size() > 0 ? spec_.train_data().batch_size()
+                                                                 : kDefaultRecordsPerBatch;
+  }
   absl::StatusOr<std::unique_ptr<DataLeaseManager>> leases = DataLeaseManager::Create(clock_, data);
   if (!leases.ok()) {
     return absl::Status(leases.status().code(),
@@ -350,7 +358,8 @@ absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_recor
   data_ = *std::move(leases);
   const int64_t step = start.warm_start ? 0 : start.step;
   if (!start.checkpoint_dir.empty() && !start.warm_start) {
-    if (absl::Status s = data_->RestoreFrom(start.manifest.data_position()); !s.ok()) {
+    if (absl::Status s = data_->RestoreFrom(start.manifest.data_position(), start.step);
+        !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("cannot resume the data position of ",
                                                  start.checkpoint_dir, ": ", s.message()));
     }
@@ -745,6 +754,12 @@ std::string JobRunner::ResumeHint() const {
   if (checkpoints.empty()) return "; no checkpoint was saved";
   return absl::StrCat("; submit the job again with the same checkpoint.model_dir to resume from ",
                       CheckpointDirName(checkpoints.back().step()));
+}
+
+bool JobRunner::DealsLeasesToSyncSlots() const {
+  const TrainingSpec& training = spec_.training();
+  return training.update_mode() == UPDATE_MODE_SYNC &&
+         (training.replicas_to_aggregate() == 0 || training.replicas_to_aggregate() == num_workers_);
 }
 
 bool JobRunner::IsJobWorker(const TaskId& task) const {

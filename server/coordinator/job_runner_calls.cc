@@ -167,7 +167,9 @@ absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64
     lease = DataLease();
     lease->set_end_of_data(true);
   } else {
-    lease = data_->Acquire(HolderName(task, incarnation));
+    lease = DealsLeasesToSyncSlots()
+                ? data_->AcquireForSlot(HolderName(task, incarnation), SyncSlotOf(task))
+                : data_->Acquire(HolderName(task, incarnation));
     if (lease.ok() && lease->end_of_data()) CheckEndOfData(global_step());
   }
   // A worker told there is no more data trains no further, but has not

@@ -91,7 +91,7 @@ absl::Status JobRunner::RollBack(const std::string& why) {
   const DataPosition position = start.checkpoint_dir.empty() || start.warm_start
                                     ? DataPosition()
                                     : start.manifest.data_position();
-  if (absl::Status s = data_->RestoreFrom(position); !s.ok()) {
+  if (absl::Status s = data_->RestoreFrom(position, step); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("cannot roll the data position back to ",
                                                start.checkpoint_dir, ": ", s.message()));
   }

@@ -79,6 +79,13 @@ void FakeClusterService::AddLease(int64_t lease_id, int64_t begin, int64_t end, 
   lease.set_epoch(epoch);
 }
 
+void FakeClusterService::AddLeaseFromRound(int64_t lease_id, int64_t begin, int64_t end,
+                                           int64_t first_round) {
+  AddLease(lease_id, begin, end);
+  absl::MutexLock l(&mu_);
+  leases_.back().set_first_round(first_round);
+}
+
 void FakeClusterService::StopAfterReports(int reports) {
   absl::MutexLock l(&mu_);
   stop_after_reports_ = reports;

@@ -45,6 +45,9 @@ class FakeClusterService final : public ClusterService::CallbackService {
   // Leases handed out in order; when none is left, AcquireDataLease
   // answers a lease with end_of_data.
   void AddLease(int64_t lease_id, int64_t begin, int64_t end, int32_t epoch = 0);
+  // A lease of deterministic sync mode, whose batch k is this worker's
+  // part of round first_round + k.
+  void AddLeaseFromRound(int64_t lease_id, int64_t begin, int64_t end, int64_t first_round);
   // ReportProgress answers stop once this many reports were counted (0:
   // never), and always once a lease with end_of_data was handed out, as a
   // coordinator stops a job whose data is used up.

@@ -181,6 +181,11 @@ int FakeParameterServer::applied() const {
   return applied_;
 }
 
+void FakeParameterServer::SetVersion(int64_t version) {
+  absl::MutexLock l(&mu_);
+  version_ = version;
+}
+
 int64_t FakeParameterServer::version() const {
   absl::MutexLock l(&mu_);
   return version_;

@@ -66,6 +66,8 @@ class FakeParameterServer final : public ParameterServer::CallbackService {
   // Pushes applied (once each).
   int applied() const;
   int64_t version() const;
+  // Sets the version, as if that many updates had been applied before.
+  void SetVersion(int64_t version);
   std::vector<float> dense(const std::string& name) const;
   int pulls() const;
   // Largest number of messages seen on one stream for one push part.
