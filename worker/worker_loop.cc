@@ -341,6 +341,11 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
     }
     RecordPhase(StepPhase::kPull, pull_start);
     if (lease_done) break;
+    if (pulled.ok() && lease.has_first_round()) {
+      // Every round below the pulled one is complete: the coordinator
+      // counts the global step by it in this mode.
+      newest_version_ = std::max(newest_version_, PulledRound());
+    }
     // The previous push (overlapped with this pull) is settled before its
     // progress is reported and before the gradients buffer is reused.
     const absl::Time settle_start = loop_.clock_.Now();

@@ -1,5 +1,6 @@
 #include "server/coordinator/global_step.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -33,6 +34,16 @@ absl::StatusOr<int64_t> GlobalStep::Advance(absl::string_view reporter, uint64_t
     }
   }
   step_ += applied_updates;
+  return step_;
+}
+
+absl::StatusOr<int64_t> GlobalStep::RaiseTo(int64_t completed_rounds) {
+  if (completed_rounds < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("completed rounds must be >= 0, got ", completed_rounds));
+  }
+  absl::MutexLock lock(&mu_);
+  step_ = std::max(step_, completed_rounds);
   return step_;
 }
 

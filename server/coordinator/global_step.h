@@ -40,6 +40,14 @@ class GlobalStep {
   absl::StatusOr<int64_t> Advance(absl::string_view reporter, uint64_t sequence,
                                   int64_t applied_updates);
 
+  // Raises the step to `completed_rounds` if it is below: sync mode with
+  // every worker in each round counts rounds by the parameter version the
+  // workers pulled (ProgressReport.parameter_version), since a worker lost
+  // before its next report takes with it the count of the rounds its pushes
+  // completed. Returns the step.
+  // InvalidArgument: completed_rounds < 0.
+  absl::StatusOr<int64_t> RaiseTo(int64_t completed_rounds);
+
   // Sets the step to a restored checkpoint's, the one way it goes back.
   // Reporters' sequences are kept: their numbering continues.
   // InvalidArgument: step < 0.

@@ -56,6 +56,15 @@ TEST(GlobalStepTest, NeverGoesBackExceptOnRestore) {
   EXPECT_EQ(step.value(), 305);
 }
 
+TEST(GlobalStepTest, RaisedToTheCompletedRounds) {
+  GlobalStep step(10);
+  EXPECT_EQ(step.RaiseTo(14).value(), 14);
+  // An older round seen by a slower worker takes nothing back.
+  EXPECT_EQ(step.RaiseTo(12).value(), 14);
+  EXPECT_EQ(step.RaiseTo(-1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(step.value(), 14);
+}
+
 TEST(GlobalStepTest, RefusesOverflow) {
   GlobalStep step(std::numeric_limits<int64_t>::max() - 1);
   EXPECT_EQ(step.Advance("w", 0, 2).status().code(), absl::StatusCode::kInvalidArgument);

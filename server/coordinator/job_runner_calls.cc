@@ -110,7 +110,9 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
         absl::StrCat("job ", job_id_, " does not train; it takes no progress reports"));
   }
   absl::StatusOr<int64_t> step =
-      step_->Advance(holder, report.sequence(), report.applied_updates());
+      DealsLeasesToSyncSlots()
+          ? step_->RaiseTo(report.parameter_version())
+          : step_->Advance(holder, report.sequence(), report.applied_updates());
   if (!step.ok()) return step.status();
   std::optional<double> loss;
   if (report.steps() > 0) loss = report.loss();
