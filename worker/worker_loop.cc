@@ -258,21 +258,22 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
     int64_t returned_records = 0;
     for (const RecordRange& r : returned) returned_records += r.end() - r.begin();
     if (loop_.metrics_ != nullptr) loop_.metrics_->RecordReturnedRecords(returned_records);
-    if (KeepsForItsSlot(*lease, trained, stop)) {
+    const bool kept = KeepsForItsSlot(*lease, trained, stop);
+    if (kept) {
       // Its rounds need exactly its data: the lease stays with this
       // worker's slot, and the next run takes it up where the rounds are.
       LOG(WARNING) << "job " << job_id_ << ": lease " << lease->lease_id()
                    << " stays with this worker's sync slot after: " << trained;
-      return trained;
     }
     absl::Status completed =
-        loop_.coordinator_.CompleteDataLease(job_id_, lease->lease_id(), returned);
+        kept ? absl::OkStatus()
+             : loop_.coordinator_.CompleteDataLease(job_id_, lease->lease_id(), returned);
     if (!completed.ok()) {
       LOG(WARNING) << "job " << job_id_ << ": lease " << lease->lease_id() << " of records ["
                    << lease->range().begin() << ", " << lease->range().end()
                    << ") could not be completed (" << completed
                    << "); the coordinator hands its records out again";
-    } else if (returned_records > 0) {
+    } else if (!kept && returned_records > 0) {
       LOG(INFO) << "job " << job_id_ << ": handed back " << returned_records << " of "
                 << lease->range().end() - lease->range().begin() << " records of lease "
                 << lease->lease_id();

@@ -260,6 +260,28 @@ TEST_F(WorkerLoopTest, SyncWorkerCompletesALeaseWhoseRoundsAreAllPast) {
   EXPECT_EQ(completions[1].returned_size(), 0);
 }
 
+TEST_F(WorkerLoopTest, SyncWorkerKeepsItsSlotsLeaseWhenTrainingFails) {
+  const Assignment assignment = MakeAssignment(UPDATE_MODE_SYNC, 100);
+  coordinator_.AddLeaseFromRound(1, 0, 64, 0);
+  // The second push is refused: this run ends with the error.
+  for (auto& shard : shards_) {
+    shard->SetOutcome([](const PushRequest& push) -> std::optional<PushResult> {
+      if (push.id().sequence() != 2) return std::nullopt;
+      PushResult r;
+      r.set_outcome(PUSH_OUTCOME_REJECTED);
+      r.mutable_status()->set_code(static_cast<int>(absl::StatusCode::kInvalidArgument));
+      r.mutable_status()->set_message("refused for the test");
+      return r;
+    });
+  }
+  std::unique_ptr<WorkerLoop> loop = NewLoop();
+  const absl::Status result = loop->RunAssignment(assignment);
+  EXPECT_THAT(result.message(), ::testing::HasSubstr("refused for the test"));
+  // Its rounds need exactly this data, so the lease is not completed (with
+  // its records handed back to whoever asks): the next run takes it up.
+  EXPECT_THAT(coordinator_.completions(), ::testing::IsEmpty());
+}
+
 TEST_F(WorkerLoopTest, SyncWorkerWaitingForARoundHearsTheStop) {
   const Assignment assignment = MakeAssignment(UPDATE_MODE_SYNC, 100);
   coordinator_.AddLease(1, 0, 64);

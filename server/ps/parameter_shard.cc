@@ -4,15 +4,14 @@
 #include <cmath>
 #include <utility>
 
-#include "Eigen/Core"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
 #include "common/optimizer/gradient_clipping.h"
 #include "common/optimizer/initializer.h"
 #include "common/placement/row_placement.h"
 #include "common/status/status_macros.h"
+#include "glog/logging.h"
 #include "server/ps/shard_memory_plan.h"
 
 namespace pstrain {
