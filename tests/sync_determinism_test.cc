@@ -25,6 +25,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/checkpoint_parameters.h"
 #include "tests/cluster_fixture.h"
@@ -43,28 +44,34 @@ constexpr int64_t kCheckpointEverySteps = 100;
 
 // The clicks job of tests/clicks_job.h (logistic regression, Adagrad, the
 // same synthetic click data), in sync mode with a fixed seed and without
-// evaluation. 20,000 records of batches of 128 in leases of 1024: 300
-// rounds of 2 batches cross three epoch boundaries and their short leases.
-std::string Job(const std::string& name) {
+// evaluation. By default 20,000 records of batches of 128 in leases of
+// 1024, repeated: 300 rounds of 2 batches cross three epoch boundaries and
+// their short leases. `stop` is the body of the stop message; epochs 0
+// repeats the data.
+std::string Job(const std::string& name, int64_t num_examples = 20000,
+                const std::string& stop = absl::StrCat("max_steps: ", kMaxSteps), int epochs = 0) {
   return absl::StrReplaceAll(R"pb(
-    name: "$NAME"
-    mode: JOB_MODE_TRAIN
-    model { logistic_regression {} }
-    train_data {
-      synthetic_clicks { num_examples: 20000 seed: 5 }
-      batch_size: 128
-      shuffle_seed: 11
-    }
-    optimizer {
-      adagrad {}
-      learning_rate: 0.1
-    }
-    training { update_mode: UPDATE_MODE_SYNC seed: 7 steps_per_loop: 25 }
-    stop { max_steps: $STEPS }
-    checkpoint { model_dir: "$NAME" every_steps: $EVERY }
-  )pb",
+                               name: "$NAME"
+                               mode: JOB_MODE_TRAIN
+                               model { logistic_regression {} }
+                               train_data {
+                                 synthetic_clicks { num_examples: $EXAMPLES seed: 5 }
+                                 batch_size: 128
+                                 shuffle_seed: 11
+                                 epochs: $EPOCHS
+                               }
+                               optimizer {
+                                 adagrad {}
+                                 learning_rate: 0.1
+                               }
+                               training { update_mode: UPDATE_MODE_SYNC seed: 7 steps_per_loop: 25 }
+                               stop { $STOP }
+                               checkpoint { model_dir: "$NAME" every_steps: $EVERY }
+                             )pb",
                              {{"$NAME", name},
-                              {"$STEPS", absl::StrCat(kMaxSteps)},
+                              {"$EXAMPLES", absl::StrCat(num_examples)},
+                              {"$EPOCHS", absl::StrCat(epochs)},
+                              {"$STOP", stop},
                               {"$EVERY", absl::StrCat(kCheckpointEverySteps)}});
 }
 
@@ -159,6 +166,22 @@ TEST_F(SyncDeterminismTest, AKilledWorkerChangesNoBitOfTheFinalParameters) {
   const CheckpointParameters killed = Run("worker_killed", kill_at);
   EXPECT_EQ(killed.global_step, calm.global_step);
   EXPECT_EQ(FirstDifference(calm, killed), "");
+}
+
+// Not determinism but its companion: with an epoch limit, sync rounds end
+// where a worker's share of the data does. 3,072 records are three leases
+// of 8 batches: worker/0's slot gets two of them, worker/1's one, so rounds
+// 8 to 15 could never fill; the job ends at step 8 rather than wait for
+// them.
+TEST_F(SyncDeterminismTest, AnEpochLimitEndsTheRoundsWhereAWorkersShareRunsOut) {
+  absl::StatusOr<std::string> job_id =
+      cluster_->Submit(Job("epoch_limit", 3072, /*stop=*/"", /*epochs=*/1));
+  ASSERT_TRUE(job_id.ok()) << job_id.status();
+  const JobStatus status = cluster_->Follow(*job_id).final_status;
+  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
+  EXPECT_EQ(status.global_step(), 8) << status.reason();
+  EXPECT_THAT(status.reason(), testing::HasSubstr("had no batch left for round 8"));
 }
 
 }  // namespace

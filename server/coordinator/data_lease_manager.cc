@@ -168,7 +168,15 @@ absl::StatusOr<DataLease> DataLeaseManager::AcquireForSlot(absl::string_view hol
     return lease;
   }
   while (slots_[slot].leases.empty()) {
-    if (absl::Status dealt = DealToNextSlot(now); !dealt.ok()) return dealt;
+    if (absl::Status dealt = DealToNextSlot(now); !dealt.ok()) {
+      if (!absl::IsUnavailable(dealt) || !NothingLeftToDeal()) return dealt;
+      // Its share ran out: rounds from its next on lack its batch.
+      const int64_t end = slots_[slot].next_round;
+      if (!sync_rounds_end_.has_value() || end < *sync_rounds_end_) sync_rounds_end_ = end;
+      DataLease lease;
+      lease.set_end_of_data(true);
+      return lease;
+    }
   }
   const int64_t id = slots_[slot].leases.front();
   Lease& lease = leases_.at(id);
@@ -341,6 +349,7 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
     slot.leases.clear();
     slot.next_round = round;
   }
+  sync_rounds_end_.reset();
   if (options_.epochs > 0 && epoch.number >= options_.epochs) {
     current_ = FreshEpoch(options_.epochs - 1);
     current_.pending.clear();
@@ -357,6 +366,18 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
 bool DataLeaseManager::end_of_data() const {
   absl::MutexLock lock(&mu_);
   return end_of_data_;
+}
+
+std::optional<int64_t> DataLeaseManager::sync_rounds_end() const {
+  absl::MutexLock lock(&mu_);
+  return sync_rounds_end_;
+}
+
+bool DataLeaseManager::NothingLeftToDeal() const {
+  // Slots keep the leases of lost holders, so nothing comes back to deal
+  // but the ranges a stopping worker returns.
+  const Epoch& newest = next_.has_value() ? *next_ : current_;
+  return IsLastEpoch(newest.number) && newest.pending.empty() && current_.pending.empty();
 }
 
 DataLeaseStats DataLeaseManager::Stats() const {

@@ -116,6 +116,9 @@ class DataLeaseManager {
   // InvalidArgument: empty holder, slot outside [0, sync_slots), or a
   //   manager without slots.
   // Unavailable: no range left to deal for now; ask again.
+  // A slot that has trained all its leases when the last epoch has no range
+  // left to deal gets end_of_data too: its share of the data ran out, and
+  // no round after its last can fill (see sync_rounds_end).
   absl::StatusOr<DataLease> AcquireForSlot(absl::string_view holder, int slot);
 
   // The holder finished lease `lease_id`: its records are finished except
@@ -159,6 +162,13 @@ class DataLeaseManager {
 
   // Whether every record of the last epoch is finished.
   bool end_of_data() const;
+  // With sync_slots and an epoch limit: once a slot's share of the last
+  // epoch has run out, the first round it has no batch for. Every round
+  // needs a batch from each slot, so training ends when the global step
+  // reaches it; the records still leased to other slots then stay
+  // untrained (a round short of a batch cannot be applied). nullopt until
+  // a slot runs out.
+  std::optional<int64_t> sync_rounds_end() const;
 
   DataLeaseStats Stats() const;
 
@@ -195,6 +205,9 @@ class DataLeaseManager {
 
   Epoch FreshEpoch(int32_t number) const;
   bool IsLastEpoch(int32_t number) const;
+  // Every range of the last epoch, and of the epoch before it, has been
+  // dealt.
+  bool NothingLeftToDeal() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Epoch* FindEpoch(int32_t number) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Cuts the next range to lease (at most chunk_size records): returned and
   // expired ranges first, the oldest epoch first. Unavailable as Acquire.
@@ -223,6 +236,7 @@ class DataLeaseManager {
   std::map<int64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);
   int64_t last_lease_id_ ABSL_GUARDED_BY(mu_);
   bool end_of_data_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<int64_t> sync_rounds_end_ ABSL_GUARDED_BY(mu_);
   // With sync_slots, one per slot; empty otherwise.
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
 };

@@ -670,6 +670,47 @@ TEST_F(DataLeaseManagerTest, SlotsRestartAtTheRestoredRound) {
   EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("w0", 0).value()), "[40, 50)@0 r8");
 }
 
+// 10 records of one epoch, chunks of 4, batches of 2, three slots: slot 2
+// gets [8, 10), one round, and then nothing; rounds from 1 on lack its
+// batch, so they can never be applied.
+TEST_F(DataLeaseManagerTest, ASlotWhoseShareOfTheLastEpochRanOutEndsTheRounds) {
+  DataLeaseOptions options = SlotOptions(10, 4, 3, 2);
+  options.epochs = 1;
+  auto manager = Make(options);
+  std::vector<DataLease> leases;
+  for (int slot = 0; slot < 3; ++slot) {
+    leases.push_back(manager->AcquireForSlot("w" + std::to_string(slot), slot).value());
+  }
+  EXPECT_EQ(DescribeSlotLease(leases[2]), "[8, 10)@0 r0");
+  EXPECT_FALSE(manager->sync_rounds_end().has_value());
+  ASSERT_TRUE(manager->Complete(leases[2].lease_id(), "w2", {}).ok());
+  absl::StatusOr<DataLease> dry = manager->AcquireForSlot("w2", 2);
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  EXPECT_TRUE(dry->end_of_data());
+  EXPECT_EQ(manager->sync_rounds_end(), 1);
+  // The other slots still train theirs; the data is not all finished.
+  EXPECT_FALSE(manager->end_of_data());
+  // A restore starts the rounds over.
+  DataPosition position;
+  position.set_num_records(10);
+  ASSERT_TRUE(manager->RestoreFrom(position, 0).ok());
+  EXPECT_FALSE(manager->sync_rounds_end().has_value());
+}
+
+TEST_F(DataLeaseManagerTest, WithoutAnEpochLimitASlotNeverRunsDry) {
+  auto manager = Make(SlotOptions(10, 4, 3, 2));
+  for (int i = 0; i < 12; ++i) {
+    for (int slot = 0; slot < 3; ++slot) {
+      const std::string holder = "w" + std::to_string(slot);
+      absl::StatusOr<DataLease> lease = manager->AcquireForSlot(holder, slot);
+      ASSERT_TRUE(lease.ok()) << lease.status();
+      ASSERT_FALSE(lease->end_of_data()) << "pass " << i << ", slot " << slot;
+      ASSERT_TRUE(manager->Complete(lease->lease_id(), holder, {}).ok());
+    }
+  }
+  EXPECT_FALSE(manager->sync_rounds_end().has_value());
+}
+
 }  // namespace
 }  // namespace coordinator
 }  // namespace pstrain

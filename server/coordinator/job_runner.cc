@@ -436,10 +436,22 @@ absl::Status JobRunner::Train() {
 }
 
 std::optional<StopDecision> JobRunner::CheckEndOfData(int64_t step) {
-  if (!data_->end_of_data()) return stop_->decision();
-  return stop_->Decide(
-      STOP_REASON_END_OF_DATA,
-      absl::StrCat("trained on every record of ", spec_.train_data().epochs(), " epochs"), step);
+  const int epochs = spec_.train_data().epochs();
+  const std::string epochs_text = absl::StrCat(epochs, epochs == 1 ? " epoch" : " epochs");
+  if (data_->end_of_data()) {
+    return stop_->Decide(STOP_REASON_END_OF_DATA,
+                         absl::StrCat("trained on every record of ", epochs_text), step);
+  }
+  if (std::optional<int64_t> end = data_->sync_rounds_end(); end.has_value() && step >= *end) {
+    return stop_->Decide(
+        STOP_REASON_END_OF_DATA,
+        absl::StrCat("trained every sync round that ", epochs_text,
+                     " fills: a round takes a batch from each worker, and a worker's "
+                     "share of the last epoch had no batch left for round ",
+                     *end, "; the records still leased to others stay untrained"),
+        step);
+  }
+  return stop_->decision();
 }
 
 void JobRunner::MaybeCheckpoint(int64_t step) {
