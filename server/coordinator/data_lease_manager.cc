@@ -15,6 +15,13 @@ std::string RangeText(int64_t begin, int64_t end) {
   return absl::StrCat("[", begin, ", ", end, ")");
 }
 
+// What a worker that is to train no further gets.
+DataLease EndOfDataLease() {
+  DataLease lease;
+  lease.set_end_of_data(true);
+  return lease;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DataLeaseManager>> DataLeaseManager::Create(
@@ -110,11 +117,7 @@ absl::StatusOr<DataLease> DataLeaseManager::Acquire(absl::string_view holder) {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
   ExpireLocked(now);
-  if (end_of_data_) {
-    DataLease lease;
-    lease.set_end_of_data(true);
-    return lease;
-  }
+  if (end_of_data_) return EndOfDataLease();
   absl::StatusOr<std::pair<int32_t, Range>> cut = CutRange(now);
   if (!cut.ok()) return cut.status();
   Lease lease;
@@ -162,20 +165,14 @@ absl::StatusOr<DataLease> DataLeaseManager::AcquireForSlot(absl::string_view hol
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
   ExpireLocked(now);
-  if (end_of_data_) {
-    DataLease lease;
-    lease.set_end_of_data(true);
-    return lease;
-  }
+  if (end_of_data_) return EndOfDataLease();
   while (slots_[slot].leases.empty()) {
     if (absl::Status dealt = DealToNextSlot(now); !dealt.ok()) {
       if (!absl::IsUnavailable(dealt) || !NothingLeftToDeal()) return dealt;
       // Its share ran out: rounds from its next on lack its batch.
       const int64_t end = slots_[slot].next_round;
       if (!sync_rounds_end_.has_value() || end < *sync_rounds_end_) sync_rounds_end_ = end;
-      DataLease lease;
-      lease.set_end_of_data(true);
-      return lease;
+      return EndOfDataLease();
     }
   }
   const int64_t id = slots_[slot].leases.front();
