@@ -120,6 +120,8 @@ class GuardedParameterServer final : public ParameterServer::CallbackService {
                         TokenScope::kCluster)
   PSTRAIN_GUARDED_UNARY(ParameterServer, Restore, RestoreRequest, RestoreResponse,
                         TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ParameterServer, ReadPushLedger, ReadPushLedgerRequest, PushLedger,
+                        TokenScope::kCluster)
 
   grpc::ServerBidiReactor<PushPullRequest, PushPullResponse>* PushPull(
       grpc::CallbackServerContext* context) override {

@@ -408,4 +408,14 @@ grpc::ServerUnaryReactor* ParameterServerService::Restore(grpc::CallbackServerCo
   return reactor;
 }
 
+grpc::ServerUnaryReactor* ParameterServerService::ReadPushLedger(
+    grpc::CallbackServerContext* context, const ReadPushLedgerRequest* request,
+    PushLedger* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<PushLedger> ledger = store_.ReadPushLedger(*request);
+  if (ledger.ok()) *response = *std::move(ledger);
+  reactor->Finish(ToGrpcStatus(ledger.status()));
+  return reactor;
+}
+
 }  // namespace pstrain

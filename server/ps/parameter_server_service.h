@@ -65,6 +65,9 @@ class ParameterServerService final : public ParameterServer::CallbackService {
   grpc::ServerUnaryReactor* Restore(grpc::CallbackServerContext* context,
                                     const RestoreRequest* request,
                                     RestoreResponse* response) override;
+  grpc::ServerUnaryReactor* ReadPushLedger(grpc::CallbackServerContext* context,
+                                           const ReadPushLedgerRequest* request,
+                                           PushLedger* response) override;
 
  private:
   friend class PushPullReactor;

@@ -9,6 +9,7 @@
 #include "prometheus/text_serializer.h"
 #include "common/clock/fake_clock.h"
 #include "server/ps/ps_test_client.h"
+#include "server/ps/push_ledger.h"
 
 namespace pstrain {
 namespace {
@@ -401,6 +402,48 @@ TEST_F(ServiceTest, SnapshotAndRestoreThroughTheService) {
   grpc::ClientContext context;
   EXPECT_EQ(stub_->Snapshot(&context, snap, &saved).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ServiceTest, ReadPushLedgerThroughTheService) {
+  ASSERT_TRUE(Create(JobRequest()).ok());
+  const std::vector<float> g = {1, 2};
+  OnlyPush(RunStream(
+      *stub_, DensePushMessages("job-1", MakePushId(0, 1, 1), 0, "small", {2}, g, 1 << 20, 1)));
+  auto read = [&](const ReadPushLedgerRequest& request, PushLedger* ledger) {
+    grpc::ClientContext context;
+    return stub_->ReadPushLedger(&context, request, ledger);
+  };
+  ReadPushLedgerRequest request;
+  request.set_job_id("job-1");
+  request.add_lease_ids(7);
+  request.set_seal(true);
+  PushLedger ledger;
+  ASSERT_TRUE(read(request, &ledger).ok());
+  EXPECT_EQ(ledger.applied_pushes(), 1);
+  EXPECT_EQ(ledger.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}));
+  ASSERT_EQ(ledger.leases_size(), 1);
+  EXPECT_TRUE(ledger.leases(0).sealed());
+  // The snapshot carries the same ledger.
+  SnapshotRequest snap;
+  snap.set_job_id("job-1");
+  snap.set_path("ckpt-ledger/ps-0");
+  SnapshotResponse saved;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->Snapshot(&context, snap, &saved).ok());
+  }
+  EXPECT_EQ(saved.ledger().applied_pushes(), 1);
+  EXPECT_EQ(saved.ledger().applied_digest(), ledger.applied_digest());
+
+  ReadPushLedgerRequest bad = request;
+  bad.set_lease_ids(0, 0);
+  EXPECT_EQ(read(bad, &ledger).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  bad = request;
+  bad.clear_lease_ids();
+  EXPECT_EQ(read(bad, &ledger).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  bad = request;
+  bad.set_job_id("job-2");
+  EXPECT_EQ(read(bad, &ledger).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
 TEST_F(ServiceTest, MetricsCountPushesPullsAndRejections) {

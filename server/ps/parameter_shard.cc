@@ -234,6 +234,7 @@ absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
     shard->round_sum_ = std::make_unique<SyncRoundSum>(std::move(shapes));
   }
   metrics.SetVersion(0);
+  metrics.SetAppliedPushes(0);
   metrics.SetVariables(shard->num_variables(), shard->variable_bytes());
   shard->RecordTables();
   return shard;
@@ -260,7 +261,8 @@ ParameterShard::ParameterShard(const CreateVariablesRequest& request, const Shar
           request.training().staleness_bound() > 0 ? request.training().staleness_bound() : 4),
       clip_norm_(request.optimizer().clip_norm()),
       gate_(clock, 0),
-      dedup_(options.dedup_window) {}
+      dedup_(options.dedup_window),
+      ledger_(request.generation()) {}
 
 ParameterShard::~ParameterShard() { Shutdown(); }
 
@@ -381,7 +383,7 @@ PushReply ParameterShard::Reject(absl::Status status) {
 }
 
 PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
-                               absl::Span<const GradientRef> gradients) {
+                               absl::Span<const GradientRef> gradients, const PushSource& source) {
   if (absl::Status s = Validate(key, gradients); !s.ok()) return Reject(std::move(s));
   absl::StatusOr<float> scale = ClipScale(gradients);
   if (!scale.ok()) return Reject(scale.status());
@@ -423,6 +425,17 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
       metrics_.RecordDedupHit();
       reply.outcome =
           seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
+      return reply;
+    }
+    if (source.origin.has_value() && ledger_.Sealed(source.origin->lease_id)) {
+      // The coordinator read this lease's progress and handed back the rest
+      // to another worker: applying this push now would train those records
+      // twice.
+      metrics_.RecordRejected("failed_precondition");
+      reply.outcome = PUSH_OUTCOME_REJECTED;
+      reply.status = absl::FailedPreconditionError(
+          absl::StrCat("data lease ", source.origin->lease_id,
+                       " was handed back (its worker was lost); push not applied"));
       return reply;
     }
     if (base_version > version_ || base_version < 0) {
@@ -467,6 +480,7 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
     } else {
       step = version_++;
       dedup_.Record(key, PUSH_OUTCOME_APPLIED);
+      BookApplied(key, source);
     }
     reply.version = version_;
   }
@@ -658,6 +672,16 @@ void ParameterShard::ResumeUpdates() {
   paused_ = false;
 }
 
+void ParameterShard::BookApplied(const PushKey& key, const PushSource& source) {
+  ledger_.RecordApplied(key, source.examples, source.origin);
+  metrics_.SetAppliedPushes(ledger_.applied_pushes());
+}
+
+PushLedger ParameterShard::ReadLedger(absl::Span<const int64_t> lease_ids, bool seal) {
+  absl::MutexLock l(&mu_);
+  return ledger_.Read(lease_ids, seal);
+}
+
 ShardCounters ParameterShard::counters() const {
   absl::MutexLock l(&mu_);
   ShardCounters c;
@@ -667,11 +691,15 @@ ShardCounters ParameterShard::counters() const {
   for (const PushKey& k : round_keys_) dedup.Forget(k);
   c.version = round_closed_ ? version_ - 1 : version_;
   c.dedup = dedup.Serialize();
+  c.ledger = ledger_.ToProto();
   return c;
 }
 
 absl::Status ParameterShard::RestoreCounters(const ShardCounters& counters) {
   ASSIGN_OR_RETURN(PushDedup dedup, PushDedup::Parse(counters.dedup, options_.dedup_window));
+  // The checkpoint's counts continue in this run.
+  ASSIGN_OR_RETURN(AppliedPushLedger ledger,
+                   AppliedPushLedger::FromProto(counters.ledger, request_.generation()));
   {
     absl::MutexLock r(&round_mu_);
     round_sum_->Clear();
@@ -679,6 +707,8 @@ absl::Status ParameterShard::RestoreCounters(const ShardCounters& counters) {
   {
     absl::MutexLock l(&mu_);
     dedup_ = std::move(dedup);
+    ledger_ = std::move(ledger);
+    metrics_.SetAppliedPushes(ledger_.applied_pushes());
     version_ = counters.version;
     round_keys_.clear();
     round_summed_ = 0;

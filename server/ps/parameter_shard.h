@@ -23,6 +23,7 @@
 #include "server/ps/float_buffer.h"
 #include "server/ps/gradient_ref.h"
 #include "server/ps/push_dedup.h"
+#include "server/ps/push_ledger.h"
 #include "server/ps/shard_metrics.h"
 #include "server/ps/sync_round_sum.h"
 #include "server/ps/version_gate.h"
@@ -56,6 +57,13 @@ struct ShardVariable {
   std::unique_ptr<EmbeddingTable> table;
 };
 
+// What a push's gradients came from, for the shard's AppliedPushLedger.
+struct PushSource {
+  int64_t examples = 0;
+  // Unset: the push names no data lease (its progress is not recorded).
+  std::optional<LeaseSlice> origin;
+};
+
 struct PushReply {
   PushOutcome outcome = PUSH_OUTCOME_UNSPECIFIED;
   // Why, when the outcome is REJECTED.
@@ -70,6 +78,8 @@ struct ShardCounters {
   // Serialised PushDedup without the contributions of an unfinished sync
   // round (lost with the round, so their retries must be accepted).
   std::string dedup;
+  // The AppliedPushLedger, consistent with the values.
+  PushLedger ledger;
 };
 
 // The variables of one job on one shard, and everything that updates
@@ -117,8 +127,18 @@ class ParameterShard {
   //               shard, base_version ahead of the shard, a non-finite
   //               gradient when clipping), Aborted (an older incarnation of
   //               a worker that has restarted), FailedPrecondition (the job
-  //               was dropped). Nothing changed.
-  PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients);
+  //               was dropped, or the data lease in `source.origin` was
+  //               handed back: ReadLedger sealed it). Nothing changed.
+  // An applied push (async, bounded staleness) is booked in the ledger
+  // with `source`; sync rounds are not booked yet.
+  PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients,
+                 const PushSource& source = {});
+
+  // The job's AppliedPushLedger: counters, and the progress of `lease_ids`
+  // (every lease remembered when empty). With `seal`, later pushes of
+  // those leases are refused, so the progress read stays true: the
+  // coordinator seals a lost worker's lease before handing back its rest.
+  PushLedger ReadLedger(absl::Span<const int64_t> lease_ids, bool seal);
 
   // The reply a push with `key` would get without being looked at, if the
   // key was decided before: DUPLICATE or STALE (counted as a dedup hit). Lets
@@ -183,6 +203,8 @@ class ParameterShard {
   bool SlotAlreadyFilled(int worker, int64_t base_version) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PushReply Reject(absl::Status status);
+  // Books an applied push in the ledger.
+  void BookApplied(const PushKey& key, const PushSource& source) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecordTables();
 
   // Constant after construction.
@@ -217,6 +239,7 @@ class ParameterShard {
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   PushDedup dedup_ ABSL_GUARDED_BY(mu_);
+  AppliedPushLedger ledger_ ABSL_GUARDED_BY(mu_);
   // Sync mode: the current round's contributors, and whether it is full
   // (then new pushes wait until its mean is applied).
   std::vector<PushKey> round_keys_ ABSL_GUARDED_BY(mu_);

@@ -414,6 +414,46 @@ TEST_F(ParameterShardTest, CountersLeaveOutAnUnfinishedRound) {
   EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.5f, 0.5f, 0.5f));
 }
 
+TEST_F(ParameterShardTest, LedgerBooksAppliedPushesAndTheirRecordsOnce) {
+  auto s = Make(Request());
+  const std::vector<float> g = {1, 1, 1, 1};
+  const GradientRef ref{0, false, {}, g};
+  PushSource first{8, LeaseSlice{7, 0, 100, 108}};
+  PushSource second{8, LeaseSlice{7, 0, 108, 116}};
+  EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, first).outcome, PUSH_OUTCOME_APPLIED);
+  EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, first).outcome, PUSH_OUTCOME_DUPLICATE);
+  EXPECT_EQ(s->Push({0, 1, 2}, 1, {ref}, second).outcome, PUSH_OUTCOME_APPLIED);
+  const PushLedger ledger = s->ReadLedger({7}, /*seal=*/false);
+  EXPECT_EQ(ledger.applied_pushes(), 2);  // the retry is not counted
+  EXPECT_EQ(ledger.applied_examples(), 16);
+  EXPECT_EQ(ledger.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}) +
+                                         AppliedPushLedger::PushDigest({0, 1, 2}));
+  ASSERT_EQ(ledger.leases_size(), 1);
+  ASSERT_EQ(ledger.leases(0).applied_size(), 1);
+  EXPECT_EQ(ledger.leases(0).applied(0).begin(), 100);
+  EXPECT_EQ(ledger.leases(0).applied(0).end(), 116);
+}
+
+TEST_F(ParameterShardTest, PushesOfASealedLeaseAreRefusedAndChangeNothing) {
+  auto s = Make(Request());
+  const std::vector<float> g = {1, 1, 1, 1};
+  const GradientRef ref{0, false, {}, g};
+  EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, {8, LeaseSlice{7, 0, 0, 8}}).outcome,
+            PUSH_OUTCOME_APPLIED);
+  const PushLedger sealed = s->ReadLedger({7}, /*seal=*/true);
+  EXPECT_TRUE(sealed.leases(0).sealed());
+  const std::vector<float> before = ReadAll(*s);
+  const PushReply late = s->Push({0, 1, 2}, 1, {ref}, {8, LeaseSlice{7, 0, 8, 16}});
+  EXPECT_EQ(late.outcome, PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(late.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(late.status.message(), HasSubstr("data lease 7 was handed back"));
+  EXPECT_EQ(ReadAll(*s), before);
+  EXPECT_EQ(s->ReadLedger({}, false).applied_pushes(), 1);
+  // Other leases go on.
+  EXPECT_EQ(s->Push({0, 1, 3}, 1, {ref}, {8, LeaseSlice{8, 0, 16, 24}}).outcome,
+            PUSH_OUTCOME_APPLIED);
+}
+
 TEST_F(ParameterShardTest, ShutdownRefusesPushesAndEndsWaits) {
   auto s = Make(Request());
   absl::Status waiting;

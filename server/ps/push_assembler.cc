@@ -13,6 +13,19 @@
 
 namespace pstrain {
 namespace internal {
+namespace {
+
+PushSource SourceOf(const PushRequest& first) {
+  PushSource source;
+  source.examples = first.examples();
+  if (first.has_origin()) {
+    absl::StatusOr<LeaseSlice> origin = LeaseSliceFromProto(first.origin());
+    if (origin.ok()) source.origin = *origin;
+  }
+  return source;
+}
+
+}  // namespace
 
 // One push being assembled, shared by the parts that carry it. Thread-safe.
 class PendingPush {
@@ -29,6 +42,7 @@ class PendingPush {
                          ? absl::FromUnixMillis(first.valid_until_unix_ms())
                          : absl::InfiniteFuture()),
         num_parts_(std::max(1, first.num_parts())),
+        source_(SourceOf(first)),
         started_(now),
         parts_(num_parts_, kUnclaimed) {}
 
@@ -137,7 +151,7 @@ class PendingPush {
                       absl::MakeConstSpan(reinterpret_cast<const float*>(slot.values[0].data()),
                                           slot.values[0].size() / 4)});
     }
-    PushReply reply = shard_->Push(key_, base_version_, refs);
+    PushReply reply = shard_->Push(key_, base_version_, refs, source_);
     metrics.RecordPush(bytes_, clock.Now() - started_);
     return {absl::OkStatus(), std::move(reply)};
   }
@@ -300,6 +314,10 @@ class PendingPush {
   // PushRequest.valid_until_unix_ms; InfiniteFuture when not given.
   const absl::Time valid_until_;
   const int num_parts_;
+  // Examples and data lease of the push, from its first message (every
+  // message of a push carries the same); the origin was validated by
+  // StartPart.
+  const PushSource source_;
   const absl::Time started_;
 
   std::atomic<bool> failed_{false};
@@ -464,6 +482,11 @@ std::unique_ptr<PushPart> PushAssembler::StartPart(
     return failed(absl::InvalidArgumentError(
         absl::StrCat("part ", first.part(), " of num_parts ", first.num_parts(),
                      ": need 0 <= part < num_parts <= ", options_.max_parts)));
+  }
+  if (first.has_origin()) {
+    if (absl::Status bad = LeaseSliceFromProto(first.origin()).status(); !bad.ok()) {
+      return failed(std::move(bad));
+    }
   }
   const PushKey key{id.worker(), id.incarnation(), id.sequence()};
   if (std::optional<PushReply> decided = (*shard)->DecidedBefore(key)) {

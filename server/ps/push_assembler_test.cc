@@ -171,6 +171,35 @@ TEST_F(PushAssemblerTest, APushCompletedAfterItsWorkersMembershipMayHaveLapsedIs
   EXPECT_EQ(Start(c)->Add(c).reply->outcome(), PUSH_OUTCOME_APPLIED);
 }
 
+TEST_F(PushAssemblerTest, APushsOriginAndExamplesReachTheShardsLedger) {
+  PushRequest m = Chunk(1, 0, kN, true);
+  m.set_examples(16);
+  m.mutable_origin()->set_lease_id(5);
+  m.mutable_origin()->set_epoch(1);
+  m.mutable_origin()->mutable_records()->set_begin(32);
+  m.mutable_origin()->mutable_records()->set_end(48);
+  EXPECT_EQ(Start(m)->Add(m).reply->outcome(), PUSH_OUTCOME_APPLIED);
+  const PushLedger ledger = shard_->ReadLedger({5}, /*seal=*/false);
+  EXPECT_EQ(ledger.applied_pushes(), 1);
+  EXPECT_EQ(ledger.applied_examples(), 16);
+  ASSERT_EQ(ledger.leases_size(), 1);
+  EXPECT_EQ(ledger.leases(0).epoch(), 1);
+  ASSERT_EQ(ledger.leases(0).applied_size(), 1);
+  EXPECT_EQ(ledger.leases(0).applied(0).begin(), 32);
+  EXPECT_EQ(ledger.leases(0).applied(0).end(), 48);
+
+  // A malformed origin is refused before anything is assembled.
+  PushRequest bad = Chunk(2, 0, kN, true);
+  bad.mutable_origin()->set_lease_id(5);
+  bad.mutable_origin()->mutable_records()->set_begin(10);
+  bad.mutable_origin()->mutable_records()->set_end(10);
+  const PushPart::Step step = Start(bad)->Add(bad);
+  EXPECT_EQ(step.reply->outcome(), PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(step.reply->status().message(), HasSubstr("origin.records"));
+  EXPECT_EQ(shard_->ReadLedger({}, false).applied_pushes(), 1);
+}
+
 TEST_F(PushAssemblerTest, JobNotRunningAnswersRejected) {
   PushRequest m = Chunk(1, 0, 8, true);
   auto part = assembler_->StartPart(absl::FailedPreconditionError("job x is not running"), m);

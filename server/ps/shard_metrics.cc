@@ -72,6 +72,12 @@ ShardMetrics::ShardMetrics(prometheus::Registry& registry)
                    .Help("Updates applied on this shard (its parameter version).")
                    .Register(registry)
                    .Add({})),
+      applied_pushes_(BuildGauge()
+                          .Name("pstrain_ps_applied_pushes")
+                          .Help("Pushes applied in the job's current run, restored with its "
+                                "checkpoint; equal on shards that applied the same pushes.")
+                          .Register(registry)
+                          .Add({})),
       variables_(BuildGauge()
                      .Name("pstrain_ps_variables")
                      .Help("Variables (dense and embedding tables) of the job this shard "
@@ -138,6 +144,10 @@ void ShardMetrics::RecordRejected(absl::string_view reason) {
 void ShardMetrics::RecordDedupHit() { dedup_hits_.Increment(); }
 
 void ShardMetrics::SetVersion(int64_t version) { version_.Set(static_cast<double>(version)); }
+
+void ShardMetrics::SetAppliedPushes(int64_t pushes) {
+  applied_pushes_.Set(static_cast<double>(pushes));
+}
 
 void ShardMetrics::SetVariables(int count, int64_t bytes) {
   variables_.Set(count);

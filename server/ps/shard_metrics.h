@@ -40,6 +40,9 @@ class ShardMetrics {
   void RecordRejected(absl::string_view reason);
   void RecordDedupHit();
   void SetVersion(int64_t version);
+  // Pushes applied in the job's current run, restored with its checkpoint
+  // (AppliedPushLedger): equal on shards that applied the same pushes.
+  void SetAppliedPushes(int64_t pushes);
   // The variables of the job this shard holds (dense and embedding) and the
   // bytes of them and their optimizer slots; 0, 0 once the job is dropped.
   void SetVariables(int count, int64_t bytes);
@@ -74,6 +77,7 @@ class ShardMetrics {
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Counter& dedup_hits_;
   prometheus::Gauge& version_;
+  prometheus::Gauge& applied_pushes_;
   prometheus::Gauge& variables_;
   prometheus::Gauge& variable_bytes_;
   prometheus::Family<prometheus::Gauge>& table_rows_;

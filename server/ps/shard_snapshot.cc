@@ -74,13 +74,13 @@ absl::StatusOr<SnapshotInfo> WriteShardSnapshot(Env& env, ParameterShard& shard,
     for (int i = 0; i < shard.num_variables(); ++i) {
       RETURN_IF_ERROR(WriteVariable(*file, shard.variable(i)));
     }
-    return file->WriteDedupState(counters.dedup);
+    return file->WriteDedupState(EncodeExactlyOnceRecord(counters.dedup, counters.ledger));
   }();
   shard.ResumeUpdates();
   RETURN_IF_ERROR(status);
   // Synced and renamed into place with updates running again.
   ASSIGN_OR_RETURN(const ShardFileInfo info, file->Commit());
-  return SnapshotInfo{info.bytes, info.crc32c, counters.version};
+  return SnapshotInfo{info.bytes, info.crc32c, counters.version, counters.ledger};
 }
 
 absl::StatusOr<SnapshotInfo> RestoreShardSnapshot(Env& env, ParameterShard& shard,
@@ -139,10 +139,13 @@ absl::StatusOr<SnapshotInfo> RestoreShardSnapshot(Env& env, ParameterShard& shar
   }
   ShardCounters counters;
   counters.version = header.version;
-  counters.dedup = std::string(file->dedup_state());
-  // Decoded once here so that a bad dedup record refuses the file before
-  // anything is replaced.
+  ASSIGN_OR_RETURN(ExactlyOnceRecord record, DecodeExactlyOnceRecord(file->dedup_state()));
+  counters.dedup = std::string(record.dedup);
+  counters.ledger = std::move(record.ledger);
+  // Decoded once here so that a bad dedup record or ledger refuses the file
+  // before anything is replaced.
   RETURN_IF_ERROR(PushDedup::Parse(counters.dedup, 1).status());
+  RETURN_IF_ERROR(AppliedPushLedger::FromProto(counters.ledger, 0).status());
 
   shard.PauseUpdates();
   for (ParsedVariable& p : parsed) {
@@ -156,7 +159,7 @@ absl::StatusOr<SnapshotInfo> RestoreShardSnapshot(Env& env, ParameterShard& shar
   absl::Status status = shard.RestoreCounters(counters);
   shard.ResumeUpdates();
   RETURN_IF_ERROR(status);
-  return SnapshotInfo{file->info().bytes, file->info().crc32c, header.version};
+  return SnapshotInfo{file->info().bytes, file->info().crc32c, header.version, counters.ledger};
 }
 
 }  // namespace pstrain

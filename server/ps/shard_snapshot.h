@@ -21,6 +21,8 @@ struct SnapshotInfo {
   // CRC32C of the whole file (for the checkpoint MANIFEST).
   uint32_t crc32c = 0;
   int64_t version = 0;
+  // The push ledger written (or restored) with the values.
+  PushLedger ledger;
 };
 
 // Writes `shard` to `path` through `env`, pausing its updates meanwhile so

@@ -136,6 +136,35 @@ TEST_F(ShardSnapshotTest, RoundTripIsBitExactIncludingSlotsAndDedup) {
   EXPECT_EQ(State(*a), State(*b));
 }
 
+TEST_F(ShardSnapshotTest, PushLedgerIsSavedAndRestoredWithTheValues) {
+  auto a = Make(Request());
+  const std::vector<float> g(15, 1.0f);
+  ASSERT_EQ(a->Push({1, 1, 1}, 0, {GradientRef{0, false, {}, g}}, {4, LeaseSlice{9, 2, 0, 4}})
+                .outcome,
+            PUSH_OUTCOME_APPLIED);
+  const absl::StatusOr<SnapshotInfo> info = WriteShardSnapshot(env_, *a, Path("ledger/ps-0"), 1);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->ledger.applied_pushes(), 1);
+  ASSERT_EQ(info->ledger.leases_size(), 1);
+  EXPECT_EQ(info->ledger.leases(0).applied(0).end(), 4);
+  // Pushed after the snapshot: not in it.
+  ASSERT_EQ(a->Push({1, 1, 2}, 1, {GradientRef{0, false, {}, g}}, {4, LeaseSlice{9, 2, 4, 8}})
+                .outcome,
+            PUSH_OUTCOME_APPLIED);
+
+  auto b = Make(Request());
+  const absl::StatusOr<SnapshotInfo> restored =
+      RestoreShardSnapshot(env_, *b, Path("ledger/ps-0"), {});
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  const PushLedger ledger = b->ReadLedger({}, false);
+  EXPECT_EQ(ledger.applied_pushes(), 1);
+  EXPECT_EQ(ledger.applied_examples(), 4);
+  EXPECT_EQ(ledger.applied_digest(), AppliedPushLedger::PushDigest({1, 1, 1}));
+  ASSERT_EQ(ledger.leases_size(), 1);
+  EXPECT_EQ(ledger.leases(0).epoch(), 2);
+  EXPECT_EQ(ledger.leases(0).applied(0).end(), 4);
+}
+
 TEST_F(ShardSnapshotTest, TruncatedAndBitFlippedFilesAreRefusedAndChangeNothing) {
   auto a = Make(Request());
   Train(*a);

@@ -1,6 +1,7 @@
 #include "server/ps/shard_store.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -162,6 +163,7 @@ absl::StatusOr<SnapshotResponse> ShardStore::Snapshot(const SnapshotRequest& req
   response.set_bytes(info.bytes);
   response.set_crc32c(info.crc32c);
   response.set_version(info.version);
+  *response.mutable_ledger() = info.ledger;
   return response;
 }
 
@@ -181,6 +183,18 @@ absl::StatusOr<RestoreResponse> ShardStore::Restore(const RestoreRequest& reques
   response.set_version(info.version);
   response.set_variables(shard->num_variables());
   return response;
+}
+
+absl::StatusOr<PushLedger> ShardStore::ReadPushLedger(const ReadPushLedgerRequest& request) {
+  for (int64_t id : request.lease_ids()) {
+    if (id <= 0) return absl::InvalidArgumentError(absl::StrCat("lease_ids: ", id, " is not > 0"));
+  }
+  if (request.seal() && request.lease_ids().empty()) {
+    return absl::InvalidArgumentError("seal needs the lease_ids to seal");
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<ParameterShard> shard, GetJob(request.job_id()));
+  const std::vector<int64_t> ids(request.lease_ids().begin(), request.lease_ids().end());
+  return shard->ReadLedger(ids, request.seal());
 }
 
 }  // namespace pstrain

@@ -82,6 +82,12 @@ class ShardStore {
   // another shard layout.
   absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request);
 
+  // The job's push ledger (ParameterShard::ReadLedger), sealing
+  // request.lease_ids when request.seal.
+  // InvalidArgument: empty job_id, a lease id <= 0, or seal without lease
+  //   ids. FailedPrecondition: the job is not running.
+  absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& request);
+
   PushAssembler& pushes() { return pushes_; }
   const PushAssembler& pushes() const { return pushes_; }
   ShardMetrics& metrics() { return metrics_; }
