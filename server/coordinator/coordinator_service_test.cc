@@ -23,6 +23,7 @@
 #include "google/protobuf/text_format.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
 #include "protos/coordinator.grpc.pb.h"
 #include "server/coordinator/cluster_service.h"
@@ -269,6 +270,17 @@ class CoordinatorServiceTest : public ::testing::Test {
   FakeClock clock_;
   RealClock real_clock_;
   FakePlanner planner_;
+  // pstrain_coordinator_data_leases_requeued_total.
+  double LeasesRequeued() {
+    for (const prometheus::MetricFamily& family : registry_.Collect()) {
+      if (family.name == "pstrain_coordinator_data_leases_requeued_total" &&
+          !family.metric.empty()) {
+        return family.metric[0].counter.value;
+      }
+    }
+    return 0;
+  }
+
   prometheus::Registry registry_;
   CoordinatorMetrics metrics_{registry_};
   FakeShard shards_[2];
@@ -635,6 +647,17 @@ TEST_F(CoordinatorServiceTest, ALostWorkersLeaseGoesBackToTheQueue) {
   }
   ASSERT_EQ(cluster.members(2).state(), MEMBER_STATE_LOST);
   EXPECT_EQ(Heartbeat(worker0, &beat).error_code(), grpc::StatusCode::ABORTED);
+  // The lease goes back once the shards said what of it was trained
+  // (nothing: no push reached them).
+  for (absl::Time give_up = absl::Now() + kCallTimeout;
+       absl::Now() < give_up && LeasesRequeued() < 1;) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(LeasesRequeued(), 1);
+  for (FakeShard& shard : shards_) {
+    ASSERT_EQ(shard.ledger_reads().size(), 1u);
+    EXPECT_TRUE(shard.ledger_reads()[0].seal());
+  }
 
   // Its range is handed out again, first.
   DataLease again;

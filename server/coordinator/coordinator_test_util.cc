@@ -79,7 +79,27 @@ grpc::ServerUnaryReactor* FakeShard::Snapshot(grpc::CallbackServerContext* conte
   response->set_bytes(static_cast<int64_t>(contents.size()));
   response->set_crc32c(Crc32c(contents));
   absl::MutexLock lock(&mu_);
+  *response->mutable_ledger() = ledger_;
   ++snapshots_;
+  return Done(context, grpc::Status::OK);
+}
+
+void FakeShard::SetLedger(PushLedger ledger) {
+  absl::MutexLock lock(&mu_);
+  ledger_ = std::move(ledger);
+}
+
+std::vector<ReadPushLedgerRequest> FakeShard::ledger_reads() const {
+  absl::MutexLock lock(&mu_);
+  return ledger_reads_;
+}
+
+grpc::ServerUnaryReactor* FakeShard::ReadPushLedger(grpc::CallbackServerContext* context,
+                                                    const ReadPushLedgerRequest* request,
+                                                    PushLedger* response) {
+  absl::MutexLock lock(&mu_);
+  ledger_reads_.push_back(*request);
+  *response = ledger_;
   return Done(context, grpc::Status::OK);
 }
 

@@ -34,6 +34,10 @@ class FakeShard final : public ParameterServer::CallbackService {
   std::vector<std::string> dropped() const;
   std::vector<RestoreRequest> restored() const;
   int snapshots() const;
+  // The push ledger ReadPushLedger and Snapshot answer with (default:
+  // empty), and the ReadPushLedger requests received.
+  void SetLedger(PushLedger ledger);
+  std::vector<ReadPushLedgerRequest> ledger_reads() const;
 
   grpc::ServerUnaryReactor* CreateVariables(grpc::CallbackServerContext* context,
                                             const CreateVariablesRequest* request,
@@ -47,6 +51,9 @@ class FakeShard final : public ParameterServer::CallbackService {
   grpc::ServerUnaryReactor* Restore(grpc::CallbackServerContext* context,
                                     const RestoreRequest* request,
                                     RestoreResponse* response) override;
+  grpc::ServerUnaryReactor* ReadPushLedger(grpc::CallbackServerContext* context,
+                                           const ReadPushLedgerRequest* request,
+                                           PushLedger* response) override;
 
  private:
   mutable absl::Mutex mu_;
@@ -54,6 +61,8 @@ class FakeShard final : public ParameterServer::CallbackService {
   std::vector<std::string> dropped_ ABSL_GUARDED_BY(mu_);
   std::vector<RestoreRequest> restored_ ABSL_GUARDED_BY(mu_);
   int snapshots_ ABSL_GUARDED_BY(mu_) = 0;
+  PushLedger ledger_ ABSL_GUARDED_BY(mu_);
+  std::vector<ReadPushLedgerRequest> ledger_reads_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<GrpcServer> server_;
 };
 

@@ -256,6 +256,58 @@ int DataLeaseManager::ReleaseHolder(absl::string_view holder) {
   return static_cast<int>(ids.size());
 }
 
+std::vector<DataLease> DataLeaseManager::LeasesOf(absl::string_view holder) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<DataLease> held;
+  for (const auto& [id, lease] : leases_) {
+    if (lease.holder == holder) held.push_back(ToProto(id, lease));
+  }
+  return held;
+}
+
+absl::Status DataLeaseManager::HandBackUntrained(int64_t lease_id, absl::string_view holder,
+                                                 absl::Span<const RecordRange> trained) {
+  Range range;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = leases_.find(lease_id);
+    if (it == leases_.end() || it->second.holder != holder) {
+      return absl::NotFoundError(absl::StrCat("data lease ", lease_id, " is not held by ", holder,
+                                              "; its records were handed out again"));
+    }
+    if (it->second.slot >= 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("data lease ", lease_id,
+                       " belongs to a sync slot; it waits whole for the slot's next holder"));
+    }
+    range = it->second.range;
+  }
+  std::vector<Range> done;
+  for (const RecordRange& r : trained) {
+    done.push_back({std::max(r.begin(), range.begin), std::min(r.end(), range.end)});
+  }
+  std::sort(done.begin(), done.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  internal::RangeSet trained_set;
+  for (const Range& r : done) {
+    if (r.begin >= r.end) continue;
+    if (!trained_set.Add(r)) {
+      return absl::InvalidArgumentError(absl::StrCat("trained range ", RangeText(r.begin, r.end),
+                                                     " of data lease ", lease_id,
+                                                     " overlaps another"));
+    }
+  }
+  // Complete() re-queues the returned ranges and finishes the rest; nothing
+  // else can complete this holder's lease meanwhile (its process is gone).
+  std::vector<RecordRange> untrained;
+  for (const Range& gap : trained_set.Gaps(range)) {
+    RecordRange& r = untrained.emplace_back();
+    r.set_begin(gap.begin);
+    r.set_end(gap.end);
+  }
+  return Complete(lease_id, holder, untrained);
+}
+
 std::vector<DataLease> DataLeaseManager::ExpireLocked(absl::Time now) {
   std::vector<DataLease> expired;
   for (const auto& [id, lease] : leases_) {
@@ -306,7 +358,37 @@ DataPosition DataLeaseManager::Position() const {
     finished->set_begin(r.begin);
     finished->set_end(r.end);
   }
+  if (next_.has_value() && !end_of_data_) {
+    for (const Range& r : next_->finished.ranges()) {
+      RecordRange* finished = position.add_next_epoch_finished();
+      finished->set_begin(r.begin);
+      finished->set_end(r.end);
+    }
+  }
   return position;
+}
+
+absl::StatusOr<DataLeaseManager::Epoch> DataLeaseManager::EpochFrom(
+    int32_t number, const google::protobuf::RepeatedPtrField<RecordRange>& finished,
+    absl::string_view field) const {
+  Epoch epoch;
+  epoch.number = number;
+  for (int i = 0; i < finished.size(); ++i) {
+    const RecordRange& r = finished.Get(i);
+    if (r.begin() >= r.end() || r.begin() < 0 || r.end() > options_.num_records) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("data position ", field, "[", i, "] ", RangeText(r.begin(), r.end()),
+                       " is empty or outside [0, ", options_.num_records, ")"));
+    }
+    if (!epoch.finished.Add({r.begin(), r.end()})) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data position ", field, "[", i, "] ", RangeText(r.begin(), r.end()), " overlaps another"));
+    }
+  }
+  for (const Range& gap : epoch.finished.Gaps({0, options_.num_records})) {
+    epoch.pending.push_back(gap);
+  }
+  return epoch;
 }
 
 absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t round) {
@@ -321,22 +403,14 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
     return absl::InvalidArgumentError(
         absl::StrCat("data position epoch must be >= 0, got ", position.epoch()));
   }
-  Epoch epoch;
-  epoch.number = position.epoch();
-  for (int i = 0; i < position.finished_size(); ++i) {
-    const RecordRange& r = position.finished(i);
-    if (r.begin() >= r.end() || r.begin() < 0 || r.end() > options_.num_records) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("data position finished[", i, "] ", RangeText(r.begin(), r.end()),
-                       " is empty or outside [0, ", options_.num_records, ")"));
-    }
-    if (!epoch.finished.Add({r.begin(), r.end()})) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "data position finished[", i, "] ", RangeText(r.begin(), r.end()), " overlaps another"));
-    }
-  }
-  for (const Range& gap : epoch.finished.Gaps({0, options_.num_records})) {
-    epoch.pending.push_back(gap);
+  absl::StatusOr<Epoch> epoch = EpochFrom(position.epoch(), position.finished(), "finished");
+  if (!epoch.ok()) return epoch.status();
+  std::optional<Epoch> next;
+  if (position.next_epoch_finished_size() > 0 && !IsLastEpoch(position.epoch())) {
+    absl::StatusOr<Epoch> read =
+        EpochFrom(position.epoch() + 1, position.next_epoch_finished(), "next_epoch_finished");
+    if (!read.ok()) return read.status();
+    next = *std::move(read);
   }
 
   absl::MutexLock lock(&mu_);
@@ -347,14 +421,15 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
     slot.next_round = round;
   }
   sync_rounds_end_.reset();
-  if (options_.epochs > 0 && epoch.number >= options_.epochs) {
+  if (options_.epochs > 0 && epoch->number >= options_.epochs) {
     current_ = FreshEpoch(options_.epochs - 1);
     current_.pending.clear();
     CHECK(current_.finished.Add({0, options_.num_records}));
     end_of_data_ = true;
     return absl::OkStatus();
   }
-  current_ = std::move(epoch);
+  current_ = *std::move(epoch);
+  next_ = std::move(next);
   end_of_data_ = false;
   Advance();
   return absl::OkStatus();

@@ -141,13 +141,27 @@ class DataLeaseManager {
   // was lost or restarted) and returns how many there were.
   int ReleaseHolder(absl::string_view holder);
 
+  // The leases `holder` holds, oldest first.
+  std::vector<DataLease> LeasesOf(absl::string_view holder) const;
+
+  // The holder of lease `lease_id` was lost after the shards applied pushes
+  // of its `trained` records: those are finished, the rest of the lease
+  // goes back to the front of the queue. `trained` is clipped to the lease.
+  // NotFound and InvalidArgument as Complete (the lease is gone: its
+  // records were re-queued whole). FailedPrecondition: a sync slot's lease
+  // (sync_slots), which waits whole for the slot's next holder.
+  absl::Status HandBackUntrained(int64_t lease_id, absl::string_view holder,
+                                 absl::Span<const RecordRange> trained);
+
   // Where training stands, for a checkpoint: the oldest unfinished epoch
-  // and its finished ranges, coalesced. After the last epoch it is that
+  // and its finished ranges, coalesced, and those of the next epoch when it
+  // is handed out already (overlap_epochs). After the last epoch it is that
   // epoch with every record finished.
   DataPosition Position() const;
 
   // Resumes from a checkpoint's position: the position's epoch continues
-  // with its unfinished ranges, then later epochs. Every lease outstanding
+  // with its unfinished ranges, then the next epoch's unfinished ranges
+  // (next_epoch_finished), then later epochs. Every lease outstanding
   // is void (completing it is NotFound). An epoch past the last (a job
   // resumed with fewer epochs) means end of data. A position whose
   // num_records is 0 and that lists nothing is a fresh start. With
@@ -155,9 +169,10 @@ class DataLeaseManager {
   // restored global step).
   // FailedPrecondition: the position counts a different number of records
   //   (the data changed since the checkpoint).
-  // InvalidArgument: a negative epoch, or a finished range that is empty,
-  //   reversed, out of bounds or overlapping another. Nothing changes on
-  //   error.
+  // InvalidArgument: a negative epoch, or a finished range (of either
+  //   epoch) that is empty, reversed, out of bounds or overlapping another.
+  //   Nothing changes on error. next_epoch_finished is ignored when the
+  //   position's epoch is the last.
   absl::Status RestoreFrom(const DataPosition& position, int64_t round = 0);
 
   // Whether every record of the last epoch is finished.
@@ -204,6 +219,11 @@ class DataLeaseManager {
   DataLeaseManager(Clock& clock, DataLeaseOptions options);
 
   Epoch FreshEpoch(int32_t number) const;
+  // An epoch with `finished` done and the rest pending; `field` names the
+  // position's field in errors.
+  absl::StatusOr<Epoch> EpochFrom(int32_t number,
+                                  const google::protobuf::RepeatedPtrField<RecordRange>& finished,
+                                  absl::string_view field) const;
   bool IsLastEpoch(int32_t number) const;
   // Every range of the last epoch, and of the epoch before it, has been
   // dealt.

@@ -159,6 +159,73 @@ TEST_F(DataLeaseManagerTest, LostWorkersLeasesGoBackToTheFront) {
   EXPECT_EQ(manager->Complete(c.lease_id(), "worker/0#1", {}).code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(DataLeaseManagerTest, LostWorkersTrainedRecordsAreFinishedAndOnlyTheRestComesBack) {
+  auto manager = Make(Options(16, 8, 1));
+  DataLease a = MustAcquire(*manager, "worker/0#1");
+  DataLease b = MustAcquire(*manager, "worker/1#1");
+  ASSERT_THAT(manager->LeasesOf("worker/0#1"), SizeIs(1));
+  EXPECT_EQ(manager->LeasesOf("worker/0#1")[0].lease_id(), a.lease_id());
+  EXPECT_THAT(manager->LeasesOf("worker/2#1"), IsEmpty());
+  // The shards applied [0, 3) and [5, 6) of a (a stale batch in between);
+  // a range reaching past the lease is clipped to it.
+  ASSERT_TRUE(manager
+                  ->HandBackUntrained(a.lease_id(), "worker/0#1",
+                                      {Records(0, 3), Records(5, 6), Records(7, 12)})
+                  .ok());
+  EXPECT_EQ(Describe(manager->Position()), "epoch 0: [0, 3) [5, 6) [7, 8)");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/2#1")), "[3, 5)@0");
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/2#1")), "[6, 7)@0");
+  EXPECT_EQ(manager->Acquire("worker/2#1").status().code(), absl::StatusCode::kUnavailable);
+  // The lease is gone: a second hand-back or a completion is NotFound.
+  EXPECT_EQ(manager->HandBackUntrained(a.lease_id(), "worker/0#1", {}).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager->HandBackUntrained(b.lease_id(), "worker/0#1", {}).code(),
+            absl::StatusCode::kNotFound);
+  // Nothing trained: the whole lease comes back.
+  ASSERT_TRUE(manager->HandBackUntrained(b.lease_id(), "worker/1#1", {}).ok());
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/2#1")), "[8, 16)@0");
+}
+
+TEST_F(DataLeaseManagerTest, OverlappingTrainedRangesAreRefusedAndChangeNothing) {
+  auto manager = Make(Options(16, 8, 1));
+  DataLease a = MustAcquire(*manager, "w");
+  EXPECT_EQ(manager->HandBackUntrained(a.lease_id(), "w", {Records(0, 4), Records(2, 6)}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(manager->LeasesOf("w"), SizeIs(1));
+  EXPECT_EQ(Describe(manager->Position()), "epoch 0:");
+}
+
+TEST_F(DataLeaseManagerTest, PositionCarriesTheNextEpochAndRestoreResumesIt) {
+  auto manager = Make(Options(8, 4, 3));
+  DataLease a = MustAcquire(*manager, "w0");
+  MustAcquire(*manager, "w1");
+  DataLease c = MustAcquire(*manager, "w2");  // epoch 1, while epoch 0 finishes
+  ASSERT_TRUE(manager->Complete(c.lease_id(), "w2", {}).ok());
+  ASSERT_TRUE(manager->Complete(a.lease_id(), "w0", {}).ok());
+  DataPosition position = manager->Position();
+  EXPECT_EQ(Describe(position), "epoch 0: [0, 4)");
+  ASSERT_EQ(position.next_epoch_finished_size(), 1);
+  EXPECT_EQ(position.next_epoch_finished(0).end(), 4);
+
+  auto restored = Make(Options(8, 4, 3));
+  ASSERT_TRUE(restored->RestoreFrom(position).ok());
+  EXPECT_EQ(Describe(MustAcquire(*restored, "w")), "[4, 8)@0");
+  // Epoch 1's finished range is not handed out again.
+  EXPECT_EQ(Describe(MustAcquire(*restored, "w")), "[4, 8)@1");
+  EXPECT_EQ(restored->Acquire("w").status().code(), absl::StatusCode::kUnavailable);
+
+  DataPosition bad = position;
+  *bad.add_next_epoch_finished() = Records(2, 9);
+  absl::Status refused = Make(Options(8, 4, 3))->RestoreFrom(bad);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("next_epoch_finished[1]"));
+  // The last epoch has no next one: its next_epoch_finished is ignored.
+  DataPosition last = position;
+  last.set_epoch(2);
+  ASSERT_TRUE(restored->RestoreFrom(last).ok());
+  EXPECT_EQ(Describe(MustAcquire(*restored, "w")), "[4, 8)@2");
+}
+
 TEST_F(DataLeaseManagerTest, ReturnedRecordsAreNotLostAndComeFirst) {
   auto manager = Make(Options(12, 6, 1));
   DataLease lease = MustAcquire(*manager, "w");
@@ -528,6 +595,12 @@ class LeaseSimulation {
     if (checkpoint_.epoch() < kEpochs) {
       for (const RecordRange& r : checkpoint_.finished()) {
         for (int64_t i = r.begin(); i < r.end(); ++i) finished_[checkpoint_.epoch()][i] = 1;
+      }
+    }
+    // The next epoch's ranges finished early (overlap) are kept too.
+    if (checkpoint_.epoch() + 1 < kEpochs) {
+      for (const RecordRange& r : checkpoint_.next_epoch_finished()) {
+        for (int64_t i = r.begin(); i < r.end(); ++i) finished_[checkpoint_.epoch() + 1][i] = 1;
       }
     }
     for (Worker& w : workers_) {

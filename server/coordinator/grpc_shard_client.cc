@@ -28,8 +28,9 @@ bool GrpcShardClient::Backoff(absl::Duration backoff) {
 }
 
 absl::Status GrpcShardClient::Call(const char* method, absl::Duration timeout,
-                                   const Attempt& attempt) {
-  const absl::Time give_up = clock_.Now() + options_.retry_budget;
+                                   const Attempt& attempt,
+                                   std::optional<absl::Duration> retry_budget) {
+  const absl::Time give_up = clock_.Now() + retry_budget.value_or(options_.retry_budget);
   absl::Duration backoff = options_.initial_backoff;
   absl::BitGen random;
   for (int attempts = 1;; ++attempts) {
@@ -97,6 +98,16 @@ absl::StatusOr<RestoreResponse> GrpcShardClient::Restore(const RestoreRequest& r
   absl::Status status = Call(
       "Restore", options_.restore_timeout,
       [&](grpc::ClientContext* context) { return stub_->Restore(context, request, &response); });
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<PushLedger> GrpcShardClient::ReadPushLedger(const ReadPushLedgerRequest& request) {
+  PushLedger response;
+  absl::Status status = Call(
+      "ReadPushLedger", options_.ledger_timeout,
+      [&](grpc::ClientContext* context) { return stub_->ReadPushLedger(context, request, &response); },
+      options_.ledger_timeout);
   if (!status.ok()) return status;
   return response;
 }

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -27,6 +28,11 @@ struct GrpcShardClientOptions {
   absl::Duration snapshot_timeout = absl::Minutes(10);
   absl::Duration restore_timeout = absl::Minutes(10);
   absl::Duration drop_timeout = absl::Seconds(30);
+  // ReadPushLedger, each attempt and all retries together. Default 5 s: it
+  // is a small read, made while a lost worker's lease waits to be handed
+  // back; a shard that cannot answer by then costs that lease's trained
+  // part being trained again (see JobRunner::HandBack).
+  absl::Duration ledger_timeout = absl::Seconds(5);
   // Retries: only a call that failed with Unavailable (the shard could not
   // be reached) is retried, after a backoff starting at initial_backoff and
   // doubling up to max_backoff, each with random jitter (50-100%), for as
@@ -58,14 +64,17 @@ class GrpcShardClient final : public ShardClient {
   absl::Status DropJob(const DropJobRequest& request) override;
   absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request) override;
   absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request) override;
+  absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& request) override;
   void Cancel() override;
 
  private:
   using Attempt = std::function<grpc::Status(grpc::ClientContext* context)>;
 
   // Runs `attempt` with a deadline of `timeout` each time, retrying on
-  // Unavailable as the options say. Errors name the method (ShardGroup adds the shard).
-  absl::Status Call(const char* method, absl::Duration timeout, const Attempt& attempt);
+  // Unavailable as the options say, for at most `retry_budget` (default:
+  // the options'). Errors name the method (ShardGroup adds the shard).
+  absl::Status Call(const char* method, absl::Duration timeout, const Attempt& attempt,
+                    std::optional<absl::Duration> retry_budget = std::nullopt);
   // Waits `backoff` unless cancelled first; false when cancelled.
   bool Backoff(absl::Duration backoff);
 

@@ -9,6 +9,7 @@
 #include "common/checkpoint/checkpoint_writer.h"
 #include "common/checkpoint/file_path.h"
 #include "glog/logging.h"
+#include "server/coordinator/applied_records.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -20,6 +21,14 @@ JobCheckpointer::JobCheckpointer(Env& env, const ShardGroup& shards, std::string
       model_dir_(std::move(model_dir)),
       job_id_(std::move(job_id)),
       spec_(std::move(spec)) {}
+
+DataPosition PositionOfSnapshots(const DataPosition& position,
+                                 absl::Span<const SnapshotResponse> snapshots) {
+  std::vector<PushLedger> ledgers;
+  ledgers.reserve(snapshots.size());
+  for (const SnapshotResponse& snapshot : snapshots) ledgers.push_back(snapshot.ledger());
+  return WithAppliedRecords(position, MergeLedgers(ledgers));
+}
 
 absl::StatusOr<CheckpointManifest> JobCheckpointer::Take(int64_t step, const DataPosition& position,
                                                          bool final) {
@@ -44,7 +53,7 @@ absl::StatusOr<CheckpointManifest> JobCheckpointer::Take(int64_t step, const Dat
     CheckpointManifest manifest;
     manifest.set_global_step(step);
     manifest.set_job_id(job_id_);
-    *manifest.mutable_data_position() = position;
+    *manifest.mutable_data_position() = PositionOfSnapshots(position, snapshots);
     *manifest.mutable_spec() = spec_;
     manifest.set_final(final);
     for (int i = 0; i < n; ++i) {

@@ -6,13 +6,25 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "common/checkpoint/env.h"
 #include "protos/checkpoint.pb.h"
 #include "protos/job.pb.h"
+#include "protos/parameter_server.pb.h"
 #include "server/coordinator/shard_group.h"
 
 namespace pstrain {
 namespace coordinator {
+
+// The data position a checkpoint records: `position` (the lease manager's,
+// read before the shards snapshot) plus every record the snapshots' push
+// ledgers say was applied, so that the position agrees with the saved
+// parameters: leases outstanding while the checkpoint was taken are
+// neither trained twice nor skipped after a restore. A push saved on some
+// shards only (they snapshot at slightly different moments) counts as
+// trained, like a push applied on some shards when a worker is lost.
+DataPosition PositionOfSnapshots(const DataPosition& position,
+                                 absl::Span<const SnapshotResponse> snapshots);
 
 // Saves, restores and deletes the checkpoints of one job across its
 // parameter-server shards (layout in common/checkpoint/checkpoint_layout.h).
@@ -29,11 +41,12 @@ class JobCheckpointer {
 
   // Writes the checkpoint of `step`: begins model_dir/ckpt-<step>.tmp, has
   // every shard snapshot its part into it (at once), and commits the
-  // MANIFEST with the shards' sizes and checksums, `position`, the spec and
-  // `final`. Returns the MANIFEST. On failure nothing is left behind but
-  // the error: AlreadyExists when ckpt-<step> exists, a shard's error
-  // naming the shard, or the commit's (DataLoss when a shard's file differs
-  // from what it reported).
+  // MANIFEST with the shards' sizes and checksums, PositionOfSnapshots
+  // (`position`, read before the snapshots), the spec and `final`. Returns
+  // the MANIFEST. On failure nothing is left behind but the error:
+  // AlreadyExists when ckpt-<step> exists, a shard's error naming the
+  // shard, or the commit's (DataLoss when a shard's file differs from what
+  // it reported).
   absl::StatusOr<CheckpointManifest> Take(int64_t step, const DataPosition& position, bool final);
 
   // Restores every shard from the checkpoint in `checkpoint_dir` whose

@@ -16,6 +16,7 @@
 #include "common/checkpoint/test_checkpoints.h"
 #include "common/clock/fake_clock.h"
 #include "google/protobuf/text_format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/coordinator/coordinator.h"
@@ -315,6 +316,72 @@ TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
   JobStatus status = AwaitState(job_id, JOB_STATE_SUCCEEDED);
   EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
   EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-32/MANIFEST").value_or(false));
+}
+
+PushLedger LedgerOf(int64_t lease_id, int64_t begin, int64_t end) {
+  PushLedger ledger;
+  LeaseProgress* lease = ledger.add_leases();
+  lease->set_lease_id(lease_id);
+  RecordSpan* applied = lease->add_applied();
+  applied->set_begin(begin);
+  applied->set_end(end);
+  return ledger;
+}
+
+TEST_F(JobLifecycleTest, ALostWorkersLeaseGoesBackWithoutTheRecordsItsPushesTrained) {
+  options_.runner.records_per_lease = 2048;
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Caller worker1 = Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id = Submit(R"pb(
+    name: "t"
+    mode: JOB_MODE_TRAIN
+    model { logistic_regression {} }
+    train_data {
+      synthetic_clicks { num_examples: 4096 }
+      epochs: 1
+    }
+    checkpoint { model_dir: "m" every_steps: 1000 }
+  )pb");
+  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
+  auto acquire = [&](const Caller& worker) {
+    AcquireDataLeaseRequest request;
+    *request.mutable_task() = worker.task;
+    request.set_incarnation(worker.incarnation);
+    request.set_job_id(job_id);
+    return coordinator_->AcquireDataLease(request);
+  };
+  absl::StatusOr<DataLease> lost = acquire(worker0);
+  ASSERT_TRUE(lost.ok()) << lost.status();
+  ASSERT_EQ(lost->range().begin(), 0);
+  // ps/0 applied the pushes of records [0, 256), ps/1 one push more: the
+  // worker died while pushing [256, 384), which reached ps/1 only.
+  shards_[0].SetLedger(LedgerOf(lost->lease_id(), 0, 256));
+  shards_[1].SetLedger(LedgerOf(lost->lease_id(), 0, 384));
+
+  // worker/0 restarts: its old incarnation's lease is handed back.
+  RegisterRequest again;
+  *again.mutable_task() = worker0.task;
+  again.set_incarnation(worker0.incarnation + 1);
+  ASSERT_TRUE(coordinator_->Register(again).ok());
+
+  for (FakeShard& shard : shards_) {
+    const std::vector<ReadPushLedgerRequest> reads = shard.ledger_reads();
+    ASSERT_EQ(reads.size(), 1u);
+    EXPECT_EQ(reads[0].job_id(), job_id);
+    EXPECT_TRUE(reads[0].seal());
+    EXPECT_THAT(reads[0].lease_ids(), ::testing::ElementsAre(lost->lease_id()));
+  }
+  // Only the untrained rest goes back, first in line; then the next lease.
+  absl::StatusOr<DataLease> rest = acquire(worker1);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(rest->range().begin(), 384);
+  EXPECT_EQ(rest->range().end(), 2048);
+  absl::StatusOr<DataLease> next = acquire(worker1);
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->range().begin(), 2048);
 }
 
 TEST_F(JobLifecycleTest, AnEvalJobEvaluatesTheNewestCheckpointOfItsModelDir) {

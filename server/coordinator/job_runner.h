@@ -268,6 +268,11 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   bool DealsLeasesToSyncSlots() const;
   // A job worker's sync slot: its rank.
   static int SyncSlotOf(const TaskId& task) { return task.index(); }
+  // Before a lost worker's leases go back whole: reads (and seals) them on
+  // every shard's push ledger, finishes the records its applied pushes
+  // trained on and re-queues only the rest. Returns a note for the log,
+  // empty when there was nothing to do.
+  std::string HandBackTrainedRecords(const std::string& holder);
 
   // Constant after construction.
   const std::string job_id_;

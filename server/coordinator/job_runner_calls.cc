@@ -357,13 +357,15 @@ void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_
   JobLedgers ledgers;
   ledgers.checkpoints = retention_.get();
   int64_t before = 0;
+  std::string trained;
+  if (started && data_ != nullptr) trained = HandBackTrainedRecords(HolderName(task, incarnation));
   if (started) {
     ledgers.data = data_.get();
     ledgers.global_step = step_.get();
     if (data_ != nullptr) before = data_->Stats().leases_outstanding;
   }
   const std::string handed = HandBackWork(task, incarnation, ledgers);
-  LOG(INFO) << "job " << job_id_ << ": " << why << "; " << handed;
+  LOG(INFO) << "job " << job_id_ << ": " << why << "; " << trained << handed;
   if (started && data_ != nullptr && context_.metrics != nullptr) {
     const int64_t requeued = before - data_->Stats().leases_outstanding;
     if (requeued > 0) context_.metrics->AddDataLeasesRequeued(requeued);

@@ -26,6 +26,11 @@ class ShardClient {
   virtual absl::Status DropJob(const DropJobRequest& request) = 0;
   virtual absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request) = 0;
   virtual absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request) = 0;
+  // The shard's push ledger of the job (PushLedger), sealing the leases
+  // asked for when request.seal. Unimplemented by clients that keep none.
+  virtual absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& /*request*/) {
+    return absl::UnimplementedError("this shard client reads no push ledger");
+  }
 
   // Makes calls in progress, and every later call, return Cancelled soon
   // (the coordinator is shutting down).

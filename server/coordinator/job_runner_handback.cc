@@ -1,0 +1,84 @@
+// JobRunner::HandBackTrainedRecords: a lost worker's data lease goes back
+// without the records its applied pushes trained on, so they are trained
+// neither twice nor not at all.
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+#include "server/coordinator/applied_records.h"
+#include "server/coordinator/job_runner.h"
+
+namespace pstrain {
+namespace coordinator {
+
+std::string JobRunner::HandBackTrainedRecords(const std::string& holder) {
+  // A sync slot's lease waits whole for the slot's next holder, who skips
+  // the rounds already completed (and sync rounds are not in the ledgers).
+  if (DealsLeasesToSyncSlots()) return "";
+  const std::vector<DataLease> leases = data_->LeasesOf(holder);
+  if (leases.empty()) return "";
+  {
+    absl::MutexLock lock(&mu_);
+    // Rolling back, the leases are void anyway; starting, none were given.
+    if (shards_ == nullptr || (phase_ != Phase::kTraining && phase_ != Phase::kFinishing)) {
+      return "";
+    }
+  }
+  ReadPushLedgerRequest request;
+  request.set_job_id(job_id_);
+  for (const DataLease& lease : leases) request.add_lease_ids(lease.lease_id());
+  // Sealed while read: a push of these leases still on its way (a frozen
+  // worker's, whose pushes the membership deadline did not stop yet) is
+  // refused from now on, so the records read stay all that was applied.
+  request.set_seal(true);
+  std::vector<PushLedger> ledgers(shards_->size());
+  std::vector<bool> answered(shards_->size(), false);
+  const absl::Status read = shards_->ForEach([&](int i, ShardClient& client) -> absl::Status {
+    absl::StatusOr<PushLedger> ledger = client.ReadPushLedger(request);
+    if (!ledger.ok()) return ledger.status();
+    ledgers[i] = *std::move(ledger);
+    answered[i] = true;
+    return absl::OkStatus();
+  });
+  std::vector<PushLedger> known;
+  for (size_t i = 0; i < ledgers.size(); ++i) {
+    if (answered[i]) known.push_back(std::move(ledgers[i]));
+  }
+  if (!read.ok()) {
+    // What the other shards applied still counts; what only the silent
+    // shard applied is trained again (applied twice there): the least
+    // harm without its answer.
+    LOG(WARNING) << "job " << job_id_ << ": reading the push ledgers for " << holder
+                 << "'s leases: " << read << "; " << known.size() << " of " << shards_->size()
+                 << " shards answered";
+  }
+  // A push applied on some shards but not on others counts as trained:
+  // training its records again would apply them twice on the shards that
+  // have it (MergeLedgers takes the union).
+  const AppliedRecords applied = MergeLedgers(known);
+  int64_t records = 0;
+  int handed = 0;
+  for (const DataLease& lease : leases) {
+    const std::vector<RecordRange> trained =
+        AppliedWithin(applied, lease.lease_id(), lease.range().begin(), lease.range().end());
+    if (trained.empty()) continue;
+    absl::Status status = data_->HandBackUntrained(lease.lease_id(), holder, trained);
+    if (!status.ok()) {
+      // Expired or voided meanwhile (a rollback): its records went back whole.
+      LOG(WARNING) << "job " << job_id_ << ": data lease " << lease.lease_id() << " of " << holder
+                   << ": " << status;
+      continue;
+    }
+    ++handed;
+    for (const RecordRange& r : trained) records += r.end() - r.begin();
+  }
+  if (handed == 0) return "";
+  return absl::StrCat(records, " records of ", handed,
+                      handed == 1 ? " data lease" : " data leases",
+                      " were trained by its applied pushes and count as finished; ");
+}
+
+}  // namespace coordinator
+}  // namespace pstrain
