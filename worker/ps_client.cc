@@ -355,7 +355,8 @@ absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::Pu
 
 absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradients,
                                                         absl::Span<const int64_t> base_versions,
-                                                        int64_t examples) {
+                                                        int64_t examples,
+                                                        const PushOrigin& origin) {
   const absl::Time start = clock_.Now();
   const int num_shards = slicer_.num_shards();
   if (static_cast<int>(base_versions.size()) != num_shards) {
@@ -379,6 +380,7 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
   header.mutable_id()->set_incarnation(options_.incarnation);
   header.mutable_id()->set_sequence(summary.sequence);
   header.set_examples(examples);
+  if (origin.lease_id() != 0) *header.mutable_origin() = origin;
   for (int s = 0; s < num_shards; ++s) {
     if (!slicer_.involves(s)) continue;
     header.set_base_version(std::max<int64_t>(0, base_versions[s]));

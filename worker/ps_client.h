@@ -178,8 +178,13 @@ class ParameterServerClient {
   //   DeadlineExceeded: a shard stayed unreachable past the retry deadline;
   //     whether it applied the push is unknown.
   //   Cancelled: Cancel() was called.
+  //
+  // `origin` names the records the gradients came from (lease, epoch and
+  // range); the shards book it so that a lost worker's lease is handed
+  // back without what it trained. Default: none.
   absl::StatusOr<PushSummary> Push(const Gradients& gradients,
-                                   absl::Span<const int64_t> base_versions, int64_t examples);
+                                   absl::Span<const int64_t> base_versions, int64_t examples,
+                                   const PushOrigin& origin = PushOrigin());
 
   // Ends retry pauses and calls in flight with Cancelled, now and for
   // every later call. Thread-safe.

@@ -31,6 +31,17 @@ RecordRange MakeRange(int64_t begin, int64_t end) {
   return range;
 }
 
+// Records [begin, end) of `lease`, as a push names where its gradients
+// came from.
+PushOrigin OriginOf(const DataLease& lease, int64_t begin, int64_t end) {
+  PushOrigin origin;
+  origin.set_lease_id(lease.lease_id());
+  origin.set_epoch(lease.epoch());
+  origin.mutable_records()->set_begin(begin);
+  origin.mutable_records()->set_end(end);
+  return origin;
+}
+
 // Sorted, with touching ranges merged.
 std::vector<RecordRange> Coalesce(std::vector<RecordRange> ranges) {
   std::sort(ranges.begin(), ranges.end(),
@@ -396,15 +407,18 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       const Gradients* gradients = &gradients_;
       std::vector<int64_t> versions = pulled_.versions;
       const int64_t examples = batch.batch.size;
-      in_flight.result = std::async(std::launch::async, [ps, gradients, versions, examples] {
-        return ps->Push(*gradients, versions, examples);
-      });
+      const PushOrigin origin = OriginOf(lease, batch.begin, batch.end);
+      in_flight.result =
+          std::async(std::launch::async, [ps, gradients, versions, examples, origin] {
+            return ps->Push(*gradients, versions, examples, origin);
+          });
       in_flight.begin = batch.begin;
       in_flight.end = batch.end;
       in_flight.active = true;
     } else {
       const absl::Time push_start = loop_.clock_.Now();
-      absl::Status s = Settle(ps_->Push(gradients_, pulled_.versions, batch.batch.size),
+      absl::Status s = Settle(ps_->Push(gradients_, pulled_.versions, batch.batch.size,
+                                        OriginOf(lease, batch.begin, batch.end)),
                               batch.begin, batch.end, returned);
       RecordPhase(StepPhase::kPushWait, push_start);
       if (!s.ok()) {

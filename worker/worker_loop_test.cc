@@ -137,6 +137,26 @@ TEST_F(WorkerLoopTest, RecordsOfAStalePushAreHandedBackWithTheLease) {
   for (const auto& push : shards_[0]->received()) EXPECT_EQ(push.examples, 8);
 }
 
+TEST_F(WorkerLoopTest, EveryPushNamesTheLeaseRecordsItsGradientsCameFrom) {
+  const Assignment assignment = MakeAssignment(UPDATE_MODE_ASYNC, 2);
+  coordinator_.AddLease(/*lease_id=*/41, 0, 16, /*epoch=*/0);
+  coordinator_.AddLease(/*lease_id=*/42, 16, 32, /*epoch=*/1);
+  std::unique_ptr<WorkerLoop> loop = NewLoop(/*overlap=*/true);
+  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
+  // Batches of 8: records [0, 8) and [8, 16) of lease 41, [16, 24) and
+  // [24, 32) of lease 42, in order.
+  const std::vector<FakeParameterServer::ReceivedPush> pushes = shards_[0]->received();
+  ASSERT_EQ(pushes.size(), 4u);
+  for (size_t i = 0; i < pushes.size(); ++i) {
+    ASSERT_TRUE(pushes[i].origin.has_value()) << "push " << i;
+    const PushOrigin& origin = *pushes[i].origin;
+    EXPECT_EQ(origin.lease_id(), i < 2 ? 41 : 42);
+    EXPECT_EQ(origin.epoch(), i < 2 ? 0 : 1);
+    EXPECT_EQ(origin.records().begin(), static_cast<int64_t>(8 * i));
+    EXPECT_EQ(origin.records().end(), static_cast<int64_t>(8 * i + 8));
+  }
+}
+
 TEST_F(WorkerLoopTest, ReportsProgressEveryStepsPerLoopSteps) {
   const Assignment assignment = MakeAssignment(UPDATE_MODE_ASYNC, 2);
   coordinator_.AddLease(1, 0, 24);

@@ -225,10 +225,14 @@ absl::StatusOr<std::vector<std::vector<PushPullRequest>>> BuildShardPush(
       PushPullRequest& m = out.emplace_back();
       m.set_tag(1);
       PushRequest* push = m.mutable_push();
-      push->set_job_id(header.job_id());
-      *push->mutable_id() = header.id();
-      push->set_base_version(header.base_version());
-      push->set_examples(header.examples());
+      // Every field of the header (job, id, versions, examples, generation,
+      // membership deadline, origin), so that none is left behind when a
+      // field is added; the gradients and framing are this message's own.
+      *push = header;
+      push->clear_gradients();
+      push->clear_end_of_push();
+      push->clear_num_parts();
+      push->clear_part();
       if (num_parts > 1) {
         push->set_num_parts(num_parts);
         push->set_part(p);

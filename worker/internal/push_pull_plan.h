@@ -52,9 +52,10 @@ std::vector<PullLane> PlanShardPull(const ShardSlicer& slicer, int shard, const 
 // into chunks of at most chunk_bytes, its rows of each table gradient in
 // pieces of at most chunk_bytes, packed into messages of about chunk_bytes
 // and spread by bytes over up to max_parts parts (one when the push is
-// under parallel_min_bytes). Every message carries `header`'s job, id,
-// base version and examples and, with several parts, num_parts and its
-// part; the last of each part has end_of_push. `*bytes` gets the gradient
+// under parallel_min_bytes). Every message carries every field of
+// `header` (job, id, base version, examples, generation, membership
+// deadline, origin) but its gradients and, with several parts, num_parts
+// and its part; the last of each part has end_of_push. `*bytes` gets the gradient
 // bytes. InvalidArgument: a gradient of a variable the slicer does not
 // know, or of the wrong shape.
 absl::StatusOr<std::vector<std::vector<PushPullRequest>>> BuildShardPush(

@@ -86,6 +86,44 @@ TEST(BuildShardPushTest, EmptyShareIsStillOnePushMessage) {
   EXPECT_EQ(bytes, 0);
 }
 
+TEST(BuildShardPushTest, EveryMessageOfEveryPartCarriesTheWholeHeader) {
+  ShardSlicer slicer = TwoShards();
+  Gradients gradients;
+  gradients.dense["w"] = *Tensor::Create(DATA_TYPE_FLOAT32, Shape({1000}));
+  PushRequest header;
+  header.set_job_id("j");
+  header.mutable_id()->set_worker(1);
+  header.mutable_id()->set_incarnation(2);
+  header.mutable_id()->set_sequence(3);
+  header.set_base_version(4);
+  header.set_examples(5);
+  header.set_generation(6);
+  header.set_valid_until_unix_ms(7);
+  header.mutable_origin()->set_lease_id(8);
+  header.mutable_origin()->set_epoch(9);
+  header.mutable_origin()->mutable_records()->set_end(10);
+  int64_t bytes = -1;
+  // 4000 bytes in chunks of 1000 over two parts.
+  auto parts = BuildShardPush(slicer, 0, gradients, {}, header, 2, 1, 1000, &bytes);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->size(), 2u);
+  for (size_t p = 0; p < parts->size(); ++p) {
+    ASSERT_GE((*parts)[p].size(), 2u);
+    for (const PushPullRequest& message : (*parts)[p]) {
+      PushRequest push = message.push();
+      EXPECT_EQ(push.num_parts(), 2);
+      EXPECT_EQ(push.part(), static_cast<int>(p));
+      EXPECT_GT(push.gradients_size(), 0);
+      push.clear_gradients();
+      push.clear_num_parts();
+      push.clear_part();
+      push.clear_end_of_push();
+      EXPECT_EQ(push.SerializeAsString(), header.SerializeAsString()) << push.ShortDebugString();
+    }
+    EXPECT_TRUE((*parts)[p].back().push().end_of_push());
+  }
+}
+
 TEST(BuildShardPushTest, RefusesGradientsOfUnknownVariables) {
   ShardSlicer slicer = TwoShards();
   Gradients gradients;

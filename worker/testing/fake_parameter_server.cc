@@ -229,6 +229,7 @@ std::optional<PushResult> FakeParameterServer::OnPushMessage(const PushRequest& 
   push.id = message.id();
   push.base_version = message.base_version();
   push.examples = message.examples();
+  if (message.has_origin()) push.origin = message.origin();
   push.num_parts = std::max(1, message.num_parts());
   ++push.messages;
   for (const NamedTensor& g : message.gradients()) {

@@ -55,6 +55,8 @@ class FakeParameterServer final : public ParameterServer::CallbackService {
     PushId id;
     int64_t base_version = 0;
     int64_t examples = 0;
+    // The records the gradients came from, if the push named them.
+    std::optional<PushOrigin> origin;
     int num_parts = 1;
     int messages = 0;
     PushOutcome outcome = PUSH_OUTCOME_UNSPECIFIED;
