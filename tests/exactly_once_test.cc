@@ -1,0 +1,332 @@
+// Exactly-once training across a worker's crash, on a real cluster
+// (coordinator, 2 parameter servers, 2 workers as processes on loopback):
+// an async job on synthetic click logs that ends by running out of data
+// after kEpochs epochs, once undisturbed and once with kill -9 of a worker
+// in the middle of its data lease at a seeded step (restarted a moment
+// later, as Kubernetes would restart its pod).
+//
+// Both runs must train every record of every epoch exactly once and apply
+// no push twice. The evidence is the push ledger each shard saves with the
+// final checkpoint (server/ps/push_ledger.h): per data lease the records its
+// applied pushes trained on, the examples behind them, and a count and an
+// order-independent digest of the push ids. Before lost workers' leases were
+// handed back without their trained part, the killed worker's pushed
+// batches were trained a second time by whoever took its lease: two leases
+// of the epoch overlapped, and the examples exceeded records x epochs.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/checkpoint/manifest.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/shard_file.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/ps/push_ledger.h"
+#include "tests/clicks_job.h"
+#include "tests/cluster_fixture.h"
+
+namespace pstrain {
+namespace {
+
+using testing_cluster::JobRecord;
+using testing_cluster::TestCluster;
+
+constexpr int64_t kNumExamples = 65536;
+constexpr int32_t kEpochs = 2;
+constexpr int64_t kBatchSize = 128;  // ClicksJob's
+// Four leases an epoch, 128 batches each: whenever the worker is killed
+// it is in the middle of a lease, with batches of it pushed.
+constexpr int64_t kRecordsPerLease = 16384;
+constexpr int64_t kCheckpointEverySteps = 100;
+// Reports every 50 steps: the killed worker has pushes the coordinator has
+// not heard of.
+constexpr int32_t kStepsPerLoop = 50;
+
+std::string Job(const std::string& name) {
+  testing_jobs::ClicksJob job;
+  job.name = name;
+  job.model_dir = name;
+  job.mode = "JOB_MODE_TRAIN";
+  job.num_examples = kNumExamples;
+  job.max_steps = 0;  // the data ends the job
+  job.steps_per_loop = kStepsPerLoop;
+  job.checkpoint_every_steps = kCheckpointEverySteps;
+  return absl::StrReplaceAll(job.Text(),
+                             {{"batch_size: 128", absl::StrCat("batch_size: ", kBatchSize,
+                                                               " epochs: ", kEpochs)}});
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The push ledgers saved in the job's final checkpoint, shard by shard.
+std::vector<PushLedger> FinalLedgers(const JobStatus& status) {
+  std::vector<PushLedger> ledgers;
+  EXPECT_GT(status.checkpoints_size(), 0);
+  if (status.checkpoints_size() == 0) return ledgers;
+  const CheckpointInfo& last = status.checkpoints(status.checkpoints_size() - 1);
+  EXPECT_TRUE(last.final()) << last.path();
+  PosixEnv env;
+  absl::StatusOr<CheckpointManifest> manifest = ReadManifest(env, last.path());
+  EXPECT_TRUE(manifest.ok()) << manifest.status();
+  if (!manifest.ok()) return ledgers;
+  // The data position is the last epoch, whole.
+  const DataPosition& position = manifest->data_position();
+  EXPECT_EQ(position.epoch(), kEpochs - 1);
+  EXPECT_EQ(position.finished_size(), 1);
+  if (position.finished_size() == 1) {
+    EXPECT_EQ(position.finished(0).begin(), 0);
+    EXPECT_EQ(position.finished(0).end(), kNumExamples);
+  }
+  for (const CheckpointShardFile& file : manifest->shards()) {
+    absl::StatusOr<std::unique_ptr<ShardFileReader>> reader =
+        ShardFileReader::Open(env, absl::StrCat(last.path(), "/", file.name()));
+    EXPECT_TRUE(reader.ok()) << reader.status();
+    if (!reader.ok()) return {};
+    absl::StatusOr<ExactlyOnceRecord> record = DecodeExactlyOnceRecord((*reader)->dedup_state());
+    EXPECT_TRUE(record.ok()) << record.status();
+    if (!record.ok()) return {};
+    ledgers.push_back(record->ledger);
+  }
+  return ledgers;
+}
+
+// A lease's applied records as the test reads them.
+struct LeaseRange {
+  int64_t lease_id = 0;
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+// Per epoch, every lease's applied ranges on one shard, sorted.
+std::map<int32_t, std::vector<LeaseRange>> RangesByEpoch(const PushLedger& ledger) {
+  std::map<int32_t, std::vector<LeaseRange>> epochs;
+  for (const LeaseProgress& lease : ledger.leases()) {
+    for (const RecordSpan& r : lease.applied()) {
+      epochs[lease.epoch()].push_back({lease.lease_id(), r.begin(), r.end()});
+    }
+  }
+  for (auto& [epoch, ranges] : epochs) {
+    std::sort(ranges.begin(), ranges.end(),
+              [](const LeaseRange& a, const LeaseRange& b) { return a.begin < b.begin; });
+  }
+  return epochs;
+}
+
+// The records of every epoch on `ledger`'s shard, each applied exactly
+// once: the leases' applied ranges tile [0, kNumExamples), none overlapping
+// another (a record trained twice) and no gap (a record skipped), except
+// that `missing_push` (a push the shard never received because its worker
+// died mid-push; applied on the other shard, so it counts as trained) may
+// be a gap.
+void ExpectEveryRecordOnce(const PushLedger& ledger, const std::string& shard,
+                           const std::optional<LeaseRange>& missing_push = std::nullopt) {
+  const auto epochs = RangesByEpoch(ledger);
+  EXPECT_EQ(static_cast<int32_t>(epochs.size()), kEpochs) << shard;
+  for (const auto& [epoch, ranges] : epochs) {
+    int64_t covered = 0;
+    for (const LeaseRange& r : ranges) {
+      if (missing_push.has_value() && covered == missing_push->begin && r.begin == missing_push->end) {
+        covered = missing_push->end;
+      }
+      EXPECT_EQ(r.begin, covered) << shard << " epoch " << epoch << ": records [" << r.begin
+                                  << ", " << r.end << ") of lease " << r.lease_id
+                                  << (r.begin < covered ? " were trained twice"
+                                                        : " follow a gap: records skipped");
+      covered = std::max(covered, r.end);
+    }
+    EXPECT_EQ(covered, kNumExamples) << shard << " epoch " << epoch << " ends early";
+  }
+}
+
+// The records one shard applied that the other did not: at most one push
+// when a worker died while pushing, none otherwise.
+std::optional<LeaseRange> OnlyOn(const PushLedger& has, const PushLedger& lacks) {
+  std::vector<LeaseRange> extra;
+  const auto lacking = RangesByEpoch(lacks);
+  for (const auto& [epoch, ranges] : RangesByEpoch(has)) {
+    auto other = lacking.find(epoch);
+    for (const LeaseRange& r : ranges) {
+      int64_t begin = r.begin;
+      if (other != lacking.end()) {
+        for (const LeaseRange& o : other->second) {
+          if (o.lease_id == r.lease_id && o.begin <= begin && o.end > begin) {
+            begin = std::min(r.end, o.end);
+          }
+        }
+      }
+      if (begin < r.end) extra.push_back({r.lease_id, begin, r.end});
+    }
+  }
+  if (extra.empty()) return std::nullopt;
+  EXPECT_EQ(extra.size(), 1u) << "shards differ by more than one push";
+  return extra[0];
+}
+
+class ExactlyOnceTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    LocalClusterOptions options;
+    options.num_ps = 2;
+    options.num_workers = 2;
+    options.evaluator = false;
+    options.coordinator_flags = {absl::StrCat("--records_per_lease=", kRecordsPerLease)};
+    absl::StatusOr<std::unique_ptr<TestCluster>> started =
+        TestCluster::Start("exactly_once", options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = started->release();
+  }
+
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+
+  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
+
+  // Runs job `name`; with kill_at_step > 0, kills worker/1 with SIGKILL
+  // once the global step reaches it and restarts it.
+  static JobRecord Run(const std::string& name, int64_t kill_at_step) {
+    absl::StatusOr<std::string> job_id = cluster_->Submit(Job(name));
+    EXPECT_TRUE(job_id.ok()) << job_id.status();
+    if (!job_id.ok()) return {};
+    std::atomic<bool> ended{false};
+    std::thread killer([&] {
+      if (kill_at_step <= 0) return;
+      const absl::Time deadline = absl::Now() + testing_cluster::kJobDeadline;
+      while (!ended && absl::Now() < deadline) {
+        absl::StatusOr<JobStatus> status = cluster_->Get(*job_id);
+        if (status.ok() && status->global_step() >= kill_at_step) break;
+        absl::SleepFor(absl::Milliseconds(20));
+      }
+      if (ended) return;
+      absl::Status killed = cluster_->KillTask("worker/1");
+      EXPECT_TRUE(killed.ok()) << killed;
+      absl::SleepFor(absl::Milliseconds(500));
+      absl::Status restarted = cluster_->RestartTask("worker/1");
+      EXPECT_TRUE(restarted.ok()) << restarted;
+    });
+    JobRecord record = cluster_->Follow(*job_id);
+    ended = true;
+    killer.join();
+    const JobStatus& status = record.final_status;
+    std::printf("%s: %s (%s) at step %lld\n", name.c_str(), JobState_Name(status.state()).c_str(),
+                StopReason_Name(status.stop_reason()).c_str(),
+                static_cast<long long>(status.global_step()));
+    return record;
+  }
+
+  static TestCluster* cluster_;
+};
+
+TestCluster* ExactlyOnceTest::cluster_ = nullptr;
+
+TEST_F(ExactlyOnceTest, UndisturbedRunTrainsEveryRecordOnce) {
+  const JobRecord job = Run("calm", 0);
+  const JobStatus& status = job.final_status;
+  ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
+  const std::vector<PushLedger> ledgers = FinalLedgers(status);
+  ASSERT_EQ(ledgers.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const std::string shard = absl::StrCat("ps/", i);
+    EXPECT_EQ(ledgers[i].applied_examples(), kNumExamples * kEpochs) << shard;
+    // Every push reached both shards (the model's variables are on both)
+    // and was counted once by the coordinator.
+    EXPECT_EQ(ledgers[i].applied_pushes(), status.global_step()) << shard;
+    ExpectEveryRecordOnce(ledgers[i], shard);
+  }
+  EXPECT_EQ(ledgers[0].applied_digest(), ledgers[1].applied_digest());
+  std::printf("calm: %lld pushes applied on each shard, digest %016llx\n",
+              static_cast<long long>(ledgers[0].applied_pushes()),
+              static_cast<unsigned long long>(ledgers[0].applied_digest()));
+}
+
+TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseHasItsPushedBatchesTrainedOnce) {
+  std::mt19937 random(117);
+  // Well before the end (1024 steps): worker/1 holds a lease until its
+  // share of the data is done.
+  const int64_t kill_at = std::uniform_int_distribution<int64_t>(60, 400)(random);
+  const JobRecord job = Run("worker_killed", kill_at);
+  const JobStatus& status = job.final_status;
+  ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
+  EXPECT_EQ(status.rollbacks(), 0);
+
+  // The coordinator kept the killed worker's trained records when it
+  // handed the lease back.
+  std::string coordinator_log;
+  for (const LocalTask& task : cluster_->cluster().tasks()) {
+    if (task.name() == "coordinator/0") coordinator_log = ReadFile(task.log_path);
+  }
+  std::smatch match;
+  const std::regex kept("([0-9]+) records of 1 data lease were trained by its applied pushes");
+  ASSERT_TRUE(std::regex_search(coordinator_log, match, kept))
+      << "the coordinator did not keep the killed worker's trained records";
+  const int64_t kept_records = std::stoll(match[1]);
+  EXPECT_GT(kept_records, 0);
+  EXPECT_EQ(kept_records % kBatchSize, 0) << "whole batches are pushed";
+
+  const std::vector<PushLedger> ledgers = FinalLedgers(status);
+  ASSERT_EQ(ledgers.size(), 2u);
+  // A push the worker died in the middle of may have reached one shard
+  // only; it counts as trained, and only there.
+  const std::optional<LeaseRange> only_on_0 = OnlyOn(ledgers[0], ledgers[1]);
+  const std::optional<LeaseRange> only_on_1 = OnlyOn(ledgers[1], ledgers[0]);
+  EXPECT_FALSE(only_on_0.has_value() && only_on_1.has_value());
+  for (int i = 0; i < 2; ++i) {
+    const std::string shard = absl::StrCat("ps/", i);
+    const std::optional<LeaseRange>& missing = i == 0 ? only_on_1 : only_on_0;
+    const int64_t missing_examples = missing.has_value() ? missing->end - missing->begin : 0;
+    EXPECT_EQ(ledgers[i].applied_examples() + missing_examples, kNumExamples * kEpochs) << shard;
+    ExpectEveryRecordOnce(ledgers[i], shard, missing);
+  }
+  if (!only_on_0.has_value() && !only_on_1.has_value()) {
+    EXPECT_EQ(ledgers[0].applied_pushes(), ledgers[1].applied_pushes());
+    EXPECT_EQ(ledgers[0].applied_digest(), ledgers[1].applied_digest());
+  } else {
+    EXPECT_EQ(std::abs(ledgers[0].applied_pushes() - ledgers[1].applied_pushes()), 1);
+  }
+  // The global step counts the pushes workers reported; the killed worker's
+  // pushes since its last report were applied but never reported.
+  const int64_t applied = std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes());
+  const int64_t unreported = applied - status.global_step();
+  EXPECT_GE(unreported, 0);
+  EXPECT_LE(unreported, kStepsPerLoop + 1);
+  std::printf(
+      "worker_killed: killed at global step >= %lld; %lld records (%lld batches) of its lease "
+      "were kept as trained and not handed out again; %lld pushes applied since its last "
+      "report; %lld pushes applied on ps/0, %lld on ps/1, digests %016llx %016llx%s\n",
+      static_cast<long long>(kill_at), static_cast<long long>(kept_records),
+      static_cast<long long>(kept_records / kBatchSize), static_cast<long long>(unreported),
+      static_cast<long long>(ledgers[0].applied_pushes()),
+      static_cast<long long>(ledgers[1].applied_pushes()),
+      static_cast<unsigned long long>(ledgers[0].applied_digest()),
+      static_cast<unsigned long long>(ledgers[1].applied_digest()),
+      only_on_0 || only_on_1 ? " (one push reached one shard only)" : "");
+  EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
+}
+
+}  // namespace
+}  // namespace pstrain
