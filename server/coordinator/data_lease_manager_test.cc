@@ -731,6 +731,16 @@ TEST_F(DataLeaseManagerTest, ALostHoldersLeaseWaitsForItsSlotWithItsRounds) {
   EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("worker/1#2", 1).value()), "[30, 40)@0 r2");
 }
 
+TEST_F(DataLeaseManagerTest, ASlotsLeaseIsNotCutByTrainedRecords) {
+  auto manager = Make(SlotOptions(100, 10, 2, 5));
+  const DataLease lease = manager->AcquireForSlot("worker/1#1", 1).value();
+  EXPECT_EQ(manager->HandBackUntrained(lease.lease_id(), "worker/1#1", {Records(10, 15)}).code(),
+            absl::StatusCode::kFailedPrecondition);
+  // It still waits whole for the slot's next holder, from its first round.
+  EXPECT_EQ(manager->ReleaseHolder("worker/1#1"), 1);
+  EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("worker/1#2", 1).value()), "[10, 20)@0 r0");
+}
+
 TEST_F(DataLeaseManagerTest, SlotsRestartAtTheRestoredRound) {
   auto manager = Make(SlotOptions(100, 10, 2, 5));
   manager->AcquireForSlot("w0", 0).value();
