@@ -130,6 +130,9 @@ class WorkerLoop::AssignmentRun {
   // max_steps.
   bool PulledFinalRound() const;
   bool Over() { return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed(); }
+  // Reports what was applied and returns the Aborted status of a worker
+  // that was marked lost (it registers again and takes the job up anew).
+  absl::Status LostMembership();
   // This process registered again since the run began (it was marked lost,
   // e.g. frozen past its heartbeat deadline): its leases went to others,
   // so nothing more of this run may reach the shards.
@@ -290,24 +293,21 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
                 << lease->lease_id();
     }
     if (absl::IsFailedPrecondition(trained)) {
+      // A shard refused a push made after this worker's membership may
+      // have lapsed (a process frozen past its heartbeat deadline): the
+      // coordinator marks it lost and hands its data to others.
+      if (MembershipLapsed() || loop_.clock_.Now() > loop_.coordinator_.MembershipDeadline()) {
+        return LostMembership();
+      }
       // The shards dropped the job (it ended while this worker trained),
-      // or a newer run of it replaced this one (a rollback), or they
-      // refused a push that came after this worker's membership may have
-      // lapsed: whichever, this run is over and the job's current
-      // assignment says what comes next.
+      // or a newer run of it replaced this one (a rollback): this run is
+      // over and the job's current assignment says what comes next.
       return absl::AbortedError(absl::StrCat("the parameter servers ended this run of job ",
                                              job_id_, ": ", trained.message()));
     }
     if (!trained.ok()) return trained;
   }
-  if (MembershipLapsed()) {
-    // What it pushed before it was lost was applied: count it.
-    bool ignored = false;
-    SendReport(&ignored);
-    return absl::AbortedError(
-        absl::StrCat("worker was marked lost during job ", job_id_,
-                     " (no heartbeat in time) and registered again; its data went to others"));
-  }
+  if (MembershipLapsed()) return LostMembership();
   // The coordinator takes its final checkpoint once every worker has heard
   // the stop: report (empty reports when nothing is left) until it says so
   // or the job is over some other way.
@@ -316,6 +316,14 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
     if (stop || loop_.clock_.SleepFor(loop_.options_.done_report_interval, &loop_.stop_)) break;
   }
   return absl::OkStatus();
+}
+
+absl::Status WorkerLoop::AssignmentRun::LostMembership() {
+  // What it pushed before it was lost was applied: count it.
+  bool ignored = false;
+  SendReport(&ignored);
+  return absl::AbortedError(absl::StrCat("worker was marked lost during job ", job_id_,
+                                         " (no heartbeat in time); its data went to others"));
 }
 
 absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
