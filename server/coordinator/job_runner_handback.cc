@@ -15,7 +15,7 @@ namespace coordinator {
 
 std::string JobRunner::HandBackTrainedRecords(const std::string& holder) {
   // A sync slot's lease waits whole for the slot's next holder, who skips
-  // the rounds already completed (and sync rounds are not in the ledgers).
+  // the rounds already completed.
   if (DealsLeasesToSyncSlots()) return "";
   const std::vector<DataLease> leases = data_->LeasesOf(holder);
   if (leases.empty()) return "";

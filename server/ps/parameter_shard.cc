@@ -472,6 +472,7 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
     if (sync) {
       slot = slots_by_worker_ ? key.worker : static_cast<int>(round_keys_.size());
       round_keys_.push_back(key);
+      round_sources_.push_back(source);
       dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
       if (static_cast<int>(round_keys_.size()) == replicas_to_aggregate_) {
         round_closed_ = true;
@@ -520,12 +521,17 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
   }
   {
     absl::MutexLock l(&mu_);
-    for (const PushKey& k : round_keys_) {
+    for (size_t i = 0; i < round_keys_.size(); ++i) {
+      const PushKey& k = round_keys_[i];
+      // Every contribution is in the values now, also one whose worker
+      // restarted since.
+      BookApplied(k, round_sources_[i]);
       // A contributor that restarted since keeps its newer incarnation.
       if (dedup_.Check(k).verdict == PushDedup::Verdict::kOldIncarnation) continue;
       dedup_.Record(k, k == key ? PUSH_OUTCOME_APPLIED : PUSH_OUTCOME_AGGREGATED);
     }
     round_keys_.clear();
+    round_sources_.clear();
     round_summed_ = 0;
     round_closed_ = false;
     --in_flight_;
@@ -679,7 +685,16 @@ void ParameterShard::BookApplied(const PushKey& key, const PushSource& source) {
 
 PushLedger ParameterShard::ReadLedger(absl::Span<const int64_t> lease_ids, bool seal) {
   absl::MutexLock l(&mu_);
-  return ledger_.Read(lease_ids, seal);
+  if (round_keys_.empty()) return ledger_.Read(lease_ids, seal);
+  // The open round's contributions are applied when it closes, sealed or
+  // not: the records behind them count as trained, or a lease handed back
+  // now would have them trained again.
+  ledger_.Read(lease_ids, seal);
+  AppliedPushLedger with_round = ledger_;
+  for (size_t i = 0; i < round_keys_.size(); ++i) {
+    with_round.RecordApplied(round_keys_[i], round_sources_[i].examples, round_sources_[i].origin);
+  }
+  return with_round.Read(lease_ids, /*seal=*/false);
 }
 
 ShardCounters ParameterShard::counters() const {
@@ -711,6 +726,7 @@ absl::Status ParameterShard::RestoreCounters(const ShardCounters& counters) {
     metrics_.SetAppliedPushes(ledger_.applied_pushes());
     version_ = counters.version;
     round_keys_.clear();
+    round_sources_.clear();
     round_summed_ = 0;
     round_closed_ = false;
   }

@@ -129,15 +129,17 @@ class ParameterShard {
   //               a worker that has restarted), FailedPrecondition (the job
   //               was dropped, or the data lease in `source.origin` was
   //               handed back: ReadLedger sealed it). Nothing changed.
-  // An applied push (async, bounded staleness) is booked in the ledger
-  // with `source`; sync rounds are not booked yet.
+  // An applied push is booked in the ledger with `source`: in sync mode
+  // every contribution of a round as the round is applied.
   PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients,
                  const PushSource& source = {});
 
   // The job's AppliedPushLedger: counters, and the progress of `lease_ids`
-  // (every lease remembered when empty). With `seal`, later pushes of
-  // those leases are refused, so the progress read stays true: the
-  // coordinator seals a lost worker's lease before handing back its rest.
+  // (every lease remembered when empty), counting the contributions of
+  // the open sync round as applied (they will be once it closes). With
+  // `seal`, later pushes of those leases are refused, so the progress read
+  // stays true: the coordinator seals a lost worker's lease before handing
+  // back its rest.
   PushLedger ReadLedger(absl::Span<const int64_t> lease_ids, bool seal);
 
   // The reply a push with `key` would get without being looked at, if the
@@ -243,6 +245,8 @@ class ParameterShard {
   // Sync mode: the current round's contributors, and whether it is full
   // (then new pushes wait until its mean is applied).
   std::vector<PushKey> round_keys_ ABSL_GUARDED_BY(mu_);
+  // Parallel to round_keys_: booked in the ledger when the round closes.
+  std::vector<PushSource> round_sources_ ABSL_GUARDED_BY(mu_);
   int round_summed_ ABSL_GUARDED_BY(mu_) = 0;
   bool round_closed_ ABSL_GUARDED_BY(mu_) = false;
 

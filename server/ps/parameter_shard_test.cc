@@ -454,6 +454,39 @@ TEST_F(ParameterShardTest, PushesOfASealedLeaseAreRefusedAndChangeNothing) {
             PUSH_OUTCOME_APPLIED);
 }
 
+// With backup workers a lost worker's lease is handed back by the ledger
+// too: a sync round books its contributions as it is applied, and a read
+// counts those of the open round, which will be applied whatever happens to
+// their worker.
+TEST_F(ParameterShardTest, SyncRoundsBookTheirContributionsAndTheOpenRoundCountsAsTrained) {
+  CreateVariablesRequest r = Request(UPDATE_MODE_SYNC, 3);
+  r.mutable_training()->set_replicas_to_aggregate(2);  // one backup worker
+  auto s = Make(r);
+  const std::vector<float> g = {1, 1, 1, 1};
+  const GradientRef ref{0, false, {}, g};
+  EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, {8, LeaseSlice{7, 0, 0, 8}}).outcome,
+            PUSH_OUTCOME_AGGREGATED);
+  // Worker 0 is lost: its lease is read and sealed while its contribution
+  // waits in the open round.
+  const PushLedger sealed = s->ReadLedger({7}, /*seal=*/true);
+  ASSERT_EQ(sealed.leases_size(), 1);
+  EXPECT_TRUE(sealed.leases(0).sealed());
+  ASSERT_EQ(sealed.leases(0).applied_size(), 1);
+  EXPECT_EQ(sealed.leases(0).applied(0).begin(), 0);
+  EXPECT_EQ(sealed.leases(0).applied(0).end(), 8);
+  EXPECT_EQ(s->Push({0, 1, 2}, 0, {ref}, {8, LeaseSlice{7, 0, 8, 16}}).outcome,
+            PUSH_OUTCOME_REJECTED);
+  // The round closes with another worker's gradient: both are booked.
+  EXPECT_EQ(s->Push({1, 1, 1}, 0, {ref}, {8, LeaseSlice{8, 0, 16, 24}}).outcome,
+            PUSH_OUTCOME_APPLIED);
+  const PushLedger after = s->ReadLedger({}, /*seal=*/false);
+  EXPECT_EQ(after.applied_pushes(), 2);
+  EXPECT_EQ(after.applied_examples(), 16);
+  EXPECT_EQ(after.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}) +
+                                        AppliedPushLedger::PushDigest({1, 1, 1}));
+  EXPECT_EQ(after.leases_size(), 2);
+}
+
 TEST_F(ParameterShardTest, ShutdownRefusesPushesAndEndsWaits) {
   auto s = Make(Request());
   absl::Status waiting;
