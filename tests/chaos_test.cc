@@ -194,12 +194,7 @@ class ChaosTest : public testing::Test {
     std::atomic<bool> ended{false};
     std::thread chaos([&] {
       for (const Fault& fault : faults) {
-        while (!ended) {
-          absl::StatusOr<JobStatus> status = cluster_->Get(*job_id);
-          if (status.ok() && status->global_step() >= fault.at_step) break;
-          absl::SleepFor(absl::Milliseconds(50));
-        }
-        if (ended) return;
+        if (cluster_->AwaitStep(*job_id, fault.at_step, ended) < 0) return;
         const absl::Time start = absl::Now();
         const absl::Status done = fault.act(*cluster_, *job_id);
         EXPECT_TRUE(done.ok()) << fault.what << ": " << done;

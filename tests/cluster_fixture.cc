@@ -129,6 +129,17 @@ JobRecord TestCluster::Follow(const std::string& job_id,
   return record;
 }
 
+int64_t TestCluster::AwaitStep(const std::string& job_id, int64_t step,
+                               const std::atomic<bool>& ended) {
+  const absl::Time give_up = absl::Now() + kJobDeadline;
+  while (!ended && absl::Now() < give_up) {
+    absl::StatusOr<JobStatus> status = Get(job_id);
+    if (status.ok() && status->global_step() >= step) return status->global_step();
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return -1;
+}
+
 absl::StatusOr<JobStatus> TestCluster::Get(const std::string& job_id) {
   GetJobRequest request;
   request.set_job_id(job_id);

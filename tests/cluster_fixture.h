@@ -6,7 +6,9 @@
 // its end, stop it. Every call has a deadline, so a test that would hang
 // fails instead, with the job's last status.
 
+#include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -58,6 +60,10 @@ class TestCluster {
                    const std::function<void(const JobEvent&)>& on_event = nullptr);
 
   absl::StatusOr<JobStatus> Get(const std::string& job_id);
+  // Polls job `job_id` until its global step reaches `step`; the step it
+  // saw then, or -1 once `ended` is set or kJobDeadline passes first. For a
+  // thread that damages the cluster at a given step while Follow runs.
+  int64_t AwaitStep(const std::string& job_id, int64_t step, const std::atomic<bool>& ended);
   absl::Status Stop(const std::string& job_id);
 
   // Sends `signal` to task `name` ("coordinator/0", "ps/1", "worker/0"):

@@ -68,9 +68,9 @@ std::string Job(const std::string& name) {
   job.max_steps = 0;  // the data ends the job
   job.steps_per_loop = kStepsPerLoop;
   job.checkpoint_every_steps = kCheckpointEverySteps;
-  return absl::StrReplaceAll(job.Text(),
-                             {{"batch_size: 128", absl::StrCat("batch_size: ", kBatchSize,
-                                                               " epochs: ", kEpochs)}});
+  return absl::StrReplaceAll(
+      job.Text(),
+      {{"batch_size: 128", absl::StrCat("batch_size: ", kBatchSize, " epochs: ", kEpochs)}});
 }
 
 std::string ReadFile(const std::string& path) {
@@ -147,11 +147,12 @@ void ExpectEveryRecordOnce(const PushLedger& ledger, const std::string& shard,
   for (const auto& [epoch, ranges] : epochs) {
     int64_t covered = 0;
     for (const LeaseRange& r : ranges) {
-      if (missing_push.has_value() && covered == missing_push->begin && r.begin == missing_push->end) {
+      if (missing_push.has_value() && covered == missing_push->begin &&
+          r.begin == missing_push->end) {
         covered = missing_push->end;
       }
-      EXPECT_EQ(r.begin, covered) << shard << " epoch " << epoch << ": records [" << r.begin
-                                  << ", " << r.end << ") of lease " << r.lease_id
+      EXPECT_EQ(r.begin, covered) << shard << " epoch " << epoch << ": records [" << r.begin << ", "
+                                  << r.end << ") of lease " << r.lease_id
                                   << (r.begin < covered ? " were trained twice"
                                                         : " follow a gap: records skipped");
       covered = std::max(covered, r.end);
@@ -214,13 +215,7 @@ class ExactlyOnceTest : public testing::Test {
     std::atomic<bool> ended{false};
     std::thread killer([&] {
       if (kill_at_step <= 0) return;
-      const absl::Time deadline = absl::Now() + testing_cluster::kJobDeadline;
-      while (!ended && absl::Now() < deadline) {
-        absl::StatusOr<JobStatus> status = cluster_->Get(*job_id);
-        if (status.ok() && status->global_step() >= kill_at_step) break;
-        absl::SleepFor(absl::Milliseconds(20));
-      }
-      if (ended) return;
+      if (cluster_->AwaitStep(*job_id, kill_at_step, ended) < 0) return;
       absl::Status killed = cluster_->KillTask("worker/1");
       EXPECT_TRUE(killed.ok()) << killed;
       absl::SleepFor(absl::Milliseconds(500));

@@ -107,15 +107,8 @@ class SyncDeterminismTest : public testing::Test {
     std::atomic<int64_t> killed_at{-1};
     std::thread fault([&] {
       if (kill_at_step <= 0) return;
-      while (!ended) {
-        absl::StatusOr<JobStatus> status = cluster_->Get(*job_id);
-        if (status.ok() && status->global_step() >= kill_at_step) {
-          killed_at = status->global_step();
-          break;
-        }
-        absl::SleepFor(absl::Milliseconds(20));
-      }
-      if (ended) return;
+      killed_at = cluster_->AwaitStep(*job_id, kill_at_step, ended);
+      if (killed_at < 0) return;
       EXPECT_TRUE(cluster_->KillTask("worker/1", SIGKILL).ok());
       absl::SleepFor(absl::Milliseconds(500));
       EXPECT_TRUE(cluster_->RestartTask("worker/1").ok());
