@@ -716,6 +716,19 @@ TEST_F(CoordinatorServiceTest, ALostParameterServerCostsARollbackToTheNewestChec
   EXPECT_EQ(response.global_step(), 130);
 }
 
+TEST_F(CoordinatorServiceTest, SyncWithBackupWorkersOnSeveralShardsFailsSayingWhatToChange) {
+  StartCoordinator();
+  JoinCluster();  // 2 parameter servers, 2 workers
+  const std::string job_id = Submit(
+      TrainSpec("m", "training { update_mode: UPDATE_MODE_SYNC replicas_to_aggregate: 1 }"));
+  const JobStatus status = AwaitState(job_id, JOB_STATE_FAILED);
+  EXPECT_THAT(status.reason(), HasSubstr("replicas_to_aggregate 1 of 2 workers) on 2 parameter "
+                                         "servers is not supported yet"));
+  EXPECT_THAT(status.reason(), HasSubstr("set replicas_to_aggregate to 0"));
+  // Nothing was created on the shards.
+  for (FakeShard& shard : shards_) EXPECT_TRUE(shard.created().empty());
+}
+
 TEST_F(CoordinatorServiceTest, AParameterServerThatNeverComesBackFailsTheJobWithAReason) {
   StartCoordinator();
   std::vector<Caller> members = JoinCluster();

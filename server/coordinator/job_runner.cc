@@ -146,6 +146,18 @@ std::vector<TaskId> JobRunner::MissingMembers(int* num_ps, int* num_workers) con
 
 absl::Status JobRunner::Prepare() {
   RETURN_IF_ERROR(WaitForMembers());
+  if (trains_ && spec_.training().update_mode() == UPDATE_MODE_SYNC && num_ps_ > 1 &&
+      !DealsLeasesToSyncSlots()) {
+    // Each shard would take the first gradients of a round on its own: a
+    // gradient applied on one and refused as late on another has its
+    // records trained again. Refused until one shard decides for all.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sync mode with backup workers (training.replicas_to_aggregate ",
+        spec_.training().replicas_to_aggregate(), " of ", num_workers_, " workers) on ", num_ps_,
+        " parameter servers is not supported yet: the shards would choose each round's "
+        "gradients apart and train some records twice; set replicas_to_aggregate to 0 (every "
+        "worker in each round) or run one parameter server"));
+  }
   SetReason("planning: reading the data and building the model");
   absl::StatusOr<JobPlan> plan = context_.planner->Plan(spec_);
   if (!plan.ok()) {
