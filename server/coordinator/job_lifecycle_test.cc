@@ -148,6 +148,14 @@ class JobLifecycleTest : public ::testing::Test {
     return got;
   }
 
+  absl::StatusOr<DataLease> Acquire(const Caller& worker, const std::string& job_id) {
+    AcquireDataLeaseRequest request;
+    *request.mutable_task() = worker.task;
+    request.set_incarnation(worker.incarnation);
+    request.set_job_id(job_id);
+    return coordinator_->AcquireDataLease(request);
+  }
+
   ProgressResponse Report(Caller& caller, const std::string& job_id, int64_t updates,
                           double loss = 0.5) {
     ProgressReport report;
@@ -266,6 +274,18 @@ TEST_F(JobLifecycleTest, MaxSecondsEndsAJobWhoseWorkersStalled) {
   EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-50/MANIFEST").value_or(false));
 }
 
+// One epoch of 4096 records, no other stop condition.
+constexpr char kOneEpochOf4096[] = R"pb(
+  name: "t"
+  mode: JOB_MODE_TRAIN
+  model { logistic_regression {} }
+  train_data {
+    synthetic_clicks { num_examples: 4096 }
+    epochs: 1
+  }
+  checkpoint { model_dir: "m" every_steps: 1000 }
+)pb";
+
 TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
   // 4096 records in leases of 2048: two leases, one epoch.
   options_.runner.records_per_lease = 2048;
@@ -274,23 +294,10 @@ TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
   Join(TASK_TYPE_PS, 1);
   Caller worker0 = Join(TASK_TYPE_WORKER, 0);
   Caller worker1 = Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(R"pb(
-    name: "t"
-    mode: JOB_MODE_TRAIN
-    model { logistic_regression {} }
-    train_data {
-      synthetic_clicks { num_examples: 4096 }
-      epochs: 1
-    }
-    checkpoint { model_dir: "m" every_steps: 1000 }
-  )pb");
+  const std::string job_id = Submit(kOneEpochOf4096);
   ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
   for (Caller* worker : {&worker0, &worker1}) {
-    AcquireDataLeaseRequest acquire;
-    *acquire.mutable_task() = worker->task;
-    acquire.set_incarnation(worker->incarnation);
-    acquire.set_job_id(job_id);
-    absl::StatusOr<DataLease> lease = coordinator_->AcquireDataLease(acquire);
+    absl::StatusOr<DataLease> lease = Acquire(*worker, job_id);
     ASSERT_TRUE(lease.ok()) << lease.status();
     Report(*worker, job_id, 16);
     CompleteDataLeaseRequest complete;
@@ -305,11 +312,7 @@ TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
   // trained since its last report and hears the stop there. The final
   // checkpoint waits for that report, so it holds every applied step.
   EXPECT_TRUE(Report(worker0, job_id, 0).stop());
-  AcquireDataLeaseRequest acquire;
-  *acquire.mutable_task() = worker1.task;
-  acquire.set_incarnation(worker1.incarnation);
-  acquire.set_job_id(job_id);
-  absl::StatusOr<DataLease> last = coordinator_->AcquireDataLease(acquire);
+  absl::StatusOr<DataLease> last = Acquire(worker1, job_id);
   ASSERT_TRUE(last.ok()) << last.status();
   EXPECT_TRUE(last->end_of_data());
   EXPECT_TRUE(Report(worker1, job_id, 0).stop());
@@ -335,25 +338,9 @@ TEST_F(JobLifecycleTest, ALostWorkersLeaseGoesBackWithoutTheRecordsItsPushesTrai
   Join(TASK_TYPE_PS, 1);
   Caller worker0 = Join(TASK_TYPE_WORKER, 0);
   Caller worker1 = Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(R"pb(
-    name: "t"
-    mode: JOB_MODE_TRAIN
-    model { logistic_regression {} }
-    train_data {
-      synthetic_clicks { num_examples: 4096 }
-      epochs: 1
-    }
-    checkpoint { model_dir: "m" every_steps: 1000 }
-  )pb");
+  const std::string job_id = Submit(kOneEpochOf4096);
   ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  auto acquire = [&](const Caller& worker) {
-    AcquireDataLeaseRequest request;
-    *request.mutable_task() = worker.task;
-    request.set_incarnation(worker.incarnation);
-    request.set_job_id(job_id);
-    return coordinator_->AcquireDataLease(request);
-  };
-  absl::StatusOr<DataLease> lost = acquire(worker0);
+  absl::StatusOr<DataLease> lost = Acquire(worker0, job_id);
   ASSERT_TRUE(lost.ok()) << lost.status();
   ASSERT_EQ(lost->range().begin(), 0);
   // ps/0 applied the pushes of records [0, 256), ps/1 one push more: the
@@ -375,11 +362,11 @@ TEST_F(JobLifecycleTest, ALostWorkersLeaseGoesBackWithoutTheRecordsItsPushesTrai
     EXPECT_THAT(reads[0].lease_ids(), ::testing::ElementsAre(lost->lease_id()));
   }
   // Only the untrained rest goes back, first in line; then the next lease.
-  absl::StatusOr<DataLease> rest = acquire(worker1);
+  absl::StatusOr<DataLease> rest = Acquire(worker1, job_id);
   ASSERT_TRUE(rest.ok()) << rest.status();
   EXPECT_EQ(rest->range().begin(), 384);
   EXPECT_EQ(rest->range().end(), 2048);
-  absl::StatusOr<DataLease> next = acquire(worker1);
+  absl::StatusOr<DataLease> next = Acquire(worker1, job_id);
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_EQ(next->range().begin(), 2048);
 }
