@@ -1,0 +1,260 @@
+#include "bench/cluster/bench_cluster.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/net/http_get.h"
+#include "google/protobuf/text_format.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace pstrain {
+namespace bench {
+namespace {
+
+constexpr absl::Duration kCallTimeout = absl::Seconds(30);
+constexpr absl::Duration kScrapeTimeout = absl::Seconds(10);
+
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline(absl::Duration timeout) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  return context;
+}
+
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      absl::StrCat(what, ": ", status.error_message()));
+}
+
+bool HasEnded(JobState state) {
+  return state == JOB_STATE_SUCCEEDED || state == JOB_STATE_FAILED || state == JOB_STATE_STOPPED;
+}
+
+}  // namespace
+
+double ThroughputWindow::ExamplesPerSecond() const {
+  double examples = 0;
+  for (const WorkerWindow& worker : workers) examples += worker.examples;
+  return seconds > 0 ? examples / seconds : 0;
+}
+
+absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(
+    int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
+    const std::string& bin_dir) {
+  LocalClusterOptions options;
+  options.num_ps = num_ps;
+  options.num_workers = num_workers;
+  options.evaluator = true;
+  options.bin_dir = bin_dir;
+  options.run_dir = run_dir;
+  options.checkpoint_root = checkpoint_root;
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
+  if (!cluster.ok()) return cluster.status();
+  std::unique_ptr<BenchCluster> bench(new BenchCluster());
+  bench->cluster_ = *std::move(cluster);
+  bench->jobs_ = JobService::NewStub(grpc::CreateChannel(
+      bench->cluster_->coordinator().grpc_address, grpc::InsecureChannelCredentials()));
+  return bench;
+}
+
+BenchCluster::~BenchCluster() {
+  if (cluster_ != nullptr) cluster_->Stop(absl::Seconds(15)).IgnoreError();
+}
+
+absl::Status BenchCluster::Stop() {
+  absl::Status stopped = cluster_->Stop(absl::Seconds(15));
+  cluster_.reset();
+  return stopped;
+}
+
+std::vector<const LocalTask*> BenchCluster::Workers() const {
+  std::vector<const LocalTask*> workers;
+  for (const LocalTask& task : cluster_->tasks()) {
+    if (task.role == "worker") workers.push_back(&task);
+  }
+  return workers;
+}
+
+int BenchCluster::num_workers() const { return static_cast<int>(Workers().size()); }
+
+absl::StatusOr<std::vector<MetricsPage>> BenchCluster::ScrapeWorkers() {
+  std::vector<MetricsPage> pages;
+  for (const LocalTask* worker : Workers()) {
+    absl::StatusOr<std::string> text = HttpGet(worker->metrics_address, "/metrics", kScrapeTimeout);
+    if (!text.ok()) {
+      return absl::UnavailableError(absl::StrCat("scraping ", worker->name(), " at ",
+                                                 worker->metrics_address, ": ",
+                                                 text.status().message()));
+    }
+    absl::StatusOr<MetricsPage> page = MetricsPage::Parse(*text);
+    if (!page.ok()) {
+      return absl::InternalError(
+          absl::StrCat(worker->name(), "'s /metrics: ", page.status().message()));
+    }
+    pages.push_back(*std::move(page));
+  }
+  return pages;
+}
+
+absl::StatusOr<std::string> BenchCluster::Submit(const std::string& spec_text) {
+  SubmitJobRequest request;
+  if (!google::protobuf::TextFormat::ParseFromString(spec_text, request.mutable_spec())) {
+    return absl::InvalidArgumentError(absl::StrCat("not a text-format JobSpec:\n", spec_text));
+  }
+  SubmitJobResponse response;
+  grpc::Status status = jobs_->SubmitJob(ContextWithDeadline(kCallTimeout).get(), request, &response);
+  if (!status.ok()) return FromGrpc(status, "submitting the job");
+  return response.job_id();
+}
+
+absl::StatusOr<JobStatus> BenchCluster::Get(const std::string& job_id) {
+  GetJobRequest request;
+  request.set_job_id(job_id);
+  JobStatus job;
+  grpc::Status status = jobs_->GetJob(ContextWithDeadline(kCallTimeout).get(), request, &job);
+  if (!status.ok()) return FromGrpc(status, absl::StrCat("reading job ", job_id));
+  return job;
+}
+
+absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id,
+                                                       const std::vector<MetricsPage>& before,
+                                                       absl::Duration start_timeout,
+                                                       absl::Duration warmup,
+                                                       absl::Duration window) {
+  const absl::Time give_up = absl::Now() + start_timeout;
+  for (;;) {
+    absl::StatusOr<std::vector<MetricsPage>> now = ScrapeWorkers();
+    if (!now.ok()) return now.status();
+    size_t started = 0;
+    for (size_t i = 0; i < now->size(); ++i) {
+      if ((*now)[i].Sum("pstrain_worker_steps_total") >
+          before[i].Sum("pstrain_worker_steps_total")) {
+        ++started;
+      }
+    }
+    if (started == now->size()) break;
+    absl::StatusOr<JobStatus> job = Get(job_id);
+    if (!job.ok()) return job.status();
+    if (HasEnded(job->state())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " ended before every worker trained: ",
+                       JobState_Name(job->state()), " ", job->reason()));
+    }
+    if (absl::Now() > give_up) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "only ", started, " of ", now->size(), " workers computed a step of job ", job_id,
+          " within ", absl::FormatDuration(start_timeout), "; see the worker logs"));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  absl::SleepFor(warmup);
+
+  absl::StatusOr<JobStatus> job_start = Get(job_id);
+  if (!job_start.ok()) return job_start.status();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<MetricsPage>> first = ScrapeWorkers();
+  if (!first.ok()) return first.status();
+  absl::SleepFor(window);
+  const absl::Time end = absl::Now();
+  absl::StatusOr<std::vector<MetricsPage>> last = ScrapeWorkers();
+  if (!last.ok()) return last.status();
+  absl::StatusOr<JobStatus> job_end = Get(job_id);
+  if (!job_end.ok()) return job_end.status();
+  if (HasEnded(job_end->state())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " ended during the measured window: ",
+                     JobState_Name(job_end->state()), " ", job_end->reason()));
+  }
+
+  ThroughputWindow measured;
+  measured.seconds = absl::ToDoubleSeconds(end - start);
+  measured.global_steps = job_end->global_step() - job_start->global_step();
+  const std::vector<const LocalTask*> workers = Workers();
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const MetricsPage& a = (*first)[i];
+    const MetricsPage& b = (*last)[i];
+    WorkerWindow worker;
+    worker.task = workers[i]->name();
+    worker.steps = b.Sum("pstrain_worker_steps_total") - a.Sum("pstrain_worker_steps_total");
+    worker.examples =
+        b.Sum("pstrain_worker_examples_total") - a.Sum("pstrain_worker_examples_total");
+    for (const std::string& phase : StepPhases()) {
+      const char* kSum = "pstrain_worker_step_phase_seconds_sum";
+      worker.phase_seconds[phase] = b.Sum(kSum, {{"phase", phase}}) - a.Sum(kSum, {{"phase", phase}});
+    }
+    measured.workers.push_back(std::move(worker));
+  }
+  return measured;
+}
+
+absl::Status BenchCluster::StopAndWait(const std::string& job_id, absl::Duration timeout) {
+  StopJobRequest request;
+  request.set_job_id(job_id);
+  request.set_immediately(true);
+  StopJobResponse response;
+  grpc::Status status = jobs_->StopJob(ContextWithDeadline(kCallTimeout).get(), request, &response);
+  if (!status.ok()) return FromGrpc(status, absl::StrCat("stopping job ", job_id));
+  const absl::Time give_up = absl::Now() + timeout;
+  for (;;) {
+    absl::StatusOr<JobStatus> job = Get(job_id);
+    if (!job.ok()) return job.status();
+    if (HasEnded(job->state())) return absl::OkStatus();
+    if (absl::Now() > give_up) {
+      return absl::DeadlineExceededError(absl::StrCat("job ", job_id, " still ",
+                                                      JobState_Name(job->state()), " ",
+                                                      absl::FormatDuration(timeout),
+                                                      " after it was stopped"));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
+absl::StatusOr<TargetRun> BenchCluster::RunToTarget(const std::string& spec_text,
+                                                    double target_accuracy,
+                                                    absl::Duration timeout) {
+  const absl::Time submitted = absl::Now();
+  const absl::Time give_up = submitted + timeout;
+  absl::StatusOr<std::string> job_id = Submit(spec_text);
+  if (!job_id.ok()) return job_id.status();
+
+  TargetRun run;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(give_up));
+  WatchJobRequest request;
+  request.set_job_id(*job_id);
+  auto stream = jobs_->WatchJob(&context, request);
+  JobEvent event;
+  while (stream->Read(&event)) {
+    if (!event.has_eval() || run.reached) continue;
+    auto accuracy = event.eval().metrics().find("accuracy");
+    if (accuracy == event.eval().metrics().end()) continue;
+    ++run.evaluations;
+    if (accuracy->second >= target_accuracy) {
+      run.reached = true;
+      run.seconds = absl::ToDoubleSeconds(absl::Now() - submitted);
+      run.step = event.eval().checkpoint_step();
+      run.accuracy = accuracy->second;
+    }
+  }
+  grpc::Status streamed = stream->Finish();
+  absl::StatusOr<JobStatus> final_status = Get(*job_id);
+  if (!final_status.ok()) return final_status.status();
+  run.final_status = *final_status;
+  if (!HasEnded(final_status->state())) {
+    // The deadline passed first: free the cluster for what follows.
+    StopAndWait(*job_id, absl::Seconds(30)).IgnoreError();
+    if (!run.reached) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "job ", *job_id, " did not reach test accuracy ", target_accuracy, " within ",
+          absl::FormatDuration(timeout), " (", run.evaluations, " evaluations, global step ",
+          final_status->global_step(), ", watch: ", streamed.error_message(), ")"));
+    }
+  }
+  return run;
+}
+
+}  // namespace bench
+}  // namespace pstrain

@@ -1,0 +1,112 @@
+#ifndef PSTRAIN_BENCH_CLUSTER_BENCH_CLUSTER_H_
+#define PSTRAIN_BENCH_CLUSTER_BENCH_CLUSTER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "bench/cluster/prometheus_text.h"
+#include "client/local_cluster.h"
+#include "protos/coordinator.grpc.pb.h"
+
+namespace pstrain {
+namespace bench {
+
+// The step phases the workers time (pstrain_worker_step_phase_seconds).
+inline const std::vector<std::string>& StepPhases() {
+  static const auto* phases =
+      new std::vector<std::string>{"data_wait", "pull", "compute", "push_wait"};
+  return *phases;
+}
+
+// What one worker did in a measured window: counter differences between a
+// scrape of its /metrics before and one after.
+struct WorkerWindow {
+  std::string task;  // "worker/0"
+  double steps = 0;
+  double examples = 0;
+  std::map<std::string, double> phase_seconds;  // by StepPhases() name
+};
+
+// A measured window of a running job.
+struct ThroughputWindow {
+  double seconds = 0;  // wall time between the two scrapes
+  std::vector<WorkerWindow> workers;
+  // The coordinator's global step at both ends (applied updates, sync
+  // rounds); it moves by the workers' progress reports, every
+  // steps_per_loop steps.
+  int64_t global_steps = 0;
+
+  double ExamplesPerSecond() const;
+};
+
+// How a job run to a target accuracy went.
+struct TargetRun {
+  double seconds = 0;           // from submit to the evaluation at the target
+  int64_t step = 0;             // of the checkpoint that reached it
+  double accuracy = 0;          // its test accuracy
+  int evaluations = 0;          // evaluations seen until then (skipped ones not counted)
+  bool reached = false;
+  JobStatus final_status;
+};
+
+// A local cluster (coordinator, parameter servers, workers, evaluator as
+// real processes on loopback) and the JobService calls a benchmark makes.
+// Every wait has a deadline. Not thread-safe.
+class BenchCluster {
+ public:
+  // Starts the processes with logs under `run_dir` and checkpoints under
+  // `checkpoint_root`; binaries from `bin_dir` or this program's runfiles.
+  static absl::StatusOr<std::unique_ptr<BenchCluster>> Start(int num_ps, int num_workers,
+                                                             const std::string& run_dir,
+                                                             const std::string& checkpoint_root,
+                                                             const std::string& bin_dir);
+  ~BenchCluster();
+
+  int num_workers() const;
+
+  // Submits the text-format spec; the job id.
+  absl::StatusOr<std::string> Submit(const std::string& spec_text);
+
+  // Waits until every worker has computed a step of the job just submitted
+  // (`before` is a scrape taken before submitting), then `warmup` more, then
+  // measures `window`. FailedPrecondition: a worker computed nothing
+  // within `start_timeout`, or the job ended.
+  absl::StatusOr<ThroughputWindow> Measure(const std::string& job_id,
+                                           const std::vector<MetricsPage>& before,
+                                           absl::Duration start_timeout, absl::Duration warmup,
+                                           absl::Duration window);
+
+  // Stops the job without a final checkpoint and waits up to `timeout` for
+  // it to end.
+  absl::Status StopAndWait(const std::string& job_id, absl::Duration timeout);
+
+  // Submits the spec and follows the job's events until an evaluation
+  // reaches `target_accuracy` (then lets the job end by its own stop
+  // condition, waiting up to `timeout` in all), or until `timeout`.
+  absl::StatusOr<TargetRun> RunToTarget(const std::string& spec_text, double target_accuracy,
+                                        absl::Duration timeout);
+
+  // Every worker's /metrics, in task order.
+  absl::StatusOr<std::vector<MetricsPage>> ScrapeWorkers();
+
+  // SIGTERM to every process; OK when all exited cleanly.
+  absl::Status Stop();
+
+ private:
+  BenchCluster() = default;
+  absl::StatusOr<JobStatus> Get(const std::string& job_id);
+  std::vector<const LocalTask*> Workers() const;
+
+  std::unique_ptr<LocalCluster> cluster_;
+  std::unique_ptr<JobService::Stub> jobs_;
+};
+
+}  // namespace bench
+}  // namespace pstrain
+
+#endif  // PSTRAIN_BENCH_CLUSTER_BENCH_CLUSTER_H_
