@@ -43,8 +43,9 @@ double ThroughputWindow::ExamplesPerSecond() const {
 
 absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(
     int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
-    const std::string& bin_dir) {
+    const std::string& bin_dir, const std::vector<std::string>& coordinator_flags) {
   LocalClusterOptions options;
+  options.coordinator_flags = coordinator_flags;
   options.num_ps = num_ps;
   options.num_workers = num_workers;
   options.evaluator = true;
@@ -185,6 +186,9 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
       const char* kSum = "pstrain_worker_step_phase_seconds_sum";
       worker.phase_seconds[phase] = b.Sum(kSum, {{"phase", phase}}) - a.Sum(kSum, {{"phase", phase}});
     }
+    const char* kPush = "pstrain_worker_push_latency_seconds";
+    worker.pushes = b.Sum(absl::StrCat(kPush, "_count")) - a.Sum(absl::StrCat(kPush, "_count"));
+    worker.push_seconds = b.Sum(absl::StrCat(kPush, "_sum")) - a.Sum(absl::StrCat(kPush, "_sum"));
     measured.workers.push_back(std::move(worker));
   }
   return measured;
@@ -228,13 +232,14 @@ absl::StatusOr<TargetRun> BenchCluster::RunToTarget(const std::string& spec_text
   auto stream = jobs_->WatchJob(&context, request);
   JobEvent event;
   while (stream->Read(&event)) {
-    if (!event.has_eval() || run.reached) continue;
+    if (!event.has_eval()) continue;
     auto accuracy = event.eval().metrics().find("accuracy");
     if (accuracy == event.eval().metrics().end()) continue;
-    ++run.evaluations;
-    if (accuracy->second >= target_accuracy) {
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - submitted);
+    run.evaluations.push_back({event.eval().checkpoint_step(), accuracy->second, seconds});
+    if (!run.reached && accuracy->second >= target_accuracy) {
       run.reached = true;
-      run.seconds = absl::ToDoubleSeconds(absl::Now() - submitted);
+      run.seconds = seconds;
       run.step = event.eval().checkpoint_step();
       run.accuracy = accuracy->second;
     }
@@ -249,7 +254,7 @@ absl::StatusOr<TargetRun> BenchCluster::RunToTarget(const std::string& spec_text
     if (!run.reached) {
       return absl::DeadlineExceededError(absl::StrCat(
           "job ", *job_id, " did not reach test accuracy ", target_accuracy, " within ",
-          absl::FormatDuration(timeout), " (", run.evaluations, " evaluations, global step ",
+          absl::FormatDuration(timeout), " (", run.evaluations.size(), " evaluations, global step ",
           final_status->global_step(), ", watch: ", streamed.error_message(), ")"));
     }
   }

@@ -30,6 +30,10 @@ struct WorkerWindow {
   double steps = 0;
   double examples = 0;
   std::map<std::string, double> phase_seconds;  // by StepPhases() name
+  // pstrain_worker_push_latency_seconds: a push to every shard, whether
+  // the step waited for it (sync) or overlapped it with the next pull.
+  double pushes = 0;
+  double push_seconds = 0;
 };
 
 // A measured window of a running job.
@@ -44,12 +48,19 @@ struct ThroughputWindow {
   double ExamplesPerSecond() const;
 };
 
+// One evaluation seen while following a job.
+struct EvaluationPoint {
+  int64_t step = 0;
+  double accuracy = 0;
+  double seconds = 0;  // since submit
+};
+
 // How a job run to a target accuracy went.
 struct TargetRun {
+  std::vector<EvaluationPoint> evaluations;  // in arrival order, skipped ones left out
   double seconds = 0;           // from submit to the evaluation at the target
   int64_t step = 0;             // of the checkpoint that reached it
   double accuracy = 0;          // its test accuracy
-  int evaluations = 0;          // evaluations seen until then (skipped ones not counted)
   bool reached = false;
   JobStatus final_status;
 };
@@ -60,11 +71,11 @@ struct TargetRun {
 class BenchCluster {
  public:
   // Starts the processes with logs under `run_dir` and checkpoints under
-  // `checkpoint_root`; binaries from `bin_dir` or this program's runfiles.
-  static absl::StatusOr<std::unique_ptr<BenchCluster>> Start(int num_ps, int num_workers,
-                                                             const std::string& run_dir,
-                                                             const std::string& checkpoint_root,
-                                                             const std::string& bin_dir);
+  // `checkpoint_root`; binaries from `bin_dir` or this program's runfiles;
+  // `coordinator_flags` ("--name=value") passed to the coordinator.
+  static absl::StatusOr<std::unique_ptr<BenchCluster>> Start(
+      int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
+      const std::string& bin_dir, const std::vector<std::string>& coordinator_flags);
   ~BenchCluster();
 
   int num_workers() const;

@@ -23,7 +23,12 @@ std::string BenchJobSpecText(const BenchJob& job) {
       absl::StrJoin(job.hidden_units, ", "), "] activation: ACTIVATION_RELU } }\n",
       "train_data { fashion_mnist { dir: \"", job.data_dir,
       "\" split: DATA_SPLIT_TRAIN } batch_size: 128 shuffle: true }\n",
-      "optimizer { adam {} learning_rate: 0.001 }\n",
+      "optimizer { adam {} learning_rate: 0.001",
+      job.cosine_decay_steps > 0
+          ? absl::StrCat(" schedule { cosine { decay_steps: ", job.cosine_decay_steps,
+                         " alpha: 0.1 } }")
+          : "",
+      " }\n",
       "training { update_mode: ", job.sync ? "UPDATE_MODE_SYNC" : "UPDATE_MODE_ASYNC", " }\n");
   if (evaluates) {
     absl::StrAppend(

@@ -19,6 +19,9 @@ struct BenchJob {
   std::string model_dir;
   std::vector<int64_t> hidden_units = {256, 128};
   bool sync = false;  // sync rounds of every worker; else async
+  // > 0: the learning rate follows a cosine down to a tenth over this many
+  // steps, as in examples/fashion_mnist_mlp.pbtxt; 0: constant.
+  int64_t cosine_decay_steps = 0;
   // A throughput job runs until stopped; this is only its safety net.
   int64_t max_steps = 1000000;
   // > 0: JOB_MODE_TRAIN_AND_EVAL on the test split, checkpoints every
