@@ -124,7 +124,8 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
                                                        const std::vector<MetricsPage>& before,
                                                        absl::Duration start_timeout,
                                                        absl::Duration warmup,
-                                                       absl::Duration window) {
+                                                       absl::Duration window, int min_steps,
+                                                       absl::Duration max_window) {
   const absl::Time give_up = absl::Now() + start_timeout;
   for (;;) {
     absl::StatusOr<std::vector<MetricsPage>> now = ScrapeWorkers();
@@ -159,9 +160,26 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
   absl::StatusOr<std::vector<MetricsPage>> first = ScrapeWorkers();
   if (!first.ok()) return first.status();
   absl::SleepFor(window);
-  const absl::Time end = absl::Now();
+  // A large model takes seconds a step: the window stretches (up to
+  // max_window) until every worker has computed min_steps in it.
+  absl::Time end = absl::Now();
   absl::StatusOr<std::vector<MetricsPage>> last = ScrapeWorkers();
   if (!last.ok()) return last.status();
+  auto fewest_steps = [&] {
+    double fewest = -1;
+    for (size_t i = 0; i < last->size(); ++i) {
+      const double steps = (*last)[i].Sum("pstrain_worker_steps_total") -
+                           (*first)[i].Sum("pstrain_worker_steps_total");
+      if (fewest < 0 || steps < fewest) fewest = steps;
+    }
+    return fewest;
+  };
+  while (fewest_steps() < min_steps && absl::Now() - start < max_window) {
+    absl::SleepFor(absl::Milliseconds(250));
+    end = absl::Now();
+    last = ScrapeWorkers();
+    if (!last.ok()) return last.status();
+  }
   absl::StatusOr<JobStatus> job_end = Get(job_id);
   if (!job_end.ok()) return job_end.status();
   if (HasEnded(job_end->state())) {

@@ -85,12 +85,14 @@ class BenchCluster {
 
   // Waits until every worker has computed a step of the job just submitted
   // (`before` is a scrape taken before submitting), then `warmup` more, then
-  // measures `window`. FailedPrecondition: a worker computed nothing
-  // within `start_timeout`, or the job ended.
+  // measures `window`, stretched until every worker has computed
+  // `min_steps` in it or `max_window` has passed. FailedPrecondition: a
+  // worker computed nothing within `start_timeout`, or the job ended.
   absl::StatusOr<ThroughputWindow> Measure(const std::string& job_id,
                                            const std::vector<MetricsPage>& before,
                                            absl::Duration start_timeout, absl::Duration warmup,
-                                           absl::Duration window);
+                                           absl::Duration window, int min_steps,
+                                           absl::Duration max_window);
 
   // Stops the job without a final checkpoint and waits up to `timeout` for
   // it to end.

@@ -48,6 +48,9 @@ DEFINE_string(parts, "e2e,accuracy,scaling", "which parts to run: e2e, accuracy,
 DEFINE_double(warmup_secs, 4, "training time after every worker's first step, before measuring");
 DEFINE_double(window_secs, 12, "measured window of the e2e runs");
 DEFINE_double(sweep_window_secs, 8, "measured window of each scaling point");
+DEFINE_int32(min_window_steps, 2,
+             "stretch a window until every worker computed this many steps in it (large models)");
+DEFINE_double(max_window_secs, 25, "but never beyond this");
 DEFINE_int64(reference_steps, 1500,
              "steps of the single-process reference on the 784-256-128-10 MLP (larger models: "
              "scaled down by their size, at least 5)");
@@ -152,14 +155,16 @@ absl::StatusOr<ThroughputWindow> MeasureCluster(Settings& settings, BenchCluster
   if (!before.ok()) return before.status();
   absl::StatusOr<std::string> job_id = cluster.Submit(BenchJobSpecText(job));
   if (!job_id.ok()) return job_id.status();
-  absl::StatusOr<ThroughputWindow> measured = cluster.Measure(
-      *job_id, *before, kStartTimeout, absl::Seconds(FLAGS_warmup_secs), window);
+  absl::StatusOr<ThroughputWindow> measured =
+      cluster.Measure(*job_id, *before, kStartTimeout, absl::Seconds(FLAGS_warmup_secs), window,
+                      FLAGS_min_window_steps, absl::Seconds(FLAGS_max_window_secs));
   absl::Status stopped = cluster.StopAndWait(*job_id, kStopTimeout);
   if (!measured.ok()) return measured.status();
   if (!stopped.ok()) return stopped;
-  Progress(absl::StrFormat("  cluster: %.0f examples/s (%d global steps in %.1f s)",
-                           measured->ExamplesPerSecond(), measured->global_steps,
-                           measured->seconds));
+  double steps = 0;
+  for (const WorkerWindow& worker : measured->workers) steps += worker.steps;
+  Progress(absl::StrFormat("  cluster: %.0f examples/s (%.0f worker steps in %.1f s)",
+                           measured->ExamplesPerSecond(), steps, measured->seconds));
   return measured;
 }
 
@@ -378,10 +383,32 @@ std::string AccuracySection(const Results& results) {
       " (", run.reached ? absl::StrCat(Fixed(run.seconds, 2), " s") : "not reached", ")\n\n");
 }
 
+// The workers' mean ms per step by phase and idle, "a / b / c / d / e".
+std::string MeanPhasesText(const ThroughputWindow& window) {
+  std::vector<double> mean(StepPhases().size() + 1, 0);
+  for (const WorkerWindow& worker : window.workers) {
+    std::vector<double> ms = PhaseMsPerStep(worker, window.seconds);
+    for (size_t i = 0; i < ms.size(); ++i) mean[i] += ms[i] / window.workers.size();
+  }
+  std::vector<std::string> text;
+  for (double ms : mean) text.push_back(Fixed(ms, ms >= 100 ? 0 : 1));
+  return absl::StrJoin(text, " / ");
+}
+
+std::string MeanPushLatencyText(const ThroughputWindow& window) {
+  double pushes = 0, seconds = 0;
+  for (const WorkerWindow& worker : window.workers) {
+    pushes += worker.pushes;
+    seconds += worker.push_seconds;
+  }
+  return pushes > 0 ? Fixed(seconds / pushes * 1e3, 1) : "";
+}
+
 std::string ModelSweepSection(const Results& results) {
   MarkdownTable table({"model", "parameters", "cluster examples/s", "single process examples/s",
                        "ratio", "cluster ns/parameter/step", "single process ns/parameter/step",
-                       "steps per worker"});
+                       "steps per worker", "worker ms per step: data_wait / pull / compute / "
+                       "push_wait / idle", "push latency ms"});
   for (const ThroughputPoint& point : results.model_sweep) {
     std::vector<std::string> steps;
     for (const WorkerWindow& worker : point.window.workers) steps.push_back(Fixed(worker.steps, 0));
@@ -391,7 +418,8 @@ std::string ModelSweepSection(const Results& results) {
                   Fixed(point.window.ExamplesPerSecond() / point.reference->examples_per_sec, 2),
                   Fixed(NsPerParameterStep(point), 2),
                   Fixed(ReferenceNsPerParameterStep(*point.reference, point.hidden_units), 2),
-                  absl::StrJoin(steps, ", ")});
+                  absl::StrJoin(steps, ", "), MeanPhasesText(point.window),
+                  MeanPushLatencyText(point.window)});
   }
   return absl::StrCat(
       "### Scaling with the model (async, 1 ps + 2 workers)\n\n",
@@ -403,7 +431,9 @@ std::string ModelSweepSection(const Results& results) {
 
 std::string WorkerSweepSection(const Results& results) {
   MarkdownTable table({"workers", "examples/s", "ratio to 1 worker", "ratio to single process",
-                       "ms per step per worker", "ns/parameter/step"});
+                       "ms per step per worker", "ns/parameter/step",
+                       "worker ms per step: data_wait / pull / compute / push_wait / idle",
+                       "push latency ms"});
   const double one = results.worker_sweep.front().window.ExamplesPerSecond();
   for (const ThroughputPoint& point : results.worker_sweep) {
     double steps = 0;
@@ -414,7 +444,8 @@ std::string WorkerSweepSection(const Results& results) {
                   point.reference.has_value()
                       ? Fixed(point.window.ExamplesPerSecond() / point.reference->examples_per_sec, 2)
                       : "",
-                  Fixed(per_worker_ms, 2), Fixed(NsPerParameterStep(point), 2)});
+                  Fixed(per_worker_ms, 2), Fixed(NsPerParameterStep(point), 2),
+                  MeanPhasesText(point.window), MeanPushLatencyText(point.window)});
   }
   return absl::StrCat(
       "### Scaling with the workers (async, 1 ps, Fashion-MNIST MLP)\n\n",
