@@ -425,7 +425,9 @@ std::string ModelSweepSection(const Results& results) {
       "### Scaling with the model (async, 1 ps + 2 workers)\n\n",
       "MLPs with two equal hidden layers sized for the parameter count; the single-process "
       "trainer on each model is the reference. ns/parameter/step is wall time per update "
-      "(all workers' steps) divided by the parameters.\n\n",
+      "(all workers' steps) divided by the parameters. Phases are recorded when they end, so "
+      "with only a few steps in a window a phase begun before it counts in full and idle can "
+      "come out negative.\n\n",
       table.ToString(), "\n");
 }
 
