@@ -43,9 +43,13 @@ double ThroughputWindow::ExamplesPerSecond() const {
 
 absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(
     int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
-    const std::string& bin_dir, const std::vector<std::string>& coordinator_flags) {
+    const std::string& bin_dir, const std::vector<std::string>& coordinator_flags,
+    const std::vector<std::string>& worker_flags) {
   LocalClusterOptions options;
   options.coordinator_flags = coordinator_flags;
+  for (int i = 0; i < num_workers; ++i) {
+    options.task_flags[absl::StrCat("worker/", i)] = worker_flags;
+  }
   options.num_ps = num_ps;
   options.num_workers = num_workers;
   options.evaluator = true;

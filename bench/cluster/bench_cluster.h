@@ -72,10 +72,12 @@ class BenchCluster {
  public:
   // Starts the processes with logs under `run_dir` and checkpoints under
   // `checkpoint_root`; binaries from `bin_dir` or this program's runfiles;
-  // `coordinator_flags` ("--name=value") passed to the coordinator.
+  // `coordinator_flags` and `worker_flags` ("--name=value") passed to the
+  // coordinator and to every worker.
   static absl::StatusOr<std::unique_ptr<BenchCluster>> Start(
       int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
-      const std::string& bin_dir, const std::vector<std::string>& coordinator_flags);
+      const std::string& bin_dir, const std::vector<std::string>& coordinator_flags,
+      const std::vector<std::string>& worker_flags);
   ~BenchCluster();
 
   int num_workers() const;

@@ -66,6 +66,8 @@ DEFINE_string(data_dir, "/usr/share/datasets/fashion-mnist", "Fashion-MNIST IDX 
 DEFINE_string(bin_dir, "", "folder of pstrain and its servers; default this program's runfiles");
 DEFINE_string(coordinator_flags, "",
               "more flags for the coordinator, comma-separated (e.g. --records_per_lease=4096)");
+DEFINE_string(worker_flags, "",
+              "more flags for every worker, comma-separated (e.g. --nooverlap_pull_with_push)");
 DEFINE_string(work_dir, "",
               "logs and checkpoints go here; default a new folder under $TMPDIR (or /tmp)");
 
@@ -177,7 +179,8 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(Settings& settings, i
                              absl::StrCat(settings.work_dir, "/cluster-", workers, "w-",
                                           settings.next_job++),
                              settings.checkpoint_root, FLAGS_bin_dir,
-                             absl::StrSplit(FLAGS_coordinator_flags, ',', absl::SkipEmpty()));
+                             absl::StrSplit(FLAGS_coordinator_flags, ',', absl::SkipEmpty()),
+                             absl::StrSplit(FLAGS_worker_flags, ',', absl::SkipEmpty()));
 }
 
 // The mean of two single-process runs, one on each side of a cluster run.
