@@ -1,0 +1,49 @@
+#ifndef PSTRAIN_BENCH_SPARSE_CLUSTER_SAMPLE_H_
+#define PSTRAIN_BENCH_SPARSE_CLUSTER_SAMPLE_H_
+
+// What the sparse benchmark reads from a running local cluster at one
+// moment: the parameter servers' and workers' counters from their /metrics
+// pages and each shard's resident memory from /proc.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/local_cluster.h"
+
+namespace pstrain {
+
+struct ShardSample {
+  int64_t rss_bytes = 0;     // VmRSS
+  double deep_rows = 0;      // pstrain_ps_embedding_rows of deep/embedding
+  double wide_rows = 0;      // ... of wide/weights
+  double table_bytes = 0;    // pstrain_ps_embedding_bytes, both tables
+  double evictions = 0;      // pstrain_ps_embedding_evictions_total, both tables
+  double pull_bytes = 0;     // pstrain_ps_pull_bytes_total (dense and rows)
+};
+
+struct ClusterSample {
+  absl::Time time;
+  std::vector<ShardSample> shards;  // ps/0, ps/1, ...
+  // Summed over the workers.
+  double examples = 0;  // pstrain_worker_examples_total
+  double steps = 0;     // pstrain_worker_steps_total
+
+  double DeepRows() const;
+  double WideRows() const;
+  double TableBytes() const;
+  double Evictions() const;
+  double PullBytes() const;
+  int64_t RssBytes() const;
+};
+
+// Reads every parameter server and worker of `cluster`. The embedding
+// series read as 0 until the job has created its tables.
+// Unavailable: a /metrics page or /proc/<pid>/status cannot be read (the
+// process is gone); NotFound: a counter every process exports is missing.
+absl::StatusOr<ClusterSample> SampleCluster(const LocalCluster& cluster);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_BENCH_SPARSE_CLUSTER_SAMPLE_H_

@@ -1,0 +1,134 @@
+#include "bench/sparse/sparse_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace pstrain {
+namespace {
+
+// Fewer rows than this and the fixed costs (gRPC buffers, the dense
+// variables) would dominate the memory per row.
+constexpr double kMinRowsForMemory = 1e6;
+
+std::string Verdict(bool met) { return met ? "**met**" : "**not met**"; }
+
+std::string Mib(double bytes) { return absl::StrFormat("%.0f MiB", bytes / 1048576.0); }
+
+}  // namespace
+
+double SparseReport::WindowSeconds() const {
+  return absl::ToDoubleSeconds(window_end.time - window_start.time);
+}
+
+double SparseReport::ExamplesPerSec() const {
+  return (window_end.examples - window_start.examples) / WindowSeconds();
+}
+
+double SparseReport::RowsPulledPerSec() const {
+  const double steps = window_end.steps - window_start.steps;
+  const double row_bytes =
+      window_end.PullBytes() - window_start.PullBytes() - steps * job.DenseFloats() * 4.0;
+  return row_bytes / job.PulledBytesPerId() / WindowSeconds();
+}
+
+double SparseReport::RssBytesPerRow() const {
+  const double rows = window_end.DeepRows();
+  return rows > 0 ? (window_end.RssBytes() - base.RssBytes()) / rows : 0;
+}
+
+std::string SparseReport::Markdown() const {
+  const double examples_per_sec = ExamplesPerSec();
+  const double examples_ratio = examples_per_sec / single_process.examples_per_sec;
+  const double rows_per_sec = RowsPulledPerSec();
+  const double rows_per_shard = rows_per_sec / num_ps;
+  const double rows = window_end.DeepRows();
+  const double raw = static_cast<double>(job.RawBytesPerId());
+  const double bytes_per_row = RssBytesPerRow();
+  const double accounted_per_row = rows > 0 ? window_end.TableBytes() / rows : 0;
+  const double alone_raw = job.dim * 4.0 * (1 + job.SlotsPerValue());
+  const std::string slots =
+      job.SlotsPerValue() == 0 ? "SGD, no optimizer slot"
+                               : "Adagrad, one accumulator slot per value";
+
+  std::string md = absl::StrFormat(
+      "## Sparse training on a local cluster: wide-and-deep over a %.0fM-id embedding table\n\n",
+      job.vocabulary / 1e6);
+  absl::StrAppendFormat(
+      &md,
+      "Real processes on loopback: a coordinator, %d parameter servers and %d workers train "
+      "wide-and-deep (%d fields, embedding dim %d, hidden %s, batch %d, %s, async) on "
+      "synthetic click logs whose ids span a dynamic table of %d ids (ranks Zipf with exponent "
+      "%g, the generator's closest to uniform). The table's budget (%s per shard and table) is "
+      "%.1fx the raw bytes of half the ids, so no row is evicted. After %d s of training, "
+      "examples/s come from the workers' `pstrain_worker_examples_total` over the last %.0f s; "
+      "ids pulled per second from the shards' `pstrain_ps_pull_bytes_total` over the same "
+      "window, less the dense variables every step pulls whole (%lld floats), divided by the "
+      "%lld bytes an id's rows carry (deep row and wide weight); memory per row is the "
+      "growth of the shards' VmRSS since before the job was submitted divided by the "
+      "deep/embedding rows they hold at the end (`pstrain_ps_embedding_rows`). Raw bytes of an "
+      "id: %lld (%d + 1 floats, %s). References in the same run: `pstrain train-local` on the "
+      "same job for %.0f s (examples/s), and one shard alone in the benchmark's process (the "
+      "same ShardStore code, no gRPC, one thread) holding %lld rows of dim %d: ReadRows of "
+      "random ids in batches, and its own VmRSS growth per row created.\n\n",
+      num_ps, workers, job.num_fields, job.dim, absl::StrCat("[", absl::StrJoin(job.hidden_units, ", "), "]"), job.batch_size, slots,
+      job.vocabulary, job.zipf_exponent, Mib(job.max_bytes_per_shard), 1.0 * job.max_bytes_per_shard /
+          (job.vocabulary / num_ps * alone_raw),
+      static_cast<int>(train_seconds - WindowSeconds() + 0.5), WindowSeconds(),
+      static_cast<long long>(job.DenseFloats()), static_cast<long long>(job.PulledBytesPerId()),
+      static_cast<long long>(job.RawBytesPerId()), job.dim, slots, single_process.train_seconds,
+      static_cast<long long>(shard_alone.rows), job.dim);
+  absl::StrAppend(&md, "Command (from the repository root, after a `-c opt` build):\n\n```\n",
+                  command, "\n```\n\n");
+  absl::StrAppend(&md, "Load average (1, 5, 15 min): ", load_start, " at the start, ", load_end,
+                  " at the end.\n\n");
+
+  absl::StrAppend(&md, "| figure | cluster | reference | ratio |\n|---|---|---|---|\n");
+  absl::StrAppendFormat(&md, "| examples/s | %.0f | %.0f (single process, %lld examples) | %.2f |\n",
+                        examples_per_sec, single_process.examples_per_sec,
+                        static_cast<long long>(single_process.examples), examples_ratio);
+  absl::StrAppendFormat(
+      &md, "| ids pulled/s, per shard | %.0f (%.1f per example) | %.0f (shard alone, ReadRows) | %.3f |\n",
+      rows_per_shard, rows_per_sec / examples_per_sec, shard_alone.read_rows_per_sec,
+      rows_per_shard / shard_alone.read_rows_per_sec);
+  absl::StrAppendFormat(&md, "| shard memory per id held (VmRSS growth / rows) | %.0f B | %.0f B raw (%d x 4 + 4, %s) | %.2f |\n",
+                        bytes_per_row, raw, job.dim, job.SlotsPerValue() == 0 ? "no slot" : "x2 for the slot",
+                        bytes_per_row / raw);
+  absl::StrAppendFormat(&md, "| the shards' own accounting per id (`pstrain_ps_embedding_bytes` / rows) | %.0f B | %.0f B raw | %.2f |\n",
+                        accounted_per_row, raw, accounted_per_row / raw);
+  absl::StrAppendFormat(&md, "| shard alone: VmRSS growth per row created | %.0f B | %.0f B raw (deep row only) | %.2f |\n",
+                        shard_alone.rss_bytes_per_row, alone_raw,
+                        shard_alone.rss_bytes_per_row / alone_raw);
+  absl::StrAppendFormat(&md, "| rows created/s | %.0f (cluster, both tables' ids, over the whole training) | %.0f (shard alone, pushes of new ids) | |\n",
+                        rows / train_seconds, shard_alone.created_rows_per_sec);
+  absl::StrAppendFormat(&md, "| deep/embedding rows held at the end | %.0f (%.1f%% of the %.0fM ids; wide/weights %.0f) | | |\n",
+                        rows, 100.0 * rows / job.vocabulary, job.vocabulary / 1e6, window_end.WideRows());
+  absl::StrAppendFormat(&md, "| rows evicted | %.0f | | |\n", window_end.Evictions());
+  for (size_t i = 0; i < window_end.shards.size(); ++i) {
+    const ShardSample& s = window_end.shards[i];
+    absl::StrAppendFormat(&md, "| ps/%d: VmRSS before the job / at the end, rows | %s / %s, %.0f | | |\n",
+                          static_cast<int>(i), Mib(base.shards[i].rss_bytes), Mib(s.rss_bytes),
+                          s.deep_rows);
+  }
+  absl::StrAppendFormat(&md, "| single process: peak VmRSS | %s | | |\n\n",
+                        Mib(single_process.peak_rss_bytes));
+
+  absl::StrAppendFormat(&md, "Target: cluster examples/s at least %.2fx the single-process trainer: %s (%.2fx: %.0f against %.0f)\n\n",
+                        targets.examples_ratio, Verdict(examples_ratio >= targets.examples_ratio),
+                        examples_ratio, examples_per_sec, single_process.examples_per_sec);
+  absl::StrAppendFormat(&md, "Target: at least %.2fM ids pulled per second per shard: %s (%.3fM; the shard alone reads %.2fM)\n\n",
+                        targets.rows_per_sec_per_shard / 1e6,
+                        Verdict(rows_per_shard >= targets.rows_per_sec_per_shard),
+                        rows_per_shard / 1e6, shard_alone.read_rows_per_sec / 1e6);
+  if (rows < kMinRowsForMemory) {
+    absl::StrAppendFormat(&md, "Target: shard memory per row at most %.2fx its raw bytes: %s (the table held only %.0f rows, fewer than %.0f: run longer)\n",
+                          targets.bytes_ratio, Verdict(false), rows, kMinRowsForMemory);
+  } else {
+    absl::StrAppendFormat(&md, "Target: shard memory per row at most %.2fx its raw bytes: %s (%.2fx: %.0f B per id against %.0f B, over %.2fM rows)\n",
+                          targets.bytes_ratio, Verdict(bytes_per_row <= targets.bytes_ratio * raw),
+                          bytes_per_row / raw, bytes_per_row, raw, rows / 1e6);
+  }
+  return md;
+}
+
+}  // namespace pstrain

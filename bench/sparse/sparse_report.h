@@ -1,0 +1,55 @@
+#ifndef PSTRAIN_BENCH_SPARSE_SPARSE_REPORT_H_
+#define PSTRAIN_BENCH_SPARSE_SPARSE_REPORT_H_
+
+// The figures of one run of the sparse benchmark and the Markdown section
+// that reports them (bench/run_all.sh's contract: what is measured, the
+// command, load averages, references, table, one verdict line per target).
+
+#include <string>
+
+#include "bench/sparse/cluster_sample.h"
+#include "bench/sparse/shard_alone_reference.h"
+#include "bench/sparse/single_process_reference.h"
+#include "bench/sparse/sparse_job.h"
+
+namespace pstrain {
+
+struct SparseTargets {
+  double examples_ratio = 1.0;         // cluster / single process, at least
+  double rows_per_sec_per_shard = 1e6;  // ids pulled, at least
+  double bytes_ratio = 1.5;            // shard bytes per row / raw bytes, at most
+};
+
+struct SparseReport {
+  std::string command;
+  std::string load_start;
+  std::string load_end;
+  SparseJob job;
+  int num_ps = 2;
+  int workers = 0;
+  SparseTargets targets;
+  ShardAloneFigures shard_alone;
+  SingleProcessFigures single_process;
+  // Before the job was submitted, and at the start and end of the
+  // measured window (the last of the training).
+  ClusterSample base;
+  ClusterSample window_start;
+  ClusterSample window_end;
+  double train_seconds = 0;  // from the first example to window_end
+
+  double WindowSeconds() const;
+  double ExamplesPerSec() const;
+  // Ids pulled per second over the window: the shards' pulled bytes less
+  // the dense variables every step pulls whole, over the bytes of one id
+  // (its deep row and its wide weight).
+  double RowsPulledPerSec() const;
+  // The shards' VmRSS growth since before the job, per deep/embedding row
+  // held at the end (each id also holds a wide/weights row).
+  double RssBytesPerRow() const;
+
+  std::string Markdown() const;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_BENCH_SPARSE_SPARSE_REPORT_H_
