@@ -15,12 +15,12 @@
 namespace pstrain {
 
 struct ShardSample {
-  int64_t rss_bytes = 0;     // VmRSS
-  double deep_rows = 0;      // pstrain_ps_embedding_rows of deep/embedding
-  double wide_rows = 0;      // ... of wide/weights
-  double table_bytes = 0;    // pstrain_ps_embedding_bytes, both tables
-  double evictions = 0;      // pstrain_ps_embedding_evictions_total, both tables
-  double pull_bytes = 0;     // pstrain_ps_pull_bytes_total (dense and rows)
+  int64_t rss_bytes = 0;   // VmRSS
+  double deep_rows = 0;    // pstrain_ps_embedding_rows of deep/embedding
+  double wide_rows = 0;    // ... of wide/weights
+  double table_bytes = 0;  // pstrain_ps_embedding_bytes, both tables
+  double evictions = 0;    // pstrain_ps_embedding_evictions_total, both tables
+  double pull_bytes = 0;   // pstrain_ps_pull_bytes_total (dense and rows)
 };
 
 struct ClusterSample {

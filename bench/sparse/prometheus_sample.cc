@@ -37,9 +37,8 @@ absl::StatusOr<double> SumSamples(absl::string_view page, absl::string_view name
     found = true;
   }
   if (!found) {
-    return absl::NotFoundError(absl::StrCat("no sample of ", name,
-                                            label.empty() ? "" : absl::StrCat(" with ", label),
-                                            " on the page"));
+    return absl::NotFoundError(absl::StrCat(
+        "no sample of ", name, label.empty() ? "" : absl::StrCat(" with ", label), " on the page"));
   }
   return sum;
 }

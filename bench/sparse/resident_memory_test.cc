@@ -15,7 +15,8 @@ TEST(ResidentBytesTest, ReadsVmRssInBytes) {
   const std::string root = ::testing::TempDir() + "/proc_rss";
   ::mkdir(root.c_str(), 0755);
   ::mkdir((root + "/42").c_str(), 0755);
-  std::ofstream(root + "/42/status") << "Name:\tpstrain-ps\nVmPeak:\t  999 kB\nVmRSS:\t  123456 kB\n";
+  std::ofstream(root + "/42/status")
+      << "Name:\tpstrain-ps\nVmPeak:\t  999 kB\nVmRSS:\t  123456 kB\n";
   EXPECT_EQ(*ResidentBytes(42, root), 123456 * 1024);
 }
 

@@ -46,14 +46,18 @@ DEFINE_int64(vocabulary, 10000000, "ids of the embedding table (fields x ids per
 DEFINE_int32(fields, 8, "categorical fields per example");
 DEFINE_int32(dim, 64, "floats per embedding row");
 DEFINE_double(zipf, 1.0001, "Zipf exponent of the ids' ranks (> 1; near 1 touches most ids)");
-DEFINE_int64(examples, 4000000, "records of the training data (read in a shuffled order)");
+DEFINE_int64(examples, 8000000,
+             "records of the training data; more than the run reads, so every record brings new "
+             "draws of ids");
 DEFINE_int32(batch, 256, "examples per step");
 DEFINE_string(optimizer, "sgd", "sgd (no slot) or adagrad (one slot per value)");
 DEFINE_int32(workers, 2, "worker processes");
 DEFINE_double(budget_factor, 1.5,
               "per-shard table budget as this multiple of the raw bytes of vocabulary/2 rows, "
               "so no row is evicted");
-DEFINE_int32(reference_secs, 30, "seconds of single-process training (the examples/s reference)");
+DEFINE_int32(reference_secs, 20,
+             "seconds of each single-process training (the examples/s reference), run before "
+             "and after the cluster");
 DEFINE_int64(shard_alone_rows, 1000000, "rows of the shard-alone reference table");
 DEFINE_int32(shard_alone_batch, 1024, "ids per ReadRows of the shard-alone reference");
 DEFINE_int32(train_secs, 180, "seconds the cluster trains, from its first example");
@@ -96,9 +100,10 @@ absl::StatusOr<std::string> Locate(const std::string& name) {
   absl::StatusOr<std::string> path = LocateBinary(name, "");
   if (!path.ok()) {
     return absl::NotFoundError(absl::StrCat(
-        name, " not found; build it first with `bazel build -c opt //bench/sparse/... "
-              "//client:pstrain //server/coordinator:pstrain-coordinator //server/ps:pstrain-ps "
-              "//worker:pstrain-worker`. ",
+        name,
+        " not found; build it first with `bazel build -c opt //bench/sparse/... "
+        "//client:pstrain //server/coordinator:pstrain-coordinator //server/ps:pstrain-ps "
+        "//worker:pstrain-worker`. ",
         path.status().message()));
   }
   return path;
@@ -109,8 +114,8 @@ absl::StatusOr<std::string> Submit(const LocalCluster& cluster, const std::strin
   if (!google::protobuf::TextFormat::ParseFromString(spec_text, request.mutable_spec())) {
     return absl::InternalError("the benchmark's job spec does not parse:\n" + spec_text);
   }
-  auto jobs = JobService::NewStub(grpc::CreateChannel(cluster.coordinator().grpc_address,
-                                                      grpc::InsecureChannelCredentials()));
+  auto jobs = JobService::NewStub(
+      grpc::CreateChannel(cluster.coordinator().grpc_address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
   SubmitJobResponse response;
@@ -123,7 +128,8 @@ std::string SampleLine(const ClusterSample& s, const ClusterSample& previous, ab
                        int64_t base_rss) {
   const double dt = absl::ToDoubleSeconds(s.time - previous.time);
   return absl::StrFormat(
-      "cluster %3.0fs: %.0f examples (%.0f/s), %.2fM rows held, %.2fM evicted, shards' RSS +%.0f MiB",
+      "cluster %3.0fs: %.0f examples (%.0f/s), %.2fM rows held, %.2fM evicted, shards' RSS +%.0f "
+      "MiB",
       absl::ToDoubleSeconds(s.time - start), s.examples,
       dt > 0 ? (s.examples - previous.examples) / dt : 0.0, s.DeepRows() / 1e6, s.Evictions() / 1e6,
       (s.RssBytes() - base_rss) / 1048576.0);
@@ -139,8 +145,8 @@ absl::StatusOr<ClusterSample> TrainFor(LocalCluster& cluster, absl::Duration dur
     const absl::Time now = absl::Now();
     absl::SleepFor(std::min(end - now, absl::Seconds(FLAGS_sample_secs)));
     if (std::optional<TaskExit> exit = cluster.FirstExitedTask(); exit.has_value()) {
-      return absl::InternalError(absl::StrCat(exit->task.name(), " ended (",
-                                              exit->exit.ToString(), "); end of its log:\n",
+      return absl::InternalError(absl::StrCat(exit->task.name(), " ended (", exit->exit.ToString(),
+                                              "); end of its log:\n",
                                               TailOfFile(exit->task.log_path, 20)));
     }
     absl::StatusOr<ClusterSample> sample = SampleCluster(cluster);
@@ -188,26 +194,34 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   // 1. One shard alone, in this process.
   Progress(absl::StrCat("shard alone: creating ", FLAGS_shard_alone_rows, " rows of ", job.dim,
                         " floats, then reading random rows for 5 s"));
-  absl::StatusOr<ShardAloneFigures> alone = MeasureShardAlone(
-      job, FLAGS_shard_alone_rows, FLAGS_shard_alone_batch, absl::Seconds(5));
+  absl::StatusOr<ShardAloneFigures> alone =
+      MeasureShardAlone(job, FLAGS_shard_alone_rows, FLAGS_shard_alone_batch, absl::Seconds(5));
   if (!alone.ok()) return alone.status();
   report.shard_alone = *alone;
   Progress(absl::StrFormat("shard alone: %.2fM rows/s read, %.2fM rows/s created, %.0f B/row",
                            alone->read_rows_per_sec / 1e6, alone->created_rows_per_sec / 1e6,
                            alone->rss_bytes_per_row));
 
-  // 2. The single-process trainer on the same job.
+  // 2. The single-process trainer on the same job, before the cluster and
+  // again after it: the load of a shared machine moves between the two.
   SparseJob reference_job = job;
   reference_job.max_seconds = FLAGS_reference_secs;
   const std::string reference_spec = run_dir + "/single_process.pbtxt";
   RETURN_IF_ERROR(WriteFile(reference_spec, reference_job.Text()));
-  Progress(absl::StrCat("single process: pstrain train-local for ", FLAGS_reference_secs, " s"));
-  absl::StatusOr<SingleProcessFigures> single =
-      RunSingleProcess(*pstrain, reference_spec, run_dir + "/single_process.log",
-                       absl::Seconds(FLAGS_reference_secs + 120));
+  auto run_single_process = [&](const char* when) -> absl::StatusOr<SingleProcessFigures> {
+    Progress(absl::StrCat("single process (", when, " the cluster): pstrain train-local for ",
+                          FLAGS_reference_secs, " s"));
+    absl::StatusOr<SingleProcessFigures> single =
+        RunSingleProcess(*pstrain, reference_spec, absl::StrCat(run_dir, "/single_process.log"),
+                         absl::Seconds(FLAGS_reference_secs + 120));
+    if (single.ok()) {
+      Progress(absl::StrFormat("single process: %.0f examples/s", single->examples_per_sec));
+    }
+    return single;
+  };
+  absl::StatusOr<SingleProcessFigures> single = run_single_process("before");
   if (!single.ok()) return single.status();
-  report.single_process = *single;
-  Progress(absl::StrFormat("single process: %.0f examples/s", single->examples_per_sec));
+  report.single_process_before = *single;
 
   // 3. The cluster.
   LocalClusterOptions options;
@@ -237,8 +251,8 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
       return absl::DeadlineExceededError("the cluster trained no example within 120 s; logs in " +
                                          options.run_dir);
     }
-    absl::StatusOr<ClusterSample> s = TrainFor(**cluster, absl::Seconds(1), base->time,
-                                               base->RssBytes(), &previous);
+    absl::StatusOr<ClusterSample> s =
+        TrainFor(**cluster, absl::Seconds(1), base->time, base->RssBytes(), &previous);
     if (!s.ok()) return s.status();
   }
   const absl::Time start = previous.time;
@@ -248,8 +262,8 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   if (!window_start.ok()) return window_start.status();
   report.window_start = *window_start;
   Progress(absl::StrCat("cluster: measuring the last ", FLAGS_window_secs, " s"));
-  absl::StatusOr<ClusterSample> window_end = TrainFor(
-      **cluster, absl::Seconds(FLAGS_window_secs), start, base->RssBytes(), &previous);
+  absl::StatusOr<ClusterSample> window_end =
+      TrainFor(**cluster, absl::Seconds(FLAGS_window_secs), start, base->RssBytes(), &previous);
   if (!window_end.ok()) return window_end.status();
   report.window_end = *window_end;
   report.train_seconds = absl::ToDoubleSeconds(window_end->time - start);
@@ -257,6 +271,9 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   Progress("cluster: stopping");
   absl::Status stopped = (*cluster)->Stop(absl::Seconds(60));
   if (!stopped.ok()) Progress("cluster: not every process exited cleanly: " + stopped.ToString());
+  single = run_single_process("after");
+  if (!single.ok()) return single.status();
+  report.single_process_after = *single;
   report.load_end = ReadLoadAverage();
 
   const std::string markdown = report.Markdown();

@@ -11,9 +11,8 @@ absl::Status SparseJob::Validate() const {
         "vocabulary, fields, dim, examples and batch must all be > 0");
   }
   if (vocabulary % num_fields != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("vocabulary ", vocabulary,
-                                                   " is not a multiple of the fields, ",
-                                                   num_fields));
+    return absl::InvalidArgumentError(
+        absl::StrCat("vocabulary ", vocabulary, " is not a multiple of the fields, ", num_fields));
   }
   if (!(zipf_exponent > 1)) {
     return absl::InvalidArgumentError(
@@ -31,9 +30,7 @@ absl::Status SparseJob::Validate() const {
 
 int SparseJob::SlotsPerValue() const { return optimizer == "adagrad" ? 1 : 0; }
 
-int64_t SparseJob::RawBytesPerId() const {
-  return (int64_t{dim} + 1) * 4 * (1 + SlotsPerValue());
-}
+int64_t SparseJob::RawBytesPerId() const { return (int64_t{dim} + 1) * 4 * (1 + SlotsPerValue()); }
 
 int64_t SparseJob::DenseFloats() const {
   int64_t floats = 1;  // wide/bias
@@ -50,8 +47,9 @@ std::string SparseJob::Text() const {
       "name: \"sparse-bench\"\n"
       "mode: JOB_MODE_TRAIN\n"
       "model { wide_and_deep {\n"
-      "  embedding { dim: ", dim, " max_bytes_per_shard: ", max_bytes_per_shard, " }\n",
-      "  hidden_units: [", absl::StrJoin(hidden_units, ", "), "]\n} }\n",
+      "  embedding { dim: ",
+      dim, " max_bytes_per_shard: ", max_bytes_per_shard, " }\n", "  hidden_units: [",
+      absl::StrJoin(hidden_units, ", "), "]\n} }\n",
       "train_data {\n  synthetic_clicks { num_examples: ", num_examples,
       " num_fields: ", num_fields, " vocabulary_per_field: ", vocabulary / num_fields,
       " zipf_exponent: ", zipf_exponent, " seed: 11 }\n  batch_size: ", batch_size, "\n}\n",

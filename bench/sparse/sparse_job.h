@@ -21,7 +21,7 @@ struct SparseJob {
   // The generator's Zipf exponent; it refuses <= 1. Close to 1 spreads the
   // draws over as many of the ids as it allows.
   double zipf_exponent = 1.0001;
-  int64_t num_examples = 4000000;
+  int64_t num_examples = 8000000;
   int32_t batch_size = 256;
   std::vector<int64_t> hidden_units = {64, 32};
   // "sgd" (no slot) or "adagrad" (one slot per value).

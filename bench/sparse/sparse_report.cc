@@ -1,5 +1,7 @@
 #include "bench/sparse/sparse_report.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -21,6 +23,10 @@ double SparseReport::WindowSeconds() const {
   return absl::ToDoubleSeconds(window_end.time - window_start.time);
 }
 
+double SparseReport::SingleProcessExamplesPerSec() const {
+  return (single_process_before.examples_per_sec + single_process_after.examples_per_sec) / 2;
+}
+
 double SparseReport::ExamplesPerSec() const {
   return (window_end.examples - window_start.examples) / WindowSeconds();
 }
@@ -39,7 +45,8 @@ double SparseReport::RssBytesPerRow() const {
 
 std::string SparseReport::Markdown() const {
   const double examples_per_sec = ExamplesPerSec();
-  const double examples_ratio = examples_per_sec / single_process.examples_per_sec;
+  const double single_process = SingleProcessExamplesPerSec();
+  const double examples_ratio = examples_per_sec / single_process;
   const double rows_per_sec = RowsPulledPerSec();
   const double rows_per_shard = rows_per_sec / num_ps;
   const double rows = window_end.DeepRows();
@@ -47,9 +54,8 @@ std::string SparseReport::Markdown() const {
   const double bytes_per_row = RssBytesPerRow();
   const double accounted_per_row = rows > 0 ? window_end.TableBytes() / rows : 0;
   const double alone_raw = job.dim * 4.0 * (1 + job.SlotsPerValue());
-  const std::string slots =
-      job.SlotsPerValue() == 0 ? "SGD, no optimizer slot"
-                               : "Adagrad, one accumulator slot per value";
+  const std::string slots = job.SlotsPerValue() == 0 ? "SGD, no optimizer slot"
+                                                     : "Adagrad, one accumulator slot per value";
 
   std::string md = absl::StrFormat(
       "## Sparse training on a local cluster: wide-and-deep over a %.0fM-id embedding table\n\n",
@@ -68,63 +74,112 @@ std::string SparseReport::Markdown() const {
       "growth of the shards' VmRSS since before the job was submitted divided by the "
       "deep/embedding rows they hold at the end (`pstrain_ps_embedding_rows`). Raw bytes of an "
       "id: %lld (%d + 1 floats, %s). References in the same run: `pstrain train-local` on the "
-      "same job for %.0f s (examples/s), and one shard alone in the benchmark's process (the "
-      "same ShardStore code, no gRPC, one thread) holding %lld rows of dim %d: ReadRows of "
-      "random ids in batches, and its own VmRSS growth per row created.\n\n",
-      num_ps, workers, job.num_fields, job.dim, absl::StrCat("[", absl::StrJoin(job.hidden_units, ", "), "]"), job.batch_size, slots,
-      job.vocabulary, job.zipf_exponent, Mib(job.max_bytes_per_shard), 1.0 * job.max_bytes_per_shard /
-          (job.vocabulary / num_ps * alone_raw),
+      "same job for %.0f s before the cluster and again after it (examples/s: their mean), and one "
+      "shard alone in the benchmark's process (the "
+      "same ShardStore code, no gRPC, one thread) holding the job's two tables with %lld rows "
+      "each: ReadRows of random deep/embedding ids in batches, and its own VmRSS growth per row "
+      "created in each table.\n\n",
+      num_ps, workers, job.num_fields, job.dim,
+      absl::StrCat("[", absl::StrJoin(job.hidden_units, ", "), "]"), job.batch_size, slots,
+      job.vocabulary, job.zipf_exponent, Mib(job.max_bytes_per_shard),
+      1.0 * job.max_bytes_per_shard / (job.vocabulary / num_ps * alone_raw),
       static_cast<int>(train_seconds - WindowSeconds() + 0.5), WindowSeconds(),
       static_cast<long long>(job.DenseFloats()), static_cast<long long>(job.PulledBytesPerId()),
-      static_cast<long long>(job.RawBytesPerId()), job.dim, slots, single_process.train_seconds,
-      static_cast<long long>(shard_alone.rows), job.dim);
+      static_cast<long long>(job.RawBytesPerId()), job.dim, slots,
+      single_process_before.train_seconds, static_cast<long long>(shard_alone.rows));
   absl::StrAppend(&md, "Command (from the repository root, after a `-c opt` build):\n\n```\n",
                   command, "\n```\n\n");
   absl::StrAppend(&md, "Load average (1, 5, 15 min): ", load_start, " at the start, ", load_end,
                   " at the end.\n\n");
 
   absl::StrAppend(&md, "| figure | cluster | reference | ratio |\n|---|---|---|---|\n");
-  absl::StrAppendFormat(&md, "| examples/s | %.0f | %.0f (single process, %lld examples) | %.2f |\n",
-                        examples_per_sec, single_process.examples_per_sec,
-                        static_cast<long long>(single_process.examples), examples_ratio);
   absl::StrAppendFormat(
-      &md, "| ids pulled/s, per shard | %.0f (%.1f per example) | %.0f (shard alone, ReadRows) | %.3f |\n",
-      rows_per_shard, rows_per_sec / examples_per_sec, shard_alone.read_rows_per_sec,
-      rows_per_shard / shard_alone.read_rows_per_sec);
-  absl::StrAppendFormat(&md, "| shard memory per id held (VmRSS growth / rows) | %.0f B | %.0f B raw (%d x 4 + 4, %s) | %.2f |\n",
-                        bytes_per_row, raw, job.dim, job.SlotsPerValue() == 0 ? "no slot" : "x2 for the slot",
+      &md, "| examples/s | %.0f | %.0f (single process: %.0f before, %.0f after) | %.2f |\n",
+      examples_per_sec, single_process, single_process_before.examples_per_sec,
+      single_process_after.examples_per_sec, examples_ratio);
+  absl::StrAppendFormat(&md,
+                        "| ids pulled/s, per shard | %.0f (%.1f per example) | %.0f (shard alone, "
+                        "ReadRows) | %.3f |\n",
+                        rows_per_shard, rows_per_sec / examples_per_sec,
+                        shard_alone.read_rows_per_sec,
+                        rows_per_shard / shard_alone.read_rows_per_sec);
+  absl::StrAppendFormat(&md,
+                        "| shard memory per id held (VmRSS growth / rows) | %.0f B | %.0f B raw "
+                        "(%d x 4 + 4, %s) | %.2f |\n",
+                        bytes_per_row, raw, job.dim,
+                        job.SlotsPerValue() == 0 ? "no slot" : "x2 for the slot",
                         bytes_per_row / raw);
-  absl::StrAppendFormat(&md, "| the shards' own accounting per id (`pstrain_ps_embedding_bytes` / rows) | %.0f B | %.0f B raw | %.2f |\n",
+  absl::StrAppendFormat(&md,
+                        "| the shards' own accounting per id (`pstrain_ps_embedding_bytes` / rows) "
+                        "| %.0f B | %.0f B raw | %.2f |\n",
                         accounted_per_row, raw, accounted_per_row / raw);
-  absl::StrAppendFormat(&md, "| shard alone: VmRSS growth per row created | %.0f B | %.0f B raw (deep row only) | %.2f |\n",
-                        shard_alone.rss_bytes_per_row, alone_raw,
-                        shard_alone.rss_bytes_per_row / alone_raw);
-  absl::StrAppendFormat(&md, "| rows created/s | %.0f (cluster, both tables' ids, over the whole training) | %.0f (shard alone, pushes of new ids) | |\n",
-                        rows / train_seconds, shard_alone.created_rows_per_sec);
-  absl::StrAppendFormat(&md, "| deep/embedding rows held at the end | %.0f (%.1f%% of the %.0fM ids; wide/weights %.0f) | | |\n",
-                        rows, 100.0 * rows / job.vocabulary, job.vocabulary / 1e6, window_end.WideRows());
+  absl::StrAppendFormat(
+      &md,
+      "| shard alone: VmRSS growth per deep/embedding row created | %.0f B | %.0f B raw | %.2f |\n",
+      shard_alone.rss_bytes_per_row, alone_raw, shard_alone.rss_bytes_per_row / alone_raw);
+  const double wide_raw = 4.0 * (1 + job.SlotsPerValue());
+  absl::StrAppendFormat(
+      &md,
+      "| shard alone: VmRSS growth per wide/weights row created | %.0f B | %.0f B raw | %.2f |\n",
+      shard_alone.wide_rss_bytes_per_row, wide_raw, shard_alone.wide_rss_bytes_per_row / wide_raw);
+  absl::StrAppendFormat(
+      &md,
+      "| new ids given rows per second (a row in each table) | %.0f (cluster, over the whole "
+      "training) | %.0f (shard alone, pushes of new ids, deep table) | |\n",
+      rows / train_seconds, shard_alone.created_rows_per_sec);
+  absl::StrAppendFormat(&md,
+                        "| deep/embedding rows held at the end | %.0f (%.1f%% of the %.0fM ids; "
+                        "wide/weights %.0f) | | |\n",
+                        rows, 100.0 * rows / job.vocabulary, job.vocabulary / 1e6,
+                        window_end.WideRows());
   absl::StrAppendFormat(&md, "| rows evicted | %.0f | | |\n", window_end.Evictions());
   for (size_t i = 0; i < window_end.shards.size(); ++i) {
     const ShardSample& s = window_end.shards[i];
-    absl::StrAppendFormat(&md, "| ps/%d: VmRSS before the job / at the end, rows | %s / %s, %.0f | | |\n",
-                          static_cast<int>(i), Mib(base.shards[i].rss_bytes), Mib(s.rss_bytes),
-                          s.deep_rows);
+    absl::StrAppendFormat(
+        &md, "| ps/%d: VmRSS before the job / at the end, rows | %s / %s, %.0f | | |\n",
+        static_cast<int>(i), Mib(base.shards[i].rss_bytes), Mib(s.rss_bytes), s.deep_rows);
   }
-  absl::StrAppendFormat(&md, "| single process: peak VmRSS | %s | | |\n\n",
-                        Mib(single_process.peak_rss_bytes));
+  absl::StrAppendFormat(
+      &md, "| single process: peak VmRSS | %s | | |\n\n",
+      Mib(std::max(single_process_before.peak_rss_bytes, single_process_after.peak_rss_bytes)));
 
-  absl::StrAppendFormat(&md, "Target: cluster examples/s at least %.2fx the single-process trainer: %s (%.2fx: %.0f against %.0f)\n\n",
+  const double deep_share = shard_alone.rss_bytes_per_row /
+                            (shard_alone.rss_bytes_per_row + shard_alone.wide_rss_bytes_per_row);
+  absl::StrAppendFormat(
+      &md,
+      "Where a shard's bytes per id go, from the shard-alone figures: %.0f B for the deep row "
+      "(%.0f B raw) and %.0f B for the wide weight (%.0f B raw), %.0f%% and %.0f%% of the %.0f B "
+      "the two cost together; the cluster's %.0f B per id is %.2fx that sum. The shards' own "
+      "accounting (which the budget is checked against) counts %.0f B per id. The cluster "
+      "trained %.0f examples of the %lld records%s.\n\n",
+      shard_alone.rss_bytes_per_row, alone_raw, shard_alone.wide_rss_bytes_per_row, wide_raw,
+      100 * deep_share, 100 * (1 - deep_share),
+      shard_alone.rss_bytes_per_row + shard_alone.wide_rss_bytes_per_row, bytes_per_row,
+      bytes_per_row / (shard_alone.rss_bytes_per_row + shard_alone.wide_rss_bytes_per_row),
+      accounted_per_row, window_end.examples, static_cast<long long>(job.num_examples),
+      window_end.examples > job.num_examples
+          ? " (more than one pass: records read again bring no new ids)"
+          : " (less than one pass: every example drew new ids)");
+  absl::StrAppendFormat(&md,
+                        "Target: cluster examples/s at least %.2fx the single-process trainer: %s "
+                        "(%.2fx: %.0f against %.0f)\n\n",
                         targets.examples_ratio, Verdict(examples_ratio >= targets.examples_ratio),
-                        examples_ratio, examples_per_sec, single_process.examples_per_sec);
-  absl::StrAppendFormat(&md, "Target: at least %.2fM ids pulled per second per shard: %s (%.3fM; the shard alone reads %.2fM)\n\n",
+                        examples_ratio, examples_per_sec, single_process);
+  absl::StrAppendFormat(&md,
+                        "Target: at least %.2fM ids pulled per second per shard: %s (%.3fM; the "
+                        "shard alone reads %.2fM)\n\n",
                         targets.rows_per_sec_per_shard / 1e6,
                         Verdict(rows_per_shard >= targets.rows_per_sec_per_shard),
                         rows_per_shard / 1e6, shard_alone.read_rows_per_sec / 1e6);
   if (rows < kMinRowsForMemory) {
-    absl::StrAppendFormat(&md, "Target: shard memory per row at most %.2fx its raw bytes: %s (the table held only %.0f rows, fewer than %.0f: run longer)\n",
+    absl::StrAppendFormat(&md,
+                          "Target: shard memory per row at most %.2fx its raw bytes: %s (the table "
+                          "held only %.0f rows, fewer than %.0f: run longer)\n",
                           targets.bytes_ratio, Verdict(false), rows, kMinRowsForMemory);
   } else {
-    absl::StrAppendFormat(&md, "Target: shard memory per row at most %.2fx its raw bytes: %s (%.2fx: %.0f B per id against %.0f B, over %.2fM rows)\n",
+    absl::StrAppendFormat(&md,
+                          "Target: shard memory per row at most %.2fx its raw bytes: %s (%.2fx: "
+                          "%.0f B per id against %.0f B, over %.2fM rows)\n",
                           targets.bytes_ratio, Verdict(bytes_per_row <= targets.bytes_ratio * raw),
                           bytes_per_row / raw, bytes_per_row, raw, rows / 1e6);
   }

@@ -15,9 +15,9 @@
 namespace pstrain {
 
 struct SparseTargets {
-  double examples_ratio = 1.0;         // cluster / single process, at least
+  double examples_ratio = 1.0;          // cluster / single process, at least
   double rows_per_sec_per_shard = 1e6;  // ids pulled, at least
-  double bytes_ratio = 1.5;            // shard bytes per row / raw bytes, at most
+  double bytes_ratio = 1.5;             // shard bytes per row / raw bytes, at most
 };
 
 struct SparseReport {
@@ -29,7 +29,8 @@ struct SparseReport {
   int workers = 0;
   SparseTargets targets;
   ShardAloneFigures shard_alone;
-  SingleProcessFigures single_process;
+  SingleProcessFigures single_process_before;  // the cluster
+  SingleProcessFigures single_process_after;
   // Before the job was submitted, and at the start and end of the
   // measured window (the last of the training).
   ClusterSample base;
@@ -38,6 +39,8 @@ struct SparseReport {
   double train_seconds = 0;  // from the first example to window_end
 
   double WindowSeconds() const;
+  // The mean of the two single-process runs.
+  double SingleProcessExamplesPerSec() const;
   double ExamplesPerSec() const;
   // Ids pulled per second over the window: the shards' pulled bytes less
   // the dense variables every step pulls whole, over the bytes of one id
