@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "bench/sparse/process_cpu.h"
 #include "bench/sparse/prometheus_sample.h"
 #include "bench/sparse/resident_memory.h"
 #include "common/net/http_get.h"
@@ -77,6 +78,13 @@ absl::StatusOr<ClusterSample> SampleCluster(const LocalCluster& cluster) {
   ClusterSample sample;
   sample.time = absl::Now();
   for (const LocalTask& task : cluster.tasks()) {
+    absl::StatusOr<double> cpu = CpuSeconds(task.pid);
+    if (!cpu.ok()) {
+      return absl::UnavailableError(absl::StrCat(task.name(), ": ", cpu.status().message()));
+    }
+    if (task.role == "coordinator") sample.coordinator_cpu_seconds += *cpu;
+    if (task.role == "ps") sample.ps_cpu_seconds += *cpu;
+    if (task.role == "worker") sample.worker_cpu_seconds += *cpu;
     if (task.role != "ps" && task.role != "worker") continue;
     absl::StatusOr<std::string> page = MetricsPage(task);
     if (!page.ok()) return page.status();

@@ -29,6 +29,10 @@ struct ClusterSample {
   // Summed over the workers.
   double examples = 0;  // pstrain_worker_examples_total
   double steps = 0;     // pstrain_worker_steps_total
+  // CPU seconds used so far (user + system), by role.
+  double coordinator_cpu_seconds = 0;
+  double ps_cpu_seconds = 0;
+  double worker_cpu_seconds = 0;
 
   double DeepRows() const;
   double WideRows() const;
@@ -38,7 +42,8 @@ struct ClusterSample {
   int64_t RssBytes() const;
 };
 
-// Reads every parameter server and worker of `cluster`. The embedding
+// Reads every process of `cluster`: the /metrics pages of the parameter
+// servers and workers, /proc of all. The embedding
 // series read as 0 until the job has created its tables.
 // Unavailable: a /metrics page or /proc/<pid>/status cannot be read (the
 // process is gone); NotFound: a counter every process exports is missing.

@@ -133,6 +133,14 @@ std::string SparseReport::Markdown() const {
                         rows, 100.0 * rows / job.vocabulary, job.vocabulary / 1e6,
                         window_end.WideRows());
   absl::StrAppendFormat(&md, "| rows evicted | %.0f | | |\n", window_end.Evictions());
+  const double window = WindowSeconds();
+  absl::StrAppendFormat(
+      &md,
+      "| CPU over the window, cores busy: shards / workers / coordinator | %.2f / %.2f / %.2f "
+      "| | |\n",
+      (window_end.ps_cpu_seconds - window_start.ps_cpu_seconds) / window,
+      (window_end.worker_cpu_seconds - window_start.worker_cpu_seconds) / window,
+      (window_end.coordinator_cpu_seconds - window_start.coordinator_cpu_seconds) / window);
   for (size_t i = 0; i < window_end.shards.size(); ++i) {
     const ShardSample& s = window_end.shards[i];
     absl::StrAppendFormat(
