@@ -68,6 +68,9 @@ DEFINE_double(target_examples_ratio, 1.0,
 DEFINE_double(target_rows_per_sec_per_shard, 1e6, "target: ids pulled per second per shard");
 DEFINE_double(target_bytes_ratio, 1.5,
               "target: shard memory per row at most this multiple of its raw bytes");
+DEFINE_string(bin_dir, "",
+              "folder of pstrain, pstrain-coordinator, pstrain-ps and pstrain-worker (default: "
+              "this program's Bazel runfiles)");
 DEFINE_bool(keep_run_dir, false, "keep the logs and job files (always kept on a failure)");
 
 namespace pstrain {
@@ -97,7 +100,7 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
 }
 
 absl::StatusOr<std::string> Locate(const std::string& name) {
-  absl::StatusOr<std::string> path = LocateBinary(name, "");
+  absl::StatusOr<std::string> path = LocateBinary(name, FLAGS_bin_dir);
   if (!path.ok()) {
     return absl::NotFoundError(absl::StrCat(
         name,
@@ -228,6 +231,7 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   options.num_ps = kNumPs;
   options.num_workers = FLAGS_workers;
   options.evaluator = false;
+  options.bin_dir = FLAGS_bin_dir;
   options.run_dir = run_dir + "/cluster";
   options.checkpoint_root = run_dir + "/checkpoints";
   std::filesystem::create_directories(options.checkpoint_root);
