@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "bench/sparse/process_cpu.h"
 #include "bench/sparse/resident_memory.h"
 #include "client/local_cluster.h"
 #include "common/process/child_process.h"
@@ -55,7 +56,8 @@ absl::StatusOr<SingleProcessFigures> RunSingleProcess(const std::string& pstrain
     }
     figures.peak_rss_bytes =
         std::max(figures.peak_rss_bytes, ResidentBytes((*child)->pid()).value_or(0));
-    absl::SleepFor(absl::Milliseconds(500));
+    figures.cpu_seconds = std::max(figures.cpu_seconds, CpuSeconds((*child)->pid()).value_or(0));
+    absl::SleepFor(absl::Milliseconds(250));
   }
   if (!exit->ok()) return Failed(absl::StrCat("ended with ", exit->ToString()), log_path);
 

@@ -17,6 +17,9 @@ struct SingleProcessFigures {
   int64_t examples = 0;
   double train_seconds = 0;
   int64_t peak_rss_bytes = 0;  // the largest VmRSS seen while it ran
+  // CPU seconds it had used at the last look before it ended (polled four
+  // times a second, so up to a quarter second short); includes its start-up.
+  double cpu_seconds = 0;
 };
 
 // Runs `pstrain_path` train-local on `spec_path` (whose stop condition

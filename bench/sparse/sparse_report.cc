@@ -27,6 +27,19 @@ double SparseReport::SingleProcessExamplesPerSec() const {
   return (single_process_before.examples_per_sec + single_process_after.examples_per_sec) / 2;
 }
 
+double SparseReport::ExamplesPerCpuSecond() const {
+  auto cpu = [](const ClusterSample& s) {
+    return s.coordinator_cpu_seconds + s.ps_cpu_seconds + s.worker_cpu_seconds;
+  };
+  return (window_end.examples - window_start.examples) / (cpu(window_end) - cpu(window_start));
+}
+
+double SparseReport::SingleProcessExamplesPerCpuSecond() const {
+  return (single_process_before.examples / single_process_before.cpu_seconds +
+          single_process_after.examples / single_process_after.cpu_seconds) /
+         2;
+}
+
 double SparseReport::ExamplesPerSec() const {
   return (window_end.examples - window_start.examples) / WindowSeconds();
 }
@@ -70,7 +83,9 @@ std::string SparseReport::Markdown() const {
       "examples/s come from the workers' `pstrain_worker_examples_total` over the last %.0f s; "
       "ids pulled per second from the shards' `pstrain_ps_pull_bytes_total` over the same "
       "window, less the dense variables every step pulls whole (%lld floats), divided by the "
-      "%lld bytes an id's rows carry (deep row and wide weight); memory per row is the "
+      "%lld bytes an id's rows carry (deep row and wide weight); examples per CPU second "
+      "divide by the user and system time (/proc/<pid>/stat) of every process, which moves "
+      "less with other work on the machine than wall time; memory per row is the "
       "growth of the shards' VmRSS since before the job was submitted divided by the "
       "deep/embedding rows they hold at the end (`pstrain_ps_embedding_rows`). Raw bytes of an "
       "id: %lld (%d + 1 floats, %s). References in the same run: `pstrain train-local` on the "
@@ -97,6 +112,12 @@ std::string SparseReport::Markdown() const {
       &md, "| examples/s | %.0f | %.0f (single process: %.0f before, %.0f after) | %.2f |\n",
       examples_per_sec, single_process, single_process_before.examples_per_sec,
       single_process_after.examples_per_sec, examples_ratio);
+  absl::StrAppendFormat(
+      &md,
+      "| examples per CPU second (cluster: every process) | %.0f | %.0f (single process) | %.2f "
+      "|\n",
+      ExamplesPerCpuSecond(), SingleProcessExamplesPerCpuSecond(),
+      ExamplesPerCpuSecond() / SingleProcessExamplesPerCpuSecond());
   absl::StrAppendFormat(&md,
                         "| ids pulled/s, per shard | %.0f (%.1f per example) | %.0f (shard alone, "
                         "ReadRows) | %.3f |\n",

@@ -42,6 +42,11 @@ struct SparseReport {
   // The mean of the two single-process runs.
   double SingleProcessExamplesPerSec() const;
   double ExamplesPerSec() const;
+  // Examples per CPU second of every process of the cluster over the
+  // window, and of the single process (the mean of its two runs): figures
+  // that move less with other processes' load than examples/s.
+  double ExamplesPerCpuSecond() const;
+  double SingleProcessExamplesPerCpuSecond() const;
   // Ids pulled per second over the window: the shards' pulled bytes less
   // the dense variables every step pulls whole, over the bytes of one id
   // (its deep row and its wide weight).
