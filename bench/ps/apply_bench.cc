@@ -2,13 +2,16 @@
 // memcpy of the same 64 MB measured in the same run.
 //
 //   bazel run -c opt //bench/ps:apply_bench -- [--model_mb=64] [--repeats=15]
+//       [--report=FILE]
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "bench/ps/loopback_reference.h"
+#include "bench/report/markdown_report.h"
 #include "common/optimizer/initializer.h"
 #include "common/optimizer/optimizer.h"
 #include "gflags/gflags.h"
@@ -20,6 +23,7 @@
 
 DEFINE_int32(model_mb, 64, "variable size in MB (2^20 bytes)");
 DEFINE_int32(repeats, 15, "applies per optimizer; the median is reported");
+DEFINE_string(report, "", "write this run's section of bench/RESULTS.md here");
 
 namespace pstrain {
 namespace {
@@ -42,12 +46,18 @@ double MedianSeconds(int repeats, Fn fn) {
   return Median(times);
 }
 
-void Report(const char* what, int64_t n, double seconds, double memcpy_params_per_second,
-            int bytes_per_param) {
+// Prints one update's figures and returns them as a row of the report;
+// `bytes_per_param` counts the gradient read plus the value and every slot
+// read and written.
+std::vector<std::string> Report(const std::string& what, int64_t n, double seconds,
+                                double memcpy_params_per_second, int bytes_per_param) {
   const double rate = static_cast<double>(n) / seconds;
   std::printf("%-34s %8.2f G params/s  %6.2f ms  ratio to memcpy %.2f  (%.1f GB/s of traffic)\n",
-              what, rate / 1e9, seconds * 1e3, rate / memcpy_params_per_second,
+              what.c_str(), rate / 1e9, seconds * 1e3, rate / memcpy_params_per_second,
               rate * bytes_per_param / 1e9);
+  return {what, absl::StrFormat("%.2f", rate / 1e9), absl::StrFormat("%.1f", seconds * 1e3),
+          absl::StrFormat("%.2f", rate / memcpy_params_per_second),
+          absl::StrFormat("%.1f", rate * bytes_per_param / 1e9)};
 }
 
 }  // namespace
@@ -58,6 +68,8 @@ int main(int argc, char** argv) {
   using namespace pstrain;
   const int64_t bytes = static_cast<int64_t>(FLAGS_model_mb) << 20;
   const int64_t n = bytes / 4;
+  bench::MarkdownReport report("Optimizer apply rate on a dense variable");
+  std::vector<std::vector<std::string>> rows;
   const double memcpy_bps = MemcpyBytesPerSecond(bytes, FLAGS_repeats);
   // memcpy of the parameters: 4 bytes read and 4 written per parameter.
   const double memcpy_params = memcpy_bps / 4;
@@ -65,6 +77,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(bytes >> 20), memcpy_bps / 1e9, memcpy_params / 1e9);
 
   std::vector<float> grad(n, 0.001f);
+  double sgd_rate = 0;
   const int64_t shape[] = {n};
   for (const char* name : {"sgd", "momentum", "adagrad", "adam", "ftrl"}) {
     OptimizerSpec spec;
@@ -82,8 +95,8 @@ int main(int argc, char** argv) {
       v.Apply(*optimizer, UpdateStep{0.01f, ++t, 1.0f}, grad.data());
     });
     // Bytes touched per parameter: gradient read, value and slots read and written.
-    Report((std::string("optimizer ") + name).c_str(), n, seconds, memcpy_params,
-           4 + 8 * (1 + optimizer->num_slots()));
+    rows.push_back(Report(name, n, seconds, memcpy_params, 4 + 8 * (1 + optimizer->num_slots())));
+    if (s == "sgd") sgd_rate = static_cast<double>(n) / seconds;
   }
 
   // The whole shard path of one async push: validation, version, dedup, apply.
@@ -109,8 +122,27 @@ int main(int argc, char** argv) {
                                           {GradientRef{0, false, {}, grad}});
       CHECK_EQ(reply.outcome, PUSH_OUTCOME_APPLIED);
     });
-    Report((std::string("ParameterShard::Push, ") + name).c_str(), n, seconds, memcpy_params,
-           std::string(name) == "sgd" ? 12 : 28);
+    rows.push_back(Report(std::string("`ParameterShard::Push`, ") + name, n, seconds,
+                          memcpy_params, std::string(name) == "sgd" ? 12 : 28));
+  }
+
+  report.Paragraph(absl::StrFormat(
+      "One shard's optimizer updating a %d MB float32 variable in place on one thread, the "
+      "median of %d applies after a warm-up, beside memcpy of the same %d MB in the same run "
+      "(%.2f GB/s, %.2f G params/s: 4 bytes read and 4 written per parameter). Traffic counts "
+      "the gradient read plus the value and every slot read and written. `ParameterShard::Push` "
+      "is the whole path of an async push on the shard: validation, dedup, version, apply.",
+      FLAGS_model_mb, FLAGS_repeats, FLAGS_model_mb, memcpy_bps / 1e9, memcpy_params / 1e9));
+  report.Command(absl::StrFormat("bazel-bin/bench/ps/apply_bench --model_mb=%d --repeats=%d",
+                                 FLAGS_model_mb, FLAGS_repeats));
+  report.Table({"update", "G params/s", "ms per apply", "ratio to memcpy", "GB/s of traffic"},
+               rows);
+  report.Target("SGD applies at least 1 G params/s", sgd_rate >= 1e9,
+                absl::StrFormat("%.2f G params/s", sgd_rate / 1e9));
+  const absl::Status written = report.WriteTo(FLAGS_report);
+  if (!written.ok()) {
+    std::fprintf(stderr, "apply_bench: %s\n", std::string(written.message()).c_str());
+    return 1;
   }
   return 0;
 }

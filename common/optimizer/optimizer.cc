@@ -5,6 +5,7 @@
 
 #include "Eigen/Core"
 #include "absl/strings/str_cat.h"
+#include "common/optimizer/internal/update_kernels.h"
 
 namespace pstrain {
 namespace {
@@ -68,13 +69,8 @@ class Adagrad : public Optimizer {
   const char* name() const override { return "adagrad"; }
   void Apply(const UpdateStep& step, const float* grad, int64_t n, float* w,
              float* const* slots) const override {
-    const float lr = step.learning_rate, s = step.grad_scale, eps = eps_;
-    ForEachBlock(n, [&](int64_t b, int64_t len) {
-      ConstArray g(grad + b, len);
-      Array acc(slots[0] + b, len), x(w + b, len);
-      acc += (s * g).square();
-      x -= lr * (s * g) / (acc.sqrt() + eps);
-    });
+    optimizer_internal::BestUpdateKernels().adagrad({step.grad_scale, step.learning_rate, eps_},
+                                                    grad, n, w, slots[0]);
   }
 
  private:
@@ -92,14 +88,9 @@ class Adam : public Optimizer {
     const float lr_t = static_cast<float>(step.learning_rate *
                                           std::sqrt(1.0 - std::pow(static_cast<double>(b2_), t)) /
                                           (1.0 - std::pow(static_cast<double>(b1_), t)));
-    const float s = step.grad_scale, b1 = b1_, b2 = b2_, eps = eps_;
-    ForEachBlock(n, [&](int64_t b, int64_t len) {
-      ConstArray g(grad + b, len);
-      Array m(slots[0] + b, len), v(slots[1] + b, len), x(w + b, len);
-      m = b1 * m + ((1 - b1) * s) * g;
-      v = b2 * v + ((1 - b2) * s * s) * g.square();
-      x -= lr_t * m / (v.sqrt() + eps);
-    });
+    const float s = step.grad_scale;
+    optimizer_internal::BestUpdateKernels().adam(
+        {b1_, (1 - b1_) * s, b2_, (1 - b2_) * s * s, lr_t, eps_}, grad, n, w, slots[0], slots[1]);
   }
 
  private:
