@@ -23,9 +23,13 @@ benchmark() {
   commands+=("$2")
 }
 # Each command gets --report=FILE appended: its section of RESULTS.md.
-benchmark layers "bazel-bin/bench/compute/layer_benchmark"
-benchmark training "bazel-bin/bench/compute/training_benchmark"
+benchmark wire "bazel-bin/bench/ps/push_pull_bench"
+benchmark cluster "bazel-bin/bench/cluster/cluster_bench --svg=bench/step_breakdown.svg"
+benchmark sparse "bazel-bin/bench/sparse/sparse_cluster_bench"
+benchmark sparse_shard "bazel-bin/bench/ps/sparse_bench"
 benchmark apply "bazel-bin/bench/ps/apply_bench"
+benchmark training "bazel-bin/bench/compute/training_benchmark"
+benchmark layers "bazel-bin/bench/compute/layer_benchmark"
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -37,7 +41,7 @@ while [ $# -gt 0 ]; do
     --only) only="${2:-}"; shift 2 || { echo "bench/run_all.sh: --only needs a name" >&2; exit 2; } ;;
     --only=*) only="${1#--only=}"; shift ;;
     --list)
-      for i in "${!names[@]}"; do printf '%-10s %s\n' "${names[$i]}" "${commands[$i]}"; done
+      for i in "${!names[@]}"; do printf '%-13s %s\n' "${names[$i]}" "${commands[$i]}"; done
       exit 0 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench/run_all.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -67,6 +71,8 @@ fi
 echo "bench/run_all.sh: building optimised (-c opt) ..." >&2
 bazel build -c opt --noshow_progress //bench/... //client:pstrain //server/... //worker/... \
   //evaluator/... >&2
+# The optimised outputs, wherever the bazel-bin link points after other builds.
+bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
 
 run_dir="$(mktemp -d "${TMPDIR:-/tmp}/pstrain-bench.XXXXXX")"
 trap 'rm -rf "$run_dir"' EXIT
@@ -80,7 +86,8 @@ for i in "${selected[@]}"; do
   t0=$(date +%s)
   set +e
   # The benchmark's progress goes to the terminal and to its log.
-  eval "${commands[$i]} --report=$run_dir/$name.md" 2> >(tee "$run_dir/$name.log" >&2) >&2
+  eval "${bin}/${commands[$i]#bazel-bin/} --report=$run_dir/$name.md" \
+    2> >(tee "$run_dir/$name.log" >&2) >&2
   code=$?
   set -e
   durations[$i]=$(( $(date +%s) - t0 ))

@@ -3,6 +3,7 @@
 // alone (no network) as the reference, in the same run.
 //
 //   bazel run -c opt //bench/ps:sparse_bench -- [--rows=1000000] [--batch=4096]
+//       [--report=FILE]
 
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench/report/markdown_report.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "grpcpp/grpcpp.h"
@@ -27,6 +30,7 @@ DEFINE_int32(dim, 64, "floats per row");
 DEFINE_int32(batch, 4096, "ids per pull or push message");
 DEFINE_int32(batches, 250, "batches per stream and direction");
 DEFINE_int32(streams, 2, "PushPull streams");
+DEFINE_string(report, "", "write this run's section of bench/RESULTS.md here");
 
 namespace pstrain {
 namespace {
@@ -148,6 +152,11 @@ int main(int argc, char** argv) {
               static_cast<long long>(FLAGS_rows), FLAGS_dim,
               FLAGS_rows * FLAGS_dim * 4.0 / (1 << 20), b, FLAGS_streams);
 
+  bench::MarkdownReport report("Sparse pull and push of embedding rows on one shard");
+  std::vector<std::vector<std::string>> rows;
+  double alone[2] = {0, 0};   // pull, push
+  double served[2] = {0, 0};  // through gRPC
+
   // Reference: the shard alone, one thread.
   {
     const int batches = 100;
@@ -165,6 +174,8 @@ int main(int argc, char** argv) {
     const double push = batches * static_cast<double>(b) / Seconds(start);
     std::printf("reference, shard alone (1 thread): pull %.2f M ids/s, push %.2f M ids/s\n",
                 pull / 1e6, push / 1e6);
+    alone[0] = pull;
+    alone[1] = push;
   }
 
   // Through the service: one stream per simulated worker.
@@ -194,7 +205,35 @@ int main(int argc, char** argv) {
     const double rate = FLAGS_streams * FLAGS_batches * static_cast<double>(b) / Seconds(start);
     std::printf("through gRPC on loopback: %s %.2f M ids/s (%.2f GB/s of rows)\n",
                 push ? "push" : "pull", rate / 1e6, rate * FLAGS_dim * 4 / 1e9);
+    served[push] = rate;
+    rows.push_back({push ? "push" : "pull", absl::StrFormat("%.2f", alone[push] / 1e6),
+                    absl::StrFormat("%.2f", rate / 1e6),
+                    absl::StrFormat("%.2f", rate * FLAGS_dim * 4 / 1e9),
+                    absl::StrFormat("%.2f", rate / alone[push])});
   }
   server->Shutdown();
+
+  report.Paragraph(absl::StrFormat(
+      "A dynamic table of %d rows of %d floats (%.0f MB, every row created before measuring) on "
+      "one shard, SGD, async; ids drawn uniformly, %d per message. Through the gRPC service on "
+      "loopback: %d streams, each writing %d requests while reading the answers (pushes: every "
+      "one applied). The reference is the same shard alone on one thread (`ReadRows`, `Push`), "
+      "no gRPC, in the same run.",
+      FLAGS_rows, FLAGS_dim, FLAGS_rows * FLAGS_dim * 4.0 / (1 << 20), b, FLAGS_streams,
+      FLAGS_batches));
+  report.Command(absl::StrFormat(
+      "bazel-bin/bench/ps/sparse_bench --rows=%d --dim=%d --batch=%d --batches=%d --streams=%d",
+      FLAGS_rows, FLAGS_dim, FLAGS_batch, FLAGS_batches, FLAGS_streams));
+  report.Table({"direction", "shard alone, M ids/s", "gRPC loopback, M ids/s", "GB/s of rows",
+                "ratio to the shard alone"},
+               rows);
+  report.Target("1 M ids/s per shard through gRPC, pull and push",
+                served[0] >= 1e6 && served[1] >= 1e6,
+                absl::StrFormat("pull %.2f M, push %.2f M", served[0] / 1e6, served[1] / 1e6));
+  const absl::Status written = report.WriteTo(FLAGS_report);
+  if (!written.ok()) {
+    std::fprintf(stderr, "sparse_bench: %s\n", std::string(written.message()).c_str());
+    return 1;
+  }
   return 0;
 }
