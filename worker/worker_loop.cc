@@ -437,7 +437,12 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       if (*stop) break;
     }
   }
+  // The lease's last push is waited for here, not overlapped with a pull:
+  // a push_wait of its own, or the step-time breakdown would miss it.
+  const bool last_push_in_flight = in_flight.active;
+  const absl::Time settle_start = loop_.clock_.Now();
   absl::Status settled = SettleInFlight(&in_flight, returned);
+  if (last_push_in_flight) RecordPhase(StepPhase::kPushWait, settle_start);
   if (error.ok()) error = settled;
   if (!error.ok() || *stop) {
     if (reader->next_position() < reader->end()) {
