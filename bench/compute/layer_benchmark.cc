@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/compute/fma_peak.h"
 #include "bench/report/markdown_report.h"

@@ -129,9 +129,9 @@ int main(int argc, char** argv) {
       "The distributed runs in this file compare themselves with this trainer measured again "
       "in their own run.",
       FLAGS_target_accuracy * 100));
-  report.Command(absl::StrFormat(
-      "bazel-bin/bench/compute/training_benchmark --mlp_steps=%d --cnn_steps=%d",
-      FLAGS_mlp_steps, FLAGS_cnn_steps));
+  report.Command(
+      absl::StrFormat("bazel-bin/bench/compute/training_benchmark --mlp_steps=%d --cnn_steps=%d",
+                      FLAGS_mlp_steps, FLAGS_cnn_steps));
   const auto rate = [](const pstrain::LocalTrainingResult& r) {
     return absl::StrFormat("%.0f", r.examples_per_sec);
   };

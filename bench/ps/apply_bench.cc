@@ -15,12 +15,12 @@
 #include "absl/strings/str_split.h"
 #include "bench/ps/loopback_reference.h"
 #include "bench/report/markdown_report.h"
+#include "common/clock/clock.h"
 #include "common/optimizer/initializer.h"
 #include "common/optimizer/optimizer.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "prometheus/registry.h"
-#include "common/clock/clock.h"
 #include "server/ps/dense_variable.h"
 #include "server/ps/parameter_shard.h"
 
@@ -61,7 +61,10 @@ std::vector<std::string> Report(const std::string& size, const std::string& what
   std::printf("%-34s %8.2f G params/s  %6.2f ms  ratio to memcpy %.2f  (%.1f GB/s of traffic)\n",
               what.c_str(), rate / 1e9, seconds * 1e3, rate / memcpy_params_per_second,
               rate * bytes_per_param / 1e9);
-  return {size, what, absl::StrFormat("%.2f", rate / 1e9), absl::StrFormat("%.3f", seconds * 1e3),
+  return {size,
+          what,
+          absl::StrFormat("%.2f", rate / 1e9),
+          absl::StrFormat("%.3f", seconds * 1e3),
           absl::StrFormat("%.2f", rate / memcpy_params_per_second),
           absl::StrFormat("%.1f", rate * bytes_per_param / 1e9)};
 }
@@ -165,9 +168,8 @@ int main(int argc, char** argv) {
       FLAGS_repeats));
   report.Command(absl::StrFormat("bazel-bin/bench/ps/apply_bench --model_mb=%s --repeats=%d",
                                  FLAGS_model_mb, FLAGS_repeats));
-  report.Table({"size", "update", "G params/s", "ms per apply", "ratio to memcpy",
-                "GB/s of traffic"},
-               rows);
+  report.Table(
+      {"size", "update", "G params/s", "ms per apply", "ratio to memcpy", "GB/s of traffic"}, rows);
   report.Target(absl::StrCat("SGD applies at least 1 G params/s (", sizes.back(), " MB)"),
                 largest_sgd_rate >= 1e9,
                 absl::StrFormat("%.2f G params/s", largest_sgd_rate / 1e9));

@@ -16,12 +16,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/report/markdown_report.h"
+#include "common/clock/clock.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
 #include "server/ps/allocator_tuning.h"
-#include "common/clock/clock.h"
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/shard_store.h"
 

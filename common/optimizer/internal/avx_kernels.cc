@@ -2,11 +2,11 @@
 // may run before CpuHasAvx() said yes, and no multiply-add may be fused,
 // which would round differently from the portable rules.
 
-#include "common/optimizer/internal/update_kernels.h"
-
 #include <immintrin.h>
 
 #include <cmath>
+
+#include "common/optimizer/internal/update_kernels.h"
 
 namespace pstrain {
 namespace optimizer_internal {

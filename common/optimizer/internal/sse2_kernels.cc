@@ -1,11 +1,11 @@
 // The portable kernels: SSE2 is part of x86-64. Compiled with
 // -ffp-contract=off like the AVX ones, so that no multiply-add is fused.
 
-#include "common/optimizer/internal/update_kernels.h"
-
 #include <immintrin.h>
 
 #include <cmath>
+
+#include "common/optimizer/internal/update_kernels.h"
 
 namespace pstrain {
 namespace optimizer_internal {
@@ -17,12 +17,10 @@ void AdamSse2(const AdamStep& step, const float* grad, int64_t n, float* w, floa
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const __m128 g = _mm_loadu_ps(grad + i);
-    const __m128 m_new =
-        _mm_add_ps(_mm_mul_ps(b1, _mm_loadu_ps(m + i)), _mm_mul_ps(m_scale, g));
-    const __m128 v_new = _mm_add_ps(_mm_mul_ps(b2, _mm_loadu_ps(v + i)),
-                                       _mm_mul_ps(v_scale, _mm_mul_ps(g, g)));
-    const __m128 delta =
-        _mm_div_ps(_mm_mul_ps(lr, m_new), _mm_add_ps(_mm_sqrt_ps(v_new), eps));
+    const __m128 m_new = _mm_add_ps(_mm_mul_ps(b1, _mm_loadu_ps(m + i)), _mm_mul_ps(m_scale, g));
+    const __m128 v_new =
+        _mm_add_ps(_mm_mul_ps(b2, _mm_loadu_ps(v + i)), _mm_mul_ps(v_scale, _mm_mul_ps(g, g)));
+    const __m128 delta = _mm_div_ps(_mm_mul_ps(lr, m_new), _mm_add_ps(_mm_sqrt_ps(v_new), eps));
     _mm_storeu_ps(m + i, m_new);
     _mm_storeu_ps(v + i, v_new);
     _mm_storeu_ps(w + i, _mm_sub_ps(_mm_loadu_ps(w + i), delta));
@@ -41,8 +39,7 @@ void AdagradSse2(const AdagradStep& step, const float* grad, int64_t n, float* w
   for (; i + 4 <= n; i += 4) {
     const __m128 g = _mm_mul_ps(s, _mm_loadu_ps(grad + i));
     const __m128 acc_new = _mm_add_ps(_mm_loadu_ps(acc + i), _mm_mul_ps(g, g));
-    const __m128 delta =
-        _mm_div_ps(_mm_mul_ps(lr, g), _mm_add_ps(_mm_sqrt_ps(acc_new), eps));
+    const __m128 delta = _mm_div_ps(_mm_mul_ps(lr, g), _mm_add_ps(_mm_sqrt_ps(acc_new), eps));
     _mm_storeu_ps(acc + i, acc_new);
     _mm_storeu_ps(w + i, _mm_sub_ps(_mm_loadu_ps(w + i), delta));
   }

@@ -9,8 +9,8 @@ bool CpuHasAvx() {
 }
 
 const UpdateKernels& BestUpdateKernels() {
-  static const UpdateKernels kernels = CpuHasAvx() ? UpdateKernels{AdamAvx, AdagradAvx}
-                                                   : UpdateKernels{AdamSse2, AdagradSse2};
+  static const UpdateKernels kernels =
+      CpuHasAvx() ? UpdateKernels{AdamAvx, AdagradAvx} : UpdateKernels{AdamSse2, AdagradSse2};
   return kernels;
 }
 
