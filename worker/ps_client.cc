@@ -10,6 +10,7 @@
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "worker/internal/outgoing_request.h"
 #include "worker/internal/push_pull_plan.h"
 
 namespace pstrain {
@@ -17,6 +18,13 @@ namespace worker {
 namespace {
 
 constexpr int64_t kFloatBytes = 4;
+
+// ParameterServer.PushPull, as the generated stub names it.
+const grpc::internal::RpcMethod& PushPullMethod() {
+  static const grpc::internal::RpcMethod* const method = new grpc::internal::RpcMethod(
+      "/pstrain.ParameterServer/PushPull", grpc::internal::RpcMethod::BIDI_STREAMING);
+  return *method;
+}
 
 // Runs every task, all but the first on threads of their own, and returns
 // the first error in task order.
@@ -91,10 +99,10 @@ absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Cr
   if (!channels) channels = LaneChannels(ChannelSecurity());
   std::unique_ptr<ParameterServerClient> client(new ParameterServerClient(
       std::move(addresses), std::move(slicer), std::move(options), clock, random, metrics));
-  client->stubs_.resize(client->addresses_.size());
+  client->channels_.resize(client->addresses_.size());
   for (size_t s = 0; s < client->addresses_.size(); ++s) {
     for (int lane = 0; lane < client->options_.streams_per_shard; ++lane) {
-      client->stubs_[s].push_back(ParameterServer::NewStub(channels(client->addresses_[s], lane)));
+      client->channels_[s].push_back(channels(client->addresses_[s], lane));
     }
   }
   return client;
@@ -123,7 +131,11 @@ std::string ParameterServerClient::ShardName(int shard) const {
 }
 
 absl::StatusOr<std::vector<PushPullResponse>> ParameterServerClient::Exchange(
-    int shard, int lane, const std::vector<PushPullRequest>& requests, absl::Duration extra) {
+    int shard, int lane, const std::vector<internal::OutgoingRequest>& requests,
+    absl::Duration extra) {
+  // Outlives the call: gRPC may drop its last slice of a request after
+  // the call ends.
+  internal::BorrowedSlices borrowed;
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout + extra));
   {
@@ -132,21 +144,29 @@ absl::StatusOr<std::vector<PushPullResponse>> ParameterServerClient::Exchange(
     calls_.insert(&context);
   }
   std::vector<PushPullResponse> responses;
-  std::unique_ptr<grpc::ClientReaderWriter<PushPullRequest, PushPullResponse>> stream =
-      stubs_[shard][lane]->PushPull(&context);
+  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, PushPullResponse>> stream(
+      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, PushPullResponse>::Create(
+          channels_[shard][lane].get(), PushPullMethod(), &context));
   // The shard answers a push after its last message and a pull after
   // reading it, so writing everything before reading cannot deadlock.
-  for (const PushPullRequest& request : requests) {
-    if (!stream->Write(request)) break;
+  for (const internal::OutgoingRequest& request : requests) {
+    if (!stream->Write(internal::SerializeRequest(request, &borrowed))) break;
   }
   stream->WritesDone();
   PushPullResponse response;
   while (stream->Read(&response)) responses.push_back(std::move(response));
   const grpc::Status status = stream->Finish();
+  stream.reset();
   {
     absl::MutexLock l(&mu_);
     calls_.erase(&context);
   }
+  // The caller may change or free the gradients once this returns. A
+  // finished call holds none of its messages; should gRPC ever keep one,
+  // going on would send (or read) memory the caller no longer owns.
+  const absl::Status released =
+      borrowed.WaitUntilReleased(absl::Now() + options_.call_timeout + extra);
+  CHECK(released.ok()) << ShardName(shard) << ": " << released;
   if (!status.ok()) {
     absl::Status s = FromGrpcStatus(status);
     // An attempt that ran out of time is retried like an unreachable shard:
@@ -220,9 +240,9 @@ absl::Status ParameterServerClient::PullLaneWithRetry(int shard, int stream,
                                                       const PullOptions& options,
                                                       PulledParameters* out, int64_t* version,
                                                       int64_t* bytes) {
-  std::vector<PushPullRequest> request(1);
-  request[0].set_tag(1);
-  PullRequest* pull = request[0].mutable_pull();
+  std::vector<internal::OutgoingRequest> request(1);
+  request[0].message.set_tag(1);
+  PullRequest* pull = request[0].message.mutable_pull();
   *pull = lane.request;
   pull->set_job_id(options_.job_id);
   pull->set_generation(options_.generation);
@@ -241,7 +261,7 @@ absl::Status ParameterServerClient::PullLaneWithRetry(int shard, int stream,
         if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry("pull_unavailable");
         ASSIGN_OR_RETURN(
             std::vector<PushPullResponse> responses,
-            Exchange(shard, stream % static_cast<int>(stubs_[shard].size()), request, extra));
+            Exchange(shard, stream % static_cast<int>(channels_[shard].size()), request, extra));
         return ReadLaneAnswer(shard, lane, responses, out, version, bytes);
       });
   if (!status.ok()) {
@@ -369,7 +389,7 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
   summary.next_min_versions.assign(num_shards, 0);
 
   const internal::RowPositions positions = internal::SliceGradientRows(slicer_, gradients);
-  std::vector<std::vector<std::vector<PushPullRequest>>> messages(num_shards);
+  std::vector<std::vector<std::vector<internal::OutgoingRequest>>> messages(num_shards);
   PushRequest header;
   header.set_job_id(options_.job_id);
   header.set_generation(options_.generation);
@@ -423,7 +443,8 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
 }
 
 absl::StatusOr<ShardPushOutcome> ParameterServerClient::PushToShard(
-    int shard, const std::vector<std::vector<PushPullRequest>>& parts, uint64_t sequence) {
+    int shard, const std::vector<std::vector<internal::OutgoingRequest>>& parts,
+    uint64_t sequence) {
   int attempts = 0;
   const std::string what = absl::StrCat(ShardName(shard), " (push ", sequence, ")");
   absl::StatusOr<ShardPushOutcome> result = RetryOnUnavailable<ShardPushOutcome>(
@@ -438,7 +459,7 @@ absl::StatusOr<ShardPushOutcome> ParameterServerClient::PushToShard(
         std::vector<std::function<absl::Status()>> tasks;
         for (size_t p = 0; p < parts.size(); ++p) {
           tasks.push_back([&, p] {
-            answers[p] = Exchange(shard, static_cast<int>(p % stubs_[shard].size()), parts[p],
+            answers[p] = Exchange(shard, static_cast<int>(p % channels_[shard].size()), parts[p],
                                   absl::ZeroDuration());
             return absl::OkStatus();
           });

@@ -30,6 +30,7 @@
 namespace pstrain {
 namespace worker {
 namespace internal {
+struct OutgoingRequest;
 struct PullLane;
 }  // namespace internal
 
@@ -199,9 +200,11 @@ class ParameterServerClient {
                         WorkerMetrics* metrics);
 
   // One PushPull stream: writes `requests`, closes the sending side and
-  // returns every response. The deadline is call_timeout + extra.
+  // returns every response. The deadline is call_timeout + extra. Returns
+  // once gRPC holds no more of the requests' borrowed bytes.
   absl::StatusOr<std::vector<PushPullResponse>> Exchange(
-      int shard, int lane, const std::vector<PushPullRequest>& requests, absl::Duration extra);
+      int shard, int lane, const std::vector<internal::OutgoingRequest>& requests,
+      absl::Duration extra);
   absl::Status PullLaneWithRetry(int shard, int stream, const internal::PullLane& lane,
                                  const PullOptions& options, PulledParameters* out,
                                  int64_t* version, int64_t* bytes);
@@ -209,7 +212,8 @@ class ParameterServerClient {
                               const std::vector<PushPullResponse>& responses, PulledParameters* out,
                               int64_t* version, int64_t* bytes) const;
   absl::StatusOr<ShardPushOutcome> PushToShard(
-      int shard, const std::vector<std::vector<PushPullRequest>>& parts, uint64_t sequence);
+      int shard, const std::vector<std::vector<internal::OutgoingRequest>>& parts,
+      uint64_t sequence);
   std::string ShardName(int shard) const;
 
   // Constant after construction.
@@ -219,8 +223,10 @@ class ParameterServerClient {
   Clock& clock_;
   RandomSource& random_;
   WorkerMetrics* const metrics_;
-  // stubs_[shard][lane].
-  std::vector<std::vector<std::unique_ptr<ParameterServer::Stub>>> stubs_;
+  // channels_[shard][lane]. PushPull is called on them directly (not
+  // through a stub) so that requests go out as ByteBuffers that borrow the
+  // gradients' bytes.
+  std::vector<std::vector<std::shared_ptr<grpc::Channel>>> channels_;
 
   std::atomic<uint64_t> next_sequence_{1};
   absl::Notification cancelled_;

@@ -45,6 +45,8 @@ const std::vector<int32_t>& PositionsOn(const RowPositions& positions, const std
 
 struct Piece {
   NamedTensor tensor;
+  // A dense gradient's bytes, left in the gradient tensor.
+  absl::Span<const char> dense_data;
   int64_t bytes = 0;
 };
 
@@ -140,7 +142,7 @@ std::vector<PullLane> PlanShardPull(const ShardSlicer& slicer, int shard, const 
   return used;
 }
 
-absl::StatusOr<std::vector<std::vector<PushPullRequest>>> BuildShardPush(
+absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
     const ShardSlicer& slicer, int shard, const Gradients& gradients, const RowPositions& positions,
     const PushRequest& header, int max_parts, int64_t parallel_min_bytes, int64_t chunk_bytes,
     int64_t* bytes) {
@@ -156,15 +158,28 @@ absl::StatusOr<std::vector<std::vector<PushPullRequest>>> BuildShardPush(
                                                      gradient.DebugString(), "; the variable is ",
                                                      slot.shape.DebugString()));
     }
-    const size_t count = TensorChunkCount(gradient, static_cast<size_t>(chunk_bytes));
-    for (size_t i = 0; i < count; ++i) {
+    // Pieces as TensorChunkToProto cuts them, their bytes borrowed from
+    // the gradient: whole when it fits, else whole floats per chunk.
+    const int64_t whole = static_cast<int64_t>(gradient.num_bytes());
+    const int64_t piece_bytes =
+        whole <= chunk_bytes ? whole : std::max<int64_t>(kFloatBytes, chunk_bytes / kFloatBytes * kFloatBytes);
+    const char* data = static_cast<const char*>(gradient.raw_data());
+    int64_t offset = 0;
+    do {
       Piece& piece = pieces.emplace_back();
       piece.tensor.set_name(slot.name);
-      TensorChunkToProto(gradient, static_cast<size_t>(chunk_bytes), i,
-                         piece.tensor.mutable_dense());
-      piece.bytes = static_cast<int64_t>(piece.tensor.dense().data().size());
+      DenseTensor* dense = piece.tensor.mutable_dense();
+      dense->set_dtype(DATA_TYPE_FLOAT32);
+      gradient.shape().ToProto(dense->mutable_shape());
+      if (piece_bytes < whole) {
+        dense->mutable_chunk()->set_offset(offset);
+        dense->mutable_chunk()->set_total_bytes(whole);
+      }
+      piece.bytes = std::min(piece_bytes, whole - offset);
+      piece.dense_data = absl::MakeConstSpan(data + offset, piece.bytes);
+      offset += piece.bytes;
       total += piece.bytes;
-    }
+    } while (offset < whole);
   }
   for (const auto& [name, rows] : gradients.dense) {
     if (slicer.FindDense(name) == nullptr) {
@@ -217,12 +232,12 @@ absl::StatusOr<std::vector<std::vector<PushPullRequest>>> BuildShardPush(
     part.pieces.push_back(std::move(piece));
   }
   const int num_parts = static_cast<int>(parts.size());
-  std::vector<std::vector<PushPullRequest>> messages(parts.size());
+  std::vector<std::vector<OutgoingRequest>> messages(parts.size());
   for (int p = 0; p < num_parts; ++p) {
-    std::vector<PushPullRequest>& out = messages[p];
+    std::vector<OutgoingRequest>& out = messages[p];
     int64_t in_message = 0;
     auto start_message = [&] {
-      PushPullRequest& m = out.emplace_back();
+      PushPullRequest& m = out.emplace_back().message;
       m.set_tag(1);
       PushRequest* push = m.mutable_push();
       // Every field of the header (job, id, versions, examples, generation,
@@ -243,11 +258,17 @@ absl::StatusOr<std::vector<std::vector<PushPullRequest>>> BuildShardPush(
       if (out.empty() || (in_message > 0 && in_message + piece.bytes > chunk_bytes)) {
         start_message();
       }
-      *out.back().mutable_push()->add_gradients() = std::move(piece.tensor);
+      OutgoingRequest& message = out.back();
+      PushRequest* push = message.message.mutable_push();
+      *push->add_gradients() = std::move(piece.tensor);
+      if (!piece.dense_data.empty()) {
+        message.dense_data.resize(push->gradients_size());
+        message.dense_data.back() = piece.dense_data;
+      }
       in_message += piece.bytes;
     }
     if (out.empty()) start_message();
-    out.back().mutable_push()->set_end_of_push(true);
+    out.back().message.mutable_push()->set_end_of_push(true);
   }
   return messages;
 }

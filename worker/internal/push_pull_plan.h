@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/model/parameters.h"
 #include "protos/parameter_server.pb.h"
+#include "worker/internal/outgoing_request.h"
 #include "worker/shard_slicer.h"
 
 namespace pstrain {
@@ -56,9 +57,11 @@ std::vector<PullLane> PlanShardPull(const ShardSlicer& slicer, int shard, const 
 // `header` (job, id, base version, examples, generation, membership
 // deadline, origin) but its gradients and, with several parts, num_parts
 // and its part; the last of each part has end_of_push. `*bytes` gets the gradient
-// bytes. InvalidArgument: a gradient of a variable the slicer does not
-// know, or of the wrong shape.
-absl::StatusOr<std::vector<std::vector<PushPullRequest>>> BuildShardPush(
+// bytes. Dense gradient bytes are borrowed from `gradients` (see
+// OutgoingRequest), which must outlive the messages and what is sent of
+// them; rows are copied. InvalidArgument: a gradient of a variable the
+// slicer does not know, or of the wrong shape.
+absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
     const ShardSlicer& slicer, int shard, const Gradients& gradients, const RowPositions& positions,
     const PushRequest& header, int max_parts, int64_t parallel_min_bytes, int64_t chunk_bytes,
     int64_t* bytes);

@@ -1,8 +1,10 @@
 #include "worker/internal/push_pull_plan.h"
 
 #include <numeric>
+#include <utility>
 
 #include "common/placement/row_placement.h"
+#include "common/tensor/tensor_proto.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -81,8 +83,8 @@ TEST(BuildShardPushTest, EmptyShareIsStillOnePushMessage) {
   ASSERT_TRUE(parts.ok());
   ASSERT_EQ(parts->size(), 1u);
   ASSERT_EQ((*parts)[0].size(), 1u);
-  EXPECT_TRUE((*parts)[0][0].push().end_of_push());
-  EXPECT_EQ((*parts)[0][0].push().gradients_size(), 0);
+  EXPECT_TRUE((*parts)[0][0].message.push().end_of_push());
+  EXPECT_EQ((*parts)[0][0].message.push().gradients_size(), 0);
   EXPECT_EQ(bytes, 0);
 }
 
@@ -109,8 +111,8 @@ TEST(BuildShardPushTest, EveryMessageOfEveryPartCarriesTheWholeHeader) {
   ASSERT_EQ(parts->size(), 2u);
   for (size_t p = 0; p < parts->size(); ++p) {
     ASSERT_GE((*parts)[p].size(), 2u);
-    for (const PushPullRequest& message : (*parts)[p]) {
-      PushRequest push = message.push();
+    for (const OutgoingRequest& message : (*parts)[p]) {
+      PushRequest push = message.Materialize().push();
       EXPECT_EQ(push.num_parts(), 2);
       EXPECT_EQ(push.part(), static_cast<int>(p));
       EXPECT_GT(push.gradients_size(), 0);
@@ -120,7 +122,41 @@ TEST(BuildShardPushTest, EveryMessageOfEveryPartCarriesTheWholeHeader) {
       push.clear_end_of_push();
       EXPECT_EQ(push.SerializeAsString(), header.SerializeAsString()) << push.ShortDebugString();
     }
-    EXPECT_TRUE((*parts)[p].back().push().end_of_push());
+    EXPECT_TRUE((*parts)[p].back().message.push().end_of_push());
+  }
+}
+
+// The borrowed pieces are exactly the chunks TensorChunkToProto cuts, so
+// shards see the same messages as when the bytes were copied in.
+TEST(BuildShardPushTest, BorrowedChunksMatchTensorChunkToProtoBitForBit) {
+  ShardSlicer slicer = TwoShards();
+  for (const int64_t chunk_bytes : {int64_t{1} << 20, int64_t{1000}, int64_t{999}, int64_t{4}}) {
+    Gradients gradients;
+    Tensor w = *Tensor::Create(DATA_TYPE_FLOAT32, Shape({1000}));
+    float* values = w.data<float>();
+    for (int i = 0; i < 1000; ++i) values[i] = static_cast<float>(i) * 0.37f - 11.0f;
+    values[7] = -0.0f;
+    gradients.dense["w"] = std::move(w);
+    gradients.dense["b"] = *Tensor::Create(DATA_TYPE_FLOAT32, Shape({10}));
+    int64_t bytes = 0;
+    auto parts = BuildShardPush(slicer, 0, gradients, {}, PushRequest(), 1, 1 << 30, chunk_bytes,
+                                &bytes);
+    ASSERT_TRUE(parts.ok()) << parts.status();
+    EXPECT_EQ(bytes, 4040);
+    std::vector<DenseTensor> w_pieces;
+    for (const OutgoingRequest& message : (*parts)[0]) {
+      const PushPullRequest whole = message.Materialize();
+      for (const NamedTensor& g : whole.push().gradients()) {
+        if (g.name() == "w") w_pieces.push_back(g.dense());
+      }
+    }
+    const Tensor& sent = gradients.dense["w"];
+    const std::vector<DenseTensor> expected = TensorToChunks(sent, chunk_bytes);
+    ASSERT_EQ(w_pieces.size(), expected.size()) << chunk_bytes;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(w_pieces[i].SerializeAsString(), expected[i].SerializeAsString())
+          << "piece " << i << " of chunks of " << chunk_bytes;
+    }
   }
 }
 
