@@ -10,6 +10,7 @@
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "worker/internal/incoming_answer.h"
 #include "worker/internal/outgoing_request.h"
 #include "worker/internal/push_pull_plan.h"
 
@@ -130,7 +131,7 @@ std::string ParameterServerClient::ShardName(int shard) const {
   return absl::StrCat("ps/", shard, " (", addresses_[shard], ")");
 }
 
-absl::StatusOr<std::vector<PushPullResponse>> ParameterServerClient::Exchange(
+absl::StatusOr<std::vector<internal::IncomingAnswer>> ParameterServerClient::Exchange(
     int shard, int lane, const std::vector<internal::OutgoingRequest>& requests,
     absl::Duration extra) {
   // Outlives the call: gRPC may drop its last slice of a request after
@@ -143,9 +144,10 @@ absl::StatusOr<std::vector<PushPullResponse>> ParameterServerClient::Exchange(
     if (cancelled_.HasBeenNotified()) return absl::CancelledError("the ps client was cancelled");
     calls_.insert(&context);
   }
-  std::vector<PushPullResponse> responses;
-  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, PushPullResponse>> stream(
-      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, PushPullResponse>::Create(
+  std::vector<internal::IncomingAnswer> responses;
+  absl::Status unreadable;
+  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
+      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
           channels_[shard][lane].get(), PushPullMethod(), &context));
   // The shard answers a push after its last message and a pull after
   // reading it, so writing everything before reading cannot deadlock.
@@ -153,8 +155,23 @@ absl::StatusOr<std::vector<PushPullResponse>> ParameterServerClient::Exchange(
     if (!stream->Write(internal::SerializeRequest(request, &borrowed))) break;
   }
   stream->WritesDone();
-  PushPullResponse response;
-  while (stream->Read(&response)) responses.push_back(std::move(response));
+  // Answers are parsed with their values left in gRPC's slices; the pull
+  // copies them once, into the pulled tensors.
+  grpc::ByteBuffer bytes;
+  while (stream->Read(&bytes)) {
+    absl::StatusOr<internal::IncomingAnswer> answer = internal::IncomingAnswer::Parse(bytes);
+    bytes.Clear();
+    if (!answer.ok()) {
+      unreadable = absl::InternalError(absl::StrCat(ShardName(shard), " answered with ",
+                                                    answer.status().message()));
+      context.TryCancel();
+      break;
+    }
+    responses.push_back(*std::move(answer));
+  }
+  if (!unreadable.ok()) {
+    while (stream->Read(&bytes)) bytes.Clear();
+  }
   const grpc::Status status = stream->Finish();
   stream.reset();
   {
@@ -167,6 +184,7 @@ absl::StatusOr<std::vector<PushPullResponse>> ParameterServerClient::Exchange(
   const absl::Status released =
       borrowed.WaitUntilReleased(absl::Now() + options_.call_timeout + extra);
   CHECK(released.ok()) << ShardName(shard) << ": " << released;
+  if (!unreadable.ok()) return unreadable;
   if (!status.ok()) {
     absl::Status s = FromGrpcStatus(status);
     // An attempt that ran out of time is retried like an unreachable shard:
@@ -260,7 +278,7 @@ absl::Status ParameterServerClient::PullLaneWithRetry(int shard, int stream,
       [&]() -> absl::Status {
         if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry("pull_unavailable");
         ASSIGN_OR_RETURN(
-            std::vector<PushPullResponse> responses,
+            std::vector<internal::IncomingAnswer> responses,
             Exchange(shard, stream % static_cast<int>(channels_[shard].size()), request, extra));
         return ReadLaneAnswer(shard, lane, responses, out, version, bytes);
       });
@@ -275,10 +293,10 @@ absl::Status ParameterServerClient::PullLaneWithRetry(int shard, int stream,
   return absl::OkStatus();
 }
 
-absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::PullLane& lane,
-                                                   const std::vector<PushPullResponse>& responses,
-                                                   PulledParameters* out, int64_t* version,
-                                                   int64_t* bytes) const {
+absl::Status ParameterServerClient::ReadLaneAnswer(
+    int shard, const internal::PullLane& lane,
+    const std::vector<internal::IncomingAnswer>& responses, PulledParameters* out,
+    int64_t* version, int64_t* bytes) const {
   absl::flat_hash_map<std::string, int64_t> dense_received;
   absl::flat_hash_map<std::string, size_t> rows_received;
   int64_t oldest = -1, total = 0;
@@ -286,7 +304,8 @@ absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::Pu
   auto bad = [&](const std::string& what) {
     return absl::InternalError(absl::StrCat(ShardName(shard), " answered a pull with ", what));
   };
-  for (const PushPullResponse& response : responses) {
+  for (const internal::IncomingAnswer& answer : responses) {
+    const PushPullResponse& response = answer.message();
     if (response.has_error()) {
       // A refused pull keeps its code (DeadlineExceeded for a version not
       // reached, NotFound, FailedPrecondition, InvalidArgument).
@@ -295,7 +314,8 @@ absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::Pu
     if (!response.has_pull()) return bad("a message that is not a pull answer");
     const PullResponse& pull = response.pull();
     oldest = oldest < 0 ? pull.version() : std::min(oldest, pull.version());
-    for (const NamedTensor& value : pull.values()) {
+    for (int v = 0; v < pull.values_size(); ++v) {
+      const NamedTensor& value = pull.values(v);
       if (value.has_dense()) {
         auto expected = lane.dense_bytes.find(value.name());
         if (expected == lane.dense_bytes.end()) {
@@ -305,9 +325,8 @@ absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::Pu
         // Lookups only: every buffer was made before the lanes started.
         Tensor& target = out->dense.find(value.name())->second;
         const int64_t offset = d.has_chunk() ? d.chunk().offset() : 0;
-        const int64_t whole =
-            d.has_chunk() ? d.chunk().total_bytes() : static_cast<int64_t>(d.data().size());
-        const int64_t size = static_cast<int64_t>(d.data().size());
+        const int64_t size = answer.DenseDataSize(v);
+        const int64_t whole = d.has_chunk() ? d.chunk().total_bytes() : size;
         if (d.dtype() != DATA_TYPE_FLOAT32 || !ShapeEqualsProto(target.shape(), d.shape()) ||
             whole != static_cast<int64_t>(target.num_bytes()) || offset < 0 ||
             offset % kFloatBytes != 0 || size > whole - offset) {
@@ -315,7 +334,7 @@ absl::Status ParameterServerClient::ReadLaneAnswer(int shard, const internal::Pu
                                   " bytes at ", offset, " of ", whole, "; the variable is ",
                                   target.DebugString(), ")"));
         }
-        std::memcpy(static_cast<char*>(target.raw_data()) + offset, d.data().data(), size);
+        answer.CopyDenseData(v, static_cast<char*>(target.raw_data()) + offset);
         dense_received[value.name()] += size;
         total += size;
       } else if (value.has_rows()) {
@@ -454,7 +473,7 @@ absl::StatusOr<ShardPushOutcome> ParameterServerClient::PushToShard(
         // Every attempt sends the whole push with the same id: the shard
         // drops a push whose stream broke before it was complete, and
         // answers a retry of a decided one with its first outcome.
-        std::vector<absl::StatusOr<std::vector<PushPullResponse>>> answers(
+        std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>> answers(
             parts.size(), absl::UnknownError("not sent"));
         std::vector<std::function<absl::Status()>> tasks;
         for (size_t p = 0; p < parts.size(); ++p) {
@@ -473,7 +492,8 @@ absl::StatusOr<ShardPushOutcome> ParameterServerClient::PushToShard(
         std::optional<ShardPushOutcome> decided;
         for (const auto& answer : answers) {
           if (!answer.ok()) return answer.status();
-          for (const PushPullResponse& response : *answer) {
+          for (const internal::IncomingAnswer& incoming : *answer) {
+            const PushPullResponse& response = incoming.message();
             if (!response.has_push()) {
               return absl::InternalError("a push was answered with something else");
             }

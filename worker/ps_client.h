@@ -30,6 +30,7 @@
 namespace pstrain {
 namespace worker {
 namespace internal {
+class IncomingAnswer;
 struct OutgoingRequest;
 struct PullLane;
 }  // namespace internal
@@ -202,14 +203,15 @@ class ParameterServerClient {
   // One PushPull stream: writes `requests`, closes the sending side and
   // returns every response. The deadline is call_timeout + extra. Returns
   // once gRPC holds no more of the requests' borrowed bytes.
-  absl::StatusOr<std::vector<PushPullResponse>> Exchange(
+  absl::StatusOr<std::vector<internal::IncomingAnswer>> Exchange(
       int shard, int lane, const std::vector<internal::OutgoingRequest>& requests,
       absl::Duration extra);
   absl::Status PullLaneWithRetry(int shard, int stream, const internal::PullLane& lane,
                                  const PullOptions& options, PulledParameters* out,
                                  int64_t* version, int64_t* bytes);
   absl::Status ReadLaneAnswer(int shard, const internal::PullLane& lane,
-                              const std::vector<PushPullResponse>& responses, PulledParameters* out,
+                              const std::vector<internal::IncomingAnswer>& responses,
+                              PulledParameters* out,
                               int64_t* version, int64_t* bytes) const;
   absl::StatusOr<ShardPushOutcome> PushToShard(
       int shard, const std::vector<std::vector<internal::OutgoingRequest>>& parts,

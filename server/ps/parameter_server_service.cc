@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/status/grpc_status.h"
+#include "glog/logging.h"
+#include "server/ps/pull_answer_wire.h"
 #include "server/ps/pull_reader.h"
 
 namespace pstrain {
@@ -18,6 +20,11 @@ namespace {
 absl::Time PullDeadline(Clock& clock, const PullRequest& pull, absl::Duration max_wait) {
   return clock.Now() + std::min(absl::Milliseconds(pull.wait_ms()), max_wait);
 }
+
+constexpr int64_t kFloatBytes = 4;
+// Dense pieces smaller than this stay in the answer's message: a slice of
+// their own would cost more than the copy it saves.
+constexpr int64_t kMinSliceBytes = 4096;
 
 int64_t ValueBytes(const PullResponse& r) {
   int64_t n = 0;
@@ -37,10 +44,10 @@ int64_t ValueBytes(const PullResponse& r) {
 // from the shard chunk by chunk as the previous chunk is sent. Pulls that
 // wait for a version are queued from the VersionGate's callback. No lock is
 // held while calling into gRPC.
-class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPullResponse> {
+class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   explicit PushPullReactor(ParameterServerService& service) : service_(service) {
-    StartRead(&request_);
+    StartRead(&request_bytes_);
   }
 
   void OnReadDone(bool ok) override {
@@ -56,8 +63,13 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
       if (finish) Finish(grpc::Status::OK);
       return;
     }
-    const uint64_t tag = request_.tag();
-    if (request_.has_push()) {
+    const grpc::Status parsed =
+        grpc::SerializationTraits<PushPullRequest>::Deserialize(&request_bytes_, &request_);
+    const uint64_t tag = parsed.ok() ? request_.tag() : 0;
+    if (!parsed.ok()) {
+      SendError(tag, absl::InvalidArgumentError(absl::StrCat(
+                         "a PushPullRequest that does not parse: ", parsed.error_message())));
+    } else if (request_.has_push()) {
       HandlePush(tag, *request_.mutable_push());
     } else if (request_.has_pull()) {
       HandlePull(tag, request_.pull());
@@ -73,7 +85,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
         read_now = true;
       }
     }
-    if (read_now) StartRead(&request_);
+    if (read_now) StartRead(&request_bytes_);
   }
 
   void OnWriteDone(bool ok) override {
@@ -102,6 +114,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
   // chunk into `message`.
   struct Outgoing {
     PushPullResponse message;
+    grpc::ByteBuffer bytes;  // what is being written of it
     std::unique_ptr<PullCursor> cursor;
     uint64_t tag = 0;
     int64_t charge = 0;  // counted in queued_bytes_
@@ -225,23 +238,37 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
       }
       finish = ShouldFinish();
     }
-    if (resume_read) StartRead(&request_);
+    if (resume_read) StartRead(&request_bytes_);
     if (finish) Finish(grpc::Status::OK);
     if (front == nullptr) return;
     if (front->cursor == nullptr) {
       front->finished = true;
+      SerializeMessage(front);
     } else {
-      // Read the next chunk while the previous one travels.
-      front->message.set_tag(front->tag);
-      absl::Status s = front->cursor->Next(front->message.mutable_pull());
-      if (!s.ok()) {
+      // Read the next chunk while the previous one travels, its dense
+      // values straight into the slices that will be sent.
+      PulledSlices slices;
+      auto destination = [&slices](int value, int64_t count) -> float* {
+        if (count * kFloatBytes < kMinSliceBytes) return nullptr;
+        slices.emplace_back(value, NewValueSlice(count * kFloatBytes));
+        return reinterpret_cast<float*>(const_cast<uint8_t*>(slices.back().second.begin()));
+      };
+      front->message.Clear();
+      absl::Status s = front->cursor->Next(front->message.mutable_pull(), destination);
+      if (s.ok()) {
+        for (const NamedTensor& t : front->message.pull().values()) {
+          front->pulled_bytes += t.has_dense() ? static_cast<int64_t>(t.dense().data().size())
+                                               : static_cast<int64_t>(t.rows().values().size());
+        }
+        for (const auto& [value, slice] : slices) {
+          front->pulled_bytes += static_cast<int64_t>(slice.size());
+        }
+        front->bytes = PullAnswerBytes(front->tag, front->message.pull(), std::move(slices));
+      } else {
         front->message.Clear();
         front->message.set_tag(front->tag);
         *front->message.mutable_error() = ToStatusProto(s);
-      }
-      for (const NamedTensor& t : front->message.pull().values()) {
-        front->pulled_bytes += t.has_dense() ? static_cast<int64_t>(t.dense().data().size())
-                                             : static_cast<int64_t>(t.rows().values().size());
+        SerializeMessage(front);
       }
       front->finished = !s.ok() || front->cursor->done();
       if (front->finished && s.ok()) {
@@ -249,7 +276,14 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
         store.metrics().RecordPull(front->pulled_bytes, store.clock().Now() - front->start);
       }
     }
-    StartWrite(&front->message);
+    StartWrite(&front->bytes);
+  }
+
+  static void SerializeMessage(Outgoing* out) {
+    bool own_buffer;
+    const grpc::Status s = grpc::SerializationTraits<PushPullResponse>::Serialize(
+        out->message, &out->bytes, &own_buffer);
+    CHECK(s.ok()) << "cannot serialise a PushPullResponse: " << s.error_message();
   }
 
   bool ShouldFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -261,6 +295,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<PushPullRequest, PushPull
   ParameterServerService& service_;
 
   // Used by the reading side only (one OnReadDone at a time).
+  grpc::ByteBuffer request_bytes_;
   PushPullRequest request_;
   std::map<uint64_t, std::unique_ptr<PushPart>> parts_;
 
@@ -373,7 +408,7 @@ grpc::ServerUnaryReactor* ParameterServerService::DropJob(grpc::CallbackServerCo
   return reactor;
 }
 
-grpc::ServerBidiReactor<PushPullRequest, PushPullResponse>* ParameterServerService::PushPull(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ParameterServerService::PushPull(
     grpc::CallbackServerContext* /*context*/) {
   return new PushPullReactor(*this);
 }

@@ -40,7 +40,17 @@ struct ParameterServerServiceOptions {
 // method as ShardStore documents. On PushPull, a refused push is answered
 // with outcome REJECTED and a status, a failed pull with `error`, and the
 // stream goes on.
-class ParameterServerService final : public ParameterServer::CallbackService {
+//
+// PushPull is served on raw ByteBuffers (parsed and serialised here) so
+// that pull answers carry the variables' values in slices read straight
+// from the shard.
+using ParameterServerCallbackBase = ParameterServer::WithCallbackMethod_CreateVariables<
+    ParameterServer::WithCallbackMethod_DropJob<ParameterServer::WithRawCallbackMethod_PushPull<
+        ParameterServer::WithCallbackMethod_Pull<ParameterServer::WithCallbackMethod_Snapshot<
+            ParameterServer::WithCallbackMethod_Restore<
+                ParameterServer::WithCallbackMethod_ReadPushLedger<ParameterServer::Service>>>>>>>;
+
+class ParameterServerService final : public ParameterServerCallbackBase {
  public:
   // `store` is borrowed and must outlive the service.
   explicit ParameterServerService(ShardStore& store, ParameterServerServiceOptions options = {});
@@ -55,7 +65,7 @@ class ParameterServerService final : public ParameterServer::CallbackService {
   grpc::ServerUnaryReactor* DropJob(grpc::CallbackServerContext* context,
                                     const DropJobRequest* request,
                                     DropJobResponse* response) override;
-  grpc::ServerBidiReactor<PushPullRequest, PushPullResponse>* PushPull(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PushPull(
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* Pull(grpc::CallbackServerContext* context, const PullRequest* request,
                                  PullResponse* response) override;

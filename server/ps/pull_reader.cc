@@ -66,7 +66,8 @@ PullCursor::PullCursor(std::shared_ptr<const ParameterShard> shard, PullRequest 
       request_(std::move(request)),
       max_chunk_bytes_(std::max<int64_t>(max_chunk_bytes, kFloatBytes)) {}
 
-absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out) {
+absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
+                                          const DenseDestination& destination) {
   const ParameterShard& shard = *shard_;
   const int num_names = request_.names_size(), num_ranges = request_.ranges_size();
   if (item_ < num_names + num_ranges) {
@@ -93,7 +94,12 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out) {
       d->mutable_chunk()->set_offset(from * kFloatBytes);
       d->mutable_chunk()->set_total_bytes(v.num_elements * kFloatBytes);
     }
-    RETURN_IF_ERROR(shard.ReadDenseBytes(index, from, n, d->mutable_data()));
+    float* to = destination ? destination(out->values_size() - 1, n) : nullptr;
+    if (to != nullptr) {
+      RETURN_IF_ERROR(shard.ReadDense(index, from, absl::MakeSpan(to, n)));
+    } else {
+      RETURN_IF_ERROR(shard.ReadDenseBytes(index, from, n, d->mutable_data()));
+    }
     at_ += n;
     if (from + n == end) {
       ++item_;
@@ -124,13 +130,13 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out) {
   return std::max<int64_t>(n * row_bytes, 1);
 }
 
-absl::Status PullCursor::Next(PullResponse* out) {
+absl::Status PullCursor::Next(PullResponse* out, const DenseDestination& destination) {
   out->Clear();
   out->set_version(shard_->version());
   const int items = request_.names_size() + request_.ranges_size() + request_.rows_size();
   int64_t used = 0;
   while (item_ < items && used < max_chunk_bytes_) {
-    ASSIGN_OR_RETURN(const int64_t n, Fill(max_chunk_bytes_ - used, out));
+    ASSIGN_OR_RETURN(const int64_t n, Fill(max_chunk_bytes_ - used, out, destination));
     used += n;
   }
   done_ = item_ >= items;

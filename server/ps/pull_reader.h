@@ -5,6 +5,7 @@
 // packed into messages of bounded size.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -36,13 +37,21 @@ class PullCursor {
 
   bool done() const { return done_; }
 
-  // Replaces *out with the next message. Requires !done().
-  absl::Status Next(PullResponse* out);
+  // Where Next may put a dense piece's values instead of its `data` field:
+  // given the piece's index in out->values() and its number of floats,
+  // room for them, or null to keep them in `data`. Lets a sender read
+  // values straight into the buffers it hands to the transport.
+  using DenseDestination = std::function<float*(int value, int64_t count)>;
+
+  // Replaces *out with the next message. Requires !done(). With a
+  // destination, the dense pieces it gives room for have an empty `data`.
+  absl::Status Next(PullResponse* out, const DenseDestination& destination = nullptr);
 
  private:
   // Fills as much of the current item as fits in `room` bytes into *out;
   // returns the bytes used.
-  absl::StatusOr<int64_t> Fill(int64_t room, PullResponse* out);
+  absl::StatusOr<int64_t> Fill(int64_t room, PullResponse* out,
+                               const DenseDestination& destination);
 
   const std::shared_ptr<const ParameterShard> shard_;
   const PullRequest request_;

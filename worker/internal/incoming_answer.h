@@ -1,0 +1,58 @@
+#ifndef PSTRAIN_WORKER_INTERNAL_INCOMING_ANSWER_H_
+#define PSTRAIN_WORKER_INTERNAL_INCOMING_ANSWER_H_
+
+// A PushPullResponse as it came off the stream, parsed without copying the
+// values of its dense pieces: they stay in gRPC's slices until the client
+// copies them, once, into the pulled tensors.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/slice.h"
+#include "protos/parameter_server.pb.h"
+
+namespace pstrain {
+namespace worker {
+namespace internal {
+
+// Thread-compatible; movable.
+class IncomingAnswer {
+ public:
+  // Parses `bytes` (a serialised PushPullResponse). Every field is parsed
+  // as protobuf would, except that the data of each dense value of
+  // pull().values() is left empty and kept where it lies.
+  // InvalidArgument: the bytes are not a PushPullResponse.
+  static absl::StatusOr<IncomingAnswer> Parse(const grpc::ByteBuffer& bytes);
+
+  const PushPullResponse& message() const { return message_; }
+
+  // The size of the data of pull().values(value) (a dense value), or of
+  // its `data` field when it was not kept apart.
+  int64_t DenseDataSize(int value) const;
+
+  // Copies that data to `to` (DenseDataSize bytes).
+  void CopyDenseData(int value, char* to) const;
+
+ private:
+  struct Kept {
+    int value = 0;
+    size_t slice = 0;    // first slice
+    size_t offset = 0;   // within it
+    int64_t size = 0;
+  };
+  const Kept* FindKept(int value) const;
+
+  PushPullResponse message_;
+  std::vector<grpc::Slice> slices_;
+  // By increasing value.
+  std::vector<Kept> kept_;
+};
+
+}  // namespace internal
+}  // namespace worker
+}  // namespace pstrain
+
+#endif  // PSTRAIN_WORKER_INTERNAL_INCOMING_ANSWER_H_
