@@ -51,7 +51,8 @@ DEFINE_int32(warmup_steps, 2, "steps before measuring");
 DEFINE_int32(streams_per_shard, 2, "ParameterServerClientOptions.streams_per_shard");
 DEFINE_int32(chunk_kb, 1024, "bytes of values per message, in KiB (client and shards)");
 DEFINE_bool(mlp, true, "also measure the Fashion-MNIST MLP 784-256-128-10 (0.94 MB, 6 variables)");
-DEFINE_bool(reference, true, "measure loopback TCP (off when profiling: ratios are then to 1 GB/s)");
+DEFINE_bool(reference, true,
+            "measure loopback TCP (off when profiling: ratios are then to 1 GB/s)");
 DEFINE_string(report, "", "write a Markdown section of the results to this file");
 
 namespace pstrain {
@@ -300,7 +301,8 @@ int main(int argc, char** argv) {
   }
 
   std::fprintf(stderr, "push_pull_bench: loopback TCP reference again...\n");
-  const double tcp_end = FLAGS_reference ? LoopbackTcpBytesPerSecond(int64_t{4} << 30, 1 << 20) : 1e9;
+  const double tcp_end =
+      FLAGS_reference ? LoopbackTcpBytesPerSecond(int64_t{4} << 30, 1 << 20) : 1e9;
   std::fprintf(stderr, "  %.2f GB/s\n", tcp_end / 1e9);
   const double tcp = (tcp_start + tcp_end) / 2;
   const std::string load_end = LoadAverage();

@@ -8,8 +8,8 @@
 namespace pstrain {
 namespace {
 
-using google::protobuf::io::CodedOutputStream;
 using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedOutputStream;
 
 constexpr int kNamedTensorDenseField = 2;  // NamedTensor.dense
 constexpr int kDenseTensorDataField = 3;   // DenseTensor.data

@@ -185,33 +185,36 @@ absl::StatusOr<IncomingAnswer> IncomingAnswer::Parse(const grpc::ByteBuffer& byt
       NamedTensor* tensor = pull.add_values();
       std::string tensor_rest;
       const size_t tensor_end = r.position() + g.length;
-      const bool tensor_ok = Walk(r, tensor_end, &tensor_rest, [&](const Field& h, bool* dense_handled) {
-        if (h.number != kDenseField || h.type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-          return true;
-        }
-        *dense_handled = true;
-        // Protobuf merges repeated occurrences of a message field; so do
-        // we, through the raw bytes of everything but the data.
-        std::string dense_rest;
-        const size_t dense_end = r.position() + h.length;
-        const bool dense_ok = Walk(r, dense_end, &dense_rest, [&](const Field& d, bool* data_handled) {
-          if (d.number != kDataField || d.type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-            return true;
-          }
-          *data_handled = true;
-          // The last occurrence of a bytes field wins, as in protobuf.
-          Kept kept{value, r.slice(), r.offset(), static_cast<int64_t>(d.length)};
-          if (!answer.kept_.empty() && answer.kept_.back().value == value) {
-            answer.kept_.back() = kept;
-          } else {
-            answer.kept_.push_back(kept);
-          }
-          return r.Skip(d.length);
-        });
-        if (!dense_ok) return false;
-        DenseTensor* dense = tensor->mutable_dense();
-        return dense->MergeFromString(dense_rest);
-      });
+      const bool tensor_ok =
+          Walk(r, tensor_end, &tensor_rest, [&](const Field& h, bool* dense_handled) {
+            if (h.number != kDenseField || h.type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+              return true;
+            }
+            *dense_handled = true;
+            // Protobuf merges repeated occurrences of a message field; so do
+            // we, through the raw bytes of everything but the data.
+            std::string dense_rest;
+            const size_t dense_end = r.position() + h.length;
+            const bool dense_ok =
+                Walk(r, dense_end, &dense_rest, [&](const Field& d, bool* data_handled) {
+                  if (d.number != kDataField ||
+                      d.type != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+                    return true;
+                  }
+                  *data_handled = true;
+                  // The last occurrence of a bytes field wins, as in protobuf.
+                  Kept kept{value, r.slice(), r.offset(), static_cast<int64_t>(d.length)};
+                  if (!answer.kept_.empty() && answer.kept_.back().value == value) {
+                    answer.kept_.back() = kept;
+                  } else {
+                    answer.kept_.push_back(kept);
+                  }
+                  return r.Skip(d.length);
+                });
+            if (!dense_ok) return false;
+            DenseTensor* dense = tensor->mutable_dense();
+            return dense->MergeFromString(dense_rest);
+          });
       if (!tensor_ok) return false;
       // Fields of the NamedTensor other than dense. One with both dense
       // and rows (a oneof) is refused rather than resolved by field order.

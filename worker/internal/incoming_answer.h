@@ -39,8 +39,8 @@ class IncomingAnswer {
  private:
   struct Kept {
     int value = 0;
-    size_t slice = 0;    // first slice
-    size_t offset = 0;   // within it
+    size_t slice = 0;   // first slice
+    size_t offset = 0;  // within it
     int64_t size = 0;
   };
   const Kept* FindKept(int value) const;

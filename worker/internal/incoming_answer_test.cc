@@ -119,7 +119,8 @@ TEST(IncomingAnswerTest, OtherAnswersParseAsProtobuf) {
 TEST(IncomingAnswerTest, DamagedBytesAreRefused) {
   const std::string bytes = PullAnswer().SerializeAsString();
   for (size_t cut : {size_t{1}, size_t{5}, bytes.size() / 2, bytes.size() - 1}) {
-    EXPECT_TRUE(absl::IsInvalidArgument(IncomingAnswer::Parse(Cut(bytes.substr(0, cut), {})).status()))
+    EXPECT_TRUE(
+        absl::IsInvalidArgument(IncomingAnswer::Parse(Cut(bytes.substr(0, cut), {})).status()))
         << "truncated at " << cut;
   }
   EXPECT_TRUE(absl::IsInvalidArgument(IncomingAnswer::Parse(Cut("\xff\xff\xff", {})).status()));

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
 
 namespace pstrain {
 namespace worker {
@@ -18,7 +18,8 @@ std::string Flatten(const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
   EXPECT_TRUE(buffer.Dump(&slices).ok());
   std::string out;
-  for (const grpc::Slice& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  for (const grpc::Slice& s : slices)
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
   return out;
 }
 
@@ -147,8 +148,7 @@ TEST(SerializeRequestTest, RequestsWithoutBorrowedBytesSerialiseAsProtobufDoes) 
   empty_push.message.mutable_push()->set_job_id("job");
   empty_push.message.mutable_push()->set_end_of_push(true);
   empty_push.dense_data = {absl::Span<const char>()};
-  EXPECT_EQ(Flatten(SerializeRequest(empty_push, nullptr)),
-            empty_push.message.SerializeAsString());
+  EXPECT_EQ(Flatten(SerializeRequest(empty_push, nullptr)), empty_push.message.SerializeAsString());
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/tensor/tensor_proto.h"
 
 namespace pstrain {
 namespace worker {
@@ -162,7 +161,9 @@ absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
     // the gradient: whole when it fits, else whole floats per chunk.
     const int64_t whole = static_cast<int64_t>(gradient.num_bytes());
     const int64_t piece_bytes =
-        whole <= chunk_bytes ? whole : std::max<int64_t>(kFloatBytes, chunk_bytes / kFloatBytes * kFloatBytes);
+        whole <= chunk_bytes
+            ? whole
+            : std::max<int64_t>(kFloatBytes, chunk_bytes / kFloatBytes * kFloatBytes);
     const char* data = static_cast<const char*>(gradient.raw_data());
     int64_t offset = 0;
     do {
