@@ -1,5 +1,6 @@
 #include "common/net/token_guarded_services.h"
 
+#include "common/net/raw_push_pull_service.h"
 #include "protos/coordinator.grpc.pb.h"
 #include "protos/parameter_server.grpc.pb.h"
 
@@ -105,10 +106,13 @@ class GuardedClusterService final : public ClusterService::CallbackService {
   const TokenAuthenticator& authenticator_;
 };
 
-class GuardedParameterServer final : public ParameterServer::CallbackService {
+// `Base` is ParameterServer::CallbackService, or RawPushPullParameterServer
+// (PushPull on ByteBuffers, as the shard serves it); PushPull's messages are
+// Request and Response.
+template <typename Base, typename Request, typename Response>
+class GuardedParameterServer final : public Base {
  public:
-  GuardedParameterServer(ParameterServer::CallbackService& inner,
-                         const TokenAuthenticator& authenticator)
+  GuardedParameterServer(Base& inner, const TokenAuthenticator& authenticator)
       : inner_(inner), authenticator_(authenticator) {}
 
   PSTRAIN_GUARDED_UNARY(ParameterServer, CreateVariables, CreateVariablesRequest,
@@ -123,16 +127,16 @@ class GuardedParameterServer final : public ParameterServer::CallbackService {
   PSTRAIN_GUARDED_UNARY(ParameterServer, ReadPushLedger, ReadPushLedgerRequest, PushLedger,
                         TokenScope::kCluster)
 
-  grpc::ServerBidiReactor<PushPullRequest, PushPullResponse>* PushPull(
+  grpc::ServerBidiReactor<Request, Response>* PushPull(
       grpc::CallbackServerContext* context) override {
     grpc::Status status =
         authenticator_.Check(TokenScope::kCluster, "/pstrain.ParameterServer/PushPull", *context);
-    if (!status.ok()) return new RefusedBidiReactor<PushPullRequest, PushPullResponse>(status);
+    if (!status.ok()) return new RefusedBidiReactor<Request, Response>(status);
     return inner_.PushPull(context);
   }
 
  private:
-  ParameterServer::CallbackService& inner_;
+  Base& inner_;
   const TokenAuthenticator& authenticator_;
 };
 
@@ -149,7 +153,14 @@ absl::StatusOr<std::unique_ptr<grpc::Service>> GuardWithTokens(
     return std::make_unique<GuardedClusterService>(*cluster, authenticator);
   }
   if (auto* ps = dynamic_cast<ParameterServer::CallbackService*>(service)) {
-    return std::make_unique<GuardedParameterServer>(*ps, authenticator);
+    return std::make_unique<GuardedParameterServer<ParameterServer::CallbackService,
+                                                   PushPullRequest, PushPullResponse>>(
+        *ps, authenticator);
+  }
+  if (auto* ps = dynamic_cast<RawPushPullParameterServer*>(service)) {
+    return std::make_unique<
+        GuardedParameterServer<RawPushPullParameterServer, grpc::ByteBuffer, grpc::ByteBuffer>>(
+        *ps, authenticator);
   }
   return absl::InvalidArgumentError(
       "tokens are set but the server has a service that cannot check them");

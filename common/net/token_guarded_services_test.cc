@@ -6,6 +6,7 @@
 
 #include "common/net/channel_security.h"
 #include "common/net/grpc_server.h"
+#include "common/net/raw_push_pull_service.h"
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "protos/coordinator.grpc.pb.h"
@@ -126,6 +127,39 @@ TEST(TokenGuardedServicesStartTest, ServerWithoutTokensServesEveryone) {
   EXPECT_TRUE(JobService::NewStub(CreateSecureChannel((*server)->address(), {}))
                   ->SubmitJob(&context, SubmitJobRequest(), &response)
                   .ok());
+}
+
+// The shard's own service serves PushPull on raw ByteBuffers; it is guarded
+// like the typed one.
+class OkRawPushPullParameterServer final : public RawPushPullParameterServer {
+ public:
+  grpc::ServerUnaryReactor* Pull(grpc::CallbackServerContext* context, const PullRequest*,
+                                 PullResponse*) override {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+};
+
+TEST(TokenGuardedServicesStartTest, RawPushPullParameterServerNeedsTheClusterToken) {
+  OkRawPushPullParameterServer ps;
+  GrpcServerOptions options;
+  options.security.client_token = "client-secret";
+  options.security.cluster_token = "cluster-secret";
+  absl::StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::Start(options, {&ps});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto pull = [&](const std::string& token) {
+    ChannelSecurity security;
+    security.token = token;
+    grpc::ClientContext context;
+    PullResponse response;
+    return ParameterServer::NewStub(CreateSecureChannel((*server)->address(), security))
+        ->Pull(&context, PullRequest(), &response)
+        .error_code();
+  };
+  EXPECT_EQ(pull("cluster-secret"), grpc::StatusCode::OK);
+  EXPECT_EQ(pull("client-secret"), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(pull("wrong"), grpc::StatusCode::UNAUTHENTICATED);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "common/net/raw_push_pull_service.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
 #include "server/ps/internal/serial_executor.h"
@@ -44,13 +45,7 @@ struct ParameterServerServiceOptions {
 // PushPull is served on raw ByteBuffers (parsed and serialised here) so
 // that pull answers carry the variables' values in slices read straight
 // from the shard.
-using ParameterServerCallbackBase = ParameterServer::WithCallbackMethod_CreateVariables<
-    ParameterServer::WithCallbackMethod_DropJob<ParameterServer::WithRawCallbackMethod_PushPull<
-        ParameterServer::WithCallbackMethod_Pull<ParameterServer::WithCallbackMethod_Snapshot<
-            ParameterServer::WithCallbackMethod_Restore<
-                ParameterServer::WithCallbackMethod_ReadPushLedger<ParameterServer::Service>>>>>>>;
-
-class ParameterServerService final : public ParameterServerCallbackBase {
+class ParameterServerService final : public RawPushPullParameterServer {
  public:
   // `store` is borrowed and must outlive the service.
   explicit ParameterServerService(ShardStore& store, ParameterServerServiceOptions options = {});
