@@ -136,7 +136,6 @@ absl::StatusOr<std::vector<internal::IncomingAnswer>> ParameterServerClient::Exc
     absl::Duration extra) {
   // Outlives the call: gRPC may drop its last slice of a request after
   // the call ends.
-  internal::BorrowedSlices borrowed;
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout + extra));
   {
@@ -152,7 +151,7 @@ absl::StatusOr<std::vector<internal::IncomingAnswer>> ParameterServerClient::Exc
   // The shard answers a push after its last message and a pull after
   // reading it, so writing everything before reading cannot deadlock.
   for (const internal::OutgoingRequest& request : requests) {
-    if (!stream->Write(internal::SerializeRequest(request, &borrowed))) break;
+    if (!stream->Write(internal::SerializeRequest(request))) break;
   }
   stream->WritesDone();
   // Answers are parsed with their values left in gRPC's slices; the pull
@@ -178,12 +177,6 @@ absl::StatusOr<std::vector<internal::IncomingAnswer>> ParameterServerClient::Exc
     absl::MutexLock l(&mu_);
     calls_.erase(&context);
   }
-  // The caller may change or free the gradients once this returns. A
-  // finished call holds none of its messages; should gRPC ever keep one,
-  // going on would send (or read) memory the caller no longer owns.
-  const absl::Status released =
-      borrowed.WaitUntilReleased(absl::Now() + options_.call_timeout + extra);
-  CHECK(released.ok()) << ShardName(shard) << ": " << released;
   if (!unreadable.ok()) return unreadable;
   if (!status.ok()) {
     absl::Status s = FromGrpcStatus(status);

@@ -201,8 +201,7 @@ class ParameterServerClient {
                         WorkerMetrics* metrics);
 
   // One PushPull stream: writes `requests`, closes the sending side and
-  // returns every response. The deadline is call_timeout + extra. Returns
-  // once gRPC holds no more of the requests' borrowed bytes.
+  // returns every response. The deadline is call_timeout + extra.
   absl::StatusOr<std::vector<internal::IncomingAnswer>> Exchange(
       int shard, int lane, const std::vector<internal::OutgoingRequest>& requests,
       absl::Duration extra);
@@ -226,8 +225,8 @@ class ParameterServerClient {
   RandomSource& random_;
   WorkerMetrics* const metrics_;
   // channels_[shard][lane]. PushPull is called on them directly (not
-  // through a stub) so that requests go out as ByteBuffers that borrow the
-  // gradients' bytes.
+  // through a stub) so that requests go out as ByteBuffers whose gradient
+  // bytes were copied once, straight from the tensors.
   std::vector<std::vector<std::shared_ptr<grpc::Channel>>> channels_;
 
   std::atomic<uint64_t> next_sequence_{1};

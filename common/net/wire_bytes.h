@@ -2,9 +2,9 @@
 #define PSTRAIN_COMMON_NET_WIRE_BYTES_H_
 
 // A protobuf message's wire form built from pieces, so that large bytes
-// fields (tensor data) go to gRPC as slices of their own -- borrowed from
-// the caller or filled in place -- instead of being copied into a message
-// and then again into gRPC's buffers.
+// fields (tensor data) go to gRPC as slices of their own -- copied once
+// from the caller's tensor or filled in place -- instead of being copied
+// into a message and then again into gRPC's buffers.
 
 #include <cstddef>
 #include <string>

@@ -39,42 +39,12 @@ PushPullRequest OutgoingRequest::Materialize() const {
   return out;
 }
 
-BorrowedSlices::~BorrowedSlices() {
-  absl::MutexLock l(&mu_);
-  mu_.Await(absl::Condition(
-      +[](int64_t* live) { return *live == 0; }, &live_));
-}
-
-int64_t BorrowedSlices::live() const {
-  absl::MutexLock l(&mu_);
-  return live_;
-}
-
-absl::Status BorrowedSlices::WaitUntilReleased(absl::Time deadline) const {
-  absl::MutexLock l(&mu_);
-  const int64_t* live = &live_;
-  if (mu_.AwaitWithDeadline(absl::Condition(
-                                +[](const int64_t* n) { return *n == 0; }, live),
-                            deadline)) {
-    return absl::OkStatus();
-  }
-  return absl::DeadlineExceededError(
-      absl::StrCat(live_, " slices of borrowed gradient bytes are still held by gRPC"));
-}
-
-void BorrowedSlices::Release(void* self) {
-  auto* slices = static_cast<BorrowedSlices*>(self);
-  absl::MutexLock l(&slices->mu_);
-  --slices->live_;
-}
-
-grpc::ByteBuffer SerializeRequest(const OutgoingRequest& request, BorrowedSlices* borrowed) {
+grpc::ByteBuffer SerializeRequest(const OutgoingRequest& request) {
   if (!Borrows(request)) {
     const std::string bytes = request.message.SerializeAsString();
     grpc::Slice slice(bytes);
     return grpc::ByteBuffer(&slice, 1);
   }
-  CHECK(borrowed != nullptr) << "borrowed bytes need a BorrowedSlices";
   const PushRequest& push = request.message.push();
   PushRequest before_gradients;  // fields 1-3
   before_gradients.set_job_id(push.job_id());
@@ -98,14 +68,9 @@ grpc::ByteBuffer SerializeRequest(const OutgoingRequest& request, BorrowedSlices
       push_bytes.AppendMessageField(kGradientsField, std::move(own));
       continue;
     }
+    // grpc::Slice(const void*, size_t) copies: the slice owns its bytes.
     const absl::Span<const char> data = request.dense_data[i];
-    {
-      absl::MutexLock l(&borrowed->mu_);
-      ++borrowed->live_;
-    }
-    // gRPC's slices take non-const memory but never write to it.
-    grpc::Slice slice(const_cast<char*>(data.data()), data.size(), &BorrowedSlices::Release,
-                      borrowed);
+    grpc::Slice slice(data.data(), data.size());
     push_bytes.AppendMessageField(kGradientsField, DenseTensorBytes(gradient, std::move(slice)));
   }
   push_bytes.AppendMessage(after_gradients);

@@ -2,17 +2,19 @@
 #define PSTRAIN_WORKER_INTERNAL_OUTGOING_REQUEST_H_
 
 // A PushPullRequest whose dense gradient bytes stay in the caller's tensors
-// until gRPC writes them to the socket, and its serialisation into a
-// grpc::ByteBuffer whose slices point at those tensors: the worker's push
-// makes no copy of its gradients in user space.
+// until it is serialised, and its serialisation into a grpc::ByteBuffer
+// that copies each gradient once, straight from the tensor into a slice of
+// its own (a protobuf message would take two copies: into the message, then
+// into gRPC's buffer).
+//
+// The slices own their bytes rather than point at the tensors: gRPC may
+// keep a slice after its call has finished (seen when a parameter server
+// died mid-push: the connection's buffers outlived the call by more than
+// the call deadline), and the worker overwrites its gradients every step.
 
 #include <cstdint>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "protos/parameter_server.pb.h"
@@ -24,8 +26,7 @@ namespace internal {
 // `message` as it would be sent, except that for every i where
 // dense_data[i] is not empty, push().gradients(i).dense().data() is left
 // empty and those bytes are read from dense_data[i] instead, which must
-// stay valid and unchanged until the ByteBuffer made from this request and
-// every copy gRPC keeps of it are gone (BorrowedSlices says when).
+// stay valid until the request is serialised.
 struct OutgoingRequest {
   PushPullRequest message;
   // Indexed like message.push().gradients(); may be shorter (the rest own
@@ -37,39 +38,11 @@ struct OutgoingRequest {
   PushPullRequest Materialize() const;
 };
 
-// Counts slices that point at borrowed memory and are still alive. A
-// sender makes its buffers with one of these and waits, before the
-// borrowed memory may change, until gRPC has dropped them all. Thread-safe.
-class BorrowedSlices {
- public:
-  BorrowedSlices() = default;
-  BorrowedSlices(const BorrowedSlices&) = delete;
-  BorrowedSlices& operator=(const BorrowedSlices&) = delete;
-  // Waits for the slices; they must not outlive this object.
-  ~BorrowedSlices();
-
-  // Slices made through this object and not yet released.
-  int64_t live() const;
-
-  // Waits until live() is 0. DeadlineExceeded if it is not by `deadline`
-  // (the borrowed memory is then still in use).
-  absl::Status WaitUntilReleased(absl::Time deadline) const;
-
- private:
-  friend grpc::ByteBuffer SerializeRequest(const OutgoingRequest& request,
-                                           BorrowedSlices* borrowed);
-  static void Release(void* self);
-
-  mutable absl::Mutex mu_;
-  int64_t live_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
 // The protobuf wire form of request.Materialize(), byte for byte what
-// SerializeAsString would give, as slices: the small framing and header
-// fields copied, each borrowed span referenced where it lies. `borrowed`
-// counts the referencing slices; it may be null only when nothing is
-// borrowed.
-grpc::ByteBuffer SerializeRequest(const OutgoingRequest& request, BorrowedSlices* borrowed);
+// SerializeAsString would give, as slices: the framing and header fields,
+// and each gradient's bytes copied once into a slice of its own. The
+// caller may change its tensors as soon as this returns.
+grpc::ByteBuffer SerializeRequest(const OutgoingRequest& request);
 
 }  // namespace internal
 }  // namespace worker

@@ -58,8 +58,8 @@ std::vector<PullLane> PlanShardPull(const ShardSlicer& slicer, int shard, const 
 // deadline, origin) but its gradients and, with several parts, num_parts
 // and its part; the last of each part has end_of_push. `*bytes` gets the gradient
 // bytes. Dense gradient bytes are borrowed from `gradients` (see
-// OutgoingRequest), which must outlive the messages and what is sent of
-// them; rows are copied. InvalidArgument: a gradient of a variable the
+// OutgoingRequest), which must outlive the messages until they are
+// serialised; rows are copied. InvalidArgument: a gradient of a variable the
 // slicer does not know, or of the wrong shape.
 absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
     const ShardSlicer& slicer, int shard, const Gradients& gradients, const RowPositions& positions,
