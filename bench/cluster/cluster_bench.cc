@@ -36,9 +36,10 @@
 #include "absl/time/time.h"
 #include "bench/cluster/bench_cluster.h"
 #include "bench/cluster/bench_job.h"
-#include "bench/cluster/markdown_table.h"
 #include "bench/cluster/single_process_reference.h"
 #include "bench/cluster/step_breakdown_chart.h"
+#include "bench/report/markdown_report.h"
+#include "bench/report/markdown_table.h"
 #include "client/binary_locator.h"
 #include "gflags/gflags.h"
 
@@ -113,7 +114,6 @@ struct ThroughputPoint {
 };
 
 struct Results {
-  std::string load_at_start;
   std::optional<SingleProcessRun> fashion_reference;
   std::optional<ThroughputPoint> async_run, sync_run;
   std::optional<TargetRun> accuracy;
@@ -301,10 +301,10 @@ double ReferenceNsPerParameterStep(const SingleProcessRun& run, const std::vecto
   return run.steps > 0 ? run.train_seconds / run.steps / MlpParameters(hidden) * 1e9 : 0;
 }
 
-std::string ThroughputSection(const Results& results) {
+void ThroughputSection(const Results& results, MarkdownReport& report) {
   MarkdownTable table({"run", "examples/s", "ratio to single process", "global steps/s",
                        "steps per worker in window"});
-  std::string targets;
+  std::vector<std::pair<std::string, double>> ratios;
   for (const ThroughputPoint* point : {&*results.async_run, &*results.sync_run}) {
     const double reference = point->reference->examples_per_sec;
     std::vector<std::string> runs;
@@ -321,22 +321,25 @@ std::string ThroughputSection(const Results& results) {
                   Fixed(point->window.ExamplesPerSecond(), 0), Fixed(ratio, 2),
                   Fixed(point->window.global_steps / point->window.seconds, 1),
                   absl::StrJoin(steps, ", ")});
-    const double goal = point->label == "async" ? 1.2 : 0.9;
-    absl::StrAppend(&targets, "Target: ", point->label, " examples/s >= ", Fixed(goal, 1),
-                    "x the single-process trainer: ", Verdict(ratio >= goal), " (",
-                    Fixed(ratio, 2), "x)\n\n");
+    ratios.emplace_back(point->label, ratio);
   }
-  return absl::StrCat(
-      "### Throughput: Fashion-MNIST MLP 784-256-128-10, batch 128\n\n", table.ToString(), "\n",
+  report.SubHeading("Throughput: Fashion-MNIST MLP 784-256-128-10, batch 128");
+  report.Table(table);
+  report.Paragraph(
       "Cluster examples/s are the workers' computed examples (sum of "
       "`pstrain_worker_examples_total` differences) over the window; each cluster run is "
-      "compared with the mean of the single-process runs just before and just after it. A sync global step is one round "
-      "of both workers' batches. The coordinator's global step moves by progress reports "
-      "(every 100 steps), so global steps/s is coarse.\n\n",
-      targets);
+      "compared with the mean of the single-process runs just before and just after it. A sync "
+      "global step is one round of both workers' batches. The coordinator's global step moves "
+      "by progress reports (every 100 steps), so global steps/s is coarse.");
+  for (const auto& [label, ratio] : ratios) {
+    const double goal = label == "async" ? 1.2 : 0.9;
+    report.Target(absl::StrCat(label, " examples/s >= ", Fixed(goal, 1),
+                               "x the single-process trainer"),
+                  ratio >= goal, absl::StrCat(Fixed(ratio, 2), "x"));
+  }
 }
 
-std::string BreakdownSection(const Results& results) {
+void BreakdownSection(const Results& results, MarkdownReport& report) {
   std::vector<std::string> header = {"run", "worker", "steps"};
   for (const std::string& segment : BreakdownSegments()) header.push_back(segment + " ms");
   header.push_back("total ms");
@@ -356,19 +359,19 @@ std::string BreakdownSection(const Results& results) {
     }
   }
   const double reference_ms = kBatch / results.fashion_reference->examples_per_sec * 1e3;
-  return absl::StrCat(
-      "### Step-time breakdown per worker (mean ms per step in the window)\n\n",
+  report.SubHeading("Step-time breakdown per worker (mean ms per step in the window)");
+  report.Paragraph(absl::StrCat(
       "From `pstrain_worker_step_phase_seconds` (sum differences over the window, divided by the "
       "worker's steps); idle is the window's wall time not in any phase (data-lease and "
       "progress calls, the wait for a lease's last push). Push latency "
       "(`pstrain_worker_push_latency_seconds`) is per push; async overlaps it with the next "
       "pull, so only push_wait counts in the step. The single-process trainer takes ",
       Fixed(reference_ms, 2), " ms per step of 128 (the reference of the async run).",
-      FLAGS_svg.empty() ? "" : absl::StrCat(" Chart: `", FLAGS_svg, "`."), "\n\n",
-      table.ToString(), "\n");
+      FLAGS_svg.empty() ? "" : absl::StrCat(" Chart: `", FLAGS_svg, "`.")));
+  report.Table(table);
 }
 
-std::string AccuracySection(const Results& results) {
+void AccuracySection(const Results& results, MarkdownReport& report) {
   const TargetRun& run = *results.accuracy;
   MarkdownTable table({"submit to evaluation at target (s)", "checkpoint step", "epoch",
                        "test accuracy", "first evaluation (step, s)", "evaluations",
@@ -389,9 +392,9 @@ std::string AccuracySection(const Results& results) {
   for (const EvaluationPoint& point : run.evaluations) {
     curve.push_back(absl::StrCat(point.step, ": ", Fixed(point.accuracy, 4)));
   }
-  return absl::StrCat(
-      "### Time to ", Fixed(FLAGS_target_accuracy * 100, 0), "% test accuracy (async, 1 ps + 2 "
-      "workers)\n\n",
+  report.SubHeading(absl::StrCat("Time to ", Fixed(FLAGS_target_accuracy * 100, 0),
+                                 "% test accuracy (async, 1 ps + 2 workers)"));
+  report.Paragraph(absl::StrCat(
       "Adam 0.001",
       FLAGS_cosine_decay_steps > 0
           ? absl::StrCat(" decaying to 0.0001 by a cosine over ", FLAGS_cosine_decay_steps,
@@ -401,11 +404,14 @@ std::string AccuracySection(const Results& results) {
       " global steps, each evaluated on the 10,000 test images (eval.throttle_secs 0); the job "
       "stops on stop.target_metric_value. Timed from SubmitJob to the WatchJob event of the "
       "first evaluation at or above the target; the cluster was already running. An epoch is "
-      "469 global steps of 128.\n\n",
-      table.ToString(), "\n", "Test accuracy by checkpoint step: ", absl::StrJoin(curve, ", "),
-      ".\n\n", "Target: ", Fixed(FLAGS_target_accuracy * 100, 0),
-      "% test accuracy in under 20 s from submit: ", Verdict(run.reached && run.seconds < 20),
-      " (", run.reached ? absl::StrCat(Fixed(run.seconds, 2), " s") : "not reached", ")\n\n");
+      "469 global steps of 128."));
+  report.Table(table);
+  report.Paragraph(
+      absl::StrCat("Test accuracy by checkpoint step: ", absl::StrJoin(curve, ", "), "."));
+  report.Target(absl::StrCat(Fixed(FLAGS_target_accuracy * 100, 0),
+                             "% test accuracy in under 20 s from submit"),
+                run.reached && run.seconds < 20,
+                run.reached ? absl::StrCat(Fixed(run.seconds, 2), " s") : "not reached");
 }
 
 // The workers' mean ms per step by phase and idle, "a / b / c / d / e".
@@ -429,7 +435,7 @@ std::string MeanPushLatencyText(const ThroughputWindow& window) {
   return pushes > 0 ? Fixed(seconds / pushes * 1e3, 1) : "";
 }
 
-std::string ModelSweepSection(const Results& results) {
+void ModelSweepSection(const Results& results, MarkdownReport& report) {
   MarkdownTable table({"model", "parameters", "cluster examples/s", "single process examples/s",
                        "ratio", "cluster ns/parameter/step", "single process ns/parameter/step",
                        "steps per worker", "worker ms per step: data_wait / pull / compute / "
@@ -446,17 +452,17 @@ std::string ModelSweepSection(const Results& results) {
                   absl::StrJoin(steps, ", "), MeanPhasesText(point.window),
                   MeanPushLatencyText(point.window)});
   }
-  return absl::StrCat(
-      "### Scaling with the model (async, 1 ps + 2 workers)\n\n",
+  report.SubHeading("Scaling with the model (async, 1 ps + 2 workers)");
+  report.Paragraph(
       "MLPs with two equal hidden layers sized for the parameter count; the single-process "
       "trainer on each model is the reference. ns/parameter/step is wall time per update "
       "(all workers' steps) divided by the parameters. Phases are recorded when they end, so "
       "with only a few steps in a window a phase begun before it counts in full and idle can "
-      "come out negative.\n\n",
-      table.ToString(), "\n");
+      "come out negative.");
+  report.Table(table);
 }
 
-std::string WorkerSweepSection(const Results& results) {
+void WorkerSweepSection(const Results& results, MarkdownReport& report) {
   MarkdownTable table({"workers", "examples/s", "ratio to 1 worker", "ratio to single process",
                        "ms per step per worker", "ns/parameter/step",
                        "worker ms per step: data_wait / pull / compute / push_wait / idle",
@@ -474,17 +480,17 @@ std::string WorkerSweepSection(const Results& results) {
                   Fixed(per_worker_ms, 2), Fixed(NsPerParameterStep(point), 2),
                   MeanPhasesText(point.window), MeanPushLatencyText(point.window)});
   }
-  return absl::StrCat(
-      "### Scaling with the workers (async, 1 ps, Fashion-MNIST MLP)\n\n",
+  report.SubHeading("Scaling with the workers (async, 1 ps, Fashion-MNIST MLP)");
+  report.Paragraph(absl::StrCat(
       "A new cluster per worker count; the single-process trainer ran just before the sweep. "
       "The machine has ", std::thread::hardware_concurrency(),
-      " cores, shared by the parameter server, the workers and the coordinator.\n\n",
-      table.ToString(), "\n");
+      " cores, shared by the parameter server, the workers and the coordinator."));
+  report.Table(table);
 }
 
-std::string Report(const Results& results, const std::string& command) {
-  std::string text = absl::StrCat(
-      "## End-to-end training on the local cluster\n\n",
+// Adds what was measured, the command and each part's figures to `report`.
+void Report(const Results& results, const std::string& command, MarkdownReport& report) {
+  report.Paragraph(absl::StrCat(
       "Real processes on loopback as `pstrain local` starts them (coordinator, parameter "
       "server, workers, evaluator), training an MLP on the real Fashion-MNIST "
       "(Debian's dataset-fashion-mnist), Adam 0.001, batch 128. Throughput is measured over a "
@@ -493,16 +499,15 @@ std::string Report(const Results& results, const std::string& command) {
       Fixed(FLAGS_sweep_window_secs, 0), " s for the scaling points) by scraping each worker's "
       "`/metrics` before and after, so start-up is not counted. The reference is the "
       "single-process trainer (`pstrain train-local`, its own process, one compute thread) on "
-      "the same spec, run in the same benchmark run.\n\n",
-      "```\n", command, "\n```\n\n", "Load average at start: ", results.load_at_start,
-      "; at end: ", LoadAverage(), ".\n\n");
+      "the same spec, run in the same benchmark run."));
+  report.Command(command);
   if (results.async_run.has_value()) {
-    absl::StrAppend(&text, ThroughputSection(results), BreakdownSection(results));
+    ThroughputSection(results, report);
+    BreakdownSection(results, report);
   }
-  if (results.accuracy.has_value()) absl::StrAppend(&text, AccuracySection(results));
-  if (!results.model_sweep.empty()) absl::StrAppend(&text, ModelSweepSection(results));
-  if (!results.worker_sweep.empty()) absl::StrAppend(&text, WorkerSweepSection(results));
-  return text;
+  if (results.accuracy.has_value()) AccuracySection(results, report);
+  if (!results.model_sweep.empty()) ModelSweepSection(results, report);
+  if (!results.worker_sweep.empty()) WorkerSweepSection(results, report);
 }
 
 std::string BreakdownSvg(const Results& results) {
@@ -606,9 +611,10 @@ absl::Status Run(const std::string& command) {
   Settings settings;
   if (absl::Status parsed = ParseSettings(settings); !parsed.ok()) return parsed;
   Results results;
-  results.load_at_start = LoadAverage();
+  // Records the load average at the start.
+  MarkdownReport report("End-to-end training on the local cluster");
   Progress(absl::StrCat("parts ", absl::StrJoin(settings.parts, ","), "; logs and checkpoints in ",
-                        settings.work_dir, "; load average ", results.load_at_start));
+                        settings.work_dir, "; load average ", LoadAverage()));
 
   const bool e2e = settings.parts.count("e2e") > 0;
   const bool accuracy = settings.parts.count("accuracy") > 0;
@@ -635,10 +641,10 @@ absl::Status Run(const std::string& command) {
     if (absl::Status status = RunWorkerSweep(settings, results); !status.ok()) return status;
   }
 
-  const std::string report = Report(results, command);
+  Report(results, command, report);
   if (FLAGS_report.empty()) {
-    std::printf("%s", report.c_str());
-  } else if (absl::Status written = WriteFile(FLAGS_report, report); !written.ok()) {
+    std::printf("%s", report.Render().c_str());
+  } else if (absl::Status written = report.WriteTo(FLAGS_report); !written.ok()) {
     return written;
   }
   if (e2e && !FLAGS_svg.empty()) {

@@ -3,20 +3,16 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace pstrain {
 namespace bench {
 
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  if (!(in >> one >> five >> fifteen)) return "unknown";
-  return absl::StrCat(one, " ", five, " ", fifteen);
-}
-
 MarkdownReport::MarkdownReport(absl::string_view title)
     : title_(title), load_at_start_(LoadAverage()) {}
+
+void MarkdownReport::SubHeading(absl::string_view text) {
+  blocks_.push_back(absl::StrCat("### ", text));
+}
 
 void MarkdownReport::Paragraph(absl::string_view text) { blocks_.emplace_back(text); }
 
@@ -26,13 +22,12 @@ void MarkdownReport::Command(absl::string_view command_line) {
 
 void MarkdownReport::Table(const std::vector<std::string>& header,
                            const std::vector<std::vector<std::string>>& rows) {
-  std::string table = absl::StrCat("| ", absl::StrJoin(header, " | "), " |\n|");
-  for (size_t i = 0; i < header.size(); ++i) absl::StrAppend(&table, "---|");
-  for (const std::vector<std::string>& row : rows) {
-    absl::StrAppend(&table, "\n| ", absl::StrJoin(row, " | "), " |");
-  }
-  blocks_.push_back(std::move(table));
+  MarkdownTable table(header);
+  for (const std::vector<std::string>& row : rows) table.AddRow(row);
+  Table(table);
 }
+
+void MarkdownReport::Table(const MarkdownTable& table) { blocks_.push_back(table.Render()); }
 
 void MarkdownReport::Target(absl::string_view what, bool met, absl::string_view figure) {
   blocks_.push_back(

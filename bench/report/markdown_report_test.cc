@@ -1,6 +1,5 @@
 #include "bench/report/markdown_report.h"
 
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -9,13 +8,6 @@
 namespace pstrain {
 namespace bench {
 namespace {
-
-TEST(LoadAverageTest, ReadsThreeFigures) {
-  const std::string load = LoadAverage();
-  double one, five, fifteen;
-  ASSERT_EQ(std::sscanf(load.c_str(), "%lf %lf %lf", &one, &five, &fifteen), 3) << load;
-  EXPECT_GE(one, 0);
-}
 
 TEST(MarkdownReportTest, RendersTitleBlocksTableAndVerdicts) {
   MarkdownReport report("Wire");
@@ -34,6 +26,36 @@ TEST(MarkdownReportTest, RendersTitleBlocksTableAndVerdicts) {
                      0),
             0u)
       << md;
+}
+
+TEST(MarkdownReportTest, RendersSubHeadingsAndBuiltTablesInOrder) {
+  MarkdownReport report("End to end");
+  report.Paragraph("What is measured.");
+  report.SubHeading("Throughput");
+  MarkdownTable table({"run", "examples/s"});
+  table.AddRow({"async", "12000"});
+  report.Table(table);
+  report.Target("async >= 1.2x", true, "1.30x");
+  report.SubHeading("Scaling");
+  report.Paragraph("One cluster per point.");
+  const std::string md = report.Render();
+  EXPECT_EQ(md.rfind("## End to end\n\nWhat is measured.\n\n### Throughput\n\n"
+                     "| run | examples/s |\n|---|---|\n| async | 12000 |\n\n"
+                     "Target: async >= 1.2x: **met** (1.30x).\n\n"
+                     "### Scaling\n\nOne cluster per point.\n\n"
+                     "Load average (1, 5, 15 min): ",
+                     0),
+            0u)
+      << md;
+}
+
+TEST(MarkdownReportTest, EndsWithTheLoadAverageAtStartAndEnd) {
+  const std::string md = MarkdownReport("Empty").Render();
+  EXPECT_EQ(md.rfind("## Empty\n\nLoad average (1, 5, 15 min): ", 0), 0u) << md;
+  EXPECT_NE(md.find(" at the start, "), std::string::npos) << md;
+  const std::string end = " at the end.\n";
+  ASSERT_GE(md.size(), end.size());
+  EXPECT_EQ(md.substr(md.size() - end.size()), end) << md;
 }
 
 TEST(MarkdownReportTest, WritesTheFileAndNamesAnUnwritablePath) {

@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/report/markdown_report.h"
 #include "bench/sparse/cluster_sample.h"
 #include "bench/sparse/shard_alone_reference.h"
 #include "bench/sparse/single_process_reference.h"
@@ -77,15 +78,6 @@ namespace pstrain {
 namespace {
 
 constexpr int kNumPs = 2;
-
-std::string ReadLoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  double one = 0, five = 0, fifteen = 0;
-  in >> one >> five >> fifteen;
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.2f %.2f %.2f", one, five, fifteen);
-  return text;
-}
 
 void Progress(const std::string& line) {
   std::fprintf(stderr, "sparse_cluster_bench: %s\n", line.c_str());
@@ -163,7 +155,6 @@ absl::StatusOr<ClusterSample> TrainFor(LocalCluster& cluster, absl::Duration dur
 absl::Status Run(const std::string& command, const std::string& run_dir) {
   SparseReport report;
   report.command = command;
-  report.load_start = ReadLoadAverage();
   report.workers = FLAGS_workers;
   report.num_ps = kNumPs;
   SparseJob& job = report.job;
@@ -175,6 +166,8 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   job.batch_size = FLAGS_batch;
   job.optimizer = FLAGS_optimizer;
   RETURN_IF_ERROR(job.Validate());
+  // Records the load average at the start.
+  bench::MarkdownReport markdown(SparseReport::Title(job));
   if (FLAGS_workers < 1 || FLAGS_window_secs < 1 || FLAGS_train_secs <= FLAGS_window_secs ||
       FLAGS_reference_secs < 1 || FLAGS_shard_alone_rows < 1 || FLAGS_budget_factor < 1) {
     return absl::InvalidArgumentError(
@@ -278,13 +271,12 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   single = run_single_process("after");
   if (!single.ok()) return single.status();
   report.single_process_after = *single;
-  report.load_end = ReadLoadAverage();
 
-  const std::string markdown = report.Markdown();
+  report.AppendTo(markdown);
   if (FLAGS_report.empty()) {
-    std::fputs(markdown.c_str(), stdout);
+    std::fputs(markdown.Render().c_str(), stdout);
   } else {
-    RETURN_IF_ERROR(WriteFile(FLAGS_report, markdown));
+    RETURN_IF_ERROR(markdown.WriteTo(FLAGS_report));
     Progress("report written to " + FLAGS_report);
   }
   return absl::OkStatus();

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "bench/report/markdown_table.h"
 
 namespace pstrain {
 namespace {
@@ -13,9 +14,9 @@ namespace {
 // variables) would dominate the memory per row.
 constexpr double kMinRowsForMemory = 1e6;
 
-std::string Verdict(bool met) { return met ? "**met**" : "**not met**"; }
-
 std::string Mib(double bytes) { return absl::StrFormat("%.0f MiB", bytes / 1048576.0); }
+
+std::string Fixed(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
 
 }  // namespace
 
@@ -56,7 +57,13 @@ double SparseReport::RssBytesPerRow() const {
   return rows > 0 ? (window_end.RssBytes() - base.RssBytes()) / rows : 0;
 }
 
-std::string SparseReport::Markdown() const {
+std::string SparseReport::Title(const SparseJob& job) {
+  return absl::StrFormat(
+      "Sparse training on a local cluster: wide-and-deep over a %.0fM-id embedding table",
+      job.vocabulary / 1e6);
+}
+
+void SparseReport::AppendTo(bench::MarkdownReport& report) const {
   const double examples_per_sec = ExamplesPerSec();
   const double single_process = SingleProcessExamplesPerSec();
   const double examples_ratio = examples_per_sec / single_process;
@@ -70,11 +77,7 @@ std::string SparseReport::Markdown() const {
   const std::string slots = job.SlotsPerValue() == 0 ? "SGD, no optimizer slot"
                                                      : "Adagrad, one accumulator slot per value";
 
-  std::string md = absl::StrFormat(
-      "## Sparse training on a local cluster: wide-and-deep over a %.0fM-id embedding table\n\n",
-      job.vocabulary / 1e6);
-  absl::StrAppendFormat(
-      &md,
+  report.Paragraph(absl::StrFormat(
       "Real processes on loopback: a coordinator, %d parameter servers and %d workers train "
       "wide-and-deep (%d fields, embedding dim %d, hidden %s, batch %d, %s, async) on "
       "synthetic click logs whose ids span a dynamic table of %d ids (ranks Zipf with exponent "
@@ -93,7 +96,7 @@ std::string SparseReport::Markdown() const {
       "shard alone in the benchmark's process (the "
       "same ShardStore code, no gRPC, one thread) holding the job's two tables with %lld rows "
       "each: ReadRows of random deep/embedding ids in batches, and its own VmRSS growth per row "
-      "created in each table.\n\n",
+      "created in each table.",
       num_ps, workers, job.num_fields, job.dim,
       absl::StrCat("[", absl::StrJoin(job.hidden_units, ", "), "]"), job.batch_size, slots,
       job.vocabulary, job.zipf_exponent, Mib(job.max_bytes_per_shard),
@@ -101,86 +104,83 @@ std::string SparseReport::Markdown() const {
       static_cast<int>(train_seconds - WindowSeconds() + 0.5), WindowSeconds(),
       static_cast<long long>(job.DenseFloats()), static_cast<long long>(job.PulledBytesPerId()),
       static_cast<long long>(job.RawBytesPerId()), job.dim, slots,
-      single_process_before.train_seconds, static_cast<long long>(shard_alone.rows));
-  absl::StrAppend(&md, "Command (from the repository root, after a `-c opt` build):\n\n```\n",
-                  command, "\n```\n\n");
-  absl::StrAppend(&md, "Load average (1, 5, 15 min): ", load_start, " at the start, ", load_end,
-                  " at the end.\n\n");
+      single_process_before.train_seconds, static_cast<long long>(shard_alone.rows)));
+  report.Paragraph("Command (from the repository root, after a `-c opt` build):");
+  report.Command(command);
 
-  absl::StrAppend(&md, "| figure | cluster | reference | ratio |\n|---|---|---|---|\n");
-  absl::StrAppendFormat(
-      &md, "| examples/s | %.0f | %.0f (single process: %.0f before, %.0f after) | %.2f |\n",
-      examples_per_sec, single_process, single_process_before.examples_per_sec,
-      single_process_after.examples_per_sec, examples_ratio);
-  absl::StrAppendFormat(
-      &md,
-      "| examples per CPU second (cluster: every process) | %.0f | %.0f (single process) | %.2f "
-      "|\n",
-      ExamplesPerCpuSecond(), SingleProcessExamplesPerCpuSecond(),
-      ExamplesPerCpuSecond() / SingleProcessExamplesPerCpuSecond());
-  absl::StrAppendFormat(&md,
-                        "| ids pulled/s, per shard | %.0f (%.1f per example) | %.0f (shard alone, "
-                        "ReadRows) | %.3f |\n",
-                        rows_per_shard, rows_per_sec / examples_per_sec,
-                        shard_alone.read_rows_per_sec,
-                        rows_per_shard / shard_alone.read_rows_per_sec);
-  absl::StrAppendFormat(&md,
-                        "| shard memory per id held (VmRSS growth / rows) | %.0f B | %.0f B raw "
-                        "(%d x 4 + 4, %s) | %.2f |\n",
-                        bytes_per_row, raw, job.dim,
-                        job.SlotsPerValue() == 0 ? "no slot" : "x2 for the slot",
-                        bytes_per_row / raw);
-  absl::StrAppendFormat(&md,
-                        "| the shards' own accounting per id (`pstrain_ps_embedding_bytes` / rows) "
-                        "| %.0f B | %.0f B raw | %.2f |\n",
-                        accounted_per_row, raw, accounted_per_row / raw);
-  absl::StrAppendFormat(
-      &md,
-      "| shard alone: VmRSS growth per deep/embedding row created | %.0f B | %.0f B raw | %.2f |\n",
-      shard_alone.rss_bytes_per_row, alone_raw, shard_alone.rss_bytes_per_row / alone_raw);
+  bench::MarkdownTable table({"figure", "cluster", "reference", "ratio"});
+  table.AddRow({"examples/s", Fixed(examples_per_sec, 0),
+                absl::StrFormat("%.0f (single process: %.0f before, %.0f after)", single_process,
+                                single_process_before.examples_per_sec,
+                                single_process_after.examples_per_sec),
+                Fixed(examples_ratio, 2)});
+  table.AddRow({"examples per CPU second (cluster: every process)",
+                Fixed(ExamplesPerCpuSecond(), 0),
+                absl::StrFormat("%.0f (single process)", SingleProcessExamplesPerCpuSecond()),
+                Fixed(ExamplesPerCpuSecond() / SingleProcessExamplesPerCpuSecond(), 2)});
+  table.AddRow({"ids pulled/s, per shard",
+                absl::StrFormat("%.0f (%.1f per example)", rows_per_shard,
+                                rows_per_sec / examples_per_sec),
+                absl::StrFormat("%.0f (shard alone, ReadRows)", shard_alone.read_rows_per_sec),
+                Fixed(rows_per_shard / shard_alone.read_rows_per_sec, 3)});
+  table.AddRow({"shard memory per id held (VmRSS growth / rows)",
+                absl::StrFormat("%.0f B", bytes_per_row),
+                absl::StrFormat("%.0f B raw (%d x 4 + 4, %s)", raw, job.dim,
+                                job.SlotsPerValue() == 0 ? "no slot" : "x2 for the slot"),
+                Fixed(bytes_per_row / raw, 2)});
+  table.AddRow({"the shards' own accounting per id (`pstrain_ps_embedding_bytes` / rows)",
+                absl::StrFormat("%.0f B", accounted_per_row), absl::StrFormat("%.0f B raw", raw),
+                Fixed(accounted_per_row / raw, 2)});
+  table.AddRow({"shard alone: VmRSS growth per deep/embedding row created",
+                absl::StrFormat("%.0f B", shard_alone.rss_bytes_per_row),
+                absl::StrFormat("%.0f B raw", alone_raw),
+                Fixed(shard_alone.rss_bytes_per_row / alone_raw, 2)});
   const double wide_raw = 4.0 * (1 + job.SlotsPerValue());
-  absl::StrAppendFormat(
-      &md,
-      "| shard alone: VmRSS growth per wide/weights row created | %.0f B | %.0f B raw | %.2f |\n",
-      shard_alone.wide_rss_bytes_per_row, wide_raw, shard_alone.wide_rss_bytes_per_row / wide_raw);
-  absl::StrAppendFormat(
-      &md,
-      "| new ids given rows per second (a row in each table) | %.0f (cluster, over the whole "
-      "training) | %.0f (shard alone, pushes of new ids, deep table) | |\n",
-      rows / train_seconds, shard_alone.created_rows_per_sec);
-  absl::StrAppendFormat(&md,
-                        "| deep/embedding rows held at the end | %.0f (%.1f%% of the %.0fM ids; "
-                        "wide/weights %.0f) | | |\n",
-                        rows, 100.0 * rows / job.vocabulary, job.vocabulary / 1e6,
-                        window_end.WideRows());
-  absl::StrAppendFormat(&md, "| rows evicted | %.0f | | |\n", window_end.Evictions());
+  table.AddRow({"shard alone: VmRSS growth per wide/weights row created",
+                absl::StrFormat("%.0f B", shard_alone.wide_rss_bytes_per_row),
+                absl::StrFormat("%.0f B raw", wide_raw),
+                Fixed(shard_alone.wide_rss_bytes_per_row / wide_raw, 2)});
+  table.AddRow({"new ids given rows per second (a row in each table)",
+                absl::StrFormat("%.0f (cluster, over the whole training)", rows / train_seconds),
+                absl::StrFormat("%.0f (shard alone, pushes of new ids, deep table)",
+                                shard_alone.created_rows_per_sec),
+                ""});
+  table.AddRow({"deep/embedding rows held at the end",
+                absl::StrFormat("%.0f (%.1f%% of the %.0fM ids; wide/weights %.0f)", rows,
+                                100.0 * rows / job.vocabulary, job.vocabulary / 1e6,
+                                window_end.WideRows()),
+                "", ""});
+  table.AddRow({"rows evicted", Fixed(window_end.Evictions(), 0), "", ""});
   const double window = WindowSeconds();
-  absl::StrAppendFormat(
-      &md,
-      "| CPU over the window, cores busy: shards / workers / coordinator | %.2f / %.2f / %.2f "
-      "| | |\n",
-      (window_end.ps_cpu_seconds - window_start.ps_cpu_seconds) / window,
-      (window_end.worker_cpu_seconds - window_start.worker_cpu_seconds) / window,
-      (window_end.coordinator_cpu_seconds - window_start.coordinator_cpu_seconds) / window);
+  table.AddRow(
+      {"CPU over the window, cores busy: shards / workers / coordinator",
+       absl::StrFormat(
+           "%.2f / %.2f / %.2f", (window_end.ps_cpu_seconds - window_start.ps_cpu_seconds) / window,
+           (window_end.worker_cpu_seconds - window_start.worker_cpu_seconds) / window,
+           (window_end.coordinator_cpu_seconds - window_start.coordinator_cpu_seconds) / window),
+       "", ""});
   for (size_t i = 0; i < window_end.shards.size(); ++i) {
     const ShardSample& s = window_end.shards[i];
-    absl::StrAppendFormat(
-        &md, "| ps/%d: VmRSS before the job / at the end, rows | %s / %s, %.0f | | |\n",
-        static_cast<int>(i), Mib(base.shards[i].rss_bytes), Mib(s.rss_bytes), s.deep_rows);
+    table.AddRow({absl::StrFormat("ps/%d: VmRSS before the job / at the end, rows",
+                                  static_cast<int>(i)),
+                  absl::StrFormat("%s / %s, %.0f", Mib(base.shards[i].rss_bytes), Mib(s.rss_bytes),
+                                  s.deep_rows),
+                  "", ""});
   }
-  absl::StrAppendFormat(
-      &md, "| single process: peak VmRSS | %s | | |\n\n",
-      Mib(std::max(single_process_before.peak_rss_bytes, single_process_after.peak_rss_bytes)));
+  table.AddRow({"single process: peak VmRSS",
+                Mib(std::max(single_process_before.peak_rss_bytes,
+                             single_process_after.peak_rss_bytes)),
+                "", ""});
+  report.Table(table);
 
   const double deep_share = shard_alone.rss_bytes_per_row /
                             (shard_alone.rss_bytes_per_row + shard_alone.wide_rss_bytes_per_row);
-  absl::StrAppendFormat(
-      &md,
+  report.Paragraph(absl::StrFormat(
       "Where a shard's bytes per id go, from the shard-alone figures: %.0f B for the deep row "
       "(%.0f B raw) and %.0f B for the wide weight (%.0f B raw), %.0f%% and %.0f%% of the %.0f B "
       "the two cost together; the cluster's %.0f B per id is %.2fx that sum. The shards' own "
       "accounting (which the budget is checked against) counts %.0f B per id. The cluster "
-      "trained %.0f examples of the %lld records%s.\n\n",
+      "trained %.0f examples of the %lld records%s.",
       shard_alone.rss_bytes_per_row, alone_raw, shard_alone.wide_rss_bytes_per_row, wide_raw,
       100 * deep_share, 100 * (1 - deep_share),
       shard_alone.rss_bytes_per_row + shard_alone.wide_rss_bytes_per_row, bytes_per_row,
@@ -188,31 +188,29 @@ std::string SparseReport::Markdown() const {
       accounted_per_row, window_end.examples, static_cast<long long>(job.num_examples),
       window_end.examples > job.num_examples
           ? " (more than one pass: records read again bring no new ids)"
-          : " (less than one pass: every example drew new ids)");
-  absl::StrAppendFormat(&md,
-                        "Target: cluster examples/s at least %.2fx the single-process trainer: %s "
-                        "(%.2fx: %.0f against %.0f)\n\n",
-                        targets.examples_ratio, Verdict(examples_ratio >= targets.examples_ratio),
-                        examples_ratio, examples_per_sec, single_process);
-  absl::StrAppendFormat(&md,
-                        "Target: at least %.2fM ids pulled per second per shard: %s (%.3fM; the "
-                        "shard alone reads %.2fM)\n\n",
-                        targets.rows_per_sec_per_shard / 1e6,
-                        Verdict(rows_per_shard >= targets.rows_per_sec_per_shard),
-                        rows_per_shard / 1e6, shard_alone.read_rows_per_sec / 1e6);
+          : " (less than one pass: every example drew new ids)"));
+  report.Target(absl::StrFormat("cluster examples/s at least %.2fx the single-process trainer",
+                                targets.examples_ratio),
+                examples_ratio >= targets.examples_ratio,
+                absl::StrFormat("%.2fx: %.0f against %.0f", examples_ratio, examples_per_sec,
+                                single_process));
+  report.Target(
+      absl::StrFormat("at least %.2fM ids pulled per second per shard",
+                      targets.rows_per_sec_per_shard / 1e6),
+      rows_per_shard >= targets.rows_per_sec_per_shard,
+      absl::StrFormat("%.3fM; the shard alone reads %.2fM", rows_per_shard / 1e6,
+                      shard_alone.read_rows_per_sec / 1e6));
+  const std::string memory_target =
+      absl::StrFormat("shard memory per row at most %.2fx its raw bytes", targets.bytes_ratio);
   if (rows < kMinRowsForMemory) {
-    absl::StrAppendFormat(&md,
-                          "Target: shard memory per row at most %.2fx its raw bytes: %s (the table "
-                          "held only %.0f rows, fewer than %.0f: run longer)\n",
-                          targets.bytes_ratio, Verdict(false), rows, kMinRowsForMemory);
+    report.Target(memory_target, false,
+                  absl::StrFormat("the table held only %.0f rows, fewer than %.0f: run longer",
+                                  rows, kMinRowsForMemory));
   } else {
-    absl::StrAppendFormat(&md,
-                          "Target: shard memory per row at most %.2fx its raw bytes: %s (%.2fx: "
-                          "%.0f B per id against %.0f B, over %.2fM rows)\n",
-                          targets.bytes_ratio, Verdict(bytes_per_row <= targets.bytes_ratio * raw),
-                          bytes_per_row / raw, bytes_per_row, raw, rows / 1e6);
+    report.Target(memory_target, bytes_per_row <= targets.bytes_ratio * raw,
+                  absl::StrFormat("%.2fx: %.0f B per id against %.0f B, over %.2fM rows",
+                                  bytes_per_row / raw, bytes_per_row, raw, rows / 1e6));
   }
-  return md;
 }
 
 }  // namespace pstrain

@@ -3,10 +3,12 @@
 
 // The figures of one run of the sparse benchmark and the Markdown section
 // that reports them (bench/run_all.sh's contract: what is measured, the
-// command, load averages, references, table, one verdict line per target).
+// command, references, table, one verdict line per target; the report
+// adds the load averages).
 
 #include <string>
 
+#include "bench/report/markdown_report.h"
 #include "bench/sparse/cluster_sample.h"
 #include "bench/sparse/shard_alone_reference.h"
 #include "bench/sparse/single_process_reference.h"
@@ -22,8 +24,6 @@ struct SparseTargets {
 
 struct SparseReport {
   std::string command;
-  std::string load_start;
-  std::string load_end;
   SparseJob job;
   int num_ps = 2;
   int workers = 0;
@@ -55,7 +55,10 @@ struct SparseReport {
   // held at the end (each id also holds a wide/weights row).
   double RssBytesPerRow() const;
 
-  std::string Markdown() const;
+  // The section's title, known before the run.
+  static std::string Title(const SparseJob& job);
+  // Adds what was measured, the command, the table and the targets.
+  void AppendTo(bench::MarkdownReport& report) const;
 };
 
 }  // namespace pstrain
