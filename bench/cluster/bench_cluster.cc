@@ -4,7 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/net/http_get.h"
+#include "bench/common/metrics_scrape.h"
 #include "google/protobuf/text_format.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -88,17 +88,8 @@ int BenchCluster::num_workers() const { return static_cast<int>(Workers().size()
 absl::StatusOr<std::vector<MetricsPage>> BenchCluster::ScrapeWorkers() {
   std::vector<MetricsPage> pages;
   for (const LocalTask* worker : Workers()) {
-    absl::StatusOr<std::string> text = HttpGet(worker->metrics_address, "/metrics", kScrapeTimeout);
-    if (!text.ok()) {
-      return absl::UnavailableError(absl::StrCat("scraping ", worker->name(), " at ",
-                                                 worker->metrics_address, ": ",
-                                                 text.status().message()));
-    }
-    absl::StatusOr<MetricsPage> page = MetricsPage::Parse(*text);
-    if (!page.ok()) {
-      return absl::InternalError(
-          absl::StrCat(worker->name(), "'s /metrics: ", page.status().message()));
-    }
+    absl::StatusOr<MetricsPage> page = ScrapeMetrics(*worker, kScrapeTimeout);
+    if (!page.ok()) return page.status();
     pages.push_back(*std::move(page));
   }
   return pages;

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench/cluster/prometheus_text.h"
+#include "bench/common/metrics_page.h"
 #include "client/local_cluster.h"
 #include "protos/coordinator.grpc.pb.h"
 

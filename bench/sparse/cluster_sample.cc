@@ -3,37 +3,23 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "bench/common/metrics_page.h"
+#include "bench/common/metrics_scrape.h"
 #include "bench/sparse/process_cpu.h"
-#include "bench/sparse/prometheus_sample.h"
 #include "bench/sparse/resident_memory.h"
-#include "common/net/http_get.h"
 
 namespace pstrain {
 namespace {
 
-constexpr char kDeep[] = "variable=\"deep/embedding\"";
-constexpr char kWide[] = "variable=\"wide/weights\"";
+using bench::MetricsPage;
 
-absl::StatusOr<std::string> MetricsPage(const LocalTask& task) {
-  absl::StatusOr<std::string> page = HttpGet(task.metrics_address, "/metrics", absl::Seconds(10));
-  if (!page.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("reading /metrics of ", task.name(), ": ", page.status().message()));
+// A counter every process exports from its start; the embedding series,
+// which the job creates, read as 0 until then (MetricsPage::Sum).
+absl::StatusOr<double> Counter(const MetricsPage& page, const LocalTask& task, const char* name) {
+  if (!page.Has(name)) {
+    return absl::NotFoundError(absl::StrCat(task.name(), ": no sample of ", name, " on the page"));
   }
-  return page;
-}
-
-// A series the job creates: 0 until it exists.
-double TableSeries(const std::string& page, const char* name, const char* label = "") {
-  return SumSamples(page, name, label).value_or(0);
-}
-
-absl::StatusOr<double> Counter(const std::string& page, const LocalTask& task, const char* name) {
-  absl::StatusOr<double> value = SumSamples(page, name);
-  if (!value.ok()) {
-    return absl::NotFoundError(absl::StrCat(task.name(), ": ", value.status().message()));
-  }
-  return value;
+  return page.Sum(name);
 }
 
 }  // namespace
@@ -86,7 +72,7 @@ absl::StatusOr<ClusterSample> SampleCluster(const LocalCluster& cluster) {
     if (task.role == "ps") sample.ps_cpu_seconds += *cpu;
     if (task.role == "worker") sample.worker_cpu_seconds += *cpu;
     if (task.role != "ps" && task.role != "worker") continue;
-    absl::StatusOr<std::string> page = MetricsPage(task);
+    absl::StatusOr<MetricsPage> page = bench::ScrapeMetrics(task, absl::Seconds(10));
     if (!page.ok()) return page.status();
     if (task.role == "worker") {
       absl::StatusOr<double> examples = Counter(*page, task, "pstrain_worker_examples_total");
@@ -106,10 +92,10 @@ absl::StatusOr<ClusterSample> SampleCluster(const LocalCluster& cluster) {
     absl::StatusOr<double> pulled = Counter(*page, task, "pstrain_ps_pull_bytes_total");
     if (!pulled.ok()) return pulled.status();
     shard.pull_bytes = *pulled;
-    shard.deep_rows = TableSeries(*page, "pstrain_ps_embedding_rows", kDeep);
-    shard.wide_rows = TableSeries(*page, "pstrain_ps_embedding_rows", kWide);
-    shard.table_bytes = TableSeries(*page, "pstrain_ps_embedding_bytes");
-    shard.evictions = TableSeries(*page, "pstrain_ps_embedding_evictions_total");
+    shard.deep_rows = page->Sum("pstrain_ps_embedding_rows", {{"variable", "deep/embedding"}});
+    shard.wide_rows = page->Sum("pstrain_ps_embedding_rows", {{"variable", "wide/weights"}});
+    shard.table_bytes = page->Sum("pstrain_ps_embedding_bytes");
+    shard.evictions = page->Sum("pstrain_ps_embedding_evictions_total");
     sample.shards.push_back(shard);
   }
   return sample;

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_BENCH_CLUSTER_PROMETHEUS_TEXT_H_
-#define PSTRAIN_BENCH_CLUSTER_PROMETHEUS_TEXT_H_
+#ifndef PSTRAIN_BENCH_COMMON_METRICS_PAGE_H_
+#define PSTRAIN_BENCH_COMMON_METRICS_PAGE_H_
 
 #include <map>
 #include <string>
@@ -17,7 +17,8 @@ struct MetricSample {
   double value = 0;
 };
 
-// A scraped /metrics page, parsed. Immutable once built; safe to share.
+// A scraped /metrics page (the Prometheus text format), parsed. Immutable
+// once built; safe to share between threads.
 class MetricsPage {
  public:
   // Parses the text format (comments and blank lines skipped; a timestamp
@@ -30,6 +31,10 @@ class MetricsPage {
   // counter reads.
   double Sum(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
 
+  // Whether a sample named `name` with every entry of `labels` is on the
+  // page: tells a counter at 0 from one the process does not export (yet).
+  bool Has(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
+
   const std::vector<MetricSample>& samples() const { return samples_; }
 
  private:
@@ -39,4 +44,4 @@ class MetricsPage {
 }  // namespace bench
 }  // namespace pstrain
 
-#endif  // PSTRAIN_BENCH_CLUSTER_PROMETHEUS_TEXT_H_
+#endif  // PSTRAIN_BENCH_COMMON_METRICS_PAGE_H_

@@ -1,4 +1,4 @@
-#include "bench/cluster/prometheus_text.h"
+#include "bench/common/metrics_page.h"
 
 #include <cstdlib>
 
@@ -49,6 +49,16 @@ bool ParseValue(absl::string_view text, double* value) {
   return true;
 }
 
+bool Matches(const MetricSample& sample, const std::string& name,
+             const std::map<std::string, std::string>& labels) {
+  if (sample.name != name) return false;
+  for (const auto& [label, value] : labels) {
+    auto found = sample.labels.find(label);
+    if (found == sample.labels.end() || found->second != value) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<MetricsPage> MetricsPage::Parse(const std::string& text) {
@@ -85,18 +95,17 @@ double MetricsPage::Sum(const std::string& name,
                         const std::map<std::string, std::string>& labels) const {
   double sum = 0;
   for (const MetricSample& sample : samples_) {
-    if (sample.name != name) continue;
-    bool matches = true;
-    for (const auto& [label, value] : labels) {
-      auto found = sample.labels.find(label);
-      if (found == sample.labels.end() || found->second != value) {
-        matches = false;
-        break;
-      }
-    }
-    if (matches) sum += sample.value;
+    if (Matches(sample, name, labels)) sum += sample.value;
   }
   return sum;
+}
+
+bool MetricsPage::Has(const std::string& name,
+                      const std::map<std::string, std::string>& labels) const {
+  for (const MetricSample& sample : samples_) {
+    if (Matches(sample, name, labels)) return true;
+  }
+  return false;
 }
 
 }  // namespace bench
