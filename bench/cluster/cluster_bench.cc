@@ -36,8 +36,8 @@
 #include "absl/time/time.h"
 #include "bench/cluster/bench_cluster.h"
 #include "bench/cluster/bench_job.h"
-#include "bench/cluster/single_process_reference.h"
 #include "bench/cluster/step_breakdown_chart.h"
+#include "bench/common/single_process_reference.h"
 #include "bench/report/markdown_report.h"
 #include "bench/report/markdown_table.h"
 #include "client/binary_locator.h"
@@ -121,6 +121,14 @@ struct Results {
   std::vector<ThroughputPoint> worker_sweep;
 };
 
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text;
+  file.close();
+  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SingleProcessRun> MeasureSingleProcess(Settings& settings,
                                                       const std::vector<int64_t>& hidden) {
   BenchJob job;
@@ -132,9 +140,14 @@ absl::StatusOr<SingleProcessRun> MeasureSingleProcess(Settings& settings,
   const int64_t steps = std::max<int64_t>(5, std::llround(FLAGS_reference_steps * std::min(1.0, scale)));
   Progress(absl::StrCat("single-process trainer, MLP ", MlpShape(hidden), ", ", steps, " steps"));
   const std::string stem = absl::StrCat(settings.work_dir, "/train-local-", settings.next_job);
+  absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", FLAGS_bin_dir);
+  if (!pstrain.ok()) return pstrain.status();
+  if (absl::Status written = WriteFile(stem + ".pbtxt", BenchJobSpecText(job)); !written.ok()) {
+    return written;
+  }
   absl::StatusOr<SingleProcessRun> run =
-      RunSingleProcess(BenchJobSpecText(job), stem + ".pbtxt", stem + ".log", steps,
-                       FLAGS_bin_dir, absl::Seconds(300));
+      RunSingleProcess(*pstrain, stem + ".pbtxt", {absl::StrCat("--max_steps=", steps)},
+                       stem + ".log", absl::Seconds(300));
   if (run.ok()) {
     Progress(absl::StrFormat("  single process: %.0f examples/s over %.2f s", run->examples_per_sec,
                              run->train_seconds));
@@ -596,14 +609,6 @@ absl::Status ParseSettings(Settings& settings) {
     return absl::InternalError(
         absl::StrCat("cannot create ", settings.checkpoint_root, ": ", error.message()));
   }
-  return absl::OkStatus();
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream file(path);
-  file << text;
-  file.close();
-  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();
 }
 

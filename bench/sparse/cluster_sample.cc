@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "bench/common/metrics_page.h"
 #include "bench/common/metrics_scrape.h"
-#include "bench/sparse/process_cpu.h"
-#include "bench/sparse/resident_memory.h"
+#include "bench/common/process_cpu.h"
+#include "bench/common/resident_memory.h"
 
 namespace pstrain {
 namespace {
@@ -64,7 +64,7 @@ absl::StatusOr<ClusterSample> SampleCluster(const LocalCluster& cluster) {
   ClusterSample sample;
   sample.time = absl::Now();
   for (const LocalTask& task : cluster.tasks()) {
-    absl::StatusOr<double> cpu = CpuSeconds(task.pid);
+    absl::StatusOr<double> cpu = bench::CpuSeconds(task.pid);
     if (!cpu.ok()) {
       return absl::UnavailableError(absl::StrCat(task.name(), ": ", cpu.status().message()));
     }
@@ -84,7 +84,7 @@ absl::StatusOr<ClusterSample> SampleCluster(const LocalCluster& cluster) {
       continue;
     }
     ShardSample shard;
-    absl::StatusOr<int64_t> rss = ResidentBytes(task.pid);
+    absl::StatusOr<int64_t> rss = bench::ResidentBytes(task.pid);
     if (!rss.ok()) {
       return absl::UnavailableError(absl::StrCat(task.name(), ": ", rss.status().message()));
     }

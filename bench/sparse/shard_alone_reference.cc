@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "bench/sparse/resident_memory.h"
+#include "bench/common/resident_memory.h"
 #include "common/clock/clock.h"
 #include "prometheus/registry.h"
 #include "server/ps/shard_store.h"
@@ -82,16 +82,16 @@ absl::StatusOr<ShardAloneFigures> MeasureShardAlone(const SparseJob& job, int64_
   std::mt19937_64 rng(7);
   std::shuffle(order.begin(), order.end(), rng);
   uint64_t sequence = 0;
-  int64_t rss_before = ResidentBytes(0).value_or(0);
+  int64_t rss_before = bench::ResidentBytes(0).value_or(0);
   absl::StatusOr<double> created = CreateRows(**shard, 0, job.dim, order, batch, &sequence);
   if (!created.ok()) return created.status();
   figures.created_rows_per_sec = *created;
-  int64_t rss_after = ResidentBytes(0).value_or(0);
+  int64_t rss_after = bench::ResidentBytes(0).value_or(0);
   figures.rss_bytes_per_row = static_cast<double>(rss_after - rss_before) / rows;
   rss_before = rss_after;
   created = CreateRows(**shard, 1, 1, order, batch, &sequence);
   if (!created.ok()) return created.status();
-  rss_after = ResidentBytes(0).value_or(0);
+  rss_after = bench::ResidentBytes(0).value_or(0);
   figures.wide_rss_bytes_per_row = static_cast<double>(rss_after - rss_before) / rows;
 
   std::uniform_int_distribution<int64_t> pick(0, rows - 1);

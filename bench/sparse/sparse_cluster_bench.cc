@@ -24,10 +24,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/common/single_process_reference.h"
 #include "bench/report/markdown_report.h"
 #include "bench/sparse/cluster_sample.h"
 #include "bench/sparse/shard_alone_reference.h"
-#include "bench/sparse/single_process_reference.h"
 #include "bench/sparse/sparse_job.h"
 #include "bench/sparse/sparse_report.h"
 #include "client/binary_locator.h"
@@ -204,18 +204,19 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   reference_job.max_seconds = FLAGS_reference_secs;
   const std::string reference_spec = run_dir + "/single_process.pbtxt";
   RETURN_IF_ERROR(WriteFile(reference_spec, reference_job.Text()));
-  auto run_single_process = [&](const char* when) -> absl::StatusOr<SingleProcessFigures> {
+  auto run_single_process = [&](const char* when) -> absl::StatusOr<bench::SingleProcessRun> {
     Progress(absl::StrCat("single process (", when, " the cluster): pstrain train-local for ",
                           FLAGS_reference_secs, " s"));
-    absl::StatusOr<SingleProcessFigures> single =
-        RunSingleProcess(*pstrain, reference_spec, absl::StrCat(run_dir, "/single_process.log"),
-                         absl::Seconds(FLAGS_reference_secs + 120));
+    absl::StatusOr<bench::SingleProcessRun> single = bench::RunSingleProcess(
+        *pstrain, reference_spec, /*extra_args=*/{},
+        absl::StrCat(run_dir, "/single_process_", when, ".log"),
+        absl::Seconds(FLAGS_reference_secs + 120));
     if (single.ok()) {
       Progress(absl::StrFormat("single process: %.0f examples/s", single->examples_per_sec));
     }
     return single;
   };
-  absl::StatusOr<SingleProcessFigures> single = run_single_process("before");
+  absl::StatusOr<bench::SingleProcessRun> single = run_single_process("before");
   if (!single.ok()) return single.status();
   report.single_process_before = *single;
 

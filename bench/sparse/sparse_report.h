@@ -8,10 +8,10 @@
 
 #include <string>
 
+#include "bench/common/single_process_reference.h"
 #include "bench/report/markdown_report.h"
 #include "bench/sparse/cluster_sample.h"
 #include "bench/sparse/shard_alone_reference.h"
-#include "bench/sparse/single_process_reference.h"
 #include "bench/sparse/sparse_job.h"
 
 namespace pstrain {
@@ -29,8 +29,8 @@ struct SparseReport {
   int workers = 0;
   SparseTargets targets;
   ShardAloneFigures shard_alone;
-  SingleProcessFigures single_process_before;  // the cluster
-  SingleProcessFigures single_process_after;
+  bench::SingleProcessRun single_process_before;  // the cluster
+  bench::SingleProcessRun single_process_after;
   // Before the job was submitted, and at the start and end of the
   // measured window (the last of the training).
   ClusterSample base;

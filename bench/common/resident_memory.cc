@@ -1,4 +1,4 @@
-#include "bench/sparse/resident_memory.h"
+#include "bench/common/resident_memory.h"
 
 #include <fstream>
 #include <sstream>
@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 
 namespace pstrain {
+namespace bench {
 
 absl::StatusOr<int64_t> ResidentBytes(pid_t pid, const std::string& proc_root) {
   const std::string path =
@@ -31,4 +32,5 @@ absl::StatusOr<int64_t> ResidentBytes(pid_t pid, const std::string& proc_root) {
   return absl::InternalError(absl::StrCat(path, " has no VmRSS line"));
 }
 
+}  // namespace bench
 }  // namespace pstrain

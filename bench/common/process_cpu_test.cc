@@ -1,4 +1,4 @@
-#include "bench/sparse/process_cpu.h"
+#include "bench/common/process_cpu.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace pstrain {
+namespace bench {
 namespace {
 
 TEST(CpuSecondsTest, AddsUserAndSystemTicksAfterACommandNameWithSpaces) {
@@ -36,4 +37,5 @@ TEST(CpuSecondsTest, GrowsWhileThisProcessComputes) {
 }
 
 }  // namespace
+}  // namespace bench
 }  // namespace pstrain

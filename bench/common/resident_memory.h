@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_BENCH_SPARSE_RESIDENT_MEMORY_H_
-#define PSTRAIN_BENCH_SPARSE_RESIDENT_MEMORY_H_
+#ifndef PSTRAIN_BENCH_COMMON_RESIDENT_MEMORY_H_
+#define PSTRAIN_BENCH_COMMON_RESIDENT_MEMORY_H_
 
 #include <sys/types.h>
 
@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 
 namespace pstrain {
+namespace bench {
 
 // The resident set size (VmRSS) of process `pid` in bytes, from
 // <proc_root>/<pid>/status; pid 0 reads the calling process ("self").
@@ -16,6 +17,7 @@ namespace pstrain {
 // Internal: the file has no VmRSS line in the format Linux writes.
 absl::StatusOr<int64_t> ResidentBytes(pid_t pid, const std::string& proc_root = "/proc");
 
+}  // namespace bench
 }  // namespace pstrain
 
-#endif  // PSTRAIN_BENCH_SPARSE_RESIDENT_MEMORY_H_
+#endif  // PSTRAIN_BENCH_COMMON_RESIDENT_MEMORY_H_

@@ -1,4 +1,4 @@
-#include "bench/sparse/process_cpu.h"
+#include "bench/common/process_cpu.h"
 
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 
 namespace pstrain {
+namespace bench {
 
 absl::StatusOr<double> CpuSeconds(pid_t pid, const std::string& proc_root) {
   const std::string path = absl::StrCat(proc_root, "/", pid, "/stat");
@@ -32,4 +33,5 @@ absl::StatusOr<double> CpuSeconds(pid_t pid, const std::string& proc_root) {
   return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
+}  // namespace bench
 }  // namespace pstrain

@@ -1,4 +1,4 @@
-#include "bench/sparse/resident_memory.h"
+#include "bench/common/resident_memory.h"
 
 #include <sys/stat.h>
 
@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 
 namespace pstrain {
+namespace bench {
 namespace {
 
 TEST(ResidentBytesTest, ReadsVmRssInBytes) {
@@ -36,4 +37,5 @@ TEST(ResidentBytesTest, ThisProcessHoldsWhatItTouched) {
 }
 
 }  // namespace
+}  // namespace bench
 }  // namespace pstrain
