@@ -64,11 +64,6 @@ DEFINE_int32(shard_alone_batch, 1024, "ids per ReadRows of the shard-alone refer
 DEFINE_int32(train_secs, 180, "seconds the cluster trains, from its first example");
 DEFINE_int32(window_secs, 60, "the measured window: the last seconds of the training");
 DEFINE_int32(sample_secs, 10, "seconds between progress lines");
-DEFINE_double(target_examples_ratio, 1.0,
-              "target: cluster examples/s at least this multiple of the single process");
-DEFINE_double(target_rows_per_sec_per_shard, 1e6, "target: ids pulled per second per shard");
-DEFINE_double(target_bytes_ratio, 1.5,
-              "target: shard memory per row at most this multiple of its raw bytes");
 DEFINE_string(bin_dir, "",
               "folder of pstrain, pstrain-coordinator, pstrain-ps and pstrain-worker (default: "
               "this program's Bazel runfiles)");
@@ -178,8 +173,6 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   // factor, so the hash's imbalance between shards evicts nothing.
   job.max_bytes_per_shard = static_cast<int64_t>(FLAGS_budget_factor * (job.vocabulary / kNumPs) *
                                                  job.dim * 4 * (1 + job.SlotsPerValue()));
-  report.targets = {FLAGS_target_examples_ratio, FLAGS_target_rows_per_sec_per_shard,
-                    FLAGS_target_bytes_ratio};
 
   absl::StatusOr<std::string> pstrain = Locate("pstrain");
   if (!pstrain.ok()) return pstrain.status();

@@ -3,8 +3,8 @@
 
 // The figures of one run of the sparse benchmark and the Markdown section
 // that reports them (bench/run_all.sh's contract: what is measured, the
-// command, references, table, one verdict line per target; the report
-// adds the load averages).
+// command, references, table; the report adds the load averages). The
+// issue sets no target for this benchmark, so the section states none.
 
 #include <string>
 
@@ -16,18 +16,11 @@
 
 namespace pstrain {
 
-struct SparseTargets {
-  double examples_ratio = 1.0;          // cluster / single process, at least
-  double rows_per_sec_per_shard = 1e6;  // ids pulled, at least
-  double bytes_ratio = 1.5;             // shard bytes per row / raw bytes, at most
-};
-
 struct SparseReport {
   std::string command;
   SparseJob job;
   int num_ps = 2;
   int workers = 0;
-  SparseTargets targets;
   ShardAloneFigures shard_alone;
   bench::SingleProcessRun single_process_before;  // the cluster
   bench::SingleProcessRun single_process_after;
@@ -57,7 +50,7 @@ struct SparseReport {
 
   // The section's title, known before the run.
   static std::string Title(const SparseJob& job);
-  // Adds what was measured, the command, the table and the targets.
+  // Adds what was measured, the command and the table of figures.
   void AppendTo(bench::MarkdownReport& report) const;
 };
 
