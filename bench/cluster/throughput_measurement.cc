@@ -1,0 +1,118 @@
+#include "bench/cluster/throughput_measurement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench/cluster/bench_job.h"
+#include "client/binary_locator.h"
+
+namespace pstrain {
+namespace bench {
+namespace {
+
+constexpr absl::Duration kStartTimeout = absl::Seconds(120);
+constexpr absl::Duration kStopTimeout = absl::Seconds(60);
+
+}  // namespace
+
+const std::vector<int64_t>& FashionMlp() {
+  static const auto* hidden = new std::vector<int64_t>{256, 128};
+  return *hidden;
+}
+
+void Progress(const std::string& message) {
+  std::fprintf(stderr, "[cluster_bench %s] %s\n",
+               absl::FormatTime("%H:%M:%S", absl::Now(), absl::LocalTimeZone()).c_str(),
+               message.c_str());
+  std::fflush(stderr);
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text;
+  file.close();
+  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& settings,
+                                                      const std::vector<int64_t>& hidden) {
+  BenchJob job;
+  job.name = "single-process";
+  job.data_dir = settings.data_dir;
+  job.model_dir = settings.NewModelDir("single-process");
+  job.hidden_units = hidden;
+  const double scale = static_cast<double>(MlpParameters(FashionMlp())) / MlpParameters(hidden);
+  const int64_t steps =
+      std::max<int64_t>(5, std::llround(settings.reference_steps * std::min(1.0, scale)));
+  Progress(absl::StrCat("single-process trainer, MLP ", MlpShape(hidden), ", ", steps, " steps"));
+  const std::string stem = absl::StrCat(settings.work_dir, "/train-local-", settings.next_job);
+  absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", settings.bin_dir);
+  if (!pstrain.ok()) return pstrain.status();
+  if (absl::Status written = WriteFile(stem + ".pbtxt", BenchJobSpecText(job)); !written.ok()) {
+    return written;
+  }
+  absl::StatusOr<SingleProcessRun> run =
+      RunSingleProcess(*pstrain, stem + ".pbtxt", {absl::StrCat("--max_steps=", steps)},
+                       stem + ".log", absl::Seconds(300));
+  if (run.ok()) {
+    Progress(absl::StrFormat("  single process: %.0f examples/s over %.2f s", run->examples_per_sec,
+                             run->train_seconds));
+  }
+  return run;
+}
+
+absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
+                                                BenchCluster& cluster,
+                                                const std::vector<int64_t>& hidden, bool sync,
+                                                absl::Duration window) {
+  BenchJob job;
+  job.name = sync ? "bench-sync" : "bench-async";
+  job.data_dir = settings.data_dir;
+  job.model_dir = settings.NewModelDir(job.name);
+  job.hidden_units = hidden;
+  job.sync = sync;
+  Progress(absl::StrFormat("cluster (%d workers), %s, MLP %s: warm-up %.0f s, window %.0f s",
+                           cluster.num_workers(), sync ? "sync" : "async", MlpShape(hidden),
+                           absl::ToDoubleSeconds(settings.warmup), absl::ToDoubleSeconds(window)));
+  absl::StatusOr<std::vector<MetricsPage>> before = cluster.ScrapeWorkers();
+  if (!before.ok()) return before.status();
+  absl::StatusOr<std::string> job_id = cluster.Submit(BenchJobSpecText(job));
+  if (!job_id.ok()) return job_id.status();
+  absl::StatusOr<ThroughputWindow> measured =
+      cluster.Measure(*job_id, *before, kStartTimeout, settings.warmup, window,
+                      settings.min_window_steps, settings.max_window);
+  absl::Status stopped = cluster.StopAndWait(*job_id, kStopTimeout);
+  if (!measured.ok()) return measured.status();
+  if (!stopped.ok()) return stopped;
+  double steps = 0;
+  for (const WorkerWindow& worker : measured->workers) steps += worker.steps;
+  Progress(absl::StrFormat("  cluster: %.0f examples/s (%.0f worker steps in %.1f s)",
+                           measured->ExamplesPerSecond(), steps, measured->seconds));
+  return measured;
+}
+
+absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(ClusterBenchSettings& settings,
+                                                           int workers) {
+  Progress(absl::StrCat("starting a local cluster: 1 coordinator, 1 ps, ", workers,
+                        " workers, 1 evaluator"));
+  return BenchCluster::Start(
+      1, workers, absl::StrCat(settings.work_dir, "/cluster-", workers, "w-", settings.next_job++),
+      settings.checkpoint_root, settings.bin_dir, settings.coordinator_flags,
+      settings.worker_flags);
+}
+
+SingleProcessRun Bracketing(const SingleProcessRun& before, const SingleProcessRun& after) {
+  SingleProcessRun mean;
+  mean.examples_per_sec = (before.examples_per_sec + after.examples_per_sec) / 2;
+  mean.train_seconds = before.train_seconds + after.train_seconds;
+  mean.steps = before.steps + after.steps;
+  return mean;
+}
+
+}  // namespace bench
+}  // namespace pstrain

@@ -1,0 +1,70 @@
+#ifndef PSTRAIN_BENCH_CLUSTER_THROUGHPUT_MEASUREMENT_H_
+#define PSTRAIN_BENCH_CLUSTER_THROUGHPUT_MEASUREMENT_H_
+
+// The measurements the end-to-end and scaling parts of cluster_bench are
+// made of: the single-process trainer on a model, a window of a job on the
+// cluster, and the pair of them as a ThroughputPoint.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "bench/cluster/bench_cluster.h"
+#include "bench/cluster/cluster_bench_settings.h"
+#include "bench/common/single_process_reference.h"
+
+namespace pstrain {
+namespace bench {
+
+// Examples per step in every job of cluster_bench.
+constexpr int kBatch = 128;
+// Fashion-MNIST's training images.
+constexpr int kTrainExamples = 60000;
+
+// The hidden layers of the Fashion-MNIST MLP 784-256-128-10.
+const std::vector<int64_t>& FashionMlp();
+
+// A timestamped progress line on stderr: the user sees the run is alive.
+void Progress(const std::string& message);
+
+// Writes `text` to `path`. Internal: it cannot be written.
+absl::Status WriteFile(const std::string& path, const std::string& text);
+
+// What a throughput point measured: the cluster window and its reference.
+struct ThroughputPoint {
+  std::string label;
+  std::vector<int64_t> hidden_units;
+  int workers = 2;
+  ThroughputWindow window;
+  std::optional<SingleProcessRun> reference;
+  // The runs `reference` is the mean of, when more than one.
+  std::vector<SingleProcessRun> reference_runs;
+};
+
+// Runs `pstrain train-local` on the MLP with `hidden` layers for
+// settings.reference_steps, scaled down by the model's size (at least 5).
+absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& settings,
+                                                      const std::vector<int64_t>& hidden);
+
+// Submits a throughput job, measures `window` after the warm-up, stops the
+// job. FailedPrecondition: a worker never trained, or the job ended early.
+absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
+                                                BenchCluster& cluster,
+                                                const std::vector<int64_t>& hidden, bool sync,
+                                                absl::Duration window);
+
+// A local cluster of 1 coordinator, 1 ps, `workers` workers, 1 evaluator.
+absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(ClusterBenchSettings& settings,
+                                                           int workers);
+
+// The mean of two single-process runs, one on each side of a cluster run.
+SingleProcessRun Bracketing(const SingleProcessRun& before, const SingleProcessRun& after);
+
+}  // namespace bench
+}  // namespace pstrain
+
+#endif  // PSTRAIN_BENCH_CLUSTER_THROUGHPUT_MEASUREMENT_H_
