@@ -4,8 +4,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "bench/common/job_submission.h"
 #include "bench/common/metrics_scrape.h"
-#include "google/protobuf/text_format.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -96,14 +96,7 @@ absl::StatusOr<std::vector<MetricsPage>> BenchCluster::ScrapeWorkers() {
 }
 
 absl::StatusOr<std::string> BenchCluster::Submit(const std::string& spec_text) {
-  SubmitJobRequest request;
-  if (!google::protobuf::TextFormat::ParseFromString(spec_text, request.mutable_spec())) {
-    return absl::InvalidArgumentError(absl::StrCat("not a text-format JobSpec:\n", spec_text));
-  }
-  SubmitJobResponse response;
-  grpc::Status status = jobs_->SubmitJob(ContextWithDeadline(kCallTimeout).get(), request, &response);
-  if (!status.ok()) return FromGrpc(status, "submitting the job");
-  return response.job_id();
+  return SubmitJobSpec(*jobs_, spec_text, kCallTimeout);
 }
 
 absl::StatusOr<JobStatus> BenchCluster::Get(const std::string& job_id) {

@@ -35,6 +35,7 @@
 #include "bench/cluster/throughput_figures.h"
 #include "bench/cluster/throughput_measurement.h"
 #include "bench/cluster/time_to_accuracy.h"
+#include "bench/common/text_file.h"
 #include "bench/report/markdown_report.h"
 #include "client/binary_locator.h"
 #include "gflags/gflags.h"
@@ -225,7 +226,7 @@ absl::Status Run(const std::string& command) {
     return written;
   }
   if (e2e_results.has_value() && !FLAGS_svg.empty()) {
-    if (absl::Status written = WriteFile(FLAGS_svg, BreakdownSvg(*e2e_results, settings.window));
+    if (absl::Status written = WriteTextFile(FLAGS_svg, BreakdownSvg(*e2e_results, settings.window));
         !written.ok()) {
       return written;
     }

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/cluster/bench_job.h"
+#include "bench/common/text_file.h"
 #include "client/binary_locator.h"
 
 namespace pstrain {
@@ -31,14 +31,6 @@ void Progress(const std::string& message) {
   std::fflush(stderr);
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream file(path);
-  file << text;
-  file.close();
-  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& settings,
                                                       const std::vector<int64_t>& hidden) {
   BenchJob job;
@@ -53,7 +45,7 @@ absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& sett
   const std::string stem = absl::StrCat(settings.work_dir, "/train-local-", settings.next_job);
   absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", settings.bin_dir);
   if (!pstrain.ok()) return pstrain.status();
-  if (absl::Status written = WriteFile(stem + ".pbtxt", BenchJobSpecText(job)); !written.ok()) {
+  if (absl::Status written = WriteTextFile(stem + ".pbtxt", BenchJobSpecText(job)); !written.ok()) {
     return written;
   }
   absl::StatusOr<SingleProcessRun> run =

@@ -31,9 +31,6 @@ const std::vector<int64_t>& FashionMlp();
 // A timestamped progress line on stderr: the user sees the run is alive.
 void Progress(const std::string& message);
 
-// Writes `text` to `path`. Internal: it cannot be written.
-absl::Status WriteFile(const std::string& path, const std::string& text);
-
 // What a throughput point measured: the cluster window and its reference.
 struct ThroughputPoint {
   std::string label;

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,7 +23,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/common/job_submission.h"
 #include "bench/common/single_process_reference.h"
+#include "bench/common/text_file.h"
 #include "bench/report/markdown_report.h"
 #include "bench/sparse/cluster_sample.h"
 #include "bench/sparse/shard_alone_reference.h"
@@ -32,11 +33,8 @@
 #include "bench/sparse/sparse_report.h"
 #include "client/binary_locator.h"
 #include "client/local_cluster.h"
-#include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
 #include "gflags/gflags.h"
-#include "google/protobuf/text_format.h"
-#include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "protos/coordinator.grpc.pb.h"
@@ -78,14 +76,6 @@ void Progress(const std::string& line) {
   std::fprintf(stderr, "sparse_cluster_bench: %s\n", line.c_str());
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::string> Locate(const std::string& name) {
   absl::StatusOr<std::string> path = LocateBinary(name, FLAGS_bin_dir);
   if (!path.ok()) {
@@ -97,21 +87,6 @@ absl::StatusOr<std::string> Locate(const std::string& name) {
         path.status().message()));
   }
   return path;
-}
-
-absl::StatusOr<std::string> Submit(const LocalCluster& cluster, const std::string& spec_text) {
-  SubmitJobRequest request;
-  if (!google::protobuf::TextFormat::ParseFromString(spec_text, request.mutable_spec())) {
-    return absl::InternalError("the benchmark's job spec does not parse:\n" + spec_text);
-  }
-  auto jobs = JobService::NewStub(
-      grpc::CreateChannel(cluster.coordinator().grpc_address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
-  SubmitJobResponse response;
-  grpc::Status status = jobs->SubmitJob(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response.job_id();
 }
 
 std::string SampleLine(const ClusterSample& s, const ClusterSample& previous, absl::Time start,
@@ -196,7 +171,7 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   SparseJob reference_job = job;
   reference_job.max_seconds = FLAGS_reference_secs;
   const std::string reference_spec = run_dir + "/single_process.pbtxt";
-  RETURN_IF_ERROR(WriteFile(reference_spec, reference_job.Text()));
+  RETURN_IF_ERROR(bench::WriteTextFile(reference_spec, reference_job.Text()));
   auto run_single_process = [&](const char* when) -> absl::StatusOr<bench::SingleProcessRun> {
     Progress(absl::StrCat("single process (", when, " the cluster): pstrain train-local for ",
                           FLAGS_reference_secs, " s"));
@@ -230,8 +205,10 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   if (!base.ok()) return base.status();
   report.base = *base;
   const std::string spec_text = job.Text();
-  RETURN_IF_ERROR(WriteFile(run_dir + "/cluster_job.pbtxt", spec_text));
-  absl::StatusOr<std::string> job_id = Submit(**cluster, spec_text);
+  RETURN_IF_ERROR(bench::WriteTextFile(run_dir + "/cluster_job.pbtxt", spec_text));
+  auto jobs = JobService::NewStub(grpc::CreateChannel((*cluster)->coordinator().grpc_address,
+                                                     grpc::InsecureChannelCredentials()));
+  absl::StatusOr<std::string> job_id = bench::SubmitJobSpec(*jobs, spec_text, absl::Seconds(60));
   if (!job_id.ok()) return job_id.status();
   Progress("cluster: submitted job " + *job_id + "; waiting for its first examples");
 
