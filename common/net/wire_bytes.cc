@@ -85,4 +85,13 @@ WireBytes DenseTensorBytes(const NamedTensor& tensor, grpc::Slice data) {
   return out;
 }
 
+std::string ByteBufferContents(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string out;
+  if (!buffer.Dump(&slices).ok()) return out;
+  for (const grpc::Slice& s : slices)
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return out;
+}
+
 }  // namespace pstrain

@@ -51,6 +51,10 @@ class WireBytes {
 // NamedTensor with its data set would serialise to.
 WireBytes DenseTensorBytes(const NamedTensor& tensor, grpc::Slice data);
 
+// Every byte of `buffer`, its slices joined: what the peer reads. For tests
+// and diagnostics (it copies everything).
+std::string ByteBufferContents(const grpc::ByteBuffer& buffer);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_NET_WIRE_BYTES_H_

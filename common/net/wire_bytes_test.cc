@@ -10,15 +10,6 @@
 namespace pstrain {
 namespace {
 
-std::string Flatten(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string out;
-  for (const grpc::Slice& s : slices)
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return out;
-}
-
 NamedTensor Chunk(const std::string& name) {
   NamedTensor t;
   t.set_name(name);
@@ -38,7 +29,8 @@ TEST(DenseTensorBytesTest, IsTheSerialisationOfTheTensorWithItsData) {
   NamedTensor whole = header;
   whole.mutable_dense()->set_data(data);
 
-  const std::string wire = Flatten(DenseTensorBytes(header, grpc::Slice(data)).ToByteBuffer());
+  const std::string wire =
+      ByteBufferContents(DenseTensorBytes(header, grpc::Slice(data)).ToByteBuffer());
   EXPECT_EQ(wire, whole.SerializeAsString());
   NamedTensor parsed;
   ASSERT_TRUE(parsed.ParseFromString(wire));
@@ -48,7 +40,7 @@ TEST(DenseTensorBytesTest, IsTheSerialisationOfTheTensorWithItsData) {
 
 TEST(DenseTensorBytesTest, EmptyDataIsLeftOutAsProtobufDoes) {
   const NamedTensor header = Chunk("b");
-  EXPECT_EQ(Flatten(DenseTensorBytes(header, grpc::Slice()).ToByteBuffer()),
+  EXPECT_EQ(ByteBufferContents(DenseTensorBytes(header, grpc::Slice()).ToByteBuffer()),
             header.SerializeAsString());
 }
 
@@ -87,7 +79,7 @@ TEST(WireBytesTest, NestedFieldsMatchProtobufAndSlicesAreReferenced) {
   *expected.add_values() = Chunk("b");
   expected.mutable_values(2)->mutable_dense()->set_data(b.data(), b.size() * 4);
   expected.set_end_of_pull(true);
-  EXPECT_EQ(Flatten(buffer), expected.SerializeAsString());
+  EXPECT_EQ(ByteBufferContents(buffer), expected.SerializeAsString());
 
   std::vector<grpc::Slice> slices;
   ASSERT_TRUE(buffer.Dump(&slices).ok());

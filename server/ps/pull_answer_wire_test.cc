@@ -5,19 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/net/wire_bytes.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
 namespace {
-
-std::string Flatten(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string out;
-  for (const grpc::Slice& s : slices)
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return out;
-}
 
 NamedTensor DenseChunk(const std::string& name, int64_t offset) {
   NamedTensor t;
@@ -68,7 +60,7 @@ TEST(PullAnswerBytesTest, IsTheSerialisationOfTheAnswerWithItsValuesBitForBit) {
   *expected.mutable_pull() = pull;
   expected.mutable_pull()->mutable_values(0)->mutable_dense()->set_data(a.data(), a.size() * 4);
   expected.mutable_pull()->mutable_values(3)->mutable_dense()->set_data(b.data(), b.size() * 4);
-  const std::string wire = Flatten(bytes);
+  const std::string wire = ByteBufferContents(bytes);
   EXPECT_EQ(wire, expected.SerializeAsString());
 
   PushPullResponse parsed;
@@ -93,7 +85,7 @@ TEST(PullAnswerBytesTest, AnswerWithoutSlicesIsPlainProtobuf) {
   PushPullResponse expected;
   expected.set_tag(1);
   *expected.mutable_pull() = pull;
-  EXPECT_EQ(Flatten(PullAnswerBytes(1, pull, {})), expected.SerializeAsString());
+  EXPECT_EQ(ByteBufferContents(PullAnswerBytes(1, pull, {})), expected.SerializeAsString());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/net/wire_bytes.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 
@@ -14,15 +15,6 @@ namespace pstrain {
 namespace worker {
 namespace internal {
 namespace {
-
-std::string Flatten(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string out;
-  for (const grpc::Slice& s : slices)
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return out;
-}
 
 bool HasSliceAt(const grpc::ByteBuffer& buffer, const void* at, size_t size) {
   std::vector<grpc::Slice> slices;
@@ -99,7 +91,7 @@ OutgoingRequest PushWithEveryKindOfGradient(const std::vector<float>& a,
 TEST(SerializeRequestTest, APushIsByteForByteTheProtobufSerialisation) {
   const std::vector<float> a = AwkwardFloats(100000), b = AwkwardFloats(333);
   const OutgoingRequest r = PushWithEveryKindOfGradient(a, b);
-  const std::string wire = Flatten(SerializeRequest(r));
+  const std::string wire = ByteBufferContents(SerializeRequest(r));
   const PushPullRequest whole = r.Materialize();
   EXPECT_EQ(wire, whole.SerializeAsString());
 
@@ -130,7 +122,7 @@ TEST(SerializeRequestTest, TheSerialisedBytesDoNotFollowLaterChangesOfTheTensors
   EXPECT_FALSE(HasSliceAt(buffer, b.data(), b.size() * 4));
   std::fill(a.begin(), a.end(), 7.0f);
   std::fill(b.begin(), b.end(), -7.0f);
-  EXPECT_EQ(Flatten(buffer), expected);
+  EXPECT_EQ(ByteBufferContents(buffer), expected);
 }
 
 TEST(SerializeRequestTest, RequestsWithoutTensorBytesSerialiseAsProtobufDoes) {
@@ -138,14 +130,15 @@ TEST(SerializeRequestTest, RequestsWithoutTensorBytesSerialiseAsProtobufDoes) {
   pull.message.set_tag(3);
   pull.message.mutable_pull()->set_job_id("job");
   pull.message.mutable_pull()->add_names("w");
-  EXPECT_EQ(Flatten(SerializeRequest(pull)), pull.message.SerializeAsString());
+  EXPECT_EQ(ByteBufferContents(SerializeRequest(pull)), pull.message.SerializeAsString());
 
   OutgoingRequest empty_push;
   empty_push.message.set_tag(1);
   empty_push.message.mutable_push()->set_job_id("job");
   empty_push.message.mutable_push()->set_end_of_push(true);
   empty_push.dense_data = {absl::Span<const char>()};
-  EXPECT_EQ(Flatten(SerializeRequest(empty_push)), empty_push.message.SerializeAsString());
+  EXPECT_EQ(ByteBufferContents(SerializeRequest(empty_push)),
+            empty_push.message.SerializeAsString());
 }
 
 }  // namespace
