@@ -58,9 +58,11 @@ double SparseReport::RssBytesPerRow() const {
 }
 
 std::string SparseReport::Title(const SparseJob& job) {
-  return absl::StrFormat(
-      "Sparse training on a local cluster: wide-and-deep over a %.0fM-id embedding table",
-      job.vocabulary / 1e6);
+  const std::string ids = job.vocabulary % 1000000 == 0
+                              ? absl::StrCat(job.vocabulary / 1000000, "M")
+                              : absl::StrCat(job.vocabulary);
+  return absl::StrCat("Sparse training on a local cluster: wide-and-deep over a ", ids,
+                      "-id embedding table");
 }
 
 void SparseReport::AppendTo(bench::MarkdownReport& report) const {
