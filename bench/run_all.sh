@@ -163,7 +163,9 @@ render() {
   done
   echo
   for i in "${selected[@]}"; do
-    cat "$run_dir/${names[$i]}.md"
+    # A benchmark that echoes its command line names the temporary report
+    # file too; the reader's command has no --report.
+    sed "s# --report=$run_dir/[a-z_]*\.md##" "$run_dir/${names[$i]}.md"
     echo
   done
 }
