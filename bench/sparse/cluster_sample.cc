@@ -24,41 +24,31 @@ absl::StatusOr<double> Counter(const MetricsPage& page, const LocalTask& task, c
 
 }  // namespace
 
-double ClusterSample::DeepRows() const {
-  double sum = 0;
-  for (const ShardSample& s : shards) sum += s.deep_rows;
+namespace {
+
+// One figure summed over the shards.
+template <typename T>
+T SumOverShards(const std::vector<ShardSample>& shards, T ShardSample::*figure) {
+  T sum = 0;
+  for (const ShardSample& s : shards) sum += s.*figure;
   return sum;
 }
 
-double ClusterSample::WideRows() const {
-  double sum = 0;
-  for (const ShardSample& s : shards) sum += s.wide_rows;
-  return sum;
-}
+}  // namespace
+
+double ClusterSample::DeepRows() const { return SumOverShards(shards, &ShardSample::deep_rows); }
+
+double ClusterSample::WideRows() const { return SumOverShards(shards, &ShardSample::wide_rows); }
 
 double ClusterSample::TableBytes() const {
-  double sum = 0;
-  for (const ShardSample& s : shards) sum += s.table_bytes;
-  return sum;
+  return SumOverShards(shards, &ShardSample::table_bytes);
 }
 
-double ClusterSample::Evictions() const {
-  double sum = 0;
-  for (const ShardSample& s : shards) sum += s.evictions;
-  return sum;
-}
+double ClusterSample::Evictions() const { return SumOverShards(shards, &ShardSample::evictions); }
 
-double ClusterSample::PullBytes() const {
-  double sum = 0;
-  for (const ShardSample& s : shards) sum += s.pull_bytes;
-  return sum;
-}
+double ClusterSample::PullBytes() const { return SumOverShards(shards, &ShardSample::pull_bytes); }
 
-int64_t ClusterSample::RssBytes() const {
-  int64_t sum = 0;
-  for (const ShardSample& s : shards) sum += s.rss_bytes;
-  return sum;
-}
+int64_t ClusterSample::RssBytes() const { return SumOverShards(shards, &ShardSample::rss_bytes); }
 
 absl::StatusOr<ClusterSample> SampleCluster(const LocalCluster& cluster) {
   ClusterSample sample;
