@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,35 +13,13 @@
 #include "worker/internal/incoming_answer.h"
 #include "worker/internal/outgoing_request.h"
 #include "worker/internal/push_pull_plan.h"
+#include "worker/internal/shard_stream.h"
 
 namespace pstrain {
 namespace worker {
 namespace {
 
 constexpr int64_t kFloatBytes = 4;
-
-// ParameterServer.PushPull, as the generated stub names it.
-const grpc::internal::RpcMethod& PushPullMethod() {
-  static const grpc::internal::RpcMethod* const method = new grpc::internal::RpcMethod(
-      "/pstrain.ParameterServer/PushPull", grpc::internal::RpcMethod::BIDI_STREAMING);
-  return *method;
-}
-
-// Runs every task, all but the first on threads of their own, and returns
-// the first error in task order.
-absl::Status RunInParallel(std::vector<std::function<absl::Status()>> tasks) {
-  std::vector<absl::Status> results(tasks.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < tasks.size(); ++i) {
-    threads.emplace_back([&, i] { results[i] = tasks[i](); });
-  }
-  if (!tasks.empty()) results[0] = tasks[0]();
-  for (std::thread& t : threads) t.join();
-  for (absl::Status& s : results) {
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
 
 absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
@@ -100,12 +78,16 @@ absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Cr
   if (!channels) channels = LaneChannels(ChannelSecurity());
   std::unique_ptr<ParameterServerClient> client(new ParameterServerClient(
       std::move(addresses), std::move(slicer), std::move(options), clock, random, metrics));
+  client->lanes_ = client->options_.streams_per_shard;
   client->channels_.resize(client->addresses_.size());
   for (size_t s = 0; s < client->addresses_.size(); ++s) {
-    for (int lane = 0; lane < client->options_.streams_per_shard; ++lane) {
+    for (int lane = 0; lane < client->lanes_; ++lane) {
       client->channels_[s].push_back(channels(client->addresses_[s], lane));
     }
   }
+  absl::MutexLock l(&client->mu_);
+  client->streams_.assign(client->addresses_.size(),
+                          std::vector<std::shared_ptr<internal::ShardStream>>(client->lanes_));
   return client;
 }
 
@@ -119,77 +101,109 @@ ParameterServerClient::ParameterServerClient(std::vector<std::string> addresses,
       random_(random),
       metrics_(metrics) {}
 
-ParameterServerClient::~ParameterServerClient() { Cancel(); }
+ParameterServerClient::~ParameterServerClient() {
+  Cancel();
+  std::vector<std::shared_ptr<internal::ShardStream>> streams;
+  {
+    absl::MutexLock l(&mu_);
+    for (auto& lanes : streams_) {
+      for (auto& stream : lanes) {
+        if (stream != nullptr) streams.push_back(std::move(stream));
+      }
+    }
+    streams.insert(streams.end(), retired_.begin(), retired_.end());
+    retired_.clear();
+  }
+  for (auto& stream : streams) stream->WaitUntilDone();
+}
 
 void ParameterServerClient::Cancel() {
-  absl::MutexLock l(&mu_);
-  if (!cancelled_.HasBeenNotified()) cancelled_.Notify();
-  for (grpc::ClientContext* context : calls_) context->TryCancel();
+  std::vector<std::shared_ptr<internal::ShardStream>> streams;
+  {
+    absl::MutexLock l(&mu_);
+    if (!cancelled_.HasBeenNotified()) cancelled_.Notify();
+    for (const auto& lanes : streams_) {
+      for (const auto& stream : lanes) {
+        if (stream != nullptr) streams.push_back(stream);
+      }
+    }
+  }
+  for (auto& stream : streams) stream->Break(absl::CancelledError("the ps client was cancelled"));
 }
 
 std::string ParameterServerClient::ShardName(int shard) const {
   return absl::StrCat("ps/", shard, " (", addresses_[shard], ")");
 }
 
-absl::StatusOr<std::vector<internal::IncomingAnswer>> ParameterServerClient::Exchange(
-    int shard, int lane, const std::vector<internal::OutgoingRequest>& requests,
-    absl::Duration extra) {
-  // Outlives the call: gRPC may drop its last slice of a request after
-  // the call ends.
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout + extra));
-  {
-    absl::MutexLock l(&mu_);
-    if (cancelled_.HasBeenNotified()) return absl::CancelledError("the ps client was cancelled");
-    calls_.insert(&context);
+std::shared_ptr<internal::ShardStream> ParameterServerClient::Stream(int shard, int lane) {
+  absl::MutexLock l(&mu_);
+  if (cancelled_.HasBeenNotified()) return nullptr;
+  std::shared_ptr<internal::ShardStream>& stream = streams_[shard][lane];
+  if (stream != nullptr && !stream->broken()) return stream;
+  if (stream != nullptr) {
+    retired_.erase(std::remove_if(retired_.begin(), retired_.end(),
+                                  [](const auto& old) { return old->done(); }),
+                   retired_.end());
+    retired_.push_back(std::move(stream));
   }
-  std::vector<internal::IncomingAnswer> responses;
-  absl::Status unreadable;
-  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
-      grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
-          channels_[shard][lane].get(), PushPullMethod(), &context));
-  // The shard answers a push after its last message and a pull after
-  // reading it, so writing everything before reading cannot deadlock.
-  for (const internal::OutgoingRequest& request : requests) {
-    if (!stream->Write(internal::SerializeRequest(request))) break;
-  }
-  stream->WritesDone();
-  // Answers are parsed with their values left in gRPC's slices; the pull
-  // copies them once, into the pulled tensors.
-  grpc::ByteBuffer bytes;
-  while (stream->Read(&bytes)) {
-    absl::StatusOr<internal::IncomingAnswer> answer = internal::IncomingAnswer::Parse(bytes);
-    bytes.Clear();
-    if (!answer.ok()) {
-      unreadable = absl::InternalError(absl::StrCat(ShardName(shard), " answered with ",
-                                                    answer.status().message()));
-      context.TryCancel();
+  stream = internal::ShardStream::Open(channels_[shard][lane], ShardName(shard));
+  return stream;
+}
+
+ParameterServerClient::CallAttempt ParameterServerClient::StartAttempt(const ShardCall& call) {
+  CallAttempt attempt;
+  attempt.deadline = absl::Now() + options_.call_timeout + call.extra;
+  for (size_t i = 0; i < call.exchanges->size(); ++i) {
+    const int lane = (call.first_lane + static_cast<int>(i)) % lanes_;
+    std::shared_ptr<internal::ShardStream> stream = Stream(call.shard, lane);
+    if (stream == nullptr) {
+      // Cancelled: what was started fails with Cancelled (Cancel broke its
+      // streams) and is waited for all the same.
       break;
     }
-    responses.push_back(*std::move(answer));
+    std::shared_ptr<internal::StreamExchange> exchange = stream->Start(&(*call.exchanges)[i]);
+    attempt.exchanges.emplace_back(std::move(stream), std::move(exchange));
   }
-  if (!unreadable.ok()) {
-    while (stream->Read(&bytes)) bytes.Clear();
+  return attempt;
+}
+
+absl::Status ParameterServerClient::FinishAttempt(const ShardCall& call, CallAttempt& attempt) {
+  std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>> answers;
+  for (auto& [stream, exchange] : attempt.exchanges) {
+    answers.push_back(stream->Wait(*exchange, attempt.deadline));
   }
-  const grpc::Status status = stream->Finish();
-  stream.reset();
-  {
-    absl::MutexLock l(&mu_);
-    calls_.erase(&context);
+  if (cancelled_.HasBeenNotified() || answers.size() != call.exchanges->size()) {
+    return absl::CancelledError("the ps client was cancelled");
   }
-  if (!unreadable.ok()) return unreadable;
-  if (!status.ok()) {
-    absl::Status s = FromGrpcStatus(status);
-    // An attempt that ran out of time is retried like an unreachable shard:
-    // pushes are deduplicated by their id and pulls change nothing.
-    if (absl::IsDeadlineExceeded(s)) {
-      s = absl::UnavailableError(absl::StrCat("no answer within the call deadline (",
-                                              absl::FormatDuration(options_.call_timeout + extra),
-                                              "): ", s.message()));
-    }
-    return s;
+  return call.read(answers);
+}
+
+std::vector<absl::Status> ParameterServerClient::RunCalls(std::vector<ShardCall>& calls) {
+  std::vector<CallAttempt> first;
+  first.reserve(calls.size());
+  for (const ShardCall& call : calls) first.push_back(StartAttempt(call));
+  std::vector<absl::Status> results;
+  for (size_t c = 0; c < calls.size(); ++c) results.push_back(FinishAttempt(calls[c], first[c]));
+  for (size_t c = 0; c < calls.size(); ++c) {
+    if (!absl::IsUnavailable(results[c])) continue;
+    const ShardCall& call = calls[c];
+    // The attempt made with the others counts as the loop's first, so the
+    // next one waits out a backoff.
+    absl::Status first_attempt = results[c];
+    bool first = true;
+    results[c] = RetryOnUnavailable(call.what, options_.retry, clock_, random_, &cancelled_,
+                                    [&]() -> absl::Status {
+                                      if (first) {
+                                        first = false;
+                                        return first_attempt;
+                                      }
+                                      if (metrics_ != nullptr)
+                                        metrics_->RecordRetry(call.retry_reason);
+                                      CallAttempt attempt = StartAttempt(call);
+                                      return FinishAttempt(call, attempt);
+                                    });
   }
-  return responses;
+  return results;
 }
 
 // ---------------------------------------------------------------- pull --
@@ -217,22 +231,54 @@ absl::Status ParameterServerClient::Pull(const RowIds& rows, const PullOptions& 
 
   const int num_shards = slicer_.num_shards();
   std::vector<std::vector<internal::PullLane>> lanes(num_shards);
-  // versions[shard][lane], bytes[shard][lane]: written by one task each.
+  // versions[shard][lane], bytes[shard][lane]: written by one call each.
   std::vector<std::vector<int64_t>> versions(num_shards), bytes(num_shards);
-  std::vector<std::function<absl::Status()>> tasks;
+  std::vector<int64_t> min_versions(num_shards, 0);
+  // One exchange of one request per lane; a deque, so that calls can point
+  // at them as more are added.
+  std::deque<std::vector<std::vector<internal::OutgoingRequest>>> requests;
+  std::vector<ShardCall> calls;
   for (int s = 0; s < num_shards; ++s) {
     lanes[s] = internal::PlanShardPull(slicer_, s, rows, positions, options_.streams_per_shard,
                                        options_.parallel_min_bytes);
     versions[s].assign(lanes[s].size(), -1);
     bytes[s].assign(lanes[s].size(), 0);
+    if (s < static_cast<int>(options.min_versions.size()))
+      min_versions[s] = options.min_versions[s];
     for (size_t l = 0; l < lanes[s].size(); ++l) {
-      tasks.push_back([&, s, l] {
-        return PullLaneWithRetry(s, static_cast<int>(l), lanes[s][l], options, out, &versions[s][l],
-                                 &bytes[s][l]);
-      });
+      internal::OutgoingRequest& request = requests.emplace_back(1).front().emplace_back();
+      PullRequest* pull = request.message.mutable_pull();
+      *pull = lanes[s][l].request;
+      pull->set_job_id(options_.job_id);
+      pull->set_generation(options_.generation);
+      ShardCall& call = calls.emplace_back();
+      if (min_versions[s] > 0) {
+        pull->set_min_version(min_versions[s]);
+        pull->set_wait_ms(absl::ToInt64Milliseconds(options.wait));
+        call.extra = options.wait;
+      }
+      call.shard = s;
+      call.first_lane = static_cast<int>(l);
+      call.exchanges = &requests.back();
+      call.what = absl::StrCat(ShardName(s), " (pull)");
+      call.retry_reason = "pull_unavailable";
+      call.read = [&, s, l](auto& answers) -> absl::Status {
+        if (!answers[0].ok()) return answers[0].status();
+        return ReadLaneAnswer(s, lanes[s][l], *answers[0], out, &versions[s][l], &bytes[s][l]);
+      };
     }
   }
-  RETURN_IF_ERROR(RunInParallel(std::move(tasks)));
+  const std::vector<absl::Status> results = RunCalls(calls);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    if (results[c].ok()) continue;
+    const int s = calls[c].shard;
+    if (absl::IsDeadlineExceeded(results[c]) && min_versions[s] > 0) {
+      return absl::DeadlineExceededError(absl::StrCat("waiting for ", ShardName(s),
+                                                      " to reach version ", min_versions[s], ": ",
+                                                      results[c].message()));
+    }
+    return Prefixed(ShardName(s), results[c]);
+  }
   out->versions.assign(num_shards, -1);
   out->bytes = 0;
   for (int s = 0; s < num_shards; ++s) {
@@ -246,50 +292,10 @@ absl::Status ParameterServerClient::Pull(const RowIds& rows, const PullOptions& 
   return absl::OkStatus();
 }
 
-absl::Status ParameterServerClient::PullLaneWithRetry(int shard, int stream,
-                                                      const internal::PullLane& lane,
-                                                      const PullOptions& options,
-                                                      PulledParameters* out, int64_t* version,
-                                                      int64_t* bytes) {
-  std::vector<internal::OutgoingRequest> request(1);
-  request[0].message.set_tag(1);
-  PullRequest* pull = request[0].message.mutable_pull();
-  *pull = lane.request;
-  pull->set_job_id(options_.job_id);
-  pull->set_generation(options_.generation);
-  const int64_t min_version =
-      shard < static_cast<int>(options.min_versions.size()) ? options.min_versions[shard] : 0;
-  absl::Duration extra;
-  if (min_version > 0) {
-    pull->set_min_version(min_version);
-    pull->set_wait_ms(absl::ToInt64Milliseconds(options.wait));
-    extra = options.wait;
-  }
-  int attempts = 0;
-  absl::Status status = RetryOnUnavailable(
-      absl::StrCat(ShardName(shard), " (pull)"), options_.retry, clock_, random_, &cancelled_,
-      [&]() -> absl::Status {
-        if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry("pull_unavailable");
-        ASSIGN_OR_RETURN(
-            std::vector<internal::IncomingAnswer> responses,
-            Exchange(shard, stream % static_cast<int>(channels_[shard].size()), request, extra));
-        return ReadLaneAnswer(shard, lane, responses, out, version, bytes);
-      });
-  if (!status.ok()) {
-    if (absl::IsDeadlineExceeded(status) && min_version > 0) {
-      return absl::DeadlineExceededError(absl::StrCat("waiting for ", ShardName(shard),
-                                                      " to reach version ", min_version, ": ",
-                                                      status.message()));
-    }
-    return Prefixed(ShardName(shard), status);
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ParameterServerClient::ReadLaneAnswer(
     int shard, const internal::PullLane& lane,
-    const std::vector<internal::IncomingAnswer>& responses, PulledParameters* out,
-    int64_t* version, int64_t* bytes) const {
+    const std::vector<internal::IncomingAnswer>& responses, PulledParameters* out, int64_t* version,
+    int64_t* bytes) const {
   absl::flat_hash_map<std::string, int64_t> dense_received;
   absl::flat_hash_map<std::string, size_t> rows_received;
   int64_t oldest = -1, total = 0;
@@ -424,15 +430,29 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
     summary.bytes += bytes;
   }
 
-  std::vector<std::function<absl::Status()>> tasks;
+  // Pushes start on the last lane, pulls on the first: when async training
+  // overlaps a push with the next pull, each has a stream of its own.
+  std::vector<ShardCall> calls;
   for (int s = 0; s < num_shards; ++s) {
     if (messages[s].empty()) continue;
-    tasks.push_back([&, s]() -> absl::Status {
-      ASSIGN_OR_RETURN(summary.shards[s], PushToShard(s, messages[s], summary.sequence));
+    ShardCall& call = calls.emplace_back();
+    call.shard = s;
+    call.first_lane = lanes_ - 1;
+    call.exchanges = &messages[s];
+    call.what = absl::StrCat(ShardName(s), " (push ", summary.sequence, ")");
+    call.retry_reason = "push_unavailable";
+    // Every attempt sends the whole push with the same id: the shard drops
+    // a push whose stream broke before it was complete, and answers a
+    // retry of a decided one with its first outcome.
+    call.read = [&, s](auto& answers) -> absl::Status {
+      ASSIGN_OR_RETURN(summary.shards[s], ReadPushAnswers(answers));
       return absl::OkStatus();
-    });
+    };
   }
-  RETURN_IF_ERROR(RunInParallel(std::move(tasks)));
+  const std::vector<absl::Status> results = RunCalls(calls);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    if (!results[c].ok()) return Prefixed(calls[c].what, results[c]);
+  }
 
   int reference = -1;
   for (int s = 0; s < num_shards; ++s) {
@@ -454,64 +474,38 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
   return summary;
 }
 
-absl::StatusOr<ShardPushOutcome> ParameterServerClient::PushToShard(
-    int shard, const std::vector<std::vector<internal::OutgoingRequest>>& parts,
-    uint64_t sequence) {
-  int attempts = 0;
-  const std::string what = absl::StrCat(ShardName(shard), " (push ", sequence, ")");
-  absl::StatusOr<ShardPushOutcome> result = RetryOnUnavailable<ShardPushOutcome>(
-      what, options_.retry, clock_, random_, &cancelled_,
-      [&]() -> absl::StatusOr<ShardPushOutcome> {
-        if (attempts++ > 0 && metrics_ != nullptr) metrics_->RecordRetry("push_unavailable");
-        // Every attempt sends the whole push with the same id: the shard
-        // drops a push whose stream broke before it was complete, and
-        // answers a retry of a decided one with its first outcome.
-        std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>> answers(
-            parts.size(), absl::UnknownError("not sent"));
-        std::vector<std::function<absl::Status()>> tasks;
-        for (size_t p = 0; p < parts.size(); ++p) {
-          tasks.push_back([&, p] {
-            answers[p] = Exchange(shard, static_cast<int>(p % channels_[shard].size()), parts[p],
-                                  absl::ZeroDuration());
-            return absl::OkStatus();
-          });
-        }
-        RunInParallel(std::move(tasks)).IgnoreError();
-        // A part that did not get through fails the whole push on the
-        // shard (its other parts answer REJECTED/Aborted): retry it all.
-        for (const auto& answer : answers) {
-          if (absl::IsUnavailable(answer.status())) return answer.status();
-        }
-        std::optional<ShardPushOutcome> decided;
-        for (const auto& answer : answers) {
-          if (!answer.ok()) return answer.status();
-          for (const internal::IncomingAnswer& incoming : *answer) {
-            const PushPullResponse& response = incoming.message();
-            if (!response.has_push()) {
-              return absl::InternalError("a push was answered with something else");
-            }
-            const PushResult& r = response.push();
-            if (r.outcome() == PUSH_OUTCOME_PART_RECEIVED) continue;
-            if (r.outcome() == PUSH_OUTCOME_REJECTED) {
-              absl::Status refused = FromStatusProto(r.status());
-              // The shard's buffer for pushes being assembled is full: a
-              // busy shard, worth another try later.
-              if (absl::IsResourceExhausted(refused)) {
-                return absl::UnavailableError(refused.message());
-              }
-              if (refused.ok()) refused = absl::UnknownError("refused without a reason");
-              return refused;
-            }
-            if (!decided.has_value()) decided = ShardPushOutcome{r.outcome(), r.version()};
-          }
-        }
-        if (!decided.has_value()) {
-          return absl::UnavailableError("no part of the push was answered with its outcome");
-        }
-        return *decided;
-      });
-  if (!result.ok()) return Prefixed(what, result.status());
-  return result;
+absl::StatusOr<ShardPushOutcome> ParameterServerClient::ReadPushAnswers(
+    std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>>& answers) const {
+  // A part that did not get through fails the whole push on the shard (its
+  // other parts answer REJECTED/Aborted): retry it all.
+  for (const auto& answer : answers) {
+    if (absl::IsUnavailable(answer.status())) return answer.status();
+  }
+  std::optional<ShardPushOutcome> decided;
+  for (const auto& answer : answers) {
+    if (!answer.ok()) return answer.status();
+    for (const internal::IncomingAnswer& incoming : *answer) {
+      const PushPullResponse& response = incoming.message();
+      if (!response.has_push()) {
+        return absl::InternalError("a push was answered with something else");
+      }
+      const PushResult& r = response.push();
+      if (r.outcome() == PUSH_OUTCOME_PART_RECEIVED) continue;
+      if (r.outcome() == PUSH_OUTCOME_REJECTED) {
+        absl::Status refused = FromStatusProto(r.status());
+        // The shard's buffer for pushes being assembled is full: a busy
+        // shard, worth another try later.
+        if (absl::IsResourceExhausted(refused)) return absl::UnavailableError(refused.message());
+        if (refused.ok()) refused = absl::UnknownError("refused without a reason");
+        return refused;
+      }
+      if (!decided.has_value()) decided = ShardPushOutcome{r.outcome(), r.version()};
+    }
+  }
+  if (!decided.has_value()) {
+    return absl::UnavailableError("no part of the push was answered with its outcome");
+  }
+  return *decided;
 }
 
 }  // namespace worker

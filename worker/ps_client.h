@@ -6,11 +6,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -33,6 +33,8 @@ namespace internal {
 class IncomingAnswer;
 struct OutgoingRequest;
 struct PullLane;
+class ShardStream;
+class StreamExchange;
 }  // namespace internal
 
 struct ParameterServerClientOptions {
@@ -57,10 +59,13 @@ struct ParameterServerClientOptions {
   // Bytes of tensor data per message. Default 1 MiB: gRPC moves 64 KiB to
   // 1 MiB messages fastest, and the shards accept up to 16 MiB.
   int64_t chunk_bytes = 1 << 20;
-  // Streams (each its own connection) per shard. A push or pull of more
-  // than parallel_min_bytes for one shard is split over up to this many,
-  // as parts of one push or ranges of one read. Default 2; >= 1. More
-  // streams pay only when one stream's copy, not the network, is the limit.
+  // Lanes per shard, each its own connection and long-lived stream. A push
+  // or pull of more than parallel_min_bytes for one shard is split over up
+  // to this many, as parts of one push or ranges of one read; smaller
+  // pushes ride the last lane and pulls the first, so that a push and the
+  // next pull overlapped in async mode do not queue behind each other on
+  // the shard. Default 2; >= 1. More lanes pay only when one stream's copy,
+  // not the network, is the limit.
   int streams_per_shard = 2;
   // Default 4 MiB: below that one stream finishes before a second would
   // have started.
@@ -130,9 +135,13 @@ struct PushSummary {
 // variables and the embedding rows of a batch, pushes gradients split by
 // placement, chunked, and in parts over several streams when large, each
 // with a PushId (worker, incarnation, sequence) for exactly-once
-// application. Calls that fail with Unavailable (or run out their
-// attempt's deadline) are retried with backoff; a retried push keeps its
-// PushId. Thread-safe; a push and a pull may run at once (async mode
+// application. Each shard is reached over streams_per_shard lanes (one
+// connection each), each lane one long-lived PushPull stream that carries
+// every call; the calling thread starts a call's exchanges on every shard
+// at once and gRPC's callback threads carry them, so no thread is started
+// per call. Calls that fail with Unavailable (or run out their attempt's
+// deadline) are retried with backoff on a new stream; a retried push keeps
+// its PushId. Thread-safe; a push and a pull may run at once (async mode
 // overlaps them), but pushes are meant to be issued one at a time.
 class ParameterServerClient {
  public:
@@ -196,25 +205,54 @@ class ParameterServerClient {
   uint64_t next_sequence() const { return next_sequence_.load(); }
 
  private:
+  // One call to one shard: one or more exchanges (a pull lane's request, a
+  // push's parts) started at once, exchange i on lane (first_lane + i),
+  // and retried together when `read` says Unavailable.
+  struct ShardCall {
+    int shard = 0;
+    int first_lane = 0;
+    std::vector<std::vector<internal::OutgoingRequest>>* exchanges = nullptr;
+    // Added to call_timeout for each attempt (a pull's wait for a version).
+    absl::Duration extra;
+    // For retry logs ("ps/1 (...) (pull)") and metrics ("pull_unavailable").
+    std::string what;
+    const char* retry_reason = "";
+    // Reads one attempt's answers, one entry per exchange; Unavailable to
+    // retry the call.
+    std::function<absl::Status(std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>>&)>
+        read;
+  };
+
   ParameterServerClient(std::vector<std::string> addresses, ShardSlicer slicer,
                         ParameterServerClientOptions options, Clock& clock, RandomSource& random,
                         WorkerMetrics* metrics);
 
-  // One PushPull stream: writes `requests`, closes the sending side and
-  // returns every response. The deadline is call_timeout + extra.
-  absl::StatusOr<std::vector<internal::IncomingAnswer>> Exchange(
-      int shard, int lane, const std::vector<internal::OutgoingRequest>& requests,
-      absl::Duration extra);
-  absl::Status PullLaneWithRetry(int shard, int stream, const internal::PullLane& lane,
-                                 const PullOptions& options, PulledParameters* out,
-                                 int64_t* version, int64_t* bytes);
+  // Runs one attempt of every call at once, then retries, one call at a
+  // time with backoff, those that failed with Unavailable. Returns each
+  // call's final status, in order.
+  std::vector<absl::Status> RunCalls(std::vector<ShardCall>& calls);
+  // One attempt of a ShardCall in flight.
+  struct CallAttempt {
+    absl::Time deadline;
+    // Per exchange: the stream it rides and the exchange; empty when the
+    // client was cancelled.
+    std::vector<std::pair<std::shared_ptr<internal::ShardStream>,
+                          std::shared_ptr<internal::StreamExchange>>>
+        exchanges;
+  };
+  // Starts one attempt of `call`'s exchanges.
+  CallAttempt StartAttempt(const ShardCall& call);
+  // Waits for an attempt's exchanges and reads them.
+  absl::Status FinishAttempt(const ShardCall& call, CallAttempt& attempt);
+  // The open stream of (shard, lane), opening a new one in place of a
+  // broken one; null once cancelled.
+  std::shared_ptr<internal::ShardStream> Stream(int shard, int lane);
+
   absl::Status ReadLaneAnswer(int shard, const internal::PullLane& lane,
                               const std::vector<internal::IncomingAnswer>& responses,
-                              PulledParameters* out,
-                              int64_t* version, int64_t* bytes) const;
-  absl::StatusOr<ShardPushOutcome> PushToShard(
-      int shard, const std::vector<std::vector<internal::OutgoingRequest>>& parts,
-      uint64_t sequence);
+                              PulledParameters* out, int64_t* version, int64_t* bytes) const;
+  absl::StatusOr<ShardPushOutcome> ReadPushAnswers(
+      std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>>& answers) const;
   std::string ShardName(int shard) const;
 
   // Constant after construction.
@@ -224,15 +262,20 @@ class ParameterServerClient {
   Clock& clock_;
   RandomSource& random_;
   WorkerMetrics* const metrics_;
-  // channels_[shard][lane]. PushPull is called on them directly (not
-  // through a stub) so that requests go out as ByteBuffers whose gradient
-  // bytes were copied once, straight from the tensors.
+  // channels_[shard][lane]: each lane its own connection.
   std::vector<std::vector<std::shared_ptr<grpc::Channel>>> channels_;
+  // Lanes per shard (channels_[s].size()).
+  int lanes_ = 1;
 
   std::atomic<uint64_t> next_sequence_{1};
   absl::Notification cancelled_;
   absl::Mutex mu_;
-  absl::flat_hash_set<grpc::ClientContext*> calls_ ABSL_GUARDED_BY(mu_);
+  // streams_[shard][lane]: one long-lived PushPull stream per lane, opened
+  // at first use and again after it breaks.
+  std::vector<std::vector<std::shared_ptr<internal::ShardStream>>> streams_ ABSL_GUARDED_BY(mu_);
+  // Broken streams replaced before gRPC was done with them: the destructor
+  // waits for them too, so that no callback outlives the client.
+  std::vector<std::shared_ptr<internal::ShardStream>> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 // Channels with `security`, one connection per lane: what Create uses

@@ -272,6 +272,42 @@ TEST_F(PsClientTest, UnreachableShardIsRetriedUntilTheDeadline) {
   EXPECT_GE(clock_.slept(), absl::Seconds(20));
 }
 
+TEST_F(PsClientTest, StepsReuseOneLongLivedStreamPerLane) {
+  std::unique_ptr<ParameterServerClient> client = NewClient();
+  Gradients gradients = MakeGradients();
+  RowIds rows = {{"emb", {3, 10, 42}}};
+  for (int step = 0; step < 10; ++step) {
+    PulledParameters pulled;
+    ASSERT_TRUE(client->Pull(rows, PullOptions(), &pulled).ok());
+    absl::StatusOr<PushSummary> summary = client->Push(gradients, pulled.versions, 32);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_TRUE(summary->applied);
+  }
+  // Two lanes per shard: a stream each, opened once for all ten steps.
+  for (const auto& shard : shards_) EXPECT_LE(shard->streams_opened(), 2);
+  EXPECT_EQ(shards_[0]->applied(), 10);
+}
+
+TEST_F(PsClientTest, APushRefusedBeforeItWasAllSentEndsItsPartsAndTheStreamsGoOn) {
+  std::unique_ptr<ParameterServerClient> client = NewClient();
+  // "w" is 12 messages to shard 0, in two parts; each part is refused at
+  // its first message.
+  shards_[0]->RefuseEarly(1, absl::FailedPreconditionError("job-1 is not running here"));
+  Gradients gradients = MakeGradients();
+  absl::StatusOr<PushSummary> refused = client->Push(gradients, {0, 0}, 32);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("ps/0"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("not running"));
+
+  // The next push rides the same streams, behind the refused parts' ends.
+  absl::StatusOr<PushSummary> next = client->Push(gradients, {0, 0}, 32);
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_TRUE(next->applied);
+  EXPECT_EQ(shards_[0]->refused_parts_ended(), 2);
+  EXPECT_LE(shards_[0]->streams_opened(), 2);
+  EXPECT_EQ(shards_[0]->applied(), 1);
+}
+
 TEST_F(PsClientTest, CancelEndsCallsWithCancelled) {
   std::unique_ptr<ParameterServerClient> client = NewClient();
   client->Cancel();

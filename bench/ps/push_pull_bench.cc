@@ -363,6 +363,29 @@ int main(int argc, char** argv) {
     md << "Target: 64 MB model over 2 shards at >= 50% of raw loopback TCP: not measured in this "
           "run (needs 64 in --models_mb and 2 in --shards)\n";
   }
+  // The fixed costs per shard: the MLP's CPU per step on more shards
+  // against one shard, measured in this run.
+  const Row* one_shard = nullptr;
+  for (const Row& row : rows) {
+    if (row.model == MlpModel().label && row.shards == 1) one_shard = &row;
+  }
+  for (int shards : {2, 4}) {
+    const Row* more = nullptr;
+    for (const Row& row : rows) {
+      if (row.model == MlpModel().label && row.shards == shards) more = &row;
+    }
+    const std::string target = absl::StrFormat(
+        "Target: the MLP's push+pull on %d shards at <= 1.25x the CPU per step of 1 shard", shards);
+    if (one_shard == nullptr || more == nullptr) {
+      md << target << ": not measured in this run (needs --mlp and 1 and " << shards
+         << " in --shards)\n";
+      continue;
+    }
+    const double ratio = more->result.cpu_ms() / one_shard->result.cpu_ms();
+    md << absl::StrFormat("%s: %s (%.2fx: %.2f against %.2f ms)\n", target,
+                          ratio <= 1.25 ? "**met**" : "**not met**", ratio, more->result.cpu_ms(),
+                          one_shard->result.cpu_ms());
+  }
   std::printf("%s", md.str().c_str());
   if (!FLAGS_report.empty()) {
     std::ofstream out(FLAGS_report);

@@ -165,6 +165,26 @@ void FakeParameterServer::DropReplyOf(uint64_t sequence) {
   drop_.insert(sequence);
 }
 
+void FakeParameterServer::RefuseEarly(uint64_t sequence, absl::Status status) {
+  absl::MutexLock l(&mu_);
+  refuse_early_[sequence] = std::move(status);
+}
+
+int FakeParameterServer::refused_parts_ended() const {
+  absl::MutexLock l(&mu_);
+  return refused_parts_ended_;
+}
+
+int FakeParameterServer::refused_messages() const {
+  absl::MutexLock l(&mu_);
+  return refused_messages_;
+}
+
+int FakeParameterServer::streams_opened() const {
+  absl::MutexLock l(&mu_);
+  return streams_opened_;
+}
+
 void FakeParameterServer::SetOutcome(
     std::function<std::optional<PushResult>(const PushRequest&)> outcome) {
   absl::MutexLock l(&mu_);
@@ -209,6 +229,10 @@ int64_t FakeParameterServer::largest_message_bytes() const {
 
 grpc::ServerBidiReactor<PushPullRequest, PushPullResponse>* FakeParameterServer::PushPull(
     grpc::CallbackServerContext* /*context*/) {
+  {
+    absl::MutexLock l(&mu_);
+    ++streams_opened_;
+  }
   return new FakePushPullStream(*this);
 }
 
@@ -224,6 +248,21 @@ std::optional<PushResult> FakeParameterServer::OnPushMessage(const PushRequest& 
   largest_message_bytes_ =
       std::max<int64_t>(largest_message_bytes_, static_cast<int64_t>(message.ByteSizeLong()));
   const Key key{message.id().worker(), message.id().incarnation(), message.id().sequence()};
+  if (auto refusal = refuse_early_.find(message.id().sequence()); refusal != refuse_early_.end()) {
+    ++refused_messages_;
+    const bool first = refused_open_.insert({key, message.part()}).second;
+    if (message.end_of_push()) {
+      refused_open_.erase({key, message.part()});
+      ++refused_parts_ended_;
+    }
+    if (!first) return std::nullopt;
+    PushResult result;
+    *result.mutable_id() = message.id();
+    result.set_outcome(PUSH_OUTCOME_REJECTED);
+    *result.mutable_status() = ToStatusProto(refusal->second);
+    result.set_version(version_);
+    return result;
+  }
   Pending& pending = pending_[key];
   ReceivedPush& push = pending.push;
   push.id = message.id();

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -46,6 +47,17 @@ class FakeParameterServer final : public ParameterServer::CallbackService {
   // The push with this sequence number is applied, then its stream ends
   // with UNAVAILABLE instead of an answer: the reply is lost. Once.
   void DropReplyOf(uint64_t sequence);
+  // Every part of the push with this sequence number is answered REJECTED
+  // with `status` at its first message, as a shard does when a piece fails
+  // its checks; the part's later messages are read and dropped until its
+  // end_of_push, and nothing more is answered.
+  void RefuseEarly(uint64_t sequence, absl::Status status);
+  // Parts refused early whose end_of_push has arrived since, and the
+  // messages read of refused parts.
+  int refused_parts_ended() const;
+  int refused_messages() const;
+  // PushPull streams opened so far.
+  int streams_opened() const;
   // Decides a push's outcome instead of APPLIED when it returns one
   // (STALE, REJECTED with Aborted, ...). Called for new pushes only.
   void SetOutcome(std::function<std::optional<PushResult>(const PushRequest&)> outcome);
@@ -119,6 +131,12 @@ class FakeParameterServer final : public ParameterServer::CallbackService {
   int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   int pulls_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t largest_message_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, absl::Status> refuse_early_ ABSL_GUARDED_BY(mu_);
+  // Refused parts still open: (push key, part).
+  std::set<std::pair<Key, int>> refused_open_ ABSL_GUARDED_BY(mu_);
+  int refused_parts_ended_ ABSL_GUARDED_BY(mu_) = 0;
+  int refused_messages_ ABSL_GUARDED_BY(mu_) = 0;
+  int streams_opened_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace worker

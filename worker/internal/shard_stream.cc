@@ -1,0 +1,259 @@
+#include "worker/internal/shard_stream.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status/grpc_status.h"
+#include "grpcpp/generic/generic_stub.h"
+
+namespace pstrain {
+namespace worker {
+namespace internal {
+namespace {
+
+constexpr char kPushPullMethod[] = "/pstrain.ParameterServer/PushPull";
+
+// Whether `answer` is the last of its exchange.
+bool EndsExchange(const PushPullResponse& answer) {
+  return !answer.has_pull() || answer.pull().end_of_pull();
+}
+
+}  // namespace
+
+class StreamExchange {
+ public:
+  explicit StreamExchange(std::vector<OutgoingRequest>* requests) : requests_(requests) {}
+
+ private:
+  friend class ShardStream;
+
+  // Borrowed from the caller of Start until the exchange ends, then null;
+  // guarded by the stream's mu_ like everything below.
+  std::vector<OutgoingRequest>* requests_;
+  uint64_t tag_ = 0;
+  size_t sent_ = 0;  // requests serialised so far
+  std::vector<IncomingAnswer> answers_;
+  // Set when the exchange has ended: OK with its last answer, else why not.
+  std::optional<absl::Status> ended_;
+  // The message that ends a push part answered before it was all sent.
+  std::optional<OutgoingRequest> closing_;
+};
+
+std::shared_ptr<ShardStream> ShardStream::Open(std::shared_ptr<grpc::Channel> channel,
+                                               std::string peer) {
+  std::shared_ptr<ShardStream> stream(new ShardStream(std::move(channel), std::move(peer)));
+  stream->self_ = stream;
+  grpc::GenericStub stub(stream->channel_);
+  stub.PrepareBidiStreamingCall(&stream->context_, kPushPullMethod, grpc::StubOptions(),
+                                stream.get());
+  // Writes start from callers' threads, outside any reaction: the hold
+  // keeps the call open for them until the stream breaks.
+  stream->AddHold();
+  stream->StartRead(&stream->read_bytes_);
+  stream->StartCall();
+  return stream;
+}
+
+ShardStream::ShardStream(std::shared_ptr<grpc::Channel> channel, std::string peer)
+    : channel_(std::move(channel)), peer_(std::move(peer)) {}
+
+std::shared_ptr<StreamExchange> ShardStream::Start(std::vector<OutgoingRequest>* requests) {
+  auto exchange = std::make_shared<StreamExchange>(requests);
+  bool write = false;
+  {
+    absl::MutexLock l(&mu_);
+    if (broken_.has_value() || reads_ended_) {
+      EndLocked(*exchange,
+                broken_.value_or(absl::UnavailableError(absl::StrCat(peer_, " ended the stream"))));
+      return exchange;
+    }
+    exchange->tag_ = next_tag_++;
+    in_flight_[exchange->tag_] = exchange;
+    to_send_.push_back(exchange);
+    if (!writing_) write = writing_ = NextWriteLocked();
+  }
+  if (write) StartWrite(&write_bytes_);
+  return exchange;
+}
+
+bool ShardStream::NextWriteLocked() {
+  while (!to_send_.empty()) {
+    StreamExchange& front = *to_send_.front();
+    if (front.closing_.has_value()) {
+      write_bytes_ = SerializeRequest(*front.closing_);
+      front.closing_.reset();
+      return true;
+    }
+    if (front.requests_ == nullptr || front.sent_ >= front.requests_->size()) {
+      to_send_.pop_front();
+      continue;
+    }
+    OutgoingRequest& request = (*front.requests_)[front.sent_++];
+    request.message.set_tag(front.tag_);
+    // Serialised here, under the lock, so that a caller whose exchange
+    // has ended (and who may then reuse the tensors it borrowed) never
+    // races with this copy.
+    write_bytes_ = SerializeRequest(request);
+    return true;
+  }
+  return false;
+}
+
+void ShardStream::EndLocked(StreamExchange& exchange, absl::Status status) {
+  exchange.ended_ = std::move(status);
+  std::vector<OutgoingRequest>* requests = exchange.requests_;
+  // From here on the caller may free the requests and what they borrow.
+  exchange.requests_ = nullptr;
+  if (!exchange.ended_->ok() || exchange.sent_ == 0 || exchange.sent_ >= requests->size() ||
+      !(*requests)[exchange.sent_].message.has_push()) {
+    return;
+  }
+  // A push part answered before it was all sent (a shard refuses a part
+  // at its first bad message): the rest of its gradients are not sent,
+  // but the part must still end on the shard, which keeps it open until
+  // end_of_push. It answers nothing more.
+  OutgoingRequest& closing = exchange.closing_.emplace();
+  closing.message.set_tag(exchange.tag_);
+  *closing.message.mutable_push() = (*requests)[exchange.sent_].message.push();
+  closing.message.mutable_push()->clear_gradients();
+  closing.message.mutable_push()->set_end_of_push(true);
+}
+
+absl::StatusOr<std::vector<IncomingAnswer>> ShardStream::Wait(StreamExchange& exchange,
+                                                              absl::Time deadline) {
+  mu_.Lock();
+  const bool ended = mu_.AwaitWithDeadline(
+      absl::Condition(
+          +[](StreamExchange* e) { return e->ended_.has_value(); }, &exchange),
+      deadline);
+  if (!ended) {
+    BreakLocked(
+        absl::UnavailableError(absl::StrCat(peer_, " gave no answer within the call deadline")));
+  }
+  absl::Status status = *exchange.ended_;
+  std::vector<IncomingAnswer> answers = std::move(exchange.answers_);
+  const bool release = TakeHoldReleaseLocked();
+  mu_.Unlock();
+  if (!ended) context_.TryCancel();
+  if (release) RemoveHold();
+  if (!status.ok()) return status;
+  return answers;
+}
+
+void ShardStream::Break(const absl::Status& why) {
+  bool release;
+  {
+    absl::MutexLock l(&mu_);
+    BreakLocked(why);
+    release = TakeHoldReleaseLocked();
+  }
+  context_.TryCancel();
+  if (release) RemoveHold();
+}
+
+void ShardStream::BreakLocked(const absl::Status& why) {
+  if (broken_.has_value()) return;
+  broken_ = why;
+  for (auto& [tag, exchange] : in_flight_) {
+    if (!exchange->ended_.has_value()) EndLocked(*exchange, why);
+    exchange->answers_.clear();
+  }
+  in_flight_.clear();
+  to_send_.clear();
+}
+
+bool ShardStream::TakeHoldReleaseLocked() {
+  if (!(broken_.has_value() || reads_ended_) || writing_ || hold_released_) return false;
+  hold_released_ = true;
+  return true;
+}
+
+bool ShardStream::broken() const {
+  absl::MutexLock l(&mu_);
+  return broken_.has_value() || reads_ended_;
+}
+
+void ShardStream::WaitUntilDone() { done_.WaitForNotification(); }
+
+void ShardStream::OnWriteDone(bool ok) {
+  bool write = false, release = false;
+  {
+    absl::MutexLock l(&mu_);
+    // A failed write means the stream is gone; the read side sees it too
+    // and OnDone brings the reason.
+    if (ok && !broken_.has_value() && !reads_ended_) write = NextWriteLocked();
+    writing_ = write;
+    release = TakeHoldReleaseLocked();
+  }
+  if (write) StartWrite(&write_bytes_);
+  if (release) RemoveHold();
+}
+
+void ShardStream::OnReadDone(bool ok) {
+  if (!ok) {
+    // The shard ended the stream or the call failed. Exchanges in flight
+    // wait for OnDone, which brings the status (Unauthenticated is not
+    // worth a retry; a restarted shard is); none starts any more.
+    bool release;
+    {
+      absl::MutexLock l(&mu_);
+      reads_ended_ = true;
+      release = TakeHoldReleaseLocked();
+    }
+    if (release) RemoveHold();
+    return;
+  }
+  absl::StatusOr<IncomingAnswer> answer = IncomingAnswer::Parse(read_bytes_);
+  read_bytes_.Clear();
+  if (!answer.ok()) {
+    Break(absl::InternalError(absl::StrCat(peer_, " answered with ", answer.status().message())));
+    return;
+  }
+  const uint64_t tag = answer->message().tag();
+  const bool last = EndsExchange(answer->message());
+  bool stray = false;
+  {
+    absl::MutexLock l(&mu_);
+    auto it = in_flight_.find(tag);
+    if (it != in_flight_.end()) {
+      StreamExchange& exchange = *it->second;
+      exchange.answers_.push_back(*std::move(answer));
+      if (last) {
+        EndLocked(exchange, absl::OkStatus());
+        in_flight_.erase(it);
+      }
+    } else {
+      // Exchanges leave in_flight_ only with their last answer or when the
+      // stream breaks, so this is a shard that answers what was not asked.
+      stray = !broken_.has_value();
+    }
+  }
+  if (stray) {
+    Break(absl::InternalError(
+        absl::StrCat(peer_, " answered tag ", tag, ", which no call is waiting for")));
+    return;
+  }
+  StartRead(&read_bytes_);
+}
+
+void ShardStream::OnDone(const grpc::Status& status) {
+  {
+    absl::MutexLock l(&mu_);
+    // Exchanges still in flight learn why the stream ended. A cancelled
+    // call is one this side broke, which set its own reason already.
+    absl::Status why = FromGrpcStatus(status);
+    if (why.ok() || absl::IsCancelled(why) || absl::IsDeadlineExceeded(why)) {
+      why = absl::UnavailableError(absl::StrCat(peer_, " ended the stream"));
+    } else {
+      why = absl::Status(why.code(), absl::StrCat(peer_, ": ", why.message()));
+    }
+    BreakLocked(why);
+  }
+  done_.Notify();
+  // The last reference may be this one: nothing may touch members after.
+  std::shared_ptr<ShardStream> self = std::move(self_);
+}
+
+}  // namespace internal
+}  // namespace worker
+}  // namespace pstrain

@@ -1,0 +1,140 @@
+#ifndef PSTRAIN_WORKER_INTERNAL_SHARD_STREAM_H_
+#define PSTRAIN_WORKER_INTERNAL_SHARD_STREAM_H_
+
+// One long-lived PushPull stream from a worker to one shard, carrying many
+// exchanges (a pull's request and its answers, a push part's messages and
+// its outcome), each under a tag of its own. gRPC's callback threads write
+// the requests and sort the answers by tag; the caller only starts
+// exchanges and waits for them, so one thread can have exchanges in flight
+// on every shard at once, and no step pays for opening a stream.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/support/client_callback.h"
+#include "worker/internal/incoming_answer.h"
+#include "worker/internal/outgoing_request.h"
+
+namespace pstrain {
+namespace worker {
+namespace internal {
+
+// An exchange in flight on a ShardStream. Opaque to callers: they hold it
+// between ShardStream::Start and ShardStream::Wait.
+class StreamExchange;
+
+// A PushPull stream that stays open across calls until it breaks: the
+// shard ends it or goes away, Break is called, or a call runs past its
+// deadline. A broken stream fails every exchange in flight and takes no
+// new ones; the owner opens a new stream in its place. Thread-safe.
+//
+// An exchange ends with its last answer: a push result (one per push
+// part), an error, or a pull answer with end_of_pull.
+class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  // Opens a stream on `channel` (kept alive by the stream). `peer` names
+  // the shard in errors ("ps/1 (10.0.0.2:7000)").
+  static std::shared_ptr<ShardStream> Open(std::shared_ptr<grpc::Channel> channel,
+                                           std::string peer);
+
+  ShardStream(const ShardStream&) = delete;
+  ShardStream& operator=(const ShardStream&) = delete;
+
+  // Queues `requests` for sending as one exchange, their tags set to the
+  // exchange's. Returns at once. `requests` (and the tensors they borrow)
+  // must stay valid until Wait has returned for this exchange; the stream
+  // reads none of them after that. On a broken stream the exchange has
+  // already failed with Unavailable.
+  std::shared_ptr<StreamExchange> Start(std::vector<OutgoingRequest>* requests);
+
+  // Waits until `exchange` has ended or `deadline` passes, and returns its
+  // answers in order. A deadline that passes breaks the stream (the shard
+  // cannot be told to drop one exchange), so the other exchanges in flight
+  // on it fail too. Errors:
+  //   Unavailable: the stream broke (the shard went away or restarted, the
+  //     connection failed, or the deadline passed); nothing is known of
+  //     what the shard did with the exchange.
+  //   Cancelled: Break was called with Cancelled.
+  //   Internal: the shard sent an answer that does not parse, or one for
+  //     no exchange in flight.
+  //   Others: the stream ended with that status (e.g. Unauthenticated).
+  absl::StatusOr<std::vector<IncomingAnswer>> Wait(StreamExchange& exchange, absl::Time deadline);
+
+  // Breaks the stream: every exchange in flight fails with `why`, and the
+  // call is cancelled. Later breaks change nothing.
+  void Break(const absl::Status& why);
+
+  // Whether the stream has broken (and should be replaced).
+  bool broken() const;
+
+  // Blocks until gRPC is done with the stream (after Break, or once the
+  // shard ended it): no callback runs after this returns.
+  void WaitUntilDone();
+  // Whether gRPC is done with the stream.
+  bool done() const { return done_.HasBeenNotified(); }
+
+  // grpc::ClientBidiReactor.
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone(const grpc::Status& status) override;
+
+ private:
+  ShardStream(std::shared_ptr<grpc::Channel> channel, std::string peer);
+
+  // Ends `exchange` with `status`: it no longer reads its requests, and a
+  // push part cut short gets the message that ends it on the shard.
+  void EndLocked(StreamExchange& exchange, absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fails every exchange in flight with `why` and marks the stream broken.
+  void BreakLocked(const absl::Status& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Serialises the next request to send into write_bytes_, if any; false
+  // when there is nothing (more) to send. Needs the writing side.
+  bool NextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the hold that lets writes start outside reactions can go now:
+  // broken or ended, and no write about to start. True once.
+  bool TakeHoldReleaseLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Constant after construction.
+  const std::shared_ptr<grpc::Channel> channel_;
+  const std::string peer_;
+  grpc::ClientContext context_;
+  // Keeps the stream alive until gRPC's last callback (OnDone).
+  std::shared_ptr<ShardStream> self_;
+
+  // Used by the reading side only (one OnReadDone at a time).
+  grpc::ByteBuffer read_bytes_;
+
+  mutable absl::Mutex mu_;
+  // The bytes being written: filled under mu_ by whoever takes the writing
+  // side (sets writing_), read by gRPC until OnWriteDone.
+  grpc::ByteBuffer write_bytes_;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  // Exchanges with requests still to send, in order.
+  std::deque<std::shared_ptr<StreamExchange>> to_send_ ABSL_GUARDED_BY(mu_);
+  // Exchanges waiting for answers, by tag.
+  absl::flat_hash_map<uint64_t, std::shared_ptr<StreamExchange>> in_flight_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_tag_ ABSL_GUARDED_BY(mu_) = 1;
+  // Set once the stream has broken: why.
+  std::optional<absl::Status> broken_ ABSL_GUARDED_BY(mu_);
+  // The read side has ended: OnDone is on its way with the status.
+  bool reads_ended_ ABSL_GUARDED_BY(mu_) = false;
+  bool hold_released_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Notification done_;
+};
+
+}  // namespace internal
+}  // namespace worker
+}  // namespace pstrain
+
+#endif  // PSTRAIN_WORKER_INTERNAL_SHARD_STREAM_H_
