@@ -78,16 +78,16 @@ absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Cr
   if (!channels) channels = LaneChannels(ChannelSecurity());
   std::unique_ptr<ParameterServerClient> client(new ParameterServerClient(
       std::move(addresses), std::move(slicer), std::move(options), clock, random, metrics));
-  client->lanes_ = client->options_.streams_per_shard;
   client->channels_.resize(client->addresses_.size());
   for (size_t s = 0; s < client->addresses_.size(); ++s) {
-    for (int lane = 0; lane < client->lanes_; ++lane) {
+    for (int lane = 0; lane < client->options_.streams_per_shard; ++lane) {
       client->channels_[s].push_back(channels(client->addresses_[s], lane));
     }
   }
   absl::MutexLock l(&client->mu_);
-  client->streams_.assign(client->addresses_.size(),
-                          std::vector<std::shared_ptr<internal::ShardStream>>(client->lanes_));
+  client->streams_.assign(
+      client->addresses_.size(),
+      std::vector<std::shared_ptr<internal::ShardStream>>(client->options_.streams_per_shard));
   return client;
 }
 
@@ -154,7 +154,7 @@ ParameterServerClient::CallAttempt ParameterServerClient::StartAttempt(const Sha
   CallAttempt attempt;
   attempt.deadline = absl::Now() + options_.call_timeout + call.extra;
   for (size_t i = 0; i < call.exchanges->size(); ++i) {
-    const int lane = (call.first_lane + static_cast<int>(i)) % lanes_;
+    const int lane = (call.first_lane + static_cast<int>(i)) % options_.streams_per_shard;
     std::shared_ptr<internal::ShardStream> stream = Stream(call.shard, lane);
     if (stream == nullptr) {
       // Cancelled: what was started fails with Cancelled (Cancel broke its
@@ -437,7 +437,7 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
     if (messages[s].empty()) continue;
     ShardCall& call = calls.emplace_back();
     call.shard = s;
-    call.first_lane = lanes_ - 1;
+    call.first_lane = options_.streams_per_shard - 1;
     call.exchanges = &messages[s];
     call.what = absl::StrCat(ShardName(s), " (push ", summary.sequence, ")");
     call.retry_reason = "push_unavailable";

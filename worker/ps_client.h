@@ -264,8 +264,6 @@ class ParameterServerClient {
   WorkerMetrics* const metrics_;
   // channels_[shard][lane]: each lane its own connection.
   std::vector<std::vector<std::shared_ptr<grpc::Channel>>> channels_;
-  // Lanes per shard (channels_[s].size()).
-  int lanes_ = 1;
 
   std::atomic<uint64_t> next_sequence_{1};
   absl::Notification cancelled_;

@@ -218,6 +218,8 @@ TEST(ShardStreamTest, AnUnreachableShardFailsWithUnavailable) {
   std::vector<OutgoingRequest> pull = PullOf("b");
   absl::StatusOr<std::vector<IncomingAnswer>> answers = stream->Wait(*stream->Start(&pull), Soon());
   EXPECT_TRUE(absl::IsUnavailable(answers.status())) << answers.status();
+  // The reason gRPC gave, not just that the stream ended.
+  EXPECT_THAT(std::string(answers.status().message()), HasSubstr("ps/2: failed to connect"));
   stream->WaitUntilDone();
 }
 
