@@ -20,6 +20,11 @@ namespace worker {
 namespace {
 
 constexpr int64_t kFloatBytes = 4;
+// A lane's segment holds twice the shard's dense bytes plus this, rounded
+// up to kLaneRoundBytes: room for rows, or for exchanges overlapping. An
+// exchange that finds no room keeps its bytes in its messages.
+constexpr int64_t kLaneSlackBytes = 4 << 20;
+constexpr int64_t kLaneRoundBytes = 1 << 20;
 
 absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
@@ -78,6 +83,15 @@ absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Cr
   if (!channels) channels = LaneChannels(ChannelSecurity());
   std::unique_ptr<ParameterServerClient> client(new ParameterServerClient(
       std::move(addresses), std::move(slicer), std::move(options), clock, random, metrics));
+  client->segment_bytes_.assign(client->addresses_.size(), 0);
+  if (client->options_.shared_memory) {
+    for (const DenseVariableSlot& slot : client->slicer_.dense()) {
+      client->segment_bytes_[slot.shard] += 2 * slot.shape.num_elements() * kFloatBytes;
+    }
+    for (int64_t& bytes : client->segment_bytes_) {
+      bytes = (bytes + kLaneSlackBytes + kLaneRoundBytes - 1) / kLaneRoundBytes * kLaneRoundBytes;
+    }
+  }
   client->channels_.resize(client->addresses_.size());
   for (size_t s = 0; s < client->addresses_.size(); ++s) {
     for (int lane = 0; lane < client->options_.streams_per_shard; ++lane) {
@@ -146,8 +160,35 @@ std::shared_ptr<internal::ShardStream> ParameterServerClient::Stream(int shard, 
                    retired_.end());
     retired_.push_back(std::move(stream));
   }
-  stream = internal::ShardStream::Open(channels_[shard][lane], ShardName(shard));
+  stream =
+      internal::ShardStream::Open(channels_[shard][lane], ShardName(shard), LaneOptions(shard));
   return stream;
+}
+
+internal::StreamLaneOptions ParameterServerClient::LaneOptions(int shard) {
+  internal::StreamLaneOptions lane;
+  lane.segment_bytes = segment_bytes_[shard];
+  lane.on_opened = [this, shard](const absl::Status& status) { ReportLane(shard, status); };
+  return lane;
+}
+
+void ParameterServerClient::ReportLane(int shard, const absl::Status& status) {
+  if (status.ok()) {
+    if (!lane_reported_.exchange(true)) {
+      LOG(INFO) << "dense tensor bytes to " << ShardName(shard)
+                << " move through shared memory (a lane beside each stream)";
+    }
+    return;
+  }
+  // A cancelled opening is a stream that broke or a client that stopped,
+  // not a path that does not work.
+  if (absl::IsCancelled(status)) return;
+  if (metrics_ != nullptr) metrics_->RecordLaneFallback(absl::StatusCodeToString(status.code()));
+  if (!fallback_reported_.exchange(true)) {
+    LOG(INFO) << "tensor bytes to " << ShardName(shard)
+              << " travel in gRPC messages: no shared-memory lane (" << status
+              << "); later fallbacks are counted in pstrain_worker_lane_fallbacks_total";
+  }
 }
 
 ParameterServerClient::CallAttempt ParameterServerClient::StartAttempt(const ShardCall& call) {
@@ -247,6 +288,7 @@ absl::Status ParameterServerClient::Pull(const RowIds& rows, const PullOptions& 
       min_versions[s] = options.min_versions[s];
     for (size_t l = 0; l < lanes[s].size(); ++l) {
       internal::OutgoingRequest& request = requests.emplace_back(1).front().emplace_back();
+      request.answer_bytes = lanes[s][l].bytes;
       PullRequest* pull = request.message.mutable_pull();
       *pull = lanes[s][l].request;
       pull->set_job_id(options_.job_id);

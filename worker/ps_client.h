@@ -34,6 +34,7 @@ class IncomingAnswer;
 struct OutgoingRequest;
 struct PullLane;
 class ShardStream;
+struct StreamLaneOptions;
 class StreamExchange;
 }  // namespace internal
 
@@ -70,6 +71,13 @@ struct ParameterServerClientOptions {
   // Default 4 MiB: below that one stream finishes before a second would
   // have started.
   int64_t parallel_min_bytes = 4 << 20;
+  // Open a shared-memory lane beside each stream to a shard on this host
+  // and network namespace, so that dense tensor bytes move through memory
+  // instead of messages (parameter_server.proto, OpenLane). A shard
+  // elsewhere, with lanes off, or that cannot open one gets every byte in
+  // the messages, said once in the log and counted in
+  // pstrain_worker_lane_fallbacks_total. Default true.
+  bool shared_memory = true;
   // Deadline of one attempt of one call (a pull's wait for a version is
   // added). Default 60 s. An attempt that runs out is retried like an
   // Unavailable one: pushes carry their PushId, so a push that arrived is
@@ -254,6 +262,11 @@ class ParameterServerClient {
   absl::StatusOr<ShardPushOutcome> ReadPushAnswers(
       std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>>& answers) const;
   std::string ShardName(int shard) const;
+  // What a stream to `shard` opens its lane with.
+  internal::StreamLaneOptions LaneOptions(int shard);
+  // Logs the first lane opened and the first fallback, and counts every
+  // fallback.
+  void ReportLane(int shard, const absl::Status& status);
 
   // Constant after construction.
   const std::vector<std::string> addresses_;
@@ -264,6 +277,11 @@ class ParameterServerClient {
   WorkerMetrics* const metrics_;
   // channels_[shard][lane]: each lane its own connection.
   std::vector<std::vector<std::shared_ptr<grpc::Channel>>> channels_;
+  // Per shard: bytes of a lane's segment (0: no lanes); room for a pull
+  // and a push of its dense variables at once, and rows besides.
+  std::vector<int64_t> segment_bytes_;
+  std::atomic<bool> lane_reported_{false};
+  std::atomic<bool> fallback_reported_{false};
 
   std::atomic<uint64_t> next_sequence_{1};
   absl::Notification cancelled_;

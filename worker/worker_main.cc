@@ -20,6 +20,11 @@ DEFINE_int32(ps_chunk_kb, 1024,
 DEFINE_double(ps_call_timeout_secs, 60,
               "Deadline of one attempt of a push or pull; a late one is retried with the same "
               "push id.");
+DEFINE_bool(shm, true,
+            "Move dense tensor bytes to and from parameter servers on this host (and network "
+            "namespace) through shared memory instead of gRPC messages; a shard elsewhere or "
+            "with lanes off gets them in the messages (logged once, counted in "
+            "pstrain_worker_lane_fallbacks_total). false: always in the messages.");
 DEFINE_bool(overlap_pull_with_push, true,
             "In async modes, pull the next batch's parameters while the current gradients are "
             "pushed.");
@@ -83,15 +88,16 @@ int main(int argc, char** argv) {
         // times as many bytes of ids: a quarter of the limit always fits.
         const int64_t max_message_kb = daemon.options().grpc.max_message_bytes >> 10;
         if (FLAGS_ps_chunk_kb < 1 || int64_t{FLAGS_ps_chunk_kb} * 4 > max_message_kb) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "--ps_chunk_kb must be in [1, ", max_message_kb / 4,
-              "] (a quarter of --max_message_mb), got ", FLAGS_ps_chunk_kb));
+          return absl::InvalidArgumentError(
+              absl::StrCat("--ps_chunk_kb must be in [1, ", max_message_kb / 4,
+                           "] (a quarter of --max_message_mb), got ", FLAGS_ps_chunk_kb));
         }
         pstrain::worker::WorkerProcessOptions options;
         options.loop.ps.streams_per_shard = FLAGS_ps_streams_per_shard;
         options.loop.ps.parallel_min_bytes = int64_t{FLAGS_ps_parallel_min_kb} << 10;
         options.loop.ps.chunk_bytes = int64_t{FLAGS_ps_chunk_kb} << 10;
         options.loop.ps.call_timeout = absl::Seconds(FLAGS_ps_call_timeout_secs);
+        options.loop.ps.shared_memory = FLAGS_shm;
         options.loop.overlap_pull_with_push = FLAGS_overlap_pull_with_push;
         return std::make_unique<WorkerComponents>(std::move(options));
       });

@@ -33,9 +33,10 @@ prometheus::Histogram& Latency(prometheus::Registry& registry, const char* name,
 prometheus::Family<prometheus::Histogram>& StepPhases(prometheus::Registry& registry) {
   return BuildHistogram()
       .Name("pstrain_worker_step_phase_seconds")
-      .Help("Time of one training step spent in each phase: data_wait (reading the batch), "
-            "pull, compute (forward and backward), push_wait (the previous push, overlapped "
-            "with this pull, being decided).")
+      .Help(
+          "Time of one training step spent in each phase: data_wait (reading the batch), "
+          "pull, compute (forward and backward), push_wait (the previous push, overlapped "
+          "with this pull, being decided).")
       .Register(registry);
 }
 
@@ -64,6 +65,13 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry)
                          "push_unavailable (a parameter server did not answer), no_free_lease "
                          "(every data range was leased out; asked again).")
                    .Register(registry)),
+      lane_fallbacks_(BuildCounter()
+                          .Name("pstrain_worker_lane_fallbacks_total")
+                          .Help("Streams to a parameter server whose tensor bytes travel in "
+                                "gRPC messages because no shared-memory lane could be opened, "
+                                "by reason (a status code: FAILED_PRECONDITION for another host "
+                                "or lanes off, UNIMPLEMENTED for an older shard).")
+                          .Register(registry)),
       requeued_batches_(BuildCounter()
                             .Name("pstrain_worker_requeued_batches_total")
                             .Help("Batches whose records went back to the coordinator to be "
@@ -91,6 +99,10 @@ void WorkerMetrics::RecordPull(int64_t bytes, absl::Duration latency) {
 
 void WorkerMetrics::RecordRetry(absl::string_view cause) {
   retries_.Add({{"cause", std::string(cause)}}).Increment();
+}
+
+void WorkerMetrics::RecordLaneFallback(absl::string_view reason) {
+  lane_fallbacks_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 void WorkerMetrics::RecordRequeuedBatch(absl::string_view cause) {

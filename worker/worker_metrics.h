@@ -41,6 +41,11 @@ class WorkerMetrics {
   // "push_unavailable" (a parameter server did not answer), "no_free_lease"
   // (every data range was leased out).
   void RecordRetry(absl::string_view cause);
+  // A stream to a shard that keeps its tensor bytes in gRPC messages
+  // because no shared-memory lane could be opened; reason: the status
+  // code ("FAILED_PRECONDITION": another host or lanes off;
+  // "UNIMPLEMENTED": an older shard; "UNAVAILABLE": its socket failed).
+  void RecordLaneFallback(absl::string_view reason);
   // A batch whose records went back to the coordinator untrained; cause:
   // "stale_push" (refused as too old), "push_failed".
   void RecordRequeuedBatch(absl::string_view cause);
@@ -65,6 +70,7 @@ class WorkerMetrics {
   prometheus::Counter& pull_bytes_;
   prometheus::Histogram& pull_latency_;
   prometheus::Family<prometheus::Counter>& retries_;
+  prometheus::Family<prometheus::Counter>& lane_fallbacks_;
   prometheus::Family<prometheus::Counter>& requeued_batches_;
   prometheus::Counter& returned_records_;
   prometheus::Gauge& busy_;

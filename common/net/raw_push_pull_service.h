@@ -13,7 +13,8 @@ using RawPushPullParameterServer = ParameterServer::WithCallbackMethod_CreateVar
     ParameterServer::WithCallbackMethod_DropJob<ParameterServer::WithRawCallbackMethod_PushPull<
         ParameterServer::WithCallbackMethod_Pull<ParameterServer::WithCallbackMethod_Snapshot<
             ParameterServer::WithCallbackMethod_Restore<
-                ParameterServer::WithCallbackMethod_ReadPushLedger<ParameterServer::Service>>>>>>>;
+                ParameterServer::WithCallbackMethod_ReadPushLedger<
+                    ParameterServer::WithCallbackMethod_OpenLane<ParameterServer::Service>>>>>>>>;
 
 }  // namespace pstrain
 

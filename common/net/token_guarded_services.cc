@@ -126,6 +126,10 @@ class GuardedParameterServer final : public Base {
                         TokenScope::kCluster)
   PSTRAIN_GUARDED_UNARY(ParameterServer, ReadPushLedger, ReadPushLedgerRequest, PushLedger,
                         TokenScope::kCluster)
+  // A lane is granted only to a caller that passed this check: the grant
+  // is what the shard's Unix socket asks for.
+  PSTRAIN_GUARDED_UNARY(ParameterServer, OpenLane, OpenLaneRequest, OpenLaneResponse,
+                        TokenScope::kCluster)
 
   grpc::ServerBidiReactor<Request, Response>* PushPull(
       grpc::CallbackServerContext* context) override {

@@ -26,6 +26,48 @@ constexpr int64_t kFloatBytes = 4;
 // their own would cost more than the copy it saves.
 constexpr int64_t kMinSliceBytes = 4096;
 
+// Where a pull's dense values go in a lane's segment.
+struct LaneTarget {
+  std::shared_ptr<const SharedSegment> segment;
+  LaneRegion region;
+};
+
+// The segment of `request`'s lane, checked to hold its region; with a
+// push, each dense gradient kept in the segment is copied into its message
+// (the worker may reuse the region once the push is answered, and a push
+// may wait for the rest of its parts or its sync round).
+absl::StatusOr<LaneTarget> TakeLaneBytes(LaneRegistry* lanes, PushPullRequest& request,
+                                         ShardMetrics& metrics) {
+  if (lanes == nullptr) {
+    return absl::FailedPreconditionError(
+        "a request names a shared-memory lane, but this shard has lanes off");
+  }
+  absl::StatusOr<std::shared_ptr<const SharedSegment>> segment = lanes->Find(request.lane().lane());
+  if (!segment.ok()) return segment.status();
+  LaneTarget target{*std::move(segment), request.lane()};
+  if (!RegionFits(target.region, target.segment->size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a lane region [", target.region.offset(), ", +", target.region.size(),
+                     ") outside its segment of ", target.segment->size(), " bytes"));
+  }
+  if (!request.has_push()) return target;
+  int64_t taken = 0;
+  for (NamedTensor& gradient : *request.mutable_push()->mutable_gradients()) {
+    if (!gradient.has_dense() || !gradient.dense().has_shared()) continue;
+    const SharedBytes& bytes = gradient.dense().shared();
+    if (!RegionHolds(target.region, bytes)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the gradient of \"", gradient.name(), "\" lies outside its lane region"));
+    }
+    DenseTensor* dense = gradient.mutable_dense();
+    dense->set_data(target.segment->data() + bytes.offset(), bytes.size());
+    dense->clear_shared();
+    taken += bytes.size();
+  }
+  metrics.RecordLaneBytes("push", taken);
+  return target;
+}
+
 int64_t ValueBytes(const PullResponse& r) {
   int64_t n = 0;
   for (const NamedTensor& t : r.values()) {
@@ -66,13 +108,19 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
     const grpc::Status parsed =
         grpc::SerializationTraits<PushPullRequest>::Deserialize(&request_bytes_, &request_);
     const uint64_t tag = parsed.ok() ? request_.tag() : 0;
+    absl::StatusOr<LaneTarget> lane = LaneTarget{};
+    if (parsed.ok() && request_.has_lane()) {
+      lane = TakeLaneBytes(service_.lanes_, request_, service_.store_.metrics());
+    }
     if (!parsed.ok()) {
       SendError(tag, absl::InvalidArgumentError(absl::StrCat(
                          "a PushPullRequest that does not parse: ", parsed.error_message())));
     } else if (request_.has_push()) {
-      HandlePush(tag, *request_.mutable_push());
+      HandlePush(tag, *request_.mutable_push(), lane.status());
+    } else if (request_.has_pull() && !lane.ok()) {
+      SendError(tag, lane.status());
     } else if (request_.has_pull()) {
-      HandlePull(tag, request_.pull());
+      HandlePull(tag, request_.pull(), *std::move(lane));
     } else {
       SendError(tag, absl::InvalidArgumentError("a PushPullRequest with neither push nor pull"));
     }
@@ -116,6 +164,10 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
     PushPullResponse message;
     grpc::ByteBuffer bytes;  // what is being written of it
     std::unique_ptr<PullCursor> cursor;
+    // Where the pull's dense values go, when it came through a lane, and
+    // how much of the region earlier messages used.
+    LaneTarget lane;
+    int64_t lane_used = 0;
     uint64_t tag = 0;
     int64_t charge = 0;  // counted in queued_bytes_
     absl::Time start;
@@ -123,18 +175,19 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
     bool finished = false;  // written whole (once its last write completes)
   };
 
-  void HandlePush(uint64_t tag, PushRequest& push) {
+  // `lane`: whether the message's lane bytes could be taken; a part with
+  // a message whose could not fails.
+  void HandlePush(uint64_t tag, PushRequest& push, const absl::Status& lane) {
     auto it = parts_.find(tag);
-    if (it != parts_.end() && !it->second->Matches(push)) {
+    if (it != parts_.end() && (!it->second->Matches(push) || !lane.ok())) {
       parts_.erase(it);  // the tag now carries another push: the old part fails
       it = parts_.end();
     }
     if (it == parts_.end()) {
       ShardStore& store = service_.store_;
-      it = parts_
-               .emplace(tag, store.pushes().StartPart(
-                                 store.GetJob(push.job_id(), push.generation()), push))
-               .first;
+      absl::StatusOr<std::shared_ptr<ParameterShard>> shard =
+          lane.ok() ? store.GetJob(push.job_id(), push.generation()) : lane;
+      it = parts_.emplace(tag, store.pushes().StartPart(std::move(shard), push)).first;
     }
     PushPart::Step step = it->second->Add(push);
     if (step.finished) parts_.erase(it);
@@ -146,14 +199,17 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
     }
   }
 
-  void HandlePull(uint64_t tag, const PullRequest& pull) {
+  // `lane.segment` set: the pull's dense values go to `lane.region`.
+  void HandlePull(uint64_t tag, const PullRequest& pull, LaneTarget lane) {
     ShardStore& store = service_.store_;
     absl::StatusOr<std::shared_ptr<ParameterShard>> shard =
         store.GetJob(pull.job_id(), pull.generation());
     if (!shard.ok()) return SendError(tag, shard.status());
     if (absl::Status s = ValidatePull(**shard, pull).status(); !s.ok()) return SendError(tag, s);
     const absl::Time start = store.clock().Now();
-    if (pull.min_version() <= (*shard)->version()) return QueuePull(tag, *shard, pull, start);
+    if (pull.min_version() <= (*shard)->version()) {
+      return QueuePull(tag, *shard, pull, std::move(lane), start);
+    }
     uint64_t token;
     {
       absl::MutexLock l(&mu_);
@@ -163,9 +219,9 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
     std::shared_ptr<ParameterShard> held = *shard;
     const uint64_t id = held->version_gate().WhenAtLeast(
         pull.min_version(), PullDeadline(store.clock(), pull, service_.options_.max_wait),
-        [this, tag, token, held, pull, start](absl::StatusOr<int64_t> version) {
+        [this, tag, token, held, pull, lane, start](absl::StatusOr<int64_t> version) {
           if (version.ok()) {
-            QueuePull(tag, held, pull, start);
+            QueuePull(tag, held, pull, lane, start);
           } else {
             SendError(tag, version.status());
           }
@@ -183,10 +239,17 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
   }
 
   void QueuePull(uint64_t tag, std::shared_ptr<ParameterShard> shard, const PullRequest& pull,
-                 absl::Time start) {
+                 LaneTarget lane, absl::Time start) {
     Outgoing out;
-    out.cursor =
-        std::make_unique<PullCursor>(std::move(shard), pull, service_.options_.chunk_bytes);
+    int64_t chunk_bytes = service_.options_.chunk_bytes;
+    // With room in the lane for all of it, one message says where every
+    // value lies. Rows still travel in the messages, so a pull of rows
+    // keeps its chunks.
+    if (lane.segment != nullptr && pull.rows_size() == 0) {
+      chunk_bytes = std::max(chunk_bytes, lane.region.size());
+    }
+    out.cursor = std::make_unique<PullCursor>(std::move(shard), pull, chunk_bytes);
+    out.lane = std::move(lane);
     out.tag = tag;
     out.charge = service_.options_.chunk_bytes;
     out.start = start;
@@ -253,9 +316,39 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
         slices.emplace_back(value, NewValueSlice(count * kFloatBytes));
         return reinterpret_cast<float*>(const_cast<uint8_t*>(slices.back().second.begin()));
       };
+      // Through a lane: values into the region while it has room.
+      std::vector<std::pair<int, SharedBytes>> in_lane;
+      auto lane_destination = [front, &in_lane](int value, int64_t count) -> float* {
+        const int64_t bytes = count * kFloatBytes;
+        if (bytes > front->lane.region.size() - front->lane_used) return nullptr;
+        SharedBytes& at = in_lane.emplace_back(value, SharedBytes()).second;
+        at.set_offset(front->lane.region.offset() + front->lane_used);
+        at.set_size(bytes);
+        front->lane_used += bytes;
+        return reinterpret_cast<float*>(front->lane.segment->data() + at.offset());
+      };
       front->message.Clear();
-      absl::Status s = front->cursor->Next(front->message.mutable_pull(), destination);
-      if (s.ok()) {
+      absl::Status s = front->lane.segment == nullptr
+                           ? front->cursor->Next(front->message.mutable_pull(), destination)
+                           : front->cursor->Next(front->message.mutable_pull(), lane_destination);
+      if (!in_lane.empty()) {
+        int64_t bytes = 0;
+        for (const auto& [value, at] : in_lane) bytes += at.size();
+        service_.store_.metrics().RecordLaneBytes("pull", bytes);
+      }
+      for (auto& [value, at] : in_lane) {
+        front->pulled_bytes += at.size();
+        *front->message.mutable_pull()->mutable_values(value)->mutable_dense()->mutable_shared() =
+            std::move(at);
+      }
+      if (s.ok() && front->lane.segment != nullptr) {
+        for (const NamedTensor& t : front->message.pull().values()) {
+          front->pulled_bytes += t.has_dense() ? static_cast<int64_t>(t.dense().data().size())
+                                               : static_cast<int64_t>(t.rows().values().size());
+        }
+        front->message.set_tag(front->tag);
+        SerializeMessage(front);
+      } else if (s.ok()) {
         for (const NamedTensor& t : front->message.pull().values()) {
           front->pulled_bytes += t.has_dense() ? static_cast<int64_t>(t.dense().data().size())
                                                : static_cast<int64_t>(t.rows().values().size());
@@ -383,8 +476,9 @@ class PullReactor : public grpc::ServerUnaryReactor {
 };
 
 ParameterServerService::ParameterServerService(ShardStore& store,
-                                               ParameterServerServiceOptions options)
-    : store_(store), options_(options) {}
+                                               ParameterServerServiceOptions options,
+                                               LaneRegistry* lanes)
+    : store_(store), options_(options), lanes_(lanes) {}
 
 ParameterServerService::~ParameterServerService() = default;
 
@@ -450,6 +544,22 @@ grpc::ServerUnaryReactor* ParameterServerService::ReadPushLedger(
   absl::StatusOr<PushLedger> ledger = store_.ReadPushLedger(*request);
   if (ledger.ok()) *response = *std::move(ledger);
   reactor->Finish(ToGrpcStatus(ledger.status()));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ParameterServerService::OpenLane(grpc::CallbackServerContext* context,
+                                                           const OpenLaneRequest* request,
+                                                           OpenLaneResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (lanes_ == nullptr) {
+    reactor->Finish(ToGrpcStatus(absl::FailedPreconditionError(
+        "shared-memory lanes are off on this shard (--shm=false, or its socket could not "
+        "be opened)")));
+    return reactor;
+  }
+  absl::StatusOr<OpenLaneResponse> granted = lanes_->Grant(*request);
+  if (granted.ok()) *response = *std::move(granted);
+  reactor->Finish(ToGrpcStatus(granted.status()));
   return reactor;
 }
 

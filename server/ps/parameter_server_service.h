@@ -8,6 +8,7 @@
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
 #include "server/ps/internal/serial_executor.h"
+#include "server/ps/lane_registry.h"
 #include "server/ps/shard_store.h"
 
 namespace pstrain {
@@ -44,11 +45,17 @@ struct ParameterServerServiceOptions {
 //
 // PushPull is served on raw ByteBuffers (parsed and serialised here) so
 // that pull answers carry the variables' values in slices read straight
-// from the shard.
+// from the shard. A request naming a shared-memory lane (LaneRegion) has
+// its dense bytes in the lane's segment: a push's are copied out of it
+// before the push is taken, a pull's values are read into it under the
+// variables' locks; the rest of the handling is the same on both paths.
 class ParameterServerService final : public RawPushPullParameterServer {
  public:
-  // `store` is borrowed and must outlive the service.
-  explicit ParameterServerService(ShardStore& store, ParameterServerServiceOptions options = {});
+  // `store` and `lanes` are borrowed and must outlive the service.
+  // `lanes` null: no shared-memory lanes (OpenLane answers
+  // FailedPrecondition).
+  explicit ParameterServerService(ShardStore& store, ParameterServerServiceOptions options = {},
+                                  LaneRegistry* lanes = nullptr);
   ~ParameterServerService() override;
 
   ParameterServerService(const ParameterServerService&) = delete;
@@ -73,6 +80,9 @@ class ParameterServerService final : public RawPushPullParameterServer {
   grpc::ServerUnaryReactor* ReadPushLedger(grpc::CallbackServerContext* context,
                                            const ReadPushLedgerRequest* request,
                                            PushLedger* response) override;
+  grpc::ServerUnaryReactor* OpenLane(grpc::CallbackServerContext* context,
+                                     const OpenLaneRequest* request,
+                                     OpenLaneResponse* response) override;
 
  private:
   friend class PushPullReactor;
@@ -80,6 +90,7 @@ class ParameterServerService final : public RawPushPullParameterServer {
 
   ShardStore& store_;
   const ParameterServerServiceOptions options_;
+  LaneRegistry* const lanes_;
   internal::SerialExecutor slow_calls_;
 };
 

@@ -7,12 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "common/clock/clock.h"
 #include "common/cluster/membership_session.h"
 #include "common/daemon/daemon_main.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "server/ps/allocator_tuning.h"
-#include "common/clock/clock.h"
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/shard_store.h"
 
@@ -27,7 +27,29 @@ DEFINE_int64(max_variable_mb, 0,
              "rest leaves. 0: three quarters of the machine's physical memory (under "
              "Kubernetes, set it below the pod's memory limit).");
 
+DEFINE_bool(shm, true,
+            "Offer shared-memory lanes to workers on this host and network namespace: dense "
+            "tensor bytes then move through memory the worker shares with this shard instead "
+            "of gRPC messages (pushes, pulls and their semantics are otherwise the same). "
+            "false: every byte travels in the messages.");
+
 namespace {
+
+// The shard's lanes, or null when they are off or cannot be had (said once
+// here; workers then keep their bytes in the messages).
+std::unique_ptr<pstrain::LaneRegistry> StartLanes() {
+  if (!FLAGS_shm) {
+    LOG(INFO) << "shared-memory lanes are off (--shm=false)";
+    return nullptr;
+  }
+  absl::StatusOr<std::unique_ptr<pstrain::LaneRegistry>> lanes = pstrain::LaneRegistry::Start();
+  if (!lanes.ok()) {
+    LOG(WARNING) << "shared-memory lanes are off: " << lanes.status();
+    return nullptr;
+  }
+  LOG(INFO) << "shared-memory lanes on socket @" << (*lanes)->socket_name();
+  return *std::move(lanes);
+}
 
 constexpr char kUsage[] =
     "pstrain-ps: one parameter-server shard of a pstrain cluster. It holds its part of the\n"
@@ -49,7 +71,8 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
   ParameterServerComponents(prometheus::Registry& registry, int64_t max_variable_bytes,
                             int max_message_bytes)
       : store_(Options(max_variable_bytes), clock_, registry),
-        service_(store_, ServiceOptions(max_message_bytes)) {}
+        lanes_(StartLanes()),
+        service_(store_, ServiceOptions(max_message_bytes), lanes_.get()) {}
 
   std::vector<grpc::Service*> services() override { return {&service_}; }
 
@@ -107,6 +130,7 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
 
   pstrain::RealClock clock_;
   pstrain::ShardStore store_;
+  std::unique_ptr<pstrain::LaneRegistry> lanes_;
   pstrain::ParameterServerService service_;
   std::unique_ptr<pstrain::MembershipSession> membership_;
 };
@@ -135,7 +159,7 @@ int main(int argc, char** argv) {
         }
         LOG(INFO) << "a job may hold up to " << (max_variable_bytes >> 20)
                   << " MiB of variables on this shard (--max_variable_mb)";
-        return std::make_unique<ParameterServerComponents>(
-            *daemon.registry(), max_variable_bytes, daemon.options().grpc.max_message_bytes);
+        return std::make_unique<ParameterServerComponents>(*daemon.registry(), max_variable_bytes,
+                                                           daemon.options().grpc.max_message_bytes);
       });
 }

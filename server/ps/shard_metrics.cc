@@ -67,6 +67,12 @@ ShardMetrics::ShardMetrics(prometheus::Registry& registry)
                       .Help("Retried pushes recognised as already decided.")
                       .Register(registry)
                       .Add({})),
+      lane_bytes_(BuildCounter()
+                      .Name("pstrain_ps_lane_bytes_total")
+                      .Help("Tensor bytes of pushes and pulls that moved through shared-memory "
+                            "lanes with workers on this host instead of gRPC messages, by "
+                            "direction (push, pull).")
+                      .Register(registry)),
       version_(BuildGauge()
                    .Name("pstrain_ps_version")
                    .Help("Updates applied on this shard (its parameter version).")
@@ -123,6 +129,10 @@ void ShardMetrics::RecordPush(int64_t bytes, absl::Duration latency) {
   push_latency_.Observe(absl::ToDoubleSeconds(latency));
 }
 
+void ShardMetrics::RecordLaneBytes(absl::string_view direction, int64_t bytes) {
+  lane_bytes_.Add({{"direction", std::string(direction)}}).Increment(static_cast<double>(bytes));
+}
+
 void ShardMetrics::RecordPull(int64_t bytes, absl::Duration latency) {
   pull_count_.Increment();
   pull_bytes_.Increment(static_cast<double>(bytes));
@@ -160,9 +170,12 @@ void ShardMetrics::SetEmbeddingStats(const std::string& table, const EmbeddingSt
   auto it = tables_.find(table);
   if (it == tables_.end()) {
     const prometheus::Labels labels{{"variable", table}};
-    Table t{&table_rows_.Add(labels),         &table_bytes_.Add(labels),
-            &table_budget_bytes_.Add(labels), &table_admissions_.Add(labels),
-            &table_evictions_.Add(labels),    &table_dropped_.Add(labels),
+    Table t{&table_rows_.Add(labels),
+            &table_bytes_.Add(labels),
+            &table_budget_bytes_.Add(labels),
+            &table_admissions_.Add(labels),
+            &table_evictions_.Add(labels),
+            &table_dropped_.Add(labels),
             EmbeddingStats()};
     it = tables_.emplace(table, t).first;
   }

@@ -32,6 +32,9 @@ class ShardMetrics {
   // Traffic, recorded by the service per complete push or pull.
   void RecordPush(int64_t bytes, absl::Duration latency);
   void RecordPull(int64_t bytes, absl::Duration latency);
+  // Of those bytes, the ones that moved through shared-memory lanes;
+  // direction: "push" or "pull".
+  void RecordLaneBytes(absl::string_view direction, int64_t bytes);
 
   // Outcomes and work, recorded by the shard.
   void RecordApply(absl::Duration duration);
@@ -76,6 +79,7 @@ class ShardMetrics {
   prometheus::Histogram& staleness_;
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Counter& dedup_hits_;
+  prometheus::Family<prometheus::Counter>& lane_bytes_;
   prometheus::Gauge& version_;
   prometheus::Gauge& applied_pushes_;
   prometheus::Gauge& variables_;

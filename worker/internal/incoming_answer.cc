@@ -244,12 +244,41 @@ const IncomingAnswer::Kept* IncomingAnswer::FindKept(int value) const {
   return nullptr;
 }
 
+absl::Status IncomingAnswer::ReadSharedFrom(std::shared_ptr<const SegmentRegion> region) {
+  if (!message_.has_pull()) return absl::OkStatus();
+  const auto& values = message_.pull().values();
+  for (int v = 0; v < values.size(); ++v) {
+    if (!values[v].has_dense() || !values[v].dense().has_shared()) continue;
+    const SharedBytes& at = values[v].dense().shared();
+    const char* data = region->Find(at);
+    if (data == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("the values of \"", values[v].name(),
+                                                     "\" lie outside the exchange's lane region"));
+    }
+    shared_.push_back({v, data, at.size()});
+  }
+  region_ = std::move(region);
+  return absl::OkStatus();
+}
+
+const IncomingAnswer::Shared* IncomingAnswer::FindShared(int value) const {
+  for (const Shared& s : shared_) {
+    if (s.value == value) return &s;
+  }
+  return nullptr;
+}
+
 int64_t IncomingAnswer::DenseDataSize(int value) const {
+  if (const Shared* s = FindShared(value); s != nullptr) return s->size;
   if (const Kept* k = FindKept(value); k != nullptr) return k->size;
   return static_cast<int64_t>(message_.pull().values(value).dense().data().size());
 }
 
 void IncomingAnswer::CopyDenseData(int value, char* to) const {
+  if (const Shared* s = FindShared(value); s != nullptr) {
+    std::memcpy(to, s->data, s->size);
+    return;
+  }
   const Kept* k = FindKept(value);
   if (k == nullptr) {
     const std::string& data = message_.pull().values(value).dense().data();

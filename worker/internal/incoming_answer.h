@@ -6,6 +6,7 @@
 // copies them, once, into the pulled tensors.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -13,6 +14,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "protos/parameter_server.pb.h"
+#include "worker/internal/shard_lane.h"
 
 namespace pstrain {
 namespace worker {
@@ -29,8 +31,13 @@ class IncomingAnswer {
 
   const PushPullResponse& message() const { return message_; }
 
-  // The size of the data of pull().values(value) (a dense value), or of
-  // its `data` field when it was not kept apart.
+  // Takes the dense values this answer placed in its exchange's lane
+  // region (DenseTensor.shared) from `region`, which it holds until it is
+  // destroyed. InvalidArgument: a value outside the region.
+  absl::Status ReadSharedFrom(std::shared_ptr<const SegmentRegion> region);
+
+  // The size of the data of pull().values(value) (a dense value), wherever
+  // it lies: kept apart, in the lane, or in its `data` field.
   int64_t DenseDataSize(int value) const;
 
   // Copies that data to `to` (DenseDataSize bytes).
@@ -45,8 +52,18 @@ class IncomingAnswer {
   };
   const Kept* FindKept(int value) const;
 
+  // A dense value's bytes in a lane region.
+  struct Shared {
+    int value = 0;
+    const char* data = nullptr;
+    int64_t size = 0;
+  };
+  const Shared* FindShared(int value) const;
+
   PushPullResponse message_;
   std::vector<grpc::Slice> slices_;
+  std::shared_ptr<const SegmentRegion> region_;
+  std::vector<Shared> shared_;
   // By increasing value.
   std::vector<Kept> kept_;
 };

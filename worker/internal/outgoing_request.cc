@@ -75,11 +75,14 @@ grpc::ByteBuffer SerializeRequest(const OutgoingRequest& request) {
   }
   push_bytes.AppendMessage(after_gradients);
 
-  PushPullRequest tag_only;  // field 1; push (2) is the last field set
+  PushPullRequest tag_only;  // field 1
   tag_only.set_tag(request.message.tag());
+  PushPullRequest after_push;  // fields 4 and later
+  if (request.message.has_lane()) *after_push.mutable_lane() = request.message.lane();
   WireBytes out;
   out.AppendMessage(tag_only);
   out.AppendMessageField(kRequestPushField, std::move(push_bytes));
+  out.AppendMessage(after_push);
   return std::move(out).ToByteBuffer();
 }
 

@@ -32,6 +32,9 @@ struct OutgoingRequest {
   // Indexed like message.push().gradients(); may be shorter (the rest own
   // their bytes).
   std::vector<absl::Span<const char>> dense_data;
+  // For a pull: bytes of values its answers will carry, for which a
+  // shared-memory lane sets room aside. 0: none (the answers carry them).
+  int64_t answer_bytes = 0;
 
   // The request with every borrowed byte copied in (for tests and for
   // messages that cannot be borrowed).

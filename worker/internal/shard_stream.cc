@@ -27,9 +27,15 @@ class StreamExchange {
  private:
   friend class ShardStream;
 
-  // Borrowed from the caller of Start until the exchange ends, then null;
-  // guarded by the stream's mu_ like everything below.
+  // Borrowed from the caller of Start until the exchange ends (or
+  // `placed_`), then null; guarded by the stream's mu_ like everything
+  // below but `placed_` and `region_`, which are set before the exchange
+  // is shared.
   std::vector<OutgoingRequest>* requests_;
+  // With a lane: the requests as placed in it, its region, which answers
+  // hold too.
+  std::vector<OutgoingRequest> placed_;
+  std::shared_ptr<SegmentRegion> region_;
   uint64_t tag_ = 0;
   size_t sent_ = 0;  // requests serialised so far
   std::vector<IncomingAnswer> answers_;
@@ -40,9 +46,10 @@ class StreamExchange {
 };
 
 std::shared_ptr<ShardStream> ShardStream::Open(std::shared_ptr<grpc::Channel> channel,
-                                               std::string peer) {
+                                               std::string peer, StreamLaneOptions lane) {
   std::shared_ptr<ShardStream> stream(new ShardStream(std::move(channel), std::move(peer)));
   stream->self_ = stream;
+  stream->OpenLane(std::move(lane));
   grpc::GenericStub stub(stream->channel_);
   stub.PrepareBidiStreamingCall(&stream->context_, kPushPullMethod, grpc::StubOptions(),
                                 stream.get());
@@ -57,8 +64,49 @@ std::shared_ptr<ShardStream> ShardStream::Open(std::shared_ptr<grpc::Channel> ch
 ShardStream::ShardStream(std::shared_ptr<grpc::Channel> channel, std::string peer)
     : channel_(std::move(channel)), peer_(std::move(peer)) {}
 
+void ShardStream::OpenLane(StreamLaneOptions options) {
+  if (options.segment_bytes <= 0) {
+    lane_settled_.Notify();
+    return;
+  }
+  std::weak_ptr<ShardStream> weak = self_;
+  std::function<void()> cancel =
+      ShardLane::OpenAsync(channel_, options.segment_bytes,
+                           [weak, on_opened = std::move(options.on_opened)](
+                               absl::StatusOr<std::shared_ptr<ShardLane>> lane) {
+                             std::shared_ptr<ShardStream> stream = weak.lock();
+                             if (stream == nullptr) return;
+                             {
+                               absl::MutexLock l(&stream->mu_);
+                               if (lane.ok() && !stream->broken_.has_value()) stream->lane_ = *lane;
+                             }
+                             if (on_opened) on_opened(lane.status());
+                             stream->lane_settled_.Notify();
+                           });
+  absl::MutexLock l(&mu_);
+  cancel_lane_ = std::move(cancel);
+}
+
+bool ShardStream::has_lane() const {
+  absl::MutexLock l(&mu_);
+  return lane_ != nullptr;
+}
+
 std::shared_ptr<StreamExchange> ShardStream::Start(std::vector<OutgoingRequest>* requests) {
   auto exchange = std::make_shared<StreamExchange>(requests);
+  std::shared_ptr<ShardLane> lane;
+  {
+    absl::MutexLock l(&mu_);
+    lane = lane_;
+  }
+  if (lane != nullptr) {
+    int64_t answer_bytes = 0;
+    for (const OutgoingRequest& request : *requests) answer_bytes += request.answer_bytes;
+    // Copied into the segment here, on the caller's thread, not under the
+    // stream's lock.
+    exchange->region_ = lane->Place(*requests, answer_bytes, &exchange->placed_);
+    if (exchange->region_ != nullptr) exchange->requests_ = &exchange->placed_;
+  }
   bool write = false;
   {
     absl::MutexLock l(&mu_);
@@ -142,11 +190,14 @@ absl::StatusOr<std::vector<IncomingAnswer>> ShardStream::Wait(StreamExchange& ex
 
 void ShardStream::Break(const absl::Status& why) {
   bool release;
+  std::function<void()> cancel_lane;
   {
     absl::MutexLock l(&mu_);
     BreakLocked(why);
     release = TakeHoldReleaseLocked();
+    cancel_lane = cancel_lane_;
   }
+  if (cancel_lane) cancel_lane();
   context_.TryCancel();
   if (release) RemoveHold();
 }
@@ -154,6 +205,8 @@ void ShardStream::Break(const absl::Status& why) {
 void ShardStream::BreakLocked(const absl::Status& why) {
   if (broken_.has_value()) return;
   broken_ = why;
+  // Its segment goes once the exchanges holding regions of it let go.
+  lane_.reset();
   for (auto& [tag, exchange] : in_flight_) {
     if (!exchange->ended_.has_value()) EndLocked(*exchange, why);
     exchange->answers_.clear();
@@ -173,7 +226,10 @@ bool ShardStream::broken() const {
   return broken_.has_value() || reads_ended_;
 }
 
-void ShardStream::WaitUntilDone() { done_.WaitForNotification(); }
+void ShardStream::WaitUntilDone() {
+  done_.WaitForNotification();
+  lane_settled_.WaitForNotification();
+}
 
 void ShardStream::OnWriteDone(bool ok) {
   bool write = false, release = false;
@@ -212,10 +268,16 @@ void ShardStream::OnReadDone(bool ok) {
   const uint64_t tag = answer->message().tag();
   const bool last = EndsExchange(answer->message());
   bool stray = false;
+  absl::Status unreadable;
   {
     absl::MutexLock l(&mu_);
     auto it = in_flight_.find(tag);
-    if (it != in_flight_.end()) {
+    if (it != in_flight_.end() && it->second->region_ != nullptr) {
+      unreadable = answer->ReadSharedFrom(it->second->region_);
+    }
+    if (!unreadable.ok()) {
+      // Handled below, once the lock is let go.
+    } else if (it != in_flight_.end()) {
       StreamExchange& exchange = *it->second;
       exchange.answers_.push_back(*std::move(answer));
       if (last) {
@@ -227,6 +289,10 @@ void ShardStream::OnReadDone(bool ok) {
       // stream breaks, so this is a shard that answers what was not asked.
       stray = !broken_.has_value();
     }
+  }
+  if (!unreadable.ok()) {
+    Break(absl::InternalError(absl::StrCat(peer_, " answered with ", unreadable.message())));
+    return;
   }
   if (stray) {
     Break(absl::InternalError(

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include "grpcpp/support/client_callback.h"
 #include "worker/internal/incoming_answer.h"
 #include "worker/internal/outgoing_request.h"
+#include "worker/internal/shard_lane.h"
 
 namespace pstrain {
 namespace worker {
@@ -34,6 +36,16 @@ namespace internal {
 // An exchange in flight on a ShardStream. Opaque to callers: they hold it
 // between ShardStream::Start and ShardStream::Wait.
 class StreamExchange;
+
+// A shared-memory lane for a stream's tensor bytes.
+struct StreamLaneOptions {
+  // Bytes of the lane's segment; 0: no lane, every byte in the messages.
+  int64_t segment_bytes = 0;
+  // Told, on a gRPC thread, once the lane is open (OK) or why it could not
+  // be; until then, and without it, exchanges keep their bytes in their
+  // messages. Runs before WaitUntilDone returns.
+  std::function<void(const absl::Status&)> on_opened;
+};
 
 // A PushPull stream that stays open across calls until it breaks: the
 // shard ends it or goes away, Break is called, or a call runs past its
@@ -45,9 +57,11 @@ class StreamExchange;
 class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   // Opens a stream on `channel` (kept alive by the stream). `peer` names
-  // the shard in errors ("ps/1 (10.0.0.2:7000)").
-  static std::shared_ptr<ShardStream> Open(std::shared_ptr<grpc::Channel> channel,
-                                           std::string peer);
+  // the shard in errors ("ps/1 (10.0.0.2:7000)"). With a lane, opens it
+  // beside the stream, without waiting for it; an exchange started once it
+  // is open moves its dense bytes through it when its region has room.
+  static std::shared_ptr<ShardStream> Open(std::shared_ptr<grpc::Channel> channel, std::string peer,
+                                           StreamLaneOptions lane = {});
 
   ShardStream(const ShardStream&) = delete;
   ShardStream& operator=(const ShardStream&) = delete;
@@ -80,10 +94,14 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   bool broken() const;
 
   // Blocks until gRPC is done with the stream (after Break, or once the
-  // shard ended it): no callback runs after this returns.
+  // shard ended it) and its lane's opening has ended: no callback runs
+  // after this returns.
   void WaitUntilDone();
-  // Whether gRPC is done with the stream.
-  bool done() const { return done_.HasBeenNotified(); }
+  // Whether gRPC is done with the stream and its lane's opening.
+  bool done() const { return done_.HasBeenNotified() && lane_settled_.HasBeenNotified(); }
+
+  // Whether the stream's lane is open (exchanges may use it).
+  bool has_lane() const;
 
   // grpc::ClientBidiReactor.
   void OnReadDone(bool ok) override;
@@ -92,6 +110,10 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
 
  private:
   ShardStream(std::shared_ptr<grpc::Channel> channel, std::string peer);
+
+  // Starts opening the stream's lane; `lane_settled_` is notified once
+  // that has ended.
+  void OpenLane(StreamLaneOptions options);
 
   // Ends `exchange` with `status`: it no longer reads its requests, and a
   // push part cut short gets the message that ends it on the shard.
@@ -131,6 +153,11 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   bool reads_ended_ ABSL_GUARDED_BY(mu_) = false;
   bool hold_released_ ABSL_GUARDED_BY(mu_) = false;
   absl::Notification done_;
+  // The lane, once open (never on a broken stream), and how to stop its
+  // opening.
+  std::shared_ptr<ShardLane> lane_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> cancel_lane_ ABSL_GUARDED_BY(mu_);
+  absl::Notification lane_settled_;
 };
 
 }  // namespace internal

@@ -1,0 +1,214 @@
+// The worker's ps client against a real shard service over loopback gRPC,
+// with shared-memory lanes on and off: the bytes take the lane when both
+// ends allow it, the values are those of the message path, and a worker
+// whose shard offers no lane keeps its bytes in the messages.
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "common/clock/clock.h"
+#include "common/model/model.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "server/ps/lane_registry.h"
+#include "server/ps/parameter_server_service.h"
+#include "server/ps/shard_store.h"
+#include "worker/clock.h"
+#include "worker/ps_client.h"
+#include "worker/random_source.h"
+#include "worker/worker_metrics.h"
+
+namespace pstrain {
+namespace {
+
+constexpr float kLearningRate = 0.5f;
+// Over one 1 MiB message, so the message path chunks it.
+const Shape kWeights({300, 1000});
+const Shape kBias({10});
+
+// A shard with its own store, service and server on 127.0.0.1:0, holding
+// "weights" and "bias"; lanes on when `lanes` is set.
+struct Shard {
+  explicit Shard(bool lanes) {
+    if (lanes) {
+      absl::StatusOr<std::unique_ptr<LaneRegistry>> started = LaneRegistry::Start();
+      EXPECT_TRUE(started.ok()) << started.status();
+      if (started.ok()) registry = *std::move(started);
+    }
+    store = std::make_unique<ShardStore>(ShardStoreOptions(), clock, metrics);
+    service = std::make_unique<ParameterServerService>(*store, ParameterServerServiceOptions(),
+                                                       registry.get());
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.SetMaxReceiveMessageSize(16 << 20);
+    builder.RegisterService(service.get());
+    server = builder.BuildAndStart();
+    CreateVariablesRequest r;
+    r.set_job_id("lanes");
+    r.set_num_shards(1);
+    r.set_num_workers(1);
+    r.mutable_optimizer()->set_learning_rate(kLearningRate);
+    for (const auto& [name, shape] : {std::pair{"weights", kWeights}, std::pair{"bias", kBias}}) {
+      VariableSpec* v = r.add_variables();
+      v->set_name(name);
+      v->set_kind(VARIABLE_KIND_DENSE);
+      v->set_dtype(DATA_TYPE_FLOAT32);
+      for (int64_t d : shape.dims()) v->mutable_shape()->add_dims(d);
+    }
+    const absl::Status created = store->CreateVariables(r).status();
+    EXPECT_TRUE(created.ok()) << created;
+  }
+  ~Shard() { server->Shutdown(std::chrono::system_clock::now()); }
+
+  // Bytes counted in pstrain_ps_lane_bytes_total{direction}.
+  double LaneBytes(const std::string& direction) const {
+    for (const prometheus::MetricFamily& family : metrics.Collect()) {
+      if (family.name != "pstrain_ps_lane_bytes_total") continue;
+      for (const prometheus::ClientMetric& m : family.metric) {
+        if (!m.label.empty() && m.label[0].value == direction) return m.counter.value;
+      }
+    }
+    return 0;
+  }
+
+  RealClock clock;
+  prometheus::Registry metrics;
+  std::unique_ptr<LaneRegistry> registry;
+  std::unique_ptr<ShardStore> store;
+  std::unique_ptr<ParameterServerService> service;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+};
+
+// A worker's client of `shard`, with lanes on or off, and what it needs.
+struct Worker {
+  Worker(const Shard& shard, bool shared_memory) : metrics(registry) {
+    std::vector<VariableDef> defs;
+    google::protobuf::RepeatedPtrField<VariablePlacement> placements;
+    for (const auto& [name, shape] : {std::pair{"weights", kWeights}, std::pair{"bias", kBias}}) {
+      VariableDef def;
+      def.spec.set_name(name);
+      def.spec.set_kind(VARIABLE_KIND_DENSE);
+      def.spec.set_dtype(DATA_TYPE_FLOAT32);
+      for (int64_t d : shape.dims()) def.spec.mutable_shape()->add_dims(d);
+      defs.push_back(def);
+      placements.Add()->set_name(name);
+    }
+    absl::StatusOr<worker::ShardSlicer> slicer = worker::ShardSlicer::Create(defs, placements, 1);
+    EXPECT_TRUE(slicer.ok()) << slicer.status();
+    worker::ParameterServerClientOptions options;
+    options.job_id = "lanes";
+    options.incarnation = 1;
+    options.shared_memory = shared_memory;
+    absl::StatusOr<std::unique_ptr<worker::ParameterServerClient>> created =
+        worker::ParameterServerClient::Create({absl::StrCat("127.0.0.1:", shard.port)},
+                                              *std::move(slicer), options, clock, random, &metrics);
+    EXPECT_TRUE(created.ok()) << created.status();
+    client = *std::move(created);
+    pulled.versions.assign(1, 0);
+  }
+
+  // Pushes gradients that differ by element and step, then pulls.
+  void Step(int step) {
+    Gradients gradients;
+    for (const auto& [name, shape] : {std::pair{"weights", kWeights}, std::pair{"bias", kBias}}) {
+      float* g = gradients.DenseBuffer(name, shape).value();
+      for (int64_t i = 0; i < shape.num_elements(); ++i) g[i] = 0.001f * (i % 97) + step;
+    }
+    absl::StatusOr<worker::PushSummary> pushed = client->Push(gradients, pulled.versions, 1);
+    ASSERT_TRUE(pushed.ok()) << pushed.status();
+    EXPECT_TRUE(pushed->applied);
+    const absl::Status read = client->Pull(RowIds(), worker::PullOptions(), &pulled);
+    ASSERT_TRUE(read.ok()) << read;
+  }
+
+  double Fallbacks(const std::string& reason) const {
+    for (const prometheus::MetricFamily& family : registry.Collect()) {
+      if (family.name != "pstrain_worker_lane_fallbacks_total") continue;
+      for (const prometheus::ClientMetric& m : family.metric) {
+        if (!m.label.empty() && m.label[0].value == reason) return m.counter.value;
+      }
+    }
+    return 0;
+  }
+
+  prometheus::Registry registry;
+  worker::WorkerMetrics metrics;
+  worker::RealClock clock;
+  worker::SeededRandom random{1};
+  std::unique_ptr<worker::ParameterServerClient> client;
+  worker::PulledParameters pulled;
+};
+
+bool AwaitOpenLanes(const LaneRegistry& registry, int open) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (registry.open_lanes() != open) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+void ExpectSameValues(const worker::PulledParameters& a, const worker::PulledParameters& b) {
+  for (const char* name : {"weights", "bias"}) {
+    const Tensor& x = a.dense.at(name);
+    const Tensor& y = b.dense.at(name);
+    ASSERT_EQ(x.num_elements(), y.num_elements()) << name;
+    EXPECT_TRUE(std::equal(x.data<float>(), x.data<float>() + x.num_elements(), y.data<float>()))
+        << name << " differs between the lane and the message path";
+  }
+}
+
+TEST(SharedMemoryLaneTest, LanesCarryTheBytesAndGiveTheValuesOfTheMessagePath) {
+  Shard with_lanes(/*lanes=*/true), without(/*lanes=*/false);
+  ASSERT_NE(with_lanes.registry, nullptr);
+  Worker through_lanes(with_lanes, /*shared_memory=*/true);
+  Worker through_messages(without, /*shared_memory=*/false);
+  // The first step opens the streams (pulls on lane 0, pushes on lane 1);
+  // their lanes open beside them, without holding the step up.
+  through_lanes.Step(0);
+  through_messages.Step(0);
+  ExpectSameValues(through_lanes.pulled, through_messages.pulled);
+  ASSERT_TRUE(AwaitOpenLanes(*with_lanes.registry, 2));
+  const double pushed_before = with_lanes.LaneBytes("push");
+  const double pulled_before = with_lanes.LaneBytes("pull");
+  for (int step = 1; step <= 3; ++step) {
+    through_lanes.Step(step);
+    through_messages.Step(step);
+    ExpectSameValues(through_lanes.pulled, through_messages.pulled);
+  }
+  const double model_bytes = (kWeights.num_elements() + kBias.num_elements()) * 4.0;
+  EXPECT_EQ(with_lanes.LaneBytes("push") - pushed_before, 3 * model_bytes);
+  EXPECT_EQ(with_lanes.LaneBytes("pull") - pulled_before, 3 * model_bytes);
+  EXPECT_EQ(without.LaneBytes("push"), 0);
+  EXPECT_EQ(through_lanes.Fallbacks("FAILED_PRECONDITION"), 0);
+  // The values moved: SGD from zeros, so weights[1] = -lr * sum of steps'
+  // gradients (0.001 + step).
+  EXPECT_FLOAT_EQ(through_lanes.pulled.dense.at("weights").data<float>()[1],
+                  -kLearningRate * (4 * 0.001f + 0 + 1 + 2 + 3));
+
+  // A client that goes closes its lanes, and the shard lets them go.
+  through_lanes.client.reset();
+  EXPECT_TRUE(AwaitOpenLanes(*with_lanes.registry, 0));
+}
+
+TEST(SharedMemoryLaneTest, AShardWithLanesOffGetsEveryByteInTheMessages) {
+  Shard without(/*lanes=*/false);
+  Worker worker(without, /*shared_memory=*/true);
+  for (int step = 0; step < 3; ++step) worker.Step(step);
+  EXPECT_FLOAT_EQ(worker.pulled.dense.at("weights").data<float>()[1],
+                  -kLearningRate * (3 * 0.001f + 0 + 1 + 2));
+  EXPECT_EQ(without.LaneBytes("pull"), 0);
+  // One refused opening per stream (lane), each counted.
+  worker.client.reset();
+  EXPECT_EQ(worker.Fallbacks("FAILED_PRECONDITION"), 2);
+}
+
+}  // namespace
+}  // namespace pstrain
