@@ -31,6 +31,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "bench/ps/loopback_reference.h"
 #include "common/clock/clock.h"
 #include "gflags/gflags.h"
@@ -38,6 +39,7 @@
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
 #include "server/ps/allocator_tuning.h"
+#include "server/ps/lane_registry.h"
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/shard_store.h"
 #include "worker/clock.h"
@@ -52,6 +54,10 @@ DEFINE_int32(warmup_steps, 2, "steps before measuring");
 DEFINE_int32(streams_per_shard, 2, "ParameterServerClientOptions.streams_per_shard");
 DEFINE_int32(chunk_kb, 1024, "bytes of values per message, in KiB (client and shards)");
 DEFINE_bool(mlp, true, "also measure the Fashion-MNIST MLP 784-256-128-10 (0.94 MB, 6 variables)");
+DEFINE_string(paths, "grpc,shm",
+              "data paths to measure, each beside the other: grpc (tensor bytes in the "
+              "messages) and shm (through shared-memory lanes; the streams still carry "
+              "requests and answers)");
 DEFINE_bool(reference, true,
             "measure loopback TCP (off when profiling: ratios are then to 1 GB/s)");
 DEFINE_string(report, "", "write a Markdown section of the results to this file");
@@ -67,11 +73,16 @@ constexpr float kGradient = 0.5f;
 // variables of `variables` placed on it.
 struct Shard {
   Shard(int index, int num_shards, const std::vector<std::pair<std::string, Shape>>& variables,
-        const std::vector<int>& placement) {
+        const std::vector<int>& placement, bool shm) {
     store = std::make_unique<ShardStore>(ShardStoreOptions(), clock, registry);
     ParameterServerServiceOptions options;
     options.chunk_bytes = static_cast<int64_t>(FLAGS_chunk_kb) << 10;
-    service = std::make_unique<ParameterServerService>(*store, options);
+    if (shm) {
+      absl::StatusOr<std::unique_ptr<LaneRegistry>> started = LaneRegistry::Start();
+      CHECK(started.ok()) << "cannot offer shared-memory lanes: " << started.status();
+      lanes = *std::move(started);
+    }
+    service = std::make_unique<ParameterServerService>(*store, options, lanes.get());
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.SetMaxReceiveMessageSize(kMaxMessage);
@@ -100,6 +111,7 @@ struct Shard {
   RealClock clock;
   prometheus::Registry registry;
   std::unique_ptr<ShardStore> store;
+  std::unique_ptr<LaneRegistry> lanes;
   std::unique_ptr<ParameterServerService> service;
   std::unique_ptr<grpc::Server> server;
   int port = 0;
@@ -158,14 +170,15 @@ struct Result {
   double bytes_per_cpu_second() const { return bytes_per_step * steps / cpu_seconds; }
 };
 
-// Variables are placed round-robin over the shards.
-Result Run(const BenchModel& model, int num_shards) {
+// Variables are placed round-robin over the shards. `shm`: through
+// shared-memory lanes, measured once every lane is open.
+Result Run(const BenchModel& model, int num_shards, bool shm) {
   std::vector<int> placement;
   for (size_t i = 0; i < model.variables.size(); ++i) placement.push_back(i % num_shards);
   std::vector<std::unique_ptr<Shard>> shards;
   std::vector<std::string> addresses;
   for (int i = 0; i < num_shards; ++i) {
-    shards.push_back(std::make_unique<Shard>(i, num_shards, model.variables, placement));
+    shards.push_back(std::make_unique<Shard>(i, num_shards, model.variables, placement, shm));
     addresses.push_back(absl::StrCat("127.0.0.1:", shards.back()->port));
   }
   std::vector<VariableDef> defs;
@@ -194,6 +207,7 @@ Result Run(const BenchModel& model, int num_shards) {
   options.incarnation = 1;
   options.chunk_bytes = static_cast<int64_t>(FLAGS_chunk_kb) << 10;
   options.streams_per_shard = FLAGS_streams_per_shard;
+  options.shared_memory = shm;
   worker::RealClock clock;
   worker::SeededRandom random(1);
   absl::StatusOr<std::unique_ptr<worker::ParameterServerClient>> client =
@@ -212,6 +226,15 @@ Result Run(const BenchModel& model, int num_shards) {
   int step = 0;
   for (;; ++step) {
     if (step == FLAGS_warmup_steps) {
+      // Lanes open beside the streams the first steps opened.
+      for (const auto& shard : shards) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (shard->lanes != nullptr && shard->lanes->open_lanes() < FLAGS_streams_per_shard) {
+          CHECK(std::chrono::steady_clock::now() < deadline)
+              << "the lanes to a shard did not open within 10 s";
+          absl::SleepFor(absl::Milliseconds(1));
+        }
+      }
       start = std::chrono::steady_clock::now();
       cpu_start = CpuSeconds();
     }
@@ -265,8 +288,18 @@ std::vector<int> ParseList(const std::string& flag, const std::string& text) {
 struct Row {
   std::string model;
   int shards;
+  std::string path;
   Result result;
 };
+
+// The row of (model, shards, path), or null.
+const Row* FindRow(const std::vector<Row>& rows, const std::string& model, int shards,
+                   const std::string& path) {
+  for (const Row& row : rows) {
+    if (row.model == model && row.shards == shards && row.path == path) return &row;
+  }
+  return nullptr;
+}
 
 }  // namespace
 }  // namespace pstrain
@@ -283,6 +316,18 @@ int main(int argc, char** argv) {
 #endif
   const std::vector<int> models_mb = ParseList("models_mb", FLAGS_models_mb);
   const std::vector<int> shard_counts = ParseList("shards", FLAGS_shards);
+  std::vector<std::string> paths;
+  for (absl::string_view path : absl::StrSplit(FLAGS_paths, ',', absl::SkipEmpty())) {
+    if (path != "grpc" && path != "shm") {
+      std::fprintf(stderr, "--paths: '%s' is not grpc or shm\n", std::string(path).c_str());
+      return 2;
+    }
+    paths.emplace_back(path);
+  }
+  if (paths.empty()) {
+    std::fprintf(stderr, "--paths: name grpc, shm or both\n");
+    return 2;
+  }
   const std::string load_start = LoadAverage();
   const auto begin = std::chrono::steady_clock::now();
 
@@ -297,12 +342,14 @@ int main(int argc, char** argv) {
     if (FLAGS_mlp) these.push_back(MlpModel());
     for (int mb : models_mb) these.push_back(DenseModel(mb, shards));
     for (const BenchModel& model : these) {
-      std::fprintf(stderr, "push_pull_bench: %s over %d shard(s)...\n", model.label.c_str(),
-                   shards);
-      const Result r = Run(model, shards);
-      std::fprintf(stderr, "  %d steps, %.2f GB/s, %.2f ms/step, CPU %.2f ms/step\n", r.steps,
-                   r.rate() / 1e9, r.step_ms(), r.cpu_ms());
-      rows.push_back({model.label, shards, r});
+      for (const std::string& path : paths) {
+        std::fprintf(stderr, "push_pull_bench: %s over %d shard(s), %s...\n",
+                     model.label.c_str(), shards, path.c_str());
+        const Result r = Run(model, shards, path == "shm");
+        std::fprintf(stderr, "  %d steps, %.2f GB/s, %.2f ms/step, CPU %.2f ms/step\n", r.steps,
+                     r.rate() / 1e9, r.step_ms(), r.cpu_ms());
+        rows.push_back({model.label, shards, path, r});
+      }
     }
   }
 
@@ -327,7 +374,9 @@ int main(int argc, char** argv) {
         "per shard, the MLP its six variables placed round-robin. GB/s = (bytes pushed + bytes "
         "pulled) / wall time, over at least "
      << FLAGS_seconds << " s and " << FLAGS_min_steps << " steps after " << FLAGS_warmup_steps
-     << " warm-up steps. The ratio is to one plain loopback TCP stream (1 MiB writes) measured "
+     << " warm-up steps. Path grpc: tensor bytes in the messages; shm: through shared-memory "
+        "lanes (the streams still carry every request and answer), measured once the lanes "
+        "are open. The ratio is to one plain loopback TCP stream (1 MiB writes) measured "
         "in the same run, the mean of its figure at the start and at the end. CPU ms/step is "
         "the process's user + system time per step, worker and shards together; GB per CPU "
         "second = bytes moved / that time. The pulled values are checked against the SGD "
@@ -344,18 +393,18 @@ int main(int argc, char** argv) {
       "Reference: loopback TCP, one stream, 1 MiB writes: %.2f GB/s at the start, %.2f GB/s at "
       "the end (mean %.2f GB/s)%s.\n\n",
       tcp_start / 1e9, tcp_end / 1e9, tcp / 1e9, FLAGS_reference ? "" : " (not measured: 1 GB/s)");
-  md << "| model | shards | steps | push+pull GB/s | ratio to TCP | step ms | CPU ms/step | GB "
-        "per CPU second |\n|---|---|---|---|---|---|---|---|\n";
+  md << "| model | shards | path | steps | push+pull GB/s | ratio to TCP | step ms | CPU "
+        "ms/step | GB per CPU second |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& row : rows) {
     const Result& r = row.result;
-    md << absl::StrFormat("| %s | %d | %d | %.3f | %.2f | %.2f | %.2f | %.2f |\n", row.model,
-                          row.shards, r.steps, r.rate() / 1e9, r.rate() / tcp, r.step_ms(),
-                          r.cpu_ms(), r.bytes_per_cpu_second() / 1e9);
+    md << absl::StrFormat("| %s | %d | %s | %d | %.3f | %.2f | %.2f | %.2f | %.2f |\n", row.model,
+                          row.shards, row.path, r.steps, r.rate() / 1e9, r.rate() / tcp,
+                          r.step_ms(), r.cpu_ms(), r.bytes_per_cpu_second() / 1e9);
   }
   md << "\n";
   bool found = false;
   for (const Row& row : rows) {
-    if (row.model == "64 MB" && row.shards == 2) {
+    if (row.model == "64 MB" && row.shards == 2 && row.path == "grpc") {
       const double ratio = row.result.rate() / tcp;
       md << absl::StrFormat(
           "Target: 64 MB model over 2 shards at >= 50%% of raw loopback TCP: %s (%.0f%%: %.2f of "
@@ -371,26 +420,39 @@ int main(int argc, char** argv) {
   }
   // The fixed costs per shard: the MLP's CPU per step on more shards
   // against one shard, measured in this run.
-  const Row* one_shard = nullptr;
-  for (const Row& row : rows) {
-    if (row.model == MlpModel().label && row.shards == 1) one_shard = &row;
-  }
+  const std::string mlp = MlpModel().label;
+  const Row* one_shard = FindRow(rows, mlp, 1, "grpc");
   for (int shards : {2, 4}) {
-    const Row* more = nullptr;
-    for (const Row& row : rows) {
-      if (row.model == MlpModel().label && row.shards == shards) more = &row;
-    }
+    const Row* more = FindRow(rows, mlp, shards, "grpc");
     const std::string target = absl::StrFormat(
-        "Target: the MLP's push+pull on %d shards at <= 1.25x the CPU per step of 1 shard", shards);
+        "Target: the MLP's push+pull on %d shards at <= 1.25x the CPU per step of 1 shard (grpc)",
+        shards);
     if (one_shard == nullptr || more == nullptr) {
-      md << target << ": not measured in this run (needs --mlp and 1 and " << shards
-         << " in --shards)\n";
+      md << target << ": not measured in this run (needs --mlp, grpc in --paths and 1 and "
+         << shards << " in --shards)\n";
       continue;
     }
     const double ratio = more->result.cpu_ms() / one_shard->result.cpu_ms();
     md << absl::StrFormat("%s: %s (%.2fx: %.2f against %.2f ms)\n", target,
                           ratio <= 1.25 ? "**met**" : "**not met**", ratio, more->result.cpu_ms(),
                           one_shard->result.cpu_ms());
+  }
+  // The shared-memory path against the message path, per shard count.
+  for (int shards : shard_counts) {
+    const Row* grpc = FindRow(rows, mlp, shards, "grpc");
+    const Row* shm = FindRow(rows, mlp, shards, "shm");
+    const std::string target = absl::StrFormat(
+        "Target: the MLP's push+pull on %d shard(s) through shared memory at <= 0.3x the CPU per "
+        "step of the grpc path",
+        shards);
+    if (grpc == nullptr || shm == nullptr) {
+      md << target << ": not measured in this run (needs --mlp and both --paths)\n";
+      continue;
+    }
+    const double ratio = shm->result.cpu_ms() / grpc->result.cpu_ms();
+    md << absl::StrFormat("%s: %s (%.2fx: %.2f against %.2f ms)\n", target,
+                          ratio <= 0.3 ? "**met**" : "**not met**", ratio, shm->result.cpu_ms(),
+                          grpc->result.cpu_ms());
   }
   std::printf("%s", md.str().c_str());
   if (!FLAGS_report.empty()) {
