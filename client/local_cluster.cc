@@ -177,6 +177,9 @@ absl::Status LocalCluster::LaunchTask(size_t i) {
     if (!value->empty()) child.args.push_back(absl::StrCat("--", flag, "=", *value));
   }
   if (options.tls_require_client_cert) child.args.push_back("--tls_client_auth=require");
+  if (!options.shared_memory && (role == "ps" || role == "worker")) {
+    child.args.push_back("--shm=false");
+  }
   if (!options.checkpoint_root.empty() && (role == "coordinator" || role == "ps")) {
     child.args.push_back(absl::StrCat("--checkpoint_root=", options.checkpoint_root));
   }

@@ -41,6 +41,9 @@ struct LocalClusterOptions {
   bool tls_require_client_cert = false;
   std::string client_token_file;
   std::string cluster_token_file;
+  // Shared-memory lanes between workers and parameter servers (their
+  // --shm). Default on: every process of a local cluster shares the host.
+  bool shared_memory = true;
   // More flags for the coordinator, as "--name=value" (tests that freeze
   // processes shorten --heartbeat_timeout_secs).
   std::vector<std::string> coordinator_flags;

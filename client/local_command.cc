@@ -37,6 +37,9 @@ DEFINE_int32(ps, 0,
              "or more cores, else 1)");
 DEFINE_int32(workers, 2, "local: workers to start");
 DEFINE_bool(evaluator, true, "local: start an evaluator (--noevaluator: none)");
+DEFINE_bool(shm, true,
+            "local: workers and parameter servers move dense tensor bytes through shared "
+            "memory (--shm=false: in the gRPC messages, as between hosts)");
 DEFINE_string(run_dir, "",
               "local: folder for the processes' logs (<role>-<index>.log) and ready files; "
               "default <checkpoint_root>/<model_dir>/logs with a job, else a new folder "
@@ -175,6 +178,7 @@ int RunLocal(const std::vector<std::string>& args) {
   options.num_ps = FLAGS_ps > 0 ? FLAGS_ps : DefaultParameterServers();
   options.num_workers = FLAGS_workers;
   options.evaluator = FLAGS_evaluator;
+  options.shared_memory = FLAGS_shm;
   options.bin_dir = FLAGS_bin_dir;
   options.checkpoint_root = FLAGS_checkpoint_root;
   options.coordinator_listen = ListenAddressFor(*address);
@@ -280,7 +284,7 @@ Subcommand LocalCommand() {
           "  pstrain local examples/fashion_mnist_mlp.pbtxt\n"
           "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps 2 --workers 3 --output=json\n"
           "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
-          {"ps", "workers", "evaluator", "run_dir", "bin_dir", "checkpoint_root",
+          {"ps", "workers", "evaluator", "shm", "run_dir", "bin_dir", "checkpoint_root",
            "job_timeout_secs", "keep_running", "coordinator", "output", "progress", "tls_cert",
            "tls_key", "tls_ca", "tls_client_auth", "client_token_file", "cluster_token_file"},
           RunLocal};
