@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "common/clock/clock.h"
 #include "common/model/model.h"
@@ -20,6 +22,7 @@
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/shard_store.h"
 #include "worker/clock.h"
+#include "worker/internal/shard_lane.h"
 #include "worker/ps_client.h"
 #include "worker/random_source.h"
 #include "worker/worker_metrics.h"
@@ -31,6 +34,19 @@ constexpr float kLearningRate = 0.5f;
 // Over one 1 MiB message, so the message path chunks it.
 const Shape kWeights({300, 1000});
 const Shape kBias({10});
+
+// The value of counter `family` in `registry` whose first label has
+// `label_value`; 0 when it has none yet.
+double CounterValue(const prometheus::Registry& registry, const std::string& family,
+                    const std::string& label_value) {
+  for (const prometheus::MetricFamily& f : registry.Collect()) {
+    if (f.name != family) continue;
+    for (const prometheus::ClientMetric& m : f.metric) {
+      if (!m.label.empty() && m.label[0].value == label_value) return m.counter.value;
+    }
+  }
+  return 0;
+}
 
 // A shard with its own store, service and server on 127.0.0.1:0, holding
 // "weights" and "bias"; lanes on when `lanes` is set.
@@ -68,13 +84,7 @@ struct Shard {
 
   // Bytes counted in pstrain_ps_lane_bytes_total{direction}.
   double LaneBytes(const std::string& direction) const {
-    for (const prometheus::MetricFamily& family : metrics.Collect()) {
-      if (family.name != "pstrain_ps_lane_bytes_total") continue;
-      for (const prometheus::ClientMetric& m : family.metric) {
-        if (!m.label.empty() && m.label[0].value == direction) return m.counter.value;
-      }
-    }
-    return 0;
+    return CounterValue(metrics, "pstrain_ps_lane_bytes_total", direction);
   }
 
   RealClock clock;
@@ -129,13 +139,7 @@ struct Worker {
   }
 
   double Fallbacks(const std::string& reason) const {
-    for (const prometheus::MetricFamily& family : registry.Collect()) {
-      if (family.name != "pstrain_worker_lane_fallbacks_total") continue;
-      for (const prometheus::ClientMetric& m : family.metric) {
-        if (!m.label.empty() && m.label[0].value == reason) return m.counter.value;
-      }
-    }
-    return 0;
+    return CounterValue(registry, "pstrain_worker_lane_fallbacks_total", reason);
   }
 
   prometheus::Registry registry;
@@ -208,6 +212,65 @@ TEST(SharedMemoryLaneTest, AShardWithLanesOffGetsEveryByteInTheMessages) {
   // One refused opening per stream (lane), each counted.
   worker.client.reset();
   EXPECT_EQ(worker.Fallbacks("FAILED_PRECONDITION"), 2);
+}
+
+TEST(SharedMemoryLaneTest, AnExchangeOwnsItsRegionUntilLetGoAndAFullLaneLeavesBytesInMessages) {
+  Shard shard(/*lanes=*/true);
+  ASSERT_NE(shard.registry, nullptr);
+  absl::Notification opened;
+  absl::StatusOr<std::shared_ptr<worker::internal::ShardLane>> lane;
+  worker::internal::ShardLane::OpenAsync(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", shard.port),
+                          grpc::InsecureChannelCredentials()),
+      1 << 20, [&](absl::StatusOr<std::shared_ptr<worker::internal::ShardLane>> l) {
+        lane = std::move(l);
+        opened.Notify();
+      });
+  ASSERT_TRUE(opened.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  ASSERT_TRUE(lane.ok()) << lane.status();
+  EXPECT_EQ(shard.registry->open_lanes(), 1);
+
+  // A push part of 600 KiB.
+  const std::vector<float> gradient(150 << 10, 1.5f);
+  std::vector<worker::internal::OutgoingRequest> requests(1);
+  requests[0].message.mutable_push()->add_gradients()->mutable_dense();
+  requests[0].dense_data = {absl::MakeConstSpan(reinterpret_cast<const char*>(gradient.data()),
+                                                gradient.size() * sizeof(float))};
+  std::vector<worker::internal::OutgoingRequest> placed;
+  std::shared_ptr<worker::internal::SegmentRegion> region = (*lane)->Place(requests, 0, &placed);
+  ASSERT_NE(region, nullptr);
+  // The caller's requests are as they were, for a retry on another stream.
+  EXPECT_EQ(requests[0].dense_data[0].size(), gradient.size() * sizeof(float));
+  EXPECT_FALSE(requests[0].message.has_lane());
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_TRUE(placed[0].dense_data[0].empty());
+  EXPECT_EQ(placed[0].message.lane().lane(), region->where().lane());
+  const SharedBytes& at = placed[0].message.push().gradients(0).dense().shared();
+  EXPECT_EQ(at.size(), static_cast<int64_t>(gradient.size() * sizeof(float)));
+  // The shard reads what the worker wrote, where the request says.
+  absl::StatusOr<std::shared_ptr<const SharedSegment>> segment =
+      shard.registry->Find(region->where().lane());
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  EXPECT_EQ(std::memcmp((*segment)->data() + at.offset(), gradient.data(), at.size()), 0);
+  ASSERT_NE(region->Find(at), nullptr);
+  SharedBytes past = at;
+  past.set_offset(region->where().offset() + region->where().size());
+  EXPECT_EQ(region->Find(past), nullptr);
+
+  // While the first exchange holds its region, a second does not fit: it
+  // keeps its bytes in its messages.
+  std::vector<worker::internal::OutgoingRequest> second;
+  EXPECT_EQ((*lane)->Place(requests, 0, &second), nullptr);
+  EXPECT_EQ((*lane)->used_bytes(), region->where().size());
+  region.reset();
+  EXPECT_EQ((*lane)->used_bytes(), 0);
+  region = (*lane)->Place(requests, 0, &second);
+  EXPECT_NE(region, nullptr);
+
+  // The lane closes on the shard once its last holder lets go.
+  region.reset();
+  lane = absl::CancelledError("dropped");
+  EXPECT_TRUE(AwaitOpenLanes(*shard.registry, 0));
 }
 
 }  // namespace

@@ -47,17 +47,6 @@ struct LaneRegistry::Connection {
   std::string lane;
 };
 
-bool RegionFits(const LaneRegion& region, int64_t segment_size) {
-  return region.offset() >= 0 && region.size() >= 0 && region.offset() <= segment_size &&
-         region.size() <= segment_size - region.offset();
-}
-
-bool RegionHolds(const LaneRegion& region, const SharedBytes& bytes) {
-  return bytes.offset() >= region.offset() && bytes.size() >= 0 &&
-         bytes.offset() - region.offset() <= region.size() &&
-         bytes.size() <= region.size() - (bytes.offset() - region.offset());
-}
-
 absl::StatusOr<std::unique_ptr<LaneRegistry>> LaneRegistry::Start(LaneRegistryOptions options) {
   absl::StatusOr<std::string> host = LocalHostIdentity();
   if (!host.ok()) return host.status();

@@ -65,7 +65,6 @@ class LaneRegistry {
 
   int open_lanes() const;
   const std::string& socket_name() const { return options_.socket_name; }
-  const std::string& host() const { return host_; }
 
  private:
   struct Connection;
@@ -96,11 +95,6 @@ class LaneRegistry {
 
   std::thread thread_;
 };
-
-// Whether `region` lies within a segment of `segment_size` bytes.
-bool RegionFits(const LaneRegion& region, int64_t segment_size);
-// Whether `bytes` lie within `region`.
-bool RegionHolds(const LaneRegion& region, const SharedBytes& bytes);
 
 }  // namespace pstrain
 

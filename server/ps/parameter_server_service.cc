@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/net/lane_region.h"
 #include "common/status/grpc_status.h"
 #include "glog/logging.h"
 #include "server/ps/pull_answer_wire.h"
@@ -309,54 +310,45 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
       SerializeMessage(front);
     } else {
       // Read the next chunk while the previous one travels, its dense
-      // values straight into the slices that will be sent.
+      // values straight into the slices that will be sent or, through a
+      // lane, into its region while that has room.
       PulledSlices slices;
-      auto destination = [&slices](int value, int64_t count) -> float* {
-        if (count * kFloatBytes < kMinSliceBytes) return nullptr;
-        slices.emplace_back(value, NewValueSlice(count * kFloatBytes));
+      std::vector<std::pair<int, SharedBytes>> in_lane;
+      auto destination = [front, &slices, &in_lane](int value, int64_t count) -> float* {
+        const int64_t bytes = count * kFloatBytes;
+        if (front->lane.segment != nullptr) {
+          if (bytes > front->lane.region.size() - front->lane_used) return nullptr;
+          SharedBytes& at = in_lane.emplace_back(value, SharedBytes()).second;
+          at.set_offset(front->lane.region.offset() + front->lane_used);
+          at.set_size(bytes);
+          front->lane_used += bytes;
+          return reinterpret_cast<float*>(front->lane.segment->data() + at.offset());
+        }
+        if (bytes < kMinSliceBytes) return nullptr;
+        slices.emplace_back(value, NewValueSlice(bytes));
         return reinterpret_cast<float*>(const_cast<uint8_t*>(slices.back().second.begin()));
       };
-      // Through a lane: values into the region while it has room.
-      std::vector<std::pair<int, SharedBytes>> in_lane;
-      auto lane_destination = [front, &in_lane](int value, int64_t count) -> float* {
-        const int64_t bytes = count * kFloatBytes;
-        if (bytes > front->lane.region.size() - front->lane_used) return nullptr;
-        SharedBytes& at = in_lane.emplace_back(value, SharedBytes()).second;
-        at.set_offset(front->lane.region.offset() + front->lane_used);
-        at.set_size(bytes);
-        front->lane_used += bytes;
-        return reinterpret_cast<float*>(front->lane.segment->data() + at.offset());
-      };
       front->message.Clear();
-      absl::Status s = front->lane.segment == nullptr
-                           ? front->cursor->Next(front->message.mutable_pull(), destination)
-                           : front->cursor->Next(front->message.mutable_pull(), lane_destination);
-      if (!in_lane.empty()) {
-        int64_t bytes = 0;
-        for (const auto& [value, at] : in_lane) bytes += at.size();
-        service_.store_.metrics().RecordLaneBytes("pull", bytes);
-      }
-      for (auto& [value, at] : in_lane) {
-        front->pulled_bytes += at.size();
-        *front->message.mutable_pull()->mutable_values(value)->mutable_dense()->mutable_shared() =
-            std::move(at);
-      }
-      if (s.ok() && front->lane.segment != nullptr) {
-        for (const NamedTensor& t : front->message.pull().values()) {
-          front->pulled_bytes += t.has_dense() ? static_cast<int64_t>(t.dense().data().size())
-                                               : static_cast<int64_t>(t.rows().values().size());
-        }
-        front->message.set_tag(front->tag);
-        SerializeMessage(front);
-      } else if (s.ok()) {
-        for (const NamedTensor& t : front->message.pull().values()) {
-          front->pulled_bytes += t.has_dense() ? static_cast<int64_t>(t.dense().data().size())
-                                               : static_cast<int64_t>(t.rows().values().size());
-        }
+      absl::Status s = front->cursor->Next(front->message.mutable_pull(), destination);
+      if (s.ok()) {
+        PullResponse& pull = *front->message.mutable_pull();
+        front->pulled_bytes += ValueBytes(pull);  // what the message itself carries
         for (const auto& [value, slice] : slices) {
           front->pulled_bytes += static_cast<int64_t>(slice.size());
         }
-        front->bytes = PullAnswerBytes(front->tag, front->message.pull(), std::move(slices));
+        int64_t lane_bytes = 0;
+        for (auto& [value, at] : in_lane) {
+          lane_bytes += at.size();
+          *pull.mutable_values(value)->mutable_dense()->mutable_shared() = std::move(at);
+        }
+        front->pulled_bytes += lane_bytes;
+        if (front->lane.segment == nullptr) {
+          front->bytes = PullAnswerBytes(front->tag, pull, std::move(slices));
+        } else {
+          service_.store_.metrics().RecordLaneBytes("pull", lane_bytes);
+          front->message.set_tag(front->tag);
+          SerializeMessage(front);
+        }
       } else {
         front->message.Clear();
         front->message.set_tag(front->tag);

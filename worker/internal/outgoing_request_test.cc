@@ -110,6 +110,20 @@ TEST(SerializeRequestTest, APushIsByteForByteTheProtobufSerialisation) {
   EXPECT_EQ(parsed.push().gradients(1).dense().data().size(), 8u);
 }
 
+TEST(SerializeRequestTest, ALaneRegionOfABorrowingPushIsSerialisedToo) {
+  const std::vector<float> a = AwkwardFloats(1000), b = AwkwardFloats(33);
+  OutgoingRequest r = PushWithEveryKindOfGradient(a, b);
+  r.message.mutable_lane()->set_lane("lane-1");
+  r.message.mutable_lane()->set_offset(4096);
+  r.message.mutable_lane()->set_size(8192);
+  const std::string wire = ByteBufferContents(SerializeRequest(r));
+  EXPECT_EQ(wire, r.Materialize().SerializeAsString());
+  PushPullRequest parsed;
+  ASSERT_TRUE(parsed.ParseFromString(wire));
+  EXPECT_EQ(parsed.lane().lane(), "lane-1");
+  EXPECT_EQ(parsed.lane().size(), 8192);
+}
+
 // gRPC may hold a request's slices after its call ends, while the worker
 // computes its next gradients into the same tensors: what was serialised
 // must not change with them.

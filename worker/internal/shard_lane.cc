@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/net/host_identity.h"
+#include "common/net/lane_region.h"
 #include "common/net/unix_socket.h"
 #include "common/status/grpc_status.h"
 #include "protos/parameter_server.grpc.pb.h"
@@ -28,10 +29,7 @@ int64_t Aligned(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * 
 SegmentRegion::~SegmentRegion() { lane_->Free(where_.offset()); }
 
 const char* SegmentRegion::Find(const SharedBytes& at) const {
-  const int64_t from = at.offset() - where_.offset();
-  if (from < 0 || at.size() < 0 || from > where_.size() || at.size() > where_.size() - from) {
-    return nullptr;
-  }
+  if (!RegionHolds(where_, at)) return nullptr;
   return lane_->segment_->data() + at.offset();
 }
 

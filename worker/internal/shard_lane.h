@@ -76,10 +76,6 @@ class ShardLane : public std::enable_shared_from_this<ShardLane> {
   ShardLane(const ShardLane&) = delete;
   ShardLane& operator=(const ShardLane&) = delete;
 
-  // The lane's name in requests (the grant it was opened with).
-  const std::string& id() const { return id_; }
-  int64_t segment_bytes() const { return segment_->size(); }
-
   // Places one exchange in the lane: copies `requests`, with each dense
   // gradient's bytes moved into a region of the segment (DenseTensor.
   // shared) and every message naming the region (PushPullRequest.lane),

@@ -87,11 +87,6 @@ void ShardStream::OpenLane(StreamLaneOptions options) {
   cancel_lane_ = std::move(cancel);
 }
 
-bool ShardStream::has_lane() const {
-  absl::MutexLock l(&mu_);
-  return lane_ != nullptr;
-}
-
 std::shared_ptr<StreamExchange> ShardStream::Start(std::vector<OutgoingRequest>* requests) {
   auto exchange = std::make_shared<StreamExchange>(requests);
   std::shared_ptr<ShardLane> lane;

@@ -100,9 +100,6 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   // Whether gRPC is done with the stream and its lane's opening.
   bool done() const { return done_.HasBeenNotified() && lane_settled_.HasBeenNotified(); }
 
-  // Whether the stream's lane is open (exchanges may use it).
-  bool has_lane() const;
-
   // grpc::ClientBidiReactor.
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
