@@ -41,6 +41,11 @@ double ThroughputWindow::ExamplesPerSecond() const {
   return seconds > 0 ? examples / seconds : 0;
 }
 
+double ThroughputWindow::CpuSecondsPerThousandExamples() const {
+  const double examples = ExamplesPerSecond() * seconds;
+  return examples > 0 ? cpu_seconds / examples * 1000 : 0;
+}
+
 absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(
     int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
     const std::string& bin_dir, const std::vector<std::string>& coordinator_flags,
@@ -83,6 +88,16 @@ std::vector<const LocalTask*> BenchCluster::Workers() const {
   return workers;
 }
 
+absl::StatusOr<double> BenchCluster::CpuSeconds() {
+  double total = 0;
+  for (const LocalTask& task : cluster_->tasks()) {
+    absl::StatusOr<MetricsPage> page = ScrapeMetrics(task, kScrapeTimeout);
+    if (!page.ok()) return page.status();
+    total += page->Sum("process_cpu_seconds_total");
+  }
+  return total;
+}
+
 int BenchCluster::num_workers() const { return static_cast<int>(Workers().size()); }
 
 absl::StatusOr<std::vector<MetricsPage>> BenchCluster::ScrapeWorkers() {
@@ -111,9 +126,8 @@ absl::StatusOr<JobStatus> BenchCluster::Get(const std::string& job_id) {
 absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id,
                                                        const std::vector<MetricsPage>& before,
                                                        absl::Duration start_timeout,
-                                                       absl::Duration warmup,
-                                                       absl::Duration window, int min_steps,
-                                                       absl::Duration max_window) {
+                                                       absl::Duration warmup, absl::Duration window,
+                                                       int min_steps, absl::Duration max_window) {
   const absl::Time give_up = absl::Now() + start_timeout;
   for (;;) {
     absl::StatusOr<std::vector<MetricsPage>> now = ScrapeWorkers();
@@ -129,9 +143,9 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
     absl::StatusOr<JobStatus> job = Get(job_id);
     if (!job.ok()) return job.status();
     if (HasEnded(job->state())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("job ", job_id, " ended before every worker trained: ",
-                       JobState_Name(job->state()), " ", job->reason()));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", job_id, " ended before every worker trained: ", JobState_Name(job->state()), " ",
+          job->reason()));
     }
     if (absl::Now() > give_up) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -147,6 +161,8 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
   const absl::Time start = absl::Now();
   absl::StatusOr<std::vector<MetricsPage>> first = ScrapeWorkers();
   if (!first.ok()) return first.status();
+  absl::StatusOr<double> cpu_first = CpuSeconds();
+  if (!cpu_first.ok()) return cpu_first.status();
   absl::SleepFor(window);
   // A large model takes seconds a step: the window stretches (up to
   // max_window) until every worker has computed min_steps in it.
@@ -168,17 +184,20 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
     last = ScrapeWorkers();
     if (!last.ok()) return last.status();
   }
+  absl::StatusOr<double> cpu_last = CpuSeconds();
+  if (!cpu_last.ok()) return cpu_last.status();
   absl::StatusOr<JobStatus> job_end = Get(job_id);
   if (!job_end.ok()) return job_end.status();
   if (HasEnded(job_end->state())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " ended during the measured window: ",
-                     JobState_Name(job_end->state()), " ", job_end->reason()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id, " ended during the measured window: ", JobState_Name(job_end->state()), " ",
+        job_end->reason()));
   }
 
   ThroughputWindow measured;
   measured.seconds = absl::ToDoubleSeconds(end - start);
   measured.global_steps = job_end->global_step() - job_start->global_step();
+  measured.cpu_seconds = *cpu_last - *cpu_first;
   const std::vector<const LocalTask*> workers = Workers();
   for (size_t i = 0; i < workers.size(); ++i) {
     const MetricsPage& a = (*first)[i];
@@ -190,7 +209,8 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
         b.Sum("pstrain_worker_examples_total") - a.Sum("pstrain_worker_examples_total");
     for (const std::string& phase : StepPhases()) {
       const char* kSum = "pstrain_worker_step_phase_seconds_sum";
-      worker.phase_seconds[phase] = b.Sum(kSum, {{"phase", phase}}) - a.Sum(kSum, {{"phase", phase}});
+      worker.phase_seconds[phase] =
+          b.Sum(kSum, {{"phase", phase}}) - a.Sum(kSum, {{"phase", phase}});
     }
     const char* kPush = "pstrain_worker_push_latency_seconds";
     worker.pushes = b.Sum(absl::StrCat(kPush, "_count")) - a.Sum(absl::StrCat(kPush, "_count"));
@@ -213,10 +233,9 @@ absl::Status BenchCluster::StopAndWait(const std::string& job_id, absl::Duration
     if (!job.ok()) return job.status();
     if (HasEnded(job->state())) return absl::OkStatus();
     if (absl::Now() > give_up) {
-      return absl::DeadlineExceededError(absl::StrCat("job ", job_id, " still ",
-                                                      JobState_Name(job->state()), " ",
-                                                      absl::FormatDuration(timeout),
-                                                      " after it was stopped"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("job ", job_id, " still ", JobState_Name(job->state()), " ",
+                       absl::FormatDuration(timeout), " after it was stopped"));
     }
     absl::SleepFor(absl::Milliseconds(100));
   }

@@ -44,8 +44,13 @@ struct ThroughputWindow {
   // rounds); it moves by the workers' progress reports, every
   // steps_per_loop steps.
   int64_t global_steps = 0;
+  // CPU time of every process of the cluster (coordinator, parameter
+  // servers, workers, evaluator: process_cpu_seconds_total) in the window.
+  double cpu_seconds = 0;
 
   double ExamplesPerSecond() const;
+  // Cluster CPU seconds per 1,000 examples the workers computed.
+  double CpuSecondsPerThousandExamples() const;
 };
 
 // One evaluation seen while following a job.
@@ -58,9 +63,9 @@ struct EvaluationPoint {
 // How a job run to a target accuracy went.
 struct TargetRun {
   std::vector<EvaluationPoint> evaluations;  // in arrival order, skipped ones left out
-  double seconds = 0;           // from submit to the evaluation at the target
-  int64_t step = 0;             // of the checkpoint that reached it
-  double accuracy = 0;          // its test accuracy
+  double seconds = 0;                        // from submit to the evaluation at the target
+  int64_t step = 0;                          // of the checkpoint that reached it
+  double accuracy = 0;                       // its test accuracy
   bool reached = false;
   JobStatus final_status;
 };
@@ -116,6 +121,8 @@ class BenchCluster {
   BenchCluster() = default;
   absl::StatusOr<JobStatus> Get(const std::string& job_id);
   std::vector<const LocalTask*> Workers() const;
+  // The CPU seconds every process of the cluster has used so far.
+  absl::StatusOr<double> CpuSeconds();
 
   std::unique_ptr<LocalCluster> cluster_;
   std::unique_ptr<JobService::Stub> jobs_;

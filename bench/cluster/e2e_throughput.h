@@ -3,10 +3,13 @@
 
 // cluster_bench's end-to-end part: examples/s of 1 ps + 2 workers, async
 // and sync, on the Fashion-MNIST MLP 784-256-128-10, against the
-// single-process trainer, and each worker's step-time breakdown.
+// single-process trainer, and each worker's step-time breakdown; on both
+// data paths: shared-memory lanes (what `pstrain local` uses) and tensor
+// bytes in the gRPC messages (as between hosts).
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -18,16 +21,25 @@
 namespace pstrain {
 namespace bench {
 
-struct E2eResults {
+// One data path's runs.
+struct E2ePath {
+  std::string name;  // "shm", "grpc"
   ThroughputPoint async_run;
   ThroughputPoint sync_run;
-  // The single-process run before the async run's cluster window.
+};
+
+struct E2eResults {
+  // Shared memory first: the targets are read on it.
+  std::vector<E2ePath> paths;
+  // The single-process run before the first cluster window.
   SingleProcessRun fashion_reference;
 };
 
-// Each cluster run is bracketed by single-process runs (before and after,
-// the one between the async and sync runs shared): other work on a shared
-// machine moves absolute figures within a minute.
+// Measures the shared-memory path on `cluster` (started with lanes on, the
+// default) and the gRPC path on a cluster of its own whose workers run
+// with --shm=false. Each cluster run is bracketed by single-process runs
+// (before and after, each shared with the next run): other work on a
+// shared machine moves absolute figures within a minute.
 absl::StatusOr<E2eResults> RunE2eThroughput(ClusterBenchSettings& settings, BenchCluster& cluster);
 
 // The throughput table and targets, then the step-time breakdown (naming

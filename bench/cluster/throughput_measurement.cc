@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "bench/cluster/bench_job.h"
 #include "bench/common/text_file.h"
 #include "client/binary_locator.h"
@@ -88,14 +89,17 @@ absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
   return measured;
 }
 
-absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(ClusterBenchSettings& settings,
-                                                           int workers) {
+absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(
+    ClusterBenchSettings& settings, int workers,
+    const std::vector<std::string>& extra_worker_flags) {
+  std::vector<std::string> worker_flags = settings.worker_flags;
+  worker_flags.insert(worker_flags.end(), extra_worker_flags.begin(), extra_worker_flags.end());
   Progress(absl::StrCat("starting a local cluster: 1 coordinator, 1 ps, ", workers,
-                        " workers, 1 evaluator"));
+                        " workers, 1 evaluator", worker_flags.empty() ? "" : ", workers with ",
+                        absl::StrJoin(worker_flags, " ")));
   return BenchCluster::Start(
       1, workers, absl::StrCat(settings.work_dir, "/cluster-", workers, "w-", settings.next_job++),
-      settings.checkpoint_root, settings.bin_dir, settings.coordinator_flags,
-      settings.worker_flags);
+      settings.checkpoint_root, settings.bin_dir, settings.coordinator_flags, worker_flags);
 }
 
 SingleProcessRun Bracketing(const SingleProcessRun& before, const SingleProcessRun& after) {

@@ -54,9 +54,11 @@ absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
                                                 const std::vector<int64_t>& hidden, bool sync,
                                                 absl::Duration window);
 
-// A local cluster of 1 coordinator, 1 ps, `workers` workers, 1 evaluator.
-absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(ClusterBenchSettings& settings,
-                                                           int workers);
+// A local cluster of 1 coordinator, 1 ps, `workers` workers, 1 evaluator;
+// the workers get `extra_worker_flags` after settings.worker_flags.
+absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(
+    ClusterBenchSettings& settings, int workers,
+    const std::vector<std::string>& extra_worker_flags = {});
 
 // The mean of two single-process runs, one on each side of a cluster run.
 SingleProcessRun Bracketing(const SingleProcessRun& before, const SingleProcessRun& after);

@@ -343,8 +343,8 @@ int main(int argc, char** argv) {
     for (int mb : models_mb) these.push_back(DenseModel(mb, shards));
     for (const BenchModel& model : these) {
       for (const std::string& path : paths) {
-        std::fprintf(stderr, "push_pull_bench: %s over %d shard(s), %s...\n",
-                     model.label.c_str(), shards, path.c_str());
+        std::fprintf(stderr, "push_pull_bench: %s over %d shard(s), %s...\n", model.label.c_str(),
+                     shards, path.c_str());
         const Result r = Run(model, shards, path == "shm");
         std::fprintf(stderr, "  %d steps, %.2f GB/s, %.2f ms/step, CPU %.2f ms/step\n", r.steps,
                      r.rate() / 1e9, r.step_ms(), r.cpu_ms());
