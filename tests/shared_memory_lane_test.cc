@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "common/clock/clock.h"
 #include "common/model/model.h"
+#include "common/process/child_process.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -159,6 +163,17 @@ bool AwaitOpenLanes(const LaneRegistry& registry, int open) {
   return true;
 }
 
+// Whether this process maps a lane segment (SharedSegment names them
+// "memfd:pstrain-lane" in /proc/<pid>/maps).
+bool MapsALaneSegment() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("memfd:pstrain-lane") != std::string::npos) return true;
+  }
+  return false;
+}
+
 void ExpectSameValues(const worker::PulledParameters& a, const worker::PulledParameters& b) {
   for (const char* name : {"weights", "bias"}) {
     const Tensor& x = a.dense.at(name);
@@ -267,10 +282,39 @@ TEST(SharedMemoryLaneTest, AnExchangeOwnsItsRegionUntilLetGoAndAFullLaneLeavesBy
   region = (*lane)->Place(requests, 0, &second);
   EXPECT_NE(region, nullptr);
 
-  // The lane closes on the shard once its last holder lets go.
+  // The lane closes on the shard once its last holder lets go, and
+  // neither end keeps the segment mapped.
   region.reset();
   lane = absl::CancelledError("dropped");
   EXPECT_TRUE(AwaitOpenLanes(*shard.registry, 0));
+  segment = absl::CancelledError("dropped");
+  EXPECT_FALSE(MapsALaneSegment());
+}
+
+TEST(SharedMemoryLaneTest, AWorkerKilledWithSigkillLeavesNoLaneAndNoMappingOnTheShard) {
+  Shard shard(/*lanes=*/true);
+  ASSERT_NE(shard.registry, nullptr);
+  ASSERT_FALSE(MapsALaneSegment());
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  ASSERT_NE(srcdir, nullptr) << "run under bazel test";
+  const std::string log = absl::StrCat(std::getenv("TEST_TMPDIR"), "/lane_holder.log");
+  ChildProcessOptions options;
+  options.program = absl::StrCat(srcdir, "/pstrain/tests/lane_holder");
+  options.args = {absl::StrCat("127.0.0.1:", shard.port)};
+  options.log_path = log;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> holder = ChildProcess::Start(options);
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE(AwaitOpenLanes(*shard.registry, 1));
+  // The shard (this process) maps the worker's segment while the lane is
+  // open...
+  EXPECT_TRUE(MapsALaneSegment());
+  (*holder)->Signal(SIGKILL);
+  absl::StatusOr<ExitStatus> exit = (*holder)->Wait(absl::Seconds(10));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_EQ(exit->signal, SIGKILL) << exit->ToString();
+  // ...and neither the lane nor the mapping outlives the worker.
+  EXPECT_TRUE(AwaitOpenLanes(*shard.registry, 0));
+  EXPECT_FALSE(MapsALaneSegment());
 }
 
 }  // namespace
