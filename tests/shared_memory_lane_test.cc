@@ -16,15 +16,12 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "common/clock/clock.h"
 #include "common/model/model.h"
 #include "common/process/child_process.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
-#include "server/ps/lane_registry.h"
-#include "server/ps/parameter_server_service.h"
-#include "server/ps/shard_store.h"
+#include "server/ps/in_process_shard.h"
 #include "worker/clock.h"
 #include "worker/internal/shard_lane.h"
 #include "worker/ps_client.h"
@@ -52,52 +49,34 @@ double CounterValue(const prometheus::Registry& registry, const std::string& fam
   return 0;
 }
 
-// A shard with its own store, service and server on 127.0.0.1:0, holding
-// "weights" and "bias"; lanes on when `lanes` is set.
+// A shard in this process holding "weights" and "bias"; lanes on when
+// `lanes` is set.
 struct Shard {
   explicit Shard(bool lanes) {
-    if (lanes) {
-      absl::StatusOr<std::unique_ptr<LaneRegistry>> started = LaneRegistry::Start();
-      EXPECT_TRUE(started.ok()) << started.status();
-      if (started.ok()) registry = *std::move(started);
-    }
-    store = std::make_unique<ShardStore>(ShardStoreOptions(), clock, metrics);
-    service = std::make_unique<ParameterServerService>(*store, ParameterServerServiceOptions(),
-                                                       registry.get());
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.SetMaxReceiveMessageSize(16 << 20);
-    builder.RegisterService(service.get());
-    server = builder.BuildAndStart();
-    CreateVariablesRequest r;
-    r.set_job_id("lanes");
-    r.set_num_shards(1);
-    r.set_num_workers(1);
-    r.mutable_optimizer()->set_learning_rate(kLearningRate);
-    for (const auto& [name, shape] : {std::pair{"weights", kWeights}, std::pair{"bias", kBias}}) {
-      VariableSpec* v = r.add_variables();
-      v->set_name(name);
-      v->set_kind(VARIABLE_KIND_DENSE);
-      v->set_dtype(DATA_TYPE_FLOAT32);
-      for (int64_t d : shape.dims()) v->mutable_shape()->add_dims(d);
-    }
-    const absl::Status created = store->CreateVariables(r).status();
+    InProcessShardOptions options;
+    options.lanes = lanes;
+    absl::StatusOr<std::unique_ptr<InProcessShard>> started = InProcessShard::Start(options);
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (!started.ok()) return;
+    in_process = *std::move(started);
+    registry = in_process->lanes();
+    address = in_process->address();
+    const absl::Status created =
+        in_process->store()
+            .CreateVariables(DenseVariablesRequest("lanes", 0, 1, 1, kLearningRate,
+                                                   {{"weights", kWeights}, {"bias", kBias}}))
+            .status();
     EXPECT_TRUE(created.ok()) << created;
   }
-  ~Shard() { server->Shutdown(std::chrono::system_clock::now()); }
 
   // Bytes counted in pstrain_ps_lane_bytes_total{direction}.
   double LaneBytes(const std::string& direction) const {
-    return CounterValue(metrics, "pstrain_ps_lane_bytes_total", direction);
+    return CounterValue(in_process->metrics(), "pstrain_ps_lane_bytes_total", direction);
   }
 
-  RealClock clock;
-  prometheus::Registry metrics;
-  std::unique_ptr<LaneRegistry> registry;
-  std::unique_ptr<ShardStore> store;
-  std::unique_ptr<ParameterServerService> service;
-  std::unique_ptr<grpc::Server> server;
-  int port = 0;
+  std::unique_ptr<InProcessShard> in_process;
+  LaneRegistry* registry = nullptr;  // null: lanes off
+  std::string address;
 };
 
 // A worker's client of `shard`, with lanes on or off, and what it needs.
@@ -121,8 +100,8 @@ struct Worker {
     options.incarnation = 1;
     options.shared_memory = shared_memory;
     absl::StatusOr<std::unique_ptr<worker::ParameterServerClient>> created =
-        worker::ParameterServerClient::Create({absl::StrCat("127.0.0.1:", shard.port)},
-                                              *std::move(slicer), options, clock, random, &metrics);
+        worker::ParameterServerClient::Create({shard.address}, *std::move(slicer), options, clock,
+                                              random, &metrics);
     EXPECT_TRUE(created.ok()) << created.status();
     client = *std::move(created);
     pulled.versions.assign(1, 0);
@@ -235,9 +214,8 @@ TEST(SharedMemoryLaneTest, AnExchangeOwnsItsRegionUntilLetGoAndAFullLaneLeavesBy
   absl::Notification opened;
   absl::StatusOr<std::shared_ptr<worker::internal::ShardLane>> lane;
   worker::internal::ShardLane::OpenAsync(
-      grpc::CreateChannel(absl::StrCat("127.0.0.1:", shard.port),
-                          grpc::InsecureChannelCredentials()),
-      1 << 20, [&](absl::StatusOr<std::shared_ptr<worker::internal::ShardLane>> l) {
+      grpc::CreateChannel(shard.address, grpc::InsecureChannelCredentials()), 1 << 20,
+      [&](absl::StatusOr<std::shared_ptr<worker::internal::ShardLane>> l) {
         lane = std::move(l);
         opened.Notify();
       });
@@ -300,7 +278,7 @@ TEST(SharedMemoryLaneTest, AWorkerKilledWithSigkillLeavesNoLaneAndNoMappingOnThe
   const std::string log = absl::StrCat(std::getenv("TEST_TMPDIR"), "/lane_holder.log");
   ChildProcessOptions options;
   options.program = absl::StrCat(srcdir, "/pstrain/tests/lane_holder");
-  options.args = {absl::StrCat("127.0.0.1:", shard.port)};
+  options.args = {shard.address};
   options.log_path = log;
   absl::StatusOr<std::unique_ptr<ChildProcess>> holder = ChildProcess::Start(options);
   ASSERT_TRUE(holder.ok()) << holder.status();

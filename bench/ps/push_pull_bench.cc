@@ -33,15 +33,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/ps/loopback_reference.h"
-#include "common/clock/clock.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "grpcpp/grpcpp.h"
-#include "protos/parameter_server.grpc.pb.h"
 #include "server/ps/allocator_tuning.h"
-#include "server/ps/lane_registry.h"
-#include "server/ps/parameter_server_service.h"
-#include "server/ps/shard_store.h"
+#include "server/ps/in_process_shard.h"
 #include "worker/clock.h"
 #include "worker/ps_client.h"
 #include "worker/random_source.h"
@@ -65,57 +60,31 @@ DEFINE_string(report, "", "write a Markdown section of the results to this file"
 namespace pstrain {
 namespace {
 
-constexpr int kMaxMessage = 16 << 20;  // pstrain-ps's default --max_message_mb
 constexpr float kLearningRate = 1e-6f;
 constexpr float kGradient = 0.5f;
 
-// One shard: its own store, service and server on 127.0.0.1:0, holding the
-// variables of `variables` placed on it.
-struct Shard {
-  Shard(int index, int num_shards, const std::vector<std::pair<std::string, Shape>>& variables,
-        const std::vector<int>& placement, bool shm) {
-    store = std::make_unique<ShardStore>(ShardStoreOptions(), clock, registry);
-    ParameterServerServiceOptions options;
-    options.chunk_bytes = static_cast<int64_t>(FLAGS_chunk_kb) << 10;
-    if (shm) {
-      absl::StatusOr<std::unique_ptr<LaneRegistry>> started = LaneRegistry::Start();
-      CHECK(started.ok()) << "cannot offer shared-memory lanes: " << started.status();
-      lanes = *std::move(started);
-    }
-    service = std::make_unique<ParameterServerService>(*store, options, lanes.get());
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.SetMaxReceiveMessageSize(kMaxMessage);
-    builder.RegisterService(service.get());
-    server = builder.BuildAndStart();
-    CHECK(server != nullptr) << "cannot start a shard's gRPC server on 127.0.0.1";
-    CreateVariablesRequest r;
-    r.set_job_id("bench");
-    r.set_shard_index(index);
-    r.set_num_shards(num_shards);
-    r.set_num_workers(1);
-    r.mutable_optimizer()->set_learning_rate(kLearningRate);
-    for (size_t i = 0; i < variables.size(); ++i) {
-      if (placement[i] != index) continue;
-      VariableSpec* v = r.add_variables();
-      v->set_name(variables[i].first);
-      v->set_kind(VARIABLE_KIND_DENSE);
-      v->set_dtype(DATA_TYPE_FLOAT32);
-      for (int64_t d : variables[i].second.dims()) v->mutable_shape()->add_dims(d);
-    }
-    const absl::Status created = store->CreateVariables(r).status();
-    CHECK(created.ok()) << created;
+// Shard `index` of `num_shards`, configured as pstrain-ps configures it,
+// holding the variables of `variables` placed on it.
+std::unique_ptr<InProcessShard> StartShard(
+    int index, int num_shards, const std::vector<std::pair<std::string, Shape>>& variables,
+    const std::vector<int>& placement, bool shm) {
+  InProcessShardOptions options;
+  options.service.chunk_bytes = static_cast<int64_t>(FLAGS_chunk_kb) << 10;
+  options.lanes = shm;
+  absl::StatusOr<std::unique_ptr<InProcessShard>> shard = InProcessShard::Start(options);
+  CHECK(shard.ok()) << "cannot start shard " << index << ": " << shard.status();
+  std::vector<std::pair<std::string, Shape>> placed;
+  for (size_t i = 0; i < variables.size(); ++i) {
+    if (placement[i] == index) placed.push_back(variables[i]);
   }
-  ~Shard() { server->Shutdown(std::chrono::system_clock::now()); }
-
-  RealClock clock;
-  prometheus::Registry registry;
-  std::unique_ptr<ShardStore> store;
-  std::unique_ptr<LaneRegistry> lanes;
-  std::unique_ptr<ParameterServerService> service;
-  std::unique_ptr<grpc::Server> server;
-  int port = 0;
-};
+  const absl::Status created = (*shard)
+                                   ->store()
+                                   .CreateVariables(DenseVariablesRequest(
+                                       "bench", index, num_shards, 1, kLearningRate, placed))
+                                   .status();
+  CHECK(created.ok()) << created;
+  return *std::move(shard);
+}
 
 double CpuSeconds() {
   rusage u;
@@ -175,11 +144,11 @@ struct Result {
 Result Run(const BenchModel& model, int num_shards, bool shm) {
   std::vector<int> placement;
   for (size_t i = 0; i < model.variables.size(); ++i) placement.push_back(i % num_shards);
-  std::vector<std::unique_ptr<Shard>> shards;
+  std::vector<std::unique_ptr<InProcessShard>> shards;
   std::vector<std::string> addresses;
   for (int i = 0; i < num_shards; ++i) {
-    shards.push_back(std::make_unique<Shard>(i, num_shards, model.variables, placement, shm));
-    addresses.push_back(absl::StrCat("127.0.0.1:", shards.back()->port));
+    shards.push_back(StartShard(i, num_shards, model.variables, placement, shm));
+    addresses.push_back(shards.back()->address());
   }
   std::vector<VariableDef> defs;
   google::protobuf::RepeatedPtrField<VariablePlacement> placements;
@@ -229,7 +198,8 @@ Result Run(const BenchModel& model, int num_shards, bool shm) {
       // Lanes open beside the streams the first steps opened.
       for (const auto& shard : shards) {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (shard->lanes != nullptr && shard->lanes->open_lanes() < FLAGS_streams_per_shard) {
+        while (shard->lanes() != nullptr &&
+               shard->lanes()->open_lanes() < FLAGS_streams_per_shard) {
           CHECK(std::chrono::steady_clock::now() < deadline)
               << "the lanes to a shard did not open within 10 s";
           absl::SleepFor(absl::Milliseconds(1));

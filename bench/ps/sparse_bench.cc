@@ -16,14 +16,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/report/markdown_report.h"
-#include "common/clock/clock.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
 #include "server/ps/allocator_tuning.h"
-#include "server/ps/parameter_server_service.h"
-#include "server/ps/shard_store.h"
+#include "server/ps/in_process_shard.h"
 
 DEFINE_int64(rows, 1000000, "rows in the table (ids drawn uniformly from [0, rows))");
 DEFINE_int32(dim, 64, "floats per row");
@@ -109,17 +107,10 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   using namespace pstrain;
   TuneAllocatorForLargeMessages();
-  RealClock clock;
-  prometheus::Registry registry;
-  ShardStore store(ShardStoreOptions(), clock, registry);
-  ParameterServerService service(store);
-  int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(16 << 20);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  CHECK(server != nullptr);
+  absl::StatusOr<std::unique_ptr<InProcessShard>> started = InProcessShard::Start();
+  CHECK(started.ok()) << started.status();
+  InProcessShard& in_process = **started;
+  ShardStore& store = in_process.store();
 
   CreateVariablesRequest r;
   r.set_job_id("bench");
@@ -185,8 +176,8 @@ int main(int argc, char** argv) {
     args.SetMaxReceiveMessageSize(-1);
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetInt("pstrain.bench_stream", k);
-    stubs.push_back(ParameterServer::NewStub(grpc::CreateCustomChannel(
-        absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args)));
+    stubs.push_back(ParameterServer::NewStub(
+        grpc::CreateCustomChannel(in_process.address(), grpc::InsecureChannelCredentials(), args)));
   }
   for (const bool push : {false, true}) {
     std::vector<std::vector<PushPullRequest>> requests(FLAGS_streams);
@@ -211,7 +202,6 @@ int main(int argc, char** argv) {
                     absl::StrFormat("%.2f", rate * FLAGS_dim * 4 / 1e9),
                     absl::StrFormat("%.2f", rate / alone[push])});
   }
-  server->Shutdown();
 
   report.Paragraph(absl::StrFormat(
       "A dynamic table of %d rows of %d floats (%.0f MB, every row created before measuring) on "
