@@ -22,8 +22,11 @@ int main(int argc, char** argv) {
   }
   absl::Notification opened;
   absl::StatusOr<std::shared_ptr<pstrain::worker::internal::ShardLane>> lane;
+  // Kept for the lane's life, as a worker's streams keep their channels.
+  const std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(argv[1], grpc::InsecureChannelCredentials());
   pstrain::worker::internal::ShardLane::OpenAsync(
-      grpc::CreateChannel(argv[1], grpc::InsecureChannelCredentials()), 1 << 20,
+      channel, 1 << 20,
       [&](absl::StatusOr<std::shared_ptr<pstrain::worker::internal::ShardLane>> l) {
         lane = std::move(l);
         opened.Notify();

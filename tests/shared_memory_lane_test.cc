@@ -35,6 +35,10 @@ constexpr float kLearningRate = 0.5f;
 // Over one 1 MiB message, so the message path chunks it.
 const Shape kWeights({300, 1000});
 const Shape kBias({10});
+// An embedding table, and the rows each step reads and updates.
+constexpr int64_t kTableRows = 1000;
+constexpr int64_t kTableDim = 16;
+const std::vector<int64_t> kStepIds = {3, 17, 999, 42, 3};
 
 // The value of counter `family` in `registry` whose first label has
 // `label_value`; 0 when it has none yet.
@@ -49,8 +53,8 @@ double CounterValue(const prometheus::Registry& registry, const std::string& fam
   return 0;
 }
 
-// A shard in this process holding "weights" and "bias"; lanes on when
-// `lanes` is set.
+// A shard in this process holding "weights", "bias" and the table "emb";
+// lanes on when `lanes` is set.
 struct Shard {
   explicit Shard(bool lanes) {
     InProcessShardOptions options;
@@ -61,11 +65,15 @@ struct Shard {
     in_process = *std::move(started);
     registry = in_process->lanes();
     address = in_process->address();
-    const absl::Status created =
-        in_process->store()
-            .CreateVariables(DenseVariablesRequest("lanes", 0, 1, 1, kLearningRate,
-                                                   {{"weights", kWeights}, {"bias", kBias}}))
-            .status();
+    CreateVariablesRequest request = DenseVariablesRequest(
+        "lanes", 0, 1, 1, kLearningRate, {{"weights", kWeights}, {"bias", kBias}});
+    VariableSpec* table = request.add_variables();
+    table->set_name("emb");
+    table->set_kind(VARIABLE_KIND_EMBEDDING);
+    table->set_dtype(DATA_TYPE_FLOAT32);
+    table->mutable_shape()->add_dims(kTableRows);
+    table->mutable_shape()->add_dims(kTableDim);
+    const absl::Status created = in_process->store().CreateVariables(request).status();
     EXPECT_TRUE(created.ok()) << created;
   }
 
@@ -93,6 +101,13 @@ struct Worker {
       defs.push_back(def);
       placements.Add()->set_name(name);
     }
+    VariableDef table;
+    table.spec.set_name("emb");
+    table.spec.set_kind(VARIABLE_KIND_EMBEDDING);
+    table.spec.set_dtype(DATA_TYPE_FLOAT32);
+    table.spec.mutable_shape()->add_dims(kTableRows);
+    table.spec.mutable_shape()->add_dims(kTableDim);
+    defs.push_back(table);
     absl::StatusOr<worker::ShardSlicer> slicer = worker::ShardSlicer::Create(defs, placements, 1);
     EXPECT_TRUE(slicer.ok()) << slicer.status();
     worker::ParameterServerClientOptions options;
@@ -107,17 +122,22 @@ struct Worker {
     pulled.versions.assign(1, 0);
   }
 
-  // Pushes gradients that differ by element and step, then pulls.
+  // Pushes gradients that differ by element and step (the table's rows of
+  // kStepIds among them, one id twice), then pulls.
   void Step(int step) {
     Gradients gradients;
     for (const auto& [name, shape] : {std::pair{"weights", kWeights}, std::pair{"bias", kBias}}) {
       float* g = gradients.DenseBuffer(name, shape).value();
       for (int64_t i = 0; i < shape.num_elements(); ++i) g[i] = 0.001f * (i % 97) + step;
     }
+    float* rows = gradients.RowsBuffer("emb", kStepIds, kTableDim).value();
+    for (int64_t i = 0; i < static_cast<int64_t>(kStepIds.size()) * kTableDim; ++i) {
+      rows[i] = 0.01f * i + step;
+    }
     absl::StatusOr<worker::PushSummary> pushed = client->Push(gradients, pulled.versions, 1);
     ASSERT_TRUE(pushed.ok()) << pushed.status();
     EXPECT_TRUE(pushed->applied);
-    const absl::Status read = client->Pull(RowIds(), worker::PullOptions(), &pulled);
+    const absl::Status read = client->Pull({{"emb", kStepIds}}, worker::PullOptions(), &pulled);
     ASSERT_TRUE(read.ok()) << read;
   }
 
@@ -161,6 +181,13 @@ void ExpectSameValues(const worker::PulledParameters& a, const worker::PulledPar
     EXPECT_TRUE(std::equal(x.data<float>(), x.data<float>() + x.num_elements(), y.data<float>()))
         << name << " differs between the lane and the message path";
   }
+  const EmbeddingRows& x = a.rows.at("emb");
+  const EmbeddingRows& y = b.rows.at("emb");
+  EXPECT_EQ(x.ids, y.ids);
+  ASSERT_EQ(x.values.num_elements(), y.values.num_elements());
+  EXPECT_TRUE(std::equal(x.values.data<float>(), x.values.data<float>() + x.values.num_elements(),
+                         y.values.data<float>()))
+      << "the table's rows differ between the lane and the message path";
 }
 
 TEST(SharedMemoryLaneTest, LanesCarryTheBytesAndGiveTheValuesOfTheMessagePath) {
@@ -181,9 +208,11 @@ TEST(SharedMemoryLaneTest, LanesCarryTheBytesAndGiveTheValuesOfTheMessagePath) {
     through_messages.Step(step);
     ExpectSameValues(through_lanes.pulled, through_messages.pulled);
   }
-  const double model_bytes = (kWeights.num_elements() + kBias.num_elements()) * 4.0;
-  EXPECT_EQ(with_lanes.LaneBytes("push") - pushed_before, 3 * model_bytes);
-  EXPECT_EQ(with_lanes.LaneBytes("pull") - pulled_before, 3 * model_bytes);
+  // Dense variables and the table's rows, both ways.
+  const double step_bytes =
+      (kWeights.num_elements() + kBias.num_elements() + kStepIds.size() * kTableDim) * 4.0;
+  EXPECT_EQ(with_lanes.LaneBytes("push") - pushed_before, 3 * step_bytes);
+  EXPECT_EQ(with_lanes.LaneBytes("pull") - pulled_before, 3 * step_bytes);
   EXPECT_EQ(without.LaneBytes("push"), 0);
   EXPECT_EQ(through_lanes.Fallbacks("FAILED_PRECONDITION"), 0);
   // The values moved: SGD from zeros, so weights[1] = -lr * sum of steps'
@@ -213,9 +242,10 @@ TEST(SharedMemoryLaneTest, AnExchangeOwnsItsRegionUntilLetGoAndAFullLaneLeavesBy
   ASSERT_NE(shard.registry, nullptr);
   absl::Notification opened;
   absl::StatusOr<std::shared_ptr<worker::internal::ShardLane>> lane;
+  const std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(shard.address, grpc::InsecureChannelCredentials());
   worker::internal::ShardLane::OpenAsync(
-      grpc::CreateChannel(shard.address, grpc::InsecureChannelCredentials()), 1 << 20,
-      [&](absl::StatusOr<std::shared_ptr<worker::internal::ShardLane>> l) {
+      channel, 1 << 20, [&](absl::StatusOr<std::shared_ptr<worker::internal::ShardLane>> l) {
         lane = std::move(l);
         opened.Notify();
       });
@@ -236,7 +266,7 @@ TEST(SharedMemoryLaneTest, AnExchangeOwnsItsRegionUntilLetGoAndAFullLaneLeavesBy
   EXPECT_EQ(requests[0].dense_data[0].size(), gradient.size() * sizeof(float));
   EXPECT_FALSE(requests[0].message.has_lane());
   ASSERT_EQ(placed.size(), 1u);
-  EXPECT_TRUE(placed[0].dense_data[0].empty());
+  EXPECT_TRUE(placed[0].dense_data.empty());
   EXPECT_EQ(placed[0].message.lane().lane(), region->where().lane());
   const SharedBytes& at = placed[0].message.push().gradients(0).dense().shared();
   EXPECT_EQ(at.size(), static_cast<int64_t>(gradient.size() * sizeof(float)));
@@ -289,7 +319,9 @@ TEST(SharedMemoryLaneTest, AWorkerKilledWithSigkillLeavesNoLaneAndNoMappingOnThe
   (*holder)->Signal(SIGKILL);
   absl::StatusOr<ExitStatus> exit = (*holder)->Wait(absl::Seconds(10));
   ASSERT_TRUE(exit.ok()) << exit.status();
-  EXPECT_EQ(exit->signal, SIGKILL) << exit->ToString();
+  EXPECT_EQ(exit->signal, SIGKILL)
+      << exit->ToString() << "; its log:\n"
+      << std::string(std::istreambuf_iterator<char>(std::ifstream(log).rdbuf()), {});
   // ...and neither the lane nor the mapping outlives the worker.
   EXPECT_TRUE(AwaitOpenLanes(*shard.registry, 0));
   EXPECT_FALSE(MapsALaneSegment());

@@ -384,18 +384,19 @@ absl::Status ParameterServerClient::ReadLaneAnswer(
           return bad(absl::StrCat("rows of \"", value.name(), "\", which it was not asked for"));
         }
         const SparseRows& r = value.rows();
+        const absl::string_view row_values = answer.RowsValues(v);
         EmbeddingRows& target = out->rows.find(value.name())->second;
         const int64_t dim = target.values.shape().dim(1);
         const std::vector<int32_t>& wanted = *positions->second;
         size_t& next = rows_received[value.name()];
         if (r.dtype() != DATA_TYPE_FLOAT32 || r.row_width() != dim ||
-            static_cast<int64_t>(r.values().size()) != r.ids_size() * dim * kFloatBytes ||
+            static_cast<int64_t>(row_values.size()) != r.ids_size() * dim * kFloatBytes ||
             next + r.ids_size() > wanted.size()) {
           return bad(absl::StrCat("rows of \"", value.name(), "\" that do not fit (", r.ids_size(),
-                                  " ids of width ", r.row_width(), ", ", r.values().size(),
+                                  " ids of width ", r.row_width(), ", ", row_values.size(),
                                   " bytes)"));
         }
-        const char* from = r.values().data();
+        const char* from = row_values.data();
         float* values = target.values.data<float>();
         for (int k = 0; k < r.ids_size(); ++k, ++next) {
           const int32_t p = wanted[next];
@@ -406,7 +407,7 @@ absl::Status ParameterServerClient::ReadLaneAnswer(
           std::memcpy(values + static_cast<int64_t>(p) * dim, from, dim * kFloatBytes);
           from += dim * kFloatBytes;
         }
-        total += static_cast<int64_t>(r.values().size());
+        total += static_cast<int64_t>(row_values.size());
       }
     }
     if (pull.end_of_pull()) {

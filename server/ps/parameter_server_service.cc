@@ -34,9 +34,10 @@ struct LaneTarget {
 };
 
 // The segment of `request`'s lane, checked to hold its region; with a
-// push, each dense gradient kept in the segment is copied into its message
-// (the worker may reuse the region once the push is answered, and a push
-// may wait for the rest of its parts or its sync round).
+// push, each gradient kept in the segment (dense bytes, rows' values) is
+// copied into its message (the worker may reuse the region once the push
+// is answered, and a push may wait for the rest of its parts or its sync
+// round).
 absl::StatusOr<LaneTarget> TakeLaneBytes(LaneRegistry* lanes, PushPullRequest& request,
                                          ShardMetrics& metrics) {
   if (lanes == nullptr) {
@@ -54,15 +55,22 @@ absl::StatusOr<LaneTarget> TakeLaneBytes(LaneRegistry* lanes, PushPullRequest& r
   if (!request.has_push()) return target;
   int64_t taken = 0;
   for (NamedTensor& gradient : *request.mutable_push()->mutable_gradients()) {
-    if (!gradient.has_dense() || !gradient.dense().has_shared()) continue;
-    const SharedBytes& bytes = gradient.dense().shared();
+    const bool dense = gradient.has_dense() && gradient.dense().has_shared();
+    const bool rows = gradient.has_rows() && gradient.rows().has_shared();
+    if (!dense && !rows) continue;
+    const SharedBytes bytes = dense ? gradient.dense().shared() : gradient.rows().shared();
     if (!RegionHolds(target.region, bytes)) {
       return absl::InvalidArgumentError(
           absl::StrCat("the gradient of \"", gradient.name(), "\" lies outside its lane region"));
     }
-    DenseTensor* dense = gradient.mutable_dense();
-    dense->set_data(target.segment->data() + bytes.offset(), bytes.size());
-    dense->clear_shared();
+    const char* data = target.segment->data() + bytes.offset();
+    if (dense) {
+      gradient.mutable_dense()->set_data(data, bytes.size());
+      gradient.mutable_dense()->clear_shared();
+    } else {
+      gradient.mutable_rows()->set_values(data, bytes.size());
+      gradient.mutable_rows()->clear_shared();
+    }
     taken += bytes.size();
   }
   metrics.RecordLaneBytes("push", taken);
@@ -243,12 +251,11 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
                  LaneTarget lane, absl::Time start) {
     Outgoing out;
     int64_t chunk_bytes = service_.options_.chunk_bytes;
-    // With room in the lane for all of it, one message says where every
-    // value lies. Rows still travel in the messages, so a pull of rows
-    // keeps its chunks.
-    if (lane.segment != nullptr && pull.rows_size() == 0) {
-      chunk_bytes = std::max(chunk_bytes, lane.region.size());
-    }
+    // Through a lane, one message says where every value lies (rows'
+    // ids still ride in it: an eighth of their values for a row of 16
+    // floats, less for wider ones); what finds no room in the region
+    // travels in the message, up to the region's size.
+    if (lane.segment != nullptr) chunk_bytes = std::max(chunk_bytes, lane.region.size());
     out.cursor = std::make_unique<PullCursor>(std::move(shard), pull, chunk_bytes);
     out.lane = std::move(lane);
     out.tag = tag;
@@ -314,7 +321,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
       // lane, into its region while that has room.
       PulledSlices slices;
       std::vector<std::pair<int, SharedBytes>> in_lane;
-      auto destination = [front, &slices, &in_lane](int value, int64_t count) -> float* {
+      auto destination = [front, &slices, &in_lane](int value, bool rows, int64_t count) -> float* {
         const int64_t bytes = count * kFloatBytes;
         if (front->lane.segment != nullptr) {
           if (bytes > front->lane.region.size() - front->lane_used) return nullptr;
@@ -324,7 +331,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
           front->lane_used += bytes;
           return reinterpret_cast<float*>(front->lane.segment->data() + at.offset());
         }
-        if (bytes < kMinSliceBytes) return nullptr;
+        if (rows || bytes < kMinSliceBytes) return nullptr;
         slices.emplace_back(value, NewValueSlice(bytes));
         return reinterpret_cast<float*>(const_cast<uint8_t*>(slices.back().second.begin()));
       };
@@ -339,7 +346,9 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
         int64_t lane_bytes = 0;
         for (auto& [value, at] : in_lane) {
           lane_bytes += at.size();
-          *pull.mutable_values(value)->mutable_dense()->mutable_shared() = std::move(at);
+          NamedTensor* t = pull.mutable_values(value);
+          *(t->has_rows() ? t->mutable_rows()->mutable_shared()
+                          : t->mutable_dense()->mutable_shared()) = std::move(at);
         }
         front->pulled_bytes += lane_bytes;
         if (front->lane.segment == nullptr) {

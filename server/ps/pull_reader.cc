@@ -67,7 +67,7 @@ PullCursor::PullCursor(std::shared_ptr<const ParameterShard> shard, PullRequest 
       max_chunk_bytes_(std::max<int64_t>(max_chunk_bytes, kFloatBytes)) {}
 
 absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
-                                          const DenseDestination& destination) {
+                                         const ValueDestination& destination) {
   const ParameterShard& shard = *shard_;
   const int num_names = request_.names_size(), num_ranges = request_.ranges_size();
   if (item_ < num_names + num_ranges) {
@@ -94,7 +94,7 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
       d->mutable_chunk()->set_offset(from * kFloatBytes);
       d->mutable_chunk()->set_total_bytes(v.num_elements * kFloatBytes);
     }
-    float* to = destination ? destination(out->values_size() - 1, n) : nullptr;
+    float* to = destination ? destination(out->values_size() - 1, /*rows=*/false, n) : nullptr;
     if (to != nullptr) {
       RETURN_IF_ERROR(shard.ReadDense(index, from, absl::MakeSpan(to, n)));
     } else {
@@ -119,9 +119,14 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
   rows->set_row_width(v.row_width);
   const absl::Span<const int64_t> ids = absl::MakeConstSpan(sel.ids().data() + at_, n);
   rows->mutable_ids()->Add(ids.begin(), ids.end());
-  std::string* values = rows->mutable_values();
-  values->resize(n * row_bytes);
-  RETURN_IF_ERROR(shard.ReadRows(index, ids, reinterpret_cast<float*>(values->data())));
+  float* to =
+      destination ? destination(out->values_size() - 1, /*rows=*/true, n * v.row_width) : nullptr;
+  if (to == nullptr) {
+    std::string* values = rows->mutable_values();
+    values->resize(n * row_bytes);
+    to = reinterpret_cast<float*>(values->data());
+  }
+  RETURN_IF_ERROR(shard.ReadRows(index, ids, to));
   at_ += n;
   if (at_ >= sel.ids_size()) {
     ++item_;
@@ -130,7 +135,7 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
   return std::max<int64_t>(n * row_bytes, 1);
 }
 
-absl::Status PullCursor::Next(PullResponse* out, const DenseDestination& destination) {
+absl::Status PullCursor::Next(PullResponse* out, const ValueDestination& destination) {
   out->Clear();
   out->set_version(shard_->version());
   const int items = request_.names_size() + request_.ranges_size() + request_.rows_size();

@@ -37,21 +37,23 @@ class PullCursor {
 
   bool done() const { return done_; }
 
-  // Where Next may put a dense piece's values instead of its `data` field:
-  // given the piece's index in out->values() and its number of floats,
-  // room for them, or null to keep them in `data`. Lets a sender read
-  // values straight into the buffers it hands to the transport.
-  using DenseDestination = std::function<float*(int value, int64_t count)>;
+  // Where Next may put a piece's values instead of its message: given the
+  // piece's index in out->values(), whether it is rows (SparseRows.values)
+  // or dense (DenseTensor.data), and its number of floats, room for them,
+  // or null to keep them in the message. Lets a sender read values
+  // straight into the buffers it hands to the transport.
+  using ValueDestination = std::function<float*(int value, bool rows, int64_t count)>;
 
   // Replaces *out with the next message. Requires !done(). With a
-  // destination, the dense pieces it gives room for have an empty `data`.
-  absl::Status Next(PullResponse* out, const DenseDestination& destination = nullptr);
+  // destination, the pieces it gives room for have empty `data` or
+  // `values`.
+  absl::Status Next(PullResponse* out, const ValueDestination& destination = nullptr);
 
  private:
   // Fills as much of the current item as fits in `room` bytes into *out;
   // returns the bytes used.
   absl::StatusOr<int64_t> Fill(int64_t room, PullResponse* out,
-                               const DenseDestination& destination);
+                               const ValueDestination& destination);
 
   const std::shared_ptr<const ParameterShard> shard_;
   const PullRequest request_;

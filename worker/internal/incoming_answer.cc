@@ -248,8 +248,10 @@ absl::Status IncomingAnswer::ReadSharedFrom(std::shared_ptr<const SegmentRegion>
   if (!message_.has_pull()) return absl::OkStatus();
   const auto& values = message_.pull().values();
   for (int v = 0; v < values.size(); ++v) {
-    if (!values[v].has_dense() || !values[v].dense().has_shared()) continue;
-    const SharedBytes& at = values[v].dense().shared();
+    const bool dense = values[v].has_dense() && values[v].dense().has_shared();
+    const bool rows = values[v].has_rows() && values[v].rows().has_shared();
+    if (!dense && !rows) continue;
+    const SharedBytes& at = dense ? values[v].dense().shared() : values[v].rows().shared();
     const char* data = region->Find(at);
     if (data == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("the values of \"", values[v].name(),
@@ -266,6 +268,13 @@ const IncomingAnswer::Shared* IncomingAnswer::FindShared(int value) const {
     if (s.value == value) return &s;
   }
   return nullptr;
+}
+
+absl::string_view IncomingAnswer::RowsValues(int value) const {
+  if (const Shared* s = FindShared(value); s != nullptr) {
+    return absl::string_view(s->data, static_cast<size_t>(s->size));
+  }
+  return message_.pull().values(value).rows().values();
 }
 
 int64_t IncomingAnswer::DenseDataSize(int value) const {

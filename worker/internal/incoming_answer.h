@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "protos/parameter_server.pb.h"
@@ -31,9 +32,9 @@ class IncomingAnswer {
 
   const PushPullResponse& message() const { return message_; }
 
-  // Takes the dense values this answer placed in its exchange's lane
-  // region (DenseTensor.shared) from `region`, which it holds until it is
-  // destroyed. InvalidArgument: a value outside the region.
+  // Takes the values this answer placed in its exchange's lane region
+  // (DenseTensor.shared, SparseRows.shared) from `region`, which it holds
+  // until it is destroyed. InvalidArgument: a value outside the region.
   absl::Status ReadSharedFrom(std::shared_ptr<const SegmentRegion> region);
 
   // The size of the data of pull().values(value) (a dense value), wherever
@@ -42,6 +43,10 @@ class IncomingAnswer {
 
   // Copies that data to `to` (DenseDataSize bytes).
   void CopyDenseData(int value, char* to) const;
+
+  // The values of pull().values(value) (rows), in the lane or in the
+  // message; valid while this answer is.
+  absl::string_view RowsValues(int value) const;
 
  private:
   struct Kept {

@@ -29,6 +29,7 @@ namespace worker {
 namespace internal {
 
 class ShardLane;
+class LaneOpening;
 
 // A region of a lane's segment that one exchange owns: the bytes it sends
 // or the room its answers fill. Goes back to its lane when the last holder
@@ -63,7 +64,9 @@ class ShardLane : public std::enable_shared_from_this<ShardLane> {
   // Opens a lane to the shard behind `channel` with a segment of
   // `segment_bytes`, without blocking: `opened` runs on a gRPC thread once
   // the lane is open or could not be. The caller must be able to run
-  // `opened` until it has run. Errors:
+  // `opened` until it has run, and hold `channel` until then too, so that
+  // the channel is not released from inside one of its own callbacks
+  // (`opened` runs once the opening holds no reference to it). Errors:
   //   FailedPrecondition: the shard is on another host or in another
   //     network namespace, has lanes off, or refused the segment.
   //   Unimplemented: the shard does not know lanes.
@@ -76,10 +79,11 @@ class ShardLane : public std::enable_shared_from_this<ShardLane> {
   ShardLane(const ShardLane&) = delete;
   ShardLane& operator=(const ShardLane&) = delete;
 
-  // Places one exchange in the lane: copies `requests`, with each dense
-  // gradient's bytes moved into a region of the segment (DenseTensor.
-  // shared) and every message naming the region (PushPullRequest.lane),
-  // into *placed. A pull sets aside `answer_bytes` for its answers.
+  // Places one exchange in the lane: copies `requests` into *placed with
+  // each gradient's bytes (a dense tensor's, a rows gradient's values)
+  // moved into a region of the segment (DenseTensor.shared,
+  // SparseRows.shared) and every message naming the region
+  // (PushPullRequest.lane). A pull sets aside `answer_bytes` for its answers.
   // Returns the region, which must be held until the exchange's answers
   // have been read; null when no free region is that large or there is
   // nothing to place (send `requests` as they are).
@@ -91,6 +95,7 @@ class ShardLane : public std::enable_shared_from_this<ShardLane> {
 
  private:
   friend class SegmentRegion;
+  friend class LaneOpening;
   ShardLane(std::string id, std::unique_ptr<SharedSegment> segment, UniqueFd socket);
 
   // Hands a new segment to the shard on the socket named in `grant`.

@@ -66,23 +66,21 @@ ShardStream::ShardStream(std::shared_ptr<grpc::Channel> channel, std::string pee
 
 void ShardStream::OpenLane(StreamLaneOptions options) {
   if (options.segment_bytes <= 0) {
-    lane_settled_.Notify();
+    lane_settled_->Notify();
     return;
   }
   std::weak_ptr<ShardStream> weak = self_;
-  std::function<void()> cancel =
-      ShardLane::OpenAsync(channel_, options.segment_bytes,
-                           [weak, on_opened = std::move(options.on_opened)](
-                               absl::StatusOr<std::shared_ptr<ShardLane>> lane) {
-                             std::shared_ptr<ShardStream> stream = weak.lock();
-                             if (stream == nullptr) return;
-                             {
-                               absl::MutexLock l(&stream->mu_);
-                               if (lane.ok() && !stream->broken_.has_value()) stream->lane_ = *lane;
-                             }
-                             if (on_opened) on_opened(lane.status());
-                             stream->lane_settled_.Notify();
-                           });
+  std::function<void()> cancel = ShardLane::OpenAsync(
+      channel_, options.segment_bytes,
+      [weak, settled = lane_settled_,
+       on_opened = std::move(options.on_opened)](absl::StatusOr<std::shared_ptr<ShardLane>> lane) {
+        if (std::shared_ptr<ShardStream> stream = weak.lock(); stream != nullptr) {
+          absl::MutexLock l(&stream->mu_);
+          if (lane.ok() && !stream->broken_.has_value()) stream->lane_ = *lane;
+        }
+        if (on_opened) on_opened(lane.status());
+        settled->Notify();
+      });
   absl::MutexLock l(&mu_);
   cancel_lane_ = std::move(cancel);
 }
@@ -223,7 +221,7 @@ bool ShardStream::broken() const {
 
 void ShardStream::WaitUntilDone() {
   done_.WaitForNotification();
-  lane_settled_.WaitForNotification();
+  lane_settled_->WaitForNotification();
 }
 
 void ShardStream::OnWriteDone(bool ok) {

@@ -98,7 +98,7 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   // after this returns.
   void WaitUntilDone();
   // Whether gRPC is done with the stream and its lane's opening.
-  bool done() const { return done_.HasBeenNotified() && lane_settled_.HasBeenNotified(); }
+  bool done() const { return done_.HasBeenNotified() && lane_settled_->HasBeenNotified(); }
 
   // grpc::ClientBidiReactor.
   void OnReadDone(bool ok) override;
@@ -154,7 +154,11 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   // opening.
   std::shared_ptr<ShardLane> lane_ ABSL_GUARDED_BY(mu_);
   std::function<void()> cancel_lane_ ABSL_GUARDED_BY(mu_);
-  absl::Notification lane_settled_;
+  // Shared with the opening's callback, which notifies it only once it
+  // holds no reference to the stream: the owner may then drop the stream
+  // and its channel, which are never released from inside a gRPC
+  // callback.
+  const std::shared_ptr<absl::Notification> lane_settled_ = std::make_shared<absl::Notification>();
 };
 
 }  // namespace internal
