@@ -38,7 +38,7 @@ DEFINE_int32(ps, 0,
 DEFINE_int32(workers, 2, "local: workers to start");
 DEFINE_bool(evaluator, true, "local: start an evaluator (--noevaluator: none)");
 DEFINE_bool(shm, true,
-            "local: workers and parameter servers move dense tensor bytes through shared "
+            "local: workers and parameter servers move tensor bytes through shared "
             "memory (--shm=false: in the gRPC messages, as between hosts)");
 DEFINE_string(run_dir, "",
               "local: folder for the processes' logs (<role>-<index>.log) and ready files; "
@@ -57,9 +57,7 @@ DEFINE_bool(keep_running, false,
 namespace pstrain {
 namespace {
 
-int DefaultParameterServers() {
-  return std::thread::hardware_concurrency() >= 4 ? 2 : 1;
-}
+int DefaultParameterServers() { return std::thread::hardware_concurrency() >= 4 ? 2 : 1; }
 
 std::string ModelDirOf(const JobSpec& spec) {
   const std::string& model_dir = spec.checkpoint().model_dir();
@@ -235,7 +233,7 @@ int RunLocal(const std::vector<std::string>& args) {
     } else if (!outcome.final_status.ok()) {
       std::cerr << "pstrain local: " << outcome.final_status.status().message() << "\n";
       exit_code = ExitCodeForStatus(outcome.final_status.status()) == kExitUsage ? kExitUsage
-                                                                                : kExitJobFailed;
+                                                                                 : kExitJobFailed;
     } else {
       out << FormatFinalStatus(*outcome.final_status) << "\n" << std::flush;
       if (json) std::cout << JobStatusJson(*outcome.final_status) << "\n" << std::flush;

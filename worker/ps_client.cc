@@ -175,7 +175,7 @@ internal::StreamLaneOptions ParameterServerClient::LaneOptions(int shard) {
 void ParameterServerClient::ReportLane(int shard, const absl::Status& status) {
   if (status.ok()) {
     if (!lane_reported_.exchange(true)) {
-      LOG(INFO) << "dense tensor bytes to " << ShardName(shard)
+      LOG(INFO) << "tensor bytes to " << ShardName(shard)
                 << " move through shared memory (a lane beside each stream)";
     }
     return;

@@ -72,7 +72,7 @@ struct ParameterServerClientOptions {
   // have started.
   int64_t parallel_min_bytes = 4 << 20;
   // Open a shared-memory lane beside each stream to a shard on this host
-  // and network namespace, so that dense tensor bytes move through memory
+  // and network namespace, so that tensor bytes move through memory
   // instead of messages (parameter_server.proto, OpenLane). A shard
   // elsewhere, with lanes off, or that cannot open one gets every byte in
   // the messages, said once in the log and counted in

@@ -21,7 +21,8 @@ DEFINE_double(ps_call_timeout_secs, 60,
               "Deadline of one attempt of a push or pull; a late one is retried with the same "
               "push id.");
 DEFINE_bool(shm, true,
-            "Move dense tensor bytes to and from parameter servers on this host (and network "
+            "Move tensor bytes (dense values, embedding rows) to and from parameter servers on "
+            "this host (and network "
             "namespace) through shared memory instead of gRPC messages; a shard elsewhere or "
             "with lanes off gets them in the messages (logged once, counted in "
             "pstrain_worker_lane_fallbacks_total). false: always in the messages.");

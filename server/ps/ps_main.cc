@@ -28,8 +28,9 @@ DEFINE_int64(max_variable_mb, 0,
              "Kubernetes, set it below the pod's memory limit).");
 
 DEFINE_bool(shm, true,
-            "Offer shared-memory lanes to workers on this host and network namespace: dense "
-            "tensor bytes then move through memory the worker shares with this shard instead "
+            "Offer shared-memory lanes to workers on this host and network namespace: tensor "
+            "bytes (dense values, embedding rows) then move through memory the worker shares with "
+            "this shard instead "
             "of gRPC messages (pushes, pulls and their semantics are otherwise the same). "
             "false: every byte travels in the messages.");
 

@@ -5,7 +5,8 @@
 // (parameter_server.proto, OpenLane): a segment this process creates and
 // hands to the shard, cut into regions that exchanges own while their
 // tensor bytes lie there. The PushPull stream still carries every request
-// and answer; only dense tensor bytes move through the segment.
+// and answer; only tensor bytes (dense values, rows' values) move through
+// the segment.
 
 #include <cstdint>
 #include <functional>
