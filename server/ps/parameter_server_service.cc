@@ -251,11 +251,14 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
                  LaneTarget lane, absl::Time start) {
     Outgoing out;
     int64_t chunk_bytes = service_.options_.chunk_bytes;
-    // Through a lane, one message says where every value lies (rows'
-    // ids still ride in it: an eighth of their values for a row of 16
-    // floats, less for wider ones); what finds no room in the region
-    // travels in the message, up to the region's size.
-    if (lane.segment != nullptr) chunk_bytes = std::max(chunk_bytes, lane.region.size());
+    // Through a lane, one message says where every dense value lies; what
+    // finds no room in the region travels in the message, up to the
+    // region's size. Rows keep their chunks: their ids ride in the message
+    // (up to twice their values' bytes, for rows of one float), which must
+    // stay under the message limit.
+    if (lane.segment != nullptr && pull.rows_size() == 0) {
+      chunk_bytes = std::max(chunk_bytes, lane.region.size());
+    }
     out.cursor = std::make_unique<PullCursor>(std::move(shard), pull, chunk_bytes);
     out.lane = std::move(lane);
     out.tag = tag;
