@@ -376,7 +376,10 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
     StartWrite(&front->bytes);
   }
 
+  // Into out->bytes, which may still hold the answer's previous chunk
+  // (written by now): gRPC serialises only into an empty buffer.
   static void SerializeMessage(Outgoing* out) {
+    out->bytes.Clear();
     bool own_buffer;
     const grpc::Status s = grpc::SerializationTraits<PushPullResponse>::Serialize(
         out->message, &out->bytes, &own_buffer);
