@@ -51,6 +51,9 @@ DEFINE_int64(examples, 8000000,
 DEFINE_int32(batch, 256, "examples per step");
 DEFINE_string(optimizer, "sgd", "sgd (no slot) or adagrad (one slot per value)");
 DEFINE_int32(workers, 2, "worker processes");
+DEFINE_bool(shm, true,
+            "workers and parameter servers move tensor bytes through shared memory, as "
+            "`pstrain local` runs them (--shm=false: in the gRPC messages, as between hosts)");
 DEFINE_double(budget_factor, 1.5,
               "per-shard table budget as this multiple of the raw bytes of vocabulary/2 rows, "
               "so no row is evicted");
@@ -175,10 +178,10 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   auto run_single_process = [&](const char* when) -> absl::StatusOr<bench::SingleProcessRun> {
     Progress(absl::StrCat("single process (", when, " the cluster): pstrain train-local for ",
                           FLAGS_reference_secs, " s"));
-    absl::StatusOr<bench::SingleProcessRun> single = bench::RunSingleProcess(
-        *pstrain, reference_spec, /*extra_args=*/{},
-        absl::StrCat(run_dir, "/single_process_", when, ".log"),
-        absl::Seconds(FLAGS_reference_secs + 120));
+    absl::StatusOr<bench::SingleProcessRun> single =
+        bench::RunSingleProcess(*pstrain, reference_spec, /*extra_args=*/{},
+                                absl::StrCat(run_dir, "/single_process_", when, ".log"),
+                                absl::Seconds(FLAGS_reference_secs + 120));
     if (single.ok()) {
       Progress(absl::StrFormat("single process: %.0f examples/s", single->examples_per_sec));
     }
@@ -193,6 +196,7 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   options.num_ps = kNumPs;
   options.num_workers = FLAGS_workers;
   options.evaluator = false;
+  options.shared_memory = FLAGS_shm;
   options.bin_dir = FLAGS_bin_dir;
   options.run_dir = run_dir + "/cluster";
   options.checkpoint_root = run_dir + "/checkpoints";
@@ -207,7 +211,7 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   const std::string spec_text = job.Text();
   RETURN_IF_ERROR(bench::WriteTextFile(run_dir + "/cluster_job.pbtxt", spec_text));
   auto jobs = JobService::NewStub(grpc::CreateChannel((*cluster)->coordinator().grpc_address,
-                                                     grpc::InsecureChannelCredentials()));
+                                                      grpc::InsecureChannelCredentials()));
   absl::StatusOr<std::string> job_id = bench::SubmitJobSpec(*jobs, spec_text, absl::Seconds(60));
   if (!job_id.ok()) return job_id.status();
   Progress("cluster: submitted job " + *job_id + "; waiting for its first examples");
