@@ -38,8 +38,9 @@ DEFINE_int32(ps, 0,
 DEFINE_int32(workers, 2, "local: workers to start");
 DEFINE_bool(evaluator, true, "local: start an evaluator (--noevaluator: none)");
 DEFINE_bool(shm, true,
-            "local: workers and parameter servers move tensor bytes through shared "
-            "memory (--shm=false: in the gRPC messages, as between hosts)");
+            "local: workers and parameter servers talk through shared-memory lanes (tensor "
+            "bytes in shared memory, pushes and pulls over a Unix socket; --shm=false: over "
+            "gRPC only, as between hosts)");
 DEFINE_string(run_dir, "",
               "local: folder for the processes' logs (<role>-<index>.log) and ready files; "
               "default <checkpoint_root>/<model_dir>/logs with a job, else a new folder "

@@ -41,13 +41,15 @@ constexpr int64_t kTableDim = 16;
 const std::vector<int64_t> kStepIds = {3, 17, 999, 42, 3};
 
 // The value of counter `family` in `registry` whose first label has
-// `label_value`; 0 when it has none yet.
+// `label_value` (empty: the one without labels); 0 when it has none yet.
 double CounterValue(const prometheus::Registry& registry, const std::string& family,
                     const std::string& label_value) {
   for (const prometheus::MetricFamily& f : registry.Collect()) {
     if (f.name != family) continue;
     for (const prometheus::ClientMetric& m : f.metric) {
-      if (!m.label.empty() && m.label[0].value == label_value) return m.counter.value;
+      const bool match =
+          label_value.empty() ? m.label.empty() : !m.label.empty() && m.label[0].value == label_value;
+      if (match) return m.counter.value;
     }
   }
   return 0;
@@ -80,6 +82,11 @@ struct Shard {
   // Bytes counted in pstrain_ps_lane_bytes_total{direction}.
   double LaneBytes(const std::string& direction) const {
     return CounterValue(in_process->metrics(), "pstrain_ps_lane_bytes_total", direction);
+  }
+
+  // PushPull messages that came on lanes' connections.
+  double LaneRequests() const {
+    return CounterValue(in_process->metrics(), "pstrain_ps_lane_requests_total", "");
   }
 
   std::unique_ptr<InProcessShard> in_process;
@@ -203,6 +210,7 @@ TEST(SharedMemoryLaneTest, LanesCarryTheBytesAndGiveTheValuesOfTheMessagePath) {
   ASSERT_TRUE(AwaitOpenLanes(*with_lanes.registry, 2));
   const double pushed_before = with_lanes.LaneBytes("push");
   const double pulled_before = with_lanes.LaneBytes("pull");
+  const double requests_before = with_lanes.LaneRequests();
   for (int step = 1; step <= 3; ++step) {
     through_lanes.Step(step);
     through_messages.Step(step);
@@ -215,6 +223,10 @@ TEST(SharedMemoryLaneTest, LanesCarryTheBytesAndGiveTheValuesOfTheMessagePath) {
   EXPECT_EQ(with_lanes.LaneBytes("pull") - pulled_before, 3 * step_bytes);
   EXPECT_EQ(without.LaneBytes("push"), 0);
   EXPECT_EQ(through_lanes.Fallbacks("FAILED_PRECONDITION"), 0);
+  // The requests came on the lanes' own connections: a pull and a push
+  // part at least, each step.
+  EXPECT_GE(with_lanes.LaneRequests() - requests_before, 3 * 2);
+  EXPECT_EQ(without.LaneRequests(), 0);
   // The values moved: SGD from zeros, so weights[1] = -lr * sum of steps'
   // gradients (0.001 + step).
   EXPECT_FLOAT_EQ(through_lanes.pulled.dense.at("weights").data<float>()[1],

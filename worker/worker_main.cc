@@ -21,11 +21,12 @@ DEFINE_double(ps_call_timeout_secs, 60,
               "Deadline of one attempt of a push or pull; a late one is retried with the same "
               "push id.");
 DEFINE_bool(shm, true,
-            "Move tensor bytes (dense values, embedding rows) to and from parameter servers on "
-            "this host (and network "
-            "namespace) through shared memory instead of gRPC messages; a shard elsewhere or "
-            "with lanes off gets them in the messages (logged once, counted in "
-            "pstrain_worker_lane_fallbacks_total). false: always in the messages.");
+            "Talk to parameter servers on this host (and network namespace) through "
+            "shared-memory lanes: tensor bytes (dense values, embedding rows) move through "
+            "memory shared with the shard, pushes and pulls through the lane's Unix socket "
+            "instead of gRPC; a shard elsewhere or with lanes off gets everything over gRPC "
+            "(logged once, counted in pstrain_worker_lane_fallbacks_total). false: always "
+            "gRPC.");
 DEFINE_bool(overlap_pull_with_push, true,
             "In async modes, pull the next batch's parameters while the current gradients are "
             "pushed.");

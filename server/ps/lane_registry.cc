@@ -40,11 +40,10 @@ absl::StatusOr<std::string> RandomBytes(int n) {
 
 }  // namespace
 
+// A connection that has not yet presented its grant.
 struct LaneRegistry::Connection {
   UniqueFd fd;
   absl::Time hello_deadline;
-  // The lane it holds open; empty until its hello was taken.
-  std::string lane;
 };
 
 absl::StatusOr<std::unique_ptr<LaneRegistry>> LaneRegistry::Start(LaneRegistryOptions options) {
@@ -58,7 +57,7 @@ absl::StatusOr<std::unique_ptr<LaneRegistry>> LaneRegistry::Start(LaneRegistryOp
   }
   absl::StatusOr<UniqueFd> listener = ListenOnAbstractSocket(options.socket_name, 64);
   if (!listener.ok()) return listener.status();
-  UniqueFd wake(eventfd(0, EFD_CLOEXEC));
+  UniqueFd wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake.valid()) {
     return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
   }
@@ -80,11 +79,41 @@ LaneRegistry::~LaneRegistry() {
     absl::MutexLock l(&mu_);
     stopping_ = true;
   }
+  Wake();
+  thread_.join();
+  ServeWith(nullptr);
+}
+
+void LaneRegistry::Wake() {
   const uint64_t one = 1;
   if (write(wake_.get(), &one, sizeof(one)) != sizeof(one)) {
     PLOG(ERROR) << "cannot wake the lane socket's thread";
   }
-  thread_.join();
+}
+
+void LaneRegistry::ServeWith(LaneServer* server) {
+  absl::flat_hash_map<std::string, std::unique_ptr<LaneServer::Connection>> served;
+  {
+    absl::MutexLock serve(&serve_mu_);
+    server_ = server;
+    absl::MutexLock l(&mu_);
+    serving_ = server != nullptr;
+    if (server != nullptr) return;
+    served.swap(served_);
+    for (const auto& [lane, connection] : served) lanes_.erase(lane);
+  }
+  // Destroyed outside the locks: each waits for its lane's requests to be
+  // answered or cancelled, and its LaneEnded call needs mu_.
+  served.clear();
+}
+
+void LaneRegistry::LaneEnded(const std::string& lane) {
+  {
+    absl::MutexLock l(&mu_);
+    lanes_.erase(lane);
+    ended_.push_back(lane);
+  }
+  Wake();
 }
 
 absl::StatusOr<OpenLaneResponse> LaneRegistry::Grant(const OpenLaneRequest& request) {
@@ -96,6 +125,9 @@ absl::StatusOr<OpenLaneResponse> LaneRegistry::Grant(const OpenLaneRequest& requ
   absl::StatusOr<std::string> grant = RandomBytes(kGrantBytes);
   if (!grant.ok()) return grant.status();
   absl::MutexLock l(&mu_);
+  if (!serving_) {
+    return absl::FailedPreconditionError("this shard serves no shared-memory lanes now");
+  }
   if (static_cast<int>(lanes_.size() + grants_.size()) >= options_.max_lanes) {
     return absl::ResourceExhaustedError(
         absl::StrCat("this shard has ", options_.max_lanes, " lanes open or granted"));
@@ -122,23 +154,17 @@ int LaneRegistry::open_lanes() const {
   return static_cast<int>(lanes_.size());
 }
 
-void LaneRegistry::DropLane(const std::string& lane) {
-  absl::MutexLock l(&mu_);
-  lanes_.erase(lane);
-}
-
-bool LaneRegistry::TakeHello(Connection& connection) {
+void LaneRegistry::TakeHello(Connection& connection) {
   absl::StatusOr<ReceivedFrame> hello =
       ReceiveFrame(connection.fd.get(), kMaxHelloBytes, absl::Now() + absl::Seconds(1));
   if (!hello.ok()) {
     LOG(WARNING) << "lane socket " << options_.socket_name
                  << ": a connection closed without a hello: " << hello.status();
-    return false;
+    return;
   }
   auto refuse = [&](const std::string& why) {
     LOG(WARNING) << "lane socket " << options_.socket_name << ": refused a lane: " << why;
     SendFrame(connection.fd.get(), why).IgnoreError();
-    return false;
   };
   bool granted = false;
   {
@@ -155,16 +181,31 @@ bool LaneRegistry::TakeHello(Connection& connection) {
   absl::StatusOr<std::unique_ptr<SharedSegment>> segment =
       SharedSegment::Adopt(hello->fd.release(), options_.max_segment_bytes);
   if (!segment.ok()) return refuse(segment.status().ToString());
+  const std::string lane = std::move(hello->bytes);
+  // The lane is findable before the worker learns it is open, and served
+  // from then on: its first request may follow the answer at once.
+  absl::MutexLock serve(&serve_mu_);
+  if (server_ == nullptr) return refuse("this shard serves no shared-memory lanes now");
   {
     absl::MutexLock l(&mu_);
-    lanes_[hello->bytes] = std::shared_ptr<const SharedSegment>(*std::move(segment));
+    lanes_[lane] = std::shared_ptr<const SharedSegment>(*std::move(segment));
   }
-  if (absl::Status s = SendFrame(connection.fd.get(), ""); !s.ok()) {
-    DropLane(hello->bytes);
-    return false;
+  const int socket = connection.fd.get();
+  if (absl::Status s = SendFrame(socket, ""); !s.ok()) {
+    absl::MutexLock l(&mu_);
+    lanes_.erase(lane);
+    return;
   }
-  connection.lane = std::move(hello->bytes);
-  return true;
+  absl::StatusOr<std::unique_ptr<LaneServer::Connection>> served =
+      server_->Serve(std::move(connection.fd), [this, lane] { LaneEnded(lane); });
+  absl::MutexLock l(&mu_);
+  if (!served.ok()) {
+    LOG(WARNING) << "lane socket " << options_.socket_name
+                 << ": cannot serve a lane: " << served.status();
+    lanes_.erase(lane);
+    return;
+  }
+  served_[lane] = *std::move(served);
 }
 
 void LaneRegistry::Serve() {
@@ -177,28 +218,35 @@ void LaneRegistry::Serve() {
     if (poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) {
       PLOG(ERROR) << "lane socket " << options_.socket_name << ": poll";
     }
+    if ((fds[0].revents & POLLIN) != 0) {
+      uint64_t wakes;
+      if (read(wake_.get(), &wakes, sizeof(wakes)) < 0 && errno != EAGAIN) {
+        PLOG(ERROR) << "lane socket " << options_.socket_name << ": reading its wake-up";
+      }
+    }
+    std::vector<std::unique_ptr<LaneServer::Connection>> ended;
     {
       absl::MutexLock l(&mu_);
       if (stopping_) break;
-    }
-    const absl::Time now = absl::Now();
-    std::vector<std::unique_ptr<Connection>> kept;
-    for (size_t i = 0; i < connections.size(); ++i) {
-      Connection& c = *connections[i];
-      const bool ready = fds[i + 2].revents != 0;
-      bool keep;
-      if (c.lane.empty()) {
-        keep = ready ? TakeHello(c) : now < c.hello_deadline;
-      } else {
-        // A worker sends nothing once its lane is open: the connection
-        // turning readable means it closed (its process ended or it let
-        // the lane go).
-        keep = !ready;
-        if (!keep) DropLane(c.lane);
+      for (const std::string& lane : ended_) {
+        auto it = served_.find(lane);
+        if (it == served_.end()) continue;  // ServeWith(nullptr) took it
+        ended.push_back(std::move(it->second));
+        served_.erase(it);
       }
-      if (keep) kept.push_back(std::move(connections[i]));
+      ended_.clear();
     }
-    connections = std::move(kept);
+    ended.clear();  // outside the lock: each joins its thread
+    const absl::Time now = absl::Now();
+    std::vector<std::unique_ptr<Connection>> waiting;
+    for (size_t i = 0; i < connections.size(); ++i) {
+      if (fds[i + 2].revents != 0) {
+        TakeHello(*connections[i]);
+      } else if (now < connections[i]->hello_deadline) {
+        waiting.push_back(std::move(connections[i]));
+      }
+    }
+    connections = std::move(waiting);
     if ((fds[1].revents & POLLIN) != 0) {
       absl::StatusOr<UniqueFd> accepted = AcceptConnection(listener_.get());
       if (accepted.ok()) {
@@ -213,8 +261,6 @@ void LaneRegistry::Serve() {
     absl::MutexLock l(&mu_);
     absl::erase_if(grants_, [now](const auto& grant) { return grant.second < now; });
   }
-  absl::MutexLock l(&mu_);
-  lanes_.clear();
 }
 
 }  // namespace pstrain

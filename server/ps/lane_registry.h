@@ -3,14 +3,18 @@
 
 // The shard's end of shared-memory lanes (parameter_server.proto, OpenLane):
 // grants, the Unix socket on which workers hand over their segments, and
-// the segments of the lanes open now. A lane lives as long as its worker
-// keeps its socket connection: a worker that exits or is killed closes it,
-// and the shard drops the lane, so nothing outlives the two processes.
+// the segments of the lanes open now. Once its segment is handed over, a
+// lane's connection carries the worker's PushPull requests and their
+// answers (served by a LaneServer); the lane lives as long as that
+// connection: a worker that exits or is killed closes it, and the shard
+// drops the lane, so nothing outlives the two processes.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -40,6 +44,25 @@ struct LaneRegistryOptions {
   int max_lanes = 4096;
 };
 
+// Serves what workers send on their lanes' connections
+// (server/ps/lane_session.h).
+class LaneServer {
+ public:
+  // Serving one connection; destroying it stops serving and closes it.
+  class Connection {
+   public:
+    virtual ~Connection() = default;
+  };
+
+  virtual ~LaneServer() = default;
+
+  // Starts serving `socket`, the connection of a lane just opened. The
+  // connection calls `ended` once (on any thread) when it has ended and
+  // may be destroyed; it is not destroyed from inside `ended`.
+  virtual absl::StatusOr<std::unique_ptr<Connection>> Serve(UniqueFd socket,
+                                                            std::function<void()> ended) = 0;
+};
+
 // Thread-safe. One thread serves the socket.
 class LaneRegistry {
  public:
@@ -54,9 +77,16 @@ class LaneRegistry {
   LaneRegistry(const LaneRegistry&) = delete;
   LaneRegistry& operator=(const LaneRegistry&) = delete;
 
+  // Hands lanes opened from now on to `server` (borrowed; it must outlive
+  // the registry or a later call). Null: closes every lane's connection
+  // and waits until their serving has ended; grants are refused until a
+  // server is set again.
+  void ServeWith(LaneServer* server);
+
   // A one-time grant for a worker at `request.host`. FailedPrecondition:
   // another host or network namespace (no socket or segment could be
-  // shared); ResourceExhausted: max_lanes are open.
+  // shared), or no server to serve the lane; ResourceExhausted: max_lanes
+  // are open.
   absl::StatusOr<OpenLaneResponse> Grant(const OpenLaneRequest& request);
 
   // The segment of open lane `lane`. NotFound: no such lane is open (never
@@ -72,25 +102,38 @@ class LaneRegistry {
   LaneRegistry(LaneRegistryOptions options, std::string host, UniqueFd listener, UniqueFd wake);
 
   // The serving thread: accepts connections, takes grants and segments,
-  // drops a lane when its connection closes.
+  // hands the connections of open lanes to the server, and destroys their
+  // serving once they have ended.
   void Serve();
   // Reads a hello from `connection` and opens its lane, or says why not.
-  // False: the connection is to be closed.
-  bool TakeHello(Connection& connection);
-  void DropLane(const std::string& lane);
+  void TakeHello(Connection& connection);
+  // Called by a lane's serving once its connection has ended.
+  void LaneEnded(const std::string& lane);
+  void Wake();
 
   // Constant after construction.
   const LaneRegistryOptions options_;
   const std::string host_;
   const UniqueFd listener_;
-  // An eventfd that ends Serve's poll at shutdown.
+  // An eventfd that ends Serve's poll: at shutdown, or when a lane ended.
   const UniqueFd wake_;
+
+  // Held while a lane is handed to the server, so that ServeWith(nullptr)
+  // never returns while a handover is under way.
+  absl::Mutex serve_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  LaneServer* server_ ABSL_GUARDED_BY(serve_mu_) = nullptr;
 
   mutable absl::Mutex mu_;
   // Grants not yet presented, and when they lapse.
   absl::flat_hash_map<std::string, absl::Time> grants_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<const SharedSegment>> lanes_
       ABSL_GUARDED_BY(mu_);
+  // The serving of each open lane's connection, and the lanes whose
+  // connection has ended (their serving is destroyed by the thread).
+  absl::flat_hash_map<std::string, std::unique_ptr<LaneServer::Connection>> served_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> ended_ ABSL_GUARDED_BY(mu_);
+  bool serving_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 
   std::thread thread_;

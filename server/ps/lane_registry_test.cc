@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/net/frame_connection.h"
 #include "common/net/host_identity.h"
 #include "common/net/shared_segment.h"
 #include "common/net/unix_socket.h"
@@ -16,12 +20,59 @@
 namespace pstrain {
 namespace {
 
+// Serves a lane's connection by answering each frame with the frame
+// reversed, and counts the connections it serves.
+class ReversingServer : public LaneServer {
+ public:
+  class Served : public LaneServer::Connection {
+   public:
+    std::unique_ptr<FrameConnection> connection;
+  };
+
+  absl::StatusOr<std::unique_ptr<LaneServer::Connection>> Serve(
+      UniqueFd socket, std::function<void()> ended) override {
+    auto served = std::make_unique<Served>();
+    // The first frame may arrive before Start returns: the handler waits
+    // for the connection under the lock held here.
+    absl::MutexLock l(&mu_);
+    FrameConnection** connection = &connections_[++served_];
+    FrameHandlers handlers;
+    handlers.on_frame = [this, connection](std::string frame) {
+      FrameConnection* to;
+      {
+        absl::MutexLock l(&mu_);
+        to = *connection;
+      }
+      to->Send(std::string(frame.rbegin(), frame.rend())).IgnoreError();
+    };
+    handlers.on_closed = [ended](const absl::Status&) { ended(); };
+    absl::StatusOr<std::unique_ptr<FrameConnection>> started =
+        FrameConnection::Start(std::move(socket), 1 << 20, std::move(handlers));
+    if (!started.ok()) return started.status();
+    served->connection = *std::move(started);
+    *connection = served->connection.get();
+    return served;
+  }
+
+  int served() const {
+    absl::MutexLock l(&mu_);
+    return served_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  int served_ ABSL_GUARDED_BY(mu_) = 0;
+  // Stable addresses (a map's nodes) that the handlers read.
+  std::map<int, FrameConnection*> connections_ ABSL_GUARDED_BY(mu_);
+};
+
 class LaneRegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<LaneRegistry>> registry = LaneRegistry::Start();
     ASSERT_TRUE(registry.ok()) << registry.status();
     registry_ = *std::move(registry);
+    registry_->ServeWith(&server_);
     absl::StatusOr<std::string> host = LocalHostIdentity();
     ASSERT_TRUE(host.ok()) << host.status();
     host_ = *host;
@@ -66,6 +117,7 @@ class LaneRegistryTest : public ::testing::Test {
     return true;
   }
 
+  ReversingServer server_;
   std::unique_ptr<LaneRegistry> registry_;
   std::string host_;
 };
@@ -101,6 +153,38 @@ TEST_F(LaneRegistryTest, AGrantedSegmentIsSharedUntilItsConnectionCloses) {
   EXPECT_EQ(registry_->Find(grant.grant()).status().code(), absl::StatusCode::kNotFound);
   // What a pull in flight held stays mapped until it lets go.
   EXPECT_EQ(std::string((*found)->data() + 4096, 6), "worker");
+}
+
+TEST_F(LaneRegistryTest, AnOpenLanesConnectionIsHandedToTheServer) {
+  const OpenLaneResponse grant = Grant();
+  std::unique_ptr<SharedSegment> segment = NewSegment(4096);
+  auto [connection, reply] = Present(grant, grant.grant(), segment->fd());
+  ASSERT_EQ(reply, "");
+  // The lane is served from its acknowledgement on: a frame sent at once
+  // is taken.
+  ASSERT_TRUE(SendFrame(connection.get(), "doorbell").ok());
+  absl::StatusOr<ReceivedFrame> answer =
+      ReceiveFrame(connection.get(), 4096, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->bytes, "llebrood");
+  EXPECT_EQ(server_.served(), 1);
+}
+
+TEST_F(LaneRegistryTest, WithoutAServerNoLaneIsGrantedAndOpenLanesClose) {
+  const OpenLaneResponse grant = Grant();
+  std::unique_ptr<SharedSegment> segment = NewSegment(4096);
+  auto [connection, reply] = Present(grant, grant.grant(), segment->fd());
+  ASSERT_EQ(reply, "");
+  ASSERT_EQ(registry_->open_lanes(), 1);
+
+  registry_->ServeWith(nullptr);
+  EXPECT_EQ(registry_->open_lanes(), 0);
+  // The worker's end sees its connection closed.
+  EXPECT_EQ(ReceiveFrame(connection.get(), 4096, absl::Now() + absl::Seconds(10)).status().code(),
+            absl::StatusCode::kUnavailable);
+  OpenLaneRequest request;
+  request.set_host(host_);
+  EXPECT_EQ(registry_->Grant(request).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(LaneRegistryTest, AGrantOpensOneLaneOnly) {

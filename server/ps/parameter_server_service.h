@@ -27,6 +27,10 @@ struct ParameterServerServiceOptions {
   int64_t max_queued_bytes_per_stream = 32 << 20;
   // Longest wait a pull may ask for with wait_ms. Default 10 minutes.
   absl::Duration max_wait = absl::Minutes(10);
+  // Longest request on a shared-memory lane's connection. Default 16 MiB,
+  // like the gRPC server's message limit (a lane's requests hold their
+  // tensor bytes in the segment and are far smaller).
+  int64_t max_lane_request_bytes = 16 << 20;
 };
 
 // The ParameterServer gRPC service: parses and validates requests, calls
@@ -49,11 +53,14 @@ struct ParameterServerServiceOptions {
 // its dense bytes in the lane's segment: a push's are copied out of it
 // before the push is taken, a pull's values are read into it under the
 // variables' locks; the rest of the handling is the same on both paths.
-class ParameterServerService final : public RawPushPullParameterServer {
+// An open lane's own connection carries its worker's PushPull requests
+// and their answers (server/ps/lane_session.h), served by this service as
+// the stream's are (server/ps/push_pull_session.h).
+class ParameterServerService final : public RawPushPullParameterServer, private LaneServer {
  public:
-  // `store` and `lanes` are borrowed and must outlive the service.
-  // `lanes` null: no shared-memory lanes (OpenLane answers
-  // FailedPrecondition).
+  // `store` and `lanes` are borrowed and must outlive the service, which
+  // serves `lanes` until it is destroyed. `lanes` null: no shared-memory
+  // lanes (OpenLane answers FailedPrecondition).
   explicit ParameterServerService(ShardStore& store, ParameterServerServiceOptions options = {},
                                   LaneRegistry* lanes = nullptr);
   ~ParameterServerService() override;
@@ -87,6 +94,10 @@ class ParameterServerService final : public RawPushPullParameterServer {
  private:
   friend class PushPullReactor;
   friend class PullReactor;
+
+  // LaneServer.
+  absl::StatusOr<std::unique_ptr<LaneServer::Connection>> Serve(
+      UniqueFd socket, std::function<void()> ended) override;
 
   ShardStore& store_;
   const ParameterServerServiceOptions options_;

@@ -29,10 +29,9 @@ DEFINE_int64(max_variable_mb, 0,
 
 DEFINE_bool(shm, true,
             "Offer shared-memory lanes to workers on this host and network namespace: tensor "
-            "bytes (dense values, embedding rows) then move through memory the worker shares with "
-            "this shard instead "
-            "of gRPC messages (pushes, pulls and their semantics are otherwise the same). "
-            "false: every byte travels in the messages.");
+            "bytes (dense values, embedding rows) then move through memory the worker shares "
+            "with this shard, and pushes and pulls through the lane's Unix socket instead of "
+            "gRPC (with the same semantics). false: everything travels over gRPC.");
 
 namespace {
 

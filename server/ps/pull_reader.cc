@@ -158,4 +158,17 @@ absl::StatusOr<std::vector<PullResponse>> ReadPull(std::shared_ptr<const Paramet
   return out;
 }
 
+int64_t InlineValueBytes(const PullResponse& response) {
+  int64_t n = 0;
+  for (const NamedTensor& t : response.values()) {
+    n += t.has_dense() ? static_cast<int64_t>(t.dense().data().size())
+                       : static_cast<int64_t>(t.rows().values().size());
+  }
+  return n;
+}
+
+absl::Time PullDeadline(absl::Time now, const PullRequest& request, absl::Duration max_wait) {
+  return now + std::min(absl::Milliseconds(request.wait_ms()), max_wait);
+}
+
 }  // namespace pstrain

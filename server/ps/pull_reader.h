@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "protos/parameter_server.pb.h"
 #include "server/ps/parameter_shard.h"
 
@@ -69,6 +70,14 @@ class PullCursor {
 absl::StatusOr<std::vector<PullResponse>> ReadPull(std::shared_ptr<const ParameterShard> shard,
                                                    const PullRequest& request,
                                                    int64_t max_chunk_bytes);
+
+// Bytes of values carried in `response`'s own fields (not those placed
+// elsewhere by a ValueDestination).
+int64_t InlineValueBytes(const PullResponse& response);
+
+// When a pull asked at `now` stops waiting for its min_version: after its
+// wait_ms, at most `max_wait`.
+absl::Time PullDeadline(absl::Time now, const PullRequest& request, absl::Duration max_wait);
 
 }  // namespace pstrain
 

@@ -73,6 +73,12 @@ ShardMetrics::ShardMetrics(prometheus::Registry& registry)
                             "lanes with workers on this host instead of gRPC messages, by "
                             "direction (push, pull).")
                       .Register(registry)),
+      lane_requests_(BuildCounter()
+                         .Name("pstrain_ps_lane_requests_total")
+                         .Help("PushPull messages (push parts, pulls) that came on shared-memory "
+                               "lanes' own connections instead of gRPC streams.")
+                         .Register(registry)
+                         .Add({})),
       version_(BuildGauge()
                    .Name("pstrain_ps_version")
                    .Help("Updates applied on this shard (its parameter version).")
@@ -132,6 +138,8 @@ void ShardMetrics::RecordPush(int64_t bytes, absl::Duration latency) {
 void ShardMetrics::RecordLaneBytes(absl::string_view direction, int64_t bytes) {
   lane_bytes_.Add({{"direction", std::string(direction)}}).Increment(static_cast<double>(bytes));
 }
+
+void ShardMetrics::RecordLaneRequest() { lane_requests_.Increment(); }
 
 void ShardMetrics::RecordPull(int64_t bytes, absl::Duration latency) {
   pull_count_.Increment();

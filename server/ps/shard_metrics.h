@@ -35,6 +35,9 @@ class ShardMetrics {
   // Of those bytes, the ones that moved through shared-memory lanes;
   // direction: "push" or "pull".
   void RecordLaneBytes(absl::string_view direction, int64_t bytes);
+  // A PushPull message that came on a lane's own connection rather than
+  // the gRPC stream.
+  void RecordLaneRequest();
 
   // Outcomes and work, recorded by the shard.
   void RecordApply(absl::Duration duration);
@@ -80,6 +83,7 @@ class ShardMetrics {
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Counter& dedup_hits_;
   prometheus::Family<prometheus::Counter>& lane_bytes_;
+  prometheus::Counter& lane_requests_;
   prometheus::Gauge& version_;
   prometheus::Gauge& applied_pushes_;
   prometheus::Gauge& variables_;

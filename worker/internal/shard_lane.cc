@@ -159,6 +159,11 @@ int64_t ShardLane::used_bytes() const {
   return total;
 }
 
+UniqueFd ShardLane::TakeSocket() {
+  absl::MutexLock l(&mu_);
+  return std::move(socket_);
+}
+
 std::shared_ptr<SegmentRegion> ShardLane::Place(const std::vector<OutgoingRequest>& requests,
                                                 int64_t answer_bytes,
                                                 std::vector<OutgoingRequest>* placed) {

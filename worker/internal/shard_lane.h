@@ -4,9 +4,10 @@
 // The worker's end of a shared-memory lane to one shard
 // (parameter_server.proto, OpenLane): a segment this process creates and
 // hands to the shard, cut into regions that exchanges own while their
-// tensor bytes lie there. The PushPull stream still carries every request
-// and answer; only tensor bytes (dense values, rows' values) move through
-// the segment.
+// tensor bytes lie there, and the lane's connection, on which the stream
+// sends the requests of exchanges placed in the lane and reads their
+// answers (worker/internal/shard_stream.h). Only tensor bytes (dense
+// values, rows' values) move through the segment.
 
 #include <cstdint>
 #include <functional>
@@ -94,6 +95,10 @@ class ShardLane : public std::enable_shared_from_this<ShardLane> {
   // Bytes of the segment held by regions now.
   int64_t used_bytes() const;
 
+  // The lane's connection to the shard, to carry requests and answers; the
+  // shard drops the lane when it closes. Invalid once taken.
+  UniqueFd TakeSocket();
+
  private:
   friend class SegmentRegion;
   friend class LaneOpening;
@@ -109,10 +114,9 @@ class ShardLane : public std::enable_shared_from_this<ShardLane> {
   // Constant after construction.
   const std::string id_;
   const std::unique_ptr<SharedSegment> segment_;
-  // Open for the lane's life: the shard drops the lane when it closes.
-  const UniqueFd socket_;
-
   mutable absl::Mutex mu_;
+  // Until taken; closing it closes the lane.
+  UniqueFd socket_ ABSL_GUARDED_BY(mu_);
   // Regions in use: offset -> bytes.
   std::map<int64_t, int64_t> used_ ABSL_GUARDED_BY(mu_);
 };

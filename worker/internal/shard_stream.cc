@@ -12,6 +12,10 @@ namespace internal {
 namespace {
 
 constexpr char kPushPullMethod[] = "/pstrain.ParameterServer/PushPull";
+// Longest answer taken on a lane's connection. A lane's answers keep their
+// values in the segment, so this only bounds what a faulty shard could
+// make this process buffer.
+constexpr int64_t kMaxLaneAnswerBytes = int64_t{1} << 30;
 
 // Whether `answer` is the last of its exchange.
 bool EndsExchange(const PushPullResponse& answer) {
@@ -74,15 +78,43 @@ void ShardStream::OpenLane(StreamLaneOptions options) {
       channel_, options.segment_bytes,
       [weak, settled = lane_settled_,
        on_opened = std::move(options.on_opened)](absl::StatusOr<std::shared_ptr<ShardLane>> lane) {
-        if (std::shared_ptr<ShardStream> stream = weak.lock(); stream != nullptr) {
-          absl::MutexLock l(&stream->mu_);
-          if (lane.ok() && !stream->broken_.has_value()) stream->lane_ = *lane;
+        absl::Status status = lane.status();
+        if (std::shared_ptr<ShardStream> stream = weak.lock(); stream != nullptr && lane.ok()) {
+          status = stream->AdoptLane(weak, *std::move(lane));
         }
-        if (on_opened) on_opened(lane.status());
+        if (on_opened) on_opened(status);
         settled->Notify();
       });
   absl::MutexLock l(&mu_);
   cancel_lane_ = std::move(cancel);
+}
+
+absl::Status ShardStream::AdoptLane(std::weak_ptr<ShardStream> self,
+                                    std::shared_ptr<ShardLane> lane) {
+  FrameHandlers handlers;
+  handlers.on_frame = [self](std::string frame) {
+    std::shared_ptr<ShardStream> stream = self.lock();
+    if (stream == nullptr) return;
+    grpc::Slice slice(frame);
+    stream->TakeAnswer(IncomingAnswer::Parse(grpc::ByteBuffer(&slice, 1)));
+  };
+  handlers.on_closed = [self, closed = lane_closed_](const absl::Status& why) {
+    if (std::shared_ptr<ShardStream> stream = self.lock(); stream != nullptr) {
+      // Nothing once this stream broke (which closed the connection).
+      stream->Break(absl::UnavailableError(
+          absl::StrCat(stream->peer_, " closed the shared-memory lane: ", why.message())));
+    }
+    // Only once this holds no reference to the stream: see lane_settled_.
+    closed->Notify();
+  };
+  absl::MutexLock l(&mu_);
+  if (broken_.has_value() || reads_ended_) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<FrameConnection>> connection =
+      FrameConnection::Start(lane->TakeSocket(), kMaxLaneAnswerBytes, std::move(handlers));
+  if (!connection.ok()) return connection.status();
+  lane_connection_ = *std::move(connection);
+  lane_ = std::move(lane);
+  return absl::OkStatus();
 }
 
 std::shared_ptr<StreamExchange> ShardStream::Start(std::vector<OutgoingRequest>* requests) {
@@ -101,6 +133,7 @@ std::shared_ptr<StreamExchange> ShardStream::Start(std::vector<OutgoingRequest>*
     if (exchange->region_ != nullptr) exchange->requests_ = &exchange->placed_;
   }
   bool write = false;
+  FrameConnection* on_lane = nullptr;
   {
     absl::MutexLock l(&mu_);
     if (broken_.has_value() || reads_ended_) {
@@ -110,11 +143,32 @@ std::shared_ptr<StreamExchange> ShardStream::Start(std::vector<OutgoingRequest>*
     }
     exchange->tag_ = next_tag_++;
     in_flight_[exchange->tag_] = exchange;
-    to_send_.push_back(exchange);
-    if (!writing_) write = writing_ = NextWriteLocked();
+    if (exchange->region_ != nullptr && lane_connection_ != nullptr) {
+      // All of it goes now, below, so no part is ever cut short.
+      exchange->sent_ = exchange->requests_->size();
+      on_lane = lane_connection_.get();  // kept until the stream goes
+    } else {
+      to_send_.push_back(exchange);
+      if (!writing_) write = writing_ = NextWriteLocked();
+    }
   }
+  if (on_lane != nullptr) SendOnLane(*on_lane, *exchange);
   if (write) StartWrite(&write_bytes_);
   return exchange;
+}
+
+void ShardStream::SendOnLane(FrameConnection& connection, StreamExchange& exchange) {
+  // The placed requests belong to the exchange, and nothing else reads
+  // them once it is on the lane.
+  for (OutgoingRequest& request : exchange.placed_) {
+    request.message.set_tag(exchange.tag_);
+    const absl::Status sent = connection.Send(request.message.SerializeAsString());
+    if (!sent.ok()) {
+      Break(absl::UnavailableError(
+          absl::StrCat(peer_, ": cannot send on the shared-memory lane: ", sent.message())));
+      return;
+    }
+  }
 }
 
 bool ShardStream::NextWriteLocked() {
@@ -198,7 +252,9 @@ void ShardStream::Break(const absl::Status& why) {
 void ShardStream::BreakLocked(const absl::Status& why) {
   if (broken_.has_value()) return;
   broken_ = why;
-  // Its segment goes once the exchanges holding regions of it let go.
+  // The shard drops the lane when its connection closes; the segment goes
+  // once the exchanges holding regions of it let go.
+  if (lane_connection_ != nullptr) lane_connection_->Close();
   lane_.reset();
   for (auto& [tag, exchange] : in_flight_) {
     if (!exchange->ended_.has_value()) EndLocked(*exchange, why);
@@ -222,6 +278,18 @@ bool ShardStream::broken() const {
 void ShardStream::WaitUntilDone() {
   done_.WaitForNotification();
   lane_settled_->WaitForNotification();
+  bool lane;
+  {
+    absl::MutexLock l(&mu_);
+    lane = lane_connection_ != nullptr;
+  }
+  if (lane) lane_closed_->WaitForNotification();
+}
+
+bool ShardStream::done() const {
+  if (!done_.HasBeenNotified() || !lane_settled_->HasBeenNotified()) return false;
+  absl::MutexLock l(&mu_);
+  return lane_connection_ == nullptr || lane_closed_->HasBeenNotified();
 }
 
 void ShardStream::OnWriteDone(bool ok) {
@@ -254,9 +322,13 @@ void ShardStream::OnReadDone(bool ok) {
   }
   absl::StatusOr<IncomingAnswer> answer = IncomingAnswer::Parse(read_bytes_);
   read_bytes_.Clear();
+  if (TakeAnswer(std::move(answer))) StartRead(&read_bytes_);
+}
+
+bool ShardStream::TakeAnswer(absl::StatusOr<IncomingAnswer> answer) {
   if (!answer.ok()) {
     Break(absl::InternalError(absl::StrCat(peer_, " answered with ", answer.status().message())));
-    return;
+    return false;
   }
   const uint64_t tag = answer->message().tag();
   const bool last = EndsExchange(answer->message());
@@ -285,14 +357,14 @@ void ShardStream::OnReadDone(bool ok) {
   }
   if (!unreadable.ok()) {
     Break(absl::InternalError(absl::StrCat(peer_, " answered with ", unreadable.message())));
-    return;
+    return false;
   }
   if (stray) {
     Break(absl::InternalError(
         absl::StrCat(peer_, " answered tag ", tag, ", which no call is waiting for")));
-    return;
+    return false;
   }
-  StartRead(&read_bytes_);
+  return true;
 }
 
 void ShardStream::OnDone(const grpc::Status& status) {

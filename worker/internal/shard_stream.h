@@ -7,6 +7,12 @@
 // the requests and sort the answers by tag; the caller only starts
 // exchanges and waits for them, so one thread can have exchanges in flight
 // on every shard at once, and no step pays for opening a stream.
+//
+// With a shared-memory lane open, an exchange placed in the lane sends its
+// requests on the lane's own connection instead, from the caller's thread,
+// and the connection's thread sorts their answers: the same messages, the
+// same tags, without gRPC's thread hops (common/net/frame_connection.h).
+// Exchanges that find no room in the lane keep to the gRPC stream.
 
 #include <cstdint>
 #include <deque>
@@ -24,6 +30,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
+#include "common/net/frame_connection.h"
 #include "grpcpp/support/client_callback.h"
 #include "worker/internal/incoming_answer.h"
 #include "worker/internal/outgoing_request.h"
@@ -94,11 +101,11 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   bool broken() const;
 
   // Blocks until gRPC is done with the stream (after Break, or once the
-  // shard ended it) and its lane's opening has ended: no callback runs
-  // after this returns.
+  // shard ended it), its lane's opening has ended and its lane's
+  // connection has closed: no callback runs after this returns.
   void WaitUntilDone();
-  // Whether gRPC is done with the stream and its lane's opening.
-  bool done() const { return done_.HasBeenNotified() && lane_settled_->HasBeenNotified(); }
+  // Whether all of that has happened.
+  bool done() const;
 
   // grpc::ClientBidiReactor.
   void OnReadDone(bool ok) override;
@@ -111,7 +118,17 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   // Starts opening the stream's lane; `lane_settled_` is notified once
   // that has ended.
   void OpenLane(StreamLaneOptions options);
+  // Takes `lane` for the exchanges placed in it, and starts reading
+  // answers on its connection. Ok also when the stream has broken (the
+  // lane is dropped).
+  absl::Status AdoptLane(std::weak_ptr<ShardStream> self, std::shared_ptr<ShardLane> lane);
+  // Sends the requests of `exchange`, placed in the lane, on the lane's
+  // connection.
+  void SendOnLane(FrameConnection& connection, StreamExchange& exchange);
 
+  // Gives `answer` to its exchange. False: the stream broke (the answer
+  // was bad or unexpected); read no further.
+  bool TakeAnswer(absl::StatusOr<IncomingAnswer> answer);
   // Ends `exchange` with `status`: it no longer reads its requests, and a
   // push part cut short gets the message that ends it on the shard.
   void EndLocked(StreamExchange& exchange, absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -154,6 +171,11 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   // opening.
   std::shared_ptr<ShardLane> lane_ ABSL_GUARDED_BY(mu_);
   std::function<void()> cancel_lane_ ABSL_GUARDED_BY(mu_);
+  // The lane's connection, once the lane is open; kept (closed) once the
+  // stream breaks, until the stream goes. Notified when its thread has
+  // ended.
+  std::unique_ptr<FrameConnection> lane_connection_ ABSL_GUARDED_BY(mu_);
+  const std::shared_ptr<absl::Notification> lane_closed_ = std::make_shared<absl::Notification>();
   // Shared with the opening's callback, which notifies it only once it
   // holds no reference to the stream: the owner may then drop the stream
   // and its channel, which are never released from inside a gRPC
