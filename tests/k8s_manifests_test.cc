@@ -1,18 +1,21 @@
 // The Kubernetes manifests (deploy/k8s) and the image (deploy/docker) as a
-// reviewer would check them, on every rendering a user can deploy: the dev
-// and prod overlays and the TFJob. Rendered with the kubectl on PATH; no
-// cluster and no container engine are needed.
+// reviewer would check them, on every rendering a user can deploy: the dev,
+// prod and colocated overlays and the TFJob. Rendered with the kubectl on
+// PATH; no cluster and no container engine are needed.
 //
 // What must hold: every container has gRPC probes on a port that answers
 // them in plaintext (its health port, never a TLS port), requests and
 // limits, a non-root read-only securityContext, a termination grace longer
 // than its own shutdown grace; every flag it is given is one its binary
 // accepts (from the binary's own --helpfull); names, ports, selectors and
-// Services agree; the cluster's shape (ps and worker counts) is the same
-// everywhere it is written; the prod overlay runs every channel under
-// mutual TLS with both tokens, from mounted Secrets; the example job specs
-// are valid; and the image installs a package for every shared library the
-// binaries load.
+// Services agree, looked up across every container of a pod (the colocated
+// overlay runs a worker and a shard in one pod), and the containers of a
+// pod share no port; the cluster's shape (ps and worker counts) is the
+// same everywhere it is written; budgets, network policies and monitors
+// reach every container's ports; the prod overlay runs every channel under
+// mutual TLS with both tokens, from mounted Secrets; the colocated overlay
+// pairs each shard with one worker; the example job specs are valid; and
+// the image installs a package for every shared library the binaries load.
 
 #include <algorithm>
 #include <fstream>
@@ -22,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -33,6 +37,7 @@
 #include "common/config/job_spec_parser.h"
 #include "common/net/host_port.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/k8s_manifest.h"
 
@@ -56,6 +61,7 @@ using k8s_testing::StringAt;
 using k8s_testing::Value;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Where the image puts the binaries (deploy/docker/Dockerfile).
 constexpr char kBinDir[] = "/usr/local/bin/";
@@ -114,7 +120,10 @@ struct ResolvedContainer {
   std::string binary;  // basename of the command
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
-  std::string where() const { return absl::StrCat(pod->name, " (", pod->workload, ")"); }
+  // "pstrain-ps-0/worker (StatefulSet/pstrain-ps)": a pod may have several.
+  std::string where() const {
+    return absl::StrCat(pod->name, "/", StringAt(*container, "name"), " (", pod->workload, ")");
+  }
 };
 
 std::vector<ResolvedContainer> ResolveContainers(const std::vector<Pod>& pods,
@@ -159,6 +168,31 @@ int ContainerPort(const Value& container, const Value& port_ref) {
     }
   }
   return 0;
+}
+
+// How a Service's targetPort, a network policy's port or a monitor's port
+// reads in a message: "metrics" or "9090".
+std::string PortRefText(const Value& port_ref) {
+  return port_ref.has_string_value() ? port_ref.string_value()
+                                     : absl::StrCat(port_ref.number_value());
+}
+
+// The container of `pod` that declares the port a Service, network policy or
+// monitor names (by name or number), looked up across all the pod's
+// containers as Kubernetes does, and the port's number; a null container
+// when none declares it.
+struct PodPort {
+  const ResolvedContainer* container = nullptr;
+  int port = 0;
+};
+
+PodPort FindPodPort(const std::vector<ResolvedContainer>& containers, const Pod& pod,
+                    const Value& port_ref) {
+  for (const ResolvedContainer& c : containers) {
+    if (c.pod != &pod) continue;
+    if (const int port = ContainerPort(*c.container, port_ref); port > 0) return {&c, port};
+  }
+  return {};
 }
 
 // Kubernetes quantities as written here: "250m", "1", "2Gi", "512Mi".
@@ -279,6 +313,42 @@ TEST_P(RenderedManifestsTest, EveryContainerHasGrpcProbesOnAPlaintextHealthPort)
     }
     EXPECT_GT(ContainerPort(*c.container, *Find(*c.container, "livenessProbe.grpc.port")), 0)
         << c.where() << ": the probe port is not a declared containerPort";
+  }
+}
+
+// The containers of a pod share its network namespace: two servers on one
+// port cannot both start. Services, network policies and monitors find a
+// port by name across the pod's containers, so a name is the pod's too.
+TEST_P(RenderedManifestsTest, ContainersOfAPodShareNoPort) {
+  for (const Pod& pod : pods_) {
+    std::map<std::string, std::string> names;  // port name -> where declared
+    std::map<int, std::string> numbers;        // containerPort -> where declared
+    for (const ResolvedContainer& c : containers_) {
+      if (c.pod != &pod) continue;
+      std::set<int> declared;
+      for (const Value* port : ListAt(*c.container, "ports")) {
+        const std::string name = StringAt(*port, "name");
+        const int number = static_cast<int>(NumberAt(*port, "containerPort"));
+        EXPECT_FALSE(name.empty()) << c.where() << ": port " << number << " has no name";
+        if (auto [it, added] = names.emplace(name, c.where()); !added) {
+          ADD_FAILURE() << pod.name << ": port name " << name << " is declared by " << it->second
+                        << " and " << c.where();
+        }
+        if (auto [it, added] = numbers.emplace(number, c.where()); !added) {
+          ADD_FAILURE() << pod.name << ": port " << number << " is declared by " << it->second
+                        << " and " << c.where();
+        }
+        declared.insert(number);
+      }
+      // Every server a container starts listens on a port it declares, so
+      // distinct declarations mean distinct sockets.
+      for (const char* flag : {"listen", "health_listen", "metrics_listen"}) {
+        if (const int port = ListenedPort(c, flag); port > 0) {
+          EXPECT_EQ(declared.count(port), 1u) << c.where() << ": --" << flag << " listens on "
+                                              << port << ", which the container does not declare";
+        }
+      }
+    }
   }
 }
 
@@ -442,15 +512,22 @@ TEST_P(RenderedManifestsTest, DialledAddressesNameServicesAndTheirPorts) {
       ASSERT_NE(port, nullptr) << c.where() << ": Service " << service_name << " has no port "
                                << parsed->port;
       bool reached = false;
-      for (const ResolvedContainer& target : containers_) {
-        if (!SelectorMatches(*Find(*service, "spec.selector"), target.pod->labels)) continue;
-        if (labels.size() >= 2 && target.pod->name != labels[0]) continue;
-        EXPECT_EQ(target.binary, role) << address << " leads to " << target.where();
-        const int container_port = ContainerPort(*target.container, *Find(*port, "targetPort"));
-        EXPECT_EQ(container_port, parsed->port)
-            << address << ": targetPort is not the port " << target.where() << " declares";
-        EXPECT_EQ(FlagValue(target.args, "listen"), absl::StrCat("0.0.0.0:", container_port))
-            << target.where() << " does not listen where " << address << " leads";
+      for (const Pod& pod : pods_) {
+        if (!SelectorMatches(*Find(*service, "spec.selector"), pod.labels)) continue;
+        if (labels.size() >= 2 && pod.name != labels[0]) continue;
+        // The address reaches whichever container of the pod declares the
+        // targetPort; a pod may run other roles beside it.
+        const Value& target_port = *Find(*port, "targetPort");
+        const PodPort target = FindPodPort(containers_, pod, target_port);
+        ASSERT_NE(target.container, nullptr) << address << ": no container of " << pod.name
+                                             << " declares targetPort " << PortRefText(target_port);
+        EXPECT_EQ(target.container->binary, role)
+            << address << " leads to " << target.container->where();
+        EXPECT_EQ(target.port, parsed->port) << address << ": targetPort is not the port "
+                                             << target.container->where() << " declares";
+        EXPECT_EQ(FlagValue(target.container->args, "listen"),
+                  absl::StrCat("0.0.0.0:", target.port))
+            << target.container->where() << " does not listen where " << address << " leads";
         reached = true;
       }
       EXPECT_TRUE(reached) << c.where() << ": " << address << " selects no pod";
@@ -462,13 +539,15 @@ TEST_P(RenderedManifestsTest, ServicesSelectPodsAndTheirPorts) {
   for (const Value* service : ObjectsOfKind(objects_, "Service")) {
     const std::string name = StringAt(*service, "metadata.name");
     int selected = 0;
-    for (const ResolvedContainer& c : containers_) {
-      if (!SelectorMatches(*Find(*service, "spec.selector"), c.pod->labels)) continue;
+    for (const Pod& pod : pods_) {
+      if (!SelectorMatches(*Find(*service, "spec.selector"), pod.labels)) continue;
       ++selected;
+      // Each port of the Service leads to one container of the pod, not
+      // necessarily the same one.
       for (const Value* port : ListAt(*service, "spec.ports")) {
-        EXPECT_GT(ContainerPort(*c.container, *Find(*port, "targetPort")), 0)
-            << "Service " << name << " port " << StringAt(*port, "name") << " is not a port of "
-            << c.where();
+        EXPECT_NE(FindPodPort(containers_, pod, *Find(*port, "targetPort")).container, nullptr)
+            << "Service " << name << " port " << StringAt(*port, "name")
+            << " is not a port of any container of " << pod.name;
       }
     }
     EXPECT_GT(selected, 0) << "Service " << name << " selects no pod";
@@ -515,20 +594,59 @@ TEST_P(ClusterPoliciesTest, PoliciesAndMonitorsSelectWhatExists) {
     return std::any_of(pods.begin(), pods.end(),
                        [&](const Pod& pod) { return SelectorMatches(selector, pod.labels); });
   };
-  ASSERT_EQ(ObjectsOfKind(objects, "PodDisruptionBudget").size(), 2u);
-  for (const Value* budget : ObjectsOfKind(objects, "PodDisruptionBudget")) {
+  // Whether a pod the selector matches has a container that declares the
+  // port `port_ref` names.
+  auto selects_port = [&](const Value& selector, const Value& port_ref) {
+    return std::any_of(pods.begin(), pods.end(), [&](const Pod& pod) {
+      return SelectorMatches(selector, pod.labels) &&
+             FindPodPort(containers, pod, port_ref).container != nullptr;
+    });
+  };
+  auto runs = [&](const Pod& pod, absl::string_view binary) {
+    return std::any_of(containers.begin(), containers.end(), [&](const ResolvedContainer& c) {
+      return c.pod == &pod && c.binary == binary;
+    });
+  };
+
+  // Disruption budgets: a pod that holds the running job (the coordinator, a
+  // shard, whatever else runs beside them) may not be evicted; a pod of
+  // workers alone may, one at a time. The eviction API refuses a pod that
+  // two budgets select.
+  const std::vector<const Value*> budgets = ObjectsOfKind(objects, "PodDisruptionBudget");
+  ASSERT_FALSE(budgets.empty());
+  for (const Value* budget : budgets) {
     EXPECT_TRUE(selects_some_pod(*Find(*budget, "spec.selector")))
-        << StringAt(*budget, "metadata.name");
+        << StringAt(*budget, "metadata.name") << " selects no pod";
   }
-  ASSERT_FALSE(ObjectsOfKind(objects, "NetworkPolicy").empty());
-  for (const Value* policy : ObjectsOfKind(objects, "NetworkPolicy")) {
+  for (const Pod& pod : pods) {
+    std::vector<const Value*> covering;
+    for (const Value* budget : budgets) {
+      if (SelectorMatches(*Find(*budget, "spec.selector"), pod.labels)) covering.push_back(budget);
+    }
+    EXPECT_LE(covering.size(), 1u) << pod.name << " is under several disruption budgets";
+    if (runs(pod, "pstrain-coordinator") || runs(pod, "pstrain-ps")) {
+      ASSERT_EQ(covering.size(), 1u) << pod.name << " holds the running job and has no budget";
+      EXPECT_EQ(NumberAt(*covering[0], "spec.maxUnavailable"), 0) << pod.name;
+    } else if (runs(pod, "pstrain-worker")) {
+      ASSERT_EQ(covering.size(), 1u) << pod.name;
+      EXPECT_EQ(NumberAt(*covering[0], "spec.maxUnavailable"), 1) << pod.name;
+    }
+  }
+
+  // Network policies select pods that exist and open ports that a container
+  // of a selected pod declares (a named port no container has opens
+  // nothing).
+  const std::vector<const Value*> policies = ObjectsOfKind(objects, "NetworkPolicy");
+  ASSERT_FALSE(policies.empty());
+  for (const Value* policy : policies) {
     const std::string name = StringAt(*policy, "metadata.name");
-    EXPECT_TRUE(selects_some_pod(*Find(*policy, "spec.podSelector"))) << name;
+    const Value& selector = *Find(*policy, "spec.podSelector");
+    EXPECT_TRUE(selects_some_pod(selector)) << name;
     for (const Value* rule : ListAt(*policy, "spec.ingress")) {
       for (const Value* port : ListAt(*rule, "ports")) {
-        EXPECT_THAT(std::vector<std::string>({"grpc", "metrics"}),
-                    Contains(StringAt(*port, "port")))
-            << name << ": a port by a name every container declares";
+        const Value& port_ref = *Find(*port, "port");
+        EXPECT_TRUE(selects_port(selector, port_ref))
+            << name << ": port " << PortRefText(port_ref) << " is no port of a pod it selects";
       }
     }
   }
@@ -542,33 +660,101 @@ TEST_P(ClusterPoliciesTest, PoliciesAndMonitorsSelectWhatExists) {
   EXPECT_EQ(Label(Find(*from[0], "podSelector.matchLabels"), "app.kubernetes.io/part-of"),
             "pstrain");
   EXPECT_EQ(Find(*from[0], "namespaceSelector"), nullptr);
-  // Every pod is scraped exactly once, by a ServiceMonitor through a
-  // Service or by a PodMonitor, on the port --metrics_listen serves.
+  // Whether a policy lets peers that `peer` accepts (a rule's "from" entry)
+  // reach `port` of container `c`.
+  auto opens = [&](const ResolvedContainer& c, int port, const auto& peer) {
+    for (const Value* policy : policies) {
+      if (!SelectorMatches(*Find(*policy, "spec.podSelector"), c.pod->labels)) continue;
+      for (const Value* rule : ListAt(*policy, "spec.ingress")) {
+        const std::vector<const Value*> peers = ListAt(*rule, "from");
+        if (!std::any_of(peers.begin(), peers.end(), [&](const Value* p) { return peer(*p); })) {
+          continue;
+        }
+        for (const Value* p : ListAt(*rule, "ports")) {
+          const PodPort target = FindPodPort(containers, *c.pod, *Find(*p, "port"));
+          if (target.container == &c && target.port == port) return true;
+        }
+      }
+    }
+    return false;
+  };
+  auto cluster_member = [](const Value& peer) {
+    return Find(peer, "namespaceSelector") == nullptr &&
+           Label(Find(peer, "podSelector.matchLabels"), "app.kubernetes.io/part-of") == "pstrain";
+  };
+  auto prometheus = [](const Value& peer) {
+    return Label(Find(peer, "namespaceSelector.matchLabels"), "kubernetes.io/metadata.name") ==
+           "monitoring";
+  };
+
+  // Every container is scraped exactly once, by a ServiceMonitor through a
+  // Service or by a PodMonitor, on the port --metrics_listen serves, which
+  // the network policies open to Prometheus; its gRPC port is open to the
+  // cluster's members.
   for (const ResolvedContainer& c : containers) {
     absl::StatusOr<HostPort> metrics = ParseHostPort(FlagValue(c.args, "metrics_listen"));
     ASSERT_TRUE(metrics.ok()) << c.where() << ": --metrics_listen";
     EXPECT_EQ(metrics->host, "0.0.0.0") << c.where();
-    Value name;
-    name.set_string_value("metrics");
-    EXPECT_EQ(ContainerPort(*c.container, name), metrics->port) << c.where();
+    auto is_metrics = [&](const PodPort& target) {
+      return target.container == &c && target.port == metrics->port;
+    };
     int scraped = 0;
     for (const Value* monitor : ObjectsOfKind(objects, "PodMonitor")) {
-      if (SelectorMatches(*Find(*monitor, "spec.selector"), c.pod->labels)) ++scraped;
+      if (!SelectorMatches(*Find(*monitor, "spec.selector"), c.pod->labels)) continue;
+      for (const Value* endpoint : ListAt(*monitor, "spec.podMetricsEndpoints")) {
+        if (is_metrics(FindPodPort(containers, *c.pod, *Find(*endpoint, "port")))) ++scraped;
+      }
     }
     for (const Value* monitor : ObjectsOfKind(objects, "ServiceMonitor")) {
       for (const Value* service : ObjectsOfKind(objects, "Service")) {
-        if (SelectorMatches(*Find(*monitor, "spec.selector"), Labels(*service)) &&
-            SelectorMatches(*Find(*service, "spec.selector"), c.pod->labels)) {
-          ++scraped;
+        if (!SelectorMatches(*Find(*monitor, "spec.selector"), Labels(*service)) ||
+            !SelectorMatches(*Find(*service, "spec.selector"), c.pod->labels)) {
+          continue;
+        }
+        for (const Value* endpoint : ListAt(*monitor, "spec.endpoints")) {
+          for (const Value* port : ListAt(*service, "spec.ports")) {
+            if (StringAt(*port, "name") == StringAt(*endpoint, "port") &&
+                is_metrics(FindPodPort(containers, *c.pod, *Find(*port, "targetPort")))) {
+              ++scraped;
+            }
+          }
         }
       }
     }
     EXPECT_EQ(scraped, 1) << c.where() << " is scraped " << scraped << " times";
+    EXPECT_TRUE(opens(c, metrics->port, prometheus))
+        << c.where() << ": no network policy lets Prometheus reach port " << metrics->port;
+    if (const int grpc = ListenedPort(c, "listen"); grpc > 0) {
+      EXPECT_TRUE(opens(c, grpc, cluster_member))
+          << c.where() << ": no network policy lets the cluster's pods reach port " << grpc;
+    }
+  }
+  // And every monitor's endpoint scrapes something: a port of a pod (or of
+  // a Service) it selects.
+  for (const Value* monitor : ObjectsOfKind(objects, "PodMonitor")) {
+    for (const Value* endpoint : ListAt(*monitor, "spec.podMetricsEndpoints")) {
+      EXPECT_TRUE(selects_port(*Find(*monitor, "spec.selector"), *Find(*endpoint, "port")))
+          << "PodMonitor " << StringAt(*monitor, "metadata.name") << " port "
+          << StringAt(*endpoint, "port") << " is no port of a pod it selects";
+    }
+  }
+  for (const Value* monitor : ObjectsOfKind(objects, "ServiceMonitor")) {
+    for (const Value* endpoint : ListAt(*monitor, "spec.endpoints")) {
+      bool found = false;
+      for (const Value* service : ObjectsOfKind(objects, "Service")) {
+        if (!SelectorMatches(*Find(*monitor, "spec.selector"), Labels(*service))) continue;
+        for (const Value* port : ListAt(*service, "spec.ports")) {
+          found = found || StringAt(*port, "name") == StringAt(*endpoint, "port");
+        }
+      }
+      EXPECT_TRUE(found) << "ServiceMonitor " << StringAt(*monitor, "metadata.name") << " port "
+                         << StringAt(*endpoint, "port") << " is no port of a Service it selects";
+    }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Overlays, ClusterPoliciesTest,
-                         testing::Values("overlays/dev", "overlays/prod"),
+                         testing::Values("overlays/dev", "overlays/prod", "overlays/colocated"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            return info.param.substr(info.param.find('/') + 1);
                          });
@@ -593,7 +779,8 @@ TEST_P(RenderedManifestsTest, ExampleJobSpecsAreValid) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Renderings, RenderedManifestsTest,
-                         testing::Values("overlays/dev", "overlays/prod", "tfjob"),
+                         testing::Values("overlays/dev", "overlays/prod", "overlays/colocated",
+                                         "tfjob"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '/', '_');
@@ -627,6 +814,180 @@ TEST(OverlaysTest, DevIsSmallAndProdIsSpread) {
                 ->string_value(),
             "ReadWriteMany")
       << "pods on several nodes share model_dir";
+}
+
+// The argument --`name`=... of a container as written, before the kubelet
+// expands it ("$(POD_INDEX)"); "" when not given.
+std::string WrittenFlag(const Value& container, absl::string_view name) {
+  for (const Value* arg : ListAt(container, "args")) {
+    auto [flag, value] = SplitFlag(arg->string_value());
+    if (flag == name) return value;
+  }
+  return "";
+}
+
+// The entry of the container's env named `name`, nullptr if none.
+const Value* EnvEntry(const Value& container, absl::string_view name) {
+  for (const Value* entry : ListAt(container, "env")) {
+    if (StringAt(*entry, "name") == name) return entry;
+  }
+  return nullptr;
+}
+
+// The colocated overlay's purpose: worker i beside shard i in one pod, so
+// that each worker reaches one shard through a shared-memory lane (same
+// network namespace, same kernel) and the others over gRPC.
+TEST(OverlaysTest, ColocatedPodsPairEachShardWithOneWorker) {
+  absl::StatusOr<std::vector<Value>> colocated = RenderManifests("overlays/colocated");
+  ASSERT_TRUE(colocated.ok()) << colocated.status();
+  const std::vector<Pod> pods = ExpandPods(*colocated);
+  const std::vector<ResolvedContainer> containers = ResolveContainers(pods, *colocated);
+  for (const char* kind : {"StatefulSet", "Deployment"}) {
+    EXPECT_EQ(FindObject(*colocated, kind, "pstrain-worker"), nullptr)
+        << "a " << kind << " of workers alone is left";
+  }
+  const Value* shards = FindObject(*colocated, "StatefulSet", "pstrain-ps");
+  ASSERT_NE(shards, nullptr);
+
+  // The base's worker, which the co-located one must stay in step with
+  // (a flag added there and forgotten here would be lost).
+  absl::StatusOr<std::vector<Value>> base = RenderManifests("base");
+  ASSERT_TRUE(base.ok()) << base.status();
+  const Value* base_workers = FindObject(*base, "StatefulSet", "pstrain-worker");
+  ASSERT_NE(base_workers, nullptr);
+  const std::vector<const Value*> base_containers =
+      ListAt(*base_workers, "spec.template.spec.containers");
+  ASSERT_EQ(base_containers.size(), 1u);
+  const Value& base_worker = *base_containers[0];
+  const std::set<std::string> port_flags = {"listen", "health_listen", "metrics_listen"};
+  using google::protobuf::util::MessageDifferencer;
+
+  int paired = 0;
+  for (const Pod& pod : pods) {
+    std::map<std::string, std::vector<const ResolvedContainer*>> by_binary;
+    for (const ResolvedContainer& c : containers) {
+      if (c.pod == &pod) by_binary[c.binary].push_back(&c);
+    }
+    if (by_binary.count("pstrain-ps") == 0 && by_binary.count("pstrain-worker") == 0) continue;
+    ++paired;
+    EXPECT_EQ(pod.workload, "StatefulSet/pstrain-ps") << pod.name;
+    ASSERT_EQ(by_binary["pstrain-ps"].size(), 1u) << pod.name << ": one shard per pod";
+    ASSERT_EQ(by_binary["pstrain-worker"].size(), 1u) << pod.name << ": one worker per shard";
+    EXPECT_EQ(by_binary.size(), 2u) << pod.name << ": the shard and its worker, nothing else";
+    const ResolvedContainer& ps = *by_binary["pstrain-ps"][0];
+    const ResolvedContainer& worker = *by_binary["pstrain-worker"][0];
+
+    // One index for both, from one source: a variable each takes from the
+    // same field of the pod, its ordinal.
+    const Value* sources[2] = {nullptr, nullptr};
+    for (const ResolvedContainer* c : {&ps, &worker}) {
+      const std::string written = WrittenFlag(*c->container, "task_index");
+      absl::string_view variable = written;
+      ASSERT_TRUE(absl::ConsumePrefix(&variable, "$(") && absl::ConsumeSuffix(&variable, ")"))
+          << c->where() << ": --task_index=" << written << " is not the pod's ordinal";
+      const Value* entry = EnvEntry(*c->container, variable);
+      ASSERT_NE(entry, nullptr) << c->where() << ": no variable " << variable;
+      EXPECT_EQ(StringAt(*entry, "valueFrom.fieldRef.fieldPath"),
+                "metadata.labels['apps.kubernetes.io/pod-index']")
+          << c->where();
+      sources[c == &ps ? 0 : 1] = Find(*entry, "valueFrom");
+    }
+    ASSERT_TRUE(sources[0] != nullptr && sources[1] != nullptr) << pod.name;
+    EXPECT_TRUE(MessageDifferencer::Equals(*sources[0], *sources[1]))
+        << pod.name << ": " << sources[0]->ShortDebugString() << " against "
+        << sources[1]->ShortDebugString();
+    EXPECT_EQ(FlagValue(ps.args, "task_index"), absl::StrCat(pod.index)) << ps.where();
+    EXPECT_EQ(FlagValue(worker.args, "task_index"), absl::StrCat(pod.index)) << worker.where();
+
+    // Lanes on at both ends (gflags also reads --noshm, and false as
+    // f, no, n or 0).
+    for (const ResolvedContainer* c : {&ps, &worker}) {
+      for (const std::string& arg : c->args) {
+        auto [flag, value] = SplitFlag(arg);
+        EXPECT_NE(flag, "noshm") << c->where() << ": lanes are off";
+        if (flag == "shm") {
+          EXPECT_THAT(std::vector<std::string>({"false", "f", "no", "n", "0"}),
+                      Not(Contains(absl::AsciiStrToLower(value))))
+              << c->where() << ": lanes are off";
+        }
+      }
+    }
+
+    // The pod's network namespace is theirs to share: no port, by number
+    // or name, declared or listened on, in common.
+    std::set<std::string> ps_names;
+    std::set<int> ps_ports;
+    for (const Value* port : ListAt(*ps.container, "ports")) {
+      ps_names.insert(StringAt(*port, "name"));
+      ps_ports.insert(static_cast<int>(NumberAt(*port, "containerPort")));
+    }
+    for (const std::string& flag : port_flags) ps_ports.insert(ListenedPort(ps, flag));
+    ASSERT_GE(ps_ports.size(), 3u) << ps.where();
+    for (const Value* port : ListAt(*worker.container, "ports")) {
+      EXPECT_EQ(ps_names.count(StringAt(*port, "name")), 0u)
+          << worker.where() << ": port name " << StringAt(*port, "name") << " is the shard's";
+      EXPECT_EQ(ps_ports.count(static_cast<int>(NumberAt(*port, "containerPort"))), 0u)
+          << worker.where() << ": port " << NumberAt(*port, "containerPort") << " is the shard's";
+    }
+    for (const std::string& flag : port_flags) {
+      const int port = ListenedPort(worker, flag);
+      EXPECT_GT(port, 0) << worker.where() << ": --" << flag;
+      EXPECT_EQ(ps_ports.count(port), 0u)
+          << worker.where() << ": --" << flag << " listens on the shard's port " << port;
+    }
+
+    // The base's worker but for its ports: command, every other flag,
+    // environment, securityContext and mounts.
+    EXPECT_TRUE(MessageDifferencer::Equals(*Find(*worker.container, "command"),
+                                           *Find(base_worker, "command")))
+        << worker.where();
+    const std::vector<const Value*> args = ListAt(*worker.container, "args");
+    const std::vector<const Value*> base_args = ListAt(base_worker, "args");
+    ASSERT_EQ(args.size(), base_args.size())
+        << worker.where() << ": flags differ from base/worker.yaml's";
+    for (size_t i = 0; i < args.size(); ++i) {
+      auto [flag, value] = SplitFlag(args[i]->string_value());
+      auto [base_flag, base_value] = SplitFlag(base_args[i]->string_value());
+      EXPECT_EQ(flag, base_flag) << worker.where() << ": flag " << i;
+      if (port_flags.count(flag) == 0) {
+        EXPECT_EQ(value, base_value) << worker.where() << ": --" << flag;
+      }
+    }
+    EXPECT_TRUE(
+        MessageDifferencer::Equals(*Find(*worker.container, "env"), *Find(base_worker, "env")))
+        << worker.where() << ": environment differs from base/worker.yaml's";
+    EXPECT_TRUE(MessageDifferencer::Equals(*Find(*worker.container, "securityContext"),
+                                           *Find(base_worker, "securityContext")))
+        << worker.where();
+    std::map<std::string, bool> mounts;  // path -> read-only
+    for (const Value* mount : ListAt(*worker.container, "volumeMounts")) {
+      mounts[StringAt(*mount, "mountPath")] = BoolAt(*mount, "readOnly");
+    }
+    std::map<std::string, bool> base_mounts;
+    for (const Value* mount : ListAt(base_worker, "volumeMounts")) {
+      base_mounts[StringAt(*mount, "mountPath")] = BoolAt(*mount, "readOnly");
+    }
+    EXPECT_EQ(mounts, base_mounts) << worker.where();
+  }
+  EXPECT_GT(paired, 0);
+  EXPECT_EQ(paired, NumberAt(*shards, "spec.replicas"));
+
+  // As many workers as shards, wherever the cluster's shape is written.
+  const Value* shape = nullptr;
+  for (const Value* map : ObjectsOfKind(*colocated, "ConfigMap")) {
+    if (absl::StartsWith(StringAt(*map, "metadata.name"), "pstrain-cluster")) shape = map;
+  }
+  ASSERT_NE(shape, nullptr) << "no pstrain-cluster ConfigMap";
+  EXPECT_EQ(StringAt(*shape, "data.num_ps"), absl::StrCat(paired));
+  EXPECT_EQ(StringAt(*shape, "data.num_workers"), StringAt(*shape, "data.num_ps"));
+  for (const ResolvedContainer& c : containers) {
+    if (c.binary != "pstrain-coordinator") continue;
+    EXPECT_EQ(FlagValue(c.args, "num_workers"), FlagValue(c.args, "num_ps")) << c.where();
+  }
+
+  const std::string readme = ReadFile(k8s_testing::RunfilesPath("deploy/README.md"));
+  EXPECT_TRUE(absl::StrContains(readme, "kubectl apply -k deploy/k8s/overlays/colocated"))
+      << "deploy/README.md does not tell how to deploy the colocated overlay";
 }
 
 // The Secret key behind the file `path` of a container: `path` must lie in
