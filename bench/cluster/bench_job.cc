@@ -29,7 +29,9 @@ std::string BenchJobSpecText(const BenchJob& job) {
                          " alpha: 0.1 } }")
           : "",
       " }\n",
-      "training { update_mode: ", job.sync ? "UPDATE_MODE_SYNC" : "UPDATE_MODE_ASYNC", " }\n");
+      "training { update_mode: ", job.sync ? "UPDATE_MODE_SYNC" : "UPDATE_MODE_ASYNC",
+      job.compute_threads > 0 ? absl::StrCat(" compute_threads: ", job.compute_threads) : "",
+      " }\n");
   if (evaluates) {
     absl::StrAppend(
         &text, "eval_data { fashion_mnist { dir: \"", job.data_dir,

@@ -19,6 +19,8 @@ struct BenchJob {
   std::string model_dir;
   std::vector<int64_t> hidden_units = {256, 128};
   bool sync = false;  // sync rounds of every worker; else async
+  // training.compute_threads; 0: the default (one).
+  int compute_threads = 0;
   // > 0: the learning rate follows a cosine down to a tenth over this many
   // steps, as in examples/fashion_mnist_mlp.pbtxt; 0: constant.
   int64_t cosine_decay_steps = 0;

@@ -172,8 +172,9 @@ void AddIntroduction(const ClusterBenchSettings& settings, const std::string& co
       Fixed(absl::ToDoubleSeconds(settings.sweep_window), 0),
       " s for the scaling points) by scraping each worker's "
       "`/metrics` before and after, so start-up is not counted. The reference is the "
-      "single-process trainer (`pstrain train-local`, its own process, one compute thread) on "
-      "the same spec, run in the same benchmark run."));
+      "single-process trainer (`pstrain train-local`, its own process, one compute thread; "
+      "the end-to-end part also runs it with two) on the same spec, run in the same benchmark "
+      "run."));
   report.Command(command);
 }
 

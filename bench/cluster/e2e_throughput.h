@@ -33,6 +33,11 @@ struct E2eResults {
   std::vector<E2ePath> paths;
   // The single-process run before the first cluster window.
   SingleProcessRun fashion_reference;
+  // The single process with training.compute_threads: 2, both cores for
+  // one trainer (the fair use of this machine), mean of a run before the
+  // first cluster window and one after the last.
+  SingleProcessRun two_thread_reference;
+  std::vector<SingleProcessRun> two_thread_runs;
 };
 
 // Measures the shared-memory path on `cluster` (started with lanes on, the

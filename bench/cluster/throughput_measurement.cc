@@ -33,16 +33,20 @@ void Progress(const std::string& message) {
 }
 
 absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& settings,
-                                                      const std::vector<int64_t>& hidden) {
+                                                      const std::vector<int64_t>& hidden,
+                                                      int compute_threads) {
   BenchJob job;
   job.name = "single-process";
   job.data_dir = settings.data_dir;
   job.model_dir = settings.NewModelDir("single-process");
   job.hidden_units = hidden;
+  job.compute_threads = compute_threads;
   const double scale = static_cast<double>(MlpParameters(FashionMlp())) / MlpParameters(hidden);
   const int64_t steps =
       std::max<int64_t>(5, std::llround(settings.reference_steps * std::min(1.0, scale)));
-  Progress(absl::StrCat("single-process trainer, MLP ", MlpShape(hidden), ", ", steps, " steps"));
+  Progress(absl::StrCat("single-process trainer, MLP ", MlpShape(hidden), ", ", steps, " steps",
+                        compute_threads > 1 ? absl::StrCat(", ", compute_threads, " compute threads")
+                                            : ""));
   const std::string stem = absl::StrCat(settings.work_dir, "/train-local-", settings.next_job);
   absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", settings.bin_dir);
   if (!pstrain.ok()) return pstrain.status();

@@ -43,9 +43,11 @@ struct ThroughputPoint {
 };
 
 // Runs `pstrain train-local` on the MLP with `hidden` layers for
-// settings.reference_steps, scaled down by the model's size (at least 5).
+// settings.reference_steps, scaled down by the model's size (at least 5),
+// with `compute_threads` (0: the default, one).
 absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& settings,
-                                                      const std::vector<int64_t>& hidden);
+                                                      const std::vector<int64_t>& hidden,
+                                                      int compute_threads = 0);
 
 // Submits a throughput job, measures `window` after the warm-up, stops the
 // job. FailedPrecondition: a worker never trained, or the job ended early.

@@ -4,9 +4,11 @@
 // embedding rows pulled per second and the shards' memory per row held,
 // each beside a reference measured in the same run: the single-process
 // trainer (`pstrain train-local`) on the same job, and one shard alone in
-// this process (the same table code, no gRPC).
+// this process (the same table code, no gRPC). The cluster trains through
+// shared-memory lanes, as `pstrain local` runs it, then again over gRPC
+// only, and the report sets the two side by side.
 //
-//   bazel build -c opt //bench/sparse:sparse_cluster_bench //client:pstrain \
+//   bazel build -c opt //bench/sparse:sparse_cluster_bench //client:pstrain
 //       //server/coordinator:pstrain-coordinator //server/ps:pstrain-ps //worker:pstrain-worker
 //   bazel-bin/bench/sparse/sparse_cluster_bench --report=sparse.md
 
@@ -52,8 +54,12 @@ DEFINE_int32(batch, 256, "examples per step");
 DEFINE_string(optimizer, "sgd", "sgd (no slot) or adagrad (one slot per value)");
 DEFINE_int32(workers, 2, "worker processes");
 DEFINE_bool(shm, true,
-            "workers and parameter servers move tensor bytes through shared memory, as "
-            "`pstrain local` runs them (--shm=false: in the gRPC messages, as between hosts)");
+            "the cluster read for the targets and the memory figures: workers and parameter "
+            "servers talk through shared-memory lanes, as `pstrain local` runs them "
+            "(--shm=false: over gRPC only, as between hosts)");
+DEFINE_bool(compare_grpc, true,
+            "with --shm, train a second cluster over gRPC only (--shm=false) for the same time "
+            "and report both paths side by side");
 DEFINE_double(budget_factor, 1.5,
               "per-shard table budget as this multiple of the raw bytes of vocabulary/2 rows, "
               "so no row is evicted");
@@ -125,6 +131,66 @@ absl::StatusOr<ClusterSample> TrainFor(LocalCluster& cluster, absl::Duration dur
   }
 }
 
+// Starts a cluster (lanes on or off), trains `job` on it for --train_secs
+// and fills `run`'s samples: before the job, and the window's start and
+// end.
+absl::Status TrainCluster(const SparseJob& job, bool shared_memory, const std::string& run_dir,
+                          ClusterRun& run) {
+  LocalClusterOptions options;
+  options.num_ps = kNumPs;
+  options.num_workers = FLAGS_workers;
+  options.evaluator = false;
+  options.shared_memory = shared_memory;
+  options.bin_dir = FLAGS_bin_dir;
+  options.run_dir = absl::StrCat(run_dir, "/cluster-", shared_memory ? "shm" : "grpc");
+  options.checkpoint_root = absl::StrCat(options.run_dir, "/checkpoints");
+  std::filesystem::create_directories(options.checkpoint_root);
+  const std::string label = shared_memory ? "cluster (shared memory)" : "cluster (gRPC only)";
+  Progress(absl::StrCat(label, ": starting a coordinator, ", kNumPs, " parameter servers and ",
+                        FLAGS_workers, " workers; logs in ", options.run_dir));
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
+  if (!cluster.ok()) return cluster.status();
+  absl::StatusOr<ClusterSample> base = SampleCluster(**cluster);
+  if (!base.ok()) return base.status();
+  run.base = *base;
+  const std::string spec_text = job.Text();
+  RETURN_IF_ERROR(bench::WriteTextFile(options.run_dir + "/job.pbtxt", spec_text));
+  auto jobs = JobService::NewStub(grpc::CreateChannel((*cluster)->coordinator().grpc_address,
+                                                      grpc::InsecureChannelCredentials()));
+  absl::StatusOr<std::string> job_id = bench::SubmitJobSpec(*jobs, spec_text, absl::Seconds(60));
+  if (!job_id.ok()) return job_id.status();
+  Progress(label + ": submitted job " + *job_id + "; waiting for its first examples");
+
+  ClusterSample previous = *base;
+  const absl::Time give_up = absl::Now() + absl::Seconds(120);
+  while (previous.examples == 0) {
+    if (absl::Now() > give_up) {
+      return absl::DeadlineExceededError("the cluster trained no example within 120 s; logs in " +
+                                         options.run_dir);
+    }
+    absl::StatusOr<ClusterSample> s =
+        TrainFor(**cluster, absl::Seconds(1), base->time, base->RssBytes(), &previous);
+    if (!s.ok()) return s.status();
+  }
+  const absl::Time start = previous.time;
+  absl::StatusOr<ClusterSample> window_start =
+      TrainFor(**cluster, absl::Seconds(FLAGS_train_secs - FLAGS_window_secs), start,
+               base->RssBytes(), &previous);
+  if (!window_start.ok()) return window_start.status();
+  run.window_start = *window_start;
+  Progress(absl::StrCat(label, ": measuring the last ", FLAGS_window_secs, " s"));
+  absl::StatusOr<ClusterSample> window_end =
+      TrainFor(**cluster, absl::Seconds(FLAGS_window_secs), start, base->RssBytes(), &previous);
+  if (!window_end.ok()) return window_end.status();
+  run.window_end = *window_end;
+  run.train_seconds = absl::ToDoubleSeconds(window_end->time - start);
+
+  Progress(label + ": stopping");
+  absl::Status stopped = (*cluster)->Stop(absl::Seconds(60));
+  if (!stopped.ok()) Progress(label + ": not every process exited cleanly: " + stopped.ToString());
+  return absl::OkStatus();
+}
+
 absl::Status Run(const std::string& command, const std::string& run_dir) {
   SparseReport report;
   report.command = command;
@@ -169,83 +235,44 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
                            alone->read_rows_per_sec / 1e6, alone->created_rows_per_sec / 1e6,
                            alone->rss_bytes_per_row));
 
-  // 2. The single-process trainer on the same job, before the cluster and
-  // again after it: the load of a shared machine moves between the two.
+  // 2. The single-process trainer on the same job, before each cluster and
+  // again after the last: the load of a shared machine moves between them.
   SparseJob reference_job = job;
   reference_job.max_seconds = FLAGS_reference_secs;
   const std::string reference_spec = run_dir + "/single_process.pbtxt";
   RETURN_IF_ERROR(bench::WriteTextFile(reference_spec, reference_job.Text()));
-  auto run_single_process = [&](const char* when) -> absl::StatusOr<bench::SingleProcessRun> {
-    Progress(absl::StrCat("single process (", when, " the cluster): pstrain train-local for ",
-                          FLAGS_reference_secs, " s"));
-    absl::StatusOr<bench::SingleProcessRun> single =
-        bench::RunSingleProcess(*pstrain, reference_spec, /*extra_args=*/{},
-                                absl::StrCat(run_dir, "/single_process_", when, ".log"),
-                                absl::Seconds(FLAGS_reference_secs + 120));
+  int single_runs = 0;
+  auto run_single_process = [&]() -> absl::StatusOr<bench::SingleProcessRun> {
+    Progress(absl::StrCat("single process: pstrain train-local for ", FLAGS_reference_secs, " s"));
+    absl::StatusOr<bench::SingleProcessRun> single = bench::RunSingleProcess(
+        *pstrain, reference_spec, /*extra_args=*/{},
+        absl::StrCat(run_dir, "/single_process_", ++single_runs, ".log"),
+        absl::Seconds(FLAGS_reference_secs + 120));
     if (single.ok()) {
       Progress(absl::StrFormat("single process: %.0f examples/s", single->examples_per_sec));
     }
     return single;
   };
-  absl::StatusOr<bench::SingleProcessRun> single = run_single_process("before");
+  absl::StatusOr<bench::SingleProcessRun> single = run_single_process();
   if (!single.ok()) return single.status();
-  report.single_process_before = *single;
 
-  // 3. The cluster.
-  LocalClusterOptions options;
-  options.num_ps = kNumPs;
-  options.num_workers = FLAGS_workers;
-  options.evaluator = false;
-  options.shared_memory = FLAGS_shm;
-  options.bin_dir = FLAGS_bin_dir;
-  options.run_dir = run_dir + "/cluster";
-  options.checkpoint_root = run_dir + "/checkpoints";
-  std::filesystem::create_directories(options.checkpoint_root);
-  Progress(absl::StrCat("cluster: starting a coordinator, ", kNumPs, " parameter servers and ",
-                        FLAGS_workers, " workers; logs in ", options.run_dir));
-  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
-  if (!cluster.ok()) return cluster.status();
-  absl::StatusOr<ClusterSample> base = SampleCluster(**cluster);
-  if (!base.ok()) return base.status();
-  report.base = *base;
-  const std::string spec_text = job.Text();
-  RETURN_IF_ERROR(bench::WriteTextFile(run_dir + "/cluster_job.pbtxt", spec_text));
-  auto jobs = JobService::NewStub(grpc::CreateChannel((*cluster)->coordinator().grpc_address,
-                                                      grpc::InsecureChannelCredentials()));
-  absl::StatusOr<std::string> job_id = bench::SubmitJobSpec(*jobs, spec_text, absl::Seconds(60));
-  if (!job_id.ok()) return job_id.status();
-  Progress("cluster: submitted job " + *job_id + "; waiting for its first examples");
-
-  ClusterSample previous = *base;
-  const absl::Time give_up = absl::Now() + absl::Seconds(120);
-  while (previous.examples == 0) {
-    if (absl::Now() > give_up) {
-      return absl::DeadlineExceededError("the cluster trained no example within 120 s; logs in " +
-                                         options.run_dir);
+  // 3. The cluster, and the same cluster over gRPC only.
+  std::vector<bool> paths = {FLAGS_shm};
+  if (FLAGS_shm && FLAGS_compare_grpc) paths.push_back(false);
+  for (bool shared_memory : paths) {
+    ClusterRun run;
+    run.shared_memory = shared_memory;
+    run.single_process_before = *single;
+    RETURN_IF_ERROR(TrainCluster(job, shared_memory, run_dir, run));
+    single = run_single_process();
+    if (!single.ok()) return single.status();
+    run.single_process_after = *single;
+    if (shared_memory == FLAGS_shm) {
+      report.cluster = run;
+    } else {
+      report.grpc_cluster = run;
     }
-    absl::StatusOr<ClusterSample> s =
-        TrainFor(**cluster, absl::Seconds(1), base->time, base->RssBytes(), &previous);
-    if (!s.ok()) return s.status();
   }
-  const absl::Time start = previous.time;
-  absl::StatusOr<ClusterSample> window_start =
-      TrainFor(**cluster, absl::Seconds(FLAGS_train_secs - FLAGS_window_secs), start,
-               base->RssBytes(), &previous);
-  if (!window_start.ok()) return window_start.status();
-  report.window_start = *window_start;
-  Progress(absl::StrCat("cluster: measuring the last ", FLAGS_window_secs, " s"));
-  absl::StatusOr<ClusterSample> window_end =
-      TrainFor(**cluster, absl::Seconds(FLAGS_window_secs), start, base->RssBytes(), &previous);
-  if (!window_end.ok()) return window_end.status();
-  report.window_end = *window_end;
-  report.train_seconds = absl::ToDoubleSeconds(window_end->time - start);
-
-  Progress("cluster: stopping");
-  absl::Status stopped = (*cluster)->Stop(absl::Seconds(60));
-  if (!stopped.ok()) Progress("cluster: not every process exited cleanly: " + stopped.ToString());
-  single = run_single_process("after");
-  if (!single.ok()) return single.status();
-  report.single_process_after = *single;
 
   report.AppendTo(markdown);
   if (FLAGS_report.empty()) {

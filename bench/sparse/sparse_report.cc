@@ -18,43 +18,81 @@ std::string Mib(double bytes) { return absl::StrFormat("%.0f MiB", bytes / 10485
 
 std::string Fixed(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
 
+std::string PathLabel(const ClusterRun& run) {
+  return run.shared_memory ? "shared memory" : "gRPC bytes";
+}
+
+// Each measured cluster beside its single-process references, and the
+// issue's targets, read on the first cluster.
+void AddPathsSection(const SparseReport& r, bench::MarkdownReport& report) {
+  bench::MarkdownTable table({"data path", "examples/s", "single process examples/s", "ratio",
+                              "examples per CPU second", "single process", "ratio"});
+  auto add = [&table](const ClusterRun& run) {
+    table.AddRow({PathLabel(run), Fixed(run.ExamplesPerSec(), 0),
+                  Fixed(run.SingleProcessExamplesPerSec(), 0),
+                  Fixed(run.ExamplesPerSec() / run.SingleProcessExamplesPerSec(), 2),
+                  Fixed(run.ExamplesPerCpuSecond(), 0),
+                  Fixed(run.SingleProcessExamplesPerCpuSecond(), 0),
+                  Fixed(run.ExamplesPerCpuSecond() / run.SingleProcessExamplesPerCpuSecond(), 2)});
+  };
+  add(r.cluster);
+  if (r.grpc_cluster.has_value()) add(*r.grpc_cluster);
+  report.SubHeading("Both data paths");
+  report.Paragraph(
+      "Shared memory: the workers and the parameter servers talk through shared-memory lanes, "
+      "as `pstrain local` runs them; gRPC bytes: every process runs with `--shm=false`, as "
+      "between hosts. Each cluster trains the same job from scratch for the same time and is "
+      "measured over the same window; each is compared with the single-process runs just "
+      "before and just after it.");
+  report.Table(table);
+  const ClusterRun& run = r.cluster;
+  const double ratio = run.ExamplesPerSec() / run.SingleProcessExamplesPerSec();
+  const double per_cpu = run.ExamplesPerCpuSecond() / run.SingleProcessExamplesPerCpuSecond();
+  const std::string path = absl::StrCat(" (", PathLabel(run), ")");
+  report.Target(absl::StrCat("examples/s >= 0.9x the single process", path), ratio >= 0.9,
+                absl::StrCat(Fixed(ratio, 2), "x"));
+  report.Target(absl::StrCat("examples per CPU second >= 0.7x the single process's", path),
+                per_cpu >= 0.7, absl::StrCat(Fixed(per_cpu, 2), "x"));
+}
+
 }  // namespace
 
-double SparseReport::WindowSeconds() const {
+double ClusterRun::WindowSeconds() const {
   return absl::ToDoubleSeconds(window_end.time - window_start.time);
 }
 
-double SparseReport::SingleProcessExamplesPerSec() const {
+double ClusterRun::SingleProcessExamplesPerSec() const {
   return (single_process_before.examples_per_sec + single_process_after.examples_per_sec) / 2;
 }
 
-double SparseReport::ExamplesPerCpuSecond() const {
+double ClusterRun::ExamplesPerCpuSecond() const {
   auto cpu = [](const ClusterSample& s) {
     return s.coordinator_cpu_seconds + s.ps_cpu_seconds + s.worker_cpu_seconds;
   };
   return (window_end.examples - window_start.examples) / (cpu(window_end) - cpu(window_start));
 }
 
-double SparseReport::SingleProcessExamplesPerCpuSecond() const {
+double ClusterRun::SingleProcessExamplesPerCpuSecond() const {
   return (single_process_before.examples / single_process_before.cpu_seconds +
           single_process_after.examples / single_process_after.cpu_seconds) /
          2;
 }
 
-double SparseReport::ExamplesPerSec() const {
+double ClusterRun::ExamplesPerSec() const {
   return (window_end.examples - window_start.examples) / WindowSeconds();
 }
 
 double SparseReport::RowsPulledPerSec() const {
-  const double steps = window_end.steps - window_start.steps;
-  const double row_bytes =
-      window_end.PullBytes() - window_start.PullBytes() - steps * job.DenseFloats() * 4.0;
-  return row_bytes / job.PulledBytesPerId() / WindowSeconds();
+  const ClusterSample& start = cluster.window_start;
+  const ClusterSample& end = cluster.window_end;
+  const double steps = end.steps - start.steps;
+  const double row_bytes = end.PullBytes() - start.PullBytes() - steps * job.DenseFloats() * 4.0;
+  return row_bytes / job.PulledBytesPerId() / cluster.WindowSeconds();
 }
 
 double SparseReport::RssBytesPerRow() const {
-  const double rows = window_end.DeepRows();
-  return rows > 0 ? (window_end.RssBytes() - base.RssBytes()) / rows : 0;
+  const double rows = cluster.window_end.DeepRows();
+  return rows > 0 ? (cluster.window_end.RssBytes() - cluster.base.RssBytes()) / rows : 0;
 }
 
 std::string SparseReport::Title(const SparseJob& job) {
@@ -66,8 +104,14 @@ std::string SparseReport::Title(const SparseJob& job) {
 }
 
 void SparseReport::AppendTo(bench::MarkdownReport& report) const {
-  const double examples_per_sec = ExamplesPerSec();
-  const double single_process = SingleProcessExamplesPerSec();
+  const ClusterSample& base = cluster.base;
+  const ClusterSample& window_start = cluster.window_start;
+  const ClusterSample& window_end = cluster.window_end;
+  const double train_seconds = cluster.train_seconds;
+  const bench::SingleProcessRun& single_process_before = cluster.single_process_before;
+  const bench::SingleProcessRun& single_process_after = cluster.single_process_after;
+  const double examples_per_sec = cluster.ExamplesPerSec();
+  const double single_process = cluster.SingleProcessExamplesPerSec();
   const double examples_ratio = examples_per_sec / single_process;
   const double rows_per_sec = RowsPulledPerSec();
   const double rows_per_shard = rows_per_sec / num_ps;
@@ -80,7 +124,7 @@ void SparseReport::AppendTo(bench::MarkdownReport& report) const {
                                                      : "Adagrad, one accumulator slot per value";
 
   report.Paragraph(absl::StrFormat(
-      "Real processes on loopback: a coordinator, %d parameter servers and %d workers train "
+      "Real processes on loopback: a coordinator, %d parameter servers and %d workers (%s) train "
       "wide-and-deep (%d fields, embedding dim %d, hidden %s, batch %d, %s, async) on "
       "synthetic click logs whose ids span a dynamic table of %d ids (ranks Zipf with exponent "
       "%g, the generator's closest to uniform). The table's budget (%s per shard and table) is "
@@ -99,11 +143,11 @@ void SparseReport::AppendTo(bench::MarkdownReport& report) const {
       "same ShardStore code, no gRPC, one thread) holding the job's two tables with %lld rows "
       "each: ReadRows of random deep/embedding ids in batches, and its own VmRSS growth per row "
       "created in each table.",
-      num_ps, workers, job.num_fields, job.dim,
+      num_ps, workers, PathLabel(cluster), job.num_fields, job.dim,
       absl::StrCat("[", absl::StrJoin(job.hidden_units, ", "), "]"), job.batch_size, slots,
       job.vocabulary, job.zipf_exponent, Mib(job.max_bytes_per_shard),
       1.0 * job.max_bytes_per_shard / (job.vocabulary / num_ps * alone_raw),
-      static_cast<int>(train_seconds - WindowSeconds() + 0.5), WindowSeconds(),
+      static_cast<int>(train_seconds - cluster.WindowSeconds() + 0.5), cluster.WindowSeconds(),
       static_cast<long long>(job.DenseFloats()), static_cast<long long>(job.PulledBytesPerId()),
       static_cast<long long>(job.RawBytesPerId()), job.dim, slots,
       single_process_before.train_seconds, static_cast<long long>(shard_alone.rows)));
@@ -117,9 +161,11 @@ void SparseReport::AppendTo(bench::MarkdownReport& report) const {
                                 single_process_after.examples_per_sec),
                 Fixed(examples_ratio, 2)});
   table.AddRow({"examples per CPU second (cluster: every process)",
-                Fixed(ExamplesPerCpuSecond(), 0),
-                absl::StrFormat("%.0f (single process)", SingleProcessExamplesPerCpuSecond()),
-                Fixed(ExamplesPerCpuSecond() / SingleProcessExamplesPerCpuSecond(), 2)});
+                Fixed(cluster.ExamplesPerCpuSecond(), 0),
+                absl::StrFormat("%.0f (single process)",
+                                cluster.SingleProcessExamplesPerCpuSecond()),
+                Fixed(cluster.ExamplesPerCpuSecond() / cluster.SingleProcessExamplesPerCpuSecond(),
+                      2)});
   table.AddRow({"ids pulled/s, per shard",
                 absl::StrFormat("%.0f (%.1f per example)", rows_per_shard,
                                 rows_per_sec / examples_per_sec),
@@ -153,7 +199,7 @@ void SparseReport::AppendTo(bench::MarkdownReport& report) const {
                                 window_end.WideRows()),
                 "", ""});
   table.AddRow({"rows evicted", Fixed(window_end.Evictions(), 0), "", ""});
-  const double window = WindowSeconds();
+  const double window = cluster.WindowSeconds();
   table.AddRow(
       {"CPU over the window, cores busy: shards / workers / coordinator",
        absl::StrFormat(
@@ -174,6 +220,7 @@ void SparseReport::AppendTo(bench::MarkdownReport& report) const {
                              single_process_after.peak_rss_bytes)),
                 "", ""});
   report.Table(table);
+  AddPathsSection(*this, report);
 
   const double deep_share = shard_alone.rss_bytes_per_row /
                             (shard_alone.rss_bytes_per_row + shard_alone.wide_rss_bytes_per_row);

@@ -3,9 +3,9 @@
 
 // The figures of one run of the sparse benchmark and the Markdown section
 // that reports them (bench/run_all.sh's contract: what is measured, the
-// command, references, table; the report adds the load averages). The
-// issue sets no target for this benchmark, so the section states none.
+// command, references, table, targets; the report adds the load averages).
 
+#include <optional>
 #include <string>
 
 #include "bench/common/single_process_reference.h"
@@ -16,20 +16,17 @@
 
 namespace pstrain {
 
-struct SparseReport {
-  std::string command;
-  SparseJob job;
-  int num_ps = 2;
-  int workers = 0;
-  ShardAloneFigures shard_alone;
-  bench::SingleProcessRun single_process_before;  // the cluster
-  bench::SingleProcessRun single_process_after;
-  // Before the job was submitted, and at the start and end of the
-  // measured window (the last of the training).
+// One cluster's training: samples before the job was submitted, and at the
+// start and end of the measured window (the last of the training), with
+// the single-process runs just before and just after it.
+struct ClusterRun {
+  bool shared_memory = true;  // workers and shards talked through lanes
   ClusterSample base;
   ClusterSample window_start;
   ClusterSample window_end;
   double train_seconds = 0;  // from the first example to window_end
+  bench::SingleProcessRun single_process_before;
+  bench::SingleProcessRun single_process_after;
 
   double WindowSeconds() const;
   // The mean of the two single-process runs.
@@ -40,6 +37,19 @@ struct SparseReport {
   // that move less with other processes' load than examples/s.
   double ExamplesPerCpuSecond() const;
   double SingleProcessExamplesPerCpuSecond() const;
+};
+
+struct SparseReport {
+  std::string command;
+  SparseJob job;
+  int num_ps = 2;
+  int workers = 0;
+  ShardAloneFigures shard_alone;
+  // The cluster the memory and row figures and the targets are read on,
+  // and, when measured, the same cluster with every byte over gRPC.
+  ClusterRun cluster;
+  std::optional<ClusterRun> grpc_cluster;
+
   // Ids pulled per second over the window: the shards' pulled bytes less
   // the dense variables every step pulls whole, over the bytes of one id
   // (its deep row and its wide weight).
