@@ -274,7 +274,8 @@ int ListenedPort(const ResolvedContainer& c, absl::string_view flag) {
   absl::StatusOr<HostPort> parsed = ParseHostPort(listen);
   EXPECT_TRUE(parsed.ok()) << c.where() << ": --" << flag << ": " << parsed.status();
   if (!parsed.ok()) return 0;
-  EXPECT_EQ(parsed->host, "0.0.0.0") << c.where() << ": --" << flag << ": probes come from the node";
+  EXPECT_EQ(parsed->host, "0.0.0.0")
+      << c.where() << ": --" << flag << ": probes come from the node";
   return parsed->port;
 }
 
@@ -1007,9 +1008,8 @@ std::string SecretKeyOfFile(const ResolvedContainer& c, const std::string& path)
       for (const Value* item : ListAt(*secret, "items")) {
         if (StringAt(*item, "path") == file) return StringAt(*item, "key");
       }
-      ADD_FAILURE() << c.where() << ": Secret " << StringAt(*secret, "secretName")
-                    << " mounted at " << StringAt(*mount, "mountPath") << " lists no item "
-                    << file;
+      ADD_FAILURE() << c.where() << ": Secret " << StringAt(*secret, "secretName") << " mounted at "
+                    << StringAt(*mount, "mountPath") << " lists no item " << file;
       return "";
     }
   }

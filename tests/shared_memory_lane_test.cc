@@ -47,8 +47,8 @@ double CounterValue(const prometheus::Registry& registry, const std::string& fam
   for (const prometheus::MetricFamily& f : registry.Collect()) {
     if (f.name != family) continue;
     for (const prometheus::ClientMetric& m : f.metric) {
-      const bool match =
-          label_value.empty() ? m.label.empty() : !m.label.empty() && m.label[0].value == label_value;
+      const bool match = label_value.empty() ? m.label.empty()
+                                             : !m.label.empty() && m.label[0].value == label_value;
       if (match) return m.counter.value;
     }
   }

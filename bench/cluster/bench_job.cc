@@ -28,8 +28,7 @@ std::string BenchJobSpecText(const BenchJob& job) {
           ? absl::StrCat(" schedule { cosine { decay_steps: ", job.cosine_decay_steps,
                          " alpha: 0.1 } }")
           : "",
-      " }\n",
-      "training { update_mode: ", job.sync ? "UPDATE_MODE_SYNC" : "UPDATE_MODE_ASYNC",
+      " }\n", "training { update_mode: ", job.sync ? "UPDATE_MODE_SYNC" : "UPDATE_MODE_ASYNC",
       job.compute_threads > 0 ? absl::StrCat(" compute_threads: ", job.compute_threads) : "",
       " }\n");
   if (evaluates) {
@@ -37,9 +36,9 @@ std::string BenchJobSpecText(const BenchJob& job) {
         &text, "eval_data { fashion_mnist { dir: \"", job.data_dir,
         "\" split: DATA_SPLIT_TEST } batch_size: 1000 }\n",
         "eval { metrics: [\"loss\", \"accuracy\"] best_metric: \"accuracy\" throttle_secs: 0 }\n",
-        "stop { max_steps: ", job.max_steps, " target_metric_value: ", job.target_accuracy,
-        " }\n", "checkpoint { model_dir: \"", job.model_dir,
-        "\" every_steps: ", job.checkpoint_every_steps, " max_to_keep: 3 }\n");
+        "stop { max_steps: ", job.max_steps, " target_metric_value: ", job.target_accuracy, " }\n",
+        "checkpoint { model_dir: \"", job.model_dir, "\" every_steps: ", job.checkpoint_every_steps,
+        " max_to_keep: 3 }\n");
   } else {
     absl::StrAppend(&text, "stop { max_steps: ", job.max_steps, " }\n",
                     "checkpoint { model_dir: \"", job.model_dir,

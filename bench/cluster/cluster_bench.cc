@@ -227,7 +227,8 @@ absl::Status Run(const std::string& command) {
     return written;
   }
   if (e2e_results.has_value() && !FLAGS_svg.empty()) {
-    if (absl::Status written = WriteTextFile(FLAGS_svg, BreakdownSvg(*e2e_results, settings.window));
+    if (absl::Status written =
+            WriteTextFile(FLAGS_svg, BreakdownSvg(*e2e_results, settings.window));
         !written.ok()) {
       return written;
     }

@@ -44,9 +44,9 @@ absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& sett
   const double scale = static_cast<double>(MlpParameters(FashionMlp())) / MlpParameters(hidden);
   const int64_t steps =
       std::max<int64_t>(5, std::llround(settings.reference_steps * std::min(1.0, scale)));
-  Progress(absl::StrCat("single-process trainer, MLP ", MlpShape(hidden), ", ", steps, " steps",
-                        compute_threads > 1 ? absl::StrCat(", ", compute_threads, " compute threads")
-                                            : ""));
+  Progress(absl::StrCat(
+      "single-process trainer, MLP ", MlpShape(hidden), ", ", steps, " steps",
+      compute_threads > 1 ? absl::StrCat(", ", compute_threads, " compute threads") : ""));
   const std::string stem = absl::StrCat(settings.work_dir, "/train-local-", settings.next_job);
   absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", settings.bin_dir);
   if (!pstrain.ok()) return pstrain.status();

@@ -50,9 +50,9 @@ DEFINE_int32(streams_per_shard, 2, "ParameterServerClientOptions.streams_per_sha
 DEFINE_int32(chunk_kb, 1024, "bytes of values per message, in KiB (client and shards)");
 DEFINE_bool(mlp, true, "also measure the Fashion-MNIST MLP 784-256-128-10 (0.94 MB, 6 variables)");
 DEFINE_string(paths, "grpc,shm",
-              "data paths to measure, each beside the other: grpc (tensor bytes in the "
-              "messages) and shm (through shared-memory lanes; the streams still carry "
-              "requests and answers)");
+              "data paths to measure, each beside the other: grpc (everything over gRPC "
+              "streams) and shm (through shared-memory lanes: tensor bytes in the segment, "
+              "requests and answers on the lane's socket)");
 DEFINE_bool(reference, true,
             "measure loopback TCP (off when profiling: ratios are then to 1 GB/s)");
 DEFINE_string(report, "", "write a Markdown section of the results to this file");
@@ -344,10 +344,11 @@ int main(int argc, char** argv) {
         "per shard, the MLP its six variables placed round-robin. GB/s = (bytes pushed + bytes "
         "pulled) / wall time, over at least "
      << FLAGS_seconds << " s and " << FLAGS_min_steps << " steps after " << FLAGS_warmup_steps
-     << " warm-up steps. Path grpc: tensor bytes in the messages; shm: through shared-memory "
-        "lanes (the streams still carry every request and answer), measured once the lanes "
-        "are open. The ratio is to one plain loopback TCP stream (1 MiB writes) measured "
-        "in the same run, the mean of its figure at the start and at the end. CPU ms/step is "
+     << " warm-up steps. Path grpc: everything over the gRPC streams, tensor bytes in the "
+        "messages; shm: through shared-memory lanes (tensor bytes in the segment, requests "
+        "and answers on the lane's Unix socket), measured once the lanes are open. The ratio "
+        "is to one plain loopback TCP stream (1 MiB writes) measured in the same run, the mean of "
+        "its figure at the start and at the end. CPU ms/step is "
         "the process's user + system time per step, worker and shards together; GB per CPU "
         "second = bytes moved / that time. The pulled values are checked against the SGD "
         "updates of every step.\n\n";

@@ -244,10 +244,10 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   int single_runs = 0;
   auto run_single_process = [&]() -> absl::StatusOr<bench::SingleProcessRun> {
     Progress(absl::StrCat("single process: pstrain train-local for ", FLAGS_reference_secs, " s"));
-    absl::StatusOr<bench::SingleProcessRun> single = bench::RunSingleProcess(
-        *pstrain, reference_spec, /*extra_args=*/{},
-        absl::StrCat(run_dir, "/single_process_", ++single_runs, ".log"),
-        absl::Seconds(FLAGS_reference_secs + 120));
+    absl::StatusOr<bench::SingleProcessRun> single =
+        bench::RunSingleProcess(*pstrain, reference_spec, /*extra_args=*/{},
+                                absl::StrCat(run_dir, "/single_process_", ++single_runs, ".log"),
+                                absl::Seconds(FLAGS_reference_secs + 120));
     if (single.ok()) {
       Progress(absl::StrFormat("single process: %.0f examples/s", single->examples_per_sec));
     }

@@ -160,17 +160,15 @@ void SparseReport::AppendTo(bench::MarkdownReport& report) const {
                                 single_process_before.examples_per_sec,
                                 single_process_after.examples_per_sec),
                 Fixed(examples_ratio, 2)});
-  table.AddRow({"examples per CPU second (cluster: every process)",
-                Fixed(cluster.ExamplesPerCpuSecond(), 0),
-                absl::StrFormat("%.0f (single process)",
-                                cluster.SingleProcessExamplesPerCpuSecond()),
-                Fixed(cluster.ExamplesPerCpuSecond() / cluster.SingleProcessExamplesPerCpuSecond(),
-                      2)});
-  table.AddRow({"ids pulled/s, per shard",
-                absl::StrFormat("%.0f (%.1f per example)", rows_per_shard,
-                                rows_per_sec / examples_per_sec),
-                absl::StrFormat("%.0f (shard alone, ReadRows)", shard_alone.read_rows_per_sec),
-                Fixed(rows_per_shard / shard_alone.read_rows_per_sec, 3)});
+  table.AddRow(
+      {"examples per CPU second (cluster: every process)", Fixed(cluster.ExamplesPerCpuSecond(), 0),
+       absl::StrFormat("%.0f (single process)", cluster.SingleProcessExamplesPerCpuSecond()),
+       Fixed(cluster.ExamplesPerCpuSecond() / cluster.SingleProcessExamplesPerCpuSecond(), 2)});
+  table.AddRow(
+      {"ids pulled/s, per shard",
+       absl::StrFormat("%.0f (%.1f per example)", rows_per_shard, rows_per_sec / examples_per_sec),
+       absl::StrFormat("%.0f (shard alone, ReadRows)", shard_alone.read_rows_per_sec),
+       Fixed(rows_per_shard / shard_alone.read_rows_per_sec, 3)});
   table.AddRow({"shard memory per id held (VmRSS growth / rows)",
                 absl::StrFormat("%.0f B", bytes_per_row),
                 absl::StrFormat("%.0f B raw (%d x 4 + 4, %s)", raw, job.dim,
@@ -193,11 +191,11 @@ void SparseReport::AppendTo(bench::MarkdownReport& report) const {
                 absl::StrFormat("%.0f (shard alone, pushes of new ids, deep table)",
                                 shard_alone.created_rows_per_sec),
                 ""});
-  table.AddRow({"deep/embedding rows held at the end",
-                absl::StrFormat("%.0f (%.1f%% of the %.0fM ids; wide/weights %.0f)", rows,
-                                100.0 * rows / job.vocabulary, job.vocabulary / 1e6,
-                                window_end.WideRows()),
-                "", ""});
+  table.AddRow(
+      {"deep/embedding rows held at the end",
+       absl::StrFormat("%.0f (%.1f%% of the %.0fM ids; wide/weights %.0f)", rows,
+                       100.0 * rows / job.vocabulary, job.vocabulary / 1e6, window_end.WideRows()),
+       "", ""});
   table.AddRow({"rows evicted", Fixed(window_end.Evictions(), 0), "", ""});
   const double window = cluster.WindowSeconds();
   table.AddRow(
@@ -209,16 +207,16 @@ void SparseReport::AppendTo(bench::MarkdownReport& report) const {
        "", ""});
   for (size_t i = 0; i < window_end.shards.size(); ++i) {
     const ShardSample& s = window_end.shards[i];
-    table.AddRow({absl::StrFormat("ps/%d: VmRSS before the job / at the end, rows",
-                                  static_cast<int>(i)),
-                  absl::StrFormat("%s / %s, %.0f", Mib(base.shards[i].rss_bytes), Mib(s.rss_bytes),
-                                  s.deep_rows),
-                  "", ""});
+    table.AddRow(
+        {absl::StrFormat("ps/%d: VmRSS before the job / at the end, rows", static_cast<int>(i)),
+         absl::StrFormat("%s / %s, %.0f", Mib(base.shards[i].rss_bytes), Mib(s.rss_bytes),
+                         s.deep_rows),
+         "", ""});
   }
-  table.AddRow({"single process: peak VmRSS",
-                Mib(std::max(single_process_before.peak_rss_bytes,
-                             single_process_after.peak_rss_bytes)),
-                "", ""});
+  table.AddRow(
+      {"single process: peak VmRSS",
+       Mib(std::max(single_process_before.peak_rss_bytes, single_process_after.peak_rss_bytes)), "",
+       ""});
   report.Table(table);
   AddPathsSection(*this, report);
 

@@ -157,8 +157,7 @@ struct FrameConnection::State {
 
   // What Send returns once the connection has ended.
   absl::Status EndedErrorLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    return absl::UnavailableError(
-        absl::StrCat("the connection has ended: ", end_reason.message()));
+    return absl::UnavailableError(absl::StrCat("the connection has ended: ", end_reason.message()));
   }
 
   bool OnConnectionThreadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {

@@ -98,9 +98,8 @@ void WriteAll(int fd, const std::string& bytes) {
                                       const std::vector<std::string>& want) {
   for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
     if (got[i] != want[i]) {
-      return ::testing::AssertionFailure()
-             << "frame " << i << " differs: " << got[i].size() << " bytes, expected "
-             << want[i].size();
+      return ::testing::AssertionFailure() << "frame " << i << " differs: " << got[i].size()
+                                           << " bytes, expected " << want[i].size();
     }
   }
   if (got.size() != want.size()) {
@@ -315,8 +314,8 @@ TEST(FrameConnectionTest, ReadingTurnedOffInAHandlerHoldsBackBufferedFrames) {
 
   // One write: the connection reads all of it at once, so the frames after
   // each "pause" wait in its buffer, not in the socket.
-  WriteAll(pair.far.get(), Encoded("1") + Encoded("pause") + Encoded("2") + Encoded("pause") +
-                               Encoded("3"));
+  WriteAll(pair.far.get(),
+           Encoded("1") + Encoded("pause") + Encoded("2") + Encoded("pause") + Encoded("3"));
   EXPECT_EQ(recorder.WaitForFrames(2), (std::vector<std::string>{"1", "pause"}));
   absl::SleepFor(kQuietPeriod);
   EXPECT_EQ(recorder.frames().size(), 2u);

@@ -6,11 +6,12 @@
 
 namespace pstrain {
 
-absl::StatusOr<std::unique_ptr<LaneSession>> LaneSession::Start(
-    UniqueFd socket, ShardStore& store, LaneRegistry* lanes, PushPullSessionOptions options,
-    int64_t max_request_bytes, std::function<void()> ended) {
-  std::unique_ptr<LaneSession> session(
-      new LaneSession(store, lanes, options, std::move(ended)));
+absl::StatusOr<std::unique_ptr<LaneSession>> LaneSession::Start(UniqueFd socket, ShardStore& store,
+                                                                LaneRegistry* lanes,
+                                                                PushPullSessionOptions options,
+                                                                int64_t max_request_bytes,
+                                                                std::function<void()> ended) {
+  std::unique_ptr<LaneSession> session(new LaneSession(store, lanes, options, std::move(ended)));
   LaneSession* s = session.get();
   FrameHandlers handlers;
   handlers.on_frame = [s](std::string frame) { s->OnFrame(std::move(frame)); };
@@ -43,9 +44,9 @@ void LaneSession::OnFrame(std::string frame) {
   connection_->SetReading(false);
   store_.metrics().RecordLaneRequest();
   const bool parsed = request_.ParseFromString(frame);
-  session_.OnRequest(request_, parsed ? absl::OkStatus()
-                                      : absl::InvalidArgumentError(
-                                            "the bytes are not a PushPullRequest"));
+  session_.OnRequest(request_,
+                     parsed ? absl::OkStatus()
+                            : absl::InvalidArgumentError("the bytes are not a PushPullRequest"));
 }
 
 void LaneSession::OnClosed(const absl::Status& why) {

@@ -31,9 +31,11 @@ class LaneSession final : public LaneServer::Connection, private SessionWire {
   // this is destroyed; calls `ended` once when it has ended. Requests
   // longer than `max_request_bytes` end it. `store` and `lanes` are
   // borrowed and must outlive the session.
-  static absl::StatusOr<std::unique_ptr<LaneSession>> Start(
-      UniqueFd socket, ShardStore& store, LaneRegistry* lanes, PushPullSessionOptions options,
-      int64_t max_request_bytes, std::function<void()> ended);
+  static absl::StatusOr<std::unique_ptr<LaneSession>> Start(UniqueFd socket, ShardStore& store,
+                                                            LaneRegistry* lanes,
+                                                            PushPullSessionOptions options,
+                                                            int64_t max_request_bytes,
+                                                            std::function<void()> ended);
 
   // Closes the connection, and waits until every request is answered or
   // cancelled (pulls waiting for a version stop waiting).

@@ -51,7 +51,8 @@ absl::StatusOr<PushPullSession::LaneTarget> PushPullSession::TakeLaneBytes(
     return absl::FailedPreconditionError(
         "a request names a shared-memory lane, but this shard has lanes off");
   }
-  absl::StatusOr<std::shared_ptr<const SharedSegment>> segment = lanes_->Find(request.lane().lane());
+  absl::StatusOr<std::shared_ptr<const SharedSegment>> segment =
+      lanes_->Find(request.lane().lane());
   if (!segment.ok()) return segment.status();
   LaneTarget target{*std::move(segment), request.lane()};
   if (!RegionFits(target.region, target.segment->size())) {

@@ -99,8 +99,8 @@ class PushPullSessionTest : public ::testing::Test {
 
   static std::vector<PushPullRequest> Push(uint64_t tag, uint64_t sequence) {
     const std::vector<float> gradient = {1, 2};
-    return DensePushMessages("job-1", MakePushId(0, 1, sequence), 0, "w", {2}, gradient,
-                             1 << 20, tag);
+    return DensePushMessages("job-1", MakePushId(0, 1, sequence), 0, "w", {2}, gradient, 1 << 20,
+                             tag);
   }
 
   FakeClock clock_;
