@@ -175,8 +175,8 @@ internal::StreamLaneOptions ParameterServerClient::LaneOptions(int shard) {
 void ParameterServerClient::ReportLane(int shard, const absl::Status& status) {
   if (status.ok()) {
     if (!lane_reported_.exchange(true)) {
-      LOG(INFO) << "tensor bytes to " << ShardName(shard)
-                << " move through shared memory (a lane beside each stream)";
+      LOG(INFO) << "pushes and pulls to " << ShardName(shard)
+                << " go through shared-memory lanes (one beside each stream)";
     }
     return;
   }
@@ -185,8 +185,8 @@ void ParameterServerClient::ReportLane(int shard, const absl::Status& status) {
   if (absl::IsCancelled(status)) return;
   if (metrics_ != nullptr) metrics_->RecordLaneFallback(absl::StatusCodeToString(status.code()));
   if (!fallback_reported_.exchange(true)) {
-    LOG(INFO) << "tensor bytes to " << ShardName(shard)
-              << " travel in gRPC messages: no shared-memory lane (" << status
+    LOG(INFO) << "pushes and pulls to " << ShardName(shard)
+              << " go over gRPC: no shared-memory lane (" << status
               << "); later fallbacks are counted in pstrain_worker_lane_fallbacks_total";
   }
 }

@@ -67,8 +67,8 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry)
                    .Register(registry)),
       lane_fallbacks_(BuildCounter()
                           .Name("pstrain_worker_lane_fallbacks_total")
-                          .Help("Streams to a parameter server whose tensor bytes travel in "
-                                "gRPC messages because no shared-memory lane could be opened, "
+                          .Help("Streams to a parameter server whose pushes and pulls go "
+                                "over gRPC alone because no shared-memory lane could be opened, "
                                 "by reason (a status code: FAILED_PRECONDITION for another host "
                                 "or lanes off, UNIMPLEMENTED for an older shard).")
                           .Register(registry)),
