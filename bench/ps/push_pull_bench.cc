@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -44,7 +45,11 @@
 DEFINE_string(models_mb, "1,16,64,256", "model sizes to try, in MB (2^20 bytes)");
 DEFINE_string(shards, "1,2,4", "numbers of shards to try");
 DEFINE_double(seconds, 6, "measured time per configuration (at least --min_steps steps)");
-DEFINE_int32(min_steps, 3, "fewest measured steps per configuration");
+DEFINE_int32(min_steps, 3, "fewest measured steps per configuration and round");
+DEFINE_int32(rounds, 3,
+             "rounds per configuration, the paths taking turns, each round a share of --seconds; "
+             "the round with the median CPU per step is reported (a burst of other work on a "
+             "shared machine then moves one round, not the ratio between the paths)");
 DEFINE_int32(warmup_steps, 2, "steps before measuring");
 DEFINE_int32(streams_per_shard, 2, "ParameterServerClientOptions.streams_per_shard");
 DEFINE_int32(chunk_kb, 1024, "bytes of values per message, in KiB (client and shards)");
@@ -140,8 +145,9 @@ struct Result {
 };
 
 // Variables are placed round-robin over the shards. `shm`: through
-// shared-memory lanes, measured once every lane is open.
-Result Run(const BenchModel& model, int num_shards, bool shm) {
+// shared-memory lanes, measured once every lane is open. Measures at least
+// `seconds` and --min_steps steps.
+Result Run(const BenchModel& model, int num_shards, bool shm, double seconds) {
   std::vector<int> placement;
   for (size_t i = 0; i < model.variables.size(); ++i) placement.push_back(i % num_shards);
   std::vector<std::unique_ptr<InProcessShard>> shards;
@@ -212,7 +218,7 @@ Result Run(const BenchModel& model, int num_shards, bool shm) {
       result.steps = step - FLAGS_warmup_steps;
       result.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (result.steps >= FLAGS_min_steps && result.seconds >= FLAGS_seconds) break;
+      if (result.steps >= FLAGS_min_steps && result.seconds >= seconds) break;
     }
     absl::StatusOr<worker::PushSummary> pushed = (*client)->Push(gradients, pulled.versions, 1);
     if (!pushed.ok() || !pushed->applied) {
@@ -284,6 +290,10 @@ int main(int argc, char** argv) {
   // Abseil's lock-order check, about 2% of this benchmark's CPU (perf).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 #endif
+  if (FLAGS_rounds < 1 || FLAGS_seconds <= 0) {
+    std::fprintf(stderr, "--rounds must be at least 1 and --seconds above 0\n");
+    return 2;
+  }
   const std::vector<int> models_mb = ParseList("models_mb", FLAGS_models_mb);
   const std::vector<int> shard_counts = ParseList("shards", FLAGS_shards);
   std::vector<std::string> paths;
@@ -312,13 +322,22 @@ int main(int argc, char** argv) {
     if (FLAGS_mlp) these.push_back(MlpModel());
     for (int mb : models_mb) these.push_back(DenseModel(mb, shards));
     for (const BenchModel& model : these) {
+      std::map<std::string, std::vector<Result>> rounds;
+      for (int round = 1; round <= FLAGS_rounds; ++round) {
+        for (const std::string& path : paths) {
+          std::fprintf(stderr, "push_pull_bench: %s over %d shard(s), %s, round %d of %d...\n",
+                       model.label.c_str(), shards, path.c_str(), round, FLAGS_rounds);
+          const Result r = Run(model, shards, path == "shm", FLAGS_seconds / FLAGS_rounds);
+          std::fprintf(stderr, "  %d steps, %.2f GB/s, %.2f ms/step, CPU %.2f ms/step\n", r.steps,
+                       r.rate() / 1e9, r.step_ms(), r.cpu_ms());
+          rounds[path].push_back(r);
+        }
+      }
       for (const std::string& path : paths) {
-        std::fprintf(stderr, "push_pull_bench: %s over %d shard(s), %s...\n", model.label.c_str(),
-                     shards, path.c_str());
-        const Result r = Run(model, shards, path == "shm");
-        std::fprintf(stderr, "  %d steps, %.2f GB/s, %.2f ms/step, CPU %.2f ms/step\n", r.steps,
-                     r.rate() / 1e9, r.step_ms(), r.cpu_ms());
-        rows.push_back({model.label, shards, path, r});
+        std::vector<Result>& measured = rounds[path];
+        std::sort(measured.begin(), measured.end(),
+                  [](const Result& a, const Result& b) { return a.cpu_ms() < b.cpu_ms(); });
+        rows.push_back({model.label, shards, path, measured[measured.size() / 2]});
       }
     }
   }
@@ -343,8 +362,10 @@ int main(int argc, char** argv) {
         "127.0.0.1 configured as `pstrain-ps` configures them; a model of N MB is one variable "
         "per shard, the MLP its six variables placed round-robin. GB/s = (bytes pushed + bytes "
         "pulled) / wall time, over at least "
-     << FLAGS_seconds << " s and " << FLAGS_min_steps << " steps after " << FLAGS_warmup_steps
-     << " warm-up steps. Path grpc: everything over the gRPC streams, tensor bytes in the "
+     << FLAGS_seconds / FLAGS_rounds << " s and " << FLAGS_min_steps << " steps after "
+     << FLAGS_warmup_steps << " warm-up steps, in " << FLAGS_rounds
+     << " rounds in which the paths take turns; each row is the round with the median CPU per "
+        "step. Path grpc: everything over the gRPC streams, tensor bytes in the "
         "messages; shm: through shared-memory lanes (tensor bytes in the segment, requests "
         "and answers on the lane's Unix socket), measured once the lanes are open. The ratio "
         "is to one plain loopback TCP stream (1 MiB writes) measured in the same run, the mean of "
