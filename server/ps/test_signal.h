@@ -9,7 +9,7 @@ namespace pstrain {
 // A one-shot event for tests: one thread Notify()s, others Wait(). Unlike
 // absl::Notification, its whole synchronisation goes through absl::Mutex
 // calls made from this header, which ThreadSanitizer can see (see
-// internal/tsan_absl_mutex.cc). Thread-safe.
+// common/testing/tsan_absl_mutex.cc). Thread-safe.
 class TestSignal {
  public:
   void Notify() {
