@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -82,6 +83,8 @@ std::string RunfilesPath(const std::string& relative) {
   return absl::StrCat(srcdir != nullptr ? srcdir : ".", "/",
                       workspace != nullptr ? workspace : "pstrain", "/", relative);
 }
+
+std::string ReadRunfile(const std::string& relative) { return ReadFile(RunfilesPath(relative)); }
 
 absl::StatusOr<std::vector<Value>> RenderManifests(const std::string& name) {
   // Rendering takes a second or two; every test of a binary sees the same
@@ -167,8 +170,6 @@ const Value* FindObject(const std::vector<Value>& objects, absl::string_view kin
   return nullptr;
 }
 
-namespace {
-
 std::map<std::string, std::string> StringMap(const Value* value) {
   std::map<std::string, std::string> map;
   if (value == nullptr || !value->has_struct_value()) return map;
@@ -178,7 +179,25 @@ std::map<std::string, std::string> StringMap(const Value* value) {
   return map;
 }
 
-}  // namespace
+absl::StatusOr<double> Quantity(absl::string_view text) {
+  struct Suffix {
+    const char* suffix;
+    double scale;
+  };
+  for (const Suffix& s :
+       {Suffix{"Gi", 1 << 30}, Suffix{"Mi", 1 << 20}, Suffix{"Ki", 1 << 10}, Suffix{"m", 1e-3}}) {
+    absl::string_view number = text;
+    double value = 0;
+    if (absl::ConsumeSuffix(&number, s.suffix) && absl::SimpleAtod(number, &value)) {
+      return value * s.scale;
+    }
+  }
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat("not a quantity: ", text));
+  }
+  return value;
+}
 
 std::vector<Pod> ExpandPods(const std::vector<Value>& objects) {
   std::vector<Pod> pods;

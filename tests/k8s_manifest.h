@@ -25,6 +25,9 @@ absl::StatusOr<std::string> RunShell(const std::string& command);
 
 // The path of `relative` (e.g. "deploy/k8s") in the test's runfiles.
 std::string RunfilesPath(const std::string& relative);
+// The contents of `relative` in the test's runfiles ("deploy/README.md"),
+// "" when it cannot be read.
+std::string ReadRunfile(const std::string& relative);
 
 // Renders the kustomization in deploy/k8s/`name` ("overlays/dev", "tfjob")
 // and returns every object, rendered once per process. The tree is copied
@@ -42,6 +45,14 @@ double NumberAt(const Value& root, absl::string_view path);
 bool BoolAt(const Value& root, absl::string_view path);
 // The list at `path`, empty when absent.
 std::vector<const Value*> ListAt(const Value& root, absl::string_view path);
+// The string entries of the object `value` points to (labels, a selector's
+// matchLabels), empty when it is null or not an object. Its keys may hold
+// dots ("app.kubernetes.io/part-of"), which a dotted path cannot name.
+std::map<std::string, std::string> StringMap(const Value* value);
+
+// A Kubernetes quantity as the manifests write them ("250m", "1", "2Gi",
+// "512Mi") in base units. InvalidArgument when `text` is none.
+absl::StatusOr<double> Quantity(absl::string_view text);
 
 // Objects of `kind`, and the one of `kind` named `name` (nullptr if none).
 std::vector<const Value*> ObjectsOfKind(const std::vector<Value>& objects, absl::string_view kind);
