@@ -34,6 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/ps/loopback_reference.h"
+#include "common/net/callback_queue_hold.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "server/ps/allocator_tuning.h"
@@ -285,6 +286,9 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   using namespace pstrain;  // NOLINT: a benchmark's main
   TuneAllocatorForLargeMessages();
+  // Every configuration and round starts and stops its shards and client.
+  const std::unique_ptr<CallbackQueueHold> callback_queue = CallbackQueueHold::Start();
+  CHECK(callback_queue != nullptr) << "cannot start the server that keeps gRPC's callback queue";
 #ifdef NDEBUG
   // As the optimised daemons run (common/daemon/daemon_main.cc): without
   // Abseil's lock-order check, about 2% of this benchmark's CPU (perf).

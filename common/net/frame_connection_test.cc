@@ -212,6 +212,14 @@ std::unique_ptr<FrameConnection> StartOrDie(UniqueFd socket, FrameHandlers handl
   return connection.ok() ? std::move(*connection) : nullptr;
 }
 
+// Starts a connection on `socket` into `slot` whose handler records every
+// frame and turns reading off at a frame "pause".
+void StartPausingOnPause(UniqueFd socket, Recorder& recorder, ConnectionSlot& slot) {
+  slot.Set(StartOrDie(std::move(socket), recorder.Handlers([&slot](const std::string& frame) {
+    if (frame == "pause") slot.Get()->SetReading(false);
+  })));
+}
+
 // Many small frames of varied sizes (some empty), with a few of several
 // MiB, far more than a socket buffer holds, among them.
 std::vector<std::string> MixedFrames(uint32_t seed) {
@@ -307,9 +315,7 @@ TEST(FrameConnectionTest, ReadingTurnedOffInAHandlerHoldsBackBufferedFrames) {
   SocketPair pair = NewSocketPair();
   Recorder recorder;
   ConnectionSlot slot;
-  slot.Set(StartOrDie(std::move(pair.near), recorder.Handlers([&](const std::string& frame) {
-    if (frame == "pause") slot.Get()->SetReading(false);
-  })));
+  StartPausingOnPause(std::move(pair.near), recorder, slot);
   ASSERT_NE(slot.Get(), nullptr);
 
   // One write: the connection reads all of it at once, so the frames after
@@ -340,9 +346,7 @@ TEST(FrameConnectionTest, PausedReceiverMakesTheSenderQueue) {
   const size_t frame_count = MoreThanTheSocketHolds(pair.near.get()) / (64 << 10) + 1;
   Recorder at_sender, at_receiver;
   ConnectionSlot receiver;
-  receiver.Set(StartOrDie(std::move(pair.far), at_receiver.Handlers([&](const std::string& frame) {
-    if (frame == "pause") receiver.Get()->SetReading(false);
-  })));
+  StartPausingOnPause(std::move(pair.far), at_receiver, receiver);
   std::unique_ptr<FrameConnection> sender = StartOrDie(std::move(pair.near), at_sender.Handlers());
   ASSERT_NE(receiver.Get(), nullptr);
   ASSERT_NE(sender, nullptr);
@@ -391,9 +395,7 @@ TEST(FrameConnectionTest, PeerCloseWhileReadingIsOffWaitsForTheFramesBeforeIt) {
   SocketPair pair = NewSocketPair();
   Recorder recorder;
   ConnectionSlot slot;
-  slot.Set(StartOrDie(std::move(pair.near), recorder.Handlers([&](const std::string& frame) {
-    if (frame == "pause") slot.Get()->SetReading(false);
-  })));
+  StartPausingOnPause(std::move(pair.near), recorder, slot);
   ASSERT_NE(slot.Get(), nullptr);
 
   ASSERT_TRUE(SendFrame(pair.far.get(), "pause").ok());
