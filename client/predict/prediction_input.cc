@@ -19,8 +19,8 @@ namespace {
 
 absl::StatusOr<PredictionInput> LoadIdx(const std::string& path,
                                         const PredictionInputOptions& options) {
-  ASSIGN_OR_RETURN(const std::string image_bytes, ReadFileContents(path));
-  ASSIGN_OR_RETURN(IdxImages images, ParseIdxImages(image_bytes, path));
+  ASSIGN_OR_RETURN(ByteBuffer image_bytes, ReadFileContents(path));
+  ASSIGN_OR_RETURN(IdxImages images, ParseIdxImages(std::move(image_bytes), path));
   InMemorySource::Examples examples;
   examples.num_examples = images.count;
   examples.dense_dim = images.rows * images.cols;
@@ -31,9 +31,9 @@ absl::StatusOr<PredictionInput> LoadIdx(const std::string& path,
   examples.byte_scale = 1.0f / 255.0f;  // as the Fashion-MNIST reader scales pixels
   PredictionInput input;
   if (!options.labels_path.empty()) {
-    ASSIGN_OR_RETURN(const std::string label_bytes, ReadFileContents(options.labels_path));
+    ASSIGN_OR_RETURN(const ByteBuffer label_bytes, ReadFileContents(options.labels_path));
     ASSIGN_OR_RETURN(const std::vector<uint8_t> labels,
-                     ParseIdxLabels(label_bytes, options.labels_path));
+                     ParseIdxLabels(label_bytes.view(), options.labels_path));
     if (static_cast<int64_t>(labels.size()) != examples.num_examples) {
       return absl::InvalidArgumentError(absl::StrCat(options.labels_path, ": ", labels.size(),
                                                      " labels for ", examples.num_examples,
@@ -71,7 +71,8 @@ absl::StatusOr<PredictionInput> LoadCsvInput(const std::string& path,
     return absl::InvalidArgumentError(
         absl::StrCat("the CSV delimiter must be one character, got '", options.delimiter, "'"));
   }
-  ASSIGN_OR_RETURN(std::string text, ReadFileContents(path));
+  ASSIGN_OR_RETURN(const ByteBuffer contents, ReadFileContents(path));
+  std::string text(contents.view());
   CsvSource csv;
   csv.set_path(path);
   csv.set_has_header(options.has_header);

@@ -82,9 +82,9 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
 
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadCsv(const CsvSource& options) {
   if (options.path().empty()) return absl::InvalidArgumentError("csv.path is required");
-  absl::StatusOr<std::string> text = ReadFileContents(options.path());
+  absl::StatusOr<ByteBuffer> text = ReadFileContents(options.path());
   if (!text.ok()) return text.status();
-  return ParseCsv(*text, options, options.path());
+  return ParseCsv(text->view(), options, options.path());
 }
 
 }  // namespace pstrain

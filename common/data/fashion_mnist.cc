@@ -59,15 +59,16 @@ absl::StatusOr<int64_t> ParseHeader(absl::string_view bytes, absl::string_view f
 
 }  // namespace
 
-absl::StatusOr<IdxImages> ParseIdxImages(absl::string_view bytes, absl::string_view file) {
+absl::StatusOr<IdxImages> ParseIdxImages(ByteBuffer bytes, absl::string_view file) {
   std::vector<int64_t> dims;
-  absl::StatusOr<int64_t> count = ParseHeader(bytes, file, kImagesMagic, 3, &dims);
+  absl::StatusOr<int64_t> count = ParseHeader(bytes.view(), file, kImagesMagic, 3, &dims);
   if (!count.ok()) return count.status();
   IdxImages images;
   images.count = dims[0];
   images.rows = dims[1];
   images.cols = dims[2];
-  images.pixels.assign(bytes.begin() + 16, bytes.end());
+  bytes.RemovePrefix(16);
+  images.pixels = std::move(bytes);
   return images;
 }
 
@@ -84,16 +85,14 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> LoadFashionMnist(absl::string_vi
   const std::string images_file = absl::StrCat(dir, "/", prefix, "-images-idx3-ubyte.gz");
   const std::string labels_file = absl::StrCat(dir, "/", prefix, "-labels-idx1-ubyte.gz");
 
-  absl::StatusOr<std::string> image_bytes = ReadFileContents(images_file);
+  absl::StatusOr<ByteBuffer> image_bytes = ReadFileContents(images_file);
   if (!image_bytes.ok()) return image_bytes.status();
-  absl::StatusOr<IdxImages> images = ParseIdxImages(*image_bytes, images_file);
+  absl::StatusOr<IdxImages> images = ParseIdxImages(*std::move(image_bytes), images_file);
   if (!images.ok()) return images.status();
-  image_bytes->clear();
-  image_bytes->shrink_to_fit();
 
-  absl::StatusOr<std::string> label_bytes = ReadFileContents(labels_file);
+  absl::StatusOr<ByteBuffer> label_bytes = ReadFileContents(labels_file);
   if (!label_bytes.ok()) return label_bytes.status();
-  absl::StatusOr<std::vector<uint8_t>> labels = ParseIdxLabels(*label_bytes, labels_file);
+  absl::StatusOr<std::vector<uint8_t>> labels = ParseIdxLabels(label_bytes->view(), labels_file);
   if (!labels.ok()) return labels.status();
 
   if (static_cast<int64_t>(labels->size()) != images->count) {

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/data/byte_buffer.h"
 #include "common/data/in_memory_source.h"
 
 namespace pstrain {
@@ -22,14 +23,15 @@ struct IdxImages {
   int64_t count = 0;
   int64_t rows = 0;
   int64_t cols = 0;
-  std::vector<uint8_t> pixels;  // count * rows * cols, row-major
+  ByteBuffer pixels;  // count * rows * cols, row-major
 };
 
-// Parses an idx3-ubyte image file's bytes. `file` names it in errors.
+// Parses an idx3-ubyte image file's bytes, which become the pixels (the
+// header dropped, nothing copied). `file` names it in errors.
 // InvalidArgument, naming the file, the byte offset and the reason: bad
 // magic number, a zero dimension, fewer bytes than the header promises
 // (truncated) or more (trailing bytes).
-absl::StatusOr<IdxImages> ParseIdxImages(absl::string_view bytes, absl::string_view file);
+absl::StatusOr<IdxImages> ParseIdxImages(ByteBuffer bytes, absl::string_view file);
 
 // Parses an idx1-ubyte label file's bytes; errors as ParseIdxImages.
 absl::StatusOr<std::vector<uint8_t>> ParseIdxLabels(absl::string_view bytes,

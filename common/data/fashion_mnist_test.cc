@@ -27,29 +27,29 @@ std::string LabelFile(const std::string& labels) {
 }
 
 TEST(FashionMnistTest, ParsesImages) {
-  auto images = ParseIdxImages(ImageFile(0x803, 2, 2, 3, 12), "img");
+  auto images = ParseIdxImages(ByteBuffer::CopyOf(ImageFile(0x803, 2, 2, 3, 12)), "img");
   ASSERT_TRUE(images.ok()) << images.status();
   EXPECT_EQ(images->count, 2);
   EXPECT_EQ(images->rows, 2);
   EXPECT_EQ(images->cols, 3);
   EXPECT_EQ(images->pixels.size(), 12u);
-  EXPECT_EQ(images->pixels[11], 11);
+  EXPECT_EQ(images->pixels.data()[11], 11);
 }
 
 TEST(FashionMnistTest, RefusesBadMagic) {
-  auto images = ParseIdxImages(ImageFile(0x801, 2, 2, 3, 12), "img.gz");
+  auto images = ParseIdxImages(ByteBuffer::CopyOf(ImageFile(0x801, 2, 2, 3, 12)), "img.gz");
   EXPECT_EQ(images.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(images.status().message().find("img.gz: offset 0: bad magic"), std::string::npos)
       << images.status();
 }
 
 TEST(FashionMnistTest, RefusesTruncatedAndTrailingData) {
-  auto truncated = ParseIdxImages(ImageFile(0x803, 2, 2, 3, 11), "img");
+  auto truncated = ParseIdxImages(ByteBuffer::CopyOf(ImageFile(0x803, 2, 2, 3, 11)), "img");
   EXPECT_EQ(truncated.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(truncated.status().message().find("truncated"), std::string::npos)
       << truncated.status();
   EXPECT_NE(truncated.status().message().find("offset 27"), std::string::npos);
-  auto trailing = ParseIdxImages(ImageFile(0x803, 2, 2, 3, 13), "img");
+  auto trailing = ParseIdxImages(ByteBuffer::CopyOf(ImageFile(0x803, 2, 2, 3, 13)), "img");
   EXPECT_NE(trailing.status().message().find("trailing"), std::string::npos) << trailing.status();
   auto short_header = ParseIdxLabels(BigEndian(0x801), "lbl");
   EXPECT_NE(short_header.status().message().find("truncated header"), std::string::npos);

@@ -3,13 +3,45 @@
 #include <errno.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace pstrain {
+namespace {
 
-absl::StatusOr<std::string> ReadFileContents(absl::string_view path) {
+// How many bytes the file at `file` most likely holds once read: a gzip
+// file's trailer records the size of its (last) member modulo 2^32, a plain
+// file's size is its length. Only a hint: the reader grows past it.
+size_t ExpectedSize(const std::string& file) {
+  FILE* in = std::fopen(file.c_str(), "rb");
+  if (in == nullptr) return 0;
+  size_t expected = 0;
+  unsigned char magic[2] = {0, 0};
+  const bool gzip = std::fread(magic, 1, 2, in) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (std::fseek(in, gzip ? -4 : 0, SEEK_END) == 0) {
+    if (gzip) {
+      unsigned char trailer[4];
+      if (std::fread(trailer, 1, 4, in) == 4) {
+        expected = size_t{trailer[0]} | size_t{trailer[1]} << 8 | size_t{trailer[2]} << 16 |
+                   size_t{trailer[3]} << 24;
+      }
+    } else {
+      const long length = std::ftell(in);
+      if (length > 0) expected = static_cast<size_t>(length);
+    }
+  }
+  std::fclose(in);
+  return expected;
+}
+
+}  // namespace
+
+absl::StatusOr<ByteBuffer> ReadFileContents(absl::string_view path) {
   const std::string file(path);
   gzFile in = gzopen(file.c_str(), "rb");
   if (in == nullptr) {
@@ -20,29 +52,37 @@ absl::StatusOr<std::string> ReadFileContents(absl::string_view path) {
     return absl::UnavailableError(message);
   }
   gzbuffer(in, 1 << 17);
-  std::string contents;
-  constexpr size_t kChunk = 1 << 20;
+  // One byte past the expected size, so that reaching the end needs no
+  // second buffer.
+  ByteBuffer contents(ExpectedSize(file) + 1);
+  size_t used = 0;
   while (true) {
-    const size_t old_size = contents.size();
-    contents.resize(old_size + kChunk);
-    const int read = gzread(in, &contents[old_size], kChunk);
+    if (used == contents.size()) {
+      ByteBuffer larger(std::max<size_t>(contents.size() * 2, 1 << 16));
+      std::memcpy(larger.data(), contents.data(), used);
+      contents = std::move(larger);
+    }
+    // gzread takes at most INT_MAX bytes at a time.
+    const unsigned want = static_cast<unsigned>(std::min<size_t>(contents.size() - used, 1 << 30));
+    const int read = gzread(in, contents.data() + used, want);
     if (read < 0) {
       int code = 0;
       const std::string reason = gzerror(in, &code);
       gzclose(in);
       return absl::InvalidArgumentError(
-          absl::StrCat(file, ": corrupt compressed data near offset ", old_size, ": ", reason));
+          absl::StrCat(file, ": corrupt compressed data near offset ", used, ": ", reason));
     }
-    contents.resize(old_size + static_cast<size_t>(read));
     if (read == 0) break;
+    used += static_cast<size_t>(read);
   }
+  contents.Truncate(used);
   // A truncated gzip stream reads as end of file; zlib records the error.
   int code = 0;
   const std::string reason = gzerror(in, &code);
   gzclose(in);
   if (code != Z_OK) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": compressed data ends early at offset ",
-                                                   contents.size(), ": ", reason));
+    return absl::InvalidArgumentError(
+        absl::StrCat(file, ": compressed data ends early at offset ", used, ": ", reason));
   }
   return contents;
 }

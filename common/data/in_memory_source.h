@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/data/byte_buffer.h"
 #include "common/data/example_source.h"
 
 namespace pstrain {
@@ -20,7 +21,7 @@ class InMemorySource : public ExampleSource {
     int64_t dense_dim = 0;
     // Dense features, [num_examples, dense_dim] row-major: either bytes
     // (images), each read as byte * byte_scale, or floats. At most one is set.
-    std::vector<uint8_t> dense_bytes;
+    ByteBuffer dense_bytes;
     float byte_scale = 1.0f;
     std::vector<float> dense_floats;
     // Optional image layout of the dense features.

@@ -95,9 +95,9 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseLibsvm(absl::string_view te
 
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadLibsvm(const LibsvmSource& options) {
   if (options.path().empty()) return absl::InvalidArgumentError("libsvm.path is required");
-  absl::StatusOr<std::string> text = ReadFileContents(options.path());
+  absl::StatusOr<ByteBuffer> text = ReadFileContents(options.path());
   if (!text.ok()) return text.status();
-  return ParseLibsvm(*text, options, options.path());
+  return ParseLibsvm(text->view(), options, options.path());
 }
 
 }  // namespace pstrain
