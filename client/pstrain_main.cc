@@ -15,6 +15,7 @@
 #include "client/train_local_command.h"
 #include "client/watch_command.h"
 #include "common/cli/subcommand.h"
+#include "common/process/allocator_tuning.h"
 
 namespace {
 
@@ -30,12 +31,14 @@ constexpr char kOverview[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // train-local and predict fill batches as the workers and the evaluator do.
+  pstrain::TuneAllocatorForLargeBuffers();
   // In the order `pstrain --help` lists them.
   const std::vector<pstrain::Subcommand> commands = {
-      pstrain::LocalCommand(),    pstrain::SubmitCommand(),  pstrain::StatusCommand(),
-      pstrain::ListCommand(),     pstrain::WatchCommand(),   pstrain::StopCommand(),
-      pstrain::ClusterCommand(),  pstrain::ShutdownCommand(), pstrain::ExportCommand(),
-      pstrain::PredictCommand(),  pstrain::ReportCommand(),   pstrain::TrainLocalCommand(),
+      pstrain::LocalCommand(),   pstrain::SubmitCommand(),   pstrain::StatusCommand(),
+      pstrain::ListCommand(),    pstrain::WatchCommand(),    pstrain::StopCommand(),
+      pstrain::ClusterCommand(), pstrain::ShutdownCommand(), pstrain::ExportCommand(),
+      pstrain::PredictCommand(), pstrain::ReportCommand(),   pstrain::TrainLocalCommand(),
   };
   return pstrain::RunSubcommands("pstrain", kOverview, commands, argc, argv);
 }

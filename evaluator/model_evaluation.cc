@@ -73,6 +73,7 @@ absl::StatusOr<EvaluationResult> ModelEvaluator::Evaluate(ModelParameters& param
     RETURN_IF_ERROR(metrics.Add(output.predictions, batch->labels, output.example_losses));
     result.examples += batch->size;
     ++result.batches;
+    reader->Recycle(*std::move(batch));
   }
   result.metrics = metrics.Results();
   return result;

@@ -117,5 +117,7 @@ absl::StatusOr<LeaseBatch> LeaseBatchReader::Next() {
   return out;
 }
 
+void LeaseBatchReader::Recycle(ExampleBatch batch) { reader_->Recycle(std::move(batch)); }
+
 }  // namespace worker
 }  // namespace pstrain

@@ -83,6 +83,10 @@ class LeaseBatchReader {
   // The next batch; OutOfRange after the last.
   absl::StatusOr<LeaseBatch> Next();
 
+  // Hands back a batch's examples once computed on (see
+  // BatchReader::Recycle): the next batches are filled into its storage.
+  void Recycle(ExampleBatch batch);
+
   // The first position not yet returned by Next().
   int64_t next_position() const { return next_; }
   int64_t end() const { return end_; }

@@ -396,9 +396,11 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       break;
     }
     RecordPhase(StepPhase::kCompute, compute_start);
-    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordStep(batch.batch.size);
+    const int64_t batch_size = batch.batch.size;
+    reader->Recycle(std::move(batch.batch));  // the examples are done with
+    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordStep(batch_size);
     ++steps_;
-    examples_ += batch.batch.size;
+    examples_ += batch_size;
     loss_sum_ += output_.loss;
     for (int64_t v : pulled_.versions) newest_version_ = std::max(newest_version_, v);
     if (!std::isfinite(output_.loss)) {
@@ -414,7 +416,7 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       ParameterServerClient* ps = ps_.get();
       const Gradients* gradients = &gradients_;
       std::vector<int64_t> versions = pulled_.versions;
-      const int64_t examples = batch.batch.size;
+      const int64_t examples = batch_size;
       const PushOrigin origin = OriginOf(lease, batch.begin, batch.end);
       in_flight.result =
           std::async(std::launch::async, [ps, gradients, versions, examples, origin] {
@@ -425,7 +427,7 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
       in_flight.active = true;
     } else {
       const absl::Time push_start = loop_.clock_.Now();
-      absl::Status s = Settle(ps_->Push(gradients_, pulled_.versions, batch.batch.size,
+      absl::Status s = Settle(ps_->Push(gradients_, pulled_.versions, batch_size,
                                         OriginOf(lease, batch.begin, batch.end)),
                               batch.begin, batch.end, returned);
       RecordPhase(StepPhase::kPushWait, push_start);
@@ -514,9 +516,8 @@ absl::Status WorkerLoop::AssignmentRun::CatchUpWithRound(const DataLease& lease,
         *batch = *std::move(next);
         ++*index;
       }
-      LOG(INFO) << "job " << job_id_ << ": taking lease " << lease.lease_id()
-                << " up at round " << round << ", batch " << *index
-                << "; the rounds before had its earlier batches";
+      LOG(INFO) << "job " << job_id_ << ": taking lease " << lease.lease_id() << " up at round "
+                << round << ", batch " << *index << "; the rounds before had its earlier batches";
     }
     ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(batch->batch));
     RETURN_IF_ERROR(Pull(rows, stop));

@@ -37,7 +37,7 @@
 #include "common/net/callback_queue_hold.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "server/ps/allocator_tuning.h"
+#include "common/process/allocator_tuning.h"
 #include "server/ps/in_process_shard.h"
 #include "worker/clock.h"
 #include "worker/ps_client.h"
@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   using namespace pstrain;  // NOLINT: a benchmark's main
-  TuneAllocatorForLargeMessages();
+  TuneAllocatorForLargeBuffers();
   // Every configuration and round starts and stops its shards and client.
   const std::unique_ptr<CallbackQueueHold> callback_queue = CallbackQueueHold::Start();
   CHECK(callback_queue != nullptr) << "cannot start the server that keeps gRPC's callback queue";

@@ -20,7 +20,7 @@
 #include "glog/logging.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
-#include "server/ps/allocator_tuning.h"
+#include "common/process/allocator_tuning.h"
 #include "server/ps/in_process_shard.h"
 
 DEFINE_int64(rows, 1000000, "rows in the table (ids drawn uniformly from [0, rows))");
@@ -106,7 +106,7 @@ void RunStream(ParameterServer::Stub& stub, const std::vector<PushPullRequest>& 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   using namespace pstrain;
-  TuneAllocatorForLargeMessages();
+  TuneAllocatorForLargeBuffers();
   absl::StatusOr<std::unique_ptr<InProcessShard>> started = InProcessShard::Start();
   CHECK(started.ok()) << started.status();
   InProcessShard& in_process = **started;

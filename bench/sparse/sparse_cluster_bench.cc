@@ -40,7 +40,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "protos/coordinator.grpc.pb.h"
-#include "server/ps/allocator_tuning.h"
+#include "common/process/allocator_tuning.h"
 
 DEFINE_string(report, "", "write the Markdown section here (default: stdout)");
 DEFINE_int64(vocabulary, 10000000, "ids of the embedding table (fields x ids per field)");
@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
       "sparse training on a local cluster against the single-process trainer and one shard "
       "alone");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  pstrain::TuneAllocatorForLargeMessages();
+  pstrain::TuneAllocatorForLargeBuffers();
 
   const char* tmp = std::getenv("TMPDIR");
   std::string run_dir = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/pstrain-sparse-XXXXXX");

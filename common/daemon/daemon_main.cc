@@ -6,12 +6,14 @@
 #include "absl/synchronization/mutex.h"
 #include "common/cli/command_line.h"
 #include "common/daemon/shutdown_signal.h"
+#include "common/process/allocator_tuning.h"
 #include "glog/logging.h"
 
 namespace pstrain {
 
 int RunDaemonMain(TaskType type, absl::string_view usage, int argc, char** argv,
                   const ComponentsFactory& build_components) {
+  TuneAllocatorForLargeBuffers();  // before any thread starts
   BlockShutdownSignals();
 #ifdef NDEBUG
   // Debian's Abseil is built to check the order of every Mutex lock for

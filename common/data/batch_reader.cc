@@ -82,6 +82,13 @@ BatchReader::~BatchReader() {
   if (prefetch_thread_.joinable()) prefetch_thread_.join();
 }
 
+void BatchReader::Recycle(ExampleBatch batch) {
+  absl::MutexLock l(&mu_);
+  if (static_cast<int>(spares_.size()) <= options_.prefetch_batches) {
+    spares_.push_back(std::move(batch));
+  }
+}
+
 absl::StatusOr<ExampleBatch> BatchReader::Produce() {
   const int64_t last_epoch =
       options_.epochs == 0 ? INT64_MAX : options_.start_epoch + options_.epochs;
@@ -99,6 +106,13 @@ absl::StatusOr<ExampleBatch> BatchReader::Produce() {
   const int64_t count =
       std::min<int64_t>(options_.batch_size, static_cast<int64_t>(order_.size()) - produce_offset_);
   ExampleBatch batch;
+  {
+    absl::MutexLock l(&mu_);
+    if (!spares_.empty()) {
+      batch = std::move(spares_.back());
+      spares_.pop_back();
+    }
+  }
   absl::Status status = source_->Fill(
       absl::MakeConstSpan(order_.data() + produce_offset_, static_cast<size_t>(count)), &batch);
   if (!status.ok()) return status;

@@ -132,6 +132,38 @@ TEST(BatchReaderTest, RepeatsForeverAndStopsCleanly) {
   reader->reset();  // joins the prefetch thread while it waits for room
 }
 
+TEST(BatchReaderTest, RecycledBatchesAreRefilledInPlace) {
+  InMemorySource::Examples e;
+  e.num_examples = 6;
+  e.dense_dim = 2;
+  for (int64_t i = 0; i < 6; ++i) {
+    e.labels.push_back(static_cast<float>(i));
+    e.dense_floats.insert(e.dense_floats.end(), {i * 10.0f, i * 10.0f + 1});
+  }
+  auto source = std::move(InMemorySource::Create(std::move(e))).value();
+  BatchReaderOptions options;
+  options.batch_size = 2;
+  options.prefetch_batches = 0;  // batches made on Next(), after each Recycle
+  auto reader = BatchReader::Create(source.get(), options);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto first = (*reader)->Next();
+  ASSERT_TRUE(first.ok());
+  const float* storage = first->dense.data<float>();
+  (*reader)->Recycle(*std::move(first));
+  auto second = (*reader)->Next();
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->dense.data<float>(), storage);
+  EXPECT_EQ(second->labels, (std::vector<float>{2, 3}));
+  EXPECT_EQ(second->dense.data<float>()[0], 20.0f);
+  EXPECT_EQ(second->dense.data<float>()[3], 31.0f);
+  (*reader)->Recycle(*std::move(second));
+  auto last = (*reader)->Next();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->labels, (std::vector<float>{4, 5}));
+  EXPECT_EQ(last->dense.data<float>()[2], 50.0f);
+  EXPECT_EQ((*reader)->Next().status().code(), absl::StatusCode::kOutOfRange);
+}
+
 TEST(BatchReaderTest, RefusesBadOptions) {
   auto source = Indexed(4);
   BatchReaderOptions options;

@@ -20,7 +20,8 @@ class ExampleSource {
   virtual const DatasetInfo& info() const = 0;
   int64_t num_examples() const { return info().num_examples; }
 
-  // Replaces *batch with the examples at `indices`, in that order.
+  // Replaces *batch with the examples at `indices`, in that order, reusing
+  // its storage where the shapes allow.
   // OutOfRange: an index outside [0, num_examples()).
   virtual absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const = 0;
 };

@@ -4,9 +4,41 @@
 #include <cmath>
 #include <utility>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 
 namespace pstrain {
+
+namespace {
+
+// out[i] = in[i] * scale. Sixteen pixels at a time with SSE2 (every x86-64
+// has it): the plain loop stays scalar at -O2, and neither GCC nor Eigen
+// vectorises a byte-to-float conversion there. It cost about 1.5 ns a pixel
+// (perf): a tenth of a worker's CPU on the Fashion-MNIST MLP, and a third of
+// the evaluator's.
+void ScaleBytes(const uint8_t* in, int64_t n, float scale, float* out) {
+  int64_t i = 0;
+#ifdef __SSE2__
+  const __m128i zero = _mm_setzero_si128();
+  const __m128 factor = _mm_set1_ps(scale);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    const __m128i low = _mm_unpacklo_epi8(bytes, zero);
+    const __m128i high = _mm_unpackhi_epi8(bytes, zero);
+    const __m128i words[4] = {_mm_unpacklo_epi16(low, zero), _mm_unpackhi_epi16(low, zero),
+                              _mm_unpacklo_epi16(high, zero), _mm_unpackhi_epi16(high, zero)};
+    for (int k = 0; k < 4; ++k) {
+      _mm_storeu_ps(out + i + 4 * k, _mm_mul_ps(_mm_cvtepi32_ps(words[k]), factor));
+    }
+  }
+#endif
+  for (; i < n; ++i) out[i] = in[i] * scale;
+}
+
+}  // namespace
 
 int32_t ClassCountOf(absl::Span<const float> labels) {
   float largest = 0;
@@ -97,8 +129,7 @@ absl::Status InMemorySource::Fill(absl::Span<const int64_t> indices, ExampleBatc
     for (int64_t i = 0; i < n; ++i) {
       float* row = out + i * dim;
       if (!examples_.dense_bytes.empty()) {
-        const uint8_t* in = examples_.dense_bytes.data() + indices[i] * dim;
-        for (int64_t j = 0; j < dim; ++j) row[j] = in[j] * examples_.byte_scale;
+        ScaleBytes(examples_.dense_bytes.data() + indices[i] * dim, dim, examples_.byte_scale, row);
       } else {
         std::copy_n(examples_.dense_floats.data() + indices[i] * dim, dim, row);
       }

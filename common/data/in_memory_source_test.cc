@@ -1,5 +1,9 @@
 #include "common/data/in_memory_source.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -34,6 +38,33 @@ TEST(InMemorySourceTest, FillsGatheredBatch) {
   EXPECT_EQ(batch.sparse_values, (std::vector<float>{4, 5, 6, 1, 2}));
   EXPECT_EQ(batch.labels, (std::vector<float>{1, 0}));
   EXPECT_EQ((*source)->Fill({3}, &batch).code(), absl::StatusCode::kOutOfRange);
+}
+
+TEST(InMemorySourceTest, ScalesEveryBytePixel) {
+  // Rows of 37 bytes: two 16-byte blocks and a tail of 5, at offsets that
+  // are not 16-byte aligned; every byte value appears.
+  constexpr int64_t kDim = 37;
+  constexpr int64_t kExamples = 9;
+  std::string pixels;
+  for (int64_t i = 0; i < kDim * kExamples; ++i) pixels += static_cast<char>(i * 7 % 256);
+  InMemorySource::Examples e;
+  e.num_examples = kExamples;
+  e.dense_dim = kDim;
+  e.dense_bytes = ByteBuffer::CopyOf(pixels);
+  e.byte_scale = 1.0f / 255.0f;
+  e.labels.assign(kExamples, 0);
+  auto source = InMemorySource::Create(std::move(e));
+  ASSERT_TRUE(source.ok()) << source.status();
+  ExampleBatch batch;
+  const std::vector<int64_t> order = {8, 3, 0, 5, 1, 7, 2, 6, 4};
+  ASSERT_TRUE((*source)->Fill(order, &batch).ok());
+  for (size_t row = 0; row < order.size(); ++row) {
+    for (int64_t j = 0; j < kDim; ++j) {
+      const auto byte = static_cast<uint8_t>(pixels[order[row] * kDim + j]);
+      ASSERT_EQ(batch.dense.data<float>()[row * kDim + j], byte * (1.0f / 255.0f))
+          << "example " << order[row] << " pixel " << j;
+    }
+  }
 }
 
 TEST(InMemorySourceTest, RefusesInconsistentParts) {

@@ -97,6 +97,7 @@ absl::StatusOr<EvaluationResult> LocalTrainer::Evaluate() {
     RETURN_IF_ERROR(variables_->PrepareView(rows, &view));
     RETURN_IF_ERROR(model_->Forward(view, *batch, ModelMode::kEval, &output));
     RETURN_IF_ERROR(metrics.Add(output.predictions, batch->labels, output.example_losses));
+    reader->Recycle(*std::move(batch));
   }
   EvaluationResult result;
   result.global_step = global_step_;
@@ -144,6 +145,8 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
     ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(*batch));
     RETURN_IF_ERROR(variables_->PrepareView(rows, &view));
     RETURN_IF_ERROR(model_->ComputeGradients(view, *batch, &output, &gradients));
+    const int64_t batch_size = batch->size, batch_epoch = batch->epoch;
+    reader->Recycle(*std::move(batch));  // its storage holds a later batch
     if (stop_on_nan && !std::isfinite(output.loss)) {
       result.stop_reason = STOP_REASON_NAN_LOSS;
       LOG(WARNING) << "train-local: loss " << output.loss << " at step " << global_step_;
@@ -160,16 +163,16 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
     const absl::Duration step_time = options_.now() - start;
     train_time_ += step_time;
     loop_time += step_time;
-    result.examples += batch->size;
+    result.examples += batch_size;
     loop_loss += output.loss;
     ++loop_steps;
-    loop_examples += batch->size;
+    loop_examples += batch_size;
     if (loop_steps == steps_per_loop) {
       result.final_loss = loop_loss / loop_steps;
       if (options_.on_progress) {
         TrainingProgress progress;
         progress.global_step = global_step_;
-        progress.epoch = batch->epoch;
+        progress.epoch = batch_epoch;
         progress.loss = result.final_loss;
         progress.examples_per_sec =
             loop_examples / std::max(1e-9, absl::ToDoubleSeconds(loop_time));

@@ -12,7 +12,6 @@
 #include "common/daemon/daemon_main.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "server/ps/allocator_tuning.h"
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/shard_store.h"
 
@@ -138,8 +137,6 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Before any thread starts: the shard moves megabyte buffers per message.
-  pstrain::TuneAllocatorForLargeMessages();
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_PS, kUsage, argc, argv,
       [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {

@@ -1,10 +1,10 @@
-#include "server/ps/allocator_tuning.h"
+#include "common/process/allocator_tuning.h"
 
 #include <malloc.h>
 
 namespace pstrain {
 
-void TuneAllocatorForLargeMessages() {
+void TuneAllocatorForLargeBuffers() {
   // Below 64 MiB, allocations come from the heap rather than fresh mappings.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   // Free memory stays in the heap up to 1 GiB instead of being trimmed.
