@@ -39,7 +39,9 @@ DEFINE_double(final_eval_timeout_secs, 1800,
 DEFINE_double(stop_drain_secs, 60,
               "After a stop, how long workers get to hear it before the final checkpoint is "
               "taken regardless.");
-DEFINE_int64(records_per_lease, 1024, "Training records per data lease.");
+DEFINE_int64(records_per_lease, 0,
+             "Training records per data lease. 0 (default): a quarter of each worker's share "
+             "of an epoch, from 1024 to 16384 records (7500 for Fashion-MNIST on 2 workers).");
 DEFINE_double(lease_timeout_secs, 300,
               "A data lease not completed within this time goes back to the queue.");
 DEFINE_int32(max_queued_jobs, 100,
@@ -129,9 +131,9 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
         "--max_variables_per_job, --max_dense_mb_per_job and --max_embedding_mb_per_job must be "
         ">= 1, --default_table_mb_per_shard >= 0, and each MiB figure at most 2^40");
   }
-  if (FLAGS_records_per_lease < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--records_per_lease must be >= 1, got ", FLAGS_records_per_lease));
+  if (FLAGS_records_per_lease < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--records_per_lease must be >= 0 (0: automatic), got ", FLAGS_records_per_lease));
   }
   options.runner.num_ps = FLAGS_num_ps > 0 ? FLAGS_num_ps : cluster.ps_size();
   options.runner.num_workers = FLAGS_num_workers > 0 ? FLAGS_num_workers : cluster.worker_size();
@@ -183,8 +185,7 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
             [&clock, &daemon](const std::string& address) {
               pstrain::coordinator::GrpcShardClientOptions shard;
               shard.security = daemon.options().channel_security;
-              return std::make_unique<pstrain::coordinator::GrpcShardClient>(address, clock,
-                                                                             shard);
+              return std::make_unique<pstrain::coordinator::GrpcShardClient>(address, clock, shard);
             },
             &components->metrics_, *std::move(options), [&daemon] { daemon.RequestShutdown(); });
     if (!coordinator.ok()) return coordinator.status();

@@ -501,7 +501,8 @@ TEST_F(CoordinatorServiceTest, StoppedJobSavesAFinalCheckpointAndFreesTheCluster
 
   DataLease lease;
   ASSERT_TRUE(Acquire(worker0, job_id, &lease).ok());
-  EXPECT_EQ(lease.range().end() - lease.range().begin(), 1024);
+  // The automatic size: a quarter of each worker's 5000 records.
+  EXPECT_EQ(lease.range().end() - lease.range().begin(), 1250);
   EXPECT_EQ(ReportOk(worker0, job_id, 60).global_step(), 60);
   ProgressResponse progress = ReportOk(worker1, job_id, 60);
   EXPECT_EQ(progress.global_step(), 120);

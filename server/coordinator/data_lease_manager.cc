@@ -9,6 +9,12 @@
 
 namespace pstrain {
 namespace coordinator {
+
+int64_t LeaseSizeFor(int64_t num_records, int num_workers) {
+  constexpr int64_t kMin = 1024, kMax = 16384;
+  const int64_t share = num_records / (4 * std::max<int64_t>(1, num_workers));
+  return std::clamp(share, kMin, kMax);
+}
 namespace {
 
 std::string RangeText(int64_t begin, int64_t end) {
@@ -50,9 +56,9 @@ absl::StatusOr<std::unique_ptr<DataLeaseManager>> DataLeaseManager::Create(
         absl::StrCat("sync slots must be >= 0, got ", options.sync_slots));
   }
   if (options.sync_slots > 0 && options.records_per_batch <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "records per batch must be > 0 to deal leases to sync slots, got ",
-        options.records_per_batch));
+    return absl::InvalidArgumentError(
+        absl::StrCat("records per batch must be > 0 to deal leases to sync slots, got ",
+                     options.records_per_batch));
   }
   if (options.first_lease_id == 0) {
     absl::BitGen random;
@@ -112,7 +118,8 @@ absl::StatusOr<std::pair<int32_t, internal::Range>> DataLeaseManager::CutRange(a
 absl::StatusOr<DataLease> DataLeaseManager::Acquire(absl::string_view holder) {
   if (holder.empty()) return absl::InvalidArgumentError("a data lease needs a holder");
   if (options_.sync_slots > 0) {
-    return absl::InvalidArgumentError("this job deals its data leases to sync slots; name the slot");
+    return absl::InvalidArgumentError(
+        "this job deals its data leases to sync slots; name the slot");
   }
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
@@ -381,8 +388,9 @@ absl::StatusOr<DataLeaseManager::Epoch> DataLeaseManager::EpochFrom(
                        " is empty or outside [0, ", options_.num_records, ")"));
     }
     if (!epoch.finished.Add({r.begin(), r.end()})) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "data position ", field, "[", i, "] ", RangeText(r.begin(), r.end()), " overlaps another"));
+      return absl::InvalidArgumentError(absl::StrCat("data position ", field, "[", i, "] ",
+                                                     RangeText(r.begin(), r.end()),
+                                                     " overlaps another"));
     }
   }
   for (const Range& gap : epoch.finished.Gaps({0, options_.num_records})) {

@@ -17,20 +17,29 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "common/clock/clock.h"
 #include "protos/checkpoint.pb.h"
 #include "protos/coordinator.pb.h"
-#include "common/clock/clock.h"
 #include "server/coordinator/internal/range_set.h"
 
 namespace pstrain {
 namespace coordinator {
 
+// The lease size a job gets when none is configured: a quarter of each
+// worker's share of an epoch, at least 1024 and at most 16384 records.
+// Small enough that a lost worker's lease costs little to redo, that a
+// checkpoint's position is fine-grained and that the workers finish an
+// epoch together; large enough that a worker asks for data rarely. Each
+// lease costs its worker a round trip to the coordinator, the wait for the
+// lease's last push (not overlapped with the next pull) and a new reader:
+// with leases of 1024 Fashion-MNIST records (8 steps) that was 0.2-0.3 ms of
+// idle per 2.6 ms step on the local cluster; with 8192, 0.05-0.14 ms.
+int64_t LeaseSizeFor(int64_t num_records, int num_workers);
+
 struct DataLeaseOptions {
   // Records in the training data; required, > 0.
   int64_t num_records = 0;
-  // Records per lease. Default 1024: small enough that a lost worker's
-  // lease costs little to redo and a checkpoint's position is fine-grained,
-  // large enough that a worker asks for data rarely (every 8 batches of 128).
+  // Records per lease (see LeaseSizeFor). Default 1024.
   int64_t chunk_size = 1024;
   // Passes over the data; 0 repeats until another stop condition ends the
   // job (DataSpec.epochs).

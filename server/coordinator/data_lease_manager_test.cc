@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "common/clock/fake_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "common/clock/fake_clock.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -631,6 +631,14 @@ class LeaseSimulation {
   std::vector<std::vector<bool>> leased_;
 };
 
+TEST(LeaseSizeForTest, AQuarterOfEachWorkersShareWithinBounds) {
+  EXPECT_EQ(LeaseSizeFor(60000, 2), 7500);
+  EXPECT_EQ(LeaseSizeFor(60000, 1), 15000);
+  EXPECT_EQ(LeaseSizeFor(600, 2), 1024);        // small data: one lease holds it
+  EXPECT_EQ(LeaseSizeFor(10000000, 2), 16384);  // large data: bounded
+  EXPECT_EQ(LeaseSizeFor(60000, 0), 15000);     // workers not known: as one
+}
+
 TEST(DataLeasePropertyTest, EveryRecordOfEveryEpochIsFinishedExactlyOnce) {
   for (uint32_t seed = 1; seed <= 10; ++seed) {
     for (bool overlap : {true, false}) {
@@ -665,8 +673,8 @@ DataLeaseOptions SlotOptions(int64_t num_records, int64_t chunk_size, int32_t sl
 
 // "[b, e)@epoch r<first_round>" of a slot's lease.
 std::string DescribeSlotLease(const DataLease& lease) {
-  return Describe(lease) + " r" + (lease.has_first_round() ? std::to_string(lease.first_round())
-                                                           : std::string("-"));
+  return Describe(lease) + " r" +
+         (lease.has_first_round() ? std::to_string(lease.first_round()) : std::string("-"));
 }
 
 TEST_F(DataLeaseManagerTest, SlotOptionsAreChecked) {
@@ -690,8 +698,7 @@ TEST_F(DataLeaseManagerTest, SlotsGetTheSameLeasesWhateverOrderTheyAskIn) {
     auto manager = Make(SlotOptions(10, 4, 2, 2));
     std::vector<std::vector<std::string>> got(2);
     for (int slot : asks) {
-      absl::StatusOr<DataLease> lease =
-          manager->AcquireForSlot("w" + std::to_string(slot), slot);
+      absl::StatusOr<DataLease> lease = manager->AcquireForSlot("w" + std::to_string(slot), slot);
       EXPECT_TRUE(lease.ok()) << lease.status();
       if (!lease.ok()) break;
       got[slot].push_back(DescribeSlotLease(*lease));
@@ -704,10 +711,10 @@ TEST_F(DataLeaseManagerTest, SlotsGetTheSameLeasesWhateverOrderTheyAskIn) {
   EXPECT_EQ(a, b);
   // The next range goes to the slot whose leases end soonest, ties to the
   // lower slot.
-  EXPECT_THAT(a[0], ::testing::ElementsAre("[0, 4)@0 r0", "[8, 10)@0 r2", "[4, 8)@1 r3",
-                                           "[0, 4)@2 r5"));
-  EXPECT_THAT(a[1], ::testing::ElementsAre("[4, 8)@0 r0", "[0, 4)@1 r2", "[8, 10)@1 r4",
-                                           "[4, 8)@2 r5"));
+  EXPECT_THAT(a[0],
+              ::testing::ElementsAre("[0, 4)@0 r0", "[8, 10)@0 r2", "[4, 8)@1 r3", "[0, 4)@2 r5"));
+  EXPECT_THAT(a[1],
+              ::testing::ElementsAre("[4, 8)@0 r0", "[0, 4)@1 r2", "[8, 10)@1 r4", "[4, 8)@2 r5"));
 }
 
 TEST_F(DataLeaseManagerTest, ALostHoldersLeaseWaitsForItsSlotWithItsRounds) {

@@ -354,7 +354,8 @@ absl::Status JobRunner::CreateVariables(const VariableLayout& layout) {
 absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_records) {
   DataLeaseOptions data;
   data.num_records = num_records;
-  data.chunk_size = options_.records_per_lease;
+  data.chunk_size = options_.records_per_lease > 0 ? options_.records_per_lease
+                                                   : LeaseSizeFor(num_records, num_workers_);
   data.epochs = spec_.train_data().epochs();
   data.lease_timeout = options_.lease_timeout;
   if (DealsLeasesToSyncSlots()) {
@@ -370,8 +371,7 @@ absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_recor
   data_ = *std::move(leases);
   const int64_t step = start.warm_start ? 0 : start.step;
   if (!start.checkpoint_dir.empty() && !start.warm_start) {
-    if (absl::Status s = data_->RestoreFrom(start.manifest.data_position(), start.step);
-        !s.ok()) {
+    if (absl::Status s = data_->RestoreFrom(start.manifest.data_position(), start.step); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("cannot resume the data position of ",
                                                  start.checkpoint_dir, ": ", s.message()));
     }
@@ -783,7 +783,8 @@ std::string JobRunner::ResumeHint() const {
 bool JobRunner::DealsLeasesToSyncSlots() const {
   const TrainingSpec& training = spec_.training();
   return training.update_mode() == UPDATE_MODE_SYNC &&
-         (training.replicas_to_aggregate() == 0 || training.replicas_to_aggregate() == num_workers_);
+         (training.replicas_to_aggregate() == 0 ||
+          training.replicas_to_aggregate() == num_workers_);
 }
 
 bool JobRunner::IsJobWorker(const TaskId& task) const {

@@ -64,9 +64,10 @@ struct JobRunnerOptions {
   // The job's loop wakes at least this often to check max_seconds, the
   // checkpoint schedule and what it waits for. Default 1 s.
   absl::Duration poll_interval = absl::Seconds(1);
-  // Data leases: records per lease (default 1024) and how long a worker may
-  // hold one (default 5 minutes); see DataLeaseOptions.
-  int64_t records_per_lease = 1024;
+  // Data leases: records per lease (default 0: LeaseSizeFor the job's data
+  // and workers) and how long a worker may hold one (default 5 minutes);
+  // see DataLeaseOptions.
+  int64_t records_per_lease = 0;
   absl::Duration lease_timeout = absl::Minutes(5);
   // After a periodic checkpoint failed, the next attempt waits this long.
   // Default 30 s, so a full disk does not turn into a busy loop.
