@@ -4,9 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/config/job_mode.h"
-#include "common/data/batch_reader.h"
 #include "common/data/data_source.h"
-#include "common/evaluation/eval_metrics.h"
+#include "common/evaluation/evaluation_pass.h"
 #include "common/model/model_factory.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
@@ -48,34 +47,15 @@ absl::StatusOr<std::unique_ptr<ModelParameters>> ModelEvaluator::NewParameters()
 }
 
 absl::StatusOr<EvaluationResult> ModelEvaluator::Evaluate(ModelParameters& parameters) {
-  EvalMetricsOptions metrics_options;
-  metrics_options.metrics.assign(spec_.eval().metrics().begin(), spec_.eval().metrics().end());
-  if (metrics_options.metrics.empty()) metrics_options.metrics = {"loss"};
-  if (spec_.eval().top_k() > 0) metrics_options.top_k = spec_.eval().top_k();
-  metrics_options.kind = model_->prediction_kind();
-  metrics_options.width = model_->prediction_width();
-  ASSIGN_OR_RETURN(EvalMetrics metrics, EvalMetrics::Create(metrics_options));
-
-  BatchReaderOptions reader_options = BatchReaderOptionsFromSpec(spec_.eval_data(), true);
-  reader_options.epochs = 1;
-  ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader,
-                   BatchReader::Create(eval_source_.get(), reader_options));
+  ASSIGN_OR_RETURN(EvaluationPassResult pass,
+                   RunEvaluationPass(spec_, *model_, *eval_source_,
+                                     [&parameters](const RowIds& rows, ParameterView* view) {
+                                       return parameters.PrepareView(rows, view);
+                                     }));
   EvaluationResult result;
-  ParameterView view;
-  ModelOutput output;
-  for (int64_t step = 0; spec_.eval().steps() == 0 || step < spec_.eval().steps(); ++step) {
-    absl::StatusOr<ExampleBatch> batch = reader->Next();
-    if (absl::IsOutOfRange(batch.status())) break;
-    if (!batch.ok()) return batch.status();
-    ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(*batch));
-    RETURN_IF_ERROR(parameters.PrepareView(rows, &view));
-    RETURN_IF_ERROR(model_->Forward(view, *batch, ModelMode::kEval, &output));
-    RETURN_IF_ERROR(metrics.Add(output.predictions, batch->labels, output.example_losses));
-    result.examples += batch->size;
-    ++result.batches;
-    reader->Recycle(*std::move(batch));
-  }
-  result.metrics = metrics.Results();
+  result.metrics = std::move(pass.metrics);
+  result.examples = pass.examples;
+  result.batches = pass.batches;
   return result;
 }
 

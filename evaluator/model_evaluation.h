@@ -2,9 +2,8 @@
 #define PSTRAIN_EVALUATOR_MODEL_EVALUATION_H_
 
 // Evaluating a job's model with given parameters on the job's eval_data,
-// the way the single-process trainer's Evaluate() does it: the same model,
-// the same batches in the same order, the same metrics
-// (common/evaluation/eval_metrics.h), so the two agree exactly.
+// with the single-process trainer's pass (common/evaluation/evaluation_pass.h),
+// so the two agree exactly.
 
 #include <cstdint>
 #include <map>

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/batch_reader.h"
 #include "common/data/data_source.h"
-#include "common/evaluation/eval_metrics.h"
+#include "common/evaluation/evaluation_pass.h"
 #include "common/model/model_factory.h"
 #include "common/optimizer/gradient_clipping.h"
 #include "common/status/status_macros.h"
@@ -75,34 +75,15 @@ double LocalTrainer::TrainSeconds() const { return absl::ToDoubleSeconds(train_t
 absl::StatusOr<EvaluationResult> LocalTrainer::Evaluate() {
   RETURN_IF_ERROR(CheckThread());
   if (eval_source_ == nullptr) return absl::FailedPreconditionError("the job has no eval_data");
-  EvalMetricsOptions metrics_options;
-  metrics_options.metrics.assign(spec_.eval().metrics().begin(), spec_.eval().metrics().end());
-  if (metrics_options.metrics.empty()) metrics_options.metrics = {"loss"};
-  if (spec_.eval().top_k() > 0) metrics_options.top_k = spec_.eval().top_k();
-  metrics_options.kind = model_->prediction_kind();
-  metrics_options.width = model_->prediction_width();
-  ASSIGN_OR_RETURN(EvalMetrics metrics, EvalMetrics::Create(metrics_options));
-
-  BatchReaderOptions reader_options = BatchReaderOptionsFromSpec(spec_.eval_data(), true);
-  reader_options.epochs = 1;
-  ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader,
-                   BatchReader::Create(eval_source_.get(), reader_options));
-  ParameterView view;
-  ModelOutput output;
-  for (int64_t step = 0; spec_.eval().steps() == 0 || step < spec_.eval().steps(); ++step) {
-    absl::StatusOr<ExampleBatch> batch = reader->Next();
-    if (absl::IsOutOfRange(batch.status())) break;
-    if (!batch.ok()) return batch.status();
-    ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(*batch));
-    RETURN_IF_ERROR(variables_->PrepareView(rows, &view));
-    RETURN_IF_ERROR(model_->Forward(view, *batch, ModelMode::kEval, &output));
-    RETURN_IF_ERROR(metrics.Add(output.predictions, batch->labels, output.example_losses));
-    reader->Recycle(*std::move(batch));
-  }
+  ASSIGN_OR_RETURN(EvaluationPassResult pass,
+                   RunEvaluationPass(spec_, *model_, *eval_source_,
+                                     [this](const RowIds& rows, ParameterView* view) {
+                                       return variables_->PrepareView(rows, view);
+                                     }));
   EvaluationResult result;
   result.global_step = global_step_;
   result.train_seconds = TrainSeconds();
-  result.metrics = metrics.Results();
+  result.metrics = std::move(pass.metrics);
   if (options_.on_evaluation) options_.on_evaluation(result);
   return result;
 }
