@@ -14,6 +14,11 @@
 namespace pstrain {
 namespace {
 
+// Deflate expands at most about 1032:1, so a trailer claiming more than
+// that of the compressed bytes is wrong (a damaged or crafted file) and is
+// not trusted with a mapping of its size.
+constexpr size_t kMaxDeflateRatio = 1032;
+
 // How many bytes the file at `file` most likely holds once read: a gzip
 // file's trailer records the size of its (last) member modulo 2^32, a plain
 // file's size is its length. Only a hint: the reader grows past it.
@@ -23,16 +28,16 @@ size_t ExpectedSize(const std::string& file) {
   size_t expected = 0;
   unsigned char magic[2] = {0, 0};
   const bool gzip = std::fread(magic, 1, 2, in) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  if (std::fseek(in, gzip ? -4 : 0, SEEK_END) == 0) {
-    if (gzip) {
-      unsigned char trailer[4];
-      if (std::fread(trailer, 1, 4, in) == 4) {
-        expected = size_t{trailer[0]} | size_t{trailer[1]} << 8 | size_t{trailer[2]} << 16 |
-                   size_t{trailer[3]} << 24;
-      }
-    } else {
-      const long length = std::ftell(in);
+  if (std::fseek(in, 0, SEEK_END) == 0) {
+    const long length = std::ftell(in);
+    unsigned char trailer[4];
+    if (!gzip) {
       if (length > 0) expected = static_cast<size_t>(length);
+    } else if (length >= 4 && std::fseek(in, -4, SEEK_END) == 0 &&
+               std::fread(trailer, 1, 4, in) == 4) {
+      const size_t recorded = size_t{trailer[0]} | size_t{trailer[1]} << 8 |
+                              size_t{trailer[2]} << 16 | size_t{trailer[3]} << 24;
+      expected = std::min(recorded, static_cast<size_t>(length) * kMaxDeflateRatio);
     }
   }
   std::fclose(in);

@@ -1,6 +1,8 @@
 #include "common/data/file_contents.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "common/data/test_files.h"
@@ -28,6 +30,17 @@ std::string ReadRaw(const std::string& path) {
   return raw;
 }
 
+// The process's peak virtual size (VmPeak), in KiB.
+int64_t PeakVirtualKib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmPeak:", 0) == 0) return std::stoll(line.substr(7));
+  }
+  ADD_FAILURE() << "no VmPeak in /proc/self/status";
+  return 0;
+}
+
 TEST(FileContentsTest, ReadsPlainAndGzippedFiles) {
   const std::string payload = Payload();
   auto plain = ReadFileContents(WriteTestFile("plain.bin", payload));
@@ -51,6 +64,20 @@ TEST(FileContentsTest, ReadsPastAWrongSizeHint) {
   auto empty = ReadFileContents(WriteTestFile("empty.bin", ""));
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_TRUE(empty->empty());
+}
+
+TEST(FileContentsTest, ATrailerClaimingTooMuchIsOnlyAHint) {
+  // The last four bytes (the uncompressed size) say 4 GiB - 1.
+  std::string raw = ReadRaw(WriteTestFile("small.gz", "payload", /*gzip=*/true));
+  ASSERT_GE(raw.size(), 4u);
+  raw.replace(raw.size() - 4, 4, "\xff\xff\xff\xff");
+  const std::string lying = WriteTestFile("lying.gz", raw);
+  const int64_t peak_before = PeakVirtualKib();
+  auto contents = ReadFileContents(lying);
+  // zlib checks the trailer against what it inflated and refuses the stream;
+  // the buffer was sized from the compressed length, not from the 4 GiB.
+  EXPECT_EQ(contents.status().code(), absl::StatusCode::kInvalidArgument) << contents.status();
+  EXPECT_LT(PeakVirtualKib() - peak_before, 1 << 20);  // under 1 GiB more
 }
 
 TEST(FileContentsTest, MissingFileIsNotFound) {
