@@ -47,16 +47,10 @@ absl::StatusOr<std::unique_ptr<ModelParameters>> ModelEvaluator::NewParameters()
 }
 
 absl::StatusOr<EvaluationResult> ModelEvaluator::Evaluate(ModelParameters& parameters) {
-  ASSIGN_OR_RETURN(EvaluationPassResult pass,
-                   RunEvaluationPass(spec_, *model_, *eval_source_,
-                                     [&parameters](const RowIds& rows, ParameterView* view) {
-                                       return parameters.PrepareView(rows, view);
-                                     }));
-  EvaluationResult result;
-  result.metrics = std::move(pass.metrics);
-  result.examples = pass.examples;
-  result.batches = pass.batches;
-  return result;
+  return RunEvaluationPass(spec_, *model_, *eval_source_,
+                           [&parameters](const RowIds& rows, ParameterView* view) {
+                             return parameters.PrepareView(rows, view);
+                           });
 }
 
 }  // namespace evaluator

@@ -5,15 +5,12 @@
 // with the single-process trainer's pass (common/evaluation/evaluation_pass.h),
 // so the two agree exactly.
 
-#include <cstdint>
-#include <map>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/data/dataset_info.h"
 #include "common/data/example_source.h"
+#include "common/evaluation/evaluation_pass.h"
 #include "common/export/model_parameters.h"
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/model.h"
@@ -22,11 +19,8 @@
 namespace pstrain {
 namespace evaluator {
 
-struct EvaluationResult {
-  std::map<std::string, double> metrics;
-  int64_t examples = 0;
-  int64_t batches = 0;
-};
+// What Evaluate measured: the metrics, examples and batches of one pass.
+using EvaluationResult = EvaluationPassResult;
 
 // One job's model, evaluation data and metrics. Compute runs on the thread
 // that called Create (its oneDNN context is set up there): call Evaluate on

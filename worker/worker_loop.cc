@@ -397,7 +397,7 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
     }
     RecordPhase(StepPhase::kCompute, compute_start);
     const int64_t batch_size = batch.batch.size;
-    reader->Recycle(std::move(batch.batch));  // the examples are done with
+    reader->Recycle(std::move(batch.batch));  // its examples are no longer needed
     if (loop_.metrics_ != nullptr) loop_.metrics_->RecordStep(batch_size);
     ++steps_;
     examples_ += batch_size;
