@@ -60,8 +60,9 @@ absl::Status ShutDownError(absl::string_view method) {
 class GrpcCheckpointWatch final : public CheckpointWatch {
  public:
   GrpcCheckpointWatch(ClusterService::Stub& stub, CallRegistry& calls,
-                      const WatchCheckpointsRequest& request, absl::Duration timeout)
-      : calls_(calls) {
+                      const WatchCheckpointsRequest& request, absl::Duration timeout,
+                      const std::string& address)
+      : calls_(calls), address_(address) {
     context_.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
     if (!calls_.Add(&context_)) {
       finished_ = true;
@@ -94,7 +95,7 @@ class GrpcCheckpointWatch final : public CheckpointWatch {
     } else if (status.error_code() == grpc::StatusCode::CANCELLED) {
       final_status_ = absl::CancelledError("checkpoint stream cancelled");
     } else {
-      final_status_ = CallStatus(status, "WatchCheckpoints");
+      final_status_ = CallStatus(status, absl::StrCat("WatchCheckpoints at ", address_));
     }
     return final_status_;
   }
@@ -108,6 +109,7 @@ class GrpcCheckpointWatch final : public CheckpointWatch {
 
  private:
   CallRegistry& calls_;
+  const std::string address_;
   grpc::ClientContext context_;
   bool registered_ = false;
   std::unique_ptr<grpc::ClientReader<CheckpointNotification>> reader_;
@@ -121,9 +123,11 @@ class GrpcCheckpointWatch final : public CheckpointWatch {
 
 class GrpcCoordinatorClient final : public CoordinatorClient {
  public:
-  GrpcCoordinatorClient(std::shared_ptr<grpc::Channel> channel,
+  // `address` names the coordinator in errors (and so in the evaluator's
+  // "waiting" lines).
+  GrpcCoordinatorClient(std::shared_ptr<grpc::Channel> channel, const std::string& address,
                         const GrpcCoordinatorClientOptions& options)
-      : options_(options), stub_(ClusterService::NewStub(std::move(channel))) {}
+      : address_(address), options_(options), stub_(ClusterService::NewStub(std::move(channel))) {}
 
   absl::StatusOr<RegisterResponse> Register(const RegisterRequest& request) override {
     return Call<RegisterResponse>("Register", absl::ZeroDuration(),
@@ -165,7 +169,8 @@ class GrpcCoordinatorClient final : public CoordinatorClient {
 
   std::unique_ptr<CheckpointWatch> WatchCheckpoints(
       const WatchCheckpointsRequest& request) override {
-    return std::make_unique<GrpcCheckpointWatch>(*stub_, calls_, request, options_.watch_timeout);
+    return std::make_unique<GrpcCheckpointWatch>(*stub_, calls_, request, options_.watch_timeout,
+                                                 address_);
   }
 
   void Shutdown() override { calls_.Shutdown(); }
@@ -184,11 +189,12 @@ class GrpcCoordinatorClient final : public CoordinatorClient {
     Response response;
     const grpc::Status status = call(&context, &response);
     calls_.Remove(&context);
-    absl::Status converted = CallStatus(status, method);
+    absl::Status converted = CallStatus(status, absl::StrCat(method, " at ", address_));
     if (!converted.ok()) return converted;
     return response;
   }
 
+  const std::string address_;
   const GrpcCoordinatorClientOptions options_;
   const std::unique_ptr<ClusterService::Stub> stub_;
   CallRegistry calls_;
@@ -199,7 +205,7 @@ class GrpcCoordinatorClient final : public CoordinatorClient {
 std::unique_ptr<CoordinatorClient> NewGrpcCoordinatorClient(
     const std::string& address, const GrpcCoordinatorClientOptions& options) {
   return std::make_unique<GrpcCoordinatorClient>(CreateSecureChannel(address, options.security),
-                                                 options);
+                                                 address, options);
 }
 
 }  // namespace evaluator

@@ -90,13 +90,19 @@ absl::Status CoordinatorClient::Attempt(
   return s;
 }
 
+std::string CoordinatorClient::CoordinatorName() const {
+  return options_.coordinator_address.empty()
+             ? "the coordinator"
+             : absl::StrCat("the coordinator at ", options_.coordinator_address);
+}
+
 template <typename Request, typename Response>
 absl::Status CoordinatorClient::Call(
     const char* what,
     grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
     const Request& request, Response* response, absl::Duration extra, bool retry_unavailable,
     bool reregister) {
-  const std::string name = absl::StrCat("the coordinator (", what, ")");
+  const std::string name = absl::StrCat(CoordinatorName(), " (", what, ")");
   for (int registrations = 0;; ++registrations) {
     absl::Status status =
         retry_unavailable
@@ -239,7 +245,7 @@ void CoordinatorClient::HeartbeatLoop() {
     } else if (absl::IsCancelled(status)) {
       return;
     } else if (clock_.Now() >= next_log) {
-      LOG(WARNING) << "waiting for the coordinator (heartbeat) since "
+      LOG(WARNING) << "waiting for " << CoordinatorName() << " (heartbeat) since "
                    << absl::FormatDuration(
                           absl::Trunc(clock_.Now() - silent_since, absl::Seconds(1)))
                    << ": " << status;

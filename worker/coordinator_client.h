@@ -33,6 +33,9 @@ struct CoordinatorClientOptions {
   // them; may be empty.
   std::string address;
   std::string metrics_address;
+  // Where the coordinator is, to name it in errors and "waiting" lines
+  // (the channel does not say); may be empty.
+  std::string coordinator_address;
   // Deadline of one call. Default 10 s.
   absl::Duration call_timeout = absl::Seconds(10);
   // Retries of Unavailable calls. The default gives up after 5 minutes;
@@ -132,6 +135,9 @@ class CoordinatorClient {
   void Cancel();
 
  private:
+  // "the coordinator at <address>", or "the coordinator" when unknown.
+  std::string CoordinatorName() const;
+
   CoordinatorClient(std::shared_ptr<grpc::Channel> channel, CoordinatorClientOptions options,
                     uint64_t incarnation, Clock& clock, RandomSource& random);
 

@@ -22,14 +22,14 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProces
   }
   std::unique_ptr<WorkerProcess> process(new WorkerProcess(registry));
   CoordinatorClientOptions coordinator = options.coordinator;
+  coordinator.coordinator_address = options.coordinator_address;
   coordinator.task = options.task;
   coordinator.address = options.address;
   coordinator.metrics_address = options.metrics_address;
   if (!options.loop.ps_channels) options.loop.ps_channels = LaneChannels(options.security);
   absl::StatusOr<std::unique_ptr<CoordinatorClient>> client = CoordinatorClient::Create(
-      CreateSecureChannel(options.coordinator_address, options.security),
-      std::move(coordinator), CoordinatorClient::NewIncarnation(process->random_), process->clock_,
-      process->random_);
+      CreateSecureChannel(options.coordinator_address, options.security), std::move(coordinator),
+      CoordinatorClient::NewIncarnation(process->random_), process->clock_, process->random_);
   if (!client.ok()) return client.status();
   process->coordinator_ = *std::move(client);
   process->loop_ =
