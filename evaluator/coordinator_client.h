@@ -1,19 +1,21 @@
 #ifndef PSTRAIN_EVALUATOR_COORDINATOR_CLIENT_H_
 #define PSTRAIN_EVALUATOR_COORDINATOR_CLIENT_H_
 
-// The evaluator's calls to the coordinator's ClusterService
-// (protos/coordinator.proto), each one with a deadline, with gRPC statuses
-// turned into absl::Status (common/status/grpc_status.h). Retrying is the
-// caller's business (evaluator/internal/retry.h).
+// The evaluator's own calls to the coordinator's ClusterService
+// (protos/coordinator.proto), over its MemberSession (registration,
+// heartbeats, the assignment long poll): eval reports, checkpoint releases
+// and the checkpoint watch. Unary calls have the session's deadline, retry
+// and re-registration.
 
 #include <memory>
-#include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/net/channel_security.h"
-#include "protos/coordinator.pb.h"
+#include "common/cluster/member_session.h"
+#include "protos/coordinator.grpc.pb.h"
 
 namespace pstrain {
 namespace evaluator {
@@ -22,57 +24,59 @@ namespace evaluator {
 // be called from any thread.
 class CheckpointWatch {
  public:
-  virtual ~CheckpointWatch() = default;
+  // Opens the stream (it fails, if at all, on the first Next()). It ends at
+  // `timeout`, and with the session.
+  CheckpointWatch(MemberSession& member, const WatchCheckpointsRequest& request,
+                  absl::Duration timeout);
+  ~CheckpointWatch();
+
+  CheckpointWatch(const CheckpointWatch&) = delete;
+  CheckpointWatch& operator=(const CheckpointWatch&) = delete;
 
   // Blocks for the next notification.
   // OutOfRange: the stream ended normally (the job's checkpoints are over).
-  // Cancelled: Cancel() was called. DeadlineExceeded: the stream's deadline
-  // passed (open a new one after the last step seen). Otherwise the
-  // stream's error (Unavailable, Aborted for a stale incarnation,
-  // FailedPrecondition when the job is not running).
-  virtual absl::StatusOr<CheckpointNotification> Next() = 0;
+  // Cancelled: Cancel() was called, or the session was. DeadlineExceeded:
+  // the stream's deadline passed (open a new one after the last step
+  // seen). Otherwise the stream's error (Unavailable, Aborted for a stale
+  // incarnation, FailedPrecondition when the job is not running).
+  absl::StatusOr<CheckpointNotification> Next();
 
   // Ends the stream; a blocked Next() returns Cancelled. Idempotent.
-  virtual void Cancel() = 0;
+  void Cancel();
+
+ private:
+  MemberSession& member_;
+  grpc::ClientContext context_;
+  bool registered_ = false;
+  std::unique_ptr<grpc::ClientReader<CheckpointNotification>> reader_;
+  // Touched by the reading thread only.
+  bool finished_ = false;
+  absl::Status final_status_;
+
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// Implementations are thread-safe.
+// Thread-safe.
 class CoordinatorClient {
  public:
-  virtual ~CoordinatorClient() = default;
+  // `member` is borrowed and must outlive the client. A checkpoint watch
+  // lasts `watch_timeout` at most; the caller reopens it from the last step
+  // seen, so no stream is without a deadline.
+  CoordinatorClient(MemberSession& member, absl::Duration watch_timeout)
+      : member_(member), watch_timeout_(watch_timeout) {}
 
-  virtual absl::StatusOr<RegisterResponse> Register(const RegisterRequest& request) = 0;
-  virtual absl::StatusOr<HeartbeatResponse> Heartbeat(const HeartbeatRequest& request) = 0;
-  // Long poll: the call's deadline covers request.wait_ms on top of the
-  // usual one.
-  virtual absl::StatusOr<Assignment> GetAssignment(const GetAssignmentRequest& request) = 0;
-  virtual absl::StatusOr<EvalReportResponse> ReportEval(const EvalReport& request) = 0;
-  virtual absl::Status ReleaseCheckpoint(const ReleaseCheckpointRequest& request) = 0;
-  // Opens a stream (it fails, if at all, on the first Next()).
-  virtual std::unique_ptr<CheckpointWatch> WatchCheckpoints(
-      const WatchCheckpointsRequest& request) = 0;
+  // Fills task and incarnation. Unavailable is retried; a coordinator that
+  // forgot this evaluator gets it registered again.
+  absl::StatusOr<EvalReportResponse> ReportEval(EvalReport report);
+  absl::Status ReleaseCheckpoint(const std::string& job_id, int64_t step);
+  // Fills task and incarnation.
+  std::unique_ptr<CheckpointWatch> WatchCheckpoints(WatchCheckpointsRequest request);
 
-  // Cancels the calls in flight (they return Cancelled) and makes every
-  // later call return Cancelled at once, so a stopping process does not
-  // wait out a long poll. Idempotent.
-  virtual void Shutdown() = 0;
+ private:
+  MemberSession& member_;
+  const absl::Duration watch_timeout_;
 };
-
-struct GrpcCoordinatorClientOptions {
-  // Deadline of each unary call. Default 10 s.
-  absl::Duration call_timeout = absl::Seconds(10);
-  // Deadline of one WatchCheckpoints stream; a stream that reaches it is
-  // reopened by the caller from the last step seen, so no stream is
-  // without a deadline. Default 10 minutes.
-  absl::Duration watch_timeout = absl::Minutes(10);
-  // TLS, the cluster token and the message size limit (--max_message_mb).
-  // Default: plaintext, no token, kDefaultMaxMessageBytes.
-  ChannelSecurity security;
-};
-
-// Over one gRPC channel with options.security.
-std::unique_ptr<CoordinatorClient> NewGrpcCoordinatorClient(
-    const std::string& address, const GrpcCoordinatorClientOptions& options = {});
 
 }  // namespace evaluator
 }  // namespace pstrain

@@ -43,10 +43,6 @@ absl::string_view StatusLabel(EvalStatus status) {
   }
 }
 
-bool NeedsRegistration(const absl::Status& status) {
-  return absl::IsAborted(status) || absl::IsNotFound(status);
-}
-
 }  // namespace
 
 // One job as the evaluation thread works on it.
@@ -70,14 +66,35 @@ struct EvaluationLoop::JobContext {
   bool done = false;
 };
 
-EvaluationLoop::EvaluationLoop(CoordinatorClient& client, Env& env, Clock& clock,
+EvaluationLoop::EvaluationLoop(std::shared_ptr<grpc::Channel> coordinator, Env& env, Clock& clock,
                                EvaluatorMetrics& metrics, EvaluationLoopOptions options)
-    : client_(client), env_(env), clock_(clock), metrics_(metrics), options_(std::move(options)) {
-  absl::MutexLock lock(&mu_);
-  heartbeat_interval_ = options_.heartbeat_interval;
+    : env_(env), clock_(clock), metrics_(metrics), options_(std::move(options)) {
+  MemberSessionOptions member;
+  member.task = options_.task;
+  member.address = options_.address;
+  member.metrics_address = options_.metrics_address;
+  member.coordinator_address = options_.coordinator_address;
+  member.call_timeout = options_.call_timeout;
+  member.retry = options_.retry;
+  member.describe_self = [this](HeartbeatRequest* beat) { DescribeSelf(beat); };
+  member.on_heartbeat = [this](const HeartbeatRequest& sent, const HeartbeatResponse& answer) {
+    NoteHeartbeat(sent, answer);
+  };
+  member.on_shutdown = [this] { OnShutdown(); };
+  absl::StatusOr<std::unique_ptr<MemberSession>> session = MemberSession::Create(
+      std::move(coordinator), std::move(member), options_.incarnation, clock_, random_);
+  CHECK(session.ok()) << "evaluator: " << session.status();
+  member_ = *std::move(session);
+  client_ = std::make_unique<CoordinatorClient>(*member_, options_.watch_timeout);
 }
 
-EvaluationLoop::~EvaluationLoop() { Stop(); }
+EvaluationLoop::~EvaluationLoop() {
+  Stop();
+  // The session's heartbeat thread calls back into this loop: end it while
+  // the loop is whole.
+  client_.reset();
+  member_.reset();
+}
 
 void EvaluationLoop::Start() {
   run_thread_ = std::thread([this] {
@@ -88,7 +105,7 @@ void EvaluationLoop::Start() {
 
 void EvaluationLoop::Stop() {
   stop_.Stop();
-  client_.Shutdown();
+  member_->Cancel();
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -113,24 +130,18 @@ bool EvaluationLoop::shutdown_requested() {
 }
 
 absl::Status EvaluationLoop::Register() {
-  RegisterRequest request;
-  *request.mutable_task() = options_.task;
-  request.set_incarnation(options_.incarnation);
-  request.set_address(options_.address);
-  request.set_metrics_address(options_.metrics_address);
-  internal::RetryOptions retry = options_.retry;
-  retry.deadline = absl::InfiniteDuration();
-  absl::StatusOr<RegisterResponse> response = internal::RetryOnUnavailable<RegisterResponse>(
-      "the coordinator (Register)", retry, clock_, stop_,
-      [&] { return client_.Register(request); });
-  if (!response.ok()) return response.status();
-  absl::MutexLock lock(&mu_);
-  if (response->heartbeat_interval_ms() > 0) {
-    heartbeat_interval_ = absl::Milliseconds(response->heartbeat_interval_ms());
+  Backoff backoff(options_.retry, random_);
+  while (true) {
+    absl::Status status = member_->Register();
+    if (status.ok() || absl::IsCancelled(status)) return status;
+    // Refusals that waiting does not fix end the loop.
+    if (absl::IsInvalidArgument(status) || absl::IsAlreadyExists(status) ||
+        absl::IsFailedPrecondition(status)) {
+      return status;
+    }
+    LOG(WARNING) << "evaluator: " << status << "; trying again";
+    if (stop_.SleepFor(clock_, backoff.Next())) return absl::CancelledError("stopped");
   }
-  LOG(INFO) << "evaluator/" << options_.task.index() << " registered (incarnation "
-            << options_.incarnation << ")";
-  return absl::OkStatus();
 }
 
 absl::Status EvaluationLoop::Run() {
@@ -141,33 +152,25 @@ absl::Status EvaluationLoop::Run() {
     run_status_ = registered;
     return registered;
   }
-  heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+  member_->StartHeartbeats();
 
   std::string known_job;
-  absl::Duration backoff = options_.retry.initial_backoff;
+  Backoff backoff(options_.retry, random_);
   while (!stopping()) {
-    GetAssignmentRequest request;
-    *request.mutable_task() = options_.task;
-    request.set_incarnation(options_.incarnation);
-    request.set_wait_ms(absl::ToInt64Milliseconds(options_.assignment_wait));
-    request.set_known_job_id(known_job);
-    absl::StatusOr<Assignment> assignment = internal::RetryOnUnavailable<Assignment>(
-        "the coordinator (GetAssignment)", options_.retry, clock_, stop_,
-        [&] { return client_.GetAssignment(request); });
+    const int64_t registrations = member_->reregistrations();
+    absl::StatusOr<Assignment> assignment =
+        member_->GetAssignment(known_job, 0, options_.assignment_wait);
     if (absl::IsCancelled(assignment.status())) break;
-    if (NeedsRegistration(assignment.status())) {
-      LOG(WARNING) << "evaluator: " << assignment.status() << "; registering again";
-      if (!Register().ok()) continue;
+    if (member_->reregistrations() != registrations) {
+      // A restarted coordinator resumes the job afresh: follow it again.
       known_job.clear();
-      continue;
     }
     if (!assignment.ok()) {
       LOG(WARNING) << "evaluator: no assignment: " << assignment.status();
-      if (stop_.WaitUntil(clock_, clock_.Now() + backoff)) break;
-      backoff = std::min(backoff * 2, options_.retry.max_backoff);
+      if (stop_.SleepFor(clock_, backoff.Next())) break;
       continue;
     }
-    backoff = options_.retry.initial_backoff;
+    backoff.Reset();
     if (assignment->job_id() == known_job) continue;
     known_job = assignment->job_id();
     if (known_job.empty()) continue;
@@ -179,75 +182,49 @@ absl::Status EvaluationLoop::Run() {
   }
 
   stop_.Stop();
-  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  member_->Cancel();
   absl::MutexLock lock(&mu_);
   run_status_ = absl::OkStatus();
   return run_status_;
 }
 
-void EvaluationLoop::HeartbeatLoop() {
-  absl::Time next_warning = absl::InfinitePast();
-  while (true) {
-    absl::Duration interval;
-    HeartbeatRequest request;
-    *request.mutable_task() = options_.task;
-    request.set_incarnation(options_.incarnation);
-    {
-      absl::MutexLock lock(&mu_);
-      interval = heartbeat_interval_;
-      request.set_job_id(current_job_);
-      if (schedule_.has_value()) {
-        request.set_step(std::max<int64_t>(0, schedule_->newest_evaluated()));
-        request.set_queue_depth(schedule_->pending_count());
-      }
-      request.set_health(last_problem_.empty() ? MEMBER_HEALTH_OK : MEMBER_HEALTH_DEGRADED);
-      request.set_health_detail(last_problem_);
-    }
-    if (stop_.WaitUntil(clock_, clock_.Now() + interval)) return;
-    absl::StatusOr<HeartbeatResponse> response = client_.Heartbeat(request);
-    if (NeedsRegistration(response.status())) {
-      LOG(WARNING) << "evaluator: " << response.status() << "; registering again";
-      if (absl::Status status = Register(); !status.ok()) {
-        LOG(WARNING) << "evaluator: registering again failed: " << status;
-      }
-      continue;
-    }
-    if (!response.ok()) {
-      if (clock_.Now() >= next_warning) {
-        LOG(WARNING) << "evaluator: heartbeat failed: " << response.status();
-        next_warning = clock_.Now() + options_.log_waits_every;
-      }
-      continue;
-    }
-    if (response->shutdown()) {
-      LOG(INFO) << "evaluator: the coordinator shuts the cluster down";
-      {
-        absl::MutexLock lock(&mu_);
-        shutdown_requested_ = true;
-        stopping_ = true;
-        if (active_watch_ != nullptr) active_watch_->Cancel();
-      }
-      stop_.Stop();
-      client_.Shutdown();
-      if (options_.on_shutdown) options_.on_shutdown();
-      return;
-    }
-    absl::MutexLock lock(&mu_);
-    // Only an answer about the job still worked on tells of a change.
-    if (!current_job_.empty() && request.job_id() == current_job_ &&
-        response->job_id() != current_job_ && !job_changed_) {
-      LOG(INFO) << "evaluator: the coordinator moved from job " << current_job_ << " to "
-                << (response->job_id().empty() ? "none" : response->job_id());
-      job_changed_ = true;
-      if (active_watch_ != nullptr) active_watch_->Cancel();
-    }
+void EvaluationLoop::DescribeSelf(HeartbeatRequest* beat) {
+  absl::MutexLock lock(&mu_);
+  beat->set_job_id(current_job_);
+  if (schedule_.has_value()) {
+    beat->set_step(std::max<int64_t>(0, schedule_->newest_evaluated()));
+    beat->set_queue_depth(schedule_->pending_count());
   }
+  beat->set_health(last_problem_.empty() ? MEMBER_HEALTH_OK : MEMBER_HEALTH_DEGRADED);
+  beat->set_health_detail(last_problem_);
+}
+
+void EvaluationLoop::NoteHeartbeat(const HeartbeatRequest& sent, const HeartbeatResponse& answer) {
+  absl::MutexLock lock(&mu_);
+  // Only an answer about the job still worked on tells of a change.
+  if (!current_job_.empty() && sent.job_id() == current_job_ &&
+      answer.job_id() != current_job_ && !job_changed_) {
+    LOG(INFO) << "evaluator: the coordinator moved from job " << current_job_ << " to "
+              << (answer.job_id().empty() ? "none" : answer.job_id());
+    job_changed_ = true;
+    if (active_watch_ != nullptr) active_watch_->Cancel();
+  }
+}
+
+void EvaluationLoop::OnShutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    shutdown_requested_ = true;
+    stopping_ = true;
+    if (active_watch_ != nullptr) active_watch_->Cancel();
+  }
+  stop_.Stop();
+  member_->Cancel();
+  if (options_.on_shutdown) options_.on_shutdown();
 }
 
 EvalReport EvaluationLoop::NewReport(const std::string& job_id) const {
   EvalReport report;
-  *report.mutable_task() = options_.task;
-  report.set_incarnation(options_.incarnation);
   report.set_job_id(job_id);
   return report;
 }
@@ -267,27 +244,12 @@ void EvaluationLoop::Report(EvalReport report, absl::Duration took,
 }
 
 void EvaluationLoop::Send(const EvalReport& report) {
-  const std::string what = absl::StrCat("the coordinator (ReportEval of step ",
-                                        report.checkpoint_step(), " of job ", report.job_id(), ")");
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    absl::StatusOr<EvalReportResponse> response = internal::RetryOnUnavailable<EvalReportResponse>(
-        what, options_.retry, clock_, stop_, [&] { return client_.ReportEval(report); });
-    if (response.ok()) return;
-    if (NeedsRegistration(response.status()) && attempt == 0 && Register().ok()) continue;
-    LOG(WARNING) << "evaluator: " << what << " failed: " << response.status();
-    return;
-  }
+  absl::StatusOr<EvalReportResponse> response = client_->ReportEval(report);
+  if (!response.ok()) LOG(WARNING) << "evaluator: " << response.status();
 }
 
 void EvaluationLoop::Release(const std::string& job_id, int64_t step) {
-  ReleaseCheckpointRequest request;
-  *request.mutable_task() = options_.task;
-  request.set_incarnation(options_.incarnation);
-  request.set_job_id(job_id);
-  request.set_step(step);
-  absl::Status status = internal::RetryOnUnavailable(
-      absl::StrCat("the coordinator (ReleaseCheckpoint of step ", step, ")"), options_.retry,
-      clock_, stop_, [&] { return client_.ReleaseCheckpoint(request); });
+  absl::Status status = client_->ReleaseCheckpoint(job_id, step);
   // The lease also ends with the stream, so a failure only delays deletion.
   if (!status.ok()) LOG(WARNING) << "evaluator: lease of step " << step << ": " << status;
 }
@@ -448,15 +410,13 @@ void EvaluationLoop::EvaluateNewestOnce(JobContext& job) {
 
 void EvaluationLoop::WatchLoop(std::string job_id) {
   int64_t after_step = 0;
-  absl::Duration backoff = options_.retry.initial_backoff;
+  Backoff backoff(options_.retry, random_);
   absl::Time next_warning = absl::InfinitePast();
   while (true) {
     WatchCheckpointsRequest request;
-    *request.mutable_task() = options_.task;
-    request.set_incarnation(options_.incarnation);
     request.set_job_id(job_id);
     request.set_after_step(after_step);
-    std::unique_ptr<CheckpointWatch> watch = client_.WatchCheckpoints(request);
+    std::unique_ptr<CheckpointWatch> watch = client_->WatchCheckpoints(request);
     {
       absl::MutexLock lock(&mu_);
       if (stopping_ || job_changed_ || !watching_) return;
@@ -469,7 +429,7 @@ void EvaluationLoop::WatchLoop(std::string job_id) {
         ended = notification.status();
         break;
       }
-      backoff = options_.retry.initial_backoff;
+      backoff.Reset();
       const CheckpointInfo& info = notification->checkpoint();
       after_step = std::max(after_step, info.step());
       CheckpointCandidate checkpoint;
@@ -497,15 +457,16 @@ void EvaluationLoop::WatchLoop(std::string job_id) {
       if (stopping_ || job_changed_ || !watching_) return;
     }
     watch.reset();
-    if (NeedsRegistration(ended)) {
-      if (!Register().ok()) continue;
+    if (absl::IsAborted(ended) || absl::IsNotFound(ended)) {
+      // The coordinator forgot this evaluator (it restarted) or marked it
+      // lost: the same incarnation registers again, and the stream reopens.
+      if (member_->Register().ok()) continue;
     } else if (clock_.Now() >= next_warning) {
       LOG(WARNING) << "evaluator: checkpoint stream of job " << job_id << " broke (" << ended
                    << "); reopening after step " << after_step;
       next_warning = clock_.Now() + options_.log_waits_every;
     }
-    if (stop_.WaitUntil(clock_, clock_.Now() + backoff)) return;
-    backoff = std::min(backoff * 2, options_.retry.max_backoff);
+    if (stop_.SleepFor(clock_, backoff.Next())) return;
   }
 }
 

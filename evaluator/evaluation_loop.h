@@ -39,11 +39,14 @@
 #include "common/export/model_parameters.h"
 #include "common/summary/summary_writer.h"
 #include "common/clock/clock.h"
+#include "common/clock/stop_signal.h"
+#include "common/random/random_source.h"
+#include "common/cluster/member_session.h"
+#include "common/retry/backoff.h"
+#include "grpcpp/grpcpp.h"
 #include "evaluator/coordinator_client.h"
 #include "evaluator/eval_schedule.h"
 #include "evaluator/evaluator_metrics.h"
-#include "evaluator/internal/retry.h"
-#include "evaluator/internal/stop_signal.h"
 #include "protos/checkpoint.pb.h"
 #include "protos/coordinator.pb.h"
 
@@ -62,15 +65,20 @@ struct EvaluationLoopOptions {
   // Its gRPC server (health) and /metrics endpoint, as registered.
   std::string address;
   std::string metrics_address;
+  // Where the coordinator is, to name it in errors; may be empty.
+  std::string coordinator_address;
 
+  // Deadline of each unary call to the coordinator. Default 10 s.
+  absl::Duration call_timeout = absl::Seconds(10);
+  // Deadline of one WatchCheckpoints stream; a stream that reaches it is
+  // reopened from the last step seen. Default 10 minutes.
+  absl::Duration watch_timeout = absl::Minutes(10);
   // Retries of calls to the coordinator that fail with Unavailable.
-  // Registration retries without a deadline (the coordinator may start
-  // later); the other calls use retry.deadline.
-  internal::RetryOptions retry;
+  // Registration keeps trying until Stop (the coordinator may start later);
+  // the other calls give up at retry.deadline.
+  RetryOptions retry;
   // How long one GetAssignment waits for a change. Default 30 s.
   absl::Duration assignment_wait = absl::Seconds(30);
-  // Heartbeat period when the coordinator does not set one. Default 2 s.
-  absl::Duration heartbeat_interval = absl::Seconds(2);
   // continuous_eval: how often model_dir is listed. Default 5 s.
   absl::Duration model_dir_poll_interval = absl::Seconds(5);
   // continuous_eval: give the job up, reporting NO_NEW_CHECKPOINT, after
@@ -93,10 +101,11 @@ struct EvaluationLoopOptions {
 // the oneDNN context.
 class EvaluationLoop {
  public:
-  // `client`, `env`, `clock` and `metrics` are borrowed and must outlive the
-  // loop.
-  EvaluationLoop(CoordinatorClient& client, Env& env, Clock& clock, EvaluatorMetrics& metrics,
-                 EvaluationLoopOptions options);
+  // Talks to the coordinator over `coordinator`. `env`, `clock` and
+  // `metrics` are borrowed and must outlive the loop. options.task must
+  // have a type and options.incarnation be non-zero.
+  EvaluationLoop(std::shared_ptr<grpc::Channel> coordinator, Env& env, Clock& clock,
+                 EvaluatorMetrics& metrics, EvaluationLoopOptions options);
   // Stops and joins.
   ~EvaluationLoop();
 
@@ -123,9 +132,12 @@ class EvaluationLoop {
  private:
   struct JobContext;
 
-  // Registration and heartbeats.
+  // Registers, trying again until Stop while the coordinator is away.
   absl::Status Register();
-  void HeartbeatLoop();
+  // The member session's callbacks, on its heartbeat thread.
+  void DescribeSelf(HeartbeatRequest* beat);
+  void NoteHeartbeat(const HeartbeatRequest& sent, const HeartbeatResponse& answer);
+  void OnShutdown();
   // Assignment: one job's evaluation, until it is over or the job changes.
   void RunJob(const Assignment& assignment);
   absl::Status PrepareJob(JobContext& job);
@@ -138,8 +150,8 @@ class EvaluationLoop {
   // release. Returns the status reported.
   EvalStatus EvaluateAndReport(JobContext& job, const CheckpointCandidate& checkpoint);
   void Report(EvalReport report, absl::Duration took, const std::map<std::string, double>& metrics);
-  // Sends a report, retrying while the coordinator is unreachable and
-  // registering again once if it forgot this evaluator.
+  // Sends a report; the session retries while the coordinator is
+  // unreachable and registers again if it forgot this evaluator.
   void Send(const EvalReport& report);
   void HandleSkipped(const std::string& job_id, const std::vector<SkippedCandidate>& skipped);
   void Release(const std::string& job_id, int64_t step);
@@ -148,21 +160,21 @@ class EvaluationLoop {
   bool stopping();
 
   // Constant after construction.
-  CoordinatorClient& client_;
   Env& env_;
   Clock& clock_;
   EvaluatorMetrics& metrics_;
   const EvaluationLoopOptions options_;
 
-  internal::StopSignal stop_;
+  StopSignal stop_;
+  SeededRandom random_;
+  std::unique_ptr<MemberSession> member_;
+  std::unique_ptr<CoordinatorClient> client_;
   std::thread run_thread_;  // set by Start
-  std::thread heartbeat_thread_;
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status run_status_ ABSL_GUARDED_BY(mu_) = absl::UnknownError("the loop has not ended");
-  absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_);
   // The job being evaluated ("" between jobs), and whether the coordinator
   // has since said another one runs.
   std::string current_job_ ABSL_GUARDED_BY(mu_);

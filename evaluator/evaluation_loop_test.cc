@@ -24,6 +24,7 @@
 #include "common/clock/fake_clock.h"
 #include "evaluator/testing/fake_cluster_service.h"
 #include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 
@@ -120,7 +121,6 @@ class EvaluationLoopTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(fake_.Start().ok());
     model_dir_ = JoinPath(NewTestDir(env_), "model");
-    client_ = NewGrpcCoordinatorClient(fake_.address());
   }
 
   void TearDown() override {
@@ -133,7 +133,10 @@ class EvaluationLoopTest : public ::testing::Test {
     options.incarnation = 7;
     options.assignment_wait = absl::Milliseconds(200);
     options.log_waits_every = absl::Hours(1);
-    loop_ = std::make_unique<EvaluationLoop>(*client_, env_, clock_, metrics_, options);
+    options.coordinator_address = fake_.address();
+    loop_ = std::make_unique<EvaluationLoop>(
+        grpc::CreateChannel(fake_.address(), grpc::InsecureChannelCredentials()), env_, clock_,
+        metrics_, options);
     Assignment assignment;
     assignment.set_job_id(kJob);
     *assignment.mutable_spec() = spec;
@@ -172,7 +175,6 @@ class EvaluationLoopTest : public ::testing::Test {
   FakeClusterService fake_;
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   EvaluatorMetrics metrics_{*registry_};
-  std::unique_ptr<CoordinatorClient> client_;
   std::string model_dir_;
   std::unique_ptr<EvaluationLoop> loop_;
 };

@@ -8,7 +8,7 @@
 #include "common/checkpoint/posix_env.h"
 #include "common/clock/clock.h"
 #include "common/daemon/daemon_main.h"
-#include "evaluator/coordinator_client.h"
+#include "common/net/channel_security.h"
 #include "evaluator/evaluation_loop.h"
 #include "evaluator/evaluator_metrics.h"
 #include "gflags/gflags.h"
@@ -48,18 +48,18 @@ absl::Duration Seconds(double secs) { return absl::Seconds(secs); }
 class EvaluatorComponents : public pstrain::DaemonComponents {
  public:
   EvaluatorComponents(pstrain::Daemon& daemon, uint64_t incarnation)
-      : incarnation_(incarnation),
-        client_(pstrain::evaluator::NewGrpcCoordinatorClient(
-            daemon.options().cluster.coordinator_address, ClientOptions(daemon.options()))),
-        metrics_(*daemon.registry()) {}
+      : incarnation_(incarnation), metrics_(*daemon.registry()) {}
 
   ~EvaluatorComponents() override { OnShutdown(); }
 
   std::vector<grpc::Service*> services() override { return {}; }
 
   absl::Status OnServing(pstrain::Daemon& daemon) override {
-    loop_ = std::make_unique<pstrain::evaluator::EvaluationLoop>(*client_, env_, clock_, metrics_,
-                                                                 LoopOptions(daemon, incarnation_));
+    const pstrain::DaemonOptions& options = daemon.options();
+    loop_ = std::make_unique<pstrain::evaluator::EvaluationLoop>(
+        pstrain::CreateSecureChannel(options.cluster.coordinator_address,
+                                     options.channel_security),
+        env_, clock_, metrics_, LoopOptions(daemon, incarnation_));
     loop_->Start();
     return absl::OkStatus();
   }
@@ -71,14 +71,6 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
   }
 
  private:
-  static pstrain::evaluator::GrpcCoordinatorClientOptions ClientOptions(
-      const pstrain::DaemonOptions& options) {
-    pstrain::evaluator::GrpcCoordinatorClientOptions client;
-    client.call_timeout = Seconds(FLAGS_coordinator_timeout_secs);
-    client.security = options.channel_security;
-    return client;
-  }
-
   static pstrain::evaluator::EvaluationLoopOptions LoopOptions(pstrain::Daemon& daemon,
                                                                uint64_t incarnation) {
     const pstrain::DaemonOptions& options = daemon.options();
@@ -87,6 +79,8 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
     loop.incarnation = incarnation;
     loop.address = options.cluster.own_address;
     loop.metrics_address = daemon.metrics_address();
+    loop.coordinator_address = options.cluster.coordinator_address;
+    loop.call_timeout = Seconds(FLAGS_coordinator_timeout_secs);
     loop.retry.deadline = Seconds(FLAGS_coordinator_retry_secs);
     loop.model_dir_poll_interval = Seconds(FLAGS_model_dir_poll_secs);
     if (FLAGS_continuous_eval_timeout_secs > 0) {
@@ -99,7 +93,6 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
   const uint64_t incarnation_;
   pstrain::PosixEnv env_;
   pstrain::RealClock clock_;
-  std::unique_ptr<pstrain::evaluator::CoordinatorClient> client_;
   pstrain::evaluator::EvaluatorMetrics metrics_;
   std::unique_ptr<pstrain::evaluator::EvaluationLoop> loop_;  // set once serving
 };

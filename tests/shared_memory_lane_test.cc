@@ -22,10 +22,10 @@
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/ps/in_process_shard.h"
-#include "worker/clock.h"
+#include "common/clock/clock.h"
+#include "common/random/random_source.h"
 #include "worker/internal/shard_lane.h"
 #include "worker/ps_client.h"
-#include "worker/random_source.h"
 #include "worker/worker_metrics.h"
 
 namespace pstrain {
@@ -154,8 +154,8 @@ struct Worker {
 
   prometheus::Registry registry;
   worker::WorkerMetrics metrics;
-  worker::RealClock clock;
-  worker::SeededRandom random{1};
+  RealClock clock;
+  SeededRandom random{1};
   std::unique_ptr<worker::ParameterServerClient> client;
   worker::PulledParameters pulled;
 };

@@ -4,7 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/testing/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "worker/testing/fake_cluster_service.h"
 
 namespace pstrain {
@@ -14,6 +14,8 @@ namespace {
 class CoordinatorClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Retry pauses and heartbeat intervals pass without real time.
+    clock_.JumpToDeadlines();
     ASSERT_TRUE(coordinator_.Start().ok());
     CoordinatorClientOptions options;
     options.task.set_type(TASK_TYPE_WORKER);
@@ -22,7 +24,7 @@ class CoordinatorClientTest : public ::testing::Test {
     options.retry.deadline = absl::Seconds(20);
     absl::StatusOr<std::unique_ptr<CoordinatorClient>> client = CoordinatorClient::Create(
         grpc::CreateChannel(coordinator_.address(), grpc::InsecureChannelCredentials()), options,
-        CoordinatorClient::NewIncarnation(random_), clock_, random_);
+        MemberSession::NewIncarnation(random_), clock_, random_);
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
   }
@@ -40,24 +42,24 @@ class CoordinatorClientTest : public ::testing::Test {
 };
 
 TEST_F(CoordinatorClientTest, RegistersWithANonZeroIncarnation) {
-  ASSERT_TRUE(client_->Register().ok());
-  EXPECT_NE(client_->incarnation(), 0u);
-  EXPECT_EQ(coordinator_.incarnation_of(3), client_->incarnation());
+  ASSERT_TRUE(client_->member().Register().ok());
+  EXPECT_NE(client_->member().incarnation(), 0u);
+  EXPECT_EQ(coordinator_.incarnation_of(3), client_->member().incarnation());
 }
 
 TEST_F(CoordinatorClientTest, ReregistersWithTheSameIncarnationWhenAborted) {
-  ASSERT_TRUE(client_->Register().ok());
+  ASSERT_TRUE(client_->member().Register().ok());
   coordinator_.SetAssignment(JobAssignment("job-1"));
   coordinator_.AbortNextCalls(1);
-  absl::StatusOr<Assignment> assignment = client_->GetAssignment("", 0, absl::Milliseconds(100));
+  absl::StatusOr<Assignment> assignment = client_->member().GetAssignment("", 0, absl::Milliseconds(100));
   ASSERT_TRUE(assignment.ok()) << assignment.status();
   EXPECT_EQ(assignment->job_id(), "job-1");
   EXPECT_EQ(coordinator_.registrations(), 2);
-  EXPECT_EQ(coordinator_.incarnation_of(3), client_->incarnation());
+  EXPECT_EQ(coordinator_.incarnation_of(3), client_->member().incarnation());
 }
 
 TEST_F(CoordinatorClientTest, CarriesOnAfterTheCoordinatorForgetsItsMembers) {
-  ASSERT_TRUE(client_->Register().ok());
+  ASSERT_TRUE(client_->member().Register().ok());
   coordinator_.SetAssignment(JobAssignment("job-1"));
   coordinator_.AddLease(11, 0, 100);
   coordinator_.ForgetMembers();  // a restarted coordinator
@@ -69,7 +71,7 @@ TEST_F(CoordinatorClientTest, CarriesOnAfterTheCoordinatorForgetsItsMembers) {
 
 TEST_F(CoordinatorClientTest, HeartbeatsReregisterAndReportTheJob) {
   coordinator_.SetHeartbeatInterval(absl::Milliseconds(10));
-  ASSERT_TRUE(client_->Register().ok());
+  ASSERT_TRUE(client_->member().Register().ok());
   coordinator_.SetAssignment(JobAssignment("job-7"));
   // Heartbeats pause on the fake clock, which returns at once: use a real
   // one for the thread.
@@ -79,25 +81,25 @@ TEST_F(CoordinatorClientTest, HeartbeatsReregisterAndReportTheJob) {
   options.task.set_index(3);
   auto client = *CoordinatorClient::Create(
       grpc::CreateChannel(coordinator_.address(), grpc::InsecureChannelCredentials()), options,
-      client_->incarnation(), real, random_);
-  ASSERT_TRUE(client->Register().ok());
-  client->StartHeartbeats();
-  HeartbeatView view = client->WaitForHeartbeat(0, absl::Seconds(10));
+      client_->member().incarnation(), real, random_);
+  ASSERT_TRUE(client->member().Register().ok());
+  client->member().StartHeartbeats();
+  HeartbeatView view = client->member().WaitForHeartbeat(0, absl::Seconds(10));
   EXPECT_EQ(view.job_id, "job-7");
   coordinator_.ForgetMembers();
   const int registrations = coordinator_.registrations();
-  view = client->WaitForHeartbeat(view.answers + 1, absl::Seconds(10));
+  view = client->member().WaitForHeartbeat(view.answers + 1, absl::Seconds(10));
   EXPECT_GT(view.answers, 1);
   EXPECT_GT(coordinator_.registrations(), registrations);
   coordinator_.SetShutdown(true);
   for (int i = 0; i < 100 && !view.shutdown; ++i) {
-    view = client->WaitForHeartbeat(view.answers, absl::Seconds(10));
+    view = client->member().WaitForHeartbeat(view.answers, absl::Seconds(10));
   }
   EXPECT_TRUE(view.shutdown);
 }
 
 TEST_F(CoordinatorClientTest, ProgressReportsAreNumberedAndAnUnsentOneKeepsItsNumber) {
-  ASSERT_TRUE(client_->Register().ok());
+  ASSERT_TRUE(client_->member().Register().ok());
   coordinator_.SetAssignment(JobAssignment("job-1"));
   ProgressReport report;
   report.set_job_id("job-1");
@@ -119,13 +121,13 @@ TEST_F(CoordinatorClientTest, ProgressReportsAreNumberedAndAnUnsentOneKeepsItsNu
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(reports[i].sequence(), static_cast<uint64_t>(i + 1));
     EXPECT_EQ(reports[i].steps(), 10 * (i + 1));
-    EXPECT_EQ(reports[i].incarnation(), client_->incarnation());
+    EXPECT_EQ(reports[i].incarnation(), client_->member().incarnation());
     EXPECT_EQ(reports[i].task().index(), 3);
   }
 }
 
 TEST_F(CoordinatorClientTest, ARetriedReportIsCountedOnce) {
-  ASSERT_TRUE(client_->Register().ok());
+  ASSERT_TRUE(client_->member().Register().ok());
   coordinator_.SetAssignment(JobAssignment("job-1"));
   ProgressReport report;
   report.set_job_id("job-1");
@@ -142,7 +144,7 @@ TEST_F(CoordinatorClientTest, ARetriedReportIsCountedOnce) {
 }
 
 TEST_F(CoordinatorClientTest, EndedJobIsFailedPrecondition) {
-  ASSERT_TRUE(client_->Register().ok());
+  ASSERT_TRUE(client_->member().Register().ok());
   coordinator_.SetAssignment(JobAssignment("job-2"));
   ProgressReport report;
   report.set_job_id("job-1");
@@ -150,7 +152,7 @@ TEST_F(CoordinatorClientTest, EndedJobIsFailedPrecondition) {
 }
 
 TEST_F(CoordinatorClientTest, CompletesLeasesWithReturnedRecords) {
-  ASSERT_TRUE(client_->Register().ok());
+  ASSERT_TRUE(client_->member().Register().ok());
   RecordRange returned;
   returned.set_begin(10);
   returned.set_end(20);
@@ -164,7 +166,7 @@ TEST_F(CoordinatorClientTest, CompletesLeasesWithReturnedRecords) {
 
 TEST_F(CoordinatorClientTest, UnreachableCoordinatorGivesUpAtTheRetryDeadline) {
   coordinator_.Shutdown();
-  absl::Status status = client_->Register();
+  absl::Status status = client_->member().Register();
   EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
   EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("coordinator"));
 }

@@ -135,7 +135,7 @@ void ParameterServerClient::Cancel() {
   std::vector<std::shared_ptr<internal::ShardStream>> streams;
   {
     absl::MutexLock l(&mu_);
-    if (!cancelled_.HasBeenNotified()) cancelled_.Notify();
+    cancelled_.Stop();
     for (const auto& lanes : streams_) {
       for (const auto& stream : lanes) {
         if (stream != nullptr) streams.push_back(stream);
@@ -151,7 +151,7 @@ std::string ParameterServerClient::ShardName(int shard) const {
 
 std::shared_ptr<internal::ShardStream> ParameterServerClient::Stream(int shard, int lane) {
   absl::MutexLock l(&mu_);
-  if (cancelled_.HasBeenNotified()) return nullptr;
+  if (cancelled_.stopped()) return nullptr;
   std::shared_ptr<internal::ShardStream>& stream = streams_[shard][lane];
   if (stream != nullptr && !stream->broken()) return stream;
   if (stream != nullptr) {
@@ -213,7 +213,7 @@ absl::Status ParameterServerClient::FinishAttempt(const ShardCall& call, CallAtt
   for (auto& [stream, exchange] : attempt.exchanges) {
     answers.push_back(stream->Wait(*exchange, attempt.deadline));
   }
-  if (cancelled_.HasBeenNotified() || answers.size() != call.exchanges->size()) {
+  if (cancelled_.stopped() || answers.size() != call.exchanges->size()) {
     return absl::CancelledError("the ps client was cancelled");
   }
   return call.read(answers);
@@ -232,17 +232,17 @@ std::vector<absl::Status> ParameterServerClient::RunCalls(std::vector<ShardCall>
     // next one waits out a backoff.
     absl::Status first_attempt = results[c];
     bool first = true;
-    results[c] = RetryOnUnavailable(call.what, options_.retry, clock_, random_, &cancelled_,
-                                    [&]() -> absl::Status {
-                                      if (first) {
-                                        first = false;
-                                        return first_attempt;
-                                      }
-                                      if (metrics_ != nullptr)
-                                        metrics_->RecordRetry(call.retry_reason);
-                                      CallAttempt attempt = StartAttempt(call);
-                                      return FinishAttempt(call, attempt);
-                                    });
+    results[c] =
+        RetryOnUnavailable(call.what, options_.retry, RetryContext{clock_, random_, cancelled_},
+                           [&]() -> absl::Status {
+                             if (first) {
+                               first = false;
+                               return first_attempt;
+                             }
+                             if (metrics_ != nullptr) metrics_->RecordRetry(call.retry_reason);
+                             CallAttempt attempt = StartAttempt(call);
+                             return FinishAttempt(call, attempt);
+                           });
   }
   return results;
 }

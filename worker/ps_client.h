@@ -21,9 +21,10 @@
 #include "common/net/channel_security.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
-#include "worker/clock.h"
-#include "worker/random_source.h"
-#include "worker/retry.h"
+#include "common/clock/clock.h"
+#include "common/clock/stop_signal.h"
+#include "common/random/random_source.h"
+#include "common/retry/retry.h"
 #include "worker/shard_slicer.h"
 #include "worker/worker_metrics.h"
 
@@ -284,7 +285,7 @@ class ParameterServerClient {
   std::atomic<bool> fallback_reported_{false};
 
   std::atomic<uint64_t> next_sequence_{1};
-  absl::Notification cancelled_;
+  StopSignal cancelled_;
   absl::Mutex mu_;
   // streams_[shard][lane]: one long-lived PushPull stream per lane, opened
   // at first use and again after it breaks.

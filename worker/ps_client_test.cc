@@ -7,7 +7,7 @@
 #include "common/placement/row_placement.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/testing/fake_clock.h"
+#include "common/clock/fake_clock.h"
 #include "worker/testing/fake_parameter_server.h"
 
 namespace pstrain {
@@ -54,6 +54,8 @@ std::vector<float> Values(const Tensor& t) {
 class PsClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Retry pauses and heartbeat intervals pass without real time.
+    clock_.JumpToDeadlines();
     for (int s = 0; s < 2; ++s) {
       shards_.push_back(std::make_unique<FakeParameterServer>(s, 2));
       shards_[s]->AddTable("emb", 4);

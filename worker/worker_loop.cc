@@ -69,8 +69,8 @@ class WorkerLoop::AssignmentRun {
         assignment_(assignment),
         job_id_(assignment.job_id()),
         spec_(assignment.spec()),
-        answers_before_(loop.coordinator_.last_heartbeat().answers),
-        reregistrations_before_(loop.coordinator_.reregistrations()),
+        answers_before_(loop.coordinator_.member().last_heartbeat().answers),
+        reregistrations_before_(loop.coordinator_.member().reregistrations()),
         last_report_(loop.clock_.Now()),
         known_global_step_(assignment.global_step()) {}
 
@@ -137,7 +137,7 @@ class WorkerLoop::AssignmentRun {
   // e.g. frozen past its heartbeat deadline): its leases went to others,
   // so nothing more of this run may reach the shards.
   bool MembershipLapsed() const {
-    return loop_.coordinator_.reregistrations() != reregistrations_before_;
+    return loop_.coordinator_.member().reregistrations() != reregistrations_before_;
   }
 
   WorkerLoop& loop_;
@@ -196,18 +196,18 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
   ParameterServerClientOptions ps = loop_.options_.ps;
   ps.job_id = job_id_;
   // The shards know workers by rank in [0, num_workers).
-  ps.worker =
-      assignment_.num_workers() > 0 ? assignment_.worker_rank() : loop_.coordinator_.task().index();
+  ps.worker = assignment_.num_workers() > 0 ? assignment_.worker_rank()
+                                            : loop_.coordinator_.member().task().index();
   // Each run numbers its pushes afresh, above every earlier run: after a
   // rollback the shards hold the dedup state of the checkpoint, in which
   // this worker's earlier sequence numbers are already spent.
   ps.incarnation = NewPushIncarnation(loop_.clock_.Now(), loop_.random_.Next());
   ps.generation = assignment_.generation();
-  CoordinatorClient* coordinator = &loop_.coordinator_;
+  MemberSession* member = &loop_.coordinator_.member();
   const int64_t registrations = reregistrations_before_;
-  ps.membership_deadline = [coordinator, registrations] {
-    return coordinator->reregistrations() == registrations ? coordinator->MembershipDeadline()
-                                                           : absl::InfinitePast();
+  ps.membership_deadline = [member, registrations] {
+    return member->reregistrations() == registrations ? member->MembershipDeadline()
+                                                      : absl::InfinitePast();
   };
   ps.update_mode = spec_.training().update_mode() == UPDATE_MODE_UNSPECIFIED
                        ? UPDATE_MODE_ASYNC
@@ -222,7 +222,7 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
   {
     absl::MutexLock l(&loop_.mu_);
     loop_.ps_ = ps_.get();
-    if (loop_.stop_.HasBeenNotified()) ps_->Cancel();
+    if (loop_.stop_.stopped()) ps_->Cancel();
   }
   data_ = TrainingDataOptionsFromSpec(spec_.train_data());
   orders_ = std::make_unique<EpochOrders>(source_->num_examples(), data_.shuffle, data_.seed);
@@ -252,7 +252,7 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
       if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRetry("no_free_lease");
       LOG_EVERY_N(INFO, 20) << "waiting for a data lease of job " << job_id_ << " since "
                             << Seconds(now - waiting_since) << ": " << lease.status().message();
-      if (loop_.clock_.SleepFor(backoff.Next(), &loop_.stop_)) break;
+      if (loop_.stop_.SleepFor(loop_.clock_, backoff.Next())) break;
       continue;
     }
     if (absl::IsFailedPrecondition(lease.status())) {
@@ -296,7 +296,8 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
       // A shard refused a push made after this worker's membership may
       // have lapsed (a process frozen past its heartbeat deadline): the
       // coordinator marks it lost and hands its data to others.
-      if (MembershipLapsed() || loop_.clock_.Now() > loop_.coordinator_.MembershipDeadline()) {
+      if (MembershipLapsed() ||
+          loop_.clock_.Now() > loop_.coordinator_.member().MembershipDeadline()) {
         return LostMembership();
       }
       // The shards dropped the job (it ended while this worker trained),
@@ -313,7 +314,7 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
   // or the job is over some other way.
   while (!stop && !Over()) {
     SendReport(&stop);
-    if (stop || loop_.clock_.SleepFor(loop_.options_.done_report_interval, &loop_.stop_)) break;
+    if (stop || loop_.stop_.SleepFor(loop_.clock_, loop_.options_.done_report_interval)) break;
   }
   return absl::OkStatus();
 }
@@ -629,8 +630,8 @@ WorkerLoop::WorkerLoop(CoordinatorClient& coordinator, WorkerLoopOptions options
 
 void WorkerLoop::Stop() {
   absl::MutexLock l(&mu_);
-  if (!stop_.HasBeenNotified()) stop_.Notify();
-  coordinator_.Cancel();
+  stop_.Stop();
+  coordinator_.member().Cancel();
   if (ps_ != nullptr) ps_->Cancel();
 }
 
@@ -640,8 +641,8 @@ bool WorkerLoop::shutdown_requested() const {
 }
 
 bool WorkerLoop::JobOver(const std::string& job_id, int64_t answers_before) {
-  if (stop_.HasBeenNotified()) return true;
-  const HeartbeatView heartbeat = coordinator_.last_heartbeat();
+  if (stop_.stopped()) return true;
+  const HeartbeatView heartbeat = coordinator_.member().last_heartbeat();
   if (heartbeat.shutdown) {
     absl::MutexLock l(&mu_);
     shutdown_requested_ = true;
@@ -661,35 +662,35 @@ absl::Status WorkerLoop::RunAssignment(const Assignment& assignment) {
 absl::Status WorkerLoop::Run() {
   Backoff backoff(options_.backoff, random_);
   while (true) {
-    absl::Status registered = coordinator_.Register();
+    absl::Status registered = coordinator_.member().Register();
     if (registered.ok()) break;
-    if (stop_.HasBeenNotified()) return absl::OkStatus();
+    if (stop_.stopped()) return absl::OkStatus();
     if (absl::IsFailedPrecondition(registered) || absl::IsAlreadyExists(registered) ||
         absl::IsInvalidArgument(registered)) {
       return registered;
     }
     LOG(WARNING) << "registering with the coordinator failed (" << registered << "); trying again";
-    if (clock_.SleepFor(backoff.Next(), &stop_)) return absl::OkStatus();
+    if (stop_.SleepFor(clock_, backoff.Next())) return absl::OkStatus();
   }
-  coordinator_.StartHeartbeats();
+  coordinator_.member().StartHeartbeats();
   backoff.Reset();
   // The run last taken up: a rollback starts a new run of the same job.
   std::string known_job;
   uint64_t known_generation = 0;
-  while (!stop_.HasBeenNotified()) {
-    if (coordinator_.last_heartbeat().shutdown) {
+  while (!stop_.stopped()) {
+    if (coordinator_.member().last_heartbeat().shutdown) {
       absl::MutexLock l(&mu_);
       shutdown_requested_ = true;
       LOG(INFO) << "the coordinator shuts the cluster down";
       return absl::OkStatus();
     }
     absl::StatusOr<Assignment> assignment =
-        coordinator_.GetAssignment(known_job, known_generation, options_.assignment_wait);
+        coordinator_.member().GetAssignment(known_job, known_generation, options_.assignment_wait);
     if (!assignment.ok()) {
-      if (stop_.HasBeenNotified()) break;
+      if (stop_.stopped()) break;
       if (absl::IsFailedPrecondition(assignment.status())) return assignment.status();
       LOG(WARNING) << "no assignment from the coordinator: " << assignment.status();
-      if (clock_.SleepFor(backoff.Next(), &stop_)) break;
+      if (stop_.SleepFor(clock_, backoff.Next())) break;
       continue;
     }
     if (assignment->job_id().empty() ||
@@ -703,14 +704,14 @@ absl::Status WorkerLoop::Run() {
     absl::Status trained = RunAssignment(*assignment);
     if (metrics_ != nullptr) metrics_->SetBusy(false);
     coordinator_.SetJob("");
-    if (absl::IsAborted(trained) && !stop_.HasBeenNotified()) {
+    if (absl::IsAborted(trained) && !stop_.stopped()) {
       LOG(INFO) << trained.message() << "; taking up the job's current assignment";
       known_job.clear();
       known_generation = 0;
-      if (clock_.SleepFor(backoff.Next(), &stop_)) break;
+      if (stop_.SleepFor(clock_, backoff.Next())) break;
       continue;
     }
-    if (trained.ok() || stop_.HasBeenNotified()) {
+    if (trained.ok() || stop_.stopped()) {
       known_job = assignment->job_id();
       known_generation = assignment->generation();
       backoff.Reset();
@@ -721,7 +722,7 @@ absl::Status WorkerLoop::Run() {
                << "; asking for work again in " << absl::FormatDuration(pause);
     known_job.clear();
     known_generation = 0;
-    if (clock_.SleepFor(pause, &stop_)) break;
+    if (stop_.SleepFor(clock_, pause)) break;
   }
   return absl::OkStatus();
 }

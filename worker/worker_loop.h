@@ -12,11 +12,12 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "protos/coordinator.pb.h"
-#include "worker/clock.h"
+#include "common/clock/clock.h"
+#include "common/clock/stop_signal.h"
 #include "worker/coordinator_client.h"
 #include "worker/ps_client.h"
-#include "worker/random_source.h"
-#include "worker/retry.h"
+#include "common/random/random_source.h"
+#include "common/retry/retry.h"
 #include "worker/worker_metrics.h"
 
 namespace pstrain {
@@ -102,7 +103,7 @@ class WorkerLoop {
   RandomSource& random_;
   WorkerMetrics* const metrics_;
 
-  absl::Notification stop_;
+  StopSignal stop_;
   mutable absl::Mutex mu_;
   // The running assignment's client, cancelled by Stop().
   ParameterServerClient* ps_ ABSL_GUARDED_BY(mu_) = nullptr;

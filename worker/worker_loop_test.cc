@@ -55,8 +55,8 @@ class WorkerLoopTest : public ::testing::Test {
     options.task.set_index(0);
     client_ = *CoordinatorClient::Create(
         grpc::CreateChannel(coordinator_.address(), grpc::InsecureChannelCredentials()), options,
-        CoordinatorClient::NewIncarnation(random_), clock_, random_);
-    ASSERT_TRUE(client_->Register().ok());
+        MemberSession::NewIncarnation(random_), clock_, random_);
+    ASSERT_TRUE(client_->member().Register().ok());
     metrics_ = std::make_unique<WorkerMetrics>(registry_);
   }
 
@@ -220,7 +220,7 @@ TEST_F(WorkerLoopTest, WorkerWithoutDataReportsUntilItHearsTheStop) {
 TEST_F(WorkerLoopTest, StopsWhenHeartbeatsNameAnotherJob) {
   const Assignment assignment = MakeAssignment(UPDATE_MODE_ASYNC, 4);
   for (int i = 0; i < 500; ++i) coordinator_.AddLease(i, 0, 64, i);
-  client_->StartHeartbeats();
+  client_->member().StartHeartbeats();
   std::unique_ptr<WorkerLoop> loop = NewLoop();
   absl::Status result;
   std::thread runner([&] { result = loop->RunAssignment(assignment); });

@@ -29,14 +29,14 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProces
   if (!options.loop.ps_channels) options.loop.ps_channels = LaneChannels(options.security);
   absl::StatusOr<std::unique_ptr<CoordinatorClient>> client = CoordinatorClient::Create(
       CreateSecureChannel(options.coordinator_address, options.security), std::move(coordinator),
-      CoordinatorClient::NewIncarnation(process->random_), process->clock_, process->random_);
+      MemberSession::NewIncarnation(process->random_), process->clock_, process->random_);
   if (!client.ok()) return client.status();
   process->coordinator_ = *std::move(client);
   process->loop_ =
       std::make_unique<WorkerLoop>(*process->coordinator_, std::move(options.loop), process->clock_,
                                    process->random_, &process->metrics_);
   LOG(INFO) << "worker/" << options.task.index() << " incarnation "
-            << process->coordinator_->incarnation() << " follows the coordinator at "
+            << process->coordinator_->member().incarnation() << " follows the coordinator at "
             << options.coordinator_address;
   WorkerLoop* loop = process->loop_.get();
   process->thread_ = std::thread([loop, on_exit = std::move(on_exit)] {

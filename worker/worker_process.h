@@ -10,9 +10,10 @@
 #include "common/net/channel_security.h"
 #include "prometheus/registry.h"
 #include "protos/cluster.pb.h"
-#include "worker/clock.h"
+#include "common/clock/clock.h"
+#include "common/clock/stop_signal.h"
 #include "worker/coordinator_client.h"
-#include "worker/random_source.h"
+#include "common/random/random_source.h"
 #include "worker/worker_loop.h"
 #include "worker/worker_metrics.h"
 
@@ -53,7 +54,7 @@ class WorkerProcess {
   // Stops the loop (handing back its lease) and joins its thread.
   ~WorkerProcess();
 
-  uint64_t incarnation() const { return coordinator_->incarnation(); }
+  uint64_t incarnation() const { return coordinator_->member().incarnation(); }
 
  private:
   explicit WorkerProcess(prometheus::Registry& registry);

@@ -39,9 +39,9 @@
 #include "glog/logging.h"
 #include "common/process/allocator_tuning.h"
 #include "server/ps/in_process_shard.h"
-#include "worker/clock.h"
+#include "common/clock/clock.h"
+#include "common/random/random_source.h"
 #include "worker/ps_client.h"
-#include "worker/random_source.h"
 
 DEFINE_string(models_mb, "1,16,64,256", "model sizes to try, in MB (2^20 bytes)");
 DEFINE_string(shards, "1,2,4", "numbers of shards to try");
@@ -184,8 +184,8 @@ Result Run(const BenchModel& model, int num_shards, bool shm, double seconds) {
   options.chunk_bytes = static_cast<int64_t>(FLAGS_chunk_kb) << 10;
   options.streams_per_shard = FLAGS_streams_per_shard;
   options.shared_memory = shm;
-  worker::RealClock clock;
-  worker::SeededRandom random(1);
+  RealClock clock;
+  SeededRandom random(1);
   absl::StatusOr<std::unique_ptr<worker::ParameterServerClient>> client =
       worker::ParameterServerClient::Create(addresses, *std::move(slicer), options, clock, random,
                                             /*metrics=*/nullptr);

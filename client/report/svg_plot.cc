@@ -1,6 +1,7 @@
 #include "client/report/svg_plot.h"
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -63,14 +64,17 @@ std::string RenderSvgPlot(const ScalarSeries& series, const PlotOptions& options
     min_value = std::min(min_value, point.value);
     max_value = std::max(max_value, point.value);
   }
-  auto [x_low, x_high] = AxisRange(min_step, max_step);
+  // Plain variables, not structured bindings: the lambdas below capture
+  // them, which C++17 allows only for variables.
+  double x_low, x_high, y_low, y_high;
+  std::tie(x_low, x_high) = AxisRange(min_step, max_step);
   if (min_step == max_step) {
     // A single step: show a range of steps around it.
     const double pad = std::max(5.0, min_step * 0.1);
     x_low = std::max(0.0, min_step - pad);
     x_high = min_step + pad;
   }
-  auto [y_low, y_high] = AxisRange(min_value, max_value);
+  std::tie(y_low, y_high) = AxisRange(min_value, max_value);
   const std::vector<double> x_ticks = NiceTicks(x_low, x_high, 6, /*min_spacing=*/1);
   const std::vector<double> y_ticks = NiceTicks(y_low, y_high, 5);
   x_low = std::min(x_low, x_ticks.front());

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "common/clock/stop_signal.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -50,6 +51,39 @@ TEST(FakeClockTest, AdvancePastTheDeadlineWakesAWaiter) {
   waiter.join();
   EXPECT_FALSE(result);
   EXPECT_EQ(clock.NumWaiters(), 0);
+}
+
+TEST(FakeClockTest, JumpingToDeadlinesEndsWaitsAtOnceAndCountsTheirLength) {
+  FakeClock clock(absl::FromUnixSeconds(100));
+  clock.JumpToDeadlines();
+  absl::Mutex mu;
+  bool ready = false;
+  absl::MutexLock lock(&mu);
+  EXPECT_FALSE(clock.AwaitWithDeadline(&mu, absl::Condition(&ready),
+                                       absl::FromUnixSeconds(103)));
+  EXPECT_EQ(clock.Now(), absl::FromUnixSeconds(103));
+  // A deadline already past moves nothing.
+  EXPECT_FALSE(clock.AwaitWithDeadline(&mu, absl::Condition(&ready),
+                                       absl::FromUnixSeconds(101)));
+  EXPECT_EQ(clock.Now(), absl::FromUnixSeconds(103));
+  EXPECT_EQ(clock.slept(), absl::Seconds(3));
+  ready = true;
+  EXPECT_TRUE(clock.AwaitWithDeadline(&mu, absl::Condition(&ready),
+                                      absl::FromUnixSeconds(200)));
+  EXPECT_EQ(clock.slept(), absl::Seconds(3));
+}
+
+TEST(FakeClockTest, StopSignalSleepsOnTheClock) {
+  FakeClock clock;
+  clock.JumpToDeadlines();
+  StopSignal stop;
+  const absl::Time start = clock.Now();
+  EXPECT_FALSE(stop.SleepFor(clock, absl::Seconds(2)));
+  EXPECT_EQ(clock.Now(), start + absl::Seconds(2));
+  stop.Stop();
+  EXPECT_TRUE(stop.stopped());
+  EXPECT_TRUE(stop.SleepFor(clock, absl::Hours(1)));
+  EXPECT_EQ(clock.Now(), start + absl::Seconds(2));
 }
 
 }  // namespace

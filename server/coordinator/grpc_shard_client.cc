@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "common/status/grpc_status.h"
 #include "glog/logging.h"
@@ -21,49 +20,30 @@ GrpcShardClient::GrpcShardClient(std::string address, std::shared_ptr<grpc::Chan
       options_(options),
       stub_(ParameterServer::NewStub(std::move(channel))) {}
 
-bool GrpcShardClient::Backoff(absl::Duration backoff) {
-  absl::MutexLock lock(&mu_);
-  clock_.AwaitWithDeadline(&mu_, absl::Condition(&cancelled_), clock_.Now() + backoff);
-  return !cancelled_;
-}
-
 absl::Status GrpcShardClient::Call(const char* method, absl::Duration timeout,
                                    const Attempt& attempt,
                                    std::optional<absl::Duration> retry_budget) {
-  const absl::Time give_up = clock_.Now() + retry_budget.value_or(options_.retry_budget);
-  absl::Duration backoff = options_.initial_backoff;
-  absl::BitGen random;
-  for (int attempts = 1;; ++attempts) {
+  RetryOptions retry = options_.retry;
+  if (retry_budget.has_value()) retry.deadline = *retry_budget;
+  return RetryOnUnavailable("the shard", retry, retry_context_, [&]() -> absl::Status {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
     {
       absl::MutexLock lock(&mu_);
-      if (cancelled_) {
+      if (cancelled_.stopped()) {
         return absl::CancelledError(
             absl::StrCat(method, ": cancelled, the coordinator is shutting down"));
       }
       in_flight_.insert(&context);
     }
     const absl::Status status = FromGrpcStatus(attempt(&context));
-    bool cancelled;
     {
       absl::MutexLock lock(&mu_);
       in_flight_.erase(&context);
-      cancelled = cancelled_;
     }
     if (status.ok()) return status;
-    const absl::Status named(
-        status.code(), absl::StrCat(method, ": ", status.message(),
-                                    attempts > 1 ? absl::StrCat(" (after ", attempts, " attempts)")
-                                                 : std::string()));
-    if (status.code() != absl::StatusCode::kUnavailable || cancelled) return named;
-    const absl::Duration wait = backoff * absl::Uniform(random, 0.5, 1.0);
-    if (clock_.Now() + wait >= give_up) return named;
-    VLOG(1) << "ps at " << address_ << ": " << named << "; retrying in "
-            << absl::FormatDuration(wait);
-    if (!Backoff(wait)) return named;
-    backoff = std::min(backoff * 2, options_.max_backoff);
-  }
+    return absl::Status(status.code(), absl::StrCat(method, ": ", status.message()));
+  });
 }
 
 absl::StatusOr<CreateVariablesResponse> GrpcShardClient::CreateVariables(
@@ -106,7 +86,9 @@ absl::StatusOr<PushLedger> GrpcShardClient::ReadPushLedger(const ReadPushLedgerR
   PushLedger response;
   absl::Status status = Call(
       "ReadPushLedger", options_.ledger_timeout,
-      [&](grpc::ClientContext* context) { return stub_->ReadPushLedger(context, request, &response); },
+      [&](grpc::ClientContext* context) {
+        return stub_->ReadPushLedger(context, request, &response);
+      },
       options_.ledger_timeout);
   if (!status.ok()) return status;
   return response;
@@ -114,7 +96,7 @@ absl::StatusOr<PushLedger> GrpcShardClient::ReadPushLedger(const ReadPushLedgerR
 
 void GrpcShardClient::Cancel() {
   absl::MutexLock lock(&mu_);
-  cancelled_ = true;
+  cancelled_.Stop();
   for (grpc::ClientContext* context : in_flight_) context->TryCancel();
 }
 

@@ -11,16 +11,27 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
+#include "common/clock/stop_signal.h"
+#include "common/net/channel_security.h"
+#include "common/random/random_source.h"
+#include "common/retry/retry.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/parameter_server.grpc.pb.h"
-#include "common/clock/clock.h"
-#include "common/net/channel_security.h"
 #include "server/coordinator/shard_client.h"
 
 namespace pstrain {
 namespace coordinator {
 
 struct GrpcShardClientOptions {
+  static RetryOptions DefaultRetry() {
+    RetryOptions retry;
+    retry.initial_backoff = absl::Milliseconds(100);
+    retry.deadline = absl::Minutes(1);
+    retry.give_up_as_deadline_exceeded = false;
+    return retry;
+  }
+
   // Deadline of one attempt of each call. Creating variables initialises
   // them (large embedding tables take a while); snapshots and restores move
   // whole shards through the disk. Defaults: 2 min, 10 min, 10 min, 30 s.
@@ -34,14 +45,11 @@ struct GrpcShardClientOptions {
   // part being trained again (see JobRunner::HandBack).
   absl::Duration ledger_timeout = absl::Seconds(5);
   // Retries: only a call that failed with Unavailable (the shard could not
-  // be reached) is retried, after a backoff starting at initial_backoff and
-  // doubling up to max_backoff, each with random jitter (50-100%), for as
-  // long as retry_budget allows from the first attempt. Defaults 100 ms,
-  // 5 s, 1 min: long enough for a restarting shard, short enough that a
-  // shard that is gone fails the job with its address in the message.
-  absl::Duration initial_backoff = absl::Milliseconds(100);
-  absl::Duration max_backoff = absl::Seconds(5);
-  absl::Duration retry_budget = absl::Minutes(1);
+  // be reached) is retried, with backoff, until retry.deadline from the
+  // first attempt; then it fails Unavailable. Defaults 100 ms doubling to
+  // 5 s, for 1 min: long enough for a restarting shard, short enough that
+  // a shard that is gone fails the job with its address in the message.
+  RetryOptions retry = DefaultRetry();
   // TLS, the cluster token and the message size limit (--max_message_mb)
   // of the channel. Default: plaintext, no token, kDefaultMaxMessageBytes.
   ChannelSecurity security;
@@ -75,17 +83,17 @@ class GrpcShardClient final : public ShardClient {
   // the options'). Errors name the method (ShardGroup adds the shard).
   absl::Status Call(const char* method, absl::Duration timeout, const Attempt& attempt,
                     std::optional<absl::Duration> retry_budget = std::nullopt);
-  // Waits `backoff` unless cancelled first; false when cancelled.
-  bool Backoff(absl::Duration backoff);
 
   // Constant after construction.
   const std::string address_;
   Clock& clock_;
   const GrpcShardClientOptions options_;
   const std::unique_ptr<ParameterServer::Stub> stub_;
+  SeededRandom random_;
+  StopSignal cancelled_;
+  const RetryContext retry_context_{clock_, random_, cancelled_};
 
   absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   // Calls in flight, so Cancel can cancel them.
   std::set<grpc::ClientContext*> in_flight_ ABSL_GUARDED_BY(mu_);
 };

@@ -41,9 +41,9 @@ class GrpcShardClientTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::Start({}, {&shard_});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    options_.initial_backoff = absl::Milliseconds(1);
-    options_.max_backoff = absl::Milliseconds(4);
-    options_.retry_budget = absl::Seconds(20);
+    options_.retry.initial_backoff = absl::Milliseconds(1);
+    options_.retry.max_backoff = absl::Milliseconds(4);
+    options_.retry.deadline = absl::Seconds(20);
   }
 
   FlakyShard shard_;
@@ -75,7 +75,7 @@ TEST_F(GrpcShardClientTest, DoesNotRetryOtherErrors) {
 
 TEST_F(GrpcShardClientTest, GivesUpWhenTheRetryBudgetIsSpent) {
   shard_.unavailable = 1 << 30;
-  options_.retry_budget = absl::Milliseconds(50);
+  options_.retry.deadline = absl::Milliseconds(50);
   GrpcShardClient client(server_->address(), clock_, options_);
   absl::StatusOr<SnapshotResponse> response = client.Snapshot(SnapshotRequest());
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
@@ -86,7 +86,7 @@ TEST_F(GrpcShardClientTest, AnUnreachableShardIsUnavailableWithinTheDeadline) {
   const std::string address = server_->address();
   server_.reset();  // nothing listens there any more
   options_.snapshot_timeout = absl::Milliseconds(200);
-  options_.retry_budget = absl::Milliseconds(300);
+  options_.retry.deadline = absl::Milliseconds(300);
   GrpcShardClient client(address, clock_, options_);
   const absl::Time start = absl::Now();
   absl::StatusOr<SnapshotResponse> response = client.Snapshot(SnapshotRequest());
@@ -96,9 +96,9 @@ TEST_F(GrpcShardClientTest, AnUnreachableShardIsUnavailableWithinTheDeadline) {
 
 TEST_F(GrpcShardClientTest, CancelStopsRetrying) {
   shard_.unavailable = 1 << 30;
-  options_.initial_backoff = absl::Seconds(30);
-  options_.max_backoff = absl::Seconds(30);
-  options_.retry_budget = absl::Minutes(5);
+  options_.retry.initial_backoff = absl::Seconds(30);
+  options_.retry.max_backoff = absl::Seconds(30);
+  options_.retry.deadline = absl::Minutes(5);
   GrpcShardClient client(server_->address(), clock_, options_);
   std::thread canceller([&] {
     while (shard_.calls.load() == 0) absl::SleepFor(absl::Milliseconds(1));

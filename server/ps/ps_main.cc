@@ -8,8 +8,10 @@
 #include <string>
 
 #include "common/clock/clock.h"
-#include "common/cluster/membership_session.h"
+#include "common/cluster/member_session.h"
 #include "common/daemon/daemon_main.h"
+#include "common/net/channel_security.h"
+#include "common/random/random_source.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "server/ps/parameter_server_service.h"
@@ -78,25 +80,30 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
   // Joins the cluster once the shard serves, so the coordinator gets its
   // real (possibly picked) addresses.
   absl::Status OnServing(pstrain::Daemon& daemon) override {
-    pstrain::MembershipSessionOptions options;
-    options.coordinator_address = daemon.options().cluster.coordinator_address;
+    const std::string& coordinator = daemon.options().cluster.coordinator_address;
+    pstrain::MemberSessionOptions options;
+    options.coordinator_address = coordinator;
     options.task = daemon.options().cluster.task;
-    options.security = daemon.options().channel_security;
     // Under TF_CONFIG the shard listens on 0.0.0.0:PORT, which peers cannot
     // dial; the address the cluster spec lists for it is the one to give.
     const std::string& listed = daemon.options().cluster.own_address;
     options.address = listed.empty() ? daemon.grpc_address() : listed;
     options.metrics_address = daemon.metrics_address();
     options.describe_self = [this](pstrain::HeartbeatRequest* beat) { DescribeSelf(beat); };
-    membership_ = std::make_unique<pstrain::MembershipSession>(
-        options, [&daemon] { daemon.RequestShutdown(); });
-    membership_->Start();
+    options.on_shutdown = [&daemon] { daemon.RequestShutdown(); };
+    absl::StatusOr<std::unique_ptr<pstrain::MemberSession>> membership =
+        pstrain::MemberSession::Create(
+            pstrain::CreateSecureChannel(coordinator, daemon.options().channel_security),
+            std::move(options), pstrain::MemberSession::NewIncarnation(random_), clock_, random_);
+    if (!membership.ok()) return membership.status();
+    membership_ = *std::move(membership);
+    // Registers, then beats, on its own thread: serving does not wait for
+    // the coordinator.
+    membership_->StartHeartbeats();
     return absl::OkStatus();
   }
 
-  void OnShutdown() override {
-    if (membership_ != nullptr) membership_->Stop();
-  }
+  void OnShutdown() override { membership_.reset(); }
 
  private:
   // The job it serves, its newest version (the global step in sync mode)
@@ -128,10 +135,11 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
   }
 
   pstrain::RealClock clock_;
+  pstrain::SeededRandom random_;
   pstrain::ShardStore store_;
   std::unique_ptr<pstrain::LaneRegistry> lanes_;
   pstrain::ParameterServerService service_;
-  std::unique_ptr<pstrain::MembershipSession> membership_;
+  std::unique_ptr<pstrain::MemberSession> membership_;
 };
 
 }  // namespace

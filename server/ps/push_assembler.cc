@@ -46,7 +46,14 @@ class PendingPush {
         started_(now),
         parts_(num_parts_, kUnclaimed) {}
 
-  ~PendingPush() ABSL_NO_THREAD_SAFETY_ANALYSIS { assembler_.Release(reserved_); }
+  ~PendingPush() {
+    int64_t reserved;
+    {
+      absl::MutexLock l(&mu_);
+      reserved = reserved_;
+    }
+    assembler_.Release(reserved);
+  }
 
   const PushKey& key() const { return key_; }
   ParameterShard& shard() { return *shard_; }
@@ -152,7 +159,12 @@ class PendingPush {
                                           slot.values[0].size() / 4)});
     }
     PushReply reply = shard_->Push(key_, base_version_, refs, source_);
-    metrics.RecordPush(bytes_, clock.Now() - started_);
+    int64_t bytes;
+    {
+      absl::MutexLock l(&mu_);
+      bytes = bytes_;
+    }
+    metrics.RecordPush(bytes, clock.Now() - started_);
     return {absl::OkStatus(), std::move(reply)};
   }
 

@@ -59,7 +59,8 @@ class FakePushPullStream : public grpc::ServerBidiReactor<PushPullRequest, PushP
       answers.push_back(
           ErrorResponse(request_.tag(), absl::InvalidArgumentError("neither push nor pull")));
     }
-    bool finish = false, write = false;
+    bool finish = false;
+    const PushPullResponse* write = nullptr;
     {
       absl::MutexLock l(&mu_);
       if (drop) {
@@ -72,13 +73,14 @@ class FakePushPullStream : public grpc::ServerBidiReactor<PushPullRequest, PushP
         for (PushPullResponse& a : answers) queue_.push_back(std::move(a));
         if (!writing_ && !queue_.empty()) {
           writing_ = true;
-          write = true;
+          write = &queue_.front();
         }
       }
     }
     if (finish) return Finish(status_);
     if (drop) return;
-    if (write) StartWrite(&queue_.front());
+    // The front stays put until its write is done (OnWriteDone pops it).
+    if (write != nullptr) StartWrite(write);
     StartRead(&request_);
   }
 
@@ -354,13 +356,14 @@ std::vector<PushPullResponse> FakeParameterServer::OnPull(uint64_t tag, const Pu
                                "version ", version_, " has not reached ", pull.min_version()))));
     return out;
   }
-  auto message = [&]() -> PullResponse* {
+  auto message = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> PullResponse* {
     PushPullResponse& r = out.emplace_back();
     r.set_tag(tag);
     r.mutable_pull()->set_version(version_);
     return r.mutable_pull();
   };
-  auto dense_piece = [&](const std::string& name, int64_t begin, int64_t end) -> absl::Status {
+  auto dense_piece = [&](const std::string& name, int64_t begin, int64_t end)
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
     auto var = dense_.find(name);
     if (var == dense_.end()) return absl::NotFoundError(absl::StrCat("no variable ", name));
     const std::vector<float>& values = var->second.second;

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_WORKER_RANDOM_SOURCE_H_
-#define PSTRAIN_WORKER_RANDOM_SOURCE_H_
+#ifndef PSTRAIN_COMMON_RANDOM_RANDOM_SOURCE_H_
+#define PSTRAIN_COMMON_RANDOM_RANDOM_SOURCE_H_
 
 #include <cstdint>
 #include <random>
@@ -8,9 +8,8 @@
 #include "absl/synchronization/mutex.h"
 
 namespace pstrain {
-namespace worker {
 
-// Randomness the worker needs (incarnation numbers, backoff jitter), behind
+// Randomness a process needs (incarnation numbers, backoff jitter), behind
 // an interface so tests make it repeatable. Implementations are thread-safe.
 class RandomSource {
  public:
@@ -40,7 +39,6 @@ class SeededRandom : public RandomSource {
   std::mt19937_64 engine_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace worker
 }  // namespace pstrain
 
-#endif  // PSTRAIN_WORKER_RANDOM_SOURCE_H_
+#endif  // PSTRAIN_COMMON_RANDOM_RANDOM_SOURCE_H_

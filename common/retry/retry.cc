@@ -1,29 +1,17 @@
-#include "worker/retry.h"
-
-#include <algorithm>
+#include "common/retry/retry.h"
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 
 namespace pstrain {
-namespace worker {
 
-Backoff::Backoff(const RetryOptions& options, RandomSource& random)
-    : options_(options), random_(random), nominal_(options.initial_backoff) {}
-
-absl::Duration Backoff::Next() {
-  const double jitter = std::clamp(options_.jitter, 0.0, 1.0);
-  const absl::Duration pause = nominal_ * (1.0 - jitter * random_.Uniform());
-  nominal_ = std::min(nominal_ * std::max(1.0, options_.multiplier), options_.max_backoff);
-  return pause;
-}
-
-absl::Status RetryOnUnavailable(const std::string& what, const RetryOptions& options, Clock& clock,
-                                RandomSource& random, const absl::Notification* stop,
+absl::Status RetryOnUnavailable(const std::string& what, const RetryOptions& options,
+                                const RetryContext& context,
                                 const std::function<absl::Status()>& attempt) {
+  Clock& clock = context.clock;
   const absl::Time start = clock.Now();
   absl::Time next_log = start + options.log_every;
-  Backoff backoff(options, random);
+  Backoff backoff(options, context.random);
   for (int attempts = 1;; ++attempts) {
     absl::Status status = attempt();
     if (!absl::IsUnavailable(status)) {
@@ -37,9 +25,12 @@ absl::Status RetryOnUnavailable(const std::string& what, const RetryOptions& opt
     const absl::Time now = clock.Now();
     const absl::Duration waited = now - start;
     if (now + pause - start > options.deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "gave up waiting for ", what, " after ", attempts, " attempts in ",
-          absl::FormatDuration(absl::Trunc(waited, absl::Seconds(1))), ": ", status.message()));
+      return absl::Status(
+          options.give_up_as_deadline_exceeded ? absl::StatusCode::kDeadlineExceeded
+                                               : absl::StatusCode::kUnavailable,
+          absl::StrCat("gave up waiting for ", what, " after ", attempts, " attempts in ",
+                       absl::FormatDuration(absl::Trunc(waited, absl::Seconds(1))), ": ",
+                       status.message()));
     }
     if (now >= next_log) {
       LOG(WARNING) << "waiting for " << what << " since "
@@ -47,11 +38,10 @@ absl::Status RetryOnUnavailable(const std::string& what, const RetryOptions& opt
                    << attempts << " attempts): " << status;
       next_log = now + options.log_every;
     }
-    if (clock.SleepFor(pause, stop)) {
+    if (context.stop.WaitUntil(clock, now + pause)) {
       return absl::CancelledError(absl::StrCat("stopped while waiting for ", what));
     }
   }
 }
 
-}  // namespace worker
 }  // namespace pstrain

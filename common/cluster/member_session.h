@@ -1,0 +1,261 @@
+#ifndef PSTRAIN_COMMON_CLUSTER_MEMBER_SESSION_H_
+#define PSTRAIN_COMMON_CLUSTER_MEMBER_SESSION_H_
+
+// What every process needs to be a member of the cluster, written once for
+// parameter servers, workers and the evaluator: registration with an
+// incarnation, heartbeats that carry the member's own description,
+// registering again when the coordinator has forgotten it, the
+// membership-deadline fence, the assignment long poll, and shutdown.
+//
+//   Create ──► Register ──► StartHeartbeats ──► ... ──► Cancel / ~MemberSession
+//                 ▲               │
+//                 └── NotFound / Aborted: the coordinator restarted, or
+//                     marked this incarnation lost; the same incarnation
+//                     registers again and the call is repeated
+//
+// The roles' own clients (the worker's leases and progress, the evaluator's
+// reports and checkpoint watch) make their calls through Call(), which
+// gives each the same deadline, cancellation, retry and naming.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock/clock.h"
+#include "common/clock/stop_signal.h"
+#include "common/net/call_registry.h"
+#include "common/random/random_source.h"
+#include "common/retry/retry.h"
+#include "grpcpp/grpcpp.h"
+#include "protos/coordinator.grpc.pb.h"
+
+namespace pstrain {
+
+struct MemberSessionOptions {
+  // Who this process is (a TaskId with a type). Required.
+  TaskId task;
+  // Its gRPC server and /metrics endpoint, as the coordinator should list
+  // them; may be empty.
+  std::string address;
+  std::string metrics_address;
+  // Where the coordinator is, to name it in errors and "waiting" lines (a
+  // channel does not say); may be empty.
+  std::string coordinator_address;
+  // Deadline of one call (a long poll adds its wait). Default 10 s.
+  absl::Duration call_timeout = absl::Seconds(10);
+  // Retries of calls that fail with Unavailable. The default gives up after
+  // 5 minutes.
+  RetryOptions retry;
+  // Fills what the process says of itself into each heartbeat (job_id,
+  // step, health, queue_depth); called on the heartbeat thread. May be
+  // empty.
+  std::function<void(HeartbeatRequest*)> describe_self;
+  // Called on the heartbeat thread with each answered heartbeat and what it
+  // said. May be empty.
+  std::function<void(const HeartbeatRequest& sent, const HeartbeatResponse& answer)> on_heartbeat;
+  // Called once, on the heartbeat thread, when the coordinator says the
+  // cluster shuts down; heartbeats end then. May be empty.
+  std::function<void()> on_shutdown;
+};
+
+// What the coordinator said in its last heartbeat answer.
+struct HeartbeatView {
+  // Answers received so far; lets a caller ignore answers older than a
+  // change it made.
+  int64_t answers = 0;
+  std::string job_id;
+  bool shutdown = false;
+  absl::Time last_answer;
+};
+
+// How MemberSession::Call treats the two failures that repeating can fix.
+struct CallPolicy {
+  // Unavailable (the coordinator cannot be reached) is retried with backoff
+  // up to the retry deadline. Off for calls whose Unavailable is an answer
+  // the caller acts on.
+  bool retry_unavailable = true;
+  // NotFound or Aborted (the coordinator does not know this incarnation)
+  // registers again and repeats the call, up to 3 times. Off for calls whose
+  // NotFound is about what they name, not about the caller.
+  bool reregister = true;
+  // Added to call_timeout (long polls).
+  absl::Duration extra_deadline = absl::ZeroDuration();
+};
+
+// Thread-safe.
+class MemberSession {
+ public:
+  // A random non-zero incarnation.
+  static uint64_t NewIncarnation(RandomSource& random);
+
+  // `clock` and `random` are borrowed and must outlive the session.
+  // InvalidArgument: a zero incarnation or a task without a type.
+  static absl::StatusOr<std::unique_ptr<MemberSession>> Create(
+      std::shared_ptr<grpc::Channel> channel, MemberSessionOptions options, uint64_t incarnation,
+      Clock& clock, RandomSource& random);
+
+  MemberSession(const MemberSession&) = delete;
+  MemberSession& operator=(const MemberSession&) = delete;
+  // Cancels, then joins the heartbeat thread.
+  ~MemberSession();
+
+  uint64_t incarnation() const { return incarnation_; }
+  const TaskId& task() const { return options_.task; }
+  // "worker/3".
+  const std::string& name() const { return name_; }
+  // "the coordinator at <address>", or "the coordinator" when unknown.
+  std::string CoordinatorName() const;
+
+  // Registers this incarnation (again, when called twice), retrying while
+  // the coordinator cannot be reached.
+  // FailedPrecondition: a newer incarnation of this task has registered;
+  //   this process is stale and should exit.
+  // AlreadyExists: another live process holds this task index.
+  // InvalidArgument: the coordinator refuses the task.
+  // DeadlineExceeded: the coordinator stayed unreachable.
+  // Cancelled: Cancel() was called.
+  absl::Status Register();
+
+  // Starts the heartbeat thread, once: it registers first when Register()
+  // has not succeeded (until it does, or the session is cancelled), then
+  // sends a heartbeat every interval the coordinator asked for.
+  void StartHeartbeats();
+
+  HeartbeatView last_heartbeat() const;
+  // Blocks until a heartbeat answer newer than `answers_seen` arrives or
+  // `timeout` (real time) passes; returns the latest view.
+  HeartbeatView WaitForHeartbeat(int64_t answers_seen, absl::Duration timeout) const;
+  // Until when this process is sure to be a member: the coordinator marks a
+  // member lost heartbeat_timeout after the last heartbeat it received, and
+  // the last one known to have arrived was sent at the returned time minus
+  // that. Three quarters of the timeout leave room for clocks that differ
+  // between machines. InfinitePast before registration.
+  absl::Time MembershipDeadline() const;
+  // Times this process registered again because the coordinator had marked
+  // it lost or had forgotten it (a restart). Work begun before one is void:
+  // its data went to others, or the job rolled back.
+  int64_t reregistrations() const;
+
+  // Long poll: the assignment, once it differs from run `known_generation`
+  // of `known_job_id` or after `wait`. Errors as Register (after retrying).
+  absl::StatusOr<Assignment> GetAssignment(const std::string& known_job_id,
+                                           uint64_t known_generation, absl::Duration wait);
+
+  // One ClusterService call as `policy` says. `what` names it in errors and
+  // log lines, which read "<CoordinatorName()> (<what>): <message>".
+  template <typename Request, typename Response>
+  absl::Status Call(const std::string& what,
+                    grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*,
+                                                                 const Request&, Response*),
+                    const Request& request, Response* response, const CallPolicy& policy = {});
+
+  // For the roles' streaming calls: cancelled with the session.
+  CallRegistry& calls() { return calls_; }
+  ClusterService::Stub& stub() { return *stub_; }
+  // Time, jitter and the stop signal of the session's waits.
+  const RetryContext& retry_context() const { return retry_context_; }
+  const RetryOptions& retry_options() const { return options_.retry; }
+
+  // Ends retry pauses, heartbeats and calls in flight, now and later.
+  // Idempotent.
+  void Cancel();
+  bool cancelled() const { return cancelled_.stopped(); }
+
+ private:
+  MemberSession(std::shared_ptr<grpc::Channel> channel, MemberSessionOptions options,
+                uint64_t incarnation, Clock& clock, RandomSource& random);
+
+  // One attempt with a deadline of call_timeout + extra. A call that ran
+  // out of time, or that the coordinator cancelled (it is shutting down),
+  // is Unavailable: every call here is safe to repeat. Cancelled means
+  // this session was cancelled.
+  template <typename Request, typename Response>
+  absl::Status Attempt(grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*,
+                                                                    const Request&, Response*),
+                       const Request& request, Response* response, absl::Duration extra);
+  static absl::Status AttemptStatus(const grpc::Status& status, bool session_cancelled);
+
+  absl::Status RegisterLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(register_mu_);
+  // Registers again after the coordinator said it does not know us.
+  absl::Status Reregister(const absl::Status& why);
+  void HeartbeatLoop();
+  // Registers from the heartbeat thread until it succeeds; false when the
+  // heartbeats must end (cancelled, or a newer incarnation registered).
+  bool RegisterForHeartbeats();
+  // Records an answered heartbeat; true when the cluster shuts down.
+  bool NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResponse& answer,
+                  absl::Time sent_at);
+
+  // Constant after construction.
+  const std::unique_ptr<ClusterService::Stub> stub_;
+  const MemberSessionOptions options_;
+  const uint64_t incarnation_;
+  const std::string name_;
+  Clock& clock_;
+  StopSignal cancelled_;
+  const RetryContext retry_context_;
+  CallRegistry calls_;
+
+  std::thread heartbeat_thread_;
+
+  mutable absl::Mutex mu_;
+  bool registered_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_) = absl::Seconds(2);
+  absl::Duration heartbeat_timeout_ ABSL_GUARDED_BY(mu_) = absl::Seconds(10);
+  // When the newest registration or heartbeat that was answered was sent.
+  absl::Time confirmed_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  int64_t reregistrations_ ABSL_GUARDED_BY(mu_) = 0;
+  HeartbeatView heartbeat_ ABSL_GUARDED_BY(mu_);
+  bool heartbeats_started_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Serialises registrations.
+  absl::Mutex register_mu_;
+};
+
+template <typename Request, typename Response>
+absl::Status MemberSession::Attempt(
+    grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+    const Request& request, Response* response, absl::Duration extra) {
+  grpc::ClientContext context;
+  // RPC deadlines are wall-clock by nature: they bound real waiting.
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout + extra));
+  if (!calls_.Add(&context)) return absl::CancelledError("the member session was cancelled");
+  const grpc::Status status = ((*stub_).*method)(&context, request, response);
+  calls_.Remove(&context);
+  return AttemptStatus(status, cancelled_.stopped());
+}
+
+template <typename Request, typename Response>
+absl::Status MemberSession::Call(
+    const std::string& what,
+    grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+    const Request& request, Response* response, const CallPolicy& policy) {
+  const std::string named = absl::StrCat(CoordinatorName(), " (", what, ")");
+  for (int registrations = 0;; ++registrations) {
+    auto attempt = [&] { return Attempt(method, request, response, policy.extra_deadline); };
+    absl::Status status = policy.retry_unavailable
+                              ? RetryOnUnavailable(named, options_.retry, retry_context_, attempt)
+                              : attempt();
+    const bool unknown_member = absl::IsNotFound(status) || absl::IsAborted(status);
+    if (!policy.reregister || !unknown_member || registrations >= 3) {
+      // Attempts never end DeadlineExceeded (see Attempt): it is the retry
+      // giving up, and its message names the call already.
+      if (status.ok() || absl::IsDeadlineExceeded(status)) return status;
+      return absl::Status(status.code(), absl::StrCat(named, ": ", status.message()));
+    }
+    absl::Status registered = Reregister(status);
+    if (!registered.ok()) return registered;
+  }
+}
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_CLUSTER_MEMBER_SESSION_H_

@@ -1,0 +1,70 @@
+#include "server/coordinator/testing/in_process_coordinator.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/checkpoint/file_path.h"
+#include "glog/logging.h"
+#include "gtest/gtest.h"
+#include "server/coordinator/grpc_shard_client.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+CoordinatorOptions WithTestRoot(CoordinatorOptions options) {
+  if (options.checkpoint_root == CoordinatorOptions().checkpoint_root) {
+    options.checkpoint_root = JoinPath(::testing::TempDir(), "in_process_coordinator");
+  }
+  return options;
+}
+
+}  // namespace
+
+InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options)
+    : options_(WithTestRoot(std::move(options))) {
+  const absl::Status created = CreateDirs(env_, options_.checkpoint_root);
+  CHECK(created.ok()) << created;
+  Start();
+}
+
+InProcessCoordinator::~InProcessCoordinator() { Stop(); }
+
+void InProcessCoordinator::Start() {
+  absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
+      clock_, env_, planner_,
+      [this](const std::string& address) {
+        return std::make_unique<GrpcShardClient>(address, real_clock_);
+      },
+      &metrics_, options_, [] {});
+  CHECK(coordinator.ok()) << coordinator.status();
+  coordinator_ = *std::move(coordinator);
+  cluster_service_ = std::make_unique<ClusterServiceImpl>(*coordinator_);
+  job_service_ = std::make_unique<JobServiceImpl>(*coordinator_);
+  GrpcServerOptions server_options;
+  if (!address_.empty()) server_options.listen_address = address_;
+  absl::StatusOr<std::unique_ptr<GrpcServer>> server =
+      GrpcServer::Start(server_options, {cluster_service_.get(), job_service_.get()});
+  CHECK(server.ok()) << server.status();
+  server_ = *std::move(server);
+  address_ = server_->address();
+  coordinator_->Start();
+}
+
+void InProcessCoordinator::Stop() {
+  if (server_ == nullptr) return;
+  server_->Shutdown(absl::ZeroDuration());
+  coordinator_->Stop();
+  server_.reset();
+  job_service_.reset();
+  cluster_service_.reset();
+  coordinator_.reset();
+}
+
+void InProcessCoordinator::Restart() {
+  Stop();
+  Start();
+}
+
+}  // namespace coordinator
+}  // namespace pstrain
