@@ -31,5 +31,13 @@ for dir in */; do
 done
 
 echo "check_thread_safety: compiling ${packages[*]} with clang-14 -Wthread-safety" >&2
-CC=clang-14 exec bazel --output_base="$OUTPUT_BASE" build --config=thread_safety \
-  --symlink_prefix=/ "$@" -- "${packages[@]}"
+status=0
+CC=clang-14 bazel --output_base="$OUTPUT_BASE" build --config=thread_safety \
+  --symlink_prefix=/ "$@" -- "${packages[@]}" || status=$?
+# Its Bazel server is not needed again soon: give its memory back to the
+# tests that follow.
+bazel --output_base="$OUTPUT_BASE" shutdown 2>/dev/null || true
+if [ "$status" -ne 0 ]; then
+  echo "check_thread_safety: failed (the errors above name each unguarded access)" >&2
+fi
+exit "$status"

@@ -10,9 +10,9 @@
 #   --seeds  rewrites the seed inputs made by the project's own writers
 #            (tests/fuzz/make_seed_corpus.cc) and exits
 #
-# Needs clang-14 (`apt-get install clang-14`; scripts/setup.sh leaves it
-# out because CI runs the fuzz targets' replay tests with gcc). Builds with
-# its own Bazel output base, so the gcc build stays as it is. A crash stops
+# Needs clang-14 (scripts/setup.sh installs it; CI runs the fuzz targets'
+# replay tests with gcc). Builds with its own Bazel output base, so the gcc
+# build stays as it is. A crash stops
 # the target:
 # the input is saved under $FUZZ_OUT (default /tmp/pstrain-fuzz/<target>/)
 # and the script fails; fix it, then add the input to the target's corpus

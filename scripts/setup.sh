@@ -5,8 +5,8 @@
 set -euo pipefail
 
 PACKAGES=(
-  # Build
-  bazel-bootstrap g++ pkg-config
+  # Build (clang-14 checks the thread-safety annotations)
+  bazel-bootstrap g++ clang-14 pkg-config
   # Libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev libdnnl-dev libgoogle-glog-dev libgflags-dev
