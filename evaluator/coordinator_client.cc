@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 
 namespace pstrain {
@@ -46,9 +47,8 @@ absl::StatusOr<CheckpointNotification> CheckpointWatch::Next() {
   } else if (absl::IsCancelled(status)) {
     final_status_ = absl::CancelledError("checkpoint stream cancelled");
   } else {
-    final_status_ = absl::Status(
-        status.code(),
-        absl::StrCat(member_.CoordinatorName(), " (WatchCheckpoints): ", status.message()));
+    final_status_ =
+        WithPrefix(status, absl::StrCat(member_.CoordinatorName(), " (WatchCheckpoints): "));
   }
   return final_status_;
 }
@@ -78,11 +78,8 @@ absl::Status CoordinatorClient::ReleaseCheckpoint(const std::string& job_id, int
   request.set_job_id(job_id);
   request.set_step(step);
   ReleaseCheckpointResponse response;
-  // NotFound here is about the lease, not this evaluator.
-  CallPolicy policy;
-  policy.reregister = false;
   return member_.Call(absl::StrCat("ReleaseCheckpoint of step ", step),
-                      &ClusterService::Stub::ReleaseCheckpoint, request, &response, policy);
+                      &ClusterService::Stub::ReleaseCheckpoint, request, &response);
 }
 
 std::unique_ptr<CheckpointWatch> CoordinatorClient::WatchCheckpoints(

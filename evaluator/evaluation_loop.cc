@@ -13,6 +13,7 @@
 #include "common/config/metric_names.h"
 #include "common/export/checkpoint_loader.h"
 #include "common/export/export_writer.h"
+#include "common/status/error_reason.h"
 #include "common/summary/file_summary_writer.h"
 #include "common/summary/scalar_jsonl.h"
 #include "evaluator/model_evaluation.h"
@@ -457,7 +458,7 @@ void EvaluationLoop::WatchLoop(std::string job_id) {
       if (stopping_ || job_changed_ || !watching_) return;
     }
     watch.reset();
-    if (absl::IsAborted(ended) || absl::IsNotFound(ended)) {
+    if (NeedsRegistration(ended)) {
       // The coordinator forgot this evaluator (it restarted) or marked it
       // lost: the same incarnation registers again, and the stream reopens.
       if (member_->Register().ok()) continue;

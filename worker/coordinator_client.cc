@@ -43,10 +43,10 @@ absl::StatusOr<DataLease> CoordinatorClient::AcquireDataLease(const std::string&
   request.set_incarnation(member_->incarnation());
   request.set_job_id(job_id);
   DataLease lease;
-  // Unavailable here usually means "every range is out; ask later": the
+  // "Every range is out" and "the job is still starting" are answers: the
   // caller decides how long to keep asking.
   CallPolicy policy;
-  policy.retry_unavailable = false;
+  policy.caller_waits_on = {ERROR_REASON_NO_FREE_LEASE, ERROR_REASON_JOB_STARTING};
   absl::Status status =
       member_->Call("data lease", &ClusterService::Stub::AcquireDataLease, request, &lease, policy);
   if (!status.ok()) return status;
@@ -62,13 +62,8 @@ absl::Status CoordinatorClient::CompleteDataLease(const std::string& job_id, int
   request.set_lease_id(lease_id);
   for (const RecordRange& range : returned) *request.add_returned() = range;
   CompleteDataLeaseResponse response;
-  // NotFound is ambiguous here (an expired lease, or a coordinator that
-  // forgot us); either way the lease is gone. Re-registering when the
-  // coordinator forgot us is the heartbeat's job.
-  CallPolicy policy;
-  policy.reregister = false;
   return member_->Call("complete data lease", &ClusterService::Stub::CompleteDataLease, request,
-                       &response, policy);
+                       &response);
 }
 
 void CoordinatorClient::NoteReportOutcome(const absl::Status& status, size_t undelivered,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
@@ -27,7 +28,7 @@ constexpr int64_t kLaneSlackBytes = 4 << 20;
 constexpr int64_t kLaneRoundBytes = 1 << 20;
 
 absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
+  return WithPrefix(status, absl::StrCat(prefix, ": "));
 }
 
 std::shared_ptr<grpc::Channel> LaneChannel(const std::string& address, int lane,

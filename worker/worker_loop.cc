@@ -10,6 +10,7 @@
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/model.h"
 #include "common/model/model_factory.h"
+#include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "worker/push_incarnation.h"
@@ -245,8 +246,10 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
   bool stop = false;
   while (!stop && !reached_max_steps_ && !Over()) {
     absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
-    if (absl::IsUnavailable(lease.status())) {
-      // Every range is leased out for now; one may come back.
+    const ErrorReason refusal = ReasonOf(lease.status());
+    if (refusal == ERROR_REASON_NO_FREE_LEASE || refusal == ERROR_REASON_JOB_STARTING) {
+      // Every range is leased out for now (one may come back), or the job
+      // is not ready to hand any out yet.
       const absl::Time now = loop_.clock_.Now();
       if (waiting_since == absl::InfiniteFuture()) waiting_since = now;
       if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRetry("no_free_lease");
@@ -256,7 +259,9 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
       continue;
     }
     if (absl::IsFailedPrecondition(lease.status())) {
-      LOG(INFO) << "job " << job_id_ << " is no longer running: " << lease.status().message();
+      // The job ended, or this run of it rolled back: the assignment says
+      // what comes next.
+      LOG(INFO) << "job " << job_id_ << ": this run is over: " << lease.status().message();
       break;
     }
     if (!lease.ok()) return lease.status();
@@ -296,8 +301,7 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
       // A shard refused a push made after this worker's membership may
       // have lapsed (a process frozen past its heartbeat deadline): the
       // coordinator marks it lost and hands its data to others.
-      if (MembershipLapsed() ||
-          loop_.clock_.Now() > loop_.coordinator_.member().MembershipDeadline()) {
+      if (ReasonOf(trained) == ERROR_REASON_MEMBERSHIP_LAPSED || MembershipLapsed()) {
         return LostMembership();
       }
       // The shards dropped the job (it ended while this worker trained),

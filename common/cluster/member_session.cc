@@ -80,10 +80,8 @@ absl::Status MemberSession::RegisterLocked() {
   RegisterResponse response;
   // Before the first attempt: the answered one was sent no earlier.
   const absl::Time sent = clock_.Now();
-  CallPolicy policy;
-  policy.reregister = false;
-  absl::Status status =
-      Call("register", &ClusterService::Stub::Register, request, &response, policy);
+  absl::Status status = Retried(absl::StrCat(CoordinatorName(), " (register)"),
+                                &ClusterService::Stub::Register, request, &response, CallPolicy());
   if (!status.ok()) return status;
   absl::MutexLock lock(&mu_);
   registered_ = true;
@@ -198,7 +196,7 @@ void MemberSession::HeartbeatLoop() {
     if (status.ok()) {
       if (NoteAnswer(request, response, sent)) return;
       silent_since = clock_.Now();
-    } else if (absl::IsNotFound(status) || absl::IsAborted(status)) {
+    } else if (NeedsRegistration(status)) {
       absl::Status registered = Reregister(status);
       if (absl::IsFailedPrecondition(registered)) {
         LOG(ERROR) << name_ << " stops its heartbeats: " << registered;

@@ -22,6 +22,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -34,6 +36,7 @@
 #include "common/net/call_registry.h"
 #include "common/random/random_source.h"
 #include "common/retry/retry.h"
+#include "common/status/error_reason.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/coordinator.grpc.pb.h"
 
@@ -76,16 +79,18 @@ struct HeartbeatView {
   absl::Time last_answer;
 };
 
-// How MemberSession::Call treats the two failures that repeating can fix.
+// How MemberSession::Call treats an Unavailable answer. Whatever the
+// policy, a refusal whose reason says the coordinator does not know this
+// caller as it is (NeedsRegistration in common/status/error_reason.h)
+// registers again with the same incarnation and repeats the call, up to 3
+// times.
 struct CallPolicy {
-  // Unavailable (the coordinator cannot be reached) is retried with backoff
-  // up to the retry deadline. Off for calls whose Unavailable is an answer
-  // the caller acts on.
-  bool retry_unavailable = true;
-  // NotFound or Aborted (the coordinator does not know this incarnation)
-  // registers again and repeats the call, up to 3 times. Off for calls whose
-  // NotFound is about what they name, not about the caller.
-  bool reregister = true;
+  // Unavailable with one of these reasons is returned at once, for the
+  // caller to wait as it sees fit (the worker counts its waits for a data
+  // lease, and watches its job while it waits). Any other Unavailable (the
+  // coordinator cannot be reached, or asks to be asked again) is retried
+  // with backoff up to the retry deadline.
+  std::vector<ErrorReason> caller_waits_on;
   // Added to call_timeout (long polls).
   absl::Duration extra_deadline = absl::ZeroDuration();
 };
@@ -182,6 +187,13 @@ class MemberSession {
                                                                     const Request&, Response*),
                        const Request& request, Response* response, absl::Duration extra);
   static absl::Status AttemptStatus(const grpc::Status& status, bool session_cancelled);
+  // Attempts as `policy` says, retrying Unavailable; errors are prefixed
+  // with `named`. Call without registering again.
+  template <typename Request, typename Response>
+  absl::Status Retried(const std::string& named,
+                       grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*,
+                                                                    const Request&, Response*),
+                       const Request& request, Response* response, const CallPolicy& policy);
 
   absl::Status RegisterLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(register_mu_);
   // Registers again after the coordinator said it does not know us.
@@ -234,23 +246,35 @@ absl::Status MemberSession::Attempt(
 }
 
 template <typename Request, typename Response>
+absl::Status MemberSession::Retried(
+    const std::string& named,
+    grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+    const Request& request, Response* response, const CallPolicy& policy) {
+  auto retryable = [&policy](const absl::Status& status) {
+    if (!absl::IsUnavailable(status)) return false;
+    for (ErrorReason reason : policy.caller_waits_on) {
+      if (ReasonOf(status) == reason) return false;
+    }
+    return true;
+  };
+  absl::Status status = Retry(named, options_.retry, retry_context_, retryable, [&] {
+    return Attempt(method, request, response, policy.extra_deadline);
+  });
+  // Attempts never end DeadlineExceeded (see Attempt): it is the retry
+  // giving up, and its message names the call already.
+  if (status.ok() || absl::IsDeadlineExceeded(status)) return status;
+  return WithPrefix(std::move(status), absl::StrCat(named, ": "));
+}
+
+template <typename Request, typename Response>
 absl::Status MemberSession::Call(
     const std::string& what,
     grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
     const Request& request, Response* response, const CallPolicy& policy) {
   const std::string named = absl::StrCat(CoordinatorName(), " (", what, ")");
   for (int registrations = 0;; ++registrations) {
-    auto attempt = [&] { return Attempt(method, request, response, policy.extra_deadline); };
-    absl::Status status = policy.retry_unavailable
-                              ? RetryOnUnavailable(named, options_.retry, retry_context_, attempt)
-                              : attempt();
-    const bool unknown_member = absl::IsNotFound(status) || absl::IsAborted(status);
-    if (!policy.reregister || !unknown_member || registrations >= 3) {
-      // Attempts never end DeadlineExceeded (see Attempt): it is the retry
-      // giving up, and its message names the call already.
-      if (status.ok() || absl::IsDeadlineExceeded(status)) return status;
-      return absl::Status(status.code(), absl::StrCat(named, ": ", status.message()));
-    }
+    absl::Status status = Retried(named, method, request, response, policy);
+    if (!NeedsRegistration(status) || registrations >= 3) return status;
     absl::Status registered = Reregister(status);
     if (!registered.ok()) return registered;
   }

@@ -112,6 +112,30 @@ TEST_F(MemberSessionTest, HeartbeatsRegisterFirstAndAgainAfterARestart) {
   EXPECT_EQ(Listed().incarnation(), session->incarnation());
 }
 
+TEST_F(MemberSessionTest, ARefusalCarriesItsReasonAndOnlyMembershipOnesRegisterAgain) {
+  std::unique_ptr<MemberSession> session = NewSession();
+  ASSERT_TRUE(session->Register().ok());
+  ProgressReport report;
+  *report.mutable_task() = session->task();
+  report.set_incarnation(session->incarnation());
+  report.set_job_id("no-such-job");
+  ProgressResponse response;
+  absl::Status status =
+      session->Call("progress report", &ClusterService::Stub::ReportProgress, report, &response);
+  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
+  EXPECT_EQ(ReasonOf(status), ERROR_REASON_JOB_ENDED) << status;
+  EXPECT_NE(status.message().find("(progress report): "), absl::string_view::npos) << status;
+  EXPECT_EQ(session->reregistrations(), 0);
+
+  // A coordinator that forgot the member: it registers again, then hears
+  // about the job.
+  coordinator_.Restart();
+  status =
+      session->Call("progress report", &ClusterService::Stub::ReportProgress, report, &response);
+  EXPECT_EQ(ReasonOf(status), ERROR_REASON_JOB_ENDED) << status;
+  EXPECT_EQ(session->reregistrations(), 1);
+}
+
 TEST_F(MemberSessionTest, AnUnreachableCoordinatorIsNamedWhenTheRetriesGiveUp) {
   coordinator_.Stop();
   std::unique_ptr<MemberSession> session = NewSession();

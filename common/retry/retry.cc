@@ -8,13 +8,22 @@ namespace pstrain {
 absl::Status RetryOnUnavailable(const std::string& what, const RetryOptions& options,
                                 const RetryContext& context,
                                 const std::function<absl::Status()>& attempt) {
+  return Retry(
+      what, options, context,
+      [](const absl::Status& status) { return absl::IsUnavailable(status); }, attempt);
+}
+
+absl::Status Retry(const std::string& what, const RetryOptions& options,
+                   const RetryContext& context,
+                   const std::function<bool(const absl::Status&)>& retryable,
+                   const std::function<absl::Status()>& attempt) {
   Clock& clock = context.clock;
   const absl::Time start = clock.Now();
   absl::Time next_log = start + options.log_every;
   Backoff backoff(options, context.random);
   for (int attempts = 1;; ++attempts) {
     absl::Status status = attempt();
-    if (!absl::IsUnavailable(status)) {
+    if (status.ok() || !retryable(status)) {
       if (attempts > 1 && status.ok()) {
         LOG(INFO) << what << " succeeded after " << attempts << " attempts in "
                   << absl::FormatDuration(absl::Trunc(clock.Now() - start, absl::Milliseconds(1)));

@@ -26,12 +26,19 @@ struct RetryContext {
   const StopSignal& stop;
 };
 
-// Runs `attempt` until it returns something other than Unavailable, the
-// retry deadline passes, or `context.stop` is set, pausing with Backoff in
-// between. `what` names the peer and the call for log lines ("waiting for
-// ps/1 (push 17) since 12s: ..."). Returns the last attempt's status;
-// Cancelled if stopped during a pause; DeadlineExceeded (keeping the last
-// error's message) once the deadline passes.
+// Runs `attempt` until `retryable` says its status is not worth another
+// attempt, the retry deadline passes, or `context.stop` is set, pausing with
+// Backoff in between. `what` names the peer and the call for log lines
+// ("waiting for ps/1 (push 17) since 12s: ..."). Returns the last attempt's
+// status; Cancelled if stopped during a pause; DeadlineExceeded (keeping the
+// last error's message) once the deadline passes.
+absl::Status Retry(const std::string& what, const RetryOptions& options,
+                   const RetryContext& context,
+                   const std::function<bool(const absl::Status&)>& retryable,
+                   const std::function<absl::Status()>& attempt);
+
+// Retry of the statuses that mean "this call may succeed if repeated":
+// Unavailable.
 absl::Status RetryOnUnavailable(const std::string& what, const RetryOptions& options,
                                 const RetryContext& context,
                                 const std::function<absl::Status()>& attempt);

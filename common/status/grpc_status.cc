@@ -1,9 +1,11 @@
 #include "common/status/grpc_status.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 
 namespace pstrain {
 namespace {
@@ -102,7 +104,13 @@ absl::StatusCode ToAbslCode(grpc::StatusCode code) {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()));
+  const ErrorReason reason = ReasonOf(status);
+  if (reason == ERROR_REASON_UNSPECIFIED) {
+    return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()));
+  }
+  // The reason rides in the status details, as a StatusProto.
+  return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()),
+                      ToStatusProto(status).SerializeAsString());
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
@@ -113,22 +121,29 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
         " bytes; the limit is --max_message_mb, which every process of the cluster should "
         "share"));
   }
-  return absl::Status(ToAbslCode(status.error_code()), status.error_message());
+  absl::Status converted(ToAbslCode(status.error_code()), status.error_message());
+  StatusProto details;
+  if (!status.error_details().empty() && details.ParseFromString(status.error_details())) {
+    converted = WithReason(std::move(converted), details.reason());
+  }
+  return converted;
 }
 
 StatusProto ToStatusProto(const absl::Status& status) {
   StatusProto proto;
   proto.set_code(static_cast<int>(status.code()));
   proto.set_message(std::string(status.message()));
+  proto.set_reason(ReasonOf(status));
   return proto;
 }
 
 absl::Status FromStatusProto(const StatusProto& proto) {
   if (proto.code() == 0) return absl::OkStatus();
   const bool known = proto.code() > 0 && proto.code() <= 16;
-  return absl::Status(
-      known ? static_cast<absl::StatusCode>(proto.code()) : absl::StatusCode::kUnknown,
-      proto.message());
+  return WithReason(
+      absl::Status(known ? static_cast<absl::StatusCode>(proto.code()) : absl::StatusCode::kUnknown,
+                   proto.message()),
+      proto.reason());
 }
 
 }  // namespace pstrain

@@ -4,7 +4,9 @@
 // The one place where gRPC and Abseil statuses meet. Service adapters return
 // ToGrpcStatus(core_result); clients turn call results back with
 // FromGrpcStatus. The codes agree numerically; the mapping is still spelled
-// out so that a code added on either side is noticed here.
+// out so that a code added on either side is noticed here. A status's
+// ErrorReason (error_reason.h) crosses with it: in gRPC's status details,
+// and in StatusProto.
 
 #include "absl/status/status.h"
 #include "grpcpp/support/status.h"

@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/status/error_reason.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -75,6 +76,32 @@ TEST(GrpcStatusTest, StatusProtoWithUnknownCodeBecomesUnknown) {
   absl::Status converted = FromStatusProto(proto);
   EXPECT_EQ(converted.code(), absl::StatusCode::kUnknown);
   EXPECT_EQ(converted.message(), "from the future");
+}
+
+TEST(GrpcStatusTest, TheReasonCrossesGrpcAndStatusProto) {
+  const absl::Status sent =
+      WithReason(absl::UnavailableError("every range is leased out"), ERROR_REASON_NO_FREE_LEASE);
+  const absl::Status received = FromGrpcStatus(ToGrpcStatus(sent));
+  EXPECT_EQ(received.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(received.message(), "every range is leased out");
+  EXPECT_EQ(ReasonOf(received), ERROR_REASON_NO_FREE_LEASE);
+  EXPECT_EQ(ReasonOf(FromStatusProto(ToStatusProto(sent))), ERROR_REASON_NO_FREE_LEASE);
+  // Without a reason, nothing extra travels.
+  EXPECT_TRUE(ToGrpcStatus(absl::UnavailableError("down")).error_details().empty());
+  EXPECT_EQ(ReasonOf(FromGrpcStatus(grpc::Status(grpc::StatusCode::UNAVAILABLE, "down"))),
+            ERROR_REASON_UNSPECIFIED);
+}
+
+TEST(GrpcStatusTest, ReasonsDecideWhoRegistersAgain) {
+  EXPECT_TRUE(NeedsRegistration(
+      WithReason(absl::NotFoundError("not registered"), ERROR_REASON_MEMBER_UNKNOWN)));
+  EXPECT_TRUE(NeedsRegistration(WithReason(absl::AbortedError("lost"), ERROR_REASON_MEMBER_LOST)));
+  // A NotFound about a lease is not about the caller.
+  EXPECT_FALSE(NeedsRegistration(
+      WithReason(absl::NotFoundError("lease 4 expired"), ERROR_REASON_LEASE_UNKNOWN)));
+  EXPECT_FALSE(NeedsRegistration(absl::NotFoundError("no reason")));
+  EXPECT_EQ(ReasonOf(WithReason(absl::OkStatus(), ERROR_REASON_JOB_ENDED)),
+            ERROR_REASON_UNSPECIFIED);
 }
 
 TEST(GrpcStatusTest, AnOversizedMessageRefusalNamesTheFlag) {

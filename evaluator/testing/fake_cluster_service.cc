@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "absl/time/clock.h"
+#include "common/status/error_reason.h"
+#include "common/status/grpc_status.h"
 
 namespace pstrain {
 namespace evaluator {
@@ -97,7 +99,8 @@ grpc::Status FakeClusterService::Heartbeat(grpc::ServerContext*, const Heartbeat
                                            HeartbeatResponse* response) {
   absl::MutexLock lock(&mu_);
   if (request->incarnation() != incarnation_) {
-    return grpc::Status(grpc::StatusCode::ABORTED, "stale incarnation");
+    return ToGrpcStatus(
+        WithReason(absl::AbortedError("stale incarnation"), ERROR_REASON_STALE_INCARNATION));
   }
   response->set_job_id(assignment_.job_id());
   response->set_shutdown(shutdown_);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
 #include "common/config/job_spec.h"
+#include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "server/coordinator/task_name.h"
@@ -79,8 +80,10 @@ class ResumableCheckpointWatch final : public StreamSource<CheckpointNotificatio
   Next Poll(std::function<void()> wake) override {
     Next next = source_->Poll(std::move(wake));
     if (next.end.has_value() && next.end->ok() && left_to_resume_->load()) {
-      next.end = absl::UnavailableError(
-          "the coordinator is stopping; the job resumes when it is back: watch again");
+      next.end = WithReason(
+          absl::UnavailableError(
+              "the coordinator is stopping; the job resumes when it is back: watch again"),
+          ERROR_REASON_COORDINATOR_STOPPING);
     }
     return next;
   }
@@ -273,24 +276,29 @@ absl::StatusOr<std::shared_ptr<JobRunner>> Coordinator::RunnerFor(absl::string_v
     absl::MutexLock lock(&mu_);
     if (LeavingJobToResume()) {
       // Not "not running": a member told so would leave the job for good.
-      return absl::UnavailableError(absl::StrCat(
-          "the coordinator is stopping; job ", job_id,
-          " resumes when it is back, from its newest checkpoint: try again"));
+      return WithReason(absl::UnavailableError(absl::StrCat(
+                            "the coordinator is stopping; job ", job_id,
+                            " resumes when it is back, from its newest checkpoint: try again")),
+                        ERROR_REASON_COORDINATOR_STOPPING);
     }
     if (runner_ != nullptr && runner_->job_id() == job_id) return runner_;
   }
   absl::StatusOr<JobStatus> job = jobs_->Get(job_id);
   if (!job.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no job '", job_id,
-                     "' runs here (the coordinator may have restarted); ask for a new "
-                     "assignment"));
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "no job '", job_id,
+                          "' runs here (the coordinator may have restarted); ask for a new "
+                          "assignment")),
+                      ERROR_REASON_JOB_ENDED);
   }
   if (job->state() == JOB_STATE_QUEUED) {
-    return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " has not started yet"));
+    return WithReason(
+        absl::FailedPreconditionError(absl::StrCat("job ", job_id, " has not started yet")),
+        ERROR_REASON_JOB_NOT_STARTED);
   }
-  return absl::FailedPreconditionError(
-      absl::StrCat("job ", job_id, " is ", JobStateName(job->state()), ", not running; stop"));
+  return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                        "job ", job_id, " is ", JobStateName(job->state()), ", not running; stop")),
+                    ERROR_REASON_JOB_ENDED);
 }
 
 void Coordinator::PublishStatus(absl::string_view job_id) {

@@ -5,6 +5,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -95,16 +96,19 @@ absl::StatusOr<std::pair<int32_t, internal::Range>> DataLeaseManager::CutRange(a
   Epoch* epoch = &current_;
   if (epoch->pending.empty()) {
     if (!options_.overlap_epochs || IsLastEpoch(current_.number)) {
-      return absl::UnavailableError(absl::StrCat("every range of epoch ", current_.number,
-                                                 " is leased out (", current_.leased,
-                                                 " leases outstanding); ask again"));
+      return WithReason(absl::UnavailableError(absl::StrCat(
+                            "every range of epoch ", current_.number, " is leased out (",
+                            current_.leased, " leases outstanding); ask again")),
+                        ERROR_REASON_NO_FREE_LEASE);
     }
     if (!next_.has_value()) next_ = FreshEpoch(current_.number + 1);
     epoch = &*next_;
     if (epoch->pending.empty()) {
-      return absl::UnavailableError(absl::StrCat(
-          "every range of epochs ", current_.number, " and ", next_->number, " is leased out (",
-          current_.leased + next_->leased, " leases outstanding); ask again"));
+      return WithReason(
+          absl::UnavailableError(absl::StrCat(
+              "every range of epochs ", current_.number, " and ", next_->number, " is leased out (",
+              current_.leased + next_->leased, " leases outstanding); ask again")),
+          ERROR_REASON_NO_FREE_LEASE);
     }
   }
   Range& front = epoch->pending.front();
@@ -196,13 +200,16 @@ absl::Status DataLeaseManager::Complete(int64_t lease_id, absl::string_view hold
   ExpireLocked(now);
   auto it = leases_.find(lease_id);
   if (it == leases_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("data lease ", lease_id,
-                     " is unknown, completed or expired; its records were handed out again"));
+    return WithReason(absl::NotFoundError(absl::StrCat(
+                          "data lease ", lease_id,
+                          " is unknown, completed or expired; its records were handed out again")),
+                      ERROR_REASON_LEASE_UNKNOWN);
   }
   const Lease& lease = it->second;
   if (lease.holder != holder) {
-    return absl::NotFoundError(absl::StrCat("data lease ", lease_id, " is not held by ", holder));
+    return WithReason(
+        absl::NotFoundError(absl::StrCat("data lease ", lease_id, " is not held by ", holder)),
+        ERROR_REASON_LEASE_UNKNOWN);
   }
 
   // Validate everything before changing anything.
@@ -279,8 +286,10 @@ absl::Status DataLeaseManager::HandBackUntrained(int64_t lease_id, absl::string_
     absl::MutexLock lock(&mu_);
     auto it = leases_.find(lease_id);
     if (it == leases_.end() || it->second.holder != holder) {
-      return absl::NotFoundError(absl::StrCat("data lease ", lease_id, " is not held by ", holder,
-                                              "; its records were handed out again"));
+      return WithReason(
+          absl::NotFoundError(absl::StrCat("data lease ", lease_id, " is not held by ", holder,
+                                           "; its records were handed out again")),
+          ERROR_REASON_LEASE_UNKNOWN);
     }
     if (it->second.slot >= 0) {
       return absl::FailedPreconditionError(

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 #include "glog/logging.h"
 #include "server/coordinator/job_runner.h"
 #include "server/coordinator/task_name.h"
@@ -14,21 +15,25 @@ namespace coordinator {
 namespace {
 
 absl::Status Ended(absl::string_view job_id) {
-  return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " has ended; stop"));
+  return WithReason(absl::FailedPreconditionError(absl::StrCat("job ", job_id, " has ended; stop")),
+                    ERROR_REASON_JOB_ENDED);
 }
 
 absl::Status Starting(absl::string_view job_id) {
-  return absl::UnavailableError(
-      absl::StrCat("job ", job_id,
-                   " is still starting (waiting for members or setting up "
-                   "variables); try again"));
+  return WithReason(absl::UnavailableError(absl::StrCat(
+                        "job ", job_id,
+                        " is still starting (waiting for members or setting up variables); "
+                        "try again")),
+                    ERROR_REASON_JOB_STARTING);
 }
 
 absl::Status RollingBack(absl::string_view job_id) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("job ", job_id,
-                   " is rolling back to a checkpoint (a parameter server was lost); this run is "
-                   "over: wait for the job's new assignment"));
+  return WithReason(
+      absl::FailedPreconditionError(absl::StrCat(
+          "job ", job_id,
+          " is rolling back to a checkpoint (a parameter server was lost); this run is "
+          "over: wait for the job's new assignment")),
+      ERROR_REASON_RUN_ROLLED_BACK);
 }
 
 // WatchCheckpoints: the job's checkpoints newer than the watcher's position,
@@ -101,9 +106,10 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
   if (report.generation() != 0 && report.generation() != generation_) {
     // Steps of a run the job rolled back from: they are not in the
     // parameters any more.
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id_, " rolled back to a checkpoint; the work of generation ",
-                     report.generation(), " is void: take the job's new assignment"));
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "job ", job_id_, " rolled back to a checkpoint; the work of generation ",
+                          report.generation(), " is void: take the job's new assignment")),
+                      ERROR_REASON_RUN_ROLLED_BACK);
   }
   if (step_ == nullptr) {
     return absl::FailedPreconditionError(

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/net/host_port.h"
+#include "common/status/error_reason.h"
 #include "server/coordinator/task_name.h"
 #include "server/coordinator/wait_tracker.h"
 
@@ -74,23 +75,31 @@ absl::StatusOr<MembershipRegistry::Entry*> MembershipRegistry::FindCaller(
   if (absl::Status status = ValidateTask(task); !status.ok()) return status;
   auto it = entries_.find(Key(task.type(), task.index()));
   if (it == entries_.end()) {
-    return absl::NotFoundError(absl::StrCat(TaskName(task), " is not registered; register first"));
+    return WithReason(
+        absl::NotFoundError(absl::StrCat(TaskName(task), " is not registered; register first")),
+        ERROR_REASON_MEMBER_UNKNOWN);
   }
   // The map is only read here; callers holding mu_ exclusively may write.
   Entry* entry = const_cast<Entry*>(&it->second);
   const Member& member = entry->member;
   if (member.incarnation() != incarnation) {
-    return absl::AbortedError(absl::StrCat(TaskName(task), " incarnation ", incarnation,
-                                           " is stale: the task restarted with a new incarnation (",
-                                           member.incarnation(), ")"));
+    return WithReason(
+        absl::AbortedError(absl::StrCat(TaskName(task), " incarnation ", incarnation,
+                                        " is stale: the task restarted with a new incarnation (",
+                                        member.incarnation(), ")")),
+        ERROR_REASON_STALE_INCARNATION);
   }
   if (member.state() == MEMBER_STATE_LOST) {
-    return absl::AbortedError(absl::StrCat(
-        TaskName(task), " was marked lost after ", FormatWaitAge(options_.heartbeat_timeout),
-        " without a heartbeat and its work was handed to others; register again"));
+    return WithReason(
+        absl::AbortedError(absl::StrCat(
+            TaskName(task), " was marked lost after ", FormatWaitAge(options_.heartbeat_timeout),
+            " without a heartbeat and its work was handed to others; register again")),
+        ERROR_REASON_MEMBER_LOST);
   }
   if (member.state() == MEMBER_STATE_LEFT) {
-    return absl::AbortedError(absl::StrCat(TaskName(task), " left the cluster; register again"));
+    return WithReason(
+        absl::AbortedError(absl::StrCat(TaskName(task), " left the cluster; register again")),
+        ERROR_REASON_MEMBER_LOST);
   }
   return entry;
 }
@@ -122,10 +131,11 @@ absl::StatusOr<RegisterResult> MembershipRegistry::Register(const TaskId& task,
   if (!inserted && member.incarnation() != incarnation) {
     if (std::find(entry.replaced.begin(), entry.replaced.end(), incarnation) !=
         entry.replaced.end()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(TaskName(task), " incarnation ", incarnation,
-                       " was replaced by a newer process (incarnation ", member.incarnation(),
-                       "); this process is stale and should exit"));
+      return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                            TaskName(task), " incarnation ", incarnation,
+                            " was replaced by a newer process (incarnation ", member.incarnation(),
+                            "); this process is stale and should exit")),
+                        ERROR_REASON_PROCESS_REPLACED);
     }
     if (IsLive(member.state()) && !member.address().empty() && member.address() != address) {
       return absl::AlreadyExistsError(absl::StrCat(

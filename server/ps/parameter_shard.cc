@@ -10,6 +10,7 @@
 #include "common/optimizer/gradient_clipping.h"
 #include "common/optimizer/initializer.h"
 #include "common/placement/row_placement.h"
+#include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "server/ps/shard_memory_plan.h"
@@ -170,7 +171,7 @@ absl::Status ValidateSegments(const ShardVariable& v, const GradientRef& g) {
   return absl::OkStatus();
 }
 
-std::string ReasonOf(const absl::Status& status) {
+std::string RejectionLabel(const absl::Status& status) {
   std::string reason = absl::StatusCodeToString(status.code());
   for (char& c : reason) c = c == ' ' ? '_' : static_cast<char>(std::tolower(c));
   return reason;
@@ -271,8 +272,9 @@ void ParameterShard::Shutdown() {
     absl::MutexLock l(&mu_);
     shut_down_ = true;
   }
-  gate_.Shutdown(absl::FailedPreconditionError(
-      absl::StrCat("job ", job_id(), " was dropped from this shard")));
+  gate_.Shutdown(WithReason(
+      absl::FailedPreconditionError(absl::StrCat("job ", job_id(), " was dropped from this shard")),
+      ERROR_REASON_JOB_ENDED));
 }
 
 int64_t ParameterShard::variable_bytes() const {
@@ -373,7 +375,7 @@ absl::StatusOr<float> ParameterShard::ClipScale(absl::Span<const GradientRef> gr
 }
 
 PushReply ParameterShard::Reject(absl::Status status) {
-  metrics_.RecordRejected(ReasonOf(status));
+  metrics_.RecordRejected(RejectionLabel(status));
   PushReply reply;
   reply.outcome = PUSH_OUTCOME_REJECTED;
   reply.status = std::move(status);
@@ -408,8 +410,9 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
     if (shut_down_) {
       metrics_.RecordRejected("failed_precondition");
       reply.outcome = PUSH_OUTCOME_REJECTED;
-      reply.status = absl::FailedPreconditionError(
-          absl::StrCat("job ", job_id(), " was dropped from this shard"));
+      reply.status = WithReason(absl::FailedPreconditionError(
+                                    absl::StrCat("job ", job_id(), " was dropped from this shard")),
+                                ERROR_REASON_JOB_ENDED);
       return reply;
     }
     const PushDedup::Lookup seen = dedup_.Check(key);
@@ -433,9 +436,10 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
       // twice.
       metrics_.RecordRejected("failed_precondition");
       reply.outcome = PUSH_OUTCOME_REJECTED;
-      reply.status = absl::FailedPreconditionError(
-          absl::StrCat("data lease ", source.origin->lease_id,
-                       " was handed back (its worker was lost); push not applied"));
+      reply.status = WithReason(absl::FailedPreconditionError(absl::StrCat(
+                                    "data lease ", source.origin->lease_id,
+                                    " was handed back (its worker was lost); push not applied")),
+                                ERROR_REASON_MEMBERSHIP_LAPSED);
       return reply;
     }
     if (base_version > version_ || base_version < 0) {

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
 
@@ -122,10 +123,12 @@ class PendingPush {
       // The worker may have been declared lost while this push was on its
       // way (frozen, cut off): its data is someone else's now.
       absl::MutexLock l(&mu_);
-      FailLocked(absl::FailedPreconditionError(
-          absl::StrCat("push (worker ", key_.worker, ", sequence ", key_.sequence,
-                       ") completed after its worker's membership could have lapsed (valid until ",
-                       absl::FormatTime(valid_until_), "); not applied")));
+      FailLocked(WithReason(
+          absl::FailedPreconditionError(absl::StrCat(
+              "push (worker ", key_.worker, ", sequence ", key_.sequence,
+              ") completed after its worker's membership could have lapsed (valid until ",
+              absl::FormatTime(valid_until_), "); not applied")),
+          ERROR_REASON_MEMBERSHIP_LAPSED));
       metrics.RecordRejected("membership_lapsed");
       return {failure_, std::nullopt};
     }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/checkpoint/env.h"
+#include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -98,18 +99,23 @@ absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::GetJob(absl::string_
   if (job_id.empty()) return absl::InvalidArgumentError("job_id is empty");
   absl::MutexLock l(&mu_);
   if (job_ == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " is not running on this shard (no job is)"));
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "job ", job_id, " is not running on this shard (no job is)")),
+                      ERROR_REASON_JOB_ENDED);
   }
   if (job_->job_id() != job_id) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "job ", job_id, " is not running on this shard (job ", job_->job_id(), " is)"));
+    return WithReason(
+        absl::FailedPreconditionError(absl::StrCat(
+            "job ", job_id, " is not running on this shard (job ", job_->job_id(), " is)")),
+        ERROR_REASON_JOB_ENDED);
   }
   const uint64_t running = job_->request().generation();
   if (generation != 0 && generation != running) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "generation ", generation, " of job ", job_id, " is over on this shard (generation ",
-        running, " runs now): take the job's new assignment"));
+    return WithReason(
+        absl::FailedPreconditionError(absl::StrCat("generation ", generation, " of job ", job_id,
+                                                   " is over on this shard (generation ", running,
+                                                   " runs now): take the job's new assignment")),
+        ERROR_REASON_RUN_ROLLED_BACK);
   }
   return job_;
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/generic/generic_stub.h"
 
@@ -376,7 +377,7 @@ void ShardStream::OnDone(const grpc::Status& status) {
     if (why.ok() || absl::IsCancelled(why) || absl::IsDeadlineExceeded(why)) {
       why = absl::UnavailableError(absl::StrCat(peer_, " ended the stream"));
     } else {
-      why = absl::Status(why.code(), absl::StrCat(peer_, ": ", why.message()));
+      why = WithPrefix(why, absl::StrCat(peer_, ": "));
     }
     BreakLocked(why);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 
 namespace pstrain {
@@ -144,12 +145,15 @@ absl::Status FakeClusterService::CheckCaller(const TaskId& task, uint64_t incarn
   }
   if (abort_next_ > 0) {
     --abort_next_;
-    return absl::AbortedError("the member was marked lost");
+    return WithReason(absl::AbortedError("the member was marked lost"), ERROR_REASON_MEMBER_LOST);
   }
   auto it = members_.find(task.index());
-  if (it == members_.end()) return absl::NotFoundError("not registered");
+  if (it == members_.end()) {
+    return WithReason(absl::NotFoundError("not registered"), ERROR_REASON_MEMBER_UNKNOWN);
+  }
   if (it->second != incarnation) {
-    return absl::AbortedError("the task restarted with a new incarnation");
+    return WithReason(absl::AbortedError("the task restarted with a new incarnation"),
+                      ERROR_REASON_STALE_INCARNATION);
   }
   return absl::OkStatus();
 }
@@ -209,7 +213,8 @@ grpc::ServerUnaryReactor* FakeClusterService::ReportProgress(grpc::CallbackServe
   absl::Status caller = CheckCaller(request->task(), request->incarnation());
   if (!caller.ok()) return Done(context, caller);
   if (request->job_id() != assignment_.job_id()) {
-    return Done(context, absl::FailedPreconditionError("the job is not running"));
+    return Done(context, WithReason(absl::FailedPreconditionError("the job is not running"),
+                                    ERROR_REASON_JOB_ENDED));
   }
   reports_.push_back(*request);
   const std::string reporter = absl::StrCat(request->task().index(), "/", request->incarnation());
