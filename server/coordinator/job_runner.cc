@@ -172,26 +172,7 @@ absl::Status JobRunner::Prepare() {
   if (trains_) {
     ASSIGN_OR_RETURN(layout, PlaceVariables(plan->variables, num_ps_));
     layout_ = layout;
-    std::vector<ShardGroup::Shard> shards;
-    std::vector<uint64_t> incarnations;
-    for (int i = 0; i < num_ps_; ++i) {
-      ShardGroup::Shard shard;
-      shard.task = Task(TASK_TYPE_PS, i);
-      ASSIGN_OR_RETURN(const Member member, context_.members->Get(shard.task));
-      shard.address = member.address();
-      shard.client = context_.shard_clients(shard.address);
-      shards.push_back(std::move(shard));
-      incarnations.push_back(member.incarnation());
-    }
-    shards_ = std::make_unique<ShardGroup>(std::move(shards));
-    generation_ = NextGeneration();
-    {
-      absl::MutexLock lock(&mu_);
-      shard_incarnations_ = std::move(incarnations);
-      shards_ready_ = true;
-      // An abort that came first has nothing to cancel yet: cancel now.
-      if (abort_reason_.has_value()) shards_->CancelAll();
-    }
+    RETURN_IF_ERROR(ConnectShards());
     checkpointer_ =
         std::make_unique<JobCheckpointer>(*context_.env, *shards_, model_dir_, job_id_, spec_);
     SetReason("looking for checkpoints to resume from in " + model_dir_);
@@ -220,7 +201,7 @@ absl::Status JobRunner::Prepare() {
   }
   {
     absl::MutexLock lock(&mu_);
-    phase_ = Phase::kTraining;
+    MoveTo(JobPhase::kTraining);
     // A stop that came while the job was starting is decided now.
     if (stop_requested_) {
       stop_->Decide(STOP_REASON_USER, "stopped by a user", start.step);
@@ -233,6 +214,30 @@ absl::Status JobRunner::Prepare() {
   SetReason("");
   // Last: a member that has its assignment may call at once.
   PublishAssignments(layout.has_value() ? &*layout : nullptr, start);
+  return absl::OkStatus();
+}
+
+absl::Status JobRunner::ConnectShards() {
+  std::vector<ShardGroup::Shard> shards;
+  std::vector<uint64_t> incarnations;
+  for (int i = 0; i < num_ps_; ++i) {
+    ShardGroup::Shard shard;
+    shard.task = Task(TASK_TYPE_PS, i);
+    ASSIGN_OR_RETURN(const Member member, context_.members->Get(shard.task));
+    shard.address = member.address();
+    shard.client = context_.shard_clients(shard.address);
+    shards.push_back(std::move(shard));
+    incarnations.push_back(member.incarnation());
+  }
+  shards_ = std::make_unique<ShardGroup>(std::move(shards));
+  generation_ = NextGeneration();
+  {
+    absl::MutexLock lock(&mu_);
+    shard_incarnations_ = std::move(incarnations);
+    shards_ready_ = true;
+    // An abort that came first has nothing to cancel yet: cancel now.
+    if (abort_reason_.has_value()) shards_->CancelAll();
+  }
   return absl::OkStatus();
 }
 
@@ -479,7 +484,7 @@ JobRunner::Outcome JobRunner::Finish() {
   bool immediately;
   {
     absl::MutexLock lock(&mu_);
-    phase_ = Phase::kFinishing;
+    MoveTo(JobPhase::kFinishing);
     immediately = immediately_;
     if (!decision.has_value() && stop_requested_) {
       decision = StopDecision{STOP_REASON_USER, "stopped by a user", 0};
@@ -641,11 +646,20 @@ void JobRunner::ApplyRetention() {
   RefreshCheckpointsInStatus();
 }
 
+void JobRunner::MoveTo(JobPhase next) {
+  if (!CanMove(phase_, next)) {
+    LOG(DFATAL) << "job " << job_id_ << ": no move from " << JobPhaseName(phase_) << " to "
+                << JobPhaseName(next);
+  }
+  VLOG(1) << "job " << job_id_ << ": " << JobPhaseName(phase_) << " -> " << JobPhaseName(next);
+  phase_ = next;
+}
+
 void JobRunner::Cleanup() {
   bool aborted;
   {
     absl::MutexLock lock(&mu_);
-    phase_ = Phase::kEnded;
+    MoveTo(JobPhase::kEnded);
     aborted = abort_reason_.has_value();
   }
   ApplyRetention();
@@ -706,78 +720,6 @@ void JobRunner::MarkShardsDone() {
 void JobRunner::Poke() {
   absl::MutexLock lock(&mu_);
   poked_ = true;
-}
-
-void JobRunner::End(JobState state, const std::string& message) {
-  absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
-  if (status.ok() && status->state() == JOB_STATE_RUNNING && state != JOB_STATE_FAILED) {
-    context_.jobs->BeginFinishing(job_id_, STOP_REASON_UNSPECIFIED, message).IgnoreError();
-  }
-  absl::StatusOr<JobStatus> ended = context_.jobs->End(job_id_, state, message);
-  if (!ended.ok()) {
-    LOG(ERROR) << "job " << job_id_ << ": cannot end it " << JobStateName(state) << ": "
-               << ended.status();
-    return;
-  }
-  if (context_.metrics != nullptr) context_.metrics->RecordJobEnd(*ended);
-  JobEvent event;
-  *event.mutable_status() = *std::move(ended);
-  Publish(std::move(event));
-}
-
-void JobRunner::SetReason(const std::string& reason) {
-  context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) { status.set_reason(reason); })
-      .IgnoreError();
-  // Publish when what the job does changes, not every time a wait's age
-  // does.
-  const std::string what = reason.substr(0, reason.find(" since "));
-  if (what == published_reason_) return;
-  published_reason_ = what;
-  PublishStatus();
-}
-
-void JobRunner::PublishStatus() {
-  absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
-  if (!status.ok()) return;
-  JobEvent event;
-  *event.mutable_status() = *std::move(status);
-  Publish(std::move(event));
-}
-
-void JobRunner::Publish(JobEvent event) {
-  if (!context_.publish) return;
-  event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
-  context_.publish(std::move(event));
-}
-
-void JobRunner::RefreshCheckpointsInStatus() {
-  std::vector<CheckpointInfo> checkpoints = feed_->List();
-  std::map<int64_t, std::map<std::string, double>> evaluations;
-  {
-    absl::MutexLock lock(&mu_);
-    evaluations = evaluations_;
-  }
-  context_.jobs
-      ->UpdateStatus(job_id_,
-                     [&](JobStatus& status) {
-                       status.clear_checkpoints();
-                       for (CheckpointInfo& info : checkpoints) {
-                         auto it = evaluations.find(info.step());
-                         if (it != evaluations.end()) {
-                           info.mutable_metrics()->insert(it->second.begin(), it->second.end());
-                         }
-                         *status.add_checkpoints() = std::move(info);
-                       }
-                     })
-      .IgnoreError();
-}
-
-std::string JobRunner::ResumeHint() const {
-  if (!trains_) return "";
-  std::vector<CheckpointInfo> checkpoints = feed_->List();
-  if (checkpoints.empty()) return "; no checkpoint was saved";
-  return absl::StrCat("; submit the job again with the same checkpoint.model_dir to resume from ",
-                      CheckpointDirName(checkpoints.back().step()));
 }
 
 bool JobRunner::DealsLeasesToSyncSlots() const {

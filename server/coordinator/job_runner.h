@@ -28,6 +28,7 @@
 #include "server/coordinator/data_lease_manager.h"
 #include "server/coordinator/global_step.h"
 #include "server/coordinator/job_checkpointer.h"
+#include "server/coordinator/job_phase.h"
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_queue.h"
 #include "server/coordinator/membership_registry.h"
@@ -180,10 +181,6 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   int64_t leases_outstanding() const;
 
  private:
-  // kRollingBack: training is paused while a lost parameter server comes
-  // back and every shard is restored.
-  enum class Phase { kStarting, kTraining, kRollingBack, kFinishing, kEnded };
-
   // How the job ends.
   struct Outcome {
     JobState state = JOB_STATE_FAILED;
@@ -221,6 +218,9 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
 
   // Steps of the phases.
   std::vector<TaskId> MissingMembers(int* num_ps, int* num_workers) const;
+  // A client for each parameter server of the job, and the generation
+  // they start.
+  absl::Status ConnectShards();
   absl::StatusOr<StartPoint> FindStartPoint();
   // model_dir/train: loss, learning rate, examples/s, steps/s.
   void OpenTrainSummaries();
@@ -243,6 +243,7 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   absl::Status WaitForEvaluation(int64_t step);
   void LookForNewCheckpoints();
 
+  void MoveTo(JobPhase next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits until poked, stopped or aborted, or `deadline`. Returns the abort
   // (Aborted) or stop (Cancelled) status when either happened.
   absl::Status WaitForChange(absl::Time deadline);
@@ -310,7 +311,9 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   std::atomic<uint64_t> generation_{0};
 
   mutable absl::Mutex mu_;
-  Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kStarting;
+  // Moves happen on the Run thread only, through MoveTo (job_phase.h says
+  // which are allowed); cluster calls are admitted by Admit(phase_, ...).
+  JobPhase phase_ ABSL_GUARDED_BY(mu_) = JobPhase::kStarting;
   bool poked_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool immediately_ ABSL_GUARDED_BY(mu_) = false;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status/error_reason.h"
+#include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "server/coordinator/job_runner.h"
 #include "server/coordinator/task_name.h"
@@ -13,28 +14,6 @@
 namespace pstrain {
 namespace coordinator {
 namespace {
-
-absl::Status Ended(absl::string_view job_id) {
-  return WithReason(absl::FailedPreconditionError(absl::StrCat("job ", job_id, " has ended; stop")),
-                    ERROR_REASON_JOB_ENDED);
-}
-
-absl::Status Starting(absl::string_view job_id) {
-  return WithReason(absl::UnavailableError(absl::StrCat(
-                        "job ", job_id,
-                        " is still starting (waiting for members or setting up variables); "
-                        "try again")),
-                    ERROR_REASON_JOB_STARTING);
-}
-
-absl::Status RollingBack(absl::string_view job_id) {
-  return WithReason(
-      absl::FailedPreconditionError(absl::StrCat(
-          "job ", job_id,
-          " is rolling back to a checkpoint (a parameter server was lost); this run is "
-          "over: wait for the job's new assignment")),
-      ERROR_REASON_RUN_ROLLED_BACK);
-}
 
 // WatchCheckpoints: the job's checkpoints newer than the watcher's position,
 // each leased to the watcher as it is handed to the stream, until the job
@@ -99,9 +78,7 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
   const std::string holder = HolderName(report.task(), report.incarnation());
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kStarting) return Starting(job_id_);
-    if (phase_ == Phase::kEnded) return Ended(job_id_);
-    if (phase_ == Phase::kRollingBack) return RollingBack(job_id_);
+    RETURN_IF_ERROR(Admit(phase_, JobCall::kReportProgress, job_id_));
   }
   if (report.generation() != 0 && report.generation() != generation_) {
     // Steps of a run the job rolled back from: they are not in the
@@ -134,7 +111,7 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
     for (const auto& [reporter, r] : rates_) rate += r;
     if (loss.has_value()) last_loss_ = *loss;
     last_loss = last_loss_;
-    stop = decision.has_value() || stop_requested_ || phase_ != Phase::kTraining;
+    stop = decision.has_value() || stop_requested_ || phase_ != JobPhase::kTraining;
     if (stop && IsJobWorker(report.task())) stop_heard_.insert(report.task().index());
     poked_ = true;
   }
@@ -164,10 +141,8 @@ absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64
   bool stopping;
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kStarting) return Starting(job_id_);
-    if (phase_ == Phase::kEnded) return Ended(job_id_);
-    if (phase_ == Phase::kRollingBack) return RollingBack(job_id_);
-    stopping = data_ == nullptr || phase_ != Phase::kTraining || stop_requested_;
+    RETURN_IF_ERROR(Admit(phase_, JobCall::kAcquireDataLease, job_id_));
+    stopping = data_ == nullptr || phase_ != JobPhase::kTraining || stop_requested_;
   }
   if (!stopping) stopping = stop_->decision().has_value();
   absl::StatusOr<DataLease> lease;
@@ -191,8 +166,7 @@ absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64
 absl::Status JobRunner::CompleteDataLease(const CompleteDataLeaseRequest& request) {
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kStarting) return Starting(job_id_);
-    if (phase_ == Phase::kEnded) return Ended(job_id_);
+    RETURN_IF_ERROR(Admit(phase_, JobCall::kCompleteDataLease, job_id_));
   }
   if (data_ == nullptr) {
     return absl::NotFoundError(absl::StrCat("job ", job_id_, " hands out no data leases"));
@@ -217,8 +191,7 @@ void JobRunner::PublishSkipped(int64_t step, std::string why) {
 absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& report) {
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kStarting) return Starting(job_id_);
-    if (phase_ == Phase::kEnded) return Ended(job_id_);
+    RETURN_IF_ERROR(Admit(phase_, JobCall::kReportEval, job_id_));
   }
   EvalReportResponse response;
   const std::string evaluator = TaskName(report.task());
@@ -357,7 +330,7 @@ void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_
   bool started;
   {
     absl::MutexLock lock(&mu_);
-    started = phase_ != Phase::kStarting;
+    started = phase_ != JobPhase::kStarting;
     rates_.erase(HolderName(task, incarnation));
   }
   JobLedgers ledgers;
@@ -378,7 +351,7 @@ void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_
   }
   absl::MutexLock lock(&mu_);
   poked_ = true;
-  if (!started || phase_ == Phase::kEnded || shards_done_ || task.type() != TASK_TYPE_PS ||
+  if (!started || phase_ == JobPhase::kEnded || shards_done_ || task.type() != TASK_TYPE_PS ||
       task.index() >= num_ps_ || failure_.has_value()) {
     return;
   }
@@ -387,7 +360,7 @@ void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_
     return;  // a process the job no longer runs on (its loss is dealt with)
   }
   const std::string lost = absl::StrCat(TaskName(task), " (a parameter server of the job) ", why);
-  if (phase_ == Phase::kTraining || phase_ == Phase::kRollingBack) {
+  if (phase_ == JobPhase::kTraining || phase_ == JobPhase::kRollingBack) {
     if (!shard_lost_.has_value()) shard_lost_ = lost;
     return;
   }
@@ -418,7 +391,7 @@ void JobRunner::Tick() {
   bool started;
   {
     absl::MutexLock lock(&mu_);
-    started = phase_ != Phase::kStarting;
+    started = phase_ != JobPhase::kStarting;
   }
   if (!started || data_ == nullptr) return;
   const std::vector<DataLease> expired = data_->ExpireLeases();
@@ -436,7 +409,7 @@ void JobRunner::Tick() {
 int64_t JobRunner::global_step() const {
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kStarting) return 0;
+    if (phase_ == JobPhase::kStarting) return 0;
   }
   return step_ != nullptr ? step_->value() : 0;
 }
@@ -451,7 +424,7 @@ double JobRunner::examples_per_sec() const {
 int64_t JobRunner::leases_outstanding() const {
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kStarting) return 0;
+    if (phase_ == JobPhase::kStarting) return 0;
   }
   return data_ != nullptr ? data_->Stats().leases_outstanding : 0;
 }

@@ -22,7 +22,7 @@ std::string JobRunner::HandBackTrainedRecords(const std::string& holder) {
   {
     absl::MutexLock lock(&mu_);
     // Rolling back, the leases are void anyway; starting, none were given.
-    if (shards_ == nullptr || (phase_ != Phase::kTraining && phase_ != Phase::kFinishing)) {
+    if (shards_ == nullptr || (phase_ != JobPhase::kTraining && phase_ != JobPhase::kFinishing)) {
       return "";
     }
   }

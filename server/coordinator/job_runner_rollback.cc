@@ -27,7 +27,7 @@ absl::Status JobRunner::RollBack(const std::string& why) {
   const int64_t lost_at = step_->value();
   {
     absl::MutexLock lock(&mu_);
-    phase_ = Phase::kRollingBack;
+    MoveTo(JobPhase::kRollingBack);
   }
   LOG(WARNING) << "job " << job_id_ << ": " << why << "; training pauses at step " << lost_at
                << " until it is back, then every shard rolls back to the newest checkpoint";
@@ -119,7 +119,7 @@ absl::Status JobRunner::RollBack(const std::string& why) {
   {
     absl::MutexLock lock(&mu_);
     rates_.clear();
-    phase_ = Phase::kTraining;
+    MoveTo(JobPhase::kTraining);
   }
   SetReason("");
   LOG(WARNING) << "job " << job_id_ << ": " << summary << "; training resumes (generation "

@@ -1,6 +1,7 @@
 #include "server/ps/parameter_shard.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <utility>
 
@@ -391,123 +392,130 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
   if (!scale.ok()) return Reject(scale.status());
 
   const bool sync = mode_ == UPDATE_MODE_SYNC;
-  PushReply reply;
   int64_t step = 0;
-  int slot = 0;  // sync: this push's place in the round's sum
+  int slot = 0;                 // sync: this push's place in the round's sum
+  int64_t joined_version = 0;  // sync: the shard's version once it joined
   {
     absl::MutexLock l(&mu_);
-    struct Args {
-      ParameterShard* shard;
-      bool sync;
-    } args{this, sync};
-    mu_.Await(absl::Condition(
-        +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          return a->shard->shut_down_ ||
-                 (!a->shard->paused_ && !(a->sync && a->shard->round_closed_));
-        },
-        &args));
-    reply.version = version_;
-    if (shut_down_) {
-      metrics_.RecordRejected("failed_precondition");
-      reply.outcome = PUSH_OUTCOME_REJECTED;
-      reply.status = WithReason(absl::FailedPreconditionError(
-                                    absl::StrCat("job ", job_id(), " was dropped from this shard")),
-                                ERROR_REASON_JOB_ENDED);
-      return reply;
-    }
-    const PushDedup::Lookup seen = dedup_.Check(key);
-    if (seen.verdict == PushDedup::Verdict::kOldIncarnation) {
-      metrics_.RecordRejected("aborted");
-      reply.outcome = PUSH_OUTCOME_REJECTED;
-      reply.status = absl::AbortedError(
-          absl::StrCat("worker ", key.worker, " restarted: incarnation ", key.incarnation,
-                       " is older than its current incarnation ", seen.current_incarnation));
-      return reply;
-    }
-    if (seen.verdict == PushDedup::Verdict::kSeen) {
-      metrics_.RecordDedupHit();
-      reply.outcome =
-          seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
-      return reply;
-    }
-    if (source.origin.has_value() && ledger_.Sealed(source.origin->lease_id)) {
-      // The coordinator read this lease's progress and handed back the rest
-      // to another worker: applying this push now would train those records
-      // twice.
-      metrics_.RecordRejected("failed_precondition");
-      reply.outcome = PUSH_OUTCOME_REJECTED;
-      reply.status = WithReason(absl::FailedPreconditionError(absl::StrCat(
-                                    "data lease ", source.origin->lease_id,
-                                    " was handed back (its worker was lost); push not applied")),
-                                ERROR_REASON_MEMBERSHIP_LAPSED);
-      return reply;
-    }
-    if (base_version > version_ || base_version < 0) {
-      metrics_.RecordRejected("invalid_argument");
-      reply.outcome = PUSH_OUTCOME_REJECTED;
-      reply.status = absl::InvalidArgumentError(absl::StrCat(
-          "base_version ", base_version, " is not in [0, ", version_, "], the shard's version"));
-      return reply;
-    }
-    const int64_t staleness = version_ - base_version;
-    metrics_.RecordStaleness(staleness);
-    bool stale = false;
-    if (sync && slots_by_worker_ && SlotAlreadyFilled(key.worker, base_version)) {
-      // The worker's part of that round is in: a worker that took up a lost
-      // one's data pushed the same batch again. Counted once.
-      dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
-      metrics_.RecordDedupHit();
-      reply.outcome = PUSH_OUTCOME_DUPLICATE;
-      return reply;
-    }
-    if (sync) {
-      stale = staleness > 0;
-      for (const PushKey& k : round_keys_) stale = stale || k.worker == key.worker;
-    } else if (mode_ == UPDATE_MODE_BOUNDED_STALENESS) {
-      stale = staleness > staleness_bound_;
-    }
-    if (stale) {
-      dedup_.Record(key, PUSH_OUTCOME_STALE);
-      metrics_.RecordRejected("stale");
-      reply.outcome = PUSH_OUTCOME_STALE;
-      return reply;
+    // Pushes wait while the shard is paused (a snapshot or restore), and in
+    // sync mode while a closed round is being applied.
+    auto may_push = [this, sync]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return shut_down_ || (!paused_ && !(sync && round_closed_));
+    };
+    mu_.Await(absl::Condition(&may_push));
+    if (std::optional<PushReply> refused = RefuseLocked(key, base_version, source, sync)) {
+      return *std::move(refused);
     }
     ++in_flight_;
     if (sync) {
-      slot = slots_by_worker_ ? key.worker : static_cast<int>(round_keys_.size());
-      round_keys_.push_back(key);
-      round_sources_.push_back(source);
-      dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
-      if (static_cast<int>(round_keys_.size()) == replicas_to_aggregate_) {
-        round_closed_ = true;
-        ++version_;
-      }
+      slot = JoinRoundLocked(key, source);
+      joined_version = version_;
     } else {
       step = version_++;
       dedup_.Record(key, PUSH_OUTCOME_APPLIED);
       BookApplied(key, source);
     }
-    reply.version = version_;
   }
+  if (sync) return AddToRound(key, gradients, *scale, slot, joined_version);
+  Apply(gradients, step, *scale);
+  {
+    absl::MutexLock l(&mu_);
+    --in_flight_;
+  }
+  return Applied(step);
+}
 
-  if (!sync) {
-    Apply(gradients, step, *scale);
-    {
-      absl::MutexLock l(&mu_);
-      --in_flight_;
-    }
-    gate_.Increment();
-    metrics_.SetVersion(gate_.version());
-    reply.outcome = PUSH_OUTCOME_APPLIED;
-    reply.version = step + 1;
+std::optional<PushReply> ParameterShard::RefuseLocked(const PushKey& key, int64_t base_version,
+                                                      const PushSource& source, bool sync) {
+  PushReply reply;
+  reply.version = version_;
+  auto rejected = [&](absl::string_view label, absl::Status status) {
+    metrics_.RecordRejected(label);
+    reply.outcome = PUSH_OUTCOME_REJECTED;
+    reply.status = std::move(status);
+    return reply;
+  };
+  if (shut_down_) {
+    return rejected("failed_precondition",
+                    WithReason(absl::FailedPreconditionError(absl::StrCat(
+                                   "job ", job_id(), " was dropped from this shard")),
+                               ERROR_REASON_JOB_ENDED));
+  }
+  const PushDedup::Lookup seen = dedup_.Check(key);
+  if (seen.verdict == PushDedup::Verdict::kOldIncarnation) {
+    return rejected("aborted", absl::AbortedError(absl::StrCat(
+                                   "worker ", key.worker, " restarted: incarnation ",
+                                   key.incarnation, " is older than its current incarnation ",
+                                   seen.current_incarnation)));
+  }
+  if (seen.verdict == PushDedup::Verdict::kSeen) {
+    metrics_.RecordDedupHit();
+    reply.outcome =
+        seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
     return reply;
   }
+  if (source.origin.has_value() && ledger_.Sealed(source.origin->lease_id)) {
+    // The coordinator read this lease's progress and handed back the rest
+    // to another worker: applying this push now would train those records
+    // twice.
+    return rejected("failed_precondition",
+                    WithReason(absl::FailedPreconditionError(absl::StrCat(
+                                   "data lease ", source.origin->lease_id,
+                                   " was handed back (its worker was lost); push not applied")),
+                               ERROR_REASON_MEMBERSHIP_LAPSED));
+  }
+  if (base_version > version_ || base_version < 0) {
+    return rejected("invalid_argument",
+                    absl::InvalidArgumentError(absl::StrCat("base_version ", base_version,
+                                                            " is not in [0, ", version_,
+                                                            "], the shard's version")));
+  }
+  const int64_t staleness = version_ - base_version;
+  metrics_.RecordStaleness(staleness);
+  if (sync && slots_by_worker_ && SlotAlreadyFilled(key.worker, base_version)) {
+    // The worker's part of that round is in: a worker that took up a lost
+    // one's data pushed the same batch again. Counted once.
+    dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
+    metrics_.RecordDedupHit();
+    reply.outcome = PUSH_OUTCOME_DUPLICATE;
+    return reply;
+  }
+  bool stale = false;
+  if (sync) {
+    stale = staleness > 0;
+    for (const PushKey& k : round_keys_) stale = stale || k.worker == key.worker;
+  } else if (mode_ == UPDATE_MODE_BOUNDED_STALENESS) {
+    stale = staleness > staleness_bound_;
+  }
+  if (stale) {
+    dedup_.Record(key, PUSH_OUTCOME_STALE);
+    metrics_.RecordRejected("stale");
+    reply.outcome = PUSH_OUTCOME_STALE;
+    return reply;
+  }
+  return std::nullopt;
+}
 
+int ParameterShard::JoinRoundLocked(const PushKey& key, const PushSource& source) {
+  const int slot = slots_by_worker_ ? key.worker : static_cast<int>(round_keys_.size());
+  round_keys_.push_back(key);
+  round_sources_.push_back(source);
+  dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
+  if (static_cast<int>(round_keys_.size()) == replicas_to_aggregate_) {
+    round_closed_ = true;
+    ++version_;
+  }
+  return slot;
+}
+
+PushReply ParameterShard::AddToRound(const PushKey& key, absl::Span<const GradientRef> gradients,
+                                     float scale, int slot, int64_t joined_version) {
   {
     absl::MutexLock r(&round_mu_);
-    round_sum_->Add(slot, gradients, *scale);
+    round_sum_->Add(slot, gradients, scale);
   }
   bool last = false;
+  int64_t step = 0;
   {
     absl::MutexLock l(&mu_);
     ++round_summed_;
@@ -516,9 +524,12 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
     step = version_ - 1;
   }
   if (!last) {
+    PushReply reply;
     reply.outcome = PUSH_OUTCOME_AGGREGATED;
+    reply.version = joined_version;
     return reply;
   }
+  // The round's last gradient: apply the sum, and book every contribution.
   {
     absl::MutexLock r(&round_mu_);
     ApplyRound(step);
@@ -540,8 +551,13 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
     round_closed_ = false;
     --in_flight_;
   }
+  return Applied(step);
+}
+
+PushReply ParameterShard::Applied(int64_t step) {
   gate_.Increment();
   metrics_.SetVersion(gate_.version());
+  PushReply reply;
   reply.outcome = PUSH_OUTCOME_APPLIED;
   reply.version = step + 1;
   return reply;

@@ -205,6 +205,23 @@ class ParameterShard {
   bool SlotAlreadyFilled(int worker, int64_t base_version) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PushReply Reject(absl::Status status);
+  // Push, step by step. The refusal of a push that must not be counted
+  // (shard dropped, old incarnation, seen before, lease handed back, bad
+  // base version, stale); nullopt when it goes on.
+  std::optional<PushReply> RefuseLocked(const PushKey& key, int64_t base_version,
+                                        const PushSource& source, bool sync)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sync: takes the push's place in the open round (closing it when it is
+  // the last expected) and returns its slot in the round's sum.
+  int JoinRoundLocked(const PushKey& key, const PushSource& source)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sync: adds the gradients to the round's sum; the last one applies the
+  // round and books every contribution. The others answer AGGREGATED at
+  // `joined_version`.
+  PushReply AddToRound(const PushKey& key, absl::Span<const GradientRef> gradients, float scale,
+                       int slot, int64_t joined_version);
+  // The answer to a push whose update is in the values at `step`.
+  PushReply Applied(int64_t step);
   // Books an applied push in the ledger.
   void BookApplied(const PushKey& key, const PushSource& source) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecordTables();

@@ -1,0 +1,89 @@
+// The JobRunner methods that keep the job's status in the queue and send
+// its events to WatchJob (job_runner.cc holds the job's own thread).
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/checkpoint/checkpoint_layout.h"
+#include "glog/logging.h"
+#include "server/coordinator/job_runner.h"
+
+namespace pstrain {
+namespace coordinator {
+
+void JobRunner::End(JobState state, const std::string& message) {
+  absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
+  if (status.ok() && status->state() == JOB_STATE_RUNNING && state != JOB_STATE_FAILED) {
+    context_.jobs->BeginFinishing(job_id_, STOP_REASON_UNSPECIFIED, message).IgnoreError();
+  }
+  absl::StatusOr<JobStatus> ended = context_.jobs->End(job_id_, state, message);
+  if (!ended.ok()) {
+    LOG(ERROR) << "job " << job_id_ << ": cannot end it " << JobStateName(state) << ": "
+               << ended.status();
+    return;
+  }
+  if (context_.metrics != nullptr) context_.metrics->RecordJobEnd(*ended);
+  JobEvent event;
+  *event.mutable_status() = *std::move(ended);
+  Publish(std::move(event));
+}
+
+void JobRunner::SetReason(const std::string& reason) {
+  context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) { status.set_reason(reason); })
+      .IgnoreError();
+  // Publish when what the job does changes, not every time a wait's age
+  // does.
+  const std::string what = reason.substr(0, reason.find(" since "));
+  if (what == published_reason_) return;
+  published_reason_ = what;
+  PublishStatus();
+}
+
+void JobRunner::PublishStatus() {
+  absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
+  if (!status.ok()) return;
+  JobEvent event;
+  *event.mutable_status() = *std::move(status);
+  Publish(std::move(event));
+}
+
+void JobRunner::Publish(JobEvent event) {
+  if (!context_.publish) return;
+  event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  context_.publish(std::move(event));
+}
+
+void JobRunner::RefreshCheckpointsInStatus() {
+  std::vector<CheckpointInfo> checkpoints = feed_->List();
+  std::map<int64_t, std::map<std::string, double>> evaluations;
+  {
+    absl::MutexLock lock(&mu_);
+    evaluations = evaluations_;
+  }
+  context_.jobs
+      ->UpdateStatus(job_id_,
+                     [&](JobStatus& status) {
+                       status.clear_checkpoints();
+                       for (CheckpointInfo& info : checkpoints) {
+                         auto it = evaluations.find(info.step());
+                         if (it != evaluations.end()) {
+                           info.mutable_metrics()->insert(it->second.begin(), it->second.end());
+                         }
+                         *status.add_checkpoints() = std::move(info);
+                       }
+                     })
+      .IgnoreError();
+}
+
+std::string JobRunner::ResumeHint() const {
+  if (!trains_) return "";
+  std::vector<CheckpointInfo> checkpoints = feed_->List();
+  if (checkpoints.empty()) return "; no checkpoint was saved";
+  return absl::StrCat("; submit the job again with the same checkpoint.model_dir to resume from ",
+                      CheckpointDirName(checkpoints.back().step()));
+}
+
+}  // namespace coordinator
+}  // namespace pstrain
