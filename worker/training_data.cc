@@ -2,26 +2,16 @@
 
 #include <algorithm>
 #include <numeric>
-#include <random>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/data/batch_reader.h"
 #include "common/data/data_source.h"
+#include "common/data/epoch_shuffle.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
 namespace worker {
-namespace {
-
-uint64_t Mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 TrainingDataOptions TrainingDataOptionsFromSpec(const DataSpec& spec) {
   const BatchReaderOptions reader = BatchReaderOptionsFromSpec(spec, /*is_eval=*/false);
@@ -46,8 +36,7 @@ std::shared_ptr<const std::vector<int64_t>> EpochOrders::Order(int64_t epoch) {
   auto order = std::make_shared<std::vector<int64_t>>(num_records_);
   std::iota(order->begin(), order->end(), 0);
   if (shuffle_) {
-    std::mt19937_64 rng(Mix(seed_ ^ Mix(static_cast<uint64_t>(epoch))));
-    std::shuffle(order->begin(), order->end(), rng);
+    ShuffleForEpoch(seed_, epoch, absl::MakeSpan(*order));
   }
   cache_[epoch] = order;
   while (cache_.size() > 2) cache_.erase(cache_.begin());

@@ -2,24 +2,12 @@
 
 #include <algorithm>
 #include <numeric>
-#include <random>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/data/epoch_shuffle.h"
 
 namespace pstrain {
-namespace {
-
-// SplitMix64's finaliser: decorrelates (seed, epoch) pairs that differ in a
-// few bits, so consecutive epochs get unrelated orders.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 absl::StatusOr<RecordRange> ShardRange(int64_t num_examples, int shard, int num_shards) {
   if (num_shards < 1 || shard < 0 || shard >= num_shards) {
@@ -99,8 +87,7 @@ absl::StatusOr<ExampleBatch> BatchReader::Produce() {
     order_.resize(options_.range.size());
     std::iota(order_.begin(), order_.end(), options_.range.begin);
     if (options_.shuffle) {
-      std::mt19937_64 rng(Mix(options_.seed ^ Mix(static_cast<uint64_t>(produce_epoch_))));
-      std::shuffle(order_.begin(), order_.end(), rng);
+      ShuffleForEpoch(options_.seed, produce_epoch_, absl::MakeSpan(order_));
     }
   }
   const int64_t count =

@@ -5,18 +5,12 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "common/random/split_mix.h"
 
 namespace pstrain {
 namespace {
 
 constexpr int64_t kMaxVocabulary = 10'000'000;
-
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // A uniform double in [0, 1) from 53 random bits.
 double Uniform(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
@@ -44,7 +38,7 @@ absl::StatusOr<std::unique_ptr<SyntheticClicks>> SyntheticClicks::Create(
   std::unique_ptr<SyntheticClicks> source(new SyntheticClicks());
   // The training split keeps the plain seed, so its examples stay those of
   // earlier versions; the test split's stream is a different one.
-  source->example_seed_ = test ? Mix(spec.seed() ^ 0x74657374ULL) : spec.seed();
+  source->example_seed_ = test ? SplitMix64(spec.seed() ^ 0x74657374ULL) : spec.seed();
   source->vocabulary_ = vocabulary;
   source->info_.num_examples = examples;
   source->info_.sparse_dim = fields * vocabulary;
@@ -57,7 +51,7 @@ absl::StatusOr<std::unique_ptr<SyntheticClicks>> SyntheticClicks::Create(
     source->rank_cdf_[r] = total;
   }
   for (double& c : source->rank_cdf_) c /= total;
-  std::mt19937_64 rng(Mix(spec.seed() ^ 0x7275650aULL));
+  std::mt19937_64 rng(SplitMix64(spec.seed() ^ 0x7275650aULL));
   std::normal_distribution<float> normal(0.0f, kTrueWeightStddev);
   source->true_weights_.resize(fields * vocabulary);
   for (float& w : source->true_weights_) w = normal(rng);
@@ -80,17 +74,17 @@ absl::Status SyntheticClicks::Fill(absl::Span<const int64_t> indices, ExampleBat
           absl::StrCat("example ", index, " outside [0, ", info_.num_examples, ")"));
     }
     // Each example has its own stream: random access needs no state.
-    uint64_t state = Mix(example_seed_ ^ Mix(static_cast<uint64_t>(index)));
+    uint64_t state = SplitMix64(example_seed_ ^ SplitMix64(static_cast<uint64_t>(index)));
     double logit = kTrueBias;
     for (int32_t f = 0; f < fields; ++f) {
-      state = Mix(state);
+      state = SplitMix64(state);
       const int64_t rank =
           std::lower_bound(rank_cdf_.begin(), rank_cdf_.end(), Uniform(state)) - rank_cdf_.begin();
       const int64_t id = f * vocabulary_ + std::min(rank, vocabulary_ - 1);
       batch->sparse_ids[i * fields + f] = id;
       logit += true_weights_[id];
     }
-    state = Mix(state);
+    state = SplitMix64(state);
     batch->labels[i] = Uniform(state) < 1 / (1 + std::exp(-logit)) ? 1.0f : 0.0f;
     batch->row_splits[i] = i * fields;
   }

@@ -5,17 +5,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/random/split_mix.h"
 
 namespace pstrain {
 namespace {
-
-// splitmix64's finaliser: a bijective mix with good avalanche.
-uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // FNV-1a: stable across processes and builds, unlike absl::Hash.
 uint64_t HashName(absl::string_view name) {
@@ -67,7 +60,8 @@ absl::Status ValidateInitializer(const InitializerSpec& spec) {
 Initializer::Initializer(const InitializerSpec& spec, uint64_t job_seed, absl::string_view name,
                          absl::Span<const int64_t> shape)
     : kind_(spec.kind() == INITIALIZER_KIND_UNSPECIFIED ? INITIALIZER_KIND_ZEROS : spec.kind()),
-      seed_(Mix64(Mix64(job_seed) ^ Mix64(spec.seed() + 0x632be59bd9b4e019ull) ^ HashName(name))) {
+      seed_(SplitMix64(SplitMix64(job_seed) ^ SplitMix64(spec.seed() + 0x632be59bd9b4e019ull) ^
+                       HashName(name))) {
   switch (kind_) {
     case INITIALIZER_KIND_CONSTANT:
       a_ = spec.value();
@@ -113,7 +107,7 @@ absl::StatusOr<Initializer> Initializer::ForVariable(const VariableSpec& spec, u
 }
 
 float Initializer::Draw(uint64_t stream, uint64_t index) const {
-  const uint64_t base = Mix64(stream ^ Mix64(index));
+  const uint64_t base = SplitMix64(stream ^ SplitMix64(index));
   switch (kind_) {
     case INITIALIZER_KIND_CONSTANT:
       return a_;
@@ -128,8 +122,8 @@ float Initializer::Draw(uint64_t stream, uint64_t index) const {
       // Box-Muller over successive draws of the element's own stream;
       // truncated normal redraws beyond two standard deviations.
       for (uint64_t attempt = 0;; ++attempt) {
-        const double u1 = Unit(Mix64(base + 2 * attempt));
-        const double u2 = Unit(Mix64(base + 2 * attempt + 1));
+        const double u1 = Unit(SplitMix64(base + 2 * attempt));
+        const double u2 = Unit(SplitMix64(base + 2 * attempt + 1));
         const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
         if (kind_ == INITIALIZER_KIND_NORMAL || std::abs(z) <= 2.0) {
           return a_ + b_ * static_cast<float>(z);
@@ -157,7 +151,8 @@ void Initializer::FillRow(int64_t id, absl::Span<float> out) const {
     for (float& v : out) v = a_;
     return;
   }
-  const uint64_t stream = Mix64(seed_ ^ Mix64(static_cast<uint64_t>(id) + 0x5851f42d4c957f2dull));
+  const uint64_t stream =
+      SplitMix64(seed_ ^ SplitMix64(static_cast<uint64_t>(id) + 0x5851f42d4c957f2dull));
   for (size_t i = 0; i < out.size(); ++i) out[i] = Draw(stream, i);
 }
 

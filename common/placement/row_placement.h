@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "common/random/split_mix.h"
+
 namespace pstrain {
 
 // The shard that holds row `id` of every embedding table, as documented in
@@ -11,11 +13,8 @@ namespace pstrain {
 // and a shard refuses rows that place elsewhere. `num_shards` > 0.
 // Thread-safe (a pure function).
 inline int RowShard(int64_t id, int num_shards) {
-  uint64_t z = static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<int>(z % static_cast<uint64_t>(num_shards));
+  return static_cast<int>(SplitMix64(static_cast<uint64_t>(id)) %
+                          static_cast<uint64_t>(num_shards));
 }
 
 }  // namespace pstrain

@@ -5,16 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/random/split_mix.h"
 
 namespace pstrain {
 namespace {
-
-uint64_t Mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Ends the ledger trailer of an exactly-once record: [ledger bytes]
 // [ledger size, 8 bytes little-endian][this magic].
@@ -44,7 +38,8 @@ AppliedPushLedger::AppliedPushLedger(uint64_t generation, int max_leases)
     : generation_(generation), max_leases_(std::max(1, max_leases)) {}
 
 uint64_t AppliedPushLedger::PushDigest(const PushKey& key) {
-  return Mix(Mix(Mix(static_cast<uint32_t>(key.worker)) ^ key.incarnation) ^ key.sequence);
+  return SplitMix64(SplitMix64(SplitMix64(static_cast<uint32_t>(key.worker)) ^ key.incarnation) ^
+                    key.sequence);
 }
 
 bool AppliedPushLedger::Sealed(int64_t lease_id) const {
