@@ -256,6 +256,13 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void SetReason(const std::string& reason);
   void PublishStatus();
   void Publish(JobEvent event);
+  // ReportEval of a checkpoint that was not evaluated (missing, skipped,
+  // none new, or the job cannot be evaluated).
+  void NoteNotEvaluated(const EvalReport& report);
+  // ReportEval with metrics: the job's status, the log, the event, and
+  // whether a continuous evaluation is done.
+  void RecordEvaluation(const EvalReport& report, const std::map<std::string, double>& metrics,
+                        const EvalOutcome& outcome);
   // An eval event for a checkpoint that was not evaluated, with why.
   void PublishSkipped(int64_t step, std::string why);
   void RefreshCheckpointsInStatus();

@@ -194,6 +194,31 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
     RETURN_IF_ERROR(Admit(phase_, JobCall::kReportEval, job_id_));
   }
   EvalReportResponse response;
+  switch (report.status()) {
+    case EVAL_STATUS_MISSING_CHECKPOINT:
+    case EVAL_STATUS_SKIPPED:
+    case EVAL_STATUS_NO_NEW_CHECKPOINT:
+    case EVAL_STATUS_FAILED:
+      NoteNotEvaluated(report);
+      return response;
+    default:
+      break;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    accounted_.insert(report.checkpoint_step());
+  }
+  const std::map<std::string, double> metrics(report.metrics().begin(), report.metrics().end());
+  if (metrics.empty()) return response;  // nothing was evaluated
+  absl::StatusOr<EvalOutcome> outcome = stop_->OnEval(report.checkpoint_step(), metrics);
+  if (!outcome.ok()) return outcome.status();
+  response.set_is_best(outcome->is_best);
+  RecordEvaluation(report, metrics, *outcome);
+  Poke();
+  return response;
+}
+
+void JobRunner::NoteNotEvaluated(const EvalReport& report) {
   const std::string evaluator = TaskName(report.task());
   if (report.status() != EVAL_STATUS_NO_NEW_CHECKPOINT && report.status() != EVAL_STATUS_FAILED) {
     absl::MutexLock lock(&mu_);
@@ -210,21 +235,21 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
       }
       PublishSkipped(report.checkpoint_step(),
                      absl::StrCat("cannot be evaluated: ", report.reason()));
-      return response;
+      return;
     }
     case EVAL_STATUS_SKIPPED: {
       LOG(INFO) << "job " << job_id_ << ": " << evaluator << " skipped ckpt-"
                 << report.checkpoint_step() << ": " << report.reason();
       PublishSkipped(report.checkpoint_step(),
                      report.reason().empty() ? "skipped" : report.reason());
-      return response;
+      return;
     }
     case EVAL_STATUS_NO_NEW_CHECKPOINT: {
       absl::MutexLock lock(&mu_);
       evaluator_done_ = absl::StrCat(evaluator, " found no new checkpoint after ckpt-",
                                      report.checkpoint_step(), ": ", report.reason());
       poked_ = true;
-      return response;
+      return;
     }
     case EVAL_STATUS_FAILED: {
       LOG(ERROR) << "job " << job_id_ << ": " << evaluator
@@ -235,16 +260,16 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
             absl::StrCat(evaluator, " cannot evaluate the job: ", report.reason()));
       }
       poked_ = true;
-      return response;
+      return;
     }
     default:
-      break;
+      return;
   }
-  const std::map<std::string, double> metrics(report.metrics().begin(), report.metrics().end());
-  if (metrics.empty()) return response;  // nothing was evaluated
-  absl::StatusOr<EvalOutcome> outcome = stop_->OnEval(report.checkpoint_step(), metrics);
-  if (!outcome.ok()) return outcome.status();
-  response.set_is_best(outcome->is_best);
+}
+
+void JobRunner::RecordEvaluation(const EvalReport& report,
+                                 const std::map<std::string, double>& metrics,
+                                 const EvalOutcome& outcome) {
   bool final = report.final();
   for (const CheckpointInfo& info : feed_->List()) {
     if (info.step() == report.checkpoint_step()) final = final || info.final();
@@ -265,7 +290,7 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
             status.mutable_last_eval_metrics()->clear();
             status.mutable_last_eval_metrics()->insert(metrics.begin(), metrics.end());
             status.set_last_eval_step(report.checkpoint_step());
-            if (outcome->is_best) {
+            if (outcome.is_best) {
               status.set_best_checkpoint_step(report.checkpoint_step());
             }
             if (!report.export_path().empty()) {
@@ -277,15 +302,15 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
       .IgnoreError();
   RefreshCheckpointsInStatus();
   LOG(INFO) << "job " << job_id_ << ": " << TaskName(report.task()) << " evaluated ckpt-"
-            << report.checkpoint_step() << (outcome->is_best ? " (best so far)" : "")
-            << (outcome->stop.has_value() ? absl::StrCat("; stop: ", outcome->stop->message)
-                                          : std::string());
+            << report.checkpoint_step() << (outcome.is_best ? " (best so far)" : "")
+            << (outcome.stop.has_value() ? absl::StrCat("; stop: ", outcome.stop->message)
+                                         : std::string());
 
   JobEvent event;
   EvalEvent* eval = event.mutable_eval();
   eval->set_checkpoint_step(report.checkpoint_step());
   eval->mutable_metrics()->insert(metrics.begin(), metrics.end());
-  eval->set_is_best(outcome->is_best);
+  eval->set_is_best(outcome.is_best);
   eval->set_final(final);
   Publish(std::move(event));
   if (spec_.mode() == JOB_MODE_CONTINUOUS_EVAL) {
@@ -301,8 +326,6 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
                                      ", at or past max_steps ", max_steps);
     }
   }
-  Poke();
-  return response;
 }
 
 std::shared_ptr<StreamSource<CheckpointNotification>> JobRunner::WatchCheckpoints(
