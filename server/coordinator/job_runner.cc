@@ -111,7 +111,7 @@ absl::Status JobRunner::WaitForMembers() {
       return absl::OkStatus();
     }
     tracker.SetWhat(TaskList(missing));
-    SetReason(tracker.Describe());
+    SetWaitReason("", tracker);
     if (absl::Status expired = tracker.Check(); !expired.ok()) {
       return absl::DeadlineExceededError(absl::StrCat(
           expired.message(),
@@ -551,7 +551,7 @@ void JobRunner::DrainWorkers() {
                   pending.end());
     if (pending.empty()) return;
     tracker.SetWhat(TaskList(pending) + " to hear the stop");
-    SetReason(tracker.Describe());
+    SetWaitReason("", tracker);
     if (absl::Status expired = tracker.Check(); !expired.ok()) {
       LOG(WARNING) << "job " << job_id_
                    << ": taking the final checkpoint anyway: " << expired.message();

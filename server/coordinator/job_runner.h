@@ -253,7 +253,12 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void MarkShardsDone();
   // Ends the job in the queue (moving it to FINISHING first when needed).
   void End(JobState state, const std::string& message);
+  // The job's reason in its status: what it does now. Its event goes out
+  // when that changes; a wait's growing age alone does not send one.
   void SetReason(const std::string& reason);
+  // `prefix` + "waiting for <what> since <age>".
+  void SetWaitReason(absl::string_view prefix, WaitTracker& tracker);
+  void UpdateReason(const std::string& reason, const std::string& what);
   void PublishStatus();
   void Publish(JobEvent event);
   // ReportEval of a checkpoint that was not evaluated (missing, skipped,

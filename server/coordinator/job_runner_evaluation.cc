@@ -32,7 +32,7 @@ absl::Status JobRunner::WaitForEvaluation(int64_t step) {
       if (failure_.has_value()) return *failure_;
     }
     ApplyRetention();  // leases released meanwhile
-    SetReason(tracker.Describe());
+    SetWaitReason("", tracker);
     if (absl::Status expired = tracker.Check(); !expired.ok()) {
       return absl::DeadlineExceededError(absl::StrCat(
           "evaluator/0 did not report an evaluation of the final checkpoint ",

@@ -45,7 +45,7 @@ absl::Status JobRunner::RollBack(const std::string& why) {
     std::vector<std::string> names;
     for (const TaskId& task : missing) names.push_back(TaskName(task));
     tracker.SetWhat(absl::StrCat(absl::StrJoin(names, ", "), " to come back"));
-    SetReason("training paused: " + tracker.Describe());
+    SetWaitReason("training paused: ", tracker);
     if (absl::Status expired = tracker.Check(); !expired.ok()) {
       return absl::UnavailableError(absl::StrCat(
           why, "; ", expired.message(),

@@ -30,12 +30,17 @@ void JobRunner::End(JobState state, const std::string& message) {
   Publish(std::move(event));
 }
 
-void JobRunner::SetReason(const std::string& reason) {
+void JobRunner::SetReason(const std::string& reason) { UpdateReason(reason, reason); }
+
+void JobRunner::SetWaitReason(absl::string_view prefix, WaitTracker& tracker) {
+  UpdateReason(absl::StrCat(prefix, tracker.Describe()), absl::StrCat(prefix, tracker.Waiting()));
+}
+
+void JobRunner::UpdateReason(const std::string& reason, const std::string& what) {
   context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) { status.set_reason(reason); })
       .IgnoreError();
   // Publish when what the job does changes, not every time a wait's age
   // does.
-  const std::string what = reason.substr(0, reason.find(" since "));
   if (what == published_reason_) return;
   published_reason_ = what;
   PublishStatus();

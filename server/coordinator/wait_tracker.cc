@@ -61,6 +61,11 @@ absl::Status WaitTracker::Check() {
   return status;
 }
 
+std::string WaitTracker::Waiting() {
+  absl::MutexLock lock(&mu_);
+  return absl::StrCat("waiting for ", what_);
+}
+
 std::string WaitTracker::Describe() {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);

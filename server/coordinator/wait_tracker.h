@@ -62,6 +62,8 @@ class WaitTracker {
 
   // "waiting for <what> since <age>" as of now, for status pages.
   std::string Describe();
+  // "waiting for <what>", which changes only when what is waited for does.
+  std::string Waiting();
 
   absl::Time start() const { return start_; }
   absl::Time deadline() const { return deadline_; }

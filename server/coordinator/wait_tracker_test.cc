@@ -81,6 +81,10 @@ TEST_F(WaitTrackerTest, DescribeIsCurrent) {
   WaitTracker wait(clock_, "the evaluator", absl::InfiniteFuture(), {}, Sink());
   clock_.Advance(absl::Seconds(75));
   EXPECT_EQ(wait.Describe(), "waiting for the evaluator since 1m15s");
+  // Without the age: what changes only with what is waited for.
+  EXPECT_EQ(wait.Waiting(), "waiting for the evaluator");
+  wait.SetWhat("evaluator/0");
+  EXPECT_EQ(wait.Waiting(), "waiting for evaluator/0");
   EXPECT_THAT(reports_, IsEmpty());
 }
 
