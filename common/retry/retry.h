@@ -30,8 +30,9 @@ struct RetryContext {
 // attempt, the retry deadline passes, or `context.stop` is set, pausing with
 // Backoff in between. `what` names the peer and the call for log lines
 // ("waiting for ps/1 (push 17) since 12s: ..."). Returns the last attempt's
-// status; Cancelled if stopped during a pause; DeadlineExceeded (keeping the
-// last error's message) once the deadline passes.
+// status; Cancelled if stopped during a pause; once the deadline passes,
+// DeadlineExceeded keeping the last error's message (Unavailable when
+// options.give_up_as_deadline_exceeded is false).
 absl::Status Retry(const std::string& what, const RetryOptions& options,
                    const RetryContext& context,
                    const std::function<bool(const absl::Status&)>& retryable,

@@ -80,6 +80,20 @@ TEST_F(RetryTest, GivesUpAtTheDeadlineNamingThePeerAndTheLastError) {
   EXPECT_EQ(clock_.Now() - start, absl::Milliseconds(16300));
 }
 
+TEST_F(RetryTest, RetriesOnlyWhatThePredicateAccepts) {
+  int calls = 0;
+  // An Unavailable that is an answer (here: any whose message says "later")
+  // is returned at once; others are retried.
+  auto retryable = [](const absl::Status& status) {
+    return absl::IsUnavailable(status) && status.message() != "ask later";
+  };
+  absl::Status status = Retry("peer", RetryOptions(), context_, retryable, [&] {
+    return ++calls < 3 ? absl::UnavailableError("down") : absl::UnavailableError("ask later");
+  });
+  EXPECT_EQ(status.message(), "ask later");
+  EXPECT_EQ(calls, 3);
+}
+
 TEST_F(RetryTest, CanGiveUpWithTheLastUnavailable) {
   RetryOptions options;
   options.deadline = absl::Seconds(1);
