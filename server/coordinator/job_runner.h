@@ -205,6 +205,11 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // back to the checkpoint's, and workers get new assignments. `why`: the
   // loss that caused it. Cancelled: a user stopped the job meanwhile.
   absl::Status RollBack(const std::string& why);
+  // RollBack's wait: every parameter server of the job live again, at the
+  // address the job placed its variables on; their new incarnations become
+  // the ones the job runs on. Cancelled: a user stopped the job meanwhile
+  // (then without a final checkpoint: the shards disagree).
+  absl::Status AwaitShardsBack(const std::string& why);
   // A generation above every earlier one, also those of an earlier
   // coordinator process (microseconds since the epoch).
   uint64_t NextGeneration();
@@ -310,6 +315,7 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   std::unique_ptr<DataLeaseManager> data_;
   std::unique_ptr<GlobalStep> step_;
   std::unique_ptr<StopConditions> stop_;
+  // Used by the Run thread only; a rollback replaces it.
   std::unique_ptr<CheckpointSchedule> schedule_;
   std::unique_ptr<TrainSummaries> train_summaries_;  // null: none written
 

@@ -23,15 +23,7 @@ uint64_t JobRunner::NextGeneration() {
   return std::max(now, generation_.load() + 1);
 }
 
-absl::Status JobRunner::RollBack(const std::string& why) {
-  const int64_t lost_at = step_->value();
-  {
-    absl::MutexLock lock(&mu_);
-    MoveTo(JobPhase::kRollingBack);
-  }
-  LOG(WARNING) << "job " << job_id_ << ": " << why << "; training pauses at step " << lost_at
-               << " until it is back, then every shard rolls back to the newest checkpoint";
-
+absl::Status JobRunner::AwaitShardsBack(const std::string& why) {
   // Every shard must be live again: the lost one restarted (empty), the
   // others still holding what the workers pushed since the checkpoint.
   WaitTracker tracker(clock_, "parameter servers", clock_.Now() + options_.member_wait_timeout,
@@ -78,6 +70,19 @@ absl::Status JobRunner::RollBack(const std::string& why) {
     shard_lost_.reset();
   }
 
+  return absl::OkStatus();
+}
+
+absl::Status JobRunner::RollBack(const std::string& why) {
+  const int64_t lost_at = step_->value();
+  {
+    absl::MutexLock lock(&mu_);
+    MoveTo(JobPhase::kRollingBack);
+  }
+  LOG(WARNING) << "job " << job_id_ << ": " << why << "; training pauses at step " << lost_at
+               << " until it is back, then every shard rolls back to the newest checkpoint";
+
+  RETURN_IF_ERROR(AwaitShardsBack(why));
   generation_ = NextGeneration();
   SetReason(absl::StrCat("training paused: rolling ", num_ps_,
                          " parameter servers back to the newest checkpoint"));
