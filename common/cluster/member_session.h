@@ -165,9 +165,6 @@ class MemberSession {
   // For the roles' streaming calls: cancelled with the session.
   CallRegistry& calls() { return calls_; }
   ClusterService::Stub& stub() { return *stub_; }
-  // Time, jitter and the stop signal of the session's waits.
-  const RetryContext& retry_context() const { return retry_context_; }
-  const RetryOptions& retry_options() const { return options_.retry; }
 
   // Ends retry pauses, heartbeats and calls in flight, now and later.
   // Idempotent.

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
 #include "common/random/random_source.h"
@@ -43,20 +42,6 @@ absl::Status Retry(const std::string& what, const RetryOptions& options,
 absl::Status RetryOnUnavailable(const std::string& what, const RetryOptions& options,
                                 const RetryContext& context,
                                 const std::function<absl::Status()>& attempt);
-
-// As above for calls that return a value.
-template <typename T>
-absl::StatusOr<T> RetryOnUnavailable(const std::string& what, const RetryOptions& options,
-                                     const RetryContext& context,
-                                     const std::function<absl::StatusOr<T>()>& attempt) {
-  absl::StatusOr<T> result = absl::UnknownError("not attempted");
-  absl::Status status = RetryOnUnavailable(what, options, context, [&]() -> absl::Status {
-    result = attempt();
-    return result.status();
-  });
-  if (!status.ok()) return status;
-  return result;
-}
 
 }  // namespace pstrain
 

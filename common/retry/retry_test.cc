@@ -117,16 +117,5 @@ TEST_F(RetryTest, StopEndsTheWait) {
   EXPECT_EQ(clock_.slept(), absl::ZeroDuration());
 }
 
-TEST_F(RetryTest, ReturnsTheValueOfTheSuccessfulAttempt) {
-  int calls = 0;
-  absl::StatusOr<int> value =
-      RetryOnUnavailable<int>("peer", RetryOptions(), context_, [&]() -> absl::StatusOr<int> {
-        if (++calls == 1) return absl::UnavailableError("down");
-        return 42;
-      });
-  ASSERT_TRUE(value.ok()) << value.status();
-  EXPECT_EQ(*value, 42);
-}
-
 }  // namespace
 }  // namespace pstrain

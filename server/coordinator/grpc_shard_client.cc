@@ -28,19 +28,12 @@ absl::Status GrpcShardClient::Call(const char* method, absl::Duration timeout,
   return RetryOnUnavailable("the shard", retry, retry_context_, [&]() -> absl::Status {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-    {
-      absl::MutexLock lock(&mu_);
-      if (cancelled_.stopped()) {
-        return absl::CancelledError(
-            absl::StrCat(method, ": cancelled, the coordinator is shutting down"));
-      }
-      in_flight_.insert(&context);
+    if (!calls_.Add(&context)) {
+      return absl::CancelledError(
+          absl::StrCat(method, ": cancelled, the coordinator is shutting down"));
     }
     const absl::Status status = FromGrpcStatus(attempt(&context));
-    {
-      absl::MutexLock lock(&mu_);
-      in_flight_.erase(&context);
-    }
+    calls_.Remove(&context);
     if (status.ok()) return status;
     return absl::Status(status.code(), absl::StrCat(method, ": ", status.message()));
   });
@@ -95,9 +88,8 @@ absl::StatusOr<PushLedger> GrpcShardClient::ReadPushLedger(const ReadPushLedgerR
 }
 
 void GrpcShardClient::Cancel() {
-  absl::MutexLock lock(&mu_);
   cancelled_.Stop();
-  for (grpc::ClientContext* context : in_flight_) context->TryCancel();
+  calls_.Shutdown();
 }
 
 }  // namespace coordinator

@@ -4,15 +4,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
+#include "common/net/call_registry.h"
 #include "common/net/channel_security.h"
 #include "common/random/random_source.h"
 #include "common/retry/retry.h"
@@ -92,10 +90,8 @@ class GrpcShardClient final : public ShardClient {
   SeededRandom random_;
   StopSignal cancelled_;
   const RetryContext retry_context_{clock_, random_, cancelled_};
-
-  absl::Mutex mu_;
   // Calls in flight, so Cancel can cancel them.
-  std::set<grpc::ClientContext*> in_flight_ ABSL_GUARDED_BY(mu_);
+  CallRegistry calls_;
 };
 
 }  // namespace coordinator
