@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <future>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +13,7 @@
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "worker/overlapped_push.h"
 #include "worker/push_incarnation.h"
 #include "worker/shard_slicer.h"
 #include "worker/training_data.h"
@@ -84,52 +85,79 @@ class WorkerLoop::AssignmentRun {
   absl::Status Train();
 
  private:
-  // A push running while the next pull reads (async modes).
-  struct InFlightPush {
-    std::future<absl::StatusOr<PushSummary>> result;
-    int64_t begin = 0, end = 0;
-    bool active = false;
+  // The lease being trained: its batches, the batch in hand, and the
+  // records that go back to the coordinator with it (those of refused
+  // pushes, and the unread rest when training ends early).
+  struct LeaseInHand {
+    const DataLease& lease;
+    LeaseBatchReader& reader;
+    std::vector<RecordRange>& returned;
+    int64_t batch_index = -1;  // of the batch in hand, within the lease
   };
 
-  absl::Status TrainLease(const DataLease& lease, std::vector<RecordRange>* returned, bool* stop);
-  // Pulls for `rows`, waiting out sync rounds while the job runs.
-  // Sets *stop (and reads nothing) if the coordinator stops the job
-  // meanwhile.
-  absl::Status Pull(const RowIds& rows, bool* stop);
+  // The next lease to train, waiting while every range is leased out or
+  // the job is starting; none when this run has no more data (it ended for
+  // this worker, the job ended or rolled back, or the run is Over()).
+  absl::StatusOr<std::optional<DataLease>> NextLease();
+  // Trains `lease` until its data ends, training stops or an error.
+  absl::Status TrainLease(const DataLease& lease, std::vector<RecordRange>* returned);
+  // One step: reads a batch, pulls its parameters and settles the push
+  // overlapped with the pull, then ComputeAndPush. False when the lease's
+  // training ends here without an error.
+  absl::StatusOr<bool> TrainStep(LeaseInHand& hand);
+  absl::StatusOr<bool> ComputeAndPush(LeaseInHand& hand, LeaseBatch& batch);
+  // Completes `lease`, handing `returned` back, unless it stays with this
+  // worker's sync slot.
+  void HandBack(const DataLease& lease, const absl::Status& trained,
+                const std::vector<RecordRange>& returned);
+  // Whether a lease whose training ended with `trained` stays with this
+  // worker's sync slot (for its next run) rather than being completed.
+  bool KeepsForItsSlot(const DataLease& lease, const absl::Status& trained) const {
+    return lease.has_first_round() && !trained.ok() && !stopping_;
+  }
+
+  // Pulls the parameters `batch` trains on and, in deterministic sync mode,
+  // aligns the batch with the shards' round. False: the lease's previous
+  // holder trained it to its end.
+  absl::StatusOr<bool> PullFor(LeaseInHand& hand, LeaseBatch& batch);
+  // Pulls for `rows`, waiting out sync rounds while the job runs. Reads
+  // nothing if training stops meanwhile.
+  absl::Status Pull(const RowIds& rows);
   // Deterministic sync mode (the lease has a first_round): makes `batch`
-  // (number *index of the lease) the batch of the round just pulled. A
-  // pull of an older round waits for the batch's round; a newer round means
-  // the rounds between were completed with this slot's part (by the lease's
-  // previous holder), so their batches are skipped (*lease_done when that
-  // is the rest of the lease), and the new batch's rows are pulled. Pushes
-  // then name the round on every shard; a shard already past it (the
-  // previous holder's push reached it) answers DUPLICATE.
-  absl::Status CatchUpWithRound(const DataLease& lease, LeaseBatchReader& reader, LeaseBatch* batch,
-                                int64_t* index, bool* lease_done, bool* stop);
+  // the batch of the round just pulled. A pull of an older round waits for
+  // the batch's round; a newer round means the rounds between were
+  // completed with this slot's part (by the lease's previous holder), so
+  // their batches are skipped (false when that is the rest of the lease),
+  // and the new batch's rows are pulled. Pushes then name the round on
+  // every shard; a shard already past it (the previous holder's push
+  // reached it) answers DUPLICATE.
+  absl::StatusOr<bool> CatchUpWithRound(LeaseInHand& hand, LeaseBatch& batch);
   // The round the pulled parameters are at: the oldest version of the
   // shards read; -1 when none was.
   int64_t PulledRound() const;
-  // Whether a lease whose training ended with `trained` stays with this
-  // worker's sync slot (for its next run) rather than being completed.
-  static bool KeepsForItsSlot(const DataLease& lease, const absl::Status& trained, bool stop) {
-    return lease.has_first_round() && !trained.ok() && !stop;
-  }
-  // Books a push's outcome; the batch's records go to *returned if stale.
-  absl::Status Settle(absl::StatusOr<PushSummary> summary, int64_t begin, int64_t end,
-                      std::vector<RecordRange>* returned);
-  absl::Status SettleInFlight(InFlightPush* push, std::vector<RecordRange>* returned);
-  // Observes the time from `start` to now as `phase` of a step.
-  void RecordPhase(StepPhase phase, absl::Time start);
-  // Reports progress when steps_per_loop steps have run (or `force` and
-  // any have); sets *stop when the coordinator says the job is over.
-  void MaybeReport(bool force, bool* stop);
-  // Reports whatever ran since the last report, possibly nothing.
-  void SendReport(bool* stop);
   // Sync mode: the parameters just pulled are those after round max_steps
   // on every shard, so this worker's part is done. Stopping here, rather
   // than when an answer to a report says so, ends a sync job exactly at
   // max_steps.
   bool PulledFinalRound() const;
+
+  // Books a push's outcome; the batch's records go back if it was refused.
+  absl::Status Settle(absl::StatusOr<PushSummary> summary, const PushOrigin& origin,
+                      std::vector<RecordRange>& returned);
+  // Waits for the overlapped push, if any, and settles it.
+  absl::Status SettleOverlappedPush(LeaseInHand& hand);
+  // Observes the time from `start` to now as `phase` of a step.
+  void RecordPhase(StepPhase phase, absl::Time start);
+  // Books a computed step for the next progress report.
+  void CountStep(int64_t examples);
+
+  // Reports progress when steps_per_loop steps have run (or `force` and
+  // any have).
+  void MaybeReport(bool force);
+  // Reports whatever ran since the last report, possibly nothing; sets
+  // stopping_ when the answer says the job is over for this worker.
+  void SendReport();
+
   bool Over() { return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed(); }
   // Reports what was applied and returns the Aborted status of a worker
   // that was marked lost (it registers again and takes the job up anew).
@@ -156,12 +184,15 @@ class WorkerLoop::AssignmentRun {
   TrainingDataOptions data_;
   int64_t steps_per_loop_ = 100;
   bool sync_ = false;
-  bool overlap_ = false;
 
   PulledParameters pulled_;
   Gradients gradients_;
   ModelOutput output_;
   std::vector<int64_t> min_versions_;
+  // Async modes with overlap_pull_with_push: pushes run behind the pulls.
+  // Declared after what a push borrows (ps_, gradients_), so that it is
+  // destroyed, waiting for a push in flight, before them.
+  std::unique_ptr<OverlappedPush> overlapped_;
 
   // Since the last progress report.
   int64_t steps_ = 0, examples_ = 0, applied_ = 0;
@@ -170,6 +201,10 @@ class WorkerLoop::AssignmentRun {
   int64_t newest_version_ = 0;
   // The global step in the coordinator's last answer.
   int64_t known_global_step_ = 0;
+  // This run trains no more: an answer to a report stopped the job, or
+  // the run was Over() between steps. The rest of the lease in hand goes
+  // back and no lease is taken.
+  bool stopping_ = false;
   // PulledFinalRound() was seen: report what is left and stop training.
   bool reached_max_steps_ = false;
 };
@@ -214,7 +249,6 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
                        ? UPDATE_MODE_ASYNC
                        : spec_.training().update_mode();
   sync_ = ps.update_mode == UPDATE_MODE_SYNC;
-  overlap_ = !sync_ && loop_.options_.overlap_pull_with_push;
   std::vector<std::string> addresses(assignment_.ps_addresses().begin(),
                                      assignment_.ps_addresses().end());
   ASSIGN_OR_RETURN(ps_, ParameterServerClient::Create(std::move(addresses), std::move(slicer), ps,
@@ -224,6 +258,9 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
     absl::MutexLock l(&loop_.mu_);
     loop_.ps_ = ps_.get();
     if (loop_.stop_.stopped()) ps_->Cancel();
+  }
+  if (!sync_ && loop_.options_.overlap_pull_with_push) {
+    overlapped_ = std::make_unique<OverlappedPush>(*ps_);
   }
   data_ = TrainingDataOptionsFromSpec(spec_.train_data());
   orders_ = std::make_unique<EpochOrders>(source_->num_examples(), data_.shuffle, data_.seed);
@@ -241,62 +278,12 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
     LOG(INFO) << "job " << job_id_ << " trains nothing (" << JobMode_Name(spec_.mode()) << ")";
     return absl::OkStatus();
   }
-  Backoff backoff(loop_.options_.backoff, loop_.random_);
-  absl::Time waiting_since = absl::InfiniteFuture();
-  bool stop = false;
-  while (!stop && !reached_max_steps_ && !Over()) {
-    absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
-    const ErrorReason refusal = ReasonOf(lease.status());
-    if (refusal == ERROR_REASON_NO_FREE_LEASE || refusal == ERROR_REASON_JOB_STARTING) {
-      // Every range is leased out for now (one may come back), or the job
-      // is not ready to hand any out yet.
-      const absl::Time now = loop_.clock_.Now();
-      if (waiting_since == absl::InfiniteFuture()) waiting_since = now;
-      if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRetry("no_free_lease");
-      LOG_EVERY_N(INFO, 20) << "waiting for a data lease of job " << job_id_ << " since "
-                            << Seconds(now - waiting_since) << ": " << lease.status().message();
-      if (loop_.stop_.SleepFor(loop_.clock_, backoff.Next())) break;
-      continue;
-    }
-    if (absl::IsFailedPrecondition(lease.status())) {
-      // The job ended, or this run of it rolled back: the assignment says
-      // what comes next.
-      LOG(INFO) << "job " << job_id_ << ": this run is over: " << lease.status().message();
-      break;
-    }
-    if (!lease.ok()) return lease.status();
-    waiting_since = absl::InfiniteFuture();
-    backoff.Reset();
-    if (lease->end_of_data()) {
-      LOG(INFO) << "job " << job_id_ << ": no more training data for this worker";
-      break;
-    }
+  while (!stopping_ && !reached_max_steps_ && !Over()) {
+    ASSIGN_OR_RETURN(std::optional<DataLease> lease, NextLease());
+    if (!lease.has_value()) break;
     std::vector<RecordRange> returned;
-    absl::Status trained = TrainLease(*lease, &returned, &stop);
-    returned = Coalesce(std::move(returned));
-    int64_t returned_records = 0;
-    for (const RecordRange& r : returned) returned_records += r.end() - r.begin();
-    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordReturnedRecords(returned_records);
-    const bool kept = KeepsForItsSlot(*lease, trained, stop);
-    if (kept) {
-      // Its rounds need exactly its data: the lease stays with this
-      // worker's slot, and the next run takes it up where the rounds are.
-      LOG(WARNING) << "job " << job_id_ << ": lease " << lease->lease_id()
-                   << " stays with this worker's sync slot after: " << trained;
-    }
-    absl::Status completed =
-        kept ? absl::OkStatus()
-             : loop_.coordinator_.CompleteDataLease(job_id_, lease->lease_id(), returned);
-    if (!completed.ok()) {
-      LOG(WARNING) << "job " << job_id_ << ": lease " << lease->lease_id() << " of records ["
-                   << lease->range().begin() << ", " << lease->range().end()
-                   << ") could not be completed (" << completed
-                   << "); the coordinator hands its records out again";
-    } else if (!kept && returned_records > 0) {
-      LOG(INFO) << "job " << job_id_ << ": handed back " << returned_records << " of "
-                << lease->range().end() - lease->range().begin() << " records of lease "
-                << lease->lease_id();
-    }
+    const absl::Status trained = TrainLease(*lease, &returned);
+    HandBack(*lease, trained, Coalesce(std::move(returned)));
     if (absl::IsFailedPrecondition(trained)) {
       // A shard refused a push made after this worker's membership may
       // have lapsed (a process frozen past its heartbeat deadline): the
@@ -316,151 +303,198 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
   // The coordinator takes its final checkpoint once every worker has heard
   // the stop: report (empty reports when nothing is left) until it says so
   // or the job is over some other way.
-  while (!stop && !Over()) {
-    SendReport(&stop);
-    if (stop || loop_.stop_.SleepFor(loop_.clock_, loop_.options_.done_report_interval)) break;
+  while (!stopping_ && !Over()) {
+    SendReport();
+    if (stopping_ || loop_.stop_.SleepFor(loop_.clock_, loop_.options_.done_report_interval)) {
+      break;
+    }
   }
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::optional<DataLease>> WorkerLoop::AssignmentRun::NextLease() {
+  Backoff backoff(loop_.options_.backoff, loop_.random_);
+  const absl::Time waiting_since = loop_.clock_.Now();
+  while (!Over()) {
+    absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
+    const ErrorReason refusal = ReasonOf(lease.status());
+    if (refusal == ERROR_REASON_NO_FREE_LEASE || refusal == ERROR_REASON_JOB_STARTING) {
+      // Every range is leased out for now (one may come back), or the job
+      // is not ready to hand any out yet.
+      if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRetry("no_free_lease");
+      LOG_EVERY_N(INFO, 20) << "waiting for a data lease of job " << job_id_ << " since "
+                            << Seconds(loop_.clock_.Now() - waiting_since) << ": "
+                            << lease.status().message();
+      if (loop_.stop_.SleepFor(loop_.clock_, backoff.Next())) break;
+      continue;
+    }
+    if (absl::IsFailedPrecondition(lease.status())) {
+      // The job ended, or this run of it rolled back: the assignment says
+      // what comes next.
+      LOG(INFO) << "job " << job_id_ << ": this run is over: " << lease.status().message();
+      break;
+    }
+    RETURN_IF_ERROR(lease.status());
+    if (lease->end_of_data()) {
+      LOG(INFO) << "job " << job_id_ << ": no more training data for this worker";
+      break;
+    }
+    return *std::move(lease);
+  }
+  return std::nullopt;
+}
+
+void WorkerLoop::AssignmentRun::HandBack(const DataLease& lease, const absl::Status& trained,
+                                         const std::vector<RecordRange>& returned) {
+  int64_t returned_records = 0;
+  for (const RecordRange& r : returned) returned_records += r.end() - r.begin();
+  if (loop_.metrics_ != nullptr) loop_.metrics_->RecordReturnedRecords(returned_records);
+  if (KeepsForItsSlot(lease, trained)) {
+    // Its rounds need exactly its data: the lease stays with this worker's
+    // slot, and the next run takes it up where the rounds are.
+    LOG(WARNING) << "job " << job_id_ << ": lease " << lease.lease_id()
+                 << " stays with this worker's sync slot after: " << trained;
+    return;
+  }
+  const absl::Status completed =
+      loop_.coordinator_.CompleteDataLease(job_id_, lease.lease_id(), returned);
+  if (!completed.ok()) {
+    LOG(WARNING) << "job " << job_id_ << ": lease " << lease.lease_id() << " of records ["
+                 << lease.range().begin() << ", " << lease.range().end()
+                 << ") could not be completed (" << completed
+                 << "); the coordinator hands its records out again";
+  } else if (returned_records > 0) {
+    LOG(INFO) << "job " << job_id_ << ": handed back " << returned_records << " of "
+              << lease.range().end() - lease.range().begin() << " records of lease "
+              << lease.lease_id();
+  }
+}
+
 absl::Status WorkerLoop::AssignmentRun::LostMembership() {
   // What it pushed before it was lost was applied: count it.
-  bool ignored = false;
-  SendReport(&ignored);
+  SendReport();
   return absl::AbortedError(absl::StrCat("worker was marked lost during job ", job_id_,
                                          " (no heartbeat in time); its data went to others"));
 }
 
 absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
-                                                   std::vector<RecordRange>* returned, bool* stop) {
+                                                   std::vector<RecordRange>* returned) {
   ASSIGN_OR_RETURN(std::unique_ptr<LeaseBatchReader> reader,
                    LeaseBatchReader::Create(source_.get(), orders_->Order(lease.epoch()),
                                             lease.range().begin(), lease.range().end(), data_));
-  InFlightPush in_flight;
+  LeaseInHand hand{lease, *reader, *returned};
   absl::Status error;
-  int64_t batch_index = -1;  // of the batch in hand, within the lease
   while (true) {
     if (Over()) {
-      *stop = true;
+      stopping_ = true;
       break;
     }
-    const absl::Time read_start = loop_.clock_.Now();
-    absl::StatusOr<LeaseBatch> next = reader->Next();
-    RecordPhase(StepPhase::kDataWait, read_start);
-    if (absl::IsOutOfRange(next.status())) break;
-    if (!next.ok()) {
-      error = next.status();
-      break;
-    }
-    LeaseBatch& batch = *next;
-    ++batch_index;
-    // Whatever ends this step early hands its records back.
-    auto give_back = [&] { returned->push_back(MakeRange(batch.begin, batch.end)); };
-
-    const absl::Time pull_start = loop_.clock_.Now();
-    absl::StatusOr<RowIds> rows = model_->RowsToRead(batch.batch);
-    absl::Status pulled = rows.ok() ? Pull(*rows, stop) : rows.status();
-    bool lease_done = false;
-    if (pulled.ok() && !*stop && lease.has_first_round()) {
-      pulled = CatchUpWithRound(lease, *reader, &batch, &batch_index, &lease_done, stop);
-    }
-    RecordPhase(StepPhase::kPull, pull_start);
-    if (lease_done) break;
-    if (pulled.ok() && lease.has_first_round()) {
-      // Every round below the pulled one is complete: the coordinator
-      // counts the global step by it in this mode.
-      newest_version_ = std::max(newest_version_, PulledRound());
-    }
-    // The previous push (overlapped with this pull) is settled before its
-    // progress is reported and before the gradients buffer is reused.
-    const absl::Time settle_start = loop_.clock_.Now();
-    absl::Status settled = SettleInFlight(&in_flight, returned);
-    RecordPhase(StepPhase::kPushWait, settle_start);
-    if (!pulled.ok() || !settled.ok() || *stop) {
-      give_back();
-      error = !settled.ok() ? settled : pulled;
-      break;
-    }
-    if (PulledFinalRound()) {
-      give_back();
-      reached_max_steps_ = true;
-      break;
-    }
-    MaybeReport(/*force=*/false, stop);
-    if (*stop) {
-      give_back();
-      break;
-    }
-
-    const absl::Time compute_start = loop_.clock_.Now();
-    absl::Status computed =
-        model_->ComputeGradients(pulled_.View(), batch.batch, &output_, &gradients_);
-    if (!computed.ok()) {
-      give_back();
-      error = computed;
-      break;
-    }
-    RecordPhase(StepPhase::kCompute, compute_start);
-    const int64_t batch_size = batch.batch.size;
-    reader->Recycle(std::move(batch.batch));  // its examples are no longer needed
-    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordStep(batch_size);
-    ++steps_;
-    examples_ += batch_size;
-    loss_sum_ += output_.loss;
-    for (int64_t v : pulled_.versions) newest_version_ = std::max(newest_version_, v);
-    if (!std::isfinite(output_.loss)) {
-      // Pushing would spread the damage; the coordinator decides whether
-      // this ends the job, so tell it now.
-      LOG(WARNING) << "job " << job_id_ << ": loss " << output_.loss << " on records ["
-                   << batch.begin << ", " << batch.end << "); gradients not pushed";
-      MaybeReport(/*force=*/true, stop);
-      if (*stop) break;
-      continue;
-    }
-    if (overlap_) {
-      ParameterServerClient* ps = ps_.get();
-      const Gradients* gradients = &gradients_;
-      std::vector<int64_t> versions = pulled_.versions;
-      const int64_t examples = batch_size;
-      const PushOrigin origin = OriginOf(lease, batch.begin, batch.end);
-      in_flight.result =
-          std::async(std::launch::async, [ps, gradients, versions, examples, origin] {
-            return ps->Push(*gradients, versions, examples, origin);
-          });
-      in_flight.begin = batch.begin;
-      in_flight.end = batch.end;
-      in_flight.active = true;
-    } else {
-      const absl::Time push_start = loop_.clock_.Now();
-      absl::Status s = Settle(ps_->Push(gradients_, pulled_.versions, batch_size,
-                                        OriginOf(lease, batch.begin, batch.end)),
-                              batch.begin, batch.end, returned);
-      RecordPhase(StepPhase::kPushWait, push_start);
-      if (!s.ok()) {
-        error = s;
-        break;
-      }
-      MaybeReport(/*force=*/false, stop);
-      if (*stop) break;
-    }
+    absl::StatusOr<bool> more = TrainStep(hand);
+    if (!more.ok()) error = more.status();
+    if (!more.ok() || !*more) break;
   }
   // The lease's last push is waited for here, not overlapped with a pull:
   // a push_wait of its own, or the step-time breakdown would miss it.
-  const bool last_push_in_flight = in_flight.active;
-  const absl::Time settle_start = loop_.clock_.Now();
-  absl::Status settled = SettleInFlight(&in_flight, returned);
-  if (last_push_in_flight) RecordPhase(StepPhase::kPushWait, settle_start);
-  if (error.ok()) error = settled;
-  if (!error.ok() || *stop) {
-    if (reader->next_position() < reader->end()) {
-      returned->push_back(MakeRange(reader->next_position(), reader->end()));
-    }
+  error.Update(SettleOverlappedPush(hand));
+  if ((!error.ok() || stopping_) && reader->next_position() < reader->end()) {
+    returned->push_back(MakeRange(reader->next_position(), reader->end()));
   }
-  if (error.ok()) MaybeReport(/*force=*/false, stop);
+  if (error.ok()) MaybeReport(/*force=*/false);
   return error;
 }
 
-absl::Status WorkerLoop::AssignmentRun::Pull(const RowIds& rows, bool* stop) {
+absl::StatusOr<bool> WorkerLoop::AssignmentRun::TrainStep(LeaseInHand& hand) {
+  const absl::Time read_start = loop_.clock_.Now();
+  absl::StatusOr<LeaseBatch> next = hand.reader.Next();
+  RecordPhase(StepPhase::kDataWait, read_start);
+  if (absl::IsOutOfRange(next.status())) return false;
+  RETURN_IF_ERROR(next.status());
+  LeaseBatch& batch = *next;
+  ++hand.batch_index;
+  // Whatever ends this step before its push hands its records back.
+  auto give_back = [&] { hand.returned.push_back(MakeRange(batch.begin, batch.end)); };
+
+  const absl::Time pull_start = loop_.clock_.Now();
+  const absl::StatusOr<bool> pulled = PullFor(hand, batch);
+  RecordPhase(StepPhase::kPull, pull_start);
+  if (pulled.ok() && !*pulled) return false;
+  // The previous push (overlapped with this pull) is settled before its
+  // progress is reported and before the gradients buffer is reused.
+  const absl::Status settled = SettleOverlappedPush(hand);
+  if (!pulled.ok() || !settled.ok() || stopping_) {
+    give_back();
+    RETURN_IF_ERROR(settled);
+    RETURN_IF_ERROR(pulled.status());
+    return false;
+  }
+  if (PulledFinalRound()) {
+    give_back();
+    reached_max_steps_ = true;
+    return false;
+  }
+  MaybeReport(/*force=*/false);
+  if (stopping_) {
+    give_back();
+    return false;
+  }
+  return ComputeAndPush(hand, batch);
+}
+
+absl::StatusOr<bool> WorkerLoop::AssignmentRun::ComputeAndPush(LeaseInHand& hand,
+                                                               LeaseBatch& batch) {
+  const absl::Time compute_start = loop_.clock_.Now();
+  const absl::Status computed =
+      model_->ComputeGradients(pulled_.View(), batch.batch, &output_, &gradients_);
+  if (!computed.ok()) {
+    hand.returned.push_back(MakeRange(batch.begin, batch.end));
+    return computed;
+  }
+  RecordPhase(StepPhase::kCompute, compute_start);
+  const int64_t examples = batch.batch.size;
+  hand.reader.Recycle(std::move(batch.batch));  // its examples are no longer needed
+  CountStep(examples);
+  if (!std::isfinite(output_.loss)) {
+    // Pushing would spread the damage; the coordinator decides whether
+    // this ends the job, so tell it now.
+    LOG(WARNING) << "job " << job_id_ << ": loss " << output_.loss << " on records [" << batch.begin
+                 << ", " << batch.end << "); gradients not pushed";
+    MaybeReport(/*force=*/true);
+    return !stopping_;
+  }
+  PushOrigin origin = OriginOf(hand.lease, batch.begin, batch.end);
+  if (overlapped_ != nullptr) {
+    overlapped_->Start(gradients_, pulled_.versions, examples, std::move(origin));
+    return true;
+  }
+  const absl::Time push_start = loop_.clock_.Now();
+  const absl::Status settled =
+      Settle(ps_->Push(gradients_, pulled_.versions, examples, origin), origin, hand.returned);
+  RecordPhase(StepPhase::kPushWait, push_start);
+  RETURN_IF_ERROR(settled);
+  MaybeReport(/*force=*/false);
+  return !stopping_;
+}
+
+void WorkerLoop::AssignmentRun::CountStep(int64_t examples) {
+  if (loop_.metrics_ != nullptr) loop_.metrics_->RecordStep(examples);
+  ++steps_;
+  examples_ += examples;
+  loss_sum_ += output_.loss;
+  for (int64_t v : pulled_.versions) newest_version_ = std::max(newest_version_, v);
+}
+
+absl::StatusOr<bool> WorkerLoop::AssignmentRun::PullFor(LeaseInHand& hand, LeaseBatch& batch) {
+  ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(batch.batch));
+  RETURN_IF_ERROR(Pull(rows));
+  if (stopping_ || !hand.lease.has_first_round()) return true;
+  ASSIGN_OR_RETURN(const bool in_lease, CatchUpWithRound(hand, batch));
+  // Every round below the pulled one is complete: the coordinator counts
+  // the global step by it in this mode.
+  if (in_lease) newest_version_ = std::max(newest_version_, PulledRound());
+  return in_lease;
+}
+
+absl::Status WorkerLoop::AssignmentRun::Pull(const RowIds& rows) {
   PullOptions options;
   options.min_versions = min_versions_;
   options.wait = loop_.options_.round_wait;
@@ -472,8 +506,8 @@ absl::Status WorkerLoop::AssignmentRun::Pull(const RowIds& rows, bool* stop) {
     // A sync round that others have not finished (they may have stopped:
     // the coordinator waits for this worker to hear it), or a shard that
     // is down: ask whether the job still runs, and say what we wait for.
-    SendReport(stop);
-    if (*stop) return absl::OkStatus();
+    SendReport();
+    if (stopping_) return absl::OkStatus();
     if (loop_.clock_.Now() >= next_log) {
       LOG(WARNING) << "job " << job_id_ << ": still waiting after "
                    << Seconds(loop_.clock_.Now() - start) << ": " << status.message();
@@ -490,19 +524,17 @@ int64_t WorkerLoop::AssignmentRun::PulledRound() const {
   return oldest;
 }
 
-absl::Status WorkerLoop::AssignmentRun::CatchUpWithRound(const DataLease& lease,
-                                                         LeaseBatchReader& reader,
-                                                         LeaseBatch* batch, int64_t* index,
-                                                         bool* lease_done, bool* stop) {
+absl::StatusOr<bool> WorkerLoop::AssignmentRun::CatchUpWithRound(LeaseInHand& hand,
+                                                                 LeaseBatch& batch) {
   while (true) {
     const int64_t round = PulledRound();
-    if (round < 0) return absl::OkStatus();  // no shard read: nothing to align
-    const int64_t want = lease.first_round() + *index;
+    if (round < 0) return true;  // no shard read: nothing to align
+    const int64_t want = hand.lease.first_round() + hand.batch_index;
     if (round == want) {
       for (int64_t& version : pulled_.versions) {
         if (version >= 0) version = round;
       }
-      return absl::OkStatus();
+      return true;
     }
     if (round < want) {
       // This slot's part of `round` is in; the batch in hand is for a
@@ -510,40 +542,42 @@ absl::Status WorkerLoop::AssignmentRun::CatchUpWithRound(const DataLease& lease,
       for (int64_t& min_version : min_versions_) min_version = want;
     } else {
       for (int64_t skip = round - want; skip > 0; --skip) {
-        absl::StatusOr<LeaseBatch> next = reader.Next();
+        absl::StatusOr<LeaseBatch> next = hand.reader.Next();
         if (absl::IsOutOfRange(next.status())) {
-          VLOG(1) << "job " << job_id_ << ": lease " << lease.lease_id()
+          VLOG(1) << "job " << job_id_ << ": lease " << hand.lease.lease_id()
                   << " was trained to its end by its previous holder";
-          *lease_done = true;
-          return absl::OkStatus();
+          return false;
         }
-        if (!next.ok()) return next.status();
-        *batch = *std::move(next);
-        ++*index;
+        RETURN_IF_ERROR(next.status());
+        batch = *std::move(next);
+        ++hand.batch_index;
       }
-      LOG(INFO) << "job " << job_id_ << ": taking lease " << lease.lease_id() << " up at round "
-                << round << ", batch " << *index << "; the rounds before had its earlier batches";
+      LOG(INFO) << "job " << job_id_ << ": taking lease " << hand.lease.lease_id()
+                << " up at round " << round << ", batch " << hand.batch_index
+                << "; the rounds before had its earlier batches";
     }
-    ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(batch->batch));
-    RETURN_IF_ERROR(Pull(rows, stop));
-    if (*stop) return absl::OkStatus();
+    ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(batch.batch));
+    RETURN_IF_ERROR(Pull(rows));
+    if (stopping_) return true;
   }
 }
 
-absl::Status WorkerLoop::AssignmentRun::Settle(absl::StatusOr<PushSummary> summary, int64_t begin,
-                                               int64_t end, std::vector<RecordRange>* returned) {
+absl::Status WorkerLoop::AssignmentRun::Settle(absl::StatusOr<PushSummary> summary,
+                                               const PushOrigin& origin,
+                                               std::vector<RecordRange>& returned) {
+  const RecordRange records = MakeRange(origin.records().begin(), origin.records().end());
   if (!summary.ok()) {
     // Whether the shards applied it is unknown; training these records
     // again costs less than losing them.
-    returned->push_back(MakeRange(begin, end));
+    returned.push_back(records);
     if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRequeuedBatch("push_failed");
     return summary.status();
   }
   if (summary->stale) {
-    returned->push_back(MakeRange(begin, end));
+    returned.push_back(records);
     if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRequeuedBatch("stale_push");
     VLOG(1) << "job " << job_id_ << ": push " << summary->sequence << " refused as stale; records ["
-            << begin << ", " << end << ") go back";
+            << records.begin() << ", " << records.end() << ") go back";
   } else if (summary->applied) {
     ++applied_;
   }
@@ -551,15 +585,17 @@ absl::Status WorkerLoop::AssignmentRun::Settle(absl::StatusOr<PushSummary> summa
   return absl::OkStatus();
 }
 
-void WorkerLoop::AssignmentRun::RecordPhase(StepPhase phase, absl::Time start) {
-  if (loop_.metrics_ != nullptr) loop_.metrics_->RecordPhase(phase, loop_.clock_.Now() - start);
+absl::Status WorkerLoop::AssignmentRun::SettleOverlappedPush(LeaseInHand& hand) {
+  if (overlapped_ == nullptr || !overlapped_->in_flight()) return absl::OkStatus();
+  const absl::Time start = loop_.clock_.Now();
+  const PushOrigin origin = overlapped_->origin();
+  const absl::Status settled = Settle(overlapped_->Finish(), origin, hand.returned);
+  RecordPhase(StepPhase::kPushWait, start);
+  return settled;
 }
 
-absl::Status WorkerLoop::AssignmentRun::SettleInFlight(InFlightPush* push,
-                                                       std::vector<RecordRange>* returned) {
-  if (!push->active) return absl::OkStatus();
-  push->active = false;
-  return Settle(push->result.get(), push->begin, push->end, returned);
+void WorkerLoop::AssignmentRun::RecordPhase(StepPhase phase, absl::Time start) {
+  if (loop_.metrics_ != nullptr) loop_.metrics_->RecordPhase(phase, loop_.clock_.Now() - start);
 }
 
 bool WorkerLoop::AssignmentRun::PulledFinalRound() const {
@@ -573,7 +609,7 @@ bool WorkerLoop::AssignmentRun::PulledFinalRound() const {
   return oldest != std::numeric_limits<int64_t>::max() && oldest >= max_steps;
 }
 
-void WorkerLoop::AssignmentRun::MaybeReport(bool force, bool* stop) {
+void WorkerLoop::AssignmentRun::MaybeReport(bool force) {
   int64_t due = steps_per_loop_;
   const int64_t max_steps = spec_.stop().max_steps();
   if (max_steps > 0) {
@@ -586,10 +622,9 @@ void WorkerLoop::AssignmentRun::MaybeReport(bool force, bool* stop) {
     due = std::clamp<int64_t>(remaining / workers, 1, steps_per_loop_);
   }
   if (steps_ == 0 || (!force && steps_ < due)) return;
-  SendReport(stop);
+  SendReport();
 }
-
-void WorkerLoop::AssignmentRun::SendReport(bool* stop) {
+void WorkerLoop::AssignmentRun::SendReport() {
   const absl::Time now = loop_.clock_.Now();
   const double seconds = std::max(1e-9, absl::ToDoubleSeconds(now - last_report_));
   ProgressReport report;
@@ -612,7 +647,7 @@ void WorkerLoop::AssignmentRun::SendReport(bool* stop) {
   if (response.ok()) known_global_step_ = std::max(known_global_step_, response->global_step());
   if (absl::IsFailedPrecondition(response.status())) {
     LOG(INFO) << "job " << job_id_ << " ended: " << response.status().message();
-    *stop = true;
+    stopping_ = true;
   } else if (!response.ok()) {
     // The client keeps the report and sends it before the next one.
     LOG(WARNING) << "job " << job_id_
@@ -620,7 +655,7 @@ void WorkerLoop::AssignmentRun::SendReport(bool* stop) {
   } else if (response->stop()) {
     LOG(INFO) << "job " << job_id_ << ": the coordinator stops training at global step "
               << response->global_step() << " (" << StopReason_Name(response->stop_reason()) << ")";
-    *stop = true;
+    stopping_ = true;
   }
 }
 

@@ -1,0 +1,123 @@
+#include "worker/overlapped_push.h"
+
+#include <memory>
+#include <vector>
+
+#include "common/clock/fake_clock.h"
+#include "common/random/random_source.h"
+#include "gtest/gtest.h"
+#include "worker/testing/fake_parameter_server.h"
+
+namespace pstrain {
+namespace worker {
+namespace {
+
+VariableDef Dense(const std::string& name, int64_t size) {
+  VariableDef def;
+  def.spec.set_name(name);
+  def.spec.set_kind(VARIABLE_KIND_DENSE);
+  def.spec.set_dtype(DATA_TYPE_FLOAT32);
+  def.spec.mutable_shape()->add_dims(size);
+  return def;
+}
+
+PushOrigin Origin(int64_t begin, int64_t end) {
+  PushOrigin origin;
+  origin.set_lease_id(5);
+  origin.mutable_records()->set_begin(begin);
+  origin.mutable_records()->set_end(end);
+  return origin;
+}
+
+// One shard holding dense "w" of 4 floats, and a client of it.
+class OverlappedPushTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    shard_.AddDense("w", {4}, {0, 0, 0, 0});
+    ASSERT_TRUE(shard_.Start().ok());
+    google::protobuf::RepeatedPtrField<VariablePlacement> placements;
+    placements.Add()->set_name("w");
+    absl::StatusOr<ShardSlicer> slicer = ShardSlicer::Create({Dense("w", 4)}, placements, 1);
+    ASSERT_TRUE(slicer.ok()) << slicer.status();
+    ParameterServerClientOptions options;
+    options.job_id = "job-1";
+    options.incarnation = 9;
+    absl::StatusOr<std::unique_ptr<ParameterServerClient>> client = ParameterServerClient::Create(
+        {shard_.address()}, *std::move(slicer), options, clock_, random_, nullptr);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+  }
+
+  static Gradients MakeGradients(float value) {
+    Gradients gradients;
+    gradients.dense["w"] = *Tensor::FromValues<float>(Shape({4}), {value, value, value, value});
+    return gradients;
+  }
+
+  FakeClock clock_;
+  SeededRandom random_{3};
+  FakeParameterServer shard_{0, 1};
+  std::unique_ptr<ParameterServerClient> client_;
+};
+
+TEST_F(OverlappedPushTest, FinishReturnsTheOutcomeOfThePushStartedLast) {
+  OverlappedPush overlapped(*client_);
+  EXPECT_FALSE(overlapped.in_flight());
+  const Gradients gradients = MakeGradients(1);
+  overlapped.Start(gradients, {0}, 8, Origin(10, 18));
+  EXPECT_TRUE(overlapped.in_flight());
+  EXPECT_EQ(overlapped.origin().records().begin(), 10);
+
+  absl::StatusOr<PushSummary> summary = overlapped.Finish();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(summary->applied);
+  EXPECT_FALSE(overlapped.in_flight());
+  std::vector<FakeParameterServer::ReceivedPush> received = shard_.received();
+  ASSERT_EQ(received.size(), 1u);
+  EXPECT_EQ(received[0].examples, 8);
+  ASSERT_TRUE(received[0].origin.has_value());
+  EXPECT_EQ(received[0].origin->records().end(), 18);
+}
+
+TEST_F(OverlappedPushTest, ServesPushAfterPushInOrder) {
+  OverlappedPush overlapped(*client_);
+  Gradients gradients;
+  for (int i = 1; i <= 3; ++i) {
+    gradients = MakeGradients(static_cast<float>(i));
+    overlapped.Start(gradients, {0}, i, Origin(i * 10, i * 10 + 1));
+    absl::StatusOr<PushSummary> summary = overlapped.Finish();
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_EQ(summary->sequence, static_cast<uint64_t>(i));
+  }
+  std::vector<FakeParameterServer::ReceivedPush> received = shard_.received();
+  ASSERT_EQ(received.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(received[i].examples, i + 1);
+    EXPECT_EQ(received[i].dense["w"][0], static_cast<float>(i + 1));
+  }
+  EXPECT_EQ(shard_.applied(), 3);
+}
+
+TEST_F(OverlappedPushTest, DestroyingWithAPushInFlightWaitsForIt) {
+  const Gradients gradients = MakeGradients(2);
+  {
+    OverlappedPush overlapped(*client_);
+    overlapped.Start(gradients, {0}, 4, Origin(0, 4));
+  }
+  // The destructor returned only once the push was made.
+  EXPECT_EQ(shard_.applied(), 1);
+}
+
+TEST_F(OverlappedPushTest, AFailedPushIsReturnedByFinish) {
+  client_->Cancel();
+  OverlappedPush overlapped(*client_);
+  const Gradients gradients = MakeGradients(1);
+  overlapped.Start(gradients, {0}, 8, Origin(0, 8));
+  absl::StatusOr<PushSummary> summary = overlapped.Finish();
+  EXPECT_TRUE(absl::IsCancelled(summary.status())) << summary.status();
+  EXPECT_EQ(shard_.applied(), 0);
+}
+
+}  // namespace
+}  // namespace worker
+}  // namespace pstrain
