@@ -582,26 +582,30 @@ EvalStatus EvaluationLoop::EvaluateAndReport(JobContext& job,
   report.set_checkpoint_step(checkpoint.step);
   report.set_final(checkpoint.final);
   std::map<std::string, double> metrics;
+  std::string reason;
+  const EvalStatus status = EvaluateInto(job, checkpoint, report, metrics, &reason);
+  report.set_status(status);
+  report.set_reason(reason);
+  if (status != EVAL_STATUS_EVALUATED) {
+    LOG(WARNING) << "evaluator: ckpt-" << checkpoint.step << " of job " << job.job_id << ": "
+                 << StatusLabel(status) << ": " << reason;
+    if (status == EVAL_STATUS_MISSING_CHECKPOINT) metrics_.RecordSkipped("missing_checkpoint");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (schedule_) schedule_->MarkEvaluated(checkpoint.step);
+  }
+  // Released first: once the report is in, the job may end and its stream
+  // with it.
+  if (checkpoint.leased) Release(job.job_id, checkpoint.step);
+  Report(report, clock_.Now() - start, metrics);
+  return status;
+}
 
-  auto finish = [&](EvalStatus status, const std::string& reason) {
-    report.set_status(status);
-    report.set_reason(reason);
-    if (status != EVAL_STATUS_EVALUATED) {
-      LOG(WARNING) << "evaluator: ckpt-" << checkpoint.step << " of job " << job.job_id << ": "
-                   << StatusLabel(status) << ": " << reason;
-      if (status == EVAL_STATUS_MISSING_CHECKPOINT) metrics_.RecordSkipped("missing_checkpoint");
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      if (schedule_) schedule_->MarkEvaluated(checkpoint.step);
-    }
-    // Released first: once the report is in, the job may end and its
-    // stream with it.
-    if (checkpoint.leased) Release(job.job_id, checkpoint.step);
-    Report(report, clock_.Now() - start, metrics);
-    return status;
-  };
-
+EvalStatus EvaluationLoop::EvaluateInto(JobContext& job, const CheckpointCandidate& checkpoint,
+                                        EvalReport& report, std::map<std::string, double>& metrics,
+                                        std::string* reason) {
+  const absl::Time start = clock_.Now();
   if (auto found = job.history.find(checkpoint.step); found != job.history.end()) {
     // Evaluated before (e.g. by an evaluator that restarted since): the
     // result stands; the job still gets its report.
@@ -609,70 +613,81 @@ EvalStatus EvaluationLoop::EvaluateAndReport(JobContext& job,
     for (const auto& [name, value] : metrics) (*report.mutable_metrics())[name] = value;
     LOG(INFO) << "evaluator: ckpt-" << checkpoint.step << " of job " << job.job_id
               << " was evaluated before: " << MetricsString(metrics);
-    return finish(EVAL_STATUS_EVALUATED, "");
+    return EVAL_STATUS_EVALUATED;
   }
-
+  auto refused = [reason](EvalStatus status, const absl::Status& why) {
+    *reason = std::string(why.message());
+    return status;
+  };
   // Sizes only: LoadCheckpointParameters checks every byte as it reads.
   VerifyOptions verify;
   verify.check_contents = false;
   absl::StatusOr<CheckpointManifest> manifest = VerifyCheckpoint(env_, checkpoint.path, verify);
-  if (!manifest.ok()) {
-    return finish(EVAL_STATUS_MISSING_CHECKPOINT, std::string(manifest.status().message()));
-  }
+  if (!manifest.ok()) return refused(EVAL_STATUS_MISSING_CHECKPOINT, manifest.status());
   if (manifest->final()) report.set_final(true);
   absl::StatusOr<std::unique_ptr<ModelParameters>> parameters = job.evaluator->NewParameters();
-  if (!parameters.ok())
-    return finish(EVAL_STATUS_FAILED, std::string(parameters.status().message()));
+  if (!parameters.ok()) return refused(EVAL_STATUS_FAILED, parameters.status());
   if (absl::Status loaded =
           LoadCheckpointParameters(env_, checkpoint.path, *manifest, parameters->get());
       !loaded.ok()) {
     const bool damaged = absl::IsNotFound(loaded) || absl::IsDataLoss(loaded);
-    return finish(damaged ? EVAL_STATUS_MISSING_CHECKPOINT : EVAL_STATUS_FAILED,
-                  std::string(loaded.message()));
+    return refused(damaged ? EVAL_STATUS_MISSING_CHECKPOINT : EVAL_STATUS_FAILED, loaded);
   }
   absl::StatusOr<EvaluationResult> result = job.evaluator->Evaluate(**parameters);
-  if (!result.ok()) return finish(EVAL_STATUS_FAILED, std::string(result.status().message()));
+  if (!result.ok()) return refused(EVAL_STATUS_FAILED, result.status());
   metrics = result->metrics;
   job.history[checkpoint.step] = metrics;
   for (const auto& [name, value] : metrics) (*report.mutable_metrics())[name] = value;
   report.set_examples(result->examples);
 
-  if (job.summaries != nullptr) {
-    absl::Status written;
-    for (const auto& [name, value] : metrics) {
-      absl::Status status = job.summaries->WriteScalar(checkpoint.step, name, value);
-      if (written.ok()) written = status;
-    }
-    if (written.ok()) written = job.summaries->Flush();
-    if (!written.ok()) LOG(WARNING) << "evaluator: eval summaries: " << written;
-  }
-
-  std::string exported;
-  if (job.exporter != nullptr) {
-    ExportSource source;
-    source.spec = job.spec;
-    source.dataset = job.evaluator->model_info();
-    source.global_step = checkpoint.step;
-    source.job_id = job.job_id;
-    source.metrics = metrics;
-    source.source_checkpoint = checkpoint.path;
-    absl::StatusOr<ExportResult> exports =
-        job.exporter->Export(source, **parameters, report.final());
-    if (exports.ok()) {
-      report.set_export_path(exports->best_path.empty() ? exports->final_path : exports->best_path);
-      report.set_final_export_path(exports->final_path);
-      if (!exports->best_path.empty()) metrics_.RecordExport("best");
-      if (!exports->final_path.empty()) metrics_.RecordExport("final");
-      exported = absl::StrJoin({exports->best_path, exports->final_path}, " ");
-    } else {
-      LOG(WARNING) << "evaluator: export of ckpt-" << checkpoint.step << ": " << exports.status();
-    }
-  }
+  WriteSummaries(job, checkpoint.step, metrics);
+  const std::string exported = Export(job, checkpoint, **parameters, metrics, report);
   LOG(INFO) << "evaluator: ckpt-" << checkpoint.step << " of job " << job.job_id
             << (report.final() ? " (final)" : "") << " in "
             << absl::FormatDuration(clock_.Now() - start) << ": " << MetricsString(metrics)
-            << (exported.empty() || exported == " " ? "" : absl::StrCat("; exported ", exported));
-  return finish(EVAL_STATUS_EVALUATED, "");
+            << (exported.empty() ? "" : absl::StrCat("; exported ", exported));
+  return EVAL_STATUS_EVALUATED;
+}
+
+void EvaluationLoop::WriteSummaries(JobContext& job, int64_t step,
+                                    const std::map<std::string, double>& metrics) {
+  if (job.summaries == nullptr) return;
+  absl::Status written;
+  for (const auto& [name, value] : metrics)
+    written.Update(job.summaries->WriteScalar(step, name, value));
+  written.Update(job.summaries->Flush());
+  if (!written.ok()) LOG(WARNING) << "evaluator: eval summaries: " << written;
+}
+
+std::string EvaluationLoop::Export(JobContext& job, const CheckpointCandidate& checkpoint,
+                                   const ModelParameters& parameters,
+                                   const std::map<std::string, double>& metrics,
+                                   EvalReport& report) {
+  if (job.exporter == nullptr) return "";
+  ExportSource source;
+  source.spec = job.spec;
+  source.dataset = job.evaluator->model_info();
+  source.global_step = checkpoint.step;
+  source.job_id = job.job_id;
+  source.metrics = metrics;
+  source.source_checkpoint = checkpoint.path;
+  absl::StatusOr<ExportResult> exports = job.exporter->Export(source, parameters, report.final());
+  if (!exports.ok()) {
+    LOG(WARNING) << "evaluator: export of ckpt-" << checkpoint.step << ": " << exports.status();
+    return "";
+  }
+  report.set_export_path(exports->best_path.empty() ? exports->final_path : exports->best_path);
+  report.set_final_export_path(exports->final_path);
+  std::vector<std::string> paths;
+  if (!exports->best_path.empty()) {
+    metrics_.RecordExport("best");
+    paths.push_back(exports->best_path);
+  }
+  if (!exports->final_path.empty()) {
+    metrics_.RecordExport("final");
+    paths.push_back(exports->final_path);
+  }
+  return absl::StrJoin(paths, " ");
 }
 
 }  // namespace evaluator

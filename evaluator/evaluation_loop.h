@@ -149,6 +149,19 @@ class EvaluationLoop {
   // One checkpoint: verify, load, evaluate, summarise, export, report,
   // release. Returns the status reported.
   EvalStatus EvaluateAndReport(JobContext& job, const CheckpointCandidate& checkpoint);
+  // Verifies, loads and evaluates `checkpoint` (or takes its result from
+  // the job's history) into `report` and `metrics`, then writes summaries
+  // and exports. The status to report, and why when not EVALUATED.
+  EvalStatus EvaluateInto(JobContext& job, const CheckpointCandidate& checkpoint,
+                          EvalReport& report, std::map<std::string, double>& metrics,
+                          std::string* reason);
+  // Writes `metrics` as the job's eval summaries at `step`, if it has any.
+  void WriteSummaries(JobContext& job, int64_t step, const std::map<std::string, double>& metrics);
+  // Exports the evaluated parameters as the job asks (best and final
+  // exports), naming them in `report`; the paths written, space-separated.
+  std::string Export(JobContext& job, const CheckpointCandidate& checkpoint,
+                     const ModelParameters& parameters,
+                     const std::map<std::string, double>& metrics, EvalReport& report);
   void Report(EvalReport report, absl::Duration took, const std::map<std::string, double>& metrics);
   // Sends a report; the session retries while the coordinator is
   // unreachable and registers again if it forgot this evaluator.
