@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
-#include "common/config/metric_names.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/export/export_manifest.h"
 #include "common/export/export_versions.h"
 #include "common/status/status_macros.h"
@@ -20,26 +20,14 @@ std::string ExportDir(const JobSpec& spec) {
   return JoinPath(spec.checkpoint().model_dir(), "export");
 }
 
-bool Minimize(const JobSpec& spec, const std::string& metric) {
-  MetricDirection direction = spec.eval().best_direction();
-  if (direction == METRIC_DIRECTION_UNSPECIFIED) direction = DefaultMetricDirection(metric);
-  return direction == METRIC_DIRECTION_MINIMIZE;
-}
-
-std::string BestMetric(const JobSpec& spec) {
-  return spec.eval().best_metric().empty() ? std::string("loss") : spec.eval().best_metric();
-}
-
 }  // namespace
 
 ModelExporter::ModelExporter(Env& env, const JobSpec& spec)
     : env_(env),
-      strategy_(spec.export_().strategy() == EXPORT_STRATEGY_UNSPECIFIED
-                    ? EXPORT_STRATEGY_BEST
-                    : spec.export_().strategy()),
-      best_metric_(BestMetric(spec)),
-      minimize_(Minimize(spec, best_metric_)),
-      exports_to_keep_(spec.export_().has_exports_to_keep() ? spec.export_().exports_to_keep() : 3),
+      strategy_(ExportStrategyOf(spec.export_(), spec.mode())),
+      best_metric_(BestMetricOf(spec.eval())),
+      minimize_(BestDirectionOf(spec.eval()) == METRIC_DIRECTION_MINIMIZE),
+      exports_to_keep_(ExportsToKeepOf(spec.export_())),
       best_dir_(JoinPath(ExportDir(spec), "best")),
       final_dir_(JoinPath(ExportDir(spec), "final")) {}
 

@@ -7,9 +7,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/config/job_mode.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/model/dnnl/compute_context.h"
+#include "common/model/job_model.h"
 #include "common/model/model.h"
-#include "common/model/model_factory.h"
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
@@ -182,7 +184,7 @@ class WorkerLoop::AssignmentRun {
   std::unique_ptr<ParameterServerClient> ps_;
   std::unique_ptr<EpochOrders> orders_;
   TrainingDataOptions data_;
-  int64_t steps_per_loop_ = 100;
+  int64_t steps_per_loop_ = 0;
   bool sync_ = false;
 
   PulledParameters pulled_;
@@ -210,22 +212,16 @@ class WorkerLoop::AssignmentRun {
 };
 
 absl::Status WorkerLoop::AssignmentRun::Setup() {
-  if (spec_.mode() == JOB_MODE_EVAL || spec_.mode() == JOB_MODE_CONTINUOUS_EVAL) {
+  if (!JobModeTrains(spec_.mode())) {
     return absl::OkStatus();  // nothing to train; Train() sees no model
   }
   if (!spec_.has_train_data()) {
     return absl::InvalidArgumentError(absl::StrCat("job ", job_id_, " has no train_data"));
   }
-  ComputeOptions compute;
-  if (spec_.training().compute_threads() > 0) {
-    compute.num_threads = spec_.training().compute_threads();
-  }
-  ASSIGN_OR_RETURN(compute_, ComputeContext::Create(compute));
   ASSIGN_OR_RETURN(source_, OpenTrainingData(spec_.train_data()));
-  ModelContext context;
-  context.compute = compute_.get();
-  context.seed = spec_.training().seed();
-  ASSIGN_OR_RETURN(model_, CreateModel(spec_.model(), source_->info(), context));
+  ASSIGN_OR_RETURN(JobModel model, CreateJobModel(spec_, source_->info()));
+  compute_ = std::move(model.compute);
+  model_ = std::move(model.model);
   ASSIGN_OR_RETURN(ShardSlicer slicer,
                    ShardSlicer::Create(model_->Variables(), assignment_.placements(),
                                        assignment_.ps_addresses_size()));
@@ -245,9 +241,7 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
     return member->reregistrations() == registrations ? member->MembershipDeadline()
                                                       : absl::InfinitePast();
   };
-  ps.update_mode = spec_.training().update_mode() == UPDATE_MODE_UNSPECIFIED
-                       ? UPDATE_MODE_ASYNC
-                       : spec_.training().update_mode();
+  ps.update_mode = UpdateModeOf(spec_.training());
   sync_ = ps.update_mode == UPDATE_MODE_SYNC;
   std::vector<std::string> addresses(assignment_.ps_addresses().begin(),
                                      assignment_.ps_addresses().end());
@@ -264,7 +258,7 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
   }
   data_ = TrainingDataOptionsFromSpec(spec_.train_data());
   orders_ = std::make_unique<EpochOrders>(source_->num_examples(), data_.shuffle, data_.seed);
-  if (spec_.training().steps_per_loop() > 0) steps_per_loop_ = spec_.training().steps_per_loop();
+  steps_per_loop_ = StepsPerLoopOf(spec_.training());
   min_versions_.assign(assignment_.ps_addresses_size(), 0);
   LOG(INFO) << "job " << job_id_ << ": training " << model_->name() << " on "
             << source_->info().DebugString() << " as worker rank " << ps.worker << " of "

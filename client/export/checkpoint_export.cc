@@ -5,15 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/export/model_sizing.h"
 #include "common/checkpoint/checkpoint_catalog.h"
 #include "common/checkpoint/checkpoint_layout.h"
 #include "common/checkpoint/file_path.h"
 #include "common/export/checkpoint_loader.h"
 #include "common/export/export_writer.h"
 #include "common/export/model_parameters.h"
-#include "common/model/dnnl/compute_context.h"
-#include "common/model/model_factory.h"
+#include "common/model/job_model.h"
 #include "common/status/status_macros.h"
 #include "common/summary/file_summary_writer.h"
 #include "common/summary/scalar_jsonl.h"
@@ -110,17 +108,9 @@ absl::StatusOr<CheckpointExport> ExportCheckpoint(Env& env, const std::string& m
   source.metrics = RecordedEvalMetrics(env, model_dir, checkpoint.step);
   source.source_checkpoint = checkpoint.path;
 
-  ComputeOptions compute;
-  if (spec.training().compute_threads() > 0)
-    compute.num_threads = spec.training().compute_threads();
-  ASSIGN_OR_RETURN(std::unique_ptr<ComputeContext> context, ComputeContext::Create(compute));
-  ModelContext model_context;
-  model_context.compute = context.get();
-  model_context.seed = spec.training().seed();
-  ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                   CreateModel(spec.model(), source.dataset, model_context));
+  ASSIGN_OR_RETURN(JobModel model, CreateJobModel(spec, source.dataset));
   ASSIGN_OR_RETURN(std::unique_ptr<ModelParameters> parameters,
-                   ModelParameters::Create(model->Variables(), spec.training().seed()));
+                   ModelParameters::Create(model.model->Variables(), spec.training().seed()));
   RETURN_IF_ERROR(
       LoadCheckpointParameters(env, checkpoint.path, checkpoint.manifest, parameters.get()));
   ASSIGN_OR_RETURN(result.manifest, WriteExport(env, export_dir, source, *parameters));

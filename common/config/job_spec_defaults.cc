@@ -70,7 +70,7 @@ void FillRepeatedIfEmpty(google::protobuf::RepeatedField<T>* field, const T (&va
 void FillEmbedding(EmbeddingSpec* embedding) {
   if (embedding->dim() == 0) embedding->set_dim(kDefaultEmbeddingDim);
   if (embedding->combiner() == COMBINER_UNSPECIFIED) embedding->set_combiner(COMBINER_SUM);
-  if (embedding->admit_after() == 0) embedding->set_admit_after(kDefaultAdmitAfter);
+  embedding->set_admit_after(AdmitAfterOf(*embedding));
 }
 
 void FillModel(ModelSpec* model) {
@@ -108,9 +108,7 @@ void FillData(DataSpec* data, bool training) {
     case DataSpec::kFashionMnist: {
       FashionMnistSource* source = data->mutable_fashion_mnist();
       if (source->dir().empty()) source->set_dir(kDefaultFashionMnistDir);
-      if (source->split() == DATA_SPLIT_UNSPECIFIED) {
-        source->set_split(training ? DATA_SPLIT_TRAIN : DATA_SPLIT_TEST);
-      }
+      source->set_split(SplitOf(source->split(), training));
       break;
     }
     case DataSpec::kCsv:
@@ -129,10 +127,9 @@ void FillData(DataSpec* data, bool training) {
     default:  // libsvm's defaults are zeros; no source is refused later
       break;
   }
-  if (data->batch_size() == 0) data->set_batch_size(kDefaultBatchSize);
-  // Evaluation reads its set once in order; shuffling it only costs time.
-  if (!data->has_shuffle()) data->set_shuffle(training);
-  if (data->prefetch_batches() == 0) data->set_prefetch_batches(kDefaultPrefetchBatches);
+  data->set_batch_size(BatchSizeOf(*data));
+  data->set_shuffle(ShuffleOf(*data, training));
+  data->set_prefetch_batches(PrefetchBatchesOf(*data));
 }
 
 void FillOptimizer(OptimizerSpec* optimizer) {
@@ -194,24 +191,21 @@ void FillOptimizer(OptimizerSpec* optimizer) {
 }
 
 void FillTraining(TrainingSpec* training) {
-  if (training->update_mode() == UPDATE_MODE_UNSPECIFIED) {
-    training->set_update_mode(kDefaultUpdateMode);
-  }
+  training->set_update_mode(UpdateModeOf(*training));
   // The bound means nothing in the other modes; leaving it 0 there keeps the
   // filled spec honest about what applies.
-  if (training->update_mode() == UPDATE_MODE_BOUNDED_STALENESS &&
-      training->staleness_bound() == 0) {
-    training->set_staleness_bound(kDefaultStalenessBound);
+  if (training->update_mode() == UPDATE_MODE_BOUNDED_STALENESS) {
+    training->set_staleness_bound(StalenessBoundOf(*training));
   }
-  if (training->steps_per_loop() == 0) training->set_steps_per_loop(kDefaultStepsPerLoop);
-  if (training->compute_threads() == 0) training->set_compute_threads(kDefaultComputeThreads);
+  training->set_steps_per_loop(StepsPerLoopOf(*training));
+  training->set_compute_threads(ComputeThreadsOf(*training));
 }
 
 void FillCheckpoint(CheckpointSpec* checkpoint) {
   if (checkpoint->every_steps() == 0 && checkpoint->every_seconds() == 0) {
     checkpoint->set_every_seconds(kDefaultCheckpointEverySeconds);
   }
-  if (!checkpoint->has_max_to_keep()) checkpoint->set_max_to_keep(kDefaultMaxToKeep);
+  checkpoint->set_max_to_keep(MaxToKeepOf(*checkpoint));
 }
 
 void FillEval(const ModelSpec& model, EvalSpec* eval) {
@@ -232,28 +226,98 @@ void FillEval(const ModelSpec& model, EvalSpec* eval) {
     }
   }
   if (eval->top_k() == 0) eval->set_top_k(kDefaultTopK);
-  if (eval->best_metric().empty()) eval->set_best_metric(kDefaultBestMetric);
+  eval->set_best_metric(BestMetricOf(*eval));
   if (eval->best_direction() == METRIC_DIRECTION_UNSPECIFIED) {
     eval->set_best_direction(DefaultMetricDirection(eval->best_metric()));
   }
 }
 
 void FillExport(JobMode mode, const CheckpointSpec& checkpoint, ExportSpec* export_spec) {
-  if (export_spec->strategy() == EXPORT_STRATEGY_UNSPECIFIED) {
-    // Without evaluations no checkpoint can be "best"; export the last one.
-    export_spec->set_strategy(mode == JOB_MODE_TRAIN ? EXPORT_STRATEGY_FINAL
-                                                     : EXPORT_STRATEGY_BEST);
-  }
+  export_spec->set_strategy(ExportStrategyOf(*export_spec, mode));
   if (export_spec->export_dir().empty() && !checkpoint.model_dir().empty()) {
     absl::string_view model_dir = checkpoint.model_dir();
     while (model_dir.size() > 1 && absl::EndsWith(model_dir, "/")) model_dir.remove_suffix(1);
     export_spec->set_export_dir(
         absl::StrCat(model_dir, model_dir == "/" ? "" : "/", kExportSubdir));
   }
-  if (!export_spec->has_exports_to_keep()) export_spec->set_exports_to_keep(kDefaultExportsToKeep);
+  export_spec->set_exports_to_keep(ExportsToKeepOf(*export_spec));
 }
 
 }  // namespace
+
+int32_t BatchSizeOf(const DataSpec& data) {
+  return data.batch_size() != 0 ? data.batch_size() : kDefaultBatchSize;
+}
+
+bool ShuffleOf(const DataSpec& data, bool training) {
+  // Evaluation reads its set once in order; shuffling it only costs time.
+  return data.has_shuffle() ? data.shuffle() : training;
+}
+
+int32_t PrefetchBatchesOf(const DataSpec& data) {
+  return data.prefetch_batches() != 0 ? data.prefetch_batches() : kDefaultPrefetchBatches;
+}
+
+DataSplit SplitOf(DataSplit split, bool training) {
+  if (split != DATA_SPLIT_UNSPECIFIED) return split;
+  return training ? DATA_SPLIT_TRAIN : DATA_SPLIT_TEST;
+}
+
+UpdateMode UpdateModeOf(const TrainingSpec& training) {
+  return training.update_mode() != UPDATE_MODE_UNSPECIFIED ? training.update_mode()
+                                                           : kDefaultUpdateMode;
+}
+
+int32_t StalenessBoundOf(const TrainingSpec& training) {
+  return training.staleness_bound() != 0 ? training.staleness_bound() : kDefaultStalenessBound;
+}
+
+int32_t StepsPerLoopOf(const TrainingSpec& training) {
+  return training.steps_per_loop() != 0 ? training.steps_per_loop() : kDefaultStepsPerLoop;
+}
+
+int32_t ComputeThreadsOf(const TrainingSpec& training) {
+  return training.compute_threads() != 0 ? training.compute_threads() : kDefaultComputeThreads;
+}
+
+int32_t MaxToKeepOf(const CheckpointSpec& checkpoint) {
+  return checkpoint.has_max_to_keep() ? checkpoint.max_to_keep() : kDefaultMaxToKeep;
+}
+
+int32_t AdmitAfterOf(const EmbeddingSpec& embedding) {
+  return embedding.admit_after() != 0 ? embedding.admit_after() : kDefaultAdmitAfter;
+}
+
+bool StopOnNanLossOf(const StopSpec& stop) {
+  return stop.has_stop_on_nan_loss() ? stop.stop_on_nan_loss() : kDefaultStopOnNanLoss;
+}
+
+int32_t ExportsToKeepOf(const ExportSpec& export_spec) {
+  return export_spec.has_exports_to_keep() ? export_spec.exports_to_keep() : kDefaultExportsToKeep;
+}
+
+ExportStrategy ExportStrategyOf(const ExportSpec& export_spec, JobMode mode) {
+  if (export_spec.strategy() != EXPORT_STRATEGY_UNSPECIFIED) return export_spec.strategy();
+  // Without evaluations no checkpoint can be "best"; export the last one.
+  return mode == JOB_MODE_TRAIN ? EXPORT_STRATEGY_FINAL : EXPORT_STRATEGY_BEST;
+}
+
+std::string BestMetricOf(const EvalSpec& eval) {
+  return eval.best_metric().empty() ? std::string(kDefaultBestMetric) : eval.best_metric();
+}
+
+MetricDirection BestDirectionOf(const EvalSpec& eval) {
+  MetricDirection direction = eval.best_direction();
+  if (direction == METRIC_DIRECTION_UNSPECIFIED) {
+    direction = DefaultMetricDirection(BestMetricOf(eval));
+  }
+  return direction == METRIC_DIRECTION_MAXIMIZE ? METRIC_DIRECTION_MAXIMIZE
+                                                : METRIC_DIRECTION_MINIMIZE;
+}
+
+bool MeetsTarget(MetricDirection direction, double value, double target) {
+  return direction == METRIC_DIRECTION_MAXIMIZE ? value >= target : value <= target;
+}
 
 void FillJobSpecDefaults(JobSpec* spec) {
   if (spec->name().empty()) spec->set_name(kDefaultJobName);
@@ -264,7 +328,7 @@ void FillJobSpecDefaults(JobSpec* spec) {
   FillOptimizer(spec->mutable_optimizer());
   FillTraining(spec->mutable_training());
   StopSpec* stop = spec->mutable_stop();
-  if (!stop->has_stop_on_nan_loss()) stop->set_stop_on_nan_loss(kDefaultStopOnNanLoss);
+  stop->set_stop_on_nan_loss(StopOnNanLossOf(*stop));
   FillCheckpoint(spec->mutable_checkpoint());
   FillEval(spec->model(), spec->mutable_eval());
   FillExport(spec->mode(), spec->checkpoint(), spec->mutable_export_());

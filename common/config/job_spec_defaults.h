@@ -1,6 +1,9 @@
 #ifndef PSTRAIN_COMMON_CONFIG_JOB_SPEC_DEFAULTS_H_
 #define PSTRAIN_COMMON_CONFIG_JOB_SPEC_DEFAULTS_H_
 
+#include <cstdint>
+#include <string>
+
 #include "protos/job.pb.h"
 
 namespace pstrain {
@@ -31,6 +34,38 @@ namespace pstrain {
 //     rank checkpoints by;
 //   export.export_dir <model_dir>/export when model_dir is set.
 void FillJobSpecDefaults(JobSpec* spec);
+
+// A field's value, or the default FillJobSpecDefaults gives it when unset:
+// for code that may be handed a spec nobody filled (a parameter server
+// answering CreateVariables from any client, a spec built by a test). The
+// fill uses these too, so each default is written once.
+int32_t BatchSizeOf(const DataSpec& data);
+// `training`: the data is read for training (shuffled by default) rather
+// than evaluation (read once in order).
+bool ShuffleOf(const DataSpec& data, bool training);
+int32_t PrefetchBatchesOf(const DataSpec& data);
+// UNSPECIFIED reads the split the data is read for.
+DataSplit SplitOf(DataSplit split, bool training);
+UpdateMode UpdateModeOf(const TrainingSpec& training);
+// The bound of BOUNDED_STALENESS mode.
+int32_t StalenessBoundOf(const TrainingSpec& training);
+int32_t StepsPerLoopOf(const TrainingSpec& training);
+int32_t ComputeThreadsOf(const TrainingSpec& training);
+int32_t MaxToKeepOf(const CheckpointSpec& checkpoint);
+int32_t AdmitAfterOf(const EmbeddingSpec& embedding);
+bool StopOnNanLossOf(const StopSpec& stop);
+int32_t ExportsToKeepOf(const ExportSpec& export_spec);
+// BEST, or FINAL in TRAIN mode, which has no evaluation to rank
+// checkpoints by.
+ExportStrategy ExportStrategyOf(const ExportSpec& export_spec, JobMode mode);
+std::string BestMetricOf(const EvalSpec& eval);
+// Which way the best metric improves: eval.best_direction, else the
+// metric's default (DefaultMetricDirection); a metric without one is
+// minimised, as a loss is. Never UNSPECIFIED.
+MetricDirection BestDirectionOf(const EvalSpec& eval);
+// Whether `value` of a metric improving in `direction` (BestDirectionOf)
+// meets `target` (stop.target_metric_value): at or beyond it.
+bool MeetsTarget(MetricDirection direction, double value, double target);
 
 }  // namespace pstrain
 

@@ -259,5 +259,64 @@ TEST(FillJobSpecDefaultsTest, IsIdempotent) {
   EXPECT_EQ(once.SerializeAsString(), twice.SerializeAsString());
 }
 
+TEST(JobSpecDefaultOfTest, ReadsWhatTheFillWrites) {
+  // Unset fields read as the filled spec holds them, so code handed an
+  // unfilled spec acts as if it were filled.
+  const JobSpec unfilled;
+  const JobSpec filled = Filled(R"pb(
+    train_data { synthetic_clicks {} }
+    eval_data { synthetic_clicks {} }
+    training { update_mode: UPDATE_MODE_BOUNDED_STALENESS }
+  )pb");
+  EXPECT_EQ(BatchSizeOf(unfilled.train_data()), filled.train_data().batch_size());
+  EXPECT_EQ(ShuffleOf(unfilled.train_data(), true), filled.train_data().shuffle());
+  EXPECT_EQ(ShuffleOf(unfilled.eval_data(), false), filled.eval_data().shuffle());
+  EXPECT_EQ(PrefetchBatchesOf(unfilled.train_data()), filled.train_data().prefetch_batches());
+  EXPECT_EQ(UpdateModeOf(unfilled.training()), Filled("").training().update_mode());
+  EXPECT_EQ(StalenessBoundOf(unfilled.training()), filled.training().staleness_bound());
+  EXPECT_EQ(StepsPerLoopOf(unfilled.training()), filled.training().steps_per_loop());
+  EXPECT_EQ(ComputeThreadsOf(unfilled.training()), filled.training().compute_threads());
+  EXPECT_EQ(MaxToKeepOf(unfilled.checkpoint()), filled.checkpoint().max_to_keep());
+  EXPECT_EQ(StopOnNanLossOf(unfilled.stop()), filled.stop().stop_on_nan_loss());
+  EXPECT_EQ(ExportsToKeepOf(unfilled.export_()), filled.export_().exports_to_keep());
+  EXPECT_EQ(ExportStrategyOf(unfilled.export_(), JOB_MODE_TRAIN),
+            Filled("mode: JOB_MODE_TRAIN").export_().strategy());
+  EXPECT_EQ(BestMetricOf(unfilled.eval()), filled.eval().best_metric());
+  EXPECT_EQ(BestDirectionOf(unfilled.eval()), filled.eval().best_direction());
+  EmbeddingSpec embedding;
+  EXPECT_EQ(AdmitAfterOf(embedding),
+            Filled("model { wide_and_deep {} }").model().wide_and_deep().embedding().admit_after());
+  EXPECT_EQ(SplitOf(DATA_SPLIT_UNSPECIFIED, /*training=*/false), DATA_SPLIT_TEST);
+  EXPECT_EQ(SplitOf(DATA_SPLIT_TRAIN, /*training=*/false), DATA_SPLIT_TRAIN);
+}
+
+TEST(JobSpecDefaultOfTest, SetValuesWin) {
+  const JobSpec spec = *ParseJobSpecText(R"pb(
+    train_data { batch_size: 7 shuffle: false prefetch_batches: 3 }
+    training { update_mode: UPDATE_MODE_SYNC steps_per_loop: 9 compute_threads: 2 }
+    checkpoint { max_to_keep: 0 }
+    stop { stop_on_nan_loss: false }
+    eval { best_metric: "accuracy" }
+  )pb");
+  EXPECT_EQ(BatchSizeOf(spec.train_data()), 7);
+  EXPECT_FALSE(ShuffleOf(spec.train_data(), true));
+  EXPECT_EQ(PrefetchBatchesOf(spec.train_data()), 3);
+  EXPECT_EQ(UpdateModeOf(spec.training()), UPDATE_MODE_SYNC);
+  EXPECT_EQ(StepsPerLoopOf(spec.training()), 9);
+  EXPECT_EQ(ComputeThreadsOf(spec.training()), 2);
+  EXPECT_EQ(MaxToKeepOf(spec.checkpoint()), 0);  // 0 keeps every checkpoint
+  EXPECT_FALSE(StopOnNanLossOf(spec.stop()));
+  EXPECT_EQ(BestDirectionOf(spec.eval()), METRIC_DIRECTION_MAXIMIZE);
+}
+
+TEST(JobSpecDefaultOfTest, AMetricWithoutADirectionIsMinimised) {
+  EvalSpec eval;
+  eval.set_best_metric("my_plugin_score");
+  EXPECT_EQ(BestDirectionOf(eval), METRIC_DIRECTION_MINIMIZE);
+  EXPECT_TRUE(MeetsTarget(METRIC_DIRECTION_MINIMIZE, 0.2, 0.3));
+  EXPECT_FALSE(MeetsTarget(METRIC_DIRECTION_MAXIMIZE, 0.2, 0.3));
+  EXPECT_TRUE(MeetsTarget(METRIC_DIRECTION_MAXIMIZE, 0.3, 0.3));
+}
+
 }  // namespace
 }  // namespace pstrain

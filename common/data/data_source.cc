@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/config/job_spec_defaults.h"
 #include "common/data/csv_reader.h"
 #include "common/data/fashion_mnist.h"
 #include "common/data/libsvm_reader.h"
@@ -11,9 +12,8 @@ namespace pstrain {
 
 namespace {
 
-// UNSPECIFIED means the split the data is read for.
 bool IsTestSplit(DataSplit split, bool is_eval) {
-  return split == DATA_SPLIT_TEST || (split == DATA_SPLIT_UNSPECIFIED && is_eval);
+  return SplitOf(split, /*training=*/!is_eval) == DATA_SPLIT_TEST;
 }
 
 }  // namespace
@@ -55,11 +55,11 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
 
 BatchReaderOptions BatchReaderOptionsFromSpec(const DataSpec& spec, bool is_eval) {
   BatchReaderOptions options;
-  options.batch_size = spec.batch_size() > 0 ? spec.batch_size() : 128;
-  options.shuffle = spec.has_shuffle() ? spec.shuffle() : !is_eval;
+  options.batch_size = BatchSizeOf(spec);
+  options.shuffle = ShuffleOf(spec, /*training=*/!is_eval);
   options.seed = spec.shuffle_seed();
   options.epochs = spec.epochs();
-  options.prefetch_batches = spec.prefetch_batches() > 0 ? spec.prefetch_batches() : 2;
+  options.prefetch_batches = PrefetchBatchesOf(spec);
   return options;
 }
 

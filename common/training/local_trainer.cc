@@ -5,29 +5,20 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/config/job_mode.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/data/batch_reader.h"
 #include "common/data/data_source.h"
 #include "common/evaluation/evaluation_pass.h"
-#include "common/model/model_factory.h"
+#include "common/model/job_model.h"
 #include "common/optimizer/gradient_clipping.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 
 namespace pstrain {
-namespace {
-
-bool Better(double value, double target, MetricDirection direction, const std::string& name) {
-  const bool minimise =
-      direction == METRIC_DIRECTION_MINIMIZE ||
-      (direction == METRIC_DIRECTION_UNSPECIFIED && (name == "loss" || name == "mse"));
-  return minimise ? value <= target : value >= target;
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(const JobSpec& spec,
                                                                    LocalTrainerOptions options) {
-  if (spec.mode() == JOB_MODE_EVAL || spec.mode() == JOB_MODE_CONTINUOUS_EVAL) {
+  if (!JobModeTrains(spec.mode())) {
     return absl::UnimplementedError(
         "train-local trains; the evaluation-only modes need a checkpoint");
   }
@@ -35,19 +26,13 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(const JobSpec
   if (!options.now) options.now = [] { return absl::Now(); };
   std::unique_ptr<LocalTrainer> trainer(new LocalTrainer(spec, std::move(options)));
 
-  ComputeOptions compute;
-  if (spec.training().compute_threads() > 0)
-    compute.num_threads = spec.training().compute_threads();
-  ASSIGN_OR_RETURN(trainer->compute_, ComputeContext::Create(compute));
   ASSIGN_OR_RETURN(trainer->train_source_, OpenExampleSource(spec.train_data(), false));
-  if (spec.has_eval_data() && spec.mode() != JOB_MODE_TRAIN) {
+  if (spec.has_eval_data() && JobModeEvaluates(spec.mode())) {
     ASSIGN_OR_RETURN(trainer->eval_source_, OpenExampleSource(spec.eval_data(), true));
   }
-  ModelContext context;
-  context.compute = trainer->compute_.get();
-  context.seed = spec.training().seed();
-  ASSIGN_OR_RETURN(trainer->model_,
-                   CreateModel(spec.model(), trainer->train_source_->info(), context));
+  ASSIGN_OR_RETURN(JobModel model, CreateJobModel(spec, trainer->train_source_->info()));
+  trainer->compute_ = std::move(model.compute);
+  trainer->model_ = std::move(model.model);
   ASSIGN_OR_RETURN(trainer->optimizer_, Optimizer::Create(spec.optimizer()));
   ASSIGN_OR_RETURN(LearningRate learning_rate, LearningRate::Create(spec.optimizer()));
   trainer->learning_rate_ = std::make_unique<LearningRate>(learning_rate);
@@ -92,9 +77,8 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
   RETURN_IF_ERROR(CheckThread());
   const StopSpec& stop = spec_.stop();
   const int64_t max_steps = options_.max_steps > 0 ? options_.max_steps : stop.max_steps();
-  const bool stop_on_nan = !stop.has_stop_on_nan_loss() || stop.stop_on_nan_loss();
-  const int64_t steps_per_loop =
-      spec_.training().steps_per_loop() > 0 ? spec_.training().steps_per_loop() : 100;
+  const bool stop_on_nan = StopOnNanLossOf(stop);
+  const int64_t steps_per_loop = StepsPerLoopOf(spec_.training());
   const double clip_norm = spec_.optimizer().clip_norm();
 
   ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader,
@@ -167,11 +151,9 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
     if (options_.eval_every_steps > 0 && eval_source_ != nullptr &&
         global_step_ % options_.eval_every_steps == 0) {
       ASSIGN_OR_RETURN(EvaluationResult evaluation, Evaluate());
-      const std::string& best =
-          spec_.eval().best_metric().empty() ? std::string("loss") : spec_.eval().best_metric();
-      auto found = evaluation.metrics.find(best);
+      auto found = evaluation.metrics.find(BestMetricOf(spec_.eval()));
       if (stop.has_target_metric_value() && found != evaluation.metrics.end() &&
-          Better(found->second, stop.target_metric_value(), spec_.eval().best_direction(), best)) {
+          MeetsTarget(BestDirectionOf(spec_.eval()), found->second, stop.target_metric_value())) {
         result.stop_reason = STOP_REASON_TARGET_METRIC;
         break;
       }

@@ -10,6 +10,8 @@
 #include "common/checkpoint/checkpoint_verifier.h"
 #include "common/checkpoint/manifest.h"
 #include "common/config/job_mode.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/config/sync_rounds.h"
 #include "common/optimizer/learning_rate.h"
 #include "common/status/status_macros.h"
 #include "common/summary/file_summary_writer.h"
@@ -19,9 +21,6 @@
 namespace pstrain {
 namespace coordinator {
 namespace {
-
-// DataSpec.batch_size when unset.
-constexpr int64_t kDefaultRecordsPerBatch = 128;
 
 TaskId Task(TaskType type, int index) {
   TaskId task;
@@ -65,8 +64,7 @@ JobRunner::JobRunner(JobStatus job, JobRunnerOptions options, JobRunnerContext c
       evaluates_(JobModeEvaluates(spec_.mode())),
       model_dir_(spec_.checkpoint().model_dir()),
       feed_(std::make_shared<CheckpointFeed>()),
-      retention_(std::make_shared<RetentionPolicy>(
-          spec_.checkpoint().has_max_to_keep() ? spec_.checkpoint().max_to_keep() : 5)) {}
+      retention_(std::make_shared<RetentionPolicy>(MaxToKeepOf(spec_.checkpoint()))) {}
 
 JobRunner::~JobRunner() = default;
 
@@ -365,8 +363,7 @@ absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_recor
   data.lease_timeout = options_.lease_timeout;
   if (DealsLeasesToSyncSlots()) {
     data.sync_slots = num_workers_;
-    data.records_per_batch = spec_.train_data().batch_size() > 0 ? spec_.train_data().batch_size()
-                                                                 : kDefaultRecordsPerBatch;
+    data.records_per_batch = BatchSizeOf(spec_.train_data());
   }
   absl::StatusOr<std::unique_ptr<DataLeaseManager>> leases = DataLeaseManager::Create(clock_, data);
   if (!leases.ok()) {
@@ -723,10 +720,7 @@ void JobRunner::Poke() {
 }
 
 bool JobRunner::DealsLeasesToSyncSlots() const {
-  const TrainingSpec& training = spec_.training();
-  return training.update_mode() == UPDATE_MODE_SYNC &&
-         (training.replicas_to_aggregate() == 0 ||
-          training.replicas_to_aggregate() == num_workers_);
+  return RoundsHaveWorkerSlots(spec_.training(), num_workers_);
 }
 
 bool JobRunner::IsJobWorker(const TaskId& task) const {

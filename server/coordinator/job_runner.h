@@ -278,12 +278,8 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void RefreshCheckpointsInStatus();
   std::string ResumeHint() const;
   bool IsJobWorker(const TaskId& task) const;
-  // Sync mode with every worker in each round (replicas_to_aggregate 0 or
-  // the number of workers): the data leases go to one slot per worker rank
-  // (DataLeaseOptions::sync_slots), so that round r trains the same batches
-  // in every run with the same data and seed, also when a worker is lost
-  // and another process takes its rank up. With backup workers the rounds
-  // take whichever gradients come first, and leases go to whoever asks.
+  // The job's sync rounds have a slot per worker rank (RoundsHaveWorkerSlots):
+  // its data leases go to the slots (DataLeaseOptions::sync_slots).
   bool DealsLeasesToSyncSlots() const;
   // A job worker's sync slot: its rank.
   static int SyncSlotOf(const TaskId& task) { return task.index(); }

@@ -4,32 +4,15 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/config/metric_names.h"
+#include "common/config/job_spec_defaults.h"
 
 namespace pstrain {
 namespace coordinator {
-namespace {
-
-std::string MetricName(const JobSpec& spec) {
-  return spec.eval().best_metric().empty() ? "loss" : spec.eval().best_metric();
-}
-
-MetricDirection Direction(const JobSpec& spec) {
-  MetricDirection direction = spec.eval().best_direction();
-  if (direction == METRIC_DIRECTION_UNSPECIFIED) {
-    direction = DefaultMetricDirection(MetricName(spec));
-  }
-  return direction == METRIC_DIRECTION_MAXIMIZE ? METRIC_DIRECTION_MAXIMIZE
-                                                : METRIC_DIRECTION_MINIMIZE;
-}
-
-}  // namespace
-
 StopConditions::StopConditions(const JobSpec& spec, Clock& clock, absl::Time start)
     : clock_(clock),
       stop_(spec.stop()),
-      metric_(MetricName(spec)),
-      direction_(Direction(spec)),
+      metric_(BestMetricOf(spec.eval())),
+      direction_(BestDirectionOf(spec.eval())),
       start_(start) {}
 
 bool StopConditions::Better(double a, double b, double delta) const {
@@ -103,9 +86,7 @@ absl::StatusOr<EvalOutcome> StopConditions::OnEval(int64_t step,
 
   if (stop_.has_target_metric_value()) {
     const double target = stop_.target_metric_value();
-    const bool reached =
-        direction_ == METRIC_DIRECTION_MAXIMIZE ? value >= target : value <= target;
-    if (reached) {
+    if (MeetsTarget(direction_, value, target)) {
       DecideLocked(
           STOP_REASON_TARGET_METRIC,
           absl::StrCat(metric_, " ", value, " reached the target ", target, " at step ", step),

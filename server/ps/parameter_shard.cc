@@ -1,13 +1,15 @@
 #include "server/ps/parameter_shard.h"
 
 #include <algorithm>
-#include <optional>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/config/sync_rounds.h"
 #include "common/optimizer/gradient_clipping.h"
 #include "common/optimizer/initializer.h"
 #include "common/placement/row_placement.h"
@@ -105,7 +107,7 @@ absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& 
       EmbeddingTableOptions options;
       options.dim = shape[1];
       options.vocabulary_size = shape[0];
-      options.admit_after = std::max(1, e.admit_after());
+      options.admit_after = AdmitAfterOf(e);
       options.max_bytes = e.max_bytes_per_shard() > 0 ? e.max_bytes_per_shard() : granted_budget;
       const int64_t row_bytes = options.dim * (1 + optimizer.num_slots()) * 4;
       if (options.max_bytes > 0 && options.max_bytes < row_bytes) {
@@ -203,7 +205,9 @@ absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
                      ") must be in [0, num_workers = ", request.num_workers(), "]"));
   }
   if (t.staleness_bound() < 0) {
-    return absl::InvalidArgumentError("training.staleness_bound must be >= 1 (0: default 4)");
+    return absl::InvalidArgumentError(
+        absl::StrCat("training.staleness_bound must be >= 1 (0: default ",
+                     StalenessBoundOf(TrainingSpec()), ")"));
   }
   const float clip = request.optimizer().clip_norm();
   if (!(clip >= 0) || !std::isfinite(clip)) {
@@ -251,16 +255,10 @@ ParameterShard::ParameterShard(const CreateVariablesRequest& request, const Shar
       metrics_(metrics),
       optimizer_(std::move(optimizer)),
       learning_rate_(learning_rate),
-      mode_(request.training().update_mode() == UPDATE_MODE_UNSPECIFIED
-                ? UPDATE_MODE_ASYNC
-                : request.training().update_mode()),
-      replicas_to_aggregate_(request.training().replicas_to_aggregate() > 0
-                                 ? request.training().replicas_to_aggregate()
-                                 : request.num_workers()),
-      slots_by_worker_(mode_ == UPDATE_MODE_SYNC &&
-                       replicas_to_aggregate_ == request.num_workers()),
-      staleness_bound_(
-          request.training().staleness_bound() > 0 ? request.training().staleness_bound() : 4),
+      mode_(UpdateModeOf(request.training())),
+      replicas_to_aggregate_(ReplicasToAggregateOf(request.training(), request.num_workers())),
+      slots_by_worker_(RoundsHaveWorkerSlots(request.training(), request.num_workers())),
+      staleness_bound_(StalenessBoundOf(request.training())),
       clip_norm_(request.optimizer().clip_norm()),
       gate_(clock, 0),
       dedup_(options.dedup_window),

@@ -235,12 +235,11 @@ class ParameterShard {
   const LearningRate learning_rate_;
   const UpdateMode mode_;
   const int replicas_to_aggregate_;
-  // Sync mode with every worker in each round (replicas_to_aggregate =
-  // num_workers, no backups): round r has one slot per worker rank, summed
-  // in rank order, and the data of each slot is fixed by the round (see
-  // DataLease.first_round), so a push for a slot already filled is a
-  // DUPLICATE whatever its incarnation, not a second contribution nor a
-  // late one. With backups, slots go by arrival and a late push is STALE.
+  // RoundsHaveWorkerSlots: round r has one slot per worker rank, summed in
+  // rank order, and the data of each slot is fixed by the round, so a push
+  // for a slot already filled is a DUPLICATE whatever its incarnation, not
+  // a second contribution nor a late one. Otherwise slots go by arrival and
+  // a late push is STALE.
   const bool slots_by_worker_;
   const int staleness_bound_;
   const float clip_norm_;
