@@ -82,7 +82,8 @@ void JobRunner::Run() {
   } else {
     outcome.state = JOB_STATE_FAILED;
     outcome.message = std::string(status.message());
-    if (step_ != nullptr) absl::StrAppend(&outcome.message, ResumeHint());
+    std::shared_ptr<const JobParts> parts = StartedParts();
+    if (parts != nullptr && parts->step != nullptr) absl::StrAppend(&outcome.message, ResumeHint());
   }
   // The cluster is free before the job is seen to end, so whoever waits for
   // the end may submit the next job at once.
@@ -96,7 +97,7 @@ void JobRunner::Run() {
   End(outcome.state, outcome.message);
 }
 
-absl::Status JobRunner::WaitForMembers() {
+absl::Status JobRunner::WaitForMembers(JobParts& parts) {
   WaitTracker tracker(
       clock_, "members", clock_.Now() + options_.member_wait_timeout, options_.wait_reports,
       [this](const std::string& message) { LOG(WARNING) << "job " << job_id_ << ": " << message; });
@@ -104,8 +105,8 @@ absl::Status JobRunner::WaitForMembers() {
     int num_ps = 0, num_workers = 0;
     const std::vector<TaskId> missing = MissingMembers(&num_ps, &num_workers);
     if (missing.empty()) {
-      num_ps_ = num_ps;
-      num_workers_ = num_workers;
+      parts.num_ps = num_ps;
+      parts.num_workers = num_workers;
       return absl::OkStatus();
     }
     tracker.SetWhat(TaskList(missing));
@@ -143,15 +144,18 @@ std::vector<TaskId> JobRunner::MissingMembers(int* num_ps, int* num_workers) con
 }
 
 absl::Status JobRunner::Prepare() {
-  RETURN_IF_ERROR(WaitForMembers());
-  if (trains_ && spec_.training().update_mode() == UPDATE_MODE_SYNC && num_ps_ > 1 &&
-      !DealsLeasesToSyncSlots()) {
+  auto parts = std::make_shared<JobParts>();
+  RETURN_IF_ERROR(WaitForMembers(*parts));
+  const int num_ps = parts->num_ps;
+  if (trains_ && UpdateModeOf(spec_.training()) == UPDATE_MODE_SYNC && num_ps > 1 &&
+      !DealsLeasesToSyncSlots(*parts)) {
     // Each shard would take the first gradients of a round on its own: a
     // gradient applied on one and refused as late on another has its
     // records trained again. Refused until one shard decides for all.
     return absl::FailedPreconditionError(absl::StrCat(
         "sync mode with backup workers (training.replicas_to_aggregate ",
-        spec_.training().replicas_to_aggregate(), " of ", num_workers_, " workers) on ", num_ps_,
+        spec_.training().replicas_to_aggregate(), " of ", parts->num_workers, " workers) on ",
+        num_ps,
         " parameter servers is not supported yet: the shards would choose each round's "
         "gradients apart and train some records twice; set replicas_to_aggregate to 0 (every "
         "worker in each round) or run one parameter server"));
@@ -164,61 +168,58 @@ absl::Status JobRunner::Prepare() {
   }
   LOG(INFO) << "job " << job_id_ << ": " << plan->description << ", " << plan->variables.size()
             << " variables";
-  stop_ = std::make_unique<StopConditions>(spec_, clock_, clock_.Now());
+  parts->stop = std::make_unique<StopConditions>(spec_, clock_, clock_.Now());
   StartPoint start;
-  std::optional<VariableLayout> layout;
   if (trains_) {
-    ASSIGN_OR_RETURN(layout, PlaceVariables(plan->variables, num_ps_));
-    layout_ = layout;
-    RETURN_IF_ERROR(ConnectShards());
+    ASSIGN_OR_RETURN(layout_, PlaceVariables(plan->variables, num_ps));
+    RETURN_IF_ERROR(ConnectShards(num_ps));
     checkpointer_ =
-        std::make_unique<JobCheckpointer>(*context_.env, *shards_, model_dir_, job_id_, spec_);
+        std::make_unique<JobCheckpointer>(*context_.env, *Shards(), model_dir_, job_id_, spec_);
     SetReason("looking for checkpoints to resume from in " + model_dir_);
     ASSIGN_OR_RETURN(start, FindStartPoint());
-    SetReason(absl::StrCat("creating variables on ", num_ps_, " parameter servers"));
+    SetReason(absl::StrCat("creating variables on ", num_ps, " parameter servers"));
     RETURN_IF_ERROR(WaitForChange(absl::InfinitePast()));
-    RETURN_IF_ERROR(CreateVariables(*layout));
+    RETURN_IF_ERROR(CreateVariables(*parts, *layout_));
     if (!start.checkpoint_dir.empty()) {
       SetReason("restoring " + start.checkpoint_dir);
       RETURN_IF_ERROR(WaitForChange(absl::InfinitePast()));
       RETURN_IF_ERROR(checkpointer_->Restore(start.checkpoint_dir, start.manifest));
-      context_.jobs
-          ->UpdateStatus(job_id_,
-                         [&](JobStatus& status) {
-                           status.set_resumed_from(start.checkpoint_dir);
-                           status.set_resumed_from_step(start.warm_start ? 0 : start.step);
-                         })
-          .IgnoreError();
+      CheckQueueWrite("the resume point",
+                      context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) {
+                        status.set_resumed_from(start.checkpoint_dir);
+                        status.set_resumed_from_step(start.warm_start ? 0 : start.step);
+                      }));
       LOG(INFO) << "job " << job_id_ << ": restored " << start.checkpoint_dir
                 << (start.warm_start ? " (warm start: variables only)"
                                      : absl::StrCat(" at step ", start.step));
     }
-    RETURN_IF_ERROR(CreateLedgers(start, plan->num_records));
+    RETURN_IF_ERROR(CreateLedgers(start, plan->num_records, *parts));
     AnnounceExistingCheckpoints();
-    OpenTrainSummaries();
+    parts->train_summaries = OpenTrainSummaries();
   }
   {
     absl::MutexLock lock(&mu_);
     MoveTo(JobPhase::kTraining);
+    parts_ = parts;
     // A stop that came while the job was starting is decided now.
     if (stop_requested_) {
-      stop_->Decide(STOP_REASON_USER, "stopped by a user", start.step);
+      parts->stop->Decide(STOP_REASON_USER, "stopped by a user", start.step);
     } else if (trains_ && !start.warm_start) {
       // A job resumed from a checkpoint that already meets its step limit
       // (the same spec submitted again) ends now instead of training on.
-      stop_->OnProgress(start.step, std::nullopt);
+      parts->stop->OnProgress(start.step, std::nullopt);
     }
   }
   SetReason("");
   // Last: a member that has its assignment may call at once.
-  PublishAssignments(layout.has_value() ? &*layout : nullptr, start);
+  PublishAssignments(*parts, layout_.has_value() ? &*layout_ : nullptr, start);
   return absl::OkStatus();
 }
 
-absl::Status JobRunner::ConnectShards() {
+absl::Status JobRunner::ConnectShards(int num_ps) {
   std::vector<ShardGroup::Shard> shards;
   std::vector<uint64_t> incarnations;
-  for (int i = 0; i < num_ps_; ++i) {
+  for (int i = 0; i < num_ps; ++i) {
     ShardGroup::Shard shard;
     shard.task = Task(TASK_TYPE_PS, i);
     ASSIGN_OR_RETURN(const Member member, context_.members->Get(shard.task));
@@ -227,19 +228,16 @@ absl::Status JobRunner::ConnectShards() {
     shards.push_back(std::move(shard));
     incarnations.push_back(member.incarnation());
   }
-  shards_ = std::make_unique<ShardGroup>(std::move(shards));
   generation_ = NextGeneration();
-  {
-    absl::MutexLock lock(&mu_);
-    shard_incarnations_ = std::move(incarnations);
-    shards_ready_ = true;
-    // An abort that came first has nothing to cancel yet: cancel now.
-    if (abort_reason_.has_value()) shards_->CancelAll();
-  }
+  absl::MutexLock lock(&mu_);
+  shards_ = std::make_shared<ShardGroup>(std::move(shards));
+  shard_incarnations_ = std::move(incarnations);
+  // An abort that came first had nothing to cancel yet: cancel now.
+  if (abort_reason_.has_value()) shards_->CancelAll();
   return absl::OkStatus();
 }
 
-void JobRunner::OpenTrainSummaries() {
+std::unique_ptr<TrainSummaries> JobRunner::OpenTrainSummaries() {
   absl::StatusOr<LearningRate> learning_rate = LearningRate::Create(spec_.optimizer());
   absl::StatusOr<std::unique_ptr<FileSummaryWriter>> writer =
       FileSummaryWriter::Open(context_.env, TrainSummaryDir(model_dir_));
@@ -247,10 +245,10 @@ void JobRunner::OpenTrainSummaries() {
     // Plots are worth less than the training: go on without them.
     LOG(WARNING) << "job " << job_id_ << ": no training summaries: "
                  << (learning_rate.ok() ? writer.status() : learning_rate.status());
-    return;
+    return nullptr;
   }
-  train_summaries_ = std::make_unique<TrainSummaries>(*std::move(writer), *std::move(learning_rate),
-                                                      spec_.training().steps_per_loop(), clock_);
+  return std::make_unique<TrainSummaries>(*std::move(writer), *std::move(learning_rate),
+                                          StepsPerLoopOf(spec_.training()), clock_);
 }
 
 absl::StatusOr<JobRunner::StartPoint> JobRunner::FindStartPoint() {
@@ -339,30 +337,31 @@ void JobRunner::AnnounceExistingCheckpoints() {
   ApplyRetention();
 }
 
-absl::Status JobRunner::CreateVariables(const VariableLayout& layout) {
-  return shards_->ForEach([&](int i, ShardClient& client) -> absl::Status {
+absl::Status JobRunner::CreateVariables(const JobParts& parts, const VariableLayout& layout) {
+  return Shards()->ForEach([&](int i, ShardClient& client) -> absl::Status {
     CreateVariablesRequest request;
     request.set_job_id(job_id_);
     request.set_shard_index(i);
-    request.set_num_shards(num_ps_);
+    request.set_num_shards(parts.num_ps);
     for (const VariableSpec& v : layout.shard_variables[i]) *request.add_variables() = v;
     *request.mutable_optimizer() = spec_.optimizer();
     *request.mutable_training() = spec_.training();
-    request.set_num_workers(num_workers_);
+    request.set_num_workers(parts.num_workers);
     request.set_generation(generation_);
     return client.CreateVariables(request).status();
   });
 }
 
-absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_records) {
+absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_records,
+                                      JobParts& parts) {
   DataLeaseOptions data;
   data.num_records = num_records;
   data.chunk_size = options_.records_per_lease > 0 ? options_.records_per_lease
-                                                   : LeaseSizeFor(num_records, num_workers_);
+                                                   : LeaseSizeFor(num_records, parts.num_workers);
   data.epochs = spec_.train_data().epochs();
   data.lease_timeout = options_.lease_timeout;
-  if (DealsLeasesToSyncSlots()) {
-    data.sync_slots = num_workers_;
+  if (DealsLeasesToSyncSlots(parts)) {
+    data.sync_slots = parts.num_workers;
     data.records_per_batch = BatchSizeOf(spec_.train_data());
   }
   absl::StatusOr<std::unique_ptr<DataLeaseManager>> leases = DataLeaseManager::Create(clock_, data);
@@ -370,39 +369,41 @@ absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_recor
     return absl::Status(leases.status().code(),
                         absl::StrCat("train_data: ", leases.status().message()));
   }
-  data_ = *std::move(leases);
+  parts.data = *std::move(leases);
   const int64_t step = start.warm_start ? 0 : start.step;
   if (!start.checkpoint_dir.empty() && !start.warm_start) {
-    if (absl::Status s = data_->RestoreFrom(start.manifest.data_position(), start.step); !s.ok()) {
+    if (absl::Status s = parts.data->RestoreFrom(start.manifest.data_position(), start.step);
+        !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("cannot resume the data position of ",
                                                  start.checkpoint_dir, ": ", s.message()));
     }
   }
-  step_ = std::make_unique<GlobalStep>(step);
+  parts.step = std::make_unique<GlobalStep>(step);
   schedule_ = std::make_unique<CheckpointSchedule>(spec_.checkpoint(), clock_, step);
   if (step > 0) {
-    context_.jobs->RecordProgress(job_id_, step, 0, 0).IgnoreError();
+    CheckQueueWrite("the resumed step", context_.jobs->RecordProgress(job_id_, step, 0, 0));
   }
   return absl::OkStatus();
 }
 
-void JobRunner::PublishAssignments(const VariableLayout* layout, const StartPoint& start) {
+void JobRunner::PublishAssignments(const JobParts& parts, const VariableLayout* layout,
+                                   const StartPoint& start) {
   Assignment base;
   base.set_job_id(job_id_);
   *base.mutable_spec() = spec_;
-  if (shards_ != nullptr) {
-    for (const std::string& address : shards_->addresses()) base.add_ps_addresses(address);
+  if (std::shared_ptr<ShardGroup> shards = Shards(); shards != nullptr) {
+    for (const std::string& address : shards->addresses()) base.add_ps_addresses(address);
   }
   if (layout != nullptr) {
     for (const VariablePlacement& p : layout->placements) *base.add_placements() = p;
   }
   base.set_restore_checkpoint(start.checkpoint_dir);
   base.set_global_step(start.warm_start ? 0 : start.step);
-  base.set_num_workers(num_workers_);
+  base.set_num_workers(parts.num_workers);
 
   std::vector<std::pair<TaskId, Assignment>> assignments;
-  for (int i = 0; i < num_ps_; ++i) assignments.emplace_back(Task(TASK_TYPE_PS, i), base);
-  for (int i = 0; i < num_workers_; ++i) {
+  for (int i = 0; i < parts.num_ps; ++i) assignments.emplace_back(Task(TASK_TYPE_PS, i), base);
+  for (int i = 0; i < parts.num_workers; ++i) {
     Assignment worker = base;
     worker.set_worker_rank(i);
     worker.set_generation(generation_);
@@ -412,6 +413,8 @@ void JobRunner::PublishAssignments(const VariableLayout* layout, const StartPoin
   for (auto& [task, assignment] : assignments) {
     absl::StatusOr<Member> member = context_.members->Get(task);
     if (member.ok() && IsLive(member->state())) {
+      // Refused only for an incarnation lost or replaced meanwhile, whose
+      // successor takes the job up from its assignment.
       context_.members->SetJob(task, member->incarnation(), job_id_).IgnoreError();
     }
     context_.assignments->Set(task, std::move(assignment));
@@ -419,6 +422,7 @@ void JobRunner::PublishAssignments(const VariableLayout* layout, const StartPoin
 }
 
 absl::Status JobRunner::Train() {
+  const JobParts& parts = Parts();
   for (;;) {
     absl::Time deadline = clock_.Now() + options_.poll_interval;
     deadline = std::min(deadline, std::max(schedule_->NextDueTime(), next_checkpoint_attempt_));
@@ -434,11 +438,11 @@ absl::Status JobRunner::Train() {
       RETURN_IF_ERROR(RollBack(*shard_lost));
       continue;
     }
-    const int64_t step = step_->value();
-    std::optional<StopDecision> decision = stop_->CheckTime(step);
-    if (!decision.has_value()) decision = CheckEndOfData(step);
+    const int64_t step = parts.step->value();
+    std::optional<StopDecision> decision = parts.stop->CheckTime(step);
+    if (!decision.has_value()) decision = CheckEndOfData(parts, step);
     if (absl::IsCancelled(interrupted)) {
-      decision = stop_->Decide(STOP_REASON_USER, "stopped by a user", step);
+      decision = parts.stop->Decide(STOP_REASON_USER, "stopped by a user", step);
     }
     if (decision.has_value()) {
       LOG(INFO) << "job " << job_id_ << " stops: " << decision->message;
@@ -449,15 +453,15 @@ absl::Status JobRunner::Train() {
   }
 }
 
-std::optional<StopDecision> JobRunner::CheckEndOfData(int64_t step) {
+std::optional<StopDecision> JobRunner::CheckEndOfData(const JobParts& parts, int64_t step) {
   const int epochs = spec_.train_data().epochs();
   const std::string epochs_text = absl::StrCat(epochs, epochs == 1 ? " epoch" : " epochs");
-  if (data_->end_of_data()) {
-    return stop_->Decide(STOP_REASON_END_OF_DATA,
-                         absl::StrCat("trained on every record of ", epochs_text), step);
+  if (parts.data->end_of_data()) {
+    return parts.stop->Decide(STOP_REASON_END_OF_DATA,
+                              absl::StrCat("trained on every record of ", epochs_text), step);
   }
-  if (std::optional<int64_t> end = data_->sync_rounds_end(); end.has_value() && step >= *end) {
-    return stop_->Decide(
+  if (std::optional<int64_t> end = parts.data->sync_rounds_end(); end.has_value() && step >= *end) {
+    return parts.stop->Decide(
         STOP_REASON_END_OF_DATA,
         absl::StrCat("trained every sync round that ", epochs_text,
                      " fills: a round takes a batch from each worker, and a worker's "
@@ -465,7 +469,7 @@ std::optional<StopDecision> JobRunner::CheckEndOfData(int64_t step) {
                      *end, "; the records still leased to others stay untrained"),
         step);
   }
-  return stop_->decision();
+  return parts.stop->decision();
 }
 
 void JobRunner::MaybeCheckpoint(int64_t step) {
@@ -477,7 +481,9 @@ void JobRunner::MaybeCheckpoint(int64_t step) {
 }
 
 JobRunner::Outcome JobRunner::Finish() {
-  std::optional<StopDecision> decision = stop_ != nullptr ? stop_->decision() : std::nullopt;
+  // Null when a stop came while the job was starting.
+  const std::shared_ptr<const JobParts> parts = StartedParts();
+  std::optional<StopDecision> decision = parts != nullptr ? parts->stop->decision() : std::nullopt;
   bool immediately;
   {
     absl::MutexLock lock(&mu_);
@@ -493,7 +499,9 @@ JobRunner::Outcome JobRunner::Finish() {
   }
   absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
   if (status.ok() && status->state() == JOB_STATE_RUNNING) {
-    context_.jobs->BeginFinishing(job_id_, decision->reason, decision->message).IgnoreError();
+    CheckQueueWrite(
+        "the stop",
+        context_.jobs->BeginFinishing(job_id_, decision->reason, decision->message).status());
     PublishStatus();
   }
   status = context_.jobs->Get(job_id_);
@@ -502,7 +510,8 @@ JobRunner::Outcome JobRunner::Finish() {
 
   // Training had started (the ledgers exist) and did not diverge: a
   // checkpoint of NaN weights would only poison a resume.
-  if (step_ != nullptr && !immediately && reason != STOP_REASON_NAN_LOSS) {
+  if (parts != nullptr && parts->step != nullptr && !immediately &&
+      reason != STOP_REASON_NAN_LOSS) {
     DrainWorkers();
     if (absl::Status saved = FinalCheckpoint(); !saved.ok()) {
       return {JOB_STATE_FAILED, absl::StrCat(message, "; then the final checkpoint failed: ",
@@ -535,7 +544,7 @@ void JobRunner::DrainWorkers() {
     std::vector<TaskId> pending;
     {
       absl::MutexLock lock(&mu_);
-      for (int i = 0; i < num_workers_; ++i) {
+      for (int i = 0; i < parts_->num_workers; ++i) {
         if (stop_heard_.count(i) == 0) pending.push_back(Task(TASK_TYPE_WORKER, i));
       }
     }
@@ -560,7 +569,7 @@ void JobRunner::DrainWorkers() {
 }
 
 absl::Status JobRunner::FinalCheckpoint() {
-  const int64_t step = step_->value();
+  const int64_t step = Parts().step->value();
   SetReason(absl::StrCat("saving the final checkpoint at step ", step));
   for (const CheckpointInfo& info : feed_->List()) {
     if (info.step() != step) continue;
@@ -593,7 +602,8 @@ absl::Status JobRunner::FinalCheckpoint() {
 
 absl::StatusOr<CheckpointInfo> JobRunner::TakeCheckpoint(int64_t step, bool final) {
   const absl::Time start = clock_.Now();
-  absl::StatusOr<CheckpointManifest> manifest = checkpointer_->Take(step, data_->Position(), final);
+  absl::StatusOr<CheckpointManifest> manifest =
+      checkpointer_->Take(step, Parts().data->Position(), final);
   if (!manifest.ok()) {
     if (context_.metrics != nullptr) context_.metrics->RecordCheckpointFailure();
     LOG(ERROR) << "job " << job_id_ << ": checkpoint at step " << step
@@ -661,23 +671,26 @@ void JobRunner::Cleanup() {
   }
   ApplyRetention();
   feed_->Close();
-  if (train_summaries_ != nullptr) {
-    absl::Status closed = train_summaries_->Close(step_->value());
+  const std::shared_ptr<const JobParts> parts = StartedParts();
+  if (parts != nullptr && parts->train_summaries != nullptr) {
+    absl::Status closed = parts->train_summaries->Close(parts->step->value());
     if (!closed.ok()) LOG(WARNING) << "job " << job_id_ << ": training summaries: " << closed;
   }
   context_.assignments->ClearJob(job_id_);
   for (const Member& member : context_.members->Members()) {
     if (member.job_id() == job_id_) {
+      // Refused only for an incarnation replaced meanwhile: nothing to clear.
       context_.members->SetJob(member.task(), member.incarnation(), "").IgnoreError();
     }
   }
-  if (shards_ != nullptr && !aborted) {
+  const std::shared_ptr<ShardGroup> shards = Shards();
+  if (shards != nullptr && !aborted) {
     DropJobRequest request;
     request.set_job_id(job_id_);
-    absl::Status dropped = shards_->ForEach([&](int i, ShardClient& client) -> absl::Status {
+    absl::Status dropped = shards->ForEach([&](int i, ShardClient& client) -> absl::Status {
       // A shard that is gone holds nothing to drop; calling it would only
       // wait out the retries.
-      absl::StatusOr<Member> member = context_.members->Get(shards_->shard(i).task);
+      absl::StatusOr<Member> member = context_.members->Get(shards->shard(i).task);
       if (!member.ok() || !IsLive(member->state())) return absl::OkStatus();
       return client.DropJob(request);
     });
@@ -719,12 +732,34 @@ void JobRunner::Poke() {
   poked_ = true;
 }
 
-bool JobRunner::DealsLeasesToSyncSlots() const {
-  return RoundsHaveWorkerSlots(spec_.training(), num_workers_);
+bool JobRunner::DealsLeasesToSyncSlots(const JobParts& parts) const {
+  return RoundsHaveWorkerSlots(spec_.training(), parts.num_workers);
 }
 
-bool JobRunner::IsJobWorker(const TaskId& task) const {
-  return task.type() == TASK_TYPE_WORKER && task.index() >= 0 && task.index() < num_workers_;
+bool JobRunner::IsJobWorker(const JobParts& parts, const TaskId& task) {
+  return task.type() == TASK_TYPE_WORKER && task.index() >= 0 && task.index() < parts.num_workers;
+}
+
+absl::StatusOr<std::shared_ptr<const JobParts>> JobRunner::AdmitCall(JobCall call) const {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(Admit(phase_, call, job_id_));
+  return parts_;
+}
+
+std::shared_ptr<const JobParts> JobRunner::StartedParts() const {
+  absl::MutexLock lock(&mu_);
+  return parts_;
+}
+
+const JobParts& JobRunner::Parts() const {
+  absl::MutexLock lock(&mu_);
+  CHECK(parts_ != nullptr) << "job " << job_id_ << ": its parts are read before Prepare made them";
+  return *parts_;
+}
+
+std::shared_ptr<ShardGroup> JobRunner::Shards() const {
+  absl::MutexLock lock(&mu_);
+  return shards_;
 }
 
 }  // namespace coordinator

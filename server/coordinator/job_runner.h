@@ -28,6 +28,7 @@
 #include "server/coordinator/data_lease_manager.h"
 #include "server/coordinator/global_step.h"
 #include "server/coordinator/job_checkpointer.h"
+#include "server/coordinator/job_parts.h"
 #include "server/coordinator/job_phase.h"
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_queue.h"
@@ -195,8 +196,21 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
     bool warm_start = false;  // variables only: step 0, data from the start
   };
 
+  // Admits `call` in the current phase (job_phase.h); the job's parts for
+  // it, null when the job was stopped while starting.
+  absl::StatusOr<std::shared_ptr<const JobParts>> AdmitCall(JobCall call) const;
+  // The job's parts once it has started; null while starting, and when it
+  // was stopped while starting.
+  std::shared_ptr<const JobParts> StartedParts() const;
+  // For the Run thread after Prepare published the parts.
+  const JobParts& Parts() const;
+  // The training job's shards once connected; null before and for jobs
+  // that do not train.
+  std::shared_ptr<ShardGroup> Shards() const;
+
   // Phases of Run.
-  absl::Status WaitForMembers();
+  // Fills parts.num_ps and parts.num_workers.
+  absl::Status WaitForMembers(JobParts& parts);
   absl::Status Prepare();
   absl::Status Train();
   // Waits for every parameter server of the job to be live, then starts a
@@ -223,23 +237,27 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
 
   // Steps of the phases.
   std::vector<TaskId> MissingMembers(int* num_ps, int* num_workers) const;
-  // A client for each parameter server of the job, and the generation
-  // they start.
-  absl::Status ConnectShards();
+  // A client for each of the job's `num_ps` parameter servers, and the
+  // generation they start.
+  absl::Status ConnectShards(int num_ps);
   absl::StatusOr<StartPoint> FindStartPoint();
-  // model_dir/train: loss, learning rate, examples/s, steps/s.
-  void OpenTrainSummaries();
+  // model_dir/train: loss, learning rate, examples/s, steps/s. Null when
+  // they cannot be opened.
+  std::unique_ptr<TrainSummaries> OpenTrainSummaries();
   // Renames a damaged checkpoint folder to <folder>.damaged (or
   // .damaged-<n>), out of the way of the checkpoint training will save at
   // its step, but kept for a person to look at.
   absl::Status SetAside(const std::string& checkpoint_dir);
   void AnnounceExistingCheckpoints();
-  absl::Status CreateVariables(const VariableLayout& layout);
-  absl::Status CreateLedgers(const StartPoint& start, int64_t num_records);
-  void PublishAssignments(const VariableLayout* layout, const StartPoint& start);
+  absl::Status CreateVariables(const JobParts& parts, const VariableLayout& layout);
+  // The data leases and the global step of a training job starting at
+  // `start`, into `parts`.
+  absl::Status CreateLedgers(const StartPoint& start, int64_t num_records, JobParts& parts);
+  void PublishAssignments(const JobParts& parts, const VariableLayout* layout,
+                          const StartPoint& start);
   // Decides END_OF_DATA once every record of the last epoch is finished;
   // returns the decision that stands. Thread-safe.
-  std::optional<StopDecision> CheckEndOfData(int64_t step);
+  std::optional<StopDecision> CheckEndOfData(const JobParts& parts, int64_t step);
   absl::StatusOr<CheckpointInfo> TakeCheckpoint(int64_t step, bool final);
   void MaybeCheckpoint(int64_t step);
   absl::Status FinalCheckpoint();
@@ -265,6 +283,11 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void SetWaitReason(absl::string_view prefix, WaitTracker& tracker);
   void UpdateReason(const std::string& reason, const std::string& what);
   void PublishStatus();
+  // The job's status is copied into the queue, which refuses a write only
+  // for a job it does not know or that is no longer active: this runner's
+  // job is active until End(), so a refusal (a call racing with the end)
+  // is logged, not acted on.
+  void CheckQueueWrite(absl::string_view what, const absl::Status& written) const;
   void Publish(JobEvent event);
   // ReportEval of a checkpoint that was not evaluated (missing, skipped,
   // none new, or the job cannot be evaluated).
@@ -277,17 +300,17 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void PublishSkipped(int64_t step, std::string why);
   void RefreshCheckpointsInStatus();
   std::string ResumeHint() const;
-  bool IsJobWorker(const TaskId& task) const;
+  static bool IsJobWorker(const JobParts& parts, const TaskId& task);
   // The job's sync rounds have a slot per worker rank (RoundsHaveWorkerSlots):
   // its data leases go to the slots (DataLeaseOptions::sync_slots).
-  bool DealsLeasesToSyncSlots() const;
+  bool DealsLeasesToSyncSlots(const JobParts& parts) const;
   // A job worker's sync slot: its rank.
   static int SyncSlotOf(const TaskId& task) { return task.index(); }
   // Before a lost worker's leases go back whole: reads (and seals) them on
   // every shard's push ledger, finishes the records its applied pushes
   // trained on and re-queues only the rest. Returns a note for the log,
   // empty when there was nothing to do.
-  std::string HandBackTrainedRecords(const std::string& holder);
+  std::string HandBackTrainedRecords(const JobParts& parts, const std::string& holder);
 
   // Constant after construction.
   const std::string job_id_;
@@ -301,21 +324,11 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   const std::shared_ptr<CheckpointFeed> feed_;
   const std::shared_ptr<RetentionPolicy> retention_;
 
-  // Set by Prepare before the phase leaves kStarting, then constant; read
-  // by cluster calls only once they see another phase.
-  int num_ps_ = 0;
-  int num_workers_ = 0;
+  // Used by the Run thread only. Made by Prepare for a training job; a
+  // rollback replaces the schedule.
   std::optional<VariableLayout> layout_;
-  std::unique_ptr<ShardGroup> shards_;
   std::unique_ptr<JobCheckpointer> checkpointer_;
-  std::unique_ptr<DataLeaseManager> data_;
-  std::unique_ptr<GlobalStep> step_;
-  std::unique_ptr<StopConditions> stop_;
-  // Used by the Run thread only; a rollback replaces it.
   std::unique_ptr<CheckpointSchedule> schedule_;
-  std::unique_ptr<TrainSummaries> train_summaries_;  // null: none written
-
-  // Used by the Run thread only.
   std::string published_reason_;
   absl::Time next_checkpoint_attempt_ = absl::InfinitePast();
   std::optional<int64_t> final_step_;
@@ -326,8 +339,14 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
 
   mutable absl::Mutex mu_;
   // Moves happen on the Run thread only, through MoveTo (job_phase.h says
-  // which are allowed); cluster calls are admitted by Admit(phase_, ...).
+  // which are allowed); cluster calls are admitted by AdmitCall.
   JobPhase phase_ ABSL_GUARDED_BY(mu_) = JobPhase::kStarting;
+  // Null while starting; set with the move out of kStarting, never reset.
+  std::shared_ptr<const JobParts> parts_ ABSL_GUARDED_BY(mu_);
+  // The training job's parameter servers, from ConnectShards on (during
+  // Prepare: an abort cancels their calls, Cleanup drops the job from
+  // them even when Prepare failed); never replaced.
+  std::shared_ptr<ShardGroup> shards_ ABSL_GUARDED_BY(mu_);
   bool poked_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool immediately_ ABSL_GUARDED_BY(mu_) = false;
@@ -341,8 +360,6 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // The incarnation of each shard's process the current generation runs
   // on; the loss of another (older) one is already dealt with.
   std::vector<uint64_t> shard_incarnations_ ABSL_GUARDED_BY(mu_);
-  // shards_ is set (Abort may cancel its calls).
-  bool shards_ready_ ABSL_GUARDED_BY(mu_) = false;
   bool shards_done_ ABSL_GUARDED_BY(mu_) = false;
   // Workers told to stop, by task index.
   std::set<int> stop_heard_ ABSL_GUARDED_BY(mu_);

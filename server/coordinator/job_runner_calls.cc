@@ -76,10 +76,8 @@ class CheckpointWatch final : public StreamSource<CheckpointNotification> {
 
 absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport& report) {
   const std::string holder = HolderName(report.task(), report.incarnation());
-  {
-    absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(Admit(phase_, JobCall::kReportProgress, job_id_));
-  }
+  ASSIGN_OR_RETURN(const std::shared_ptr<const JobParts> parts,
+                   AdmitCall(JobCall::kReportProgress));
   if (report.generation() != 0 && report.generation() != generation_) {
     // Steps of a run the job rolled back from: they are not in the
     // parameters any more.
@@ -88,19 +86,19 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
                           report.generation(), " is void: take the job's new assignment")),
                       ERROR_REASON_RUN_ROLLED_BACK);
   }
-  if (step_ == nullptr) {
+  if (parts == nullptr || parts->step == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id_, " does not train; it takes no progress reports"));
   }
   absl::StatusOr<int64_t> step =
-      DealsLeasesToSyncSlots()
-          ? step_->RaiseTo(report.parameter_version())
-          : step_->Advance(holder, report.sequence(), report.applied_updates());
+      DealsLeasesToSyncSlots(*parts)
+          ? parts->step->RaiseTo(report.parameter_version())
+          : parts->step->Advance(holder, report.sequence(), report.applied_updates());
   if (!step.ok()) return step.status();
   std::optional<double> loss;
   if (report.steps() > 0) loss = report.loss();
-  std::optional<StopDecision> decision = stop_->OnProgress(*step, loss);
-  if (!decision.has_value()) decision = CheckEndOfData(*step);
+  std::optional<StopDecision> decision = parts->stop->OnProgress(*step, loss);
+  if (!decision.has_value()) decision = CheckEndOfData(*parts, *step);
 
   double rate = 0;
   double last_loss;
@@ -112,12 +110,12 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
     if (loss.has_value()) last_loss_ = *loss;
     last_loss = last_loss_;
     stop = decision.has_value() || stop_requested_ || phase_ != JobPhase::kTraining;
-    if (stop && IsJobWorker(report.task())) stop_heard_.insert(report.task().index());
+    if (stop && IsJobWorker(*parts, report.task())) stop_heard_.insert(report.task().index());
     poked_ = true;
   }
-  context_.jobs->RecordProgress(job_id_, *step, last_loss, rate).IgnoreError();
-  if (train_summaries_ != nullptr && loss.has_value()) {
-    train_summaries_->OnProgress(*step, last_loss, rate);
+  CheckQueueWrite("progress", context_.jobs->RecordProgress(job_id_, *step, last_loss, rate));
+  if (parts->train_summaries != nullptr && loss.has_value()) {
+    parts->train_summaries->OnProgress(*step, last_loss, rate);
   }
 
   JobEvent event;
@@ -125,7 +123,7 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
   progress->set_global_step(*step);
   progress->set_loss(last_loss);
   progress->set_examples_per_sec(rate);
-  progress->set_epoch(data_->Stats().epoch);
+  progress->set_epoch(parts->data->Stats().epoch);
   Publish(std::move(event));
 
   ProgressResponse response;
@@ -138,22 +136,23 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
 }
 
 absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64_t incarnation) {
-  bool stopping;
-  {
+  ASSIGN_OR_RETURN(const std::shared_ptr<const JobParts> parts,
+                   AdmitCall(JobCall::kAcquireDataLease));
+  bool stopping = parts == nullptr || parts->data == nullptr;
+  if (!stopping) {
     absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(Admit(phase_, JobCall::kAcquireDataLease, job_id_));
-    stopping = data_ == nullptr || phase_ != JobPhase::kTraining || stop_requested_;
+    stopping = phase_ != JobPhase::kTraining || stop_requested_;
   }
-  if (!stopping) stopping = stop_->decision().has_value();
+  if (!stopping) stopping = parts->stop->decision().has_value();
   absl::StatusOr<DataLease> lease;
   if (stopping) {
     lease = DataLease();
     lease->set_end_of_data(true);
   } else {
-    lease = DealsLeasesToSyncSlots()
-                ? data_->AcquireForSlot(HolderName(task, incarnation), SyncSlotOf(task))
-                : data_->Acquire(HolderName(task, incarnation));
-    if (lease.ok() && lease->end_of_data()) CheckEndOfData(global_step());
+    lease = DealsLeasesToSyncSlots(*parts)
+                ? parts->data->AcquireForSlot(HolderName(task, incarnation), SyncSlotOf(task))
+                : parts->data->Acquire(HolderName(task, incarnation));
+    if (lease.ok() && lease->end_of_data()) CheckEndOfData(*parts, parts->step->value());
   }
   // A worker told there is no more data trains no further, but has not
   // heard the stop yet: the steps it trained since its last report are
@@ -164,18 +163,16 @@ absl::StatusOr<DataLease> JobRunner::AcquireDataLease(const TaskId& task, uint64
 }
 
 absl::Status JobRunner::CompleteDataLease(const CompleteDataLeaseRequest& request) {
-  {
-    absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(Admit(phase_, JobCall::kCompleteDataLease, job_id_));
-  }
-  if (data_ == nullptr) {
+  ASSIGN_OR_RETURN(const std::shared_ptr<const JobParts> parts,
+                   AdmitCall(JobCall::kCompleteDataLease));
+  if (parts == nullptr || parts->data == nullptr) {
     return absl::NotFoundError(absl::StrCat("job ", job_id_, " hands out no data leases"));
   }
   const std::vector<RecordRange> returned(request.returned().begin(), request.returned().end());
-  absl::Status status = data_->Complete(
+  absl::Status status = parts->data->Complete(
       request.lease_id(), HolderName(request.task(), request.incarnation()), returned);
-  if (status.ok() && data_->end_of_data()) {
-    CheckEndOfData(global_step());
+  if (status.ok() && parts->data->end_of_data()) {
+    CheckEndOfData(*parts, parts->step->value());
     Poke();
   }
   return status;
@@ -189,10 +186,7 @@ void JobRunner::PublishSkipped(int64_t step, std::string why) {
 }
 
 absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& report) {
-  {
-    absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(Admit(phase_, JobCall::kReportEval, job_id_));
-  }
+  ASSIGN_OR_RETURN(const std::shared_ptr<const JobParts> parts, AdmitCall(JobCall::kReportEval));
   EvalReportResponse response;
   switch (report.status()) {
     case EVAL_STATUS_MISSING_CHECKPOINT:
@@ -209,8 +203,9 @@ absl::StatusOr<EvalReportResponse> JobRunner::ReportEval(const EvalReport& repor
     accounted_.insert(report.checkpoint_step());
   }
   const std::map<std::string, double> metrics(report.metrics().begin(), report.metrics().end());
-  if (metrics.empty()) return response;  // nothing was evaluated
-  absl::StatusOr<EvalOutcome> outcome = stop_->OnEval(report.checkpoint_step(), metrics);
+  // Nothing was evaluated, or the job was stopped while starting.
+  if (metrics.empty() || parts == nullptr) return response;
+  absl::StatusOr<EvalOutcome> outcome = parts->stop->OnEval(report.checkpoint_step(), metrics);
   if (!outcome.ok()) return outcome.status();
   response.set_is_best(outcome->is_best);
   RecordEvaluation(report, metrics, *outcome);
@@ -283,23 +278,17 @@ void JobRunner::RecordEvaluation(const EvalReport& report,
   if (context_.metrics != nullptr) {
     context_.metrics->RecordEvaluation(report.checkpoint_step(), metrics);
   }
-  context_.jobs
-      ->UpdateStatus(
-          job_id_,
-          [&](JobStatus& status) {
-            status.mutable_last_eval_metrics()->clear();
-            status.mutable_last_eval_metrics()->insert(metrics.begin(), metrics.end());
-            status.set_last_eval_step(report.checkpoint_step());
-            if (outcome.is_best) {
-              status.set_best_checkpoint_step(report.checkpoint_step());
-            }
-            if (!report.export_path().empty()) {
-              status.set_export_path(report.export_path());
-            } else if (!report.final_export_path().empty() && status.export_path().empty()) {
-              status.set_export_path(report.final_export_path());
-            }
-          })
-      .IgnoreError();
+  CheckQueueWrite("the evaluation", context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) {
+    status.mutable_last_eval_metrics()->clear();
+    status.mutable_last_eval_metrics()->insert(metrics.begin(), metrics.end());
+    status.set_last_eval_step(report.checkpoint_step());
+    if (outcome.is_best) status.set_best_checkpoint_step(report.checkpoint_step());
+    if (!report.export_path().empty()) {
+      status.set_export_path(report.export_path());
+    } else if (!report.final_export_path().empty() && status.export_path().empty()) {
+      status.set_export_path(report.final_export_path());
+    }
+  }));
   RefreshCheckpointsInStatus();
   LOG(INFO) << "job " << job_id_ << ": " << TaskName(report.task()) << " evaluated ckpt-"
             << report.checkpoint_step() << (outcome.is_best ? " (best so far)" : "")
@@ -350,32 +339,33 @@ absl::Status JobRunner::ReleaseCheckpoint(const ReleaseCheckpointRequest& reques
 void JobRunner::MembersChanged() { Poke(); }
 
 void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_view why) {
-  bool started;
+  std::shared_ptr<const JobParts> parts;
   {
     absl::MutexLock lock(&mu_);
-    started = phase_ != JobPhase::kStarting;
+    parts = parts_;
     rates_.erase(HolderName(task, incarnation));
   }
+  const bool trains = parts != nullptr && parts->data != nullptr;
   JobLedgers ledgers;
   ledgers.checkpoints = retention_.get();
   int64_t before = 0;
   std::string trained;
-  if (started && data_ != nullptr) trained = HandBackTrainedRecords(HolderName(task, incarnation));
-  if (started) {
-    ledgers.data = data_.get();
-    ledgers.global_step = step_.get();
-    if (data_ != nullptr) before = data_->Stats().leases_outstanding;
+  if (trains) {
+    trained = HandBackTrainedRecords(*parts, HolderName(task, incarnation));
+    ledgers.data = parts->data.get();
+    ledgers.global_step = parts->step.get();
+    before = parts->data->Stats().leases_outstanding;
   }
   const std::string handed = HandBackWork(task, incarnation, ledgers);
   LOG(INFO) << "job " << job_id_ << ": " << why << "; " << trained << handed;
-  if (started && data_ != nullptr && context_.metrics != nullptr) {
-    const int64_t requeued = before - data_->Stats().leases_outstanding;
+  if (trains && context_.metrics != nullptr) {
+    const int64_t requeued = before - parts->data->Stats().leases_outstanding;
     if (requeued > 0) context_.metrics->AddDataLeasesRequeued(requeued);
   }
   absl::MutexLock lock(&mu_);
   poked_ = true;
-  if (!started || phase_ == JobPhase::kEnded || shards_done_ || task.type() != TASK_TYPE_PS ||
-      task.index() >= num_ps_ || failure_.has_value()) {
+  if (parts == nullptr || phase_ == JobPhase::kEnded || shards_done_ ||
+      task.type() != TASK_TYPE_PS || task.index() >= parts->num_ps || failure_.has_value()) {
     return;
   }
   const size_t shard = static_cast<size_t>(task.index());
@@ -398,43 +388,34 @@ void JobRunner::RequestStop(bool immediately) {
 }
 
 void JobRunner::Abort(std::string why) {
+  std::shared_ptr<ShardGroup> shards;
   {
     absl::MutexLock lock(&mu_);
     if (!abort_reason_.has_value()) abort_reason_ = std::move(why);
+    shards = shards_;
   }
-  bool shards_ready;
-  {
-    absl::MutexLock lock(&mu_);
-    shards_ready = shards_ready_;
-  }
-  if (shards_ready) shards_->CancelAll();
+  // Shards connected later are cancelled as they connect (ConnectShards).
+  if (shards != nullptr) shards->CancelAll();
 }
 
 void JobRunner::Tick() {
-  bool started;
-  {
-    absl::MutexLock lock(&mu_);
-    started = phase_ != JobPhase::kStarting;
-  }
-  if (!started || data_ == nullptr) return;
-  const std::vector<DataLease> expired = data_->ExpireLeases();
+  const std::shared_ptr<const JobParts> parts = StartedParts();
+  if (parts == nullptr || parts->data == nullptr) return;
+  const std::vector<DataLease> expired = parts->data->ExpireLeases();
   if (!expired.empty()) {
     LOG(WARNING) << "job " << job_id_ << ": " << expired.size()
                  << " data leases expired; their records go back to the queue";
     if (context_.metrics != nullptr) context_.metrics->AddDataLeasesRequeued(expired.size());
   }
   if (context_.metrics != nullptr) {
-    context_.metrics->SetTraining(step_->value(), examples_per_sec());
-    context_.metrics->SetDataLeasesOutstanding(data_->Stats().leases_outstanding);
+    context_.metrics->SetTraining(parts->step->value(), examples_per_sec());
+    context_.metrics->SetDataLeasesOutstanding(parts->data->Stats().leases_outstanding);
   }
 }
 
 int64_t JobRunner::global_step() const {
-  {
-    absl::MutexLock lock(&mu_);
-    if (phase_ == JobPhase::kStarting) return 0;
-  }
-  return step_ != nullptr ? step_->value() : 0;
+  const std::shared_ptr<const JobParts> parts = StartedParts();
+  return parts != nullptr && parts->step != nullptr ? parts->step->value() : 0;
 }
 
 double JobRunner::examples_per_sec() const {
@@ -445,11 +426,8 @@ double JobRunner::examples_per_sec() const {
 }
 
 int64_t JobRunner::leases_outstanding() const {
-  {
-    absl::MutexLock lock(&mu_);
-    if (phase_ == JobPhase::kStarting) return 0;
-  }
-  return data_ != nullptr ? data_->Stats().leases_outstanding : 0;
+  const std::shared_ptr<const JobParts> parts = StartedParts();
+  return parts != nullptr && parts->data != nullptr ? parts->data->Stats().leases_outstanding : 0;
 }
 
 }  // namespace coordinator

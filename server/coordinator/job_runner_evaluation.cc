@@ -66,11 +66,13 @@ absl::Status JobRunner::EvaluateOnly() {
     feed_->Add(info);
     final_step_ = info.step();
     RefreshCheckpointsInStatus();
-    stop_->Decide(STOP_REASON_UNSPECIFIED, absl::StrCat("evaluated ", info.path()), info.step());
+    Parts().stop->Decide(STOP_REASON_UNSPECIFIED, absl::StrCat("evaluated ", info.path()),
+                         info.step());
     return absl::OkStatus();  // Finish waits for its evaluation
   }
   // Continuous evaluation: every checkpoint that appears, until one marked
   // final has been evaluated, max_seconds, or a stop.
+  StopConditions& stop = *Parts().stop;
   for (;;) {
     LookForNewCheckpoints();
     {
@@ -78,15 +80,15 @@ absl::Status JobRunner::EvaluateOnly() {
       if (failure_.has_value()) return *failure_;
       for (const CheckpointInfo& info : feed_->List()) {
         if (info.final() && evaluations_.count(info.step()) > 0) {
-          stop_->Decide(STOP_REASON_UNSPECIFIED,
-                        absl::StrCat("evaluated the final checkpoint ", info.path()), info.step());
+          stop.Decide(STOP_REASON_UNSPECIFIED,
+                      absl::StrCat("evaluated the final checkpoint ", info.path()), info.step());
         }
       }
       if (evaluator_done_.has_value()) {
-        stop_->Decide(STOP_REASON_UNSPECIFIED, *evaluator_done_, 0);
+        stop.Decide(STOP_REASON_UNSPECIFIED, *evaluator_done_, 0);
       }
     }
-    std::optional<StopDecision> decision = stop_->CheckTime(0);
+    std::optional<StopDecision> decision = stop.CheckTime(0);
     if (decision.has_value()) return absl::OkStatus();
     absl::Status interrupted = WaitForChange(clock_.Now() + options_.model_dir_poll);
     if (!interrupted.ok()) return interrupted;

@@ -13,18 +13,18 @@
 namespace pstrain {
 namespace coordinator {
 
-std::string JobRunner::HandBackTrainedRecords(const std::string& holder) {
+std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::string& holder) {
   // A sync slot's lease waits whole for the slot's next holder, who skips
   // the rounds already completed.
-  if (DealsLeasesToSyncSlots()) return "";
-  const std::vector<DataLease> leases = data_->LeasesOf(holder);
+  if (DealsLeasesToSyncSlots(parts)) return "";
+  const std::vector<DataLease> leases = parts.data->LeasesOf(holder);
   if (leases.empty()) return "";
+  std::shared_ptr<ShardGroup> shards;
   {
     absl::MutexLock lock(&mu_);
-    // Rolling back, the leases are void anyway; starting, none were given.
-    if (shards_ == nullptr || (phase_ != JobPhase::kTraining && phase_ != JobPhase::kFinishing)) {
-      return "";
-    }
+    // Rolling back, the leases are void anyway.
+    if (phase_ != JobPhase::kTraining && phase_ != JobPhase::kFinishing) return "";
+    shards = shards_;
   }
   ReadPushLedgerRequest request;
   request.set_job_id(job_id_);
@@ -33,9 +33,9 @@ std::string JobRunner::HandBackTrainedRecords(const std::string& holder) {
   // worker's, whose pushes the membership deadline did not stop yet) is
   // refused from now on, so the records read stay all that was applied.
   request.set_seal(true);
-  std::vector<PushLedger> ledgers(shards_->size());
-  std::vector<bool> answered(shards_->size(), false);
-  const absl::Status read = shards_->ForEach([&](int i, ShardClient& client) -> absl::Status {
+  std::vector<PushLedger> ledgers(shards->size());
+  std::vector<bool> answered(shards->size(), false);
+  const absl::Status read = shards->ForEach([&](int i, ShardClient& client) -> absl::Status {
     absl::StatusOr<PushLedger> ledger = client.ReadPushLedger(request);
     if (!ledger.ok()) return ledger.status();
     ledgers[i] = *std::move(ledger);
@@ -51,7 +51,7 @@ std::string JobRunner::HandBackTrainedRecords(const std::string& holder) {
     // shard applied is trained again (applied twice there): the least
     // harm without its answer.
     LOG(WARNING) << "job " << job_id_ << ": reading the push ledgers for " << holder
-                 << "'s leases: " << read << "; " << known.size() << " of " << shards_->size()
+                 << "'s leases: " << read << "; " << known.size() << " of " << shards->size()
                  << " shards answered";
   }
   // A push applied on some shards but not on others counts as trained:
@@ -64,7 +64,7 @@ std::string JobRunner::HandBackTrainedRecords(const std::string& holder) {
     const std::vector<RecordRange> trained =
         AppliedWithin(applied, lease.lease_id(), lease.range().begin(), lease.range().end());
     if (trained.empty()) continue;
-    absl::Status status = data_->HandBackUntrained(lease.lease_id(), holder, trained);
+    absl::Status status = parts.data->HandBackUntrained(lease.lease_id(), holder, trained);
     if (!status.ok()) {
       // Expired or voided meanwhile (a rollback): its records went back whole.
       LOG(WARNING) << "job " << job_id_ << ": data lease " << lease.lease_id() << " of " << holder

@@ -30,9 +30,10 @@ absl::Status JobRunner::AwaitShardsBack(const std::string& why) {
                       options_.wait_reports, [this](const std::string& message) {
                         LOG(WARNING) << "job " << job_id_ << ": " << message;
                       });
-  std::vector<uint64_t> incarnations(num_ps_);
+  const int num_ps = Parts().num_ps;
+  std::vector<uint64_t> incarnations(num_ps);
   for (;;) {
-    const std::vector<TaskId> missing = context_.members->MissingTasks(TASK_TYPE_PS, num_ps_);
+    const std::vector<TaskId> missing = context_.members->MissingTasks(TASK_TYPE_PS, num_ps);
     if (missing.empty()) break;
     std::vector<std::string> names;
     for (const TaskId& task : missing) names.push_back(TaskName(task));
@@ -51,14 +52,15 @@ absl::Status JobRunner::AwaitShardsBack(const std::string& why) {
     }
     RETURN_IF_ERROR(interrupted);
   }
-  for (int i = 0; i < num_ps_; ++i) {
-    ASSIGN_OR_RETURN(const Member member, context_.members->Get(shards_->shard(i).task));
-    if (member.address() != shards_->shard(i).address) {
+  const std::shared_ptr<ShardGroup> shards = Shards();
+  for (int i = 0; i < num_ps; ++i) {
+    ASSIGN_OR_RETURN(const Member member, context_.members->Get(shards->shard(i).task));
+    if (member.address() != shards->shard(i).address) {
       return absl::FailedPreconditionError(absl::StrCat(
           TaskName(member.task()), " came back at ", member.address(), ", not at ",
-          shards_->shard(i).address,
+          shards->shard(i).address,
           " where the job placed its variables; restart it with --listen ",
-          shards_->shard(i).address, " or submit the job again to resume from its checkpoint"));
+          shards->shard(i).address, " or submit the job again to resume from its checkpoint"));
     }
     incarnations[i] = member.incarnation();
   }
@@ -74,7 +76,8 @@ absl::Status JobRunner::AwaitShardsBack(const std::string& why) {
 }
 
 absl::Status JobRunner::RollBack(const std::string& why) {
-  const int64_t lost_at = step_->value();
+  const JobParts& parts = Parts();
+  const int64_t lost_at = parts.step->value();
   {
     absl::MutexLock lock(&mu_);
     MoveTo(JobPhase::kRollingBack);
@@ -84,9 +87,9 @@ absl::Status JobRunner::RollBack(const std::string& why) {
 
   RETURN_IF_ERROR(AwaitShardsBack(why));
   generation_ = NextGeneration();
-  SetReason(absl::StrCat("training paused: rolling ", num_ps_,
+  SetReason(absl::StrCat("training paused: rolling ", parts.num_ps,
                          " parameter servers back to the newest checkpoint"));
-  RETURN_IF_ERROR(CreateVariables(*layout_));
+  RETURN_IF_ERROR(CreateVariables(parts, *layout_));
   ASSIGN_OR_RETURN(const StartPoint start, FindStartPoint());
   if (!start.checkpoint_dir.empty()) {
     RETURN_IF_ERROR(checkpointer_->Restore(start.checkpoint_dir, start.manifest));
@@ -96,11 +99,11 @@ absl::Status JobRunner::RollBack(const std::string& why) {
   const DataPosition position = start.checkpoint_dir.empty() || start.warm_start
                                     ? DataPosition()
                                     : start.manifest.data_position();
-  if (absl::Status s = data_->RestoreFrom(position, step); !s.ok()) {
+  if (absl::Status s = parts.data->RestoreFrom(position, step); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("cannot roll the data position back to ",
                                                start.checkpoint_dir, ": ", s.message()));
   }
-  RETURN_IF_ERROR(step_->RestoreTo(step));
+  RETURN_IF_ERROR(parts.step->RestoreTo(step));
   schedule_ = std::make_unique<CheckpointSchedule>(spec_.checkpoint(), clock_, step);
   next_checkpoint_attempt_ = absl::InfinitePast();
 
@@ -108,14 +111,11 @@ absl::Status JobRunner::RollBack(const std::string& why) {
       start.checkpoint_dir.empty() ? "fresh variables" : CheckpointDirName(start.step);
   const std::string summary =
       absl::StrCat(why, "; rolled back from step ", lost_at, " to ", from, " at step ", step);
-  context_.jobs
-      ->UpdateStatus(job_id_,
-                     [&](JobStatus& status) {
-                       status.set_rollbacks(status.rollbacks() + 1);
-                       status.set_last_rollback(summary);
-                     })
-      .IgnoreError();
-  context_.jobs->RecordProgress(job_id_, step, 0, 0).IgnoreError();
+  CheckQueueWrite("the rollback", context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) {
+    status.set_rollbacks(status.rollbacks() + 1);
+    status.set_last_rollback(summary);
+  }));
+  CheckQueueWrite("the rolled-back step", context_.jobs->RecordProgress(job_id_, step, 0, 0));
   if (context_.record) {
     if (absl::StatusOr<JobStatus> job = context_.jobs->Get(job_id_); job.ok())
       context_.record(*job);
@@ -129,7 +129,7 @@ absl::Status JobRunner::RollBack(const std::string& why) {
   SetReason("");
   LOG(WARNING) << "job " << job_id_ << ": " << summary << "; training resumes (generation "
                << generation_ << ")";
-  PublishAssignments(&*layout_, start);
+  PublishAssignments(parts, &*layout_, start);
   return absl::OkStatus();
 }
 

@@ -16,7 +16,9 @@ namespace coordinator {
 void JobRunner::End(JobState state, const std::string& message) {
   absl::StatusOr<JobStatus> status = context_.jobs->Get(job_id_);
   if (status.ok() && status->state() == JOB_STATE_RUNNING && state != JOB_STATE_FAILED) {
-    context_.jobs->BeginFinishing(job_id_, STOP_REASON_UNSPECIFIED, message).IgnoreError();
+    CheckQueueWrite(
+        "the stop",
+        context_.jobs->BeginFinishing(job_id_, STOP_REASON_UNSPECIFIED, message).status());
   }
   absl::StatusOr<JobStatus> ended = context_.jobs->End(job_id_, state, message);
   if (!ended.ok()) {
@@ -37,8 +39,9 @@ void JobRunner::SetWaitReason(absl::string_view prefix, WaitTracker& tracker) {
 }
 
 void JobRunner::UpdateReason(const std::string& reason, const std::string& what) {
-  context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) { status.set_reason(reason); })
-      .IgnoreError();
+  CheckQueueWrite("the reason", context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) {
+    status.set_reason(reason);
+  }));
   // Publish when what the job does changes, not every time a wait's age
   // does.
   if (what == published_reason_) return;
@@ -67,19 +70,22 @@ void JobRunner::RefreshCheckpointsInStatus() {
     absl::MutexLock lock(&mu_);
     evaluations = evaluations_;
   }
-  context_.jobs
-      ->UpdateStatus(job_id_,
-                     [&](JobStatus& status) {
-                       status.clear_checkpoints();
-                       for (CheckpointInfo& info : checkpoints) {
-                         auto it = evaluations.find(info.step());
-                         if (it != evaluations.end()) {
-                           info.mutable_metrics()->insert(it->second.begin(), it->second.end());
-                         }
-                         *status.add_checkpoints() = std::move(info);
-                       }
-                     })
-      .IgnoreError();
+  CheckQueueWrite("the checkpoints", context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) {
+    status.clear_checkpoints();
+    for (CheckpointInfo& info : checkpoints) {
+      auto it = evaluations.find(info.step());
+      if (it != evaluations.end()) {
+        info.mutable_metrics()->insert(it->second.begin(), it->second.end());
+      }
+      *status.add_checkpoints() = std::move(info);
+    }
+  }));
+}
+
+void JobRunner::CheckQueueWrite(absl::string_view what, const absl::Status& written) const {
+  if (!written.ok()) {
+    LOG(WARNING) << "job " << job_id_ << ": the job queue did not take " << what << ": " << written;
+  }
 }
 
 std::string JobRunner::ResumeHint() const {
