@@ -73,11 +73,52 @@ absl::StatusOr<EvaluationResult> LocalTrainer::Evaluate() {
   return result;
 }
 
+namespace {
+
+// Loss and speed over the steps since the last progress report.
+struct LoopTotals {
+  double loss = 0;
+  int64_t steps = 0;
+  int64_t examples = 0;
+  absl::Duration time;
+
+  void Add(double step_loss, int64_t batch_examples, absl::Duration step_time) {
+    loss += step_loss;
+    ++steps;
+    examples += batch_examples;
+    time += step_time;
+  }
+  double mean_loss() const { return loss / static_cast<double>(steps); }
+  double examples_per_sec() const {
+    return static_cast<double>(examples) / std::max(1e-9, absl::ToDoubleSeconds(time));
+  }
+};
+
+}  // namespace
+
+std::optional<StopReason> LocalTrainer::LimitReached(int64_t max_steps) const {
+  if (max_steps > 0 && global_step_ >= max_steps) return STOP_REASON_MAX_STEPS;
+  const double max_seconds = spec_.stop().max_seconds();
+  if (max_seconds > 0 && TrainSeconds() >= max_seconds) return STOP_REASON_MAX_SECONDS;
+  return std::nullopt;
+}
+
+absl::StatusOr<bool> LocalTrainer::TargetReached() {
+  const StopSpec& stop = spec_.stop();
+  if (options_.eval_every_steps <= 0 || eval_source_ == nullptr ||
+      global_step_ % options_.eval_every_steps != 0 || !stop.has_target_metric_value()) {
+    return false;
+  }
+  ASSIGN_OR_RETURN(EvaluationResult evaluation, Evaluate());
+  auto found = evaluation.metrics.find(BestMetricOf(spec_.eval()));
+  return found != evaluation.metrics.end() &&
+         MeetsTarget(BestDirectionOf(spec_.eval()), found->second, stop.target_metric_value());
+}
+
 absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
   RETURN_IF_ERROR(CheckThread());
-  const StopSpec& stop = spec_.stop();
-  const int64_t max_steps = options_.max_steps > 0 ? options_.max_steps : stop.max_steps();
-  const bool stop_on_nan = StopOnNanLossOf(stop);
+  const int64_t max_steps = options_.max_steps > 0 ? options_.max_steps : spec_.stop().max_steps();
+  const bool stop_on_nan = StopOnNanLossOf(spec_.stop());
   const int64_t steps_per_loop = StepsPerLoopOf(spec_.training());
   const double clip_norm = spec_.optimizer().clip_norm();
 
@@ -88,16 +129,10 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
   ParameterView view;
   ModelOutput output;
   Gradients gradients;
-  double loop_loss = 0;
-  int64_t loop_steps = 0, loop_examples = 0;
-  absl::Duration loop_time;
+  LoopTotals loop;
   while (true) {
-    if (max_steps > 0 && global_step_ >= max_steps) {
-      result.stop_reason = STOP_REASON_MAX_STEPS;
-      break;
-    }
-    if (stop.max_seconds() > 0 && TrainSeconds() >= stop.max_seconds()) {
-      result.stop_reason = STOP_REASON_MAX_SECONDS;
+    if (std::optional<StopReason> limit = LimitReached(max_steps); limit.has_value()) {
+      result.stop_reason = *limit;
       break;
     }
     const absl::Time start = options_.now();
@@ -127,39 +162,28 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
     ++global_step_;
     const absl::Duration step_time = options_.now() - start;
     train_time_ += step_time;
-    loop_time += step_time;
     result.examples += batch_size;
-    loop_loss += output.loss;
-    ++loop_steps;
-    loop_examples += batch_size;
-    if (loop_steps == steps_per_loop) {
-      result.final_loss = loop_loss / loop_steps;
+    loop.Add(output.loss, batch_size, step_time);
+    if (loop.steps == steps_per_loop) {
+      result.final_loss = loop.mean_loss();
       if (options_.on_progress) {
         TrainingProgress progress;
         progress.global_step = global_step_;
         progress.epoch = batch_epoch;
         progress.loss = result.final_loss;
-        progress.examples_per_sec =
-            loop_examples / std::max(1e-9, absl::ToDoubleSeconds(loop_time));
+        progress.examples_per_sec = loop.examples_per_sec();
         progress.learning_rate = update.learning_rate;
         options_.on_progress(progress);
       }
-      loop_loss = 0;
-      loop_steps = loop_examples = 0;
-      loop_time = absl::ZeroDuration();
+      loop = LoopTotals();
     }
-    if (options_.eval_every_steps > 0 && eval_source_ != nullptr &&
-        global_step_ % options_.eval_every_steps == 0) {
-      ASSIGN_OR_RETURN(EvaluationResult evaluation, Evaluate());
-      auto found = evaluation.metrics.find(BestMetricOf(spec_.eval()));
-      if (stop.has_target_metric_value() && found != evaluation.metrics.end() &&
-          MeetsTarget(BestDirectionOf(spec_.eval()), found->second, stop.target_metric_value())) {
-        result.stop_reason = STOP_REASON_TARGET_METRIC;
-        break;
-      }
+    ASSIGN_OR_RETURN(const bool reached, TargetReached());
+    if (reached) {
+      result.stop_reason = STOP_REASON_TARGET_METRIC;
+      break;
     }
   }
-  if (loop_steps > 0) result.final_loss = loop_loss / loop_steps;
+  if (loop.steps > 0) result.final_loss = loop.mean_loss();
   result.global_step = global_step_;
   result.train_seconds = TrainSeconds();
   result.examples_per_sec = result.examples / std::max(1e-9, result.train_seconds);

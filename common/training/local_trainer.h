@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -102,6 +103,12 @@ class LocalTrainer {
   LocalTrainer(const JobSpec& spec, LocalTrainerOptions options);
   absl::Status CheckThread() const;
   double TrainSeconds() const;
+  // The step or time limit the job has reached, if any (max_steps: the
+  // options' or the spec's).
+  std::optional<StopReason> LimitReached(int64_t max_steps) const;
+  // Evaluates when eval_every_steps says so and the job has a target
+  // metric value; whether the best metric meets it.
+  absl::StatusOr<bool> TargetReached();
 
   const JobSpec spec_;
   LocalTrainerOptions options_;
