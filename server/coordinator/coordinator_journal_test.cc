@@ -6,6 +6,7 @@
 // tests/coordinator_restart_test.cc.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/checkpoint/env.h"
@@ -18,7 +19,6 @@
 #include "gtest/gtest.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_test_util.h"
-#include "server/coordinator/grpc_shard_client.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -50,12 +50,8 @@ class CoordinatorJournalTest : public ::testing::Test {
 
   // A coordinator process: a new one on the same state folder each time.
   std::unique_ptr<Coordinator> StartCoordinator() {
-    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-        clock_, env_, planner_,
-        [this](const std::string& address) {
-          return std::make_unique<GrpcShardClient>(address, real_clock_);
-        },
-        nullptr, options_);
+    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator =
+        Coordinator::Create(clock_, env_, planner_, FakeShardClients({}), nullptr, options_);
     EXPECT_TRUE(coordinator.ok()) << coordinator.status();
     if (!coordinator.ok()) return nullptr;
     (*coordinator)->Start();
@@ -93,12 +89,19 @@ class CoordinatorJournalTest : public ::testing::Test {
     return response.ok() ? response->job_id() : "(failed)";
   }
 
-  // Waits (real time) until the running job is `job_id`.
+  // Waits (real time, on the job's events) until the running job is
+  // `job_id`.
   void AwaitRunning(Coordinator& coordinator, const std::string& job_id) {
-    const absl::Time give_up = absl::Now() + absl::Seconds(30);
-    while (absl::Now() < give_up) {
-      if (coordinator.GetCluster().running_job_id() == job_id) return;
-      absl::SleepFor(absl::Milliseconds(10));
+    WatchJobRequest request;
+    request.set_job_id(job_id);
+    absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> source = coordinator.WatchJob(request);
+    ASSERT_TRUE(source.ok()) << source.status();
+    SourceReader<JobEvent> reader(*std::move(source));
+    while (std::optional<JobEvent> event = reader.Next()) {
+      if (event->status().state() == JOB_STATE_RUNNING) {
+        EXPECT_EQ(coordinator.GetCluster().running_job_id(), job_id);
+        return;
+      }
     }
     ADD_FAILURE() << job_id << " never started";
   }
@@ -106,7 +109,6 @@ class CoordinatorJournalTest : public ::testing::Test {
   std::string root_;
   PosixEnv env_;
   FakeClock clock_;
-  RealClock real_clock_;
   FakePlanner planner_{4096};
   CoordinatorOptions options_;
 };
@@ -225,12 +227,8 @@ TEST_F(CoordinatorJournalTest, ADamagedRecordIsSetAsideAndTheCoordinatorStarts) 
 TEST_F(CoordinatorJournalTest, AStateFolderThatCannotBeCreatedStopsTheStart) {
   ASSERT_TRUE(WriteFileAtomically(env_, root_ + "/file", "x").ok());
   options_.state_dir = root_ + "/file/state";
-  absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-      clock_, env_, planner_,
-      [this](const std::string& address) {
-        return std::make_unique<GrpcShardClient>(address, real_clock_);
-      },
-      nullptr, options_);
+  absl::StatusOr<std::unique_ptr<Coordinator>> coordinator =
+      Coordinator::Create(clock_, env_, planner_, FakeShardClients({}), nullptr, options_);
   EXPECT_EQ(coordinator.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(coordinator.status().message(), HasSubstr(root_ + "/file/state"));
 }

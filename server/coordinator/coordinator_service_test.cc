@@ -1,13 +1,14 @@
 // The coordinator's two gRPC services through an in-process server on
-// 127.0.0.1:0, with fake parameter-server shards on their own ports and a
-// fake clock driving heartbeat deadlines. Every call has a deadline, so a
-// hang fails the test instead of stalling it.
+// 127.0.0.1:0, with in-memory fake parameter-server shards and a fake clock
+// driving heartbeat deadlines. Every call has a deadline, so a hang fails
+// the test instead of stalling it.
 
 #include <unistd.h>
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@
 #include "common/checkpoint/manifest.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/clock/fake_clock.h"
+#include "common/net/grpc_server.h"
 #include "common/status/grpc_status.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -30,7 +32,6 @@
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/coordinator_test_util.h"
-#include "server/coordinator/grpc_shard_client.h"
 #include "server/coordinator/job_service.h"
 #include "server/coordinator/task_name.h"
 
@@ -86,12 +87,9 @@ class CoordinatorServiceTest : public ::testing::Test {
   }
 
   void StartCoordinator() {
-    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-        clock_, env_, planner_,
-        [this](const std::string& address) {
-          return std::make_unique<GrpcShardClient>(address, real_clock_);
-        },
-        &metrics_, options_, [this] { shutdown_called_.Notify(); });
+    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator =
+        Coordinator::Create(clock_, env_, planner_, FakeShardClients({&shards_[0], &shards_[1]}),
+                            &metrics_, options_, [this] { shutdown_called_.Notify(); });
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
     cluster_service_ = std::make_unique<ClusterServiceImpl>(*coordinator_);
@@ -218,9 +216,11 @@ class CoordinatorServiceTest : public ::testing::Test {
     return status;
   }
 
-  // Watches the job until its status is `state`; the stream's deadline
-  // fails the test if it never is.
-  JobStatus AwaitState(const std::string& job_id, JobState state) {
+  // Watches the job until an event is `wanted`; the stream's deadline
+  // fails the test (saying the job never became `what`) if none is.
+  // Returns the job's status as the last status event had it.
+  JobStatus AwaitEvent(const std::string& job_id, const std::string& what,
+                       const std::function<bool(const JobEvent&)>& wanted) {
     WatchJobRequest request;
     request.set_job_id(job_id);
     auto context = Context();
@@ -228,19 +228,35 @@ class CoordinatorServiceTest : public ::testing::Test {
     JobEvent event;
     JobStatus last;
     while (reader->Read(&event)) {
-      if (!event.has_status()) continue;
-      last = event.status();
-      if (last.state() == state) {
+      if (event.has_status()) last = event.status();
+      if (wanted(event)) {
         context->TryCancel();
         reader->Finish().IgnoreError();
         return last;
       }
     }
     grpc::Status status = reader->Finish();
-    ADD_FAILURE() << "job " << job_id << " never became " << JobState_Name(state) << "; last "
+    ADD_FAILURE() << "job " << job_id << " never became " << what << "; last "
                   << JobState_Name(last.state()) << " (" << last.reason()
                   << "); stream: " << status.error_message();
     return last;
+  }
+
+  JobStatus AwaitState(const std::string& job_id, JobState state) {
+    return AwaitEvent(job_id, JobState_Name(state), [state](const JobEvent& event) {
+      return event.has_status() && event.status().state() == state;
+    });
+  }
+
+  // Waits until the job has saved the checkpoint of `step`.
+  void AwaitCheckpoint(const std::string& job_id, int64_t step) {
+    AwaitEvent(job_id, absl::StrCat("a job with ckpt-", step), [step](const JobEvent& event) {
+      if (event.has_checkpoint()) return event.checkpoint().step() == step;
+      for (const CheckpointInfo& info : event.status().checkpoints()) {
+        if (info.step() == step) return true;
+      }
+      return false;
+    });
   }
 
   // A training spec; `extra` is appended (text format).
@@ -268,7 +284,6 @@ class CoordinatorServiceTest : public ::testing::Test {
   std::string root_;
   PosixEnv env_;
   FakeClock clock_;
-  RealClock real_clock_;
   FakePlanner planner_;
   // pstrain_coordinator_data_leases_requeued_total.
   double LeasesRequeued() {
@@ -283,7 +298,7 @@ class CoordinatorServiceTest : public ::testing::Test {
 
   prometheus::Registry registry_;
   CoordinatorMetrics metrics_{registry_};
-  FakeShard shards_[2];
+  FakeShard shards_[2] = {FakeShard(env_, "ps-0.test:2222"), FakeShard(env_, "ps-1.test:2222")};
   CoordinatorOptions options_;
   absl::Notification shutdown_called_;
 
@@ -457,12 +472,9 @@ TEST_F(CoordinatorServiceTest, AJobSaysWhichMembersItWaitsFor) {
   Join(TASK_TYPE_PS, 0);
   Join(TASK_TYPE_WORKER, 0);
   const std::string job_id = Submit(TrainSpec("m"));
-  JobStatus status;
-  for (absl::Time give_up = absl::Now() + kCallTimeout; absl::Now() < give_up;) {
-    status = Get(job_id);
-    if (status.reason().find("waiting for") != std::string::npos) break;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
+  JobStatus status = AwaitEvent(job_id, "waiting for members", [](const JobEvent& event) {
+    return event.status().reason().find("waiting for") != std::string::npos;
+  });
   EXPECT_EQ(status.state(), JOB_STATE_RUNNING);
   EXPECT_NE(status.reason().find("waiting for ps/1, worker/1 since"), std::string::npos)
       << status.reason();
@@ -640,16 +652,16 @@ TEST_F(CoordinatorServiceTest, ALostWorkersLeaseGoesBackToTheQueue) {
     ASSERT_TRUE(Heartbeat(member, &beat).ok());
   }
   clock_.Advance(absl::Seconds(6));
+  // The ticker finds worker/0 lost and asks the shards what of its lease
+  // was trained.
+  for (FakeShard& shard : shards_) ASSERT_TRUE(shard.WaitForLedgerReads(1, kCallTimeout));
   ClusterStatus cluster;
-  for (absl::Time give_up = absl::Now() + kCallTimeout; absl::Now() < give_up;) {
-    ASSERT_TRUE(jobs_->GetCluster(Context().get(), GetClusterRequest(), &cluster).ok());
-    if (cluster.members(2).state() == MEMBER_STATE_LOST) break;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
+  ASSERT_TRUE(jobs_->GetCluster(Context().get(), GetClusterRequest(), &cluster).ok());
   ASSERT_EQ(cluster.members(2).state(), MEMBER_STATE_LOST);
   EXPECT_EQ(Heartbeat(worker0, &beat).error_code(), grpc::StatusCode::ABORTED);
   // The lease goes back once the shards said what of it was trained
-  // (nothing: no push reached them).
+  // (nothing: no push reached them). Only the metric tells when; nothing
+  // offers a wait for it.
   for (absl::Time give_up = absl::Now() + kCallTimeout;
        absl::Now() < give_up && LeasesRequeued() < 1;) {
     absl::SleepFor(absl::Milliseconds(10));
@@ -678,9 +690,7 @@ TEST_F(CoordinatorServiceTest, ALostParameterServerCostsARollbackToTheNewestChec
   ASSERT_EQ(first.job_id(), job_id);
   ASSERT_GT(first.generation(), 0u);
   ReportOk(worker0, job_id, 100);  // ckpt-100 is due
-  for (int i = 0; i < 500 && Get(job_id).checkpoints_size() == 0; ++i) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
+  AwaitCheckpoint(job_id, 100);
   ASSERT_EQ(Get(job_id).checkpoints_size(), 1);
   EXPECT_EQ(ReportOk(worker0, job_id, 30).global_step(), 130);
 
@@ -735,15 +745,19 @@ TEST_F(CoordinatorServiceTest, AParameterServerThatNeverComesBackFailsTheJobWith
   std::vector<Caller> members = JoinCluster();
   const std::string job_id = Submit(TrainSpec("m"));
   ASSERT_EQ(AwaitAssignment(members[2]).job_id(), job_id);
-  HeartbeatResponse beat;
+  JobStatus status;
+  absl::Notification failed;
+  std::thread watcher([&] {
+    status = AwaitState(job_id, JOB_STATE_FAILED);
+    failed.Notify();
+  });
   // ps/1 falls silent; the others keep beating while the job waits for it.
-  for (int i = 0; i < 130; ++i) {
+  HeartbeatResponse beat;
+  while (!failed.WaitForNotificationWithTimeout(absl::Milliseconds(5))) {
     clock_.Advance(absl::Seconds(6));
     for (int m : {0, 2, 3}) Heartbeat(members[m], &beat);
-    if (Get(job_id).state() != JOB_STATE_RUNNING) break;
-    absl::SleepFor(absl::Milliseconds(5));
   }
-  JobStatus status = AwaitState(job_id, JOB_STATE_FAILED);
+  watcher.join();
   EXPECT_THAT(status.reason(), HasSubstr("ps/1"));
   EXPECT_THAT(status.reason(), HasSubstr("no heartbeat"));
   EXPECT_THAT(status.reason(), HasSubstr("to come back"));
@@ -840,7 +854,9 @@ TEST_F(CoordinatorServiceTest, ShutdownWaitsForTheRunningJobOrIsRefused) {
   EXPECT_TRUE(ReportOk(members[2], job_id, 0).stop());
   EXPECT_TRUE(ReportOk(members[3], job_id, 0).stop());
   AwaitState(job_id, JOB_STATE_STOPPED);
-  // Members learn it from their heartbeats, then the process is told to exit.
+  // Members learn it from their heartbeats once the scheduler has seen the
+  // job end (nothing offers a wait for that), then the process is told to
+  // exit.
   HeartbeatResponse beat;
   for (absl::Time give_up = absl::Now() + kCallTimeout; absl::Now() < give_up;) {
     ASSERT_TRUE(Heartbeat(members[0], &beat).ok());

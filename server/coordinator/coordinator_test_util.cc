@@ -1,31 +1,114 @@
 #include "server/coordinator/coordinator_test_util.h"
 
-#include <fstream>
-#include <sstream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
+#include "common/checkpoint/whole_file.h"
 #include "common/checksum/crc32c.h"
-#include "glog/logging.h"
 
 namespace pstrain {
 namespace coordinator {
 namespace {
 
-grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, grpc::Status status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(std::move(status));
-  return reactor;
+// The largest shard file a Restore reads.
+constexpr int64_t kMaxShardFileBytes = int64_t{64} << 20;
+
+// A status of the call `method`, named as GrpcShardClient names it.
+absl::Status OfMethod(const char* method, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(method, ": ", status.message()));
 }
+
+absl::Status WriteWholeFile(Env& env, const std::string& path, absl::string_view contents) {
+  absl::StatusOr<std::unique_ptr<WritableFile>> file = env.NewWritableFile(path);
+  if (!file.ok()) return file.status();
+  if (absl::Status appended = (*file)->Append(contents); !appended.ok()) return appended;
+  return (*file)->Close();
+}
+
+// The client of a shard at an address no FakeShard has.
+class UnreachableShardClient final : public ShardClient {
+ public:
+  explicit UnreachableShardClient(std::string address) : address_(std::move(address)) {}
+
+  absl::StatusOr<CreateVariablesResponse> CreateVariables(const CreateVariablesRequest&) override {
+    return Unreachable("CreateVariables");
+  }
+  absl::Status DropJob(const DropJobRequest&) override { return Unreachable("DropJob"); }
+  absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest&) override {
+    return Unreachable("Snapshot");
+  }
+  absl::StatusOr<RestoreResponse> Restore(const RestoreRequest&) override {
+    return Unreachable("Restore");
+  }
+  absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest&) override {
+    return Unreachable("ReadPushLedger");
+  }
+  void Cancel() override {}
+
+ private:
+  absl::Status Unreachable(const char* method) const {
+    return absl::UnavailableError(absl::StrCat(method, ": no shard serves at ", address_));
+  }
+
+  const std::string address_;
+};
 
 }  // namespace
 
-FakeShard::FakeShard() {
-  absl::StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::Start({}, {this});
-  CHECK(server.ok()) << server.status();
-  server_ = *std::move(server);
-}
+class FakeShard::Client final : public ShardClient {
+ public:
+  explicit Client(FakeShard& shard) : shard_(shard) {}
 
-FakeShard::~FakeShard() { server_->Shutdown(absl::ZeroDuration()); }
+  absl::StatusOr<CreateVariablesResponse> CreateVariables(
+      const CreateVariablesRequest& request) override {
+    return Answer("CreateVariables", [&] { return shard_.CreateVariables(request); });
+  }
+  absl::Status DropJob(const DropJobRequest& request) override {
+    if (cancelled()) return Cancelled("DropJob");
+    return OfMethod("DropJob", shard_.DropJob(request));
+  }
+  absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request) override {
+    return Answer("Snapshot", [&] { return shard_.Snapshot(request); });
+  }
+  absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request) override {
+    return Answer("Restore", [&] { return shard_.Restore(request); });
+  }
+  absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& request) override {
+    return Answer("ReadPushLedger", [&] { return shard_.ReadPushLedger(request); });
+  }
+  void Cancel() override {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+  }
+
+ private:
+  template <typename Call>
+  auto Answer(const char* method, const Call& call) -> decltype(call()) {
+    if (cancelled()) return Cancelled(method);
+    auto answer = call();
+    if (!answer.ok()) return OfMethod(method, answer.status());
+    return answer;
+  }
+
+  static absl::Status Cancelled(const char* method) {
+    return absl::CancelledError(
+        absl::StrCat(method, ": cancelled, the coordinator is shutting down"));
+  }
+
+  bool cancelled() {
+    absl::MutexLock lock(&mu_);
+    return cancelled_;
+  }
+
+  FakeShard& shard_;
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+FakeShard::FakeShard(Env& env, std::string address) : env_(env), address_(std::move(address)) {}
+
+std::unique_ptr<ShardClient> FakeShard::NewClient() { return std::make_unique<Client>(*this); }
 
 std::vector<CreateVariablesRequest> FakeShard::created() const {
   absl::MutexLock lock(&mu_);
@@ -47,43 +130,6 @@ int FakeShard::snapshots() const {
   return snapshots_;
 }
 
-grpc::ServerUnaryReactor* FakeShard::CreateVariables(grpc::CallbackServerContext* context,
-                                                     const CreateVariablesRequest* request,
-                                                     CreateVariablesResponse* /*response*/) {
-  absl::MutexLock lock(&mu_);
-  created_.push_back(*request);
-  return Done(context, grpc::Status::OK);
-}
-
-grpc::ServerUnaryReactor* FakeShard::DropJob(grpc::CallbackServerContext* context,
-                                             const DropJobRequest* request,
-                                             DropJobResponse* /*response*/) {
-  absl::MutexLock lock(&mu_);
-  dropped_.push_back(request->job_id());
-  return Done(context, grpc::Status::OK);
-}
-
-grpc::ServerUnaryReactor* FakeShard::Snapshot(grpc::CallbackServerContext* context,
-                                              const SnapshotRequest* request,
-                                              SnapshotResponse* response) {
-  const std::string contents =
-      absl::StrCat("shard of ", request->job_id(), " at step ", request->global_step(), "\n");
-  std::ofstream out(request->path(), std::ios::binary | std::ios::trunc);
-  out << contents;
-  out.close();
-  if (!out) {
-    return Done(context, grpc::Status(grpc::StatusCode::INTERNAL,
-                                      absl::StrCat("cannot write ", request->path())));
-  }
-  response->set_path(request->path());
-  response->set_bytes(static_cast<int64_t>(contents.size()));
-  response->set_crc32c(Crc32c(contents));
-  absl::MutexLock lock(&mu_);
-  *response->mutable_ledger() = ledger_;
-  ++snapshots_;
-  return Done(context, grpc::Status::OK);
-}
-
 void FakeShard::SetLedger(PushLedger ledger) {
   absl::MutexLock lock(&mu_);
   ledger_ = std::move(ledger);
@@ -94,34 +140,84 @@ std::vector<ReadPushLedgerRequest> FakeShard::ledger_reads() const {
   return ledger_reads_;
 }
 
-grpc::ServerUnaryReactor* FakeShard::ReadPushLedger(grpc::CallbackServerContext* context,
-                                                    const ReadPushLedgerRequest* request,
-                                                    PushLedger* response) {
+bool FakeShard::WaitForLedgerReads(size_t count, absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
-  ledger_reads_.push_back(*request);
-  *response = ledger_;
-  return Done(context, grpc::Status::OK);
+  auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ledger_reads_.size() >= count; };
+  return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
 }
 
-grpc::ServerUnaryReactor* FakeShard::Restore(grpc::CallbackServerContext* context,
-                                             const RestoreRequest* request,
-                                             RestoreResponse* /*response*/) {
-  std::ifstream in(request->path(), std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  if (!in) {
-    return Done(context, grpc::Status(grpc::StatusCode::NOT_FOUND,
-                                      absl::StrCat("cannot read ", request->path())));
+void FakeShard::SetSnapshotContents(SnapshotContents contents) {
+  absl::MutexLock lock(&mu_);
+  snapshot_contents_ = std::move(contents);
+}
+
+absl::StatusOr<CreateVariablesResponse> FakeShard::CreateVariables(
+    const CreateVariablesRequest& request) {
+  absl::MutexLock lock(&mu_);
+  created_.push_back(request);
+  return CreateVariablesResponse();
+}
+
+absl::Status FakeShard::DropJob(const DropJobRequest& request) {
+  absl::MutexLock lock(&mu_);
+  dropped_.push_back(request.job_id());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SnapshotResponse> FakeShard::Snapshot(const SnapshotRequest& request) {
+  SnapshotContents contents_of;
+  {
+    absl::MutexLock lock(&mu_);
+    contents_of = snapshot_contents_;
   }
-  const std::string bytes = contents.str();
-  if (static_cast<int64_t>(bytes.size()) != request->expected_bytes() ||
-      Crc32c(bytes) != request->expected_crc32c()) {
-    return Done(context, grpc::Status(grpc::StatusCode::DATA_LOSS,
-                                      absl::StrCat(request->path(), " differs from its MANIFEST")));
+  absl::StatusOr<std::string> contents =
+      contents_of
+          ? contents_of(request)
+          : absl::StrCat("shard of ", request.job_id(), " at step ", request.global_step(), "\n");
+  if (!contents.ok()) return contents.status();
+  if (absl::Status written = WriteWholeFile(env_, request.path(), *contents); !written.ok()) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", request.path(), ": ", written.message()));
+  }
+  SnapshotResponse response;
+  response.set_path(request.path());
+  response.set_bytes(static_cast<int64_t>(contents->size()));
+  response.set_crc32c(Crc32c(*contents));
+  absl::MutexLock lock(&mu_);
+  *response.mutable_ledger() = ledger_;
+  ++snapshots_;
+  return response;
+}
+
+absl::StatusOr<RestoreResponse> FakeShard::Restore(const RestoreRequest& request) {
+  absl::StatusOr<std::string> contents = ReadWholeFile(env_, request.path(), kMaxShardFileBytes);
+  if (!contents.ok()) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read ", request.path(), ": ", contents.status().message()));
+  }
+  if (static_cast<int64_t>(contents->size()) != request.expected_bytes() ||
+      Crc32c(*contents) != request.expected_crc32c()) {
+    return absl::DataLossError(absl::StrCat(request.path(), " differs from its MANIFEST"));
   }
   absl::MutexLock lock(&mu_);
-  restored_.push_back(*request);
-  return Done(context, grpc::Status::OK);
+  restored_.push_back(request);
+  return RestoreResponse();
+}
+
+absl::StatusOr<PushLedger> FakeShard::ReadPushLedger(const ReadPushLedgerRequest& request) {
+  absl::MutexLock lock(&mu_);
+  ledger_reads_.push_back(request);
+  return ledger_;
+}
+
+ShardClientFactory FakeShardClients(std::vector<FakeShard*> shards) {
+  std::map<std::string, FakeShard*> by_address;
+  for (FakeShard* shard : shards) by_address[shard->address()] = shard;
+  return [by_address](const std::string& address) -> std::unique_ptr<ShardClient> {
+    auto found = by_address.find(address);
+    if (found == by_address.end()) return std::make_unique<UnreachableShardClient>(address);
+    return found->second->NewClient();
+  };
 }
 
 absl::StatusOr<JobPlan> FakePlanner::Plan(const JobSpec& /*spec*/) {

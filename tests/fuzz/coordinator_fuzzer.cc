@@ -1,7 +1,7 @@
 // Fuzzes the coordinator's request handling: a sequence of cluster and job
 // calls (request_sequence.h) on one started Coordinator, as its gRPC
 // services (cluster_service.cc, job_service.cc) make them. Parameter
-// servers are in-process fakes, checkpoints live in an in-memory
+// servers share one in-memory FakeShard, checkpoints live in an in-memory
 // filesystem, and time is a FakeClock the input may move forward. Three
 // kinds of call are not requests: one moves the clock, one waits (briefly,
 // in real time) for the running job to reach training, so that inputs can
@@ -21,13 +21,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/checkpoint_layout.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/manifest.h"
-#include "common/checkpoint/whole_file.h"
 #include "common/checksum/crc32c.h"
 #include "common/clock/fake_clock.h"
 #include "glog/logging.h"
@@ -35,10 +33,9 @@
 #include "protos/coordinator.pb.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_test_util.h"
-#include "server/coordinator/shard_client.h"
 #include "tests/fuzz/memory_env.h"
-#include "tests/fuzz/request_sequence.h"
 #include "tests/fuzz/quiet_logs.h"
+#include "tests/fuzz/request_sequence.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -72,61 +69,6 @@ constexpr char kCheckpointRoot[] = "/ckpt";
 constexpr size_t kMaxCalls = 48;
 constexpr absl::Duration kMaxSettle = absl::Milliseconds(200);
 
-// A parameter-server shard that holds nothing: snapshots are small files
-// of the right size and CRC32C, restores check them (as FakeShard does,
-// without gRPC).
-class MemoryShardClient final : public ShardClient {
- public:
-  explicit MemoryShardClient(Env& env) : env_(env) {}
-
-  absl::StatusOr<CreateVariablesResponse> CreateVariables(
-      const CreateVariablesRequest& request) override {
-    if (Cancelled()) return absl::CancelledError("cancelled");
-    CreateVariablesResponse response;
-    response.set_variable_bytes(4 * request.variables_size());
-    return response;
-  }
-  absl::Status DropJob(const DropJobRequest&) override {
-    return Cancelled() ? absl::CancelledError("cancelled") : absl::OkStatus();
-  }
-  absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request) override {
-    if (Cancelled()) return absl::CancelledError("cancelled");
-    const std::string contents = absl::StrCat("snapshot of step ", request.global_step());
-    absl::Status written = CreateDirs(env_, Dirname(request.path()));
-    if (written.ok()) written = WriteFileAtomically(env_, request.path(), contents);
-    if (!written.ok()) return written;
-    SnapshotResponse response;
-    response.set_path(request.path());
-    response.set_bytes(static_cast<int64_t>(contents.size()));
-    response.set_crc32c(Crc32c(contents));
-    return response;
-  }
-  absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request) override {
-    if (Cancelled()) return absl::CancelledError("cancelled");
-    absl::StatusOr<std::string> contents = ReadWholeFile(env_, request.path(), 1 << 20);
-    if (!contents.ok()) return contents.status();
-    if (request.expected_bytes() != static_cast<int64_t>(contents->size()) ||
-        request.expected_crc32c() != Crc32c(*contents)) {
-      return absl::DataLossError(absl::StrCat(request.path(), " is not what the manifest says"));
-    }
-    return RestoreResponse();
-  }
-  void Cancel() override {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-  }
-
- private:
-  bool Cancelled() {
-    absl::MutexLock lock(&mu_);
-    return cancelled_;
-  }
-
-  Env& env_;
-  absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-};
-
 template <typename Request>
 bool Parse(const fuzz::Call& call, Request* request) {
   return request->ParseFromArray(call.bytes.data(), static_cast<int>(call.bytes.size()));
@@ -149,8 +91,7 @@ class Session {
     options.runner.num_workers = 1;
     CHECK(CreateDirs(env_, kCheckpointRoot).ok());
     absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-        clock_, env_, planner_,
-        [this](const std::string&) { return std::make_unique<MemoryShardClient>(env_); },
+        clock_, env_, planner_, [this](const std::string&) { return shard_.NewClient(); },
         /*metrics=*/nullptr, options);
     CHECK(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
@@ -320,6 +261,8 @@ class Session {
 
   FakeClock clock_;
   fuzz::MemoryEnv env_;
+  // Every parameter server the input registers, whatever its address.
+  FakeShard shard_{env_, "ps.fuzz:1"};
   FakePlanner planner_{/*num_records=*/1000};
   std::unique_ptr<Coordinator> coordinator_;
 };

@@ -6,7 +6,6 @@
 #include "common/checkpoint/file_path.h"
 #include "glog/logging.h"
 #include "gtest/gtest.h"
-#include "server/coordinator/grpc_shard_client.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -21,22 +20,23 @@ CoordinatorOptions WithTestRoot(CoordinatorOptions options) {
 
 }  // namespace
 
-InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options)
+InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options, int num_shards)
     : options_(WithTestRoot(std::move(options))) {
   const absl::Status created = CreateDirs(env_, options_.checkpoint_root);
   CHECK(created.ok()) << created;
+  for (int i = 0; i < num_shards; ++i) {
+    shards_.push_back(std::make_unique<FakeShard>(env_, absl::StrCat("ps-", i, ".in-process:1")));
+  }
   Start();
 }
 
 InProcessCoordinator::~InProcessCoordinator() { Stop(); }
 
 void InProcessCoordinator::Start() {
+  std::vector<FakeShard*> shards;
+  for (const std::unique_ptr<FakeShard>& shard : shards_) shards.push_back(shard.get());
   absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-      clock_, env_, planner_,
-      [this](const std::string& address) {
-        return std::make_unique<GrpcShardClient>(address, real_clock_);
-      },
-      &metrics_, options_, [] {});
+      clock_, env_, planner_, FakeShardClients(std::move(shards)), &metrics_, options_, [] {});
   CHECK(coordinator.ok()) << coordinator.status();
   coordinator_ = *std::move(coordinator);
   cluster_service_ = std::make_unique<ClusterServiceImpl>(*coordinator_);

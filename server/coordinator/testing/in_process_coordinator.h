@@ -3,10 +3,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/checkpoint/posix_env.h"
-#include "common/clock/clock.h"
 #include "common/clock/fake_clock.h"
 #include "common/net/grpc_server.h"
 #include "prometheus/registry.h"
@@ -23,14 +23,16 @@ namespace coordinator {
 // 127.0.0.1, in the test's process: for testing the members' clients
 // against what they talk to in production rather than a hand-written fake.
 // Its clock is a FakeClock (heartbeat deadlines pass when the test says);
-// jobs are planned by FakePlanner, and shard calls go over real gRPC.
-// Restart() replaces it with a new coordinator on the same port, which has
-// forgotten every member, as a restarted coordinator has. Not thread-safe.
+// jobs are planned by FakePlanner, and its parameter servers are FakeShards
+// in memory: ps/i registers with shard(i).address(). Restart() replaces it
+// with a new coordinator on the same port, which has forgotten every
+// member, as a restarted coordinator has; the shards stay. Not thread-safe.
 class InProcessCoordinator {
  public:
   // CHECK-fails if it cannot start. checkpoint_root defaults to a folder
-  // of the test's temporary directory.
-  explicit InProcessCoordinator(CoordinatorOptions options = {});
+  // of the test's temporary directory. The parameter servers of its jobs
+  // are `num_shards` FakeShards.
+  explicit InProcessCoordinator(CoordinatorOptions options = {}, int num_shards = 2);
   ~InProcessCoordinator();
 
   InProcessCoordinator(const InProcessCoordinator&) = delete;
@@ -40,6 +42,8 @@ class InProcessCoordinator {
   const std::string& address() const { return address_; }
   Coordinator& coordinator() { return *coordinator_; }
   FakeClock& clock() { return clock_; }
+  // The shard that ps/`index` serves, 0 <= index < num_shards.
+  FakeShard& shard(int index) { return *shards_.at(index); }
 
   // Stops serving: calls fail Unavailable until Restart().
   void Stop();
@@ -51,8 +55,8 @@ class InProcessCoordinator {
 
   const CoordinatorOptions options_;
   FakeClock clock_;
-  RealClock real_clock_;
   PosixEnv env_;
+  std::vector<std::unique_ptr<FakeShard>> shards_;
   FakePlanner planner_;
   prometheus::Registry registry_;
   CoordinatorMetrics metrics_{registry_};
