@@ -1,7 +1,6 @@
 #include "worker/training_data.h"
 
 #include <algorithm>
-#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -34,10 +33,7 @@ std::shared_ptr<const std::vector<int64_t>> EpochOrders::Order(int64_t epoch) {
   auto found = cache_.find(epoch);
   if (found != cache_.end()) return found->second;
   auto order = std::make_shared<std::vector<int64_t>>(num_records_);
-  std::iota(order->begin(), order->end(), 0);
-  if (shuffle_) {
-    ShuffleForEpoch(seed_, epoch, absl::MakeSpan(*order));
-  }
+  FillEpochOrder(0, shuffle_, seed_, epoch, absl::MakeSpan(*order));
   cache_[epoch] = order;
   while (cache_.size() > 2) cache_.erase(cache_.begin());
   return order;

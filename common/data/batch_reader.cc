@@ -1,7 +1,6 @@
 #include "common/data/batch_reader.h"
 
 #include <algorithm>
-#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -85,10 +84,8 @@ absl::StatusOr<ExampleBatch> BatchReader::Produce() {
   }
   if (order_.empty() || produce_offset_ == 0) {
     order_.resize(options_.range.size());
-    std::iota(order_.begin(), order_.end(), options_.range.begin);
-    if (options_.shuffle) {
-      ShuffleForEpoch(options_.seed, produce_epoch_, absl::MakeSpan(order_));
-    }
+    FillEpochOrder(options_.range.begin, options_.shuffle, options_.seed, produce_epoch_,
+                   absl::MakeSpan(order_));
   }
   const int64_t count =
       std::min<int64_t>(options_.batch_size, static_cast<int64_t>(order_.size()) - produce_offset_);

@@ -13,6 +13,12 @@ namespace pstrain {
 // gets the same one; consecutive epochs get unrelated ones. Thread-safe.
 void ShuffleForEpoch(uint64_t seed, int64_t epoch, absl::Span<int64_t> records);
 
+// Fills `order` with the records first, first + 1, ... in the order epoch
+// `epoch` reads them: shuffled for `seed` when `shuffle`, in sequence
+// otherwise.
+void FillEpochOrder(int64_t first, bool shuffle, uint64_t seed, int64_t epoch,
+                    absl::Span<int64_t> order);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_DATA_EPOCH_SHUFFLE_H_
