@@ -337,6 +337,12 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // Written by the Run thread, read by progress reports.
   std::atomic<uint64_t> generation_{0};
 
+  // Orders what progress reports publish; never held with mu_.
+  absl::Mutex progress_mu_;
+  // The newest global step published (queue, summaries, events); a
+  // rollback sets it back.
+  int64_t published_step_ ABSL_GUARDED_BY(progress_mu_) = 0;
+
   mutable absl::Mutex mu_;
   // Moves happen on the Run thread only, through MoveTo (job_phase.h says
   // which are allowed); cluster calls are admitted by AdmitCall.

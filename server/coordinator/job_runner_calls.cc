@@ -113,18 +113,27 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
     if (stop && IsJobWorker(*parts, report.task())) stop_heard_.insert(report.task().index());
     poked_ = true;
   }
-  CheckQueueWrite("progress", context_.jobs->RecordProgress(job_id_, *step, last_loss, rate));
-  if (parts->train_summaries != nullptr && loss.has_value()) {
-    parts->train_summaries->OnProgress(*step, last_loss, rate);
+  {
+    // Two workers' reports may get here in the other order than their
+    // steps were counted: what is published (the queue's step, the
+    // summaries, the event) only moves forward, or a watcher would see
+    // the step go back.
+    absl::MutexLock lock(&progress_mu_);
+    if (*step >= published_step_) {
+      published_step_ = *step;
+      CheckQueueWrite("progress", context_.jobs->RecordProgress(job_id_, *step, last_loss, rate));
+      if (parts->train_summaries != nullptr && loss.has_value()) {
+        parts->train_summaries->OnProgress(*step, last_loss, rate);
+      }
+      JobEvent event;
+      ProgressEvent* progress = event.mutable_progress();
+      progress->set_global_step(*step);
+      progress->set_loss(last_loss);
+      progress->set_examples_per_sec(rate);
+      progress->set_epoch(parts->data->Stats().epoch);
+      Publish(std::move(event));
+    }
   }
-
-  JobEvent event;
-  ProgressEvent* progress = event.mutable_progress();
-  progress->set_global_step(*step);
-  progress->set_loss(last_loss);
-  progress->set_examples_per_sec(rate);
-  progress->set_epoch(parts->data->Stats().epoch);
-  Publish(std::move(event));
 
   ProgressResponse response;
   response.set_global_step(*step);

@@ -115,7 +115,12 @@ absl::Status JobRunner::RollBack(const std::string& why) {
     status.set_rollbacks(status.rollbacks() + 1);
     status.set_last_rollback(summary);
   }));
-  CheckQueueWrite("the rolled-back step", context_.jobs->RecordProgress(job_id_, step, 0, 0));
+  {
+    // The one move of the published step backwards.
+    absl::MutexLock lock(&progress_mu_);
+    published_step_ = step;
+    CheckQueueWrite("the rolled-back step", context_.jobs->RecordProgress(job_id_, step, 0, 0));
+  }
   if (context_.record) {
     if (absl::StatusOr<JobStatus> job = context_.jobs->Get(job_id_); job.ok())
       context_.record(*job);
