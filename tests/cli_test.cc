@@ -58,26 +58,47 @@ struct PstrainRun {
   std::string stdout_only;
 };
 
-// Runs `pstrain args...` to its end.
-PstrainRun Pstrain(const std::vector<std::string>& args) {
+// `pstrain args...` started in the background.
+struct PstrainProcess {
+  std::string command;                  // args.front()
+  std::string log;                      // its stdout is in <log>.stdout, stderr in <log>.err
+  std::unique_ptr<ChildProcess> child;  // null if it could not start
+};
+
+PstrainProcess StartPstrain(const std::vector<std::string>& args) {
   static int counter = 0;
+  PstrainProcess process;
+  process.command = args.front();
   absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
   EXPECT_TRUE(program.ok()) << program.status();
-  const std::string log = testing::TempDir() + "/pstrain_cli_" + std::to_string(++counter);
+  if (!program.ok()) return process;
+  process.log = testing::TempDir() + "/pstrain_cli_" + std::to_string(++counter);
   // stdout to one file (JSON must be alone there), stderr to another.
   std::vector<std::string> shell_args = {
-      "-c", "\"$0\" \"$@\" > " + log + ".stdout 2> " + log + ".err", *program};
+      "-c", "\"$0\" \"$@\" > " + process.log + ".stdout 2> " + process.log + ".err", *program};
   shell_args.insert(shell_args.end(), args.begin(), args.end());
   auto child = ChildProcess::Start({"/bin/sh", shell_args, {}, ""});
   EXPECT_TRUE(child.ok()) << child.status();
+  if (child.ok()) process.child = *std::move(child);
+  return process;
+}
+
+// Waits for a process StartPstrain started to end.
+PstrainRun FinishPstrain(PstrainProcess& process) {
   PstrainRun run;
-  if (!child.ok()) return run;
-  absl::StatusOr<ExitStatus> status = (*child)->Wait(kCommandDeadline);
-  EXPECT_TRUE(status.ok()) << "pstrain " << args.front() << ": " << status.status();
+  if (process.child == nullptr) return run;
+  absl::StatusOr<ExitStatus> status = process.child->Wait(kCommandDeadline);
+  EXPECT_TRUE(status.ok()) << "pstrain " << process.command << ": " << status.status();
   if (status.ok()) run.exit_code = status->exit_code;
-  run.stdout_only = ReadFile(log + ".stdout");
-  run.output = run.stdout_only + ReadFile(log + ".err");
+  run.stdout_only = ReadFile(process.log + ".stdout");
+  run.output = run.stdout_only + ReadFile(process.log + ".err");
   return run;
+}
+
+// Runs `pstrain args...` to its end.
+PstrainRun Pstrain(const std::vector<std::string>& args) {
+  PstrainProcess process = StartPstrain(args);
+  return FinishPstrain(process);
 }
 
 google::protobuf::Struct ParseJson(const std::string& json) {
@@ -107,6 +128,24 @@ bool WaitForText(const std::string& path, const std::string& text, absl::Duratio
   while (absl::Now() < end) {
     if (absl::StrContains(ReadFile(path), text)) return true;
     absl::SleepFor(absl::Milliseconds(100));
+  }
+  return false;
+}
+
+// Polls `pstrain status` until job `job_id` is in `state` ("RUNNING");
+// false if it is not within kCommandDeadline.
+bool AwaitJobState(const std::string& coordinator, const std::string& job_id,
+                   const std::string& state) {
+  const absl::Time end = absl::Now() + kCommandDeadline;
+  while (absl::Now() < end) {
+    const PstrainRun status = Pstrain({"status", job_id, coordinator, "--output=json"});
+    google::protobuf::Struct parsed;
+    if (status.exit_code == 0 &&
+        google::protobuf::util::JsonStringToMessage(status.stdout_only, &parsed).ok()) {
+      auto it = parsed.fields().find("state");
+      if (it != parsed.fields().end() && it->second.string_value() == state) return true;
+    }
+    absl::SleepFor(absl::Milliseconds(200));
   }
   return false;
 }
@@ -159,14 +198,38 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   EXPECT_NE(refused.output.find("optimizer.learning_rate must be > 0, got -1"), std::string::npos)
       << refused.output;
 
+  // A job that trains until it is stopped holds the cluster, so the next
+  // one waits in the queue until `watch` follows it: a watch shows what
+  // happens from when it starts, and must not miss the job's progress.
+  PstrainRun long_job =
+      Pstrain({"submit", WriteSpec(root_, "long", 1000000), coordinator_, "--output=json"});
+  ASSERT_EQ(long_job.exit_code, 0) << long_job.output;
+  const std::string long_id = ParseJson(long_job.stdout_only).fields().at("job_id").string_value();
+  // The refused job took no id.
+  ASSERT_EQ(long_id, "long-1") << long_job.output;
+  ASSERT_TRUE(AwaitJobState(coordinator_, long_id, "RUNNING")) << long_id << " never ran";
   PstrainRun submitted =
       Pstrain({"submit", WriteSpec(root_, "clicks", 200), coordinator_, "--output=json"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   const std::string job_id = ParseJson(submitted.stdout_only).fields().at("job_id").string_value();
-  ASSERT_EQ(job_id, "clicks-1") << submitted.output;
+  ASSERT_EQ(job_id, "clicks-2") << submitted.output;
+  // watch follows the job to its end, then exits with its outcome. Its
+  // first line is the status its stream starts with.
+  PstrainProcess watch = StartPstrain({"watch", job_id, coordinator_});
+  ASSERT_NE(watch.child, nullptr);
+  ASSERT_TRUE(WaitForText(watch.log + ".stdout", "job " + job_id + ": QUEUED", kCommandDeadline))
+      << ReadFile(watch.log + ".stdout") << ReadFile(watch.log + ".err");
 
-  // watch follows the job to its end, then exits with its outcome.
-  PstrainRun watched = Pstrain({"watch", job_id, coordinator_});
+  // A stopped job: watch ends with it and exits 1. Stopping the running
+  // job lets the queued one run.
+  PstrainRun stop = Pstrain({"stop", long_id, coordinator_});
+  EXPECT_EQ(stop.exit_code, 0) << stop.output;
+  EXPECT_NE(stop.output.find("stopping job " + long_id), std::string::npos) << stop.output;
+  PstrainRun stopped = Pstrain({"watch", long_id, coordinator_, "--output=json"});
+  EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
+  EXPECT_NE(stopped.stdout_only.find("\"state\":\"STOPPED\""), std::string::npos) << stopped.output;
+
+  PstrainRun watched = FinishPstrain(watch);
   EXPECT_EQ(watched.exit_code, 0) << watched.output;
   for (const char* expected : {"checkpoint at step", "eval at step", "final evaluation (step"}) {
     EXPECT_NE(watched.output.find(expected), std::string::npos) << expected << "\n"
@@ -196,7 +259,8 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
 
   PstrainRun list = Pstrain({"list", coordinator_});
   EXPECT_EQ(list.exit_code, 0) << list.output;
-  EXPECT_NE(list.output.find("clicks-1"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find(job_id), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find(long_id), std::string::npos) << list.output;
 
   // An unknown job is a clear NotFound, exit code 2.
   for (const char* command : {"status", "watch", "stop"}) {
@@ -204,18 +268,6 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
     EXPECT_EQ(unknown.exit_code, 2) << command << ": " << unknown.output;
     EXPECT_NE(unknown.output.find("no job 'no-such-job'"), std::string::npos) << unknown.output;
   }
-
-  // A stopped job: watch ends with it and exits 1.
-  PstrainRun long_job =
-      Pstrain({"submit", WriteSpec(root_, "long", 1000000), coordinator_, "--output=json"});
-  ASSERT_EQ(long_job.exit_code, 0) << long_job.output;
-  const std::string long_id = ParseJson(long_job.stdout_only).fields().at("job_id").string_value();
-  PstrainRun stop = Pstrain({"stop", long_id, coordinator_});
-  EXPECT_EQ(stop.exit_code, 0) << stop.output;
-  EXPECT_NE(stop.output.find("stopping job " + long_id), std::string::npos) << stop.output;
-  PstrainRun stopped = Pstrain({"watch", long_id, coordinator_, "--output=json"});
-  EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
-  EXPECT_NE(stopped.stdout_only.find("\"state\":\"STOPPED\""), std::string::npos) << stopped.output;
 
   PstrainRun shutdown = Pstrain({"shutdown", coordinator_});
   EXPECT_EQ(shutdown.exit_code, 0) << shutdown.output;

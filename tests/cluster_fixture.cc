@@ -3,10 +3,17 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "common/config/job_spec_parser.h"
+#include "common/net/http_get.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -129,6 +136,43 @@ JobRecord TestCluster::Follow(const std::string& job_id,
   return record;
 }
 
+JobRecord TestCluster::FollowKilling(const std::string& job_id, const std::string& task,
+                                     const std::function<bool(const ProgressEvent&)>& kill_now,
+                                     absl::Duration down_for, int64_t* killed_at) {
+  *killed_at = -1;
+  absl::Mutex mu;
+  bool killed = false;    // guarded by mu
+  bool followed = false;  // guarded by mu
+  std::thread restarter([&] {
+    {
+      absl::MutexLock lock(&mu);
+      auto killed_or_followed = [&] { return killed || followed; };
+      mu.Await(absl::Condition(&killed_or_followed));
+      if (!killed) return;
+    }
+    absl::SleepFor(down_for);
+    absl::Status restarted = RestartTask(task);
+    EXPECT_TRUE(restarted.ok()) << "restarting " << task << ": " << restarted;
+  });
+  bool tried = false;  // only the following thread reads and writes it
+  JobRecord record = Follow(job_id, [&](const JobEvent& event) {
+    if (tried || !event.has_progress() || !kill_now(event.progress())) return;
+    tried = true;
+    absl::Status status = KillTask(task);
+    EXPECT_TRUE(status.ok()) << "killing " << task << ": " << status;
+    if (!status.ok()) return;
+    *killed_at = event.progress().global_step();
+    absl::MutexLock lock(&mu);
+    killed = true;
+  });
+  {
+    absl::MutexLock lock(&mu);
+    followed = true;
+  }
+  restarter.join();
+  return record;
+}
+
 int64_t TestCluster::AwaitStep(const std::string& job_id, int64_t step,
                                const std::atomic<bool>& ended) {
   const absl::Time give_up = absl::Now() + kJobDeadline;
@@ -138,6 +182,67 @@ int64_t TestCluster::AwaitStep(const std::string& job_id, int64_t step,
     absl::SleepFor(absl::Milliseconds(20));
   }
   return -1;
+}
+
+absl::StatusOr<JobStatus> TestCluster::AwaitStatus(
+    const std::string& job_id, const std::function<bool(const JobStatus&)>& done,
+    absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + timeout;
+  absl::StatusOr<JobStatus> status = Get(job_id);
+  while (!status.ok() || !done(*status)) {
+    if (absl::Now() >= give_up) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("job ", job_id, " did not get there within ", absl::FormatDuration(timeout),
+                       "; its status then: ",
+                       status.ok() ? status->ShortDebugString() : status.status().ToString()));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+    status = Get(job_id);
+  }
+  return status;
+}
+
+absl::Status TestCluster::AwaitMemberState(const std::string& name, MemberState state,
+                                           absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + timeout;
+  std::string seen = "not a member";
+  for (;;) {
+    ClusterStatus cluster;
+    grpc::Status got = jobs_->GetCluster(ContextWithDeadline(absl::Seconds(30)).get(),
+                                         GetClusterRequest(), &cluster);
+    if (!got.ok()) seen = absl::StrCat("unknown: ", got.error_message());
+    for (const Member& member : cluster.members()) {
+      const std::string type(absl::StripPrefix(TaskType_Name(member.task().type()), "TASK_TYPE_"));
+      if (absl::StrCat(absl::AsciiStrToLower(type), "/", member.task().index()) != name) continue;
+      if (member.state() == state) return absl::OkStatus();
+      seen = MemberState_Name(member.state());
+    }
+    if (absl::Now() >= give_up) {
+      return absl::DeadlineExceededError(absl::StrCat(name, " was not ", MemberState_Name(state),
+                                                      " within ", absl::FormatDuration(timeout),
+                                                      "; it was ", seen));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
+absl::StatusOr<double> TestCluster::MetricValue(const std::string& name,
+                                                const std::string& sample) {
+  std::string address;
+  for (const LocalTask& task : cluster_->tasks()) {
+    if (task.name() == name) address = task.metrics_address;
+  }
+  if (address.empty()) return absl::NotFoundError(absl::StrCat("no task ", name));
+  absl::StatusOr<std::string> page = HttpGet(address, "/metrics", absl::Seconds(10));
+  if (!page.ok()) return page.status();
+  for (absl::string_view line : absl::StrSplit(*page, '\n')) {
+    double value = 0;
+    if (absl::ConsumePrefix(&line, sample) && absl::ConsumePrefix(&line, " ") &&
+        absl::SimpleAtod(line, &value)) {
+      return value;
+    }
+  }
+  return 0.0;
 }
 
 absl::StatusOr<JobStatus> TestCluster::Get(const std::string& job_id) {

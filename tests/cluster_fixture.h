@@ -58,12 +58,44 @@ class TestCluster {
   // kJobDeadline.
   JobRecord Follow(const std::string& job_id,
                    const std::function<void(const JobEvent&)>& on_event = nullptr);
+  // Follow, killing task `task` with SIGKILL at the first progress event
+  // for which `kill_now` holds, before the next event is read. Events come
+  // as the coordinator takes the workers' reports, in order, so the kill
+  // follows the report of that event's global step at once, where a poll
+  // of the job could see it only steps later, or after the job ended.
+  // `kill_now` may wait (for another condition to hold), holding the
+  // events back meanwhile. The task is restarted `down_for` later, as
+  // Kubernetes restarts a pod, while the job is followed on. *killed_at:
+  // the global step of that event, or -1 when nothing was killed.
+  JobRecord FollowKilling(const std::string& job_id, const std::string& task,
+                          const std::function<bool(const ProgressEvent&)>& kill_now,
+                          absl::Duration down_for, int64_t* killed_at);
 
   absl::StatusOr<JobStatus> Get(const std::string& job_id);
   // Polls job `job_id` until its global step reaches `step`; the step it
   // saw then, or -1 once `ended` is set or kJobDeadline passes first. For a
   // thread that damages the cluster at a given step while Follow runs.
   int64_t AwaitStep(const std::string& job_id, int64_t step, const std::atomic<bool>& ended);
+  // Polls job `job_id` until `done` holds of its status, for a state that
+  // lasts once reached (RUNNING until stopped, a reason the job keeps while
+  // it waits); that status. DeadlineExceeded, with the last status seen,
+  // once `timeout` passes first.
+  absl::StatusOr<JobStatus> AwaitStatus(const std::string& job_id,
+                                        const std::function<bool(const JobStatus&)>& done,
+                                        absl::Duration timeout = kJobDeadline);
+
+  // Polls the coordinator's members until task `name` ("ps/1",
+  // "worker/0") is in `state` (MEMBER_STATE_LOST once its heartbeats are
+  // overdue). DeadlineExceeded, naming its state then, once `timeout`
+  // passes first.
+  absl::Status AwaitMemberState(const std::string& name, MemberState state, absl::Duration timeout);
+
+  // The value of `sample` on task `name`'s /metrics page: a metric name with
+  // its labels as the page prints them
+  // (`pstrain_worker_retries_total{cause="pull_unavailable"}`); 0 when the
+  // page has no such sample yet. NotFound: no such task. Otherwise why the
+  // page could not be read.
+  absl::StatusOr<double> MetricValue(const std::string& name, const std::string& sample);
   absl::Status Stop(const std::string& job_id);
 
   // Sends `signal` to task `name` ("coordinator/0", "ps/1", "worker/0"):

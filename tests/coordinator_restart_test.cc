@@ -8,6 +8,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -87,16 +88,32 @@ class CoordinatorRestartTest : public testing::Test {
     return JobStatus();
   }
 
-  // `signal` to the coordinator, then the same command line again.
+  // `signal` to the coordinator, then, once every other process has
+  // noticed it is gone, the same command line again.
   void KillAndRestartCoordinator(int signal) {
+    std::map<std::string, size_t> warned_before;
+    for (const LocalTask& task : cluster_->cluster().tasks()) {
+      if (task.role != "coordinator") warned_before[task.name()] = WaitWarnings(task).size();
+    }
     const absl::Time killed = absl::Now();
     ASSERT_TRUE(cluster_->KillTask(kCoordinator, signal).ok());
     std::cout << "stopped the coordinator with " << (signal == SIGKILL ? "SIGKILL" : "SIGTERM")
               << " after " << absl::FormatDuration(absl::Trunc(absl::Now() - killed,
                                                                 absl::Milliseconds(10)))
               << std::endl;
-    // Longer than a heartbeat interval (2 s): every process notices.
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+    // Each process says so at its next heartbeat (every 2 s).
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    for (const LocalTask& task : cluster_->cluster().tasks()) {
+      if (task.role == "coordinator") continue;
+      while (WaitWarnings(task).size() <= warned_before[task.name()]) {
+        ASSERT_LT(absl::Now(), deadline) << task.name() << " did not say it waited:\n"
+                                         << ReadAll(task.log_path);
+        absl::SleepFor(absl::Milliseconds(100));
+      }
+    }
+    std::cout << "every process noticed after "
+              << absl::FormatDuration(absl::Trunc(absl::Now() - killed, absl::Milliseconds(10)))
+              << std::endl;
     absl::Status restarted = cluster_->RestartTask(kCoordinator);
     ASSERT_TRUE(restarted.ok()) << restarted;
     std::cout << "the coordinator serves again after "
@@ -117,6 +134,17 @@ class CoordinatorRestartTest : public testing::Test {
   }
 
   std::string CoordinatorLog() { return ReadAll(cluster_->cluster().coordinator().log_path); }
+
+  // The warnings in `task`'s log that name the coordinator's address: what
+  // a process says while it waits for the coordinator.
+  std::vector<std::string> WaitWarnings(const LocalTask& task) {
+    std::vector<std::string> warnings;
+    const std::string address = cluster_->cluster().coordinator().grpc_address;
+    for (const std::string& line : LinesWith(ReadAll(task.log_path), address)) {
+      if (absl::StartsWith(line, "W")) warnings.push_back(line);
+    }
+    return warnings;
+  }
 
   std::unique_ptr<TestCluster> cluster_;
 };
@@ -169,14 +197,10 @@ TEST_F(CoordinatorRestartTest, ARunningJobCarriesOnUnderItsIdAfterTheCoordinator
   }
   // Every process that waited for the coordinator said so, naming where
   // it looked (a warning with its address), and registered again.
-  const std::string address = cluster_->cluster().coordinator().grpc_address;
   for (const LocalTask& task : cluster_->cluster().tasks()) {
     if (task.role == "coordinator") continue;
     const std::string task_log = ReadAll(task.log_path);
-    std::vector<std::string> waited;
-    for (const std::string& line : LinesWith(task_log, address)) {
-      if (absl::StartsWith(line, "W")) waited.push_back(line);
-    }
+    const std::vector<std::string> waited = WaitWarnings(task);
     const size_t registrations = LinesWith(task_log, "registered").size();
     std::cout << task.name() << ": " << registrations << " registrations; while it waited: "
               << (waited.empty() ? "(nothing)" : waited.front()) << std::endl;

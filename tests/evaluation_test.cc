@@ -77,6 +77,15 @@ TEST_F(EvaluationTest, EveryCheckpointIsEvaluatedOrSkippedWithAReasonAndNoneVani
   // Checkpoints every 20 steps arrive faster than the evaluator scores the
   // 10,000 test images, and only the newest is kept: retention keeps
   // wanting to delete the one being evaluated.
+  //
+  // The job trains until an evaluation reaches its target accuracy, not
+  // for a fixed number of steps: however long the evaluator takes to load
+  // its data before its first evaluation, a checkpoint before the final
+  // one is evaluated while newer ones arrive, which is what retention must
+  // not delete under it. A fixed max_steps could end the job before the
+  // evaluator is ready, leaving only the final checkpoint evaluated.
+  // max_steps is only a bound, well past where the target is reached (an
+  // accuracy of 0.8 takes about 300 steps).
   const JobRecord job = Run(R"pb(
     name: "fast-checkpoints"
     mode: JOB_MODE_TRAIN_AND_EVAL
@@ -94,12 +103,13 @@ TEST_F(EvaluationTest, EveryCheckpointIsEvaluatedOrSkippedWithAReasonAndNoneVani
       learning_rate: 0.002
     }
     training { steps_per_loop: 10 }
-    stop { max_steps: 400 }
+    stop { max_steps: 20000 target_metric_value: 0.8 }
     checkpoint { model_dir: "fast" every_steps: 20 max_to_keep: 1 }
     eval { throttle_secs: 0 best_metric: "accuracy" }
   )pb");
   const JobStatus& status = job.final_status;
   ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  EXPECT_EQ(status.stop_reason(), STOP_REASON_TARGET_METRIC) << status.ShortDebugString();
 
   std::set<int64_t> announced;
   for (const CheckpointInfo& info : job.Checkpoints()) announced.insert(info.step());
@@ -115,6 +125,7 @@ TEST_F(EvaluationTest, EveryCheckpointIsEvaluatedOrSkippedWithAReasonAndNoneVani
         << "ckpt-" << step << ": " << outcome->second;
     if (outcome->second == "evaluated") ++evaluated;
   }
+  // The one that reached the target, and the final one.
   EXPECT_GE(evaluated, 2);
   EXPECT_EQ(outcomes.at(status.global_step()), "evaluated");
   EXPECT_EQ(status.last_eval_step(), status.global_step());

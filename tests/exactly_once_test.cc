@@ -15,7 +15,6 @@
 // of the epoch overlapped, and the examples exceeded records x epochs.
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -26,7 +25,6 @@
 #include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -51,13 +49,23 @@ using testing_cluster::TestCluster;
 constexpr int64_t kNumExamples = 65536;
 constexpr int32_t kEpochs = 2;
 constexpr int64_t kBatchSize = 128;  // ClicksJob's
-// Four leases an epoch, 128 batches each: whenever the worker is killed
-// it is in the middle of a lease, with batches of it pushed.
-constexpr int64_t kRecordsPerLease = 16384;
+// One lease an epoch, 512 batches: each of the two workers holds one lease
+// from its first push to its 512th, and a kill in between finds it in the
+// middle of that lease with batches of it pushed. (With smaller leases a
+// kill can land between two leases of a worker, when the coordinator has
+// nothing of it to hand back.)
+constexpr int64_t kRecordsPerLease = kNumExamples;
+constexpr int64_t kLeaseSteps = kRecordsPerLease / kBatchSize;
 constexpr int64_t kCheckpointEverySteps = 100;
 // Reports every 50 steps: the killed worker has pushes the coordinator has
 // not heard of.
 constexpr int32_t kStepsPerLoop = 50;
+// The latest global step a kill is asked for. The kill follows the first
+// progress event at or past its step, which is at most kStepsPerLoop
+// further; the killed worker has trained at most that event's step plus
+// the fewer than kStepsPerLoop steps it has not reported: at least 100
+// steps of its lease remain for the time the kill takes.
+constexpr int64_t kLatestKillStep = kLeaseSteps - 2 * kStepsPerLoop - 100;
 
 std::string Job(const std::string& name) {
   testing_jobs::ClicksJob job;
@@ -206,30 +214,59 @@ class ExactlyOnceTest : public testing::Test {
 
   void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
-  // Runs job `name`; with kill_at_step > 0, kills worker/1 with SIGKILL
-  // once the global step reaches it and restarts it.
+  // Runs job `name`; with kill_at_step > 0, kills worker/1 with SIGKILL at
+  // the first progress event at or past that global step (once worker/1
+  // has pushed in this job) and restarts it.
   static JobRecord Run(const std::string& name, int64_t kill_at_step) {
+    // worker/1 trains every job of the suite in one process.
+    const absl::StatusOr<double> steps_before = WorkerSteps();
+    EXPECT_TRUE(steps_before.ok()) << steps_before.status();
     absl::StatusOr<std::string> job_id = cluster_->Submit(Job(name));
     EXPECT_TRUE(job_id.ok()) << job_id.status();
-    if (!job_id.ok()) return {};
-    std::atomic<bool> ended{false};
-    std::thread killer([&] {
-      if (kill_at_step <= 0) return;
-      if (cluster_->AwaitStep(*job_id, kill_at_step, ended) < 0) return;
-      absl::Status killed = cluster_->KillTask("worker/1");
-      EXPECT_TRUE(killed.ok()) << killed;
-      absl::SleepFor(absl::Milliseconds(500));
-      absl::Status restarted = cluster_->RestartTask("worker/1");
-      EXPECT_TRUE(restarted.ok()) << restarted;
-    });
-    JobRecord record = cluster_->Follow(*job_id);
-    ended = true;
-    killer.join();
+    if (!job_id.ok() || !steps_before.ok()) return {};
+    JobRecord record;
+    if (kill_at_step <= 0) {
+      record = cluster_->Follow(*job_id);
+    } else {
+      int64_t killed_at = -1;
+      record = cluster_->FollowKilling(
+          *job_id, "worker/1",
+          [&](const ProgressEvent& progress) {
+            return progress.global_step() >= kill_at_step && AwaitPushed(*steps_before);
+          },
+          absl::Milliseconds(500), &killed_at);
+      EXPECT_GE(killed_at, kill_at_step) << "worker/1 was never killed";
+    }
     const JobStatus& status = record.final_status;
     std::printf("%s: %s (%s) at step %lld\n", name.c_str(), JobState_Name(status.state()).c_str(),
                 StopReason_Name(status.stop_reason()).c_str(),
                 static_cast<long long>(status.global_step()));
     return record;
+  }
+
+  // The steps worker/1 has computed since it started.
+  static absl::StatusOr<double> WorkerSteps() {
+    return cluster_->MetricValue("worker/1", "pstrain_worker_steps_total");
+  }
+
+  // Waits until worker/1 has computed two steps more than `steps_before`:
+  // the first one's push is then settled (a step's gradients are computed
+  // only once the push before is), so worker/1 holds its lease with a push
+  // of it applied. False when that does not happen within a minute.
+  static bool AwaitPushed(double steps_before) {
+    const absl::Time give_up = absl::Now() + absl::Minutes(1);
+    absl::StatusOr<double> steps = WorkerSteps();
+    while (!steps.ok() || *steps < steps_before + 2) {
+      if (absl::Now() >= give_up) {
+        ADD_FAILURE() << "worker/1 pushed nothing in a minute: "
+                      << (steps.ok() ? absl::StrCat(*steps - steps_before, " steps")
+                                     : steps.status().ToString());
+        return false;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+      steps = WorkerSteps();
+    }
+    return true;
   }
 
   static TestCluster* cluster_;
@@ -260,9 +297,8 @@ TEST_F(ExactlyOnceTest, UndisturbedRunTrainsEveryRecordOnce) {
 
 TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseHasItsPushedBatchesTrainedOnce) {
   std::mt19937 random(117);
-  // Well before the end (1024 steps): worker/1 holds a lease until its
-  // share of the data is done.
-  const int64_t kill_at = std::uniform_int_distribution<int64_t>(60, 400)(random);
+  // Well before the end (1024 steps), inside worker/1's lease.
+  const int64_t kill_at = std::uniform_int_distribution<int64_t>(60, kLatestKillStep)(random);
   const JobRecord job = Run("worker_killed", kill_at);
   const JobStatus& status = job.final_status;
   ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();

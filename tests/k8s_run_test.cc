@@ -10,12 +10,8 @@
 // `kubectl port-forward`, and the job must succeed with its checkpoints on
 // the model_dir volume and the cluster must shut down cleanly.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -23,7 +19,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +34,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/k8s_manifest.h"
+#include "tests/reserved_port.h"
 
 namespace pstrain {
 namespace {
@@ -63,25 +59,6 @@ using k8s_testing::Value;
 constexpr char kJobFile[] = "clicks_logistic.pbtxt";
 constexpr char kJobModelDir[] = "clicks-logistic";
 constexpr int kJobMaxSteps = 300;
-
-// A loopback port nothing listens on now. The daemons bind the ports
-// given to them, as they bind their fixed ports in a pod.
-int FreeLoopbackPort(std::set<int>& taken) {
-  for (;;) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-      port = ntohs(address.sin_port);
-    }
-    ::close(fd);
-    if (port > 0 && taken.insert(port).second) return port;
-  }
-}
 
 // The container port a Service's targetPort or a probe names.
 int NamedPort(const Value& container, const Value& ref) {
@@ -119,7 +96,6 @@ class ManifestCluster {
         root_(root),
         secrets_(std::move(secrets)) {
     std::filesystem::create_directories(root_);
-    std::set<int> taken;
     for (const Pod& pod : pods_) {
       const std::vector<const Value*> containers = ListAt(*pod.spec, "containers");
       EXPECT_EQ(containers.size(), 1u) << pod.name;
@@ -128,8 +104,15 @@ class ManifestCluster {
       local.binary = std::filesystem::path(ListAt(*containers[0], "command")[0]->string_value())
                          .filename()
                          .string();
+      // The daemons bind the loopback ports given to them, as they bind
+      // their fixed ports in a pod; each is held for them until they serve.
       for (const Value* port : ListAt(*containers[0], "ports")) {
-        local.ports[static_cast<int>(NumberAt(*port, "containerPort"))] = FreeLoopbackPort(taken);
+        absl::StatusOr<testing_net::ReservedPort> reserved =
+            testing_net::ReservedPort::OnLoopback();
+        EXPECT_TRUE(reserved.ok()) << reserved.status();
+        if (!reserved.ok()) continue;
+        local.ports[static_cast<int>(NumberAt(*port, "containerPort"))] = reserved->port();
+        reserved_ports_.push_back(*std::move(reserved));
       }
       MountVolumes(local);
       local_.push_back(std::move(local));
@@ -191,6 +174,8 @@ class ManifestCluster {
       ASSERT_TRUE(health.ok()) << local.pod->name << " never became ready: " << health << "\n"
                                << Log(local);
     }
+    // Every daemon binds its ports before it is ready.
+    reserved_ports_.clear();
   }
 
   // Where `pstrain` reaches the coordinator: its gRPC port (named grpc, or
@@ -397,6 +382,8 @@ class ManifestCluster {
   const Secrets secrets_;
   std::vector<LocalPod> local_;
   std::vector<std::string> service_aliases_;
+  // The pods' loopback ports, until their processes serve on them.
+  std::vector<testing_net::ReservedPort> reserved_ports_;
 };
 
 // The TF_CONFIG Kubeflow's training operator injects into a replica: every

@@ -152,6 +152,11 @@ TEST(LimitsTest, RefusalsAreClearAndChangeNothing) {
   ASSERT_TRUE(running.ok()) << running.status();
   // The refused jobs took no id.
   EXPECT_EQ(*running, "endless-1");
+  // Out of the queue before it fills: the limit counts waiting jobs only.
+  const absl::StatusOr<JobStatus> ran = cluster.AwaitStatus(
+      *running, [](const JobStatus& status) { return status.state() == JOB_STATE_RUNNING; },
+      absl::Seconds(60));
+  ASSERT_TRUE(ran.ok()) << ran.status();
   std::vector<std::string> queued;
   testing_jobs::ClicksJob waiting;
   waiting.name = "waiting";

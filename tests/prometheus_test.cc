@@ -5,10 +5,7 @@
 // job's final state is visible; every /metrics page passes `promtool check
 // metrics`; and every metric the Grafana dashboard queries exists.
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -32,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
+#include "tests/reserved_port.h"
 
 namespace pstrain {
 namespace {
@@ -96,25 +94,6 @@ std::string Runfile(const std::string& path) {
   const char* workspace = std::getenv("TEST_WORKSPACE");
   if (srcdir == nullptr || workspace == nullptr) return path;
   return absl::StrCat(srcdir, "/", workspace, "/", path);
-}
-
-// A loopback port nobody listens on now. Prometheus cannot take port 0 and
-// report what it bound, so the test picks one; a race with another process
-// is possible but shows up as a clear start failure.
-int FreeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
 }
 
 std::string UrlEncode(const std::string& text) {
@@ -237,7 +216,11 @@ class PrometheusServer {
     WriteFile(dir + "/targets/local.json", ReadFile(targets));
 
     auto server = std::unique_ptr<PrometheusServer>(new PrometheusServer());
-    server->address_ = absl::StrCat("127.0.0.1:", FreeLoopbackPort());
+    // Prometheus cannot take port 0 and report what it bound, so the test
+    // picks one, held until Prometheus serves on it.
+    absl::StatusOr<testing_net::ReservedPort> port = testing_net::ReservedPort::OnLoopback();
+    if (!port.ok()) return port.status();
+    server->address_ = absl::StrCat("127.0.0.1:", port->port());
     ChildProcessOptions options;
     options.program = kPrometheus;
     options.args = {absl::StrCat("--config.file=", dir, "/prometheus.yml"),

@@ -169,6 +169,18 @@ bool AwaitOpenLanes(const LaneRegistry& registry, int open) {
   return true;
 }
 
+// Waits until `client` has `open` lanes open on its side. The shard
+// registers a lane before it tells the worker, so this is the later of the
+// two ends: from then on the client's exchanges take the lanes.
+bool AwaitWorkerLanes(const worker::ParameterServerClient& client, int open) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (client.open_lanes() != open) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
 // Whether this process maps a lane segment (SharedSegment names them
 // "memfd:pstrain-lane" in /proc/<pid>/maps).
 bool MapsALaneSegment() {
@@ -207,7 +219,9 @@ TEST(SharedMemoryLaneTest, LanesCarryTheBytesAndGiveTheValuesOfTheMessagePath) {
   through_lanes.Step(0);
   through_messages.Step(0);
   ExpectSameValues(through_lanes.pulled, through_messages.pulled);
-  ASSERT_TRUE(AwaitOpenLanes(*with_lanes.registry, 2));
+  ASSERT_TRUE(AwaitWorkerLanes(*through_lanes.client, 2));
+  EXPECT_EQ(with_lanes.registry->open_lanes(), 2);
+  EXPECT_EQ(through_messages.client->open_lanes(), 0);
   const double pushed_before = with_lanes.LaneBytes("push");
   const double pulled_before = with_lanes.LaneBytes("pull");
   const double requests_before = with_lanes.LaneRequests();

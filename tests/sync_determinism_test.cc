@@ -12,18 +12,13 @@
 // the batches of rounds already completed, the shard counts a slot once
 // whoever fills it, and sums each round in slot order.
 
-#include <signal.h>
-
-#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -97,33 +92,30 @@ class SyncDeterminismTest : public testing::Test {
   void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
   // Runs job `name` to its end; with kill_at_step > 0, kills worker/1 with
-  // SIGKILL once the global step reaches it and restarts it half a second
-  // later. Returns the final checkpoint's parameters.
+  // SIGKILL at the first progress event at or past that global step and
+  // restarts it half a second later. Returns the final checkpoint's
+  // parameters.
   static CheckpointParameters Run(const std::string& name, int64_t kill_at_step) {
     absl::StatusOr<std::string> job_id = cluster_->Submit(Job(name));
     EXPECT_TRUE(job_id.ok()) << job_id.status();
     if (!job_id.ok()) return {};
-    std::atomic<bool> ended{false};
-    std::atomic<int64_t> killed_at{-1};
-    std::thread fault([&] {
-      if (kill_at_step <= 0) return;
-      killed_at = cluster_->AwaitStep(*job_id, kill_at_step, ended);
-      if (killed_at < 0) return;
-      EXPECT_TRUE(cluster_->KillTask("worker/1", SIGKILL).ok());
-      absl::SleepFor(absl::Milliseconds(500));
-      EXPECT_TRUE(cluster_->RestartTask("worker/1").ok());
-    });
-    const JobRecord record = cluster_->Follow(*job_id);
-    ended = true;
-    fault.join();
+    int64_t killed_at = -1;
+    const JobRecord record = kill_at_step <= 0
+                                 ? cluster_->Follow(*job_id)
+                                 : cluster_->FollowKilling(
+                                       *job_id, "worker/1",
+                                       [&](const ProgressEvent& progress) {
+                                         return progress.global_step() >= kill_at_step;
+                                       },
+                                       absl::Milliseconds(500), &killed_at);
     const JobStatus& status = record.final_status;
     EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
     EXPECT_EQ(status.stop_reason(), STOP_REASON_MAX_STEPS) << status.ShortDebugString();
     EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
     if (kill_at_step > 0) {
       // The kill landed while the job trained, not after its end.
-      EXPECT_GE(killed_at.load(), kill_at_step) << "worker/1 was never killed";
-      EXPECT_LT(killed_at.load(), kMaxSteps) << "worker/1 was killed too late to matter";
+      EXPECT_GE(killed_at, kill_at_step) << "worker/1 was never killed";
+      EXPECT_LT(killed_at, kMaxSteps) << "worker/1 was killed too late to matter";
     }
     absl::StatusOr<CheckpointParameters> parameters =
         ReadNewestCheckpoint(absl::StrCat(cluster_->checkpoint_root(), "/", name));
@@ -131,7 +123,7 @@ class SyncDeterminismTest : public testing::Test {
     std::printf("%s: global step %lld, final checkpoint %s, killed at step %lld\n", name.c_str(),
                 static_cast<long long>(status.global_step()),
                 parameters.ok() ? parameters->path.c_str() : "none",
-                static_cast<long long>(killed_at.load()));
+                static_cast<long long>(killed_at));
     if (!parameters.ok()) return {};
     EXPECT_EQ(parameters->global_step, status.global_step());
     return *std::move(parameters);

@@ -146,6 +146,17 @@ void ParameterServerClient::Cancel() {
   for (auto& stream : streams) stream->Break(absl::CancelledError("the ps client was cancelled"));
 }
 
+int ParameterServerClient::open_lanes() const {
+  absl::MutexLock l(&mu_);
+  int open = 0;
+  for (const auto& lanes : streams_) {
+    for (const auto& stream : lanes) {
+      if (stream != nullptr && stream->lane_open()) ++open;
+    }
+  }
+  return open;
+}
+
 std::string ParameterServerClient::ShardName(int shard) const {
   return absl::StrCat("ps/", shard, " (", addresses_[shard], ")");
 }

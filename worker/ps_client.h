@@ -213,6 +213,12 @@ class ParameterServerClient {
   // The sequence number the next push will carry.
   uint64_t next_sequence() const { return next_sequence_.load(); }
 
+  // The streams, over every shard, whose shared-memory lane is open. A
+  // stream opens its lane beside it at its first use, without holding that
+  // call up, so calls made before the lane is open keep their bytes in the
+  // messages. 0 with shared_memory off or no shard offering lanes.
+  int open_lanes() const;
+
  private:
   // One call to one shard: one or more exchanges (a pull lane's request, a
   // push's parts) started at once, exchange i on lane (first_lane + i),
@@ -286,7 +292,7 @@ class ParameterServerClient {
 
   std::atomic<uint64_t> next_sequence_{1};
   StopSignal cancelled_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   // streams_[shard][lane]: one long-lived PushPull stream per lane, opened
   // at first use and again after it breaks.
   std::vector<std::vector<std::shared_ptr<internal::ShardStream>>> streams_ ABSL_GUARDED_BY(mu_);

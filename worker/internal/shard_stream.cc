@@ -276,6 +276,11 @@ bool ShardStream::broken() const {
   return broken_.has_value() || reads_ended_;
 }
 
+bool ShardStream::lane_open() const {
+  absl::MutexLock l(&mu_);
+  return lane_ != nullptr;
+}
+
 void ShardStream::WaitUntilDone() {
   done_.WaitForNotification();
   lane_settled_->WaitForNotification();

@@ -100,6 +100,12 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   // Whether the stream has broken (and should be replaced).
   bool broken() const;
 
+  // Whether the stream's shared-memory lane is open: exchanges started from
+  // now on move their dense bytes through it when its region has room.
+  // False until the lane's opening has succeeded, and once the stream has
+  // broken.
+  bool lane_open() const;
+
   // Blocks until gRPC is done with the stream (after Break, or once the
   // shard ended it), its lane's opening has ended and its lane's
   // connection has closed: no callback runs after this returns.
