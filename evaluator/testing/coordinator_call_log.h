@@ -7,22 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "protos/coordinator.pb.h"
+#include "server/coordinator/testing/coordinator_call_log.h"
 
 namespace pstrain {
 namespace evaluator {
 
-// What an evaluator told a coordinator and heard from it, recorded by a
-// client interceptor on the evaluator's channel: the eval reports,
-// checkpoint releases and registrations the coordinator accepted (answered
-// OK), and the checkpoint notifications it streamed. Lets a test run the
-// evaluator against the real coordinator and still see each report as it
-// was sent. Thread-safe.
+// What an evaluator told a coordinator and heard from it, read from a
+// coordinator::CoordinatorCallLog on the evaluator's channel: the eval
+// reports, checkpoint releases and registrations the coordinator accepted
+// (answered OK), and the checkpoint notifications it streamed. Lets a test
+// run the evaluator against the real coordinator and still see each report
+// as it was sent. Thread-safe.
 class CoordinatorCallLog {
  public:
   CoordinatorCallLog() = default;
@@ -32,7 +30,9 @@ class CoordinatorCallLog {
 
   // A plaintext channel to `address` whose calls are recorded here. The log
   // must outlive the channel.
-  std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
+  std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
+    return calls_.NewChannel(address);
+  }
 
   // Blocks until the coordinator accepted `count` eval reports or `timeout`
   // (real time) passed; returns the reports accepted so far, in order.
@@ -45,19 +45,7 @@ class CoordinatorCallLog {
   bool WaitForNotifications(int count, absl::Duration timeout) const;
 
  private:
-  class Recorder;
-  class RecorderFactory;
-
-  // A call of `method` ("/pstrain.ClusterService/ReportEval") with the
-  // serialized `request` was answered OK.
-  void Accepted(absl::string_view method, const std::string& request);
-  void Notified();
-
-  mutable absl::Mutex mu_;
-  std::vector<EvalReport> reports_ ABSL_GUARDED_BY(mu_);
-  std::vector<int64_t> released_ ABSL_GUARDED_BY(mu_);
-  int registrations_ ABSL_GUARDED_BY(mu_) = 0;
-  int notifications_ ABSL_GUARDED_BY(mu_) = 0;
+  coordinator::CoordinatorCallLog calls_;
 };
 
 }  // namespace evaluator
