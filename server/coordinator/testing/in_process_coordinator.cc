@@ -18,14 +18,28 @@ CoordinatorOptions WithTestRoot(CoordinatorOptions options) {
   return options;
 }
 
+std::vector<std::string> InMemoryAddresses(int num_shards) {
+  std::vector<std::string> addresses;
+  for (int i = 0; i < num_shards; ++i) addresses.push_back(absl::StrCat("ps-", i, ".in-process:1"));
+  return addresses;
+}
+
 }  // namespace
 
 InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options, int num_shards)
-    : options_(WithTestRoot(std::move(options))) {
+    : InProcessCoordinator(std::move(options), InMemoryAddresses(num_shards), Planning::kFake) {}
+
+InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options,
+                                           const std::vector<std::string>& shard_addresses,
+                                           Planning planning)
+    : options_(WithTestRoot(std::move(options))),
+      planner_(planning == Planning::kFromSpec
+                   ? std::unique_ptr<JobPlanner>(std::make_unique<ModelJobPlanner>())
+                   : std::make_unique<FakePlanner>()) {
   const absl::Status created = CreateDirs(env_, options_.checkpoint_root);
   CHECK(created.ok()) << created;
-  for (int i = 0; i < num_shards; ++i) {
-    shards_.push_back(std::make_unique<FakeShard>(env_, absl::StrCat("ps-", i, ".in-process:1")));
+  for (const std::string& address : shard_addresses) {
+    shards_.push_back(std::make_unique<FakeShard>(env_, address));
   }
   Start();
 }
@@ -36,7 +50,7 @@ void InProcessCoordinator::Start() {
   std::vector<FakeShard*> shards;
   for (const std::unique_ptr<FakeShard>& shard : shards_) shards.push_back(shard.get());
   absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-      clock_, env_, planner_, FakeShardClients(std::move(shards)), &metrics_, options_, [] {});
+      clock_, env_, *planner_, FakeShardClients(std::move(shards)), &metrics_, options_, [] {});
   CHECK(coordinator.ok()) << coordinator.status();
   coordinator_ = *std::move(coordinator);
   cluster_service_ = std::make_unique<ClusterServiceImpl>(*coordinator_);

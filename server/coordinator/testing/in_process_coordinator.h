@@ -14,6 +14,7 @@
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_service.h"
 
 namespace pstrain {
@@ -23,9 +24,11 @@ namespace coordinator {
 // 127.0.0.1, in the test's process: for testing the members' clients
 // against what they talk to in production rather than a hand-written fake.
 // Its clock is a FakeClock (heartbeat deadlines pass when the test says);
-// jobs are planned by FakePlanner, and its parameter servers are FakeShards
-// in memory: ps/i registers with shard(i).address(). Restart() replaces it
-// with a new coordinator on the same port, which has forgotten every
+// jobs are planned by FakePlanner unless the test asks for the real planner
+// (Planning::kFromSpec), and its parameter servers are FakeShards in
+// memory: ps/i registers with shard(i).address(), an address the test may
+// choose (where a real parameter server for the members listens).
+// Restart() replaces it with a new coordinator on the same port, which has forgotten every
 // member, as a restarted coordinator has; the shards stay. Not thread-safe.
 class InProcessCoordinator {
  public:
@@ -33,6 +36,16 @@ class InProcessCoordinator {
   // of the test's temporary directory. The parameter servers of its jobs
   // are `num_shards` FakeShards.
   explicit InProcessCoordinator(CoordinatorOptions options = {}, int num_shards = 2);
+  // How jobs are planned: kFake by FakePlanner (the same variables and
+  // records whatever the spec says); kFromSpec by the real system's
+  // ModelJobPlanner (the variables of the spec's model, the records of its
+  // data), for members that train the job.
+  enum class Planning { kFake, kFromSpec };
+  // As above, with a shard per address of `shard_addresses`: the
+  // coordinator's own calls to ps/i reach shard(i), in memory, whatever
+  // listens at shard_addresses[i].
+  InProcessCoordinator(CoordinatorOptions options, const std::vector<std::string>& shard_addresses,
+                       Planning planning);
   ~InProcessCoordinator();
 
   InProcessCoordinator(const InProcessCoordinator&) = delete;
@@ -57,7 +70,7 @@ class InProcessCoordinator {
   FakeClock clock_;
   PosixEnv env_;
   std::vector<std::unique_ptr<FakeShard>> shards_;
-  FakePlanner planner_;
+  const std::unique_ptr<JobPlanner> planner_;
   prometheus::Registry registry_;
   CoordinatorMetrics metrics_{registry_};
   std::string address_;
