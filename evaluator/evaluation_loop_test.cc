@@ -154,8 +154,6 @@ class EvaluationLoopTest : public ::testing::Test {
             kMaxShardFileBytes);
       });
     }
-    cluster_ = ClusterService::NewStub(
-        grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials()));
     worker_.set_type(TASK_TYPE_WORKER);
     worker_.set_index(0);
   }
@@ -214,16 +212,9 @@ class EvaluationLoopTest : public ::testing::Test {
   void TrainTo(int64_t step) {
     if (global_step_ == 0) {
       // The job trains once the evaluator is there too.
-      GetAssignmentRequest request;
-      *request.mutable_task() = worker_;
-      request.set_incarnation(1);
-      request.set_wait_ms(absl::ToInt64Milliseconds(kWait));
-      grpc::ClientContext context;
-      context.set_deadline(absl::ToChronoTime(absl::Now() + kWait));
-      Assignment assignment;
-      const grpc::Status status = cluster_->GetAssignment(&context, request, &assignment);
-      ASSERT_TRUE(status.ok()) << status.error_message();
-      ASSERT_EQ(assignment.job_id(), job_id_);
+      absl::StatusOr<Assignment> assignment = coordinator_->AwaitAssignment(worker_, 1, kWait);
+      ASSERT_TRUE(assignment.ok()) << assignment.status();
+      ASSERT_EQ(assignment->job_id(), job_id_);
     }
     ProgressReport report;
     *report.mutable_task() = worker_;
@@ -303,7 +294,6 @@ class EvaluationLoopTest : public ::testing::Test {
   PosixEnv env_;
   FakeClock clock_;
   std::unique_ptr<InProcessCoordinator> coordinator_;
-  std::unique_ptr<ClusterService::Stub> cluster_;
   CoordinatorCallLog calls_;
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   EvaluatorMetrics metrics_{*registry_};

@@ -59,8 +59,6 @@ class CoordinatorClientTest : public ::testing::Test {
     // Heartbeats of a client on a real clock come quickly.
     options.membership.heartbeat_interval = absl::Milliseconds(50);
     coordinator_ = std::make_unique<InProcessCoordinator>(options);
-    cluster_ = ClusterService::NewStub(
-        grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials()));
   }
 
   void SetUp() override {
@@ -124,16 +122,10 @@ class CoordinatorClientTest : public ::testing::Test {
 
   // Waits until the job hands out its assignments, as worker/0 sees them.
   void AwaitRunning() {
-    GetAssignmentRequest request;
-    *request.mutable_task() = Task(TASK_TYPE_WORKER, 0);
-    request.set_incarnation(1);
-    request.set_wait_ms(absl::ToInt64Milliseconds(kWait));
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + kWait));
-    Assignment assignment;
-    const grpc::Status status = cluster_->GetAssignment(&context, request, &assignment);
-    ASSERT_TRUE(status.ok()) << status.error_message();
-    ASSERT_EQ(assignment.job_id(), job_id_);
+    absl::StatusOr<Assignment> assignment =
+        coordinator_->AwaitAssignment(Task(TASK_TYPE_WORKER, 0), 1, kWait);
+    ASSERT_TRUE(assignment.ok()) << assignment.status();
+    ASSERT_EQ(assignment->job_id(), job_id_);
   }
 
   // The coordinator's view of the client's task; a default Member when
@@ -181,7 +173,6 @@ class CoordinatorClientTest : public ::testing::Test {
   SeededRandom random_{5};
   FakeClock clock_;
   std::unique_ptr<InProcessCoordinator> coordinator_;
-  std::unique_ptr<ClusterService::Stub> cluster_;
   CoordinatorCallLog calls_;
   // The channel of the newest client.
   std::shared_ptr<grpc::Channel> channel_;

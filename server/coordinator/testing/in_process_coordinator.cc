@@ -4,7 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
+#include "common/status/grpc_status.h"
 #include "glog/logging.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -45,6 +47,23 @@ InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options,
 }
 
 InProcessCoordinator::~InProcessCoordinator() { Stop(); }
+
+absl::StatusOr<Assignment> InProcessCoordinator::AwaitAssignment(const TaskId& task,
+                                                                 uint64_t incarnation,
+                                                                 absl::Duration wait) {
+  std::unique_ptr<ClusterService::Stub> cluster =
+      ClusterService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  GetAssignmentRequest request;
+  *request.mutable_task() = task;
+  request.set_incarnation(incarnation);
+  request.set_wait_ms(absl::ToInt64Milliseconds(wait));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + wait));
+  Assignment assignment;
+  const grpc::Status status = cluster->GetAssignment(&context, request, &assignment);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return assignment;
+}
 
 void InProcessCoordinator::Start() {
   std::vector<FakeShard*> shards;

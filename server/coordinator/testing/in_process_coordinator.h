@@ -58,6 +58,13 @@ class InProcessCoordinator {
   // The shard that ps/`index` serves, 0 <= index < num_shards.
   FakeShard& shard(int index) { return *shards_.at(index); }
 
+  // Long-polls the assignment of `task` (registered as `incarnation`) over
+  // the coordinator's gRPC service for up to `wait` of real time: the
+  // assignment its job hands out, or an empty one when it handed none out
+  // meanwhile. The status of the call otherwise.
+  absl::StatusOr<Assignment> AwaitAssignment(const TaskId& task, uint64_t incarnation,
+                                             absl::Duration wait);
+
   // Stops serving: calls fail Unavailable until Restart().
   void Stop();
   // Starts a new coordinator on the same port (Stop() first if serving).
