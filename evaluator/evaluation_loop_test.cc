@@ -33,13 +33,13 @@
 #include "common/summary/file_summary_writer.h"
 #include "common/summary/scalar_jsonl.h"
 #include "common/training/local_trainer.h"
-#include "evaluator/testing/coordinator_call_log.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "protos/coordinator.grpc.pb.h"
 #include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/testing/coordinator_call_log.h"
 #include "server/coordinator/testing/in_process_coordinator.h"
 
 namespace pstrain {
@@ -280,10 +280,27 @@ class EvaluationLoopTest : public ::testing::Test {
     });
   }
 
+  // The eval reports the coordinator accepted, once `count` arrived or
+  // `timeout` passed.
+  std::vector<EvalReport> WaitForReports(size_t count, absl::Duration timeout) const {
+    calls_.WaitForCalls("ReportEval", count, timeout);
+    return calls_.Requests<EvalReport>("ReportEval");
+  }
+
   std::vector<EvalReport> Reports(size_t count) {
-    std::vector<EvalReport> reports = calls_.WaitForReports(count, kWait);
+    std::vector<EvalReport> reports = WaitForReports(count, kWait);
     EXPECT_EQ(reports.size(), count);
     return reports;
+  }
+
+  // The steps of the checkpoint releases the coordinator accepted.
+  std::vector<int64_t> Released() const {
+    std::vector<int64_t> steps;
+    for (const ReleaseCheckpointRequest& release :
+         calls_.Requests<ReleaseCheckpointRequest>("ReleaseCheckpoint")) {
+      steps.push_back(release.step());
+    }
+    return steps;
   }
 
   double Skipped(const std::string& reason) {
@@ -294,7 +311,7 @@ class EvaluationLoopTest : public ::testing::Test {
   PosixEnv env_;
   FakeClock clock_;
   std::unique_ptr<InProcessCoordinator> coordinator_;
-  CoordinatorCallLog calls_;
+  coordinator::CoordinatorCallLog calls_;
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   EvaluatorMetrics metrics_{*registry_};
   std::string model_dir_;
@@ -319,7 +336,7 @@ TEST_F(EvaluationLoopTest, ThrottlingSkipsTheMiddleCheckpointButNotTheFinalOne) 
   EXPECT_EQ(reports[0].status(), EVAL_STATUS_EVALUATED);
   // Within the throttle: ckpt-20 waits, then the final one replaces it.
   Checkpoint(20, early);
-  ASSERT_TRUE(calls_.WaitForNotifications(2, kWait));
+  ASSERT_TRUE(calls_.WaitForStreamed("WatchCheckpoints", 2, kWait));
   Checkpoint(25, late);  // stop.max_steps: the final checkpoint
   reports = Reports(3);
   // The skipped checkpoint is reported, with why, so the job accounts for
@@ -332,7 +349,7 @@ TEST_F(EvaluationLoopTest, ThrottlingSkipsTheMiddleCheckpointButNotTheFinalOne) 
   EXPECT_EQ(reports[2].status(), EVAL_STATUS_EVALUATED);
   EXPECT_TRUE(reports[2].final());
   EXPECT_EQ(reports[2].metrics().at("loss"), late.metrics.at("loss"));
-  EXPECT_THAT(calls_.released(), UnorderedElementsAre(10, 20, 25));
+  EXPECT_THAT(Released(), UnorderedElementsAre(10, 20, 25));
   EXPECT_EQ(Skipped("throttled"), 1);
   EXPECT_EQ(reports[0].task().type(), TASK_TYPE_EVALUATOR);
   EXPECT_EQ(reports[0].incarnation(), 7u);
@@ -356,9 +373,9 @@ TEST_F(EvaluationLoopTest, HonoursTheStartDelay) {
   spec.mutable_checkpoint()->set_every_steps(10);
   StartLoop(spec);
   Checkpoint(10, trained);
-  ASSERT_TRUE(calls_.WaitForNotifications(1, kWait));
+  ASSERT_TRUE(calls_.WaitForStreamed("WatchCheckpoints", 1, kWait));
   clock_.Advance(absl::Seconds(99));
-  EXPECT_TRUE(calls_.WaitForReports(1, absl::Milliseconds(500)).empty());
+  EXPECT_TRUE(WaitForReports(1, absl::Milliseconds(500)).empty());
   clock_.Advance(absl::Seconds(1));
   std::vector<EvalReport> reports = Reports(1);
   EXPECT_EQ(reports[0].checkpoint_step(), 10);
@@ -373,7 +390,7 @@ TEST_F(EvaluationLoopTest, ReportsMissingAndDamagedCheckpointsWithTheirReason) {
   spec.mutable_stop()->set_max_steps(45);
   StartLoop(spec);
   Checkpoint(40, trained);
-  ASSERT_TRUE(calls_.WaitForNotifications(1, kWait));
+  ASSERT_TRUE(calls_.WaitForStreamed("WatchCheckpoints", 1, kWait));
   ASSERT_TRUE(RemoveTree(env_, CheckpointDir(model_dir_, 40)).ok());
   clock_.Advance(absl::Seconds(5));
   std::vector<EvalReport> reports = Reports(1);
@@ -391,7 +408,7 @@ TEST_F(EvaluationLoopTest, ReportsMissingAndDamagedCheckpointsWithTheirReason) {
   EXPECT_EQ(reports[1].status(), EVAL_STATUS_MISSING_CHECKPOINT);
   EXPECT_TRUE(reports[1].final());
   EXPECT_THAT(reports[1].reason(), HasSubstr(ShardFileName(1, 2)));
-  EXPECT_THAT(calls_.released(), UnorderedElementsAre(40, 45));
+  EXPECT_THAT(Released(), UnorderedElementsAre(40, 45));
   EXPECT_EQ(Skipped("missing_checkpoint"), 2);
   // Without an evaluation of its final checkpoint the job fails.
   EXPECT_THAT(AwaitState(JOB_STATE_FAILED).reason(),
@@ -506,7 +523,7 @@ TEST_F(EvaluationLoopTest, ContinuousEvalFollowsModelDirUntilTheFinalCheckpoint)
   EXPECT_EQ(reports[2].checkpoint_step(), 7);
   EXPECT_TRUE(reports[2].final());
   EXPECT_EQ(Skipped("throttled"), 1);      // ckpt-6, replaced by the final one
-  EXPECT_TRUE(calls_.released().empty());  // no leases outside the stream
+  EXPECT_TRUE(Released().empty());         // no leases outside the stream
   EXPECT_EQ(AwaitState(JOB_STATE_SUCCEEDED).last_eval_step(), 7);
 }
 
@@ -525,7 +542,7 @@ TEST_F(EvaluationLoopTest, ContinuousEvalGivesUpAfterItsTimeout) {
   };
   StartLoop(spec, options);
   ASSERT_TRUE(taken_up.WaitForNotificationWithTimeout(kWait));
-  EXPECT_TRUE(calls_.WaitForReports(1, absl::Milliseconds(300)).empty());
+  EXPECT_TRUE(WaitForReports(1, absl::Milliseconds(300)).empty());
   clock_.Advance(absl::Seconds(30));
   std::vector<EvalReport> reports = Reports(1);
   EXPECT_EQ(reports[0].status(), EVAL_STATUS_NO_NEW_CHECKPOINT);
@@ -587,7 +604,7 @@ TEST_F(EvaluationLoopTest, ARestartedEvaluatorSkipsWhatWasEvaluatedAndReportsThe
   EXPECT_EQ(reports[1].status(), EVAL_STATUS_EVALUATED);
   EXPECT_EQ(reports[1].metrics().at("loss"), 3.75);  // the stored result, not a new one
   EXPECT_EQ(Skipped("already_evaluated"), 1);
-  EXPECT_THAT(calls_.released(), UnorderedElementsAre(10, 15));
+  EXPECT_THAT(Released(), UnorderedElementsAre(10, 15));
 }
 
 TEST_F(EvaluationLoopTest, StopsWhenTheCoordinatorShutsTheClusterDown) {
@@ -611,7 +628,7 @@ TEST_F(EvaluationLoopTest, StopsWhenTheCoordinatorShutsTheClusterDown) {
   EXPECT_TRUE(loop_->shutdown_requested());
   loop_->Stop();
   EXPECT_TRUE(loop_->run_status().ok()) << loop_->run_status();
-  EXPECT_EQ(calls_.registrations(), 1);
+  EXPECT_EQ(calls_.Count("Register"), 1u);
 }
 
 }  // namespace

@@ -145,8 +145,8 @@ int64_t UnavailableRetries(TestCluster& cluster) {
   int64_t retries = 0;
   for (const char* worker : {"worker/0", "worker/1"}) {
     for (const char* cause : {"pull_unavailable", "push_unavailable"}) {
-      const absl::StatusOr<double> value = cluster.MetricValue(
-          worker, absl::StrCat("pstrain_worker_retries_total{cause=\"", cause, "\"}"));
+      const absl::StatusOr<double> value =
+          cluster.MetricValue(worker, "pstrain_worker_retries_total", {{"cause", cause}});
       EXPECT_TRUE(value.ok()) << worker << ": " << value.status();
       retries += static_cast<int64_t>(value.value_or(0));
     }

@@ -7,13 +7,12 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "bench/common/metrics_page.h"
+#include "bench/common/metrics_scrape.h"
 #include "common/config/job_spec_parser.h"
-#include "common/net/http_get.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -226,23 +225,15 @@ absl::Status TestCluster::AwaitMemberState(const std::string& name, MemberState 
   }
 }
 
-absl::StatusOr<double> TestCluster::MetricValue(const std::string& name,
-                                                const std::string& sample) {
-  std::string address;
+absl::StatusOr<double> TestCluster::MetricValue(const std::string& name, const std::string& metric,
+                                                const std::map<std::string, std::string>& labels) {
   for (const LocalTask& task : cluster_->tasks()) {
-    if (task.name() == name) address = task.metrics_address;
+    if (task.name() != name) continue;
+    absl::StatusOr<bench::MetricsPage> page = bench::ScrapeMetrics(task, absl::Seconds(10));
+    if (!page.ok()) return page.status();
+    return page->Sum(metric, labels);
   }
-  if (address.empty()) return absl::NotFoundError(absl::StrCat("no task ", name));
-  absl::StatusOr<std::string> page = HttpGet(address, "/metrics", absl::Seconds(10));
-  if (!page.ok()) return page.status();
-  for (absl::string_view line : absl::StrSplit(*page, '\n')) {
-    double value = 0;
-    if (absl::ConsumePrefix(&line, sample) && absl::ConsumePrefix(&line, " ") &&
-        absl::SimpleAtod(line, &value)) {
-      return value;
-    }
-  }
-  return 0.0;
+  return absl::NotFoundError(absl::StrCat("no task ", name));
 }
 
 absl::StatusOr<JobStatus> TestCluster::Get(const std::string& job_id) {

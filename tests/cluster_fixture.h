@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,12 +91,12 @@ class TestCluster {
   // passes first.
   absl::Status AwaitMemberState(const std::string& name, MemberState state, absl::Duration timeout);
 
-  // The value of `sample` on task `name`'s /metrics page: a metric name with
-  // its labels as the page prints them
-  // (`pstrain_worker_retries_total{cause="pull_unavailable"}`); 0 when the
-  // page has no such sample yet. NotFound: no such task. Otherwise why the
-  // page could not be read.
-  absl::StatusOr<double> MetricValue(const std::string& name, const std::string& sample);
+  // The sum of the samples of `metric` with every label of `labels` on task
+  // `name`'s /metrics page (bench/common/metrics_page.h); 0 when the page
+  // has none yet. NotFound: no such task. Otherwise why the page could not
+  // be read.
+  absl::StatusOr<double> MetricValue(const std::string& name, const std::string& metric,
+                                     const std::map<std::string, std::string>& labels = {});
   absl::Status Stop(const std::string& job_id);
 
   // Sends `signal` to task `name` ("coordinator/0", "ps/1", "worker/0"):
