@@ -671,7 +671,8 @@ std::string EvaluationLoop::Export(JobContext& job, const CheckpointCandidate& c
   source.job_id = job.job_id;
   source.metrics = metrics;
   source.source_checkpoint = checkpoint.path;
-  absl::StatusOr<ExportResult> exports = job.exporter->Export(source, parameters, report.final());
+  absl::StatusOr<ExportResult> exports =
+      job.exporter->Export(source, job.evaluator->model(), parameters, report.final());
   if (!exports.ok()) {
     LOG(WARNING) << "evaluator: export of ckpt-" << checkpoint.step << ": " << exports.status();
     return "";

@@ -62,9 +62,10 @@ bool ModelExporter::IsImprovement(const std::map<std::string, double>& metrics) 
 
 absl::StatusOr<std::string> ModelExporter::WriteVersion(const std::string& parent,
                                                         const ExportSource& source,
+                                                        const Model& model,
                                                         const ModelParameters& parameters) {
   const std::string dir = ExportVersionDir(parent, source.global_step);
-  absl::StatusOr<ExportManifest> written = WriteExport(env_, dir, source, parameters);
+  absl::StatusOr<ExportManifest> written = WriteExport(env_, dir, source, model, parameters);
   if (absl::IsAlreadyExists(written.status())) {
     LOG(INFO) << "export " << dir << " exists already";
   } else if (!written.ok()) {
@@ -78,15 +79,15 @@ absl::StatusOr<std::string> ModelExporter::WriteVersion(const std::string& paren
   return dir;
 }
 
-absl::StatusOr<ExportResult> ModelExporter::Export(const ExportSource& source,
+absl::StatusOr<ExportResult> ModelExporter::Export(const ExportSource& source, const Model& model,
                                                    const ModelParameters& parameters, bool final) {
   ExportResult result;
   if (strategy_ == EXPORT_STRATEGY_BEST && IsImprovement(source.metrics)) {
-    ASSIGN_OR_RETURN(result.best_path, WriteVersion(best_dir_, source, parameters));
+    ASSIGN_OR_RETURN(result.best_path, WriteVersion(best_dir_, source, model, parameters));
     best_value_ = source.metrics.at(best_metric_);
   }
   if (final && (strategy_ == EXPORT_STRATEGY_BEST || strategy_ == EXPORT_STRATEGY_FINAL)) {
-    ASSIGN_OR_RETURN(result.final_path, WriteVersion(final_dir_, source, parameters));
+    ASSIGN_OR_RETURN(result.final_path, WriteVersion(final_dir_, source, model, parameters));
   }
   return result;
 }

@@ -22,6 +22,7 @@
 #include "common/checkpoint/env.h"
 #include "common/export/export_writer.h"
 #include "common/export/model_parameters.h"
+#include "common/model/model.h"
 #include "protos/job.pb.h"
 
 namespace pstrain {
@@ -45,13 +46,13 @@ class ModelExporter {
   // not NaN, and strictly better in its direction (or there is no best yet).
   bool IsImprovement(const std::map<std::string, double>& metrics) const;
 
-  // Exports `parameters` of the checkpoint `source` describes as the
-  // strategy says: best/<step> on an improvement, final/<step> when `final`.
-  // A version that already exists counts as written (same checkpoint, same
-  // weights). Then removes versions beyond exports_to_keep.
-  // Errors of WriteExport and of the Env.
-  absl::StatusOr<ExportResult> Export(const ExportSource& source, const ModelParameters& parameters,
-                                      bool final);
+  // Exports `parameters` of the checkpoint `source` describes, with
+  // `model` (theirs; it describes model.onnx), as the strategy says: best/<step> on an improvement,
+  // final/<step> when `final`. A version that already exists counts as written (same checkpoint,
+  // same weights). Then removes versions beyond exports_to_keep. Errors of WriteExport and of the
+  // Env.
+  absl::StatusOr<ExportResult> Export(const ExportSource& source, const Model& model,
+                                      const ModelParameters& parameters, bool final);
 
   // The best metric value so far, if any.
   std::optional<double> best_value() const { return best_value_; }
@@ -61,7 +62,7 @@ class ModelExporter {
  private:
   ModelExporter(Env& env, const JobSpec& spec);
   absl::StatusOr<std::string> WriteVersion(const std::string& parent, const ExportSource& source,
-                                           const ModelParameters& parameters);
+                                           const Model& model, const ModelParameters& parameters);
 
   Env& env_;
   const ExportStrategy strategy_;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package pstrain needs to build, test and run.
+# Installs every Debian package pstrain needs to build, test and run, and
+# the npm packages of tests/onnx (ONNX Runtime for the ONNX tests).
 # Idempotent and non-interactive; prints nothing unless something fails.
 # Run as root or with sudo available (a fresh Debian 12 machine needs no more).
 set -euo pipefail
@@ -10,7 +11,7 @@ PACKAGES=(
   # Libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev libdnnl-dev libgoogle-glog-dev libgflags-dev
-  prometheus-cpp-dev zlib1g-dev
+  prometheus-cpp-dev zlib1g-dev libonnx-dev
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # Real data and real peers
@@ -23,23 +24,52 @@ for package in "${PACKAGES[@]}"; do
     missing+=("$package")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if ! command -v sudo >/dev/null; then
-    echo "setup: need root to install: ${missing[*]}" >&2
-    exit 1
-  fi
-  sudo="sudo"
+# Node runs ONNX Runtime (npm onnxruntime-node) for tests/onnx. The machine
+# image may already have a newer Node than Debian's; Debian 12's nodejs 18
+# works as well, so it is installed only when there is no node at all.
+if ! command -v node >/dev/null; then
+  missing+=(nodejs npm)
 fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! { $sudo apt-get update -qq &&
-       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-         "${missing[@]}"; } >"$log" 2>&1; then
-  cat "$log" >&2
-  echo "setup: installing ${missing[*]} failed (output above)" >&2
-  exit 1
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "setup: need root to install: ${missing[*]}" >&2
+      exit 1
+    fi
+    sudo="sudo"
+  fi
+  if ! { $sudo apt-get update -qq &&
+         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+           "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: installing ${missing[*]} failed (output above)" >&2
+    exit 1
+  fi
+fi
+
+# ONNX Runtime for tests/onnx (@onnxruntime_node in WORKSPACE), reinstalled
+# whenever package-lock.json is newer than it. Its install script only
+# fetches GPU parts, so it is skipped. npm runs without sudo: the tree
+# belongs to whoever owns the checkout.
+onnx_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/onnx"
+runtime="$onnx_dir/node_modules/onnxruntime-node"
+if [ ! -d "$runtime" ] || [ "$onnx_dir/package-lock.json" -nt "$runtime" ]; then
+  if ! command -v npm >/dev/null; then
+    echo "setup: node is $(command -v node) but there is no npm to install $onnx_dir/node_modules" >&2
+    exit 1
+  fi
+  if ! (cd "$onnx_dir" &&
+        ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm ci --ignore-scripts --no-audit --no-fund \
+          --loglevel=error) >"$log" 2>&1; then
+    cat "$log" >&2
+    # A half-installed tree would look current next time; start over then.
+    rm -rf "$onnx_dir/node_modules"
+    echo "setup: npm ci in $onnx_dir failed (output above)" >&2
+    exit 1
+  fi
 fi

@@ -113,7 +113,8 @@ absl::StatusOr<CheckpointExport> ExportCheckpoint(Env& env, const std::string& m
                    ModelParameters::Create(model.model->Variables(), spec.training().seed()));
   RETURN_IF_ERROR(
       LoadCheckpointParameters(env, checkpoint.path, checkpoint.manifest, parameters.get()));
-  ASSIGN_OR_RETURN(result.manifest, WriteExport(env, export_dir, source, *parameters));
+  ASSIGN_OR_RETURN(result.manifest,
+                   WriteExport(env, export_dir, source, *model.model, *parameters));
   result.step = checkpoint.step;
   result.checkpoint_dir = checkpoint.path;
   result.export_dir = export_dir;

@@ -107,6 +107,9 @@ TEST_F(CheckpointExportTest, ExportsTheNewestCheckpointWithItsEvalMetrics) {
   EXPECT_EQ((*model)->manifest().metrics().at("loss"), 0.625);
   EXPECT_EQ((*model)->dataset().dense_dim, 36);
   EXPECT_EQ((*model)->spec().checkpoint().model_dir(), model_dir_);
+  // The same model as ONNX beside the weights, listed in the MANIFEST.
+  ASSERT_TRUE((*model)->manifest().has_onnx_model()) << (*model)->manifest().onnx_omitted();
+  EXPECT_TRUE(*PathExists(env_, JoinPath(to, "model.onnx")));
   // Every weight came through the two shards unchanged.
   for (const VariableDef& def : trained_->definitions()) {
     const Tensor* want = trained_->dense(def.spec.name());
@@ -198,6 +201,7 @@ TEST_F(CheckpointExportTest, CommandExitCodes) {
   EXPECT_EQ(RunExportCommand({model_dir_, "extra"}), 2);
   EXPECT_EQ(RunExportCommand({model_dir_}), 0);
   EXPECT_TRUE(*PathExists(env_, JoinPath(FLAGS_to, "MANIFEST")));
+  EXPECT_TRUE(*PathExists(env_, JoinPath(FLAGS_to, "model.onnx")));
   EXPECT_EQ(RunExportCommand({model_dir_}), 2);  // exists now
   FLAGS_to = JoinPath(dir_, "cli2");
   FLAGS_step = 99;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_join.h"
 #include "client/export/checkpoint_export.h"
+#include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "gflags/gflags.h"
 
@@ -51,6 +52,12 @@ int RunExportCommand(const std::vector<std::string>& args) {
   }
   std::cout << "exported step " << exported->step << " (" << exported->checkpoint_dir << ") to "
             << exported->export_dir << "\n";
+  if (exported->manifest.has_onnx_model()) {
+    std::cout << "ONNX model for ONNX Runtime: "
+              << JoinPath(exported->export_dir, exported->manifest.onnx_model().name()) << "\n";
+  } else {
+    std::cout << "no ONNX model written: " << exported->manifest.onnx_omitted() << "\n";
+  }
   const auto& metrics = exported->manifest.metrics();
   if (!metrics.empty()) {
     std::map<std::string, double> sorted(metrics.begin(), metrics.end());
@@ -67,7 +74,11 @@ Subcommand ExportCommand() {
           "Exports a checkpoint of a job's model_dir into DIR, a self-contained folder\n"
           "(job spec, weights, MANIFEST with checksums) that `pstrain predict` and\n"
           "LoadExportedModel read without the cluster, the checkpoint or the training\n"
-          "data. The checkpoint is the newest that verifies (damaged newer ones are\n"
+          "data, with model.onnx: the same model as ONNX (opset 17) for ONNX Runtime\n"
+          "(inputs \"dense\" or \"sparse_ids\" and \"sparse_values\", output\n"
+          "\"predictions\"; see the README). A plug-in model that does not describe\n"
+          "its ONNX graph is exported without it, and the command says so. The checkpoint is the "
+          "newest that verifies (damaged newer ones are\n"
           "passed over, with a warning), or the one of step S. DIR must not exist.\n"
           "\n"
           "Exit codes: 0 exported; 1 the export failed (a damaged checkpoint, data the\n"

@@ -72,7 +72,7 @@ class PredictTest : public ::testing::Test {
     source.global_step = 300;
     export_dir_ = new std::string(JoinPath(::testing::TempDir(), "fashion_mnist_export"));
     PosixEnv env;
-    auto written = WriteExport(env, *export_dir_, source, **parameters);
+    auto written = WriteExport(env, *export_dir_, source, (*trainer)->model(), **parameters);
     ASSERT_TRUE(written.ok()) << written.status();
   }
 

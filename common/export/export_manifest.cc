@@ -56,6 +56,8 @@ absl::Status CheckContent(const ExportManifest& manifest, absl::string_view file
   }
   absl::flat_hash_set<std::string> names;
   RETURN_IF_ERROR(CheckFile(manifest.spec_file(), file, &names));
+  if (manifest.has_onnx_model()) RETURN_IF_ERROR(CheckFile(manifest.onnx_model(), file, &names));
+  if (manifest.has_onnx_data()) RETURN_IF_ERROR(CheckFile(manifest.onnx_data(), file, &names));
   absl::flat_hash_set<std::string> variables;
   for (const ExportedVariable& variable : manifest.variables()) {
     if (!variables.insert(variable.name()).second) {

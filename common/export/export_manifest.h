@@ -7,6 +7,8 @@
 //     job_spec.pbtxt         the JobSpec, defaults filled, as text format
 //     variable-00000         one file per variable, independent of sharding
 //     variable-00001           (layouts in common/export/export_manifest.proto)
+//     model.onnx             the model as ONNX, when it has an ONNX description
+//     model.onnx.data        its largest weights, when too large for one protobuf
 //     MANIFEST               written last; sizes and CRC32C of every file
 //
 // The MANIFEST is a binary ExportManifest whose last field, manifest_crc32c,
@@ -24,6 +26,8 @@ namespace pstrain {
 inline constexpr int32_t kExportFormatVersion = 1;
 inline constexpr absl::string_view kExportManifestFileName = "MANIFEST";
 inline constexpr absl::string_view kExportSpecFileName = "job_spec.pbtxt";
+inline constexpr absl::string_view kExportOnnxFileName = "model.onnx";
+inline constexpr absl::string_view kExportOnnxDataFileName = "model.onnx.data";
 // A MANIFEST lists files and metrics; anything larger is damaged.
 inline constexpr int64_t kMaxExportManifestBytes = 16 << 20;
 

@@ -7,7 +7,7 @@
 #include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
-#include "common/checksum/crc32c.h"
+#include "common/export/checksummed_file.h"
 #include "common/export/export_manifest.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
@@ -19,44 +19,6 @@
 
 namespace pstrain {
 namespace {
-
-// A file being written whole, with its running size and CRC32C.
-// Not thread-safe.
-class ChecksummedFile {
- public:
-  static absl::StatusOr<ChecksummedFile> Create(Env& env, const std::string& dir,
-                                                const std::string& name) {
-    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env.NewWritableFile(JoinPath(dir, name)));
-    return ChecksummedFile(std::move(file), name);
-  }
-
-  absl::Status Append(const void* data, size_t n) {
-    const char* bytes = static_cast<const char*>(data);
-    crc_ = Crc32cExtend(crc_, bytes, n);
-    bytes_ += static_cast<int64_t>(n);
-    return file_->Append(absl::string_view(bytes, n));
-  }
-
-  // Syncs and closes; returns the file's entry for the MANIFEST.
-  absl::StatusOr<ExportedFile> Finish() {
-    RETURN_IF_ERROR(file_->Sync());
-    RETURN_IF_ERROR(file_->Close());
-    ExportedFile entry;
-    entry.set_name(name_);
-    entry.set_bytes(bytes_);
-    entry.set_crc32c(crc_);
-    return entry;
-  }
-
- private:
-  ChecksummedFile(std::unique_ptr<WritableFile> file, std::string name)
-      : file_(std::move(file)), name_(std::move(name)) {}
-
-  std::unique_ptr<WritableFile> file_;
-  std::string name_;
-  uint32_t crc_ = 0;
-  int64_t bytes_ = 0;
-};
 
 absl::Status WriteVariable(Env& env, const std::string& dir, int index, const VariableDef& def,
                            const ModelParameters& parameters, ExportedVariable* entry) {
@@ -84,9 +46,32 @@ absl::Status WriteVariable(Env& env, const std::string& dir, int index, const Va
   return absl::OkStatus();
 }
 
+// model.onnx and its data, or why there is none.
+absl::Status WriteOnnx(Env& env, const std::string& dir, const ExportSource& source,
+                       const Model& model, const ModelParameters& parameters,
+                       const OnnxExportOptions& options, ExportManifest* manifest) {
+  OnnxModelInfo info;
+  info.model_name = model.name();
+  info.prediction_kind = model.prediction_kind();
+  info.prediction_width = model.prediction_width();
+  info.global_step = source.global_step;
+  info.job_id = source.job_id;
+  ASSIGN_OR_RETURN(OnnxExportResult onnx,
+                   WriteOnnxExport(env, dir, model, parameters, info, options));
+  if (onnx.model) *manifest->mutable_onnx_model() = *onnx.model;
+  if (onnx.data) *manifest->mutable_onnx_data() = *onnx.data;
+  if (!onnx.omitted.empty()) {
+    LOG(WARNING) << "the export of step " << source.global_step << " holds no "
+                 << kExportOnnxFileName << ": " << onnx.omitted;
+    manifest->set_onnx_omitted(onnx.omitted);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ExportManifest> WriteContents(Env& env, const std::string& dir,
-                                             const ExportSource& source,
-                                             const ModelParameters& parameters) {
+                                             const ExportSource& source, const Model& model,
+                                             const ModelParameters& parameters,
+                                             const OnnxExportOptions& onnx) {
   ExportManifest manifest;
   manifest.set_format_version(kExportFormatVersion);
   manifest.set_global_step(source.global_step);
@@ -109,6 +94,7 @@ absl::StatusOr<ExportManifest> WriteContents(Env& env, const std::string& dir,
   for (int i = 0; i < static_cast<int>(defs.size()); ++i) {
     RETURN_IF_ERROR(WriteVariable(env, dir, i, defs[i], parameters, manifest.add_variables()));
   }
+  RETURN_IF_ERROR(WriteOnnx(env, dir, source, model, parameters, onnx, &manifest));
 
   ASSIGN_OR_RETURN(ChecksummedFile manifest_file,
                    ChecksummedFile::Create(env, dir, std::string(kExportManifestFileName)));
@@ -146,8 +132,9 @@ DatasetInfo FromExportedDatasetInfo(const ExportedDatasetInfo& info) {
 }
 
 absl::StatusOr<ExportManifest> WriteExport(Env& env, const std::string& dir,
-                                           const ExportSource& source,
-                                           const ModelParameters& parameters) {
+                                           const ExportSource& source, const Model& model,
+                                           const ModelParameters& parameters,
+                                           const OnnxExportOptions& onnx) {
   if (dir.empty() || Basename(dir).empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("export folder '", dir, "' is not a folder name"));
@@ -164,7 +151,8 @@ absl::StatusOr<ExportManifest> WriteExport(Env& env, const std::string& dir,
   if (stale) RETURN_IF_ERROR(RemoveTree(env, temporary));
   RETURN_IF_ERROR(env.CreateDir(temporary));
 
-  absl::StatusOr<ExportManifest> manifest = WriteContents(env, temporary, source, parameters);
+  absl::StatusOr<ExportManifest> manifest =
+      WriteContents(env, temporary, source, model, parameters, onnx);
   absl::Status status = manifest.status();
   if (status.ok()) status = env.Rename(temporary, dir);
   if (!status.ok()) {

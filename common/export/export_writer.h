@@ -16,6 +16,8 @@
 #include "common/data/dataset_info.h"
 #include "common/export/export_manifest.pb.h"
 #include "common/export/model_parameters.h"
+#include "common/export/onnx_export.h"
+#include "common/model/model.h"
 #include "protos/job.pb.h"
 
 namespace pstrain {
@@ -35,18 +37,21 @@ struct ExportSource {
   std::string source_checkpoint;
 };
 
-// Writes `parameters` and `source` as an export at `dir` so that it appears
-// whole or not at all: everything goes to <dir>.tmp (a stale one left by a
-// crash is removed first), each file fsync'd, the MANIFEST last; then the
-// folder is renamed to `dir` and its parent fsync'd. The parent of `dir` is
-// created when missing. Returns the MANIFEST as written.
-// AlreadyExists: `dir` exists (an export is never overwritten in place).
+// Writes `parameters` and `source` as an export at `dir`, with model.onnx
+// described by `model` (the model the parameters belong to; see
+// common/export/onnx_export.h; a model without an ONNX description is
+// exported without it, the MANIFEST's onnx_omitted saying why, and a
+// warning logged). The export appears whole or not at all: everything goes to <dir>.tmp (a stale
+// one left by a crash is removed first), each file fsync'd, the MANIFEST last; then the folder is
+// renamed to `dir` and its parent fsync'd. The parent of `dir` is created when missing. Returns the
+// MANIFEST as written. AlreadyExists: `dir` exists (an export is never overwritten in place).
 // InvalidArgument: an empty dir, a negative step.
 // Other codes: from the Env (see common/checkpoint/env.h); the temporary
 //   folder is removed then.
 absl::StatusOr<ExportManifest> WriteExport(Env& env, const std::string& dir,
-                                           const ExportSource& source,
-                                           const ModelParameters& parameters);
+                                           const ExportSource& source, const Model& model,
+                                           const ModelParameters& parameters,
+                                           const OnnxExportOptions& onnx = {});
 
 // ExportedDatasetInfo <-> DatasetInfo (num_examples is not kept).
 ExportedDatasetInfo ToExportedDatasetInfo(const DatasetInfo& info);

@@ -176,7 +176,7 @@ absl::StatusOr<std::unique_ptr<ExportedModel>> LoadExportedModel(Env& env, const
   RETURN_IF_ERROR(CheckVariables(defs, manifest, path));
   ASSIGN_OR_RETURN(
       loaded->parameters_,
-      ModelParameters::Create(defs, loaded->spec_.training().seed(), options.row_initializer));
+      ModelParameters::Create(defs, loaded->spec_.training().seed(), options.unstored_rows));
   for (const ExportedVariable& stored : manifest.variables()) {
     ASSIGN_OR_RETURN(const std::string bytes, ReadListedFile(env, path, stored.file()));
     RETURN_IF_ERROR(

@@ -28,9 +28,9 @@ namespace pstrain {
 struct LoadExportOptions {
   // oneDNN threads for Predict. Default 1.
   int compute_threads = 1;
-  // The value of embedding rows the export does not hold (ids never
-  // trained). Default: their initial value in the job (ModelParameters).
-  RowInitializer row_initializer;
+  // What embedding rows the export does not hold (ids never trained) read
+  // as. The default is what model.onnx does too.
+  UnstoredRows unstored_rows = UnstoredRows::kZeroInDynamicTables;
 };
 
 // A model rebuilt from an export: the model the spec names, with the

@@ -17,6 +17,7 @@
 #include "common/export/export_manifest.h"
 #include "common/export/export_versions.h"
 #include "common/export/export_writer.h"
+#include "common/export/testing/trained_model.h"
 #include "common/training/local_trainer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -25,6 +26,9 @@ namespace pstrain {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_util::ExportSourceOf;
+using testing_util::TrainedModel;
+using testing_util::TrainModel;
 
 // A fresh folder for one test. (common/checkpoint/test_checkpoints.h has
 // one, but its header brings protos/checkpoint.pb.h, whose RecordRange
@@ -92,56 +96,9 @@ JobSpec WideAndDeepSpec() {
   )"));
 }
 
-// A trained single-process model and its parameters copied out.
-struct Trained {
-  std::unique_ptr<LocalTrainer> trainer;
-  std::unique_ptr<ModelParameters> parameters;
-};
-
-Trained Train(const JobSpec& spec, int64_t steps) {
-  LocalTrainerOptions options;
-  options.max_steps = steps;
-  auto trainer = LocalTrainer::Create(spec, options);
-  EXPECT_TRUE(trainer.ok()) << trainer.status();
-  EXPECT_TRUE((*trainer)->Run().ok());
-  auto parameters =
-      ModelParameters::Create((*trainer)->model().Variables(), spec.training().seed());
-  EXPECT_TRUE(parameters.ok()) << parameters.status();
-  const VariableStore& store = (*trainer)->variables();
-  for (const VariableDef& def : (*parameters)->definitions()) {
-    const std::string& name = def.spec.name();
-    if (def.spec.kind() == VARIABLE_KIND_EMBEDDING) {
-      EmbeddingTableValues* table = (*parameters)->mutable_table(name);
-      for (int64_t id = 0; id < table->vocabulary(); ++id) {
-        absl::StatusOr<std::vector<float>> row = store.Row(name, id);
-        if (!row.ok()) continue;  // never read in training
-        row->resize(table->dim());
-        EXPECT_TRUE(table->Set(id, *row).ok());
-      }
-      EXPECT_GT(table->num_rows(), 0);
-    } else {
-      const Tensor* value = store.dense(name);
-      std::memcpy((*parameters)->mutable_dense(name)->raw_data(), value->raw_data(),
-                  value->num_bytes());
-    }
-  }
-  return {std::move(trainer).value(), std::move(parameters).value()};
-}
-
-ExportSource Source(const Trained& trained, const JobSpec& spec, int64_t step) {
-  ExportSource source;
-  source.spec = spec;
-  source.dataset = trained.trainer->train_info();
-  source.global_step = step;
-  source.job_id = "job-1";
-  source.metrics = {{"loss", 0.5}};
-  source.source_checkpoint = absl::StrCat("/tmp/model/ckpt-", step);
-  return source;
-}
-
 // Every prediction of the exported model on the eval data equals the
 // trained model's, bit for bit, with and without labels.
-void ExpectSamePredictions(const JobSpec& spec, Trained& trained, ExportedModel& exported) {
+void ExpectSamePredictions(const JobSpec& spec, TrainedModel& trained, ExportedModel& exported) {
   auto source = OpenExampleSource(spec.eval_data(), true);
   ASSERT_TRUE(source.ok());
   BatchReaderOptions options = BatchReaderOptionsFromSpec(spec.eval_data(), true);
@@ -176,10 +133,10 @@ void ExpectSamePredictions(const JobSpec& spec, Trained& trained, ExportedModel&
 TEST(ExportedModelTest, RoundTripGivesIdenticalPredictions) {
   PosixEnv env;
   const JobSpec spec = MlpSpec();
-  Trained trained = Train(spec, 15);
+  TrainedModel trained = TrainModel(spec, 15);
   const std::string parent = JoinPath(NewTestDir(env), "export/best");
-  auto written = WriteExport(env, ExportVersionDir(parent, 15), Source(trained, spec, 15),
-                             *trained.parameters);
+  auto written = WriteExport(env, ExportVersionDir(parent, 15), ExportSourceOf(trained, spec, 15),
+                             trained.trainer->model(), *trained.parameters);
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_EQ(written->variables_size(), static_cast<int>(trained.parameters->definitions().size()));
 
@@ -199,9 +156,11 @@ TEST(ExportedModelTest, RoundTripGivesIdenticalPredictions) {
 TEST(ExportedModelTest, RoundTripsEmbeddingRows) {
   PosixEnv env;
   const JobSpec spec = WideAndDeepSpec();
-  Trained trained = Train(spec, 8);
+  TrainedModel trained = TrainModel(spec, 8);
   const std::string dir = JoinPath(NewTestDir(env), "export");
-  ASSERT_TRUE(WriteExport(env, dir, Source(trained, spec, 8), *trained.parameters).ok());
+  ASSERT_TRUE(WriteExport(env, dir, ExportSourceOf(trained, spec, 8), trained.trainer->model(),
+                          *trained.parameters)
+                  .ok());
   auto exported = LoadExportedModel(env, dir);
   ASSERT_TRUE(exported.ok()) << exported.status();
   for (const VariableDef& def : trained.parameters->definitions()) {
@@ -218,9 +177,10 @@ class DamagedExportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     spec_ = MlpSpec();
-    trained_ = Train(spec_, 3);
+    trained_ = TrainModel(spec_, 3);
     dir_ = JoinPath(NewTestDir(env_), "export");
-    auto written = WriteExport(env_, dir_, Source(trained_, spec_, 3), *trained_.parameters);
+    auto written = WriteExport(env_, dir_, ExportSourceOf(trained_, spec_, 3),
+                               trained_.trainer->model(), *trained_.parameters);
     ASSERT_TRUE(written.ok()) << written.status();
     manifest_ = *written;
   }
@@ -235,7 +195,7 @@ class DamagedExportTest : public ::testing::Test {
 
   PosixEnv env_;
   JobSpec spec_;
-  Trained trained_;
+  TrainedModel trained_;
   std::string dir_;
   ExportManifest manifest_;
 };
@@ -273,18 +233,19 @@ TEST_F(DamagedExportTest, NoManifestIsNotAnExport) {
 TEST(ExportVersionsTest, NewestLoadsOldOnesAreRemovedAndNoneIsOverwritten) {
   PosixEnv env;
   const JobSpec spec = MlpSpec();
-  Trained trained = Train(spec, 2);
+  TrainedModel trained = TrainModel(spec, 2);
   const std::string parent = JoinPath(NewTestDir(env), "best");
   for (int64_t step : {10, 200, 30}) {
-    ASSERT_TRUE(WriteExport(env, ExportVersionDir(parent, step), Source(trained, spec, step),
+    ASSERT_TRUE(WriteExport(env, ExportVersionDir(parent, step),
+                            ExportSourceOf(trained, spec, step), trained.trainer->model(),
                             *trained.parameters)
                     .ok());
   }
-  EXPECT_EQ(
-      WriteExport(env, ExportVersionDir(parent, 30), Source(trained, spec, 30), *trained.parameters)
-          .status()
-          .code(),
-      absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(WriteExport(env, ExportVersionDir(parent, 30), ExportSourceOf(trained, spec, 30),
+                        trained.trainer->model(), *trained.parameters)
+                .status()
+                .code(),
+            absl::StatusCode::kAlreadyExists);
   // A version a crash left half-written is neither listed nor loaded.
   ASSERT_TRUE(env.CreateDir(ExportVersionDir(parent, 5) + ".tmp").ok());
   ASSERT_TRUE(env.CreateDir(ExportVersionDir(parent, 900)).ok());
@@ -316,21 +277,25 @@ TEST(ExportWriterTest, AFailedWriteLeavesNoExport) {
   PosixEnv posix;
   TestEnv env(&posix);
   const JobSpec spec = MlpSpec();
-  Trained trained = Train(spec, 1);
+  TrainedModel trained = TrainModel(spec, 1);
   const std::string dir = JoinPath(NewTestDir(env), "export/7");
   env.FailOn(EnvOp::kRename, "7.tmp", absl::ResourceExhaustedError("disk full"));
-  auto written = WriteExport(env, dir, Source(trained, spec, 7), *trained.parameters);
+  auto written = WriteExport(env, dir, ExportSourceOf(trained, spec, 7), trained.trainer->model(),
+                             *trained.parameters);
   EXPECT_EQ(written.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_FALSE(*PathExists(env, dir));
   EXPECT_FALSE(*PathExists(env, dir + ".tmp"));
 
   env.ClearFailures();
   env.FailOn(EnvOp::kAppend, kExportManifestFileName.data(), absl::DataLossError("I/O error"));
-  written = WriteExport(env, dir, Source(trained, spec, 7), *trained.parameters);
+  written = WriteExport(env, dir, ExportSourceOf(trained, spec, 7), trained.trainer->model(),
+                        *trained.parameters);
   EXPECT_EQ(written.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_FALSE(*PathExists(env, dir));
   env.ClearFailures();
-  ASSERT_TRUE(WriteExport(env, dir, Source(trained, spec, 7), *trained.parameters).ok());
+  ASSERT_TRUE(WriteExport(env, dir, ExportSourceOf(trained, spec, 7), trained.trainer->model(),
+                          *trained.parameters)
+                  .ok());
   EXPECT_TRUE(LoadExportedModel(env, dir).ok());
 }
 

@@ -37,8 +37,8 @@ std::vector<int64_t> EmbeddingTableValues::SortedIds() const {
 }
 
 absl::StatusOr<std::unique_ptr<ModelParameters>> ModelParameters::Create(
-    const std::vector<VariableDef>& defs, uint64_t job_seed, RowInitializer row_initializer) {
-  std::unique_ptr<ModelParameters> parameters(new ModelParameters(std::move(row_initializer)));
+    const std::vector<VariableDef>& defs, uint64_t job_seed, UnstoredRows unstored) {
+  std::unique_ptr<ModelParameters> parameters(new ModelParameters(unstored));
   for (const VariableDef& def : defs) {
     const std::string& name = def.spec.name();
     if (parameters->dense_.contains(name) || parameters->tables_.contains(name)) {
@@ -121,12 +121,11 @@ absl::Status ModelParameters::PrepareView(const RowIds& row_ids, ParameterView* 
         return absl::InvalidArgumentError(
             absl::StrCat("id ", id, " outside [0, ", table.vocabulary(), ") of table ", name));
       }
-      if (!row_initializer_) {
+      if (unstored_ == UnstoredRows::kZeroInDynamicTables && table.vocabulary() == 0) {
+        std::fill_n(dst, table.dim(), 0.0f);
+      } else {
         table.initial().FillRow(id, absl::MakeSpan(dst, table.dim()));
-        continue;
       }
-      absl::Status status = row_initializer_(table.spec(), id, absl::MakeSpan(dst, table.dim()));
-      if (!status.ok()) return status;
     }
     view->rows[name] = &rows;
   }

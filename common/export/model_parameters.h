@@ -7,7 +7,6 @@
 // an exported model predicts from it.
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,10 +25,17 @@
 
 namespace pstrain {
 
-// The value of a row that no one stored (an id never trained): fills `row`
-// (the table's dim floats) from the table's spec and the id.
-using RowInitializer =
-    std::function<absl::Status(const VariableSpec& spec, int64_t id, absl::Span<float> row)>;
+// What a row that no one stored (an id never trained) reads as.
+enum class UnstoredRows {
+  // Its initial value (common/optimizer/initializer.h), exactly as on the
+  // parameter servers and in the single-process trainer.
+  kInitialValue,
+  // Zeros in a dynamic table, the initial value in a fixed one: how an
+  // export serves ids, in pstrain predict and model.onnx alike. A fixed
+  // table's ONNX graph holds every row; a dynamic table's cannot, and an
+  // id the model never trained then contributes nothing.
+  kZeroInDynamicTables,
+};
 
 // One embedding table's stored rows. Thread-compatible.
 class EmbeddingTableValues {
@@ -75,14 +81,14 @@ class ModelParameters {
   // table, in the order of `defs`, for a job seeded with `job_seed`
   // (TrainingSpec.seed). A row that is read but not stored reads as its
   // initial value (common/optimizer/initializer.h), exactly as on the
-  // parameter servers and in the single-process trainer; `row_initializer`,
-  // when given, replaces that.
+  // parameter servers and in the single-process trainer, unless `unstored`
+  // says otherwise.
   // InvalidArgument: a name declared twice, a shape that is not valid, a
   // table not shaped [rows >= 0, dim > 0], an initializer that cannot be
   // drawn from.
   static absl::StatusOr<std::unique_ptr<ModelParameters>> Create(
       const std::vector<VariableDef>& defs, uint64_t job_seed,
-      RowInitializer row_initializer = nullptr);
+      UnstoredRows unstored = UnstoredRows::kInitialValue);
 
   ModelParameters(const ModelParameters&) = delete;
   ModelParameters& operator=(const ModelParameters&) = delete;
@@ -99,16 +105,15 @@ class ModelParameters {
 
   // Points *view at every dense variable and at the rows `row_ids` names,
   // copied into buffers this object owns until the next call (rows not
-  // stored get the row initializer's value, without being stored).
+  // stored read as Create's `unstored` says, without being stored).
   // InvalidArgument: an unknown table, or an id outside a fixed table.
   absl::Status PrepareView(const RowIds& row_ids, ParameterView* view);
 
  private:
-  explicit ModelParameters(RowInitializer row_initializer)
-      : row_initializer_(std::move(row_initializer)) {}
+  explicit ModelParameters(UnstoredRows unstored) : unstored_(unstored) {}
 
   std::vector<VariableDef> defs_;
-  RowInitializer row_initializer_;
+  const UnstoredRows unstored_;
   absl::flat_hash_map<std::string, Tensor> dense_;
   absl::flat_hash_map<std::string, EmbeddingTableValues> tables_;
   // The rows of the last PrepareView, per table; one entry per table from

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common/optimizer/initializer.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -85,20 +86,25 @@ TEST(ModelParametersTest, RefusesBadIdsWidthsAndNames) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(ModelParametersTest, UsesTheGivenRowInitializer) {
-  auto parameters = ModelParameters::Create(
-      {Table("emb", 0, 3)}, 0, [](const VariableSpec&, int64_t id, absl::Span<float> row) {
-        for (float& v : row) v = static_cast<float>(id);
-        return absl::OkStatus();
-      });
-  ASSERT_TRUE(parameters.ok());
-  ParameterView view;
+TEST(ModelParametersTest, UnstoredRowsOfDynamicTablesCanReadZero) {
+  const std::vector<VariableDef> defs = {Table("dynamic", 0, 3), Table("fixed", 10, 3)};
+  auto initial = ModelParameters::Create(defs, 0);
+  auto zero = ModelParameters::Create(defs, 0, UnstoredRows::kZeroInDynamicTables);
+  ASSERT_TRUE(initial.ok() && zero.ok());
   RowIds ids;
-  ids["emb"] = {-5, 1LL << 40};  // a dynamic table takes any id
-  ASSERT_TRUE((*parameters)->PrepareView(ids, &view).ok());
-  const float* values = view.rows.at("emb")->values.data<float>();
-  EXPECT_EQ(values[0], -5);
-  EXPECT_EQ(values[3], static_cast<float>(1LL << 40));
+  ids["dynamic"] = {-5, 1LL << 40};  // a dynamic table takes any id
+  ids["fixed"] = {7};
+  ParameterView initial_view, zero_view;
+  ASSERT_TRUE((*initial)->PrepareView(ids, &initial_view).ok());
+  ASSERT_TRUE((*zero)->PrepareView(ids, &zero_view).ok());
+  auto values = [](const ParameterView& view, const std::string& table) {
+    const Tensor& rows = view.rows.at(table)->values;
+    return std::vector<float>(rows.data<float>(), rows.data<float>() + rows.num_elements());
+  };
+  EXPECT_THAT(values(zero_view, "dynamic"), ::testing::Each(0.0f));
+  EXPECT_THAT(values(initial_view, "dynamic"), ::testing::Contains(::testing::Ne(0.0f)));
+  EXPECT_EQ(values(zero_view, "fixed"), values(initial_view, "fixed"));
+  EXPECT_THAT(values(zero_view, "fixed"), ::testing::Contains(::testing::Ne(0.0f)));
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "common/data/example_batch.h"
+#include "common/model/onnx_graph.h"
 #include "common/model/parameters.h"
 #include "protos/parameter_server.pb.h"
 
@@ -92,6 +94,16 @@ class Model {
   // rows RowsToRead named). Errors as Forward.
   virtual absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                         ModelOutput* output, Gradients* gradients) = 0;
+
+  // Describes the evaluation-mode Forward (no dropout, no loss), from the
+  // batch's features to its predictions, through `graph`: the ONNX file
+  // every export writes (common/model/onnx_graph.h). Unimplemented, the
+  // default: the model has no such description, and its exports hold no
+  // ONNX file.
+  virtual absl::Status DescribeOnnx(OnnxGraph& graph) const {
+    return absl::UnimplementedError(
+        absl::StrCat("model ", name(), " does not describe an ONNX graph (Model::DescribeOnnx)"));
+  }
 };
 
 }  // namespace pstrain

@@ -26,7 +26,8 @@ namespace pstrain {
 // The version of everything that crosses the plug-in boundary: the Model
 // interface and the types in its signatures. Bumped whenever any of them
 // changes layout or meaning; a plug-in built for another version is refused.
-inline constexpr uint32_t kModelPluginAbiVersion = 1;
+// 2: Model::DescribeOnnx.
+inline constexpr uint32_t kModelPluginAbiVersion = 2;
 
 // The name of the entry point the loader looks up.
 inline constexpr char kModelPluginEntryPoint[] = "pstrain_create_model";

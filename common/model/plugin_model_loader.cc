@@ -47,6 +47,7 @@ class PluginModel : public Model {
                                 ModelOutput* output, Gradients* gradients) override {
     return model_->ComputeGradients(parameters, batch, output, gradients);
   }
+  absl::Status DescribeOnnx(OnnxGraph& graph) const override { return model_->DescribeOnnx(graph); }
 
  private:
   // Declared first so it is destroyed last.

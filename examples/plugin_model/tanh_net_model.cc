@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "common/model/layers/activation_layer.h"
 #include "common/model/layers/inner_product.h"
+#include "common/model/layers/onnx_layers.h"
 #include "common/model/layers/softmax_cross_entropy.h"
 #include "common/model/plugin_model_api.h"
 
@@ -85,6 +86,19 @@ class TanhNetModel : public pstrain::Model {
                       output->example_losses.data());
     if (!loss.ok()) return loss.status();
     output->loss = *loss;
+    return absl::OkStatus();
+  }
+
+  // Optional: the evaluation pass as an ONNX graph (common/model/onnx_graph.h),
+  // so that this model's exports also hold model.onnx. Without it an export
+  // says that it wrote no ONNX file.
+  absl::Status DescribeOnnx(pstrain::OnnxGraph& graph) const override {
+    std::string x = graph.DenseInput(input_);
+    x = pstrain::OnnxInnerProduct(graph, x, "w1", "b1");
+    x = pstrain::OnnxActivation(graph, pstrain::ActivationKind::kTanh, x);
+    const std::string logits = pstrain::OnnxInnerProduct(graph, x, "w2", "b2");
+    graph.Output("logits", logits, classes_, "the class scores before the softmax");
+    graph.Output("predictions", graph.Node("Softmax", {logits}), classes_, "class probabilities");
     return absl::OkStatus();
   }
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/model/builtin/dense_input.h"
+#include "common/model/layers/onnx_layers.h"
 
 namespace pstrain {
 namespace {
@@ -163,6 +164,22 @@ absl::Status CnnModel::Forward(const ParameterView& parameters, const ExampleBat
   status = dense_.Forward(parameters, batch.size, stages_[1].pool_out.data(), mode, &logits);
   if (!status.ok()) return status;
   return head_.Forward(batch.size, logits, batch.labels, output);
+}
+
+absl::Status CnnModel::DescribeOnnx(OnnxGraph& graph) const {
+  const std::string input = graph.DenseInput(image_.height * image_.width * image_.channels);
+  std::string x =
+      OnnxImageToChannelsFirst(graph, input, image_.height, image_.width, image_.channels);
+  for (const Stage& stage : stages_) {
+    x = OnnxConvolution(graph, stage.conv->config(), x, stage.kernel_name, stage.bias_name);
+    x = OnnxActivation(graph, ActivationKind::kRelu, x);
+    x = OnnxPooling(graph, PoolingKind::kMax, 2, 2, x);
+  }
+  const Stage& last = stages_[1];
+  x = OnnxChannelsFirstToRows(graph, x, last.pool->OutputSize(last.height),
+                              last.pool->OutputSize(last.width), last.out_channels);
+  head_.DescribeOnnx(graph, dense_.DescribeOnnx(graph, x));
+  return absl::OkStatus();
 }
 
 absl::Status CnnModel::ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,

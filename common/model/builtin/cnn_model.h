@@ -48,6 +48,7 @@ class CnnModel : public Model {
                        ModelOutput* output) override;
   absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                 ModelOutput* output, Gradients* gradients) override;
+  absl::Status DescribeOnnx(OnnxGraph& graph) const override;
 
   // Floating-point operations of one forward pass over `batch` images.
   double ForwardFlops(int64_t batch) const;

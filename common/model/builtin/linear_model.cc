@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/model/builtin/dense_input.h"
+#include "common/model/layers/onnx_layers.h"
 
 namespace pstrain {
 namespace {
@@ -127,6 +128,19 @@ absl::Status LinearModel::Forward(const ParameterView& parameters, const Example
     if (!status.ok()) return status;
   }
   return head_.Forward(batch.size, logits, batch.labels, output);
+}
+
+absl::Status LinearModel::DescribeOnnx(OnnxGraph& graph) const {
+  std::string logits;
+  if (dense_ != nullptr) {
+    logits = dense_->DescribeOnnx(graph, graph.DenseInput(options_.input_dim));
+  } else {
+    const std::string sum =
+        OnnxEmbeddingBags(graph, kWeights, graph.SparseInput(0), EmbeddingCombiner::kSum);
+    logits = graph.Node("Add", {sum, graph.Variable(kBias)});
+  }
+  head_.DescribeOnnx(graph, logits);
+  return absl::OkStatus();
 }
 
 absl::Status LinearModel::ComputeGradients(const ParameterView& parameters,

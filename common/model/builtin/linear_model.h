@@ -48,6 +48,7 @@ class LinearModel : public Model {
                        ModelOutput* output) override;
   absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                 ModelOutput* output, Gradients* gradients) override;
+  absl::Status DescribeOnnx(OnnxGraph& graph) const override;
 
  private:
   LinearModel(const LinearModelOptions& options, const ModelContext& context);

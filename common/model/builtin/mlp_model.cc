@@ -51,6 +51,12 @@ absl::Status MlpModel::Forward(const ParameterView& parameters, const ExampleBat
   return head_.Forward(batch.size, logits, batch.labels, output);
 }
 
+absl::Status MlpModel::DescribeOnnx(OnnxGraph& graph) const {
+  const std::string input = graph.DenseInput(stack_.config().input_dim);
+  head_.DescribeOnnx(graph, stack_.DescribeOnnx(graph, input));
+  return absl::OkStatus();
+}
+
 absl::Status MlpModel::ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                         ModelOutput* output, Gradients* gradients) {
   absl::Status status = Forward(parameters, batch, ModelMode::kTrain, output);

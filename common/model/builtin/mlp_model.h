@@ -33,6 +33,7 @@ class MlpModel : public Model {
                        ModelOutput* output) override;
   absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                 ModelOutput* output, Gradients* gradients) override;
+  absl::Status DescribeOnnx(OnnxGraph& graph) const override;
 
   double ForwardFlops(int64_t batch) const { return stack_.ForwardFlops(batch); }
 

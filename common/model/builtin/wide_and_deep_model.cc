@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/model/builtin/dense_input.h"
+#include "common/model/layers/onnx_layers.h"
 
 namespace pstrain {
 namespace {
@@ -30,6 +31,11 @@ VariableDef Table(const std::string& name, int64_t vocabulary, int64_t dim,
   *def.spec.mutable_embedding() = embedding;
   def.spec.mutable_embedding()->set_dim(static_cast<int32_t>(dim));
   return def;
+}
+
+EmbeddingCombiner DeepCombiner(const WideAndDeepSpec& spec) {
+  return spec.embedding().combiner() == COMBINER_MEAN ? EmbeddingCombiner::kMean
+                                                      : EmbeddingCombiner::kSum;
 }
 
 }  // namespace
@@ -68,8 +74,7 @@ WideAndDeepModel::WideAndDeepModel(const WideAndDeepSpec& spec, const ModelConte
       dim_(deep.input_dim / std::max(1, spec.num_fields())),
       num_fields_(spec.num_fields()),
       wide_lookup_(1, EmbeddingCombiner::kSum),
-      deep_lookup_(dim_, spec.embedding().combiner() == COMBINER_MEAN ? EmbeddingCombiner::kMean
-                                                                      : EmbeddingCombiner::kSum),
+      deep_lookup_(dim_, DeepCombiner(spec)),
       deep_(context.compute, deep, context.seed),
       head_(context.compute, PredictionKind::kBinaryProbability, 1) {}
 
@@ -161,6 +166,21 @@ absl::Status WideAndDeepModel::Forward(const ParameterView& parameters, const Ex
   logits_.resize(n);
   for (int64_t i = 0; i < n; ++i) logits_[i] = wide_logits_[i] + (*bias)[0] + deep_logits[i];
   return head_.Forward(n, logits_.data(), batch.labels, output);
+}
+
+absl::Status WideAndDeepModel::DescribeOnnx(OnnxGraph& graph) const {
+  const OnnxSparseInput input = graph.SparseInput(num_fields_);
+  const std::string wide = OnnxEmbeddingBags(graph, kWideWeights, input, EmbeddingCombiner::kSum);
+  const EmbeddingCombiner combiner = DeepCombiner(spec_);
+  const std::string deep_input =
+      num_fields_ > 0
+          ? OnnxEmbeddingPerId(graph, kDeepEmbedding, input, combiner, num_fields_, dim_)
+          : OnnxEmbeddingBags(graph, kDeepEmbedding, input, combiner);
+  const std::string deep_logits = deep_.DescribeOnnx(graph, deep_input);
+  // In Forward's order: (wide + bias) + deep.
+  const std::string wide_logits = graph.Node("Add", {wide, graph.Variable(kWideBias)});
+  head_.DescribeOnnx(graph, graph.Node("Add", {wide_logits, deep_logits}));
+  return absl::OkStatus();
 }
 
 absl::Status WideAndDeepModel::ComputeGradients(const ParameterView& parameters,

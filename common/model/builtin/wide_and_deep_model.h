@@ -44,6 +44,7 @@ class WideAndDeepModel : public Model {
                        ModelOutput* output) override;
   absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                 ModelOutput* output, Gradients* gradients) override;
+  absl::Status DescribeOnnx(OnnxGraph& graph) const override;
 
  private:
   WideAndDeepModel(const WideAndDeepSpec& spec, const ModelContext& context,

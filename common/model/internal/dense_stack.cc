@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/model/layers/onnx_layers.h"
 
 namespace pstrain {
 namespace model_internal {
@@ -49,6 +50,15 @@ DenseStack::DenseStack(ComputeContext* context, DenseStackConfig config, uint64_
     layers_.push_back(std::move(layer));
     in = out;
   }
+}
+
+std::string DenseStack::DescribeOnnx(OnnxGraph& graph, const std::string& input) const {
+  std::string x = input;
+  for (const Layer& layer : layers_) {
+    x = OnnxInnerProduct(graph, x, layer.weights_name, layer.bias_name);
+    if (layer.activation != nullptr) x = OnnxActivation(graph, config_.activation, x);
+  }
+  return x;
 }
 
 std::vector<VariableDef> DenseStack::Variables() const {

@@ -12,6 +12,7 @@
 #include "common/model/layers/dropout.h"
 #include "common/model/layers/inner_product.h"
 #include "common/model/model.h"
+#include "common/model/onnx_graph.h"
 
 namespace pstrain {
 namespace model_internal {
@@ -53,6 +54,10 @@ class DenseStack {
   // activations of the last Forward, which must have had the same input.
   absl::Status Backward(const ParameterView& parameters, int64_t batch, const float* input,
                         const float* d_output, float* d_input, Gradients* gradients);
+
+  // The evaluation-mode Forward of `input` [batch, input_dim] in `graph`;
+  // returns the output [batch, output_dim].
+  std::string DescribeOnnx(OnnxGraph& graph, const std::string& input) const;
 
   const DenseStackConfig& config() const { return config_; }
   // Floating-point operations of one forward pass over `batch` examples.

@@ -51,6 +51,23 @@ absl::Status LossHead::Forward(int64_t batch, const float* logits, const std::ve
   return absl::OkStatus();
 }
 
+void LossHead::DescribeOnnx(OnnxGraph& graph, const std::string& logits) const {
+  switch (kind_) {
+    case PredictionKind::kClassProbabilities:
+      graph.Output("logits", logits, width_, "the class scores before the softmax");
+      graph.Output("predictions", graph.Node("Softmax", {logits}), width_,
+                   "class probabilities: row i, column k is P(example i has class k)");
+      return;
+    case PredictionKind::kBinaryProbability:
+      graph.Output("logits", logits, 1, "log-odds of label 1");
+      graph.Output("predictions", graph.Node("Sigmoid", {logits}), 1, "P(label = 1)");
+      return;
+    case PredictionKind::kRegression:
+      graph.Output("predictions", logits, 1, "the predicted value");
+      return;
+  }
+}
+
 absl::Status LossHead::Backward(int64_t batch, const ModelOutput& output,
                                 const std::vector<float>& labels, float* dlogits) {
   switch (kind_) {

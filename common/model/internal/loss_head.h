@@ -3,12 +3,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/layers/softmax_cross_entropy.h"
 #include "common/model/model.h"
+#include "common/model/onnx_graph.h"
 
 namespace pstrain {
 namespace model_internal {
@@ -30,6 +32,10 @@ class LossHead {
   // [batch, width()]. InvalidArgument: labels that do not fit the head.
   absl::Status Forward(int64_t batch, const float* logits, const std::vector<float>& labels,
                        ModelOutput* output);
+
+  // Names the graph's outputs for `logits` [batch, width()]: "predictions"
+  // (as Forward's) and, for classes and binary labels, "logits".
+  void DescribeOnnx(OnnxGraph& graph, const std::string& logits) const;
 
   // d(mean loss)/d(logits) from the predictions of the last Forward.
   absl::Status Backward(int64_t batch, const ModelOutput& output, const std::vector<float>& labels,
