@@ -26,8 +26,13 @@ for package in "${PACKAGES[@]}"; do
 done
 # Node runs ONNX Runtime (npm onnxruntime-node) for tests/onnx. The machine
 # image may already have a newer Node than Debian's; Debian 12's nodejs 18
-# works as well, so it is installed only when there is no node at all.
-if ! command -v node >/dev/null; then
+# works as well, so it is installed only when there is no node at all. A
+# copy of this script outside a checkout (the image's build stage) has no
+# tests/onnx and installs only the packages above.
+onnx_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/onnx"
+onnx_tests=false
+[ -f "$onnx_dir/package.json" ] && onnx_tests=true
+if $onnx_tests && ! command -v node >/dev/null; then
   missing+=(nodejs npm)
 fi
 
@@ -56,9 +61,8 @@ fi
 # whenever package-lock.json is newer than it. Its install script only
 # fetches GPU parts, so it is skipped. npm runs without sudo: the tree
 # belongs to whoever owns the checkout.
-onnx_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/onnx"
 runtime="$onnx_dir/node_modules/onnxruntime-node"
-if [ ! -d "$runtime" ] || [ "$onnx_dir/package-lock.json" -nt "$runtime" ]; then
+if $onnx_tests && { [ ! -d "$runtime" ] || [ "$onnx_dir/package-lock.json" -nt "$runtime" ]; }; then
   if ! command -v npm >/dev/null; then
     echo "setup: node is $(command -v node) but there is no npm to install $onnx_dir/node_modules" >&2
     exit 1

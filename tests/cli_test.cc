@@ -359,6 +359,12 @@ TEST_F(PstrainLocalTest, ReportExportAndPredictWorkOnWhatAJobLeft) {
                             "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string model_dir = root_ + "/done";
+  // The evaluator's export holds the model as ONNX too.
+  const size_t exported_line = run.output.find("exported model: ");
+  ASSERT_NE(exported_line, std::string::npos) << run.output;
+  const std::string best = run.output.substr(
+      exported_line + 16, run.output.find('\n', exported_line) - exported_line - 16);
+  EXPECT_TRUE(std::ifstream(best + "/model.onnx").good()) << best;
 
   PstrainRun report = Pstrain({"report", model_dir});
   ASSERT_EQ(report.exit_code, 0) << report.output;
@@ -380,6 +386,11 @@ TEST_F(PstrainLocalTest, ReportExportAndPredictWorkOnWhatAJobLeft) {
   const std::string exported = root_ + "/done-export";
   PstrainRun exported_run = Pstrain({"export", model_dir, "--to=" + exported});
   ASSERT_EQ(exported_run.exit_code, 0) << exported_run.output;
+  EXPECT_NE(
+      exported_run.stdout_only.find("ONNX model for ONNX Runtime: " + exported + "/model.onnx"),
+      std::string::npos)
+      << exported_run.output;
+  EXPECT_TRUE(std::ifstream(exported + "/model.onnx").good());
   // Refused, changing nothing: the folder exists now.
   EXPECT_EQ(Pstrain({"export", model_dir, "--to=" + exported}).exit_code, 2);
 

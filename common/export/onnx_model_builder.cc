@@ -122,8 +122,9 @@ std::string OnnxModelBuilder::DenseInput(int64_t width) {
   dense_width_ = width;
   AddInput(kName, onnx::TensorProto::FLOAT, "", width,
            absl::StrCat("float32 [batch, ", width,
-                        "]: each example's dense features, as pstrain reads them (an image "
-                        "flattened in height-width-channel order)"));
+                        "]: each example's dense features as pstrain reads them: CSV columns "
+                        "as they are; an image's pixels in height-width-channel order, each "
+                        "byte scaled to [0, 1]"));
   return kName;
 }
 
