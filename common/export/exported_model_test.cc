@@ -27,22 +27,9 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing_util::ExportSourceOf;
+using testing_util::NewTestDir;
 using testing_util::TrainedModel;
 using testing_util::TrainModel;
-
-// A fresh folder for one test. (common/checkpoint/test_checkpoints.h has
-// one, but its header brings protos/checkpoint.pb.h, whose RecordRange
-// clashes with common/data/batch_reader.h's.)
-std::string NewTestDir(Env& env) {
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string dir =
-      JoinPath(::testing::TempDir(), absl::StrCat(info->test_suite_name(), ".", info->name()));
-  if (*PathExists(env, dir)) {
-    EXPECT_TRUE(RemoveTree(env, dir).ok());
-  }
-  EXPECT_TRUE(CreateDirs(env, dir).ok());
-  return dir;
-}
 
 // Inverts bit `bit` of the byte at `offset` of `path`.
 absl::Status FlipBit(const std::string& path, int64_t offset, int bit = 0) {

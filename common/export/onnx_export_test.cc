@@ -33,22 +33,9 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing_util::ExportSourceOf;
+using testing_util::NewTestDir;
 using testing_util::TrainedModel;
 using testing_util::TrainModel;
-
-std::string NewTestDir(Env& env) {
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = absl::StrCat(info->test_suite_name(), ".", info->name());
-  for (char& c : name) {
-    if (c == '/') c = '_';
-  }
-  const std::string dir = JoinPath(::testing::TempDir(), name);
-  if (*PathExists(env, dir)) {
-    EXPECT_TRUE(RemoveTree(env, dir).ok());
-  }
-  EXPECT_TRUE(CreateDirs(env, dir).ok());
-  return dir;
-}
 
 JobSpec Spec(const std::string& model, const std::string& data, const std::string& optimizer) {
   auto raw = ParseJobSpecText(

@@ -1,10 +1,12 @@
 #include "common/export/testing/trained_model.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/checkpoint/file_path.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -40,6 +42,18 @@ TrainedModel TrainModel(const JobSpec& spec, int64_t steps) {
     }
   }
   return {std::move(trainer).value(), std::move(parameters).value()};
+}
+
+std::string NewTestDir(Env& env) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = absl::StrCat(info->test_suite_name(), ".", info->name());
+  std::replace(name.begin(), name.end(), '/', '_');  // parameterized tests' names
+  const std::string dir = JoinPath(::testing::TempDir(), name);
+  if (*PathExists(env, dir)) {
+    EXPECT_TRUE(RemoveTree(env, dir).ok());
+  }
+  EXPECT_TRUE(CreateDirs(env, dir).ok());
+  return dir;
 }
 
 ExportSource ExportSourceOf(const TrainedModel& trained, const JobSpec& spec, int64_t step) {

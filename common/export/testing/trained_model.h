@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "common/checkpoint/env.h"
 #include "common/export/export_writer.h"
 #include "common/export/model_parameters.h"
 #include "common/training/local_trainer.h"
@@ -27,6 +28,12 @@ struct TrainedModel {
 // table's vocabulary, or below the data's sparse_dim for a dynamic table).
 // Fails the test on an error.
 TrainedModel TrainModel(const JobSpec& spec, int64_t steps);
+
+// A fresh, empty folder for the running test, named after it.
+// (common/checkpoint/test_checkpoints.h has one, but its header brings
+// protos/checkpoint.pb.h, whose RecordRange clashes with
+// common/data/batch_reader.h's.)
+std::string NewTestDir(Env& env);
 
 // The ExportSource of `trained` at `step`, of job "job-1".
 ExportSource ExportSourceOf(const TrainedModel& trained, const JobSpec& spec, int64_t step);
