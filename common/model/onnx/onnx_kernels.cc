@@ -1,0 +1,659 @@
+#include "common/model/onnx/onnx_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dnnl.h"
+
+namespace pstrain {
+namespace {
+
+using Values = std::vector<OnnxValue>;
+
+absl::Status Refuse(const OnnxNode& node, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("node ", node.name, " (", node.op, "): ", why));
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+OnnxValue& In(const OnnxNode& node, Values& values, int i) { return values[node.inputs[i]]; }
+OnnxValue& Out(const OnnxNode& node, Values& values, int i = 0) { return values[node.outputs[i]]; }
+bool HasInput(const OnnxNode& node, int i) {
+  return static_cast<int>(node.inputs.size()) > i && node.inputs[i] >= 0;
+}
+
+// Sizes `out` as `dims` and of the element type given, zero-filled.
+void Resize(OnnxValue& out, std::vector<int64_t> dims, bool is_int64) {
+  out.dims = std::move(dims);
+  out.is_int64 = is_int64;
+  if (is_int64) {
+    out.ints.assign(out.num_elements(), 0);
+  } else {
+    out.floats.assign(out.num_elements(), 0.0f);
+  }
+}
+
+// Adds `values` into `grad` when the value takes a gradient.
+bool TakesGrad(const OnnxValue& value) { return !value.grad.empty(); }
+
+// ------------------------------------------------------------ broadcast --
+
+// Numpy's broadcast of two shapes, or an error.
+absl::StatusOr<std::vector<int64_t>> Broadcast(const std::vector<int64_t>& a,
+                                               const std::vector<int64_t>& b) {
+  std::vector<int64_t> out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(DimsText(a), " and ", DimsText(b), " do not broadcast"));
+    }
+    out[out.size() - 1 - i] = std::max(da, db);
+  }
+  return out;
+}
+
+// For each element of `out_dims`, the element of an input of `in_dims`
+// broadcast to it.
+std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out_dims,
+                                    const std::vector<int64_t>& in_dims) {
+  const size_t rank = out_dims.size();
+  std::vector<int64_t> in_stride(rank, 0);
+  int64_t stride = 1;
+  for (size_t i = 0; i < in_dims.size(); ++i) {
+    const size_t axis = rank - 1 - i;
+    const int64_t dim = in_dims[in_dims.size() - 1 - i];
+    in_stride[axis] = dim == 1 ? 0 : stride;
+    stride *= dim;
+  }
+  int64_t total = 1;
+  for (int64_t d : out_dims) total *= d;
+  std::vector<int64_t> index(total);
+  std::vector<int64_t> coordinate(rank, 0);
+  int64_t at = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    index[i] = at;
+    for (size_t axis = rank; axis-- > 0;) {
+      at += in_stride[axis];
+      if (++coordinate[axis] < out_dims[axis]) break;
+      at -= in_stride[axis] * out_dims[axis];
+      coordinate[axis] = 0;
+    }
+  }
+  return index;
+}
+
+// ------------------------------------------------------------ elementwise --
+
+enum class Binary { kAdd, kSub, kMul, kDiv };
+
+Binary BinaryOf(const std::string& op) {
+  if (op == "Add") return Binary::kAdd;
+  if (op == "Sub") return Binary::kSub;
+  if (op == "Mul") return Binary::kMul;
+  return Binary::kDiv;
+}
+
+template <typename T>
+T Apply(Binary kind, T a, T b) {
+  switch (kind) {
+    case Binary::kAdd:
+      return a + b;
+    case Binary::kSub:
+      return a - b;
+    case Binary::kMul:
+      return a * b;
+    case Binary::kDiv:
+      return a / b;
+  }
+  return a;
+}
+
+absl::Status PlanBinary(const OnnxNode& node, Values& values) {
+  const OnnxValue& a = In(node, values, 0);
+  const OnnxValue& b = In(node, values, 1);
+  if (a.is_int64 != b.is_int64) return Refuse(node, "mixes int64 and float inputs");
+  absl::StatusOr<std::vector<int64_t>> dims = Broadcast(a.dims, b.dims);
+  if (!dims.ok()) return Refuse(node, std::string(dims.status().message()));
+  if (a.is_int64 && !(a.known && b.known)) {
+    return Refuse(node, "int64 arithmetic is supported on shapes only");
+  }
+  Resize(Out(node, values), *dims, a.is_int64);
+  return absl::OkStatus();
+}
+
+void ForwardBinary(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const OnnxValue& a = In(node, values, 0);
+  const OnnxValue& b = In(node, values, 1);
+  OnnxValue& out = Out(node, values);
+  const Binary kind = BinaryOf(node.op);
+  const std::vector<int64_t> ia = BroadcastIndex(out.dims, a.dims);
+  const std::vector<int64_t> ib = BroadcastIndex(out.dims, b.dims);
+  const int64_t n = out.num_elements();
+  if (out.is_int64) {
+    for (int64_t i = 0; i < n; ++i) out.ints[i] = Apply(kind, a.ints[ia[i]], b.ints[ib[i]]);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) out.floats[i] = Apply(kind, a.floats[ia[i]], b.floats[ib[i]]);
+}
+
+void BackwardBinary(const OnnxNode& node, Values& values) {
+  OnnxValue& a = In(node, values, 0);
+  OnnxValue& b = In(node, values, 1);
+  const OnnxValue& out = Out(node, values);
+  const Binary kind = BinaryOf(node.op);
+  const std::vector<int64_t> ia = BroadcastIndex(out.dims, a.dims);
+  const std::vector<int64_t> ib = BroadcastIndex(out.dims, b.dims);
+  const bool da = TakesGrad(a), db = TakesGrad(b);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const float g = out.grad[i], x = a.floats[ia[i]], y = b.floats[ib[i]];
+    switch (kind) {
+      case Binary::kAdd:
+        if (da) a.grad[ia[i]] += g;
+        if (db) b.grad[ib[i]] += g;
+        break;
+      case Binary::kSub:
+        if (da) a.grad[ia[i]] += g;
+        if (db) b.grad[ib[i]] -= g;
+        break;
+      case Binary::kMul:
+        if (da) a.grad[ia[i]] += g * y;
+        if (db) b.grad[ib[i]] += g * x;
+        break;
+      case Binary::kDiv:
+        if (da) a.grad[ia[i]] += g / y;
+        if (db) b.grad[ib[i]] -= g * x / (y * y);
+        break;
+    }
+  }
+}
+
+absl::Status PlanUnary(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  if (x.is_int64 && node.op != "Identity") return Refuse(node, "needs a float input");
+  Resize(Out(node, values), x.dims, x.is_int64);
+  return absl::OkStatus();
+}
+
+// y = f(x), and dy/dx from x and y.
+struct Elementwise {
+  float (*f)(float x, float alpha);
+  float (*derivative)(float x, float y, float alpha);
+};
+
+const Elementwise* ElementwiseOf(const std::string& op) {
+  static const auto* table = new std::map<std::string, Elementwise>{
+      {"Relu",
+       {[](float x, float) { return x > 0 ? x : 0.0f; },
+        [](float x, float, float) { return x > 0 ? 1.0f : 0.0f; }}},
+      {"LeakyRelu",
+       {[](float x, float alpha) { return x >= 0 ? x : alpha * x; },
+        [](float x, float, float alpha) { return x >= 0 ? 1.0f : alpha; }}},
+      {"Sigmoid",
+       {[](float x, float) { return 1.0f / (1.0f + std::exp(-x)); },
+        [](float, float y, float) { return y * (1.0f - y); }}},
+      {"Tanh",
+       {[](float x, float) { return std::tanh(x); },
+        [](float, float y, float) { return 1.0f - y * y; }}},
+      {"Erf",
+       {[](float x, float) { return std::erf(x); },
+        [](float x, float, float) { return static_cast<float>(M_2_SQRTPI) * std::exp(-x * x); }}},
+  };
+  auto it = table->find(op);
+  return it == table->end() ? nullptr : &it->second;
+}
+
+float AlphaOf(const OnnxNode& node) {
+  return node.op == "LeakyRelu" ? node.FloatAttribute("alpha", 0.01f) : 0.0f;
+}
+
+void ForwardElementwise(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const Elementwise& e = *ElementwiseOf(node.op);
+  const float alpha = AlphaOf(node);
+  const OnnxValue& x = In(node, values, 0);
+  OnnxValue& y = Out(node, values);
+  for (int64_t i = 0; i < y.num_elements(); ++i) y.floats[i] = e.f(x.floats[i], alpha);
+}
+
+void BackwardElementwise(const OnnxNode& node, Values& values) {
+  OnnxValue& x = In(node, values, 0);
+  if (!TakesGrad(x)) return;
+  const Elementwise& e = *ElementwiseOf(node.op);
+  const float alpha = AlphaOf(node);
+  const OnnxValue& y = Out(node, values);
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    x.grad[i] += y.grad[i] * e.derivative(x.floats[i], y.floats[i], alpha);
+  }
+}
+
+// Identity, Flatten, Reshape, Unsqueeze: the same elements, other dims.
+void ForwardCopy(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const OnnxValue& x = In(node, values, 0);
+  OnnxValue& y = Out(node, values);
+  y.floats = x.floats;
+  y.ints = x.ints;
+}
+
+void BackwardCopy(const OnnxNode& node, Values& values) {
+  OnnxValue& x = In(node, values, 0);
+  if (!TakesGrad(x)) return;
+  const OnnxValue& y = Out(node, values);
+  for (size_t i = 0; i < y.grad.size(); ++i) x.grad[i] += y.grad[i];
+}
+
+absl::Status PlanFlatten(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  int64_t axis = node.IntAttribute("axis", 1);
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return Refuse(node, absl::StrCat("axis outside ", DimsText(x.dims)));
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= x.dims[i];
+  Resize(Out(node, values), {outer, inner}, x.is_int64);
+  return absl::OkStatus();
+}
+
+absl::Status PlanReshape(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  const OnnxValue& shape = In(node, values, 1);
+  if (!shape.is_int64 || !shape.known) {
+    return Refuse(node, "its shape is not known once the batch size is");
+  }
+  if (node.IntAttribute("allowzero", 0) != 0) return Refuse(node, "allowzero is not supported");
+  std::vector<int64_t> dims(shape.ints.begin(), shape.ints.end());
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 0) {
+      if (i >= x.dims.size()) return Refuse(node, "copies a dim the input does not have");
+      dims[i] = x.dims[i];
+    }
+    if (dims[i] == -1) {
+      if (infer >= 0) return Refuse(node, "infers two dims");
+      infer = static_cast<int64_t>(i);
+    } else {
+      known *= dims[i];
+    }
+  }
+  if (infer >= 0 && known > 0) dims[infer] = x.num_elements() / known;
+  std::vector<int64_t> resolved = dims;
+  OnnxValue probe;
+  probe.dims = resolved;
+  if (probe.num_elements() != x.num_elements()) {
+    return Refuse(node,
+                  absl::StrCat("cannot reshape ", DimsText(x.dims), " to ", DimsText(shape.ints)));
+  }
+  Resize(Out(node, values), resolved, x.is_int64);
+  return absl::OkStatus();
+}
+
+absl::Status PlanUnsqueeze(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  if (!HasInput(node, 1) || !In(node, values, 1).known) {
+    return Refuse(node, "needs its axes as a constant input (opset 13)");
+  }
+  std::vector<int64_t> axes = In(node, values, 1).ints;
+  const int64_t rank = static_cast<int64_t>(x.dims.size() + axes.size());
+  for (int64_t& axis : axes) axis = axis < 0 ? axis + rank : axis;
+  std::sort(axes.begin(), axes.end());
+  std::vector<int64_t> dims = x.dims;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis > static_cast<int64_t>(dims.size()))
+      return Refuse(node, "axis out of range");
+    dims.insert(dims.begin() + axis, 1);
+  }
+  Resize(Out(node, values), dims, x.is_int64);
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------- shape arithmetic --
+
+absl::Status PlanShape(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  int64_t start = node.IntAttribute("start", 0), end = node.IntAttribute("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  OnnxValue& out = Out(node, values);
+  Resize(out, {end - start}, /*is_int64=*/true);
+  std::copy(x.dims.begin() + start, x.dims.begin() + end, out.ints.begin());
+  out.known = true;  // the dims are, whatever the values
+  return absl::OkStatus();
+}
+
+void ForwardNothing(const OnnxNode&, Values&, const OnnxRunContext&) {}
+
+absl::Status PlanGather(const OnnxNode& node, Values& values) {
+  const OnnxValue& data = In(node, values, 0);
+  const OnnxValue& indices = In(node, values, 1);
+  if (!data.is_int64 || !data.known || !indices.known || data.dims.size() != 1) {
+    return Refuse(node,
+                  "only gathers from a known 1-D shape (an embedding lookup is not supported yet)");
+  }
+  OnnxValue& out = Out(node, values);
+  Resize(out, indices.dims, /*is_int64=*/true);
+  const int64_t n = data.num_elements();
+  for (size_t i = 0; i < indices.ints.size(); ++i) {
+    int64_t at = indices.ints[i];
+    if (at < 0) at += n;
+    if (at < 0 || at >= n)
+      return Refuse(node, absl::StrCat("index ", indices.ints[i], " out of range"));
+    out.ints[i] = data.ints[at];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanConcat(const OnnxNode& node, Values& values) {
+  const OnnxValue& first = In(node, values, 0);
+  const int64_t rank = static_cast<int64_t>(first.dims.size());
+  int64_t axis = node.IntAttribute("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return Refuse(node, "axis out of range");
+  std::vector<int64_t> dims = first.dims;
+  dims[axis] = 0;
+  for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+    const OnnxValue& in = In(node, values, i);
+    if (in.is_int64 != first.is_int64 || in.dims.size() != first.dims.size()) {
+      return Refuse(node, "inputs of different types or ranks");
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && in.dims[d] != first.dims[d]) return Refuse(node, "inputs that do not fit");
+    }
+    dims[axis] += in.dims[axis];
+  }
+  Resize(Out(node, values), dims, first.is_int64);
+  return absl::OkStatus();
+}
+
+// Calls fn(input, outer, offset along the output's inner block, inner size).
+template <typename Fn>
+void ForEachConcatBlock(const OnnxNode& node, Values& values, Fn fn) {
+  const OnnxValue& out = Out(node, values);
+  int64_t axis = node.IntAttribute("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(out.dims.size());
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out.dims[d];
+  const int64_t out_inner = out.num_elements() / std::max<int64_t>(outer, 1);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t offset = 0;
+    for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+      OnnxValue& in = In(node, values, i);
+      const int64_t inner = in.num_elements() / std::max<int64_t>(outer, 1);
+      fn(in, o * inner, o * out_inner + offset, inner);
+      offset += inner;
+    }
+  }
+}
+
+void ForwardConcat(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  OnnxValue& out = Out(node, values);
+  ForEachConcatBlock(node, values, [&](OnnxValue& in, int64_t from, int64_t to, int64_t n) {
+    if (out.is_int64) {
+      std::copy_n(in.ints.begin() + from, n, out.ints.begin() + to);
+    } else {
+      std::copy_n(in.floats.begin() + from, n, out.floats.begin() + to);
+    }
+  });
+}
+
+void BackwardConcat(const OnnxNode& node, Values& values) {
+  const OnnxValue& out = Out(node, values);
+  ForEachConcatBlock(node, values, [&](OnnxValue& in, int64_t from, int64_t to, int64_t n) {
+    if (!TakesGrad(in)) return;
+    for (int64_t k = 0; k < n; ++k) in.grad[from + k] += out.grad[to + k];
+  });
+}
+
+// ---------------------------------------------------------------- matmul --
+
+// C = alpha op(A) op(B) + beta C, row-major, through oneDNN's sgemm.
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           const float* b, float beta, float* c) {
+  if (m == 0 || n == 0) return;
+  dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, trans_a ? m : k, b,
+             trans_b ? k : n, beta, c, n);
+}
+
+struct GemmShape {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1, beta = 1;
+};
+
+// MatMul is Gemm without C, its A's leading dims folded into m.
+GemmShape GemmShapeOf(const OnnxNode& node, const Values& values) {
+  const OnnxValue& a = values[node.inputs[0]];
+  const OnnxValue& b = values[node.inputs[1]];
+  GemmShape s;
+  if (node.op == "Gemm") {
+    s.trans_a = node.IntAttribute("transA", 0) != 0;
+    s.trans_b = node.IntAttribute("transB", 0) != 0;
+    s.alpha = node.FloatAttribute("alpha", 1.0f);
+    s.beta = node.FloatAttribute("beta", 1.0f);
+    s.m = s.trans_a ? a.dims[1] : a.dims[0];
+    s.k = s.trans_a ? a.dims[0] : a.dims[1];
+  } else {
+    s.k = a.dims.back();
+    s.m = a.num_elements() / std::max<int64_t>(s.k, 1);
+  }
+  s.n = s.trans_b ? b.dims[0] : b.dims[1];
+  return s;
+}
+
+absl::Status PlanMatMul(const OnnxNode& node, Values& values) {
+  const OnnxValue& a = In(node, values, 0);
+  const OnnxValue& b = In(node, values, 1);
+  if (a.is_int64 || b.is_int64) return Refuse(node, "needs float inputs");
+  const bool gemm = node.op == "Gemm";
+  if (b.dims.size() != 2 || (gemm ? a.dims.size() != 2 : a.dims.size() < 2)) {
+    return Refuse(node, absl::StrCat("multiplies ", DimsText(a.dims), " by ", DimsText(b.dims),
+                                     "; supported: [..., k] by [k, n]"));
+  }
+  const GemmShape s = GemmShapeOf(node, values);
+  if ((s.trans_b ? b.dims[1] : b.dims[0]) != s.k) {
+    return Refuse(node, absl::StrCat(DimsText(a.dims), " and ", DimsText(b.dims), " do not fit"));
+  }
+  std::vector<int64_t> dims = {s.m, s.n};
+  if (!gemm) {
+    dims.assign(a.dims.begin(), a.dims.end() - 1);
+    dims.push_back(s.n);
+  }
+  if (gemm && HasInput(node, 2)) {
+    absl::StatusOr<std::vector<int64_t>> c = Broadcast(dims, In(node, values, 2).dims);
+    if (!c.ok() || *c != dims) return Refuse(node, "C does not broadcast to the product");
+  }
+  Resize(Out(node, values), dims, false);
+  return absl::OkStatus();
+}
+
+void ForwardMatMul(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const GemmShape s = GemmShapeOf(node, values);
+  OnnxValue& y = Out(node, values);
+  float beta = 0;
+  if (node.op == "Gemm" && HasInput(node, 2)) {
+    const OnnxValue& c = In(node, values, 2);
+    const std::vector<int64_t> ic = BroadcastIndex(y.dims, c.dims);
+    for (int64_t i = 0; i < y.num_elements(); ++i) y.floats[i] = s.beta * c.floats[ic[i]];
+    beta = 1;
+  }
+  Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, In(node, values, 0).floats.data(),
+        In(node, values, 1).floats.data(), beta, y.floats.data());
+}
+
+void BackwardMatMul(const OnnxNode& node, Values& values) {
+  const GemmShape s = GemmShapeOf(node, values);
+  OnnxValue& a = In(node, values, 0);
+  OnnxValue& b = In(node, values, 1);
+  const OnnxValue& y = Out(node, values);
+  const float* g = y.grad.data();
+  if (TakesGrad(a)) {
+    // dA = alpha g op(B)^T, or its transpose when A is transposed.
+    if (!s.trans_a) {
+      Sgemm(false, !s.trans_b, s.m, s.k, s.n, s.alpha, g, b.floats.data(), 1, a.grad.data());
+    } else {
+      Sgemm(s.trans_b, true, s.k, s.m, s.n, s.alpha, b.floats.data(), g, 1, a.grad.data());
+    }
+  }
+  if (TakesGrad(b)) {
+    // dB = alpha op(A)^T g, or its transpose when B is transposed.
+    if (!s.trans_b) {
+      Sgemm(!s.trans_a, false, s.k, s.n, s.m, s.alpha, a.floats.data(), g, 1, b.grad.data());
+    } else {
+      Sgemm(true, s.trans_a, s.n, s.k, s.m, s.alpha, g, a.floats.data(), 1, b.grad.data());
+    }
+  }
+  if (node.op == "Gemm" && HasInput(node, 2) && TakesGrad(In(node, values, 2))) {
+    OnnxValue& c = In(node, values, 2);
+    const std::vector<int64_t> ic = BroadcastIndex(y.dims, c.dims);
+    for (int64_t i = 0; i < y.num_elements(); ++i) c.grad[ic[i]] += s.beta * g[i];
+  }
+}
+
+// --------------------------------------------------------------- softmax --
+
+absl::Status PlanSoftmax(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  const int64_t axis = node.IntAttribute("axis", -1);
+  if (x.is_int64 || rank == 0 || (axis != -1 && axis != rank - 1)) {
+    return Refuse(node, "supported over the last axis of a float input only");
+  }
+  Resize(Out(node, values), x.dims, false);
+  return absl::OkStatus();
+}
+
+void ForwardSoftmax(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const OnnxValue& x = In(node, values, 0);
+  OnnxValue& y = Out(node, values);
+  const int64_t width = x.dims.back();
+  const bool log = node.op == "LogSoftmax";
+  for (int64_t row = 0; row < x.num_elements() / std::max<int64_t>(width, 1); ++row) {
+    const float* in = x.floats.data() + row * width;
+    float* out = y.floats.data() + row * width;
+    const float top = *std::max_element(in, in + width);
+    double sum = 0;
+    for (int64_t k = 0; k < width; ++k) sum += std::exp(static_cast<double>(in[k] - top));
+    const float log_sum = static_cast<float>(std::log(sum));
+    for (int64_t k = 0; k < width; ++k) {
+      out[k] = log ? in[k] - top - log_sum : std::exp(in[k] - top - log_sum);
+    }
+  }
+}
+
+void BackwardSoftmax(const OnnxNode& node, Values& values) {
+  OnnxValue& x = In(node, values, 0);
+  if (!TakesGrad(x)) return;
+  const OnnxValue& y = Out(node, values);
+  const int64_t width = x.dims.back();
+  const bool log = node.op == "LogSoftmax";
+  for (int64_t row = 0; row < x.num_elements() / std::max<int64_t>(width, 1); ++row) {
+    const float* out = y.floats.data() + row * width;
+    const float* g = y.grad.data() + row * width;
+    float* dx = x.grad.data() + row * width;
+    double dot = 0;
+    for (int64_t k = 0; k < width; ++k) dot += log ? g[k] : g[k] * out[k];
+    for (int64_t k = 0; k < width; ++k) {
+      dx[k] += log ? g[k] - std::exp(out[k]) * static_cast<float>(dot)
+                   : out[k] * (g[k] - static_cast<float>(dot));
+    }
+  }
+}
+
+// --------------------------------------------------------------- dropout --
+
+absl::Status PlanDropout(const OnnxNode& node, Values& values) {
+  if (node.outputs.size() > 1 && node.outputs[1] >= 0) {
+    return Refuse(node, "its mask output is not supported");
+  }
+  if (HasInput(node, 1) && !In(node, values, 1).known)
+    return Refuse(node, "its ratio is not known");
+  return PlanUnary(node, values);
+}
+
+// The kept elements' scale, 1 / (1 - ratio), and 0 for the dropped, in
+// the output's `grad`-sized mask kept in ints (one per element).
+void ForwardDropout(const OnnxNode& node, Values& values, const OnnxRunContext& context) {
+  const OnnxValue& x = In(node, values, 0);
+  OnnxValue& y = Out(node, values);
+  const float ratio = HasInput(node, 1) ? In(node, values, 1).floats[0] : 0.5f;
+  if (!context.training || ratio <= 0 || context.random == nullptr) {
+    y.floats = x.floats;
+    y.ints.clear();
+    return;
+  }
+  std::bernoulli_distribution keep(1.0 - ratio);
+  const float scale = 1.0f / (1.0f - ratio);
+  y.ints.resize(x.floats.size());
+  for (size_t i = 0; i < x.floats.size(); ++i) {
+    y.ints[i] = keep(*context.random) ? 1 : 0;
+    y.floats[i] = y.ints[i] != 0 ? x.floats[i] * scale : 0.0f;
+  }
+}
+
+void BackwardDropout(const OnnxNode& node, Values& values) {
+  OnnxValue& x = In(node, values, 0);
+  if (!TakesGrad(x)) return;
+  const OnnxValue& y = Out(node, values);
+  if (y.ints.empty()) {
+    BackwardCopy(node, values);
+    return;
+  }
+  const float ratio = HasInput(node, 1) ? In(node, values, 1).floats[0] : 0.5f;
+  const float scale = 1.0f / (1.0f - ratio);
+  for (size_t i = 0; i < y.grad.size(); ++i) {
+    if (y.ints[i] != 0) x.grad[i] += y.grad[i] * scale;
+  }
+}
+
+const std::map<std::string, OnnxKernel>& Kernels() {
+  static const auto* kernels = new std::map<std::string, OnnxKernel>{
+      {"Add", {PlanBinary, ForwardBinary, BackwardBinary}},
+      {"Sub", {PlanBinary, ForwardBinary, BackwardBinary}},
+      {"Mul", {PlanBinary, ForwardBinary, BackwardBinary}},
+      {"Div", {PlanBinary, ForwardBinary, BackwardBinary}},
+      {"Relu", {PlanUnary, ForwardElementwise, BackwardElementwise}},
+      {"LeakyRelu", {PlanUnary, ForwardElementwise, BackwardElementwise}},
+      {"Sigmoid", {PlanUnary, ForwardElementwise, BackwardElementwise}},
+      {"Tanh", {PlanUnary, ForwardElementwise, BackwardElementwise}},
+      {"Erf", {PlanUnary, ForwardElementwise, BackwardElementwise}},
+      {"Identity", {PlanUnary, ForwardCopy, BackwardCopy}},
+      {"Dropout", {PlanDropout, ForwardDropout, BackwardDropout}},
+      {"Flatten", {PlanFlatten, ForwardCopy, BackwardCopy}},
+      {"Reshape", {PlanReshape, ForwardCopy, BackwardCopy}},
+      {"Unsqueeze", {PlanUnsqueeze, ForwardCopy, BackwardCopy}},
+      {"Concat", {PlanConcat, ForwardConcat, BackwardConcat}},
+      {"Gemm", {PlanMatMul, ForwardMatMul, BackwardMatMul}},
+      {"MatMul", {PlanMatMul, ForwardMatMul, BackwardMatMul}},
+      {"Softmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax}},
+      {"LogSoftmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax}},
+      {"Shape", {PlanShape, ForwardNothing, nullptr}},
+      {"Gather", {PlanGather, ForwardNothing, nullptr}},
+  };
+  return *kernels;
+}
+
+}  // namespace
+
+const OnnxKernel* FindOnnxKernel(absl::string_view op) {
+  auto it = Kernels().find(std::string(op));
+  return it == Kernels().end() ? nullptr : &it->second;
+}
+
+std::string SupportedOnnxOps() {
+  std::vector<std::string> ops;
+  for (const auto& [op, kernel] : Kernels()) ops.push_back(op);
+  ops.push_back("Constant");
+  std::sort(ops.begin(), ops.end());
+  return absl::StrJoin(ops, ", ");
+}
+
+}  // namespace pstrain

@@ -1,0 +1,388 @@
+#include "common/model/onnx/onnx_program.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/whole_file.h"
+#include "common/model/onnx/onnx_kernels.h"
+#include "common/status/status_macros.h"
+#include "onnx/onnx_pb.h"
+
+namespace pstrain {
+
+namespace onnx_internal {
+
+// What Load found: the nodes in order, and every value by index, with the
+// constants filled in.
+struct LoadedGraph {
+  std::vector<OnnxNode> nodes;
+  std::vector<const OnnxKernel*> kernels;
+  std::vector<std::string> names;    // by value index
+  std::vector<OnnxValue> constants;  // by value index; known ones filled
+  std::vector<int> parameters;       // value index of each initializer
+  int input = -1;
+  std::vector<int64_t> input_dims;  // after the batch
+  int output = -1;
+};
+
+// The values for one batch size, and which nodes run per batch.
+struct Plan {
+  int64_t batch = 0;
+  std::vector<OnnxValue> values;
+  std::vector<int> steps;  // node indices, in order
+  std::mt19937_64 random;
+};
+
+}  // namespace onnx_internal
+
+namespace {
+
+using onnx_internal::LoadedGraph;
+
+// ONNX's largest file: one protobuf.
+constexpr int64_t kMaxOnnxFileBytes = (int64_t{1} << 31) - 1;
+
+absl::Status Refuse(const std::string& origin, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(origin, ": ", why));
+}
+
+// A constant's value from a TensorProto: float32 or int64, inline data.
+absl::StatusOr<OnnxValue> DecodeTensor(const onnx::TensorProto& tensor, const std::string& what) {
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " keeps its data in an external file, which is not supported yet"));
+  }
+  OnnxValue value;
+  value.dims.assign(tensor.dims().begin(), tensor.dims().end());
+  value.known = true;
+  const int64_t n = value.num_elements();
+  const std::string& raw = tensor.raw_data();
+  if (tensor.data_type() == onnx::TensorProto::FLOAT) {
+    value.floats.assign(tensor.float_data().begin(), tensor.float_data().end());
+    if (!raw.empty()) {
+      value.floats.resize(raw.size() / sizeof(float));
+      std::memcpy(value.floats.data(), raw.data(), value.floats.size() * sizeof(float));
+    }
+    if (static_cast<int64_t>(value.floats.size()) != n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " holds ", value.floats.size(), " floats for ", n, " elements"));
+    }
+    return value;
+  }
+  if (tensor.data_type() == onnx::TensorProto::INT64) {
+    value.is_int64 = true;
+    value.ints.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+    if (!raw.empty()) {
+      value.ints.resize(raw.size() / sizeof(int64_t));
+      std::memcpy(value.ints.data(), raw.data(), value.ints.size() * sizeof(int64_t));
+    }
+    if (static_cast<int64_t>(value.ints.size()) != n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " holds ", value.ints.size(), " int64 for ", n, " elements"));
+    }
+    return value;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " has element type ", tensor.data_type(), "; float32 and int64 load"));
+}
+
+absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origin) {
+  bool found = false;
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
+    if (!opset.domain().empty() && opset.domain() != "ai.onnx") {
+      return Refuse(origin, absl::StrCat("imports the operator domain ", opset.domain(),
+                                         "; only ONNX's default domain loads"));
+    }
+    if (opset.version() < kMinOnnxOpset || opset.version() > kMaxOnnxOpset) {
+      return Refuse(origin, absl::StrCat("opset ", opset.version(), " is outside the supported [",
+                                         kMinOnnxOpset, ", ", kMaxOnnxOpset, "]"));
+    }
+    found = true;
+  }
+  if (!found) return Refuse(origin, "imports no opset: not an ONNX model");
+  return absl::OkStatus();
+}
+
+// Builds `graph` from the proto's nodes, inputs, outputs and initializers.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(const std::string& origin) : origin_(origin) {}
+
+  absl::Status Build(const onnx::GraphProto& proto, LoadedGraph* graph,
+                     std::vector<OnnxInitializer>* initializers);
+
+ private:
+  int Add(const std::string& name, OnnxValue value) {
+    const int index = static_cast<int>(graph_->names.size());
+    graph_->names.push_back(name);
+    graph_->constants.push_back(std::move(value));
+    index_[name] = index;
+    return index;
+  }
+  absl::Status AddInitializers(const onnx::GraphProto& proto,
+                               std::vector<OnnxInitializer>* initializers);
+  absl::Status AddInput(const onnx::GraphProto& proto);
+  absl::Status AddNode(const onnx::NodeProto& proto, int position);
+
+  const std::string origin_;
+  LoadedGraph* graph_ = nullptr;
+  absl::flat_hash_map<std::string, int> index_;
+};
+
+absl::Status GraphBuilder::AddInitializers(const onnx::GraphProto& proto,
+                                           std::vector<OnnxInitializer>* initializers) {
+  for (const onnx::TensorProto& tensor : proto.initializer()) {
+    ASSIGN_OR_RETURN(OnnxValue value,
+                     DecodeTensor(tensor, absl::StrCat(origin_, ": initializer ", tensor.name())));
+    if (index_.contains(tensor.name())) {
+      return Refuse(origin_, absl::StrCat("initializer ", tensor.name(), " is defined twice"));
+    }
+    if (value.is_int64) {
+      Add(tensor.name(), std::move(value));
+      continue;
+    }
+    initializers->push_back({tensor.name(), value.dims, std::move(value.floats)});
+    OnnxValue parameter;
+    parameter.dims = value.dims;
+    graph_->parameters.push_back(Add(tensor.name(), std::move(parameter)));
+  }
+  if (graph_->parameters.empty()) {
+    return Refuse(origin_, "has no float initializer: nothing to train");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::AddInput(const onnx::GraphProto& proto) {
+  for (const onnx::ValueInfoProto& input : proto.input()) {
+    if (index_.contains(input.name())) continue;  // an initializer listed as an input
+    if (graph_->input >= 0) {
+      return Refuse(origin_, absl::StrCat("has two inputs, ", graph_->names[graph_->input], " and ",
+                                          input.name(), "; one (the features) loads"));
+    }
+    const onnx::TypeProto_Tensor& type = input.type().tensor_type();
+    if (type.elem_type() != onnx::TensorProto::FLOAT || type.shape().dim_size() < 2) {
+      return Refuse(origin_, absl::StrCat("input ", input.name(), " is not float32 [batch, ...]"));
+    }
+    for (int d = 1; d < type.shape().dim_size(); ++d) {
+      if (type.shape().dim(d).dim_value() <= 0) {
+        return Refuse(origin_, absl::StrCat("input ", input.name(), " has dim ", d,
+                                            " of no fixed size; only the batch may vary"));
+      }
+      graph_->input_dims.push_back(type.shape().dim(d).dim_value());
+    }
+    graph_->input = Add(input.name(), OnnxValue());
+  }
+  if (graph_->input < 0) return Refuse(origin_, "has no input besides its initializers");
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
+  OnnxNode node;
+  node.op = proto.op_type();
+  node.name = !proto.name().empty()     ? proto.name()
+              : proto.output_size() > 0 ? proto.output(0)
+                                        : absl::StrCat("#", position);
+  auto refuse = [&](const std::string& why) {
+    return Refuse(origin_, absl::StrCat("node ", node.name, " (", node.op, "): ", why));
+  };
+  if (!proto.domain().empty() && proto.domain() != "ai.onnx") {
+    return refuse(absl::StrCat("domain ", proto.domain(), " is not supported"));
+  }
+  if (node.op == "Constant") {
+    for (const onnx::AttributeProto& attribute : proto.attribute()) {
+      if (attribute.name() != "value") return refuse("only a tensor 'value' is supported");
+      ASSIGN_OR_RETURN(OnnxValue value,
+                       DecodeTensor(attribute.t(), absl::StrCat(origin_, ": node ", node.name)));
+      Add(proto.output(0), std::move(value));
+    }
+    return absl::OkStatus();
+  }
+  const OnnxKernel* kernel = FindOnnxKernel(node.op);
+  if (kernel == nullptr) {
+    return refuse(absl::StrCat(
+        "not supported by pstrain's ONNX import (supported: ", SupportedOnnxOps(), ")"));
+  }
+  for (const std::string& input : proto.input()) {
+    if (input.empty()) {
+      node.inputs.push_back(-1);
+      continue;
+    }
+    auto it = index_.find(input);
+    if (it == index_.end()) {
+      return refuse(absl::StrCat("reads ", input, ", which no earlier node or initializer gives"));
+    }
+    node.inputs.push_back(it->second);
+  }
+  for (const std::string& output : proto.output()) {
+    if (output.empty()) {
+      node.outputs.push_back(-1);
+      continue;
+    }
+    if (index_.contains(output)) return refuse(absl::StrCat("writes ", output, " a second time"));
+    node.outputs.push_back(Add(output, OnnxValue()));
+  }
+  for (const onnx::AttributeProto& attribute : proto.attribute()) {
+    if (attribute.type() == onnx::AttributeProto::INT) {
+      node.int_attributes[attribute.name()] = attribute.i();
+    } else if (attribute.type() == onnx::AttributeProto::FLOAT) {
+      node.float_attributes[attribute.name()] = attribute.f();
+    } else if (attribute.type() == onnx::AttributeProto::INTS) {
+      node.ints_attributes[attribute.name()].assign(attribute.ints().begin(),
+                                                    attribute.ints().end());
+    }
+  }
+  graph_->nodes.push_back(std::move(node));
+  graph_->kernels.push_back(kernel);
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, LoadedGraph* graph,
+                                 std::vector<OnnxInitializer>* initializers) {
+  graph_ = graph;
+  RETURN_IF_ERROR(AddInitializers(proto, initializers));
+  RETURN_IF_ERROR(AddInput(proto));
+  for (int i = 0; i < proto.node_size(); ++i) RETURN_IF_ERROR(AddNode(proto.node(i), i));
+  if (proto.output_size() != 1) {
+    return Refuse(origin_, absl::StrCat("has ", proto.output_size(), " outputs; one loads"));
+  }
+  auto output = index_.find(proto.output(0).name());
+  if (output == index_.end()) {
+    return Refuse(origin_, absl::StrCat("output ", proto.output(0).name(), " is never computed"));
+  }
+  graph_->output = output->second;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+OnnxProgram::~OnnxProgram() = default;
+
+const std::string& OnnxProgram::input_name() const { return graph_->names[graph_->input]; }
+const std::string& OnnxProgram::output_name() const { return graph_->names[graph_->output]; }
+
+absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Load(const std::string& path) {
+  PosixEnv env;
+  absl::StatusOr<std::string> bytes = ReadWholeFile(env, path, kMaxOnnxFileBytes);
+  if (absl::IsResourceExhausted(bytes.status())) {
+    return Refuse(path, "is larger than an ONNX file can be (2 GB)");
+  }
+  if (!bytes.ok()) return bytes.status();
+  return Parse(*bytes, path);
+}
+
+absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Parse(absl::string_view bytes,
+                                                                const std::string& origin) {
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      !model.has_graph()) {
+    return Refuse(origin, "does not parse as an ONNX model (truncated or not ONNX)");
+  }
+  RETURN_IF_ERROR(CheckOpsets(model, origin));
+  std::unique_ptr<OnnxProgram> program(new OnnxProgram());
+  program->graph_ = std::make_unique<LoadedGraph>();
+  GraphBuilder builder(origin);
+  RETURN_IF_ERROR(builder.Build(model.graph(), program->graph_.get(), &program->initializers_));
+  program->input_width_ = 1;
+  for (int64_t d : program->graph_->input_dims) program->input_width_ *= d;
+  // Planning a batch of one checks every shape now, at load.
+  absl::StatusOr<Plan*> plan = program->PlanFor(1);
+  if (!plan.ok()) return Refuse(origin, std::string(plan.status().message()));
+  const OnnxValue& output = (*plan)->values[program->graph_->output];
+  if (output.is_int64 || output.dims.empty() || output.dims[0] != 1 || output.dims.size() > 2) {
+    return Refuse(origin, "its output is not float32 [batch] or [batch, width]");
+  }
+  if (output.known) return Refuse(origin, "its output does not depend on its input");
+  program->output_width_ = output.dims.size() == 2 ? output.dims[1] : 1;
+  return program;
+}
+
+absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
+  if (auto it = plans_.find(batch); it != plans_.end()) return it->second.get();
+  auto plan = std::make_unique<Plan>();
+  plan->batch = batch;
+  plan->values = graph_->constants;
+  OnnxValue& input = plan->values[graph_->input];
+  input.dims = {batch};
+  input.dims.insert(input.dims.end(), graph_->input_dims.begin(), graph_->input_dims.end());
+  input.floats.assign(input.num_elements(), 0.0f);
+  for (int index : graph_->parameters) {
+    plan->values[index].floats.assign(plan->values[index].num_elements(), 0.0f);
+  }
+  const OnnxRunContext folding;
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    const OnnxNode& node = graph_->nodes[i];
+    RETURN_IF_ERROR(graph_->kernels[i]->plan(node, plan->values));
+    const bool constant = std::all_of(node.inputs.begin(), node.inputs.end(),
+                                      [&](int in) { return in < 0 || plan->values[in].known; });
+    if (constant) {
+      graph_->kernels[i]->forward(node, plan->values, folding);
+      for (int out : node.outputs) {
+        if (out >= 0) plan->values[out].known = true;
+      }
+    } else if (!plan->values[node.outputs[0]].known) {
+      plan->steps.push_back(static_cast<int>(i));
+    }
+  }
+  Plan* result = plan.get();
+  plans_[batch] = std::move(plan);
+  return result;
+}
+
+absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameters, int64_t batch,
+                                                  const float* input, ModelMode mode,
+                                                  uint64_t seed) {
+  if (batch < 1) return absl::InvalidArgumentError("empty batch");
+  ASSIGN_OR_RETURN(Plan * plan, PlanFor(batch));
+  std::vector<OnnxValue>& values = plan->values;
+  OnnxValue& in = values[graph_->input];
+  std::copy_n(input, in.floats.size(), in.floats.begin());
+  for (size_t p = 0; p < initializers_.size(); ++p) {
+    OnnxValue& value = values[graph_->parameters[p]];
+    ASSIGN_OR_RETURN(const float* data,
+                     parameters.Dense(initializers_[p].name, Shape(initializers_[p].dims)));
+    std::copy_n(data, value.floats.size(), value.floats.begin());
+  }
+  plan->random.seed(seed);
+  OnnxRunContext context;
+  context.training = mode == ModelMode::kTrain;
+  context.random = &plan->random;
+  for (int step : plan->steps) {
+    graph_->kernels[step]->forward(graph_->nodes[step], values, context);
+  }
+  last_ = plan;
+  return values[graph_->output].floats.data();
+}
+
+absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float* d_output,
+                                   Gradients* gradients) {
+  if (last_ == nullptr) return absl::FailedPreconditionError("Backward before Forward");
+  std::vector<OnnxValue>& values = last_->values;
+  // Every computed float value and every parameter takes a gradient; the
+  // input and the constants do not.
+  for (int step : last_->steps) {
+    for (int out : graph_->nodes[step].outputs) {
+      if (out >= 0 && !values[out].is_int64) values[out].grad.assign(values[out].floats.size(), 0);
+    }
+  }
+  for (int index : graph_->parameters) values[index].grad.assign(values[index].floats.size(), 0);
+  OnnxValue& output = values[graph_->output];
+  std::copy_n(d_output, output.grad.size(), output.grad.begin());
+  for (auto step = last_->steps.rbegin(); step != last_->steps.rend(); ++step) {
+    if (graph_->kernels[*step]->backward != nullptr) {
+      graph_->kernels[*step]->backward(graph_->nodes[*step], values);
+    }
+  }
+  for (size_t p = 0; p < initializers_.size(); ++p) {
+    const OnnxValue& value = values[graph_->parameters[p]];
+    ASSIGN_OR_RETURN(float* grad,
+                     gradients->DenseBuffer(initializers_[p].name, Shape(initializers_[p].dims)));
+    std::copy(value.grad.begin(), value.grad.end(), grad);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pstrain

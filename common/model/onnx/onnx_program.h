@@ -1,0 +1,100 @@
+#ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_PROGRAM_H_
+#define PSTRAIN_COMMON_MODEL_ONNX_ONNX_PROGRAM_H_
+
+// A feed-forward ONNX graph (opset 13 to 17) as pstrain runs it: its float
+// initializers are the variables, and each node has a forward and a
+// backward pass. What torch.onnx.export writes at its defaults loads as it
+// is: shape arithmetic (Shape, Gather, Unsqueeze, Concat, Constant feeding
+// Reshape) is folded once the batch size is known.
+//
+//   ASSIGN_OR_RETURN(auto program, OnnxProgram::Load("model.onnx"));
+//   ASSIGN_OR_RETURN(const float* y, program->Forward(view, batch, x, mode));
+//   RETURN_IF_ERROR(program->Backward(view, dy, &gradients));
+//
+// Thread-compatible: it keeps the activations of the last Forward.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/model/model.h"
+#include "common/model/onnx/onnx_values.h"
+
+namespace pstrain {
+namespace onnx_internal {
+struct LoadedGraph;
+struct Plan;
+}  // namespace onnx_internal
+
+// The opsets of the default domain that load.
+inline constexpr int64_t kMinOnnxOpset = 13;
+inline constexpr int64_t kMaxOnnxOpset = 17;
+
+// A float initializer: one variable of the imported model, with the value
+// the graph gives it.
+struct OnnxInitializer {
+  std::string name;
+  std::vector<int64_t> dims;
+  std::vector<float> values;
+};
+
+class OnnxProgram {
+ public:
+  // Loads and checks the graph at `path`. InvalidArgument naming the file
+  // and, where one is at fault, the node, its op and the reason: a file
+  // that is not an ONNX model (truncated, garbled), an opset outside
+  // [13, 17] or another domain, an unsupported op, external data, a graph
+  // without exactly one float input [batch, ...] and one float output
+  // [batch, width], no float initializer to train, shapes that do not fit.
+  // NotFound: no such file.
+  static absl::StatusOr<std::unique_ptr<OnnxProgram>> Load(const std::string& path);
+  // The same from the file's bytes; `origin` names it in messages.
+  static absl::StatusOr<std::unique_ptr<OnnxProgram>> Parse(absl::string_view bytes,
+                                                            const std::string& origin);
+
+  ~OnnxProgram();
+  OnnxProgram(const OnnxProgram&) = delete;
+  OnnxProgram& operator=(const OnnxProgram&) = delete;
+
+  // Features per example the input holds (the product of its dims after
+  // the batch), and values per example of the output.
+  int64_t input_width() const { return input_width_; }
+  int64_t output_width() const { return output_width_; }
+  const std::string& input_name() const;
+  const std::string& output_name() const;
+  const std::vector<OnnxInitializer>& initializers() const { return initializers_; }
+
+  // The output [batch, output_width] for `input` [batch, input_width], with
+  // every initializer's value from `parameters` (same names and shapes).
+  // Dropout drops in kTrain only, with masks drawn from `seed`. The pointer
+  // is valid until the next call. InvalidArgument: a missing or misshapen
+  // parameter, or a batch size the graph's shapes cannot take.
+  absl::StatusOr<const float*> Forward(const ParameterView& parameters, int64_t batch,
+                                       const float* input, ModelMode mode, uint64_t seed);
+
+  // Given d(loss)/d(output) of the last Forward, writes the gradient of
+  // every initializer into *gradients.
+  absl::Status Backward(const ParameterView& parameters, const float* d_output,
+                        Gradients* gradients);
+
+ private:
+  using Plan = onnx_internal::Plan;
+
+  OnnxProgram() = default;
+  absl::StatusOr<Plan*> PlanFor(int64_t batch);
+
+  std::unique_ptr<onnx_internal::LoadedGraph> graph_;
+  std::vector<OnnxInitializer> initializers_;
+  int64_t input_width_ = 0;
+  int64_t output_width_ = 0;
+  std::map<int64_t, std::unique_ptr<Plan>> plans_;  // by batch size
+  Plan* last_ = nullptr;                            // of the last Forward
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_MODEL_ONNX_ONNX_PROGRAM_H_

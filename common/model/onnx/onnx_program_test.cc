@@ -1,0 +1,213 @@
+// The imported graphs of PyTorch models (testdata/make_fixtures.py) compute
+// PyTorch's outputs, and PyTorch's gradients, from PyTorch's weights; a
+// numerical check confirms the backward passes; bad files are refused,
+// naming what is wrong.
+
+#include "common/model/onnx/onnx_program.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/model/layers/gradient_check.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+
+namespace pstrain {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kTestdata[] = "common/model/onnx/testdata/";
+
+struct Reference {
+  std::vector<int64_t> dims;
+  std::vector<float> values;
+};
+
+// The records of a .reference file (format in make_fixtures.py).
+std::map<std::string, Reference> ReadReference(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::map<std::string, Reference> records;
+  uint32_t length = 0;
+  while (in.read(reinterpret_cast<char*>(&length), sizeof(length))) {
+    std::string name(length, '\0');
+    in.read(name.data(), length);
+    uint32_t rank = 0;
+    in.read(reinterpret_cast<char*>(&rank), sizeof(rank));
+    Reference& record = records[name];
+    record.dims.resize(rank);
+    in.read(reinterpret_cast<char*>(record.dims.data()), rank * sizeof(int64_t));
+    int64_t n = 1;
+    for (int64_t d : record.dims) n *= d;
+    record.values.resize(n);
+    in.read(reinterpret_cast<char*>(record.values.data()), n * sizeof(float));
+  }
+  return records;
+}
+
+// Parameters holding the graph's own initializer values.
+struct GraphParameters {
+  std::map<std::string, Tensor> tensors;
+  ParameterView view;
+
+  explicit GraphParameters(const OnnxProgram& program) {
+    for (const OnnxInitializer& init : program.initializers()) {
+      Tensor tensor = *Tensor::Create(DATA_TYPE_FLOAT32, Shape(init.dims));
+      std::memcpy(tensor.raw_data(), init.values.data(), init.values.size() * sizeof(float));
+      tensors.emplace(init.name, std::move(tensor));
+    }
+    for (const auto& [name, tensor] : tensors) view.dense[name] = &tensor;
+  }
+};
+
+::testing::AssertionResult Near(const float* got, const std::vector<float>& want, double tolerance,
+                                const std::string& what) {
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double difference = std::abs(static_cast<double>(got[i]) - want[i]);
+    if (difference > tolerance && difference > tolerance * std::abs(want[i])) {
+      return ::testing::AssertionFailure()
+             << what << "[" << i << "] is " << got[i] << ", PyTorch says " << want[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class PyTorchFixtureTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
+  auto program = OnnxProgram::Load(absl::StrCat(kTestdata, GetParam(), ".onnx"));
+  ASSERT_TRUE(program.ok()) << program.status();
+  std::map<std::string, Reference> reference =
+      ReadReference(absl::StrCat(kTestdata, GetParam(), ".reference"));
+  const Reference& x = reference.at("x");
+  const Reference& y = reference.at("y");
+  const int64_t batch = x.dims[0];
+  EXPECT_EQ((*program)->input_width(), static_cast<int64_t>(x.values.size()) / batch);
+  EXPECT_EQ((*program)->output_width(), y.dims[1]);
+
+  GraphParameters parameters(**program);
+  auto output =
+      (*program)->Forward(parameters.view, batch, x.values.data(), ModelMode::kEval, /*seed=*/1);
+  ASSERT_TRUE(output.ok()) << output.status();
+  EXPECT_TRUE(Near(*output, y.values, 1e-5, "output"));
+
+  Gradients gradients;
+  ASSERT_TRUE(
+      (*program)->Backward(parameters.view, reference.at("r").values.data(), &gradients).ok());
+  for (const OnnxInitializer& init : (*program)->initializers()) {
+    const Reference& want = reference.at("grad/" + init.name);
+    const Tensor& got = gradients.dense.at(init.name);
+    EXPECT_TRUE(Near(got.data<float>(), want.values, 1e-4, "grad/" + init.name));
+  }
+}
+
+// Central differences of L = <output, r> agree with Backward, parameter
+// by parameter (a sample of each). The step is small: a larger one moves
+// some of the MLP's ReLU inputs across zero, where no difference holds.
+TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
+  auto program = OnnxProgram::Load(absl::StrCat(kTestdata, GetParam(), ".onnx"));
+  ASSERT_TRUE(program.ok()) << program.status();
+  std::map<std::string, Reference> reference =
+      ReadReference(absl::StrCat(kTestdata, GetParam(), ".reference"));
+  const Reference& x = reference.at("x");
+  const std::vector<float>& r = reference.at("r").values;
+  const int64_t batch = x.dims[0];
+  GraphParameters parameters(**program);
+  auto loss = [&] {
+    auto output = (*program)->Forward(parameters.view, batch, x.values.data(), ModelMode::kEval, 1);
+    EXPECT_TRUE(output.ok());
+    return testing_util::Dot(*output, r.data(), static_cast<int64_t>(r.size()));
+  };
+  loss();
+  Gradients gradients;
+  ASSERT_TRUE((*program)->Backward(parameters.view, r.data(), &gradients).ok());
+  for (auto& [name, tensor] : parameters.tensors) {
+    const int64_t size = std::min<int64_t>(tensor.num_elements(), 40);
+    const std::vector<double> numeric =
+        testing_util::NumericalGradient(loss, tensor.data<float>(), size, 1e-3);
+    EXPECT_TRUE(
+        testing_util::GradientsNear(gradients.dense.at(name).data<float>(), numeric, 2e-3, 3e-2))
+        << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchFixtureTest, ::testing::Values("mlp", "elementwise"));
+
+// ------------------------------------------------------------ bad files --
+
+std::string FixtureBytes(const std::string& name) {
+  std::ifstream in(absl::StrCat(kTestdata, name, ".onnx"), std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+onnx::ModelProto Fixture(const std::string& name) {
+  onnx::ModelProto model;
+  EXPECT_TRUE(model.ParseFromString(FixtureBytes(name)));
+  return model;
+}
+
+std::string Refusal(const onnx::ModelProto& model) {
+  auto program = OnnxProgram::Parse(model.SerializeAsString(), "model.onnx");
+  EXPECT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument) << program.status();
+  return std::string(program.status().message());
+}
+
+TEST(OnnxProgramRefusalTest, NamesWhatIsWrong) {
+  onnx::ModelProto model = Fixture("elementwise");
+  model.mutable_graph()->mutable_node(1)->set_op_type("Cos");
+  EXPECT_THAT(Refusal(model),
+              HasSubstr("node /Tanh (Cos): not supported by pstrain's ONNX import"));
+
+  model = Fixture("elementwise");
+  model.mutable_opset_import(0)->set_version(12);
+  EXPECT_THAT(Refusal(model), HasSubstr("opset 12 is outside the supported [13, 17]"));
+
+  model = Fixture("elementwise");
+  model.mutable_graph()->clear_initializer();
+  EXPECT_THAT(Refusal(model), HasSubstr("no float initializer: nothing to train"));
+
+  model = Fixture("elementwise");
+  model.mutable_graph()->mutable_initializer(0)->set_data_location(onnx::TensorProto::EXTERNAL);
+  EXPECT_THAT(Refusal(model), HasSubstr("initializer w keeps its data in an external file"));
+
+  model = Fixture("elementwise");
+  model.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");
+  EXPECT_THAT(Refusal(model), HasSubstr("reads nowhere, which no earlier node"));
+
+  model = Fixture("elementwise");
+  model.mutable_graph()->mutable_initializer(0)->mutable_dims()->Set(0, 13);  // 13 x 6, not 12 x 6
+  EXPECT_THAT(Refusal(model), HasSubstr("initializer w holds"));
+
+  // A MatMul whose shapes cannot meet.
+  model = Fixture("elementwise");
+  onnx::TensorProto* w = model.mutable_graph()->mutable_initializer(0);
+  w->mutable_dims()->Set(0, 6);
+  w->mutable_dims()->Set(1, 12);
+  EXPECT_THAT(Refusal(model), HasSubstr("node /MatMul (MatMul): [1, 12] and [6, 12] do not fit"));
+}
+
+TEST(OnnxProgramRefusalTest, RefusesFilesThatAreNotOnnx) {
+  const std::string bytes = FixtureBytes("mlp");
+  for (const std::string& broken : {std::string(), std::string("not an onnx model at all"),
+                                    bytes.substr(0, bytes.size() / 2)}) {
+    auto program = OnnxProgram::Parse(broken, "broken.onnx");
+    ASSERT_FALSE(program.ok());
+    EXPECT_THAT(program.status().message(), HasSubstr("broken.onnx: does not parse as an ONNX"));
+  }
+  EXPECT_EQ(OnnxProgram::Load("/nonexistent/model.onnx").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace pstrain

@@ -1,0 +1,57 @@
+#ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_VALUES_H_
+#define PSTRAIN_COMMON_MODEL_ONNX_ONNX_VALUES_H_
+
+// The values and nodes of an imported ONNX graph as its kernels
+// (common/model/onnx/onnx_kernels.h) see them.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pstrain {
+
+// One value of the graph for one batch size: float32 (activations,
+// parameters, float constants) or int64 (shape arithmetic).
+struct OnnxValue {
+  std::vector<int64_t> dims;
+  bool is_int64 = false;
+  // Fixed once the batch size is: a constant, or computed from constants
+  // (folded). Parameters and what depends on the input are not.
+  bool known = false;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  // d(loss)/d(value), for float values the output depends on.
+  std::vector<float> grad;
+
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+};
+
+// One node, its inputs and outputs as indices into the plan's values (-1:
+// an optional input left out) and its attributes by name.
+struct OnnxNode {
+  std::string name;  // the node's name, or its first output's
+  std::string op;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::map<std::string, int64_t> int_attributes;
+  std::map<std::string, float> float_attributes;
+  std::map<std::string, std::vector<int64_t>> ints_attributes;
+
+  int64_t IntAttribute(const std::string& key, int64_t fallback) const {
+    auto it = int_attributes.find(key);
+    return it == int_attributes.end() ? fallback : it->second;
+  }
+  float FloatAttribute(const std::string& key, float fallback) const {
+    auto it = float_attributes.find(key);
+    return it == float_attributes.end() ? fallback : it->second;
+  }
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_MODEL_ONNX_ONNX_VALUES_H_

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Writes the PyTorch fixtures of pstrain's ONNX import tests.
+
+Each model is defined in PyTorch 1.13 (Debian's python3-torch), exported with
+torch.onnx.export at its defaults (opset 14) and a dynamic batch axis, and
+run on a fixed input. For each NAME this writes, beside this script:
+
+  NAME.onnx             the exported graph
+  NAME.reference        PyTorch's tensors for it (format below)
+
+The reference holds the input x, the output y, a fixed random r, and the
+gradients of L = sum(y * r) with respect to every parameter (grad/<name>,
+named as the ONNX initializer) and to y (which is r). A test feeds r as
+d(loss)/d(output) to pstrain's backward pass and compares.
+
+Format: records until the end of the file, each
+  uint32 name length, name (UTF-8), uint32 rank, int64 dims[rank],
+  float32 values (little-endian, row-major).
+
+Run from anywhere: /usr/bin/python3 common/model/onnx/testdata/make_fixtures.py
+(the tests need no PyTorch; the files are committed).
+"""
+
+import os
+import struct
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BATCH = 5
+
+
+class Mlp(torch.nn.Module):
+    """784 -> 64 ReLU -> 32 GELU (exported as the Erf pattern) -> 10."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.Flatten(),
+            torch.nn.Linear(784, 64), torch.nn.ReLU(),
+            torch.nn.Linear(64, 32), torch.nn.GELU(),
+            torch.nn.Linear(32, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class ElementwiseNet(torch.nn.Module):
+    """Sigmoid, Tanh, LeakyReLU, Add/Sub/Mul/Div by tensors and constants,
+    MatMul with a parameter, and a Dropout that is inactive in eval. (An
+    expression of parameters alone, such as scale + 1, would be folded by
+    the exporter into a frozen initializer of its own.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(12, 6) * 0.3)
+        self.scale = torch.nn.Parameter(torch.rand(6) + 0.5)
+        self.shift = torch.nn.Parameter(torch.randn(6) * 0.1)
+        self.dropout = torch.nn.Dropout(0.5)
+        self.out = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.matmul(x, self.w)
+        h = torch.tanh(h) * self.scale - self.shift
+        h = torch.nn.functional.leaky_relu(h, 0.1)
+        h = h / (torch.sigmoid(h) + 1.0)
+        h = torch.sigmoid(h) - 0.5
+        return self.out(self.dropout(h))
+
+
+def write_reference(path, tensors):
+    with open(path, 'wb') as out:
+        for name, value in tensors:
+            data = value.detach().contiguous().to(torch.float32).numpy()
+            encoded = name.encode('utf-8')
+            out.write(struct.pack('<I', len(encoded)))
+            out.write(encoded)
+            out.write(struct.pack('<I', data.ndim))
+            out.write(struct.pack('<%dq' % data.ndim, *data.shape))
+            out.write(data.astype('<f4').tobytes())
+
+
+def make(name, model, width):
+    model.eval()
+    x = torch.randn(BATCH, width)
+    torch.onnx.export(model, x, os.path.join(HERE, name + '.onnx'),
+                      input_names=['x'], output_names=['y'],
+                      dynamic_axes={'x': {0: 'batch'}, 'y': {0: 'batch'}})
+    y = model(x)
+    r = torch.randn(y.shape)
+    model.zero_grad()
+    (y * r).sum().backward()
+    tensors = [('x', x), ('y', y), ('r', r)]
+    for param_name, param in model.named_parameters():
+        tensors.append(('grad/' + param_name, param.grad))
+    write_reference(os.path.join(HERE, name + '.reference'), tensors)
+
+
+def main():
+    torch.manual_seed(20261126)
+    make('mlp', Mlp(), 784)
+    make('elementwise', ElementwiseNet(), 12)
+
+
+if __name__ == '__main__':
+    main()
