@@ -5,12 +5,15 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "client/binary_locator.h"
 #include "common/process/child_process.h"
 #include "gtest/gtest.h"
@@ -101,6 +104,47 @@ TEST_F(TrainingTest, SyncMlpOnFashionMnistSucceedsWithAFinalEvaluation) {
   JobStatus second_status = WatchUntilEnd(second);
   EXPECT_EQ(second_status.state(), JOB_STATE_SUCCEEDED) << second_status.ShortDebugString();
   EXPECT_GE(second_status.global_step(), 200);
+}
+
+// A model defined in PyTorch (common/model/onnx/testdata/make_fixtures.py:
+// an MLP 784-128-64-10 with ReLU and GELU), exported by torch.onnx.export at
+// its defaults, trains on the cluster as an imported ONNX graph.
+TEST_F(TrainingTest, ImportedPyTorchMlpTrainsOnFashionMnist) {
+  const std::string graph =
+      std::filesystem::absolute("common/model/onnx/testdata/mlp.onnx").string();
+  const std::string job_id = Submit(absl::StrCat(
+      R"pb(
+        name: "fashion-mnist-pytorch-mlp"
+        mode: JOB_MODE_TRAIN_AND_EVAL
+        model { onnx { path: ")pb",
+      graph, R"pb(" } }
+                  train_data {
+                    fashion_mnist {}
+                    batch_size: 128
+                  }
+                  eval_data {
+                    fashion_mnist {}
+                    batch_size: 1000
+                  }
+                  optimizer {
+                    adam {}
+                    learning_rate: 0.001
+                    # As examples/fashion_mnist_mlp.pbtxt: a decaying rate makes the final
+                    # asynchronous steps settle (constant, the accuracy varied by points).
+                    schedule { cosine { decay_steps: 3000 alpha: 0.1 } }
+                  }
+                  training { update_mode: UPDATE_MODE_ASYNC steps_per_loop: 50 }
+                  stop { max_steps: 3000 }
+                  checkpoint { model_dir: "fashion_mnist_pytorch_mlp" every_steps: 1500 }
+                  eval { throttle_secs: 0 }
+      )pb"));
+  ASSERT_FALSE(job_id.empty());
+  JobStatus status = WatchUntilEnd(job_id);
+  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  ASSERT_TRUE(status.last_eval_metrics().contains("accuracy")) << status.ShortDebugString();
+  EXPECT_GE(status.last_eval_metrics().at("accuracy"), 0.85) << status.ShortDebugString();
+  std::cout << "imported PyTorch MLP: test accuracy " << status.last_eval_metrics().at("accuracy")
+            << " at step " << status.global_step() << "\n";
 }
 
 std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit) {

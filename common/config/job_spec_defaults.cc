@@ -216,6 +216,9 @@ void FillEval(const ModelSpec& model, EvalSpec* eval) {
       case ModelSpec::kLinearRegression:
         eval->add_metrics("mse");
         break;
+      case ModelSpec::kOnnx:
+        eval->add_metrics(model.onnx().loss() == ONNX_LOSS_MEAN_SQUARED_ERROR ? "mse" : "accuracy");
+        break;
       case ModelSpec::kPlugin:
       case ModelSpec::KIND_NOT_SET:
         // Whether a plug-in classifies is its own business: loss always exists.

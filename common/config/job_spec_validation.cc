@@ -210,10 +210,14 @@ void CheckModel(const JobSpec& spec, Problems* problems) {
       problems->Path("model.plugin.library_path", model.plugin().library_path(),
                      /*required=*/true);
       break;
+    case ModelSpec::kOnnx:
+      problems->Path("model.onnx.path", model.onnx().path(), /*required=*/true);
+      problems->KnownEnum("model.onnx.loss", model.onnx().loss(), OnnxLoss_IsValid);
+      break;
     case ModelSpec::KIND_NOT_SET:
       problems->Add(
           "model is required: set one of linear_regression, logistic_regression, mlp, cnn, "
-          "wide_and_deep, plugin");
+          "wide_and_deep, plugin, onnx");
       break;
   }
 }
@@ -227,6 +231,10 @@ void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, co
   if (model.has_cnn() && !data.has_fashion_mnist()) {
     problems->Add(absl::StrCat("model.cnn needs images: ", data_path,
                                " must be fashion_mnist, got ", source));
+  }
+  if (model.has_onnx() && !data.has_fashion_mnist() && !data.has_csv()) {
+    problems->Add(absl::StrCat("model.onnx reads dense features: ", data_path,
+                               " must be fashion_mnist or csv, got ", source));
   }
   if (model.has_wide_and_deep() && !data.has_synthetic_clicks() && !data.has_libsvm()) {
     problems->Add(absl::StrCat("model.wide_and_deep needs sparse ids: ", data_path,

@@ -45,7 +45,7 @@ const std::vector<BadSpec>& BadSpecs() {
       {{"model"},
        "",
        "model is required: set one of linear_regression, logistic_regression, "
-       "mlp, cnn, wide_and_deep, plugin"},
+       "mlp, cnn, wide_and_deep, plugin, onnx"},
       {{},
        "model { mlp { hidden_units: [128, -5] } }",
        "model.mlp.hidden_units[1] must be > 0, got -5"},
@@ -60,6 +60,11 @@ const std::vector<BadSpec>& BadSpecs() {
       {{}, "model { cnn { kernel_size: 4 } }", "model.cnn.kernel_size must be odd and >= 1, got 4"},
       {{}, "model { cnn { conv2_filters: -64 } }", "model.cnn.conv2_filters must be > 0, got -64"},
       {{}, "model { plugin { config: \"x\" } }", "model.plugin.library_path is required"},
+      {{}, "model { onnx { } }", "model.onnx.path is required"},
+      {{},
+       "model { onnx { path: \"/m.onnx\" } } train_data { synthetic_clicks {} }",
+       "model.onnx reads dense features: train_data must be fashion_mnist or csv, got "
+       "synthetic_clicks"},
       {{},
        "model { wide_and_deep {} } eval_data { synthetic_clicks {} }",
        "model.wide_and_deep needs sparse ids: train_data must be synthetic_clicks or libsvm, got "

@@ -5,6 +5,7 @@
 #include "common/model/builtin/linear_model.h"
 #include "common/model/builtin/mlp_model.h"
 #include "common/model/builtin/wide_and_deep_model.h"
+#include "common/model/onnx/onnx_model.h"
 #include "common/model/plugin_model_loader.h"
 
 namespace pstrain {
@@ -115,6 +116,12 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& spec, const 
     }
     case ModelSpec::kPlugin:
       return LoadPluginModel(spec.plugin().library_path(), spec.plugin().config(), context);
+    case ModelSpec::kOnnx: {
+      absl::StatusOr<std::unique_ptr<OnnxModel>> model =
+          OnnxModel::Create(spec.onnx(), info, context);
+      if (!model.ok()) return model.status();
+      return std::unique_ptr<Model>(std::move(model).value());
+    }
     case ModelSpec::KIND_NOT_SET:
       break;
   }

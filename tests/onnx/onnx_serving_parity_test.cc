@@ -1,8 +1,9 @@
-// Serving parity: every built-in model, and the example plug-in, trained on
-// real data and exported, gives in ONNX Runtime what pstrain predict gives
-// from the same export on the same inputs (the Fashion-MNIST test set; click
-// logs of the synthetic-clicks test split, written as libsvm): every output
-// within 1e-5 absolute or 1e-5 relative, the same accuracy, the same AUC.
+// Serving parity: every built-in model, the example plug-in and an imported
+// PyTorch graph, trained on real data and exported, gives in ONNX Runtime
+// what pstrain predict gives from the same export on the same inputs (the
+// Fashion-MNIST test set; click logs of the synthetic-clicks test split,
+// written as libsvm): every output within 1e-5 absolute or 1e-5 relative,
+// the same accuracy, the same AUC.
 // pstrain predict's side runs its own code: LoadExportedModel,
 // LoadPredictionInput and PredictAll, as `pstrain predict` calls them.
 
@@ -41,6 +42,9 @@ constexpr double kTolerance = 1e-5;
 // 1 / (positives * negatives); far below this.
 constexpr double kAucTolerance = 1e-6;
 constexpr char kTanhNetPlugin[] = "examples/plugin_model/libtanh_net_model.so";
+// A PyTorch MLP exported by torch.onnx.export, trained as an imported model
+// and exported back.
+constexpr char kPyTorchMlp[] = "common/model/onnx/testdata/mlp.onnx";
 
 // Click logs with 8 fields of 500 ids each: their test split holds ids the
 // training split never shows, which a dynamic table serves as zero rows.
@@ -124,6 +128,8 @@ std::vector<ServingCase> Cases() {
       {"tanh_net_plugin",
        absl::StrCat("plugin { library_path: \"", kTanhNetPlugin,
                     "\" config: \"input_dim=784 hidden=32 classes=10\" }"),
+       FashionMnistTrain(), adam},
+      {"onnx_import_pytorch_mlp", absl::StrCat("onnx { path: \"", kPyTorchMlp, "\" }"),
        FashionMnistTrain(), adam},
       {"sparse_logistic_regression", "logistic_regression {}",
        absl::StrCat("libsvm { path: \"", WriteClicksLibsvm(20000, false, false),

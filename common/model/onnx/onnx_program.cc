@@ -385,4 +385,51 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
   return absl::OkStatus();
 }
 
+std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) const {
+  const LoadedGraph& loaded = *graph_;
+  std::vector<std::string> names(loaded.names.size());
+  for (size_t p = 0; p < initializers_.size(); ++p) {
+    names[loaded.parameters[p]] = graph.Variable(initializers_[p].name);
+  }
+  std::vector<int64_t> input_dims = {-1};
+  input_dims.insert(input_dims.end(), loaded.input_dims.begin(), loaded.input_dims.end());
+  names[loaded.input] =
+      input_dims.size() == 2
+          ? input
+          : graph.Node("Reshape",
+                       {input, graph.Int64Constant({static_cast<int64_t>(input_dims.size())},
+                                                   input_dims)});
+  // Constants when first read: those only shape arithmetic reads stay out.
+  auto name_of = [&](int index) -> std::string {
+    if (!names[index].empty()) return names[index];
+    const OnnxValue& constant = loaded.constants[index];
+    names[index] = constant.is_int64 ? graph.Int64Constant(constant.dims, constant.ints)
+                                     : graph.FloatConstant(constant.dims, constant.floats);
+    return names[index];
+  };
+  for (const OnnxNode& node : loaded.nodes) {
+    std::vector<std::string> inputs;
+    for (int in : node.inputs) {
+      if (in >= 0) inputs.push_back(name_of(in));
+    }
+    std::vector<OnnxAttribute> attributes;
+    for (const auto& [key, value] : node.int_attributes) {
+      attributes.push_back(OnnxAttribute::Int(key, value));
+    }
+    for (const auto& [key, value] : node.float_attributes) {
+      attributes.push_back(OnnxAttribute::Float(key, value));
+    }
+    for (const auto& [key, value] : node.ints_attributes) {
+      attributes.push_back(OnnxAttribute::Ints(key, value));
+    }
+    if (node.op == "Dropout") {
+      names[node.outputs[0]] = graph.Node("Identity", {inputs[0]});
+    } else {
+      names[node.outputs[0]] = graph.Node(node.op, inputs, attributes);
+    }
+  }
+  return graph.Node("Reshape",
+                    {name_of(loaded.output), graph.Int64Constant({2}, {-1, output_width_})});
+}
+
 }  // namespace pstrain

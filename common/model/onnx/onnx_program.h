@@ -81,6 +81,13 @@ class OnnxProgram {
   absl::Status Backward(const ParameterView& parameters, const float* d_output,
                         Gradients* gradients);
 
+  // Writes the graph again, for evaluation (Dropout as Identity), through
+  // `graph` (common/model/onnx_graph.h): its initializers as the model's
+  // variables, its input read from `input` [batch, input_width] (reshaped
+  // to the input's dims). Returns the output, reshaped to [batch,
+  // output_width].
+  std::string Describe(OnnxGraph& graph, const std::string& input) const;
+
  private:
   using Plan = onnx_internal::Plan;
 

@@ -31,15 +31,15 @@ BATCH = 5
 
 
 class Mlp(torch.nn.Module):
-    """784 -> 64 ReLU -> 32 GELU (exported as the Erf pattern) -> 10."""
+    """784 -> 128 ReLU -> 64 GELU (exported as the Erf pattern) -> 10."""
 
     def __init__(self):
         super().__init__()
         self.net = torch.nn.Sequential(
             torch.nn.Flatten(),
-            torch.nn.Linear(784, 64), torch.nn.ReLU(),
-            torch.nn.Linear(64, 32), torch.nn.GELU(),
-            torch.nn.Linear(32, 10))
+            torch.nn.Linear(784, 128), torch.nn.ReLU(),
+            torch.nn.Linear(128, 64), torch.nn.GELU(),
+            torch.nn.Linear(64, 10))
 
     def forward(self, x):
         return self.net(x)

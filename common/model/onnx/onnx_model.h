@@ -1,0 +1,61 @@
+#ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_MODEL_H_
+#define PSTRAIN_COMMON_MODEL_ONNX_ONNX_MODEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/dataset_info.h"
+#include "common/model/internal/loss_head.h"
+#include "common/model/model.h"
+#include "common/model/onnx/onnx_program.h"
+#include "protos/job.pb.h"
+
+namespace pstrain {
+
+// An imported ONNX graph (ModelSpec.onnx) as a model: OnnxProgram computes
+// the output, which a loss head (softmax or sigmoid cross-entropy, mean
+// squared error) turns into predictions and a loss.
+//
+// Variables: each float initializer, dense and trainable, under its ONNX
+// name. Its initial value is drawn as the built-in models' are: an
+// initializer whose values are all equal (a norm's scale of ones, a bias of
+// zeros) keeps that constant; others are Glorot uniform (rank >= 2) or zero.
+class OnnxModel : public Model {
+ public:
+  // Loads spec.path (OnnxProgram::Load's errors). InvalidArgument: the
+  // graph's input does not take the data's dense features (naming both
+  // widths), or the loss does not fit the output (softmax needs 2 or more
+  // values per example, the others 1).
+  static absl::StatusOr<std::unique_ptr<OnnxModel>> Create(const OnnxModelSpec& spec,
+                                                           const DatasetInfo& info,
+                                                           const ModelContext& context);
+
+  std::string name() const override { return "onnx"; }
+  std::vector<VariableDef> Variables() const override;
+  PredictionKind prediction_kind() const override { return head_.kind(); }
+  int64_t prediction_width() const override { return head_.width(); }
+
+  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, ModelMode mode,
+                       ModelOutput* output) override;
+  absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
+                                ModelOutput* output, Gradients* gradients) override;
+  // The imported graph again, with the trained weights and the loss head's
+  // outputs: what the export writes as model.onnx.
+  absl::Status DescribeOnnx(OnnxGraph& graph) const override;
+
+ private:
+  OnnxModel(std::unique_ptr<OnnxProgram> program, PredictionKind kind, const ModelContext& context);
+
+  std::unique_ptr<OnnxProgram> program_;
+  model_internal::LossHead head_;
+  const uint64_t seed_;
+  uint64_t passes_ = 0;  // seeds each training pass's dropout masks
+  std::vector<float> d_output_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_MODEL_ONNX_ONNX_MODEL_H_
