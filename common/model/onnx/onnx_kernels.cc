@@ -33,6 +33,8 @@ bool HasInput(const OnnxNode& node, int i) {
 void Resize(OnnxValue& out, std::vector<int64_t> dims, bool is_int64) {
   out.dims = std::move(dims);
   out.is_int64 = is_int64;
+  out.oversized = OnnxElements(out.dims) < 0;
+  if (out.oversized) return;
   if (is_int64) {
     out.ints.assign(out.num_elements(), 0);
   } else {
@@ -102,6 +104,23 @@ Binary BinaryOf(const std::string& op) {
   return Binary::kDiv;
 }
 
+// Shape arithmetic wraps instead of overflowing; a division by zero was
+// refused when planned.
+int64_t Apply(Binary kind, int64_t a, int64_t b) {
+  const uint64_t x = static_cast<uint64_t>(a), y = static_cast<uint64_t>(b);
+  switch (kind) {
+    case Binary::kAdd:
+      return static_cast<int64_t>(x + y);
+    case Binary::kSub:
+      return static_cast<int64_t>(x - y);
+    case Binary::kMul:
+      return static_cast<int64_t>(x * y);
+    case Binary::kDiv:
+      return b == -1 ? static_cast<int64_t>(0 - x) : a / b;
+  }
+  return a;
+}
+
 template <typename T>
 T Apply(Binary kind, T a, T b) {
   switch (kind) {
@@ -125,6 +144,10 @@ absl::Status PlanBinary(const OnnxNode& node, Values& values) {
   if (!dims.ok()) return Refuse(node, std::string(dims.status().message()));
   if (a.is_int64 && !(a.known && b.known)) {
     return Refuse(node, "int64 arithmetic is supported on shapes only");
+  }
+  if (a.is_int64 && node.op == "Div" &&
+      std::find(b.ints.begin(), b.ints.end(), 0) != b.ints.end()) {
+    return Refuse(node, "divides a shape by zero");
   }
   Resize(Out(node, values), *dims, a.is_int64);
   return absl::OkStatus();
@@ -296,8 +319,8 @@ absl::Status PlanReshape(const OnnxNode& node, Values& values) {
 
 absl::Status PlanUnsqueeze(const OnnxNode& node, Values& values) {
   const OnnxValue& x = In(node, values, 0);
-  if (!HasInput(node, 1) || !In(node, values, 1).known) {
-    return Refuse(node, "needs its axes as a constant input (opset 13)");
+  if (!HasInput(node, 1) || !In(node, values, 1).known || !In(node, values, 1).is_int64) {
+    return Refuse(node, "needs its axes as a constant int64 input (opset 13)");
   }
   std::vector<int64_t> axes = In(node, values, 1).ints;
   const int64_t rank = static_cast<int64_t>(x.dims.size() + axes.size());
@@ -335,7 +358,8 @@ void ForwardNothing(const OnnxNode&, Values&, const OnnxRunContext&) {}
 absl::Status PlanGather(const OnnxNode& node, Values& values) {
   const OnnxValue& data = In(node, values, 0);
   const OnnxValue& indices = In(node, values, 1);
-  if (!data.is_int64 || !data.known || !indices.known || data.dims.size() != 1) {
+  if (!data.is_int64 || !data.known || !indices.known || !indices.is_int64 ||
+      data.dims.size() != 1) {
     return Refuse(node,
                   "only gathers from a known 1-D shape (an embedding lookup is not supported yet)");
   }
@@ -353,6 +377,9 @@ absl::Status PlanGather(const OnnxNode& node, Values& values) {
 }
 
 absl::Status PlanConcat(const OnnxNode& node, Values& values) {
+  for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+    if (!HasInput(node, i)) return Refuse(node, absl::StrCat("leaves its input ", i, " out"));
+  }
   const OnnxValue& first = In(node, values, 0);
   const int64_t rank = static_cast<int64_t>(first.dims.size());
   int64_t axis = node.IntAttribute("axis", 0);
@@ -524,8 +551,8 @@ absl::Status PlanSoftmax(const OnnxNode& node, Values& values) {
   const OnnxValue& x = In(node, values, 0);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   const int64_t axis = node.IntAttribute("axis", -1);
-  if (x.is_int64 || rank == 0 || (axis != -1 && axis != rank - 1)) {
-    return Refuse(node, "supported over the last axis of a float input only");
+  if (x.is_int64 || rank == 0 || (axis != -1 && axis != rank - 1) || x.dims.back() < 1) {
+    return Refuse(node, "supported over the last, non-empty axis of a float input only");
   }
   Resize(Out(node, values), x.dims, false);
   return absl::OkStatus();
@@ -574,13 +601,18 @@ absl::Status PlanDropout(const OnnxNode& node, Values& values) {
   if (node.outputs.size() > 1 && node.outputs[1] >= 0) {
     return Refuse(node, "its mask output is not supported");
   }
-  if (HasInput(node, 1) && !In(node, values, 1).known)
-    return Refuse(node, "its ratio is not known");
+  if (HasInput(node, 1)) {
+    const OnnxValue& ratio = In(node, values, 1);
+    if (!ratio.known || ratio.is_int64 || ratio.floats.size() != 1 ||
+        !(ratio.floats[0] >= 0 && ratio.floats[0] < 1)) {
+      return Refuse(node, "its ratio is not a known number in [0, 1)");
+    }
+  }
   return PlanUnary(node, values);
 }
 
-// The kept elements' scale, 1 / (1 - ratio), and 0 for the dropped, in
-// the output's `grad`-sized mask kept in ints (one per element).
+// Training: each element kept (scaled by 1 / (1 - ratio)) or dropped, the
+// mask kept in the output's ints for Backward.
 void ForwardDropout(const OnnxNode& node, Values& values, const OnnxRunContext& context) {
   const OnnxValue& x = In(node, values, 0);
   OnnxValue& y = Out(node, values);
@@ -616,27 +648,27 @@ void BackwardDropout(const OnnxNode& node, Values& values) {
 
 const std::map<std::string, OnnxKernel>& Kernels() {
   static const auto* kernels = new std::map<std::string, OnnxKernel>{
-      {"Add", {PlanBinary, ForwardBinary, BackwardBinary}},
-      {"Sub", {PlanBinary, ForwardBinary, BackwardBinary}},
-      {"Mul", {PlanBinary, ForwardBinary, BackwardBinary}},
-      {"Div", {PlanBinary, ForwardBinary, BackwardBinary}},
-      {"Relu", {PlanUnary, ForwardElementwise, BackwardElementwise}},
-      {"LeakyRelu", {PlanUnary, ForwardElementwise, BackwardElementwise}},
-      {"Sigmoid", {PlanUnary, ForwardElementwise, BackwardElementwise}},
-      {"Tanh", {PlanUnary, ForwardElementwise, BackwardElementwise}},
-      {"Erf", {PlanUnary, ForwardElementwise, BackwardElementwise}},
-      {"Identity", {PlanUnary, ForwardCopy, BackwardCopy}},
-      {"Dropout", {PlanDropout, ForwardDropout, BackwardDropout}},
-      {"Flatten", {PlanFlatten, ForwardCopy, BackwardCopy}},
-      {"Reshape", {PlanReshape, ForwardCopy, BackwardCopy}},
-      {"Unsqueeze", {PlanUnsqueeze, ForwardCopy, BackwardCopy}},
-      {"Concat", {PlanConcat, ForwardConcat, BackwardConcat}},
-      {"Gemm", {PlanMatMul, ForwardMatMul, BackwardMatMul}},
-      {"MatMul", {PlanMatMul, ForwardMatMul, BackwardMatMul}},
-      {"Softmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax}},
-      {"LogSoftmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax}},
-      {"Shape", {PlanShape, ForwardNothing, nullptr}},
-      {"Gather", {PlanGather, ForwardNothing, nullptr}},
+      {"Add", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
+      {"Sub", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
+      {"Mul", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
+      {"Div", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
+      {"Relu", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
+      {"LeakyRelu", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
+      {"Sigmoid", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
+      {"Tanh", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
+      {"Erf", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
+      {"Identity", {PlanUnary, ForwardCopy, BackwardCopy, 1, 1}},
+      {"Dropout", {PlanDropout, ForwardDropout, BackwardDropout, 1, 3}},
+      {"Flatten", {PlanFlatten, ForwardCopy, BackwardCopy, 1, 1}},
+      {"Reshape", {PlanReshape, ForwardCopy, BackwardCopy, 2, 2}},
+      {"Unsqueeze", {PlanUnsqueeze, ForwardCopy, BackwardCopy, 2, 2}},
+      {"Concat", {PlanConcat, ForwardConcat, BackwardConcat, 1, kOnnxAnyNumberOfInputs}},
+      {"Gemm", {PlanMatMul, ForwardMatMul, BackwardMatMul, 2, 3}},
+      {"MatMul", {PlanMatMul, ForwardMatMul, BackwardMatMul, 2, 2}},
+      {"Softmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
+      {"LogSoftmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
+      {"Shape", {PlanShape, ForwardNothing, nullptr, 1, 1}},
+      {"Gather", {PlanGather, ForwardNothing, nullptr, 2, 2}},
   };
   return *kernels;
 }

@@ -20,6 +20,9 @@ struct OnnxRunContext {
   std::mt19937_64* random = nullptr;  // Dropout's masks
 };
 
+// OnnxKernel::max_inputs of an op that takes any number (Concat).
+inline constexpr int kOnnxAnyNumberOfInputs = 1 << 20;
+
 struct OnnxKernel {
   // At plan time, once the batch size is known: checks the node's inputs
   // and sets each output's dims. InvalidArgument saying what does not fit.
@@ -31,6 +34,9 @@ struct OnnxKernel {
   // (sized like the input; others are empty), from the outputs' grads.
   // Null for ops that only compute int64 shape arithmetic.
   void (*backward)(const OnnxNode& node, std::vector<OnnxValue>& values);
+  // Inputs the op takes: the first min_inputs are required.
+  int min_inputs = 1;
+  int max_inputs = 1;
 };
 
 // The kernel of `op` (the default domain), or null.

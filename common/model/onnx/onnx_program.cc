@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/whole_file.h"
 #include "common/model/onnx/onnx_kernels.h"
@@ -59,6 +60,10 @@ absl::StatusOr<OnnxValue> DecodeTensor(const onnx::TensorProto& tensor, const st
   OnnxValue value;
   value.dims.assign(tensor.dims().begin(), tensor.dims().end());
   value.known = true;
+  if (OnnxElements(value.dims) < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has negative dims or more than ", kMaxOnnxValueElements, " elements"));
+  }
   const int64_t n = value.num_elements();
   const std::string& raw = tensor.raw_data();
   if (tensor.data_type() == onnx::TensorProto::FLOAT) {
@@ -172,6 +177,10 @@ absl::Status GraphBuilder::AddInput(const onnx::GraphProto& proto) {
         return Refuse(origin_, absl::StrCat("input ", input.name(), " has dim ", d,
                                             " of no fixed size; only the batch may vary"));
       }
+      if (type.shape().dim(d).dim_value() > kMaxOnnxValueElements) {
+        return Refuse(origin_, absl::StrCat("input ", input.name(), " has dim ", d, " of ",
+                                            type.shape().dim(d).dim_value(), ", too large"));
+      }
       graph_->input_dims.push_back(type.shape().dim(d).dim_value());
     }
     graph_->input = Add(input.name(), OnnxValue());
@@ -192,19 +201,43 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
   if (!proto.domain().empty() && proto.domain() != "ai.onnx") {
     return refuse(absl::StrCat("domain ", proto.domain(), " is not supported"));
   }
+  if (proto.output_size() < 1 || proto.output(0).empty()) return refuse("has no output");
   if (node.op == "Constant") {
+    if (proto.attribute_size() != 1 || proto.attribute(0).name() != "value" ||
+        proto.output_size() != 1) {
+      return refuse("only one output with a tensor 'value' is supported");
+    }
+    if (index_.contains(proto.output(0))) {
+      return refuse(absl::StrCat("writes ", proto.output(0), " a second time"));
+    }
     for (const onnx::AttributeProto& attribute : proto.attribute()) {
-      if (attribute.name() != "value") return refuse("only a tensor 'value' is supported");
       ASSIGN_OR_RETURN(OnnxValue value,
                        DecodeTensor(attribute.t(), absl::StrCat(origin_, ": node ", node.name)));
       Add(proto.output(0), std::move(value));
     }
     return absl::OkStatus();
   }
+  if (node.op == "BatchNormalization") {
+    return refuse(
+        "its running mean and variance are statistics, not gradients, and pstrain does not "
+        "keep them on the parameter servers; export the model in eval mode so that PyTorch "
+        "folds a normalization that follows a Conv into its weights, or leave it out");
+  }
   const OnnxKernel* kernel = FindOnnxKernel(node.op);
   if (kernel == nullptr) {
     return refuse(absl::StrCat(
         "not supported by pstrain's ONNX import (supported: ", SupportedOnnxOps(), ")"));
+  }
+  if (proto.input_size() < kernel->min_inputs || proto.input_size() > kernel->max_inputs) {
+    const std::string takes = kernel->max_inputs == kOnnxAnyNumberOfInputs
+                                  ? absl::StrCat(kernel->min_inputs, " or more")
+                              : kernel->max_inputs > kernel->min_inputs
+                                  ? absl::StrCat(kernel->min_inputs, " to ", kernel->max_inputs)
+                                  : absl::StrCat(kernel->min_inputs);
+    return refuse(absl::StrCat("has ", proto.input_size(), " inputs; it takes ", takes));
+  }
+  for (int i = 0; i < kernel->min_inputs; ++i) {
+    if (proto.input(i).empty()) return refuse(absl::StrCat("leaves its input ", i, " out"));
   }
   for (const std::string& input : proto.input()) {
     if (input.empty()) {
@@ -286,8 +319,11 @@ absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Parse(absl::string_vie
   program->graph_ = std::make_unique<LoadedGraph>();
   GraphBuilder builder(origin);
   RETURN_IF_ERROR(builder.Build(model.graph(), program->graph_.get(), &program->initializers_));
-  program->input_width_ = 1;
-  for (int64_t d : program->graph_->input_dims) program->input_width_ *= d;
+  program->input_width_ = OnnxElements(program->graph_->input_dims);
+  if (program->input_width_ < 1) {
+    return Refuse(origin, absl::StrCat("its input holds over ", kMaxOnnxValueElements,
+                                       " features per example"));
+  }
   // Planning a batch of one checks every shape now, at load.
   absl::StatusOr<Plan*> plan = program->PlanFor(1);
   if (!plan.ok()) return Refuse(origin, std::string(plan.status().message()));
@@ -308,6 +344,11 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
   OnnxValue& input = plan->values[graph_->input];
   input.dims = {batch};
   input.dims.insert(input.dims.end(), graph_->input_dims.begin(), graph_->input_dims.end());
+  if (OnnxElements(input.dims) < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("a batch of ", batch, " inputs of ",
+                                                   input_width_, " is over ", kMaxOnnxValueElements,
+                                                   " elements"));
+  }
   input.floats.assign(input.num_elements(), 0.0f);
   for (int index : graph_->parameters) {
     plan->values[index].floats.assign(plan->values[index].num_elements(), 0.0f);
@@ -316,6 +357,14 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const OnnxNode& node = graph_->nodes[i];
     RETURN_IF_ERROR(graph_->kernels[i]->plan(node, plan->values));
+    for (int out : node.outputs) {
+      if (out >= 0 && plan->values[out].oversized) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", node.name, " (", node.op, "): its output for a batch of ", batch,
+                         " would have dims [", absl::StrJoin(plan->values[out].dims, ", "),
+                         "], negative or over ", kMaxOnnxValueElements, " elements"));
+      }
+    }
     const bool constant = std::all_of(node.inputs.begin(), node.inputs.end(),
                                       [&](int in) { return in < 0 || plan->values[in].known; });
     if (constant) {

@@ -170,6 +170,19 @@ TEST(OnnxProgramRefusalTest, NamesWhatIsWrong) {
               HasSubstr("node /Tanh (Cos): not supported by pstrain's ONNX import"));
 
   model = Fixture("elementwise");
+  model.mutable_graph()->mutable_node(1)->set_op_type("BatchNormalization");
+  EXPECT_THAT(Refusal(model), HasSubstr("(BatchNormalization): its running mean and variance are "
+                                        "statistics, not gradients"));
+
+  model = Fixture("elementwise");
+  model.mutable_graph()->mutable_initializer(0)->mutable_dims()->Set(0, int64_t{1} << 40);
+  EXPECT_THAT(Refusal(model), HasSubstr("has negative dims or more than"));
+
+  model = Fixture("elementwise");
+  model.mutable_graph()->mutable_node(2)->mutable_input()->RemoveLast();  // Mul of one
+  EXPECT_THAT(Refusal(model), HasSubstr("node /Mul (Mul): has 1 inputs; it takes 2"));
+
+  model = Fixture("elementwise");
   model.mutable_opset_import(0)->set_version(12);
   EXPECT_THAT(Refusal(model), HasSubstr("opset 12 is outside the supported [13, 17]"));
 

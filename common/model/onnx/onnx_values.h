@@ -4,12 +4,28 @@
 // The values and nodes of an imported ONNX graph as its kernels
 // (common/model/onnx/onnx_kernels.h) see them.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace pstrain {
+
+// The most elements one value may hold (4 GiB of floats): larger dims, from
+// a damaged file or a batch too large for the graph, are refused.
+inline constexpr int64_t kMaxOnnxValueElements = int64_t{1} << 30;
+
+// The number of elements of `dims`, or -1 when a dim is negative or the
+// product exceeds kMaxOnnxValueElements.
+inline int64_t OnnxElements(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && n > kMaxOnnxValueElements / d)) return -1;
+    n *= d;
+  }
+  return n;
+}
 
 // One value of the graph for one batch size: float32 (activations,
 // parameters, float constants) or int64 (shape arithmetic).
@@ -23,12 +39,11 @@ struct OnnxValue {
   std::vector<int64_t> ints;
   // d(loss)/d(value), for float values the output depends on.
   std::vector<float> grad;
+  // Dims over kMaxOnnxValueElements (or negative): nothing is allocated,
+  // and the plan refuses the node.
+  bool oversized = false;
 
-  int64_t num_elements() const {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    return n;
-  }
+  int64_t num_elements() const { return std::max<int64_t>(OnnxElements(dims), 0); }
 };
 
 // One node, its inputs and outputs as indices into the plan's values (-1:
