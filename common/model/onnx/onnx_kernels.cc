@@ -93,6 +93,47 @@ std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out_dims,
   return index;
 }
 
+// Which element of an input broadcast to `out_dims` each output element
+// reads: the same one (same dims), the only one (a scalar), one of a row
+// repeated over the leading dims (a bias), or through an index map.
+class Broadcaster {
+ public:
+  Broadcaster(const std::vector<int64_t>& out_dims, const OnnxValue& in) {
+    const int64_t n = in.num_elements();
+    if (in.dims == out_dims) {
+      mode_ = Mode::kSame;
+    } else if (n == 1) {
+      mode_ = Mode::kScalar;
+    } else if (!out_dims.empty() && n == out_dims.back() && in.dims.back() == n) {
+      mode_ = Mode::kRow;
+      row_ = n;
+    } else {
+      mode_ = Mode::kMap;
+      map_ = BroadcastIndex(out_dims, in.dims);
+    }
+  }
+
+  int64_t operator[](int64_t i) const {
+    switch (mode_) {
+      case Mode::kSame:
+        return i;
+      case Mode::kScalar:
+        return 0;
+      case Mode::kRow:
+        return i % row_;
+      case Mode::kMap:
+        break;
+    }
+    return map_[i];
+  }
+
+ private:
+  enum class Mode { kSame, kScalar, kRow, kMap };
+  Mode mode_ = Mode::kSame;
+  int64_t row_ = 1;
+  std::vector<int64_t> map_;
+};
+
 // ------------------------------------------------------------ elementwise --
 
 enum class Binary { kAdd, kSub, kMul, kDiv };
@@ -158,8 +199,7 @@ void ForwardBinary(const OnnxNode& node, Values& values, const OnnxRunContext&) 
   const OnnxValue& b = In(node, values, 1);
   OnnxValue& out = Out(node, values);
   const Binary kind = BinaryOf(node.op);
-  const std::vector<int64_t> ia = BroadcastIndex(out.dims, a.dims);
-  const std::vector<int64_t> ib = BroadcastIndex(out.dims, b.dims);
+  const Broadcaster ia(out.dims, a), ib(out.dims, b);
   const int64_t n = out.num_elements();
   if (out.is_int64) {
     for (int64_t i = 0; i < n; ++i) out.ints[i] = Apply(kind, a.ints[ia[i]], b.ints[ib[i]]);
@@ -173,10 +213,10 @@ void BackwardBinary(const OnnxNode& node, Values& values) {
   OnnxValue& b = In(node, values, 1);
   const OnnxValue& out = Out(node, values);
   const Binary kind = BinaryOf(node.op);
-  const std::vector<int64_t> ia = BroadcastIndex(out.dims, a.dims);
-  const std::vector<int64_t> ib = BroadcastIndex(out.dims, b.dims);
+  const Broadcaster ia(out.dims, a), ib(out.dims, b);
   const bool da = TakesGrad(a), db = TakesGrad(b);
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  const int64_t n = out.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
     const float g = out.grad[i], x = a.floats[ia[i]], y = b.floats[ib[i]];
     switch (kind) {
       case Binary::kAdd:
@@ -206,54 +246,49 @@ absl::Status PlanUnary(const OnnxNode& node, Values& values) {
   return absl::OkStatus();
 }
 
-// y = f(x), and dy/dx from x and y.
-struct Elementwise {
-  float (*f)(float x, float alpha);
-  float (*derivative)(float x, float y, float alpha);
+// Elementwise ops: y = Value(x), and dy/dx = Slope(x, y), each a struct
+// so that the loops below inline and vectorise them.
+struct Relu {
+  static float Value(float x, float) { return x > 0 ? x : 0.0f; }
+  static float Slope(float x, float, float) { return x > 0 ? 1.0f : 0.0f; }
+};
+struct LeakyRelu {
+  static float Value(float x, float alpha) { return x >= 0 ? x : alpha * x; }
+  static float Slope(float x, float, float alpha) { return x >= 0 ? 1.0f : alpha; }
+};
+struct Sigmoid {
+  static float Value(float x, float) { return 1.0f / (1.0f + std::exp(-x)); }
+  static float Slope(float, float y, float) { return y * (1.0f - y); }
+};
+struct Tanh {
+  static float Value(float x, float) { return std::tanh(x); }
+  static float Slope(float, float y, float) { return 1.0f - y * y; }
+};
+struct Erf {
+  static float Value(float x, float) { return std::erf(x); }
+  static float Slope(float x, float, float) {
+    return static_cast<float>(M_2_SQRTPI) * std::exp(-x * x);
+  }
 };
 
-const Elementwise* ElementwiseOf(const std::string& op) {
-  static const auto* table = new std::map<std::string, Elementwise>{
-      {"Relu",
-       {[](float x, float) { return x > 0 ? x : 0.0f; },
-        [](float x, float, float) { return x > 0 ? 1.0f : 0.0f; }}},
-      {"LeakyRelu",
-       {[](float x, float alpha) { return x >= 0 ? x : alpha * x; },
-        [](float x, float, float alpha) { return x >= 0 ? 1.0f : alpha; }}},
-      {"Sigmoid",
-       {[](float x, float) { return 1.0f / (1.0f + std::exp(-x)); },
-        [](float, float y, float) { return y * (1.0f - y); }}},
-      {"Tanh",
-       {[](float x, float) { return std::tanh(x); },
-        [](float, float y, float) { return 1.0f - y * y; }}},
-      {"Erf",
-       {[](float x, float) { return std::erf(x); },
-        [](float x, float, float) { return static_cast<float>(M_2_SQRTPI) * std::exp(-x * x); }}},
-  };
-  auto it = table->find(op);
-  return it == table->end() ? nullptr : &it->second;
-}
-
-float AlphaOf(const OnnxNode& node) {
-  return node.op == "LeakyRelu" ? node.FloatAttribute("alpha", 0.01f) : 0.0f;
-}
-
+template <typename Op>
 void ForwardElementwise(const OnnxNode& node, Values& values, const OnnxRunContext&) {
-  const Elementwise& e = *ElementwiseOf(node.op);
-  const float alpha = AlphaOf(node);
-  const OnnxValue& x = In(node, values, 0);
-  OnnxValue& y = Out(node, values);
-  for (int64_t i = 0; i < y.num_elements(); ++i) y.floats[i] = e.f(x.floats[i], alpha);
+  const float alpha = node.FloatAttribute("alpha", 0.01f);  // LeakyRelu's
+  const float* x = In(node, values, 0).floats.data();
+  std::vector<float>& y = Out(node, values).floats;
+  const int64_t n = static_cast<int64_t>(y.size());
+  for (int64_t i = 0; i < n; ++i) y[i] = Op::Value(x[i], alpha);
 }
 
+template <typename Op>
 void BackwardElementwise(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
   if (!TakesGrad(x)) return;
-  const Elementwise& e = *ElementwiseOf(node.op);
-  const float alpha = AlphaOf(node);
+  const float alpha = node.FloatAttribute("alpha", 0.01f);
   const OnnxValue& y = Out(node, values);
-  for (int64_t i = 0; i < y.num_elements(); ++i) {
-    x.grad[i] += y.grad[i] * e.derivative(x.floats[i], y.floats[i], alpha);
+  const int64_t n = static_cast<int64_t>(y.floats.size());
+  for (int64_t i = 0; i < n; ++i) {
+    x.grad[i] += y.grad[i] * Op::Slope(x.floats[i], y.floats[i], alpha);
   }
 }
 
@@ -508,8 +543,9 @@ void ForwardMatMul(const OnnxNode& node, Values& values, const OnnxRunContext&) 
   float beta = 0;
   if (node.op == "Gemm" && HasInput(node, 2)) {
     const OnnxValue& c = In(node, values, 2);
-    const std::vector<int64_t> ic = BroadcastIndex(y.dims, c.dims);
-    for (int64_t i = 0; i < y.num_elements(); ++i) y.floats[i] = s.beta * c.floats[ic[i]];
+    const Broadcaster ic(y.dims, c);
+    const int64_t n = y.num_elements();
+    for (int64_t i = 0; i < n; ++i) y.floats[i] = s.beta * c.floats[ic[i]];
     beta = 1;
   }
   Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, In(node, values, 0).floats.data(),
@@ -540,8 +576,9 @@ void BackwardMatMul(const OnnxNode& node, Values& values) {
   }
   if (node.op == "Gemm" && HasInput(node, 2) && TakesGrad(In(node, values, 2))) {
     OnnxValue& c = In(node, values, 2);
-    const std::vector<int64_t> ic = BroadcastIndex(y.dims, c.dims);
-    for (int64_t i = 0; i < y.num_elements(); ++i) c.grad[ic[i]] += s.beta * g[i];
+    const Broadcaster ic(y.dims, c);
+    const int64_t n = y.num_elements();
+    for (int64_t i = 0; i < n; ++i) c.grad[ic[i]] += s.beta * g[i];
   }
 }
 
@@ -652,11 +689,12 @@ const std::map<std::string, OnnxKernel>& Kernels() {
       {"Sub", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
       {"Mul", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
       {"Div", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
-      {"Relu", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
-      {"LeakyRelu", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
-      {"Sigmoid", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
-      {"Tanh", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
-      {"Erf", {PlanUnary, ForwardElementwise, BackwardElementwise, 1, 1}},
+      {"Relu", {PlanUnary, ForwardElementwise<Relu>, BackwardElementwise<Relu>, 1, 1}},
+      {"LeakyRelu",
+       {PlanUnary, ForwardElementwise<LeakyRelu>, BackwardElementwise<LeakyRelu>, 1, 1}},
+      {"Sigmoid", {PlanUnary, ForwardElementwise<Sigmoid>, BackwardElementwise<Sigmoid>, 1, 1}},
+      {"Tanh", {PlanUnary, ForwardElementwise<Tanh>, BackwardElementwise<Tanh>, 1, 1}},
+      {"Erf", {PlanUnary, ForwardElementwise<Erf>, BackwardElementwise<Erf>, 1, 1}},
       {"Identity", {PlanUnary, ForwardCopy, BackwardCopy, 1, 1}},
       {"Dropout", {PlanDropout, ForwardDropout, BackwardDropout, 1, 3}},
       {"Flatten", {PlanFlatten, ForwardCopy, BackwardCopy, 1, 1}},
