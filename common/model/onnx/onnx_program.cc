@@ -51,6 +51,25 @@ absl::Status Refuse(const std::string& origin, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat(origin, ": ", why));
 }
 
+// The `n` elements of `tensor`: its raw_data when set, else the typed
+// field that holds them.
+template <typename T, typename TypedField>
+absl::Status DecodeElements(const onnx::TensorProto& tensor, const TypedField& typed, int64_t n,
+                            const std::string& what, std::vector<T>* out) {
+  const std::string& raw = tensor.raw_data();
+  if (raw.empty()) {
+    out->assign(typed.begin(), typed.end());
+  } else {
+    out->resize(raw.size() / sizeof(T));
+    std::memcpy(out->data(), raw.data(), out->size() * sizeof(T));
+  }
+  if (static_cast<int64_t>(out->size()) != n || raw.size() % sizeof(T) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " holds ", out->size(), " values for ", n, " elements"));
+  }
+  return absl::OkStatus();
+}
+
 // A constant's value from a TensorProto: float32 or int64, inline data.
 absl::StatusOr<OnnxValue> DecodeTensor(const onnx::TensorProto& tensor, const std::string& what) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -65,30 +84,13 @@ absl::StatusOr<OnnxValue> DecodeTensor(const onnx::TensorProto& tensor, const st
         absl::StrCat(what, " has negative dims or more than ", kMaxOnnxValueElements, " elements"));
   }
   const int64_t n = value.num_elements();
-  const std::string& raw = tensor.raw_data();
   if (tensor.data_type() == onnx::TensorProto::FLOAT) {
-    value.floats.assign(tensor.float_data().begin(), tensor.float_data().end());
-    if (!raw.empty()) {
-      value.floats.resize(raw.size() / sizeof(float));
-      std::memcpy(value.floats.data(), raw.data(), value.floats.size() * sizeof(float));
-    }
-    if (static_cast<int64_t>(value.floats.size()) != n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " holds ", value.floats.size(), " floats for ", n, " elements"));
-    }
+    RETURN_IF_ERROR(DecodeElements(tensor, tensor.float_data(), n, what, &value.floats));
     return value;
   }
   if (tensor.data_type() == onnx::TensorProto::INT64) {
     value.is_int64 = true;
-    value.ints.assign(tensor.int64_data().begin(), tensor.int64_data().end());
-    if (!raw.empty()) {
-      value.ints.resize(raw.size() / sizeof(int64_t));
-      std::memcpy(value.ints.data(), raw.data(), value.ints.size() * sizeof(int64_t));
-    }
-    if (static_cast<int64_t>(value.ints.size()) != n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " holds ", value.ints.size(), " int64 for ", n, " elements"));
-    }
+    RETURN_IF_ERROR(DecodeElements(tensor, tensor.int64_data(), n, what, &value.ints));
     return value;
   }
   return absl::InvalidArgumentError(
