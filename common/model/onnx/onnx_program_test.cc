@@ -183,6 +183,12 @@ TEST(OnnxProgramRefusalTest, NamesWhatIsWrong) {
   EXPECT_THAT(Refusal(model), HasSubstr("node /Mul (Mul): has 1 inputs; it takes 2"));
 
   model = Fixture("elementwise");
+  for (onnx::NodeProto& node : *model.mutable_graph()->mutable_node()) {
+    if (node.op_type() == "Constant") node.clear_output();
+  }
+  EXPECT_THAT(Refusal(model), HasSubstr("(Constant): has no output"));
+
+  model = Fixture("elementwise");
   model.mutable_opset_import(0)->set_version(12);
   EXPECT_THAT(Refusal(model), HasSubstr("opset 12 is outside the supported [13, 17]"));
 
