@@ -327,7 +327,7 @@ absl::Status PlanReshape(const OnnxNode& node, Values& values) {
   }
   if (node.IntAttribute("allowzero", 0) != 0) return Refuse(node, "allowzero is not supported");
   std::vector<int64_t> dims(shape.ints.begin(), shape.ints.end());
-  int64_t known = 1, infer = -1;
+  int64_t infer = -1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == 0) {
       if (i >= x.dims.size()) return Refuse(node, "copies a dim the input does not have");
@@ -336,19 +336,18 @@ absl::Status PlanReshape(const OnnxNode& node, Values& values) {
     if (dims[i] == -1) {
       if (infer >= 0) return Refuse(node, "infers two dims");
       infer = static_cast<int64_t>(i);
-    } else {
-      known *= dims[i];
     }
   }
-  if (infer >= 0 && known > 0) dims[infer] = x.num_elements() / known;
-  std::vector<int64_t> resolved = dims;
-  OnnxValue probe;
-  probe.dims = resolved;
-  if (probe.num_elements() != x.num_elements()) {
-    return Refuse(node,
-                  absl::StrCat("cannot reshape ", DimsText(x.dims), " to ", DimsText(shape.ints)));
+  const std::string cannot =
+      absl::StrCat("cannot reshape ", DimsText(x.dims), " to ", DimsText(shape.ints));
+  if (infer >= 0) {
+    dims[infer] = 1;
+    const int64_t known = OnnxElements(dims);  // -1: a negative dim, or too many
+    if (known < 0) return Refuse(node, cannot);
+    dims[infer] = known == 0 ? 0 : x.num_elements() / known;
   }
-  Resize(Out(node, values), resolved, x.is_int64);
+  if (OnnxElements(dims) != x.num_elements()) return Refuse(node, cannot);
+  Resize(Out(node, values), dims, x.is_int64);
   return absl::OkStatus();
 }
 

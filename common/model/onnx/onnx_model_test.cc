@@ -4,6 +4,7 @@
 
 #include "common/model/onnx/onnx_model.h"
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -35,10 +36,22 @@ JobSpec Spec(const std::string& model, int64_t steps) {
   return *spec;
 }
 
-TEST(OnnxModelTest, DeclaresTheGraphsInitializersAsVariables) {
-  auto compute = ComputeContext::Create({});
-  ASSERT_TRUE(compute.ok());
-  ModelContext context{compute->get(), 5};
+// A oneDNN context for models built directly.
+class OnnxModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto compute = ComputeContext::Create({});
+    ASSERT_TRUE(compute.ok()) << compute.status();
+    compute_ = std::move(compute).value();
+    context_ = ModelContext{compute_.get(), 5};
+  }
+
+  std::unique_ptr<ComputeContext> compute_;
+  ModelContext context_;
+};
+
+TEST_F(OnnxModelTest, DeclaresTheGraphsInitializersAsVariables) {
+  const ModelContext& context = context_;
   DatasetInfo info;
   info.dense_dim = 784;
   info.num_classes = 10;
@@ -58,7 +71,7 @@ TEST(OnnxModelTest, DeclaresTheGraphsInitializersAsVariables) {
   EXPECT_TRUE(defs[0].trainable);
 }
 
-TEST(OnnxModelTest, TrainsOnFashionMnistInOneProcess) {
+TEST_F(OnnxModelTest, TrainsOnFashionMnistInOneProcess) {
   LocalTrainerOptions options;
   options.max_steps = 400;
   auto trainer =
@@ -69,10 +82,8 @@ TEST(OnnxModelTest, TrainsOnFashionMnistInOneProcess) {
   EXPECT_GE(result->eval_metrics.at("accuracy"), 0.78) << "after 400 steps of 64";
 }
 
-TEST(OnnxModelTest, RefusesWhatDoesNotFit) {
-  auto compute = ComputeContext::Create({});
-  ASSERT_TRUE(compute.ok());
-  ModelContext context{compute->get(), 5};
+TEST_F(OnnxModelTest, RefusesWhatDoesNotFit) {
+  const ModelContext& context = context_;
   DatasetInfo info;
   info.dense_dim = 100;
   ModelSpec spec;

@@ -216,6 +216,51 @@ TEST(OnnxProgramRefusalTest, NamesWhatIsWrong) {
   EXPECT_THAT(Refusal(model), HasSubstr("node /MatMul (MatMul): [1, 12] and [6, 12] do not fit"));
 }
 
+// x [batch, 12] reshaped to `shape`, times a scalar parameter.
+onnx::ModelProto ReshapeModel(const std::vector<int64_t>& shape) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto* graph = model.mutable_graph();
+  onnx::ValueInfoProto* x = graph->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("batch");
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(12);
+  onnx::TensorProto* dims = graph->add_initializer();
+  dims->set_name("shape");
+  dims->set_data_type(onnx::TensorProto::INT64);
+  dims->add_dims(static_cast<int64_t>(shape.size()));
+  for (int64_t d : shape) dims->add_int64_data(d);
+  onnx::TensorProto* w = graph->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_float_data(2.0f);
+  onnx::NodeProto* reshape = graph->add_node();
+  reshape->set_op_type("Reshape");
+  reshape->set_name("reshape");
+  reshape->add_input("x");
+  reshape->add_input("shape");
+  reshape->add_output("r");
+  onnx::NodeProto* mul = graph->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("r");
+  mul->add_input("w");
+  mul->add_output("y");
+  graph->add_output()->set_name("y");
+  return model;
+}
+
+TEST(OnnxProgramRefusalTest, RefusesAReshapeThatDoesNotFit) {
+  EXPECT_THAT(Refusal(ReshapeModel({-1, 5})),
+              HasSubstr("node reshape (Reshape): cannot reshape [1, 12] to [-1, 5]"));
+  EXPECT_THAT(Refusal(ReshapeModel({-1, -1})), HasSubstr("infers two dims"));
+  EXPECT_THAT(Refusal(ReshapeModel({-3, 4})), HasSubstr("cannot reshape [1, 12] to [-3, 4]"));
+  EXPECT_THAT(Refusal(ReshapeModel({-1, int64_t{1} << 62, 4})), HasSubstr("cannot reshape"));
+  // The same graph with a shape that fits loads.
+  auto fits = OnnxProgram::Parse(ReshapeModel({0, -1}).SerializeAsString(), "model.onnx");
+  EXPECT_TRUE(fits.ok()) << fits.status();
+}
+
 TEST(OnnxProgramRefusalTest, RefusesFilesThatAreNotOnnx) {
   const std::string bytes = FixtureBytes("mlp");
   for (const std::string& broken : {std::string(), std::string("not an onnx model at all"),
