@@ -106,44 +106,69 @@ TEST_F(TrainingTest, SyncMlpOnFashionMnistSucceedsWithAFinalEvaluation) {
   EXPECT_GE(second_status.global_step(), 200);
 }
 
+// A job that trains the PyTorch model exported to `graph` (a file of
+// common/model/onnx/testdata) on Fashion-MNIST, async on the cluster.
+std::string ImportedModelJob(const std::string& name, const std::string& graph, int64_t batch_size,
+                             double learning_rate, int64_t steps) {
+  return absl::StrCat(R"pb(
+                        name: ")pb",
+                      name, R"pb("
+                                 mode: JOB_MODE_TRAIN_AND_EVAL
+                                 model { onnx { path: ")pb",
+                      std::filesystem::absolute("common/model/onnx/testdata/" + graph).string(),
+                      R"pb(" } }
+                           train_data { fashion_mnist {}
+                                        batch_size:)pb",
+                      batch_size, R"pb(}
+                                       eval_data { fashion_mnist {} batch_size: 1000 }
+    optimizer {
+      adam {}
+      learning_rate: )pb",
+                      learning_rate,
+                      // As examples/fashion_mnist_mlp.pbtxt: a decaying rate makes the final
+                      // asynchronous steps settle (constant, the accuracy varied by points).
+                      R"pb(
+                        schedule { cosine { decay_steps:)pb",
+                      steps, R"pb(                                                                     alpha: 0.1 }
+                                                                                                       }
+    }
+    training { update_mode: UPDATE_MODE_ASYNC steps_per_loop: 50 }
+    stop { max_steps: )pb",
+                      steps, R"pb(}
+                                  checkpoint { model_dir: ")pb",
+                      name, R"pb(" every_steps: )pb", steps / 2, R"pb(}
+                                                                      eval { throttle_secs: 0 }
+  )pb");
+}
+
 // A model defined in PyTorch (common/model/onnx/testdata/make_fixtures.py:
 // an MLP 784-128-64-10 with ReLU and GELU), exported by torch.onnx.export at
-// its defaults, trains on the cluster as an imported ONNX graph.
+// its defaults, trains on the cluster as an imported ONNX graph, from
+// PyTorch's own initial weights.
 TEST_F(TrainingTest, ImportedPyTorchMlpTrainsOnFashionMnist) {
-  const std::string graph =
-      std::filesystem::absolute("common/model/onnx/testdata/mlp.onnx").string();
-  const std::string job_id = Submit(absl::StrCat(
-      R"pb(
-        name: "fashion-mnist-pytorch-mlp"
-        mode: JOB_MODE_TRAIN_AND_EVAL
-        model { onnx { path: ")pb",
-      graph, R"pb(" } }
-                  train_data {
-                    fashion_mnist {}
-                    batch_size: 128
-                  }
-                  eval_data {
-                    fashion_mnist {}
-                    batch_size: 1000
-                  }
-                  optimizer {
-                    adam {}
-                    learning_rate: 0.001
-                    # As examples/fashion_mnist_mlp.pbtxt: a decaying rate makes the final
-                    # asynchronous steps settle (constant, the accuracy varied by points).
-                    schedule { cosine { decay_steps: 3000 alpha: 0.1 } }
-                  }
-                  training { update_mode: UPDATE_MODE_ASYNC steps_per_loop: 50 }
-                  stop { max_steps: 3000 }
-                  checkpoint { model_dir: "fashion_mnist_pytorch_mlp" every_steps: 1500 }
-                  eval { throttle_secs: 0 }
-      )pb"));
+  const std::string job_id =
+      Submit(ImportedModelJob("fashion-mnist-pytorch-mlp", "mlp.onnx", 128, 0.001, 3000));
   ASSERT_FALSE(job_id.empty());
   JobStatus status = WatchUntilEnd(job_id);
   EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   ASSERT_TRUE(status.last_eval_metrics().contains("accuracy")) << status.ShortDebugString();
   EXPECT_GE(status.last_eval_metrics().at("accuracy"), 0.85) << status.ShortDebugString();
   std::cout << "imported PyTorch MLP: test accuracy " << status.last_eval_metrics().at("accuracy")
+            << " at step " << status.global_step() << "\n";
+}
+
+// The PyTorch CNN of the same script (two 3x3 convolutions with ReLU, max
+// and average pooling, a linear layer) on the images as they are,
+// [batch, 1, 28, 28].
+TEST_F(TrainingTest, ImportedPyTorchCnnTrainsOnFashionMnist) {
+  const std::string job_id =
+      Submit(ImportedModelJob("fashion-mnist-pytorch-cnn", "cnn.onnx", 64, 0.002, 4000));
+  ASSERT_FALSE(job_id.empty());
+  JobStatus status = WatchUntilEnd(job_id);
+  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  ASSERT_TRUE(status.last_eval_metrics().contains("accuracy")) << status.ShortDebugString();
+  EXPECT_GE(status.last_eval_metrics().at("accuracy"), 0.88) << status.ShortDebugString();
+  std::cout << "imported PyTorch CNN: test accuracy " << status.last_eval_metrics().at("accuracy")
             << " at step " << status.global_step() << "\n";
 }
 

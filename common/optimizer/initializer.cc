@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/model/onnx/onnx_file.h"
 #include "common/random/split_mix.h"
 
 namespace pstrain {
@@ -49,6 +52,13 @@ absl::Status ValidateInitializer(const InitializerSpec& spec) {
       if (!std::isfinite(spec.mean()) || !std::isfinite(spec.stddev()) || spec.stddev() < 0) {
         return absl::InvalidArgumentError(
             "initializer.mean must be finite and initializer.stddev finite and >= 0");
+      }
+      return absl::OkStatus();
+    case INITIALIZER_KIND_ONNX_TENSOR:
+      if (spec.onnx_path().empty() || spec.onnx_tensor().empty()) {
+        return absl::InvalidArgumentError(
+            "initializer.onnx_path and initializer.onnx_tensor are required for "
+            "INITIALIZER_KIND_ONNX_TENSOR");
       }
       return absl::OkStatus();
     default:
@@ -103,7 +113,27 @@ absl::StatusOr<Initializer> Initializer::ForVariable(const VariableSpec& spec, u
         absl::StrCat("variable \"", spec.name(), "\": ", valid.message()));
   }
   const std::vector<int64_t> shape(spec.shape().dims().begin(), spec.shape().dims().end());
-  return Initializer(spec.initializer(), job_seed, spec.name(), shape);
+  Initializer init(spec.initializer(), job_seed, spec.name(), shape);
+  if (init.kind_ != INITIALIZER_KIND_ONNX_TENSOR) return init;
+  auto fail = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("variable \"", spec.name(), "\": ", why));
+  };
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  if (elements <= 0) return fail("a dynamic table has no fixed rows to take from an ONNX file");
+  absl::StatusOr<std::vector<float>> values =
+      ReadOnnxInitializer(spec.initializer().onnx_path(), spec.initializer().onnx_tensor());
+  if (!values.ok()) {
+    return absl::Status(values.status().code(), absl::StrCat("variable \"", spec.name(),
+                                                             "\": ", values.status().message()));
+  }
+  if (static_cast<int64_t>(values->size()) != elements) {
+    return fail(absl::StrCat(spec.initializer().onnx_path(), ": initializer ",
+                             spec.initializer().onnx_tensor(), " holds ", values->size(),
+                             " values; the variable has ", elements));
+  }
+  init.values_ = std::make_shared<const std::vector<float>>(*std::move(values));
+  return init;
 }
 
 float Initializer::Draw(uint64_t stream, uint64_t index) const {
@@ -137,6 +167,10 @@ float Initializer::Draw(uint64_t stream, uint64_t index) const {
 }
 
 void Initializer::FillDense(int64_t offset, absl::Span<float> out) const {
+  if (kind_ == INITIALIZER_KIND_ONNX_TENSOR) {
+    CopyValues(offset, out);
+    return;
+  }
   if (kind_ == INITIALIZER_KIND_ZEROS || kind_ == INITIALIZER_KIND_CONSTANT) {
     for (float& v : out) v = a_;
     return;
@@ -147,6 +181,10 @@ void Initializer::FillDense(int64_t offset, absl::Span<float> out) const {
 }
 
 void Initializer::FillRow(int64_t id, absl::Span<float> out) const {
+  if (kind_ == INITIALIZER_KIND_ONNX_TENSOR) {
+    CopyValues(id * static_cast<int64_t>(out.size()), out);
+    return;
+  }
   if (kind_ == INITIALIZER_KIND_ZEROS || kind_ == INITIALIZER_KIND_CONSTANT) {
     for (float& v : out) v = a_;
     return;
@@ -154,6 +192,14 @@ void Initializer::FillRow(int64_t id, absl::Span<float> out) const {
   const uint64_t stream =
       SplitMix64(seed_ ^ SplitMix64(static_cast<uint64_t>(id) + 0x5851f42d4c957f2dull));
   for (size_t i = 0; i < out.size(); ++i) out[i] = Draw(stream, i);
+}
+
+void Initializer::CopyValues(int64_t offset, absl::Span<float> out) const {
+  const int64_t held = values_ == nullptr ? 0 : static_cast<int64_t>(values_->size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t at = offset + static_cast<int64_t>(i);
+    out[i] = at >= 0 && at < held ? (*values_)[at] : 0.0f;
+  }
 }
 
 }  // namespace pstrain

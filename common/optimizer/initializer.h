@@ -6,9 +6,13 @@
 // seed, initializer seed, variable name, element index) -- for embedding
 // rows, of the row id and the index within the row -- so a job starts from
 // the same parameters whatever the number of shards, whichever shard holds a
-// row, and whether it runs distributed or in one process.
+// row, and whether it runs distributed or in one process. An imported ONNX
+// graph's variables instead start from the graph's own values, read from its
+// file.
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -34,13 +38,18 @@ class Initializer {
   // `shape` gives Glorot's fan-in and fan-out (Keras' rule: the last two
   // dims times the product of the others; a 1-D shape's only dim both ways;
   // a dynamic table's 0 rows counts as its width). `spec` must have passed
-  // ValidateInitializer.
+  // ValidateInitializer and not be INITIALIZER_KIND_ONNX_TENSOR, whose file
+  // only ForVariable reads (constructed here, it gives zeros).
   Initializer(const InitializerSpec& spec, uint64_t job_seed, absl::string_view name,
               absl::Span<const int64_t> shape);
 
   // The initializer of `spec` (its initializer, name and shape) in a job
-  // seeded with `job_seed` (TrainingSpec.seed). InvalidArgument as
-  // ValidateInitializer, naming the variable.
+  // seeded with `job_seed` (TrainingSpec.seed). For
+  // INITIALIZER_KIND_ONNX_TENSOR it reads the tensor's values from the file
+  // now (one parse of the file per variable). Errors name the variable:
+  // InvalidArgument as ValidateInitializer, or a tensor that is not float32,
+  // not finite, of another size than the variable, or for a dynamic table;
+  // NotFound: no such file or tensor.
   static absl::StatusOr<Initializer> ForVariable(const VariableSpec& spec, uint64_t job_seed);
 
   // Elements [offset, offset + out.size()) of a dense variable, in
@@ -52,11 +61,16 @@ class Initializer {
 
  private:
   float Draw(uint64_t stream, uint64_t index) const;
+  // Elements [offset, offset + out.size()) of values_ (zeros beyond).
+  void CopyValues(int64_t offset, absl::Span<float> out) const;
 
   InitializerKind kind_;
   float a_ = 0;  // constant value, uniform min, normal mean
   float b_ = 0;  // uniform max, normal stddev
   uint64_t seed_ = 0;
+  // INITIALIZER_KIND_ONNX_TENSOR: the tensor, shared by copies (a table
+  // keeps its initializer for the rows it creates later).
+  std::shared_ptr<const std::vector<float>> values_;
 };
 
 }  // namespace pstrain

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
 
 namespace pstrain {
 namespace {
@@ -213,6 +216,84 @@ TEST(InitializerTest, PiecesAtOffsetsEqualTheWhole) {
     }
     EXPECT_EQ(whole, pieces) << InitializerKind_Name(kind);
   }
+}
+
+// An ONNX file holding `w` [2, 3] (raw data), `b` [3] (float_data), an
+// int64 `shape` and a `bad` holding a NaN; returns its path.
+std::string WriteOnnxFile() {
+  onnx::ModelProto model;
+  onnx::GraphProto* graph = model.mutable_graph();
+  onnx::TensorProto* w = graph->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(2);
+  w->add_dims(3);
+  const float w_values[] = {1, 2, 3, 4, 5, 6};
+  w->set_raw_data(std::string(reinterpret_cast<const char*>(w_values), sizeof(w_values)));
+  onnx::TensorProto* b = graph->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(3);
+  for (float v : {-1.0f, 0.5f, 7.0f}) b->add_float_data(v);
+  onnx::TensorProto* shape = graph->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(1);
+  shape->add_int64_data(3);
+  onnx::TensorProto* bad = graph->add_initializer();
+  bad->set_name("bad");
+  bad->set_data_type(onnx::TensorProto::FLOAT);
+  bad->add_dims(1);
+  bad->add_float_data(std::nanf(""));
+  const std::string path = std::string(::testing::TempDir()) + "/initial_values.onnx";
+  std::ofstream(path, std::ios::binary) << model.SerializeAsString();
+  return path;
+}
+
+VariableSpec FromOnnx(const std::string& path, const std::string& tensor,
+                      std::vector<int64_t> dims) {
+  VariableSpec spec = Variable("imported", std::move(dims), INITIALIZER_KIND_ONNX_TENSOR);
+  spec.mutable_initializer()->set_onnx_path(path);
+  spec.mutable_initializer()->set_onnx_tensor(tensor);
+  return spec;
+}
+
+TEST(InitializerTest, OnnxTensorGivesTheFilesValuesAsDenseAndAsRows) {
+  const std::string path = WriteOnnxFile();
+  EXPECT_EQ(Init(FromOnnx(path, "w", {2, 3})), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(Init(FromOnnx(path, "b", {3})), (std::vector<float>{-1, 0.5f, 7}));
+  const Initializer init = Initializer::ForVariable(FromOnnx(path, "w", {2, 3}), 0).value();
+  EXPECT_EQ(Dense(init, 4, 2), (std::vector<float>{5, 6}));
+  std::vector<float> row(3);
+  init.FillRow(1, absl::MakeSpan(row));
+  EXPECT_EQ(row, (std::vector<float>{4, 5, 6}));
+  // Copies share the values: a table keeps its initializer.
+  const Initializer copy = init;
+  EXPECT_EQ(Dense(copy, 0, 3), (std::vector<float>{1, 2, 3}));
+}
+
+TEST(InitializerTest, OnnxTensorRefusesWhatDoesNotFitNamingTheVariable) {
+  const std::string path = WriteOnnxFile();
+  auto message = [](const VariableSpec& spec) {
+    return std::string(Initializer::ForVariable(spec, 0).status().message());
+  };
+  EXPECT_THAT(message(FromOnnx(path, "w", {3, 3})),
+              ::testing::AllOf(::testing::HasSubstr("\"imported\""),
+                               ::testing::HasSubstr("initializer w holds 6 values; the variable "
+                                                    "has 9")));
+  EXPECT_EQ(Initializer::ForVariable(FromOnnx(path, "missing", {3}), 0).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_THAT(message(FromOnnx(path, "missing", {3})),
+              ::testing::HasSubstr("no initializer missing"));
+  EXPECT_THAT(message(FromOnnx(path, "shape", {1})), ::testing::HasSubstr("is int64, not float32"));
+  EXPECT_THAT(message(FromOnnx(path, "bad", {1})), ::testing::HasSubstr("not a finite value"));
+  EXPECT_THAT(message(FromOnnx(path, "w", {0, 3})),
+              ::testing::HasSubstr("a dynamic table has no fixed rows"));
+  EXPECT_EQ(Initializer::ForVariable(FromOnnx(path + ".missing", "w", {2, 3}), 0).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_THAT(message(FromOnnx("", "w", {2, 3})),
+              ::testing::HasSubstr("initializer.onnx_path and initializer.onnx_tensor are "
+                                   "required"));
 }
 
 }  // namespace

@@ -53,7 +53,6 @@ absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& 
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".dtype must be DATA_TYPE_FLOAT32, got ", DataType_Name(spec.dtype())));
   }
-  RETURN_IF_ERROR(ValidateInitializer(spec.initializer()));
   auto v = std::make_unique<ShardVariable>();
   v->spec = spec;
   std::vector<int64_t> shape(spec.shape().dims().begin(), spec.shape().dims().end());
@@ -76,7 +75,7 @@ absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& 
       v->num_elements = n;
       v->num_rows = shape.empty() ? 1 : shape[0];
       v->row_width = n / v->num_rows;
-      const Initializer init(spec.initializer(), job_seed, spec.name(), shape);
+      ASSIGN_OR_RETURN(const Initializer init, Initializer::ForVariable(spec, job_seed));
       v->dense = std::make_unique<DenseVariable>(spec.name(), shape, init, optimizer);
       return v;
     }
@@ -115,12 +114,11 @@ absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& 
             absl::StrCat(field, ".embedding.max_bytes_per_shard (", options.max_bytes,
                          ") cannot hold one row with its optimizer slots (", row_bytes, " bytes)"));
       }
+      ASSIGN_OR_RETURN(Initializer init, Initializer::ForVariable(spec, job_seed));
       v->embedding = true;
       v->num_rows = shape[0];
       v->row_width = shape[1];
-      v->table = std::make_unique<EmbeddingTable>(
-          spec.name(), options, Initializer(spec.initializer(), job_seed, spec.name(), shape),
-          optimizer);
+      v->table = std::make_unique<EmbeddingTable>(spec.name(), options, std::move(init), optimizer);
       return v;
     }
     default:

@@ -8,42 +8,49 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "dnnl.h"
+#include "common/model/onnx/onnx_kernel_support.h"
+#include "common/model/onnx/onnx_spatial_kernels.h"
 
 namespace pstrain {
 namespace {
 
-using Values = std::vector<OnnxValue>;
+using onnx_internal::DimsText;
+using onnx_internal::HasInput;
+using onnx_internal::In;
+using onnx_internal::Out;
+using onnx_internal::Refuse;
+using onnx_internal::Resize;
+using onnx_internal::Sgemm;
+using onnx_internal::TakesGrad;
+using onnx_internal::Values;
 
-absl::Status Refuse(const OnnxNode& node, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat("node ", node.name, " (", node.op, "): ", why));
-}
-
-std::string DimsText(const std::vector<int64_t>& dims) {
-  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
-}
-
-OnnxValue& In(const OnnxNode& node, Values& values, int i) { return values[node.inputs[i]]; }
-OnnxValue& Out(const OnnxNode& node, Values& values, int i = 0) { return values[node.outputs[i]]; }
-bool HasInput(const OnnxNode& node, int i) {
-  return static_cast<int>(node.inputs.size()) > i && node.inputs[i] >= 0;
-}
-
-// Sizes `out` as `dims` and of the element type given, zero-filled.
-void Resize(OnnxValue& out, std::vector<int64_t> dims, bool is_int64) {
-  out.dims = std::move(dims);
-  out.is_int64 = is_int64;
-  out.oversized = OnnxElements(out.dims) < 0;
-  if (out.oversized) return;
-  if (is_int64) {
-    out.ints.assign(out.num_elements(), 0);
-  } else {
-    out.floats.assign(out.num_elements(), 0.0f);
+// Calls fn(i, at) for each element i, in row-major order, of a block of
+// `dims` whose element at coordinates c lies at base + sum(c * strides):
+// how broadcasts, transposes and pads walk one value inside another.
+template <typename Fn>
+void ForEachStrided(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                    int64_t base, Fn fn) {
+  const size_t rank = dims.size();
+  const int64_t total = std::max<int64_t>(OnnxElements(dims), 0);
+  std::vector<int64_t> coordinate(rank, 0);
+  int64_t at = base;
+  for (int64_t i = 0; i < total; ++i) {
+    fn(i, at);
+    for (size_t axis = rank; axis-- > 0;) {
+      at += strides[axis];
+      if (++coordinate[axis] < dims[axis]) break;
+      at -= strides[axis] * dims[axis];
+      coordinate[axis] = 0;
+    }
   }
 }
 
-// Adds `values` into `grad` when the value takes a gradient.
-bool TakesGrad(const OnnxValue& value) { return !value.grad.empty(); }
+// The row-major strides of `dims`.
+std::vector<int64_t> StridesOf(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
 
 // ------------------------------------------------------------ broadcast --
 
@@ -76,20 +83,8 @@ std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out_dims,
     in_stride[axis] = dim == 1 ? 0 : stride;
     stride *= dim;
   }
-  int64_t total = 1;
-  for (int64_t d : out_dims) total *= d;
-  std::vector<int64_t> index(total);
-  std::vector<int64_t> coordinate(rank, 0);
-  int64_t at = 0;
-  for (int64_t i = 0; i < total; ++i) {
-    index[i] = at;
-    for (size_t axis = rank; axis-- > 0;) {
-      at += in_stride[axis];
-      if (++coordinate[axis] < out_dims[axis]) break;
-      at -= in_stride[axis] * out_dims[axis];
-      coordinate[axis] = 0;
-    }
-  }
+  std::vector<int64_t> index(std::max<int64_t>(OnnxElements(out_dims), 0));
+  ForEachStrided(out_dims, in_stride, 0, [&](int64_t i, int64_t at) { index[i] = at; });
   return index;
 }
 
@@ -476,14 +471,6 @@ void BackwardConcat(const OnnxNode& node, Values& values) {
 
 // ---------------------------------------------------------------- matmul --
 
-// C = alpha op(A) op(B) + beta C, row-major, through oneDNN's sgemm.
-void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-           const float* b, float beta, float* c) {
-  if (m == 0 || n == 0) return;
-  dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, trans_a ? m : k, b,
-             trans_b ? k : n, beta, c, n);
-}
-
 struct GemmShape {
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0;
@@ -542,9 +529,17 @@ void ForwardMatMul(const OnnxNode& node, Values& values, const OnnxRunContext&) 
   float beta = 0;
   if (node.op == "Gemm" && HasInput(node, 2)) {
     const OnnxValue& c = In(node, values, 2);
-    const Broadcaster ic(y.dims, c);
-    const int64_t n = y.num_elements();
-    for (int64_t i = 0; i < n; ++i) y.floats[i] = s.beta * c.floats[ic[i]];
+    float* out = y.floats.data();
+    if (c.num_elements() == s.n && c.dims.back() == s.n) {
+      // A bias row, repeated down the rows.
+      for (int64_t row = 0; row < s.m; ++row) {
+        for (int64_t j = 0; j < s.n; ++j) out[row * s.n + j] = s.beta * c.floats[j];
+      }
+    } else {
+      const Broadcaster ic(y.dims, c);
+      const int64_t n = y.num_elements();
+      for (int64_t i = 0; i < n; ++i) out[i] = s.beta * c.floats[ic[i]];
+    }
     beta = 1;
   }
   Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, In(node, values, 0).floats.data(),
@@ -575,9 +570,17 @@ void BackwardMatMul(const OnnxNode& node, Values& values) {
   }
   if (node.op == "Gemm" && HasInput(node, 2) && TakesGrad(In(node, values, 2))) {
     OnnxValue& c = In(node, values, 2);
-    const Broadcaster ic(y.dims, c);
-    const int64_t n = y.num_elements();
-    for (int64_t i = 0; i < n; ++i) c.grad[ic[i]] += s.beta * g[i];
+    float* dc = c.grad.data();
+    if (c.num_elements() == s.n && c.dims.back() == s.n) {
+      // A bias row: the column sums.
+      for (int64_t row = 0; row < s.m; ++row) {
+        for (int64_t j = 0; j < s.n; ++j) dc[j] += s.beta * g[row * s.n + j];
+      }
+    } else {
+      const Broadcaster ic(y.dims, c);
+      const int64_t n = y.num_elements();
+      for (int64_t i = 0; i < n; ++i) dc[ic[i]] += s.beta * g[i];
+    }
   }
 }
 
@@ -682,31 +685,149 @@ void BackwardDropout(const OnnxNode& node, Values& values) {
   }
 }
 
+// ------------------------------------------------------------- transpose --
+
+absl::Status PlanTranspose(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.rbegin(), perm.rend(), 0);  // ONNX's default: the dims reversed
+  if (auto it = node.ints_attributes.find("perm"); it != node.ints_attributes.end()) {
+    perm = it->second;
+  }
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> identity(rank);
+  std::iota(identity.begin(), identity.end(), 0);
+  if (x.is_int64 || sorted != identity) {
+    return Refuse(node, absl::StrCat("perm ", DimsText(perm), " does not permute the dims of ",
+                                     x.is_int64 ? "an int64 " : "", DimsText(x.dims)));
+  }
+  std::vector<int64_t> dims(rank);
+  for (int64_t i = 0; i < rank; ++i) dims[i] = x.dims[perm[i]];
+  Resize(Out(node, values), dims, false);
+  return absl::OkStatus();
+}
+
+// Calls fn(output index, input index) for every element, in output order.
+template <typename Fn>
+void ForEachTransposed(const OnnxNode& node, const OnnxValue& x, const OnnxValue& y, Fn fn) {
+  std::vector<int64_t> perm(x.dims.size());
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  if (auto it = node.ints_attributes.find("perm"); it != node.ints_attributes.end()) {
+    perm = it->second;
+  }
+  const std::vector<int64_t> in_strides = StridesOf(x.dims);
+  std::vector<int64_t> strides(perm.size());  // the input stride of each output dim
+  for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[perm[i]];
+  ForEachStrided(y.dims, strides, 0, fn);
+}
+
+void ForwardTranspose(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const OnnxValue& x = In(node, values, 0);
+  OnnxValue& y = Out(node, values);
+  ForEachTransposed(node, x, y, [&](int64_t out, int64_t in) { y.floats[out] = x.floats[in]; });
+}
+
+void BackwardTranspose(const OnnxNode& node, Values& values) {
+  OnnxValue& x = In(node, values, 0);
+  if (!TakesGrad(x)) return;
+  const OnnxValue& y = Out(node, values);
+  ForEachTransposed(node, x, y, [&](int64_t out, int64_t in) { x.grad[in] += y.grad[out]; });
+}
+
+// ------------------------------------------------------------------- pad --
+
+absl::Status PlanPad(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  const OnnxValue& pads = In(node, values, 1);
+  const size_t rank = x.dims.size();
+  if (node.StringAttribute("mode", "constant") != "constant") {
+    return Refuse(node, absl::StrCat("mode ", node.StringAttribute("mode", ""),
+                                     " is not supported; constant is"));
+  }
+  if (x.is_int64 || !pads.is_int64 || !pads.known || pads.ints.size() != 2 * rank) {
+    return Refuse(node, absl::StrCat("its pads are not known int64 [", 2 * rank,
+                                     "] for a float input of rank ", rank));
+  }
+  if (HasInput(node, 2)) {
+    const OnnxValue& constant = In(node, values, 2);
+    if (!constant.known || constant.is_int64 || constant.floats.size() != 1) {
+      return Refuse(node, "its constant_value is not a known float");
+    }
+  }
+  std::vector<int64_t> dims = x.dims;
+  for (size_t axis = 0; axis < rank; ++axis) {
+    const int64_t begin = pads.ints[axis], end = pads.ints[rank + axis];
+    if (begin < 0 || end < 0 || begin > kMaxOnnxValueElements || end > kMaxOnnxValueElements) {
+      return Refuse(node, absl::StrCat("pads ", DimsText(pads.ints),
+                                       ": only pads from 0 up are supported (no cropping)"));
+    }
+    dims[axis] += begin + end;
+  }
+  Resize(Out(node, values), dims, false);
+  return absl::OkStatus();
+}
+
+// Calls fn(input index, output index) for every element of x, which the
+// output y holds with `pads` (ONNX's order: every begin, then every end).
+template <typename Fn>
+void ForEachPadded(const OnnxValue& x, const std::vector<int64_t>& pads, const OnnxValue& y,
+                   Fn fn) {
+  const std::vector<int64_t> strides = StridesOf(y.dims);
+  int64_t base = 0;
+  for (size_t axis = 0; axis < strides.size(); ++axis) base += pads[axis] * strides[axis];
+  ForEachStrided(x.dims, strides, base, fn);
+}
+
+void ForwardPad(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const OnnxValue& x = In(node, values, 0);
+  OnnxValue& y = Out(node, values);
+  const float constant = HasInput(node, 2) ? In(node, values, 2).floats[0] : 0.0f;
+  std::fill(y.floats.begin(), y.floats.end(), constant);
+  ForEachPadded(x, In(node, values, 1).ints, y,
+                [&](int64_t in, int64_t out) { y.floats[out] = x.floats[in]; });
+}
+
+void BackwardPad(const OnnxNode& node, Values& values) {
+  OnnxValue& x = In(node, values, 0);
+  if (!TakesGrad(x)) return;
+  const OnnxValue& y = Out(node, values);
+  ForEachPadded(x, In(node, values, 1).ints, y,
+                [&](int64_t in, int64_t out) { x.grad[in] += y.grad[out]; });
+}
+
 const std::map<std::string, OnnxKernel>& Kernels() {
-  static const auto* kernels = new std::map<std::string, OnnxKernel>{
-      {"Add", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
-      {"Sub", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
-      {"Mul", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
-      {"Div", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
-      {"Relu", {PlanUnary, ForwardElementwise<Relu>, BackwardElementwise<Relu>, 1, 1}},
-      {"LeakyRelu",
-       {PlanUnary, ForwardElementwise<LeakyRelu>, BackwardElementwise<LeakyRelu>, 1, 1}},
-      {"Sigmoid", {PlanUnary, ForwardElementwise<Sigmoid>, BackwardElementwise<Sigmoid>, 1, 1}},
-      {"Tanh", {PlanUnary, ForwardElementwise<Tanh>, BackwardElementwise<Tanh>, 1, 1}},
-      {"Erf", {PlanUnary, ForwardElementwise<Erf>, BackwardElementwise<Erf>, 1, 1}},
-      {"Identity", {PlanUnary, ForwardCopy, BackwardCopy, 1, 1}},
-      {"Dropout", {PlanDropout, ForwardDropout, BackwardDropout, 1, 3}},
-      {"Flatten", {PlanFlatten, ForwardCopy, BackwardCopy, 1, 1}},
-      {"Reshape", {PlanReshape, ForwardCopy, BackwardCopy, 2, 2}},
-      {"Unsqueeze", {PlanUnsqueeze, ForwardCopy, BackwardCopy, 2, 2}},
-      {"Concat", {PlanConcat, ForwardConcat, BackwardConcat, 1, kOnnxAnyNumberOfInputs}},
-      {"Gemm", {PlanMatMul, ForwardMatMul, BackwardMatMul, 2, 3}},
-      {"MatMul", {PlanMatMul, ForwardMatMul, BackwardMatMul, 2, 2}},
-      {"Softmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
-      {"LogSoftmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
-      {"Shape", {PlanShape, ForwardNothing, nullptr, 1, 1}},
-      {"Gather", {PlanGather, ForwardNothing, nullptr, 2, 2}},
-  };
+  static const auto* kernels = [] {
+    auto* kernels = new std::map<std::string, OnnxKernel>{
+        {"Add", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
+        {"Sub", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
+        {"Mul", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
+        {"Div", {PlanBinary, ForwardBinary, BackwardBinary, 2, 2}},
+        {"Relu", {PlanUnary, ForwardElementwise<Relu>, BackwardElementwise<Relu>, 1, 1}},
+        {"LeakyRelu",
+         {PlanUnary, ForwardElementwise<LeakyRelu>, BackwardElementwise<LeakyRelu>, 1, 1}},
+        {"Sigmoid", {PlanUnary, ForwardElementwise<Sigmoid>, BackwardElementwise<Sigmoid>, 1, 1}},
+        {"Tanh", {PlanUnary, ForwardElementwise<Tanh>, BackwardElementwise<Tanh>, 1, 1}},
+        {"Erf", {PlanUnary, ForwardElementwise<Erf>, BackwardElementwise<Erf>, 1, 1}},
+        {"Identity", {PlanUnary, ForwardCopy, BackwardCopy, 1, 1}},
+        {"Dropout", {PlanDropout, ForwardDropout, BackwardDropout, 1, 3}},
+        {"Flatten", {PlanFlatten, ForwardCopy, BackwardCopy, 1, 1}},
+        {"Reshape", {PlanReshape, ForwardCopy, BackwardCopy, 2, 2}},
+        {"Unsqueeze", {PlanUnsqueeze, ForwardCopy, BackwardCopy, 2, 2}},
+        {"Concat", {PlanConcat, ForwardConcat, BackwardConcat, 1, kOnnxAnyNumberOfInputs}},
+        {"Gemm", {PlanMatMul, ForwardMatMul, BackwardMatMul, 2, 3}},
+        {"MatMul", {PlanMatMul, ForwardMatMul, BackwardMatMul, 2, 2}},
+        {"Softmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
+        {"LogSoftmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
+        {"Shape", {PlanShape, ForwardNothing, nullptr, 1, 1}},
+        {"Gather", {PlanGather, ForwardNothing, nullptr, 2, 2}},
+        {"Transpose", {PlanTranspose, ForwardTranspose, BackwardTranspose, 1, 1}},
+        {"Pad", {PlanPad, ForwardPad, BackwardPad, 2, 3}},
+    };
+    onnx_internal::AddSpatialKernels(*kernels);
+    return kernels;
+  }();
   return *kernels;
 }
 

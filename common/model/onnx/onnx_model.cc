@@ -1,6 +1,5 @@
 #include "common/model/onnx/onnx_model.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -49,12 +48,13 @@ absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec
         " features per example; the training data has ", info.dense_dim));
   }
   ASSIGN_OR_RETURN(const PredictionKind kind, KindOf(spec, program->output_width()));
-  return std::unique_ptr<OnnxModel>(new OnnxModel(std::move(program), kind, context));
+  return std::unique_ptr<OnnxModel>(new OnnxModel(spec.path(), std::move(program), kind, context));
 }
 
-OnnxModel::OnnxModel(std::unique_ptr<OnnxProgram> program, PredictionKind kind,
+OnnxModel::OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, PredictionKind kind,
                      const ModelContext& context)
-    : program_(std::move(program)),
+    : path_(std::move(path)),
+      program_(std::move(program)),
       head_(context.compute, kind, program_->output_width()),
       seed_(context.seed) {}
 
@@ -67,17 +67,9 @@ std::vector<VariableDef> OnnxModel::Variables() const {
     def.spec.set_dtype(DATA_TYPE_FLOAT32);
     for (int64_t d : init.dims) def.spec.mutable_shape()->add_dims(d);
     InitializerSpec* initializer = def.spec.mutable_initializer();
-    initializer->set_seed(seed_);
-    const bool constant =
-        !init.values.empty() && std::all_of(init.values.begin(), init.values.end(),
-                                            [&](float v) { return v == init.values.front(); });
-    if (constant) {
-      initializer->set_kind(INITIALIZER_KIND_CONSTANT);
-      initializer->set_value(init.values.front());
-    } else {
-      initializer->set_kind(init.dims.size() >= 2 ? INITIALIZER_KIND_GLOROT_UNIFORM
-                                                  : INITIALIZER_KIND_ZEROS);
-    }
+    initializer->set_kind(INITIALIZER_KIND_ONNX_TENSOR);
+    initializer->set_onnx_path(path_);
+    initializer->set_onnx_tensor(init.name);
     defs.push_back(std::move(def));
   }
   return defs;

@@ -20,9 +20,9 @@ namespace pstrain {
 // squared error) turns into predictions and a loss.
 //
 // Variables: each float initializer, dense and trainable, under its ONNX
-// name. Its initial value is drawn as the built-in models' are: an
-// initializer whose values are all equal (a norm's scale of ones, a bias of
-// zeros) keeps that constant; others are Glorot uniform (rank >= 2) or zero.
+// name, starting from the value the graph gives it (what PyTorch drew, or
+// pretrained weights to fine-tune): whoever creates the variables reads
+// them from the file (INITIALIZER_KIND_ONNX_TENSOR).
 class OnnxModel : public Model {
  public:
   // Loads spec.path (OnnxProgram::Load's errors). InvalidArgument: the
@@ -47,8 +47,10 @@ class OnnxModel : public Model {
   absl::Status DescribeOnnx(OnnxGraph& graph) const override;
 
  private:
-  OnnxModel(std::unique_ptr<OnnxProgram> program, PredictionKind kind, const ModelContext& context);
+  OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, PredictionKind kind,
+            const ModelContext& context);
 
+  const std::string path_;  // of the graph, as the spec gives it
   std::unique_ptr<OnnxProgram> program_;
   model_internal::LossHead head_;
   const uint64_t seed_;

@@ -1,17 +1,15 @@
 #include "common/model/onnx/onnx_program.h"
 
 #include <algorithm>
-#include <cstring>
+#include <cmath>
 #include <random>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/checkpoint/posix_env.h"
-#include "common/checkpoint/whole_file.h"
+#include "common/model/onnx/onnx_file.h"
 #include "common/model/onnx/onnx_kernels.h"
 #include "common/status/status_macros.h"
-#include "onnx/onnx_pb.h"
 
 namespace pstrain {
 
@@ -44,57 +42,8 @@ namespace {
 
 using onnx_internal::LoadedGraph;
 
-// ONNX's largest file: one protobuf.
-constexpr int64_t kMaxOnnxFileBytes = (int64_t{1} << 31) - 1;
-
 absl::Status Refuse(const std::string& origin, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat(origin, ": ", why));
-}
-
-// The `n` elements of `tensor`: its raw_data when set, else the typed
-// field that holds them.
-template <typename T, typename TypedField>
-absl::Status DecodeElements(const onnx::TensorProto& tensor, const TypedField& typed, int64_t n,
-                            const std::string& what, std::vector<T>* out) {
-  const std::string& raw = tensor.raw_data();
-  if (raw.empty()) {
-    out->assign(typed.begin(), typed.end());
-  } else {
-    out->resize(raw.size() / sizeof(T));
-    std::memcpy(out->data(), raw.data(), out->size() * sizeof(T));
-  }
-  if (static_cast<int64_t>(out->size()) != n || raw.size() % sizeof(T) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " holds ", out->size(), " values for ", n, " elements"));
-  }
-  return absl::OkStatus();
-}
-
-// A constant's value from a TensorProto: float32 or int64, inline data.
-absl::StatusOr<OnnxValue> DecodeTensor(const onnx::TensorProto& tensor, const std::string& what) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " keeps its data in an external file, which is not supported yet"));
-  }
-  OnnxValue value;
-  value.dims.assign(tensor.dims().begin(), tensor.dims().end());
-  value.known = true;
-  if (OnnxElements(value.dims) < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " has negative dims or more than ", kMaxOnnxValueElements, " elements"));
-  }
-  const int64_t n = value.num_elements();
-  if (tensor.data_type() == onnx::TensorProto::FLOAT) {
-    RETURN_IF_ERROR(DecodeElements(tensor, tensor.float_data(), n, what, &value.floats));
-    return value;
-  }
-  if (tensor.data_type() == onnx::TensorProto::INT64) {
-    value.is_int64 = true;
-    RETURN_IF_ERROR(DecodeElements(tensor, tensor.int64_data(), n, what, &value.ints));
-    return value;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, " has element type ", tensor.data_type(), "; float32 and int64 load"));
 }
 
 absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origin) {
@@ -143,14 +92,21 @@ class GraphBuilder {
 absl::Status GraphBuilder::AddInitializers(const onnx::GraphProto& proto,
                                            std::vector<OnnxInitializer>* initializers) {
   for (const onnx::TensorProto& tensor : proto.initializer()) {
-    ASSIGN_OR_RETURN(OnnxValue value,
-                     DecodeTensor(tensor, absl::StrCat(origin_, ": initializer ", tensor.name())));
+    ASSIGN_OR_RETURN(
+        OnnxValue value,
+        DecodeOnnxTensor(tensor, absl::StrCat(origin_, ": initializer ", tensor.name())));
     if (index_.contains(tensor.name())) {
       return Refuse(origin_, absl::StrCat("initializer ", tensor.name(), " is defined twice"));
     }
     if (value.is_int64) {
       Add(tensor.name(), std::move(value));
       continue;
+    }
+    for (float v : value.floats) {
+      if (!std::isfinite(v)) {
+        return Refuse(origin_, absl::StrCat("initializer ", tensor.name(), " holds ", v,
+                                            ", not a finite value to start training from"));
+      }
     }
     initializers->push_back({tensor.name(), value.dims, std::move(value.floats)});
     OnnxValue parameter;
@@ -213,8 +169,9 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
       return refuse(absl::StrCat("writes ", proto.output(0), " a second time"));
     }
     for (const onnx::AttributeProto& attribute : proto.attribute()) {
-      ASSIGN_OR_RETURN(OnnxValue value,
-                       DecodeTensor(attribute.t(), absl::StrCat(origin_, ": node ", node.name)));
+      ASSIGN_OR_RETURN(
+          OnnxValue value,
+          DecodeOnnxTensor(attribute.t(), absl::StrCat(origin_, ": node ", node.name)));
       Add(proto.output(0), std::move(value));
     }
     return absl::OkStatus();
@@ -268,6 +225,11 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
     } else if (attribute.type() == onnx::AttributeProto::INTS) {
       node.ints_attributes[attribute.name()].assign(attribute.ints().begin(),
                                                     attribute.ints().end());
+    } else if (attribute.type() == onnx::AttributeProto::STRING) {
+      node.string_attributes[attribute.name()] = attribute.s();
+    } else {
+      return refuse(absl::StrCat("its attribute ", attribute.name(), " (of ONNX type ",
+                                 attribute.type(), ") is not supported"));
     }
   }
   graph_->nodes.push_back(std::move(node));
@@ -300,22 +262,18 @@ const std::string& OnnxProgram::input_name() const { return graph_->names[graph_
 const std::string& OnnxProgram::output_name() const { return graph_->names[graph_->output]; }
 
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Load(const std::string& path) {
-  PosixEnv env;
-  absl::StatusOr<std::string> bytes = ReadWholeFile(env, path, kMaxOnnxFileBytes);
-  if (absl::IsResourceExhausted(bytes.status())) {
-    return Refuse(path, "is larger than an ONNX file can be (2 GB)");
-  }
-  if (!bytes.ok()) return bytes.status();
-  return Parse(*bytes, path);
+  ASSIGN_OR_RETURN(const onnx::ModelProto model, ReadOnnxModel(path));
+  return FromModel(model, path);
 }
 
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Parse(absl::string_view bytes,
                                                                 const std::string& origin) {
-  onnx::ModelProto model;
-  if (bytes.empty() || !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
-      !model.has_graph()) {
-    return Refuse(origin, "does not parse as an ONNX model (truncated or not ONNX)");
-  }
+  ASSIGN_OR_RETURN(const onnx::ModelProto model, ParseOnnxModel(bytes, origin));
+  return FromModel(model, origin);
+}
+
+absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::FromModel(const onnx::ModelProto& model,
+                                                                    const std::string& origin) {
   RETURN_IF_ERROR(CheckOpsets(model, origin));
   std::unique_ptr<OnnxProgram> program(new OnnxProgram());
   program->graph_ = std::make_unique<LoadedGraph>();
@@ -472,6 +430,9 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
     }
     for (const auto& [key, value] : node.ints_attributes) {
       attributes.push_back(OnnxAttribute::Ints(key, value));
+    }
+    for (const auto& [key, value] : node.string_attributes) {
+      attributes.push_back(OnnxAttribute::String(key, value));
     }
     if (node.op == "Dropout") {
       names[node.outputs[0]] = graph.Node("Identity", {inputs[0]});

@@ -24,6 +24,10 @@
 #include "common/model/model.h"
 #include "common/model/onnx/onnx_values.h"
 
+namespace onnx {
+class ModelProto;
+}  // namespace onnx
+
 namespace pstrain {
 namespace onnx_internal {
 struct LoadedGraph;
@@ -92,6 +96,8 @@ class OnnxProgram {
   using Plan = onnx_internal::Plan;
 
   OnnxProgram() = default;
+  static absl::StatusOr<std::unique_ptr<OnnxProgram>> FromModel(const onnx::ModelProto& model,
+                                                                const std::string& origin);
   absl::StatusOr<Plan*> PlanFor(int64_t batch);
 
   std::unique_ptr<onnx_internal::LoadedGraph> graph_;

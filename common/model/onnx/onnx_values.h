@@ -56,6 +56,7 @@ struct OnnxNode {
   std::map<std::string, int64_t> int_attributes;
   std::map<std::string, float> float_attributes;
   std::map<std::string, std::vector<int64_t>> ints_attributes;
+  std::map<std::string, std::string> string_attributes;
 
   int64_t IntAttribute(const std::string& key, int64_t fallback) const {
     auto it = int_attributes.find(key);
@@ -64,6 +65,10 @@ struct OnnxNode {
   float FloatAttribute(const std::string& key, float fallback) const {
     auto it = float_attributes.find(key);
     return it == float_attributes.end() ? fallback : it->second;
+  }
+  std::string StringAttribute(const std::string& key, const std::string& fallback) const {
+    auto it = string_attributes.find(key);
+    return it == string_attributes.end() ? fallback : it->second;
   }
 };
 

@@ -8,6 +8,9 @@ run on a fixed input. For each NAME this writes, beside this script:
   NAME.onnx             the exported graph
   NAME.reference        PyTorch's tensors for it (format below)
 
+and relu_mlp.onnx alone: the built-in MLP's shapes, which the training
+benchmark (bench/compute/training_benchmark.cc) trains both ways.
+
 The reference holds the input x, the output y, a fixed random r, and the
 gradients of L = sum(y * r) with respect to every parameter (grad/<name>,
 named as the ONNX initializer) and to y (which is r). A test feeds r as
@@ -68,6 +71,49 @@ class ElementwiseNet(torch.nn.Module):
         return self.out(self.dropout(h))
 
 
+class Cnn(torch.nn.Module):
+    """A small image classifier for 28x28 grey images: two 3x3 convolutions,
+    each with ReLU, the first followed by max pooling and the second by
+    average pooling, then a linear layer over the flattened maps."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.AvgPool2d(2),
+            torch.nn.Flatten(),
+            torch.nn.Linear(32 * 7 * 7, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class SpatialNet(torch.nn.Module):
+    """What the CNN leaves out: a non-square kernel with strides, dilation
+    and uneven padding, padded max and average pooling (padding left out of
+    the average), a convolution without bias, global average pooling and a
+    transpose."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 4, (3, 2), stride=(2, 1), padding=(1, 0),
+                                     dilation=(1, 2))
+        self.pool1 = torch.nn.MaxPool2d(3, stride=2, padding=1)
+        self.pool2 = torch.nn.AvgPool2d(2, stride=1, padding=1, count_include_pad=False)
+        self.conv2 = torch.nn.Conv2d(4, 6, 2, bias=False)
+        self.out = torch.nn.Linear(6 * 3 * 4 + 6, 3)
+
+    def forward(self, x):
+        h = torch.relu(self.conv1(x))
+        h = self.pool2(self.pool1(h))
+        h = torch.tanh(self.conv2(h))
+        pooled = torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1)
+        moved = h.permute(0, 2, 3, 1).flatten(1)
+        return self.out(torch.cat([moved, pooled], dim=1))
+
+
 def write_reference(path, tensors):
     with open(path, 'wb') as out:
         for name, value in tensors:
@@ -80,12 +126,16 @@ def write_reference(path, tensors):
             out.write(data.astype('<f4').tobytes())
 
 
-def make(name, model, width):
-    model.eval()
-    x = torch.randn(BATCH, width)
+def export(name, model, x):
     torch.onnx.export(model, x, os.path.join(HERE, name + '.onnx'),
                       input_names=['x'], output_names=['y'],
                       dynamic_axes={'x': {0: 'batch'}, 'y': {0: 'batch'}})
+
+
+def make(name, model, example_shape):
+    model.eval()
+    x = torch.randn(BATCH, *example_shape)
+    export(name, model, x)
     y = model(x)
     r = torch.randn(y.shape)
     model.zero_grad()
@@ -96,10 +146,28 @@ def make(name, model, width):
     write_reference(os.path.join(HERE, name + '.reference'), tensors)
 
 
+class ReluMlp(torch.nn.Module):
+    """The built-in MLP's shapes (hidden_units [256, 128], ReLU), for the
+    benchmark that compares the two: exported only, no reference."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.Linear(784, 256), torch.nn.ReLU(),
+            torch.nn.Linear(256, 128), torch.nn.ReLU(),
+            torch.nn.Linear(128, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
 def main():
     torch.manual_seed(20261126)
-    make('mlp', Mlp(), 784)
-    make('elementwise', ElementwiseNet(), 12)
+    make('mlp', Mlp(), [784])
+    make('elementwise', ElementwiseNet(), [12])
+    make('cnn', Cnn(), [1, 28, 28])
+    make('spatial', SpatialNet(), [3, 9, 10])
+    export('relu_mlp', ReluMlp().eval(), torch.randn(1, 784))
 
 
 if __name__ == '__main__':

@@ -1,0 +1,109 @@
+#include "common/model/onnx/onnx_file.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/whole_file.h"
+#include "common/status/status_macros.h"
+
+namespace pstrain {
+namespace {
+
+// ONNX's largest file: one protobuf.
+constexpr int64_t kMaxOnnxFileBytes = (int64_t{1} << 31) - 1;
+
+// The `n` elements of `tensor`: its raw_data when set, else the typed
+// field that holds them.
+template <typename T, typename TypedField>
+absl::Status DecodeElements(const onnx::TensorProto& tensor, const TypedField& typed, int64_t n,
+                            const std::string& what, std::vector<T>* out) {
+  const std::string& raw = tensor.raw_data();
+  if (raw.empty()) {
+    out->assign(typed.begin(), typed.end());
+  } else {
+    out->resize(raw.size() / sizeof(T));
+    std::memcpy(out->data(), raw.data(), out->size() * sizeof(T));
+  }
+  if (static_cast<int64_t>(out->size()) != n || raw.size() % sizeof(T) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " holds ", out->size(), " values for ", n, " elements"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<onnx::ModelProto> ParseOnnxModel(absl::string_view bytes,
+                                                const std::string& origin) {
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      !model.has_graph()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": does not parse as an ONNX model (truncated or not ONNX)"));
+  }
+  return model;
+}
+
+absl::StatusOr<onnx::ModelProto> ReadOnnxModel(const std::string& path) {
+  PosixEnv env;
+  absl::StatusOr<std::string> bytes = ReadWholeFile(env, path, kMaxOnnxFileBytes);
+  if (absl::IsResourceExhausted(bytes.status())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": is larger than an ONNX file can be (2 GB)"));
+  }
+  if (!bytes.ok()) return bytes.status();
+  return ParseOnnxModel(*bytes, path);
+}
+
+absl::StatusOr<OnnxValue> DecodeOnnxTensor(const onnx::TensorProto& tensor,
+                                           const std::string& what) {
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " keeps its data in an external file, which is not supported yet"));
+  }
+  OnnxValue value;
+  value.dims.assign(tensor.dims().begin(), tensor.dims().end());
+  value.known = true;
+  if (OnnxElements(value.dims) < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has negative dims or more than ", kMaxOnnxValueElements, " elements"));
+  }
+  const int64_t n = value.num_elements();
+  if (tensor.data_type() == onnx::TensorProto::FLOAT) {
+    RETURN_IF_ERROR(DecodeElements(tensor, tensor.float_data(), n, what, &value.floats));
+    return value;
+  }
+  if (tensor.data_type() == onnx::TensorProto::INT64) {
+    value.is_int64 = true;
+    RETURN_IF_ERROR(DecodeElements(tensor, tensor.int64_data(), n, what, &value.ints));
+    return value;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " has element type ", tensor.data_type(), "; float32 and int64 load"));
+}
+
+absl::StatusOr<std::vector<float>> ReadOnnxInitializer(const std::string& path,
+                                                       const std::string& name) {
+  ASSIGN_OR_RETURN(const onnx::ModelProto model, ReadOnnxModel(path));
+  for (const onnx::TensorProto& tensor : model.graph().initializer()) {
+    if (tensor.name() != name) continue;
+    const std::string what = absl::StrCat(path, ": initializer ", name);
+    ASSIGN_OR_RETURN(OnnxValue value, DecodeOnnxTensor(tensor, what));
+    if (value.is_int64) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " is int64, not float32"));
+    }
+    for (float v : value.floats) {
+      if (!std::isfinite(v)) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " holds ", v, ", not a finite value"));
+      }
+    }
+    return std::move(value.floats);
+  }
+  return absl::NotFoundError(absl::StrCat(path, ": has no initializer ", name));
+}
+
+}  // namespace pstrain
