@@ -395,11 +395,18 @@ TEST_F(ChaosTest, StreamsToAParameterServerCutThreeTimesLoseNothing) {
   int64_t step = kCheckpointEverySteps;
   for (int i = 0; i < 3; ++i) {
     step += std::uniform_int_distribution<int64_t>(50, 300)(random);
-    faults.push_back(
-        {"reset every connection to ps/1", step, [&cut](TestCluster&, const std::string&) {
-           cut.push_back(proxy_->ResetConnections());
-           return absl::OkStatus();
-         }});
+    // The link holds every chunk for a moment before the reset, so that
+    // calls are in flight when it comes: sent and not yet answered. (Cut
+    // at once, the streams could be idle between two steps on a busy
+    // machine, and nothing would be retried.)
+    faults.push_back({"hold the streams to ps/1 for 300ms, then reset every connection", step,
+                      [&cut](TestCluster&, const std::string&) {
+                        proxy_->SetDelay(absl::Seconds(1));
+                        absl::SleepFor(absl::Milliseconds(300));
+                        cut.push_back(proxy_->ResetConnections());
+                        proxy_->SetDelay(absl::ZeroDuration());
+                        return absl::OkStatus();
+                      }});
   }
   const int retried_before = Occurrences(WorkerLogs(), "succeeded after");
   const JobRecord job = Run("streams_cut", faults);
