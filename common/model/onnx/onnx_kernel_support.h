@@ -50,9 +50,6 @@ inline void Resize(OnnxValue& out, std::vector<int64_t> dims, bool is_int64) {
   }
 }
 
-// Whether Backward wants d(loss)/d(value): its grad is sized then.
-inline bool TakesGrad(const OnnxValue& value) { return !value.grad.empty(); }
-
 // C = alpha op(A) op(B) + beta C, row-major, through oneDNN's sgemm.
 inline void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                   const float* a, const float* b, float beta, float* c) {

@@ -21,7 +21,6 @@ using onnx_internal::Out;
 using onnx_internal::Refuse;
 using onnx_internal::Resize;
 using onnx_internal::Sgemm;
-using onnx_internal::TakesGrad;
 using onnx_internal::Values;
 
 // Calls fn(i, at) for each element i, in row-major order, of a block of
@@ -200,7 +199,9 @@ void ForwardBinary(const OnnxNode& node, Values& values, const OnnxRunContext&) 
     for (int64_t i = 0; i < n; ++i) out.ints[i] = Apply(kind, a.ints[ia[i]], b.ints[ib[i]]);
     return;
   }
-  for (int64_t i = 0; i < n; ++i) out.floats[i] = Apply(kind, a.floats[ia[i]], b.floats[ib[i]]);
+  const float* x = a.data();
+  const float* y = b.data();
+  for (int64_t i = 0; i < n; ++i) out.floats[i] = Apply(kind, x[ia[i]], y[ib[i]]);
 }
 
 void BackwardBinary(const OnnxNode& node, Values& values) {
@@ -209,26 +210,29 @@ void BackwardBinary(const OnnxNode& node, Values& values) {
   const OnnxValue& out = Out(node, values);
   const Binary kind = BinaryOf(node.op);
   const Broadcaster ia(out.dims, a), ib(out.dims, b);
-  const bool da = TakesGrad(a), db = TakesGrad(b);
+  float* da = a.takes_grad() ? a.grad_data() : nullptr;
+  float* db = b.takes_grad() ? b.grad_data() : nullptr;
+  const float* av = a.data();
+  const float* bv = b.data();
   const int64_t n = out.num_elements();
   for (int64_t i = 0; i < n; ++i) {
-    const float g = out.grad[i], x = a.floats[ia[i]], y = b.floats[ib[i]];
+    const float g = out.grad[i], x = av[ia[i]], y = bv[ib[i]];
     switch (kind) {
       case Binary::kAdd:
-        if (da) a.grad[ia[i]] += g;
-        if (db) b.grad[ib[i]] += g;
+        if (da) da[ia[i]] += g;
+        if (db) db[ib[i]] += g;
         break;
       case Binary::kSub:
-        if (da) a.grad[ia[i]] += g;
-        if (db) b.grad[ib[i]] -= g;
+        if (da) da[ia[i]] += g;
+        if (db) db[ib[i]] -= g;
         break;
       case Binary::kMul:
-        if (da) a.grad[ia[i]] += g * y;
-        if (db) b.grad[ib[i]] += g * x;
+        if (da) da[ia[i]] += g * y;
+        if (db) db[ib[i]] += g * x;
         break;
       case Binary::kDiv:
-        if (da) a.grad[ia[i]] += g / y;
-        if (db) b.grad[ib[i]] -= g * x / (y * y);
+        if (da) da[ia[i]] += g / y;
+        if (db) db[ib[i]] -= g * x / (y * y);
         break;
     }
   }
@@ -269,7 +273,7 @@ struct Erf {
 template <typename Op>
 void ForwardElementwise(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const float alpha = node.FloatAttribute("alpha", 0.01f);  // LeakyRelu's
-  const float* x = In(node, values, 0).floats.data();
+  const float* x = In(node, values, 0).data();
   std::vector<float>& y = Out(node, values).floats;
   const int64_t n = static_cast<int64_t>(y.size());
   for (int64_t i = 0; i < n; ++i) y[i] = Op::Value(x[i], alpha);
@@ -277,29 +281,35 @@ void ForwardElementwise(const OnnxNode& node, Values& values, const OnnxRunConte
 
 template <typename Op>
 void BackwardElementwise(const OnnxNode& node, Values& values) {
-  OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  OnnxValue& in = In(node, values, 0);
+  if (!in.takes_grad()) return;
   const float alpha = node.FloatAttribute("alpha", 0.01f);
-  const OnnxValue& y = Out(node, values);
-  const int64_t n = static_cast<int64_t>(y.floats.size());
-  for (int64_t i = 0; i < n; ++i) {
-    x.grad[i] += y.grad[i] * Op::Slope(x.floats[i], y.floats[i], alpha);
-  }
+  const OnnxValue& out = Out(node, values);
+  const float* x = in.data();
+  const float* y = out.floats.data();
+  const float* dy = out.grad.data();
+  float* dx = in.grad_data();
+  const int64_t n = static_cast<int64_t>(out.floats.size());
+  for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * Op::Slope(x[i], y[i], alpha);
 }
 
 // Identity, Flatten, Reshape, Unsqueeze: the same elements, other dims.
 void ForwardCopy(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const OnnxValue& x = In(node, values, 0);
   OnnxValue& y = Out(node, values);
-  y.floats = x.floats;
-  y.ints = x.ints;
+  if (x.is_int64) {
+    y.ints = x.ints;
+  } else {
+    y.floats.assign(x.data(), x.data() + x.num_elements());
+  }
 }
 
 void BackwardCopy(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  if (!x.takes_grad()) return;
   const OnnxValue& y = Out(node, values);
-  for (size_t i = 0; i < y.grad.size(); ++i) x.grad[i] += y.grad[i];
+  float* dx = x.grad_data();
+  for (size_t i = 0; i < y.grad.size(); ++i) dx[i] += y.grad[i];
 }
 
 absl::Status PlanFlatten(const OnnxNode& node, Values& values) {
@@ -456,7 +466,7 @@ void ForwardConcat(const OnnxNode& node, Values& values, const OnnxRunContext&) 
     if (out.is_int64) {
       std::copy_n(in.ints.begin() + from, n, out.ints.begin() + to);
     } else {
-      std::copy_n(in.floats.begin() + from, n, out.floats.begin() + to);
+      std::copy_n(in.data() + from, n, out.floats.begin() + to);
     }
   });
 }
@@ -464,8 +474,9 @@ void ForwardConcat(const OnnxNode& node, Values& values, const OnnxRunContext&) 
 void BackwardConcat(const OnnxNode& node, Values& values) {
   const OnnxValue& out = Out(node, values);
   ForEachConcatBlock(node, values, [&](OnnxValue& in, int64_t from, int64_t to, int64_t n) {
-    if (!TakesGrad(in)) return;
-    for (int64_t k = 0; k < n; ++k) in.grad[from + k] += out.grad[to + k];
+    if (!in.takes_grad()) return;
+    float* d_in = in.grad_data();
+    for (int64_t k = 0; k < n; ++k) d_in[from + k] += out.grad[to + k];
   });
 }
 
@@ -533,17 +544,17 @@ void ForwardMatMul(const OnnxNode& node, Values& values, const OnnxRunContext&) 
     if (c.num_elements() == s.n && c.dims.back() == s.n) {
       // A bias row, repeated down the rows.
       for (int64_t row = 0; row < s.m; ++row) {
-        for (int64_t j = 0; j < s.n; ++j) out[row * s.n + j] = s.beta * c.floats[j];
+        for (int64_t j = 0; j < s.n; ++j) out[row * s.n + j] = s.beta * c.data()[j];
       }
     } else {
       const Broadcaster ic(y.dims, c);
       const int64_t n = y.num_elements();
-      for (int64_t i = 0; i < n; ++i) out[i] = s.beta * c.floats[ic[i]];
+      for (int64_t i = 0; i < n; ++i) out[i] = s.beta * c.data()[ic[i]];
     }
     beta = 1;
   }
-  Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, In(node, values, 0).floats.data(),
-        In(node, values, 1).floats.data(), beta, y.floats.data());
+  Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, In(node, values, 0).data(),
+        In(node, values, 1).data(), beta, y.floats.data());
 }
 
 void BackwardMatMul(const OnnxNode& node, Values& values) {
@@ -552,25 +563,25 @@ void BackwardMatMul(const OnnxNode& node, Values& values) {
   OnnxValue& b = In(node, values, 1);
   const OnnxValue& y = Out(node, values);
   const float* g = y.grad.data();
-  if (TakesGrad(a)) {
+  if (a.takes_grad()) {
     // dA = alpha g op(B)^T, or its transpose when A is transposed.
     if (!s.trans_a) {
-      Sgemm(false, !s.trans_b, s.m, s.k, s.n, s.alpha, g, b.floats.data(), 1, a.grad.data());
+      Sgemm(false, !s.trans_b, s.m, s.k, s.n, s.alpha, g, b.data(), 1, a.grad_data());
     } else {
-      Sgemm(s.trans_b, true, s.k, s.m, s.n, s.alpha, b.floats.data(), g, 1, a.grad.data());
+      Sgemm(s.trans_b, true, s.k, s.m, s.n, s.alpha, b.data(), g, 1, a.grad_data());
     }
   }
-  if (TakesGrad(b)) {
+  if (b.takes_grad()) {
     // dB = alpha op(A)^T g, or its transpose when B is transposed.
     if (!s.trans_b) {
-      Sgemm(!s.trans_a, false, s.k, s.n, s.m, s.alpha, a.floats.data(), g, 1, b.grad.data());
+      Sgemm(!s.trans_a, false, s.k, s.n, s.m, s.alpha, a.data(), g, 1, b.grad_data());
     } else {
-      Sgemm(true, s.trans_a, s.n, s.k, s.m, s.alpha, g, a.floats.data(), 1, b.grad.data());
+      Sgemm(true, s.trans_a, s.n, s.k, s.m, s.alpha, g, a.data(), 1, b.grad_data());
     }
   }
-  if (node.op == "Gemm" && HasInput(node, 2) && TakesGrad(In(node, values, 2))) {
+  if (node.op == "Gemm" && HasInput(node, 2) && In(node, values, 2).takes_grad()) {
     OnnxValue& c = In(node, values, 2);
-    float* dc = c.grad.data();
+    float* dc = c.grad_data();
     if (c.num_elements() == s.n && c.dims.back() == s.n) {
       // A bias row: the column sums.
       for (int64_t row = 0; row < s.m; ++row) {
@@ -603,7 +614,7 @@ void ForwardSoftmax(const OnnxNode& node, Values& values, const OnnxRunContext&)
   const int64_t width = x.dims.back();
   const bool log = node.op == "LogSoftmax";
   for (int64_t row = 0; row < x.num_elements() / std::max<int64_t>(width, 1); ++row) {
-    const float* in = x.floats.data() + row * width;
+    const float* in = x.data() + row * width;
     float* out = y.floats.data() + row * width;
     const float top = *std::max_element(in, in + width);
     double sum = 0;
@@ -617,14 +628,14 @@ void ForwardSoftmax(const OnnxNode& node, Values& values, const OnnxRunContext&)
 
 void BackwardSoftmax(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  if (!x.takes_grad()) return;
   const OnnxValue& y = Out(node, values);
   const int64_t width = x.dims.back();
   const bool log = node.op == "LogSoftmax";
   for (int64_t row = 0; row < x.num_elements() / std::max<int64_t>(width, 1); ++row) {
     const float* out = y.floats.data() + row * width;
     const float* g = y.grad.data() + row * width;
-    float* dx = x.grad.data() + row * width;
+    float* dx = x.grad_data() + row * width;
     double dot = 0;
     for (int64_t k = 0; k < width; ++k) dot += log ? g[k] : g[k] * out[k];
     for (int64_t k = 0; k < width; ++k) {
@@ -656,23 +667,24 @@ void ForwardDropout(const OnnxNode& node, Values& values, const OnnxRunContext& 
   const OnnxValue& x = In(node, values, 0);
   OnnxValue& y = Out(node, values);
   const float ratio = HasInput(node, 1) ? In(node, values, 1).floats[0] : 0.5f;
+  const float* in = x.data();
   if (!context.training || ratio <= 0 || context.random == nullptr) {
-    y.floats = x.floats;
+    y.floats.assign(in, in + x.num_elements());
     y.ints.clear();
     return;
   }
   std::bernoulli_distribution keep(1.0 - ratio);
   const float scale = 1.0f / (1.0f - ratio);
-  y.ints.resize(x.floats.size());
-  for (size_t i = 0; i < x.floats.size(); ++i) {
+  y.ints.resize(y.floats.size());
+  for (size_t i = 0; i < y.floats.size(); ++i) {
     y.ints[i] = keep(*context.random) ? 1 : 0;
-    y.floats[i] = y.ints[i] != 0 ? x.floats[i] * scale : 0.0f;
+    y.floats[i] = y.ints[i] != 0 ? in[i] * scale : 0.0f;
   }
 }
 
 void BackwardDropout(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  if (!x.takes_grad()) return;
   const OnnxValue& y = Out(node, values);
   if (y.ints.empty()) {
     BackwardCopy(node, values);
@@ -680,8 +692,9 @@ void BackwardDropout(const OnnxNode& node, Values& values) {
   }
   const float ratio = HasInput(node, 1) ? In(node, values, 1).floats[0] : 0.5f;
   const float scale = 1.0f / (1.0f - ratio);
+  float* dx = x.grad_data();
   for (size_t i = 0; i < y.grad.size(); ++i) {
-    if (y.ints[i] != 0) x.grad[i] += y.grad[i] * scale;
+    if (y.ints[i] != 0) dx[i] += y.grad[i] * scale;
   }
 }
 
@@ -726,14 +739,16 @@ void ForEachTransposed(const OnnxNode& node, const OnnxValue& x, const OnnxValue
 void ForwardTranspose(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const OnnxValue& x = In(node, values, 0);
   OnnxValue& y = Out(node, values);
-  ForEachTransposed(node, x, y, [&](int64_t out, int64_t in) { y.floats[out] = x.floats[in]; });
+  const float* from = x.data();
+  ForEachTransposed(node, x, y, [&](int64_t out, int64_t in) { y.floats[out] = from[in]; });
 }
 
 void BackwardTranspose(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  if (!x.takes_grad()) return;
   const OnnxValue& y = Out(node, values);
-  ForEachTransposed(node, x, y, [&](int64_t out, int64_t in) { x.grad[in] += y.grad[out]; });
+  float* dx = x.grad_data();
+  ForEachTransposed(node, x, y, [&](int64_t out, int64_t in) { dx[in] += y.grad[out]; });
 }
 
 // ------------------------------------------------------------------- pad --
@@ -785,16 +800,18 @@ void ForwardPad(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   OnnxValue& y = Out(node, values);
   const float constant = HasInput(node, 2) ? In(node, values, 2).floats[0] : 0.0f;
   std::fill(y.floats.begin(), y.floats.end(), constant);
+  const float* from = x.data();
   ForEachPadded(x, In(node, values, 1).ints, y,
-                [&](int64_t in, int64_t out) { y.floats[out] = x.floats[in]; });
+                [&](int64_t in, int64_t out) { y.floats[out] = from[in]; });
 }
 
 void BackwardPad(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  if (!x.takes_grad()) return;
   const OnnxValue& y = Out(node, values);
+  float* dx = x.grad_data();
   ForEachPadded(x, In(node, values, 1).ints, y,
-                [&](int64_t in, int64_t out) { x.grad[in] += y.grad[out]; });
+                [&](int64_t in, int64_t out) { dx[in] += y.grad[out]; });
 }
 
 const std::map<std::string, OnnxKernel>& Kernels() {

@@ -309,10 +309,8 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
                                                    input_width_, " is over ", kMaxOnnxValueElements,
                                                    " elements"));
   }
-  input.floats.assign(input.num_elements(), 0.0f);
-  for (int index : graph_->parameters) {
-    plan->values[index].floats.assign(plan->values[index].num_elements(), 0.0f);
-  }
+  // The input and the parameters hold no floats of their own: each pass
+  // borrows the caller's (OnnxValue::borrowed_values).
   const OnnxRunContext folding;
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const OnnxNode& node = graph_->nodes[i];
@@ -347,13 +345,10 @@ absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameter
   if (batch < 1) return absl::InvalidArgumentError("empty batch");
   ASSIGN_OR_RETURN(Plan * plan, PlanFor(batch));
   std::vector<OnnxValue>& values = plan->values;
-  OnnxValue& in = values[graph_->input];
-  std::copy_n(input, in.floats.size(), in.floats.begin());
+  values[graph_->input].borrowed_values = input;
   for (size_t p = 0; p < initializers_.size(); ++p) {
-    OnnxValue& value = values[graph_->parameters[p]];
-    ASSIGN_OR_RETURN(const float* data,
+    ASSIGN_OR_RETURN(values[graph_->parameters[p]].borrowed_values,
                      parameters.Dense(initializers_[p].name, Shape(initializers_[p].dims)));
-    std::copy_n(data, value.floats.size(), value.floats.begin());
   }
   plan->random.seed(seed);
   OnnxRunContext context;
@@ -377,7 +372,15 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
       if (out >= 0 && !values[out].is_int64) values[out].grad.assign(values[out].floats.size(), 0);
     }
   }
-  for (int index : graph_->parameters) values[index].grad.assign(values[index].floats.size(), 0);
+  // The parameters' gradients accumulate in the buffers they are returned in.
+  for (size_t p = 0; p < initializers_.size(); ++p) {
+    OnnxValue& value = values[graph_->parameters[p]];
+    ASSIGN_OR_RETURN(value.borrowed_values,
+                     parameters.Dense(initializers_[p].name, Shape(initializers_[p].dims)));
+    ASSIGN_OR_RETURN(value.borrowed_grad,
+                     gradients->DenseBuffer(initializers_[p].name, Shape(initializers_[p].dims)));
+    std::fill_n(value.borrowed_grad, value.num_elements(), 0.0f);
+  }
   OnnxValue& output = values[graph_->output];
   std::copy_n(d_output, output.grad.size(), output.grad.begin());
   for (auto step = last_->steps.rbegin(); step != last_->steps.rend(); ++step) {
@@ -385,12 +388,8 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
       graph_->kernels[*step]->backward(graph_->nodes[*step], values);
     }
   }
-  for (size_t p = 0; p < initializers_.size(); ++p) {
-    const OnnxValue& value = values[graph_->parameters[p]];
-    ASSIGN_OR_RETURN(float* grad,
-                     gradients->DenseBuffer(initializers_[p].name, Shape(initializers_[p].dims)));
-    std::copy(value.grad.begin(), value.grad.end(), grad);
-  }
+  // The buffers are the caller's until the next Backward.
+  for (int index : graph_->parameters) values[index].borrowed_grad = nullptr;
   return absl::OkStatus();
 }
 

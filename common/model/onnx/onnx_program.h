@@ -75,13 +75,16 @@ class OnnxProgram {
   // The output [batch, output_width] for `input` [batch, input_width], with
   // every initializer's value from `parameters` (same names and shapes).
   // Dropout drops in kTrain only, with masks drawn from `seed`. The pointer
-  // is valid until the next call. InvalidArgument: a missing or misshapen
-  // parameter, or a batch size the graph's shapes cannot take.
+  // is valid until the next call. `input` and the parameters are read in
+  // place, not copied: they must stay as they are until the Backward that
+  // follows. InvalidArgument: a missing or misshapen parameter, or a batch
+  // size the graph's shapes cannot take.
   absl::StatusOr<const float*> Forward(const ParameterView& parameters, int64_t batch,
                                        const float* input, ModelMode mode, uint64_t seed);
 
   // Given d(loss)/d(output) of the last Forward, writes the gradient of
-  // every initializer into *gradients.
+  // every initializer into *gradients (accumulated there, in the buffers
+  // Gradients::DenseBuffer lends). `parameters` are those of the Forward.
   absl::Status Backward(const ParameterView& parameters, const float* d_output,
                         Gradients* gradients);
 

@@ -213,9 +213,9 @@ void ForwardConv(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const int64_t plane = g.out_plane(), wide = g.batch * plane;
   float* cols = Scratch(0, depth * wide).data();
   float* product = Scratch(1, filters * wide).data();
-  Im2Col(g, In(node, values, 0).floats.data(), cols);
-  Sgemm(false, false, filters, wide, depth, 1.0f, w.floats.data(), cols, 0.0f, product);
-  const float* bias = HasInput(node, 2) ? In(node, values, 2).floats.data() : nullptr;
+  Im2Col(g, In(node, values, 0).data(), cols);
+  Sgemm(false, false, filters, wide, depth, 1.0f, w.data(), cols, 0.0f, product);
+  const float* bias = HasInput(node, 2) ? In(node, values, 2).data() : nullptr;
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t f = 0; f < filters; ++f) {
       const float* from = product + f * wide + n * plane;
@@ -240,8 +240,8 @@ void BackwardConv(const OnnxNode& node, Values& values) {
       std::copy_n(y.grad.data() + (n * filters + f) * plane, plane, dy + f * wide + n * plane);
     }
   }
-  if (HasInput(node, 2) && TakesGrad(In(node, values, 2))) {
-    std::vector<float>& db = In(node, values, 2).grad;
+  if (HasInput(node, 2) && In(node, values, 2).takes_grad()) {
+    float* db = In(node, values, 2).grad_data();
     for (int64_t f = 0; f < filters; ++f) {
       double sum = 0;
       for (int64_t k = 0; k < wide; ++k) sum += dy[f * wide + k];
@@ -249,13 +249,13 @@ void BackwardConv(const OnnxNode& node, Values& values) {
     }
   }
   float* cols = Scratch(0, depth * wide).data();
-  if (TakesGrad(w)) {
-    Im2Col(g, x.floats.data(), cols);
-    Sgemm(false, true, filters, depth, wide, 1.0f, dy, cols, 1.0f, w.grad.data());
+  if (w.takes_grad()) {
+    Im2Col(g, x.data(), cols);
+    Sgemm(false, true, filters, depth, wide, 1.0f, dy, cols, 1.0f, w.grad_data());
   }
-  if (TakesGrad(x)) {
-    Sgemm(true, false, depth, wide, filters, 1.0f, w.floats.data(), dy, 0.0f, cols);
-    Col2ImAdd(g, cols, x.grad.data());
+  if (x.takes_grad()) {
+    Sgemm(true, false, depth, wide, filters, 1.0f, w.data(), dy, 0.0f, cols);
+    Col2ImAdd(g, cols, x.grad_data());
   }
 }
 
@@ -303,7 +303,7 @@ void ForEachWindow(const Geometry& g, Visit visit, Done done) {
 // Backward (the first of equal maxima, as PyTorch takes).
 void ForwardMaxPool(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const Geometry g = PoolGeometry(node, values);
-  const float* x = In(node, values, 0).floats.data();
+  const float* x = In(node, values, 0).data();
   OnnxValue& y = Out(node, values);
   y.ints.assign(y.floats.size(), -1);
   std::fill(y.floats.begin(), y.floats.end(), -std::numeric_limits<float>::infinity());
@@ -320,10 +320,11 @@ void ForwardMaxPool(const OnnxNode& node, Values& values, const OnnxRunContext&)
 
 void BackwardMaxPool(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  if (!x.takes_grad()) return;
   const OnnxValue& y = Out(node, values);
+  float* dx = x.grad_data();
   for (size_t out = 0; out < y.grad.size(); ++out) {
-    if (y.ints[out] >= 0) x.grad[y.ints[out]] += y.grad[out];
+    if (y.ints[out] >= 0) dx[y.ints[out]] += y.grad[out];
   }
 }
 
@@ -345,7 +346,7 @@ class AverageDivisor {
 void ForwardAveragePool(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const Geometry g = PoolGeometry(node, values);
   const AverageDivisor divisor(node, g);
-  const float* x = In(node, values, 0).floats.data();
+  const float* x = In(node, values, 0).data();
   std::vector<float>& y = Out(node, values).floats;
   std::fill(y.begin(), y.end(), 0.0f);
   ForEachWindow(
@@ -355,17 +356,18 @@ void ForwardAveragePool(const OnnxNode& node, Values& values, const OnnxRunConte
 
 void BackwardAveragePool(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  if (!x.takes_grad()) return;
   const Geometry g = PoolGeometry(node, values);
   const AverageDivisor divisor(node, g);
   const std::vector<float>& dy = Out(node, values).grad;
+  float* dx = x.grad_data();
   // Each window's taps first, to know its divisor; then the shares.
   std::vector<int64_t> window;
   ForEachWindow(
       g, [&](int64_t, int64_t at) { window.push_back(at); },
       [&](int64_t out, int64_t taps) {
         const float share = dy[out] / divisor(taps);
-        for (int64_t at : window) x.grad[at] += share;
+        for (int64_t at : window) dx[at] += share;
         window.clear();
       });
 }
@@ -387,19 +389,20 @@ void ForwardGlobalAveragePool(const OnnxNode& node, Values& values, const OnnxRu
   const int64_t plane = x.dims[2] * x.dims[3];
   for (size_t image = 0; image < y.size(); ++image) {
     double sum = 0;
-    for (int64_t k = 0; k < plane; ++k) sum += x.floats[image * plane + k];
+    for (int64_t k = 0; k < plane; ++k) sum += x.data()[image * plane + k];
     y[image] = static_cast<float>(sum / plane);
   }
 }
 
 void BackwardGlobalAveragePool(const OnnxNode& node, Values& values) {
   OnnxValue& x = In(node, values, 0);
-  if (!TakesGrad(x)) return;
+  if (!x.takes_grad()) return;
   const std::vector<float>& dy = Out(node, values).grad;
+  float* dx = x.grad_data();
   const int64_t plane = x.dims[2] * x.dims[3];
   for (size_t image = 0; image < dy.size(); ++image) {
     const float share = dy[image] / static_cast<float>(plane);
-    for (int64_t k = 0; k < plane; ++k) x.grad[image * plane + k] += share;
+    for (int64_t k = 0; k < plane; ++k) dx[image * plane + k] += share;
   }
 }
 

@@ -42,8 +42,18 @@ struct OnnxValue {
   // Dims over kMaxOnnxValueElements (or negative): nothing is allocated,
   // and the plan refuses the node.
   bool oversized = false;
+  // The input's and the parameters' values, and the parameters' gradients,
+  // stay in the caller's buffers for a pass rather than being copied in and
+  // out: set, these stand for `floats` and `grad`. Kernels read every input
+  // through data() and write its gradient through grad_data().
+  const float* borrowed_values = nullptr;
+  float* borrowed_grad = nullptr;
 
   int64_t num_elements() const { return std::max<int64_t>(OnnxElements(dims), 0); }
+  const float* data() const { return borrowed_values != nullptr ? borrowed_values : floats.data(); }
+  float* grad_data() { return borrowed_grad != nullptr ? borrowed_grad : grad.data(); }
+  // Whether Backward wants d(loss)/d(value).
+  bool takes_grad() const { return borrowed_grad != nullptr || !grad.empty(); }
 };
 
 // One node, its inputs and outputs as indices into the plan's values (-1:
