@@ -166,11 +166,14 @@ int main(int argc, char** argv) {
         absl::StrCat(target_run.wall.global_step),
         absl::StrFormat("%.1f", target_run.wall.global_step / 469.0),
         absl::StrFormat("%.4f", target_run.wall.eval_metrics.at("accuracy"))}});
+  report.Paragraph(
+      "The same MLP defined in PyTorch (common/model/onnx/testdata/make_fixtures.py, ReluMlp), "
+      "exported by torch.onnx.export and imported from its ONNX graph, against the built-in "
+      "MLP, by examples per CPU second.");
   report.Paragraph(absl::StrFormat(
-      "The MLP defined in PyTorch (common/model/onnx/testdata/make_fixtures.py, ReluMlp) and "
-      "imported from its ONNX graph trains at %.2fx the built-in MLP's examples per CPU second. "
-      "Target: 0.9x or more: **%s**.",
-      onnx_ratio, onnx_ratio >= 0.9 ? "met" : "not met"));
+      "Target: the imported MLP at >= 0.9x the built-in MLP's examples per CPU second: **%s** "
+      "(%.2fx).",
+      onnx_ratio >= 0.9 ? "met" : "not met", onnx_ratio));
   const absl::Status written = report.WriteTo(FLAGS_report);
   if (!written.ok()) {
     std::fprintf(stderr, "training_benchmark: %s\n", std::string(written.message()).c_str());
