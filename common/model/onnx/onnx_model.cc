@@ -41,7 +41,8 @@ absl::StatusOr<PredictionKind> KindOf(const OnnxModelSpec& spec, int64_t width) 
 absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec& spec,
                                                              const DatasetInfo& info,
                                                              const ModelContext& context) {
-  ASSIGN_OR_RETURN(std::unique_ptr<OnnxProgram> program, OnnxProgram::Load(spec.path()));
+  ASSIGN_OR_RETURN(std::unique_ptr<OnnxProgram> program,
+                   OnnxProgram::Load(spec.path(), spec.output()));
   if (info.dense_dim > 0 && program->input_width() != info.dense_dim) {
     return absl::InvalidArgumentError(absl::StrCat(
         spec.path(), ": input ", program->input_name(), " takes ", program->input_width(),

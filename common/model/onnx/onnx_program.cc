@@ -20,6 +20,7 @@ namespace onnx_internal {
 struct LoadedGraph {
   std::vector<OnnxNode> nodes;
   std::vector<const OnnxKernel*> kernels;
+  std::vector<bool> needed;          // by node: the trained output depends on it
   std::vector<std::string> names;    // by value index
   std::vector<OnnxValue> constants;  // by value index; known ones filled
   std::vector<int> parameters;       // value index of each initializer
@@ -68,7 +69,8 @@ class GraphBuilder {
  public:
   explicit GraphBuilder(const std::string& origin) : origin_(origin) {}
 
-  absl::Status Build(const onnx::GraphProto& proto, LoadedGraph* graph,
+  // `output`: the graph output to compute; empty: its only one.
+  absl::Status Build(const onnx::GraphProto& proto, const std::string& output, LoadedGraph* graph,
                      std::vector<OnnxInitializer>* initializers);
 
  private:
@@ -237,20 +239,43 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
   return absl::OkStatus();
 }
 
-absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, LoadedGraph* graph,
-                                 std::vector<OnnxInitializer>* initializers) {
+absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::string& output,
+                                 LoadedGraph* graph, std::vector<OnnxInitializer>* initializers) {
   graph_ = graph;
   RETURN_IF_ERROR(AddInitializers(proto, initializers));
   RETURN_IF_ERROR(AddInput(proto));
   for (int i = 0; i < proto.node_size(); ++i) RETURN_IF_ERROR(AddNode(proto.node(i), i));
-  if (proto.output_size() != 1) {
-    return Refuse(origin_, absl::StrCat("has ", proto.output_size(), " outputs; one loads"));
+  std::vector<std::string> outputs;
+  for (const onnx::ValueInfoProto& value : proto.output()) outputs.push_back(value.name());
+  const std::string listed = absl::StrJoin(outputs, ", ");
+  if (outputs.empty()) return Refuse(origin_, "has no output");
+  if (output.empty() && outputs.size() > 1) {
+    return Refuse(origin_, absl::StrCat("has ", outputs.size(), " outputs (", listed,
+                                        "); name the one to train in model.onnx.output"));
   }
-  auto output = index_.find(proto.output(0).name());
-  if (output == index_.end()) {
-    return Refuse(origin_, absl::StrCat("output ", proto.output(0).name(), " is never computed"));
+  const std::string& chosen = output.empty() ? outputs.front() : output;
+  if (std::find(outputs.begin(), outputs.end(), chosen) == outputs.end()) {
+    return Refuse(origin_, absl::StrCat("has no output ", chosen, "; its outputs: ", listed));
   }
-  graph_->output = output->second;
+  auto computed = index_.find(chosen);
+  if (computed == index_.end()) {
+    return Refuse(origin_, absl::StrCat("output ", chosen, " is never computed"));
+  }
+  graph_->output = computed->second;
+  // Only the nodes the trained output depends on run (another output's
+  // head, say, does not); shape arithmetic still folds for all of them.
+  std::vector<bool> value_needed(graph_->names.size(), false);
+  value_needed[graph_->output] = true;
+  graph_->needed.assign(graph_->nodes.size(), false);
+  for (size_t i = graph_->nodes.size(); i-- > 0;) {
+    const OnnxNode& node = graph_->nodes[i];
+    graph_->needed[i] = std::any_of(node.outputs.begin(), node.outputs.end(),
+                                    [&](int out) { return out >= 0 && value_needed[out]; });
+    if (!graph_->needed[i]) continue;
+    for (int in : node.inputs) {
+      if (in >= 0) value_needed[in] = true;
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -261,24 +286,28 @@ OnnxProgram::~OnnxProgram() = default;
 const std::string& OnnxProgram::input_name() const { return graph_->names[graph_->input]; }
 const std::string& OnnxProgram::output_name() const { return graph_->names[graph_->output]; }
 
-absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Load(const std::string& path) {
+absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Load(const std::string& path,
+                                                               const std::string& output) {
   ASSIGN_OR_RETURN(const onnx::ModelProto model, ReadOnnxModel(path));
-  return FromModel(model, path);
+  return FromModel(model, path, output);
 }
 
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Parse(absl::string_view bytes,
-                                                                const std::string& origin) {
+                                                                const std::string& origin,
+                                                                const std::string& output) {
   ASSIGN_OR_RETURN(const onnx::ModelProto model, ParseOnnxModel(bytes, origin));
-  return FromModel(model, origin);
+  return FromModel(model, origin, output);
 }
 
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::FromModel(const onnx::ModelProto& model,
-                                                                    const std::string& origin) {
+                                                                    const std::string& origin,
+                                                                    const std::string& output) {
   RETURN_IF_ERROR(CheckOpsets(model, origin));
   std::unique_ptr<OnnxProgram> program(new OnnxProgram());
   program->graph_ = std::make_unique<LoadedGraph>();
   GraphBuilder builder(origin);
-  RETURN_IF_ERROR(builder.Build(model.graph(), program->graph_.get(), &program->initializers_));
+  RETURN_IF_ERROR(
+      builder.Build(model.graph(), output, program->graph_.get(), &program->initializers_));
   program->input_width_ = OnnxElements(program->graph_->input_dims);
   if (program->input_width_ < 1) {
     return Refuse(origin, absl::StrCat("its input holds over ", kMaxOnnxValueElements,
@@ -287,12 +316,16 @@ absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::FromModel(const onnx::
   // Planning a batch of one checks every shape now, at load.
   absl::StatusOr<Plan*> plan = program->PlanFor(1);
   if (!plan.ok()) return Refuse(origin, std::string(plan.status().message()));
-  const OnnxValue& output = (*plan)->values[program->graph_->output];
-  if (output.is_int64 || output.dims.empty() || output.dims[0] != 1 || output.dims.size() > 2) {
-    return Refuse(origin, "its output is not float32 [batch] or [batch, width]");
+  const OnnxValue& trained = (*plan)->values[program->graph_->output];
+  if (trained.is_int64 || trained.dims.empty() || trained.dims[0] != 1 || trained.dims.size() > 2) {
+    return Refuse(origin, absl::StrCat("its output ", program->output_name(),
+                                       " is not float32 [batch] or [batch, width]"));
   }
-  if (output.known) return Refuse(origin, "its output does not depend on its input");
-  program->output_width_ = output.dims.size() == 2 ? output.dims[1] : 1;
+  if (trained.known) {
+    return Refuse(origin, absl::StrCat("its output ", program->output_name(),
+                                       " does not depend on its input"));
+  }
+  program->output_width_ = trained.dims.size() == 2 ? trained.dims[1] : 1;
   return program;
 }
 
@@ -330,7 +363,7 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
       for (int out : node.outputs) {
         if (out >= 0) plan->values[out].known = true;
       }
-    } else if (!plan->values[node.outputs[0]].known) {
+    } else if (!plan->values[node.outputs[0]].known && graph_->needed[i]) {
       plan->steps.push_back(static_cast<int>(i));
     }
   }
@@ -415,7 +448,9 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
                                      : graph.FloatConstant(constant.dims, constant.floats);
     return names[index];
   };
-  for (const OnnxNode& node : loaded.nodes) {
+  for (size_t i = 0; i < loaded.nodes.size(); ++i) {
+    if (!loaded.needed[i]) continue;
+    const OnnxNode& node = loaded.nodes[i];
     std::vector<std::string> inputs;
     for (int in : node.inputs) {
       if (in >= 0) inputs.push_back(name_of(in));

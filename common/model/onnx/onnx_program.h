@@ -48,17 +48,22 @@ struct OnnxInitializer {
 
 class OnnxProgram {
  public:
-  // Loads and checks the graph at `path`. InvalidArgument naming the file
-  // and, where one is at fault, the node, its op and the reason: a file
-  // that is not an ONNX model (truncated, garbled), an opset outside
-  // [13, 17] or another domain, an unsupported op, external data, a graph
-  // without exactly one float input [batch, ...] and one float output
-  // [batch, width], no float initializer to train, shapes that do not fit.
-  // NotFound: no such file.
-  static absl::StatusOr<std::unique_ptr<OnnxProgram>> Load(const std::string& path);
+  // Loads and checks the graph at `path`, to compute its output named
+  // `output` (empty: its only output; the nodes that only other outputs
+  // need do not run). InvalidArgument naming the file and, where one is at
+  // fault, the node, its op and the reason: a file that is not an ONNX
+  // model (truncated, garbled), an opset outside [13, 17] or another
+  // domain, an unsupported op, external data, a graph without exactly one
+  // float input [batch, ...], several outputs and none named (listing
+  // them), no output of that name, an output not float [batch, width], no
+  // float initializer to train, shapes that do not fit. NotFound: no such
+  // file.
+  static absl::StatusOr<std::unique_ptr<OnnxProgram>> Load(const std::string& path,
+                                                           const std::string& output = "");
   // The same from the file's bytes; `origin` names it in messages.
   static absl::StatusOr<std::unique_ptr<OnnxProgram>> Parse(absl::string_view bytes,
-                                                            const std::string& origin);
+                                                            const std::string& origin,
+                                                            const std::string& output = "");
 
   ~OnnxProgram();
   OnnxProgram(const OnnxProgram&) = delete;
@@ -100,7 +105,8 @@ class OnnxProgram {
 
   OnnxProgram() = default;
   static absl::StatusOr<std::unique_ptr<OnnxProgram>> FromModel(const onnx::ModelProto& model,
-                                                                const std::string& origin);
+                                                                const std::string& origin,
+                                                                const std::string& output);
   absl::StatusOr<Plan*> PlanFor(int64_t batch);
 
   std::unique_ptr<onnx_internal::LoadedGraph> graph_;

@@ -47,7 +47,8 @@ struct GraphParameters {
 class PyTorchFixtureTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
-  auto program = OnnxProgram::Load(absl::StrCat(kTestdata, GetParam(), ".onnx"));
+  // Every fixture's trained output is y (two_outputs also has another).
+  auto program = OnnxProgram::Load(absl::StrCat(kTestdata, GetParam(), ".onnx"), "y");
   ASSERT_TRUE(program.ok()) << program.status();
   std::map<std::string, PyTorchTensor> reference =
       ReadPyTorchReference(absl::StrCat(kTestdata, GetParam(), ".reference"));
@@ -79,7 +80,8 @@ TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
 // pooling window is largest, makes the difference jump: the step is small
 // and the batch one example, so that few activations can cross one.
 TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
-  auto program = OnnxProgram::Load(absl::StrCat(kTestdata, GetParam(), ".onnx"));
+  // Every fixture's trained output is y (two_outputs also has another).
+  auto program = OnnxProgram::Load(absl::StrCat(kTestdata, GetParam(), ".onnx"), "y");
   ASSERT_TRUE(program.ok()) << program.status();
   std::map<std::string, PyTorchTensor> reference =
       ReadPyTorchReference(absl::StrCat(kTestdata, GetParam(), ".reference"));
@@ -107,7 +109,24 @@ TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchFixtureTest,
-                         ::testing::Values("mlp", "elementwise", "cnn", "spatial"));
+                         ::testing::Values("mlp", "elementwise", "cnn", "spatial", "two_outputs"));
+
+// A graph with several outputs loads once the job names the one to train.
+TEST(OnnxProgramOutputTest, SeveralOutputsNeedOneNamed) {
+  const std::string path = absl::StrCat(kTestdata, "two_outputs.onnx");
+  EXPECT_THAT(OnnxProgram::Load(path).status().message(),
+              HasSubstr("has 2 outputs (y, features); name the one to train in "
+                        "model.onnx.output"));
+  EXPECT_THAT(OnnxProgram::Load(path, "logits").status().message(),
+              HasSubstr("has no output logits; its outputs: y, features"));
+  auto features = OnnxProgram::Load(path, "features");
+  ASSERT_TRUE(features.ok()) << features.status();
+  EXPECT_EQ((*features)->output_name(), "features");
+  EXPECT_EQ((*features)->output_width(), 6);
+  auto y = OnnxProgram::Load(path, "y");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ((*y)->output_width(), 3);
+}
 
 // ------------------------------------------------------------ bad files --
 

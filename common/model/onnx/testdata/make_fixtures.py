@@ -126,17 +126,20 @@ def write_reference(path, tensors):
             out.write(data.astype('<f4').tobytes())
 
 
-def export(name, model, x):
+def export(name, model, x, outputs=('y',)):
+    axes = {output: {0: 'batch'} for output in ('x',) + tuple(outputs)}
     torch.onnx.export(model, x, os.path.join(HERE, name + '.onnx'),
-                      input_names=['x'], output_names=['y'],
-                      dynamic_axes={'x': {0: 'batch'}, 'y': {0: 'batch'}})
+                      input_names=['x'], output_names=list(outputs), dynamic_axes=axes)
 
 
-def make(name, model, example_shape):
+def make(name, model, example_shape, outputs=('y',)):
+    """The reference is of the first output, y."""
     model.eval()
     x = torch.randn(BATCH, *example_shape)
-    export(name, model, x)
+    export(name, model, x, outputs)
     y = model(x)
+    if isinstance(y, tuple):
+        y = y[0]
     r = torch.randn(y.shape)
     model.zero_grad()
     (y * r).sum().backward()
@@ -144,6 +147,20 @@ def make(name, model, example_shape):
     for param_name, param in model.named_parameters():
         tensors.append(('grad/' + param_name, param.grad))
     write_reference(os.path.join(HERE, name + '.reference'), tensors)
+
+
+class TwoOutputs(torch.nn.Module):
+    """Class scores y and, beside them, the hidden features (as a model kept
+    for its embeddings gives): a job names y as the output it trains."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = torch.nn.Linear(8, 6)
+        self.out = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.relu(self.hidden(x))
+        return self.out(h), torch.sigmoid(h) * 2
 
 
 class ReluMlp(torch.nn.Module):
@@ -168,6 +185,7 @@ def main():
     make('cnn', Cnn(), [1, 28, 28])
     make('spatial', SpatialNet(), [3, 9, 10])
     export('relu_mlp', ReluMlp().eval(), torch.randn(1, 784))
+    make('two_outputs', TwoOutputs(), [8], outputs=('y', 'features'))
 
 
 if __name__ == '__main__':
