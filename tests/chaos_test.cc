@@ -27,6 +27,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -197,7 +198,9 @@ class ChaosTest : public testing::Test {
     ASSERT_TRUE(started.ok()) << started.status();
     cluster_ = started->release();
     for (const LocalTask& task : cluster_->cluster().tasks()) {
-      if (task.name() == "ps/1") ASSERT_TRUE(proxy_->Forward(task.grpc_address).ok());
+      if (task.name() == "ps/1") {
+        ASSERT_TRUE(proxy_->Forward(task.grpc_address).ok());
+      }
     }
     // The undisturbed run every disturbed one is held against.
     const JobRecord calm = Run("calm", {});
@@ -445,8 +448,22 @@ TEST_F(ChaosTest, SeveralFaultsInARow) {
   std::vector<Fault> faults = {KillFault("ps/0", 0), KillFault("worker/0", 0),
                                KillFault("evaluator/0", 0), KillFault("ps/1", 0)};
   std::shuffle(faults.begin(), faults.end(), random);
-  // Last: the new coordinator must know of the rollbacks before it.
-  faults.push_back(KillFault("coordinator/0", 0));
+  // Last: the new coordinator must know of the rollbacks before it. So it
+  // dies once both are done: the job notices a restarted shard when the
+  // shard registers again, and the workers train on meanwhile, so on a
+  // busy machine the step can pass the coordinator's turn first. (Killed
+  // in the middle of a rollback, the new coordinator resumes from the
+  // newest checkpoint as the rollback would have, without counting one.)
+  Fault kill_coordinator = KillFault("coordinator/0", 0);
+  kill_coordinator.act = [kill = kill_coordinator.act](TestCluster& cluster,
+                                                       const std::string& job_id) {
+    const absl::StatusOr<JobStatus> rolled_back = cluster.AwaitStatus(
+        job_id, [](const JobStatus& status) { return status.rollbacks() >= 2; },
+        absl::Minutes(1));
+    if (!rolled_back.ok()) return rolled_back.status();
+    return kill(cluster, job_id);
+  };
+  faults.push_back(std::move(kill_coordinator));
   int64_t step = kCheckpointEverySteps + 20;
   for (Fault& fault : faults) {
     step += std::uniform_int_distribution<int64_t>(60, 200)(random);
