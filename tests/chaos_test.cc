@@ -458,8 +458,7 @@ TEST_F(ChaosTest, SeveralFaultsInARow) {
   kill_coordinator.act = [kill = kill_coordinator.act](TestCluster& cluster,
                                                        const std::string& job_id) {
     const absl::StatusOr<JobStatus> rolled_back = cluster.AwaitStatus(
-        job_id, [](const JobStatus& status) { return status.rollbacks() >= 2; },
-        absl::Minutes(1));
+        job_id, [](const JobStatus& status) { return status.rollbacks() >= 2; }, absl::Minutes(1));
     if (!rolled_back.ok()) return rolled_back.status();
     return kill(cluster, job_id);
   };
