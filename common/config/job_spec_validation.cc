@@ -223,7 +223,8 @@ void CheckModel(const JobSpec& spec, Problems* problems) {
 }
 
 // The data a model kind can read: a CNN needs images with a shape, which
-// only the IDX files carry; wide-and-deep needs sparse ids.
+// only the IDX files carry; wide-and-deep needs sparse ids. (What an ONNX
+// graph reads, features or ids, its file says: OnnxModel::Create checks.)
 void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, const DataSpec& data,
                          Problems* problems) {
   if (data.source_case() == DataSpec::SOURCE_NOT_SET) return;  // reported elsewhere
@@ -231,10 +232,6 @@ void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, co
   if (model.has_cnn() && !data.has_fashion_mnist()) {
     problems->Add(absl::StrCat("model.cnn needs images: ", data_path,
                                " must be fashion_mnist, got ", source));
-  }
-  if (model.has_onnx() && !data.has_fashion_mnist() && !data.has_csv()) {
-    problems->Add(absl::StrCat("model.onnx reads dense features: ", data_path,
-                               " must be fashion_mnist or csv, got ", source));
   }
   if (model.has_wide_and_deep() && !data.has_synthetic_clicks() && !data.has_libsvm()) {
     problems->Add(absl::StrCat("model.wide_and_deep needs sparse ids: ", data_path,

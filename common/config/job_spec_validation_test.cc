@@ -62,10 +62,6 @@ const std::vector<BadSpec>& BadSpecs() {
       {{}, "model { plugin { config: \"x\" } }", "model.plugin.library_path is required"},
       {{}, "model { onnx { } }", "model.onnx.path is required"},
       {{},
-       "model { onnx { path: \"/m.onnx\" } } train_data { synthetic_clicks {} }",
-       "model.onnx reads dense features: train_data must be fashion_mnist or csv, got "
-       "synthetic_clicks"},
-      {{},
        "model { wide_and_deep {} } eval_data { synthetic_clicks {} }",
        "model.wide_and_deep needs sparse ids: train_data must be synthetic_clicks or libsvm, got "
        "fashion_mnist"},

@@ -45,6 +45,8 @@ constexpr char kTanhNetPlugin[] = "examples/plugin_model/libtanh_net_model.so";
 // A PyTorch MLP exported by torch.onnx.export, trained as an imported model
 // and exported back.
 constexpr char kPyTorchMlp[] = "common/model/onnx/testdata/mlp.onnx";
+// A PyTorch click model over ids, its nn.Embedding a table of 8000 rows.
+constexpr char kPyTorchClicks[] = "common/model/onnx/testdata/clicks.onnx";
 
 // Click logs with 8 fields of 500 ids each: their test split holds ids the
 // training split never shows, which a dynamic table serves as zero rows.
@@ -135,6 +137,8 @@ std::vector<ServingCase> Cases() {
        absl::StrCat("libsvm { path: \"", WriteClicksLibsvm(20000, false, false),
                     "\" num_features: 4000 zero_based: true }"),
        adagrad, 300, TestInput::kClicks},
+      {"onnx_import_pytorch_clicks", absl::StrCat("onnx { path: \"", kPyTorchClicks, "\" }"),
+       ClicksText(20000), adam, 300, TestInput::kClicks},
       {"wide_and_deep", "wide_and_deep { embedding { vocabulary_size: 4000 dim: 8 } }",
        ClicksText(20000), adagrad, 300, TestInput::kClicks},
       {"wide_and_deep_dynamic_mean",

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "common/model/onnx/onnx_kernel_support.h"
 #include "common/model/onnx/onnx_spatial_kernels.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 namespace {
@@ -394,25 +395,86 @@ absl::Status PlanShape(const OnnxNode& node, Values& values) {
 
 void ForwardNothing(const OnnxNode&, Values&, const OnnxRunContext&) {}
 
+// Gather's axis, as a dim of its data (InvalidArgument out of range).
+absl::StatusOr<int64_t> GatherAxis(const OnnxNode& node, const OnnxValue& data) {
+  const int64_t rank = static_cast<int64_t>(data.dims.size());
+  int64_t axis = node.IntAttribute("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return Refuse(node, "axis out of range");
+  return axis;
+}
+
+// Shape arithmetic (int64 data and indices, both known) is computed here,
+// at plan time. Float data, an activation or an embedding table, is
+// gathered by Forward; indices known now are checked now, and those that
+// are not are an embedding table's rows, which OnnxProgram gives in range.
 absl::Status PlanGather(const OnnxNode& node, Values& values) {
   const OnnxValue& data = In(node, values, 0);
   const OnnxValue& indices = In(node, values, 1);
-  if (!data.is_int64 || !data.known || !indices.known || !indices.is_int64 ||
-      data.dims.size() != 1) {
-    return Refuse(node,
-                  "only gathers from a known 1-D shape (an embedding lookup is not supported yet)");
+  if (!indices.is_int64) return Refuse(node, "its indices are not int64");
+  if (data.dims.empty()) return Refuse(node, "gathers from a scalar");
+  ASSIGN_OR_RETURN(const int64_t axis, GatherAxis(node, data));
+  const int64_t n = data.dims[axis];
+  if (indices.known) {
+    for (int64_t at : indices.ints) {
+      if (at < -n || at >= n) return Refuse(node, absl::StrCat("index ", at, " out of range"));
+    }
   }
+  std::vector<int64_t> dims(data.dims.begin(), data.dims.begin() + axis);
+  dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
+  dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
   OnnxValue& out = Out(node, values);
-  Resize(out, indices.dims, /*is_int64=*/true);
-  const int64_t n = data.num_elements();
+  if (!data.is_int64) {
+    Resize(out, std::move(dims), /*is_int64=*/false);
+    return absl::OkStatus();
+  }
+  if (!data.known || !indices.known || data.dims.size() != 1) {
+    return Refuse(node, "gathers int64 values that are not a known 1-D shape");
+  }
+  Resize(out, std::move(dims), /*is_int64=*/true);
   for (size_t i = 0; i < indices.ints.size(); ++i) {
-    int64_t at = indices.ints[i];
-    if (at < 0) at += n;
-    if (at < 0 || at >= n)
-      return Refuse(node, absl::StrCat("index ", indices.ints[i], " out of range"));
-    out.ints[i] = data.ints[at];
+    out.ints[i] = data.ints[indices.ints[i] < 0 ? indices.ints[i] + n : indices.ints[i]];
   }
   return absl::OkStatus();
+}
+
+// Calls visit(from, to, width) for each block Gather copies: `width` floats
+// of its data from offset `from` to its output at `to`.
+template <typename Visit>
+void ForEachGathered(const OnnxNode& node, const Values& values, Visit visit) {
+  const OnnxValue& data = values[node.inputs[0]];
+  const OnnxValue& indices = values[node.inputs[1]];
+  const int64_t axis = *GatherAxis(node, data);  // checked by the plan
+  int64_t outer = 1, width = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= data.dims[d];
+  for (size_t d = axis + 1; d < data.dims.size(); ++d) width *= data.dims[d];
+  const int64_t n = data.dims[axis];
+  const int64_t k = static_cast<int64_t>(indices.ints.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t at = indices.ints[j] < 0 ? indices.ints[j] + n : indices.ints[j];
+      visit((o * n + at) * width, (o * k + j) * width, width);
+    }
+  }
+}
+
+void ForwardGather(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  if (In(node, values, 0).is_int64) return;  // computed by the plan
+  const float* from = In(node, values, 0).data();
+  float* to = Out(node, values).floats.data();
+  ForEachGathered(node, values, [&](int64_t in, int64_t out, int64_t width) {
+    std::copy_n(from + in, width, to + out);
+  });
+}
+
+void BackwardGather(const OnnxNode& node, Values& values) {
+  OnnxValue& data = In(node, values, 0);
+  if (data.is_int64 || !data.takes_grad()) return;
+  float* d_data = data.grad_data();
+  const float* d_out = Out(node, values).grad.data();
+  ForEachGathered(node, values, [&](int64_t in, int64_t out, int64_t width) {
+    for (int64_t i = 0; i < width; ++i) d_data[in + i] += d_out[out + i];
+  });
 }
 
 absl::Status PlanConcat(const OnnxNode& node, Values& values) {
@@ -838,7 +900,7 @@ const std::map<std::string, OnnxKernel>& Kernels() {
         {"Softmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
         {"LogSoftmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
         {"Shape", {PlanShape, ForwardNothing, nullptr, 1, 1}},
-        {"Gather", {PlanGather, ForwardNothing, nullptr, 2, 2}},
+        {"Gather", {PlanGather, ForwardGather, BackwardGather, 2, 2}},
         {"Transpose", {PlanTranspose, ForwardTranspose, BackwardTranspose, 1, 1}},
         {"Pad", {PlanPad, ForwardPad, BackwardPad, 2, 3}},
     };

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/model/builtin/dense_input.h"
+#include "common/model/layers/embedding_lookup.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -36,6 +37,46 @@ absl::StatusOr<PredictionKind> KindOf(const OnnxModelSpec& spec, int64_t width) 
   }
 }
 
+// Whether the data gives what the graph's input takes: features of its
+// width, or one id per field for as many fields, each with a row in every
+// table.
+absl::Status CheckInput(const OnnxModelSpec& spec, const OnnxProgram& program,
+                        const DatasetInfo& info) {
+  const std::string input = absl::StrCat(spec.path(), ": input ", program.input_name(), " takes ");
+  if (!program.input_is_ids()) {
+    if (info.dense_dim == 0 && info.sparse_dim > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(input,
+                       "float features; the training data has only sparse ids (a graph over ids "
+                       "takes int64 [batch, fields])"));
+    }
+    if (info.dense_dim > 0 && program.input_width() != info.dense_dim) {
+      return absl::InvalidArgumentError(absl::StrCat(input, program.input_width(),
+                                                     " features per example; the training data "
+                                                     "has ",
+                                                     info.dense_dim));
+    }
+    return absl::OkStatus();
+  }
+  if (info.sparse_dim == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(input, "int64 ids; the training data has no sparse ids"));
+  }
+  if (info.num_fields != program.input_width()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        input, program.input_width(), " ids per example (one per field); the training data has ",
+        info.num_fields == 0 ? "a varying number" : absl::StrCat(info.num_fields)));
+  }
+  for (const OnnxInitializer& table : program.initializers()) {
+    if (table.embedding_table && table.dims[0] < info.sparse_dim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(spec.path(), ": embedding table ", table.name, " has ", table.dims[0],
+                       " rows; the training data's ids go up to ", info.sparse_dim - 1));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec& spec,
@@ -43,11 +84,7 @@ absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec
                                                              const ModelContext& context) {
   ASSIGN_OR_RETURN(std::unique_ptr<OnnxProgram> program,
                    OnnxProgram::Load(spec.path(), spec.output()));
-  if (info.dense_dim > 0 && program->input_width() != info.dense_dim) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        spec.path(), ": input ", program->input_name(), " takes ", program->input_width(),
-        " features per example; the training data has ", info.dense_dim));
-  }
+  RETURN_IF_ERROR(CheckInput(spec, *program, info));
   ASSIGN_OR_RETURN(const PredictionKind kind, KindOf(spec, program->output_width()));
   return std::unique_ptr<OnnxModel>(new OnnxModel(spec.path(), std::move(program), kind, context));
 }
@@ -64,9 +101,13 @@ std::vector<VariableDef> OnnxModel::Variables() const {
   for (const OnnxInitializer& init : program_->initializers()) {
     VariableDef def;
     def.spec.set_name(init.name);
-    def.spec.set_kind(VARIABLE_KIND_DENSE);
+    def.spec.set_kind(init.embedding_table ? VARIABLE_KIND_EMBEDDING : VARIABLE_KIND_DENSE);
     def.spec.set_dtype(DATA_TYPE_FLOAT32);
     for (int64_t d : init.dims) def.spec.mutable_shape()->add_dims(d);
+    if (init.embedding_table) {
+      def.spec.mutable_embedding()->set_vocabulary_size(init.dims[0]);
+      def.spec.mutable_embedding()->set_dim(static_cast<int32_t>(init.dims[1]));
+    }
     InitializerSpec* initializer = def.spec.mutable_initializer();
     initializer->set_kind(INITIALIZER_KIND_ONNX_TENSOR);
     initializer->set_onnx_path(path_);
@@ -76,12 +117,56 @@ std::vector<VariableDef> OnnxModel::Variables() const {
   return defs;
 }
 
+absl::Status OnnxModel::CheckIds(const ExampleBatch& batch) const {
+  if (batch.size < 1) return absl::InvalidArgumentError("empty batch");
+  if (static_cast<int64_t>(batch.row_splits.size()) != batch.size + 1) {
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": input ", program_->input_name(),
+                                                   " takes ids; the batch has no sparse ids"));
+  }
+  const int64_t fields = program_->input_width();
+  for (int64_t i = 0; i < batch.size; ++i) {
+    if (batch.row_splits[i + 1] - batch.row_splits[i] != fields) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("example ", i, " has ", batch.row_splits[i + 1] - batch.row_splits[i],
+                       " ids; ", path_, " takes one per field, ", fields));
+    }
+  }
+  for (const OnnxInitializer& table : program_->initializers()) {
+    if (!table.embedding_table) continue;
+    for (int64_t id : batch.sparse_ids) {
+      if (id < 0 || id >= table.dims[0]) {
+        return absl::InvalidArgumentError(absl::StrCat("id ", id, " outside embedding table ",
+                                                       table.name, "'s rows [0, ", table.dims[0],
+                                                       ")"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RowIds> OnnxModel::RowsToRead(const ExampleBatch& batch) const {
+  RowIds rows;
+  if (!program_->input_is_ids()) return rows;
+  RETURN_IF_ERROR(CheckIds(batch));
+  const std::vector<int64_t> ids = EmbeddingLookup::UniqueIds(batch.sparse_ids);
+  for (const OnnxInitializer& table : program_->initializers()) {
+    if (table.embedding_table) rows[table.name] = ids;
+  }
+  return rows;
+}
+
 absl::Status OnnxModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
                                 ModelMode mode, ModelOutput* output) {
-  ASSIGN_OR_RETURN(const float* input, DenseInput(batch, program_->input_width()));
   const uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ull * ++passes_);
-  ASSIGN_OR_RETURN(const float* logits,
-                   program_->Forward(parameters, batch.size, input, mode, seed));
+  const float* logits = nullptr;
+  if (program_->input_is_ids()) {
+    RETURN_IF_ERROR(CheckIds(batch));
+    ASSIGN_OR_RETURN(logits,
+                     program_->Forward(parameters, batch.size, batch.sparse_ids, mode, seed));
+  } else {
+    ASSIGN_OR_RETURN(const float* input, DenseInput(batch, program_->input_width()));
+    ASSIGN_OR_RETURN(logits, program_->Forward(parameters, batch.size, input, mode, seed));
+  }
   return head_.Forward(batch.size, logits, batch.labels, output);
 }
 
@@ -94,7 +179,10 @@ absl::Status OnnxModel::ComputeGradients(const ParameterView& parameters, const 
 }
 
 absl::Status OnnxModel::DescribeOnnx(OnnxGraph& graph) const {
-  head_.DescribeOnnx(graph, program_->Describe(graph, graph.DenseInput(program_->input_width())));
+  const std::string input = program_->input_is_ids()
+                                ? graph.SparseInput(program_->input_width()).ids
+                                : graph.DenseInput(program_->input_width());
+  head_.DescribeOnnx(graph, program_->Describe(graph, input));
   return absl::OkStatus();
 }
 

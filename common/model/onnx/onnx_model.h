@@ -19,16 +19,22 @@ namespace pstrain {
 // the output, which a loss head (softmax or sigmoid cross-entropy, mean
 // squared error) turns into predictions and a loss.
 //
-// Variables: each float initializer, dense and trainable, under its ONNX
-// name, starting from the value the graph gives it (what PyTorch drew, or
+// Variables: each float initializer, trainable, under its ONNX name,
+// starting from the value the graph gives it (what PyTorch drew, or
 // pretrained weights to fine-tune): whoever creates the variables reads
-// them from the file (INITIALIZER_KIND_ONNX_TENSOR).
+// them from the file (INITIALIZER_KIND_ONNX_TENSOR). Dense, but for the
+// embedding tables of a graph over ids: a table's rows are ids [0, rows),
+// and a pass reads and updates those its batch names.
+//
+// The input: the data's dense features, or, for a graph over int64 ids
+// [batch, fields], its sparse ids, exactly one per field in each example.
 class OnnxModel : public Model {
  public:
   // Loads spec.path (OnnxProgram::Load's errors). InvalidArgument: the
-  // graph's input does not take the data's dense features (naming both
-  // widths), or the loss does not fit the output (softmax needs 2 or more
-  // values per example, the others 1).
+  // graph's input does not take the data's features (naming both widths)
+  // or ids (another number of fields, ids beyond a table's rows), or the
+  // loss does not fit the output (softmax needs 2 or more values per
+  // example, the others 1).
   static absl::StatusOr<std::unique_ptr<OnnxModel>> Create(const OnnxModelSpec& spec,
                                                            const DatasetInfo& info,
                                                            const ModelContext& context);
@@ -37,6 +43,7 @@ class OnnxModel : public Model {
   std::vector<VariableDef> Variables() const override;
   PredictionKind prediction_kind() const override { return head_.kind(); }
   int64_t prediction_width() const override { return head_.width(); }
+  absl::StatusOr<RowIds> RowsToRead(const ExampleBatch& batch) const override;
 
   absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, ModelMode mode,
                        ModelOutput* output) override;
@@ -49,6 +56,9 @@ class OnnxModel : public Model {
  private:
   OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, PredictionKind kind,
             const ModelContext& context);
+  // For a graph over ids: InvalidArgument unless every example of `batch`
+  // has one id per field, each with a row in every table.
+  absl::Status CheckIds(const ExampleBatch& batch) const;
 
   const std::string path_;  // of the graph, as the spec gives it
   std::unique_ptr<OnnxProgram> program_;

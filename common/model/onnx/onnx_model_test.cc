@@ -1,11 +1,13 @@
-// An imported PyTorch MLP (testdata/mlp.onnx) as a job's model: its
-// variables, training in one process on real Fashion-MNIST, and the
+// Imported PyTorch models as a job's model: the MLP (testdata/mlp.onnx)
+// and the click model over ids (testdata/clicks.onnx), their variables,
+// training in one process on real Fashion-MNIST and on click logs, and the
 // errors a job spec meets at submit.
 
 #include "common/model/onnx/onnx_model.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,14 +31,22 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kMlp[] = "common/model/onnx/testdata/mlp.onnx";
+constexpr char kClicks[] = "common/model/onnx/testdata/clicks.onnx";
 
-JobSpec Spec(const std::string& model, int64_t steps) {
+constexpr char kFashionMnist[] =
+    "train_data { fashion_mnist {} batch_size: 64 } eval_data { fashion_mnist {} batch_size: 1000 "
+    "}";
+// What clicks.onnx takes: 8 fields of 1000 ids.
+constexpr char kClickLogs[] =
+    "train_data { synthetic_clicks { num_examples: 20000 seed: 3 } batch_size: 128 } eval_data { "
+    "synthetic_clicks { num_examples: 5000 seed: 3 } batch_size: 1000 } eval { metrics: [ "
+    "\"auc\", \"loss\" ] }";
+
+JobSpec Spec(const std::string& model, int64_t steps, const std::string& data = kFashionMnist) {
   auto raw = ParseJobSpecText(absl::StrCat(
-      "model { ", model,
-      " } train_data { fashion_mnist {} batch_size: 64 } eval_data { fashion_mnist {} "
-      "batch_size: 1000 } optimizer { adam {} learning_rate: 0.002 } training { seed: 2 } stop { "
-      "max_steps: ",
-      steps, " } checkpoint { model_dir: \"/tmp/unused\" }"));
+      "model { ", model, " } ", data,
+      " optimizer { adam {} learning_rate: 0.002 } training { seed: 2 } stop { max_steps: ", steps,
+      " } checkpoint { model_dir: \"/tmp/unused\" }"));
   EXPECT_TRUE(raw.ok()) << raw.status();
   auto spec = PrepareJobSpec(*raw);
   EXPECT_TRUE(spec.ok()) << spec.status();
@@ -65,9 +75,32 @@ class OnnxModelTest : public ::testing::Test {
     return model.ok() ? *std::move(model) : nullptr;
   }
 
+  // The PyTorch click model for synthetic click logs' 8 fields of 1000 ids.
+  std::unique_ptr<OnnxModel> CreateClicks() {
+    DatasetInfo info;
+    info.sparse_dim = 8000;
+    info.num_fields = 8;
+    info.num_classes = 2;
+    OnnxModelSpec spec;
+    spec.set_path(kClicks);
+    auto model = OnnxModel::Create(spec, info, context_);
+    EXPECT_TRUE(model.ok()) << model.status();
+    return model.ok() ? *std::move(model) : nullptr;
+  }
+
   std::unique_ptr<ComputeContext> compute_;
   ModelContext context_;
 };
+
+// A batch of click logs: `ids` [size, 8], labels alternating.
+ExampleBatch ClickBatch(const std::vector<int64_t>& ids) {
+  ExampleBatch batch;
+  batch.size = static_cast<int64_t>(ids.size()) / 8;
+  batch.sparse_ids = ids;
+  for (int64_t i = 0; i <= batch.size; ++i) batch.row_splits.push_back(8 * i);
+  for (int64_t i = 0; i < batch.size; ++i) batch.labels.push_back(i % 2);
+  return batch;
+}
 
 TEST_F(OnnxModelTest, DeclaresTheGraphsInitializersAsVariables) {
   std::unique_ptr<OnnxModel> model = CreateMlp();
@@ -118,6 +151,89 @@ TEST_F(OnnxModelTest, StartsFromTheGraphsOwnWeights) {
   }
   EXPECT_TRUE(testing_util::NearPyTorch(output.predictions.data(), pytorch_probabilities, 1e-5,
                                         "probabilities"));
+}
+
+// nn.Embedding's weight is a table on the parameter servers, of which a
+// batch reads and updates the rows its ids name; the rest stays dense.
+TEST_F(OnnxModelTest, AnEmbeddingOfTheIdsIsATable) {
+  std::unique_ptr<OnnxModel> model = CreateClicks();
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->prediction_kind(), PredictionKind::kBinaryProbability);
+  const std::vector<VariableDef> defs = model->Variables();
+  ASSERT_EQ(defs.size(), 5u);
+  EXPECT_EQ(defs[0].spec.name(), "embedding.weight");
+  EXPECT_EQ(defs[0].spec.kind(), VARIABLE_KIND_EMBEDDING);
+  EXPECT_EQ(defs[0].spec.embedding().vocabulary_size(), 8000);
+  EXPECT_EQ(defs[0].spec.embedding().dim(), 8);
+  EXPECT_EQ(defs[0].spec.initializer().kind(), INITIALIZER_KIND_ONNX_TENSOR);
+  EXPECT_EQ(defs[1].spec.kind(), VARIABLE_KIND_DENSE);
+
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t field = 0; field < 8; ++field) ids.push_back(field * 1000 + (i * 7 + field) % 4);
+  }
+  ids[8] = ids[0];  // two examples share an id
+  const ExampleBatch batch = ClickBatch(ids);
+  auto rows = model->RowsToRead(batch);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 1u);
+  std::vector<int64_t> unique = ids;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  EXPECT_EQ(rows->at("embedding.weight"), unique);
+  EXPECT_TRUE(testing_util::ModelGradientsMatch(model.get(), batch, 24, /*step=*/1e-3));
+}
+
+TEST_F(OnnxModelTest, RefusesIdsThatDoNotFit) {
+  std::unique_ptr<OnnxModel> model = CreateClicks();
+  ASSERT_NE(model, nullptr);
+  std::vector<int64_t> ids(16, 5);
+  ids[11] = 8000;
+  EXPECT_THAT(model->RowsToRead(ClickBatch(ids)).status().message(),
+              HasSubstr("id 8000 outside embedding table embedding.weight's rows [0, 8000)"));
+  ExampleBatch uneven = ClickBatch(std::vector<int64_t>(16, 5));
+  uneven.row_splits = {0, 7, 16};
+  EXPECT_THAT(model->RowsToRead(uneven).status().message(),
+              HasSubstr("example 0 has 7 ids; common/model/onnx/testdata/clicks.onnx takes one "
+                        "per field, 8"));
+  ModelOutput output;
+  EXPECT_THAT(model->Forward(ParameterView(), ExampleBatch(), ModelMode::kEval, &output).message(),
+              HasSubstr("empty batch"));
+
+  ModelSpec spec;
+  spec.mutable_onnx()->set_path(kClicks);
+  DatasetInfo info;
+  info.dense_dim = 784;
+  EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
+              HasSubstr("input x takes int64 ids; the training data has no sparse ids"));
+  info = DatasetInfo();
+  info.sparse_dim = 8000;
+  info.num_fields = 5;
+  EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
+              HasSubstr("input x takes 8 ids per example (one per field); the training data has "
+                        "5"));
+  info.num_fields = 8;
+  info.sparse_dim = 9000;
+  EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
+              HasSubstr("embedding table embedding.weight has 8000 rows; the training data's "
+                        "ids go up to 8999"));
+  spec.mutable_onnx()->set_path(kMlp);
+  EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
+              HasSubstr("input x takes float features; the training data has only sparse ids"));
+}
+
+// The click model trains on click logs from the true model's data, in one
+// process, and ranks clicks above the rest.
+TEST_F(OnnxModelTest, TrainsOnClickLogsInOneProcess) {
+  LocalTrainerOptions options;
+  options.max_steps = 600;
+  auto trainer = LocalTrainer::Create(
+      Spec(absl::StrCat("onnx { path: \"", kClicks, "\" }"), 600, kClickLogs), options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  auto result = (*trainer)->Run();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_GE(result->eval_metrics.at("auc"), 0.7) << "after 600 steps of 128";
+  std::printf("clicks.onnx in one process: AUC %.4f\n", result->eval_metrics.at("auc"));
 }
 
 TEST_F(OnnxModelTest, TrainsOnFashionMnistInOneProcess) {

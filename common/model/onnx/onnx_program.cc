@@ -25,8 +25,17 @@ struct LoadedGraph {
   std::vector<OnnxValue> constants;  // by value index; known ones filled
   std::vector<int> parameters;       // value index of each initializer
   int input = -1;
+  bool input_is_ids = false;        // int64 ids rather than float features
   std::vector<int64_t> input_dims;  // after the batch
   int output = -1;
+  // By initializer, for an embedding table: the value that holds, for each
+  // of the input's ids, its row among the rows a pass is given, which the
+  // table's Gathers read in place of the ids; -1 for the others.
+  std::vector<int> table_rows;
+
+  bool IsTableRows(int value) const {
+    return std::find(table_rows.begin(), table_rows.end(), value) != table_rows.end();
+  }
 };
 
 // The values for one batch size, and which nodes run per batch.
@@ -35,6 +44,7 @@ struct Plan {
   std::vector<OnnxValue> values;
   std::vector<int> steps;  // node indices, in order
   std::mt19937_64 random;
+  absl::flat_hash_map<int64_t, int64_t> row_of_id;  // scratch of BindParameter
 };
 
 }  // namespace onnx_internal
@@ -45,6 +55,10 @@ using onnx_internal::LoadedGraph;
 
 absl::Status Refuse(const std::string& origin, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat(origin, ": ", why));
+}
+
+absl::Status Refuse(const std::string& origin, const OnnxNode& node, const std::string& why) {
+  return Refuse(origin, absl::StrCat("node ", node.name, " (", node.op, "): ", why));
 }
 
 absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origin) {
@@ -85,6 +99,7 @@ class GraphBuilder {
                                std::vector<OnnxInitializer>* initializers);
   absl::Status AddInput(const onnx::GraphProto& proto);
   absl::Status AddNode(const onnx::NodeProto& proto, int position);
+  absl::Status FindTables(std::vector<OnnxInitializer>& initializers);
 
   const std::string origin_;
   LoadedGraph* graph_ = nullptr;
@@ -129,8 +144,11 @@ absl::Status GraphBuilder::AddInput(const onnx::GraphProto& proto) {
                                           input.name(), "; one (the features) loads"));
     }
     const onnx::TypeProto_Tensor& type = input.type().tensor_type();
-    if (type.elem_type() != onnx::TensorProto::FLOAT || type.shape().dim_size() < 2) {
-      return Refuse(origin_, absl::StrCat("input ", input.name(), " is not float32 [batch, ...]"));
+    const bool ids = type.elem_type() == onnx::TensorProto::INT64 && type.shape().dim_size() == 2;
+    if (!ids && (type.elem_type() != onnx::TensorProto::FLOAT || type.shape().dim_size() < 2)) {
+      return Refuse(origin_, absl::StrCat("input ", input.name(),
+                                          " is neither float32 features [batch, ...] nor int64 "
+                                          "ids [batch, fields]"));
     }
     for (int d = 1; d < type.shape().dim_size(); ++d) {
       if (type.shape().dim(d).dim_value() <= 0) {
@@ -143,7 +161,10 @@ absl::Status GraphBuilder::AddInput(const onnx::GraphProto& proto) {
       }
       graph_->input_dims.push_back(type.shape().dim(d).dim_value());
     }
-    graph_->input = Add(input.name(), OnnxValue());
+    OnnxValue value;
+    value.is_int64 = ids;
+    graph_->input_is_ids = ids;
+    graph_->input = Add(input.name(), std::move(value));
   }
   if (graph_->input < 0) return Refuse(origin_, "has no input besides its initializers");
   return absl::OkStatus();
@@ -155,9 +176,7 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
   node.name = !proto.name().empty()     ? proto.name()
               : proto.output_size() > 0 ? proto.output(0)
                                         : absl::StrCat("#", position);
-  auto refuse = [&](const std::string& why) {
-    return Refuse(origin_, absl::StrCat("node ", node.name, " (", node.op, "): ", why));
-  };
+  auto refuse = [&](const std::string& why) { return Refuse(origin_, node, why); };
   if (!proto.domain().empty() && proto.domain() != "ai.onnx") {
     return refuse(absl::StrCat("domain ", proto.domain(), " is not supported"));
   }
@@ -239,12 +258,60 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
   return absl::OkStatus();
 }
 
+absl::Status GraphBuilder::FindTables(std::vector<OnnxInitializer>& initializers) {
+  graph_->table_rows.assign(initializers.size(), -1);
+  if (!graph_->input_is_ids) return absl::OkStatus();
+  const std::string& ids = graph_->names[graph_->input];
+  absl::flat_hash_map<int, int> initializer_of;  // by value index
+  for (size_t p = 0; p < initializers.size(); ++p) initializer_of[graph_->parameters[p]] = p;
+  for (OnnxNode& node : graph_->nodes) {
+    if (node.op != "Gather" || node.inputs[1] != graph_->input) continue;
+    auto found = initializer_of.find(node.inputs[0]);
+    if (found == initializer_of.end()) {
+      return Refuse(origin_, node,
+                    absl::StrCat("gathers from ", graph_->names[node.inputs[0]], " by the ids of ",
+                                 ids, "; only an initializer's rows (an embedding table) can be"));
+    }
+    OnnxInitializer& table = initializers[found->second];
+    if (table.dims.size() != 2 || node.IntAttribute("axis", 0) != 0) {
+      return Refuse(origin_, node,
+                    absl::StrCat("gathers from initializer ", table.name, " [",
+                                 absl::StrJoin(table.dims, ", "), "]", " along axis ",
+                                 node.IntAttribute("axis", 0),
+                                 "; an embedding table is [rows, dim], gathered along axis 0"));
+    }
+    int& rows = graph_->table_rows[found->second];
+    if (rows < 0) {
+      OnnxValue value;
+      value.is_int64 = true;
+      rows = Add(absl::StrCat(table.name, "[rows of ", ids, "]"), std::move(value));
+      table.embedding_table = true;
+    }
+    node.inputs[1] = rows;
+  }
+  // A table stays on the parameter servers, and a pass holds only the rows
+  // its batch names.
+  for (const OnnxNode& node : graph_->nodes) {
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      auto found = initializer_of.find(node.inputs[i]);
+      if (found == initializer_of.end() || graph_->table_rows[found->second] < 0) continue;
+      if (i == 0 && node.inputs[1] == graph_->table_rows[found->second]) continue;
+      return Refuse(origin_, node,
+                    absl::StrCat("reads embedding table ", initializers[found->second].name,
+                                 " whole; pstrain keeps a table's rows on the parameter servers "
+                                 "and a pass reads only those its batch's ids name"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::string& output,
                                  LoadedGraph* graph, std::vector<OnnxInitializer>* initializers) {
   graph_ = graph;
   RETURN_IF_ERROR(AddInitializers(proto, initializers));
   RETURN_IF_ERROR(AddInput(proto));
   for (int i = 0; i < proto.node_size(); ++i) RETURN_IF_ERROR(AddNode(proto.node(i), i));
+  RETURN_IF_ERROR(FindTables(*initializers));
   std::vector<std::string> outputs;
   for (const onnx::ValueInfoProto& value : proto.output()) outputs.push_back(value.name());
   const std::string listed = absl::StrJoin(outputs, ", ");
@@ -284,6 +351,7 @@ absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::strin
 OnnxProgram::~OnnxProgram() = default;
 
 const std::string& OnnxProgram::input_name() const { return graph_->names[graph_->input]; }
+bool OnnxProgram::input_is_ids() const { return graph_->input_is_ids; }
 const std::string& OnnxProgram::output_name() const { return graph_->names[graph_->output]; }
 
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Load(const std::string& path,
@@ -342,8 +410,14 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
                                                    input_width_, " is over ", kMaxOnnxValueElements,
                                                    " elements"));
   }
-  // The input and the parameters hold no floats of their own: each pass
-  // borrows the caller's (OnnxValue::borrowed_values).
+  if (graph_->input_is_ids) {
+    input.ints.assign(input.num_elements(), 0);
+    for (int rows : graph_->table_rows) {
+      if (rows >= 0) plan->values[rows] = input;
+    }
+  }
+  // The float input and the parameters hold no floats of their own: each
+  // pass borrows the caller's (OnnxValue::borrowed_values).
   const OnnxRunContext folding;
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const OnnxNode& node = graph_->nodes[i];
@@ -364,6 +438,16 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
         if (out >= 0) plan->values[out].known = true;
       }
     } else if (!plan->values[node.outputs[0]].known && graph_->needed[i]) {
+      for (int in : node.inputs) {
+        if (in >= 0 && plan->values[in].is_int64 && !plan->values[in].known &&
+            !graph_->IsTableRows(in)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "node ", node.name, " (", node.op, "): computes with the ids of ",
+              graph_->names[graph_->input],
+              "; pstrain reads ids only to gather the rows of an embedding table (a Gather of "
+              "an initializer by the input)"));
+        }
+      }
       plan->steps.push_back(static_cast<int>(i));
     }
   }
@@ -376,13 +460,66 @@ absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameter
                                                   const float* input, ModelMode mode,
                                                   uint64_t seed) {
   if (batch < 1) return absl::InvalidArgumentError("empty batch");
-  ASSIGN_OR_RETURN(Plan * plan, PlanFor(batch));
-  std::vector<OnnxValue>& values = plan->values;
-  values[graph_->input].borrowed_values = input;
-  for (size_t p = 0; p < initializers_.size(); ++p) {
-    ASSIGN_OR_RETURN(values[graph_->parameters[p]].borrowed_values,
-                     parameters.Dense(initializers_[p].name, Shape(initializers_[p].dims)));
+  if (graph_->input_is_ids) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input ", input_name(), " takes int64 ids, not float features"));
   }
+  ASSIGN_OR_RETURN(Plan * plan, PlanFor(batch));
+  plan->values[graph_->input].borrowed_values = input;
+  return Run(plan, parameters, mode, seed);
+}
+
+absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameters, int64_t batch,
+                                                  absl::Span<const int64_t> ids, ModelMode mode,
+                                                  uint64_t seed) {
+  if (batch < 1) return absl::InvalidArgumentError("empty batch");
+  if (!graph_->input_is_ids) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input ", input_name(), " takes float features, not ids"));
+  }
+  ASSIGN_OR_RETURN(Plan * plan, PlanFor(batch));
+  std::vector<int64_t>& input = plan->values[graph_->input].ints;
+  if (ids.size() != input.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("a batch of ", batch, " for input ",
+                                                   input_name(), " holds ", input.size(),
+                                                   " ids; given ", ids.size()));
+  }
+  std::copy(ids.begin(), ids.end(), input.begin());
+  return Run(plan, parameters, mode, seed);
+}
+
+absl::Status OnnxProgram::BindParameter(Plan& plan, size_t p,
+                                        const ParameterView& parameters) const {
+  const OnnxInitializer& init = initializers_[p];
+  OnnxValue& value = plan.values[graph_->parameters[p]];
+  if (!init.embedding_table) {
+    ASSIGN_OR_RETURN(value.borrowed_values, parameters.Dense(init.name, Shape(init.dims)));
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(const EmbeddingRows* rows, parameters.Rows(init.name, init.dims[1]));
+  value.borrowed_values = rows->values.data<float>();
+  value.dims = {static_cast<int64_t>(rows->ids.size()), init.dims[1]};
+  plan.row_of_id.clear();
+  for (size_t r = 0; r < rows->ids.size(); ++r) plan.row_of_id[rows->ids[r]] = r;
+  const std::vector<int64_t>& ids = plan.values[graph_->input].ints;
+  std::vector<int64_t>& at = plan.values[graph_->table_rows[p]].ints;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto row = plan.row_of_id.find(ids[i]);
+    if (row == plan.row_of_id.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "id ", ids[i], " has no row among those given of embedding table ", init.name));
+    }
+    at[i] = row->second;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const float*> OnnxProgram::Run(Plan* plan, const ParameterView& parameters,
+                                              ModelMode mode, uint64_t seed) {
+  for (size_t p = 0; p < initializers_.size(); ++p) {
+    RETURN_IF_ERROR(BindParameter(*plan, p, parameters));
+  }
+  std::vector<OnnxValue>& values = plan->values;
   plan->random.seed(seed);
   OnnxRunContext context;
   context.training = mode == ModelMode::kTrain;
@@ -405,13 +542,19 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
       if (out >= 0 && !values[out].is_int64) values[out].grad.assign(values[out].floats.size(), 0);
     }
   }
-  // The parameters' gradients accumulate in the buffers they are returned in.
+  // The parameters' gradients accumulate in the buffers they are returned
+  // in; a table's, in the rows the Forward read (bound to them still).
   for (size_t p = 0; p < initializers_.size(); ++p) {
+    const OnnxInitializer& init = initializers_[p];
     OnnxValue& value = values[graph_->parameters[p]];
-    ASSIGN_OR_RETURN(value.borrowed_values,
-                     parameters.Dense(initializers_[p].name, Shape(initializers_[p].dims)));
-    ASSIGN_OR_RETURN(value.borrowed_grad,
-                     gradients->DenseBuffer(initializers_[p].name, Shape(initializers_[p].dims)));
+    if (init.embedding_table) {
+      ASSIGN_OR_RETURN(const EmbeddingRows* rows, parameters.Rows(init.name, init.dims[1]));
+      ASSIGN_OR_RETURN(value.borrowed_grad,
+                       gradients->RowsBuffer(init.name, rows->ids, init.dims[1]));
+    } else {
+      ASSIGN_OR_RETURN(value.borrowed_values, parameters.Dense(init.name, Shape(init.dims)));
+      ASSIGN_OR_RETURN(value.borrowed_grad, gradients->DenseBuffer(init.name, Shape(init.dims)));
+    }
     std::fill_n(value.borrowed_grad, value.num_elements(), 0.0f);
   }
   OnnxValue& output = values[graph_->output];
@@ -430,7 +573,9 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
   const LoadedGraph& loaded = *graph_;
   std::vector<std::string> names(loaded.names.size());
   for (size_t p = 0; p < initializers_.size(); ++p) {
-    names[loaded.parameters[p]] = graph.Variable(initializers_[p].name);
+    if (!initializers_[p].embedding_table) {
+      names[loaded.parameters[p]] = graph.Variable(initializers_[p].name);
+    }
   }
   std::vector<int64_t> input_dims = {-1};
   input_dims.insert(input_dims.end(), loaded.input_dims.begin(), loaded.input_dims.end());
@@ -451,6 +596,13 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
   for (size_t i = 0; i < loaded.nodes.size(); ++i) {
     if (!loaded.needed[i]) continue;
     const OnnxNode& node = loaded.nodes[i];
+    const auto table = std::find(loaded.table_rows.begin(), loaded.table_rows.end(),
+                                 node.op == "Gather" ? node.inputs[1] : -2);
+    if (table != loaded.table_rows.end()) {
+      const OnnxInitializer& init = initializers_[table - loaded.table_rows.begin()];
+      names[node.outputs[0]] = graph.EmbeddingRows(init.name, names[loaded.input]);
+      continue;
+    }
     std::vector<std::string> inputs;
     for (int in : node.inputs) {
       if (in >= 0) inputs.push_back(name_of(in));

@@ -7,6 +7,11 @@
 // is: shape arithmetic (Shape, Gather, Unsqueeze, Concat, Constant feeding
 // Reshape) is folded once the batch size is known.
 //
+// The graph's one input is either float features [batch, ...] or int64
+// categorical ids [batch, fields]. An initializer whose rows a Gather
+// picks by those ids (nn.Embedding) is an embedding table: a pass reads
+// only the rows its batch names, and its gradient is those rows.
+//
 //   ASSIGN_OR_RETURN(auto program, OnnxProgram::Load("model.onnx"));
 //   ASSIGN_OR_RETURN(const float* y, program->Forward(view, batch, x, mode));
 //   RETURN_IF_ERROR(program->Backward(view, dy, &gradients));
@@ -21,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "common/model/model.h"
 #include "common/model/onnx/onnx_values.h"
 
@@ -44,6 +50,10 @@ struct OnnxInitializer {
   std::string name;
   std::vector<int64_t> dims;
   std::vector<float> values;
+  // Read only by Gathers by the input's ids: an embedding table [rows,
+  // dim], passed to Forward as the rows a batch reads
+  // (ParameterView::Rows) and differentiated as those rows.
+  bool embedding_table = false;
 };
 
 class OnnxProgram {
@@ -54,10 +64,11 @@ class OnnxProgram {
   // fault, the node, its op and the reason: a file that is not an ONNX
   // model (truncated, garbled), an opset outside [13, 17] or another
   // domain, an unsupported op, external data, a graph without exactly one
-  // float input [batch, ...], several outputs and none named (listing
-  // them), no output of that name, an output not float [batch, width], no
-  // float initializer to train, shapes that do not fit. NotFound: no such
-  // file.
+  // input, float [batch, ...] or int64 ids [batch, fields], the ids read by
+  // anything but a Gather of an initializer's rows, such a table read
+  // otherwise too, several outputs and none named (listing them), no
+  // output of that name, an output not float [batch, width], no float
+  // initializer to train, shapes that do not fit. NotFound: no such file.
   static absl::StatusOr<std::unique_ptr<OnnxProgram>> Load(const std::string& path,
                                                            const std::string& output = "");
   // The same from the file's bytes; `origin` names it in messages.
@@ -69,8 +80,11 @@ class OnnxProgram {
   OnnxProgram(const OnnxProgram&) = delete;
   OnnxProgram& operator=(const OnnxProgram&) = delete;
 
-  // Features per example the input holds (the product of its dims after
-  // the batch), and values per example of the output.
+  // Whether the input is int64 ids [batch, fields] rather than float
+  // features.
+  bool input_is_ids() const;
+  // Features (or ids) per example the input holds (the product of its dims
+  // after the batch), and values per example of the output.
   int64_t input_width() const { return input_width_; }
   int64_t output_width() const { return output_width_; }
   const std::string& input_name() const;
@@ -78,26 +92,33 @@ class OnnxProgram {
   const std::vector<OnnxInitializer>& initializers() const { return initializers_; }
 
   // The output [batch, output_width] for `input` [batch, input_width], with
-  // every initializer's value from `parameters` (same names and shapes).
-  // Dropout drops in kTrain only, with masks drawn from `seed`. The pointer
-  // is valid until the next call. `input` and the parameters are read in
-  // place, not copied: they must stay as they are until the Backward that
-  // follows. InvalidArgument: a missing or misshapen parameter, or a batch
-  // size the graph's shapes cannot take.
+  // every initializer's value from `parameters` (same names and shapes;
+  // embedding tables as the rows of every id in the batch). Dropout drops
+  // in kTrain only, with masks drawn from `seed`. The pointer is valid
+  // until the next call. `input` and the parameters are read in place, not
+  // copied: they must stay as they are until the Backward that follows.
+  // InvalidArgument: a missing or misshapen parameter, input of the other
+  // kind, an id without its row, or a batch size the graph's shapes cannot
+  // take.
   absl::StatusOr<const float*> Forward(const ParameterView& parameters, int64_t batch,
                                        const float* input, ModelMode mode, uint64_t seed);
+  // The same for a graph whose input is ids: `ids` [batch, input_width].
+  absl::StatusOr<const float*> Forward(const ParameterView& parameters, int64_t batch,
+                                       absl::Span<const int64_t> ids, ModelMode mode,
+                                       uint64_t seed);
 
   // Given d(loss)/d(output) of the last Forward, writes the gradient of
   // every initializer into *gradients (accumulated there, in the buffers
-  // Gradients::DenseBuffer lends). `parameters` are those of the Forward.
+  // Gradients::DenseBuffer and RowsBuffer lend; a table's as the rows the
+  // Forward read). `parameters` are those of the Forward.
   absl::Status Backward(const ParameterView& parameters, const float* d_output,
                         Gradients* gradients);
 
   // Writes the graph again, for evaluation (Dropout as Identity), through
   // `graph` (common/model/onnx_graph.h): its initializers as the model's
-  // variables, its input read from `input` [batch, input_width] (reshaped
-  // to the input's dims). Returns the output, reshaped to [batch,
-  // output_width].
+  // variables (a table's Gathers as OnnxGraph::EmbeddingRows), its input
+  // read from `input` [batch, input_width] (reshaped to the input's dims;
+  // int64 for ids). Returns the output, reshaped to [batch, output_width].
   std::string Describe(OnnxGraph& graph, const std::string& input) const;
 
  private:
@@ -108,6 +129,13 @@ class OnnxProgram {
                                                                 const std::string& origin,
                                                                 const std::string& output);
   absl::StatusOr<Plan*> PlanFor(int64_t batch);
+  // Forward once the plan holds the input: binds the parameters and runs
+  // the steps.
+  absl::StatusOr<const float*> Run(Plan* plan, const ParameterView& parameters, ModelMode mode,
+                                   uint64_t seed);
+  // Points the plan's value of parameter `p` at its values in
+  // `parameters`; for a table, also maps the batch's ids to those rows.
+  absl::Status BindParameter(Plan& plan, size_t p, const ParameterView& parameters) const;
 
   std::unique_ptr<onnx_internal::LoadedGraph> graph_;
   std::vector<OnnxInitializer> initializers_;

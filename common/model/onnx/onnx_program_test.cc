@@ -5,6 +5,7 @@
 
 #include "common/model/onnx/onnx_program.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -29,20 +30,76 @@ using ::testing::HasSubstr;
 
 constexpr char kTestdata[] = "common/model/onnx/testdata/";
 
-// Parameters holding the graph's own initializer values.
-struct GraphParameters {
-  std::map<std::string, Tensor> tensors;
-  ParameterView view;
+// The fixture's input for a batch of `batch`: its features, or for a graph
+// over ids, its ids (which the reference holds as floats).
+struct FixtureInput {
+  const float* features = nullptr;
+  std::vector<int64_t> ids;
 
-  explicit GraphParameters(const OnnxProgram& program) {
-    for (const OnnxInitializer& init : program.initializers()) {
-      Tensor tensor = *Tensor::Create(DATA_TYPE_FLOAT32, Shape(init.dims));
-      std::memcpy(tensor.raw_data(), init.values.data(), init.values.size() * sizeof(float));
-      tensors.emplace(init.name, std::move(tensor));
+  FixtureInput(const OnnxProgram& program, const PyTorchTensor& x, int64_t batch) {
+    if (program.input_is_ids()) {
+      ids.assign(x.values.begin(), x.values.begin() + batch * program.input_width());
+    } else {
+      features = x.values.data();
     }
-    for (const auto& [name, tensor] : tensors) view.dense[name] = &tensor;
+  }
+
+  absl::StatusOr<const float*> Forward(OnnxProgram& program, const ParameterView& parameters,
+                                       int64_t batch) const {
+    if (program.input_is_ids()) return program.Forward(parameters, batch, ids, ModelMode::kEval, 1);
+    return program.Forward(parameters, batch, features, ModelMode::kEval, 1);
   }
 };
+
+// Parameters holding the graph's own initializer values: dense ones whole,
+// an embedding table as the rows of `input`'s ids (in descending order,
+// not as the ids come, so that a pass must look each one up).
+struct GraphParameters {
+  std::map<std::string, Tensor> tensors;  // dense variables and tables' rows
+  std::map<std::string, EmbeddingRows> tables;
+  ParameterView view;
+
+  GraphParameters(const OnnxProgram& program, const FixtureInput& input) {
+    std::vector<int64_t> ids = input.ids;
+    std::sort(ids.rbegin(), ids.rend());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (const OnnxInitializer& init : program.initializers()) {
+      if (!init.embedding_table) {
+        Tensor tensor = *Tensor::Create(DATA_TYPE_FLOAT32, Shape(init.dims));
+        std::memcpy(tensor.raw_data(), init.values.data(), init.values.size() * sizeof(float));
+        tensors.emplace(init.name, std::move(tensor));
+        continue;
+      }
+      const int64_t dim = init.dims[1];
+      EmbeddingRows rows;
+      rows.ids = ids;
+      rows.values =
+          *Tensor::Create(DATA_TYPE_FLOAT32, Shape({static_cast<int64_t>(ids.size()), dim}));
+      for (size_t r = 0; r < ids.size(); ++r) {
+        std::copy_n(init.values.data() + ids[r] * dim, dim, rows.values.data<float>() + r * dim);
+      }
+      tables.emplace(init.name, std::move(rows));
+    }
+    for (const auto& [name, tensor] : tensors) view.dense[name] = &tensor;
+    for (const auto& [name, rows] : tables) view.rows[name] = &rows;
+  }
+
+  // Every trainable value buffer with its name, for perturbation.
+  std::map<std::string, Tensor*> Trainable() {
+    std::map<std::string, Tensor*> all;
+    for (auto& [name, tensor] : tensors) all[name] = &tensor;
+    for (auto& [name, rows] : tables) all[name] = &rows.values;
+    return all;
+  }
+};
+
+// A gradient Backward gave: a dense variable's, or a table's rows.
+const float* GradientOf(const Gradients& gradients, const std::string& name) {
+  if (auto rows = gradients.rows.find(name); rows != gradients.rows.end()) {
+    return rows->second.values.data<float>();
+  }
+  return gradients.dense.at(name).data<float>();
+}
 
 class PyTorchFixtureTest : public ::testing::TestWithParam<std::string> {};
 
@@ -58,9 +115,9 @@ TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
   EXPECT_EQ((*program)->input_width(), static_cast<int64_t>(x.values.size()) / batch);
   EXPECT_EQ((*program)->output_width(), y.dims[1]);
 
-  GraphParameters parameters(**program);
-  auto output =
-      (*program)->Forward(parameters.view, batch, x.values.data(), ModelMode::kEval, /*seed=*/1);
+  const FixtureInput input(**program, x, batch);
+  GraphParameters parameters(**program, input);
+  auto output = input.Forward(**program, parameters.view, batch);
   ASSERT_TRUE(output.ok()) << output.status();
   EXPECT_TRUE(NearPyTorch(*output, y.values, 1e-5, "output"));
 
@@ -69,8 +126,26 @@ TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
       (*program)->Backward(parameters.view, reference.at("r").values.data(), &gradients).ok());
   for (const OnnxInitializer& init : (*program)->initializers()) {
     const PyTorchTensor& want = reference.at("grad/" + init.name);
-    const Tensor& got = gradients.dense.at(init.name);
-    EXPECT_TRUE(NearPyTorch(got.data<float>(), want.values, 1e-4, "grad/" + init.name));
+    if (!init.embedding_table) {
+      const Tensor& got = gradients.dense.at(init.name);
+      EXPECT_TRUE(NearPyTorch(got.data<float>(), want.values, 1e-4, "grad/" + init.name));
+      continue;
+    }
+    // The rows of the batch's ids, as given; PyTorch's gradient of every
+    // other row is zero.
+    const EmbeddingRows& got = gradients.rows.at(init.name);
+    ASSERT_EQ(got.ids, parameters.tables.at(init.name).ids);
+    const int64_t dim = init.dims[1];
+    std::vector<float> want_rows;
+    std::vector<float> elsewhere = want.values;
+    for (int64_t id : got.ids) {
+      want_rows.insert(want_rows.end(), want.values.begin() + id * dim,
+                       want.values.begin() + (id + 1) * dim);
+      std::fill_n(elsewhere.begin() + id * dim, dim, 0.0f);
+    }
+    EXPECT_TRUE(NearPyTorch(got.values.data<float>(), want_rows, 1e-4, "grad/" + init.name));
+    EXPECT_TRUE(std::all_of(elsewhere.begin(), elsewhere.end(), [](float v) { return v == 0; }))
+        << "PyTorch's gradient has rows of ids outside the batch";
   }
 }
 
@@ -89,27 +164,28 @@ TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
   const int64_t batch = 1;
   const std::vector<float> r(reference.at("r").values.begin(),
                              reference.at("r").values.begin() + (*program)->output_width());
-  GraphParameters parameters(**program);
+  const FixtureInput input(**program, x, batch);
+  GraphParameters parameters(**program, input);
   auto loss = [&] {
-    auto output = (*program)->Forward(parameters.view, batch, x.values.data(), ModelMode::kEval, 1);
+    auto output = input.Forward(**program, parameters.view, batch);
     EXPECT_TRUE(output.ok());
     return testing_util::Dot(*output, r.data(), static_cast<int64_t>(r.size()));
   };
   loss();
   Gradients gradients;
   ASSERT_TRUE((*program)->Backward(parameters.view, r.data(), &gradients).ok());
-  for (auto& [name, tensor] : parameters.tensors) {
-    const int64_t size = std::min<int64_t>(tensor.num_elements(), 40);
+  for (auto& [name, tensor] : parameters.Trainable()) {
+    const int64_t size = std::min<int64_t>(tensor->num_elements(), 40);
     const std::vector<double> numeric =
-        testing_util::NumericalGradient(loss, tensor.data<float>(), size, 1e-4);
-    EXPECT_TRUE(
-        testing_util::GradientsNear(gradients.dense.at(name).data<float>(), numeric, 2e-3, 3e-2))
+        testing_util::NumericalGradient(loss, tensor->data<float>(), size, 1e-4);
+    EXPECT_TRUE(testing_util::GradientsNear(GradientOf(gradients, name), numeric, 2e-3, 3e-2))
         << name;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchFixtureTest,
-                         ::testing::Values("mlp", "elementwise", "cnn", "spatial", "two_outputs"));
+                         ::testing::Values("mlp", "elementwise", "cnn", "spatial", "two_outputs",
+                                           "clicks"));
 
 // A graph with several outputs loads once the job names the one to train.
 TEST(OnnxProgramOutputTest, SeveralOutputsNeedOneNamed) {
@@ -246,6 +322,73 @@ TEST(OnnxProgramRefusalTest, RefusesAReshapeThatDoesNotFit) {
   // The same graph with a shape that fits loads.
   auto fits = OnnxProgram::Parse(ReshapeModel({0, -1}).SerializeAsString(), "model.onnx");
   EXPECT_TRUE(fits.ok()) << fits.status();
+}
+
+// clicks.onnx: Gather(embedding.weight, x) -> Flatten -> Gemm -> Relu -> Gemm.
+TEST(OnnxProgramRefusalTest, RefusesIdsReadOtherwiseThanByATable) {
+  onnx::ModelProto model = Fixture("clicks");
+  onnx::AttributeProto* axis = model.mutable_graph()->mutable_node(0)->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  EXPECT_THAT(Refusal(model),
+              HasSubstr("node /embedding/Gather (Gather): gathers from initializer "
+                        "embedding.weight [8000, 8] along axis 1; an embedding table is [rows, "
+                        "dim], gathered along axis 0"));
+
+  model = Fixture("clicks");
+  model.mutable_graph()->mutable_node(2)->set_input(1, "embedding.weight");
+  EXPECT_THAT(Refusal(model), HasSubstr("node /mlp/mlp.0/Gemm (Gemm): reads embedding table "
+                                        "embedding.weight whole"));
+
+  model = Fixture("clicks");
+  model.mutable_graph()->mutable_node(1)->set_input(0, "x");
+  EXPECT_THAT(Refusal(model),
+              HasSubstr("node /Flatten (Flatten): computes with the ids of x; pstrain reads ids "
+                        "only to gather the rows of an embedding table"));
+
+  model = Fixture("clicks");
+  model.mutable_graph()->mutable_node(0)->set_input(0, "x");
+  EXPECT_THAT(Refusal(model), HasSubstr("node /embedding/Gather (Gather): gathers from x by the "
+                                        "ids of x; only an initializer's rows"));
+
+  model = Fixture("clicks");
+  model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT32);
+  EXPECT_THAT(Refusal(model), HasSubstr("input x is neither float32 features [batch, ...] nor "
+                                        "int64 ids [batch, fields]"));
+}
+
+TEST(OnnxProgramTest, TakesTheInputItsGraphHas) {
+  auto clicks = OnnxProgram::Load(absl::StrCat(kTestdata, "clicks.onnx"));
+  ASSERT_TRUE(clicks.ok()) << clicks.status();
+  EXPECT_TRUE((*clicks)->input_is_ids());
+  const float features[8] = {};
+  EXPECT_THAT(
+      (*clicks)->Forward(ParameterView(), 1, features, ModelMode::kEval, 1).status().message(),
+      HasSubstr("input x takes int64 ids, not float features"));
+  EXPECT_THAT((*clicks)
+                  ->Forward(ParameterView(), 1, std::vector<int64_t>(7), ModelMode::kEval, 1)
+                  .status()
+                  .message(),
+              HasSubstr("a batch of 1 for input x holds 8 ids; given 7"));
+  // A table given without one of the batch's rows.
+  const PyTorchTensor x = ReadPyTorchReference(absl::StrCat(kTestdata, "clicks.reference")).at("x");
+  const FixtureInput input(**clicks, x, 1);
+  GraphParameters parameters(**clicks, input);
+  EmbeddingRows& rows = parameters.tables.at("embedding.weight");
+  rows.ids[0] = 7999 - rows.ids[0] % 1000;  // a row no field of the example names
+  EXPECT_THAT(input.Forward(**clicks, parameters.view, 1).status().message(),
+              HasSubstr("has no row among those given of embedding table embedding.weight"));
+
+  auto mlp = OnnxProgram::Load(absl::StrCat(kTestdata, "mlp.onnx"));
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  EXPECT_FALSE((*mlp)->input_is_ids());
+  EXPECT_THAT((*mlp)
+                  ->Forward(ParameterView(), 1, std::vector<int64_t>(784), ModelMode::kEval, 1)
+                  .status()
+                  .message(),
+              HasSubstr("input x takes float features, not ids"));
 }
 
 TEST(OnnxProgramRefusalTest, RefusesFilesThatAreNotOnnx) {
