@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/substitute.h"
 #include "client/binary_locator.h"
 #include "common/process/child_process.h"
 #include "gtest/gtest.h"
@@ -107,39 +108,45 @@ TEST_F(TrainingTest, SyncMlpOnFashionMnistSucceedsWithAFinalEvaluation) {
 }
 
 // A job that trains the PyTorch model exported to `graph` (a file of
-// common/model/onnx/testdata) on Fashion-MNIST, async on the cluster.
-std::string ImportedModelJob(const std::string& name, const std::string& graph, int64_t batch_size,
-                             double learning_rate, int64_t steps) {
-  return absl::StrCat(R"pb(
-                        name: ")pb",
-                      name, R"pb("
-                                 mode: JOB_MODE_TRAIN_AND_EVAL
-                                 model { onnx { path: ")pb",
-                      std::filesystem::absolute("common/model/onnx/testdata/" + graph).string(),
-                      R"pb(" } }
-                           train_data { fashion_mnist {}
-                                        batch_size:)pb",
-                      batch_size, R"pb(}
-                                       eval_data { fashion_mnist {} batch_size: 1000 }
-    optimizer {
-      adam {}
-      learning_rate: )pb",
-                      learning_rate,
-                      // As examples/fashion_mnist_mlp.pbtxt: a decaying rate makes the final
-                      // asynchronous steps settle (constant, the accuracy varied by points).
-                      R"pb(
-                        schedule { cosine { decay_steps:)pb",
-                      steps, R"pb(                                                                     alpha: 0.1 }
-                                                                                                       }
-    }
-    training { update_mode: UPDATE_MODE_ASYNC steps_per_loop: 50 }
-    stop { max_steps: )pb",
-                      steps, R"pb(}
-                                  checkpoint { model_dir: ")pb",
-                      name, R"pb(" every_steps: )pb", steps / 2, R"pb(}
-                                                                      eval { throttle_secs: 0 }
-  )pb");
-}
+// common/model/onnx/testdata), async on the cluster: on Fashion-MNIST, or
+// on `train_data` and `eval_data` (DataSpec sources) with `metrics`.
+struct ImportedModelJob {
+  std::string name;
+  std::string graph;
+  int64_t batch_size = 128;
+  double learning_rate = 0.001;
+  int64_t steps = 1000;
+  std::string train_data = "fashion_mnist {}";
+  std::string eval_data = "fashion_mnist {}";
+  std::string metrics = R"("loss", "accuracy")";
+
+  std::string Text() const {
+    return absl::Substitute(
+        R"pb(
+          name: "$0"
+          mode: JOB_MODE_TRAIN_AND_EVAL
+          model { onnx { path: "$1" } }
+          train_data { $2 batch_size: $3 }
+          eval_data { $4 batch_size: 1000 }
+          optimizer {
+            adam {}
+            learning_rate: $5
+            # As examples/fashion_mnist_mlp.pbtxt: a decaying rate makes the final
+            # asynchronous steps settle (constant, the accuracy varied by points).
+            schedule { cosine { decay_steps: $6 alpha: 0.1 } }
+          }
+          training { update_mode: UPDATE_MODE_ASYNC steps_per_loop: 50 }
+          stop { max_steps: $6 }
+          checkpoint { model_dir: "$0" every_steps: $7 }
+          eval {
+            throttle_secs: 0
+            metrics: [ $8 ]
+          }
+        )pb",
+        name, std::filesystem::absolute("common/model/onnx/testdata/" + graph).string(), train_data,
+        batch_size, eval_data, learning_rate, steps, steps / 2, metrics);
+  }
+};
 
 // A model defined in PyTorch (common/model/onnx/testdata/make_fixtures.py:
 // an MLP 784-128-64-10 with ReLU and GELU), exported by torch.onnx.export at
@@ -147,7 +154,7 @@ std::string ImportedModelJob(const std::string& name, const std::string& graph, 
 // PyTorch's own initial weights.
 TEST_F(TrainingTest, ImportedPyTorchMlpTrainsOnFashionMnist) {
   const std::string job_id =
-      Submit(ImportedModelJob("fashion-mnist-pytorch-mlp", "mlp.onnx", 128, 0.001, 3000));
+      Submit(ImportedModelJob{"fashion-mnist-pytorch-mlp", "mlp.onnx", 128, 0.001, 3000}.Text());
   ASSERT_FALSE(job_id.empty());
   JobStatus status = WatchUntilEnd(job_id);
   EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
@@ -162,13 +169,32 @@ TEST_F(TrainingTest, ImportedPyTorchMlpTrainsOnFashionMnist) {
 // [batch, 1, 28, 28].
 TEST_F(TrainingTest, ImportedPyTorchCnnTrainsOnFashionMnist) {
   const std::string job_id =
-      Submit(ImportedModelJob("fashion-mnist-pytorch-cnn", "cnn.onnx", 64, 0.002, 4000));
+      Submit(ImportedModelJob{"fashion-mnist-pytorch-cnn", "cnn.onnx", 64, 0.002, 4000}.Text());
   ASSERT_FALSE(job_id.empty());
   JobStatus status = WatchUntilEnd(job_id);
   EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   ASSERT_TRUE(status.last_eval_metrics().contains("accuracy")) << status.ShortDebugString();
   EXPECT_GE(status.last_eval_metrics().at("accuracy"), 0.88) << status.ShortDebugString();
   std::cout << "imported PyTorch CNN: test accuracy " << status.last_eval_metrics().at("accuracy")
+            << " at step " << status.global_step() << "\n";
+}
+
+// The PyTorch click model of the same script (an nn.Embedding of 8000 rows
+// for 8 fields of ids, an MLP over the fields' rows) on click logs: the
+// table's rows live on the parameter servers, and each step pulls and
+// pushes those of its batch.
+TEST_F(TrainingTest, ImportedPyTorchClickModelTrainsOnClickLogs) {
+  ImportedModelJob job{"clicks-pytorch-embedding", "clicks.onnx", 128, 0.002, 2000};
+  job.train_data = "synthetic_clicks { num_examples: 100000 seed: 3 }";
+  job.eval_data = "synthetic_clicks { num_examples: 10000 seed: 3 }";
+  job.metrics = R"("loss", "auc")";
+  const std::string job_id = Submit(job.Text());
+  ASSERT_FALSE(job_id.empty());
+  JobStatus status = WatchUntilEnd(job_id);
+  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  ASSERT_TRUE(status.last_eval_metrics().contains("auc")) << status.ShortDebugString();
+  EXPECT_GE(status.last_eval_metrics().at("auc"), 0.7) << status.ShortDebugString();
+  std::cout << "imported PyTorch click model: test AUC " << status.last_eval_metrics().at("auc")
             << " at step " << status.global_step() << "\n";
 }
 

@@ -7,6 +7,7 @@
 #include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
+#include "common/checkpoint/whole_file.h"
 #include "common/export/checksummed_file.h"
 #include "common/export/export_manifest.h"
 #include "common/status/status_macros.h"
@@ -43,6 +44,26 @@ absl::Status WriteVariable(Env& env, const std::string& dir, int index, const Va
     RETURN_IF_ERROR(file.Append(value->raw_data(), value->num_bytes()));
   }
   ASSIGN_OR_RETURN(*entry->mutable_file(), file.Finish());
+  return absl::OkStatus();
+}
+
+// The graph an imported model was built from, copied into the export.
+absl::Status CopyImportedGraph(Env& env, const std::string& dir, const ModelSpec& model,
+                               ExportManifest* manifest) {
+  if (!model.has_onnx()) return absl::OkStatus();
+  absl::StatusOr<std::string> bytes =
+      ReadWholeFile(env, model.onnx().path(), kMaxImportedGraphBytes);
+  if (!bytes.ok()) {
+    return absl::Status(
+        bytes.status().code(),
+        absl::StrCat("the imported graph the model was trained from (model.onnx.path) "
+                     "cannot be copied into the export: ",
+                     bytes.status().message()));
+  }
+  ASSIGN_OR_RETURN(ChecksummedFile file,
+                   ChecksummedFile::Create(env, dir, std::string(kExportImportedGraphFileName)));
+  RETURN_IF_ERROR(file.Append(bytes->data(), bytes->size()));
+  ASSIGN_OR_RETURN(*manifest->mutable_imported_graph(), file.Finish());
   return absl::OkStatus();
 }
 
@@ -89,6 +110,7 @@ absl::StatusOr<ExportManifest> WriteContents(Env& env, const std::string& dir,
                    ChecksummedFile::Create(env, dir, std::string(kExportSpecFileName)));
   RETURN_IF_ERROR(spec_file.Append(spec_text.data(), spec_text.size()));
   ASSIGN_OR_RETURN(*manifest.mutable_spec_file(), spec_file.Finish());
+  RETURN_IF_ERROR(CopyImportedGraph(env, dir, source.spec.model(), &manifest));
 
   const std::vector<VariableDef>& defs = parameters.definitions();
   for (int i = 0; i < static_cast<int>(defs.size()); ++i) {

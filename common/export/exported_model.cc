@@ -164,6 +164,12 @@ absl::StatusOr<std::unique_ptr<ExportedModel>> LoadExportedModel(Env& env, const
         absl::StrCat(JoinPath(path, manifest.spec_file().name()), " does not parse as a JobSpec"));
   }
   loaded->dataset_ = FromExportedDatasetInfo(manifest.dataset());
+  if (manifest.has_imported_graph()) {
+    // Checked whole here; the model reads it again, from the export.
+    RETURN_IF_ERROR(ReadListedFile(env, path, manifest.imported_graph()).status());
+    loaded->spec_.mutable_model()->mutable_onnx()->set_path(
+        JoinPath(path, manifest.imported_graph().name()));
+  }
 
   ComputeOptions compute;
   compute.num_threads = options.compute_threads;

@@ -1,5 +1,6 @@
 #include "common/export/exported_model.h"
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -158,6 +159,43 @@ TEST(ExportedModelTest, RoundTripsEmbeddingRows) {
     EXPECT_EQ(after->SortedIds(), before->SortedIds());
   }
   ExpectSamePredictions(spec, trained, **exported);
+}
+
+// An imported model's export holds the graph it was trained from: it loads
+// and predicts as trained once the original file is gone, and refuses a
+// damaged copy.
+TEST(ExportedModelTest, AnImportedModelsExportNeedsNothingOutsideIt) {
+  PosixEnv env;
+  const std::string root = NewTestDir(env);
+  const std::string graph = JoinPath(root, "clicks.onnx");
+  std::filesystem::copy_file("common/model/onnx/testdata/clicks.onnx", graph);
+  const std::string clicks =
+      "synthetic_clicks { num_examples: 400 num_fields: 8 vocabulary_per_field: 1000 seed: 3 }";
+  const JobSpec spec = Spec(absl::StrCat("model { onnx { path: \"", graph, "\" } } train_data { ",
+                                         clicks, " batch_size: 40 } eval_data { ", clicks,
+                                         R"( batch_size: 50 }
+    optimizer { adam {} learning_rate: 0.01 }
+    training { seed: 4 }
+    stop { max_steps: 1000 }
+    checkpoint { model_dir: "/tmp/unused" })"));
+  TrainedModel trained = TrainModel(spec, 8);
+  const std::string dir = JoinPath(root, "export");
+  auto written = WriteExport(env, dir, ExportSourceOf(trained, spec, 8), trained.trainer->model(),
+                             *trained.parameters);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->imported_graph().name(), "imported.onnx");
+  EXPECT_EQ(written->imported_graph().bytes(), std::filesystem::file_size(graph));
+  std::filesystem::remove(graph);
+
+  auto exported = LoadExportedModel(env, dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  EXPECT_EQ((*exported)->spec().model().onnx().path(), JoinPath(dir, "imported.onnx"));
+  ExpectSamePredictions(spec, trained, **exported);
+
+  ASSERT_TRUE(FlipBit(JoinPath(dir, "imported.onnx"), 100).ok());
+  auto damaged = LoadExportedModel(env, dir);
+  EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss) << damaged.status();
+  EXPECT_THAT(std::string(damaged.status().message()), HasSubstr("imported.onnx"));
 }
 
 class DamagedExportTest : public ::testing::Test {
