@@ -343,6 +343,22 @@ absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::strin
       if (in >= 0) value_needed[in] = true;
     }
   }
+  // Initializers that only other outputs read are no variables of the job.
+  std::vector<OnnxInitializer> trained;
+  std::vector<int> parameters, table_rows;
+  for (size_t p = 0; p < initializers->size(); ++p) {
+    if (!value_needed[graph_->parameters[p]]) continue;
+    trained.push_back(std::move((*initializers)[p]));
+    parameters.push_back(graph_->parameters[p]);
+    table_rows.push_back(graph_->table_rows[p]);
+  }
+  if (trained.empty()) {
+    return Refuse(origin_, absl::StrCat("output ", chosen,
+                                        " depends on no float initializer: nothing to train"));
+  }
+  *initializers = std::move(trained);
+  graph_->parameters = std::move(parameters);
+  graph_->table_rows = std::move(table_rows);
   return absl::OkStatus();
 }
 

@@ -199,9 +199,14 @@ TEST(OnnxProgramOutputTest, SeveralOutputsNeedOneNamed) {
   ASSERT_TRUE(features.ok()) << features.status();
   EXPECT_EQ((*features)->output_name(), "features");
   EXPECT_EQ((*features)->output_width(), 6);
+  // The layer only y reads is no variable of a job that trains features.
+  std::vector<std::string> variables;
+  for (const OnnxInitializer& init : (*features)->initializers()) variables.push_back(init.name);
+  EXPECT_EQ(variables, (std::vector<std::string>{"hidden.weight", "hidden.bias"}));
   auto y = OnnxProgram::Load(path, "y");
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ((*y)->output_width(), 3);
+  EXPECT_EQ((*y)->initializers().size(), 4u);
 }
 
 // ------------------------------------------------------------ bad files --
