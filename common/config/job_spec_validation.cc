@@ -213,6 +213,17 @@ void CheckModel(const JobSpec& spec, Problems* problems) {
     case ModelSpec::kOnnx:
       problems->Path("model.onnx.path", model.onnx().path(), /*required=*/true);
       problems->KnownEnum("model.onnx.loss", model.onnx().loss(), OnnxLoss_IsValid);
+      for (int i = 0; i < model.onnx().dynamic_tables_size(); ++i) {
+        // Whether the graph has such a table, OnnxModel::Create checks.
+        const OnnxDynamicTable& table = model.onnx().dynamic_tables(i);
+        const std::string path = absl::StrCat("model.onnx.dynamic_tables[", i, "]");
+        if (table.initializer().empty()) {
+          problems->Add(absl::StrCat(path, ".initializer is required: the table's initializer"));
+        }
+        problems->NonNegative(absl::StrCat(path, ".admit_after"), table.admit_after());
+        problems->NonNegative(absl::StrCat(path, ".max_bytes_per_shard"),
+                              table.max_bytes_per_shard());
+      }
       break;
     case ModelSpec::KIND_NOT_SET:
       problems->Add(

@@ -62,6 +62,12 @@ const std::vector<BadSpec>& BadSpecs() {
       {{}, "model { plugin { config: \"x\" } }", "model.plugin.library_path is required"},
       {{}, "model { onnx { } }", "model.onnx.path is required"},
       {{},
+       R"(model { onnx { path: "/m.onnx" dynamic_tables { admit_after: 2 } } })",
+       "model.onnx.dynamic_tables[0].initializer is required"},
+      {{},
+       R"(model { onnx { path: "/m.onnx" dynamic_tables { initializer: "e" admit_after: -1 } } })",
+       "model.onnx.dynamic_tables[0].admit_after must be >= 0, got -1"},
+      {{},
        "model { wide_and_deep {} } eval_data { synthetic_clicks {} }",
        "model.wide_and_deep needs sparse ids: train_data must be synthetic_clicks or libsvm, got "
        "fashion_mnist"},

@@ -1,8 +1,12 @@
 #include "common/model/onnx/onnx_model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/model/builtin/dense_input.h"
 #include "common/model/layers/embedding_lookup.h"
 #include "common/status/status_macros.h"
@@ -37,10 +41,37 @@ absl::StatusOr<PredictionKind> KindOf(const OnnxModelSpec& spec, int64_t width) 
   }
 }
 
+// The tables spec.dynamic_tables names, each an embedding table of the
+// graph, once.
+absl::StatusOr<absl::flat_hash_map<std::string, OnnxDynamicTable>> DynamicTablesOf(
+    const OnnxModelSpec& spec, const OnnxProgram& program) {
+  std::vector<std::string> tables;
+  for (const OnnxInitializer& init : program.initializers()) {
+    if (init.embedding_table) tables.push_back(init.name);
+  }
+  absl::flat_hash_map<std::string, OnnxDynamicTable> dynamic;
+  for (int i = 0; i < spec.dynamic_tables_size(); ++i) {
+    const OnnxDynamicTable& table = spec.dynamic_tables(i);
+    const std::string field = absl::StrCat("model.onnx.dynamic_tables[", i, "]: ");
+    if (std::find(tables.begin(), tables.end(), table.initializer()) == tables.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, spec.path(), " has no embedding table ", table.initializer(),
+          tables.empty() ? " (an initializer whose rows a Gather picks by the input's ids)"
+                         : absl::StrCat("; its tables: ", absl::StrJoin(tables, ", "))));
+    }
+    if (!dynamic.emplace(table.initializer(), table).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "names table ", table.initializer(), " a second time"));
+    }
+  }
+  return dynamic;
+}
+
 // Whether the data gives what the graph's input takes: features of its
 // width, or one id per field for as many fields, each with a row in every
-// table.
+// fixed table.
 absl::Status CheckInput(const OnnxModelSpec& spec, const OnnxProgram& program,
+                        const absl::flat_hash_map<std::string, OnnxDynamicTable>& dynamic,
                         const DatasetInfo& info) {
   const std::string input = absl::StrCat(spec.path(), ": input ", program.input_name(), " takes ");
   if (!program.input_is_ids()) {
@@ -68,13 +99,43 @@ absl::Status CheckInput(const OnnxModelSpec& spec, const OnnxProgram& program,
         info.num_fields == 0 ? "a varying number" : absl::StrCat(info.num_fields)));
   }
   for (const OnnxInitializer& table : program.initializers()) {
-    if (table.embedding_table && table.dims[0] < info.sparse_dim) {
+    if (table.embedding_table && !dynamic.contains(table.name) && table.dims[0] < info.sparse_dim) {
       return absl::InvalidArgumentError(
           absl::StrCat(spec.path(), ": embedding table ", table.name, " has ", table.dims[0],
                        " rows; the training data's ids go up to ", info.sparse_dim - 1));
     }
   }
   return absl::OkStatus();
+}
+
+// The graph's table `init` as a dynamic table: any id's row is drawn from
+// a normal distribution like the graph's rows (a table of any ids has no
+// rows to take from the file).
+VariableDef DynamicTable(const OnnxInitializer& init, const OnnxDynamicTable& options,
+                         uint64_t seed) {
+  VariableDef def;
+  def.spec.set_name(init.name);
+  def.spec.set_kind(VARIABLE_KIND_EMBEDDING);
+  def.spec.set_dtype(DATA_TYPE_FLOAT32);
+  def.spec.mutable_shape()->add_dims(0);
+  def.spec.mutable_shape()->add_dims(init.dims[1]);
+  EmbeddingSpec* embedding = def.spec.mutable_embedding();
+  embedding->set_dim(static_cast<int32_t>(init.dims[1]));
+  embedding->set_admit_after(std::max(1, options.admit_after()));
+  embedding->set_max_bytes_per_shard(options.max_bytes_per_shard());
+  double sum = 0, squares = 0;
+  for (float v : init.values) {
+    sum += v;
+    squares += static_cast<double>(v) * v;
+  }
+  const double n = std::max<double>(1, init.values.size());
+  const double mean = sum / n;
+  InitializerSpec* initializer = def.spec.mutable_initializer();
+  initializer->set_kind(INITIALIZER_KIND_NORMAL);
+  initializer->set_mean(static_cast<float>(mean));
+  initializer->set_stddev(static_cast<float>(std::sqrt(std::max(0.0, squares / n - mean * mean))));
+  initializer->set_seed(seed);
+  return def;
 }
 
 }  // namespace
@@ -84,21 +145,28 @@ absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec
                                                              const ModelContext& context) {
   ASSIGN_OR_RETURN(std::unique_ptr<OnnxProgram> program,
                    OnnxProgram::Load(spec.path(), spec.output()));
-  RETURN_IF_ERROR(CheckInput(spec, *program, info));
+  ASSIGN_OR_RETURN(DynamicTables dynamic, DynamicTablesOf(spec, *program));
+  RETURN_IF_ERROR(CheckInput(spec, *program, dynamic, info));
   ASSIGN_OR_RETURN(const PredictionKind kind, KindOf(spec, program->output_width()));
-  return std::unique_ptr<OnnxModel>(new OnnxModel(spec.path(), std::move(program), kind, context));
+  return std::unique_ptr<OnnxModel>(
+      new OnnxModel(spec.path(), std::move(program), std::move(dynamic), kind, context));
 }
 
-OnnxModel::OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, PredictionKind kind,
-                     const ModelContext& context)
+OnnxModel::OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, DynamicTables dynamic,
+                     PredictionKind kind, const ModelContext& context)
     : path_(std::move(path)),
       program_(std::move(program)),
+      dynamic_(std::move(dynamic)),
       head_(context.compute, kind, program_->output_width()),
       seed_(context.seed) {}
 
 std::vector<VariableDef> OnnxModel::Variables() const {
   std::vector<VariableDef> defs;
   for (const OnnxInitializer& init : program_->initializers()) {
+    if (auto dynamic = dynamic_.find(init.name); dynamic != dynamic_.end()) {
+      defs.push_back(DynamicTable(init, dynamic->second, seed_));
+      continue;
+    }
     VariableDef def;
     def.spec.set_name(init.name);
     def.spec.set_kind(init.embedding_table ? VARIABLE_KIND_EMBEDDING : VARIABLE_KIND_DENSE);
@@ -132,7 +200,7 @@ absl::Status OnnxModel::CheckIds(const ExampleBatch& batch) const {
     }
   }
   for (const OnnxInitializer& table : program_->initializers()) {
-    if (!table.embedding_table) continue;
+    if (!table.embedding_table || dynamic_.contains(table.name)) continue;
     for (int64_t id : batch.sparse_ids) {
       if (id < 0 || id >= table.dims[0]) {
         return absl::InvalidArgumentError(absl::StrCat("id ", id, " outside embedding table ",

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "common/data/dataset_info.h"
 #include "common/model/internal/loss_head.h"
@@ -24,7 +25,9 @@ namespace pstrain {
 // pretrained weights to fine-tune): whoever creates the variables reads
 // them from the file (INITIALIZER_KIND_ONNX_TENSOR). Dense, but for the
 // embedding tables of a graph over ids: a table's rows are ids [0, rows),
-// and a pass reads and updates those its batch names.
+// or any 64-bit id for those the spec makes dynamic (their rows drawn from
+// a normal distribution with the graph's table's mean and standard
+// deviation), and a pass reads and updates those its batch names.
 //
 // The input: the data's dense features, or, for a graph over int64 ids
 // [batch, fields], its sparse ids, exactly one per field in each example.
@@ -32,9 +35,9 @@ class OnnxModel : public Model {
  public:
   // Loads spec.path (OnnxProgram::Load's errors). InvalidArgument: the
   // graph's input does not take the data's features (naming both widths)
-  // or ids (another number of fields, ids beyond a table's rows), or the
-  // loss does not fit the output (softmax needs 2 or more values per
-  // example, the others 1).
+  // or ids (another number of fields, ids beyond a table's rows), a
+  // dynamic table the graph does not have, or the loss does not fit the
+  // output (softmax needs 2 or more values per example, the others 1).
   static absl::StatusOr<std::unique_ptr<OnnxModel>> Create(const OnnxModelSpec& spec,
                                                            const DatasetInfo& info,
                                                            const ModelContext& context);
@@ -54,14 +57,18 @@ class OnnxModel : public Model {
   absl::Status DescribeOnnx(OnnxGraph& graph) const override;
 
  private:
-  OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, PredictionKind kind,
-            const ModelContext& context);
+  // The spec's dynamic tables, by initializer name.
+  using DynamicTables = absl::flat_hash_map<std::string, OnnxDynamicTable>;
+
+  OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, DynamicTables dynamic,
+            PredictionKind kind, const ModelContext& context);
   // For a graph over ids: InvalidArgument unless every example of `batch`
   // has one id per field, each with a row in every table.
   absl::Status CheckIds(const ExampleBatch& batch) const;
 
   const std::string path_;  // of the graph, as the spec gives it
   std::unique_ptr<OnnxProgram> program_;
+  const DynamicTables dynamic_;  // by initializer name
   model_internal::LossHead head_;
   const uint64_t seed_;
   uint64_t passes_ = 0;  // seeds each training pass's dropout masks

@@ -222,6 +222,68 @@ TEST_F(OnnxModelTest, RefusesIdsThatDoNotFit) {
               HasSubstr("input x takes float features; the training data has only sparse ids"));
 }
 
+// model.onnx.dynamic_tables keeps the graph's table as a dynamic table:
+// any 64-bit id has a row, drawn like the graph's rows.
+TEST_F(OnnxModelTest, ADynamicTableTakesAnyId) {
+  DatasetInfo info;
+  info.sparse_dim = int64_t{1} << 40;
+  info.num_fields = 8;
+  info.num_classes = 2;
+  OnnxModelSpec spec;
+  spec.set_path(kClicks);
+  OnnxDynamicTable* table = spec.add_dynamic_tables();
+  table->set_initializer("embedding.weight");
+  table->set_admit_after(2);
+  auto model = OnnxModel::Create(spec, info, context_);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<VariableDef> defs = (*model)->Variables();
+  ASSERT_EQ(defs.size(), 5u);
+  const VariableSpec& embedding = defs[0].spec;
+  EXPECT_EQ(embedding.kind(), VARIABLE_KIND_EMBEDDING);
+  EXPECT_EQ(embedding.shape().dims(0), 0);
+  EXPECT_EQ(embedding.embedding().vocabulary_size(), 0);
+  EXPECT_EQ(embedding.embedding().dim(), 8);
+  EXPECT_EQ(embedding.embedding().admit_after(), 2);
+  // make_fixtures.py draws the table from N(0, 0.1).
+  EXPECT_EQ(embedding.initializer().kind(), INITIALIZER_KIND_NORMAL);
+  EXPECT_NEAR(embedding.initializer().mean(), 0.0, 0.005);
+  EXPECT_NEAR(embedding.initializer().stddev(), 0.1, 0.005);
+  EXPECT_EQ(defs[1].spec.initializer().kind(), INITIALIZER_KIND_ONNX_TENSOR);
+
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t field = 0; field < 8; ++field) ids.push_back((int64_t{1} << 40) + 31 * field + i);
+  }
+  const ExampleBatch batch = ClickBatch(ids);
+  auto rows = (*model)->RowsToRead(batch);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->at("embedding.weight").size(), ids.size());
+  EXPECT_TRUE(testing_util::ModelGradientsMatch(model->get(), batch, 24, /*step=*/1e-3));
+}
+
+TEST_F(OnnxModelTest, RefusesADynamicTableTheGraphDoesNotHave) {
+  DatasetInfo info;
+  info.sparse_dim = 8000;
+  info.num_fields = 8;
+  ModelSpec spec;
+  spec.mutable_onnx()->set_path(kClicks);
+  spec.mutable_onnx()->add_dynamic_tables()->set_initializer("mlp.0.weight");
+  EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
+              HasSubstr("model.onnx.dynamic_tables[0]: common/model/onnx/testdata/clicks.onnx "
+                        "has no embedding table mlp.0.weight; its tables: embedding.weight"));
+  spec.mutable_onnx()->mutable_dynamic_tables(0)->set_initializer("embedding.weight");
+  spec.mutable_onnx()->add_dynamic_tables()->set_initializer("embedding.weight");
+  EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
+              HasSubstr("model.onnx.dynamic_tables[1]: names table embedding.weight a second "
+                        "time"));
+  info = DatasetInfo();
+  info.dense_dim = 784;
+  spec.mutable_onnx()->set_path(kMlp);
+  EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
+              HasSubstr("mlp.onnx has no embedding table embedding.weight (an initializer whose "
+                        "rows a Gather picks by the input's ids)"));
+}
+
 // The click model trains on click logs from the true model's data, in one
 // process, and ranks clicks above the rest.
 TEST_F(OnnxModelTest, TrainsOnClickLogsInOneProcess) {
@@ -234,6 +296,34 @@ TEST_F(OnnxModelTest, TrainsOnClickLogsInOneProcess) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_GE(result->eval_metrics.at("auc"), 0.7) << "after 600 steps of 128";
   std::printf("clicks.onnx in one process: AUC %.4f\n", result->eval_metrics.at("auc"));
+}
+
+// Twice the fields' ids the graph's table has rows for: only a dynamic
+// table takes them.
+TEST_F(OnnxModelTest, TrainsADynamicTableOnIdsBeyondTheGraphsRows) {
+  const std::string clicks =
+      "synthetic_clicks { num_examples: 20000 vocabulary_per_field: 2000 seed: 3 }";
+  const std::string data =
+      absl::StrCat("train_data { ", clicks, " batch_size: 128 } eval_data { ", clicks,
+                   R"( batch_size: 1000 } eval { metrics: [ "auc", "loss" ] })");
+  const std::string fixed = absl::StrCat("onnx { path: \"", kClicks, "\" }");
+  LocalTrainerOptions options;
+  options.max_steps = 600;
+  auto refused = LocalTrainer::Create(Spec(fixed, 600, data), options);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("embedding table embedding.weight has 8000 rows; the training data's ids "
+                        "go up to 15999"));
+  auto trainer = LocalTrainer::Create(
+      Spec(absl::StrCat("onnx { path: \"", kClicks,
+                        "\" dynamic_tables { initializer: \"embedding.weight\" } }"),
+           600, data),
+      options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  auto result = (*trainer)->Run();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_GE(result->eval_metrics.at("auc"), 0.7) << "after 600 steps of 128";
+  std::printf("clicks.onnx with a dynamic table in one process: AUC %.4f\n",
+              result->eval_metrics.at("auc"));
 }
 
 TEST_F(OnnxModelTest, TrainsOnFashionMnistInOneProcess) {
