@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,47 @@ namespace {
 
 using testing_cluster::TestCluster;
 
+// A job that trains the PyTorch model exported to `graph` (a file of
+// common/model/onnx/testdata), async on the cluster: on Fashion-MNIST, or
+// on `train_data` and `eval_data` (DataSpec sources) with `metrics`.
+struct ImportedModelJob {
+  std::string name;
+  std::string graph;
+  int64_t batch_size = 128;
+  double learning_rate = 0.001;
+  int64_t steps = 1000;
+  std::string train_data = "fashion_mnist {}";
+  std::string eval_data = "fashion_mnist {}";
+  std::string metrics = R"("loss", "accuracy")";
+
+  std::string Text() const {
+    return absl::Substitute(
+        R"pb(
+          name: "$0"
+          mode: JOB_MODE_TRAIN_AND_EVAL
+          model { onnx { path: "$1" } }
+          train_data { $2 batch_size: $3 }
+          eval_data { $4 batch_size: 1000 }
+          optimizer {
+            adam {}
+            learning_rate: $5
+            # As examples/fashion_mnist_mlp.pbtxt: a decaying rate makes the final
+            # asynchronous steps settle (constant, the accuracy varied by points).
+            schedule { cosine { decay_steps: $6 alpha: 0.1 } }
+          }
+          training { update_mode: UPDATE_MODE_ASYNC steps_per_loop: 50 }
+          stop { max_steps: $6 }
+          checkpoint { model_dir: "$0" every_steps: $7 }
+          eval {
+            throttle_secs: 0
+            metrics: [ $8 ]
+          }
+        )pb",
+        name, std::filesystem::absolute("common/model/onnx/testdata/" + graph).string(), train_data,
+        batch_size, eval_data, learning_rate, steps, steps / 2, metrics);
+  }
+};
+
 class TrainingTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -46,6 +88,23 @@ class TrainingTest : public testing::Test {
 
   JobStatus WatchUntilEnd(const std::string& job_id) {
     return cluster_->Follow(job_id).final_status;
+  }
+
+  // Runs `job` to its end and prints its final evaluation's `metric`;
+  // that value, NaN (which no bound holds) when it has none.
+  double FinalMetric(const ImportedModelJob& job, const std::string& metric) {
+    const std::string job_id = Submit(job.Text());
+    if (job_id.empty()) return std::nan("");
+    const JobStatus status = WatchUntilEnd(job_id);
+    EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+    auto value = status.last_eval_metrics().find(metric);
+    if (value == status.last_eval_metrics().end()) {
+      ADD_FAILURE() << "no " << metric << " in " << status.ShortDebugString();
+      return std::nan("");
+    }
+    std::cout << job.name << ": test " << metric << " " << value->second << " at step "
+              << status.global_step() << "\n";
+    return value->second;
   }
 
   std::unique_ptr<TestCluster> cluster_;
@@ -107,76 +166,21 @@ TEST_F(TrainingTest, SyncMlpOnFashionMnistSucceedsWithAFinalEvaluation) {
   EXPECT_GE(second_status.global_step(), 200);
 }
 
-// A job that trains the PyTorch model exported to `graph` (a file of
-// common/model/onnx/testdata), async on the cluster: on Fashion-MNIST, or
-// on `train_data` and `eval_data` (DataSpec sources) with `metrics`.
-struct ImportedModelJob {
-  std::string name;
-  std::string graph;
-  int64_t batch_size = 128;
-  double learning_rate = 0.001;
-  int64_t steps = 1000;
-  std::string train_data = "fashion_mnist {}";
-  std::string eval_data = "fashion_mnist {}";
-  std::string metrics = R"("loss", "accuracy")";
-
-  std::string Text() const {
-    return absl::Substitute(
-        R"pb(
-          name: "$0"
-          mode: JOB_MODE_TRAIN_AND_EVAL
-          model { onnx { path: "$1" } }
-          train_data { $2 batch_size: $3 }
-          eval_data { $4 batch_size: 1000 }
-          optimizer {
-            adam {}
-            learning_rate: $5
-            # As examples/fashion_mnist_mlp.pbtxt: a decaying rate makes the final
-            # asynchronous steps settle (constant, the accuracy varied by points).
-            schedule { cosine { decay_steps: $6 alpha: 0.1 } }
-          }
-          training { update_mode: UPDATE_MODE_ASYNC steps_per_loop: 50 }
-          stop { max_steps: $6 }
-          checkpoint { model_dir: "$0" every_steps: $7 }
-          eval {
-            throttle_secs: 0
-            metrics: [ $8 ]
-          }
-        )pb",
-        name, std::filesystem::absolute("common/model/onnx/testdata/" + graph).string(), train_data,
-        batch_size, eval_data, learning_rate, steps, steps / 2, metrics);
-  }
-};
-
 // A model defined in PyTorch (common/model/onnx/testdata/make_fixtures.py:
 // an MLP 784-128-64-10 with ReLU and GELU), exported by torch.onnx.export at
 // its defaults, trains on the cluster as an imported ONNX graph, from
 // PyTorch's own initial weights.
 TEST_F(TrainingTest, ImportedPyTorchMlpTrainsOnFashionMnist) {
-  const std::string job_id =
-      Submit(ImportedModelJob{"fashion-mnist-pytorch-mlp", "mlp.onnx", 128, 0.001, 3000}.Text());
-  ASSERT_FALSE(job_id.empty());
-  JobStatus status = WatchUntilEnd(job_id);
-  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
-  ASSERT_TRUE(status.last_eval_metrics().contains("accuracy")) << status.ShortDebugString();
-  EXPECT_GE(status.last_eval_metrics().at("accuracy"), 0.85) << status.ShortDebugString();
-  std::cout << "imported PyTorch MLP: test accuracy " << status.last_eval_metrics().at("accuracy")
-            << " at step " << status.global_step() << "\n";
+  EXPECT_GE(FinalMetric({"fashion-mnist-pytorch-mlp", "mlp.onnx", 128, 0.001, 3000}, "accuracy"),
+            0.85);
 }
 
 // The PyTorch CNN of the same script (two 3x3 convolutions with ReLU, max
 // and average pooling, a linear layer) on the images as they are,
 // [batch, 1, 28, 28].
 TEST_F(TrainingTest, ImportedPyTorchCnnTrainsOnFashionMnist) {
-  const std::string job_id =
-      Submit(ImportedModelJob{"fashion-mnist-pytorch-cnn", "cnn.onnx", 64, 0.002, 4000}.Text());
-  ASSERT_FALSE(job_id.empty());
-  JobStatus status = WatchUntilEnd(job_id);
-  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
-  ASSERT_TRUE(status.last_eval_metrics().contains("accuracy")) << status.ShortDebugString();
-  EXPECT_GE(status.last_eval_metrics().at("accuracy"), 0.88) << status.ShortDebugString();
-  std::cout << "imported PyTorch CNN: test accuracy " << status.last_eval_metrics().at("accuracy")
-            << " at step " << status.global_step() << "\n";
+  EXPECT_GE(FinalMetric({"fashion-mnist-pytorch-cnn", "cnn.onnx", 64, 0.002, 4000}, "accuracy"),
+            0.88);
 }
 
 // The PyTorch click model of the same script (an nn.Embedding of 8000 rows
@@ -188,14 +192,7 @@ TEST_F(TrainingTest, ImportedPyTorchClickModelTrainsOnClickLogs) {
   job.train_data = "synthetic_clicks { num_examples: 100000 seed: 3 }";
   job.eval_data = "synthetic_clicks { num_examples: 10000 seed: 3 }";
   job.metrics = R"("loss", "auc")";
-  const std::string job_id = Submit(job.Text());
-  ASSERT_FALSE(job_id.empty());
-  JobStatus status = WatchUntilEnd(job_id);
-  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
-  ASSERT_TRUE(status.last_eval_metrics().contains("auc")) << status.ShortDebugString();
-  EXPECT_GE(status.last_eval_metrics().at("auc"), 0.7) << status.ShortDebugString();
-  std::cout << "imported PyTorch click model: test AUC " << status.last_eval_metrics().at("auc")
-            << " at step " << status.global_step() << "\n";
+  EXPECT_GE(FinalMetric(job, "auc"), 0.7);
 }
 
 std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit) {

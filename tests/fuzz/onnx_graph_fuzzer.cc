@@ -2,8 +2,10 @@
 // bytes as an ONNX file, as a submit loads one. Besides "no crash", checks
 // what a user relies on: a refusal is InvalidArgument with a message, and a
 // graph that loads runs forward and backward for batches of 1 and 3 with
-// its own initializer values, its output of the width it declared.
+// its own initializer values (features or ids), its output of the width it
+// declared.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -21,20 +23,46 @@
 namespace pstrain {
 namespace {
 
-void RunLoaded(OnnxProgram& program) {
-  std::map<std::string, Tensor> tensors;
+// The graph's parameters from its own initializer values. A graph over
+// ids reads id 0 for every field: each table gives its first row (zeros
+// for a table of no rows).
+struct Parameters {
+  std::map<std::string, Tensor> dense;
+  std::map<std::string, EmbeddingRows> tables;
   ParameterView view;
-  for (const OnnxInitializer& init : program.initializers()) {
-    absl::StatusOr<Tensor> tensor = Tensor::Create(DATA_TYPE_FLOAT32, Shape(init.dims));
-    CHECK(tensor.ok()) << tensor.status();
-    std::memcpy(tensor->raw_data(), init.values.data(), init.values.size() * sizeof(float));
-    tensors.emplace(init.name, std::move(tensor).value());
+
+  explicit Parameters(const OnnxProgram& program) {
+    for (const OnnxInitializer& init : program.initializers()) {
+      const bool table = init.embedding_table;
+      absl::StatusOr<Tensor> tensor =
+          Tensor::Create(DATA_TYPE_FLOAT32, table ? Shape({1, init.dims[1]}) : Shape(init.dims));
+      CHECK(tensor.ok()) << tensor.status();
+      std::memset(tensor->raw_data(), 0, tensor->num_bytes());
+      std::memcpy(tensor->raw_data(), init.values.data(),
+                  std::min(tensor->num_bytes(), init.values.size() * sizeof(float)));
+      if (!table) {
+        dense.emplace(init.name, std::move(tensor).value());
+        continue;
+      }
+      EmbeddingRows rows;
+      rows.ids = {0};
+      rows.values = std::move(tensor).value();
+      tables.emplace(init.name, std::move(rows));
+    }
+    for (const auto& [name, tensor] : dense) view.dense[name] = &tensor;
+    for (const auto& [name, rows] : tables) view.rows[name] = &rows;
   }
-  for (const auto& [name, tensor] : tensors) view.dense[name] = &tensor;
+};
+
+void RunLoaded(OnnxProgram& program) {
+  const Parameters parameters(program);
   for (int64_t batch : {1, 3}) {
-    const std::vector<float> input(batch * program.input_width(), 0.5f);
+    const std::vector<float> features(batch * program.input_width(), 0.5f);
+    const std::vector<int64_t> ids(batch * program.input_width(), 0);
     absl::StatusOr<const float*> output =
-        program.Forward(view, batch, input.data(), ModelMode::kTrain, /*seed=*/7);
+        program.input_is_ids()
+            ? program.Forward(parameters.view, batch, ids, ModelMode::kTrain, /*seed=*/7)
+            : program.Forward(parameters.view, batch, features.data(), ModelMode::kTrain, 7);
     if (!output.ok()) {
       // A batch size the graph's shapes cannot take (a Reshape to a fixed
       // batch) is refused, never crashed on.
@@ -43,9 +71,10 @@ void RunLoaded(OnnxProgram& program) {
     }
     const std::vector<float> d_output(batch * program.output_width(), 1.0f);
     Gradients gradients;
-    absl::Status backward = program.Backward(view, d_output.data(), &gradients);
+    absl::Status backward = program.Backward(parameters.view, d_output.data(), &gradients);
     CHECK(backward.ok()) << backward;
-    CHECK_EQ(gradients.dense.size(), tensors.size());
+    CHECK_EQ(gradients.dense.size(), parameters.dense.size());
+    CHECK_EQ(gradients.rows.size(), parameters.tables.size());
   }
 }
 

@@ -596,6 +596,12 @@ absl::Status PlanMatMul(const OnnxNode& node, Values& values) {
   return absl::OkStatus();
 }
 
+// Whether Gemm's C is one row of the product's n columns, repeated down
+// its rows ([n] or [1, n]; a scalar is not, even when n is 1).
+bool IsBiasRow(const OnnxValue& c, int64_t n) {
+  return !c.dims.empty() && c.dims.back() == n && c.num_elements() == n;
+}
+
 void ForwardMatMul(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const GemmShape s = GemmShapeOf(node, values);
   OnnxValue& y = Out(node, values);
@@ -603,7 +609,7 @@ void ForwardMatMul(const OnnxNode& node, Values& values, const OnnxRunContext&) 
   if (node.op == "Gemm" && HasInput(node, 2)) {
     const OnnxValue& c = In(node, values, 2);
     float* out = y.floats.data();
-    if (c.num_elements() == s.n && c.dims.back() == s.n) {
+    if (IsBiasRow(c, s.n)) {
       // A bias row, repeated down the rows.
       for (int64_t row = 0; row < s.m; ++row) {
         for (int64_t j = 0; j < s.n; ++j) out[row * s.n + j] = s.beta * c.data()[j];
@@ -644,7 +650,7 @@ void BackwardMatMul(const OnnxNode& node, Values& values) {
   if (node.op == "Gemm" && HasInput(node, 2) && In(node, values, 2).takes_grad()) {
     OnnxValue& c = In(node, values, 2);
     float* dc = c.grad_data();
-    if (c.num_elements() == s.n && c.dims.back() == s.n) {
+    if (IsBiasRow(c, s.n)) {
       // A bias row: the column sums.
       for (int64_t row = 0; row < s.m; ++row) {
         for (int64_t j = 0; j < s.n; ++j) dc[j] += s.beta * g[row * s.n + j];
@@ -762,14 +768,20 @@ void BackwardDropout(const OnnxNode& node, Values& values) {
 
 // ------------------------------------------------------------- transpose --
 
+// The node's perm attribute, or ONNX's default for `rank` dims: reversed.
+std::vector<int64_t> TransposePerm(const OnnxNode& node, size_t rank) {
+  if (auto it = node.ints_attributes.find("perm"); it != node.ints_attributes.end()) {
+    return it->second;
+  }
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  return perm;
+}
+
 absl::Status PlanTranspose(const OnnxNode& node, Values& values) {
   const OnnxValue& x = In(node, values, 0);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  std::vector<int64_t> perm(rank);
-  std::iota(perm.rbegin(), perm.rend(), 0);  // ONNX's default: the dims reversed
-  if (auto it = node.ints_attributes.find("perm"); it != node.ints_attributes.end()) {
-    perm = it->second;
-  }
+  const std::vector<int64_t> perm = TransposePerm(node, rank);
   std::vector<int64_t> sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   std::vector<int64_t> identity(rank);
@@ -787,11 +799,7 @@ absl::Status PlanTranspose(const OnnxNode& node, Values& values) {
 // Calls fn(output index, input index) for every element, in output order.
 template <typename Fn>
 void ForEachTransposed(const OnnxNode& node, const OnnxValue& x, const OnnxValue& y, Fn fn) {
-  std::vector<int64_t> perm(x.dims.size());
-  std::iota(perm.rbegin(), perm.rend(), 0);
-  if (auto it = node.ints_attributes.find("perm"); it != node.ints_attributes.end()) {
-    perm = it->second;
-  }
+  const std::vector<int64_t> perm = TransposePerm(node, x.dims.size());
   const std::vector<int64_t> in_strides = StridesOf(x.dims);
   std::vector<int64_t> strides(perm.size());  // the input stride of each output dim
   for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[perm[i]];

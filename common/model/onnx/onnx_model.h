@@ -30,7 +30,8 @@ namespace pstrain {
 // deviation), and a pass reads and updates those its batch names.
 //
 // The input: the data's dense features, or, for a graph over int64 ids
-// [batch, fields], its sparse ids, exactly one per field in each example.
+// [batch, fields], its sparse ids, exactly one per field in each example
+// (their values, when the data has any, are not read).
 class OnnxModel : public Model {
  public:
   // Loads spec.path (OnnxProgram::Load's errors). InvalidArgument: the

@@ -53,6 +53,30 @@ JobSpec Spec(const std::string& model, int64_t steps, const std::string& data = 
   return *spec;
 }
 
+OnnxModelSpec Graph(const std::string& path) {
+  OnnxModelSpec spec;
+  spec.set_path(path);
+  return spec;
+}
+
+// Fashion-MNIST's 784 features of 10 classes.
+DatasetInfo FashionMnistInfo() {
+  DatasetInfo info;
+  info.dense_dim = 784;
+  info.num_classes = 10;
+  return info;
+}
+
+// Synthetic click logs' 8 fields of 1000 ids (ids below 8000), clicked or
+// not.
+DatasetInfo ClickLogsInfo() {
+  DatasetInfo info;
+  info.sparse_dim = 8000;
+  info.num_fields = 8;
+  info.num_classes = 2;
+  return info;
+}
+
 // A oneDNN context for models built directly.
 class OnnxModelTest : public ::testing::Test {
  protected:
@@ -63,30 +87,15 @@ class OnnxModelTest : public ::testing::Test {
     context_ = ModelContext{compute_.get(), 5};
   }
 
-  // The PyTorch MLP for Fashion-MNIST's 784 features and 10 classes.
-  std::unique_ptr<OnnxModel> CreateMlp() {
-    DatasetInfo info;
-    info.dense_dim = 784;
-    info.num_classes = 10;
-    OnnxModelSpec spec;
-    spec.set_path(kMlp);
+  // The model `spec` imports, for data like `info`; null on an error.
+  std::unique_ptr<OnnxModel> Create(const OnnxModelSpec& spec, const DatasetInfo& info) {
     auto model = OnnxModel::Create(spec, info, context_);
     EXPECT_TRUE(model.ok()) << model.status();
     return model.ok() ? *std::move(model) : nullptr;
   }
-
-  // The PyTorch click model for synthetic click logs' 8 fields of 1000 ids.
-  std::unique_ptr<OnnxModel> CreateClicks() {
-    DatasetInfo info;
-    info.sparse_dim = 8000;
-    info.num_fields = 8;
-    info.num_classes = 2;
-    OnnxModelSpec spec;
-    spec.set_path(kClicks);
-    auto model = OnnxModel::Create(spec, info, context_);
-    EXPECT_TRUE(model.ok()) << model.status();
-    return model.ok() ? *std::move(model) : nullptr;
-  }
+  // The PyTorch MLP for Fashion-MNIST, and the click model for click logs.
+  std::unique_ptr<OnnxModel> CreateMlp() { return Create(Graph(kMlp), FashionMnistInfo()); }
+  std::unique_ptr<OnnxModel> CreateClicks() { return Create(Graph(kClicks), ClickLogsInfo()); }
 
   std::unique_ptr<ComputeContext> compute_;
   ModelContext context_;
@@ -225,18 +234,15 @@ TEST_F(OnnxModelTest, RefusesIdsThatDoNotFit) {
 // model.onnx.dynamic_tables keeps the graph's table as a dynamic table:
 // any 64-bit id has a row, drawn like the graph's rows.
 TEST_F(OnnxModelTest, ADynamicTableTakesAnyId) {
-  DatasetInfo info;
+  DatasetInfo info = ClickLogsInfo();
   info.sparse_dim = int64_t{1} << 40;
-  info.num_fields = 8;
-  info.num_classes = 2;
-  OnnxModelSpec spec;
-  spec.set_path(kClicks);
+  OnnxModelSpec spec = Graph(kClicks);
   OnnxDynamicTable* table = spec.add_dynamic_tables();
   table->set_initializer("embedding.weight");
   table->set_admit_after(2);
-  auto model = OnnxModel::Create(spec, info, context_);
-  ASSERT_TRUE(model.ok()) << model.status();
-  const std::vector<VariableDef> defs = (*model)->Variables();
+  std::unique_ptr<OnnxModel> model = Create(spec, info);
+  ASSERT_NE(model, nullptr);
+  const std::vector<VariableDef> defs = model->Variables();
   ASSERT_EQ(defs.size(), 5u);
   const VariableSpec& embedding = defs[0].spec;
   EXPECT_EQ(embedding.kind(), VARIABLE_KIND_EMBEDDING);
@@ -255,16 +261,14 @@ TEST_F(OnnxModelTest, ADynamicTableTakesAnyId) {
     for (int64_t field = 0; field < 8; ++field) ids.push_back((int64_t{1} << 40) + 31 * field + i);
   }
   const ExampleBatch batch = ClickBatch(ids);
-  auto rows = (*model)->RowsToRead(batch);
+  auto rows = model->RowsToRead(batch);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ(rows->at("embedding.weight").size(), ids.size());
-  EXPECT_TRUE(testing_util::ModelGradientsMatch(model->get(), batch, 24, /*step=*/1e-3));
+  EXPECT_TRUE(testing_util::ModelGradientsMatch(model.get(), batch, 24, /*step=*/1e-3));
 }
 
 TEST_F(OnnxModelTest, RefusesADynamicTableTheGraphDoesNotHave) {
-  DatasetInfo info;
-  info.sparse_dim = 8000;
-  info.num_fields = 8;
+  DatasetInfo info = ClickLogsInfo();
   ModelSpec spec;
   spec.mutable_onnx()->set_path(kClicks);
   spec.mutable_onnx()->add_dynamic_tables()->set_initializer("mlp.0.weight");
@@ -276,10 +280,8 @@ TEST_F(OnnxModelTest, RefusesADynamicTableTheGraphDoesNotHave) {
   EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
               HasSubstr("model.onnx.dynamic_tables[1]: names table embedding.weight a second "
                         "time"));
-  info = DatasetInfo();
-  info.dense_dim = 784;
   spec.mutable_onnx()->set_path(kMlp);
-  EXPECT_THAT(CreateModel(spec, info, context_).status().message(),
+  EXPECT_THAT(CreateModel(spec, FashionMnistInfo(), context_).status().message(),
               HasSubstr("mlp.onnx has no embedding table embedding.weight (an initializer whose "
                         "rows a Gather picks by the input's ids)"));
 }

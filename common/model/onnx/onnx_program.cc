@@ -295,7 +295,9 @@ absl::Status GraphBuilder::FindTables(std::vector<OnnxInitializer>& initializers
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       auto found = initializer_of.find(node.inputs[i]);
       if (found == initializer_of.end() || graph_->table_rows[found->second] < 0) continue;
-      if (i == 0 && node.inputs[1] == graph_->table_rows[found->second]) continue;
+      if (node.op == "Gather" && i == 0 && node.inputs[1] == graph_->table_rows[found->second]) {
+        continue;  // the table's own lookup
+      }
       return Refuse(origin_, node,
                     absl::StrCat("reads embedding table ", initializers[found->second].name,
                                  " whole; pstrain keeps a table's rows on the parameter servers "
@@ -612,8 +614,10 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
   for (size_t i = 0; i < loaded.nodes.size(); ++i) {
     if (!loaded.needed[i]) continue;
     const OnnxNode& node = loaded.nodes[i];
-    const auto table = std::find(loaded.table_rows.begin(), loaded.table_rows.end(),
-                                 node.op == "Gather" ? node.inputs[1] : -2);
+    // A table's Gather reads the rows the export holds of the ids.
+    const auto table = node.op != "Gather" ? loaded.table_rows.end()
+                                           : std::find(loaded.table_rows.begin(),
+                                                       loaded.table_rows.end(), node.inputs[1]);
     if (table != loaded.table_rows.end()) {
       const OnnxInitializer& init = initializers_[table - loaded.table_rows.begin()];
       names[node.outputs[0]] = graph.EmbeddingRows(init.name, names[loaded.input]);

@@ -346,6 +346,12 @@ TEST(OnnxProgramRefusalTest, RefusesIdsReadOtherwiseThanByATable) {
   EXPECT_THAT(Refusal(model), HasSubstr("node /mlp/mlp.0/Gemm (Gemm): reads embedding table "
                                         "embedding.weight whole"));
 
+  // A node of one input reading the table.
+  model = Fixture("clicks");
+  model.mutable_graph()->mutable_node(1)->set_input(0, "embedding.weight");
+  EXPECT_THAT(Refusal(model), HasSubstr("node /Flatten (Flatten): reads embedding table "
+                                        "embedding.weight whole"));
+
   model = Fixture("clicks");
   model.mutable_graph()->mutable_node(1)->set_input(0, "x");
   EXPECT_THAT(Refusal(model),

@@ -8,8 +8,10 @@ run on a fixed input. For each NAME this writes, beside this script:
   NAME.onnx             the exported graph
   NAME.reference        PyTorch's tensors for it (format below)
 
-and relu_mlp.onnx alone: the built-in MLP's shapes, which the training
-benchmark (bench/compute/training_benchmark.cc) trains both ways.
+and, alone: relu_mlp.onnx, the built-in MLP's shapes, which the training
+benchmark (bench/compute/training_benchmark.cc) trains both ways; and
+tiny_clicks.onnx, a click model small enough (under 4 KB) to seed the
+loader's fuzz target (tests/fuzz/corpus/onnx_graph/tiny_clicks_pytorch).
 
 A model over categorical ids (clicks) takes an int64 input; its reference
 holds the ids as floats (exact below 2^24).
@@ -147,6 +149,18 @@ class Clicks(torch.nn.Module):
         return torch.randint(0, cls.VOCABULARY_PER_FIELD, (batch, cls.FIELDS)) + offsets
 
 
+class TinyClicks(torch.nn.Module):
+    """Clicks' shape in miniature: 2 fields, a table of 12 rows of 3."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(12, 3)
+        self.out = torch.nn.Linear(2 * 3, 1)
+
+    def forward(self, ids):
+        return self.out(self.embedding(ids).flatten(1))
+
+
 def write_reference(path, tensors):
     with open(path, 'wb') as out:
         for name, value in tensors:
@@ -222,6 +236,7 @@ def main():
     export('relu_mlp', ReluMlp().eval(), torch.randn(1, 784))
     make('two_outputs', TwoOutputs(), [8], outputs=('y', 'features'))
     make('clicks', Clicks(), None, x=Clicks.example_ids(BATCH))
+    export('tiny_clicks', TinyClicks().eval(), torch.tensor([[1, 7]]))
 
 
 if __name__ == '__main__':
