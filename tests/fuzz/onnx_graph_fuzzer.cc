@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/model/onnx/onnx_file.h"
 #include "common/model/onnx/onnx_program.h"
 #include "common/tensor/tensor.h"
 #include "glog/logging.h"
@@ -23,23 +25,33 @@
 namespace pstrain {
 namespace {
 
-// The graph's parameters from its own initializer values. A graph over
-// ids reads id 0 for every field: each table gives its first row (zeros
-// for a table of no rows).
+// The graph's parameters from its own initializer values, decoded from
+// `bytes`, the file the program loaded. A graph over ids reads id 0 for
+// every field: each table gives its first row (zeros for a table of no
+// rows).
 struct Parameters {
   std::map<std::string, Tensor> dense;
   std::map<std::string, EmbeddingRows> tables;
   ParameterView view;
 
-  explicit Parameters(const OnnxProgram& program) {
+  Parameters(const OnnxProgram& program, absl::string_view bytes) {
+    absl::StatusOr<onnx::ModelProto> model = ParseOnnxModel(bytes, "fuzz.onnx");
+    CHECK(model.ok()) << model.status();  // it loaded
+    std::map<std::string, std::vector<float>> values;
+    for (const onnx::TensorProto& tensor : model->graph().initializer()) {
+      absl::StatusOr<OnnxValue> value = DecodeOnnxTensor(tensor, tensor.name());
+      CHECK(value.ok()) << value.status();
+      values[tensor.name()] = std::move(value->floats);
+    }
     for (const OnnxInitializer& init : program.initializers()) {
+      const std::vector<float>& own = values.at(init.name);
       const bool table = init.embedding_table;
       absl::StatusOr<Tensor> tensor =
           Tensor::Create(DATA_TYPE_FLOAT32, table ? Shape({1, init.dims[1]}) : Shape(init.dims));
       CHECK(tensor.ok()) << tensor.status();
       std::memset(tensor->raw_data(), 0, tensor->num_bytes());
-      std::memcpy(tensor->raw_data(), init.values.data(),
-                  std::min(tensor->num_bytes(), init.values.size() * sizeof(float)));
+      std::memcpy(tensor->raw_data(), own.data(),
+                  std::min(tensor->num_bytes(), own.size() * sizeof(float)));
       if (!table) {
         dense.emplace(init.name, std::move(tensor).value());
         continue;
@@ -54,8 +66,8 @@ struct Parameters {
   }
 };
 
-void RunLoaded(OnnxProgram& program) {
-  const Parameters parameters(program);
+void RunLoaded(OnnxProgram& program, absl::string_view bytes) {
+  const Parameters parameters(program, bytes);
   for (int64_t batch : {1, 3}) {
     const std::vector<float> features(batch * program.input_width(), 0.5f);
     const std::vector<int64_t> ids(batch * program.input_width(), 0);
@@ -83,13 +95,14 @@ void RunLoaded(OnnxProgram& program) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   pstrain::fuzz::QuietLogs();
-  absl::StatusOr<std::unique_ptr<pstrain::OnnxProgram>> program = pstrain::OnnxProgram::Parse(
-      absl::string_view(reinterpret_cast<const char*>(data), size), "fuzz.onnx");
+  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<std::unique_ptr<pstrain::OnnxProgram>> program =
+      pstrain::OnnxProgram::Parse(bytes, "fuzz.onnx");
   if (!program.ok()) {
     CHECK(absl::IsInvalidArgument(program.status())) << program.status();
     CHECK(!program.status().message().empty());
     return 0;
   }
-  pstrain::RunLoaded(**program);
+  pstrain::RunLoaded(**program, bytes);
   return 0;
 }

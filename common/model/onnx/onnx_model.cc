@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/model/builtin/dense_input.h"
 #include "common/model/layers/embedding_lookup.h"
+#include "common/model/onnx/onnx_file.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -41,28 +42,65 @@ absl::StatusOr<PredictionKind> KindOf(const OnnxModelSpec& spec, int64_t width) 
   }
 }
 
-// The tables spec.dynamic_tables names, each an embedding table of the
-// graph, once.
-absl::StatusOr<absl::flat_hash_map<std::string, OnnxDynamicTable>> DynamicTablesOf(
-    const OnnxModelSpec& spec, const OnnxProgram& program) {
+// The graph's table `init` as a dynamic table, `options` as the spec sets
+// them: any id's row is drawn from a normal distribution like the graph's
+// rows (a table of any ids has no rows to take from the file).
+absl::StatusOr<VariableDef> DynamicTable(const std::string& path, const OnnxInitializer& init,
+                                         const OnnxDynamicTable& options, uint64_t seed) {
+  ASSIGN_OR_RETURN(const std::vector<float> values, ReadOnnxInitializer(path, init.name));
+  double sum = 0, squares = 0;
+  for (float v : values) {
+    sum += v;
+    squares += static_cast<double>(v) * v;
+  }
+  const double n = std::max<double>(1, values.size());
+  const double mean = sum / n;
+  VariableDef def;
+  def.spec.set_name(init.name);
+  def.spec.set_kind(VARIABLE_KIND_EMBEDDING);
+  def.spec.set_dtype(DATA_TYPE_FLOAT32);
+  def.spec.mutable_shape()->add_dims(0);
+  def.spec.mutable_shape()->add_dims(init.dims[1]);
+  EmbeddingSpec* embedding = def.spec.mutable_embedding();
+  embedding->set_dim(static_cast<int32_t>(init.dims[1]));
+  embedding->set_admit_after(std::max(1, options.admit_after()));
+  embedding->set_max_bytes_per_shard(options.max_bytes_per_shard());
+  InitializerSpec* initializer = def.spec.mutable_initializer();
+  initializer->set_kind(INITIALIZER_KIND_NORMAL);
+  initializer->set_mean(static_cast<float>(mean));
+  initializer->set_stddev(static_cast<float>(std::sqrt(std::max(0.0, squares / n - mean * mean))));
+  initializer->set_seed(seed);
+  return def;
+}
+
+// The variables of the tables spec.dynamic_tables names, each an embedding
+// table of the graph, once.
+absl::StatusOr<absl::flat_hash_map<std::string, VariableDef>> DynamicTablesOf(
+    const OnnxModelSpec& spec, const OnnxProgram& program, uint64_t seed) {
   std::vector<std::string> tables;
   for (const OnnxInitializer& init : program.initializers()) {
     if (init.embedding_table) tables.push_back(init.name);
   }
-  absl::flat_hash_map<std::string, OnnxDynamicTable> dynamic;
+  absl::flat_hash_map<std::string, VariableDef> dynamic;
   for (int i = 0; i < spec.dynamic_tables_size(); ++i) {
     const OnnxDynamicTable& table = spec.dynamic_tables(i);
     const std::string field = absl::StrCat("model.onnx.dynamic_tables[", i, "]: ");
-    if (std::find(tables.begin(), tables.end(), table.initializer()) == tables.end()) {
+    const auto found =
+        std::find_if(program.initializers().begin(), program.initializers().end(),
+                     [&](const OnnxInitializer& init) {
+                       return init.embedding_table && init.name == table.initializer();
+                     });
+    if (found == program.initializers().end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           field, spec.path(), " has no embedding table ", table.initializer(),
           tables.empty() ? " (an initializer whose rows a Gather picks by the input's ids)"
                          : absl::StrCat("; its tables: ", absl::StrJoin(tables, ", "))));
     }
-    if (!dynamic.emplace(table.initializer(), table).second) {
+    if (dynamic.contains(table.initializer())) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, "names table ", table.initializer(), " a second time"));
     }
+    ASSIGN_OR_RETURN(dynamic[table.initializer()], DynamicTable(spec.path(), *found, table, seed));
   }
   return dynamic;
 }
@@ -71,7 +109,7 @@ absl::StatusOr<absl::flat_hash_map<std::string, OnnxDynamicTable>> DynamicTables
 // width, or one id per field for as many fields, each with a row in every
 // fixed table.
 absl::Status CheckInput(const OnnxModelSpec& spec, const OnnxProgram& program,
-                        const absl::flat_hash_map<std::string, OnnxDynamicTable>& dynamic,
+                        const absl::flat_hash_map<std::string, VariableDef>& dynamic,
                         const DatasetInfo& info) {
   const std::string input = absl::StrCat(spec.path(), ": input ", program.input_name(), " takes ");
   if (!program.input_is_ids()) {
@@ -108,36 +146,6 @@ absl::Status CheckInput(const OnnxModelSpec& spec, const OnnxProgram& program,
   return absl::OkStatus();
 }
 
-// The graph's table `init` as a dynamic table: any id's row is drawn from
-// a normal distribution like the graph's rows (a table of any ids has no
-// rows to take from the file).
-VariableDef DynamicTable(const OnnxInitializer& init, const OnnxDynamicTable& options,
-                         uint64_t seed) {
-  VariableDef def;
-  def.spec.set_name(init.name);
-  def.spec.set_kind(VARIABLE_KIND_EMBEDDING);
-  def.spec.set_dtype(DATA_TYPE_FLOAT32);
-  def.spec.mutable_shape()->add_dims(0);
-  def.spec.mutable_shape()->add_dims(init.dims[1]);
-  EmbeddingSpec* embedding = def.spec.mutable_embedding();
-  embedding->set_dim(static_cast<int32_t>(init.dims[1]));
-  embedding->set_admit_after(std::max(1, options.admit_after()));
-  embedding->set_max_bytes_per_shard(options.max_bytes_per_shard());
-  double sum = 0, squares = 0;
-  for (float v : init.values) {
-    sum += v;
-    squares += static_cast<double>(v) * v;
-  }
-  const double n = std::max<double>(1, init.values.size());
-  const double mean = sum / n;
-  InitializerSpec* initializer = def.spec.mutable_initializer();
-  initializer->set_kind(INITIALIZER_KIND_NORMAL);
-  initializer->set_mean(static_cast<float>(mean));
-  initializer->set_stddev(static_cast<float>(std::sqrt(std::max(0.0, squares / n - mean * mean))));
-  initializer->set_seed(seed);
-  return def;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec& spec,
@@ -145,7 +153,7 @@ absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec
                                                              const ModelContext& context) {
   ASSIGN_OR_RETURN(std::unique_ptr<OnnxProgram> program,
                    OnnxProgram::Load(spec.path(), spec.output()));
-  ASSIGN_OR_RETURN(DynamicTables dynamic, DynamicTablesOf(spec, *program));
+  ASSIGN_OR_RETURN(DynamicTables dynamic, DynamicTablesOf(spec, *program, context.seed));
   RETURN_IF_ERROR(CheckInput(spec, *program, dynamic, info));
   ASSIGN_OR_RETURN(const PredictionKind kind, KindOf(spec, program->output_width()));
   return std::unique_ptr<OnnxModel>(
@@ -164,7 +172,7 @@ std::vector<VariableDef> OnnxModel::Variables() const {
   std::vector<VariableDef> defs;
   for (const OnnxInitializer& init : program_->initializers()) {
     if (auto dynamic = dynamic_.find(init.name); dynamic != dynamic_.end()) {
-      defs.push_back(DynamicTable(init, dynamic->second, seed_));
+      defs.push_back(dynamic->second);
       continue;
     }
     VariableDef def;

@@ -58,8 +58,8 @@ class OnnxModel : public Model {
   absl::Status DescribeOnnx(OnnxGraph& graph) const override;
 
  private:
-  // The spec's dynamic tables, by initializer name.
-  using DynamicTables = absl::flat_hash_map<std::string, OnnxDynamicTable>;
+  // The variables of the spec's dynamic tables, by initializer name.
+  using DynamicTables = absl::flat_hash_map<std::string, VariableDef>;
 
   OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, DynamicTables dynamic,
             PredictionKind kind, const ModelContext& context);

@@ -125,7 +125,7 @@ absl::Status GraphBuilder::AddInitializers(const onnx::GraphProto& proto,
                                             ", not a finite value to start training from"));
       }
     }
-    initializers->push_back({tensor.name(), value.dims, std::move(value.floats)});
+    initializers->push_back({tensor.name(), value.dims});
     OnnxValue parameter;
     parameter.dims = value.dims;
     graph_->parameters.push_back(Add(tensor.name(), std::move(parameter)));

@@ -44,12 +44,12 @@ struct Plan;
 inline constexpr int64_t kMinOnnxOpset = 13;
 inline constexpr int64_t kMaxOnnxOpset = 17;
 
-// A float initializer: one variable of the imported model, with the value
-// the graph gives it.
+// A float initializer: one variable of the imported model. Its values stay
+// in the file (ReadOnnxInitializer): whoever creates the variables reads
+// them there, and a worker, which pulls them, holds no second copy.
 struct OnnxInitializer {
   std::string name;
   std::vector<int64_t> dims;
-  std::vector<float> values;
   // Read only by Gathers by the input's ids: an embedding table [rows,
   // dim], passed to Forward as the rows a batch reads
   // (ParameterView::Rows) and differentiated as those rows.

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/model/layers/gradient_check.h"
+#include "common/model/onnx/onnx_file.h"
 #include "common/model/onnx/testdata/pytorch_reference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -29,6 +30,8 @@ using ::pstrain::testing_util::ReadPyTorchReference;
 using ::testing::HasSubstr;
 
 constexpr char kTestdata[] = "common/model/onnx/testdata/";
+
+std::string FixturePath(const std::string& name) { return absl::StrCat(kTestdata, name, ".onnx"); }
 
 // The fixture's input for a batch of `batch`: its features, or for a graph
 // over ids, its ids (which the reference holds as floats).
@@ -51,22 +54,25 @@ struct FixtureInput {
   }
 };
 
-// Parameters holding the graph's own initializer values: dense ones whole,
-// an embedding table as the rows of `input`'s ids (in descending order,
-// not as the ids come, so that a pass must look each one up).
+// Parameters holding the initializer values of the graph at `path`: dense
+// ones whole, an embedding table as the rows of `input`'s ids (in
+// descending order, not as the ids come, so that a pass must look each one
+// up).
 struct GraphParameters {
   std::map<std::string, Tensor> tensors;  // dense variables and tables' rows
   std::map<std::string, EmbeddingRows> tables;
   ParameterView view;
 
-  GraphParameters(const OnnxProgram& program, const FixtureInput& input) {
+  GraphParameters(const OnnxProgram& program, const std::string& path, const FixtureInput& input) {
     std::vector<int64_t> ids = input.ids;
     std::sort(ids.rbegin(), ids.rend());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (const OnnxInitializer& init : program.initializers()) {
+      absl::StatusOr<std::vector<float>> values = ReadOnnxInitializer(path, init.name);
+      EXPECT_TRUE(values.ok()) << values.status();
       if (!init.embedding_table) {
         Tensor tensor = *Tensor::Create(DATA_TYPE_FLOAT32, Shape(init.dims));
-        std::memcpy(tensor.raw_data(), init.values.data(), init.values.size() * sizeof(float));
+        std::memcpy(tensor.raw_data(), values->data(), values->size() * sizeof(float));
         tensors.emplace(init.name, std::move(tensor));
         continue;
       }
@@ -76,7 +82,7 @@ struct GraphParameters {
       rows.values =
           *Tensor::Create(DATA_TYPE_FLOAT32, Shape({static_cast<int64_t>(ids.size()), dim}));
       for (size_t r = 0; r < ids.size(); ++r) {
-        std::copy_n(init.values.data() + ids[r] * dim, dim, rows.values.data<float>() + r * dim);
+        std::copy_n(values->data() + ids[r] * dim, dim, rows.values.data<float>() + r * dim);
       }
       tables.emplace(init.name, std::move(rows));
     }
@@ -105,7 +111,7 @@ class PyTorchFixtureTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
   // Every fixture's trained output is y (two_outputs also has another).
-  auto program = OnnxProgram::Load(absl::StrCat(kTestdata, GetParam(), ".onnx"), "y");
+  auto program = OnnxProgram::Load(FixturePath(GetParam()), "y");
   ASSERT_TRUE(program.ok()) << program.status();
   std::map<std::string, PyTorchTensor> reference =
       ReadPyTorchReference(absl::StrCat(kTestdata, GetParam(), ".reference"));
@@ -116,7 +122,7 @@ TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
   EXPECT_EQ((*program)->output_width(), y.dims[1]);
 
   const FixtureInput input(**program, x, batch);
-  GraphParameters parameters(**program, input);
+  GraphParameters parameters(**program, FixturePath(GetParam()), input);
   auto output = input.Forward(**program, parameters.view, batch);
   ASSERT_TRUE(output.ok()) << output.status();
   EXPECT_TRUE(NearPyTorch(*output, y.values, 1e-5, "output"));
@@ -156,7 +162,7 @@ TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
 // and the batch one example, so that few activations can cross one.
 TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
   // Every fixture's trained output is y (two_outputs also has another).
-  auto program = OnnxProgram::Load(absl::StrCat(kTestdata, GetParam(), ".onnx"), "y");
+  auto program = OnnxProgram::Load(FixturePath(GetParam()), "y");
   ASSERT_TRUE(program.ok()) << program.status();
   std::map<std::string, PyTorchTensor> reference =
       ReadPyTorchReference(absl::StrCat(kTestdata, GetParam(), ".reference"));
@@ -165,7 +171,7 @@ TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
   const std::vector<float> r(reference.at("r").values.begin(),
                              reference.at("r").values.begin() + (*program)->output_width());
   const FixtureInput input(**program, x, batch);
-  GraphParameters parameters(**program, input);
+  GraphParameters parameters(**program, FixturePath(GetParam()), input);
   auto loss = [&] {
     auto output = input.Forward(**program, parameters.view, batch);
     EXPECT_TRUE(output.ok());
@@ -212,7 +218,7 @@ TEST(OnnxProgramOutputTest, SeveralOutputsNeedOneNamed) {
 // ------------------------------------------------------------ bad files --
 
 std::string FixtureBytes(const std::string& name) {
-  std::ifstream in(absl::StrCat(kTestdata, name, ".onnx"), std::ios::binary);
+  std::ifstream in(FixturePath(name), std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();
@@ -386,7 +392,7 @@ TEST(OnnxProgramTest, TakesTheInputItsGraphHas) {
   // A table given without one of the batch's rows.
   const PyTorchTensor x = ReadPyTorchReference(absl::StrCat(kTestdata, "clicks.reference")).at("x");
   const FixtureInput input(**clicks, x, 1);
-  GraphParameters parameters(**clicks, input);
+  GraphParameters parameters(**clicks, FixturePath("clicks"), input);
   EmbeddingRows& rows = parameters.tables.at("embedding.weight");
   rows.ids[0] = 7999 - rows.ids[0] % 1000;  // a row no field of the example names
   EXPECT_THAT(input.Forward(**clicks, parameters.view, 1).status().message(),
