@@ -54,6 +54,9 @@ class SequentialFile {
   // empty result means end of file. Fewer than n bytes does not by itself
   // mean end of file.
   virtual absl::StatusOr<absl::string_view> Read(size_t n, char* scratch) = 0;
+  // Moves n bytes ahead without reading them; past the end, later Reads
+  // find the end of file.
+  virtual absl::Status Skip(uint64_t n) = 0;
 };
 
 // What Stat finds at a path. A symbolic link is described by its target,

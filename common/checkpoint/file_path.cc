@@ -1,5 +1,6 @@
 #include "common/checkpoint/file_path.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace pstrain {
@@ -36,6 +37,14 @@ std::string Dirname(absl::string_view path) {
 bool IsPlainFileName(absl::string_view name) {
   return !name.empty() && name != "." && name != ".." &&
          name.find('/') == absl::string_view::npos && name.find('\0') == absl::string_view::npos;
+}
+
+bool IsPathUnder(absl::string_view path, absl::string_view dir) {
+  dir = StripTrailingSlashes(dir);
+  path = StripTrailingSlashes(path);
+  if (dir.empty()) return false;
+  if (dir == "/") return !path.empty() && path.front() == '/';
+  return path == dir || (absl::StartsWith(path, dir) && path[dir.size()] == '/');
 }
 
 }  // namespace pstrain

@@ -23,6 +23,11 @@ std::string Dirname(absl::string_view path);
 // or "..", no '/' and no NUL.
 bool IsPlainFileName(absl::string_view name);
 
+// Whether `path` is `dir` or lies below it, comparing whole components:
+// "/a/b" is under "/a" and "/a/", "/ab" is not; everything is under "/".
+// Lexical: resolve symlinks first (Env::RealPath) where they may lead out.
+bool IsPathUnder(absl::string_view path, absl::string_view dir);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_CHECKPOINT_FILE_PATH_H_

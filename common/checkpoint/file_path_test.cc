@@ -40,5 +40,17 @@ TEST(FilePathTest, IsPlainFileName) {
   EXPECT_FALSE(IsPlainFileName(std::string("a\0b", 3)));
 }
 
+TEST(FilePathTest, IsPathUnder) {
+  EXPECT_TRUE(IsPathUnder("/a/b", "/a"));
+  EXPECT_TRUE(IsPathUnder("/a/b", "/a/"));
+  EXPECT_TRUE(IsPathUnder("/a", "/a"));
+  EXPECT_TRUE(IsPathUnder("/a/", "/a"));
+  EXPECT_TRUE(IsPathUnder("/a", "/"));
+  EXPECT_FALSE(IsPathUnder("/ab", "/a"));
+  EXPECT_FALSE(IsPathUnder("/", "/a"));
+  EXPECT_FALSE(IsPathUnder("a", "/"));
+  EXPECT_FALSE(IsPathUnder("/a", ""));
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -105,6 +106,14 @@ class PosixSequentialFile final : public SequentialFile {
       if (got >= 0) return absl::string_view(scratch, static_cast<size_t>(got));
       if (errno != EINTR) return PosixError(path_, "read", errno);
     }
+  }
+
+  absl::Status Skip(uint64_t n) override {
+    if (n > static_cast<uint64_t>(std::numeric_limits<off_t>::max())) {
+      return PosixError(path_, "seek", EOVERFLOW);
+    }
+    if (::lseek(fd_, static_cast<off_t>(n), SEEK_CUR) < 0) return PosixError(path_, "seek", errno);
+    return absl::OkStatus();
   }
 
  private:

@@ -10,6 +10,7 @@
 //     model.onnx             the model as ONNX, when it has an ONNX description
 //     model.onnx.data        its largest weights, when too large for one protobuf
 //     imported.onnx          an imported model's graph, as it was trained from
+//     imported.onnx.data     its tensors, when it kept them in external files
 //     MANIFEST               written last; sizes and CRC32C of every file
 //
 // The MANIFEST is a binary ExportManifest whose last field, manifest_crc32c,
@@ -30,6 +31,7 @@ inline constexpr absl::string_view kExportSpecFileName = "job_spec.pbtxt";
 inline constexpr absl::string_view kExportOnnxFileName = "model.onnx";
 inline constexpr absl::string_view kExportOnnxDataFileName = "model.onnx.data";
 inline constexpr absl::string_view kExportImportedGraphFileName = "imported.onnx";
+inline constexpr absl::string_view kExportImportedDataFileName = "imported.onnx.data";
 // The largest ONNX file protobuf parses (one message under 2 GiB).
 inline constexpr int64_t kMaxImportedGraphBytes = (int64_t{1} << 31) - 1;
 // A MANIFEST lists files and metrics; anything larger is damaged.

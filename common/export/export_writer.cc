@@ -3,6 +3,7 @@
 #include <cstring>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,8 @@
 #include "common/checkpoint/whole_file.h"
 #include "common/export/checksummed_file.h"
 #include "common/export/export_manifest.h"
+#include "common/model/onnx/onnx_external_data.h"
+#include "common/model/onnx/onnx_file.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "google/protobuf/text_format.h"
@@ -47,18 +50,66 @@ absl::Status WriteVariable(Env& env, const std::string& dir, int index, const Va
   return absl::OkStatus();
 }
 
-// The graph an imported model was built from, copied into the export.
+// The tensors of `graph` that keep their data in external files: its
+// initializers and its nodes' tensor attributes (Constant's value).
+std::vector<onnx::TensorProto*> ExternalTensors(onnx::GraphProto& graph) {
+  std::vector<onnx::TensorProto*> tensors;
+  auto add = [&](onnx::TensorProto* tensor) {
+    if (tensor->data_location() == onnx::TensorProto::EXTERNAL) tensors.push_back(tensor);
+  };
+  for (onnx::TensorProto& tensor : *graph.mutable_initializer()) add(&tensor);
+  for (onnx::NodeProto& node : *graph.mutable_node()) {
+    for (onnx::AttributeProto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_t()) add(attribute.mutable_t());
+    }
+  }
+  return tensors;
+}
+
+// Moves the external data of `graph`, read from `source_folder`, into
+// imported.onnx.data in the export, pointing its tensors there.
+absl::Status GatherExternalData(Env& env, const std::string& dir, const std::string& source_folder,
+                                std::vector<onnx::TensorProto*> tensors, ExportManifest* manifest) {
+  ASSIGN_OR_RETURN(ChecksummedFile data,
+                   ChecksummedFile::Create(env, dir, std::string(kExportImportedDataFileName)));
+  for (onnx::TensorProto* tensor : tensors) {
+    ASSIGN_OR_RETURN(const OnnxValue value,
+                     DecodeOnnxTensor(*tensor, tensor->name(), source_folder));
+    const int64_t offset = data.bytes();
+    if (value.is_int64) {
+      RETURN_IF_ERROR(data.Append(value.ints.data(), value.ints.size() * sizeof(int64_t)));
+    } else {
+      RETURN_IF_ERROR(data.Append(value.floats.data(), value.floats.size() * sizeof(float)));
+    }
+    SetOnnxExternalLocation(
+        {std::string(kExportImportedDataFileName), offset, data.bytes() - offset}, tensor);
+  }
+  ASSIGN_OR_RETURN(*manifest->mutable_imported_data(), data.Finish());
+  return absl::OkStatus();
+}
+
+// The graph an imported model was built from, copied into the export as it
+// is, or with its external data gathered into one file beside it.
 absl::Status CopyImportedGraph(Env& env, const std::string& dir, const ModelSpec& model,
                                ExportManifest* manifest) {
   if (!model.has_onnx()) return absl::OkStatus();
-  absl::StatusOr<std::string> bytes =
-      ReadWholeFile(env, model.onnx().path(), kMaxImportedGraphBytes);
-  if (!bytes.ok()) {
-    return absl::Status(
-        bytes.status().code(),
-        absl::StrCat("the imported graph the model was trained from (model.onnx.path) "
-                     "cannot be copied into the export: ",
-                     bytes.status().message()));
+  const std::string& source = model.onnx().path();
+  auto cannot_copy = [](const absl::Status& status) {
+    return absl::Status(status.code(),
+                        absl::StrCat("the imported graph the model was trained from "
+                                     "(model.onnx.path) cannot be copied into the export: ",
+                                     status.message()));
+  };
+  absl::StatusOr<std::string> bytes = ReadWholeFile(env, source, kMaxImportedGraphBytes);
+  if (!bytes.ok()) return cannot_copy(bytes.status());
+  absl::StatusOr<onnx::ModelProto> graph = ParseOnnxModel(*bytes, source);
+  if (!graph.ok()) return cannot_copy(graph.status());
+  std::vector<onnx::TensorProto*> external = ExternalTensors(*graph->mutable_graph());
+  if (!external.empty()) {
+    absl::Status gathered =
+        GatherExternalData(env, dir, Dirname(source), std::move(external), manifest);
+    if (!gathered.ok()) return cannot_copy(gathered);
+    *bytes = graph->SerializeAsString();
   }
   ASSIGN_OR_RETURN(ChecksummedFile file,
                    ChecksummedFile::Create(env, dir, std::string(kExportImportedGraphFileName)));

@@ -167,6 +167,9 @@ absl::StatusOr<std::unique_ptr<ExportedModel>> LoadExportedModel(Env& env, const
   if (manifest.has_imported_graph()) {
     // Checked whole here; the model reads it again, from the export.
     RETURN_IF_ERROR(ReadListedFile(env, path, manifest.imported_graph()).status());
+    if (manifest.has_imported_data()) {
+      RETURN_IF_ERROR(ReadListedFile(env, path, manifest.imported_data()).status());
+    }
     loaded->spec_.mutable_model()->mutable_onnx()->set_path(
         JoinPath(path, manifest.imported_graph().name()));
   }

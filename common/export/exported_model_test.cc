@@ -19,9 +19,11 @@
 #include "common/export/export_versions.h"
 #include "common/export/export_writer.h"
 #include "common/export/testing/trained_model.h"
+#include "common/model/onnx/onnx_external_data.h"
 #include "common/training/local_trainer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
 
 namespace pstrain {
 namespace {
@@ -161,6 +163,21 @@ TEST(ExportedModelTest, RoundTripsEmbeddingRows) {
   ExpectSamePredictions(spec, trained, **exported);
 }
 
+// A job that trains the PyTorch click model (common/model/onnx/testdata)
+// read from `graph`.
+JobSpec ClickModelSpec(const std::string& graph) {
+  const std::string clicks =
+      "synthetic_clicks { num_examples: 400 num_fields: 8 vocabulary_per_field: 1000 seed: 3 }";
+  return Spec(absl::StrCat("model { onnx { path: \"", graph, "\" } } train_data { ", clicks,
+                           " batch_size: 40 } eval_data { ", clicks, R"( batch_size: 50 }
+    optimizer { adam {} learning_rate: 0.01 }
+    training { seed: 4 }
+    stop { max_steps: 1000 }
+    checkpoint { model_dir: "/tmp/unused" })"));
+}
+
+constexpr char kClickModel[] = "common/model/onnx/testdata/clicks.onnx";
+
 // An imported model's export holds the graph it was trained from: it loads
 // and predicts as trained once the original file is gone, and refuses a
 // damaged copy.
@@ -168,16 +185,8 @@ TEST(ExportedModelTest, AnImportedModelsExportNeedsNothingOutsideIt) {
   PosixEnv env;
   const std::string root = NewTestDir(env);
   const std::string graph = JoinPath(root, "clicks.onnx");
-  std::filesystem::copy_file("common/model/onnx/testdata/clicks.onnx", graph);
-  const std::string clicks =
-      "synthetic_clicks { num_examples: 400 num_fields: 8 vocabulary_per_field: 1000 seed: 3 }";
-  const JobSpec spec = Spec(absl::StrCat("model { onnx { path: \"", graph, "\" } } train_data { ",
-                                         clicks, " batch_size: 40 } eval_data { ", clicks,
-                                         R"( batch_size: 50 }
-    optimizer { adam {} learning_rate: 0.01 }
-    training { seed: 4 }
-    stop { max_steps: 1000 }
-    checkpoint { model_dir: "/tmp/unused" })"));
+  std::filesystem::copy_file(kClickModel, graph);
+  const JobSpec spec = ClickModelSpec(graph);
   TrainedModel trained = TrainModel(spec, 8);
   const std::string dir = JoinPath(root, "export");
   auto written = WriteExport(env, dir, ExportSourceOf(trained, spec, 8), trained.trainer->model(),
@@ -185,6 +194,7 @@ TEST(ExportedModelTest, AnImportedModelsExportNeedsNothingOutsideIt) {
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_EQ(written->imported_graph().name(), "imported.onnx");
   EXPECT_EQ(written->imported_graph().bytes(), std::filesystem::file_size(graph));
+  EXPECT_FALSE(written->has_imported_data());
   std::filesystem::remove(graph);
 
   auto exported = LoadExportedModel(env, dir);
@@ -196,6 +206,52 @@ TEST(ExportedModelTest, AnImportedModelsExportNeedsNothingOutsideIt) {
   auto damaged = LoadExportedModel(env, dir);
   EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss) << damaged.status();
   EXPECT_THAT(std::string(damaged.status().message()), HasSubstr("imported.onnx"));
+}
+
+// A graph that keeps its weights in external data files (as graphs over
+// 2 GB must) trains; its export gathers them into imported.onnx.data, and
+// needs nothing outside its folder either.
+TEST(ExportedModelTest, AnImportedGraphsExternalDataIsCopiedIntoTheExport) {
+  PosixEnv env;
+  const std::string root = NewTestDir(env);
+  const std::string folder = JoinPath(root, "model");
+  std::filesystem::create_directories(JoinPath(folder, "weights"));
+  // As onnx.save_model(..., save_as_external_data=True) writes it, with the
+  // data in a folder of its own.
+  onnx::ModelProto model;
+  std::ifstream source(kClickModel, std::ios::binary);
+  ASSERT_TRUE(model.ParseFromIstream(&source));
+  std::string data;
+  for (onnx::TensorProto& tensor : *model.mutable_graph()->mutable_initializer()) {
+    const int64_t offset = static_cast<int64_t>(data.size());
+    data += tensor.raw_data();
+    SetOnnxExternalLocation(
+        {"weights/clicks.bin", offset, static_cast<int64_t>(data.size()) - offset}, &tensor);
+  }
+  std::ofstream(JoinPath(folder, "weights/clicks.bin"), std::ios::binary) << data;
+  const std::string graph = JoinPath(folder, "clicks.onnx");
+  std::ofstream graph_file(graph, std::ios::binary);
+  ASSERT_TRUE(model.SerializeToOstream(&graph_file));
+  graph_file.close();
+
+  const JobSpec spec = ClickModelSpec(graph);
+  TrainedModel trained = TrainModel(spec, 8);
+  const std::string dir = JoinPath(root, "export");
+  auto written = WriteExport(env, dir, ExportSourceOf(trained, spec, 8), trained.trainer->model(),
+                             *trained.parameters);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->imported_data().name(), "imported.onnx.data");
+  EXPECT_EQ(written->imported_data().bytes(), static_cast<int64_t>(data.size()));
+  std::filesystem::remove_all(folder);
+
+  auto exported = LoadExportedModel(env, dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  ExpectSamePredictions(spec, trained, **exported);
+
+  ASSERT_TRUE(FlipBit(JoinPath(dir, "imported.onnx.data"), 7).ok());
+  auto damaged = LoadExportedModel(env, dir);
+  EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss) << damaged.status();
+  EXPECT_THAT(std::string(damaged.status().message()), HasSubstr("imported.onnx.data"));
 }
 
 class DamagedExportTest : public ::testing::Test {

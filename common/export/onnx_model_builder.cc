@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/export/export_manifest.h"
+#include "common/model/onnx/onnx_external_data.h"
 
 namespace pstrain {
 namespace {
@@ -352,16 +353,7 @@ absl::StatusOr<BuiltOnnxModel> OnnxModelBuilder::Finish(const OnnxModelInfo& inf
       continue;
     }
     offset = (offset + kExternalAlignment - 1) / kExternalAlignment * kExternalAlignment;
-    proto->set_data_location(onnx::TensorProto::EXTERNAL);
-    const std::pair<const char*, std::string> entries[] = {
-        {"location", std::string(kExportOnnxDataFileName)},
-        {"offset", absl::StrCat(offset)},
-        {"length", absl::StrCat(tensor.bytes)}};
-    for (const auto& [key, value] : entries) {
-      onnx::StringStringEntryProto* entry = proto->add_external_data();
-      entry->set_key(key);
-      entry->set_value(value);
-    }
+    SetOnnxExternalLocation({std::string(kExportOnnxDataFileName), offset, tensor.bytes}, proto);
     built.external.push_back(OnnxExternalPiece{tensor.data, tensor.bytes, offset});
     offset += tensor.bytes;
   }

@@ -350,25 +350,23 @@ absl::StatusOr<JobSpec> Coordinator::ConfinePaths(JobSpec spec) const {
       return absl::OkStatus();
     }
     if (root.empty() || root == "/") return absl::OkStatus();
-    std::string prefix = root;
-    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
-    if (*path != prefix && !absl::StartsWith(*path, prefix + "/")) {
+    if (!IsPathUnder(*path, root)) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, " '", *path, "' is not under the coordinator's checkpoint root ",
-                       prefix, " (--checkpoint_root), where the parameter servers may write too"));
+                       root, " (--checkpoint_root), where the parameter servers may write too"));
     }
     // Under the root as written, but a symlink on the way may lead out.
-    absl::StatusOr<std::string> real_root = ResolveExistingPart(env_, prefix);
+    absl::StatusOr<std::string> real_root = ResolveExistingPart(env_, root);
     absl::StatusOr<std::string> real_path = ResolveExistingPart(env_, *path);
     if (!real_root.ok() || !real_path.ok()) {
       const absl::Status& failed = real_root.ok() ? real_path.status() : real_root.status();
       return absl::InvalidArgumentError(
           absl::StrCat(field, " '", *path, "': cannot tell where it leads: ", failed.message()));
     }
-    if (*real_path != *real_root && !absl::StartsWith(*real_path, *real_root + "/")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, " '", *path, "' leaves the coordinator's checkpoint root ", prefix,
-          " through a symlink: it leads to ", *real_path));
+    if (!IsPathUnder(*real_path, *real_root)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " '", *path, "' leaves the coordinator's checkpoint root ", root,
+                       " through a symlink: it leads to ", *real_path));
     }
     return absl::OkStatus();
   };

@@ -53,6 +53,11 @@ class MemorySequentialFile final : public SequentialFile {
     return absl::string_view(scratch, count);
   }
 
+  absl::Status Skip(uint64_t n) override {
+    at_ += static_cast<size_t>(std::min<uint64_t>(n, contents_.size() - at_));
+    return absl::OkStatus();
+  }
+
  private:
   const std::string contents_;
   size_t at_ = 0;
@@ -60,13 +65,6 @@ class MemorySequentialFile final : public SequentialFile {
 
 absl::Status NotFound(const std::string& path) {
   return absl::NotFoundError(absl::StrCat(path, ": no such file or folder"));
-}
-
-// Whether `path` is `dir` or lies below it.
-bool IsUnder(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
 }
 
 }  // namespace
@@ -213,12 +211,13 @@ absl::Status MemoryEnv::RemoveDir(const std::string& dir) {
   if (dirs_.count(*normal) == 0) return NotFound(dir);
   if (*normal == "/") return absl::FailedPreconditionError("/: cannot be removed");
   for (const std::string& d : dirs_) {
-    if (d != *normal && IsUnder(d, *normal)) {
+    if (d != *normal && IsPathUnder(d, *normal)) {
       return absl::FailedPreconditionError(absl::StrCat(dir, ": not empty"));
     }
   }
   for (const auto& [f, contents] : files_) {
-    if (IsUnder(f, *normal)) return absl::FailedPreconditionError(absl::StrCat(dir, ": not empty"));
+    if (IsPathUnder(f, *normal))
+      return absl::FailedPreconditionError(absl::StrCat(dir, ": not empty"));
   }
   dirs_.erase(*normal);
   return absl::OkStatus();
@@ -243,26 +242,27 @@ absl::Status MemoryEnv::Rename(const std::string& from, const std::string& to) {
     return absl::OkStatus();
   }
   if (dirs_.count(*source) == 0) return NotFound(from);
-  if (*source == "/" || IsUnder(*target, *source)) {
+  if (*source == "/" || IsPathUnder(*target, *source)) {
     return absl::InvalidArgumentError(absl::StrCat("cannot move ", from, " into itself"));
   }
   if (files_.count(*target) > 0) {
     return absl::FailedPreconditionError(absl::StrCat(to, ": is not a folder"));
   }
   for (const std::string& d : dirs_) {
-    if (d != *target && IsUnder(d, *target)) {
+    if (d != *target && IsPathUnder(d, *target)) {
       return absl::FailedPreconditionError(absl::StrCat(to, ": not empty"));
     }
   }
   for (const auto& [f, contents] : files_) {
-    if (IsUnder(f, *target)) return absl::FailedPreconditionError(absl::StrCat(to, ": not empty"));
+    if (IsPathUnder(f, *target))
+      return absl::FailedPreconditionError(absl::StrCat(to, ": not empty"));
   }
   auto moved = [&](const std::string& path) { return *target + path.substr(source->size()); };
   std::set<std::string> dirs;
-  for (const std::string& d : dirs_) dirs.insert(IsUnder(d, *source) ? moved(d) : d);
+  for (const std::string& d : dirs_) dirs.insert(IsPathUnder(d, *source) ? moved(d) : d);
   std::map<std::string, std::string> files;
   for (auto& [f, contents] : files_) {
-    files[IsUnder(f, *source) ? moved(f) : f] = std::move(contents);
+    files[IsPathUnder(f, *source) ? moved(f) : f] = std::move(contents);
   }
   dirs_ = std::move(dirs);
   files_ = std::move(files);

@@ -39,7 +39,7 @@ struct Parameters {
     CHECK(model.ok()) << model.status();  // it loaded
     std::map<std::string, std::vector<float>> values;
     for (const onnx::TensorProto& tensor : model->graph().initializer()) {
-      absl::StatusOr<OnnxValue> value = DecodeOnnxTensor(tensor, tensor.name());
+      absl::StatusOr<OnnxValue> value = DecodeOnnxTensor(tensor, tensor.name(), /*data_folder=*/"");
       CHECK(value.ok()) << value.status();
       values[tensor.name()] = std::move(value->floats);
     }

@@ -6,8 +6,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/whole_file.h"
+#include "common/model/onnx/onnx_external_data.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -16,12 +18,11 @@ namespace {
 // ONNX's largest file: one protobuf.
 constexpr int64_t kMaxOnnxFileBytes = (int64_t{1} << 31) - 1;
 
-// The `n` elements of `tensor`: its raw_data when set, else the typed
-// field that holds them.
+// The `n` elements of `tensor`: `raw` (its raw_data or external data) when
+// not empty, else the typed field that holds them.
 template <typename T, typename TypedField>
-absl::Status DecodeElements(const onnx::TensorProto& tensor, const TypedField& typed, int64_t n,
+absl::Status DecodeElements(absl::string_view raw, const TypedField& typed, int64_t n,
                             const std::string& what, std::vector<T>* out) {
-  const std::string& raw = tensor.raw_data();
   if (raw.empty()) {
     out->assign(typed.begin(), typed.end());
   } else {
@@ -33,6 +34,21 @@ absl::Status DecodeElements(const onnx::TensorProto& tensor, const TypedField& t
         absl::StrCat(what, " holds ", out->size(), " values for ", n, " elements"));
   }
   return absl::OkStatus();
+}
+
+// The bytes of `tensor`'s `n` elements: inline (raw_data, or empty when a
+// typed field holds them), or read from its external data file.
+absl::StatusOr<std::string> RawBytes(const onnx::TensorProto& tensor, int64_t n, int element_size,
+                                     const std::string& data_folder, const std::string& what) {
+  if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return tensor.raw_data();
+  if (data_folder.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what,
+                     " keeps its data in an external file, and a graph not read from a file has no "
+                     "folder to find it in"));
+  }
+  PosixEnv env;
+  return ReadOnnxExternalData(env, data_folder, tensor, n * element_size, what);
 }
 
 }  // namespace
@@ -59,12 +75,8 @@ absl::StatusOr<onnx::ModelProto> ReadOnnxModel(const std::string& path) {
   return ParseOnnxModel(*bytes, path);
 }
 
-absl::StatusOr<OnnxValue> DecodeOnnxTensor(const onnx::TensorProto& tensor,
-                                           const std::string& what) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " keeps its data in an external file, which is not supported yet"));
-  }
+absl::StatusOr<OnnxValue> DecodeOnnxTensor(const onnx::TensorProto& tensor, const std::string& what,
+                                           const std::string& data_folder) {
   OnnxValue value;
   value.dims.assign(tensor.dims().begin(), tensor.dims().end());
   value.known = true;
@@ -74,12 +86,15 @@ absl::StatusOr<OnnxValue> DecodeOnnxTensor(const onnx::TensorProto& tensor,
   }
   const int64_t n = value.num_elements();
   if (tensor.data_type() == onnx::TensorProto::FLOAT) {
-    RETURN_IF_ERROR(DecodeElements(tensor, tensor.float_data(), n, what, &value.floats));
+    ASSIGN_OR_RETURN(const std::string raw, RawBytes(tensor, n, sizeof(float), data_folder, what));
+    RETURN_IF_ERROR(DecodeElements(raw, tensor.float_data(), n, what, &value.floats));
     return value;
   }
   if (tensor.data_type() == onnx::TensorProto::INT64) {
     value.is_int64 = true;
-    RETURN_IF_ERROR(DecodeElements(tensor, tensor.int64_data(), n, what, &value.ints));
+    ASSIGN_OR_RETURN(const std::string raw,
+                     RawBytes(tensor, n, sizeof(int64_t), data_folder, what));
+    RETURN_IF_ERROR(DecodeElements(raw, tensor.int64_data(), n, what, &value.ints));
     return value;
   }
   return absl::InvalidArgumentError(
@@ -92,7 +107,7 @@ absl::StatusOr<std::vector<float>> ReadOnnxInitializer(const std::string& path,
   for (const onnx::TensorProto& tensor : model.graph().initializer()) {
     if (tensor.name() != name) continue;
     const std::string what = absl::StrCat(path, ": initializer ", name);
-    ASSIGN_OR_RETURN(OnnxValue value, DecodeOnnxTensor(tensor, what));
+    ASSIGN_OR_RETURN(OnnxValue value, DecodeOnnxTensor(tensor, what, Dirname(path)));
     if (value.is_int64) {
       return absl::InvalidArgumentError(absl::StrCat(what, " is int64, not float32"));
     }

@@ -25,13 +25,17 @@ absl::StatusOr<onnx::ModelProto> ParseOnnxModel(absl::string_view bytes, const s
 // or as ParseOnnxModel.
 absl::StatusOr<onnx::ModelProto> ReadOnnxModel(const std::string& path);
 
-// A tensor's value: float32 or int64 with its data in the file (raw_data or
-// the typed field). InvalidArgument naming `what`: external data, another
-// element type, negative or too many dims, data that does not fill them.
-absl::StatusOr<OnnxValue> DecodeOnnxTensor(const onnx::TensorProto& tensor,
-                                           const std::string& what);
+// A tensor's value: float32 or int64, its data in the file (raw_data or the
+// typed field) or in an external data file in `data_folder`, the folder of
+// the model's file (onnx_external_data.h); empty for a model that was not
+// read from a file. InvalidArgument naming `what`: external data without a
+// folder or as ReadOnnxExternalData, another element type, negative or too
+// many dims, data that does not fill them. NotFound: no external data file.
+absl::StatusOr<OnnxValue> DecodeOnnxTensor(const onnx::TensorProto& tensor, const std::string& what,
+                                           const std::string& data_folder);
 
-// The values of the float initializer `name` of the model at `path`, row-major.
+// The values of the float initializer `name` of the model at `path`, row-major,
+// read from the model's external data file when it keeps them there.
 // NotFound: no such file, or no initializer of that name. InvalidArgument as
 // ReadOnnxModel and DecodeOnnxTensor, or it is not float32, or a value is not
 // finite.

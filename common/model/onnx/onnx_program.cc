@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/checkpoint/file_path.h"
 #include "common/model/onnx/onnx_file.h"
 #include "common/model/onnx/onnx_kernels.h"
 #include "common/status/status_macros.h"
@@ -81,7 +82,8 @@ absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origi
 // Builds `graph` from the proto's nodes, inputs, outputs and initializers.
 class GraphBuilder {
  public:
-  explicit GraphBuilder(const std::string& origin) : origin_(origin) {}
+  GraphBuilder(const std::string& origin, const std::string& data_folder)
+      : origin_(origin), data_folder_(data_folder) {}
 
   // `output`: the graph output to compute; empty: its only one.
   absl::Status Build(const onnx::GraphProto& proto, const std::string& output, LoadedGraph* graph,
@@ -102,6 +104,7 @@ class GraphBuilder {
   absl::Status FindTables(std::vector<OnnxInitializer>& initializers);
 
   const std::string origin_;
+  const std::string data_folder_;
   LoadedGraph* graph_ = nullptr;
   absl::flat_hash_map<std::string, int> index_;
 };
@@ -111,7 +114,8 @@ absl::Status GraphBuilder::AddInitializers(const onnx::GraphProto& proto,
   for (const onnx::TensorProto& tensor : proto.initializer()) {
     ASSIGN_OR_RETURN(
         OnnxValue value,
-        DecodeOnnxTensor(tensor, absl::StrCat(origin_, ": initializer ", tensor.name())));
+        DecodeOnnxTensor(tensor, absl::StrCat(origin_, ": initializer ", tensor.name()),
+                         data_folder_));
     if (index_.contains(tensor.name())) {
       return Refuse(origin_, absl::StrCat("initializer ", tensor.name(), " is defined twice"));
     }
@@ -190,9 +194,9 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
       return refuse(absl::StrCat("writes ", proto.output(0), " a second time"));
     }
     for (const onnx::AttributeProto& attribute : proto.attribute()) {
-      ASSIGN_OR_RETURN(
-          OnnxValue value,
-          DecodeOnnxTensor(attribute.t(), absl::StrCat(origin_, ": node ", node.name)));
+      ASSIGN_OR_RETURN(OnnxValue value,
+                       DecodeOnnxTensor(attribute.t(), absl::StrCat(origin_, ": node ", node.name),
+                                        data_folder_));
       Add(proto.output(0), std::move(value));
     }
     return absl::OkStatus();
@@ -375,23 +379,24 @@ const std::string& OnnxProgram::output_name() const { return graph_->names[graph
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Load(const std::string& path,
                                                                const std::string& output) {
   ASSIGN_OR_RETURN(const onnx::ModelProto model, ReadOnnxModel(path));
-  return FromModel(model, path, output);
+  return FromModel(model, path, Dirname(path), output);
 }
 
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Parse(absl::string_view bytes,
                                                                 const std::string& origin,
                                                                 const std::string& output) {
   ASSIGN_OR_RETURN(const onnx::ModelProto model, ParseOnnxModel(bytes, origin));
-  return FromModel(model, origin, output);
+  return FromModel(model, origin, /*data_folder=*/"", output);
 }
 
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::FromModel(const onnx::ModelProto& model,
                                                                     const std::string& origin,
+                                                                    const std::string& data_folder,
                                                                     const std::string& output) {
   RETURN_IF_ERROR(CheckOpsets(model, origin));
   std::unique_ptr<OnnxProgram> program(new OnnxProgram());
   program->graph_ = std::make_unique<LoadedGraph>();
-  GraphBuilder builder(origin);
+  GraphBuilder builder(origin, data_folder);
   RETURN_IF_ERROR(
       builder.Build(model.graph(), output, program->graph_.get(), &program->initializers_));
   program->input_width_ = OnnxElements(program->graph_->input_dims);

@@ -63,7 +63,8 @@ class OnnxProgram {
   // need do not run). InvalidArgument naming the file and, where one is at
   // fault, the node, its op and the reason: a file that is not an ONNX
   // model (truncated, garbled), an opset outside [13, 17] or another
-  // domain, an unsupported op, external data, a graph without exactly one
+  // domain, an unsupported op, external data that cannot be read or lies
+  // outside the file's folder (onnx_external_data.h), a graph without exactly one
   // input, float [batch, ...] or int64 ids [batch, fields], the ids read by
   // anything but a Gather of an initializer's rows, such a table read
   // otherwise too, several outputs and none named (listing them), no
@@ -71,7 +72,8 @@ class OnnxProgram {
   // initializer to train, shapes that do not fit. NotFound: no such file.
   static absl::StatusOr<std::unique_ptr<OnnxProgram>> Load(const std::string& path,
                                                            const std::string& output = "");
-  // The same from the file's bytes; `origin` names it in messages.
+  // The same from the file's bytes; `origin` names it in messages. External
+  // data is refused: bytes have no folder to find it in.
   static absl::StatusOr<std::unique_ptr<OnnxProgram>> Parse(absl::string_view bytes,
                                                             const std::string& origin,
                                                             const std::string& output = "");
@@ -125,8 +127,10 @@ class OnnxProgram {
   using Plan = onnx_internal::Plan;
 
   OnnxProgram() = default;
+  // `data_folder`: where external data is read from (DecodeOnnxTensor).
   static absl::StatusOr<std::unique_ptr<OnnxProgram>> FromModel(const onnx::ModelProto& model,
                                                                 const std::string& origin,
+                                                                const std::string& data_folder,
                                                                 const std::string& output);
   absl::StatusOr<Plan*> PlanFor(int64_t batch);
   // Forward once the plan holds the input: binds the parameters and runs

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/model/layers/gradient_check.h"
 #include "common/model/onnx/onnx_file.h"
 #include "common/model/onnx/testdata/pytorch_reference.h"
@@ -32,6 +33,13 @@ using ::testing::HasSubstr;
 constexpr char kTestdata[] = "common/model/onnx/testdata/";
 
 std::string FixturePath(const std::string& name) { return absl::StrCat(kTestdata, name, ".onnx"); }
+
+// PyTorch's tensors for the fixture; NAME_external is NAME saved with
+// external data, and has NAME's.
+std::map<std::string, PyTorchTensor> FixtureReference(const std::string& name) {
+  return ReadPyTorchReference(
+      absl::StrCat(kTestdata, absl::StripSuffix(name, "_external"), ".reference"));
+}
 
 // The fixture's input for a batch of `batch`: its features, or for a graph
 // over ids, its ids (which the reference holds as floats).
@@ -113,8 +121,7 @@ TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
   // Every fixture's trained output is y (two_outputs also has another).
   auto program = OnnxProgram::Load(FixturePath(GetParam()), "y");
   ASSERT_TRUE(program.ok()) << program.status();
-  std::map<std::string, PyTorchTensor> reference =
-      ReadPyTorchReference(absl::StrCat(kTestdata, GetParam(), ".reference"));
+  std::map<std::string, PyTorchTensor> reference = FixtureReference(GetParam());
   const PyTorchTensor& x = reference.at("x");
   const PyTorchTensor& y = reference.at("y");
   const int64_t batch = x.dims[0];
@@ -164,8 +171,7 @@ TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
   // Every fixture's trained output is y (two_outputs also has another).
   auto program = OnnxProgram::Load(FixturePath(GetParam()), "y");
   ASSERT_TRUE(program.ok()) << program.status();
-  std::map<std::string, PyTorchTensor> reference =
-      ReadPyTorchReference(absl::StrCat(kTestdata, GetParam(), ".reference"));
+  std::map<std::string, PyTorchTensor> reference = FixtureReference(GetParam());
   const PyTorchTensor& x = reference.at("x");
   const int64_t batch = 1;
   const std::vector<float> r(reference.at("r").values.begin(),
@@ -191,7 +197,7 @@ TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchFixtureTest,
                          ::testing::Values("mlp", "elementwise", "cnn", "spatial", "two_outputs",
-                                           "clicks"));
+                                           "clicks", "elementwise_external"));
 
 // A graph with several outputs loads once the job names the one to train.
 TEST(OnnxProgramOutputTest, SeveralOutputsNeedOneNamed) {
@@ -270,9 +276,11 @@ TEST(OnnxProgramRefusalTest, NamesWhatIsWrong) {
   model.mutable_graph()->clear_initializer();
   EXPECT_THAT(Refusal(model), HasSubstr("no float initializer: nothing to train"));
 
-  model = Fixture("elementwise");
-  model.mutable_graph()->mutable_initializer(0)->set_data_location(onnx::TensorProto::EXTERNAL);
-  EXPECT_THAT(Refusal(model), HasSubstr("initializer w keeps its data in an external file"));
+  // External data is read beside the model's file (onnx_external_data_test
+  // covers where); bytes have no folder.
+  model = Fixture("elementwise_external");
+  EXPECT_THAT(Refusal(model), HasSubstr("initializer w keeps its data in an external file, and a "
+                                        "graph not read from a file has no folder to find it in"));
 
   model = Fixture("elementwise");
   model.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");

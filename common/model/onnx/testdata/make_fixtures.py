@@ -11,7 +11,10 @@ run on a fixed input. For each NAME this writes, beside this script:
 and, alone: relu_mlp.onnx, the built-in MLP's shapes, which the training
 benchmark (bench/compute/training_benchmark.cc) trains both ways; and
 tiny_clicks.onnx, a click model small enough (under 4 KB) to seed the
-loader's fuzz target (tests/fuzz/corpus/onnx_graph/tiny_clicks_pytorch).
+loader's fuzz target (tests/fuzz/corpus/onnx_graph/tiny_clicks_pytorch);
+and elementwise_external.onnx with elementwise_external.onnx.data, the
+elementwise fixture saved by onnx.save_model with every tensor in the data
+file, as graphs over 2 GB are kept (its reference is elementwise's).
 
 A model over categorical ids (clicks) takes an int64 input; its reference
 holds the ids as floats (exact below 2^24).
@@ -32,6 +35,7 @@ Run from anywhere: /usr/bin/python3 common/model/onnx/testdata/make_fixtures.py
 import os
 import struct
 
+import onnx
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -227,6 +231,18 @@ class ReluMlp(torch.nn.Module):
         return self.net(x)
 
 
+def save_with_external_data(name, source):
+    """Writes the fixture SOURCE again as NAME.onnx, its tensors (initializers
+    and Constant values alike) in NAME.onnx.data."""
+    data = name + '.onnx.data'
+    if os.path.exists(os.path.join(HERE, data)):
+        os.remove(os.path.join(HERE, data))  # onnx appends to it
+    model = onnx.load(os.path.join(HERE, source + '.onnx'))
+    onnx.save_model(model, os.path.join(HERE, name + '.onnx'),
+                    save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=data, size_threshold=0)
+
+
 def main():
     torch.manual_seed(20261126)
     make('mlp', Mlp(), [784])
@@ -237,6 +253,7 @@ def main():
     make('two_outputs', TwoOutputs(), [8], outputs=('y', 'features'))
     make('clicks', Clicks(), None, x=Clicks.example_ids(BATCH))
     export('tiny_clicks', TinyClicks().eval(), torch.tensor([[1, 7]]))
+    save_with_external_data('elementwise_external', 'elementwise')
 
 
 if __name__ == '__main__':
