@@ -13,8 +13,11 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/substitute.h"
 #include "client/binary_locator.h"
 #include "common/process/child_process.h"
@@ -68,6 +71,22 @@ struct ImportedModelJob {
         batch_size, eval_data, learning_rate, steps, steps / 2, metrics);
   }
 };
+
+// Runs the pstrain CLI with `args` to its exit; what it printed.
+std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit) {
+  absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
+  EXPECT_TRUE(program.ok()) << program.status();
+  const std::string log = testing::TempDir() + "/pstrain_local.out";
+  std::remove(log.c_str());
+  auto child = ChildProcess::Start({*program, args, {}, log});
+  EXPECT_TRUE(child.ok()) << child.status();
+  absl::StatusOr<ExitStatus> status = (*child)->Wait(testing_cluster::kJobDeadline);
+  EXPECT_TRUE(status.ok()) << status.status();
+  if (status.ok()) *exit = *status;
+  std::stringstream output;
+  output << std::ifstream(log).rdbuf();
+  return output.str();
+}
 
 class TrainingTest : public testing::Test {
  protected:
@@ -195,19 +214,39 @@ TEST_F(TrainingTest, ImportedPyTorchClickModelTrainsOnClickLogs) {
   EXPECT_GE(FinalMetric(job, "auc"), 0.7);
 }
 
-std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit) {
-  absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
-  EXPECT_TRUE(program.ok()) << program.status();
-  const std::string log = testing::TempDir() + "/pstrain_local.out";
-  std::remove(log.c_str());
-  auto child = ChildProcess::Start({*program, args, {}, log});
-  EXPECT_TRUE(child.ok()) << child.status();
-  absl::StatusOr<ExitStatus> status = (*child)->Wait(testing_cluster::kJobDeadline);
-  EXPECT_TRUE(status.ok()) << status.status();
-  if (status.ok()) *exit = *status;
-  std::stringstream output;
-  output << std::ifstream(log).rdbuf();
-  return output.str();
+// examples/fashion_mnist_tfrecord.pbtxt as its comment runs it: `pstrain
+// write-tfrecord` turns the Fashion-MNIST of examples/fashion_mnist_mlp.pbtxt
+// into TFRecord files of tf.Example, and the example trains on them (for
+// 1000 of its 3000 steps, as the sync MLP above).
+TEST_F(TrainingTest, TfRecordExampleTrainsOnTheFilesWriteTfRecordWrote) {
+  const std::string data_dir = testing::TempDir() + "/fashion_mnist_tfrecord";
+  ExitStatus exit;
+  const std::string written = RunPstrain(
+      {"write-tfrecord", "examples/fashion_mnist_mlp.pbtxt", "--tfrecord_dir=" + data_dir}, &exit);
+  ASSERT_EQ(exit.exit_code, 0) << written;
+  EXPECT_NE(written.find("wrote 60000 examples to " + data_dir + "/train.tfrecord"),
+            std::string::npos)
+      << written;
+
+  std::stringstream example;
+  example << std::ifstream("examples/fashion_mnist_tfrecord.pbtxt").rdbuf();
+  const std::vector<std::pair<std::string, std::string>> changes = {
+      {"/tmp/pstrain-data/fashion_mnist", data_dir},
+      {"max_steps: 3000", "max_steps: 1000"},
+      {"decay_steps: 3000", "decay_steps: 1000"},
+      {"/tmp/pstrain/fashion_mnist_tfrecord", "fashion_mnist_tfrecord"}};
+  for (const auto& [from, to] : changes) {
+    ASSERT_NE(example.str().find(from), std::string::npos) << from << " in the example";
+  }
+  const std::string spec = absl::StrReplaceAll(example.str(), changes);
+  const std::string job_id = Submit(spec);
+  ASSERT_FALSE(job_id.empty());
+  const JobStatus status = WatchUntilEnd(job_id);
+  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  ASSERT_TRUE(status.last_eval_metrics().contains("accuracy")) << status.ShortDebugString();
+  std::cout << "fashion-mnist-tfrecord: test accuracy " << status.last_eval_metrics().at("accuracy")
+            << " at step " << status.global_step() << "\n";
+  EXPECT_GE(status.last_eval_metrics().at("accuracy"), 0.84) << status.ShortDebugString();
 }
 
 // The README's main command, on a small job: the whole cluster, the job's

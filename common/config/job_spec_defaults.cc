@@ -29,6 +29,7 @@ constexpr int64_t kDefaultSyntheticExamples = 100000;
 constexpr int32_t kDefaultSyntheticFields = 8;
 constexpr int64_t kDefaultSyntheticVocabulary = 1000;
 constexpr double kDefaultZipfExponent = 1.1;
+constexpr int64_t kDefaultHashBuckets = int64_t{1} << 20;
 constexpr int32_t kDefaultBatchSize = 128;
 constexpr int32_t kDefaultPrefetchBatches = 2;
 
@@ -124,6 +125,9 @@ void FillData(DataSpec* data, bool training) {
       if (source->zipf_exponent() == 0) source->set_zipf_exponent(kDefaultZipfExponent);
       break;
     }
+    case DataSpec::kTfrecord:
+      data->mutable_tfrecord()->set_hash_buckets(HashBucketsOf(data->tfrecord()));
+      break;
     default:  // libsvm's defaults are zeros; no source is refused later
       break;
   }
@@ -247,6 +251,10 @@ void FillExport(JobMode mode, const CheckpointSpec& checkpoint, ExportSpec* expo
 }
 
 }  // namespace
+
+int64_t HashBucketsOf(const TfRecordSource& source) {
+  return source.hash_buckets() != 0 ? source.hash_buckets() : kDefaultHashBuckets;
+}
 
 int32_t BatchSizeOf(const DataSpec& data) {
   return data.batch_size() != 0 ? data.batch_size() : kDefaultBatchSize;

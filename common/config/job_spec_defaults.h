@@ -44,6 +44,7 @@ int32_t BatchSizeOf(const DataSpec& data);
 // than evaluation (read once in order).
 bool ShuffleOf(const DataSpec& data, bool training);
 int32_t PrefetchBatchesOf(const DataSpec& data);
+int64_t HashBucketsOf(const TfRecordSource& source);
 // UNSPECIFIED reads the split the data is read for.
 DataSplit SplitOf(DataSplit split, bool training);
 UpdateMode UpdateModeOf(const TrainingSpec& training);

@@ -244,9 +244,13 @@ void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, co
     problems->Add(absl::StrCat("model.cnn needs images: ", data_path,
                                " must be fashion_mnist, got ", source));
   }
-  if (model.has_wide_and_deep() && !data.has_synthetic_clicks() && !data.has_libsvm()) {
+  const bool has_ids = data.has_synthetic_clicks() || data.has_libsvm() ||
+                       (data.has_tfrecord() && !data.tfrecord().sparse_features().empty());
+  if (model.has_wide_and_deep() && !has_ids) {
     problems->Add(absl::StrCat("model.wide_and_deep needs sparse ids: ", data_path,
-                               " must be synthetic_clicks or libsvm, got ", source));
+                               " must be synthetic_clicks, libsvm, or tfrecord with "
+                               "sparse_features, got ",
+                               source));
   }
 }
 
@@ -288,9 +292,41 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
                         absl::StrCat(prefix, "zipf_exponent"), "> 1", clicks.zipf_exponent());
       break;
     }
+    case DataSpec::kTfrecord: {
+      const TfRecordSource& tfrecord = data.tfrecord();
+      const std::string prefix = absl::StrCat(path, ".tfrecord.");
+      if (tfrecord.paths().empty()) problems->Add(absl::StrCat(prefix, "paths needs a file"));
+      for (int i = 0; i < tfrecord.paths_size(); ++i) {
+        problems->Path(absl::StrCat(prefix, "paths[", i, "]"), tfrecord.paths(i),
+                       /*required=*/true);
+      }
+      problems->KnownEnum(absl::StrCat(prefix, "compression"), tfrecord.compression(),
+                          TfRecordSource::Compression_IsValid);
+      if (tfrecord.dense_features().empty() && tfrecord.sparse_features().empty()) {
+        problems->Add(absl::StrCat(prefix, "dense_features and ", prefix,
+                                   "sparse_features are both empty: name the features to read"));
+      }
+      problems->Positive(absl::StrCat(prefix, "hash_buckets"), tfrecord.hash_buckets());
+      if (tfrecord.label().empty()) {
+        problems->Add(absl::StrCat(prefix, "label is required: the feature holding the label"));
+      }
+      absl::flat_hash_set<std::string> named;
+      for (const auto* names : {&tfrecord.dense_features(), &tfrecord.sparse_features()}) {
+        for (const std::string& name : *names) {
+          if (name == tfrecord.label()) {
+            problems->Add(absl::StrCat(path, ".tfrecord reads feature ", Quote(name),
+                                       " as the label and as an input"));
+          } else if (!named.insert(name).second) {
+            problems->Add(absl::StrCat(path, ".tfrecord names feature ", Quote(name), " twice"));
+          }
+        }
+      }
+      break;
+    }
     case DataSpec::SOURCE_NOT_SET:
-      problems->Add(absl::StrCat(
-          path, " needs a source: set one of fashion_mnist, csv, libsvm, synthetic_clicks"));
+      problems->Add(absl::StrCat(path,
+                                 " needs a source: set one of fashion_mnist, csv, libsvm, "
+                                 "synthetic_clicks, tfrecord"));
       break;
   }
   problems->Positive(absl::StrCat(path, ".batch_size"), data.batch_size());

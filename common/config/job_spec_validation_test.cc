@@ -69,8 +69,8 @@ const std::vector<BadSpec>& BadSpecs() {
        "model.onnx.dynamic_tables[0].admit_after must be >= 0, got -1"},
       {{},
        "model { wide_and_deep {} } eval_data { synthetic_clicks {} }",
-       "model.wide_and_deep needs sparse ids: train_data must be synthetic_clicks or libsvm, got "
-       "fashion_mnist"},
+       "model.wide_and_deep needs sparse ids: train_data must be synthetic_clicks, libsvm, or "
+       "tfrecord with sparse_features, got fashion_mnist"},
       {{"eval_data"},
        R"(model { wide_and_deep { embedding { vocabulary_size: 1000 admit_after: 3 } } }
           train_data { synthetic_clicks {} } mode: JOB_MODE_TRAIN)",
@@ -88,7 +88,32 @@ const std::vector<BadSpec>& BadSpecs() {
       {{"eval_data"}, "", "eval_data is required for mode TRAIN_AND_EVAL"},
       {{"train_data"},
        "train_data { batch_size: 32 }",
-       "train_data needs a source: set one of fashion_mnist, csv, libsvm, synthetic_clicks"},
+       "train_data needs a source: set one of fashion_mnist, csv, libsvm, synthetic_clicks, "
+       "tfrecord"},
+      {{},
+       R"(eval_data { tfrecord { dense_features: "x" label: "y" } })",
+       "eval_data.tfrecord.paths needs a file"},
+      {{},
+       R"(eval_data { tfrecord { paths: "/d.tfrecord" label: "y" } })",
+       "eval_data.tfrecord.dense_features and eval_data.tfrecord.sparse_features are both empty"},
+      {{},
+       R"(eval_data { tfrecord { paths: "/d.tfrecord" dense_features: "x" } })",
+       "eval_data.tfrecord.label is required"},
+      {{},
+       R"(eval_data { tfrecord { paths: "/d.tfrecord" dense_features: "x" label: "y"
+                                 hash_buckets: -5 } })",
+       "eval_data.tfrecord.hash_buckets must be > 0, got -5"},
+      {{},
+       R"(eval_data { tfrecord { paths: "/d.tfrecord" dense_features: "x" sparse_features: "x"
+                                 label: "y" } })",
+       R"(eval_data.tfrecord names feature "x" twice)"},
+      {{},
+       R"(eval_data { tfrecord { paths: "/d.tfrecord" dense_features: "y" label: "y" } })",
+       R"(eval_data.tfrecord reads feature "y" as the label and as an input)"},
+      {{},
+       R"(eval_data { tfrecord { paths: "/d.tfrecord" dense_features: "x" label: "y"
+                                 compression: 7 } })",
+       "eval_data.tfrecord.compression has an unknown value 7"},
       {{}, "train_data { batch_size: -1 }", "train_data.batch_size must be > 0, got -1"},
       {{}, "eval_data { epochs: -2 }", "eval_data.epochs must be >= 0, got -2"},
       {{},

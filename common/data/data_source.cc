@@ -2,11 +2,13 @@
 
 #include <string>
 
+#include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec_defaults.h"
 #include "common/data/csv_reader.h"
 #include "common/data/fashion_mnist.h"
 #include "common/data/libsvm_reader.h"
 #include "common/data/synthetic_clicks.h"
+#include "common/data/tfrecord_reader.h"
 
 namespace pstrain {
 
@@ -46,6 +48,12 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
                                   IsTestSplit(spec.synthetic_clicks().split(), is_eval));
       if (!clicks.ok()) return clicks.status();
       return std::unique_ptr<ExampleSource>(std::move(clicks).value());
+    }
+    case DataSpec::kTfrecord: {
+      PosixEnv env;
+      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded = LoadTfRecord(env, spec.tfrecord());
+      if (!loaded.ok()) return loaded.status();
+      return std::unique_ptr<ExampleSource>(std::move(loaded).value());
     }
     case DataSpec::SOURCE_NOT_SET:
       break;

@@ -79,6 +79,11 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> InMemorySource::Create(Examples 
       if (splits[i] < splits[i - 1]) {
         return absl::InvalidArgumentError(absl::StrCat("row_splits decrease at example ", i - 1));
       }
+      if (examples.num_fields > 0 && splits[i] - splits[i - 1] != examples.num_fields) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("example ", i - 1, " has ", splits[i] - splits[i - 1],
+                         " ids, not one per each of ", examples.num_fields, " fields"));
+      }
     }
     if (!examples.sparse_values.empty() &&
         examples.sparse_values.size() != examples.sparse_ids.size()) {
@@ -98,6 +103,7 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> InMemorySource::Create(Examples 
   info.image_width = examples.image_width;
   info.image_channels = examples.image_channels;
   info.sparse_dim = examples.row_splits.empty() ? 0 : examples.sparse_dim;
+  info.num_fields = examples.row_splits.empty() ? 0 : examples.num_fields;
   info.num_classes = ClassCountOf(examples.labels);
   return std::unique_ptr<InMemorySource>(new InMemorySource(std::move(examples), info));
 }

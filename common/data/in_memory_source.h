@@ -32,12 +32,16 @@ class InMemorySource : public ExampleSource {
     std::vector<float> sparse_values;
     std::vector<int64_t> row_splits;
     int64_t sparse_dim = 0;
+    // Ids per example when each is one per categorical field (so every
+    // example has this many); 0 otherwise.
+    int32_t num_fields = 0;
     std::vector<float> labels;
   };
 
   // Validates that the parts agree and computes the class count.
   // InvalidArgument: sizes that do not match num_examples and dense_dim,
-  // decreasing row_splits, or a sparse id outside [0, sparse_dim).
+  // decreasing row_splits, a sparse id outside [0, sparse_dim), or an
+  // example with another number of ids than num_fields (when set).
   static absl::StatusOr<std::unique_ptr<InMemorySource>> Create(Examples examples);
 
   const DatasetInfo& info() const override { return info_; }

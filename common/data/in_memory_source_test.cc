@@ -40,6 +40,21 @@ TEST(InMemorySourceTest, FillsGatheredBatch) {
   EXPECT_EQ((*source)->Fill({3}, &batch).code(), absl::StatusCode::kOutOfRange);
 }
 
+TEST(InMemorySourceTest, OneIdPerFieldIsCheckedAndReported) {
+  InMemorySource::Examples e = SparseExamples();
+  e.row_splits = {0, 2, 4, 6};
+  e.num_fields = 2;
+  auto source = InMemorySource::Create(e);
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_EQ((*source)->info().num_fields, 2);
+
+  e.row_splits = {0, 2, 3, 6};  // example 1 has one id, example 2 three
+  auto refused = InMemorySource::Create(e);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(), "example 1 has 1 ids, not one per each of 2 fields");
+  EXPECT_EQ((*InMemorySource::Create(SparseExamples()))->info().num_fields, 0);
+}
+
 TEST(InMemorySourceTest, ScalesEveryBytePixel) {
   // Rows of 37 bytes: two 16-byte blocks and a tail of 5, at offsets that
   // are not 16-byte aligned; every byte value appears.

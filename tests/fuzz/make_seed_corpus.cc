@@ -16,9 +16,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/manifest.h"
+#include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/whole_file.h"
 #include "common/checksum/crc32c.h"
 #include "common/clock/fake_clock.h"
+#include "common/data/in_memory_source.h"
+#include "common/data/tfrecord_writer.h"
 #include "glog/logging.h"
 #include "google/protobuf/text_format.h"
 #include "prometheus/registry.h"
@@ -236,6 +239,29 @@ void WriteCheckpointSeeds(const std::string& dir) {
   WriteSeed(dir, "checkpoint", "1200\n");
 }
 
+// -------------------------------------------------------------- tfrecord --
+
+// Three examples with the features tfrecord_fuzzer.cc reads, plain and
+// gzipped; the third has two ids of its first field and none of its second.
+void WriteTfRecordSeeds(const std::string& dir) {
+  InMemorySource::Examples examples;
+  examples.num_examples = 3;
+  examples.dense_dim = 2;
+  examples.dense_floats = {0.5f, -1, 2, 0, 3.25f, 1e-3f};
+  examples.row_splits = {0, 2, 4, 6};
+  examples.sparse_ids = {3, 40, 5, 41, 7, 8};
+  examples.sparse_dim = 97;
+  examples.num_fields = 2;
+  examples.labels = {1, 0, 1};
+  absl::StatusOr<std::unique_ptr<InMemorySource>> source = InMemorySource::Create(examples);
+  CHECK(source.ok()) << source.status();
+  PosixEnv env;
+  TfRecordWriteOptions options;
+  CHECK(WriteTfRecordFile(env, absl::StrCat(dir, "/three_examples"), **source, options).ok());
+  options.gzip = true;
+  CHECK(WriteTfRecordFile(env, absl::StrCat(dir, "/three_examples_gzip"), **source, options).ok());
+}
+
 // ----------------------------------------------------------- coordinator --
 
 // Call kinds of coordinator_fuzzer.cc.
@@ -381,5 +407,6 @@ int main(int argc, char** argv) {
   pstrain::WriteCheckpointSeeds(corpus + "/checkpoint_reader");
   pstrain::WriteParameterServerSeeds(corpus + "/parameter_server");
   pstrain::WriteCoordinatorSeeds(corpus + "/coordinator");
+  pstrain::WriteTfRecordSeeds(corpus + "/tfrecord");
   return 0;
 }

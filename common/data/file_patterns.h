@@ -1,0 +1,22 @@
+#ifndef PSTRAIN_COMMON_DATA_FILE_PATTERNS_H_
+#define PSTRAIN_COMMON_DATA_FILE_PATTERNS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace pstrain {
+
+// The files `patterns` name, in order: each a path, or a glob pattern (*,
+// ?, [...], as the shell's) whose matches come in name order. A file named
+// twice is read twice.
+// NotFound naming it: a path or pattern that matches no file.
+// InvalidArgument: a match is a folder. PermissionDenied naming it: a
+// folder on the way cannot be read. ResourceExhausted: out of memory.
+absl::StatusOr<std::vector<std::string>> ExpandFilePatterns(absl::Span<const std::string> patterns);
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DATA_FILE_PATTERNS_H_

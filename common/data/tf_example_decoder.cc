@@ -1,0 +1,178 @@
+#include "common/data/tf_example_decoder.h"
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/random/split_mix.h"
+#include "common/status/status_macros.h"
+
+namespace pstrain {
+namespace {
+
+constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ull;
+constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+
+uint64_t Fnv1a(absl::string_view bytes, uint64_t hash) {
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= kFnvPrime;
+  }
+  return hash;
+}
+
+absl::Status Problem(absl::string_view feature, absl::string_view reason) {
+  return absl::InvalidArgumentError(absl::StrCat("feature '", feature, "' ", reason));
+}
+
+const tensorflow::Feature* Find(const tensorflow::Features& features, const std::string& name) {
+  auto it = features.feature().find(name);
+  return it == features.feature().end() ? nullptr : &it->second;
+}
+
+const char* KindOf(const tensorflow::Feature& feature) {
+  switch (feature.kind_case()) {
+    case tensorflow::Feature::kBytesList:
+      return "a bytes_list";
+    case tensorflow::Feature::kFloatList:
+      return "a float_list";
+    case tensorflow::Feature::kInt64List:
+      return "an int64_list";
+    case tensorflow::Feature::KIND_NOT_SET:
+      break;
+  }
+  return "empty (no value list)";
+}
+
+// A float_list's or int64_list's values as floats; false for other kinds.
+bool NumbersOf(const tensorflow::Feature& feature, std::vector<float>* values) {
+  values->clear();
+  if (feature.has_float_list()) {
+    values->assign(feature.float_list().value().begin(), feature.float_list().value().end());
+    return true;
+  }
+  if (feature.has_int64_list()) {
+    for (int64_t v : feature.int64_list().value()) values->push_back(static_cast<float>(v));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int64_t CategoricalId(absl::string_view feature, absl::string_view value, int64_t buckets) {
+  // The feature's name, a separator no name ends in, then the value.
+  const uint64_t hash =
+      Fnv1a(value, Fnv1a(absl::string_view("\0", 1), Fnv1a(feature, kFnvOffsetBasis)));
+  return static_cast<int64_t>(SplitMix64(hash) % static_cast<uint64_t>(buckets));
+}
+
+TfExampleDecoder::TfExampleDecoder(const TfRecordSource& spec)
+    : spec_(spec), buckets_(HashBucketsOf(spec)) {}
+
+absl::Status TfExampleDecoder::AppendDense(const tensorflow::Features& features,
+                                           std::vector<float>* dense) {
+  std::vector<int64_t> widths;
+  std::vector<float> values;
+  for (const std::string& name : spec_.dense_features()) {
+    const tensorflow::Feature* feature = Find(features, name);
+    if (feature == nullptr) {
+      return Problem(name, "is missing; a dense feature must be in every record");
+    }
+    if (!NumbersOf(*feature, &values)) {
+      return Problem(name, absl::StrCat("is ", KindOf(*feature),
+                                        "; a dense feature is a float_list or an int64_list"));
+    }
+    const int64_t width = static_cast<int64_t>(values.size());
+    const size_t index = widths.size();
+    if (index < dense_widths_.size() && dense_widths_[index] != width) {
+      return Problem(name, absl::StrCat("holds ", width, " values; in the first record it held ",
+                                        dense_widths_[index]));
+    }
+    for (float v : values) {
+      if (!std::isfinite(v))
+        return Problem(name, absl::StrCat("holds ", v, ", not a finite value"));
+    }
+    widths.push_back(width);
+    dense->insert(dense->end(), values.begin(), values.end());
+  }
+  if (dense_widths_.empty()) dense_widths_ = std::move(widths);
+  return absl::OkStatus();
+}
+
+absl::Status TfExampleDecoder::AppendIds(const tensorflow::Features& features,
+                                         std::vector<int64_t>* ids) {
+  bool one_each = true;
+  for (const std::string& name : spec_.sparse_features()) {
+    const tensorflow::Feature* feature = Find(features, name);
+    const size_t before = ids->size();
+    if (feature == nullptr) {
+      // A categorical feature may have no value in a record.
+    } else if (feature->has_int64_list()) {
+      for (int64_t v : feature->int64_list().value()) {
+        char bytes[8];
+        for (int i = 0; i < 8; ++i)
+          bytes[i] = static_cast<char>(static_cast<uint64_t>(v) >> (8 * i));
+        ids->push_back(CategoricalId(name, absl::string_view(bytes, 8), buckets_));
+      }
+    } else if (feature->has_bytes_list()) {
+      for (const std::string& v : feature->bytes_list().value()) {
+        ids->push_back(CategoricalId(name, v, buckets_));
+      }
+    } else if (feature->has_float_list()) {
+      return Problem(name,
+                     "is a float_list; a categorical feature is an int64_list or a "
+                     "bytes_list");
+    }
+    one_each = one_each && ids->size() == before + 1;
+  }
+  one_id_per_field_ = one_id_per_field_ && one_each;
+  return absl::OkStatus();
+}
+
+absl::Status TfExampleDecoder::Append(absl::string_view record,
+                                      InMemorySource::Examples* examples) {
+  if (!example_.ParseFromArray(record.data(), static_cast<int>(record.size()))) {
+    return absl::InvalidArgumentError("does not parse as a tf.Example");
+  }
+  const tensorflow::Features& features = example_.features();
+  const std::string& label_name = spec_.label();
+  const tensorflow::Feature* label = Find(features, label_name);
+  if (label == nullptr) return Problem(label_name, "(the label) is missing");
+  std::vector<float> label_values;
+  if (!NumbersOf(*label, &label_values)) {
+    return Problem(label_name, absl::StrCat("(the label) is ", KindOf(*label),
+                                            "; a label is a float_list or an int64_list"));
+  }
+  if (label_values.size() != 1 || !std::isfinite(label_values[0])) {
+    return Problem(label_name,
+                   label_values.size() != 1
+                       ? absl::StrCat("(the label) holds ", label_values.size(), " values, not one")
+                       : absl::StrCat("(the label) is ", label_values[0], ", not a finite value"));
+  }
+  std::vector<float> dense;
+  std::vector<int64_t> ids;
+  RETURN_IF_ERROR(AppendDense(features, &dense));
+  RETURN_IF_ERROR(AppendIds(features, &ids));
+
+  if (examples->num_examples == 0) examples->dense_dim = static_cast<int64_t>(dense.size());
+  examples->dense_floats.insert(examples->dense_floats.end(), dense.begin(), dense.end());
+  if (!spec_.sparse_features().empty()) {
+    if (examples->row_splits.empty()) examples->row_splits.push_back(0);
+    examples->sparse_ids.insert(examples->sparse_ids.end(), ids.begin(), ids.end());
+    examples->row_splits.push_back(static_cast<int64_t>(examples->sparse_ids.size()));
+  }
+  examples->labels.push_back(label_values[0]);
+  ++examples->num_examples;
+  return absl::OkStatus();
+}
+
+void TfExampleDecoder::Finish(InMemorySource::Examples* examples) const {
+  if (spec_.sparse_features().empty()) return;
+  examples->sparse_dim = buckets_;
+  examples->num_fields = one_id_per_field_ ? spec_.sparse_features_size() : 0;
+}
+
+}  // namespace pstrain

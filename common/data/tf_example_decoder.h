@@ -1,0 +1,60 @@
+#ifndef PSTRAIN_COMMON_DATA_TF_EXAMPLE_DECODER_H_
+#define PSTRAIN_COMMON_DATA_TF_EXAMPLE_DECODER_H_
+
+// tf.Example records as pstrain's examples: a TfRecordSource names which
+// features are the dense features, which are categorical (sparse ids), and
+// which is the label.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "common/data/in_memory_source.h"
+#include "protos/job.pb.h"
+#include "protos/tf_example.pb.h"
+
+namespace pstrain {
+
+// The sparse id of categorical `value` (an int64 value's 8 little-endian
+// bytes, or a bytes value) of feature `feature`: a stable 64-bit hash of
+// both, modulo `buckets`. Its values reach checkpoints (they pick embedding
+// rows): it must never change. Thread-safe.
+int64_t CategoricalId(absl::string_view feature, absl::string_view value, int64_t buckets);
+
+// Not thread-safe: it learns the dense width from the first record.
+class TfExampleDecoder {
+ public:
+  // `spec` must have passed job-spec validation (a label, features named
+  // once); unset hash_buckets take their default.
+  explicit TfExampleDecoder(const TfRecordSource& spec);
+
+  // Parses `record` as a tf.Example and appends it to *examples (dense
+  // floats, sparse ids with row_splits, label). On error *examples is
+  // unchanged. InvalidArgument, for the caller to prefix with where the
+  // record is: not a tf.Example; a dense feature or the label missing; a
+  // feature of a kind it cannot be (bytes as dense or label, floats as
+  // categorical); a dense feature with another number of values than in
+  // the first record; a label of other than one value, or not finite; a
+  // dense value that is not finite.
+  absl::Status Append(absl::string_view record, InMemorySource::Examples* examples);
+
+  // Set on *examples once every record is in: sparse_dim, and num_fields
+  // when every record held one value of each categorical feature.
+  void Finish(InMemorySource::Examples* examples) const;
+
+ private:
+  absl::Status AppendDense(const tensorflow::Features& features, std::vector<float>* dense);
+  absl::Status AppendIds(const tensorflow::Features& features, std::vector<int64_t>* ids);
+
+  const TfRecordSource spec_;
+  const int64_t buckets_;
+  // Values per dense feature, from the first record; empty before it.
+  std::vector<int64_t> dense_widths_;
+  bool one_id_per_field_ = true;
+  tensorflow::Example example_;  // reused
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DATA_TF_EXAMPLE_DECODER_H_

@@ -1,0 +1,68 @@
+#include "common/data/tfrecord_reader.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/file_patterns.h"
+#include "common/data/gzip_file.h"
+#include "common/data/tf_example_decoder.h"
+#include "common/status/status_macros.h"
+#include "common/summary/record_reader.h"
+
+namespace pstrain {
+namespace {
+
+absl::StatusOr<bool> IsGzipped(Env& env, const std::string& path,
+                               TfRecordSource::Compression compression) {
+  switch (compression) {
+    case TfRecordSource::TFRECORD_COMPRESSION_NONE:
+      return false;
+    case TfRecordSource::TFRECORD_COMPRESSION_GZIP:
+      return true;
+    default:
+      return IsGzipFile(env, path);
+  }
+}
+
+// Appends the examples of the records of `path`.
+absl::Status ReadFile(Env& env, const std::string& path, const TfRecordSource& spec,
+                      TfExampleDecoder& decoder, InMemorySource::Examples* examples) {
+  ASSIGN_OR_RETURN(const bool gzip, IsGzipped(env, path, spec.compression()));
+  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, OpenSequentialFile(env, path, gzip));
+  RecordReader reader(file.get(), path);
+  std::string record;
+  for (int64_t index = 0;; ++index) {
+    const int64_t offset = reader.offset();
+    absl::Status read = reader.ReadRecord(&record);
+    if (absl::IsOutOfRange(read)) return absl::OkStatus();
+    RETURN_IF_ERROR(read);
+    absl::Status decoded = decoder.Append(record, examples);
+    if (!decoded.ok()) {
+      return absl::Status(decoded.code(), absl::StrCat(path, ": record ", index, " at offset ",
+                                                       offset, ": ", decoded.message()));
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<InMemorySource>> LoadTfRecord(Env& env, const TfRecordSource& spec) {
+  const std::vector<std::string> patterns(spec.paths().begin(), spec.paths().end());
+  ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(patterns));
+  TfExampleDecoder decoder(spec);
+  InMemorySource::Examples examples;
+  for (const std::string& file : files) {
+    RETURN_IF_ERROR(ReadFile(env, file, spec, decoder, &examples));
+  }
+  if (examples.num_examples == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("tfrecord: no records in ", files.size(),
+                                                   " file(s): ", files.front(),
+                                                   files.size() > 1 ? ", ..." : ""));
+  }
+  decoder.Finish(&examples);
+  return InMemorySource::Create(std::move(examples));
+}
+
+}  // namespace pstrain

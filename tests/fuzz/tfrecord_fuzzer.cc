@@ -1,0 +1,77 @@
+// Fuzzes the TFRecord reader (common/data/tfrecord_reader.h): the bytes as
+// a TFRecord file of tf.Example, plain or gzipped (found by its first
+// bytes), as a job's data. Besides "no crash", checks what a user relies
+// on: a refusal is InvalidArgument or DataLoss naming the file, and data
+// that loads has the shape the source spec gives it, every example of it
+// readable.
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/data/tfrecord_reader.h"
+#include "glog/logging.h"
+#include "tests/fuzz/quiet_logs.h"
+
+namespace pstrain {
+namespace {
+
+constexpr int64_t kHashBuckets = 97;
+
+// A file of its own per process, so parallel fuzzing jobs do not share one.
+const std::string& InputPath() {
+  static const std::string* path = [] {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    return new std::string(std::string(tmp != nullptr ? tmp : "/tmp") + "/tfrecord_fuzz." +
+                           std::to_string(::getpid()) + ".tfrecord");
+  }();
+  return *path;
+}
+
+}  // namespace
+}  // namespace pstrain
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace pstrain;
+  fuzz::QuietLogs();
+  const std::string& path = InputPath();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    CHECK(out.good()) << "cannot write " << path;
+  }
+  // The features make_seed_corpus's seeds hold.
+  TfRecordSource spec;
+  spec.add_paths(path);
+  spec.add_dense_features("dense");
+  spec.add_sparse_features("field_0");
+  spec.add_sparse_features("field_1");
+  spec.set_hash_buckets(kHashBuckets);
+  spec.set_label("label");
+  PosixEnv env;
+  absl::StatusOr<std::unique_ptr<InMemorySource>> source = LoadTfRecord(env, spec);
+  if (!source.ok()) {
+    const absl::StatusCode code = source.status().code();
+    CHECK(code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kDataLoss)
+        << source.status();
+    CHECK(absl::StrContains(source.status().message(), path)) << source.status();
+    return 0;
+  }
+  const DatasetInfo& info = (*source)->info();
+  CHECK_GT(info.num_examples, 0);
+  CHECK_EQ(info.sparse_dim, kHashBuckets);
+  CHECK(info.num_fields == 0 || info.num_fields == 2) << info.num_fields;
+  std::vector<int64_t> all(static_cast<size_t>(info.num_examples));
+  std::iota(all.begin(), all.end(), 0);
+  ExampleBatch batch;
+  CHECK((*source)->Fill(all, &batch).ok());
+  CHECK_EQ(batch.size, info.num_examples);
+  CHECK_EQ(batch.dense_dim(), info.dense_dim);
+  for (int64_t id : batch.sparse_ids) CHECK(id >= 0 && id < kHashBuckets) << id;
+  return 0;
+}
