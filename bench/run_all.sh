@@ -30,6 +30,7 @@ benchmark sparse_shard "bazel-bin/bench/ps/sparse_bench"
 benchmark apply "bazel-bin/bench/ps/apply_bench"
 benchmark training "bazel-bin/bench/compute/training_benchmark"
 benchmark layers "bazel-bin/bench/compute/layer_benchmark"
+benchmark readers "bazel-bin/bench/data/reader_bench"
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'

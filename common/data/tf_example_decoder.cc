@@ -1,6 +1,7 @@
 #include "common/data/tf_example_decoder.h"
 
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -46,15 +47,19 @@ const char* KindOf(const tensorflow::Feature& feature) {
   return "empty (no value list)";
 }
 
-// A float_list's or int64_list's values as floats; false for other kinds.
-bool NumbersOf(const tensorflow::Feature& feature, std::vector<float>* values) {
-  values->clear();
+// Appends a float_list's or int64_list's values to *out as floats; false
+// (appending nothing) for other kinds.
+bool AppendNumbers(const tensorflow::Feature& feature, std::vector<float>* out) {
   if (feature.has_float_list()) {
-    values->assign(feature.float_list().value().begin(), feature.float_list().value().end());
+    const auto& values = feature.float_list().value();
+    const size_t at = out->size();
+    out->resize(at + values.size());
+    if (!values.empty())
+      std::memcpy(out->data() + at, values.data(), values.size() * sizeof(float));
     return true;
   }
   if (feature.has_int64_list()) {
-    for (int64_t v : feature.int64_list().value()) values->push_back(static_cast<float>(v));
+    for (int64_t v : feature.int64_list().value()) out->push_back(static_cast<float>(v));
     return true;
   }
   return false;
@@ -69,34 +74,39 @@ int64_t CategoricalId(absl::string_view feature, absl::string_view value, int64_
   return static_cast<int64_t>(SplitMix64(hash) % static_cast<uint64_t>(buckets));
 }
 
+int64_t CategoricalId(absl::string_view feature, int64_t value, int64_t buckets) {
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(static_cast<uint64_t>(value) >> (8 * i));
+  return CategoricalId(feature, absl::string_view(bytes, sizeof(bytes)), buckets);
+}
+
 TfExampleDecoder::TfExampleDecoder(const TfRecordSource& spec)
     : spec_(spec), buckets_(HashBucketsOf(spec)) {}
 
 absl::Status TfExampleDecoder::AppendDense(const tensorflow::Features& features,
                                            std::vector<float>* dense) {
   std::vector<int64_t> widths;
-  std::vector<float> values;
   for (const std::string& name : spec_.dense_features()) {
     const tensorflow::Feature* feature = Find(features, name);
     if (feature == nullptr) {
       return Problem(name, "is missing; a dense feature must be in every record");
     }
-    if (!NumbersOf(*feature, &values)) {
+    const size_t begin = dense->size();
+    if (!AppendNumbers(*feature, dense)) {
       return Problem(name, absl::StrCat("is ", KindOf(*feature),
                                         "; a dense feature is a float_list or an int64_list"));
     }
-    const int64_t width = static_cast<int64_t>(values.size());
+    const int64_t width = static_cast<int64_t>(dense->size() - begin);
     const size_t index = widths.size();
     if (index < dense_widths_.size() && dense_widths_[index] != width) {
       return Problem(name, absl::StrCat("holds ", width, " values; in the first record it held ",
                                         dense_widths_[index]));
     }
-    for (float v : values) {
-      if (!std::isfinite(v))
-        return Problem(name, absl::StrCat("holds ", v, ", not a finite value"));
+    for (auto v = dense->begin() + begin; v != dense->end(); ++v) {
+      if (!std::isfinite(*v))
+        return Problem(name, absl::StrCat("holds ", *v, ", not a finite value"));
     }
     widths.push_back(width);
-    dense->insert(dense->end(), values.begin(), values.end());
   }
   if (dense_widths_.empty()) dense_widths_ = std::move(widths);
   return absl::OkStatus();
@@ -112,10 +122,7 @@ absl::Status TfExampleDecoder::AppendIds(const tensorflow::Features& features,
       // A categorical feature may have no value in a record.
     } else if (feature->has_int64_list()) {
       for (int64_t v : feature->int64_list().value()) {
-        char bytes[8];
-        for (int i = 0; i < 8; ++i)
-          bytes[i] = static_cast<char>(static_cast<uint64_t>(v) >> (8 * i));
-        ids->push_back(CategoricalId(name, absl::string_view(bytes, 8), buckets_));
+        ids->push_back(CategoricalId(name, v, buckets_));
       }
     } else if (feature->has_bytes_list()) {
       for (const std::string& v : feature->bytes_list().value()) {
@@ -141,30 +148,36 @@ absl::Status TfExampleDecoder::Append(absl::string_view record,
   const std::string& label_name = spec_.label();
   const tensorflow::Feature* label = Find(features, label_name);
   if (label == nullptr) return Problem(label_name, "(the label) is missing");
-  std::vector<float> label_values;
-  if (!NumbersOf(*label, &label_values)) {
+  label_values_.clear();
+  if (!AppendNumbers(*label, &label_values_)) {
     return Problem(label_name, absl::StrCat("(the label) is ", KindOf(*label),
                                             "; a label is a float_list or an int64_list"));
   }
-  if (label_values.size() != 1 || !std::isfinite(label_values[0])) {
-    return Problem(label_name,
-                   label_values.size() != 1
-                       ? absl::StrCat("(the label) holds ", label_values.size(), " values, not one")
-                       : absl::StrCat("(the label) is ", label_values[0], ", not a finite value"));
+  if (label_values_.size() != 1 || !std::isfinite(label_values_[0])) {
+    return Problem(
+        label_name,
+        label_values_.size() != 1
+            ? absl::StrCat("(the label) holds ", label_values_.size(), " values, not one")
+            : absl::StrCat("(the label) is ", label_values_[0], ", not a finite value"));
   }
-  std::vector<float> dense;
-  std::vector<int64_t> ids;
-  RETURN_IF_ERROR(AppendDense(features, &dense));
-  RETURN_IF_ERROR(AppendIds(features, &ids));
-
-  if (examples->num_examples == 0) examples->dense_dim = static_cast<int64_t>(dense.size());
-  examples->dense_floats.insert(examples->dense_floats.end(), dense.begin(), dense.end());
+  // Decoded straight into *examples, and taken back on error.
+  const size_t dense_before = examples->dense_floats.size();
+  absl::Status dense = AppendDense(features, &examples->dense_floats);
+  ids_.clear();
+  if (dense.ok()) dense = AppendIds(features, &ids_);
+  if (!dense.ok()) {
+    examples->dense_floats.resize(dense_before);
+    return dense;
+  }
+  if (examples->num_examples == 0) {
+    examples->dense_dim = static_cast<int64_t>(examples->dense_floats.size() - dense_before);
+  }
   if (!spec_.sparse_features().empty()) {
     if (examples->row_splits.empty()) examples->row_splits.push_back(0);
-    examples->sparse_ids.insert(examples->sparse_ids.end(), ids.begin(), ids.end());
+    examples->sparse_ids.insert(examples->sparse_ids.end(), ids_.begin(), ids_.end());
     examples->row_splits.push_back(static_cast<int64_t>(examples->sparse_ids.size()));
   }
-  examples->labels.push_back(label_values[0]);
+  examples->labels.push_back(label_values_[0]);
   ++examples->num_examples;
   return absl::OkStatus();
 }

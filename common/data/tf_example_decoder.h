@@ -21,6 +21,7 @@ namespace pstrain {
 // both, modulo `buckets`. Its values reach checkpoints (they pick embedding
 // rows): it must never change. Thread-safe.
 int64_t CategoricalId(absl::string_view feature, absl::string_view value, int64_t buckets);
+int64_t CategoricalId(absl::string_view feature, int64_t value, int64_t buckets);
 
 // Not thread-safe: it learns the dense width from the first record.
 class TfExampleDecoder {
@@ -44,6 +45,7 @@ class TfExampleDecoder {
   void Finish(InMemorySource::Examples* examples) const;
 
  private:
+  // Appends the dense features to *dense; on error, part of them may be.
   absl::Status AppendDense(const tensorflow::Features& features, std::vector<float>* dense);
   absl::Status AppendIds(const tensorflow::Features& features, std::vector<int64_t>* ids);
 
@@ -52,7 +54,10 @@ class TfExampleDecoder {
   // Values per dense feature, from the first record; empty before it.
   std::vector<int64_t> dense_widths_;
   bool one_id_per_field_ = true;
-  tensorflow::Example example_;  // reused
+  // Reused from record to record.
+  tensorflow::Example example_;
+  std::vector<float> label_values_;
+  std::vector<int64_t> ids_;
 };
 
 }  // namespace pstrain

@@ -79,13 +79,9 @@ TEST(TfExampleDecoderTest, MapsNamedFeatures) {
   EXPECT_THAT(examples.dense_floats, ElementsAre(0.5f, 1.5f, 42, 0.5f, 1.5f, 42));
   EXPECT_THAT(examples.labels, ElementsAre(1, 0));
   EXPECT_THAT(examples.row_splits, ElementsAre(0, 2, 4));
-  char ad_bytes[8];
-  for (int i = 0; i < 8; ++i) ad_bytes[i] = static_cast<char>(int64_t{123456789012} >> (8 * i));
-  EXPECT_THAT(examples.sparse_ids,
-              ElementsAre(CategoricalId("country", "NZ", 1000),
-                          CategoricalId("ad_id", absl::string_view(ad_bytes, 8), 1000),
-                          CategoricalId("country", "NZ", 1000),
-                          CategoricalId("ad_id", absl::string_view(ad_bytes, 8), 1000)));
+  const int64_t ad = CategoricalId("ad_id", int64_t{123456789012}, 1000);
+  EXPECT_THAT(examples.sparse_ids, ElementsAre(CategoricalId("country", "NZ", 1000), ad,
+                                               CategoricalId("country", "NZ", 1000), ad));
   EXPECT_EQ(examples.sparse_dim, 1000);
   EXPECT_EQ(examples.num_fields, 2);  // one value of each categorical feature
 }
@@ -95,6 +91,9 @@ TEST(TfExampleDecoderTest, CategoricalIdsAreStableAndPerFeature) {
   EXPECT_EQ(CategoricalId("country", "NZ", int64_t{1} << 62), 184451485684104509);
   EXPECT_NE(CategoricalId("country", "NZ", 1 << 20), CategoricalId("region", "NZ", 1 << 20));
   EXPECT_NE(CategoricalId("ab", "c", 1 << 20), CategoricalId("a", "bc", 1 << 20));
+  // An int64 value is hashed as its 8 little-endian bytes.
+  EXPECT_EQ(CategoricalId("ad_id", int64_t{0x0807060504030201}, 1 << 20),
+            CategoricalId("ad_id", "\x01\x02\x03\x04\x05\x06\x07\x08", 1 << 20));
 }
 
 TEST(TfExampleDecoderTest, CategoricalFeaturesMayHoldAnyNumberOfValues) {

@@ -10,6 +10,7 @@
 #include "common/data/tf_example_decoder.h"
 #include "common/status/status_macros.h"
 #include "common/summary/record_reader.h"
+#include "common/summary/record_writer.h"
 
 namespace pstrain {
 namespace {
@@ -26,8 +27,19 @@ absl::StatusOr<bool> IsGzipped(Env& env, const std::string& path,
   }
 }
 
-// Appends the examples of the records of `path`.
-absl::Status ReadFile(Env& env, const std::string& path, const TfRecordSource& spec,
+// Makes room in *examples for the records `bytes` of files hold, judged by
+// the first record (`record_bytes` long): growing by doubling instead
+// copies the dense features again and again, and faults in fresh pages.
+void ReserveFor(int64_t bytes, size_t record_bytes, InMemorySource::Examples* examples) {
+  const int64_t records =
+      bytes / static_cast<int64_t>(record_bytes + kRecordHeaderBytes + kRecordFooterBytes) + 1;
+  examples->dense_floats.reserve(static_cast<size_t>(records * examples->dense_dim));
+  examples->labels.reserve(static_cast<size_t>(records));
+}
+
+// Appends the examples of the records of `path`; `bytes` is the size of it
+// and the files after it.
+absl::Status ReadFile(Env& env, const std::string& path, int64_t bytes, const TfRecordSource& spec,
                       TfExampleDecoder& decoder, InMemorySource::Examples* examples) {
   ASSIGN_OR_RETURN(const bool gzip, IsGzipped(env, path, spec.compression()));
   ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, OpenSequentialFile(env, path, gzip));
@@ -43,6 +55,7 @@ absl::Status ReadFile(Env& env, const std::string& path, const TfRecordSource& s
       return absl::Status(decoded.code(), absl::StrCat(path, ": record ", index, " at offset ",
                                                        offset, ": ", decoded.message()));
     }
+    if (examples->num_examples == 1) ReserveFor(bytes, record.size(), examples);
   }
 }
 
@@ -51,10 +64,16 @@ absl::Status ReadFile(Env& env, const std::string& path, const TfRecordSource& s
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadTfRecord(Env& env, const TfRecordSource& spec) {
   const std::vector<std::string> patterns(spec.paths().begin(), spec.paths().end());
   ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(patterns));
+  // Bytes from each file to the end of the list.
+  std::vector<int64_t> bytes_from(files.size() + 1, 0);
+  for (size_t i = files.size(); i-- > 0;) {
+    absl::StatusOr<FileInfo> info = env.Stat(files[i]);
+    bytes_from[i] = bytes_from[i + 1] + (info.ok() ? info->size : 0);
+  }
   TfExampleDecoder decoder(spec);
   InMemorySource::Examples examples;
-  for (const std::string& file : files) {
-    RETURN_IF_ERROR(ReadFile(env, file, spec, decoder, &examples));
+  for (size_t i = 0; i < files.size(); ++i) {
+    RETURN_IF_ERROR(ReadFile(env, files[i], bytes_from[i], spec, decoder, &examples));
   }
   if (examples.num_examples == 0) {
     return absl::InvalidArgumentError(absl::StrCat("tfrecord: no records in ", files.size(),

@@ -122,10 +122,8 @@ TEST_F(TfRecordReaderTest, ClickLogsGiveOneIdPerField) {
   EXPECT_EQ(got.labels, want.labels);
   ASSERT_EQ(got.sparse_ids.size(), want.sparse_ids.size());
   for (size_t k = 0; k < want.sparse_ids.size(); ++k) {
-    char bytes[8];
-    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(want.sparse_ids[k] >> (8 * i));
     ASSERT_EQ(got.sparse_ids[k],
-              CategoricalId(absl::StrCat("field_", k % 3), absl::string_view(bytes, 8), 1 << 16));
+              CategoricalId(absl::StrCat("field_", k % 3), want.sparse_ids[k], 1 << 16));
   }
 }
 

@@ -1,6 +1,7 @@
 #include "common/summary/record_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +12,7 @@
 namespace pstrain {
 namespace {
 
-constexpr size_t kScratchBytes = 64 << 10;
+constexpr size_t kBufferBytes = 64 << 10;
 
 uint64_t DecodeLittleEndian(const char* p, int bytes) {
   uint64_t value = 0;
@@ -24,18 +25,36 @@ uint64_t DecodeLittleEndian(const char* p, int bytes) {
 }  // namespace
 
 RecordReader::RecordReader(SequentialFile* file, std::string file_name, RecordReaderOptions options)
-    : file_(file), file_name_(std::move(file_name)), options_(options), scratch_(kScratchBytes) {}
+    : file_(file), file_name_(std::move(file_name)), options_(options), buffer_(kBufferBytes) {}
 
 absl::StatusOr<size_t> RecordReader::ReadFully(size_t n, std::string* out) {
-  out->clear();
-  while (out->size() < n) {
-    const size_t want = std::min(n - out->size(), scratch_.size());
-    absl::StatusOr<absl::string_view> piece = file_->Read(want, scratch_.data());
+  out->resize(n);
+  char* const into = out->data();
+  size_t got = std::min(n, buffered_end_ - buffered_begin_);
+  std::memcpy(into, buffer_.data() + buffered_begin_, got);
+  buffered_begin_ += got;
+  while (got < n) {
+    // A large rest goes straight into *out; a small one through the buffer,
+    // so that small records cost a read call per buffer, not two each.
+    const bool direct = n - got >= buffer_.size();
+    char* const target = direct ? into + got : buffer_.data();
+    const size_t want = direct ? n - got : buffer_.size();
+    absl::StatusOr<absl::string_view> piece = file_->Read(want, target);
     if (!piece.ok()) return piece.status();
     if (piece->empty()) break;
-    out->append(piece->data(), piece->size());
+    if (piece->data() != target) std::memmove(target, piece->data(), piece->size());
+    if (direct) {
+      got += piece->size();
+      continue;
+    }
+    const size_t take = std::min(n - got, piece->size());
+    std::memcpy(into + got, buffer_.data(), take);
+    got += take;
+    buffered_begin_ = take;
+    buffered_end_ = piece->size();
   }
-  return out->size();
+  out->resize(got);
+  return got;
 }
 
 absl::Status RecordReader::Truncated(const char* part, size_t want, size_t got) {

@@ -54,7 +54,10 @@ class RecordReader {
   const std::string file_name_;
   const RecordReaderOptions options_;
   int64_t offset_ = 0;
-  std::vector<char> scratch_;
+  // Read ahead of the record being read: [buffered_begin_, buffered_end_).
+  std::vector<char> buffer_;
+  size_t buffered_begin_ = 0;
+  size_t buffered_end_ = 0;
 };
 
 }  // namespace pstrain

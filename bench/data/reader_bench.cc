@@ -1,0 +1,234 @@
+// Throughput of each data reader on one thread, beside raw sequential
+// reading of the same file's bytes in the same run: how much a reader costs
+// over the disk (here the page cache) it reads from.
+//
+//   bazel run -c opt //bench/data:reader_bench -- [--dir=/tmp/pstrain-reader-bench]
+//       [--repeats=3] [--report=FILE]
+//
+// The files: Fashion-MNIST's 60,000 training images as the gzipped IDX
+// files Debian installs, as TFRecord of tf.Example (plain and gzipped, as
+// `pstrain write-tfrecord` writes them) and as CSV; 200,000 synthetic click
+// logs of 8 fields as libsvm and as TFRecord. Each reader loads its file
+// whole (every reader does, until they stream).
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench/report/markdown_report.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/data/csv_reader.h"
+#include "common/data/data_source.h"
+#include "common/data/fashion_mnist.h"
+#include "common/data/libsvm_reader.h"
+#include "common/data/synthetic_clicks.h"
+#include "common/data/tfrecord_reader.h"
+#include "common/data/tfrecord_writer.h"
+#include "gflags/gflags.h"
+#include "glog/logging.h"
+
+DEFINE_string(dir, "/tmp/pstrain-reader-bench", "where the benchmark writes its files");
+DEFINE_int32(repeats, 3, "loads per reader; the median is reported");
+DEFINE_string(report, "", "write this run's section of bench/RESULTS.md here");
+DEFINE_string(only, "", "measure only the readers whose name contains this (for profiling)");
+DEFINE_string(fashion_mnist_dir, "/usr/share/datasets/fashion-mnist",
+              "Debian's dataset-fashion-mnist files");
+
+namespace pstrain {
+namespace {
+
+constexpr int64_t kClickExamples = 200000;
+
+double Seconds(const std::function<void()>& fn) {
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double MedianSeconds(const std::function<void()>& fn) {
+  std::vector<double> times;
+  for (int r = 0; r < FLAGS_repeats; ++r) times.push_back(Seconds(fn));
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int64_t FileBytes(const std::string& path) {
+  return static_cast<int64_t>(std::filesystem::file_size(path));
+}
+
+// Reads `path` start to end in 1 MiB reads and drops the bytes.
+void ReadRaw(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  CHECK_GE(fd, 0) << path;
+  std::vector<char> buffer(1 << 20);
+  while (::read(fd, buffer.data(), buffer.size()) > 0) {
+  }
+  ::close(fd);
+}
+
+std::unique_ptr<ExampleSource> Open(const DataSpec& spec) {
+  absl::StatusOr<std::unique_ptr<ExampleSource>> source = OpenExampleSource(spec, false);
+  CHECK(source.ok()) << source.status();
+  return std::move(source).value();
+}
+
+void WriteCsv(const ExampleSource& source, const std::string& path) {
+  std::vector<int64_t> all(source.num_examples());
+  std::iota(all.begin(), all.end(), 0);
+  ExampleBatch batch;
+  CHECK(source.Fill(all, &batch).ok());
+  std::ofstream out(path);
+  const int64_t dim = batch.dense_dim();
+  for (int64_t i = 0; i < batch.size; ++i) {
+    out << batch.labels[i];
+    for (int64_t d = 0; d < dim; ++d) out << ',' << batch.dense.data<float>()[i * dim + d];
+    out << '\n';
+  }
+}
+
+void WriteLibsvm(const ExampleSource& source, const std::string& path) {
+  std::vector<int64_t> all(source.num_examples());
+  std::iota(all.begin(), all.end(), 0);
+  ExampleBatch batch;
+  CHECK(source.Fill(all, &batch).ok());
+  std::ofstream out(path);
+  for (int64_t i = 0; i < batch.size; ++i) {
+    out << batch.labels[i];
+    for (int64_t k = batch.row_splits[i]; k < batch.row_splits[i + 1]; ++k) {
+      out << ' ' << batch.sparse_ids[k] + 1 << ":1";
+    }
+    out << '\n';
+  }
+}
+
+struct Reader {
+  std::string name;
+  std::string file;               // what the raw read reads
+  std::function<int64_t()> load;  // returns the examples loaded
+};
+
+}  // namespace
+}  // namespace pstrain
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  using namespace pstrain;
+  const std::string dir = FLAGS_dir;
+  std::filesystem::create_directories(dir);
+  PosixEnv env;
+
+  DataSpec images_spec;
+  images_spec.mutable_fashion_mnist()->set_dir(FLAGS_fashion_mnist_dir);
+  images_spec.mutable_fashion_mnist()->set_split(DATA_SPLIT_TRAIN);
+  const std::unique_ptr<ExampleSource> images = Open(images_spec);
+  DataSpec clicks_spec;
+  clicks_spec.mutable_synthetic_clicks()->set_num_examples(kClickExamples);
+  clicks_spec.mutable_synthetic_clicks()->set_seed(1);
+  const std::unique_ptr<ExampleSource> clicks = Open(clicks_spec);
+
+  std::printf("writing the files under %s\n", dir.c_str());
+  TfRecordWriteOptions gzip;
+  gzip.gzip = true;
+  CHECK(WriteTfRecordFile(env, dir + "/images.tfrecord", *images).ok());
+  CHECK(WriteTfRecordFile(env, dir + "/images.tfrecord.gz", *images, gzip).ok());
+  CHECK(WriteTfRecordFile(env, dir + "/clicks.tfrecord", *clicks).ok());
+  WriteCsv(*images, dir + "/images.csv");
+  WriteLibsvm(*clicks, dir + "/clicks.svm");
+
+  auto tfrecord = [&](const std::string& file, bool click_fields) {
+    TfRecordSource spec;
+    spec.add_paths(file);
+    if (click_fields) {
+      for (int f = 0; f < 8; ++f) spec.add_sparse_features(absl::StrCat("field_", f));
+    } else {
+      spec.add_dense_features("dense");
+    }
+    spec.set_label("label");
+    return [spec, &env]() {
+      auto loaded = LoadTfRecord(env, spec);
+      CHECK(loaded.ok()) << loaded.status();
+      return (*loaded)->num_examples();
+    };
+  };
+  const std::string idx = FLAGS_fashion_mnist_dir + "/train-images-idx3-ubyte.gz";
+  std::vector<Reader> readers = {
+      {"IDX, gzipped (Fashion-MNIST as installed)", idx,
+       [&] {
+         auto loaded = LoadFashionMnist(FLAGS_fashion_mnist_dir, /*test=*/false);
+         CHECK(loaded.ok()) << loaded.status();
+         return (*loaded)->num_examples();
+       }},
+      {"TFRecord of tf.Example, images", dir + "/images.tfrecord",
+       tfrecord(dir + "/images.tfrecord", false)},
+      {"TFRecord of tf.Example, images, gzipped", dir + "/images.tfrecord.gz",
+       tfrecord(dir + "/images.tfrecord.gz", false)},
+      {"CSV, images", dir + "/images.csv",
+       [&] {
+         CsvSource spec;
+         spec.set_path(dir + "/images.csv");
+         spec.set_delimiter(",");
+         auto loaded = LoadCsv(spec);
+         CHECK(loaded.ok()) << loaded.status();
+         return (*loaded)->num_examples();
+       }},
+      {"TFRecord of tf.Example, click logs", dir + "/clicks.tfrecord",
+       tfrecord(dir + "/clicks.tfrecord", true)},
+      {"libsvm, click logs", dir + "/clicks.svm",
+       [&] {
+         LibsvmSource spec;
+         spec.set_path(dir + "/clicks.svm");
+         auto loaded = LoadLibsvm(spec);
+         CHECK(loaded.ok()) << loaded.status();
+         return (*loaded)->num_examples();
+       }},
+  };
+
+  bench::MarkdownReport report("Data readers: one thread, beside raw reading of the same bytes");
+  report.Paragraph(
+      "Each reader loads its file whole on one thread (parsing, checksums, decompression); "
+      "the reference reads the same file's bytes start to end in 1 MiB reads in the same run. "
+      "Files are in the page cache (each is read once before timing), so the reference is "
+      "memory speed, not a disk's: the ratio says how far a reader is from free. MB are of "
+      "the file as stored (compressed for gzip). Medians of " +
+      absl::StrCat(FLAGS_repeats) + " loads.");
+  report.Command("bench/run_all.sh --only readers");
+  std::vector<std::vector<std::string>> rows;
+  std::printf("%-44s %9s %9s %12s %10s %10s %8s\n", "reader", "MB", "records", "records/s", "MB/s",
+              "raw MB/s", "ratio");
+  for (const Reader& reader : readers) {
+    if (!absl::StrContains(reader.name, FLAGS_only)) continue;
+    ReadRaw(reader.file);  // into the page cache
+    const double mb = FileBytes(reader.file) / 1e6;
+    const double raw_seconds = MedianSeconds([&] { ReadRaw(reader.file); });
+    int64_t records = 0;
+    const double seconds = MedianSeconds([&] { records = reader.load(); });
+    const double ratio = raw_seconds / seconds;
+    std::printf("%-44s %9.1f %9d %12.0f %10.1f %10.0f %8.4f\n", reader.name.c_str(), mb, records,
+                records / seconds, mb / seconds, mb / raw_seconds, ratio);
+    rows.push_back({reader.name, absl::StrFormat("%.1f", mb), absl::StrCat(records),
+                    absl::StrFormat("%.0f", records / seconds),
+                    absl::StrFormat("%.1f", mb / seconds),
+                    absl::StrFormat("%.0f", mb / raw_seconds), absl::StrFormat("%.4f", ratio)});
+  }
+  report.Table(
+      {"reader", "MB", "records", "records/s", "MB/s", "raw read MB/s", "reader / raw read"}, rows);
+  const absl::Status written = report.WriteTo(FLAGS_report);
+  if (!written.ok()) {
+    std::fprintf(stderr, "reader_bench: %s\n", std::string(written.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
