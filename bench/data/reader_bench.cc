@@ -216,8 +216,9 @@ int main(int argc, char** argv) {
     int64_t records = 0;
     const double seconds = MedianSeconds([&] { records = reader.load(); });
     const double ratio = raw_seconds / seconds;
-    std::printf("%-44s %9.1f %9d %12.0f %10.1f %10.0f %8.4f\n", reader.name.c_str(), mb, records,
-                records / seconds, mb / seconds, mb / raw_seconds, ratio);
+    std::printf("%-44s %9.1f %9lld %12.0f %10.1f %10.0f %8.4f\n", reader.name.c_str(), mb,
+                static_cast<long long>(records), records / seconds, mb / seconds, mb / raw_seconds,
+                ratio);
     rows.push_back({reader.name, absl::StrFormat("%.1f", mb), absl::StrCat(records),
                     absl::StrFormat("%.0f", records / seconds),
                     absl::StrFormat("%.1f", mb / seconds),
