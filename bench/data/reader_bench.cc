@@ -85,11 +85,17 @@ std::unique_ptr<ExampleSource> Open(const DataSpec& spec) {
   return std::move(source).value();
 }
 
-void WriteCsv(const ExampleSource& source, const std::string& path) {
+// Every example of `source`, in order.
+ExampleBatch AllExamples(const ExampleSource& source) {
   std::vector<int64_t> all(source.num_examples());
   std::iota(all.begin(), all.end(), 0);
   ExampleBatch batch;
   CHECK(source.Fill(all, &batch).ok());
+  return batch;
+}
+
+void WriteCsv(const ExampleSource& source, const std::string& path) {
+  const ExampleBatch batch = AllExamples(source);
   std::ofstream out(path);
   const int64_t dim = batch.dense_dim();
   for (int64_t i = 0; i < batch.size; ++i) {
@@ -100,10 +106,7 @@ void WriteCsv(const ExampleSource& source, const std::string& path) {
 }
 
 void WriteLibsvm(const ExampleSource& source, const std::string& path) {
-  std::vector<int64_t> all(source.num_examples());
-  std::iota(all.begin(), all.end(), 0);
-  ExampleBatch batch;
-  CHECK(source.Fill(all, &batch).ok());
+  const ExampleBatch batch = AllExamples(source);
   std::ofstream out(path);
   for (int64_t i = 0; i < batch.size; ++i) {
     out << batch.labels[i];
