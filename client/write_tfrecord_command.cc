@@ -73,7 +73,8 @@ int RunWriteTfRecordCommand(const std::vector<std::string>& args) {
   }
   PosixEnv env;
   if (absl::Status created = CreateDirs(env, FLAGS_tfrecord_dir); !created.ok()) {
-    std::cerr << "pstrain write-tfrecord: " << created.message() << "\n";
+    std::cerr << "pstrain write-tfrecord: --tfrecord_dir cannot be created: " << created.message()
+              << "\n";
     return 1;
   }
   TfRecordWriteOptions options;

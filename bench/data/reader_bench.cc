@@ -117,6 +117,12 @@ void WriteLibsvm(const ExampleSource& source, const std::string& path) {
   }
 }
 
+// How many examples a reader loaded; it must load.
+int64_t Loaded(const absl::StatusOr<std::unique_ptr<InMemorySource>>& loaded) {
+  CHECK(loaded.ok()) << loaded.status();
+  return (*loaded)->num_examples();
+}
+
 struct Reader {
   std::string name;
   std::string file;               // what the raw read reads
@@ -160,20 +166,12 @@ int main(int argc, char** argv) {
       spec.add_dense_features("dense");
     }
     spec.set_label("label");
-    return [spec, &env]() {
-      auto loaded = LoadTfRecord(env, spec);
-      CHECK(loaded.ok()) << loaded.status();
-      return (*loaded)->num_examples();
-    };
+    return [spec, &env]() { return Loaded(LoadTfRecord(env, spec)); };
   };
   const std::string idx = FLAGS_fashion_mnist_dir + "/train-images-idx3-ubyte.gz";
   std::vector<Reader> readers = {
       {"IDX, gzipped (Fashion-MNIST as installed)", idx,
-       [&] {
-         auto loaded = LoadFashionMnist(FLAGS_fashion_mnist_dir, /*test=*/false);
-         CHECK(loaded.ok()) << loaded.status();
-         return (*loaded)->num_examples();
-       }},
+       [&] { return Loaded(LoadFashionMnist(FLAGS_fashion_mnist_dir, /*test=*/false)); }},
       {"TFRecord of tf.Example, images", dir + "/images.tfrecord",
        tfrecord(dir + "/images.tfrecord", false)},
       {"TFRecord of tf.Example, images, gzipped", dir + "/images.tfrecord.gz",
@@ -183,9 +181,7 @@ int main(int argc, char** argv) {
          CsvSource spec;
          spec.set_path(dir + "/images.csv");
          spec.set_delimiter(",");
-         auto loaded = LoadCsv(spec);
-         CHECK(loaded.ok()) << loaded.status();
-         return (*loaded)->num_examples();
+         return Loaded(LoadCsv(spec));
        }},
       {"TFRecord of tf.Example, click logs", dir + "/clicks.tfrecord",
        tfrecord(dir + "/clicks.tfrecord", true)},
@@ -193,9 +189,7 @@ int main(int argc, char** argv) {
        [&] {
          LibsvmSource spec;
          spec.set_path(dir + "/clicks.svm");
-         auto loaded = LoadLibsvm(spec);
-         CHECK(loaded.ok()) << loaded.status();
-         return (*loaded)->num_examples();
+         return Loaded(LoadLibsvm(spec));
        }},
   };
 

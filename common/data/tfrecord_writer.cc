@@ -39,6 +39,14 @@ tensorflow::Example ToExample(const ExampleBatch& batch, int64_t i, int32_t num_
   return example;
 }
 
+// Ends a gzip stream's zlib state, also when writing stopped on an error.
+struct DeflateEnd {
+  void operator()(z_stream* z) const {
+    deflateEnd(z);
+    delete z;
+  }
+};
+
 // Where the framed records go: the file, or a gzip stream into it.
 class RecordSink {
  public:
@@ -47,7 +55,7 @@ class RecordSink {
     sink.path_ = path;
     ASSIGN_OR_RETURN(sink.file_, env.NewWritableFile(path));
     if (gzip) {
-      sink.deflate_ = std::make_unique<z_stream>();
+      sink.deflate_.reset(new z_stream());
       // windowBits 16 + 15: a gzip wrapper; level 6, zlib's default.
       if (deflateInit2(sink.deflate_.get(), 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
           Z_OK) {
@@ -62,7 +70,6 @@ class RecordSink {
   absl::Status Close() {
     if (deflate_ != nullptr) {
       RETURN_IF_ERROR(Feed("", Z_FINISH));
-      deflateEnd(deflate_.get());
       deflate_.reset();
     }
     return file_->Close();
@@ -90,7 +97,7 @@ class RecordSink {
 
   std::string path_;
   std::unique_ptr<WritableFile> file_;
-  std::unique_ptr<z_stream> deflate_;
+  std::unique_ptr<z_stream, DeflateEnd> deflate_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
@@ -101,12 +102,14 @@ absl::StatusOr<OnnxValue> DecodeOnnxTensor(const onnx::TensorProto& tensor, cons
       absl::StrCat(what, " has element type ", tensor.data_type(), "; float32 and int64 load"));
 }
 
-absl::StatusOr<std::vector<float>> ReadOnnxInitializer(const std::string& path,
-                                                       const std::string& name) {
+absl::StatusOr<absl::flat_hash_map<std::string, std::vector<float>>> ReadOnnxInitializers(
+    const std::string& path, absl::Span<const std::string> names) {
   ASSIGN_OR_RETURN(const onnx::ModelProto model, ReadOnnxModel(path));
+  const absl::flat_hash_set<std::string> wanted(names.begin(), names.end());
+  absl::flat_hash_map<std::string, std::vector<float>> values;
   for (const onnx::TensorProto& tensor : model.graph().initializer()) {
-    if (tensor.name() != name) continue;
-    const std::string what = absl::StrCat(path, ": initializer ", name);
+    if (!wanted.contains(tensor.name())) continue;
+    const std::string what = absl::StrCat(path, ": initializer ", tensor.name());
     ASSIGN_OR_RETURN(OnnxValue value, DecodeOnnxTensor(tensor, what, Dirname(path)));
     if (value.is_int64) {
       return absl::InvalidArgumentError(absl::StrCat(what, " is int64, not float32"));
@@ -116,9 +119,20 @@ absl::StatusOr<std::vector<float>> ReadOnnxInitializer(const std::string& path,
         return absl::InvalidArgumentError(absl::StrCat(what, " holds ", v, ", not a finite value"));
       }
     }
-    return std::move(value.floats);
+    values[tensor.name()] = std::move(value.floats);
   }
-  return absl::NotFoundError(absl::StrCat(path, ": has no initializer ", name));
+  for (const std::string& name : names) {
+    if (!values.contains(name)) {
+      return absl::NotFoundError(absl::StrCat(path, ": has no initializer ", name));
+    }
+  }
+  return values;
+}
+
+absl::StatusOr<std::vector<float>> ReadOnnxInitializer(const std::string& path,
+                                                       const std::string& name) {
+  ASSIGN_OR_RETURN(auto values, ReadOnnxInitializers(path, {name}));
+  return std::move(values[name]);
 }
 
 }  // namespace pstrain

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "common/model/onnx/onnx_values.h"
 #include "onnx/onnx_pb.h"
 
@@ -41,6 +43,11 @@ absl::StatusOr<OnnxValue> DecodeOnnxTensor(const onnx::TensorProto& tensor, cons
 // finite.
 absl::StatusOr<std::vector<float>> ReadOnnxInitializer(const std::string& path,
                                                        const std::string& name);
+
+// The values of the float initializers `names` of the model at `path`, by
+// name, from one read of the file. Errors as ReadOnnxInitializer.
+absl::StatusOr<absl::flat_hash_map<std::string, std::vector<float>>> ReadOnnxInitializers(
+    const std::string& path, absl::Span<const std::string> names);
 
 }  // namespace pstrain
 

@@ -44,10 +44,9 @@ absl::StatusOr<PredictionKind> KindOf(const OnnxModelSpec& spec, int64_t width) 
 
 // The graph's table `init` as a dynamic table, `options` as the spec sets
 // them: any id's row is drawn from a normal distribution like the graph's
-// rows (a table of any ids has no rows to take from the file).
-absl::StatusOr<VariableDef> DynamicTable(const std::string& path, const OnnxInitializer& init,
-                                         const OnnxDynamicTable& options, uint64_t seed) {
-  ASSIGN_OR_RETURN(const std::vector<float> values, ReadOnnxInitializer(path, init.name));
+// rows, `values` (a table of any ids has no rows to take from the file).
+VariableDef DynamicTable(const OnnxInitializer& init, const OnnxDynamicTable& options,
+                         const std::vector<float>& values, uint64_t seed) {
   double sum = 0, squares = 0;
   for (float v : values) {
     sum += v;
@@ -74,33 +73,38 @@ absl::StatusOr<VariableDef> DynamicTable(const std::string& path, const OnnxInit
 }
 
 // The variables of the tables spec.dynamic_tables names, each an embedding
-// table of the graph, once.
+// table of the graph, once; their values read in one pass over the file.
 absl::StatusOr<absl::flat_hash_map<std::string, VariableDef>> DynamicTablesOf(
     const OnnxModelSpec& spec, const OnnxProgram& program, uint64_t seed) {
-  std::vector<std::string> tables;
+  std::vector<std::string> table_names;
+  absl::flat_hash_map<std::string, const OnnxInitializer*> tables;
   for (const OnnxInitializer& init : program.initializers()) {
-    if (init.embedding_table) tables.push_back(init.name);
+    if (!init.embedding_table) continue;
+    table_names.push_back(init.name);
+    tables[init.name] = &init;
+  }
+  std::vector<std::string> named;
+  for (int i = 0; i < spec.dynamic_tables_size(); ++i) {
+    const std::string& name = spec.dynamic_tables(i).initializer();
+    const std::string field = absl::StrCat("model.onnx.dynamic_tables[", i, "]: ");
+    if (!tables.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, spec.path(), " has no embedding table ", name,
+          table_names.empty() ? " (an initializer whose rows a Gather picks by the input's ids)"
+                              : absl::StrCat("; its tables: ", absl::StrJoin(table_names, ", "))));
+    }
+    if (std::find(named.begin(), named.end(), name) != named.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "names table ", name, " a second time"));
+    }
+    named.push_back(name);
   }
   absl::flat_hash_map<std::string, VariableDef> dynamic;
-  for (int i = 0; i < spec.dynamic_tables_size(); ++i) {
-    const OnnxDynamicTable& table = spec.dynamic_tables(i);
-    const std::string field = absl::StrCat("model.onnx.dynamic_tables[", i, "]: ");
-    const auto found =
-        std::find_if(program.initializers().begin(), program.initializers().end(),
-                     [&](const OnnxInitializer& init) {
-                       return init.embedding_table && init.name == table.initializer();
-                     });
-    if (found == program.initializers().end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, spec.path(), " has no embedding table ", table.initializer(),
-          tables.empty() ? " (an initializer whose rows a Gather picks by the input's ids)"
-                         : absl::StrCat("; its tables: ", absl::StrJoin(tables, ", "))));
-    }
-    if (dynamic.contains(table.initializer())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, "names table ", table.initializer(), " a second time"));
-    }
-    ASSIGN_OR_RETURN(dynamic[table.initializer()], DynamicTable(spec.path(), *found, table, seed));
+  if (named.empty()) return dynamic;
+  ASSIGN_OR_RETURN(const auto values, ReadOnnxInitializers(spec.path(), named));
+  for (const OnnxDynamicTable& table : spec.dynamic_tables()) {
+    const std::string& name = table.initializer();
+    dynamic[name] = DynamicTable(*tables.at(name), table, values.at(name), seed);
   }
   return dynamic;
 }
