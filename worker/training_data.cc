@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/batch_reader.h"
 #include "common/data/data_source.h"
-#include "common/data/epoch_shuffle.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -26,48 +25,46 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenTrainingData(const DataSpec& 
   return OpenExampleSource(spec, /*is_eval=*/false);
 }
 
-EpochOrders::EpochOrders(int64_t num_records, bool shuffle, uint64_t seed)
-    : num_records_(num_records), shuffle_(shuffle), seed_(seed) {}
+EpochOrders::EpochOrders(const ExampleSource* source, bool shuffle, uint64_t seed)
+    : source_(source), shuffle_(shuffle), seed_(seed) {}
 
-std::shared_ptr<const std::vector<int64_t>> EpochOrders::Order(int64_t epoch) {
+std::shared_ptr<const EpochOrder> EpochOrders::Order(int64_t epoch) {
   auto found = cache_.find(epoch);
   if (found != cache_.end()) return found->second;
-  auto order = std::make_shared<std::vector<int64_t>>(num_records_);
-  FillEpochOrder(0, shuffle_, seed_, epoch, absl::MakeSpan(*order));
+  const BlockLayout* layout = source_->block_layout();
+  std::shared_ptr<const EpochOrder> order =
+      layout != nullptr ? EpochOrder::Blocked(*layout, shuffle_, seed_, epoch)
+                        : EpochOrder::InMemory(source_->num_examples(), shuffle_, seed_, epoch);
   cache_[epoch] = order;
   while (cache_.size() > 2) cache_.erase(cache_.begin());
   return order;
 }
 
-// The records of an epoch in its order: index p is record order[p].
+// The records of an epoch in its order: index p is the record at position p.
 class LeaseBatchReader::PermutedSource : public ExampleSource {
  public:
-  PermutedSource(const ExampleSource* source, std::shared_ptr<const std::vector<int64_t>> order)
+  PermutedSource(const ExampleSource* source, std::shared_ptr<const EpochOrder> order)
       : source_(source), order_(std::move(order)) {}
 
   const DatasetInfo& info() const override { return source_->info(); }
 
   absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override {
-    std::vector<int64_t> records(indices.size());
-    for (size_t i = 0; i < indices.size(); ++i) {
-      if (indices[i] < 0 || indices[i] >= static_cast<int64_t>(order_->size())) {
-        return absl::OutOfRangeError(
-            absl::StrCat("position ", indices[i], " is outside the ", order_->size(), " records"));
-      }
-      records[i] = (*order_)[indices[i]];
-    }
-    return source_->Fill(records, batch);
+    records_.resize(indices.size());
+    RETURN_IF_ERROR(order_->RecordsAt(indices, absl::MakeSpan(records_)));
+    return source_->Fill(records_, batch);
   }
 
  private:
   const ExampleSource* const source_;
-  const std::shared_ptr<const std::vector<int64_t>> order_;
+  const std::shared_ptr<const EpochOrder> order_;
+  // Fill is called by the lease's one prefetch thread.
+  mutable std::vector<int64_t> records_;
 };
 
 absl::StatusOr<std::unique_ptr<LeaseBatchReader>> LeaseBatchReader::Create(
-    const ExampleSource* source, std::shared_ptr<const std::vector<int64_t>> order, int64_t begin,
+    const ExampleSource* source, std::shared_ptr<const EpochOrder> order, int64_t begin,
     int64_t end, const TrainingDataOptions& options) {
-  if (begin < 0 || end <= begin || end > static_cast<int64_t>(order->size())) {
+  if (begin < 0 || end <= begin || end > order->size()) {
     return absl::InvalidArgumentError(absl::StrCat("lease range [", begin, ", ", end,
                                                    ") is not within the ", order->size(),
                                                    " records of the training data"));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/data/epoch_order.h"
 #include "common/data/example_batch.h"
 #include "common/data/example_source.h"
 #include "protos/job.pb.h"
@@ -41,22 +42,21 @@ TrainingDataOptions TrainingDataOptionsFromSpec(const DataSpec& spec);
 // errors: NotFound, InvalidArgument naming the file and the place.
 absl::StatusOr<std::unique_ptr<ExampleSource>> OpenTrainingData(const DataSpec& spec);
 
-// The order of each epoch's records: position p of epoch e holds record
-// Order(e)[p]. A permutation that depends only on (num_records, shuffle,
-// seed, epoch), so every worker computes the same one. Keeps the two newest
-// epochs (leases of two epochs overlap at an epoch boundary).
-// Thread-compatible.
+// The order of each epoch's records (EpochOrder: shuffled in memory, or by
+// blocks for a source streamed from files), the same on every worker.
+// Keeps the two newest epochs (leases of two epochs overlap at an epoch
+// boundary). Thread-compatible. Borrows `source`.
 class EpochOrders {
  public:
-  EpochOrders(int64_t num_records, bool shuffle, uint64_t seed);
+  EpochOrders(const ExampleSource* source, bool shuffle, uint64_t seed);
 
-  std::shared_ptr<const std::vector<int64_t>> Order(int64_t epoch);
+  std::shared_ptr<const EpochOrder> Order(int64_t epoch);
 
  private:
-  const int64_t num_records_;
+  const ExampleSource* const source_;
   const bool shuffle_;
   const uint64_t seed_;
-  std::map<int64_t, std::shared_ptr<const std::vector<int64_t>>> cache_;
+  std::map<int64_t, std::shared_ptr<const EpochOrder>> cache_;
 };
 
 // One batch of a lease and the positions [begin, end) of the epoch it holds.
@@ -73,7 +73,7 @@ class LeaseBatchReader {
  public:
   // InvalidArgument: an empty or reversed range, or one outside the order.
   static absl::StatusOr<std::unique_ptr<LeaseBatchReader>> Create(
-      const ExampleSource* source, std::shared_ptr<const std::vector<int64_t>> order, int64_t begin,
+      const ExampleSource* source, std::shared_ptr<const EpochOrder> order, int64_t begin,
       int64_t end, const TrainingDataOptions& options);
   ~LeaseBatchReader();
 

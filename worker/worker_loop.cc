@@ -257,7 +257,7 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
     overlapped_ = std::make_unique<OverlappedPush>(*ps_);
   }
   data_ = TrainingDataOptionsFromSpec(spec_.train_data());
-  orders_ = std::make_unique<EpochOrders>(source_->num_examples(), data_.shuffle, data_.seed);
+  orders_ = std::make_unique<EpochOrders>(source_.get(), data_.shuffle, data_.seed);
   steps_per_loop_ = StepsPerLoopOf(spec_.training());
   min_versions_.assign(assignment_.ps_addresses_size(), 0);
   LOG(INFO) << "job " << job_id_ << ": training " << model_->name() << " on "

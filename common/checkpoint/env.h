@@ -65,6 +65,9 @@ struct FileInfo {
   bool is_directory = false;
   bool is_symlink = false;
   int64_t size = 0;  // bytes, for regular files
+  // The last change of a regular file's contents; 0 where the Env does not
+  // keep it.
+  int64_t modified_unix_ns = 0;
 };
 
 // Implementations are thread-safe.

@@ -190,7 +190,11 @@ absl::StatusOr<FileInfo> PosixEnv::Stat(const std::string& path) {
     if (::stat(path.c_str(), &st) != 0) return info;
   }
   info.is_directory = S_ISDIR(st.st_mode);
-  if (S_ISREG(st.st_mode)) info.size = static_cast<int64_t>(st.st_size);
+  if (S_ISREG(st.st_mode)) {
+    info.size = static_cast<int64_t>(st.st_size);
+    info.modified_unix_ns =
+        static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
   return info;
 }
 

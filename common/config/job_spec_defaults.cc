@@ -32,6 +32,8 @@ constexpr double kDefaultZipfExponent = 1.1;
 constexpr int64_t kDefaultHashBuckets = int64_t{1} << 20;
 constexpr int32_t kDefaultBatchSize = 128;
 constexpr int32_t kDefaultPrefetchBatches = 2;
+constexpr int64_t kDefaultStreamBlockRecords = 1024;
+constexpr int32_t kDefaultShuffleWindowBlocks = 8;
 
 constexpr float kDefaultLearningRate = 0.01f;
 constexpr float kDefaultMomentum = 0.9f;
@@ -127,6 +129,8 @@ void FillData(DataSpec* data, bool training) {
     }
     case DataSpec::kTfrecord:
       data->mutable_tfrecord()->set_hash_buckets(HashBucketsOf(data->tfrecord()));
+      data->set_stream_block_records(StreamBlockRecordsOf(*data));
+      data->set_shuffle_window_blocks(ShuffleWindowBlocksOf(*data));
       break;
     default:  // libsvm's defaults are zeros; no source is refused later
       break;
@@ -267,6 +271,16 @@ bool ShuffleOf(const DataSpec& data, bool training) {
 
 int32_t PrefetchBatchesOf(const DataSpec& data) {
   return data.prefetch_batches() != 0 ? data.prefetch_batches() : kDefaultPrefetchBatches;
+}
+
+int64_t StreamBlockRecordsOf(const DataSpec& data) {
+  return data.stream_block_records() != 0 ? data.stream_block_records()
+                                          : kDefaultStreamBlockRecords;
+}
+
+int32_t ShuffleWindowBlocksOf(const DataSpec& data) {
+  return data.shuffle_window_blocks() != 0 ? data.shuffle_window_blocks()
+                                           : kDefaultShuffleWindowBlocks;
 }
 
 DataSplit SplitOf(DataSplit split, bool training) {

@@ -332,6 +332,16 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
   problems->Positive(absl::StrCat(path, ".batch_size"), data.batch_size());
   problems->NonNegative(absl::StrCat(path, ".epochs"), data.epochs());
   problems->NonNegative(absl::StrCat(path, ".prefetch_batches"), data.prefetch_batches());
+  problems->KnownEnum(absl::StrCat(path, ".read_mode"), data.read_mode(),
+                      DataSpec::ReadMode_IsValid);
+  if (data.read_mode() == DataSpec::READ_MODE_STREAMED && !data.has_tfrecord()) {
+    problems->Add(absl::StrCat(path,
+                               ".read_mode: streamed reading is for tfrecord sources; the "
+                               "others are read into memory"));
+  }
+  // 0 reads as unset: the default.
+  problems->NonNegative(absl::StrCat(path, ".stream_block_records"), data.stream_block_records());
+  problems->NonNegative(absl::StrCat(path, ".shuffle_window_blocks"), data.shuffle_window_blocks());
 }
 
 void CheckOptimizer(const OptimizerSpec& optimizer, Problems* problems) {

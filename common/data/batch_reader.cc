@@ -1,10 +1,11 @@
 #include "common/data/batch_reader.h"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/data/epoch_shuffle.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 
@@ -47,6 +48,11 @@ absl::StatusOr<std::unique_ptr<BatchReader>> BatchReader::Create(
                                                    " outside the range's ", resolved.range.size(),
                                                    " records"));
   }
+  if (source->block_layout() != nullptr && resolved.range.size() != source->num_examples()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("record range [", resolved.range.begin, ", ", resolved.range.end,
+                     "): a source streamed from files is read whole, in its blocks' order"));
+  }
   std::unique_ptr<BatchReader> reader(new BatchReader(source, resolved));
   if (resolved.prefetch_batches > 0) {
     reader->prefetch_thread_ = std::thread([r = reader.get()] { r->PrefetchLoop(); });
@@ -82,13 +88,14 @@ absl::StatusOr<ExampleBatch> BatchReader::Produce() {
   if (produce_epoch_ >= last_epoch || options_.range.size() == 0) {
     return absl::OutOfRangeError("end of data");
   }
-  if (order_.empty() || produce_offset_ == 0) {
-    order_.resize(options_.range.size());
-    FillEpochOrder(options_.range.begin, options_.shuffle, options_.seed, produce_epoch_,
-                   absl::MakeSpan(order_));
+  if (order_ == nullptr || produce_offset_ == 0) {
+    const BlockLayout* layout = source_->block_layout();
+    order_ = layout != nullptr
+                 ? EpochOrder::Blocked(*layout, options_.shuffle, options_.seed, produce_epoch_)
+                 : EpochOrder::InMemory(options_.range.size(), options_.shuffle, options_.seed,
+                                        produce_epoch_);
   }
-  const int64_t count =
-      std::min<int64_t>(options_.batch_size, static_cast<int64_t>(order_.size()) - produce_offset_);
+  const int64_t count = std::min<int64_t>(options_.batch_size, order_->size() - produce_offset_);
   ExampleBatch batch;
   {
     absl::MutexLock l(&mu_);
@@ -97,12 +104,15 @@ absl::StatusOr<ExampleBatch> BatchReader::Produce() {
       spares_.pop_back();
     }
   }
-  absl::Status status = source_->Fill(
-      absl::MakeConstSpan(order_.data() + produce_offset_, static_cast<size_t>(count)), &batch);
-  if (!status.ok()) return status;
+  positions_.resize(static_cast<size_t>(count));
+  records_.resize(static_cast<size_t>(count));
+  std::iota(positions_.begin(), positions_.end(), produce_offset_);
+  RETURN_IF_ERROR(order_->RecordsAt(positions_, absl::MakeSpan(records_)));
+  for (int64_t& record : records_) record += options_.range.begin;
+  RETURN_IF_ERROR(source_->Fill(records_, &batch));
   batch.epoch = produce_epoch_;
   produce_offset_ += count;
-  if (produce_offset_ == static_cast<int64_t>(order_.size())) {
+  if (produce_offset_ == order_->size()) {
     produce_offset_ = 0;
     ++produce_epoch_;
   }

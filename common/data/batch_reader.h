@@ -10,6 +10,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/data/epoch_order.h"
 #include "common/data/example_batch.h"
 #include "common/data/example_source.h"
 
@@ -33,9 +34,10 @@ struct BatchReaderOptions {
   int64_t batch_size = 128;
   // The records to read. Default (end < 0): all of them.
   RecordRange range = {0, -1};
-  // Reshuffle the range at the start of each epoch. The order of epoch e
-  // depends only on (seed, e), so a reader restarted at start_epoch repeats
-  // the same order. Default false.
+  // Reshuffle the range at the start of each epoch (EpochOrder; a source
+  // streamed by blocks is read in its blocks' order and only whole). The
+  // order of epoch e depends only on (seed, e), so a reader restarted at
+  // start_epoch repeats the same order. Default false.
   bool shuffle = false;
   uint64_t seed = 0;
   // Passes over the range; 0 repeats until the reader is destroyed.
@@ -98,7 +100,8 @@ class BatchReader {
   // thread, or the caller when prefetch_batches is 0).
   int64_t produce_epoch_;
   int64_t produce_offset_;
-  std::vector<int64_t> order_;  // the current epoch's record order
+  std::unique_ptr<EpochOrder> order_;         // the current epoch's (of the range)
+  std::vector<int64_t> positions_, records_;  // of the batch being produced
 
   // Consumer state.
   int64_t epochs_completed_ = 0;

@@ -1,21 +1,44 @@
 #include "common/data/data_source.h"
 
 #include <string>
+#include <vector>
 
 #include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec_defaults.h"
 #include "common/data/csv_reader.h"
 #include "common/data/fashion_mnist.h"
+#include "common/data/file_patterns.h"
 #include "common/data/libsvm_reader.h"
+#include "common/data/streamed_tfrecord_source.h"
 #include "common/data/synthetic_clicks.h"
+#include "common/data/tfrecord_file.h"
 #include "common/data/tfrecord_reader.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 
 namespace {
 
+// READ_MODE_AUTO streams files that hold more than this in all.
+constexpr int64_t kStreamAboveBytes = int64_t{1} << 30;
+
 bool IsTestSplit(DataSplit split, bool is_eval) {
   return SplitOf(split, /*training=*/!is_eval) == DATA_SPLIT_TEST;
+}
+
+absl::StatusOr<std::unique_ptr<ExampleSource>> OpenTfRecord(const DataSpec& spec) {
+  PosixEnv env;
+  ASSIGN_OR_RETURN(const bool streamed, IsStreamed(spec));
+  if (streamed) {
+    StreamingOptions options;
+    options.block_records = StreamBlockRecordsOf(spec);
+    options.window_blocks = ShuffleWindowBlocksOf(spec);
+    ASSIGN_OR_RETURN(std::unique_ptr<StreamedTfRecordSource> source,
+                     StreamedTfRecordSource::Open(env, spec.tfrecord(), options));
+    return std::unique_ptr<ExampleSource>(std::move(source));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<InMemorySource> loaded, LoadTfRecord(env, spec.tfrecord()));
+  return std::unique_ptr<ExampleSource>(std::move(loaded));
 }
 
 }  // namespace
@@ -49,16 +72,36 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
       if (!clicks.ok()) return clicks.status();
       return std::unique_ptr<ExampleSource>(std::move(clicks).value());
     }
-    case DataSpec::kTfrecord: {
-      PosixEnv env;
-      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded = LoadTfRecord(env, spec.tfrecord());
-      if (!loaded.ok()) return loaded.status();
-      return std::unique_ptr<ExampleSource>(std::move(loaded).value());
-    }
+    case DataSpec::kTfrecord:
+      return OpenTfRecord(spec);
     case DataSpec::SOURCE_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError("the data spec names no source");
+}
+
+absl::StatusOr<bool> IsStreamed(const DataSpec& spec) {
+  if (!spec.has_tfrecord()) return false;
+  switch (spec.read_mode()) {
+    case DataSpec::READ_MODE_STREAMED:
+      return true;
+    case DataSpec::READ_MODE_IN_MEMORY:
+      return false;
+    default:
+      break;
+  }
+  PosixEnv env;
+  const TfRecordSource& source = spec.tfrecord();
+  const std::vector<std::string> patterns(source.paths().begin(), source.paths().end());
+  ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(patterns));
+  int64_t bytes = 0;
+  for (const std::string& file : files) {
+    ASSIGN_OR_RETURN(const FileInfo info, env.Stat(file));
+    ASSIGN_OR_RETURN(const bool gzip, IsGzippedTfRecord(env, file, source.compression()));
+    if (gzip) return false;
+    bytes += info.size;
+  }
+  return bytes > kStreamAboveBytes;
 }
 
 BatchReaderOptions BatchReaderOptionsFromSpec(const DataSpec& spec, bool is_eval) {

@@ -17,6 +17,11 @@ namespace pstrain {
 absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& spec,
                                                                  bool is_eval);
 
+// Whether the spec's records are streamed from files (its read_mode, AUTO
+// decided by the files' sizes and compression) rather than held in memory.
+// Errors: the files' (NotFound: a pattern that matches no file).
+absl::StatusOr<bool> IsStreamed(const DataSpec& spec);
+
 // Batch reader options from a DataSpec: batch size, shuffling (default: on
 // for training data, off for evaluation data), seed, epochs and prefetch,
 // with the documented defaults for unset fields. The range is the whole

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -112,32 +113,41 @@ InMemorySource::InMemorySource(Examples examples, DatasetInfo info)
     : examples_(std::move(examples)), info_(info) {}
 
 absl::Status InMemorySource::Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const {
-  const int64_t n = static_cast<int64_t>(indices.size());
-  for (int64_t index : indices) {
-    if (index < 0 || index >= info_.num_examples) {
+  std::vector<ExampleRow> rows(indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] < 0 || indices[i] >= info_.num_examples) {
       return absl::OutOfRangeError(
-          absl::StrCat("example ", index, " outside [0, ", info_.num_examples, ")"));
+          absl::StrCat("example ", indices[i], " outside [0, ", info_.num_examples, ")"));
     }
+    rows[i] = {&examples_, indices[i]};
   }
+  return GatherExamples(rows, examples_.dense_dim, !examples_.row_splits.empty(), batch);
+}
+
+absl::Status GatherExamples(absl::Span<const ExampleRow> rows, int64_t dense_dim, bool sparse,
+                            ExampleBatch* batch) {
+  const int64_t n = static_cast<int64_t>(rows.size());
   batch->size = n;
   batch->labels.resize(n);
-  for (int64_t i = 0; i < n; ++i) batch->labels[i] = examples_.labels[indices[i]];
+  for (int64_t i = 0; i < n; ++i) batch->labels[i] = rows[i].examples->labels[rows[i].index];
 
-  const int64_t dim = examples_.dense_dim;
-  if (dim > 0) {
-    if (batch->dense.shape() != Shape({n, dim}) || batch->dense.dtype() != DATA_TYPE_FLOAT32) {
+  if (dense_dim > 0) {
+    if (batch->dense.shape() != Shape({n, dense_dim}) ||
+        batch->dense.dtype() != DATA_TYPE_FLOAT32) {
       absl::StatusOr<Tensor> dense =
-          Tensor::CreateUninitialized(DATA_TYPE_FLOAT32, Shape({n, dim}));
+          Tensor::CreateUninitialized(DATA_TYPE_FLOAT32, Shape({n, dense_dim}));
       if (!dense.ok()) return dense.status();
       batch->dense = std::move(dense).value();
     }
     float* out = batch->dense.data<float>();
     for (int64_t i = 0; i < n; ++i) {
-      float* row = out + i * dim;
-      if (!examples_.dense_bytes.empty()) {
-        ScaleBytes(examples_.dense_bytes.data() + indices[i] * dim, dim, examples_.byte_scale, row);
+      const InMemorySource::Examples& examples = *rows[i].examples;
+      const int64_t first = rows[i].index * dense_dim;
+      float* row = out + i * dense_dim;
+      if (!examples.dense_bytes.empty()) {
+        ScaleBytes(examples.dense_bytes.data() + first, dense_dim, examples.byte_scale, row);
       } else {
-        std::copy_n(examples_.dense_floats.data() + indices[i] * dim, dim, row);
+        std::copy_n(examples.dense_floats.data() + first, dense_dim, row);
       }
     }
   } else {
@@ -147,18 +157,19 @@ absl::Status InMemorySource::Fill(absl::Span<const int64_t> indices, ExampleBatc
   batch->sparse_ids.clear();
   batch->sparse_values.clear();
   batch->row_splits.clear();
-  if (!examples_.row_splits.empty()) {
+  if (sparse) {
     batch->row_splits.reserve(n + 1);
     batch->row_splits.push_back(0);
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t begin = examples_.row_splits[indices[i]];
-      const int64_t end = examples_.row_splits[indices[i] + 1];
-      batch->sparse_ids.insert(batch->sparse_ids.end(), examples_.sparse_ids.begin() + begin,
-                               examples_.sparse_ids.begin() + end);
-      if (!examples_.sparse_values.empty()) {
+      const InMemorySource::Examples& examples = *rows[i].examples;
+      const int64_t begin = examples.row_splits[rows[i].index];
+      const int64_t end = examples.row_splits[rows[i].index + 1];
+      batch->sparse_ids.insert(batch->sparse_ids.end(), examples.sparse_ids.begin() + begin,
+                               examples.sparse_ids.begin() + end);
+      if (!examples.sparse_values.empty()) {
         batch->sparse_values.insert(batch->sparse_values.end(),
-                                    examples_.sparse_values.begin() + begin,
-                                    examples_.sparse_values.begin() + end);
+                                    examples.sparse_values.begin() + begin,
+                                    examples.sparse_values.begin() + end);
       }
       batch->row_splits.push_back(static_cast<int64_t>(batch->sparse_ids.size()));
     }

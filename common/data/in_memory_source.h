@@ -54,6 +54,20 @@ class InMemorySource : public ExampleSource {
   const DatasetInfo info_;
 };
 
+// Row `index` of `examples`.
+struct ExampleRow {
+  const InMemorySource::Examples* examples = nullptr;
+  int64_t index = 0;
+};
+
+// Replaces *batch with `rows`, in that order, reusing its storage where the
+// shapes allow: how InMemorySource::Fill and the streamed sources (whose
+// batches gather rows of several decoded blocks) assemble a batch. Every
+// row's examples have `dense_dim` dense features, and sparse ones when
+// `sparse`; the indices are valid (not checked).
+absl::Status GatherExamples(absl::Span<const ExampleRow> rows, int64_t dense_dim, bool sparse,
+                            ExampleBatch* batch);
+
 // The class count of `labels` for DatasetInfo::num_classes: the largest
 // label + 1 (at least 2) if every label is a non-negative integer, else 0.
 int32_t ClassCountOf(absl::Span<const float> labels);

@@ -99,8 +99,9 @@ absl::Status TfExampleDecoder::AppendDense(const tensorflow::Features& features,
     const int64_t width = static_cast<int64_t>(dense->size() - begin);
     const size_t index = widths.size();
     if (index < dense_widths_.size() && dense_widths_[index] != width) {
-      return Problem(name, absl::StrCat("holds ", width, " values; in the first record it held ",
-                                        dense_widths_[index]));
+      return Problem(name,
+                     absl::StrCat("holds ", width, " values; the data set's first record held ",
+                                  dense_widths_[index]));
     }
     for (auto v = dense->begin() + begin; v != dense->end(); ++v) {
       if (!std::isfinite(*v))

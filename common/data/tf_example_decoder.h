@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -39,6 +41,14 @@ class TfExampleDecoder {
   // the first record; a label of other than one value, or not finite; a
   // dense value that is not finite.
   absl::Status Append(absl::string_view record, InMemorySource::Examples* examples);
+
+  // Values per dense feature: learned from the first record, or set before
+  // it (every record must then hold these, as in another file of the same
+  // data set).
+  const std::vector<int64_t>& dense_widths() const { return dense_widths_; }
+  void ExpectDenseWidths(std::vector<int64_t> widths) { dense_widths_ = std::move(widths); }
+  // Whether every record so far held one value of each categorical feature.
+  bool one_id_per_field() const { return one_id_per_field_; }
 
   // Set on *examples once every record is in: sparse_dim, and num_fields
   // when every record held one value of each categorical feature.

@@ -155,7 +155,7 @@ TEST(TfExampleDecoderTest, RefusesADenseFeatureWhoseWidthChanges) {
   (*wider.mutable_features()->mutable_feature())["pixels"] = Floats({1, 2, 3});
   absl::Status appended = decoder.Append(wider.SerializeAsString(), &examples);
   EXPECT_THAT(std::string(appended.message()),
-              HasSubstr("feature 'pixels' holds 3 values; in the first record it held 2"));
+              HasSubstr("feature 'pixels' holds 3 values; the data set's first record held 2"));
   EXPECT_EQ(examples.num_examples, 1);
   EXPECT_EQ(examples.dense_floats.size(), 3u);
 }

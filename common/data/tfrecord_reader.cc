@@ -6,26 +6,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/file_patterns.h"
-#include "common/data/gzip_file.h"
 #include "common/data/tf_example_decoder.h"
+#include "common/data/tfrecord_file.h"
 #include "common/status/status_macros.h"
-#include "common/summary/record_reader.h"
 #include "common/summary/record_writer.h"
 
 namespace pstrain {
 namespace {
-
-absl::StatusOr<bool> IsGzipped(Env& env, const std::string& path,
-                               TfRecordSource::Compression compression) {
-  switch (compression) {
-    case TfRecordSource::TFRECORD_COMPRESSION_NONE:
-      return false;
-    case TfRecordSource::TFRECORD_COMPRESSION_GZIP:
-      return true;
-    default:
-      return IsGzipFile(env, path);
-  }
-}
 
 // Makes room in *examples for the records `bytes` of files hold, judged by
 // the first record (`record_bytes` long): growing by doubling instead
@@ -41,22 +28,15 @@ void ReserveFor(int64_t bytes, size_t record_bytes, InMemorySource::Examples* ex
 // and the files after it.
 absl::Status ReadFile(Env& env, const std::string& path, int64_t bytes, const TfRecordSource& spec,
                       TfExampleDecoder& decoder, InMemorySource::Examples* examples) {
-  ASSIGN_OR_RETURN(const bool gzip, IsGzipped(env, path, spec.compression()));
-  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, OpenSequentialFile(env, path, gzip));
-  RecordReader reader(file.get(), path);
-  std::string record;
-  for (int64_t index = 0;; ++index) {
-    const int64_t offset = reader.offset();
-    absl::Status read = reader.ReadRecord(&record);
-    if (absl::IsOutOfRange(read)) return absl::OkStatus();
-    RETURN_IF_ERROR(read);
-    absl::Status decoded = decoder.Append(record, examples);
-    if (!decoded.ok()) {
-      return absl::Status(decoded.code(), absl::StrCat(path, ": record ", index, " at offset ",
-                                                       offset, ": ", decoded.message()));
-    }
-    if (examples->num_examples == 1) ReserveFor(bytes, record.size(), examples);
-  }
+  ASSIGN_OR_RETURN(const bool gzip, IsGzippedTfRecord(env, path, spec.compression()));
+  return ForEachTfRecord(env, path, gzip, TfRecordSpan{},
+                         [&](absl::string_view record, int64_t, int64_t) -> absl::Status {
+                           RETURN_IF_ERROR(decoder.Append(record, examples));
+                           if (examples->num_examples == 1) {
+                             ReserveFor(bytes, record.size(), examples);
+                           }
+                           return absl::OkStatus();
+                         });
 }
 
 }  // namespace

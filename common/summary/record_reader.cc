@@ -25,7 +25,11 @@ uint64_t DecodeLittleEndian(const char* p, int bytes) {
 }  // namespace
 
 RecordReader::RecordReader(SequentialFile* file, std::string file_name, RecordReaderOptions options)
-    : file_(file), file_name_(std::move(file_name)), options_(options), buffer_(kBufferBytes) {}
+    : file_(file),
+      file_name_(std::move(file_name)),
+      options_(options),
+      offset_(options.start_offset),
+      buffer_(kBufferBytes) {}
 
 absl::StatusOr<size_t> RecordReader::ReadFully(size_t n, std::string* out) {
   out->resize(n);

@@ -23,6 +23,10 @@ struct RecordReaderOptions {
   // A record claiming more data than this is DataLoss, so a damaged length
   // cannot exhaust memory. Default 64 MiB; summaries are far smaller.
   int64_t max_record_bytes = int64_t{64} << 20;
+  // Where in its file `file` stands when the reader gets it (a reader
+  // started at a record inside the file, after a Skip): offset() and errors
+  // then count from the file's start. Default 0.
+  int64_t start_offset = 0;
 };
 
 // Not thread-safe.

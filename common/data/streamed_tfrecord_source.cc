@@ -1,0 +1,164 @@
+#include "common/data/streamed_tfrecord_source.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/data/file_patterns.h"
+#include "common/data/tf_example_decoder.h"
+#include "common/data/tfrecord_file.h"
+#include "common/data/tfrecord_index.h"
+#include "common/status/status_macros.h"
+
+namespace pstrain {
+
+StreamedTfRecordSource::StreamedTfRecordSource(Env& env, TfRecordSource spec,
+                                               StreamingOptions options)
+    : env_(env), spec_(std::move(spec)), options_(options) {}
+
+absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> StreamedTfRecordSource::Open(
+    Env& env, const TfRecordSource& spec, const StreamingOptions& options) {
+  if (options.block_records <= 0 || options.window_blocks <= 0 || options.cached_blocks < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "streaming needs blocks of at least one record and windows of at least one block, not ",
+        options.block_records, " and ", options.window_blocks));
+  }
+  std::unique_ptr<StreamedTfRecordSource> source(new StreamedTfRecordSource(env, spec, options));
+  const std::vector<std::string> patterns(spec.paths().begin(), spec.paths().end());
+  ASSIGN_OR_RETURN(source->files_, ExpandFilePatterns(patterns));
+
+  TfRecordIndexOptions indexing;
+  indexing.block_records = options.block_records;
+  indexing.save = options.save_indexes;
+  bool one_id_per_field = true;
+  bool integer_labels = true;
+  int32_t num_classes = 0;
+  std::string widths_from;  // the file the dense widths were first seen in
+  int64_t records = 0;
+  for (size_t f = 0; f < source->files_.size(); ++f) {
+    const std::string& file = source->files_[f];
+    ASSIGN_OR_RETURN(const bool gzip, IsGzippedTfRecord(env, file, spec.compression()));
+    if (gzip) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file,
+          " is gzip-compressed: streamed reading enters a file at a block, and a gzip "
+          "stream can only be read from its start. Decompress it (gunzip), or read the "
+          "data in memory (read_mode: READ_MODE_IN_MEMORY)"));
+    }
+    ASSIGN_OR_RETURN(const RecordFileIndex index,
+                     LoadOrBuildTfRecordIndex(env, file, spec, indexing));
+    if (index.num_records() == 0) continue;
+    const std::vector<int64_t> widths(index.dense_widths().begin(), index.dense_widths().end());
+    if (widths_from.empty()) {
+      widths_from = file;
+      indexing.dense_widths = widths;
+    } else if (widths != indexing.dense_widths) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file, ": the dense features hold [", absl::StrJoin(widths, ", "), "] values; in ",
+          widths_from, " they hold [", absl::StrJoin(indexing.dense_widths, ", "), "]"));
+    }
+    one_id_per_field = one_id_per_field && index.one_id_per_field();
+    integer_labels = integer_labels && index.num_classes() > 0;
+    num_classes = std::max(num_classes, index.num_classes());
+    for (int b = 0; b < index.block_offsets_size(); ++b) {
+      const int64_t first = int64_t{b} * options.block_records;
+      source->places_.push_back({static_cast<int32_t>(f), index.block_offsets(b), first});
+      records += std::min(options.block_records, index.num_records() - first);
+      source->layout_.block_ends.push_back(records);
+    }
+  }
+  if (records == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tfrecord: no records in ", source->files_.size(), " file(s): ", source->files_.front(),
+        source->files_.size() > 1 ? ", ..." : ""));
+  }
+  source->layout_.window_blocks = options.window_blocks;
+  source->dense_widths_ = indexing.dense_widths;
+  DatasetInfo& info = source->info_;
+  info.num_examples = records;
+  for (int64_t width : source->dense_widths_) info.dense_dim += width;
+  if (!spec.sparse_features().empty()) {
+    info.sparse_dim = HashBucketsOf(spec);
+    info.num_fields = one_id_per_field ? spec.sparse_features_size() : 0;
+  }
+  info.num_classes = integer_labels ? num_classes : 0;
+  return source;
+}
+
+absl::StatusOr<std::shared_ptr<const StreamedTfRecordSource::Block>> StreamedTfRecordSource::Decode(
+    int64_t block) const {
+  const BlockPlace& place = places_[block];
+  TfExampleDecoder decoder(spec_);
+  decoder.ExpectDenseWidths(dense_widths_);
+  auto decoded = std::make_shared<Block>();
+  decoded->index = block;
+  TfRecordSpan span;
+  span.offset = place.offset;
+  span.first_index = place.first_index;
+  span.max_records = layout_.block_ends[block] - layout_.block_begin(block);
+  absl::Status read =
+      ForEachTfRecord(env_, files_[place.file], /*gzip=*/false, span,
+                      [&](absl::string_view record, int64_t, int64_t) -> absl::Status {
+                        return decoder.Append(record, &decoded->examples);
+                      });
+  if (!read.ok()) {
+    return absl::Status(read.code(),
+                        absl::StrCat(read.message(), " (the file no longer holds what its index ",
+                                     RecordIndexPath(files_[place.file]), " says)"));
+  }
+  decoder.Finish(&decoded->examples);
+  return decoded;
+}
+
+absl::StatusOr<std::shared_ptr<const StreamedTfRecordSource::Block>>
+StreamedTfRecordSource::BlockAt(int64_t block) const {
+  const size_t capacity = static_cast<size_t>(
+      options_.cached_blocks > 0 ? options_.cached_blocks : options_.window_blocks + 1);
+  absl::MutexLock lock(&mu_);
+  for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+    if ((*it)->index == block) {
+      cache_.splice(cache_.begin(), cache_, it);
+      return cache_.front();
+    }
+  }
+  // Decoded under the lock: a second reader of the same block waits for it
+  // rather than decoding it again.
+  ASSIGN_OR_RETURN(std::shared_ptr<const Block> decoded, Decode(block));
+  ++blocks_read_;
+  cache_.push_front(decoded);
+  while (cache_.size() > capacity) cache_.pop_back();
+  return decoded;
+}
+
+absl::Status StreamedTfRecordSource::Fill(absl::Span<const int64_t> indices,
+                                          ExampleBatch* batch) const {
+  // Holds the blocks of this batch, cached or not, until it is gathered.
+  std::vector<std::shared_ptr<const Block>> blocks;
+  std::vector<ExampleRow> rows(indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const int64_t record = indices[i];
+    if (record < 0 || record >= info_.num_examples) {
+      return absl::OutOfRangeError(
+          absl::StrCat("example ", record, " outside [0, ", info_.num_examples, ")"));
+    }
+    const int64_t block = layout_.BlockOf(record);
+    auto held = std::find_if(blocks.begin(), blocks.end(),
+                             [block](const auto& b) { return b->index == block; });
+    if (held == blocks.end()) {
+      ASSIGN_OR_RETURN(std::shared_ptr<const Block> read, BlockAt(block));
+      blocks.push_back(std::move(read));
+      held = blocks.end() - 1;
+    }
+    rows[i] = {&(*held)->examples, record - layout_.block_begin(block)};
+  }
+  return GatherExamples(rows, info_.dense_dim, info_.sparse_dim > 0, batch);
+}
+
+int64_t StreamedTfRecordSource::blocks_read() const {
+  absl::MutexLock lock(&mu_);
+  return blocks_read_;
+}
+
+}  // namespace pstrain

@@ -1,0 +1,93 @@
+#ifndef PSTRAIN_COMMON_DATA_STREAMED_TFRECORD_SOURCE_H_
+#define PSTRAIN_COMMON_DATA_STREAMED_TFRECORD_SOURCE_H_
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "common/checkpoint/env.h"
+#include "common/data/block_layout.h"
+#include "common/data/example_source.h"
+#include "common/data/in_memory_source.h"
+#include "protos/job.pb.h"
+
+namespace pstrain {
+
+struct StreamingOptions {
+  // Records per block, the unit read from a file at once; > 0.
+  int64_t block_records = 1024;
+  // Blocks whose records a shuffled epoch mixes (BlockLayout); > 0.
+  int32_t window_blocks = 8;
+  // Decoded blocks kept; a reader of a shuffled epoch holds one window's.
+  // Default (0): window_blocks + 1.
+  int32_t cached_blocks = 0;
+  // Save the indexes built at open beside the files (tfrecord_index.h).
+  bool save_indexes = true;
+};
+
+// The records of uncompressed TFRecord files read a block at a time, as
+// they are asked for, through the files' offset indexes: memory holds the
+// indexes (8 bytes per block) and a few decoded blocks, not the data set.
+// Opening loads or builds each file's index (tfrecord_index.h); the
+// summary in the indexes gives info() without reading the records again.
+// Thread-safe.
+class StreamedTfRecordSource : public ExampleSource {
+ public:
+  // NotFound: a path or pattern that matches no file. InvalidArgument: a
+  // gzipped file (a gzip stream cannot be entered at a block; decompress
+  // it, or read the data in memory), files whose dense features differ in
+  // width, no records at all, bad options. The index builds' errors.
+  static absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> Open(
+      Env& env, const TfRecordSource& spec, const StreamingOptions& options);
+
+  const DatasetInfo& info() const override { return info_; }
+  const BlockLayout* block_layout() const override { return &layout_; }
+
+  // Reads the blocks that hold `indices` unless cached. OutOfRange: an
+  // index outside the records. DataLoss or InvalidArgument naming the file
+  // and record: the file no longer holds what its index says.
+  absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override;
+
+  // Blocks decoded since open (a block read twice counts twice).
+  int64_t blocks_read() const;
+
+ private:
+  // Where block b of the layout is.
+  struct BlockPlace {
+    int32_t file = 0;
+    int64_t offset = 0;       // of its first record in the file
+    int64_t first_index = 0;  // of its first record in the file
+  };
+  struct Block {
+    int64_t index = -1;
+    InMemorySource::Examples examples;
+  };
+
+  StreamedTfRecordSource(Env& env, TfRecordSource spec, StreamingOptions options);
+  absl::StatusOr<std::shared_ptr<const Block>> BlockAt(int64_t block) const;
+  absl::StatusOr<std::shared_ptr<const Block>> Decode(int64_t block) const;
+
+  Env& env_;
+  const TfRecordSource spec_;
+  const StreamingOptions options_;
+  std::vector<std::string> files_;
+  std::vector<BlockPlace> places_;
+  std::vector<int64_t> dense_widths_;
+  BlockLayout layout_;
+  DatasetInfo info_;
+
+  mutable absl::Mutex mu_;
+  // Most recently used first.
+  mutable std::list<std::shared_ptr<const Block>> cache_ ABSL_GUARDED_BY(mu_);
+  mutable int64_t blocks_read_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DATA_STREAMED_TFRECORD_SOURCE_H_

@@ -1,0 +1,149 @@
+#include "common/data/tfrecord_index.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/checkpoint/whole_file.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/data/in_memory_source.h"
+#include "common/data/tf_example_decoder.h"
+#include "common/data/tfrecord_file.h"
+#include "common/random/split_mix.h"
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace {
+
+constexpr int32_t kIndexVersion = 1;
+// An index holds 8 bytes per block; a larger file is not one of ours.
+constexpr int64_t kMaxIndexBytes = int64_t{1} << 30;
+
+// Why `index` cannot serve `file` (empty: it can).
+std::string WhyStale(const RecordFileIndex& index, const FileInfo& file,
+                     const std::string& decoding, int64_t block_records) {
+  if (index.version() != kIndexVersion) return absl::StrCat("version ", index.version());
+  if (index.file_bytes() != file.size || index.file_modified_unix_ns() != file.modified_unix_ns) {
+    return "the data file changed since";
+  }
+  if (index.block_records() != block_records) {
+    return absl::StrCat("blocks of ", index.block_records(), " records, not ", block_records);
+  }
+  if (index.decoding() != decoding) return "other decoding options";
+  const int64_t blocks = (index.num_records() + block_records - 1) / block_records;
+  if (index.num_records() < 0 || index.block_offsets_size() != blocks) return "malformed";
+  for (int i = 0; i < index.block_offsets_size(); ++i) {
+    const int64_t offset = index.block_offsets(i);
+    if (offset < 0 || offset >= file.size || (i > 0 && offset <= index.block_offsets(i - 1))) {
+      return "malformed";
+    }
+  }
+  return "";
+}
+
+absl::StatusOr<RecordFileIndex> Build(Env& env, const std::string& path, const TfRecordSource& spec,
+                                      const FileInfo& file, const TfRecordIndexOptions& options) {
+  RecordFileIndex index;
+  index.set_version(kIndexVersion);
+  index.set_file_bytes(file.size);
+  index.set_file_modified_unix_ns(file.modified_unix_ns);
+  index.set_decoding(TfRecordDecodingKey(spec));
+  index.set_block_records(options.block_records);
+  TfExampleDecoder decoder(spec);
+  if (!options.dense_widths.empty()) decoder.ExpectDenseWidths(options.dense_widths);
+  // Decoded a block at a time, so that indexing holds one block.
+  InMemorySource::Examples block;
+  bool integer_labels = true;
+  int32_t num_classes = 0;
+  auto end_block = [&] {
+    const int32_t classes = ClassCountOf(block.labels);
+    integer_labels = integer_labels && classes > 0;
+    num_classes = std::max(num_classes, classes);
+    block = InMemorySource::Examples();
+  };
+  RETURN_IF_ERROR(ForEachTfRecord(
+      env, path, /*gzip=*/false, TfRecordSpan{},
+      [&](absl::string_view record, int64_t record_index, int64_t offset) -> absl::Status {
+        if (record_index % options.block_records == 0) {
+          if (record_index > 0) end_block();
+          index.add_block_offsets(offset);
+        }
+        return decoder.Append(record, &block);
+      }));
+  const int64_t records =
+      index.block_offsets_size() == 0
+          ? 0
+          : (index.block_offsets_size() - 1) * options.block_records + block.num_examples;
+  if (block.num_examples > 0) end_block();
+  index.set_num_records(records);
+  for (int64_t width : decoder.dense_widths()) index.add_dense_widths(width);
+  index.set_one_id_per_field(decoder.one_id_per_field());
+  index.set_num_classes(integer_labels ? num_classes : 0);
+  return index;
+}
+
+// Writes `index` beside the data file under a name of its own first, so
+// that two processes indexing the same file at once never mix their bytes.
+absl::Status Save(Env& env, const std::string& path, const RecordFileIndex& index) {
+  const std::string final_path = RecordIndexPath(path);
+  const std::string temporary = absl::StrCat(
+      final_path, ".tmp-", SplitMix64(static_cast<uint64_t>(absl::ToUnixNanos(env.Now()))));
+  absl::Status status = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, env.NewWritableFile(temporary));
+    RETURN_IF_ERROR(out->Append(index.SerializeAsString()));
+    RETURN_IF_ERROR(out->Close());
+    return env.Rename(temporary, final_path);
+  }();
+  if (!status.ok()) env.RemoveFile(temporary).IgnoreError();
+  return status;
+}
+
+}  // namespace
+
+std::string RecordIndexPath(const std::string& path) { return path + ".pstrain-index"; }
+
+std::string TfRecordDecodingKey(const TfRecordSource& spec) {
+  TfRecordSource decoding = spec;
+  decoding.clear_paths();
+  decoding.clear_compression();
+  decoding.set_hash_buckets(HashBucketsOf(spec));
+  return decoding.ShortDebugString();
+}
+
+absl::StatusOr<RecordFileIndex> LoadOrBuildTfRecordIndex(Env& env, const std::string& path,
+                                                         const TfRecordSource& spec,
+                                                         const TfRecordIndexOptions& options) {
+  if (options.block_records <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an index needs blocks of at least one record, not ", options.block_records));
+  }
+  ASSIGN_OR_RETURN(const FileInfo file, env.Stat(path));
+  const std::string index_path = RecordIndexPath(path);
+  std::string stale = "there was none";
+  absl::StatusOr<std::string> saved = ReadWholeFile(env, index_path, kMaxIndexBytes);
+  if (saved.ok()) {
+    RecordFileIndex index;
+    stale = index.ParseFromString(*saved)
+                ? WhyStale(index, file, TfRecordDecodingKey(spec), options.block_records)
+                : "unreadable";
+    if (stale.empty()) return index;
+  }
+  ASSIGN_OR_RETURN(RecordFileIndex index, Build(env, path, spec, file, options));
+  LOG(INFO) << "indexed " << path << ": " << index.num_records() << " records in "
+            << index.block_offsets_size() << " blocks (the index was rebuilt: " << stale << ")";
+  if (options.save) {
+    absl::Status saved_index = Save(env, path, index);
+    if (!saved_index.ok()) {
+      LOG(WARNING) << "cannot keep the index of " << path << " beside it (" << saved_index
+                   << "); every process that reads the file indexes it again. "
+                   << "`pstrain index-data` writes it where it can be written.";
+    }
+  }
+  return index;
+}
+
+}  // namespace pstrain
