@@ -14,6 +14,7 @@
 #include "common/data/tfrecord_file.h"
 #include "common/data/tfrecord_reader.h"
 #include "common/status/status_macros.h"
+#include "glog/logging.h"
 
 namespace pstrain {
 
@@ -26,8 +27,14 @@ bool IsTestSplit(DataSplit split, bool is_eval) {
   return SplitOf(split, /*training=*/!is_eval) == DATA_SPLIT_TEST;
 }
 
+// The files' Env, for sources that read as they go and so must keep it.
+Env& FileEnv() {
+  static PosixEnv* const env = new PosixEnv;  // stateless; never destroyed
+  return *env;
+}
+
 absl::StatusOr<std::unique_ptr<ExampleSource>> OpenTfRecord(const DataSpec& spec) {
-  PosixEnv env;
+  Env& env = FileEnv();
   ASSIGN_OR_RETURN(const bool streamed, IsStreamed(spec));
   if (streamed) {
     StreamingOptions options;
@@ -35,9 +42,14 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenTfRecord(const DataSpec& spec
     options.window_blocks = ShuffleWindowBlocksOf(spec);
     ASSIGN_OR_RETURN(std::unique_ptr<StreamedTfRecordSource> source,
                      StreamedTfRecordSource::Open(env, spec.tfrecord(), options));
+    LOG(INFO) << "tfrecord: streaming " << source->num_examples() << " records in "
+              << source->block_layout()->num_blocks() << " blocks of up to "
+              << options.block_records << ", shuffled in windows of " << options.window_blocks
+              << " blocks";
     return std::unique_ptr<ExampleSource>(std::move(source));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<InMemorySource> loaded, LoadTfRecord(env, spec.tfrecord()));
+  LOG(INFO) << "tfrecord: holding " << loaded->num_examples() << " records in memory";
   return std::unique_ptr<ExampleSource>(std::move(loaded));
 }
 
@@ -90,7 +102,7 @@ absl::StatusOr<bool> IsStreamed(const DataSpec& spec) {
     default:
       break;
   }
-  PosixEnv env;
+  Env& env = FileEnv();
   const TfRecordSource& source = spec.tfrecord();
   const std::vector<std::string> patterns(source.paths().begin(), source.paths().end());
   ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(patterns));

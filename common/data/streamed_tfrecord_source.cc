@@ -87,29 +87,38 @@ absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> StreamedTfRecordSource::
   return source;
 }
 
-absl::StatusOr<std::shared_ptr<const StreamedTfRecordSource::Block>> StreamedTfRecordSource::Decode(
-    int64_t block) const {
+absl::Status StreamedTfRecordSource::Decode(int64_t block, Block* into) const {
   const BlockPlace& place = places_[block];
-  TfExampleDecoder decoder(spec_);
-  decoder.ExpectDenseWidths(dense_widths_);
-  auto decoded = std::make_shared<Block>();
-  decoded->index = block;
   TfRecordSpan span;
   span.offset = place.offset;
   span.first_index = place.first_index;
   span.max_records = layout_.block_ends[block] - layout_.block_begin(block);
+  InMemorySource::Examples& examples = into->examples;
+  // Emptied, keeping the vectors' storage.
+  examples.num_examples = 0;
+  examples.dense_floats.clear();
+  examples.sparse_ids.clear();
+  examples.row_splits.clear();
+  examples.labels.clear();
+  examples.dense_floats.reserve(static_cast<size_t>(span.max_records * info_.dense_dim));
+  examples.labels.reserve(static_cast<size_t>(span.max_records));
+  into->index = -1;
+  if (decoder_ == nullptr) {
+    decoder_ = std::make_unique<TfExampleDecoder>(spec_);
+    decoder_->ExpectDenseWidths(dense_widths_);
+  }
   absl::Status read =
       ForEachTfRecord(env_, files_[place.file], /*gzip=*/false, span,
                       [&](absl::string_view record, int64_t, int64_t) -> absl::Status {
-                        return decoder.Append(record, &decoded->examples);
+                        return decoder_->Append(record, &examples);
                       });
   if (!read.ok()) {
     return absl::Status(read.code(),
                         absl::StrCat(read.message(), " (the file no longer holds what its index ",
                                      RecordIndexPath(files_[place.file]), " says)"));
   }
-  decoder.Finish(&decoded->examples);
-  return decoded;
+  into->index = block;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<const StreamedTfRecordSource::Block>>
@@ -120,16 +129,31 @@ StreamedTfRecordSource::BlockAt(int64_t block) const {
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
     if ((*it)->index == block) {
       cache_.splice(cache_.begin(), cache_, it);
-      return cache_.front();
+      return std::shared_ptr<const Block>(cache_.front());
     }
   }
   // Decoded under the lock: a second reader of the same block waits for it
   // rather than decoding it again.
-  ASSIGN_OR_RETURN(std::shared_ptr<const Block> decoded, Decode(block));
+  std::shared_ptr<Block> decoded;
+  auto reusable = std::find_if(evicted_.begin(), evicted_.end(),
+                               [](const auto& block) { return block.use_count() == 1; });
+  if (reusable != evicted_.end()) {
+    decoded = std::move(*reusable);
+    evicted_.erase(reusable);
+  } else {
+    decoded = std::make_shared<Block>();
+  }
+  RETURN_IF_ERROR(Decode(block, decoded.get()));
   ++blocks_read_;
   cache_.push_front(decoded);
-  while (cache_.size() > capacity) cache_.pop_back();
-  return decoded;
+  while (cache_.size() > capacity) {
+    evicted_.push_back(std::move(cache_.back()));
+    cache_.pop_back();
+  }
+  // Blocks still held when evicted are few (one batch's); past that many,
+  // the oldest go.
+  if (evicted_.size() > capacity) evicted_.erase(evicted_.begin());
+  return std::shared_ptr<const Block>(std::move(decoded));
 }
 
 absl::Status StreamedTfRecordSource::Fill(absl::Span<const int64_t> indices,
