@@ -36,8 +36,23 @@ std::unique_ptr<EpochOrder> EpochOrder::Blocked(const BlockLayout& layout, bool 
   std::unique_ptr<EpochOrder> order(new EpochOrder(layout.num_records(), shuffle, seed, epoch));
   if (!shuffle) return order;
   order->layout_ = layout;
-  order->blocks_.resize(static_cast<size_t>(layout.num_blocks()));
-  FillEpochOrder(0, /*shuffle=*/true, seed, epoch, absl::MakeSpan(order->blocks_));
+  // The full blocks first, then the short ones (a file's last): so every
+  // window but the last few spans window_blocks full blocks, and windows
+  // start at multiples of their size, where leases of that many records
+  // can start too (a lease that covers part of a window decodes every
+  // block of it).
+  int64_t full_size = 0;
+  for (int64_t block = 0; block < layout.num_blocks(); ++block) {
+    full_size = std::max(full_size, layout.block_ends[block] - layout.block_begin(block));
+  }
+  std::vector<int64_t> short_blocks;
+  for (int64_t block = 0; block < layout.num_blocks(); ++block) {
+    const bool full = layout.block_ends[block] - layout.block_begin(block) == full_size;
+    (full ? order->blocks_ : short_blocks).push_back(block);
+  }
+  ShuffleForEpoch(seed, epoch, absl::MakeSpan(order->blocks_));
+  ShuffleForEpoch(seed ^ kWindowKey, epoch, absl::MakeSpan(short_blocks));
+  order->blocks_.insert(order->blocks_.end(), short_blocks.begin(), short_blocks.end());
   const int64_t window_blocks = std::max<int64_t>(1, layout.window_blocks);
   order->window_starts_.push_back(0);
   int64_t position = 0;

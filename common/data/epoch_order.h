@@ -29,11 +29,13 @@ class EpochOrder {
                                               int64_t epoch);
 
   // Records streamed from files by blocks: in sequence, or, when `shuffle`,
-  // the blocks in a permutation, and the records of each window of
-  // layout.window_blocks consecutive blocks of it in a permutation of their
-  // own. A window's records are only ever read together, so a reader holds
-  // one window's blocks at a time. Holds 16 bytes per block and the
-  // positions of the two windows read last.
+  // the blocks in a permutation (the full ones, then the short ones that
+  // end files), and the records of each window of layout.window_blocks
+  // consecutive blocks of it in a permutation of their own. A window's
+  // records are only ever read together, so a reader holds one window's
+  // blocks at a time, and the windows of full blocks start at multiples of
+  // window_blocks * (records of a full block). Holds 16 bytes per block and
+  // the positions of the two windows read last.
   static std::unique_ptr<EpochOrder> Blocked(const BlockLayout& layout, bool shuffle, uint64_t seed,
                                              int64_t epoch);
 

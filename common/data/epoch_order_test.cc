@@ -74,6 +74,20 @@ TEST(EpochOrderTest, BlockedReadsEveryRecordOnceAndEachWindowFromItsOwnBlocks) {
   }
 }
 
+TEST(EpochOrderTest, BlockedWindowsOfFullBlocksStartAtMultiplesOfTheirSize) {
+  // Full blocks 0, 1, 3, 4 fill the windows [0, 200) and [200, 400); the
+  // short blocks 2 and 5, that end files, the last one.
+  const BlockLayout layout = ThreeFiles(/*window_blocks=*/2);
+  for (int64_t epoch = 0; epoch < 5; ++epoch) {
+    const std::vector<int64_t> records = RecordsOf(*EpochOrder::Blocked(layout, true, 7, epoch));
+    for (size_t p = 0; p < records.size(); ++p) {
+      const int64_t block = layout.BlockOf(records[p]);
+      const bool short_block = block == 2 || block == 5;
+      EXPECT_EQ(short_block, p >= 400) << "position " << p << " of epoch " << epoch;
+    }
+  }
+}
+
 TEST(EpochOrderTest, BlockedShufflesAcrossTheWindowAndAnewEachEpoch) {
   const BlockLayout layout = ThreeFiles(/*window_blocks=*/2);
   const std::vector<int64_t> first = RecordsOf(*EpochOrder::Blocked(layout, true, 7, 0));
@@ -94,7 +108,7 @@ TEST(EpochOrderTest, BlockedOrderIsPinned) {
   layout.block_ends = {3, 6, 8};
   layout.window_blocks = 2;
   EXPECT_THAT(RecordsOf(*EpochOrder::Blocked(layout, true, 7, 0)),
-              ::testing::ElementsAre(6, 7, 1, 2, 0, 3, 5, 4));
+              ::testing::ElementsAre(4, 5, 1, 2, 3, 0, 6, 7));
 }
 
 TEST(EpochOrderTest, PositionsOutsideTheEpochAreOutOfRange) {

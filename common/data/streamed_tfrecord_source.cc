@@ -11,6 +11,7 @@
 #include "common/data/tfrecord_file.h"
 #include "common/data/tfrecord_index.h"
 #include "common/status/status_macros.h"
+#include "glog/logging.h"
 
 namespace pstrain {
 
@@ -85,6 +86,14 @@ absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> StreamedTfRecordSource::
   }
   info.num_classes = integer_labels ? num_classes : 0;
   return source;
+}
+
+StreamedTfRecordSource::~StreamedTfRecordSource() {
+  absl::MutexLock lock(&mu_);
+  if (blocks_read_ > 0) {
+    LOG(INFO) << "tfrecord: decoded " << blocks_read_ << " blocks of the " << layout_.num_blocks()
+              << " in " << files_.size() << " file(s)";
+  }
 }
 
 absl::Status StreamedTfRecordSource::Decode(int64_t block, Block* into) const {

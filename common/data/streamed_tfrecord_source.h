@@ -48,6 +48,10 @@ class StreamedTfRecordSource : public ExampleSource {
   static absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> Open(
       Env& env, const TfRecordSource& spec, const StreamingOptions& options);
 
+  // Logs how many blocks were decoded: more than an epoch's blocks per
+  // epoch means leases that split windows.
+  ~StreamedTfRecordSource() override;
+
   const DatasetInfo& info() const override { return info_; }
   const BlockLayout* block_layout() const override { return &layout_; }
 

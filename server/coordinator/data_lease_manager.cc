@@ -11,10 +11,13 @@
 namespace pstrain {
 namespace coordinator {
 
-int64_t LeaseSizeFor(int64_t num_records, int num_workers) {
+int64_t LeaseSizeFor(int64_t num_records, int num_workers, int64_t records_per_window) {
   constexpr int64_t kMin = 1024, kMax = 16384;
   const int64_t share = num_records / (4 * std::max<int64_t>(1, num_workers));
-  return std::clamp(share, kMin, kMax);
+  const int64_t size = std::clamp(share, kMin, kMax);
+  if (records_per_window <= 0) return size;
+  return std::max<int64_t>(1, (size + records_per_window / 2) / records_per_window) *
+         records_per_window;
 }
 namespace {
 

@@ -639,6 +639,13 @@ TEST(LeaseSizeForTest, AQuarterOfEachWorkersShareWithinBounds) {
   EXPECT_EQ(LeaseSizeFor(60000, 0), 15000);     // workers not known: as one
 }
 
+TEST(LeaseSizeForTest, StreamedDataGetsWholeShuffleWindows) {
+  EXPECT_EQ(LeaseSizeFor(60000, 2, 8192), 8192);         // 7500, to the nearest window
+  EXPECT_EQ(LeaseSizeFor(60000, 1, 4096), 16384);        // 15000
+  EXPECT_EQ(LeaseSizeFor(600, 2, 8192), 8192);           // at least one
+  EXPECT_EQ(LeaseSizeFor(10000000, 2, 100000), 100000);  // a window larger than the bound
+}
+
 TEST(DataLeasePropertyTest, EveryRecordOfEveryEpochIsFinishedExactlyOnce) {
   for (uint32_t seed = 1; seed <= 10; ++seed) {
     for (bool overlap : {true, false}) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/config/job_mode.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/data/data_source.h"
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/model_factory.h"
@@ -34,6 +35,9 @@ absl::StatusOr<JobPlan> ModelJobPlanner::Plan(const JobSpec& spec) {
   JobPlan plan;
   for (VariableDef& def : (*model)->Variables()) plan.variables.push_back(std::move(def.spec));
   plan.num_records = trains ? (*source)->num_examples() : 0;
+  if (trains && (*source)->block_layout() != nullptr) {
+    plan.records_per_window = StreamBlockRecordsOf(data) * ShuffleWindowBlocksOf(data);
+  }
   plan.description =
       absl::StrCat((*model)->name(), " on ", (*source)->info().DebugString(), " (", field, ")");
   return plan;

@@ -20,6 +20,9 @@ struct JobPlan {
   // Records of the training data, which data leases divide; 0 for the
   // evaluation-only modes.
   int64_t num_records = 0;
+  // Records per shuffle window of training data streamed from files
+  // (EpochOrder::Blocked), to align leases with; 0 for data in memory.
+  int64_t records_per_window = 0;
   // For logs: "mlp on 60000 examples, 784 dense (28x28x1), 10 classes".
   std::string description;
 };

@@ -193,7 +193,7 @@ absl::Status JobRunner::Prepare() {
                 << (start.warm_start ? " (warm start: variables only)"
                                      : absl::StrCat(" at step ", start.step));
     }
-    RETURN_IF_ERROR(CreateLedgers(start, plan->num_records, *parts));
+    RETURN_IF_ERROR(CreateLedgers(start, *plan, *parts));
     AnnounceExistingCheckpoints();
     parts->train_summaries = OpenTrainSummaries();
   }
@@ -352,12 +352,14 @@ absl::Status JobRunner::CreateVariables(const JobParts& parts, const VariableLay
   });
 }
 
-absl::Status JobRunner::CreateLedgers(const StartPoint& start, int64_t num_records,
+absl::Status JobRunner::CreateLedgers(const StartPoint& start, const JobPlan& plan,
                                       JobParts& parts) {
   DataLeaseOptions data;
-  data.num_records = num_records;
-  data.chunk_size = options_.records_per_lease > 0 ? options_.records_per_lease
-                                                   : LeaseSizeFor(num_records, parts.num_workers);
+  data.num_records = plan.num_records;
+  data.chunk_size =
+      options_.records_per_lease > 0
+          ? options_.records_per_lease
+          : LeaseSizeFor(plan.num_records, parts.num_workers, plan.records_per_window);
   data.epochs = spec_.train_data().epochs();
   data.lease_timeout = options_.lease_timeout;
   if (DealsLeasesToSyncSlots(parts)) {

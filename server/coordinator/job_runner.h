@@ -252,7 +252,7 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   absl::Status CreateVariables(const JobParts& parts, const VariableLayout& layout);
   // The data leases and the global step of a training job starting at
   // `start`, into `parts`.
-  absl::Status CreateLedgers(const StartPoint& start, int64_t num_records, JobParts& parts);
+  absl::Status CreateLedgers(const StartPoint& start, const JobPlan& plan, JobParts& parts);
   void PublishAssignments(const JobParts& parts, const VariableLayout* layout,
                           const StartPoint& start);
   // Decides END_OF_DATA once every record of the last epoch is finished;
