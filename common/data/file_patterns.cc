@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace pstrain {
 
@@ -25,7 +27,16 @@ int OnGlobError(const char* path, int error) {
   return 1;
 }
 
+constexpr absl::string_view kIndexSuffix = ".pstrain-index";
+
 }  // namespace
+
+std::string RecordIndexPath(const std::string& path) { return absl::StrCat(path, kIndexSuffix); }
+
+bool IsRecordIndexPath(const std::string& path) {
+  // Also "<data>.pstrain-index.tmp-<n>", written before its rename.
+  return absl::StrContains(path, kIndexSuffix);
+}
 
 absl::StatusOr<std::vector<std::string>> ExpandFilePatterns(
     absl::Span<const std::string> patterns) {
@@ -33,11 +44,14 @@ absl::StatusOr<std::vector<std::string>> ExpandFilePatterns(
   for (const std::string& pattern : patterns) {
     glob_t matches = {};
     const int result = ::glob(pattern.c_str(), 0, OnGlobError, &matches);
+    const size_t before = files.size();
     for (size_t i = 0; result == 0 && i < matches.gl_pathc; ++i) {
-      files.emplace_back(matches.gl_pathv[i]);
+      const std::string match = matches.gl_pathv[i];
+      if (match != pattern && IsRecordIndexPath(match)) continue;
+      files.push_back(match);
     }
     globfree(&matches);
-    if (result == GLOB_NOMATCH) {
+    if (result == GLOB_NOMATCH || (result == 0 && files.size() == before)) {
       return absl::NotFoundError(absl::StrCat(pattern, ": no such file"));
     }
     if (result == GLOB_ABORTED) {

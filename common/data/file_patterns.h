@@ -9,9 +9,16 @@
 
 namespace pstrain {
 
+// The index pstrain keeps beside data file `path` (tfrecord_index.h):
+// "<path>.pstrain-index".
+std::string RecordIndexPath(const std::string& path);
+// Whether `path` is such an index, or one being written.
+bool IsRecordIndexPath(const std::string& path);
+
 // The files `patterns` name, in order: each a path, or a glob pattern (*,
-// ?, [...], as the shell's) whose matches come in name order. A file named
-// twice is read twice.
+// ?, [...], as the shell's) whose matches come in name order, except the
+// indexes kept beside data files (so "train*" still means the data). A file
+// named twice is read twice.
 // NotFound naming it: a path or pattern that matches no file.
 // InvalidArgument: a match is a folder. PermissionDenied naming it: a
 // folder on the way cannot be read. ResourceExhausted: out of memory.

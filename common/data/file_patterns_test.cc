@@ -40,6 +40,22 @@ TEST_F(FilePatternsTest, ExpandsPatternsInNameOrderAndKeepsPathsAsGiven) {
   EXPECT_THAT(*files, ElementsAre(dir_ + "/part-1.tfrecord", dir_ + "/part-2.tfrecord"));
 }
 
+TEST_F(FilePatternsTest, PatternsLeaveOutTheIndexesBesideTheData) {
+  std::ofstream(RecordIndexPath(dir_ + "/part-1.tfrecord")) << "index";
+  std::ofstream(RecordIndexPath(dir_ + "/part-2.tfrecord") + ".tmp-7") << "being written";
+  auto files = ExpandFilePatterns({dir_ + "/part-*"});
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(*files, ElementsAre(dir_ + "/part-1.tfrecord", dir_ + "/part-10.tfrecord",
+                                  dir_ + "/part-2.tfrecord"));
+  // Named as it is, an index is what was asked for; a pattern that matches
+  // only indexes matches nothing.
+  files = ExpandFilePatterns({RecordIndexPath(dir_ + "/part-1.tfrecord")});
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(*files, ElementsAre(RecordIndexPath(dir_ + "/part-1.tfrecord")));
+  EXPECT_EQ(ExpandFilePatterns({dir_ + "/*.pstrain-index"}).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_F(FilePatternsTest, RefusesWhatMatchesNoFile) {
   for (const std::string& pattern :
        {dir_ + "/missing.tfrecord", dir_ + "/*.csv", dir_ + "/no/such/folder/*"}) {

@@ -104,8 +104,6 @@ absl::Status Save(Env& env, const std::string& path, const RecordFileIndex& inde
 
 }  // namespace
 
-std::string RecordIndexPath(const std::string& path) { return path + ".pstrain-index"; }
-
 std::string TfRecordDecodingKey(const TfRecordSource& spec) {
   TfRecordSource decoding = spec;
   decoding.clear_paths();

@@ -7,13 +7,11 @@
 
 #include "absl/status/statusor.h"
 #include "common/checkpoint/env.h"
+#include "common/data/file_patterns.h"
 #include "protos/data_index.pb.h"
 #include "protos/job.pb.h"
 
 namespace pstrain {
-
-// The index file kept beside data file `path`: "<path>.pstrain-index".
-std::string RecordIndexPath(const std::string& path);
 
 // What a TfRecordSource's index summary depends on: its decoding options
 // (features, label, hash buckets), not its paths or compression. A readable
