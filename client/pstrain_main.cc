@@ -4,6 +4,7 @@
 
 #include "client/cluster_command.h"
 #include "client/export/export_command.h"
+#include "client/index_data_command.h"
 #include "client/list_command.h"
 #include "client/local_command.h"
 #include "client/predict/predict_command.h"
@@ -36,11 +37,11 @@ int main(int argc, char** argv) {
   pstrain::TuneAllocatorForLargeBuffers();
   // In the order `pstrain --help` lists them.
   const std::vector<pstrain::Subcommand> commands = {
-      pstrain::LocalCommand(),         pstrain::SubmitCommand(),   pstrain::StatusCommand(),
-      pstrain::ListCommand(),          pstrain::WatchCommand(),    pstrain::StopCommand(),
-      pstrain::ClusterCommand(),       pstrain::ShutdownCommand(), pstrain::ExportCommand(),
-      pstrain::PredictCommand(),       pstrain::ReportCommand(),   pstrain::TrainLocalCommand(),
-      pstrain::WriteTfRecordCommand(),
+      pstrain::LocalCommand(),         pstrain::SubmitCommand(),    pstrain::StatusCommand(),
+      pstrain::ListCommand(),          pstrain::WatchCommand(),     pstrain::StopCommand(),
+      pstrain::ClusterCommand(),       pstrain::ShutdownCommand(),  pstrain::ExportCommand(),
+      pstrain::PredictCommand(),       pstrain::ReportCommand(),    pstrain::TrainLocalCommand(),
+      pstrain::WriteTfRecordCommand(), pstrain::IndexDataCommand(),
   };
   return pstrain::RunSubcommands("pstrain", kOverview, commands, argc, argv);
 }

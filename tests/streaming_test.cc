@@ -95,6 +95,20 @@ TEST(StreamingTest, WorkersCappedBelowTheDataSizeTrainOnStreamedFiles) {
   ASSERT_NE(streamed_spec.find(data_dir + "/train*"), std::string::npos) << streamed_spec;
   ASSERT_NE(streamed_spec.find("READ_MODE_STREAMED"), std::string::npos) << streamed_spec;
 
+  // `pstrain index-data` indexes the files ahead of the job, once.
+  const std::string streamed_path = testing::TempDir() + "/streamed.pbtxt";
+  std::ofstream(streamed_path) << streamed_spec;
+  for (const char* expected : {"indexed (no index yet)", "its index is current"}) {
+    const std::string indexed = RunPstrain({"index-data", streamed_path}, 0, &exit);
+    EXPECT_EQ(exit.exit_code, 0) << indexed;
+    EXPECT_NE(indexed.find(data_dir +
+                           "/train-copy-2.tfrecord: 60000 records in 59 blocks of up "
+                           "to 1024; " +
+                           expected),
+              std::string::npos)
+        << indexed;
+  }
+
   // The cap bites: holding the examples in memory fails under it.
   const std::string in_memory_path = testing::TempDir() + "/in_memory.pbtxt";
   std::ofstream(in_memory_path) << absl::StrReplaceAll(

@@ -26,20 +26,21 @@ constexpr int64_t kMaxIndexBytes = int64_t{1} << 30;
 // Why `index` cannot serve `file` (empty: it can).
 std::string WhyStale(const RecordFileIndex& index, const FileInfo& file,
                      const std::string& decoding, int64_t block_records) {
-  if (index.version() != kIndexVersion) return absl::StrCat("version ", index.version());
+  if (index.version() != kIndexVersion) return absl::StrCat("index version ", index.version());
   if (index.file_bytes() != file.size || index.file_modified_unix_ns() != file.modified_unix_ns) {
-    return "the data file changed since";
+    return "the file changed since it was indexed";
   }
   if (index.block_records() != block_records) {
-    return absl::StrCat("blocks of ", index.block_records(), " records, not ", block_records);
+    return absl::StrCat("indexed in blocks of ", index.block_records(), " records, not ",
+                        block_records);
   }
-  if (index.decoding() != decoding) return "other decoding options";
+  if (index.decoding() != decoding) return "indexed for other features";
   const int64_t blocks = (index.num_records() + block_records - 1) / block_records;
-  if (index.num_records() < 0 || index.block_offsets_size() != blocks) return "malformed";
+  if (index.num_records() < 0 || index.block_offsets_size() != blocks) return "index malformed";
   for (int i = 0; i < index.block_offsets_size(); ++i) {
     const int64_t offset = index.block_offsets(i);
     if (offset < 0 || offset >= file.size || (i > 0 && offset <= index.block_offsets(i - 1))) {
-      return "malformed";
+      return "index malformed";
     }
   }
   return "";
@@ -114,31 +115,38 @@ std::string TfRecordDecodingKey(const TfRecordSource& spec) {
 
 absl::StatusOr<RecordFileIndex> LoadOrBuildTfRecordIndex(Env& env, const std::string& path,
                                                          const TfRecordSource& spec,
-                                                         const TfRecordIndexOptions& options) {
+                                                         const TfRecordIndexOptions& options,
+                                                         TfRecordIndexOutcome* outcome) {
+  TfRecordIndexOutcome ignored;
+  if (outcome == nullptr) outcome = &ignored;
+  *outcome = TfRecordIndexOutcome();
   if (options.block_records <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("an index needs blocks of at least one record, not ", options.block_records));
   }
   ASSIGN_OR_RETURN(const FileInfo file, env.Stat(path));
   const std::string index_path = RecordIndexPath(path);
-  std::string stale = "there was none";
+  std::string stale = "no index yet";
   absl::StatusOr<std::string> saved = ReadWholeFile(env, index_path, kMaxIndexBytes);
   if (saved.ok()) {
     RecordFileIndex index;
     stale = index.ParseFromString(*saved)
                 ? WhyStale(index, file, TfRecordDecodingKey(spec), options.block_records)
-                : "unreadable";
+                : "index unreadable";
     if (stale.empty()) return index;
   }
   ASSIGN_OR_RETURN(RecordFileIndex index, Build(env, path, spec, file, options));
+  outcome->built = true;
+  outcome->why_built = stale;
   LOG(INFO) << "indexed " << path << ": " << index.num_records() << " records in "
-            << index.block_offsets_size() << " blocks (the index was rebuilt: " << stale << ")";
+            << index.block_offsets_size() << " blocks (" << stale << ")";
   if (options.save) {
-    absl::Status saved_index = Save(env, path, index);
-    if (!saved_index.ok()) {
-      LOG(WARNING) << "cannot keep the index of " << path << " beside it (" << saved_index
-                   << "); every process that reads the file indexes it again. "
-                   << "`pstrain index-data` writes it where it can be written.";
+    outcome->saved = Save(env, path, index);
+    if (!outcome->saved.ok()) {
+      LOG(WARNING) << "cannot keep the index of " << path << " beside it ("
+                   << outcome->saved.message()
+                   << "); every process that reads the file indexes it again, unless "
+                   << "`pstrain index-data` is run by a user who can write the folder";
     }
   }
   return index;

@@ -30,6 +30,15 @@ struct TfRecordIndexOptions {
   bool save = true;
 };
 
+// What LoadOrBuildTfRecordIndex did.
+struct TfRecordIndexOutcome {
+  bool built = false;     // false: the index beside the file was current
+  std::string why_built;  // "no index yet", "the file changed since it was indexed", ...
+  // Whether a built index was saved beside the file (OK when not built or
+  // not asked to save).
+  absl::Status saved;
+};
+
 // The index of uncompressed TFRecord file `path`: loaded from beside it
 // when that one is current (the file's size and modification time, the
 // block size and the decoding key all match, and it is well formed), else
@@ -41,7 +50,8 @@ struct TfRecordIndexOptions {
 // decoder refuses), or InvalidArgument: block_records <= 0.
 absl::StatusOr<RecordFileIndex> LoadOrBuildTfRecordIndex(Env& env, const std::string& path,
                                                          const TfRecordSource& spec,
-                                                         const TfRecordIndexOptions& options);
+                                                         const TfRecordIndexOptions& options,
+                                                         TfRecordIndexOutcome* outcome = nullptr);
 
 }  // namespace pstrain
 
