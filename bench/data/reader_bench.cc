@@ -30,10 +30,13 @@
 #include "absl/strings/str_format.h"
 #include "bench/report/markdown_report.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/data/batch_reader.h"
 #include "common/data/csv_reader.h"
 #include "common/data/data_source.h"
 #include "common/data/fashion_mnist.h"
+#include "common/data/file_patterns.h"
 #include "common/data/libsvm_reader.h"
+#include "common/data/streamed_tfrecord_source.h"
 #include "common/data/synthetic_clicks.h"
 #include "common/data/tfrecord_reader.h"
 #include "common/data/tfrecord_writer.h"
@@ -123,6 +126,29 @@ int64_t Loaded(const absl::StatusOr<std::unique_ptr<InMemorySource>>& loaded) {
   return (*loaded)->num_examples();
 }
 
+// Reads one shuffled epoch of the streamed files `spec` names, in batches
+// of 128 as a trainer does (no prefetch thread: the decoding is timed);
+// the examples read.
+int64_t ShuffledEpoch(Env& env, const TfRecordSource& spec) {
+  auto source = StreamedTfRecordSource::Open(env, spec, StreamingOptions());
+  CHECK(source.ok()) << source.status();
+  BatchReaderOptions options;
+  options.batch_size = 128;
+  options.shuffle = true;
+  options.prefetch_batches = 0;
+  auto reader = BatchReader::Create(source->get(), options);
+  CHECK(reader.ok()) << reader.status();
+  int64_t examples = 0;
+  while (true) {
+    absl::StatusOr<ExampleBatch> batch = (*reader)->Next();
+    if (absl::IsOutOfRange(batch.status())) break;
+    CHECK(batch.ok()) << batch.status();
+    examples += batch->size;
+    (*reader)->Recycle(*std::move(batch));
+  }
+  return examples;
+}
+
 struct Reader {
   std::string name;
   std::string file;               // what the raw read reads
@@ -157,7 +183,7 @@ int main(int argc, char** argv) {
   WriteCsv(*images, dir + "/images.csv");
   WriteLibsvm(*clicks, dir + "/clicks.svm");
 
-  auto tfrecord = [&](const std::string& file, bool click_fields) {
+  auto tfrecord_spec = [](const std::string& file, bool click_fields) {
     TfRecordSource spec;
     spec.add_paths(file);
     if (click_fields) {
@@ -166,7 +192,30 @@ int main(int argc, char** argv) {
       spec.add_dense_features("dense");
     }
     spec.set_label("label");
-    return [spec, &env]() { return Loaded(LoadTfRecord(env, spec)); };
+    return spec;
+  };
+  auto tfrecord = [&](const std::string& file, bool click_fields) {
+    return [spec = tfrecord_spec(file, click_fields), &env]() {
+      return Loaded(LoadTfRecord(env, spec));
+    };
+  };
+  // Streamed reading: building the index (a pass that decodes every record,
+  // as the first read of a job does), and a shuffled epoch through the
+  // index as the single-process trainer reads it.
+  auto index_build = [&](const std::string& file, bool click_fields) {
+    return [spec = tfrecord_spec(file, click_fields), &env]() {
+      StreamingOptions options;
+      options.save_indexes = false;  // every repeat builds it
+      std::filesystem::remove(RecordIndexPath(spec.paths(0)));
+      auto source = StreamedTfRecordSource::Open(env, spec, options);
+      CHECK(source.ok()) << source.status();
+      return (*source)->num_examples();
+    };
+  };
+  auto streamed_epoch = [&](const std::string& file, bool click_fields) {
+    const TfRecordSource spec = tfrecord_spec(file, click_fields);
+    CHECK(StreamedTfRecordSource::Open(env, spec, StreamingOptions()).ok());  // saves the index
+    return [spec, &env]() { return ShuffledEpoch(env, spec); };
   };
   const std::string idx = FLAGS_fashion_mnist_dir + "/train-images-idx3-ubyte.gz";
   std::vector<Reader> readers = {
@@ -174,6 +223,10 @@ int main(int argc, char** argv) {
        [&] { return Loaded(LoadFashionMnist(FLAGS_fashion_mnist_dir, /*test=*/false)); }},
       {"TFRecord of tf.Example, images", dir + "/images.tfrecord",
        tfrecord(dir + "/images.tfrecord", false)},
+      {"TFRecord, images, streamed: building the index", dir + "/images.tfrecord",
+       index_build(dir + "/images.tfrecord", false)},
+      {"TFRecord, images, streamed: a shuffled epoch", dir + "/images.tfrecord",
+       streamed_epoch(dir + "/images.tfrecord", false)},
       {"TFRecord of tf.Example, images, gzipped", dir + "/images.tfrecord.gz",
        tfrecord(dir + "/images.tfrecord.gz", false)},
       {"CSV, images", dir + "/images.csv",
@@ -185,6 +238,8 @@ int main(int argc, char** argv) {
        }},
       {"TFRecord of tf.Example, click logs", dir + "/clicks.tfrecord",
        tfrecord(dir + "/clicks.tfrecord", true)},
+      {"TFRecord, click logs, streamed: a shuffled epoch", dir + "/clicks.tfrecord",
+       streamed_epoch(dir + "/clicks.tfrecord", true)},
       {"libsvm, click logs", dir + "/clicks.svm",
        [&] {
          LibsvmSource spec;
@@ -196,6 +251,9 @@ int main(int argc, char** argv) {
   bench::MarkdownReport report("Data readers: one thread, beside raw reading of the same bytes");
   report.Paragraph(
       "Each reader loads its file whole on one thread (parsing, checksums, decompression); "
+      "the streamed rows build a file's offset index (a pass that decodes every record, as a "
+      "job's first read does) or read one shuffled epoch through it in batches of 128 (blocks "
+      "of 1024 records, windows of 8 blocks), as the single-process trainer does; "
       "the reference reads the same file's bytes start to end in 1 MiB reads in the same run. "
       "Files are in the page cache (each is read once before timing), so the reference is "
       "memory speed, not a disk's: the ratio says how far a reader is from free. MB are of "
