@@ -159,6 +159,23 @@ TEST_F(StreamedTfRecordSourceTest, KeepsEachIndexBesideItsFileAndRebuildsItWhenS
   EXPECT_EQ(rewritten->num_examples(), 937);
 }
 
+TEST_F(StreamedTfRecordSourceTest, AFileChangedInPlaceAtTheSameSizeAndTimeIsIndexedAgain) {
+  ASSERT_NE(Open(), nullptr);
+  // One byte of a record's data flipped, the size kept and the modification
+  // time put back: only the index's sample checksum can tell.
+  const std::string file = dir_ + "/clicks-1.tfrecord";
+  const auto modified = std::filesystem::last_write_time(file);
+  {
+    std::fstream data(file, std::ios::in | std::ios::out | std::ios::binary);
+    data.seekp(20);
+    data.put('\x5a');
+  }
+  std::filesystem::last_write_time(file, modified);
+  // Indexing it again reads every record, and the flipped byte fails its CRC.
+  auto reopened = StreamedTfRecordSource::Open(env_, spec_, options_);
+  EXPECT_TRUE(absl::IsDataLoss(reopened.status())) << reopened.status();
+}
+
 TEST_F(StreamedTfRecordSourceTest, AFileChangedUnderARunningReaderIsDataLossNamingTheIndex) {
   std::unique_ptr<StreamedTfRecordSource> streamed = Open();
   ASSERT_NE(streamed, nullptr);

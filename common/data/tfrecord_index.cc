@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/whole_file.h"
+#include "common/checksum/crc32c.h"
 #include "common/config/job_spec_defaults.h"
 #include "common/data/in_memory_source.h"
 #include "common/data/tf_example_decoder.h"
@@ -22,12 +23,39 @@ namespace {
 constexpr int32_t kIndexVersion = 1;
 // An index holds 8 bytes per block; a larger file is not one of ours.
 constexpr int64_t kMaxIndexBytes = int64_t{1} << 30;
+// Bytes at each end of a data file that its index's sample checksum covers.
+constexpr int64_t kSampleBytes = int64_t{64} << 10;
+
+// The CRC32C of the first and last kSampleBytes of `path` (`size` bytes).
+absl::StatusOr<uint32_t> SampleCrc(Env& env, const std::string& path, int64_t size) {
+  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, env.NewSequentialFile(path));
+  std::string scratch(static_cast<size_t>(kSampleBytes), '\0');
+  uint32_t crc = 0;
+  int64_t position = 0;
+  // The head, then the tail (from where the head ended, if they overlap).
+  for (const int64_t start : {int64_t{0}, std::max<int64_t>(kSampleBytes, size - kSampleBytes)}) {
+    if (start >= size) break;
+    if (start > position) RETURN_IF_ERROR(file->Skip(static_cast<uint64_t>(start - position)));
+    position = start;
+    for (int64_t left = std::min(kSampleBytes, size - start); left > 0;) {
+      ASSIGN_OR_RETURN(absl::string_view read, file->Read(static_cast<size_t>(left), &scratch[0]));
+      if (read.empty()) {
+        return absl::DataLossError(absl::StrCat(path, ": ends before its ", size, " bytes"));
+      }
+      crc = Crc32cExtend(crc, read.data(), read.size());
+      left -= static_cast<int64_t>(read.size());
+      position += static_cast<int64_t>(read.size());
+    }
+  }
+  return crc;
+}
 
 // Why `index` cannot serve `file` (empty: it can).
-std::string WhyStale(const RecordFileIndex& index, const FileInfo& file,
+std::string WhyStale(const RecordFileIndex& index, const FileInfo& file, uint32_t sample_crc,
                      const std::string& decoding, int64_t block_records) {
   if (index.version() != kIndexVersion) return absl::StrCat("index version ", index.version());
-  if (index.file_bytes() != file.size || index.file_modified_unix_ns() != file.modified_unix_ns) {
+  if (index.file_bytes() != file.size || index.file_modified_unix_ns() != file.modified_unix_ns ||
+      index.file_sample_crc32c() != sample_crc) {
     return "the file changed since it was indexed";
   }
   if (index.block_records() != block_records) {
@@ -47,11 +75,13 @@ std::string WhyStale(const RecordFileIndex& index, const FileInfo& file,
 }
 
 absl::StatusOr<RecordFileIndex> Build(Env& env, const std::string& path, const TfRecordSource& spec,
-                                      const FileInfo& file, const TfRecordIndexOptions& options) {
+                                      const FileInfo& file, uint32_t sample_crc,
+                                      const TfRecordIndexOptions& options) {
   RecordFileIndex index;
   index.set_version(kIndexVersion);
   index.set_file_bytes(file.size);
   index.set_file_modified_unix_ns(file.modified_unix_ns);
+  index.set_file_sample_crc32c(sample_crc);
   index.set_decoding(TfRecordDecodingKey(spec));
   index.set_block_records(options.block_records);
   TfExampleDecoder decoder(spec);
@@ -125,17 +155,19 @@ absl::StatusOr<RecordFileIndex> LoadOrBuildTfRecordIndex(Env& env, const std::st
         absl::StrCat("an index needs blocks of at least one record, not ", options.block_records));
   }
   ASSIGN_OR_RETURN(const FileInfo file, env.Stat(path));
+  ASSIGN_OR_RETURN(const uint32_t sample_crc, SampleCrc(env, path, file.size));
   const std::string index_path = RecordIndexPath(path);
   std::string stale = "no index yet";
   absl::StatusOr<std::string> saved = ReadWholeFile(env, index_path, kMaxIndexBytes);
   if (saved.ok()) {
     RecordFileIndex index;
-    stale = index.ParseFromString(*saved)
-                ? WhyStale(index, file, TfRecordDecodingKey(spec), options.block_records)
-                : "index unreadable";
+    stale =
+        index.ParseFromString(*saved)
+            ? WhyStale(index, file, sample_crc, TfRecordDecodingKey(spec), options.block_records)
+            : "index unreadable";
     if (stale.empty()) return index;
   }
-  ASSIGN_OR_RETURN(RecordFileIndex index, Build(env, path, spec, file, options));
+  ASSIGN_OR_RETURN(RecordFileIndex index, Build(env, path, spec, file, sample_crc, options));
   outcome->built = true;
   outcome->why_built = stale;
   LOG(INFO) << "indexed " << path << ": " << index.num_records() << " records in "

@@ -1,9 +1,12 @@
-// Fuzzes the TFRecord reader (common/data/tfrecord_reader.h): the bytes as
-// a TFRecord file of tf.Example, plain or gzipped (found by its first
-// bytes), as a job's data. Besides "no crash", checks what a user relies
-// on: a refusal is InvalidArgument or DataLoss naming the file, and data
-// that loads has the shape the source spec gives it, every example of it
-// readable.
+// Fuzzes the TFRecord readers: the bytes as a TFRecord file of tf.Example,
+// plain or gzipped (found by its first bytes), as a job's data, loaded
+// whole (common/data/tfrecord_reader.h) and, when plain, streamed through
+// an index in blocks of three records (streamed_tfrecord_source.h), then
+// again with the same bytes in place of the index beside the file. Besides
+// "no crash", checks what a user relies on: a refusal is InvalidArgument or
+// DataLoss naming the file; data that loads has the shape the source spec
+// gives it, every example of it readable; and streaming gives what loading
+// gives, or refuses what it refuses.
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +17,9 @@
 
 #include "absl/strings/match.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/data/file_patterns.h"
+#include "common/data/streamed_tfrecord_source.h"
+#include "common/data/tfrecord_file.h"
 #include "common/data/tfrecord_reader.h"
 #include "glog/logging.h"
 #include "tests/fuzz/quiet_logs.h"
@@ -55,6 +61,36 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   spec.set_label("label");
   PosixEnv env;
   absl::StatusOr<std::unique_ptr<InMemorySource>> source = LoadTfRecord(env, spec);
+  absl::StatusOr<bool> gzip = IsGzippedTfRecord(env, path, spec.compression());
+  CHECK(gzip.ok()) << gzip.status();
+  if (!*gzip) {
+    StreamingOptions streaming;
+    streaming.block_records = 3;
+    streaming.window_blocks = 2;
+    for (bool damaged_index : {false, true}) {
+      if (damaged_index) {
+        std::ofstream index(RecordIndexPath(path), std::ios::binary | std::ios::trunc);
+        index.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+      }
+      absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> streamed =
+          StreamedTfRecordSource::Open(env, spec, streaming);
+      CHECK_EQ(streamed.status().code(), source.status().code()) << streamed.status();
+      if (!source.ok()) continue;
+      CHECK_EQ((*streamed)->info().DebugString(), (*source)->info().DebugString());
+      std::vector<int64_t> all(static_cast<size_t>((*source)->num_examples()));
+      std::iota(all.begin(), all.end(), 0);
+      ExampleBatch loaded, read;
+      CHECK((*source)->Fill(all, &loaded).ok());
+      CHECK((*streamed)->Fill(all, &read).ok());
+      CHECK(read.labels == loaded.labels);
+      CHECK(read.sparse_ids == loaded.sparse_ids);
+      CHECK(read.row_splits == loaded.row_splits);
+      CHECK_EQ(read.dense.num_elements(), loaded.dense.num_elements());
+      for (int64_t i = 0; i < read.dense.num_elements(); ++i) {
+        CHECK_EQ(read.dense.data<float>()[i], loaded.dense.data<float>()[i]);
+      }
+    }
+  }
   if (!source.ok()) {
     const absl::StatusCode code = source.status().code();
     CHECK(code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kDataLoss)
