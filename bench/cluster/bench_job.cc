@@ -20,10 +20,13 @@ std::string BenchJobSpecText(const BenchJob& job) {
       "name: \"", job.name, "\"\n",
       "mode: ", evaluates ? "JOB_MODE_TRAIN_AND_EVAL" : "JOB_MODE_TRAIN", "\n",
       "model { mlp { input_dim: ", kInputs, " num_classes: ", kClasses, " hidden_units: [",
-      absl::StrJoin(job.hidden_units, ", "), "] activation: ACTIVATION_RELU } }\n",
-      "train_data { fashion_mnist { dir: \"", job.data_dir,
-      "\" split: DATA_SPLIT_TRAIN } batch_size: 128 shuffle: true }\n",
-      "optimizer { adam {} learning_rate: 0.001",
+      absl::StrJoin(job.hidden_units, ", "), "] activation: ACTIVATION_RELU } }\n", "train_data { ",
+      job.train_tfrecord.empty()
+          ? absl::StrCat("fashion_mnist { dir: \"", job.data_dir, "\" split: DATA_SPLIT_TRAIN }")
+          : absl::StrCat("tfrecord { paths: \"", job.train_tfrecord,
+                         "\" dense_features: \"dense\" label: \"label\" } "
+                         "read_mode: READ_MODE_STREAMED"),
+      " batch_size: 128 shuffle: true }\n", "optimizer { adam {} learning_rate: 0.001",
       job.cosine_decay_steps > 0
           ? absl::StrCat(" schedule { cosine { decay_steps: ", job.cosine_decay_steps,
                          " alpha: 0.1 } }")

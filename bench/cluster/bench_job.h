@@ -14,6 +14,10 @@ namespace bench {
 struct BenchJob {
   std::string name = "bench";
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  // Not empty: the training data is this TFRecord file of Fashion-MNIST
+  // (as `pstrain write-tfrecord` writes it), streamed (READ_MODE_STREAMED)
+  // instead of read from data_dir.
+  std::string train_tfrecord;
   // Must lie under the cluster's checkpoint root, and be new: an existing
   // model_dir is resumed from.
   std::string model_dir;

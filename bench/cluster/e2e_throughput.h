@@ -5,7 +5,8 @@
 // and sync, on the Fashion-MNIST MLP 784-256-128-10, against the
 // single-process trainer, and each worker's step-time breakdown; on both
 // data paths: shared-memory lanes (what `pstrain local` uses) and tensor
-// bytes in the gRPC messages (as between hosts).
+// bytes in the gRPC messages (as between hosts); and with the training data
+// streamed from TFRecord rather than held in memory.
 
 #include <optional>
 #include <string>
@@ -38,6 +39,10 @@ struct E2eResults {
   // first cluster window and one after the last.
   SingleProcessRun two_thread_reference;
   std::vector<SingleProcessRun> two_thread_runs;
+  // Async on shared memory again, the training data streamed from a
+  // TFRecord file of the same images (READ_MODE_STREAMED), right after the
+  // shared-memory runs, whose async run it is compared with.
+  std::optional<ThroughputPoint> streamed_run;
 };
 
 // Measures the shared-memory path on `cluster` (started with lanes on, the

@@ -66,15 +66,18 @@ absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& sett
 absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
                                                 BenchCluster& cluster,
                                                 const std::vector<int64_t>& hidden, bool sync,
-                                                absl::Duration window) {
+                                                absl::Duration window,
+                                                const std::string& train_tfrecord) {
   BenchJob job;
   job.name = sync ? "bench-sync" : "bench-async";
   job.data_dir = settings.data_dir;
+  job.train_tfrecord = train_tfrecord;
   job.model_dir = settings.NewModelDir(job.name);
   job.hidden_units = hidden;
   job.sync = sync;
-  Progress(absl::StrFormat("cluster (%d workers), %s, MLP %s: warm-up %.0f s, window %.0f s",
+  Progress(absl::StrFormat("cluster (%d workers), %s, MLP %s%s: warm-up %.0f s, window %.0f s",
                            cluster.num_workers(), sync ? "sync" : "async", MlpShape(hidden),
+                           train_tfrecord.empty() ? "" : ", streamed TFRecord",
                            absl::ToDoubleSeconds(settings.warmup), absl::ToDoubleSeconds(window)));
   absl::StatusOr<std::vector<MetricsPage>> before = cluster.ScrapeWorkers();
   if (!before.ok()) return before.status();

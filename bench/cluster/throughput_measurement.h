@@ -51,10 +51,12 @@ absl::StatusOr<SingleProcessRun> MeasureSingleProcess(ClusterBenchSettings& sett
 
 // Submits a throughput job, measures `window` after the warm-up, stops the
 // job. FailedPrecondition: a worker never trained, or the job ended early.
+// `train_tfrecord`: as BenchJob's.
 absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
                                                 BenchCluster& cluster,
                                                 const std::vector<int64_t>& hidden, bool sync,
-                                                absl::Duration window);
+                                                absl::Duration window,
+                                                const std::string& train_tfrecord = "");
 
 // A local cluster of 1 coordinator, 1 ps, `workers` workers, 1 evaluator;
 // the workers get `extra_worker_flags` after settings.worker_flags.
