@@ -16,10 +16,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "client/binary_locator.h"
 #include "common/process/child_process.h"
 #include "gtest/gtest.h"
 #include "tests/cluster_fixture.h"
+#include "tests/pstrain_command.h"
 
 namespace pstrain {
 namespace {
@@ -30,26 +30,6 @@ using testing_cluster::TestCluster;
 // data segment holds (most of it thread stacks: every private writable
 // mapping counts).
 constexpr int64_t kCapBytes = int64_t{256} << 20;
-
-// Runs `pstrain args...` under `ulimit -d` of `cap_bytes` (0: no cap); its
-// output.
-std::string RunPstrain(const std::vector<std::string>& args, int64_t cap_bytes, ExitStatus* exit) {
-  absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
-  EXPECT_TRUE(program.ok()) << program.status();
-  std::string command = cap_bytes > 0 ? absl::StrCat("ulimit -d ", cap_bytes / 1024, " && ") : "";
-  absl::StrAppend(&command, "exec '", program.value_or(""), "'");
-  for (const std::string& arg : args) absl::StrAppend(&command, " '", arg, "'");
-  const std::string log = testing::TempDir() + "/pstrain.out";
-  std::remove(log.c_str());
-  auto child = ChildProcess::Start({"/bin/sh", {"-c", command}, {}, log});
-  EXPECT_TRUE(child.ok()) << child.status();
-  absl::StatusOr<ExitStatus> status = (*child)->Wait(testing_cluster::kJobDeadline);
-  EXPECT_TRUE(status.ok()) << status.status();
-  if (status.ok()) *exit = *status;
-  std::stringstream output;
-  output << std::ifstream(log).rdbuf();
-  return output.str();
-}
 
 // A line "<field>: <n> kB" of /proc/<pid>/status, in bytes; -1 if missing.
 int64_t ProcStatusBytes(int pid, const std::string& field) {
@@ -72,8 +52,7 @@ TEST(StreamingTest, WorkersCappedBelowTheDataSizeTrainOnStreamedFiles) {
   const std::string data_dir = testing::TempDir() + "/streamed_fashion_mnist";
   ExitStatus exit;
   const std::string written = RunPstrain(
-      {"write-tfrecord", "examples/fashion_mnist_mlp.pbtxt", "--tfrecord_dir=" + data_dir}, 0,
-      &exit);
+      {"write-tfrecord", "examples/fashion_mnist_mlp.pbtxt", "--tfrecord_dir=" + data_dir}, &exit);
   ASSERT_EQ(exit.exit_code, 0) << written;
   for (const char* copy : {"/train-copy-1.tfrecord", "/train-copy-2.tfrecord"}) {
     std::filesystem::copy_file(data_dir + "/train.tfrecord", data_dir + copy,
@@ -99,7 +78,7 @@ TEST(StreamingTest, WorkersCappedBelowTheDataSizeTrainOnStreamedFiles) {
   const std::string streamed_path = testing::TempDir() + "/streamed.pbtxt";
   std::ofstream(streamed_path) << streamed_spec;
   for (const char* expected : {"indexed (no index yet)", "its index is current"}) {
-    const std::string indexed = RunPstrain({"index-data", streamed_path}, 0, &exit);
+    const std::string indexed = RunPstrain({"index-data", streamed_path}, &exit);
     EXPECT_EQ(exit.exit_code, 0) << indexed;
     EXPECT_NE(indexed.find(data_dir +
                            "/train-copy-2.tfrecord: 60000 records in 59 blocks of up "
@@ -113,7 +92,7 @@ TEST(StreamingTest, WorkersCappedBelowTheDataSizeTrainOnStreamedFiles) {
   const std::string in_memory_path = testing::TempDir() + "/in_memory.pbtxt";
   std::ofstream(in_memory_path) << absl::StrReplaceAll(
       streamed_spec, {{"READ_MODE_STREAMED", "READ_MODE_IN_MEMORY"}});
-  const std::string refused = RunPstrain({"train-local", in_memory_path}, kCapBytes, &exit);
+  const std::string refused = RunPstrain({"train-local", in_memory_path}, &exit, kCapBytes);
   EXPECT_FALSE(exit.ok()) << refused;
   EXPECT_NE(refused.find("std::bad_alloc"), std::string::npos) << refused;
 

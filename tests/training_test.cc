@@ -19,12 +19,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/substitute.h"
-#include "client/binary_locator.h"
 #include "common/process/child_process.h"
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
 #include "tests/job_output.h"
+#include "tests/pstrain_command.h"
 
 namespace pstrain {
 namespace {
@@ -71,22 +71,6 @@ struct ImportedModelJob {
         batch_size, eval_data, learning_rate, steps, steps / 2, metrics);
   }
 };
-
-// Runs the pstrain CLI with `args` to its exit; what it printed.
-std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit) {
-  absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
-  EXPECT_TRUE(program.ok()) << program.status();
-  const std::string log = testing::TempDir() + "/pstrain_local.out";
-  std::remove(log.c_str());
-  auto child = ChildProcess::Start({*program, args, {}, log});
-  EXPECT_TRUE(child.ok()) << child.status();
-  absl::StatusOr<ExitStatus> status = (*child)->Wait(testing_cluster::kJobDeadline);
-  EXPECT_TRUE(status.ok()) << status.status();
-  if (status.ok()) *exit = *status;
-  std::stringstream output;
-  output << std::ifstream(log).rdbuf();
-  return output.str();
-}
 
 class TrainingTest : public testing::Test {
  protected:

@@ -49,16 +49,14 @@ class LeaseBatchReader::PermutedSource : public ExampleSource {
   const DatasetInfo& info() const override { return source_->info(); }
 
   absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override {
-    records_.resize(indices.size());
-    RETURN_IF_ERROR(order_->RecordsAt(indices, absl::MakeSpan(records_)));
-    return source_->Fill(records_, batch);
+    std::vector<int64_t> records(indices.size());
+    RETURN_IF_ERROR(order_->RecordsAt(indices, absl::MakeSpan(records)));
+    return source_->Fill(records, batch);
   }
 
  private:
   const ExampleSource* const source_;
   const std::shared_ptr<const EpochOrder> order_;
-  // Fill is called by the lease's one prefetch thread.
-  mutable std::vector<int64_t> records_;
 };
 
 absl::StatusOr<std::unique_ptr<LeaseBatchReader>> LeaseBatchReader::Create(

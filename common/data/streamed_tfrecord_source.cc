@@ -91,35 +91,28 @@ absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> StreamedTfRecordSource::
 StreamedTfRecordSource::~StreamedTfRecordSource() {
   absl::MutexLock lock(&mu_);
   if (blocks_read_ > 0) {
-    LOG(INFO) << "tfrecord: decoded " << blocks_read_ << " blocks of the " << layout_.num_blocks()
+    LOG(INFO) << "tfrecord: read " << blocks_read_ << " blocks of the " << layout_.num_blocks()
               << " in " << files_.size() << " file(s)";
   }
 }
 
-absl::Status StreamedTfRecordSource::Decode(int64_t block, Block* into) const {
+absl::Status StreamedTfRecordSource::Read(int64_t block, Block* into) const {
   const BlockPlace& place = places_[block];
   TfRecordSpan span;
   span.offset = place.offset;
   span.first_index = place.first_index;
   span.max_records = layout_.block_ends[block] - layout_.block_begin(block);
-  InMemorySource::Examples& examples = into->examples;
-  // Emptied, keeping the vectors' storage.
-  examples.num_examples = 0;
-  examples.dense_floats.clear();
-  examples.sparse_ids.clear();
-  examples.row_splits.clear();
-  examples.labels.clear();
-  examples.dense_floats.reserve(static_cast<size_t>(span.max_records * info_.dense_dim));
-  examples.labels.reserve(static_cast<size_t>(span.max_records));
   into->index = -1;
-  if (decoder_ == nullptr) {
-    decoder_ = std::make_unique<TfExampleDecoder>(spec_);
-    decoder_->ExpectDenseWidths(dense_widths_);
-  }
+  // Resized, not cleared: each string keeps its storage for the next block.
+  into->records.resize(static_cast<size_t>(span.max_records));
+  into->offsets.resize(static_cast<size_t>(span.max_records));
   absl::Status read =
       ForEachTfRecord(env_, files_[place.file], /*gzip=*/false, span,
-                      [&](absl::string_view record, int64_t, int64_t) -> absl::Status {
-                        return decoder_->Append(record, &examples);
+                      [&](absl::string_view record, int64_t index, int64_t offset) -> absl::Status {
+                        const size_t i = static_cast<size_t>(index - place.first_index);
+                        into->records[i].assign(record.data(), record.size());
+                        into->offsets[i] = offset;
+                        return absl::OkStatus();
                       });
   if (!read.ok()) {
     return absl::Status(read.code(),
@@ -131,18 +124,17 @@ absl::Status StreamedTfRecordSource::Decode(int64_t block, Block* into) const {
 }
 
 absl::StatusOr<std::shared_ptr<const StreamedTfRecordSource::Block>>
-StreamedTfRecordSource::BlockAt(int64_t block) const {
+StreamedTfRecordSource::BlockAtLocked(int64_t block) const {
   const size_t capacity = static_cast<size_t>(
       options_.cached_blocks > 0 ? options_.cached_blocks : options_.window_blocks + 1);
-  absl::MutexLock lock(&mu_);
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
     if ((*it)->index == block) {
       cache_.splice(cache_.begin(), cache_, it);
       return std::shared_ptr<const Block>(cache_.front());
     }
   }
-  // Decoded under the lock: a second reader of the same block waits for it
-  // rather than decoding it again.
+  // Read under the lock: a second reader of the same block waits for it
+  // rather than reading it again.
   std::shared_ptr<Block> decoded;
   auto reusable = std::find_if(evicted_.begin(), evicted_.end(),
                                [](const auto& block) { return block.use_count() == 1; });
@@ -152,7 +144,7 @@ StreamedTfRecordSource::BlockAt(int64_t block) const {
   } else {
     decoded = std::make_shared<Block>();
   }
-  RETURN_IF_ERROR(Decode(block, decoded.get()));
+  RETURN_IF_ERROR(Read(block, decoded.get()));
   ++blocks_read_;
   cache_.push_front(decoded);
   while (cache_.size() > capacity) {
@@ -167,25 +159,43 @@ StreamedTfRecordSource::BlockAt(int64_t block) const {
 
 absl::Status StreamedTfRecordSource::Fill(absl::Span<const int64_t> indices,
                                           ExampleBatch* batch) const {
-  // Holds the blocks of this batch, cached or not, until it is gathered.
-  std::vector<std::shared_ptr<const Block>> blocks;
-  std::vector<ExampleRow> rows(indices.size());
-  for (size_t i = 0; i < indices.size(); ++i) {
-    const int64_t record = indices[i];
+  for (int64_t record : indices) {
     if (record < 0 || record >= info_.num_examples) {
       return absl::OutOfRangeError(
           absl::StrCat("example ", record, " outside [0, ", info_.num_examples, ")"));
     }
-    const int64_t block = layout_.BlockOf(record);
-    auto held = std::find_if(blocks.begin(), blocks.end(),
-                             [block](const auto& b) { return b->index == block; });
-    if (held == blocks.end()) {
-      ASSIGN_OR_RETURN(std::shared_ptr<const Block> read, BlockAt(block));
-      blocks.push_back(std::move(read));
-      held = blocks.end() - 1;
-    }
-    rows[i] = {&(*held)->examples, record - layout_.block_begin(block)};
   }
+  absl::MutexLock lock(&mu_);
+  if (decoder_ == nullptr) {
+    decoder_ = std::make_unique<TfExampleDecoder>(spec_);
+    decoder_->ExpectDenseWidths(dense_widths_);
+  }
+  // Parsed in the batch's order, so that row i of parsed_ is example i.
+  parsed_.num_examples = 0;
+  parsed_.dense_floats.clear();
+  parsed_.sparse_ids.clear();
+  parsed_.row_splits.clear();
+  parsed_.labels.clear();
+  // The block of the record parsed last, held until the next one differs.
+  std::shared_ptr<const Block> held;
+  for (int64_t record : indices) {
+    const int64_t block = layout_.BlockOf(record);
+    if (held == nullptr || held->index != block) {
+      ASSIGN_OR_RETURN(held, BlockAtLocked(block));
+    }
+    const size_t k = static_cast<size_t>(record - layout_.block_begin(block));
+    absl::Status parsed = decoder_->Append(held->records[k], &parsed_);
+    if (!parsed.ok()) {
+      const BlockPlace& place = places_[block];
+      return absl::Status(
+          parsed.code(),
+          absl::StrCat(files_[place.file], ": record ", place.first_index + k, " at offset ",
+                       held->offsets[k], ": ", parsed.message(), " (the file no longer holds what ",
+                       "its index ", RecordIndexPath(files_[place.file]), " says)"));
+    }
+  }
+  std::vector<ExampleRow> rows(indices.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = {&parsed_, static_cast<int64_t>(i)};
   return GatherExamples(rows, info_.dense_dim, info_.sparse_dim > 0, batch);
 }
 

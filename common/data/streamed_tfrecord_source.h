@@ -25,7 +25,7 @@ struct StreamingOptions {
   int64_t block_records = 1024;
   // Blocks whose records a shuffled epoch mixes (BlockLayout); > 0.
   int32_t window_blocks = 8;
-  // Decoded blocks kept; a reader of a shuffled epoch holds one window's.
+  // Blocks kept in memory; a reader of a shuffled epoch holds one window's.
   // Default (0): window_blocks + 1.
   int32_t cached_blocks = 0;
   // Save the indexes built at open beside the files (tfrecord_index.h).
@@ -34,10 +34,14 @@ struct StreamingOptions {
 
 // The records of uncompressed TFRecord files read a block at a time, as
 // they are asked for, through the files' offset indexes: memory holds the
-// indexes (8 bytes per block) and a few decoded blocks, not the data set.
-// Opening loads or builds each file's index (tfrecord_index.h); the
-// summary in the indexes gives info() without reading the records again.
-// Thread-safe.
+// indexes (8 bytes per block) and a few blocks of records as stored, not
+// the data set. A block's records are checked (CRCs) when it is read and
+// parsed as tf.Example only when a batch takes them: the first batch of a
+// shuffled window takes records of every block of it, and parsing whole
+// blocks then made it wait for all of them (18 ms for 8 blocks of images,
+// at the start of every lease). Opening loads or builds each file's index
+// (tfrecord_index.h); the summary in the indexes gives info() without
+// reading the records again. Thread-safe.
 class StreamedTfRecordSource : public ExampleSource {
  public:
   // `env` must outlive the source.
@@ -48,8 +52,8 @@ class StreamedTfRecordSource : public ExampleSource {
   static absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> Open(
       Env& env, const TfRecordSource& spec, const StreamingOptions& options);
 
-  // Logs how many blocks were decoded: more than an epoch's blocks per
-  // epoch means leases that split windows.
+  // Logs how many blocks were read: more than an epoch's blocks per epoch
+  // means leases that split windows.
   ~StreamedTfRecordSource() override;
 
   const DatasetInfo& info() const override { return info_; }
@@ -60,7 +64,7 @@ class StreamedTfRecordSource : public ExampleSource {
   // and record: the file no longer holds what its index says.
   absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override;
 
-  // Blocks decoded since open (a block read twice counts twice).
+  // Blocks read since open (a block read twice counts twice).
   int64_t blocks_read() const;
 
  private:
@@ -70,15 +74,19 @@ class StreamedTfRecordSource : public ExampleSource {
     int64_t offset = 0;       // of its first record in the file
     int64_t first_index = 0;  // of its first record in the file
   };
+  // A block's records as stored (their CRCs checked), and where each was.
   struct Block {
     int64_t index = -1;
-    InMemorySource::Examples examples;
+    std::vector<std::string> records;
+    std::vector<int64_t> offsets;
   };
 
   StreamedTfRecordSource(Env& env, TfRecordSource spec, StreamingOptions options);
-  absl::StatusOr<std::shared_ptr<const Block>> BlockAt(int64_t block) const;
-  // Decodes block `block` into *into, whose storage it reuses.
-  absl::Status Decode(int64_t block, Block* into) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The block, from the cache or read.
+  absl::StatusOr<std::shared_ptr<const Block>> BlockAtLocked(int64_t block) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads block `block` into *into, whose storage it reuses.
+  absl::Status Read(int64_t block, Block* into) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Env& env_;
   const TfRecordSource spec_;
@@ -92,13 +100,15 @@ class StreamedTfRecordSource : public ExampleSource {
   mutable absl::Mutex mu_;
   // Most recently used first.
   mutable std::list<std::shared_ptr<Block>> cache_ ABSL_GUARDED_BY(mu_);
-  // Blocks evicted from the cache, whose vectors later decodes fill again
+  // Blocks evicted from the cache, whose storage later reads fill again
   // once no batch being gathered holds them (use_count 1). pstrain
   // processes keep the memory they free (allocator_tuning.h), in glibc's
   // per-thread arenas: a fresh block on each lease's prefetch thread left a
   // Fashion-MNIST worker at 237 MB RSS where 58 MB were live.
   mutable std::vector<std::shared_ptr<Block>> evicted_ ABSL_GUARDED_BY(mu_);
   mutable std::unique_ptr<TfExampleDecoder> decoder_ ABSL_GUARDED_BY(mu_);
+  // The examples of the batch being gathered, parsed in its order.
+  mutable InMemorySource::Examples parsed_ ABSL_GUARDED_BY(mu_);
   mutable int64_t blocks_read_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -101,7 +101,7 @@ TEST_F(StreamedTfRecordSourceTest, GivesTheExamplesOfTheFilesLoadedWhole) {
   EXPECT_TRUE(absl::IsOutOfRange(streamed->Fill(outside, &from_stream)));
 }
 
-TEST_F(StreamedTfRecordSourceTest, AShuffledEpochDecodesEachBlockOnceAndReadsEveryRecord) {
+TEST_F(StreamedTfRecordSourceTest, AShuffledEpochReadsEachBlockOnceAndEveryRecord) {
   std::unique_ptr<StreamedTfRecordSource> streamed = Open();
   ASSERT_NE(streamed, nullptr);
   BatchReaderOptions reading;
@@ -119,7 +119,7 @@ TEST_F(StreamedTfRecordSourceTest, AShuffledEpochDecodesEachBlockOnceAndReadsEve
     examples += batch->size;
   }
   EXPECT_EQ(examples, 2 * 1537);
-  // The cache holds a window (3 blocks) and one more: each block is decoded
+  // The cache holds a window (3 blocks) and one more: each block is read
   // once an epoch.
   EXPECT_EQ(streamed->blocks_read(), 2 * 16);
 
