@@ -149,6 +149,13 @@ TEST_F(StreamedTfRecordSourceTest, KeepsEachIndexBesideItsFileAndRebuildsItWhenS
     ASSERT_TRUE(index.SerializeToOstream(&out));
   }
   EXPECT_EQ(Open()->info().num_classes, 4);
+  // One that cannot be right (a negative width) is built again.
+  index.add_dense_widths(-5);
+  {
+    std::ofstream out(index_path, std::ios::binary | std::ios::trunc);
+    ASSERT_TRUE(index.SerializeToOstream(&out));
+  }
+  EXPECT_EQ(Open()->info().num_classes, 2);
 
   // Another block size, or a data file rewritten, rebuilds it.
   options_.block_records = 250;

@@ -15,6 +15,7 @@
 #include "common/data/tfrecord_file.h"
 #include "common/random/split_mix.h"
 #include "common/status/status_macros.h"
+#include "common/summary/record_writer.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -63,8 +64,20 @@ std::string WhyStale(const RecordFileIndex& index, const FileInfo& file, uint32_
                         block_records);
   }
   if (index.decoding() != decoding) return "indexed for other features";
+  // Every record takes its framing's bytes at least, every value one byte.
+  const int64_t most_records =
+      file.size / static_cast<int64_t>(kRecordHeaderBytes + kRecordFooterBytes);
+  if (index.num_records() < 0 || index.num_records() > most_records) return "index malformed";
+  int64_t dense_values = 0;
+  for (int64_t width : index.dense_widths()) {
+    if (width < 0 || width > file.size) return "index malformed";
+    dense_values += width;
+  }
+  if (dense_values > file.size || index.num_classes() < 0 || index.num_classes() > (1 << 24)) {
+    return "index malformed";
+  }
   const int64_t blocks = (index.num_records() + block_records - 1) / block_records;
-  if (index.num_records() < 0 || index.block_offsets_size() != blocks) return "index malformed";
+  if (index.block_offsets_size() != blocks) return "index malformed";
   for (int i = 0; i < index.block_offsets_size(); ++i) {
     const int64_t offset = index.block_offsets(i);
     if (offset < 0 || offset >= file.size || (i > 0 && offset <= index.block_offsets(i - 1))) {
