@@ -22,6 +22,8 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_checkpoints.h"
+#include "common/data/synthetic_clicks.h"
+#include "common/data/tfrecord_writer.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -294,6 +296,77 @@ TEST_F(WorkerLoopTest, StopsWhenTheCoordinatorSaysSoAndHandsBackTheRest) {
   ASSERT_EQ(completions[0].returned_size(), 1);
   EXPECT_EQ(completions[0].returned(0).begin(), 16);
   EXPECT_EQ(completions[0].returned(0).end(), 64);
+  EXPECT_EQ(shards_[0]->applied(), 2);
+}
+
+// The spec's click logs written as TFRecord under `dir` and read streamed,
+// in blocks of 4 records and windows of 2 blocks.
+JobSpec StreamedSpec(JobSpec spec, const std::string& dir) {
+  PosixEnv env;
+  absl::StatusOr<std::unique_ptr<SyntheticClicks>> clicks =
+      SyntheticClicks::Create(spec.train_data().synthetic_clicks(), /*test_split=*/false);
+  EXPECT_TRUE(clicks.ok()) << clicks.status();
+  const std::string path = JoinPath(dir, "clicks.tfrecord");
+  EXPECT_TRUE(WriteTfRecordFile(env, path, **clicks).ok());
+  DataSpec& data = *spec.mutable_train_data();
+  TfRecordSource& tfrecord = *data.mutable_tfrecord();
+  tfrecord.add_paths(path);
+  tfrecord.add_sparse_features("field_0");
+  tfrecord.add_sparse_features("field_1");
+  tfrecord.set_label("label");
+  data.set_read_mode(DataSpec::READ_MODE_STREAMED);
+  data.set_stream_block_records(4);
+  data.set_shuffle_window_blocks(2);
+  return spec;
+}
+
+TEST_F(WorkerLoopTest, OnStreamedDataTheNextLeaseIsTakenAheadAndEveryRecordTrainedOnce) {
+  // Four leases of 16 records, each taken while the one before trains.
+  const Assignment assignment =
+      StartJob(StreamedSpec(Spec(UPDATE_MODE_ASYNC, 2, /*num_examples=*/64), root_), 16);
+  std::unique_ptr<WorkerLoop> loop = NewLoop(/*overlap=*/true);
+  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
+  const std::vector<DataLease> leases = Leases();
+  ASSERT_EQ(leases.size(), 4u);
+  std::vector<CompleteDataLeaseRequest> completions = Completions();
+  ASSERT_EQ(completions.size(), 4u);
+  std::vector<int> trained(64, 0);
+  for (const auto& push : shards_[0]->received()) {
+    ASSERT_TRUE(push.origin.has_value());
+    for (int64_t r = push.origin->records().begin(); r < push.origin->records().end(); ++r) {
+      ++trained[r];
+    }
+  }
+  EXPECT_THAT(trained, ::testing::Each(1));
+  for (size_t i = 0; i < completions.size(); ++i) {
+    EXPECT_EQ(completions[i].lease_id(), leases[i].lease_id());
+    EXPECT_EQ(completions[i].returned_size(), 0);
+  }
+}
+
+TEST_F(WorkerLoopTest, OnStreamedDataTheLeaseTakenAheadIsHandedBackWholeAtTheStop) {
+  // Leases of 32; the job stops at global step 2, the first report, after
+  // the second lease was taken ahead.
+  JobSpec spec = StreamedSpec(Spec(UPDATE_MODE_ASYNC, 2, /*num_examples=*/64), root_);
+  spec.mutable_stop()->set_max_steps(2);
+  const Assignment assignment = StartJob(spec, 32);
+  std::unique_ptr<WorkerLoop> loop = NewLoop(/*overlap=*/false);
+  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
+
+  const std::vector<DataLease> leases = Leases();
+  ASSERT_EQ(leases.size(), 2u);
+  std::vector<CompleteDataLeaseRequest> completions = Completions();
+  ASSERT_EQ(completions.size(), 2u);
+  // The lease in hand: its last two batches back.
+  EXPECT_EQ(completions[0].lease_id(), leases[0].lease_id());
+  ASSERT_EQ(completions[0].returned_size(), 1);
+  EXPECT_EQ(completions[0].returned(0).begin(), 16);
+  EXPECT_EQ(completions[0].returned(0).end(), 32);
+  // The lease ahead, untouched: all of it back.
+  EXPECT_EQ(completions[1].lease_id(), leases[1].lease_id());
+  ASSERT_EQ(completions[1].returned_size(), 1);
+  EXPECT_EQ(completions[1].returned(0).begin(), leases[1].range().begin());
+  EXPECT_EQ(completions[1].returned(0).end(), leases[1].range().end());
   EXPECT_EQ(shards_[0]->applied(), 2);
 }
 

@@ -89,7 +89,7 @@ absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> StreamedTfRecordSource::
 }
 
 StreamedTfRecordSource::~StreamedTfRecordSource() {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&cache_mu_);
   if (blocks_read_ > 0) {
     LOG(INFO) << "tfrecord: read " << blocks_read_ << " blocks of the " << layout_.num_blocks()
               << " in " << files_.size() << " file(s)";
@@ -102,7 +102,6 @@ absl::Status StreamedTfRecordSource::Read(int64_t block, Block* into) const {
   span.offset = place.offset;
   span.first_index = place.first_index;
   span.max_records = layout_.block_ends[block] - layout_.block_begin(block);
-  into->index = -1;
   // Resized, not cleared: each string keeps its storage for the next block.
   into->records.resize(static_cast<size_t>(span.max_records));
   into->offsets.resize(static_cast<size_t>(span.max_records));
@@ -119,42 +118,61 @@ absl::Status StreamedTfRecordSource::Read(int64_t block, Block* into) const {
                         absl::StrCat(read.message(), " (the file no longer holds what its index ",
                                      RecordIndexPath(files_[place.file]), " says)"));
   }
-  into->index = block;
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const StreamedTfRecordSource::Block>>
-StreamedTfRecordSource::BlockAtLocked(int64_t block) const {
-  const size_t capacity = static_cast<size_t>(
-      options_.cached_blocks > 0 ? options_.cached_blocks : options_.window_blocks + 1);
-  for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-    if ((*it)->index == block) {
-      cache_.splice(cache_.begin(), cache_, it);
-      return std::shared_ptr<const Block>(cache_.front());
-    }
-  }
-  // Read under the lock: a second reader of the same block waits for it
-  // rather than reading it again.
-  std::shared_ptr<Block> decoded;
+std::shared_ptr<StreamedTfRecordSource::Block> StreamedTfRecordSource::FreeBlockLocked() const {
   auto reusable = std::find_if(evicted_.begin(), evicted_.end(),
                                [](const auto& block) { return block.use_count() == 1; });
-  if (reusable != evicted_.end()) {
-    decoded = std::move(*reusable);
-    evicted_.erase(reusable);
-  } else {
-    decoded = std::make_shared<Block>();
+  if (reusable == evicted_.end()) return std::make_shared<Block>();
+  std::shared_ptr<Block> block = std::move(*reusable);
+  evicted_.erase(reusable);
+  return block;
+}
+
+absl::StatusOr<std::shared_ptr<const StreamedTfRecordSource::Block>>
+StreamedTfRecordSource::BlockAt(int64_t block) const {
+  const size_t capacity = static_cast<size_t>(
+      options_.cached_blocks > 0 ? options_.cached_blocks : 2 * options_.window_blocks + 1);
+  std::shared_ptr<Block> slot;
+  {
+    absl::MutexLock lock(&cache_mu_);
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if ((*it)->index != block) continue;
+      cache_.splice(cache_.begin(), cache_, it);
+      std::shared_ptr<Block> found = cache_.front();
+      // Another thread is reading it: one read serves both.
+      const Block* waited = found.get();
+      cache_mu_.Await(absl::Condition(
+          +[](const Block* b) { return b->state != Block::State::kReading; }, waited));
+      if (found->state == Block::State::kFailed) return found->failure;
+      return std::shared_ptr<const Block>(std::move(found));
+    }
+    slot = FreeBlockLocked();
+    slot->index = block;
+    slot->state = Block::State::kReading;
+    cache_.push_front(slot);
+    while (cache_.size() > capacity) {
+      evicted_.push_back(std::move(cache_.back()));
+      cache_.pop_back();
+    }
+    // Blocks still held when evicted are few (the batches' being
+    // gathered); past that many, the oldest go.
+    if (evicted_.size() > capacity) evicted_.erase(evicted_.begin());
   }
-  RETURN_IF_ERROR(Read(block, decoded.get()));
+  // Only this thread writes the block until it leaves kReading.
+  const absl::Status read = Read(block, slot.get());
+  absl::MutexLock lock(&cache_mu_);
+  if (!read.ok()) {
+    // Those waiting for it see the error; a later reader tries again.
+    slot->state = Block::State::kFailed;
+    slot->failure = read;
+    cache_.remove(slot);
+    return read;
+  }
+  slot->state = Block::State::kReady;
   ++blocks_read_;
-  cache_.push_front(decoded);
-  while (cache_.size() > capacity) {
-    evicted_.push_back(std::move(cache_.back()));
-    cache_.pop_back();
-  }
-  // Blocks still held when evicted are few (one batch's); past that many,
-  // the oldest go.
-  if (evicted_.size() > capacity) evicted_.erase(evicted_.begin());
-  return std::shared_ptr<const Block>(std::move(decoded));
+  return std::shared_ptr<const Block>(std::move(slot));
 }
 
 absl::Status StreamedTfRecordSource::Fill(absl::Span<const int64_t> indices,
@@ -165,7 +183,17 @@ absl::Status StreamedTfRecordSource::Fill(absl::Span<const int64_t> indices,
           absl::StrCat("example ", record, " outside [0, ", info_.num_examples, ")"));
     }
   }
-  absl::MutexLock lock(&mu_);
+  // The batch's blocks, distinct and sorted, in hand before parsing starts.
+  std::vector<int64_t> block_ids(indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) block_ids[i] = layout_.BlockOf(indices[i]);
+  std::sort(block_ids.begin(), block_ids.end());
+  block_ids.erase(std::unique(block_ids.begin(), block_ids.end()), block_ids.end());
+  std::vector<std::shared_ptr<const Block>> blocks(block_ids.size());
+  for (size_t b = 0; b < block_ids.size(); ++b) {
+    ASSIGN_OR_RETURN(blocks[b], BlockAt(block_ids[b]));
+  }
+
+  absl::MutexLock lock(&parse_mu_);
   if (decoder_ == nullptr) {
     decoder_ = std::make_unique<TfExampleDecoder>(spec_);
     decoder_->ExpectDenseWidths(dense_widths_);
@@ -176,21 +204,18 @@ absl::Status StreamedTfRecordSource::Fill(absl::Span<const int64_t> indices,
   parsed_.sparse_ids.clear();
   parsed_.row_splits.clear();
   parsed_.labels.clear();
-  // The block of the record parsed last, held until the next one differs.
-  std::shared_ptr<const Block> held;
   for (int64_t record : indices) {
     const int64_t block = layout_.BlockOf(record);
-    if (held == nullptr || held->index != block) {
-      ASSIGN_OR_RETURN(held, BlockAtLocked(block));
-    }
+    const Block& held = *blocks[static_cast<size_t>(
+        std::lower_bound(block_ids.begin(), block_ids.end(), block) - block_ids.begin())];
     const size_t k = static_cast<size_t>(record - layout_.block_begin(block));
-    absl::Status parsed = decoder_->Append(held->records[k], &parsed_);
+    absl::Status parsed = decoder_->Append(held.records[k], &parsed_);
     if (!parsed.ok()) {
       const BlockPlace& place = places_[block];
       return absl::Status(
           parsed.code(),
           absl::StrCat(files_[place.file], ": record ", place.first_index + k, " at offset ",
-                       held->offsets[k], ": ", parsed.message(), " (the file no longer holds what ",
+                       held.offsets[k], ": ", parsed.message(), " (the file no longer holds what ",
                        "its index ", RecordIndexPath(files_[place.file]), " says)"));
     }
   }
@@ -200,7 +225,7 @@ absl::Status StreamedTfRecordSource::Fill(absl::Span<const int64_t> indices,
 }
 
 int64_t StreamedTfRecordSource::blocks_read() const {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&cache_mu_);
   return blocks_read_;
 }
 

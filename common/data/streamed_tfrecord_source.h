@@ -25,8 +25,10 @@ struct StreamingOptions {
   int64_t block_records = 1024;
   // Blocks whose records a shuffled epoch mixes (BlockLayout); > 0.
   int32_t window_blocks = 8;
-  // Blocks kept in memory; a reader of a shuffled epoch holds one window's.
-  // Default (0): window_blocks + 1.
+  // Blocks kept in memory. A reader of a shuffled epoch holds one window's;
+  // a worker reads the window of its next lease while it trains on the
+  // current one (its lease ahead, worker_loop.cc). Default (0):
+  // 2 * window_blocks + 1.
   int32_t cached_blocks = 0;
   // Save the indexes built at open beside the files (tfrecord_index.h).
   bool save_indexes = true;
@@ -39,7 +41,10 @@ struct StreamingOptions {
 // parsed as tf.Example only when a batch takes them: the first batch of a
 // shuffled window takes records of every block of it, and parsing whole
 // blocks then made it wait for all of them (18 ms for 8 blocks of images,
-// at the start of every lease). Opening loads or builds each file's index
+// at the start of every lease). Blocks are read outside the lock that
+// parsing takes, so a reader starting on the next window does not hold up
+// one that is gathering batches from the current window; two readers of one
+// block share one read. Opening loads or builds each file's index
 // (tfrecord_index.h); the summary in the indexes gives info() without
 // reading the records again. Thread-safe.
 class StreamedTfRecordSource : public ExampleSource {
@@ -75,18 +80,27 @@ class StreamedTfRecordSource : public ExampleSource {
     int64_t first_index = 0;  // of its first record in the file
   };
   // A block's records as stored (their CRCs checked), and where each was.
+  // `index` and `state` are guarded by cache_mu_; the thread that set
+  // kReading writes the records without it, and others read them once they
+  // see kReady.
   struct Block {
+    enum class State { kReading, kReady, kFailed };
     int64_t index = -1;
+    State state = State::kReading;
+    absl::Status failure;  // of kFailed
     std::vector<std::string> records;
     std::vector<int64_t> offsets;
   };
 
   StreamedTfRecordSource(Env& env, TfRecordSource spec, StreamingOptions options);
-  // The block, from the cache or read.
-  absl::StatusOr<std::shared_ptr<const Block>> BlockAtLocked(int64_t block) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The block, from the cache, waited for while another thread reads it,
+  // or read (outside cache_mu_).
+  absl::StatusOr<std::shared_ptr<const Block>> BlockAt(int64_t block) const
+      ABSL_LOCKS_EXCLUDED(cache_mu_);
+  // A block's storage to read into: an evicted one no batch holds, or new.
+  std::shared_ptr<Block> FreeBlockLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(cache_mu_);
   // Reads block `block` into *into, whose storage it reuses.
-  absl::Status Read(int64_t block, Block* into) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Read(int64_t block, Block* into) const;
 
   Env& env_;
   const TfRecordSource spec_;
@@ -97,19 +111,22 @@ class StreamedTfRecordSource : public ExampleSource {
   BlockLayout layout_;
   DatasetInfo info_;
 
-  mutable absl::Mutex mu_;
-  // Most recently used first.
-  mutable std::list<std::shared_ptr<Block>> cache_ ABSL_GUARDED_BY(mu_);
+  mutable absl::Mutex cache_mu_;
+  // Most recently used first; blocks being read included.
+  mutable std::list<std::shared_ptr<Block>> cache_ ABSL_GUARDED_BY(cache_mu_);
   // Blocks evicted from the cache, whose storage later reads fill again
   // once no batch being gathered holds them (use_count 1). pstrain
   // processes keep the memory they free (allocator_tuning.h), in glibc's
   // per-thread arenas: a fresh block on each lease's prefetch thread left a
   // Fashion-MNIST worker at 237 MB RSS where 58 MB were live.
-  mutable std::vector<std::shared_ptr<Block>> evicted_ ABSL_GUARDED_BY(mu_);
-  mutable std::unique_ptr<TfExampleDecoder> decoder_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<std::shared_ptr<Block>> evicted_ ABSL_GUARDED_BY(cache_mu_);
+  mutable int64_t blocks_read_ ABSL_GUARDED_BY(cache_mu_) = 0;
+
+  // Parsing and gathering a batch, once its blocks are in hand.
+  mutable absl::Mutex parse_mu_;
+  mutable std::unique_ptr<TfExampleDecoder> decoder_ ABSL_GUARDED_BY(parse_mu_);
   // The examples of the batch being gathered, parsed in its order.
-  mutable InMemorySource::Examples parsed_ ABSL_GUARDED_BY(mu_);
-  mutable int64_t blocks_read_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable InMemorySource::Examples parsed_ ABSL_GUARDED_BY(parse_mu_);
 };
 
 }  // namespace pstrain
