@@ -105,11 +105,12 @@ class WorkerLoop::AssignmentRun {
   // `reader` (its lease ahead's), or a reader made here when null.
   absl::Status TrainLease(const DataLease& lease, std::unique_ptr<LeaseBatchReader> reader,
                           std::vector<RecordRange>* returned);
-  // A lease taken while the one in hand trains, with a reader already
-  // assembling its first batches. Streamed data only: the first batch of a
-  // lease needs every block of its window read, and read ahead that is done
-  // while this worker computes, not at the lease's first step (without it,
-  // data_wait was 10% of the step of the cluster MLP on streamed data).
+  // A lease taken while the one in hand trains (in its last
+  // lease_ahead_batches batches), with a reader already assembling its
+  // first batches. Streamed data only: the first batch of a lease needs
+  // every block of its window read, and read ahead that is done while this
+  // worker computes, not at the lease's first step (without it, data_wait
+  // was 10% of the step of the cluster MLP on streamed data).
   // In memory a batch is a copy of rows, and holding a second lease would
   // only keep its records from other workers for longer.
   struct LeaseAhead {
@@ -397,7 +398,7 @@ void WorkerLoop::AssignmentRun::HandBack(const DataLease& lease, const absl::Sta
 
 void WorkerLoop::AssignmentRun::TakeLeaseAhead(const DataLease& in_hand) {
   if (ahead_.has_value() || source_->block_layout() == nullptr || in_hand.has_first_round() ||
-      stopping_ || reached_max_steps_) {
+      loop_.options_.lease_ahead_batches <= 0 || stopping_ || reached_max_steps_) {
     return;
   }
   absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
@@ -446,6 +447,7 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
   }
   LeaseInHand hand{lease, *reader, *returned};
   absl::Status error;
+  bool tried_ahead = false;
   while (true) {
     if (Over()) {
       stopping_ = true;
@@ -454,9 +456,13 @@ absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
     absl::StatusOr<bool> more = TrainStep(hand);
     if (!more.ok()) error = more.status();
     if (!more.ok() || !*more) break;
-    // After the first step, whose batch this lease's reader had to read
-    // for first, so that the two readers do not compete for it.
-    if (hand.batch_index == 0) TakeLeaseAhead(lease);
+    // Once, when the lease nears its end; never before its first batch, so
+    // that the two readers do not compete for that one.
+    const int64_t left = reader->end() - reader->next_position();
+    if (!tried_ahead && left <= loop_.options_.lease_ahead_batches * data_.batch_size) {
+      tried_ahead = true;
+      TakeLeaseAhead(lease);
+    }
   }
   // The lease's last push is waited for here, not overlapped with a pull:
   // a push_wait of its own, or the step-time breakdown would miss it.

@@ -39,6 +39,12 @@ struct WorkerLoopOptions {
   // gradients are pushed. Default true; the pull then misses the update
   // being pushed, one more step of staleness.
   bool overlap_pull_with_push = true;
+  // Streamed training data: once the lease in hand has this many batches
+  // left or fewer, take the next lease and start reading its window (see
+  // AssignmentRun::LeaseAhead). Later leaves too little time to read it;
+  // earlier keeps a second lease from other workers for longer, which
+  // shows when an epoch has few leases. Default 16; 0: never.
+  int lease_ahead_batches = 16;
   // Settings of the parameter-server client (chunking, streams, deadlines,
   // retries); job, worker, incarnation and mode come from the assignment.
   ParameterServerClientOptions ps;

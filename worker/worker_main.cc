@@ -30,6 +30,10 @@ DEFINE_bool(shm, true,
 DEFINE_bool(overlap_pull_with_push, true,
             "In async modes, pull the next batch's parameters while the current gradients are "
             "pushed.");
+DEFINE_int32(lease_ahead_batches, 16,
+             "Streamed training data: when the data lease in hand has this many batches left, "
+             "take the next lease and read its first blocks in the background, so that its first "
+             "batch does not wait for them. 0: take each lease when the one before ends.");
 
 namespace {
 
@@ -94,6 +98,10 @@ int main(int argc, char** argv) {
               absl::StrCat("--ps_chunk_kb must be in [1, ", max_message_kb / 4,
                            "] (a quarter of --max_message_mb), got ", FLAGS_ps_chunk_kb));
         }
+        if (FLAGS_lease_ahead_batches < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--lease_ahead_batches must be >= 0, got ", FLAGS_lease_ahead_batches));
+        }
         pstrain::worker::WorkerProcessOptions options;
         options.loop.ps.streams_per_shard = FLAGS_ps_streams_per_shard;
         options.loop.ps.parallel_min_bytes = int64_t{FLAGS_ps_parallel_min_kb} << 10;
@@ -101,6 +109,7 @@ int main(int argc, char** argv) {
         options.loop.ps.call_timeout = absl::Seconds(FLAGS_ps_call_timeout_secs);
         options.loop.ps.shared_memory = FLAGS_shm;
         options.loop.overlap_pull_with_push = FLAGS_overlap_pull_with_push;
+        options.loop.lease_ahead_batches = FLAGS_lease_ahead_batches;
         return std::make_unique<WorkerComponents>(std::move(options));
       });
 }

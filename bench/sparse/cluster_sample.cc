@@ -71,6 +71,9 @@ absl::StatusOr<ClusterSample> SampleCluster(const LocalCluster& cluster) {
       if (!steps.ok()) return steps.status();
       sample.examples += *examples;
       sample.steps += *steps;
+      // Observed from the first step on: absent before it.
+      sample.data_wait_seconds +=
+          page->Sum("pstrain_worker_step_phase_seconds_sum", {{"phase", "data_wait"}});
       continue;
     }
     ShardSample shard;

@@ -29,6 +29,9 @@ struct ClusterSample {
   // Summed over the workers.
   double examples = 0;  // pstrain_worker_examples_total
   double steps = 0;     // pstrain_worker_steps_total
+  // Seconds the workers' steps waited for their batches
+  // (pstrain_worker_step_phase_seconds of phase data_wait).
+  double data_wait_seconds = 0;
   // CPU seconds used so far (user + system), by role.
   double coordinator_cpu_seconds = 0;
   double ps_cpu_seconds = 0;

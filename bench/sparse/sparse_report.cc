@@ -26,14 +26,16 @@ std::string PathLabel(const ClusterRun& run) {
 // issue's targets, read on the first cluster.
 void AddPathsSection(const SparseReport& r, bench::MarkdownReport& report) {
   bench::MarkdownTable table({"data path", "examples/s", "single process examples/s", "ratio",
-                              "examples per CPU second", "single process", "ratio"});
-  auto add = [&table](const ClusterRun& run) {
+                              "examples per CPU second", "single process", "ratio",
+                              "data_wait share of the workers' time"});
+  auto add = [&table, &r](const ClusterRun& run) {
     table.AddRow({PathLabel(run), Fixed(run.ExamplesPerSec(), 0),
                   Fixed(run.SingleProcessExamplesPerSec(), 0),
                   Fixed(run.ExamplesPerSec() / run.SingleProcessExamplesPerSec(), 2),
                   Fixed(run.ExamplesPerCpuSecond(), 0),
                   Fixed(run.SingleProcessExamplesPerCpuSecond(), 0),
-                  Fixed(run.ExamplesPerCpuSecond() / run.SingleProcessExamplesPerCpuSecond(), 2)});
+                  Fixed(run.ExamplesPerCpuSecond() / run.SingleProcessExamplesPerCpuSecond(), 2),
+                  absl::StrFormat("%.1f%%", 100 * run.DataWaitShare(r.workers))});
   };
   add(r.cluster);
   if (r.grpc_cluster.has_value()) add(*r.grpc_cluster);
@@ -53,6 +55,9 @@ void AddPathsSection(const SparseReport& r, bench::MarkdownReport& report) {
                 absl::StrCat(Fixed(ratio, 2), "x"));
   report.Target(absl::StrCat("examples per CPU second >= 0.7x the single process's", path),
                 per_cpu >= 0.7, absl::StrCat(Fixed(per_cpu, 2), "x"));
+  const double data_wait = run.DataWaitShare(r.workers);
+  report.Target(absl::StrCat("data_wait under 5% of the workers' time", path), data_wait < 0.05,
+                absl::StrFormat("%.1f%%", 100 * data_wait));
 }
 
 }  // namespace
@@ -76,6 +81,11 @@ double ClusterRun::SingleProcessExamplesPerCpuSecond() const {
   return (single_process_before.examples / single_process_before.cpu_seconds +
           single_process_after.examples / single_process_after.cpu_seconds) /
          2;
+}
+
+double ClusterRun::DataWaitShare(int workers) const {
+  return (window_end.data_wait_seconds - window_start.data_wait_seconds) /
+         (WindowSeconds() * std::max(1, workers));
 }
 
 double ClusterRun::ExamplesPerSec() const {

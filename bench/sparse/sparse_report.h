@@ -37,6 +37,9 @@ struct ClusterRun {
   // that move less with other processes' load than examples/s.
   double ExamplesPerCpuSecond() const;
   double SingleProcessExamplesPerCpuSecond() const;
+  // The share of the workers' time in the window that their steps waited
+  // for data.
+  double DataWaitShare(int workers) const;
 };
 
 struct SparseReport {
