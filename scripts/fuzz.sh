@@ -5,7 +5,7 @@
 # Usage: scripts/fuzz.sh [TARGET] [SECONDS]
 #        scripts/fuzz.sh --seeds
 #   TARGET   job_spec, checkpoint_reader, parameter_server, coordinator,
-#            onnx_graph, tfrecord, or all (default: all, one after the other)
+#            onnx_graph, tfrecord, criteo, or all (default: all, one after the other)
 #   SECONDS  how long each target runs (default 600)
 #   --seeds  rewrites the seed inputs made by the project's own writers
 #            (tests/fuzz/make_seed_corpus.cc) and exits
@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-readonly TARGETS=(job_spec checkpoint_reader parameter_server coordinator onnx_graph tfrecord)
+readonly TARGETS=(job_spec checkpoint_reader parameter_server coordinator onnx_graph tfrecord criteo)
 readonly OUTPUT_BASE="${FUZZ_OUTPUT_BASE:-$HOME/.cache/pstrain-bazel-fuzz}"
 readonly OUT="${FUZZ_OUT:-/tmp/pstrain-fuzz}"
 # Inputs kept in the repository stay small.

@@ -127,6 +127,9 @@ void FillData(DataSpec* data, bool training) {
       if (source->zipf_exponent() == 0) source->set_zipf_exponent(kDefaultZipfExponent);
       break;
     }
+    case DataSpec::kCriteo:
+      data->mutable_criteo()->set_hash_buckets(HashBucketsOf(data->criteo()));
+      break;
     case DataSpec::kTfrecord:
       data->mutable_tfrecord()->set_hash_buckets(HashBucketsOf(data->tfrecord()));
       data->set_stream_block_records(StreamBlockRecordsOf(*data));
@@ -257,6 +260,10 @@ void FillExport(JobMode mode, const CheckpointSpec& checkpoint, ExportSpec* expo
 }  // namespace
 
 int64_t HashBucketsOf(const TfRecordSource& source) {
+  return source.hash_buckets() != 0 ? source.hash_buckets() : kDefaultHashBuckets;
+}
+
+int64_t HashBucketsOf(const CriteoSource& source) {
   return source.hash_buckets() != 0 ? source.hash_buckets() : kDefaultHashBuckets;
 }
 

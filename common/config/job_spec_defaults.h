@@ -45,6 +45,7 @@ int32_t BatchSizeOf(const DataSpec& data);
 bool ShuffleOf(const DataSpec& data, bool training);
 int32_t PrefetchBatchesOf(const DataSpec& data);
 int64_t HashBucketsOf(const TfRecordSource& source);
+int64_t HashBucketsOf(const CriteoSource& source);
 int64_t StreamBlockRecordsOf(const DataSpec& data);
 int32_t ShuffleWindowBlocksOf(const DataSpec& data);
 // UNSPECIFIED reads the split the data is read for.

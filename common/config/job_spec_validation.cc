@@ -244,11 +244,11 @@ void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, co
     problems->Add(absl::StrCat("model.cnn needs images: ", data_path,
                                " must be fashion_mnist, got ", source));
   }
-  const bool has_ids = data.has_synthetic_clicks() || data.has_libsvm() ||
+  const bool has_ids = data.has_synthetic_clicks() || data.has_libsvm() || data.has_criteo() ||
                        (data.has_tfrecord() && !data.tfrecord().sparse_features().empty());
   if (model.has_wide_and_deep() && !has_ids) {
     problems->Add(absl::StrCat("model.wide_and_deep needs sparse ids: ", data_path,
-                               " must be synthetic_clicks, libsvm, or tfrecord with "
+                               " must be synthetic_clicks, libsvm, criteo, or tfrecord with "
                                "sparse_features, got ",
                                source));
   }
@@ -323,10 +323,21 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
       }
       break;
     }
+    case DataSpec::kCriteo: {
+      const CriteoSource& criteo = data.criteo();
+      const std::string prefix = absl::StrCat(path, ".criteo.");
+      if (criteo.paths().empty()) problems->Add(absl::StrCat(prefix, "paths needs a file"));
+      for (int i = 0; i < criteo.paths_size(); ++i) {
+        problems->Path(absl::StrCat(prefix, "paths[", i, "]"), criteo.paths(i),
+                       /*required=*/true);
+      }
+      problems->Positive(absl::StrCat(prefix, "hash_buckets"), criteo.hash_buckets());
+      break;
+    }
     case DataSpec::SOURCE_NOT_SET:
       problems->Add(absl::StrCat(path,
                                  " needs a source: set one of fashion_mnist, csv, libsvm, "
-                                 "synthetic_clicks, tfrecord"));
+                                 "synthetic_clicks, tfrecord, criteo"));
       break;
   }
   problems->Positive(absl::StrCat(path, ".batch_size"), data.batch_size());

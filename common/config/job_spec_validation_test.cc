@@ -69,8 +69,8 @@ const std::vector<BadSpec>& BadSpecs() {
        "model.onnx.dynamic_tables[0].admit_after must be >= 0, got -1"},
       {{},
        "model { wide_and_deep {} } eval_data { synthetic_clicks {} }",
-       "model.wide_and_deep needs sparse ids: train_data must be synthetic_clicks, libsvm, or "
-       "tfrecord with sparse_features, got fashion_mnist"},
+       "model.wide_and_deep needs sparse ids: train_data must be synthetic_clicks, libsvm, "
+       "criteo, or tfrecord with sparse_features, got fashion_mnist"},
       {{"eval_data"},
        R"(model { wide_and_deep { embedding { vocabulary_size: 1000 admit_after: 3 } } }
           train_data { synthetic_clicks {} } mode: JOB_MODE_TRAIN)",
@@ -89,7 +89,11 @@ const std::vector<BadSpec>& BadSpecs() {
       {{"train_data"},
        "train_data { batch_size: 32 }",
        "train_data needs a source: set one of fashion_mnist, csv, libsvm, synthetic_clicks, "
-       "tfrecord"},
+       "tfrecord, criteo"},
+      {{}, "eval_data { criteo {} }", "eval_data.criteo.paths needs a file"},
+      {{},
+       R"(eval_data { criteo { paths: "/day_0.tsv" hash_buckets: -1 } })",
+       "eval_data.criteo.hash_buckets must be > 0, got -1"},
       {{},
        R"(eval_data { tfrecord { dense_features: "x" label: "y" } })",
        "eval_data.tfrecord.paths needs a file"},

@@ -5,6 +5,7 @@
 
 #include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec_defaults.h"
+#include "common/data/criteo_reader.h"
 #include "common/data/csv_reader.h"
 #include "common/data/fashion_mnist.h"
 #include "common/data/file_patterns.h"
@@ -86,6 +87,10 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
     }
     case DataSpec::kTfrecord:
       return OpenTfRecord(spec);
+    case DataSpec::kCriteo: {
+      ASSIGN_OR_RETURN(std::unique_ptr<InMemorySource> loaded, LoadCriteo(spec.criteo()));
+      return std::unique_ptr<ExampleSource>(std::move(loaded));
+    }
     case DataSpec::SOURCE_NOT_SET:
       break;
   }

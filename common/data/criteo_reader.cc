@@ -1,0 +1,176 @@
+#include "common/data/criteo_reader.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/data/file_contents.h"
+#include "common/data/file_patterns.h"
+#include "common/data/tf_example_decoder.h"
+#include "common/status/status_macros.h"
+
+namespace pstrain {
+namespace {
+
+constexpr int kColumns = 1 + kCriteoIntegerFeatures + kCriteoCategoricalFeatures;
+
+absl::Status Malformed(absl::string_view file, int64_t line, absl::string_view reason) {
+  return absl::InvalidArgumentError(absl::StrCat(file, ":", line, ": ", reason));
+}
+
+// The value of 1 to 16 hexadecimal digits, either case; false otherwise.
+bool ParseHex(absl::string_view text, uint64_t* value) {
+  if (text.empty() || text.size() > 16) return false;
+  uint64_t parsed = 0;
+  for (char c : text) {
+    int digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      digit = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      digit = c - 'A' + 10;
+    } else {
+      return false;
+    }
+    parsed = parsed << 4 | static_cast<uint64_t>(digit);
+  }
+  *value = parsed;
+  return true;
+}
+
+// Splits `line` at tabs into *columns; the number of columns, which may
+// exceed kColumns (only the first kColumns are kept).
+int SplitColumns(absl::string_view line, std::array<absl::string_view, kColumns>* columns) {
+  int count = 0;
+  size_t start = 0;
+  while (true) {
+    const size_t tab = line.find('\t', start);
+    const absl::string_view column =
+        line.substr(start, tab == absl::string_view::npos ? absl::string_view::npos : tab - start);
+    if (count < kColumns) (*columns)[count] = column;
+    ++count;
+    if (tab == absl::string_view::npos) return count;
+    start = tab + 1;
+  }
+}
+
+}  // namespace
+
+absl::string_view CriteoFieldName(int field) {
+  static const auto* const names = [] {
+    auto* names = new std::array<std::string, kCriteoCategoricalFeatures>;
+    for (int f = 0; f < kCriteoCategoricalFeatures; ++f) (*names)[f] = absl::StrCat("C", f + 1);
+    return names;
+  }();
+  return (*names)[field];
+}
+
+absl::Status ParseCriteo(absl::string_view text, absl::string_view file, int64_t hash_buckets,
+                         InMemorySource::Examples* examples) {
+  if (hash_buckets <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file, ": hash_buckets must be > 0, got ", hash_buckets));
+  }
+  examples->dense_dim = kCriteoIntegerFeatures;
+  examples->num_fields = kCriteoCategoricalFeatures;
+  examples->sparse_dim = hash_buckets;
+  if (examples->row_splits.empty()) examples->row_splits.push_back(0);
+  std::array<int64_t, kCriteoCategoricalFeatures> missing_ids;
+  for (int f = 0; f < kCriteoCategoricalFeatures; ++f) {
+    missing_ids[f] = CategoricalId(CriteoFieldName(f), absl::string_view(), hash_buckets);
+  }
+  // Room for every line at once: growing by doubling would copy the
+  // examples again and again.
+  const int64_t lines = std::count(text.begin(), text.end(), '\n') + 1;
+  examples->dense_floats.reserve(examples->dense_floats.size() + lines * kCriteoIntegerFeatures);
+  examples->sparse_ids.reserve(examples->sparse_ids.size() + lines * kCriteoCategoricalFeatures);
+  examples->row_splits.reserve(examples->row_splits.size() + lines);
+  examples->labels.reserve(examples->labels.size() + lines);
+
+  std::array<absl::string_view, kColumns> columns;
+  int64_t line_number = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == absl::string_view::npos) end = text.size();
+    absl::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    const int count = SplitColumns(line, &columns);
+    if (count != kColumns) {
+      return Malformed(file, line_number,
+                       absl::StrCat(count, " tab-separated columns; a Criteo line has ", kColumns,
+                                    " (the label, ", kCriteoIntegerFeatures, " integer and ",
+                                    kCriteoCategoricalFeatures, " categorical features)"));
+    }
+    if (columns[0] != "0" && columns[0] != "1") {
+      return Malformed(file, line_number, absl::StrCat("label \"", columns[0], "\" is not 0 or 1"));
+    }
+    for (int i = 0; i < kCriteoIntegerFeatures; ++i) {
+      const absl::string_view value = columns[1 + i];
+      int64_t x = 0;
+      if (!value.empty() && !absl::SimpleAtoi(value, &x)) {
+        return Malformed(file, line_number,
+                         absl::StrCat("integer feature I", i + 1, " (column ", 2 + i, "): \"",
+                                      value, "\" is not an integer"));
+      }
+      examples->dense_floats.push_back(
+          static_cast<float>(std::log1p(static_cast<double>(std::max<int64_t>(x, 0)))));
+    }
+    for (int f = 0; f < kCriteoCategoricalFeatures; ++f) {
+      const int column = 1 + kCriteoIntegerFeatures + f;
+      const absl::string_view value = columns[column];
+      if (value.empty()) {
+        examples->sparse_ids.push_back(missing_ids[f]);
+        continue;
+      }
+      uint64_t category = 0;
+      if (!ParseHex(value, &category)) {
+        return Malformed(
+            file, line_number,
+            absl::StrCat("categorical feature ", CriteoFieldName(f), " (column ", column + 1,
+                         "): \"", value, "\" is not 1 to 16 hexadecimal digits"));
+      }
+      examples->sparse_ids.push_back(
+          CategoricalId(CriteoFieldName(f), static_cast<int64_t>(category), hash_buckets));
+    }
+    examples->labels.push_back(columns[0] == "1" ? 1.0f : 0.0f);
+    examples->row_splits.push_back(static_cast<int64_t>(examples->sparse_ids.size()));
+    ++examples->num_examples;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<InMemorySource>> LoadCriteo(const CriteoSource& spec) {
+  const int64_t hash_buckets = HashBucketsOf(spec);
+  if (hash_buckets <= 0) {  // 0 takes the default
+    return absl::InvalidArgumentError(
+        absl::StrCat("criteo.hash_buckets must be > 0, got ", hash_buckets));
+  }
+  if (spec.paths().empty()) return absl::InvalidArgumentError("criteo.paths needs a file");
+  const std::vector<std::string> patterns(spec.paths().begin(), spec.paths().end());
+  ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(patterns));
+  InMemorySource::Examples examples;
+  for (const std::string& file : files) {
+    ASSIGN_OR_RETURN(const ByteBuffer text, ReadFileContents(file));
+    RETURN_IF_ERROR(ParseCriteo(text.view(), file, hash_buckets, &examples));
+  }
+  if (examples.num_examples == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("criteo: no examples in ", files.size(),
+                                                   " file(s): ", files.front(),
+                                                   files.size() > 1 ? ", ..." : ""));
+  }
+  return InMemorySource::Create(std::move(examples));
+}
+
+}  // namespace pstrain
