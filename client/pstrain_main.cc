@@ -7,6 +7,7 @@
 #include "client/index_data_command.h"
 #include "client/list_command.h"
 #include "client/local_command.h"
+#include "client/make_criteo_logs_command.h"
 #include "client/predict/predict_command.h"
 #include "client/report/report_command.h"
 #include "client/shutdown_command.h"
@@ -37,11 +38,14 @@ int main(int argc, char** argv) {
   pstrain::TuneAllocatorForLargeBuffers();
   // In the order `pstrain --help` lists them.
   const std::vector<pstrain::Subcommand> commands = {
-      pstrain::LocalCommand(),         pstrain::SubmitCommand(),    pstrain::StatusCommand(),
-      pstrain::ListCommand(),          pstrain::WatchCommand(),     pstrain::StopCommand(),
-      pstrain::ClusterCommand(),       pstrain::ShutdownCommand(),  pstrain::ExportCommand(),
-      pstrain::PredictCommand(),       pstrain::ReportCommand(),    pstrain::TrainLocalCommand(),
-      pstrain::WriteTfRecordCommand(), pstrain::IndexDataCommand(),
+      pstrain::LocalCommand(),          pstrain::SubmitCommand(),
+      pstrain::StatusCommand(),         pstrain::ListCommand(),
+      pstrain::WatchCommand(),          pstrain::StopCommand(),
+      pstrain::ClusterCommand(),        pstrain::ShutdownCommand(),
+      pstrain::ExportCommand(),         pstrain::PredictCommand(),
+      pstrain::ReportCommand(),         pstrain::TrainLocalCommand(),
+      pstrain::WriteTfRecordCommand(),  pstrain::IndexDataCommand(),
+      pstrain::MakeCriteoLogsCommand(),
   };
   return pstrain::RunSubcommands("pstrain", kOverview, commands, argc, argv);
 }

@@ -8,7 +8,9 @@
 #include "gflags/gflags.h"
 
 DEFINE_string(labels, "", "predict: the IDX labels file of an IDX input");
-DEFINE_string(input_format, "", "predict: idx, csv or libsvm (default: from the input's name)");
+DEFINE_string(input_format, "",
+              "predict: idx, csv, libsvm or criteo (default: from the input's name; a Criteo "
+              "file's name does not tell, so say criteo)");
 DEFINE_int32(csv_label_column, 0, "predict: the label column of a CSV input (0-based)");
 DEFINE_bool(csv_has_header, false, "predict: the first line of a CSV input is a header");
 DEFINE_string(csv_delimiter, ",", "predict: the delimiter of a CSV input (one character)");
@@ -82,7 +84,7 @@ int RunPredictCommand(const std::vector<std::string>& args) {
 Subcommand PredictCommand() {
   return {"predict",
           "EXPORT_DIR INPUT",
-          "run an exported model on IDX, CSV or libsvm input; accuracy when labelled",
+          "run an exported model on IDX, CSV, libsvm or Criteo input; accuracy when labelled",
           "Loads an exported model (an export folder, or a folder of versions such as\n"
           "MODEL_DIR/export/best, whose newest is used) and runs it on INPUT:\n"
           "  idx      IDX images (idx3-ubyte, gzipped or not, Fashion-MNIST style);\n"
@@ -90,7 +92,10 @@ Subcommand PredictCommand() {
           "  csv      one example per line; the label in --csv_label_column, unless\n"
           "           the lines hold exactly the model's features\n"
           "  libsvm   \"label index:value ...\" per line\n"
-          "The format is guessed from INPUT's name unless --input_format says it.\n"
+          "  criteo   Criteo display-ads TSV (label, 13 integers, 26 hex categories),\n"
+          "           hashed into the model's buckets as in training\n"
+          "The format is guessed from INPUT's name unless --input_format says it\n"
+          "(always for criteo).\n"
           "\n"
           "Without labels it prints one line per example (index, class, probability;\n"
           "or index, value for a regression), then a summary. With labels it prints\n"
@@ -105,7 +110,8 @@ Subcommand PredictCommand() {
           "  pstrain predict /tmp/pstrain/fashion_mnist_mlp/export/best \\\n"
           "      /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz \\\n"
           "      --labels=/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz",
-          {"labels", "input_format", "csv_label_column", "csv_has_header", "csv_delimiter", "libsvm_zero_based", "print_predictions", "predict_batch_size"},
+          {"labels", "input_format", "csv_label_column", "csv_has_header", "csv_delimiter",
+           "libsvm_zero_based", "print_predictions", "predict_batch_size"},
           RunPredictCommand};
 }
 

@@ -192,11 +192,33 @@ TEST(PredictionInputTest, LibsvmLinesCarryLabelsAndIdsBeyondTheModelAreRefused) 
   EXPECT_THAT(beyond.status().message(), HasSubstr("b.svm:1"));
 }
 
+TEST(PredictionInputTest, CriteoLinesAreHashedIntoTheModelsBuckets) {
+  DatasetInfo model_info;
+  model_info.dense_dim = 13;
+  model_info.sparse_dim = 50;
+  PredictionInputOptions options;
+  options.format = InputFormat::kCriteo;
+  const std::string line = "1\t5" + std::string(12, '\t') + "\t68fd1e64" + std::string(25, '\t');
+  auto input =
+      LoadPredictionInput(testing_util::WriteTestFile("day_0", line + "\n"), options, model_info);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_TRUE(input->has_labels);
+  EXPECT_EQ(input->source->info().sparse_dim, 50);
+  EXPECT_EQ(input->source->info().num_fields, 26);
+  model_info.sparse_dim = 0;  // a model of dense features alone
+  EXPECT_THAT(
+      LoadPredictionInput(testing_util::WriteTestFile("day_1", line + "\n"), options, model_info)
+          .status()
+          .message(),
+      HasSubstr("the model reads none"));
+}
+
 TEST(PredictionInputTest, FormatsFromNames) {
   EXPECT_EQ(*ResolveInputFormat("", "/d/t10k-images-idx3-ubyte.gz"), InputFormat::kIdx);
   EXPECT_EQ(*ResolveInputFormat("auto", "x.csv.gz"), InputFormat::kCsv);
   EXPECT_EQ(*ResolveInputFormat("", "a9a.libsvm"), InputFormat::kLibsvm);
   EXPECT_EQ(*ResolveInputFormat("csv", "whatever.txt"), InputFormat::kCsv);
+  EXPECT_EQ(*ResolveInputFormat("criteo", "day_0.gz"), InputFormat::kCriteo);
   auto unknown = ResolveInputFormat("", "data.bin");
   EXPECT_TRUE(absl::IsInvalidArgument(unknown.status()));
   EXPECT_THAT(unknown.status().message(), HasSubstr("--input_format"));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/data/criteo_reader.h"
 #include "common/data/csv_reader.h"
 #include "common/data/fashion_mnist.h"
 #include "common/data/file_contents.h"
@@ -103,9 +104,10 @@ absl::StatusOr<InputFormat> ResolveInputFormat(absl::string_view name, absl::str
   if (name == "idx") return InputFormat::kIdx;
   if (name == "csv") return InputFormat::kCsv;
   if (name == "libsvm") return InputFormat::kLibsvm;
+  if (name == "criteo") return InputFormat::kCriteo;
   if (!name.empty() && name != "auto") {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown input format '", name, "': use idx, csv or libsvm"));
+        absl::StrCat("unknown input format '", name, "': use idx, csv, libsvm or criteo"));
   }
   absl::string_view file =
       path.substr(path.rfind('/') == absl::string_view::npos ? 0 : path.rfind('/') + 1);
@@ -116,8 +118,9 @@ absl::StatusOr<InputFormat> ResolveInputFormat(absl::string_view name, absl::str
       absl::EndsWith(file, ".svmlight")) {
     return InputFormat::kLibsvm;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "cannot tell the format of ", path, " from its name: give --input_format=idx|csv|libsvm"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("cannot tell the format of ", path,
+                   " from its name: give --input_format=idx|csv|libsvm|criteo"));
 }
 
 absl::StatusOr<PredictionInput> LoadPredictionInput(const std::string& path,
@@ -141,6 +144,19 @@ absl::StatusOr<PredictionInput> LoadPredictionInput(const std::string& path,
       libsvm.set_num_features(model_info.sparse_dim);
       ASSIGN_OR_RETURN(input.source, LoadLibsvm(libsvm));
       input.has_labels = true;  // every libsvm line starts with one
+      break;
+    }
+    case InputFormat::kCriteo: {
+      CriteoSource criteo;
+      criteo.add_paths(path);
+      // Hashed as in training: the model's ids are its hash buckets.
+      criteo.set_hash_buckets(model_info.sparse_dim);
+      if (model_info.sparse_dim <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": Criteo examples are sparse ids; the model reads none"));
+      }
+      ASSIGN_OR_RETURN(input.source, LoadCriteo(criteo));
+      input.has_labels = true;  // every Criteo line starts with one
       break;
     }
   }

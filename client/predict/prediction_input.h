@@ -3,7 +3,7 @@
 
 // The examples `pstrain predict` runs an exported model on, read with the
 // data readers of common/data: IDX images (Fashion-MNIST style, gzipped or
-// not) with an optional IDX labels file, CSV, or libsvm.
+// not) with an optional IDX labels file, CSV, libsvm, or Criteo TSV.
 
 #include <memory>
 #include <string>
@@ -15,11 +15,12 @@
 
 namespace pstrain {
 
-enum class InputFormat { kIdx, kCsv, kLibsvm };
+enum class InputFormat { kIdx, kCsv, kLibsvm, kCriteo };
 
-// "idx", "csv" or "libsvm"; "" or "auto" guesses from the file name:
-// *-ubyte, *.idx*, *-ubyte.gz: IDX; *.csv(.gz): CSV; *.svm, *.libsvm,
-// *.svmlight (.gz): libsvm.
+// "idx", "csv", "libsvm" or "criteo"; "" or "auto" guesses from the file
+// name: *-ubyte, *.idx*, *-ubyte.gz: IDX; *.csv(.gz): CSV; *.svm, *.libsvm,
+// *.svmlight (.gz): libsvm. Criteo's files have no telling name: name the
+// format.
 // InvalidArgument: another name, or a file name that says nothing.
 absl::StatusOr<InputFormat> ResolveInputFormat(absl::string_view name, absl::string_view path);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
@@ -76,6 +77,19 @@ std::string LibsvmData() {
   return absl::StrCat("libsvm { path: \"", path, "\" num_features: 24 }");
 }
 
+// Criteo-format lines: 13 integer and 26 categorical columns, some empty.
+std::string CriteoData() {
+  std::string lines;
+  for (int i = 0; i < 64; ++i) {
+    std::vector<std::string> columns = {absl::StrCat(i % 2)};
+    for (int c = 0; c < 13; ++c) columns.push_back(c == i % 13 ? "" : absl::StrCat(i * c % 50));
+    for (int c = 0; c < 26; ++c) columns.push_back(absl::StrFormat("%08x", (i + c) % 7));
+    absl::StrAppend(&lines, absl::StrJoin(columns, "\t"), "\n");
+  }
+  const std::string path = testing_util::WriteTestFile("day_0.tsv", lines);
+  return absl::StrCat("criteo { paths: \"", path, "\" hash_buckets: 64 }");
+}
+
 std::string ClicksData() {
   return "synthetic_clicks { num_examples: 256 num_fields: 4 vocabulary_per_field: 40 seed: 3 }";
 }
@@ -101,6 +115,8 @@ std::vector<ModelCase> BuiltInModels() {
       {"wide_and_deep_fields",
        "wide_and_deep { embedding { vocabulary_size: 160 dim: 4 } hidden_units: [8] }",
        ClicksData(), "adagrad {}"},
+      {"wide_and_deep_with_dense", "wide_and_deep { embedding { dim: 4 } hidden_units: [8] }",
+       CriteoData(), "adagrad {}"},
       {"wide_and_deep_dynamic_mean",
        "wide_and_deep { embedding { dim: 4 combiner: COMBINER_MEAN } hidden_units: [8] "
        "num_fields: 0 }",

@@ -109,6 +109,12 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& spec, const 
             absl::StrCat("model.wide_and_deep.num_fields is ", wide_and_deep.num_fields(),
                          " but the training data has ", info.num_fields));
       }
+      if (wide_and_deep.dense_dim() == 0) wide_and_deep.set_dense_dim(info.dense_dim);
+      if (wide_and_deep.dense_dim() != info.dense_dim) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("model.wide_and_deep.dense_dim is ", wide_and_deep.dense_dim(),
+                         " but the training data has ", info.dense_dim, " dense features"));
+      }
       absl::StatusOr<std::unique_ptr<WideAndDeepModel>> model =
           WideAndDeepModel::Create(wide_and_deep, context);
       if (!model.ok()) return model.status();

@@ -2,7 +2,8 @@
 // PyTorch graph, trained on real data and exported, gives in ONNX Runtime
 // what pstrain predict gives from the same export on the same inputs (the
 // Fashion-MNIST test set; click logs of the synthetic-clicks test split,
-// written as libsvm): every output within 1e-5 absolute or 1e-5 relative,
+// written as libsvm; Criteo-format logs of the generator's test split):
+// every output within 1e-5 absolute or 1e-5 relative,
 // the same accuracy, the same AUC.
 // pstrain predict's side runs its own code: LoadExportedModel,
 // LoadPredictionInput and PredictAll, as `pstrain predict` calls them.
@@ -22,6 +23,7 @@
 #include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec.h"
 #include "common/config/job_spec_parser.h"
+#include "common/data/criteo_logs.h"
 #include "common/data/synthetic_clicks.h"
 #include "common/data/test_files.h"
 #include "common/evaluation/eval_metrics.h"
@@ -88,7 +90,21 @@ std::string WriteClicksLibsvm(int64_t examples, bool test, bool ragged) {
       absl::StrCat("clicks_", test ? "test" : "train", ragged ? "_ragged" : "", ".libsvm"), lines);
 }
 
-enum class TestInput { kFashionMnist, kClicks, kRaggedClicks };
+// Criteo-format logs of `examples` lines from the generator's true model;
+// their path.
+std::string WriteCriteo(int64_t examples, bool test) {
+  CriteoLogsOptions options;
+  options.num_examples = examples;
+  options.test_split = test;
+  options.vocabulary_per_field = 200;
+  const std::string path =
+      JoinPath(::testing::TempDir(), absl::StrCat("criteo_", test ? "test" : "train", ".tsv"));
+  const absl::Status written = WriteCriteoLogs(path, options);
+  EXPECT_TRUE(written.ok()) << written;
+  return path;
+}
+
+enum class TestInput { kFashionMnist, kClicks, kRaggedClicks, kCriteo };
 
 struct ServingCase {
   std::string name;
@@ -149,6 +165,10 @@ std::vector<ServingCase> Cases() {
        "wide_and_deep { embedding { dim: 8 combiner: COMBINER_MEAN } "
        "num_fields: 0 }",
        ragged_train, adagrad, 300, TestInput::kRaggedClicks},
+      // Criteo's 13 counts beside the embeddings: the graph's two inputs.
+      {"wide_and_deep_criteo", "wide_and_deep { embedding { dim: 8 } }",
+       absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"), adagrad, 300,
+       TestInput::kCriteo},
   };
 }
 
@@ -171,6 +191,9 @@ absl::StatusOr<PredictionInput> LoadTestInput(TestInput input, const DatasetInfo
     options.format = InputFormat::kIdx;
     path = JoinPath(kFashionMnist, "t10k-images-idx3-ubyte.gz");
     options.labels_path = JoinPath(kFashionMnist, "t10k-labels-idx1-ubyte.gz");
+  } else if (input == TestInput::kCriteo) {
+    options.format = InputFormat::kCriteo;
+    path = WriteCriteo(5000, true);
   } else {
     options.format = InputFormat::kLibsvm;
     options.zero_based = true;

@@ -43,9 +43,10 @@ EmbeddingCombiner DeepCombiner(const WideAndDeepSpec& spec) {
 absl::StatusOr<std::unique_ptr<WideAndDeepModel>> WideAndDeepModel::Create(
     const WideAndDeepSpec& spec, const ModelContext& context) {
   const EmbeddingSpec& embedding = spec.embedding();
-  if (embedding.vocabulary_size() < 0 || embedding.dim() < 0 || spec.num_fields() < 0) {
+  if (embedding.vocabulary_size() < 0 || embedding.dim() < 0 || spec.num_fields() < 0 ||
+      spec.dense_dim() < 0) {
     return absl::InvalidArgumentError(
-        "wide_and_deep sizes (vocabulary_size, dim, num_fields) must be >= 0");
+        "wide_and_deep sizes (vocabulary_size, dim, num_fields, dense_dim) must be >= 0");
   }
   if (embedding.combiner() != COMBINER_UNSPECIFIED && embedding.combiner() != COMBINER_SUM &&
       embedding.combiner() != COMBINER_MEAN) {
@@ -56,7 +57,7 @@ absl::StatusOr<std::unique_ptr<WideAndDeepModel>> WideAndDeepModel::Create(
   const int64_t dim = embedding.dim() > 0 ? embedding.dim() : 16;
   model_internal::DenseStackConfig deep;
   deep.prefix = "deep/";
-  deep.input_dim = dim * std::max(1, spec.num_fields());
+  deep.input_dim = dim * std::max(1, spec.num_fields()) + spec.dense_dim();
   deep.hidden_units.assign(spec.hidden_units().begin(), spec.hidden_units().end());
   if (deep.hidden_units.empty()) deep.hidden_units = {64, 32};
   for (int64_t units : deep.hidden_units) {
@@ -64,15 +65,17 @@ absl::StatusOr<std::unique_ptr<WideAndDeepModel>> WideAndDeepModel::Create(
   }
   deep.activation = *activation;
   deep.output_dim = 1;
-  return std::unique_ptr<WideAndDeepModel>(new WideAndDeepModel(spec, context, deep));
+  return std::unique_ptr<WideAndDeepModel>(new WideAndDeepModel(spec, context, dim, deep));
 }
 
 WideAndDeepModel::WideAndDeepModel(const WideAndDeepSpec& spec, const ModelContext& context,
-                                   const model_internal::DenseStackConfig& deep)
+                                   int64_t dim, const model_internal::DenseStackConfig& deep)
     : spec_(spec),
       seed_(context.seed),
-      dim_(deep.input_dim / std::max(1, spec.num_fields())),
+      dim_(dim),
       num_fields_(spec.num_fields()),
+      dense_dim_(spec.dense_dim()),
+      embedded_width_(dim * std::max(1, spec.num_fields())),
       wide_lookup_(1, EmbeddingCombiner::kSum),
       deep_lookup_(dim_, DeepCombiner(spec)),
       deep_(context.compute, deep, context.seed),
@@ -108,6 +111,14 @@ absl::Status WideAndDeepModel::CheckBatch(const ExampleBatch& batch) const {
         return absl::InvalidArgumentError(
             absl::StrCat("id ", id, " outside the vocabulary [0, ", vocabulary, ")"));
       }
+    }
+  }
+  if (dense_dim_ > 0) {
+    absl::StatusOr<const float*> dense = DenseInput(batch, dense_dim_);
+    if (!dense.ok()) {
+      return absl::Status(dense.status().code(),
+                          absl::StrCat("wide_and_deep's deep part reads ", dense_dim_,
+                                       " dense features: ", dense.status().message()));
     }
   }
   if (num_fields_ > 0) {
@@ -156,10 +167,21 @@ absl::Status WideAndDeepModel::Forward(const ParameterView& parameters, const Ex
   } else {
     deep_splits_ = batch.row_splits;
   }
-  deep_input_.resize(n * deep_.config().input_dim);
+  // Without dense features the embeddings are the deep input.
+  std::vector<float>& embedded = dense_dim_ > 0 ? embedded_ : deep_input_;
+  embedded.resize(n * embedded_width_);
   status = deep_lookup_.Forward(deep_splits_, batch.sparse_ids, batch.sparse_values, **deep,
-                                deep_input_.data());
+                                embedded.data());
   if (!status.ok()) return status;
+  if (dense_dim_ > 0) {
+    const int64_t width = deep_.config().input_dim;
+    const float* dense = *DenseInput(batch, dense_dim_);  // checked above
+    deep_input_.resize(n * width);
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy_n(&embedded_[i * embedded_width_], embedded_width_, &deep_input_[i * width]);
+      std::copy_n(&dense[i * dense_dim_], dense_dim_, &deep_input_[i * width + embedded_width_]);
+    }
+  }
   const float* deep_logits = nullptr;
   status = deep_.Forward(parameters, n, deep_input_.data(), mode, &deep_logits);
   if (!status.ok()) return status;
@@ -172,10 +194,14 @@ absl::Status WideAndDeepModel::DescribeOnnx(OnnxGraph& graph) const {
   const OnnxSparseInput input = graph.SparseInput(num_fields_);
   const std::string wide = OnnxEmbeddingBags(graph, kWideWeights, input, EmbeddingCombiner::kSum);
   const EmbeddingCombiner combiner = DeepCombiner(spec_);
-  const std::string deep_input =
+  std::string deep_input =
       num_fields_ > 0
           ? OnnxEmbeddingPerId(graph, kDeepEmbedding, input, combiner, num_fields_, dim_)
           : OnnxEmbeddingBags(graph, kDeepEmbedding, input, combiner);
+  if (dense_dim_ > 0) {
+    deep_input = graph.Node("Concat", {deep_input, graph.DenseInput(dense_dim_)},
+                            {OnnxAttribute::Int("axis", 1)});
+  }
   const std::string deep_logits = deep_.DescribeOnnx(graph, deep_input);
   // In Forward's order: (wide + bias) + deep.
   const std::string wide_logits = graph.Node("Add", {wide, graph.Variable(kWideBias)});
@@ -206,10 +232,20 @@ absl::Status WideAndDeepModel::ComputeGradients(const ParameterView& parameters,
   status = deep_.Backward(parameters, n, deep_input_.data(), dlogits_.data(), d_deep_input_.data(),
                           gradients);
   if (!status.ok()) return status;
+  const float* d_embedded = d_deep_input_.data();
+  if (dense_dim_ > 0) {
+    // The embeddings' part of each row; the dense features have no variable.
+    const int64_t width = deep_.config().input_dim;
+    d_embedded_.resize(n * embedded_width_);
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy_n(&d_deep_input_[i * width], embedded_width_, &d_embedded_[i * embedded_width_]);
+    }
+    d_embedded = d_embedded_.data();
+  }
   const EmbeddingRows* deep = *parameters.Rows(kDeepEmbedding, dim_);
   absl::StatusOr<float*> d_deep = gradients->RowsBuffer(kDeepEmbedding, deep->ids, dim_);
   if (!d_deep.ok()) return d_deep.status();
-  return deep_lookup_.Backward(d_deep_input_.data(), *d_deep);
+  return deep_lookup_.Backward(d_embedded, *d_deep);
 }
 
 }  // namespace pstrain

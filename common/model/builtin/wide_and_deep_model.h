@@ -21,15 +21,18 @@ namespace pstrain {
 // With num_fields F > 0 every example has exactly F ids, one per field, and
 // the deep input is the F embeddings side by side [batch, F * dim]. With
 // F = 0 examples have any number of ids, pooled into one embedding by the
-// spec's combiner (sum or mean) [batch, dim].
+// spec's combiner (sum or mean) [batch, dim]. With dense_dim D > 0 the
+// example's D dense features follow the embeddings in the deep input
+// [batch, F * dim + D], as DLRM-style click models take Criteo's counts;
+// the wide part stays over the ids.
 //
 // Variables: wide/weights (embedding [vocabulary, 1]), wide/bias [1],
 // deep/embedding (embedding [vocabulary, dim]), deep/hidden_<i>/{weights,
 // bias}, deep/logits/{weights, bias}. vocabulary 0 is a dynamic table.
 class WideAndDeepModel : public Model {
  public:
-  // `spec` with num_fields resolved (0 allowed: variable-length ids).
-  // Defaults for unset fields: dim 16, hidden_units [64, 32], ReLU.
+  // `spec` with num_fields (0 allowed: variable-length ids) and dense_dim
+  // resolved. Defaults for unset fields: dim 16, hidden_units [64, 32], ReLU.
   // InvalidArgument: negative sizes, an unknown activation or combiner.
   static absl::StatusOr<std::unique_ptr<WideAndDeepModel>> Create(const WideAndDeepSpec& spec,
                                                                   const ModelContext& context);
@@ -47,7 +50,7 @@ class WideAndDeepModel : public Model {
   absl::Status DescribeOnnx(OnnxGraph& graph) const override;
 
  private:
-  WideAndDeepModel(const WideAndDeepSpec& spec, const ModelContext& context,
+  WideAndDeepModel(const WideAndDeepSpec& spec, const ModelContext& context, int64_t dim,
                    const model_internal::DenseStackConfig& deep);
   absl::Status CheckBatch(const ExampleBatch& batch) const;
 
@@ -55,14 +58,19 @@ class WideAndDeepModel : public Model {
   const uint64_t seed_;
   const int64_t dim_;
   const int32_t num_fields_;
+  const int64_t dense_dim_;
+  // The embeddings' part of a deep input row: dim * max(1, num_fields).
+  const int64_t embedded_width_;
   EmbeddingLookup wide_lookup_;
   EmbeddingLookup deep_lookup_;
   model_internal::DenseStack deep_;
   model_internal::LossHead head_;
   // Per batch: the deep bags (one per example and field, or per example),
-  // the wide and deep logits and their sum, and gradient buffers.
+  // the looked-up embeddings and the deep input (the same with no dense
+  // features), the wide and deep logits and their sum, and gradient buffers.
   std::vector<int64_t> deep_splits_;
-  std::vector<float> deep_input_, wide_logits_, logits_, dlogits_, d_deep_input_;
+  std::vector<float> embedded_, deep_input_, wide_logits_, logits_, dlogits_, d_deep_input_,
+      d_embedded_;
 };
 
 }  // namespace pstrain

@@ -5,6 +5,7 @@
 
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/model_gradient_check.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -21,9 +22,11 @@ class WideAndDeepModelTest : public ::testing::Test {
     context_.compute = compute_.get();
     context_.seed = 2;
   }
-  std::unique_ptr<WideAndDeepModel> Make(int fields, Combiner combiner, int64_t vocabulary = 0) {
+  std::unique_ptr<WideAndDeepModel> Make(int fields, Combiner combiner, int64_t vocabulary = 0,
+                                         int dense_dim = 0) {
     WideAndDeepSpec spec;
     spec.set_num_fields(fields);
+    spec.set_dense_dim(dense_dim);
     spec.mutable_embedding()->set_dim(3);
     spec.mutable_embedding()->set_vocabulary_size(vocabulary);
     spec.mutable_embedding()->set_combiner(combiner);
@@ -74,6 +77,29 @@ TEST_F(WideAndDeepModelTest, GradientsMatchNumericalWithPooledBags) {
   batch.labels = {0, 1, 1};
   EXPECT_TRUE(ModelGradientsMatch(Make(0, COMBINER_MEAN).get(), batch));
   EXPECT_TRUE(ModelGradientsMatch(Make(0, COMBINER_SUM).get(), batch));
+}
+
+TEST_F(WideAndDeepModelTest, DenseFeaturesFollowTheEmbeddingsInTheDeepInput) {
+  auto model = Make(2, COMBINER_SUM, 0, /*dense_dim=*/2);
+  // Two fields of dim 3, then 2 dense features.
+  EXPECT_EQ(model->Variables()[3].spec.name(), "deep/hidden_0/weights");
+  EXPECT_EQ(model->Variables()[3].spec.shape().dims(0), 8);
+  ExampleBatch batch = FieldBatch();
+  batch.dense = *Tensor::FromValues<float>(Shape({3, 2}), {0.5f, -1, 2, 0.25f, 0, 1.5f});
+  EXPECT_TRUE(ModelGradientsMatch(model.get(), batch));
+
+  // The dense features change the prediction: they reach the deep part.
+  auto parameters = testing_util::TestParameters::Create(*model, batch);
+  ASSERT_TRUE(parameters.ok()) << parameters.status();
+  ModelOutput with, without;
+  ASSERT_TRUE(model->Forward((*parameters)->view(), batch, ModelMode::kEval, &with).ok());
+  std::fill_n(batch.dense.data<float>(), 6, 0.0f);
+  ASSERT_TRUE(model->Forward((*parameters)->view(), batch, ModelMode::kEval, &without).ok());
+  EXPECT_NE(with.predictions, without.predictions);
+
+  // A batch without them is refused, saying what the model reads.
+  EXPECT_THAT(model->RowsToRead(FieldBatch()).status().message(),
+              ::testing::HasSubstr("reads 2 dense features"));
 }
 
 TEST_F(WideAndDeepModelTest, RefusesBatchesThatDoNotFit) {
