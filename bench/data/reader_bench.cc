@@ -31,6 +31,8 @@
 #include "bench/report/markdown_report.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/data/batch_reader.h"
+#include "common/data/criteo_logs.h"
+#include "common/data/criteo_reader.h"
 #include "common/data/csv_reader.h"
 #include "common/data/data_source.h"
 #include "common/data/fashion_mnist.h"
@@ -54,6 +56,8 @@ namespace pstrain {
 namespace {
 
 constexpr int64_t kClickExamples = 200000;
+// Lines of the Criteo-format logs (about 50 MB).
+constexpr int64_t kCriteoExamples = 200000;
 
 double Seconds(const std::function<void()>& fn) {
   const auto start = std::chrono::steady_clock::now();
@@ -182,6 +186,17 @@ int main(int argc, char** argv) {
   CHECK(WriteTfRecordFile(env, dir + "/clicks.tfrecord", *clicks).ok());
   WriteCsv(*images, dir + "/images.csv");
   WriteLibsvm(*clicks, dir + "/clicks.svm");
+  CriteoLogsOptions criteo_logs;
+  criteo_logs.num_examples = kCriteoExamples;
+  CHECK(WriteCriteoLogs(dir + "/criteo.tsv", criteo_logs).ok());
+  CHECK(WriteCriteoLogs(dir + "/criteo.tsv.gz", criteo_logs).ok());
+  auto criteo = [](const std::string& file) {
+    return [file]() {
+      CriteoSource spec;
+      spec.add_paths(file);
+      return Loaded(LoadCriteo(spec));
+    };
+  };
 
   auto tfrecord_spec = [](const std::string& file, bool click_fields) {
     TfRecordSource spec;
@@ -240,6 +255,8 @@ int main(int argc, char** argv) {
        tfrecord(dir + "/clicks.tfrecord", true)},
       {"TFRecord, click logs, streamed: a shuffled epoch", dir + "/clicks.tfrecord",
        streamed_epoch(dir + "/clicks.tfrecord", true)},
+      {"Criteo TSV (make-criteo-logs)", dir + "/criteo.tsv", criteo(dir + "/criteo.tsv")},
+      {"Criteo TSV, gzipped", dir + "/criteo.tsv.gz", criteo(dir + "/criteo.tsv.gz")},
       {"libsvm, click logs", dir + "/clicks.svm",
        [&] {
          LibsvmSource spec;
