@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "common/config/job_mode.h"
 #include "common/config/metric_names.h"
+#include "google/protobuf/repeated_field.h"
 
 namespace pstrain {
 namespace {
@@ -254,6 +255,16 @@ void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, co
   }
 }
 
+// A source's `paths` (files or glob patterns): at least one, each a path.
+void CheckFilePatterns(absl::string_view prefix,
+                       const google::protobuf::RepeatedPtrField<std::string>& paths,
+                       Problems* problems) {
+  if (paths.empty()) problems->Add(absl::StrCat(prefix, "paths needs a file"));
+  for (int i = 0; i < paths.size(); ++i) {
+    problems->Path(absl::StrCat(prefix, "paths[", i, "]"), paths.Get(i), /*required=*/true);
+  }
+}
+
 void CheckData(absl::string_view path, const DataSpec& data, Problems* problems) {
   switch (data.source_case()) {
     case DataSpec::kFashionMnist:
@@ -295,11 +306,7 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
     case DataSpec::kTfrecord: {
       const TfRecordSource& tfrecord = data.tfrecord();
       const std::string prefix = absl::StrCat(path, ".tfrecord.");
-      if (tfrecord.paths().empty()) problems->Add(absl::StrCat(prefix, "paths needs a file"));
-      for (int i = 0; i < tfrecord.paths_size(); ++i) {
-        problems->Path(absl::StrCat(prefix, "paths[", i, "]"), tfrecord.paths(i),
-                       /*required=*/true);
-      }
+      CheckFilePatterns(prefix, tfrecord.paths(), problems);
       problems->KnownEnum(absl::StrCat(prefix, "compression"), tfrecord.compression(),
                           TfRecordSource::Compression_IsValid);
       if (tfrecord.dense_features().empty() && tfrecord.sparse_features().empty()) {
@@ -326,11 +333,7 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
     case DataSpec::kCriteo: {
       const CriteoSource& criteo = data.criteo();
       const std::string prefix = absl::StrCat(path, ".criteo.");
-      if (criteo.paths().empty()) problems->Add(absl::StrCat(prefix, "paths needs a file"));
-      for (int i = 0; i < criteo.paths_size(); ++i) {
-        problems->Path(absl::StrCat(prefix, "paths[", i, "]"), criteo.paths(i),
-                       /*required=*/true);
-      }
+      CheckFilePatterns(prefix, criteo.paths(), problems);
       problems->Positive(absl::StrCat(prefix, "hash_buckets"), criteo.hash_buckets());
       break;
     }
