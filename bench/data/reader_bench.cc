@@ -42,6 +42,7 @@
 #include "common/data/synthetic_clicks.h"
 #include "common/data/tfrecord_reader.h"
 #include "common/data/tfrecord_writer.h"
+#include "common/process/allocator_tuning.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 
@@ -165,6 +166,9 @@ struct Reader {
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   using namespace pstrain;
+  // As every pstrain process runs (the readers' blocks and batches are
+  // reused, not returned to the kernel and faulted in again).
+  TuneAllocatorForLargeBuffers();
   const std::string dir = FLAGS_dir;
   std::filesystem::create_directories(dir);
   PosixEnv env;
