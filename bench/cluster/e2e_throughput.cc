@@ -200,9 +200,10 @@ void StreamedSection(const E2eResults& results, MarkdownReport& report) {
   report.Paragraph(
       "The async shared-memory run above beside a run on the same images kept as one TFRecord "
       "file (written by the benchmark, 192 MB) and read with `read_mode: READ_MODE_STREAMED`: "
-      "each worker decodes a block of 1024 records at a time on its prefetch thread and holds "
-      "one window of 8 blocks. data_wait is the time a step waits for its batch. Target: under "
-      "5% of the step.");
+      "each worker reads a block of 1024 records at a time on its prefetch thread and parses "
+      "records as batches take them; it reads the window (8 blocks) of its next lease while "
+      "the current one has 16 batches left. data_wait is the time a step waits for its batch. "
+      "Target: under 5% of the step.");
 }
 
 }  // namespace
