@@ -56,7 +56,7 @@ int RunMakeCriteoLogsCommand(const std::vector<std::string>& args) {
     options.num_examples = test ? FLAGS_criteo_test_examples : FLAGS_criteo_train_examples;
     const std::string path = JoinPath(dir, absl::StrCat(test ? "test" : "train", suffix));
     CriteoLogsTruth truth;
-    if (absl::Status written = WriteCriteoLogs(path, options, test ? &truth : nullptr);
+    if (absl::Status written = WriteCriteoLogs(env, path, options, test ? &truth : nullptr);
         !written.ok()) {
       std::cerr << "pstrain make-criteo-logs: " << written.message() << "\n";
       return absl::IsInvalidArgument(written) ? kExitUsage : 1;

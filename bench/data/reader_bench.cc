@@ -192,8 +192,8 @@ int main(int argc, char** argv) {
   WriteLibsvm(*clicks, dir + "/clicks.svm");
   CriteoLogsOptions criteo_logs;
   criteo_logs.num_examples = kCriteoExamples;
-  CHECK(WriteCriteoLogs(dir + "/criteo.tsv", criteo_logs).ok());
-  CHECK(WriteCriteoLogs(dir + "/criteo.tsv.gz", criteo_logs).ok());
+  CHECK(WriteCriteoLogs(env, dir + "/criteo.tsv", criteo_logs).ok());
+  CHECK(WriteCriteoLogs(env, dir + "/criteo.tsv.gz", criteo_logs).ok());
   auto criteo = [](const std::string& file) {
     return [file]() {
       CriteoSource spec;

@@ -205,6 +205,7 @@ void CheckModel(const JobSpec& spec, Problems* problems) {
       problems->KnownEnum("model.wide_and_deep.activation", wide_and_deep.activation(),
                           Activation_IsValid);
       problems->NonNegative("model.wide_and_deep.num_fields", wide_and_deep.num_fields());
+      problems->NonNegative("model.wide_and_deep.dense_dim", wide_and_deep.dense_dim());
       break;
     }
     case ModelSpec::kPlugin:

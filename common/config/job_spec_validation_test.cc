@@ -81,6 +81,10 @@ const std::vector<BadSpec>& BadSpecs() {
           train_data { synthetic_clicks {} } eval_data { libsvm { path: "/e.svm" } })",
        "model.wide_and_deep.embedding.dim must be > 0, got -16"},
       {{},
+       R"(model { wide_and_deep { dense_dim: -13 } } train_data { synthetic_clicks {} }
+          eval_data { synthetic_clicks {} })",
+       "model.wide_and_deep.dense_dim must be >= 0, got -13"},
+      {{},
        R"(model { cnn {} } train_data { csv { path: "/d.csv" } })",
        "model.cnn needs images: train_data must be fashion_mnist, got csv"},
       // data

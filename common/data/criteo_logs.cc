@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/data/criteo_reader.h"
+#include "common/data/output_file.h"
 #include "common/random/split_mix.h"
 #include "common/status/status_macros.h"
-#include "zlib.h"
 
 namespace pstrain {
 namespace {
@@ -64,48 +64,9 @@ uint32_t CategoryCode(uint64_t seed, int field, int64_t rank) {
                                           static_cast<uint64_t>(rank)));
 }
 
-// Writes text to a plain or gzip-compressed file.
-class LogFile {
- public:
-  static absl::StatusOr<LogFile> Open(const std::string& path) {
-    // "T": zlib writes the bytes as they are, without compressing.
-    gzFile file = gzopen(path.c_str(), absl::EndsWith(path, ".gz") ? "wb6" : "wbT");
-    if (file == nullptr) {
-      return absl::InternalError(absl::StrCat("cannot create ", path));
-    }
-    return LogFile(path, file);
-  }
-  LogFile(LogFile&& other) : path_(other.path_), file_(other.file_) { other.file_ = nullptr; }
-  ~LogFile() {
-    if (file_ != nullptr) gzclose(file_);
-  }
-
-  absl::Status Write(const std::string& text) {
-    if (text.empty()) return absl::OkStatus();
-    if (gzwrite(file_, text.data(), static_cast<unsigned>(text.size())) !=
-        static_cast<int>(text.size())) {
-      return absl::InternalError(absl::StrCat("cannot write ", path_));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Close() {
-    const int closed = gzclose(file_);
-    file_ = nullptr;
-    if (closed != Z_OK) return absl::InternalError(absl::StrCat("cannot write ", path_));
-    return absl::OkStatus();
-  }
-
- private:
-  LogFile(std::string path, gzFile file) : path_(std::move(path)), file_(file) {}
-
-  std::string path_;
-  gzFile file_;
-};
-
 }  // namespace
 
-absl::Status WriteCriteoLogs(const std::string& path, const CriteoLogsOptions& options,
+absl::Status WriteCriteoLogs(Env& env, const std::string& path, const CriteoLogsOptions& options,
                              CriteoLogsTruth* truth) {
   if (options.num_examples < 1 || options.vocabulary_per_field < 1 ||
       options.vocabulary_per_field > kMaxVocabulary) {
@@ -127,7 +88,7 @@ absl::Status WriteCriteoLogs(const std::string& path, const CriteoLogsOptions& o
   }
   for (double& p : rank_cdf) p /= total;
 
-  ASSIGN_OR_RETURN(LogFile file, LogFile::Open(path));
+  ASSIGN_OR_RETURN(OutputFile file, OutputFile::Open(env, path, absl::EndsWith(path, ".gz")));
   std::mt19937_64 random(
       SplitMix64(options.seed * 2 + (options.test_split ? 1 : 0) + 0x9e3779b97f4a7c15ull));
   std::uniform_real_distribution<double> uniform(0.0, 1.0);

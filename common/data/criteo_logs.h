@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/checkpoint/env.h"
 
 namespace pstrain {
 
@@ -48,9 +49,8 @@ struct CriteoLogsTruth {
 // Writes the examples to `path` (gzip-compressed when it ends in ".gz"),
 // and what the true model says of them to *truth when not null.
 // InvalidArgument: num_examples or vocabulary_per_field < 1, an exponent
-// <= 1, a vocabulary over 10^7. Internal naming the path: it could not be
-// written.
-absl::Status WriteCriteoLogs(const std::string& path, const CriteoLogsOptions& options,
+// <= 1, a vocabulary over 10^7. Errors: the Env's, naming the file.
+absl::Status WriteCriteoLogs(Env& env, const std::string& path, const CriteoLogsOptions& options,
                              CriteoLogsTruth* truth = nullptr);
 
 }  // namespace pstrain

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "common/checkpoint/posix_env.h"
 #include "common/data/criteo_reader.h"
 #include "common/evaluation/eval_metrics.h"
 #include "gmock/gmock.h"
@@ -44,6 +45,7 @@ class CriteoLogsTest : public ::testing::Test {
     return source.ok() ? *std::move(source) : nullptr;
   }
 
+  PosixEnv env_;
   std::string dir_;
 };
 
@@ -52,8 +54,8 @@ TEST_F(CriteoLogsTest, WritesWhatTheCriteoReaderReadsPlainAndGzipped) {
   options.num_examples = 3000;
   options.seed = 4;
   CriteoLogsTruth truth;
-  ASSERT_TRUE(WriteCriteoLogs(dir_ + "/day_0.tsv", options, &truth).ok());
-  ASSERT_TRUE(WriteCriteoLogs(dir_ + "/day_0.tsv.gz", options).ok());
+  ASSERT_TRUE(WriteCriteoLogs(env_, dir_ + "/day_0.tsv", options, &truth).ok());
+  ASSERT_TRUE(WriteCriteoLogs(env_, dir_ + "/day_0.tsv.gz", options).ok());
   EXPECT_EQ(truth.probabilities.size(), 3000u);
   EXPECT_LT(std::filesystem::file_size(dir_ + "/day_0.tsv.gz"),
             std::filesystem::file_size(dir_ + "/day_0.tsv") / 2);
@@ -92,10 +94,10 @@ TEST_F(CriteoLogsTest, TheSameSeedAndSplitGiveTheSameFileAndTheTestSplitOthers) 
   CriteoLogsOptions options;
   options.num_examples = 500;
   options.seed = 9;
-  ASSERT_TRUE(WriteCriteoLogs(dir_ + "/a.tsv", options).ok());
-  ASSERT_TRUE(WriteCriteoLogs(dir_ + "/b.tsv", options).ok());
+  ASSERT_TRUE(WriteCriteoLogs(env_, dir_ + "/a.tsv", options).ok());
+  ASSERT_TRUE(WriteCriteoLogs(env_, dir_ + "/b.tsv", options).ok());
   options.test_split = true;
-  ASSERT_TRUE(WriteCriteoLogs(dir_ + "/test.tsv", options).ok());
+  ASSERT_TRUE(WriteCriteoLogs(env_, dir_ + "/test.tsv", options).ok());
   EXPECT_EQ(Read(dir_ + "/a.tsv"), Read(dir_ + "/b.tsv"));
   EXPECT_NE(Read(dir_ + "/a.tsv"), Read(dir_ + "/test.tsv"));
 }
@@ -105,7 +107,7 @@ TEST_F(CriteoLogsTest, TheTrueProbabilitiesPredictTheLabels) {
   options.num_examples = 20000;
   options.test_split = true;
   CriteoLogsTruth truth;
-  ASSERT_TRUE(WriteCriteoLogs(dir_ + "/test.tsv", options, &truth).ok());
+  ASSERT_TRUE(WriteCriteoLogs(env_, dir_ + "/test.tsv", options, &truth).ok());
   EvalMetricsOptions auc;
   auc.metrics = {"auc"};
   auc.kind = PredictionKind::kBinaryProbability;
@@ -122,12 +124,12 @@ TEST_F(CriteoLogsTest, TheTrueProbabilitiesPredictTheLabels) {
 TEST_F(CriteoLogsTest, RefusesBadOptions) {
   CriteoLogsOptions options;
   options.num_examples = 0;
-  EXPECT_TRUE(absl::IsInvalidArgument(WriteCriteoLogs(dir_ + "/x.tsv", options)));
+  EXPECT_TRUE(absl::IsInvalidArgument(WriteCriteoLogs(env_, dir_ + "/x.tsv", options)));
   options.num_examples = 1;
   options.zipf_exponent = 1;
-  EXPECT_TRUE(absl::IsInvalidArgument(WriteCriteoLogs(dir_ + "/x.tsv", options)));
+  EXPECT_TRUE(absl::IsInvalidArgument(WriteCriteoLogs(env_, dir_ + "/x.tsv", options)));
   options.zipf_exponent = 1.1;
-  EXPECT_FALSE(WriteCriteoLogs(dir_ + "/no/such/folder/x.tsv", options).ok());
+  EXPECT_FALSE(WriteCriteoLogs(env_, dir_ + "/no/such/folder/x.tsv", options).ok());
 }
 
 }  // namespace

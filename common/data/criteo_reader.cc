@@ -87,13 +87,18 @@ absl::Status ParseCriteo(absl::string_view text, absl::string_view file, int64_t
   for (int f = 0; f < kCriteoCategoricalFeatures; ++f) {
     missing_ids[f] = CategoricalId(CriteoFieldName(f), absl::string_view(), hash_buckets);
   }
-  // Room for every line at once: growing by doubling would copy the
-  // examples again and again.
+  // Room for every line at once: growing by doubling within a file would
+  // copy the examples again and again, and reserving exactly for each of
+  // many files would do the same across them.
   const int64_t lines = std::count(text.begin(), text.end(), '\n') + 1;
-  examples->dense_floats.reserve(examples->dense_floats.size() + lines * kCriteoIntegerFeatures);
-  examples->sparse_ids.reserve(examples->sparse_ids.size() + lines * kCriteoCategoricalFeatures);
-  examples->row_splits.reserve(examples->row_splits.size() + lines);
-  examples->labels.reserve(examples->labels.size() + lines);
+  auto make_room = [](auto& values, int64_t more) {
+    const size_t needed = values.size() + static_cast<size_t>(more);
+    if (needed > values.capacity()) values.reserve(std::max(needed, 2 * values.capacity()));
+  };
+  make_room(examples->dense_floats, lines * kCriteoIntegerFeatures);
+  make_room(examples->sparse_ids, lines * kCriteoCategoricalFeatures);
+  make_room(examples->row_splits, lines);
+  make_room(examples->labels, lines);
 
   std::array<absl::string_view, kColumns> columns;
   int64_t line_number = 0;

@@ -99,7 +99,8 @@ std::string WriteCriteo(int64_t examples, bool test) {
   options.vocabulary_per_field = 200;
   const std::string path =
       JoinPath(::testing::TempDir(), absl::StrCat("criteo_", test ? "test" : "train", ".tsv"));
-  const absl::Status written = WriteCriteoLogs(path, options);
+  PosixEnv env;
+  const absl::Status written = WriteCriteoLogs(env, path, options);
   EXPECT_TRUE(written.ok()) << written;
   return path;
 }
