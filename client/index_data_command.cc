@@ -8,39 +8,38 @@
 #include "common/config/job_spec.h"
 #include "common/config/job_spec_defaults.h"
 #include "common/config/job_spec_parser.h"
+#include "common/data/data_source.h"
 #include "common/data/file_patterns.h"
-#include "common/data/tfrecord_file.h"
-#include "common/data/tfrecord_index.h"
+#include "common/data/record_index.h"
 
 namespace pstrain {
 namespace {
 
 // Indexes the files of one data spec; false (having said why) on an error.
 bool IndexData(Env& env, const char* name, const DataSpec& data) {
-  if (!data.has_tfrecord()) {
-    std::cout << name << "_data: not a tfrecord source; nothing to index\n";
+  const std::unique_ptr<const RecordFormat> format = StreamableFormatOf(data);
+  if (format == nullptr) {
+    std::cout << name << "_data: not read from files that stream (tfrecord, criteo, csv, "
+              << "libsvm); nothing to index\n";
     return true;
   }
-  const TfRecordSource& source = data.tfrecord();
-  const std::vector<std::string> patterns(source.paths().begin(), source.paths().end());
-  absl::StatusOr<std::vector<std::string>> files = ExpandFilePatterns(patterns);
+  absl::StatusOr<std::vector<std::string>> files = ExpandFilePatterns(format->patterns());
   if (!files.ok()) {
     std::cerr << "pstrain index-data: " << name << "_data: " << files.status().message() << "\n";
     return false;
   }
-  TfRecordIndexOptions options;
+  RecordIndexOptions options;
   options.block_records = StreamBlockRecordsOf(data);
   for (const std::string& file : *files) {
-    absl::StatusOr<bool> gzip = IsGzippedTfRecord(env, file, source.compression());
-    if (gzip.ok() && *gzip) {
-      std::cout << file << ": gzipped, not indexed: a gzip stream cannot be entered at a "
-                << "block (read_mode AUTO reads gzipped files in memory; STREAMED refuses them)\n";
+    const absl::Status seekable = format->CheckSeekable(env, file);
+    if (absl::IsInvalidArgument(seekable)) {
+      std::cout << file << ": not indexed: " << seekable.message() << "\n";
       continue;
     }
-    TfRecordIndexOutcome outcome;
+    RecordIndexOutcome outcome;
     absl::StatusOr<RecordFileIndex> index =
-        gzip.ok() ? LoadOrBuildTfRecordIndex(env, file, source, options, &outcome)
-                  : absl::StatusOr<RecordFileIndex>(gzip.status());
+        seekable.ok() ? LoadOrBuildRecordIndex(env, file, *format, options, &outcome)
+                      : absl::StatusOr<RecordFileIndex>(seekable);
     if (!index.ok()) {
       std::cerr << "pstrain index-data: " << index.status().message() << "\n";
       return false;
@@ -88,16 +87,17 @@ int RunIndexDataCommand(const std::vector<std::string>& args) {
 Subcommand IndexDataCommand() {
   return {"index-data",
           "JOB.pbtxt",
-          "index a job's TFRecord files for streamed reading",
-          "Writes the offset index beside each TFRecord file of the job's train_data and\n"
-          "eval_data (<file>.pstrain-index): where each block of stream_block_records\n"
-          "records starts, and what the records hold. Streamed reading (read_mode) builds\n"
+          "index a job's data files for streamed reading",
+          "Writes the offset index beside each file of the job's train_data and eval_data\n"
+          "(<file>.pstrain-index) that streams: TFRecord, Criteo, CSV and libsvm. The\n"
+          "index says where each block of stream_block_records records (lines, for\n"
+          "text) starts, and what the records hold. Streamed reading (read_mode) builds\n"
           "a missing or stale index at its first read; running this first does that work\n"
           "once, ahead of the job, and where the job's processes could not write it (a\n"
           "folder they may only read). Reads and checks every record, so a damaged file is\n"
           "found here. An index that is current (same file size and modification time,\n"
-          "block size and features) is kept. Gzipped files are not indexed: streamed\n"
-          "reading cannot enter them at a block.\n"
+          "block size and decoding options) is kept. Gzipped files are not indexed:\n"
+          "streamed reading cannot enter them at a block.\n"
           "\n"
           "Exit codes: 0 every file indexed or current; 1 a file could not be read or its\n"
           "index written; 2 bad usage or an invalid spec.\n"

@@ -38,8 +38,9 @@
 #include "common/data/fashion_mnist.h"
 #include "common/data/file_patterns.h"
 #include "common/data/libsvm_reader.h"
-#include "common/data/streamed_tfrecord_source.h"
+#include "common/data/streamed_source.h"
 #include "common/data/synthetic_clicks.h"
+#include "common/data/tfrecord_format.h"
 #include "common/data/tfrecord_reader.h"
 #include "common/data/tfrecord_writer.h"
 #include "common/process/allocator_tuning.h"
@@ -135,7 +136,7 @@ int64_t Loaded(const absl::StatusOr<std::unique_ptr<InMemorySource>>& loaded) {
 // of 128 as a trainer does (no prefetch thread: the decoding is timed);
 // the examples read.
 int64_t ShuffledEpoch(Env& env, const TfRecordSource& spec) {
-  auto source = StreamedTfRecordSource::Open(env, spec, StreamingOptions());
+  auto source = StreamedSource::Open(env, TfRecordFormat(spec), StreamingOptions());
   CHECK(source.ok()) << source.status();
   BatchReaderOptions options;
   options.batch_size = 128;
@@ -226,14 +227,15 @@ int main(int argc, char** argv) {
       StreamingOptions options;
       options.save_indexes = false;  // every repeat builds it
       std::filesystem::remove(RecordIndexPath(spec.paths(0)));
-      auto source = StreamedTfRecordSource::Open(env, spec, options);
+      auto source = StreamedSource::Open(env, TfRecordFormat(spec), options);
       CHECK(source.ok()) << source.status();
       return (*source)->num_examples();
     };
   };
   auto streamed_epoch = [&](const std::string& file, bool click_fields) {
     const TfRecordSource spec = tfrecord_spec(file, click_fields);
-    CHECK(StreamedTfRecordSource::Open(env, spec, StreamingOptions()).ok());  // saves the index
+    CHECK(StreamedSource::Open(env, TfRecordFormat(spec), StreamingOptions())
+              .ok());  // saves the index
     return [spec, &env]() { return ShuffledEpoch(env, spec); };
   };
   const std::string idx = FLAGS_fashion_mnist_dir + "/train-images-idx3-ubyte.gz";

@@ -349,10 +349,13 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
   problems->NonNegative(absl::StrCat(path, ".prefetch_batches"), data.prefetch_batches());
   problems->KnownEnum(absl::StrCat(path, ".read_mode"), data.read_mode(),
                       DataSpec::ReadMode_IsValid);
-  if (data.read_mode() == DataSpec::READ_MODE_STREAMED && !data.has_tfrecord()) {
+  const bool streamable =
+      data.has_tfrecord() || data.has_criteo() || data.has_csv() || data.has_libsvm();
+  if (data.read_mode() == DataSpec::READ_MODE_STREAMED && !streamable) {
     problems->Add(absl::StrCat(path,
-                               ".read_mode: streamed reading is for tfrecord sources; the "
-                               "others are read into memory"));
+                               ".read_mode: streamed reading is for files (tfrecord, criteo, "
+                               "csv, libsvm); fashion_mnist and synthetic_clicks are held in "
+                               "memory"));
   }
   // 0 reads as unset: the default.
   problems->NonNegative(absl::StrCat(path, ".stream_block_records"), data.stream_block_records());

@@ -13,6 +13,7 @@
 #include "common/config/job_spec_defaults.h"
 #include "common/data/file_contents.h"
 #include "common/data/file_patterns.h"
+#include "common/data/line_record_format.h"
 #include "common/data/tf_example_decoder.h"
 #include "common/status/status_macros.h"
 
@@ -73,6 +74,62 @@ absl::string_view CriteoFieldName(int field) {
   return (*names)[field];
 }
 
+CriteoLineDecoder::CriteoLineDecoder(int64_t hash_buckets) : hash_buckets_(hash_buckets) {
+  for (int f = 0; f < kCriteoCategoricalFeatures; ++f) {
+    missing_ids_[f] = CategoricalId(CriteoFieldName(f), absl::string_view(), hash_buckets);
+  }
+}
+
+absl::Status CriteoLineDecoder::Append(absl::string_view line, InMemorySource::Examples* examples) {
+  std::array<absl::string_view, kColumns> columns;
+  const int count = SplitColumns(line, &columns);
+  if (count != kColumns) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(count, " tab-separated columns; a Criteo line has ", kColumns, " (the label, ",
+                     kCriteoIntegerFeatures, " integer and ", kCriteoCategoricalFeatures,
+                     " categorical features)"));
+  }
+  if (columns[0] != "0" && columns[0] != "1") {
+    return absl::InvalidArgumentError(absl::StrCat("label \"", columns[0], "\" is not 0 or 1"));
+  }
+  // Checked whole before any of it is appended.
+  std::array<float, kCriteoIntegerFeatures> dense;
+  for (int i = 0; i < kCriteoIntegerFeatures; ++i) {
+    const absl::string_view value = columns[1 + i];
+    int64_t x = 0;
+    if (!value.empty() && !absl::SimpleAtoi(value, &x)) {
+      return absl::InvalidArgumentError(absl::StrCat("integer feature I", i + 1, " (column ", 2 + i,
+                                                     "): \"", value, "\" is not an integer"));
+    }
+    dense[i] = static_cast<float>(std::log1p(static_cast<double>(std::max<int64_t>(x, 0))));
+  }
+  std::array<int64_t, kCriteoCategoricalFeatures> ids;
+  for (int f = 0; f < kCriteoCategoricalFeatures; ++f) {
+    const int column = 1 + kCriteoIntegerFeatures + f;
+    const absl::string_view value = columns[column];
+    uint64_t category = 0;
+    if (value.empty()) {
+      ids[f] = missing_ids_[f];
+    } else if (ParseHex(value, &category)) {
+      ids[f] = CategoricalId(CriteoFieldName(f), static_cast<int64_t>(category), hash_buckets_);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("categorical feature ", CriteoFieldName(f),
+                                                     " (column ", column + 1, "): \"", value,
+                                                     "\" is not 1 to 16 hexadecimal digits"));
+    }
+  }
+  examples->dense_dim = kCriteoIntegerFeatures;
+  examples->num_fields = kCriteoCategoricalFeatures;
+  examples->sparse_dim = hash_buckets_;
+  if (examples->row_splits.empty()) examples->row_splits.push_back(0);
+  examples->dense_floats.insert(examples->dense_floats.end(), dense.begin(), dense.end());
+  examples->sparse_ids.insert(examples->sparse_ids.end(), ids.begin(), ids.end());
+  examples->labels.push_back(columns[0] == "1" ? 1.0f : 0.0f);
+  examples->row_splits.push_back(static_cast<int64_t>(examples->sparse_ids.size()));
+  ++examples->num_examples;
+  return absl::OkStatus();
+}
+
 absl::Status ParseCriteo(absl::string_view text, absl::string_view file, int64_t hash_buckets,
                          InMemorySource::Examples* examples) {
   if (hash_buckets <= 0) {
@@ -83,10 +140,6 @@ absl::Status ParseCriteo(absl::string_view text, absl::string_view file, int64_t
   examples->num_fields = kCriteoCategoricalFeatures;
   examples->sparse_dim = hash_buckets;
   if (examples->row_splits.empty()) examples->row_splits.push_back(0);
-  std::array<int64_t, kCriteoCategoricalFeatures> missing_ids;
-  for (int f = 0; f < kCriteoCategoricalFeatures; ++f) {
-    missing_ids[f] = CategoricalId(CriteoFieldName(f), absl::string_view(), hash_buckets);
-  }
   // Room for every line at once: growing by doubling within a file would
   // copy the examples again and again, and reserving exactly for each of
   // many files would do the same across them.
@@ -100,7 +153,7 @@ absl::Status ParseCriteo(absl::string_view text, absl::string_view file, int64_t
   make_room(examples->row_splits, lines);
   make_room(examples->labels, lines);
 
-  std::array<absl::string_view, kColumns> columns;
+  CriteoLineDecoder decoder(hash_buckets);
   int64_t line_number = 0;
   size_t start = 0;
   while (start < text.size()) {
@@ -111,49 +164,55 @@ absl::Status ParseCriteo(absl::string_view text, absl::string_view file, int64_t
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    const int count = SplitColumns(line, &columns);
-    if (count != kColumns) {
-      return Malformed(file, line_number,
-                       absl::StrCat(count, " tab-separated columns; a Criteo line has ", kColumns,
-                                    " (the label, ", kCriteoIntegerFeatures, " integer and ",
-                                    kCriteoCategoricalFeatures, " categorical features)"));
-    }
-    if (columns[0] != "0" && columns[0] != "1") {
-      return Malformed(file, line_number, absl::StrCat("label \"", columns[0], "\" is not 0 or 1"));
-    }
-    for (int i = 0; i < kCriteoIntegerFeatures; ++i) {
-      const absl::string_view value = columns[1 + i];
-      int64_t x = 0;
-      if (!value.empty() && !absl::SimpleAtoi(value, &x)) {
-        return Malformed(file, line_number,
-                         absl::StrCat("integer feature I", i + 1, " (column ", 2 + i, "): \"",
-                                      value, "\" is not an integer"));
-      }
-      examples->dense_floats.push_back(
-          static_cast<float>(std::log1p(static_cast<double>(std::max<int64_t>(x, 0)))));
-    }
-    for (int f = 0; f < kCriteoCategoricalFeatures; ++f) {
-      const int column = 1 + kCriteoIntegerFeatures + f;
-      const absl::string_view value = columns[column];
-      if (value.empty()) {
-        examples->sparse_ids.push_back(missing_ids[f]);
-        continue;
-      }
-      uint64_t category = 0;
-      if (!ParseHex(value, &category)) {
-        return Malformed(
-            file, line_number,
-            absl::StrCat("categorical feature ", CriteoFieldName(f), " (column ", column + 1,
-                         "): \"", value, "\" is not 1 to 16 hexadecimal digits"));
-      }
-      examples->sparse_ids.push_back(
-          CategoricalId(CriteoFieldName(f), static_cast<int64_t>(category), hash_buckets));
-    }
-    examples->labels.push_back(columns[0] == "1" ? 1.0f : 0.0f);
-    examples->row_splits.push_back(static_cast<int64_t>(examples->sparse_ids.size()));
-    ++examples->num_examples;
+    const absl::Status appended = decoder.Append(line, examples);
+    if (!appended.ok()) return Malformed(file, line_number, appended.message());
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+class CriteoRecordDecoder : public RecordDecoder {
+ public:
+  explicit CriteoRecordDecoder(int64_t hash_buckets) : decoder_(hash_buckets) {}
+  absl::Status Append(absl::string_view record, InMemorySource::Examples* examples) override {
+    return decoder_.Append(record, examples);
+  }
+  std::vector<int64_t> dense_widths() const override { return {kCriteoIntegerFeatures}; }
+  bool one_id_per_field() const override { return true; }
+
+ private:
+  CriteoLineDecoder decoder_;
+};
+
+class CriteoFormat : public LineRecordFormat {
+ public:
+  explicit CriteoFormat(CriteoSource spec) : spec_(std::move(spec)) {}
+
+  absl::string_view name() const override { return "criteo"; }
+  std::vector<std::string> patterns() const override {
+    return {spec_.paths().begin(), spec_.paths().end()};
+  }
+  std::string DecodingKey() const override {
+    return absl::StrCat("criteo hash_buckets: ", HashBucketsOf(spec_));
+  }
+  std::unique_ptr<RecordDecoder> NewDecoder(const RecordSummary*) const override {
+    return std::make_unique<CriteoRecordDecoder>(HashBucketsOf(spec_));
+  }
+  void Describe(const RecordSummary&, DatasetInfo* info) const override {
+    info->sparse_dim = HashBucketsOf(spec_);
+    info->num_fields = kCriteoCategoricalFeatures;
+    info->num_classes = 2;
+  }
+
+ private:
+  const CriteoSource spec_;
+};
+
+}  // namespace
+
+std::unique_ptr<const RecordFormat> CriteoRecordFormat(const CriteoSource& spec) {
+  return std::make_unique<CriteoFormat>(spec);
 }
 
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadCriteo(const CriteoSource& spec) {

@@ -10,9 +10,9 @@
 #include "common/data/fashion_mnist.h"
 #include "common/data/file_patterns.h"
 #include "common/data/libsvm_reader.h"
-#include "common/data/streamed_tfrecord_source.h"
+#include "common/data/streamed_source.h"
 #include "common/data/synthetic_clicks.h"
-#include "common/data/tfrecord_file.h"
+#include "common/data/tfrecord_format.h"
 #include "common/data/tfrecord_reader.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
@@ -34,50 +34,57 @@ Env& FileEnv() {
   return *env;
 }
 
-absl::StatusOr<std::unique_ptr<ExampleSource>> OpenTfRecord(const DataSpec& spec) {
-  Env& env = FileEnv();
-  ASSIGN_OR_RETURN(const bool streamed, IsStreamed(spec));
-  if (streamed) {
-    StreamingOptions options;
-    options.block_records = StreamBlockRecordsOf(spec);
-    options.window_blocks = ShuffleWindowBlocksOf(spec);
-    ASSIGN_OR_RETURN(std::unique_ptr<StreamedTfRecordSource> source,
-                     StreamedTfRecordSource::Open(env, spec.tfrecord(), options));
-    LOG(INFO) << "tfrecord: streaming " << source->num_examples() << " records in "
-              << source->block_layout()->num_blocks() << " blocks of up to "
-              << options.block_records << ", shuffled in windows of " << options.window_blocks
-              << " blocks";
-    return std::unique_ptr<ExampleSource>(std::move(source));
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<InMemorySource> loaded, LoadTfRecord(env, spec.tfrecord()));
-  LOG(INFO) << "tfrecord: holding " << loaded->num_examples() << " records in memory";
-  return std::unique_ptr<ExampleSource>(std::move(loaded));
+absl::StatusOr<std::unique_ptr<ExampleSource>> OpenStreamed(
+    const DataSpec& spec, std::unique_ptr<const RecordFormat> format) {
+  StreamingOptions options;
+  options.block_records = StreamBlockRecordsOf(spec);
+  options.window_blocks = ShuffleWindowBlocksOf(spec);
+  ASSIGN_OR_RETURN(std::unique_ptr<StreamedSource> source,
+                   StreamedSource::Open(FileEnv(), std::move(format), options));
+  LOG(INFO) << source->format().name() << ": streaming " << source->num_examples() << " records in "
+            << source->block_layout()->num_blocks() << " blocks of up to " << options.block_records
+            << ", shuffled in windows of " << options.window_blocks << " blocks";
+  return std::unique_ptr<ExampleSource>(std::move(source));
+}
+
+absl::StatusOr<std::unique_ptr<ExampleSource>> InMemory(
+    absl::StatusOr<std::unique_ptr<InMemorySource>> loaded) {
+  if (!loaded.ok()) return loaded.status();
+  return std::unique_ptr<ExampleSource>(*std::move(loaded));
 }
 
 }  // namespace
 
+std::unique_ptr<const RecordFormat> StreamableFormatOf(const DataSpec& spec) {
+  switch (spec.source_case()) {
+    case DataSpec::kTfrecord:
+      return TfRecordFormat(spec.tfrecord());
+    case DataSpec::kCriteo:
+      return CriteoRecordFormat(spec.criteo());
+    case DataSpec::kCsv:
+      return CsvRecordFormat(spec.csv());
+    case DataSpec::kLibsvm:
+      return LibsvmRecordFormat(spec.libsvm());
+    default:
+      return nullptr;
+  }
+}
+
 absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& spec,
                                                                  bool is_eval) {
+  ASSIGN_OR_RETURN(const bool streamed, IsStreamed(spec));
+  if (streamed) return OpenStreamed(spec, StreamableFormatOf(spec));
   switch (spec.source_case()) {
     case DataSpec::kFashionMnist: {
       const FashionMnistSource& source = spec.fashion_mnist();
       const std::string dir =
           source.dir().empty() ? std::string(kDefaultFashionMnistDir) : source.dir();
-      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded =
-          LoadFashionMnist(dir, IsTestSplit(source.split(), is_eval));
-      if (!loaded.ok()) return loaded.status();
-      return std::unique_ptr<ExampleSource>(std::move(loaded).value());
+      return InMemory(LoadFashionMnist(dir, IsTestSplit(source.split(), is_eval)));
     }
-    case DataSpec::kCsv: {
-      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded = LoadCsv(spec.csv());
-      if (!loaded.ok()) return loaded.status();
-      return std::unique_ptr<ExampleSource>(std::move(loaded).value());
-    }
-    case DataSpec::kLibsvm: {
-      absl::StatusOr<std::unique_ptr<InMemorySource>> loaded = LoadLibsvm(spec.libsvm());
-      if (!loaded.ok()) return loaded.status();
-      return std::unique_ptr<ExampleSource>(std::move(loaded).value());
-    }
+    case DataSpec::kCsv:
+      return InMemory(LoadCsv(spec.csv()));
+    case DataSpec::kLibsvm:
+      return InMemory(LoadLibsvm(spec.libsvm()));
     case DataSpec::kSyntheticClicks: {
       absl::StatusOr<std::unique_ptr<SyntheticClicks>> clicks =
           SyntheticClicks::Create(spec.synthetic_clicks(),
@@ -85,12 +92,14 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
       if (!clicks.ok()) return clicks.status();
       return std::unique_ptr<ExampleSource>(std::move(clicks).value());
     }
-    case DataSpec::kTfrecord:
-      return OpenTfRecord(spec);
-    case DataSpec::kCriteo: {
-      ASSIGN_OR_RETURN(std::unique_ptr<InMemorySource> loaded, LoadCriteo(spec.criteo()));
+    case DataSpec::kTfrecord: {
+      ASSIGN_OR_RETURN(std::unique_ptr<InMemorySource> loaded,
+                       LoadTfRecord(FileEnv(), spec.tfrecord()));
+      LOG(INFO) << "tfrecord: holding " << loaded->num_examples() << " records in memory";
       return std::unique_ptr<ExampleSource>(std::move(loaded));
     }
+    case DataSpec::kCriteo:
+      return InMemory(LoadCriteo(spec.criteo()));
     case DataSpec::SOURCE_NOT_SET:
       break;
   }
@@ -98,7 +107,8 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
 }
 
 absl::StatusOr<bool> IsStreamed(const DataSpec& spec) {
-  if (!spec.has_tfrecord()) return false;
+  const std::unique_ptr<const RecordFormat> format = StreamableFormatOf(spec);
+  if (format == nullptr) return false;
   switch (spec.read_mode()) {
     case DataSpec::READ_MODE_STREAMED:
       return true;
@@ -108,14 +118,12 @@ absl::StatusOr<bool> IsStreamed(const DataSpec& spec) {
       break;
   }
   Env& env = FileEnv();
-  const TfRecordSource& source = spec.tfrecord();
-  const std::vector<std::string> patterns(source.paths().begin(), source.paths().end());
-  ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(patterns));
+  ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(format->patterns()));
   int64_t bytes = 0;
   for (const std::string& file : files) {
     ASSIGN_OR_RETURN(const FileInfo info, env.Stat(file));
-    ASSIGN_OR_RETURN(const bool gzip, IsGzippedTfRecord(env, file, source.compression()));
-    if (gzip) return false;
+    // A file that cannot be entered at a record (gzip) is read in memory.
+    if (!format->CheckSeekable(env, file).ok()) return false;
     bytes += info.size;
   }
   return bytes > kStreamAboveBytes;

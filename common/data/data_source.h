@@ -6,11 +6,17 @@
 #include "absl/status/statusor.h"
 #include "common/data/batch_reader.h"
 #include "common/data/example_source.h"
+#include "common/data/record_format.h"
 #include "protos/job.pb.h"
 
 namespace pstrain {
 
-// Opens the source a DataSpec names, reading and validating all of it.
+// The record format of a source that can be streamed from its files
+// (tfrecord, criteo, csv, libsvm); null for the others.
+std::unique_ptr<const RecordFormat> StreamableFormatOf(const DataSpec& spec);
+
+// Opens the source a DataSpec names: streamed from its files (IsStreamed),
+// loading or building their indexes, or read and validated whole.
 // `is_eval` picks the default split (test rather than train) of sources that
 // have one. Errors of the reader (NotFound, InvalidArgument naming the file
 // and the place), or InvalidArgument when no source is set.

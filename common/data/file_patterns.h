@@ -9,7 +9,7 @@
 
 namespace pstrain {
 
-// The index pstrain keeps beside data file `path` (tfrecord_index.h):
+// The index pstrain keeps beside data file `path` (record_index.h):
 // "<path>.pstrain-index".
 std::string RecordIndexPath(const std::string& path);
 // Whether `path` is such an index, or one being written.

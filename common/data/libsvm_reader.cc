@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/data/file_contents.h"
+#include "common/data/line_record_format.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 namespace {
@@ -16,7 +21,110 @@ absl::Status Malformed(absl::string_view file, int64_t line, absl::string_view r
   return absl::InvalidArgumentError(absl::StrCat(file, ":", line, ": ", reason));
 }
 
+// `line` without a "# comment".
+absl::string_view WithoutComment(absl::string_view line) { return line.substr(0, line.find('#')); }
+
+class LibsvmRecordDecoder : public RecordDecoder {
+ public:
+  LibsvmRecordDecoder(const LibsvmSource& options, const RecordSummary* expected)
+      : decoder_(options),
+        zero_one_labels_(expected != nullptr && expected->plus_minus_one_labels) {}
+  absl::Status Append(absl::string_view record, InMemorySource::Examples* examples) override {
+    RETURN_IF_ERROR(decoder_.Append(record, examples));
+    if (zero_one_labels_) examples->labels.back() = examples->labels.back() > 0 ? 1 : 0;
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> dense_widths() const override { return {}; }
+  bool one_id_per_field() const override { return false; }
+
+ private:
+  LibsvmLineDecoder decoder_;
+  // Binary data labelled -1/+1, read as 0/1 as the in-memory reader does.
+  const bool zero_one_labels_;
+};
+
+class LibsvmFormat : public LineRecordFormat {
+ public:
+  explicit LibsvmFormat(LibsvmSource options) : options_(std::move(options)) {}
+
+  absl::string_view name() const override { return "libsvm"; }
+  std::vector<std::string> patterns() const override { return {options_.path()}; }
+  std::string DecodingKey() const override {
+    LibsvmSource decoding = options_;
+    decoding.clear_path();
+    return absl::StrCat("libsvm ", decoding.ShortDebugString());
+  }
+  std::unique_ptr<RecordDecoder> NewDecoder(const RecordSummary* expected) const override {
+    return std::make_unique<LibsvmRecordDecoder>(options_, expected);
+  }
+  void Describe(const RecordSummary& summary, DatasetInfo* info) const override {
+    info->sparse_dim = options_.num_features() > 0 ? options_.num_features()
+                                                   : std::max<int64_t>(summary.sparse_ids_end, 1);
+    info->num_classes = summary.plus_minus_one_labels ? 2 : summary.num_classes;
+  }
+
+ protected:
+  bool IsRecord(absl::string_view line) const override {
+    return WithoutComment(line).find_first_not_of(" \t\r") != absl::string_view::npos;
+  }
+
+ private:
+  const LibsvmSource options_;
+};
+
 }  // namespace
+
+LibsvmLineDecoder::LibsvmLineDecoder(const LibsvmSource& options)
+    : base_(options.zero_based() ? 0 : 1), num_features_(options.num_features()) {}
+
+absl::Status LibsvmLineDecoder::Append(absl::string_view line, InMemorySource::Examples* examples) {
+  tokens_ = absl::StrSplit(WithoutComment(line), absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
+  if (tokens_.empty()) return absl::InvalidArgumentError("no label");
+  float label;
+  if (!absl::SimpleAtof(tokens_[0], &label) || !std::isfinite(label)) {
+    return absl::InvalidArgumentError(absl::StrCat("label \"", tokens_[0], "\" is not a number"));
+  }
+  // Checked whole before any of it is appended.
+  ids_.clear();
+  values_.clear();
+  int64_t previous = -1;
+  for (size_t t = 1; t < tokens_.size(); ++t) {
+    const size_t colon = tokens_[t].find(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", tokens_[t], "\" is not an index:value pair"));
+    }
+    int64_t index;
+    float value;
+    if (!absl::SimpleAtoi(tokens_[t].substr(0, colon), &index) || index < base_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("index \"", tokens_[t].substr(0, colon), "\" is not an integer >= ", base_));
+    }
+    if (!absl::SimpleAtof(tokens_[t].substr(colon + 1), &value) || !std::isfinite(value)) {
+      return absl::InvalidArgumentError(absl::StrCat("value \"", tokens_[t].substr(colon + 1),
+                                                     "\" of index ", index, " is not a number"));
+    }
+    const int64_t id = index - base_;
+    if (id <= previous) {
+      return absl::InvalidArgumentError(absl::StrCat("index ", index, " after ", previous + base_,
+                                                     ": indices must be strictly ascending"));
+    }
+    if (num_features_ > 0 && id >= num_features_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("index ", index, " beyond num_features ", num_features_));
+    }
+    previous = id;
+    ids_.push_back(id);
+    values_.push_back(value);
+  }
+  if (examples->row_splits.empty()) examples->row_splits.push_back(0);
+  examples->sparse_ids.insert(examples->sparse_ids.end(), ids_.begin(), ids_.end());
+  examples->sparse_values.insert(examples->sparse_values.end(), values_.begin(), values_.end());
+  examples->labels.push_back(label);
+  examples->row_splits.push_back(static_cast<int64_t>(examples->sparse_ids.size()));
+  ++examples->num_examples;
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<InMemorySource>> ParseLibsvm(absl::string_view text,
                                                             const LibsvmSource& options,
@@ -24,61 +132,15 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseLibsvm(absl::string_view te
   if (options.num_features() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(file, ": num_features must be >= 0"));
   }
-  const int64_t base = options.zero_based() ? 0 : 1;
   InMemorySource::Examples examples;
   examples.row_splits.push_back(0);
-  int64_t largest = -1;
+  LibsvmLineDecoder decoder(options);
   int64_t line_number = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_number;
-    const size_t comment = line.find('#');
-    if (comment != absl::string_view::npos) line = line.substr(0, comment);
-    std::vector<absl::string_view> tokens =
-        absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
-    if (tokens.empty()) continue;
-    float label;
-    if (!absl::SimpleAtof(tokens[0], &label) || !std::isfinite(label)) {
-      return Malformed(file, line_number,
-                       absl::StrCat("label \"", tokens[0], "\" is not a number"));
-    }
-    int64_t previous = -1;
-    for (size_t t = 1; t < tokens.size(); ++t) {
-      const size_t colon = tokens[t].find(':');
-      if (colon == absl::string_view::npos) {
-        return Malformed(file, line_number,
-                         absl::StrCat("\"", tokens[t], "\" is not an index:value pair"));
-      }
-      int64_t index;
-      float value;
-      if (!absl::SimpleAtoi(tokens[t].substr(0, colon), &index) || index < base) {
-        return Malformed(
-            file, line_number,
-            absl::StrCat("index \"", tokens[t].substr(0, colon), "\" is not an integer >= ", base));
-      }
-      if (!absl::SimpleAtof(tokens[t].substr(colon + 1), &value) || !std::isfinite(value)) {
-        return Malformed(file, line_number,
-                         absl::StrCat("value \"", tokens[t].substr(colon + 1), "\" of index ",
-                                      index, " is not a number"));
-      }
-      const int64_t id = index - base;
-      if (id <= previous) {
-        return Malformed(file, line_number,
-                         absl::StrCat("index ", index, " after ", previous + base,
-                                      ": indices must be strictly ascending"));
-      }
-      if (options.num_features() > 0 && id >= options.num_features()) {
-        return Malformed(
-            file, line_number,
-            absl::StrCat("index ", index, " beyond num_features ", options.num_features()));
-      }
-      previous = id;
-      largest = std::max(largest, id);
-      examples.sparse_ids.push_back(id);
-      examples.sparse_values.push_back(value);
-    }
-    examples.labels.push_back(label);
-    examples.row_splits.push_back(static_cast<int64_t>(examples.sparse_ids.size()));
-    ++examples.num_examples;
+    if (WithoutComment(line).find_first_not_of(" \t\r") == absl::string_view::npos) continue;
+    const absl::Status appended = decoder.Append(line, &examples);
+    if (!appended.ok()) return Malformed(file, line_number, appended.message());
   }
   if (examples.num_examples == 0) {
     return absl::InvalidArgumentError(absl::StrCat(file, ": no examples"));
@@ -88,6 +150,10 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseLibsvm(absl::string_view te
   if (plus_minus_one) {
     for (float& label : examples.labels) label = label > 0 ? 1 : 0;
   }
+  const int64_t largest =
+      examples.sparse_ids.empty()
+          ? -1
+          : *std::max_element(examples.sparse_ids.begin(), examples.sparse_ids.end());
   examples.sparse_dim = options.num_features() > 0 ? options.num_features() : largest + 1;
   if (examples.sparse_dim == 0) examples.sparse_dim = 1;
   return InMemorySource::Create(std::move(examples));
@@ -98,6 +164,10 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> LoadLibsvm(const LibsvmSource& o
   absl::StatusOr<ByteBuffer> text = ReadFileContents(options.path());
   if (!text.ok()) return text.status();
   return ParseLibsvm(text->view(), options, options.path());
+}
+
+std::unique_ptr<const RecordFormat> LibsvmRecordFormat(const LibsvmSource& options) {
+  return std::make_unique<LibsvmFormat>(options);
 }
 
 }  // namespace pstrain

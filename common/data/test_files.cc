@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
@@ -14,6 +15,7 @@ namespace testing_util {
 std::string WriteTestFile(absl::string_view name, absl::string_view contents, bool gzip) {
   const char* dir = std::getenv("TEST_TMPDIR");
   const std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   if (gzip) {
     gzFile out = gzopen(path.c_str(), "wb");
     CHECK(out != nullptr) << path;

@@ -11,7 +11,8 @@ namespace pstrain {
 namespace testing_util {
 
 // Writes `contents` to `name` under $TEST_TMPDIR (gzip-compressed when
-// `gzip`) and returns the path. CHECK-fails if the file cannot be written.
+// `gzip`), creating the folders it names, and returns the path. CHECK-fails if the file cannot be
+// written.
 std::string WriteTestFile(absl::string_view name, absl::string_view contents, bool gzip = false);
 
 // Writes a Fashion-MNIST-shaped folder (gzipped IDX train-* and t10k-*

@@ -2,8 +2,8 @@
 #define PSTRAIN_COMMON_DATA_TFRECORD_FILE_H_
 
 // The records of one TFRecord file, for the readers that hold a data set in
-// memory (tfrecord_reader.h), index it (tfrecord_index.h) or stream it by
-// blocks (streamed_tfrecord_source.h).
+// memory (tfrecord_reader.h), index it and stream it by blocks
+// (tfrecord_format.h).
 
 #include <cstdint>
 #include <string>

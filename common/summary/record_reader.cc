@@ -24,6 +24,41 @@ uint64_t DecodeLittleEndian(const char* p, int bytes) {
 
 }  // namespace
 
+absl::Status UnframeRecord(absl::string_view bytes, int64_t max_record_bytes,
+                           absl::string_view* data, size_t* framed_bytes) {
+  if (bytes.size() < kRecordHeaderBytes) {
+    return absl::DataLossError(absl::StrCat("truncated: ", bytes.size(), " of the ",
+                                            kRecordHeaderBytes, " bytes of a record's header"));
+  }
+  const uint64_t length = DecodeLittleEndian(bytes.data(), 8);
+  const uint32_t length_crc = Crc32cUnmask(DecodeLittleEndian(bytes.data() + 8, 4));
+  const uint32_t actual_length_crc = Crc32c(bytes.substr(0, 8));
+  if (length_crc != actual_length_crc) {
+    return absl::DataLossError(
+        absl::StrFormat("the crc32c of its length is 0x%08x, the record says 0x%08x",
+                        actual_length_crc, length_crc));
+  }
+  if (length > static_cast<uint64_t>(max_record_bytes)) {
+    return absl::DataLossError(
+        absl::StrCat("claims ", length, " bytes, more than the ", max_record_bytes, " allowed"));
+  }
+  const size_t framed = kRecordHeaderBytes + static_cast<size_t>(length) + kRecordFooterBytes;
+  if (bytes.size() < framed) {
+    return absl::DataLossError(
+        absl::StrCat("truncated: ", bytes.size(), " of its ", framed, " framed bytes"));
+  }
+  *data = bytes.substr(kRecordHeaderBytes, static_cast<size_t>(length));
+  const uint32_t data_crc = Crc32cUnmask(DecodeLittleEndian(data->data() + length, 4));
+  const uint32_t actual_data_crc = Crc32c(*data);
+  if (data_crc != actual_data_crc) {
+    return absl::DataLossError(
+        absl::StrFormat("the crc32c of its %d data bytes is 0x%08x, the record says 0x%08x", length,
+                        actual_data_crc, data_crc));
+  }
+  *framed_bytes = framed;
+  return absl::OkStatus();
+}
+
 RecordReader::RecordReader(SequentialFile* file, std::string file_name, RecordReaderOptions options)
     : file_(file),
       file_name_(std::move(file_name)),

@@ -29,6 +29,14 @@ struct RecordReaderOptions {
   int64_t start_offset = 0;
 };
 
+// The record framed at the start of `bytes`, all of it in memory: its data
+// (a view of `bytes`), and the framed record's size in *framed_bytes.
+// DataLoss saying what is wrong, for the caller to prefix with the file
+// and offset: a length or data CRC that does not match, a length over
+// `max_record_bytes`, or `bytes` ending inside the record.
+absl::Status UnframeRecord(absl::string_view bytes, int64_t max_record_bytes,
+                           absl::string_view* data, size_t* framed_bytes);
+
 // Not thread-safe.
 class RecordReader {
  public:

@@ -1,7 +1,7 @@
 // Fuzzes the TFRecord readers: the bytes as a TFRecord file of tf.Example,
 // plain or gzipped (found by its first bytes), as a job's data, loaded
 // whole (common/data/tfrecord_reader.h) and, when plain, streamed through
-// an index in blocks of three records (streamed_tfrecord_source.h), then
+// an index in blocks of three records (streamed_source.h), then
 // again with the same bytes in place of the index beside the file. Besides
 // "no crash", checks what a user relies on: a refusal is InvalidArgument or
 // DataLoss naming the file; data that loads has the shape the source spec
@@ -18,39 +18,24 @@
 #include "absl/strings/match.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/data/file_patterns.h"
-#include "common/data/streamed_tfrecord_source.h"
+#include "common/data/streamed_source.h"
 #include "common/data/tfrecord_file.h"
+#include "common/data/tfrecord_format.h"
 #include "common/data/tfrecord_reader.h"
 #include "glog/logging.h"
+#include "tests/fuzz/input_file.h"
 #include "tests/fuzz/quiet_logs.h"
 
-namespace pstrain {
 namespace {
 
 constexpr int64_t kHashBuckets = 97;
 
-// A file of its own per process, so parallel fuzzing jobs do not share one.
-const std::string& InputPath() {
-  static const std::string* path = [] {
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    return new std::string(std::string(tmp != nullptr ? tmp : "/tmp") + "/tfrecord_fuzz." +
-                           std::to_string(::getpid()) + ".tfrecord");
-  }();
-  return *path;
-}
-
 }  // namespace
-}  // namespace pstrain
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pstrain;
   fuzz::QuietLogs();
-  const std::string& path = InputPath();
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-    CHECK(out.good()) << "cannot write " << path;
-  }
+  const std::string path = fuzz::WriteInputFile("tfrecord_fuzz.tfrecord", data, size);
   // The features make_seed_corpus's seeds hold.
   TfRecordSource spec;
   spec.add_paths(path);
@@ -72,8 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::ofstream index(RecordIndexPath(path), std::ios::binary | std::ios::trunc);
         index.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
       }
-      absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> streamed =
-          StreamedTfRecordSource::Open(env, spec, streaming);
+      absl::StatusOr<std::unique_ptr<StreamedSource>> streamed =
+          StreamedSource::Open(env, TfRecordFormat(spec), streaming);
       CHECK_EQ(streamed.status().code(), source.status().code()) << streamed.status();
       if (!source.ok()) continue;
       CHECK_EQ((*streamed)->info().DebugString(), (*source)->info().DebugString());

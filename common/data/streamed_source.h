@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_COMMON_DATA_STREAMED_TFRECORD_SOURCE_H_
-#define PSTRAIN_COMMON_DATA_STREAMED_TFRECORD_SOURCE_H_
+#ifndef PSTRAIN_COMMON_DATA_STREAMED_SOURCE_H_
+#define PSTRAIN_COMMON_DATA_STREAMED_SOURCE_H_
 
 #include <cstdint>
 #include <list>
@@ -15,8 +15,7 @@
 #include "common/data/block_layout.h"
 #include "common/data/example_source.h"
 #include "common/data/in_memory_source.h"
-#include "common/data/tf_example_decoder.h"
-#include "protos/job.pb.h"
+#include "common/data/record_format.h"
 
 namespace pstrain {
 
@@ -30,36 +29,38 @@ struct StreamingOptions {
   // current one (its lease ahead, worker_loop.cc). Default (0):
   // 2 * window_blocks + 1.
   int32_t cached_blocks = 0;
-  // Save the indexes built at open beside the files (tfrecord_index.h).
+  // Save the indexes built at open beside the files (record_index.h).
   bool save_indexes = true;
 };
 
-// The records of uncompressed TFRecord files read a block at a time, as
-// they are asked for, through the files' offset indexes: memory holds the
-// indexes (8 bytes per block) and a few blocks of records as stored, not
-// the data set. A block's records are checked (CRCs) when it is read and
-// parsed as tf.Example only when a batch takes them: the first batch of a
-// shuffled window takes records of every block of it, and parsing whole
-// blocks then made it wait for all of them (18 ms for 8 blocks of images,
-// at the start of every lease). Blocks are read outside the lock that
-// parsing takes, so a reader starting on the next window does not hold up
-// one that is gathering batches from the current window; two readers of one
-// block share one read. Opening loads or builds each file's index
-// (tfrecord_index.h); the summary in the indexes gives info() without
-// reading the records again. Thread-safe.
-class StreamedTfRecordSource : public ExampleSource {
+// The records of files that can be entered at a record (uncompressed
+// TFRecord, lines of text), read a block at a time as they are asked for,
+// through the files' offset indexes: memory holds the indexes (8 bytes per
+// block) and a few blocks of records as stored, not the data set. A block
+// is read with one read and split into its records in place (TFRecord
+// framing and CRCs checked, or lines); its records are decoded only when a
+// batch takes them: the first batch of a shuffled window takes records of
+// every block of it, and decoding whole blocks then made it wait for all
+// of them (18 ms for 8 blocks of images, at the start of every lease).
+// Blocks are read outside the lock that decoding takes, so a reader
+// starting on the next window does not hold up one that is gathering
+// batches from the current window; two readers of one block share one
+// read. Opening loads or builds each file's index (record_index.h); the
+// summaries in the indexes give info() without reading the records again.
+// Thread-safe.
+class StreamedSource : public ExampleSource {
  public:
-  // `env` must outlive the source.
+  // The files `format` names. `env` must outlive the source.
   // NotFound: a path or pattern that matches no file. InvalidArgument: a
-  // gzipped file (a gzip stream cannot be entered at a block; decompress
-  // it, or read the data in memory), files whose dense features differ in
-  // width, no records at all, bad options. The index builds' errors.
-  static absl::StatusOr<std::unique_ptr<StreamedTfRecordSource>> Open(
-      Env& env, const TfRecordSource& spec, const StreamingOptions& options);
+  // file the format cannot enter at a record (gzip; CheckSeekable), files
+  // whose dense features differ in width, no records at all, bad options.
+  // The index builds' errors.
+  static absl::StatusOr<std::unique_ptr<StreamedSource>> Open(
+      Env& env, std::unique_ptr<const RecordFormat> format, const StreamingOptions& options);
 
   // Logs how many blocks were read: more than an epoch's blocks per epoch
   // means leases that split windows.
-  ~StreamedTfRecordSource() override;
+  ~StreamedSource() override;
 
   const DatasetInfo& info() const override { return info_; }
   const BlockLayout* block_layout() const override { return &layout_; }
@@ -69,17 +70,21 @@ class StreamedTfRecordSource : public ExampleSource {
   // and record: the file no longer holds what its index says.
   absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override;
 
+  const RecordFormat& format() const { return *format_; }
+
   // Blocks read since open (a block read twice counts twice).
   int64_t blocks_read() const;
 
  private:
-  // Where block b of the layout is.
+  // Where block b of the layout is: bytes [offset, end) of a file.
   struct BlockPlace {
     int32_t file = 0;
-    int64_t offset = 0;       // of its first record in the file
+    int64_t offset = 0;       // of its first record
+    int64_t end = 0;          // of its last record
     int64_t first_index = 0;  // of its first record in the file
   };
-  // A block's records as stored (their CRCs checked), and where each was.
+  // A block's bytes as stored, and its records (views of them, their
+  // framing checked) and where each was.
   // `index` and `state` are guarded by cache_mu_; the thread that set
   // kReading writes the records without it, and others read them once they
   // see kReady.
@@ -88,11 +93,12 @@ class StreamedTfRecordSource : public ExampleSource {
     int64_t index = -1;
     State state = State::kReading;
     absl::Status failure;  // of kFailed
-    std::vector<std::string> records;
+    std::string bytes;
+    std::vector<absl::string_view> records;
     std::vector<int64_t> offsets;
   };
 
-  StreamedTfRecordSource(Env& env, TfRecordSource spec, StreamingOptions options);
+  StreamedSource(Env& env, std::unique_ptr<const RecordFormat> format, StreamingOptions options);
   // The block, from the cache, waited for while another thread reads it,
   // or read (outside cache_mu_).
   absl::StatusOr<std::shared_ptr<const Block>> BlockAt(int64_t block) const
@@ -103,11 +109,12 @@ class StreamedTfRecordSource : public ExampleSource {
   absl::Status Read(int64_t block, Block* into) const;
 
   Env& env_;
-  const TfRecordSource spec_;
+  const std::unique_ptr<const RecordFormat> format_;
   const StreamingOptions options_;
   std::vector<std::string> files_;
   std::vector<BlockPlace> places_;
-  std::vector<int64_t> dense_widths_;
+  // The files' summaries, merged.
+  RecordSummary summary_;
   BlockLayout layout_;
   DatasetInfo info_;
 
@@ -122,13 +129,13 @@ class StreamedTfRecordSource : public ExampleSource {
   mutable std::vector<std::shared_ptr<Block>> evicted_ ABSL_GUARDED_BY(cache_mu_);
   mutable int64_t blocks_read_ ABSL_GUARDED_BY(cache_mu_) = 0;
 
-  // Parsing and gathering a batch, once its blocks are in hand.
+  // Decoding and gathering a batch, once its blocks are in hand.
   mutable absl::Mutex parse_mu_;
-  mutable std::unique_ptr<TfExampleDecoder> decoder_ ABSL_GUARDED_BY(parse_mu_);
+  mutable std::unique_ptr<RecordDecoder> decoder_ ABSL_GUARDED_BY(parse_mu_);
   // The examples of the batch being gathered, parsed in its order.
   mutable InMemorySource::Examples parsed_ ABSL_GUARDED_BY(parse_mu_);
 };
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_COMMON_DATA_STREAMED_TFRECORD_SOURCE_H_
+#endif  // PSTRAIN_COMMON_DATA_STREAMED_SOURCE_H_

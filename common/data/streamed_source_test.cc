@@ -1,8 +1,9 @@
 // TFRecord files read a block at a time through their indexes give the same
 // examples as the files loaded whole; the indexes are kept beside the files
-// and rebuilt when stale; an epoch decodes each block once.
+// and rebuilt when stale; an epoch decodes each block once. (Lines of text
+// stream through the same source: streamed_lines_test.)
 
-#include "common/data/streamed_tfrecord_source.h"
+#include "common/data/streamed_source.h"
 
 #include <filesystem>
 #include <fstream>
@@ -14,8 +15,9 @@
 
 #include "common/checkpoint/posix_env.h"
 #include "common/data/batch_reader.h"
+#include "common/data/record_index.h"
 #include "common/data/synthetic_clicks.h"
-#include "common/data/tfrecord_index.h"
+#include "common/data/tfrecord_format.h"
 #include "common/data/tfrecord_reader.h"
 #include "common/data/tfrecord_writer.h"
 #include "gmock/gmock.h"
@@ -26,7 +28,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class StreamedTfRecordSourceTest : public ::testing::Test {
+class StreamedSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = ::testing::TempDir() + "/streamed";
@@ -55,8 +57,8 @@ class StreamedTfRecordSourceTest : public ::testing::Test {
     ASSERT_TRUE(WriteTfRecordFile(env_, dir_ + "/" + name, **source).ok());
   }
 
-  std::unique_ptr<StreamedTfRecordSource> Open() {
-    auto source = StreamedTfRecordSource::Open(env_, spec_, options_);
+  std::unique_ptr<StreamedSource> Open() {
+    auto source = StreamedSource::Open(env_, TfRecordFormat(spec_), options_);
     EXPECT_TRUE(source.ok()) << source.status();
     return source.ok() ? std::move(source).value() : nullptr;
   }
@@ -74,10 +76,10 @@ void ExpectSameExamples(const ExampleBatch& a, const ExampleBatch& b) {
   EXPECT_EQ(a.row_splits, b.row_splits);
 }
 
-TEST_F(StreamedTfRecordSourceTest, GivesTheExamplesOfTheFilesLoadedWhole) {
+TEST_F(StreamedSourceTest, GivesTheExamplesOfTheFilesLoadedWhole) {
   auto whole = LoadTfRecord(env_, spec_);
   ASSERT_TRUE(whole.ok()) << whole.status();
-  std::unique_ptr<StreamedTfRecordSource> streamed = Open();
+  std::unique_ptr<StreamedSource> streamed = Open();
   ASSERT_NE(streamed, nullptr);
   EXPECT_EQ(streamed->info().DebugString(), (*whole)->info().DebugString());
   EXPECT_EQ(streamed->num_examples(), 1537);
@@ -102,8 +104,8 @@ TEST_F(StreamedTfRecordSourceTest, GivesTheExamplesOfTheFilesLoadedWhole) {
   EXPECT_TRUE(absl::IsOutOfRange(streamed->Fill(outside, &from_stream)));
 }
 
-TEST_F(StreamedTfRecordSourceTest, AShuffledEpochReadsEachBlockOnceAndEveryRecord) {
-  std::unique_ptr<StreamedTfRecordSource> streamed = Open();
+TEST_F(StreamedSourceTest, AShuffledEpochReadsEachBlockOnceAndEveryRecord) {
+  std::unique_ptr<StreamedSource> streamed = Open();
   ASSERT_NE(streamed, nullptr);
   BatchReaderOptions reading;
   reading.batch_size = 64;
@@ -131,13 +133,13 @@ TEST_F(StreamedTfRecordSourceTest, AShuffledEpochReadsEachBlockOnceAndEveryRecor
               HasSubstr("read whole"));
 }
 
-TEST_F(StreamedTfRecordSourceTest, ReadersOnSeveralThreadsGetTheExamplesOfTheFilesLoadedWhole) {
+TEST_F(StreamedSourceTest, ReadersOnSeveralThreadsGetTheExamplesOfTheFilesLoadedWhole) {
   // As a worker's two lease readers do, and more: blocks are read outside
   // the parsing lock, one read serving every thread that waits for it.
   auto whole = LoadTfRecord(env_, spec_);
   ASSERT_TRUE(whole.ok()) << whole.status();
   options_.cached_blocks = 4;  // fewer than the threads want: blocks are evicted and read again
-  std::unique_ptr<StreamedTfRecordSource> streamed = Open();
+  std::unique_ptr<StreamedSource> streamed = Open();
   ASSERT_NE(streamed, nullptr);
   std::vector<std::thread> threads;
   std::vector<int> mismatches(4, 0);
@@ -163,7 +165,7 @@ TEST_F(StreamedTfRecordSourceTest, ReadersOnSeveralThreadsGetTheExamplesOfTheFil
   EXPECT_GT(streamed->blocks_read(), 16);  // evictions happened, so reads raced
 }
 
-TEST_F(StreamedTfRecordSourceTest, KeepsEachIndexBesideItsFileAndRebuildsItWhenStale) {
+TEST_F(StreamedSourceTest, KeepsEachIndexBesideItsFileAndRebuildsItWhenStale) {
   ASSERT_NE(Open(), nullptr);
   const std::string index_path = RecordIndexPath(dir_ + "/clicks-0.tfrecord");
   ASSERT_TRUE(std::filesystem::exists(index_path));
@@ -196,12 +198,12 @@ TEST_F(StreamedTfRecordSourceTest, KeepsEachIndexBesideItsFileAndRebuildsItWhenS
   options_.block_records = 250;
   EXPECT_EQ(Open()->info().num_classes, 2);
   WriteClicks("clicks-0.tfrecord", 400, 3);
-  std::unique_ptr<StreamedTfRecordSource> rewritten = Open();
+  std::unique_ptr<StreamedSource> rewritten = Open();
   ASSERT_NE(rewritten, nullptr);
   EXPECT_EQ(rewritten->num_examples(), 937);
 }
 
-TEST_F(StreamedTfRecordSourceTest, AFileChangedInPlaceAtTheSameSizeAndTimeIsIndexedAgain) {
+TEST_F(StreamedSourceTest, AFileChangedInPlaceAtTheSameSizeAndTimeIsIndexedAgain) {
   ASSERT_NE(Open(), nullptr);
   // One byte of a record's data flipped, the size kept and the modification
   // time put back: only the index's sample checksum can tell.
@@ -214,12 +216,12 @@ TEST_F(StreamedTfRecordSourceTest, AFileChangedInPlaceAtTheSameSizeAndTimeIsInde
   }
   std::filesystem::last_write_time(file, modified);
   // Indexing it again reads every record, and the flipped byte fails its CRC.
-  auto reopened = StreamedTfRecordSource::Open(env_, spec_, options_);
+  auto reopened = StreamedSource::Open(env_, TfRecordFormat(spec_), options_);
   EXPECT_TRUE(absl::IsDataLoss(reopened.status())) << reopened.status();
 }
 
-TEST_F(StreamedTfRecordSourceTest, AFileChangedUnderARunningReaderIsDataLossNamingTheIndex) {
-  std::unique_ptr<StreamedTfRecordSource> streamed = Open();
+TEST_F(StreamedSourceTest, AFileChangedUnderARunningReaderIsDataLossNamingTheIndex) {
+  std::unique_ptr<StreamedSource> streamed = Open();
   ASSERT_NE(streamed, nullptr);
   std::filesystem::resize_file(dir_ + "/clicks-1.tfrecord", 100);
   const std::vector<int64_t> in_the_second_file = {1200};
@@ -229,7 +231,7 @@ TEST_F(StreamedTfRecordSourceTest, AFileChangedUnderARunningReaderIsDataLossNami
   EXPECT_THAT(status.message(), HasSubstr("clicks-1.tfrecord.pstrain-index"));
 }
 
-TEST_F(StreamedTfRecordSourceTest, RefusesGzippedFiles) {
+TEST_F(StreamedSourceTest, RefusesGzippedFiles) {
   TfRecordWriteOptions gzip;
   gzip.gzip = true;
   SyntheticClicksSource clicks;
@@ -240,7 +242,7 @@ TEST_F(StreamedTfRecordSourceTest, RefusesGzippedFiles) {
   auto source = SyntheticClicks::Create(clicks, false);
   ASSERT_TRUE(source.ok());
   ASSERT_TRUE(WriteTfRecordFile(env_, dir_ + "/clicks-2.tfrecord", **source, gzip).ok());
-  auto refused = StreamedTfRecordSource::Open(env_, spec_, options_);
+  auto refused = StreamedSource::Open(env_, TfRecordFormat(spec_), options_);
   EXPECT_TRUE(absl::IsInvalidArgument(refused.status()));
   EXPECT_THAT(refused.status().message(), HasSubstr("clicks-2.tfrecord is gzip-compressed"));
 }

@@ -1,4 +1,4 @@
-#include "common/data/tfrecord_index.h"
+#include "common/data/record_index.h"
 
 #include <algorithm>
 #include <memory>
@@ -9,13 +9,9 @@
 #include "absl/time/time.h"
 #include "common/checkpoint/whole_file.h"
 #include "common/checksum/crc32c.h"
-#include "common/config/job_spec_defaults.h"
 #include "common/data/in_memory_source.h"
-#include "common/data/tf_example_decoder.h"
-#include "common/data/tfrecord_file.h"
 #include "common/random/split_mix.h"
 #include "common/status/status_macros.h"
-#include "common/summary/record_writer.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -64,16 +60,15 @@ std::string WhyStale(const RecordFileIndex& index, const FileInfo& file, uint32_
                         block_records);
   }
   if (index.decoding() != decoding) return "indexed for other features";
-  // Every record takes its framing's bytes at least, every value one byte.
-  const int64_t most_records =
-      file.size / static_cast<int64_t>(kRecordHeaderBytes + kRecordFooterBytes);
-  if (index.num_records() < 0 || index.num_records() > most_records) return "index malformed";
+  // Every record takes a byte at least, and so does every value.
+  if (index.num_records() < 0 || index.num_records() > file.size) return "index malformed";
   int64_t dense_values = 0;
   for (int64_t width : index.dense_widths()) {
     if (width < 0 || width > file.size) return "index malformed";
     dense_values += width;
   }
-  if (dense_values > file.size || index.num_classes() < 0 || index.num_classes() > (1 << 24)) {
+  if (dense_values > file.size || index.num_classes() < 0 || index.num_classes() > (1 << 24) ||
+      index.sparse_ids_end() < 0) {
     return "index malformed";
   }
   const int64_t blocks = (index.num_records() + block_records - 1) / block_records;
@@ -87,46 +82,52 @@ std::string WhyStale(const RecordFileIndex& index, const FileInfo& file, uint32_
   return "";
 }
 
-absl::StatusOr<RecordFileIndex> Build(Env& env, const std::string& path, const TfRecordSource& spec,
+absl::StatusOr<RecordFileIndex> Build(Env& env, const std::string& path, const RecordFormat& format,
                                       const FileInfo& file, uint32_t sample_crc,
-                                      const TfRecordIndexOptions& options) {
+                                      const RecordIndexOptions& options) {
   RecordFileIndex index;
   index.set_version(kIndexVersion);
   index.set_file_bytes(file.size);
   index.set_file_modified_unix_ns(file.modified_unix_ns);
   index.set_file_sample_crc32c(sample_crc);
-  index.set_decoding(TfRecordDecodingKey(spec));
+  index.set_decoding(format.DecodingKey());
   index.set_block_records(options.block_records);
-  TfExampleDecoder decoder(spec);
-  if (!options.dense_widths.empty()) decoder.ExpectDenseWidths(options.dense_widths);
+  RecordSummary expected;
+  expected.dense_widths = options.dense_widths;
+  std::unique_ptr<RecordDecoder> decoder =
+      format.NewDecoder(options.dense_widths.empty() ? nullptr : &expected);
   // Decoded a block at a time, so that indexing holds one block.
   InMemorySource::Examples block;
   bool integer_labels = true;
+  bool plus_minus_one = true;
   int32_t num_classes = 0;
+  int64_t sparse_ids_end = 0;
+  int64_t records = 0;
   auto end_block = [&] {
     const int32_t classes = ClassCountOf(block.labels);
     integer_labels = integer_labels && classes > 0;
     num_classes = std::max(num_classes, classes);
+    plus_minus_one = plus_minus_one && std::all_of(block.labels.begin(), block.labels.end(),
+                                                   [](float l) { return l == 1 || l == -1; });
+    for (int64_t id : block.sparse_ids) sparse_ids_end = std::max(sparse_ids_end, id + 1);
     block = InMemorySource::Examples();
   };
-  RETURN_IF_ERROR(ForEachTfRecord(
-      env, path, /*gzip=*/false, TfRecordSpan{},
-      [&](absl::string_view record, int64_t record_index, int64_t offset) -> absl::Status {
-        if (record_index % options.block_records == 0) {
-          if (record_index > 0) end_block();
+  RETURN_IF_ERROR(
+      format.Scan(env, path, [&](absl::string_view record, int64_t offset) -> absl::Status {
+        if (records % options.block_records == 0) {
+          if (records > 0) end_block();
           index.add_block_offsets(offset);
         }
-        return decoder.Append(record, &block);
+        ++records;
+        return decoder->Append(record, &block);
       }));
-  const int64_t records =
-      index.block_offsets_size() == 0
-          ? 0
-          : (index.block_offsets_size() - 1) * options.block_records + block.num_examples;
   if (block.num_examples > 0) end_block();
   index.set_num_records(records);
-  for (int64_t width : decoder.dense_widths()) index.add_dense_widths(width);
-  index.set_one_id_per_field(decoder.one_id_per_field());
+  for (int64_t width : decoder->dense_widths()) index.add_dense_widths(width);
+  index.set_one_id_per_field(decoder->one_id_per_field());
   index.set_num_classes(integer_labels ? num_classes : 0);
+  index.set_plus_minus_one_labels(records > 0 && plus_minus_one);
+  index.set_sparse_ids_end(sparse_ids_end);
   return index;
 }
 
@@ -148,21 +149,23 @@ absl::Status Save(Env& env, const std::string& path, const RecordFileIndex& inde
 
 }  // namespace
 
-std::string TfRecordDecodingKey(const TfRecordSource& spec) {
-  TfRecordSource decoding = spec;
-  decoding.clear_paths();
-  decoding.clear_compression();
-  decoding.set_hash_buckets(HashBucketsOf(spec));
-  return decoding.ShortDebugString();
+RecordSummary SummaryOf(const RecordFileIndex& index) {
+  RecordSummary summary;
+  summary.dense_widths.assign(index.dense_widths().begin(), index.dense_widths().end());
+  summary.one_id_per_field = index.one_id_per_field();
+  summary.num_classes = index.num_classes();
+  summary.plus_minus_one_labels = index.plus_minus_one_labels();
+  summary.sparse_ids_end = index.sparse_ids_end();
+  return summary;
 }
 
-absl::StatusOr<RecordFileIndex> LoadOrBuildTfRecordIndex(Env& env, const std::string& path,
-                                                         const TfRecordSource& spec,
-                                                         const TfRecordIndexOptions& options,
-                                                         TfRecordIndexOutcome* outcome) {
-  TfRecordIndexOutcome ignored;
+absl::StatusOr<RecordFileIndex> LoadOrBuildRecordIndex(Env& env, const std::string& path,
+                                                       const RecordFormat& format,
+                                                       const RecordIndexOptions& options,
+                                                       RecordIndexOutcome* outcome) {
+  RecordIndexOutcome ignored;
   if (outcome == nullptr) outcome = &ignored;
-  *outcome = TfRecordIndexOutcome();
+  *outcome = RecordIndexOutcome();
   if (options.block_records <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("an index needs blocks of at least one record, not ", options.block_records));
@@ -174,13 +177,12 @@ absl::StatusOr<RecordFileIndex> LoadOrBuildTfRecordIndex(Env& env, const std::st
   absl::StatusOr<std::string> saved = ReadWholeFile(env, index_path, kMaxIndexBytes);
   if (saved.ok()) {
     RecordFileIndex index;
-    stale =
-        index.ParseFromString(*saved)
-            ? WhyStale(index, file, sample_crc, TfRecordDecodingKey(spec), options.block_records)
-            : "index unreadable";
+    stale = index.ParseFromString(*saved)
+                ? WhyStale(index, file, sample_crc, format.DecodingKey(), options.block_records)
+                : "index unreadable";
     if (stale.empty()) return index;
   }
-  ASSIGN_OR_RETURN(RecordFileIndex index, Build(env, path, spec, file, sample_crc, options));
+  ASSIGN_OR_RETURN(RecordFileIndex index, Build(env, path, format, file, sample_crc, options));
   outcome->built = true;
   outcome->why_built = stale;
   LOG(INFO) << "indexed " << path << ": " << index.num_records() << " records in "

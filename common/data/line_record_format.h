@@ -1,0 +1,37 @@
+#ifndef PSTRAIN_COMMON_DATA_LINE_RECORD_FORMAT_H_
+#define PSTRAIN_COMMON_DATA_LINE_RECORD_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "common/data/record_format.h"
+
+namespace pstrain {
+
+// A format whose records are lines of text (Criteo, CSV, libsvm): a line is
+// read without its '\n' and a '\r' before it, the last one need not end in
+// '\n', and lines that hold no record (blank ones; a header) are skipped as
+// the in-memory readers skip them. Errors of decoding a line scanned from a
+// file name it as "<file>:<line>: ", as those readers do. Uncompressed
+// files only: a gzip stream cannot be entered at a line.
+class LineRecordFormat : public RecordFormat {
+ public:
+  // A line longer than this is refused: a file without line breaks (a
+  // binary file named by mistake) would otherwise be read whole.
+  static constexpr int64_t kMaxLineBytes = int64_t{16} << 20;
+
+  absl::Status CheckSeekable(Env& env, const std::string& path) const override;
+  absl::Status Scan(Env& env, const std::string& path, RecordVisitor visit) const override;
+  absl::Status Split(absl::string_view bytes, int64_t offset, RecordVisitor visit) const override;
+
+ protected:
+  // Whether `line` holds a record. Default: it is not empty.
+  virtual bool IsRecord(absl::string_view line) const { return !line.empty(); }
+  // Whether each file's first record line is a header, not a record.
+  virtual bool has_header() const { return false; }
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_COMMON_DATA_LINE_RECORD_FORMAT_H_

@@ -1,0 +1,185 @@
+// Criteo, CSV and libsvm files streamed a block of lines at a time through
+// their line-offset indexes give what the same files read whole give:
+// blank lines, headers, comments and "\r\n" skipped alike, -1/+1 labels
+// read as 0/1, several files as one source; bad lines are refused at the
+// index build with the file and line, and files that cannot be entered at
+// a line are refused with what to do instead.
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/data/criteo_reader.h"
+#include "common/data/data_source.h"
+#include "common/data/file_patterns.h"
+#include "common/data/test_files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace pstrain {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_util::WriteTestFile;
+
+// Streamed in blocks of 7 lines, windows of 3 blocks: every file here ends
+// in a short block, and a batch spans blocks.
+DataSpec Streamed(DataSpec spec) {
+  spec.set_read_mode(DataSpec::READ_MODE_STREAMED);
+  spec.set_stream_block_records(7);
+  spec.set_shuffle_window_blocks(3);
+  return spec;
+}
+
+DataSpec InMemory(DataSpec spec) {
+  spec.set_read_mode(DataSpec::READ_MODE_IN_MEMORY);
+  return spec;
+}
+
+// Every example of `spec` streamed equals the same example read whole,
+// asked for in a shuffled order; and both describe the data alike.
+void ExpectStreamedAsLoadedWhole(const DataSpec& spec) {
+  absl::StatusOr<std::unique_ptr<ExampleSource>> whole = OpenExampleSource(InMemory(spec), false);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  absl::StatusOr<std::unique_ptr<ExampleSource>> streamed =
+      OpenExampleSource(Streamed(spec), false);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  ASSERT_NE((*streamed)->block_layout(), nullptr) << "not streamed";
+  EXPECT_EQ((*streamed)->info().DebugString(), (*whole)->info().DebugString());
+
+  std::vector<int64_t> order(static_cast<size_t>((*whole)->num_examples()));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  ExampleBatch expected, read;
+  ASSERT_TRUE((*whole)->Fill(order, &expected).ok());
+  ASSERT_TRUE((*streamed)->Fill(order, &read).ok());
+  EXPECT_EQ(read.size, expected.size);
+  EXPECT_EQ(read.labels, expected.labels);
+  EXPECT_EQ(read.sparse_ids, expected.sparse_ids);
+  EXPECT_EQ(read.sparse_values, expected.sparse_values);
+  EXPECT_EQ(read.row_splits, expected.row_splits);
+  ASSERT_EQ(read.dense.num_elements(), expected.dense.num_elements());
+  for (int64_t i = 0; i < read.dense.num_elements(); ++i) {
+    ASSERT_EQ(read.dense.data<float>()[i], expected.dense.data<float>()[i]) << i;
+  }
+}
+
+// A Criteo line with label `i % 2` and values that vary with i, some missing.
+std::string CriteoLine(int i) {
+  std::vector<std::string> columns = {std::to_string(i % 2)};
+  for (int c = 0; c < kCriteoIntegerFeatures; ++c) {
+    columns.push_back((i + c) % 5 == 0 ? "" : std::to_string((i * 7 + c) % 100 - 3));
+  }
+  for (int c = 0; c < kCriteoCategoricalFeatures; ++c) {
+    columns.push_back((i + c) % 9 == 0 ? "" : absl::StrCat(absl::Hex((i * 31 + c * 17) % 997)));
+  }
+  return absl::StrJoin(columns, "\t");
+}
+
+TEST(StreamedLinesTest, CriteoFilesStreamAsTheyReadWhole) {
+  std::string first, second;
+  for (int i = 0; i < 40; ++i) {
+    absl::StrAppend(&first, CriteoLine(i), i % 11 == 0 ? "\r\n" : "\n", i % 13 == 0 ? "\n" : "");
+  }
+  for (int i = 40; i < 63; ++i) absl::StrAppend(&second, CriteoLine(i), i < 62 ? "\n" : "");
+  const std::string dir = std::filesystem::path(WriteTestFile("criteo/day_0", first)).parent_path();
+  WriteTestFile("criteo/day_1", second);  // its last line has no line break
+  DataSpec spec;
+  spec.mutable_criteo()->add_paths(dir + "/day_*");
+  spec.mutable_criteo()->set_hash_buckets(4096);
+  ExpectStreamedAsLoadedWhole(spec);
+  // The indexes were kept beside the files, and nothing else was written.
+  EXPECT_TRUE(std::filesystem::exists(RecordIndexPath(dir + "/day_0")));
+  EXPECT_TRUE(std::filesystem::exists(RecordIndexPath(dir + "/day_1")));
+}
+
+TEST(StreamedLinesTest, CsvStreamsAsItReadsWholeSkippingItsHeaderAndBlankLines) {
+  std::string text = "height;weight;label\n\n";
+  for (int i = 0; i < 30; ++i) {
+    absl::StrAppend(&text, i * 0.5, ";", -i, ";", i % 3, i % 4 == 0 ? "\r\n" : "\n");
+    if (i % 10 == 0) text += "\n";
+  }
+  DataSpec spec;
+  spec.mutable_csv()->set_path(WriteTestFile("lines.csv", text));
+  spec.mutable_csv()->set_has_header(true);
+  spec.mutable_csv()->set_delimiter(";");
+  spec.mutable_csv()->set_label_column(2);
+  ExpectStreamedAsLoadedWhole(spec);
+}
+
+TEST(StreamedLinesTest, LibsvmStreamsAsItReadsWholeWithPlusMinusOneLabelsAsZeroOne) {
+  std::string text = "# a9a-like, 1-based\n";
+  for (int i = 0; i < 33; ++i) {
+    absl::StrAppend(&text, i % 3 == 0 ? "+1" : "-1", " ", 1 + i % 4, ":", i * 0.25, " ", 10 + i % 7,
+                    ":1", i % 5 == 0 ? "  # noted\n" : "\n");
+    if (i % 8 == 0) text += "   # a comment line\n\n";
+  }
+  DataSpec spec;
+  spec.mutable_libsvm()->set_path(WriteTestFile("lines.libsvm", text));
+  ExpectStreamedAsLoadedWhole(spec);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> streamed =
+      OpenExampleSource(Streamed(spec), false);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  EXPECT_EQ((*streamed)->info().num_classes, 2);
+  EXPECT_EQ((*streamed)->info().sparse_dim, 16);  // the largest index, 16, 1-based
+}
+
+TEST(StreamedLinesTest, ABadLineIsRefusedAtTheIndexBuildWithItsFileAndLine) {
+  std::string text;
+  for (int i = 0; i < 20; ++i) absl::StrAppend(&text, CriteoLine(i), "\n", i == 3 ? "\n" : "");
+  text += "1\tnot-a-number" + std::string(38, '\t') + "\n";  // line 22
+  DataSpec spec;
+  spec.mutable_criteo()->add_paths(WriteTestFile("bad/day_0", text));
+  absl::StatusOr<std::unique_ptr<ExampleSource>> refused = OpenExampleSource(Streamed(spec), false);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("bad/day_0:22: integer feature I1 (column 2): \"not-a-number\""));
+}
+
+TEST(StreamedLinesTest, GzippedFilesAreRefusedWhenStreamedAndReadWholeByDefault) {
+  std::string text;
+  for (int i = 0; i < 10; ++i) absl::StrAppend(&text, CriteoLine(i), "\n");
+  DataSpec spec;
+  spec.mutable_criteo()->add_paths(WriteTestFile("gz/day_0.gz", text, /*gzip=*/true));
+  absl::StatusOr<std::unique_ptr<ExampleSource>> refused = OpenExampleSource(Streamed(spec), false);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("day_0.gz is gzip-compressed: streamed reading enters a file at a line"));
+  absl::StatusOr<std::unique_ptr<ExampleSource>> automatic = OpenExampleSource(spec, false);
+  ASSERT_TRUE(automatic.ok()) << automatic.status();
+  EXPECT_EQ((*automatic)->block_layout(), nullptr);
+  EXPECT_EQ((*automatic)->num_examples(), 10);
+}
+
+TEST(StreamedLinesTest, AFileWithoutLineBreaksIsRefusedNotReadWhole) {
+  DataSpec spec;
+  spec.mutable_csv()->set_path(WriteTestFile("one_line.csv", std::string(17 << 20, '7')));
+  absl::StatusOr<std::unique_ptr<ExampleSource>> refused = OpenExampleSource(Streamed(spec), false);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("one_line.csv:1: a line of more than"));
+}
+
+TEST(StreamedLinesTest, AFileChangedUnderARunningReaderIsDataLossNamingTheIndex) {
+  std::string text;
+  for (int i = 0; i < 30; ++i) absl::StrAppend(&text, CriteoLine(i), "\n");
+  DataSpec spec;
+  const std::string path = WriteTestFile("changed/day_0", text);
+  spec.mutable_criteo()->add_paths(path);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> streamed =
+      OpenExampleSource(Streamed(spec), false);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  // Cut inside the fourth block's lines.
+  std::filesystem::resize_file(path, text.size() - 50);
+  ExampleBatch batch;
+  const absl::Status status = (*streamed)->Fill(std::vector<int64_t>{29}, &batch);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("day_0.pstrain-index says"));
+}
+
+}  // namespace
+}  // namespace pstrain
