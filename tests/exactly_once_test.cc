@@ -3,7 +3,10 @@
 // an async job on synthetic click logs that ends by running out of data
 // after kEpochs epochs, once undisturbed and once with kill -9 of a worker
 // in the middle of its data lease at a seeded step (restarted a moment
-// later, as Kubernetes would restart its pod).
+// later, as Kubernetes would restart its pod); and the kill again with the
+// same logs streamed from a TFRecord file, where the killed worker was
+// reading blocks of the file and its successor starts the lease's rest in
+// the middle of a window.
 //
 // Both runs must train every record of every epoch exactly once and apply
 // no push twice. The evidence is the push ledger each shard saves with the
@@ -25,15 +28,19 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/manifest.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/shard_file.h"
+#include "common/data/synthetic_clicks.h"
+#include "common/data/tfrecord_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/ps/push_ledger.h"
@@ -67,7 +74,11 @@ constexpr int32_t kStepsPerLoop = 50;
 // steps of its lease remain for the time the kill takes.
 constexpr int64_t kLatestKillStep = kLeaseSteps - 2 * kStepsPerLoop - 100;
 
-std::string Job(const std::string& name) {
+constexpr int32_t kFields = 8;  // synthetic_clicks' default
+
+// The job; with `streamed_file`, its training data is that TFRecord file of
+// the same click logs (StreamedClicks), streamed in blocks of 512 records.
+std::string Job(const std::string& name, const std::string& streamed_file = "") {
   testing_jobs::ClicksJob job;
   job.name = name;
   job.model_dir = name;
@@ -76,9 +87,41 @@ std::string Job(const std::string& name) {
   job.max_steps = 0;  // the data ends the job
   job.steps_per_loop = kStepsPerLoop;
   job.checkpoint_every_steps = kCheckpointEverySteps;
-  return absl::StrReplaceAll(
-      job.Text(),
-      {{"batch_size: 128", absl::StrCat("batch_size: ", kBatchSize, " epochs: ", kEpochs)}});
+  std::vector<std::pair<std::string, std::string>> changes = {
+      {"batch_size: 128", absl::StrCat("batch_size: ", kBatchSize, " epochs: ", kEpochs)}};
+  if (!streamed_file.empty()) {
+    std::vector<std::string> fields;
+    for (int f = 0; f < kFields; ++f) fields.push_back(absl::StrCat("\"field_", f, "\""));
+    changes.push_back(
+        {absl::StrCat("synthetic_clicks { num_examples: ", kNumExamples, " seed: 5 }"),
+         absl::StrCat("tfrecord { paths: \"", streamed_file, "\" sparse_features: [",
+                      absl::StrJoin(fields, ", "),
+                      "] label: \"label\" } read_mode: READ_MODE_STREAMED "
+                      "stream_block_records: 512")});
+  }
+  const std::string text = job.Text();
+  for (const auto& [from, to] : changes) {
+    EXPECT_NE(text.find(from), std::string::npos) << from << " in\n" << text;
+  }
+  return absl::StrReplaceAll(text, changes);
+}
+
+// The training logs of Job written as a TFRecord file of tf.Example, whose
+// path it returns ("" when it cannot be written).
+std::string StreamedClicks() {
+  SyntheticClicksSource clicks;
+  clicks.set_num_examples(kNumExamples);
+  clicks.set_seed(5);
+  absl::StatusOr<std::unique_ptr<SyntheticClicks>> source =
+      SyntheticClicks::Create(clicks, /*test_split=*/false);
+  EXPECT_TRUE(source.ok()) << source.status();
+  if (!source.ok()) return "";
+  EXPECT_EQ((*source)->info().num_fields, kFields);
+  const std::string path = testing::TempDir() + "/clicks.tfrecord";
+  PosixEnv env;
+  const absl::Status written = WriteTfRecordFile(env, path, **source);
+  EXPECT_TRUE(written.ok()) << written;
+  return written.ok() ? path : "";
 }
 
 std::string ReadFile(const std::string& path) {
@@ -214,14 +257,15 @@ class ExactlyOnceTest : public testing::Test {
 
   void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
-  // Runs job `name`; with kill_at_step > 0, kills worker/1 with SIGKILL at
-  // the first progress event at or past that global step (once worker/1
-  // has pushed in this job) and restarts it.
-  static JobRecord Run(const std::string& name, int64_t kill_at_step) {
+  // Runs job `name` (Job's text, or `job_text`); with kill_at_step > 0,
+  // kills worker/1 with SIGKILL at the first progress event at or past that
+  // global step (once worker/1 has pushed in this job) and restarts it.
+  static JobRecord Run(const std::string& name, int64_t kill_at_step,
+                       const std::string& job_text = "") {
     // worker/1 trains every job of the suite in one process.
     const absl::StatusOr<double> steps_before = WorkerSteps();
     EXPECT_TRUE(steps_before.ok()) << steps_before.status();
-    absl::StatusOr<std::string> job_id = cluster_->Submit(Job(name));
+    absl::StatusOr<std::string> job_id = cluster_->Submit(job_text.empty() ? Job(name) : job_text);
     EXPECT_TRUE(job_id.ok()) << job_id.status();
     if (!job_id.ok() || !steps_before.ok()) return {};
     JobRecord record;
@@ -269,6 +313,12 @@ class ExactlyOnceTest : public testing::Test {
     return true;
   }
 
+  // Kills worker/1 mid-lease in job `name` (Job(name, streamed_file)) at a
+  // seeded step and checks that every record of every epoch was trained
+  // exactly once, the killed worker's pushed batches included.
+  static void ExpectAKilledWorkersBatchesTrainedOnce(const std::string& name,
+                                                     const std::string& streamed_file = "");
+
   static TestCluster* cluster_;
 };
 
@@ -295,16 +345,16 @@ TEST_F(ExactlyOnceTest, UndisturbedRunTrainsEveryRecordOnce) {
               static_cast<unsigned long long>(ledgers[0].applied_digest()));
 }
 
-TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseHasItsPushedBatchesTrainedOnce) {
+void ExactlyOnceTest::ExpectAKilledWorkersBatchesTrainedOnce(const std::string& name,
+                                                             const std::string& streamed_file) {
   std::mt19937 random(117);
   // Well before the end (1024 steps), inside worker/1's lease.
   const int64_t kill_at = std::uniform_int_distribution<int64_t>(60, kLatestKillStep)(random);
-  const JobRecord job = Run("worker_killed", kill_at);
+  const JobRecord job = Run(name, kill_at, Job(name, streamed_file));
   const JobStatus& status = job.final_status;
   ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
   EXPECT_EQ(status.rollbacks(), 0);
-
   // The coordinator kept the killed worker's trained records when it
   // handed the lease back.
   std::string coordinator_log;
@@ -346,10 +396,10 @@ TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseHasItsPushedBatchesTrainedOnce) {
   EXPECT_GE(unreported, 0);
   EXPECT_LE(unreported, kStepsPerLoop + 1);
   std::printf(
-      "worker_killed: killed at global step >= %lld; %lld records (%lld batches) of its lease "
+      "%s: killed at global step >= %lld; %lld records (%lld batches) of its lease "
       "were kept as trained and not handed out again; %lld pushes applied since its last "
       "report; %lld pushes applied on ps/0, %lld on ps/1, digests %016llx %016llx%s\n",
-      static_cast<long long>(kill_at), static_cast<long long>(kept_records),
+      name.c_str(), static_cast<long long>(kill_at), static_cast<long long>(kept_records),
       static_cast<long long>(kept_records / kBatchSize), static_cast<long long>(unreported),
       static_cast<long long>(ledgers[0].applied_pushes()),
       static_cast<long long>(ledgers[1].applied_pushes()),
@@ -357,6 +407,16 @@ TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseHasItsPushedBatchesTrainedOnce) {
       static_cast<unsigned long long>(ledgers[1].applied_digest()),
       only_on_0 || only_on_1 ? " (one push reached one shard only)" : "");
   EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
+}
+
+TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseHasItsPushedBatchesTrainedOnce) {
+  ExpectAKilledWorkersBatchesTrainedOnce("worker_killed");
+}
+
+TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseOnStreamedDataHasItsPushedBatchesTrainedOnce) {
+  const std::string file = StreamedClicks();
+  ASSERT_FALSE(file.empty());
+  ExpectAKilledWorkersBatchesTrainedOnce("streamed_worker_killed", file);
 }
 
 }  // namespace
