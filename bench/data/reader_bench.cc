@@ -8,8 +8,9 @@
 // The files: Fashion-MNIST's 60,000 training images as the gzipped IDX
 // files Debian installs, as TFRecord of tf.Example (plain and gzipped, as
 // `pstrain write-tfrecord` writes them) and as CSV; 200,000 synthetic click
-// logs of 8 fields as libsvm and as TFRecord. Each reader loads its file
-// whole (every reader does, until they stream).
+// logs of 8 fields as libsvm and as TFRecord; 200,000 Criteo-format lines.
+// Each reader loads its file whole; the streamed rows build a file's index,
+// or read a shuffled epoch through it.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -40,7 +41,6 @@
 #include "common/data/libsvm_reader.h"
 #include "common/data/streamed_source.h"
 #include "common/data/synthetic_clicks.h"
-#include "common/data/tfrecord_format.h"
 #include "common/data/tfrecord_reader.h"
 #include "common/data/tfrecord_writer.h"
 #include "common/process/allocator_tuning.h"
@@ -132,17 +132,26 @@ int64_t Loaded(const absl::StatusOr<std::unique_ptr<InMemorySource>>& loaded) {
   return (*loaded)->num_examples();
 }
 
+// The files `spec` names, streamed with the default options (saving the
+// indexes when `save_indexes`).
+std::unique_ptr<StreamedSource> OpenStreamed(Env& env, const DataSpec& spec, bool save_indexes) {
+  StreamingOptions options;
+  options.save_indexes = save_indexes;
+  auto source = StreamedSource::Open(env, StreamableFormatOf(spec), options);
+  CHECK(source.ok()) << source.status();
+  return *std::move(source);
+}
+
 // Reads one shuffled epoch of the streamed files `spec` names, in batches
 // of 128 as a trainer does (no prefetch thread: the decoding is timed);
 // the examples read.
-int64_t ShuffledEpoch(Env& env, const TfRecordSource& spec) {
-  auto source = StreamedSource::Open(env, TfRecordFormat(spec), StreamingOptions());
-  CHECK(source.ok()) << source.status();
+int64_t ShuffledEpoch(Env& env, const DataSpec& spec) {
+  std::unique_ptr<StreamedSource> source = OpenStreamed(env, spec, /*save_indexes=*/true);
   BatchReaderOptions options;
   options.batch_size = 128;
   options.shuffle = true;
   options.prefetch_batches = 0;
-  auto reader = BatchReader::Create(source->get(), options);
+  auto reader = BatchReader::Create(source.get(), options);
   CHECK(reader.ok()) << reader.status();
   int64_t examples = 0;
   while (true) {
@@ -204,7 +213,8 @@ int main(int argc, char** argv) {
   };
 
   auto tfrecord_spec = [](const std::string& file, bool click_fields) {
-    TfRecordSource spec;
+    DataSpec data;
+    TfRecordSource& spec = *data.mutable_tfrecord();
     spec.add_paths(file);
     if (click_fields) {
       for (int f = 0; f < 8; ++f) spec.add_sparse_features(absl::StrCat("field_", f));
@@ -212,30 +222,28 @@ int main(int argc, char** argv) {
       spec.add_dense_features("dense");
     }
     spec.set_label("label");
-    return spec;
+    return data;
   };
   auto tfrecord = [&](const std::string& file, bool click_fields) {
     return [spec = tfrecord_spec(file, click_fields), &env]() {
-      return Loaded(LoadTfRecord(env, spec));
+      return Loaded(LoadTfRecord(env, spec.tfrecord()));
     };
   };
+  DataSpec criteo_spec;
+  criteo_spec.mutable_criteo()->add_paths(dir + "/criteo.tsv");
+  DataSpec libsvm_spec;
+  libsvm_spec.mutable_libsvm()->set_path(dir + "/clicks.svm");
   // Streamed reading: building the index (a pass that decodes every record,
   // as the first read of a job does), and a shuffled epoch through the
   // index as the single-process trainer reads it.
-  auto index_build = [&](const std::string& file, bool click_fields) {
-    return [spec = tfrecord_spec(file, click_fields), &env]() {
-      StreamingOptions options;
-      options.save_indexes = false;  // every repeat builds it
-      std::filesystem::remove(RecordIndexPath(spec.paths(0)));
-      auto source = StreamedSource::Open(env, TfRecordFormat(spec), options);
-      CHECK(source.ok()) << source.status();
-      return (*source)->num_examples();
+  auto index_build = [&](const DataSpec& spec, const std::string& file) {
+    return [spec, file, &env]() {
+      std::filesystem::remove(RecordIndexPath(file));  // every repeat builds it
+      return OpenStreamed(env, spec, /*save_indexes=*/false)->num_examples();
     };
   };
-  auto streamed_epoch = [&](const std::string& file, bool click_fields) {
-    const TfRecordSource spec = tfrecord_spec(file, click_fields);
-    CHECK(StreamedSource::Open(env, TfRecordFormat(spec), StreamingOptions())
-              .ok());  // saves the index
+  auto streamed_epoch = [&](const DataSpec& spec) {
+    OpenStreamed(env, spec, /*save_indexes=*/true);  // the epochs find the index
     return [spec, &env]() { return ShuffledEpoch(env, spec); };
   };
   const std::string idx = FLAGS_fashion_mnist_dir + "/train-images-idx3-ubyte.gz";
@@ -245,9 +253,9 @@ int main(int argc, char** argv) {
       {"TFRecord of tf.Example, images", dir + "/images.tfrecord",
        tfrecord(dir + "/images.tfrecord", false)},
       {"TFRecord, images, streamed: building the index", dir + "/images.tfrecord",
-       index_build(dir + "/images.tfrecord", false)},
+       index_build(tfrecord_spec(dir + "/images.tfrecord", false), dir + "/images.tfrecord")},
       {"TFRecord, images, streamed: a shuffled epoch", dir + "/images.tfrecord",
-       streamed_epoch(dir + "/images.tfrecord", false)},
+       streamed_epoch(tfrecord_spec(dir + "/images.tfrecord", false))},
       {"TFRecord of tf.Example, images, gzipped", dir + "/images.tfrecord.gz",
        tfrecord(dir + "/images.tfrecord.gz", false)},
       {"CSV, images", dir + "/images.csv",
@@ -260,8 +268,11 @@ int main(int argc, char** argv) {
       {"TFRecord of tf.Example, click logs", dir + "/clicks.tfrecord",
        tfrecord(dir + "/clicks.tfrecord", true)},
       {"TFRecord, click logs, streamed: a shuffled epoch", dir + "/clicks.tfrecord",
-       streamed_epoch(dir + "/clicks.tfrecord", true)},
+       streamed_epoch(tfrecord_spec(dir + "/clicks.tfrecord", true))},
       {"Criteo TSV (make-criteo-logs)", dir + "/criteo.tsv", criteo(dir + "/criteo.tsv")},
+      {"Criteo TSV, streamed: building the index", dir + "/criteo.tsv",
+       index_build(criteo_spec, dir + "/criteo.tsv")},
+      {"Criteo TSV, streamed: a shuffled epoch", dir + "/criteo.tsv", streamed_epoch(criteo_spec)},
       {"Criteo TSV, gzipped", dir + "/criteo.tsv.gz", criteo(dir + "/criteo.tsv.gz")},
       {"libsvm, click logs", dir + "/clicks.svm",
        [&] {
@@ -269,6 +280,8 @@ int main(int argc, char** argv) {
          spec.set_path(dir + "/clicks.svm");
          return Loaded(LoadLibsvm(spec));
        }},
+      {"libsvm, click logs, streamed: a shuffled epoch", dir + "/clicks.svm",
+       streamed_epoch(libsvm_spec)},
   };
 
   bench::MarkdownReport report("Data readers: one thread, beside raw reading of the same bytes");
