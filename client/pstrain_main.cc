@@ -16,6 +16,7 @@
 #include "client/submit_command.h"
 #include "client/train_local_command.h"
 #include "client/watch_command.h"
+#include "client/write_libsvm_command.h"
 #include "client/write_tfrecord_command.h"
 #include "common/cli/subcommand.h"
 #include "common/process/allocator_tuning.h"
@@ -38,13 +39,11 @@ int main(int argc, char** argv) {
   pstrain::TuneAllocatorForLargeBuffers();
   // In the order `pstrain --help` lists them.
   const std::vector<pstrain::Subcommand> commands = {
-      pstrain::LocalCommand(),          pstrain::SubmitCommand(),
-      pstrain::StatusCommand(),         pstrain::ListCommand(),
-      pstrain::WatchCommand(),          pstrain::StopCommand(),
-      pstrain::ClusterCommand(),        pstrain::ShutdownCommand(),
-      pstrain::ExportCommand(),         pstrain::PredictCommand(),
-      pstrain::ReportCommand(),         pstrain::TrainLocalCommand(),
-      pstrain::WriteTfRecordCommand(),  pstrain::IndexDataCommand(),
+      pstrain::LocalCommand(),          pstrain::SubmitCommand(),      pstrain::StatusCommand(),
+      pstrain::ListCommand(),           pstrain::WatchCommand(),       pstrain::StopCommand(),
+      pstrain::ClusterCommand(),        pstrain::ShutdownCommand(),    pstrain::ExportCommand(),
+      pstrain::PredictCommand(),        pstrain::ReportCommand(),      pstrain::TrainLocalCommand(),
+      pstrain::WriteTfRecordCommand(),  pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),
       pstrain::MakeCriteoLogsCommand(),
   };
   return pstrain::RunSubcommands("pstrain", kOverview, commands, argc, argv);
