@@ -31,15 +31,9 @@ bool IndexData(Env& env, const char* name, const DataSpec& data) {
   RecordIndexOptions options;
   options.block_records = StreamBlockRecordsOf(data);
   for (const std::string& file : *files) {
-    const absl::Status seekable = format->CheckSeekable(env, file);
-    if (absl::IsInvalidArgument(seekable)) {
-      std::cout << file << ": not indexed: " << seekable.message() << "\n";
-      continue;
-    }
     RecordIndexOutcome outcome;
     absl::StatusOr<RecordFileIndex> index =
-        seekable.ok() ? LoadOrBuildRecordIndex(env, file, *format, options, &outcome)
-                      : absl::StatusOr<RecordFileIndex>(seekable);
+        LoadOrBuildRecordIndex(env, file, *format, options, &outcome);
     if (!index.ok()) {
       std::cerr << "pstrain index-data: " << index.status().message() << "\n";
       return false;
@@ -52,9 +46,14 @@ bool IndexData(Env& env, const char* name, const DataSpec& data) {
     if (options.dense_widths.empty()) {
       options.dense_widths.assign(index->dense_widths().begin(), index->dense_widths().end());
     }
+    const std::string gzip =
+        index->gzip_access_points_size() == 0
+            ? ""
+            : absl::StrFormat(", gzipped: %d access points over %d MB inflated",
+                              index->gzip_access_points_size(), index->stream_bytes() / 1000000);
     std::cout << absl::StrFormat(
-        "%s: %d records in %d blocks of up to %d; %s\n", file, index->num_records(),
-        index->block_offsets_size(), options.block_records,
+        "%s: %d records in %d blocks of up to %d%s; %s\n", file, index->num_records(),
+        index->block_offsets_size(), options.block_records, gzip,
         outcome.built ? "indexed (" + outcome.why_built + ")" : "its index is current");
   }
   return true;
@@ -96,8 +95,9 @@ Subcommand IndexDataCommand() {
           "once, ahead of the job, and where the job's processes could not write it (a\n"
           "folder they may only read). Reads and checks every record, so a damaged file is\n"
           "found here. An index that is current (same file size and modification time,\n"
-          "block size and decoding options) is kept. Gzipped files are not indexed:\n"
-          "streamed reading cannot enter them at a block.\n"
+          "block size and decoding options) is kept. A gzipped file's index also keeps\n"
+          "where inflation can start, about every MiB of its stream, with the 32 KiB\n"
+          "before each in <file>.pstrain-index.gzip-windows.\n"
           "\n"
           "Exit codes: 0 every file indexed or current; 1 a file could not be read or its\n"
           "index written; 2 bad usage or an invalid spec.\n"

@@ -231,6 +231,8 @@ int main(int argc, char** argv) {
   };
   DataSpec criteo_spec;
   criteo_spec.mutable_criteo()->add_paths(dir + "/criteo.tsv");
+  DataSpec criteo_gzip_spec;
+  criteo_gzip_spec.mutable_criteo()->add_paths(dir + "/criteo.tsv.gz");
   DataSpec libsvm_spec;
   libsvm_spec.mutable_libsvm()->set_path(dir + "/clicks.svm");
   // Streamed reading: building the index (a pass that decodes every record,
@@ -274,6 +276,10 @@ int main(int argc, char** argv) {
        index_build(criteo_spec, dir + "/criteo.tsv")},
       {"Criteo TSV, streamed: a shuffled epoch", dir + "/criteo.tsv", streamed_epoch(criteo_spec)},
       {"Criteo TSV, gzipped", dir + "/criteo.tsv.gz", criteo(dir + "/criteo.tsv.gz")},
+      {"Criteo TSV, gzipped, streamed: building the index", dir + "/criteo.tsv.gz",
+       index_build(criteo_gzip_spec, dir + "/criteo.tsv.gz")},
+      {"Criteo TSV, gzipped, streamed: a shuffled epoch", dir + "/criteo.tsv.gz",
+       streamed_epoch(criteo_gzip_spec)},
       {"libsvm, click logs", dir + "/clicks.svm",
        [&] {
          LibsvmSource spec;
@@ -289,7 +295,8 @@ int main(int argc, char** argv) {
       "Each reader loads its file whole on one thread (parsing, checksums, decompression); "
       "the streamed rows build a file's offset index (a pass that decodes every record, as a "
       "job's first read does) or read one shuffled epoch through it in batches of 128 (blocks "
-      "of 1024 records, windows of 8 blocks), as the single-process trainer does; "
+      "of 1024 records, windows of 8 blocks), as the single-process trainer does (a gzipped "
+      "file's blocks inflated from its access points, one about every MiB of its stream); "
       "the reference reads the same file's bytes start to end in 1 MiB reads in the same run. "
       "Files are in the page cache (each is read once before timing), so the reference is "
       "memory speed, not a disk's: the ratio says how far a reader is from free. MB are of "

@@ -21,18 +21,12 @@ absl::string_view WithoutCarriageReturn(absl::string_view line) {
 
 }  // namespace
 
-absl::Status LineRecordFormat::CheckSeekable(Env& env, const std::string& path) const {
-  ASSIGN_OR_RETURN(const bool gzip, IsGzipFile(env, path));
-  if (!gzip) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      path,
-      " is gzip-compressed: streamed reading enters a file at a line, and a gzip stream can "
-      "only be read from its start. Decompress it (gunzip), or read the data in memory "
-      "(read_mode: READ_MODE_IN_MEMORY)"));
+absl::StatusOr<bool> LineRecordFormat::IsGzipped(Env& env, const std::string& path) const {
+  return IsGzipFile(env, path);
 }
 
-absl::Status LineRecordFormat::Scan(Env& env, const std::string& path, RecordVisitor visit) const {
-  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, env.NewSequentialFile(path));
+absl::Status LineRecordFormat::Scan(SequentialFile& file, const std::string& path,
+                                    RecordVisitor visit) const {
   // buffer[begin, end) holds the bytes from file offset `offset` not yet
   // split into lines.
   std::string buffer(kChunkBytes, '\0');
@@ -59,7 +53,7 @@ absl::Status LineRecordFormat::Scan(Env& env, const std::string& path, RecordVis
         }
         buffer.resize(2 * buffer.size());
       }
-      ASSIGN_OR_RETURN(absl::string_view read, file->Read(buffer.size() - end, &buffer[end]));
+      ASSIGN_OR_RETURN(absl::string_view read, file.Read(buffer.size() - end, &buffer[end]));
       if (read.empty()) at_end = true;
       if (read.data() != &buffer[end]) std::copy(read.begin(), read.end(), &buffer[end]);
       end += read.size();

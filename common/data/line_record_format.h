@@ -13,16 +13,17 @@ namespace pstrain {
 // read without its '\n' and a '\r' before it, the last one need not end in
 // '\n', and lines that hold no record (blank ones; a header) are skipped as
 // the in-memory readers skip them. Errors of decoding a line scanned from a
-// file name it as "<file>:<line>: ", as those readers do. Uncompressed
-// files only: a gzip stream cannot be entered at a line.
+// file name it as "<file>:<line>: ", as those readers do. Files may be
+// gzipped (told by their first bytes).
 class LineRecordFormat : public RecordFormat {
  public:
   // A line longer than this is refused: a file without line breaks (a
   // binary file named by mistake) would otherwise be read whole.
   static constexpr int64_t kMaxLineBytes = int64_t{16} << 20;
 
-  absl::Status CheckSeekable(Env& env, const std::string& path) const override;
-  absl::Status Scan(Env& env, const std::string& path, RecordVisitor visit) const override;
+  absl::StatusOr<bool> IsGzipped(Env& env, const std::string& path) const override;
+  absl::Status Scan(SequentialFile& file, const std::string& path,
+                    RecordVisitor visit) const override;
   absl::Status Split(absl::string_view bytes, int64_t offset, RecordVisitor visit) const override;
 
  protected:

@@ -65,17 +65,18 @@ class RecordFormat {
   // which other options rebuild. Readable.
   virtual std::string DecodingKey() const = 0;
 
-  // OK when a reader can enter `path` at a record's offset; otherwise
-  // InvalidArgument saying why and what to do instead (a gzip stream can
-  // only be read from its start).
-  virtual absl::Status CheckSeekable(Env& env, const std::string& path) const = 0;
-  // Reads `path` from its start, visiting each record. The errors of
+  // Whether `path`'s records are gzip-compressed (offsets then count in
+  // the stream it inflates to). Errors: the Env's (NotFound).
+  virtual absl::StatusOr<bool> IsGzipped(Env& env, const std::string& path) const = 0;
+  // Reads `file` (`path`'s records' stream, inflated if gzipped) from its
+  // start, visiting each record with its stream offset. The errors of
   // `visit` come back prefixed with the record's place in the file
   // ("<path>:<line>: " or "<path>: record <i> at offset <o>: "); framing
   // errors (DataLoss, InvalidArgument) name the file and place too.
-  virtual absl::Status Scan(Env& env, const std::string& path, RecordVisitor visit) const = 0;
-  // Visits the records of `bytes`, a stretch of a file that starts at a
-  // record's start, at file offset `offset`, and ends at a record's end.
+  virtual absl::Status Scan(SequentialFile& file, const std::string& path,
+                            RecordVisitor visit) const = 0;
+  // Visits the records of `bytes`, a stretch of a stream that starts at a
+  // record's start, at stream offset `offset`, and ends at a record's end.
   // DataLoss naming the offset (not the file): framing that does not hold.
   virtual absl::Status Split(absl::string_view bytes, int64_t offset,
                              RecordVisitor visit) const = 0;

@@ -32,14 +32,18 @@ struct RecordIndexOutcome {
   // Whether a built index was saved beside the file (OK when not built or
   // not asked to save).
   absl::Status saved;
+  // A gzipped file's access windows when they were built but not saved
+  // beside it (GzipWindowsPath); empty when they are there to read.
+  std::string gzip_windows;
 };
 
-// The index of `path`, a file of `format` that can be entered at a record:
-// loaded from beside it when that one is current (the file's size,
-// modification time and sample checksum, the block size and the decoding
-// key all match, and it is well formed), else built by scanning every
-// record and decoding it, and then saved. A build reads the whole file
-// once; loading reads only the index.
+// The index of `path`, a file of `format`: loaded from beside it when that
+// one is current (the file's size, modification time and sample checksum,
+// the block size and the decoding key all match, it is well formed, and a
+// gzipped file's access windows are beside it too), else built by scanning
+// every record and decoding it, and then saved. A build reads the whole
+// file once (inflating a gzipped one and recording its access points,
+// gzip_access.h); loading reads only the index.
 // Errors of reading the file (NotFound; DataLoss for a bad CRC or a
 // truncated record; InvalidArgument naming the record, or line, and what
 // the decoder refuses), or InvalidArgument: block_records <= 0.

@@ -1,14 +1,15 @@
 // Criteo, CSV and libsvm files streamed a block of lines at a time through
 // their line-offset indexes give what the same files read whole give:
 // blank lines, headers, comments and "\r\n" skipped alike, -1/+1 labels
-// read as 0/1, several files as one source; bad lines are refused at the
-// index build with the file and line, and files that cannot be entered at
-// a line are refused with what to do instead.
+// read as 0/1, several files as one source, gzipped ones read from their
+// access points; bad lines are refused at the index build with the file
+// and line.
 
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,11 @@
 #include "common/data/criteo_reader.h"
 #include "common/data/data_source.h"
 #include "common/data/file_patterns.h"
+#include "common/data/gzip_access.h"
 #include "common/data/test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "protos/data_index.pb.h"
 
 namespace pstrain {
 namespace {
@@ -27,11 +30,11 @@ namespace {
 using ::testing::HasSubstr;
 using testing_util::WriteTestFile;
 
-// Streamed in blocks of 7 lines, windows of 3 blocks: every file here ends
-// in a short block, and a batch spans blocks.
-DataSpec Streamed(DataSpec spec) {
+// Streamed in blocks of 7 lines (unless said), windows of 3 blocks: every
+// file here ends in a short block, and a batch spans blocks.
+DataSpec Streamed(DataSpec spec, int64_t block_records = 7) {
   spec.set_read_mode(DataSpec::READ_MODE_STREAMED);
-  spec.set_stream_block_records(7);
+  spec.set_stream_block_records(block_records);
   spec.set_shuffle_window_blocks(3);
   return spec;
 }
@@ -43,11 +46,11 @@ DataSpec InMemory(DataSpec spec) {
 
 // Every example of `spec` streamed equals the same example read whole,
 // asked for in a shuffled order; and both describe the data alike.
-void ExpectStreamedAsLoadedWhole(const DataSpec& spec) {
+void ExpectStreamedAsLoadedWhole(const DataSpec& spec, int64_t block_records = 7) {
   absl::StatusOr<std::unique_ptr<ExampleSource>> whole = OpenExampleSource(InMemory(spec), false);
   ASSERT_TRUE(whole.ok()) << whole.status();
   absl::StatusOr<std::unique_ptr<ExampleSource>> streamed =
-      OpenExampleSource(Streamed(spec), false);
+      OpenExampleSource(Streamed(spec, block_records), false);
   ASSERT_TRUE(streamed.ok()) << streamed.status();
   ASSERT_NE((*streamed)->block_layout(), nullptr) << "not streamed";
   EXPECT_EQ((*streamed)->info().DebugString(), (*whole)->info().DebugString());
@@ -141,15 +144,39 @@ TEST(StreamedLinesTest, ABadLineIsRefusedAtTheIndexBuildWithItsFileAndLine) {
               HasSubstr("bad/day_0:22: integer feature I1 (column 2): \"not-a-number\""));
 }
 
-TEST(StreamedLinesTest, GzippedFilesAreRefusedWhenStreamedAndReadWholeByDefault) {
+TEST(StreamedLinesTest, GzippedFilesStreamFromTheirAccessPoints) {
+  // Two gzip members, as `cat a.gz b.gz` makes, of 1.4 MB of lines in all:
+  // access points at the start and after a MiB, blocks of 500 lines.
+  std::string first, second;
+  for (int i = 0; i < 5000; ++i) absl::StrAppend(&first, CriteoLine(i), "\n");
+  for (int i = 5000; i < 12000; ++i) absl::StrAppend(&second, CriteoLine(i), "\n");
+  std::ifstream first_gz(WriteTestFile("gz/first.gz", first, /*gzip=*/true), std::ios::binary);
+  std::ifstream second_gz(WriteTestFile("gz/second.gz", second, /*gzip=*/true), std::ios::binary);
+  std::stringstream members;
+  members << first_gz.rdbuf() << second_gz.rdbuf();
+  DataSpec spec;
+  const std::string path = WriteTestFile("gz/day_0.gz", members.str());
+  spec.mutable_criteo()->add_paths(path);
+  ExpectStreamedAsLoadedWhole(spec, /*block_records=*/500);
+
+  // Its index keeps the access points, their windows beside it.
+  RecordFileIndex index;
+  std::ifstream saved(RecordIndexPath(path), std::ios::binary);
+  ASSERT_TRUE(index.ParseFromIstream(&saved));
+  EXPECT_EQ(index.stream_bytes(), static_cast<int64_t>(first.size() + second.size()));
+  EXPECT_EQ(index.gzip_access_points_size(), 2);
+  EXPECT_TRUE(std::filesystem::exists(GzipWindowsPath(path)));
+  // Without the windows the index is stale, and built again.
+  std::filesystem::remove(GzipWindowsPath(path));
+  ExpectStreamedAsLoadedWhole(spec, /*block_records=*/500);
+  EXPECT_TRUE(std::filesystem::exists(GzipWindowsPath(path)));
+}
+
+TEST(StreamedLinesTest, AGzippedFileIsReadInMemoryByDefaultUnderAGigabyte) {
   std::string text;
   for (int i = 0; i < 10; ++i) absl::StrAppend(&text, CriteoLine(i), "\n");
   DataSpec spec;
-  spec.mutable_criteo()->add_paths(WriteTestFile("gz/day_0.gz", text, /*gzip=*/true));
-  absl::StatusOr<std::unique_ptr<ExampleSource>> refused = OpenExampleSource(Streamed(spec), false);
-  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr("day_0.gz is gzip-compressed: streamed reading enters a file at a line"));
+  spec.mutable_criteo()->add_paths(WriteTestFile("gz/small.gz", text, /*gzip=*/true));
   absl::StatusOr<std::unique_ptr<ExampleSource>> automatic = OpenExampleSource(spec, false);
   ASSERT_TRUE(automatic.ok()) << automatic.status();
   EXPECT_EQ((*automatic)->block_layout(), nullptr);

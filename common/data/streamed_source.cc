@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/data/file_patterns.h"
+#include "common/data/gzip_access.h"
 #include "common/data/record_index.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
@@ -77,12 +78,16 @@ absl::StatusOr<std::unique_ptr<StreamedSource>> StreamedSource::Open(
   RecordSummary& summary = source->summary_;
   std::string widths_from;  // the first file with records
   int64_t records = 0;
+  source->gzip_.resize(source->files_.size());
   for (size_t f = 0; f < source->files_.size(); ++f) {
     const std::string& file = source->files_[f];
-    RETURN_IF_ERROR(files_format.CheckSeekable(env, file));
+    RecordIndexOutcome outcome;
     ASSIGN_OR_RETURN(const RecordFileIndex index,
-                     LoadOrBuildRecordIndex(env, file, files_format, indexing));
+                     LoadOrBuildRecordIndex(env, file, files_format, indexing, &outcome));
     if (index.num_records() == 0) continue;
+    GzipAccess& gzip = source->gzip_[f];
+    gzip.points.assign(index.gzip_access_points().begin(), index.gzip_access_points().end());
+    gzip.windows = std::move(outcome.gzip_windows);
     if (widths_from.empty()) {
       widths_from = file;
       summary = SummaryOf(index);
@@ -93,7 +98,7 @@ absl::StatusOr<std::unique_ptr<StreamedSource>> StreamedSource::Open(
     for (int b = 0; b < index.block_offsets_size(); ++b) {
       const int64_t first = int64_t{b} * options.block_records;
       const int64_t end =
-          b + 1 < index.block_offsets_size() ? index.block_offsets(b + 1) : index.file_bytes();
+          b + 1 < index.block_offsets_size() ? index.block_offsets(b + 1) : index.stream_bytes();
       source->places_.push_back({static_cast<int32_t>(f), index.block_offsets(b), end, first});
       records += std::min(options.block_records, index.num_records() - first);
       source->layout_.block_ends.push_back(records);
@@ -120,6 +125,31 @@ StreamedSource::~StreamedSource() {
   }
 }
 
+absl::Status StreamedSource::ReadStreamAt(int32_t file_index, int64_t offset,
+                                          std::string* into) const {
+  const std::string& file = files_[file_index];
+  const GzipAccess& gzip = gzip_[file_index];
+  if (gzip.points.empty()) return ReadBytesAt(env_, file, offset, into);
+  const GzipAccessPoint* point = AccessPointBefore(gzip.points, offset);
+  if (point == nullptr) {
+    return absl::DataLossError(
+        absl::StrCat(file, ": no access point before stream offset ", offset));
+  }
+  if (!gzip.windows.empty()) {
+    const absl::string_view windows(gzip.windows);
+    if (point->window_offset() + point->window_stored_bytes() >
+        static_cast<int64_t>(windows.size())) {
+      return absl::DataLossError(absl::StrCat(file, ": an access window outside those built"));
+    }
+    return ReadGzipAt(env_, file, *point,
+                      windows.substr(static_cast<size_t>(point->window_offset()),
+                                     static_cast<size_t>(point->window_stored_bytes())),
+                      offset, into);
+  }
+  ASSIGN_OR_RETURN(const std::string stored, ReadStoredWindow(env_, GzipWindowsPath(file), *point));
+  return ReadGzipAt(env_, file, *point, stored, offset, into);
+}
+
 absl::Status StreamedSource::Read(int64_t block, Block* into) const {
   const BlockPlace& place = places_[block];
   const std::string& file = files_[place.file];
@@ -129,7 +159,7 @@ absl::Status StreamedSource::Read(int64_t block, Block* into) const {
   into->offsets.clear();
   // Resized, not cleared: the storage stays for the next block.
   into->bytes.resize(static_cast<size_t>(place.end - place.offset));
-  absl::Status read = ReadBytesAt(env_, file, place.offset, &into->bytes);
+  absl::Status read = ReadStreamAt(place.file, place.offset, &into->bytes);
   if (read.ok()) {
     read = format_->Split(
         into->bytes, place.offset, [&](absl::string_view record, int64_t offset) -> absl::Status {

@@ -16,6 +16,7 @@
 #include "common/data/example_source.h"
 #include "common/data/in_memory_source.h"
 #include "common/data/record_format.h"
+#include "protos/data_index.pb.h"
 
 namespace pstrain {
 
@@ -33,12 +34,14 @@ struct StreamingOptions {
   bool save_indexes = true;
 };
 
-// The records of files that can be entered at a record (uncompressed
-// TFRecord, lines of text), read a block at a time as they are asked for,
-// through the files' offset indexes: memory holds the indexes (8 bytes per
-// block) and a few blocks of records as stored, not the data set. A block
-// is read with one read and split into its records in place (TFRecord
-// framing and CRCs checked, or lines); its records are decoded only when a
+// The records of files (TFRecord, lines of text; plain or gzipped), read a
+// block at a time as they are asked for, through the files' offset
+// indexes: memory holds the indexes (8 bytes per block, and a gzipped
+// file's access points, 40 bytes per MiB) and a few blocks of records as
+// stored, not the data set. A block is read with one read (from a gzipped
+// file, inflated from the access point before it: a MiB more at most) and
+// split into its records in place (TFRecord framing and CRCs checked, or
+// lines); its records are decoded only when a
 // batch takes them: the first batch of a shuffled window takes records of
 // every block of it, and decoding whole blocks then made it wait for all
 // of them (18 ms for 8 blocks of images, at the start of every lease).
@@ -51,10 +54,9 @@ struct StreamingOptions {
 class StreamedSource : public ExampleSource {
  public:
   // The files `format` names. `env` must outlive the source.
-  // NotFound: a path or pattern that matches no file. InvalidArgument: a
-  // file the format cannot enter at a record (gzip; CheckSeekable), files
-  // whose dense features differ in width, no records at all, bad options.
-  // The index builds' errors.
+  // NotFound: a path or pattern that matches no file. InvalidArgument:
+  // files whose dense features differ in width, no records at all, bad
+  // options. The index builds' errors.
   static absl::StatusOr<std::unique_ptr<StreamedSource>> Open(
       Env& env, std::unique_ptr<const RecordFormat> format, const StreamingOptions& options);
 
@@ -76,7 +78,13 @@ class StreamedSource : public ExampleSource {
   int64_t blocks_read() const;
 
  private:
-  // Where block b of the layout is: bytes [offset, end) of a file.
+  // A gzipped file's access points, and their windows when they are not in
+  // the file beside it (GzipWindowsPath).
+  struct GzipAccess {
+    std::vector<GzipAccessPoint> points;
+    std::string windows;
+  };
+  // Where block b of the layout is: bytes [offset, end) of a file's stream.
   struct BlockPlace {
     int32_t file = 0;
     int64_t offset = 0;       // of its first record
@@ -105,6 +113,9 @@ class StreamedSource : public ExampleSource {
       ABSL_LOCKS_EXCLUDED(cache_mu_);
   // A block's storage to read into: an evicted one no batch holds, or new.
   std::shared_ptr<Block> FreeBlockLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(cache_mu_);
+  // Reads bytes [offset, offset + into->size()) of file `file_index`'s
+  // records' stream into *into.
+  absl::Status ReadStreamAt(int32_t file_index, int64_t offset, std::string* into) const;
   // Reads block `block` into *into, whose storage it reuses.
   absl::Status Read(int64_t block, Block* into) const;
 
@@ -112,6 +123,7 @@ class StreamedSource : public ExampleSource {
   const std::unique_ptr<const RecordFormat> format_;
   const StreamingOptions options_;
   std::vector<std::string> files_;
+  std::vector<GzipAccess> gzip_;  // per file; no points: not gzipped
   std::vector<BlockPlace> places_;
   // The files' summaries, merged.
   RecordSummary summary_;

@@ -27,9 +27,16 @@ absl::Status ForEachTfRecord(
         visit) {
   ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, OpenSequentialFile(env, path, gzip));
   if (span.offset > 0) RETURN_IF_ERROR(file->Skip(span.offset));
+  return ForEachTfRecordIn(*file, path, span, visit);
+}
+
+absl::Status ForEachTfRecordIn(
+    SequentialFile& file, const std::string& path, const TfRecordSpan& span,
+    absl::FunctionRef<absl::Status(absl::string_view record, int64_t index, int64_t offset)>
+        visit) {
   RecordReaderOptions options;
   options.start_offset = span.offset;
-  RecordReader reader(file.get(), path, options);
+  RecordReader reader(&file, path, options);
   std::string record;
   for (int64_t read = 0; span.max_records < 0 || read < span.max_records; ++read) {
     const int64_t index = span.first_index + read;

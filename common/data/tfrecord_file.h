@@ -42,6 +42,11 @@ absl::Status ForEachTfRecord(
     Env& env, const std::string& path, bool gzip, const TfRecordSpan& span,
     absl::FunctionRef<absl::Status(absl::string_view record, int64_t index, int64_t offset)> visit);
 
+// The same over `file`, opened at span.offset of `path`'s records' stream.
+absl::Status ForEachTfRecordIn(
+    SequentialFile& file, const std::string& path, const TfRecordSpan& span,
+    absl::FunctionRef<absl::Status(absl::string_view record, int64_t index, int64_t offset)> visit);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_DATA_TFRECORD_FILE_H_

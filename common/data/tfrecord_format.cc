@@ -48,19 +48,14 @@ class TfRecordFormatImpl : public RecordFormat {
     return decoding.ShortDebugString();
   }
 
-  absl::Status CheckSeekable(Env& env, const std::string& path) const override {
-    ASSIGN_OR_RETURN(const bool gzip, IsGzippedTfRecord(env, path, spec_.compression()));
-    if (!gzip) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat(path,
-                     " is gzip-compressed: streamed reading enters a file at a block, and a gzip "
-                     "stream can only be read from its start. Decompress it (gunzip), or read the "
-                     "data in memory (read_mode: READ_MODE_IN_MEMORY)"));
+  absl::StatusOr<bool> IsGzipped(Env& env, const std::string& path) const override {
+    return IsGzippedTfRecord(env, path, spec_.compression());
   }
 
-  absl::Status Scan(Env& env, const std::string& path, RecordVisitor visit) const override {
-    return ForEachTfRecord(
-        env, path, /*gzip=*/false, TfRecordSpan{},
+  absl::Status Scan(SequentialFile& file, const std::string& path,
+                    RecordVisitor visit) const override {
+    return ForEachTfRecordIn(
+        file, path, TfRecordSpan{},
         [&](absl::string_view record, int64_t, int64_t offset) { return visit(record, offset); });
   }
 

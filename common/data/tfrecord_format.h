@@ -9,8 +9,8 @@
 namespace pstrain {
 
 // The files of `spec` as records of tf.Example (tf_example_decoder.h) in
-// TFRecord framing, for streaming. Gzipped files cannot be entered at a
-// record. `spec` must have passed job-spec validation.
+// TFRecord framing, plain or gzipped, for streaming. `spec` must have
+// passed job-spec validation.
 std::unique_ptr<const RecordFormat> TfRecordFormat(const TfRecordSource& spec);
 
 }  // namespace pstrain

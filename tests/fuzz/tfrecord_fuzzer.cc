@@ -1,8 +1,9 @@
 // Fuzzes the TFRecord readers: the bytes as a TFRecord file of tf.Example,
 // plain or gzipped (found by its first bytes), as a job's data, loaded
-// whole (common/data/tfrecord_reader.h) and, when plain, streamed through
-// an index in blocks of three records (streamed_source.h), then
-// again with the same bytes in place of the index beside the file. Besides
+// whole (common/data/tfrecord_reader.h) and streamed through an index in
+// blocks of three records (streamed_source.h; a gzipped file through its
+// access points), then again with the same bytes in place of the index
+// beside the file. Besides
 // "no crash", checks what a user relies on: a refusal is InvalidArgument or
 // DataLoss naming the file; data that loads has the shape the source spec
 // gives it, every example of it readable; and streaming gives what loading
@@ -19,7 +20,6 @@
 #include "common/checkpoint/posix_env.h"
 #include "common/data/file_patterns.h"
 #include "common/data/streamed_source.h"
-#include "common/data/tfrecord_file.h"
 #include "common/data/tfrecord_format.h"
 #include "common/data/tfrecord_reader.h"
 #include "glog/logging.h"
@@ -46,9 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   spec.set_label("label");
   PosixEnv env;
   absl::StatusOr<std::unique_ptr<InMemorySource>> source = LoadTfRecord(env, spec);
-  absl::StatusOr<bool> gzip = IsGzippedTfRecord(env, path, spec.compression());
-  CHECK(gzip.ok()) << gzip.status();
-  if (!*gzip) {
+  {
     StreamingOptions streaming;
     streaming.block_records = 3;
     streaming.window_blocks = 2;
