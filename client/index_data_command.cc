@@ -4,10 +4,9 @@
 
 #include "absl/strings/str_format.h"
 #include "client/exit_code.h"
+#include "client/job_spec_file.h"
 #include "common/checkpoint/posix_env.h"
-#include "common/config/job_spec.h"
 #include "common/config/job_spec_defaults.h"
-#include "common/config/job_spec_parser.h"
 #include "common/data/data_source.h"
 #include "common/data/file_patterns.h"
 #include "common/data/record_index.h"
@@ -67,14 +66,9 @@ int RunIndexDataCommand(const std::vector<std::string>& args) {
               << " (see pstrain index-data --help)\n";
     return kExitUsage;
   }
-  absl::StatusOr<JobSpec> raw = LoadJobSpecFile(args[0]);
-  if (!raw.ok()) {
-    std::cerr << "pstrain index-data: " << raw.status().message() << "\n";
-    return kExitUsage;
-  }
-  absl::StatusOr<JobSpec> spec = PrepareJobSpec(*std::move(raw));
+  absl::StatusOr<JobSpec> spec = LoadPreparedJobSpec(args[0]);
   if (!spec.ok()) {
-    std::cerr << "pstrain index-data: " << args[0] << ": " << spec.status().message() << "\n";
+    std::cerr << "pstrain index-data: " << spec.status().message() << "\n";
     return kExitUsage;
   }
   PosixEnv env;

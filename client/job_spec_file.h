@@ -15,6 +15,10 @@ namespace pstrain {
 // with the path and names the field. NotFound, PermissionDenied: the file.
 absl::StatusOr<JobSpec> LoadCheckedJobSpec(const std::string& path);
 
+// The same, returning the spec with the defaults filled in, as the
+// commands that read a job's data without a coordinator use it.
+absl::StatusOr<JobSpec> LoadPreparedJobSpec(const std::string& path);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_CLIENT_JOB_SPEC_FILE_H_

@@ -9,10 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/exit_code.h"
+#include "client/job_spec_file.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
-#include "common/config/job_spec.h"
-#include "common/config/job_spec_parser.h"
 #include "common/data/data_source.h"
 #include "common/data/libsvm_writer.h"
 #include "gflags/gflags.h"
@@ -34,14 +33,9 @@ int RunWriteLibsvmCommand(const std::vector<std::string>& args) {
     std::cerr << "pstrain write-libsvm: --libsvm_dir is required: the folder to write to\n";
     return kExitUsage;
   }
-  absl::StatusOr<JobSpec> raw = LoadJobSpecFile(args[0]);
-  if (!raw.ok()) {
-    std::cerr << "pstrain write-libsvm: " << raw.status().message() << "\n";
-    return kExitUsage;
-  }
-  absl::StatusOr<JobSpec> spec = PrepareJobSpec(*std::move(raw));
+  absl::StatusOr<JobSpec> spec = LoadPreparedJobSpec(args[0]);
   if (!spec.ok()) {
-    std::cerr << "pstrain write-libsvm: " << args[0] << ": " << spec.status().message() << "\n";
+    std::cerr << "pstrain write-libsvm: " << spec.status().message() << "\n";
     return kExitUsage;
   }
   // Both sets (a valid spec has one at least) are opened, so validated,

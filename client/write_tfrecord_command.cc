@@ -6,10 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/exit_code.h"
+#include "client/job_spec_file.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
-#include "common/config/job_spec.h"
-#include "common/config/job_spec_parser.h"
 #include "common/data/data_source.h"
 #include "common/data/tfrecord_writer.h"
 #include "gflags/gflags.h"
@@ -61,14 +60,9 @@ int RunWriteTfRecordCommand(const std::vector<std::string>& args) {
     std::cerr << "pstrain write-tfrecord: --tfrecord_dir is required: the folder to write to\n";
     return kExitUsage;
   }
-  absl::StatusOr<JobSpec> raw = LoadJobSpecFile(args[0]);
-  if (!raw.ok()) {
-    std::cerr << "pstrain write-tfrecord: " << raw.status().message() << "\n";
-    return kExitUsage;
-  }
-  absl::StatusOr<JobSpec> spec = PrepareJobSpec(*std::move(raw));
+  absl::StatusOr<JobSpec> spec = LoadPreparedJobSpec(args[0]);
   if (!spec.ok()) {
-    std::cerr << "pstrain write-tfrecord: " << args[0] << ": " << spec.status().message() << "\n";
+    std::cerr << "pstrain write-tfrecord: " << spec.status().message() << "\n";
     return kExitUsage;
   }
   PosixEnv env;

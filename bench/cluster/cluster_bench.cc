@@ -4,6 +4,8 @@
 //   e2e       examples/s of 1 ps + 2 workers, async and sync, on the
 //             Fashion-MNIST MLP 784-256-128-10, and each worker's step-time
 //             breakdown (drawn to --svg);
+//   criteo    wide-and-deep on gzipped Criteo-format logs, held in memory
+//             against streamed: examples/s and the workers' data_wait;
 //   accuracy  wall time from submit to the evaluation reaching 88% test
 //             accuracy;
 //   scaling   examples/s as the model grows (about 1M..64M parameters) and
@@ -30,6 +32,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/cluster/bench_cluster.h"
 #include "bench/cluster/cluster_bench_settings.h"
+#include "bench/cluster/criteo_streaming.h"
 #include "bench/cluster/e2e_throughput.h"
 #include "bench/cluster/scaling.h"
 #include "bench/cluster/throughput_figures.h"
@@ -42,7 +45,8 @@
 
 DEFINE_string(report, "", "write the Markdown section here (default: stdout)");
 DEFINE_string(svg, "", "write the step-time breakdown chart here (e2e part; default: none)");
-DEFINE_string(parts, "e2e,accuracy,scaling", "which parts to run: e2e, accuracy, scaling");
+DEFINE_string(parts, "e2e,criteo,accuracy,scaling",
+              "which parts to run: e2e, criteo, accuracy, scaling");
 DEFINE_double(warmup_secs, 4, "training time after every worker's first step, before measuring");
 DEFINE_double(window_secs, 12, "measured window of the e2e runs");
 DEFINE_double(sweep_window_secs, 8, "measured window of each scaling point");
@@ -77,9 +81,9 @@ namespace {
 // the data, and creates the work folder.
 absl::Status ParseSettings(ClusterBenchSettings& settings) {
   for (absl::string_view part : absl::StrSplit(FLAGS_parts, ',', absl::SkipEmpty())) {
-    if (part != "e2e" && part != "accuracy" && part != "scaling") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--parts: unknown part '", part, "'; expected e2e, accuracy, scaling"));
+    if (part != "e2e" && part != "criteo" && part != "accuracy" && part != "scaling") {
+      return absl::InvalidArgumentError(absl::StrCat("--parts: unknown part '", part,
+                                                     "'; expected e2e, criteo, accuracy, scaling"));
     }
     settings.parts.insert(std::string(part));
   }
@@ -187,9 +191,11 @@ absl::Status Run(const std::string& command) {
                         settings.work_dir, "; load average ", LoadAverage()));
 
   const bool e2e = settings.parts.count("e2e") > 0;
+  const bool criteo = settings.parts.count("criteo") > 0;
   const bool accuracy = settings.parts.count("accuracy") > 0;
   const bool scaling = settings.parts.count("scaling") > 0;
   std::optional<E2eResults> e2e_results;
+  std::optional<CriteoStreamingResults> criteo_results;
   std::optional<TargetRun> accuracy_run;
   ScalingResults scaling_results;
   // The parts but the worker sweep share one cluster of 2 workers.
@@ -199,6 +205,11 @@ absl::Status Run(const std::string& command) {
     absl::StatusOr<E2eResults> measured = RunE2eThroughput(settings, **cluster);
     if (!measured.ok()) return measured.status();
     e2e_results = *std::move(measured);
+  }
+  if (criteo) {
+    absl::StatusOr<CriteoStreamingResults> measured = RunCriteoStreaming(settings, **cluster);
+    if (!measured.ok()) return measured.status();
+    criteo_results = *std::move(measured);
   }
   if (accuracy) {
     absl::StatusOr<TargetRun> run = RunTimeToAccuracy(settings, **cluster);
@@ -219,6 +230,7 @@ absl::Status Run(const std::string& command) {
 
   AddIntroduction(settings, command, report);
   if (e2e_results.has_value()) AddE2eSections(*e2e_results, settings.svg_path, report);
+  if (criteo_results.has_value()) AddCriteoSection(*criteo_results, report);
   if (accuracy_run.has_value()) AddAccuracySection(*accuracy_run, settings, report);
   AddScalingSections(scaling_results, report);
   if (FLAGS_report.empty()) {

@@ -169,17 +169,6 @@ absl::StatusOr<ThroughputPoint> MeasureStreamed(ClusterBenchSettings& settings,
   return point;
 }
 
-// data_wait's share of the workers' mean step.
-double DataWaitShare(const ThroughputWindow& window) {
-  double data_wait = 0, step = 0;
-  for (const WorkerWindow& worker : window.workers) {
-    const std::vector<double> phases = PhaseMsPerStep(worker, window.seconds);
-    data_wait += phases.front();  // StepPhases() starts with data_wait
-    for (double ms : phases) step += ms;
-  }
-  return step > 0 ? data_wait / step : 0;
-}
-
 void StreamedSection(const E2eResults& results, MarkdownReport& report) {
   const ThroughputPoint& in_memory = results.paths.front().async_run;
   const ThroughputPoint& streamed = *results.streamed_run;

@@ -49,6 +49,16 @@ std::string MeanPhasesText(const ThroughputWindow& window) {
   return absl::StrJoin(text, " / ");
 }
 
+double DataWaitShare(const ThroughputWindow& window) {
+  double data_wait = 0, step = 0;
+  for (const WorkerWindow& worker : window.workers) {
+    const std::vector<double> phases = PhaseMsPerStep(worker, window.seconds);
+    data_wait += phases.front();  // StepPhases() starts with data_wait
+    for (double ms : phases) step += ms;
+  }
+  return step > 0 ? data_wait / step : 0;
+}
+
 std::string MeanPushLatencyText(const ThroughputWindow& window) {
   double pushes = 0, seconds = 0;
   for (const WorkerWindow& worker : window.workers) {

@@ -31,6 +31,8 @@ double ReferenceNsPerParameterStep(const SingleProcessRun& run, const std::vecto
 
 // The workers' mean ms per step by phase and idle, "a / b / c / d / e".
 std::string MeanPhasesText(const ThroughputWindow& window);
+// data_wait's share of the workers' mean step.
+double DataWaitShare(const ThroughputWindow& window);
 // The workers' mean ms per push, or "" when none pushed.
 std::string MeanPushLatencyText(const ThroughputWindow& window);
 

@@ -75,13 +75,22 @@ absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
   job.model_dir = settings.NewModelDir(job.name);
   job.hidden_units = hidden;
   job.sync = sync;
-  Progress(absl::StrFormat("cluster (%d workers), %s, MLP %s%s: warm-up %.0f s, window %.0f s",
-                           cluster.num_workers(), sync ? "sync" : "async", MlpShape(hidden),
-                           train_tfrecord.empty() ? "" : ", streamed TFRecord",
-                           absl::ToDoubleSeconds(settings.warmup), absl::ToDoubleSeconds(window)));
+  return MeasureClusterJob(settings, cluster,
+                           absl::StrCat(sync ? "sync" : "async", ", MLP ", MlpShape(hidden),
+                                        train_tfrecord.empty() ? "" : ", streamed TFRecord"),
+                           BenchJobSpecText(job), window);
+}
+
+absl::StatusOr<ThroughputWindow> MeasureClusterJob(ClusterBenchSettings& settings,
+                                                   BenchCluster& cluster, const std::string& what,
+                                                   const std::string& spec_text,
+                                                   absl::Duration window) {
+  Progress(absl::StrFormat("cluster (%d workers), %s: warm-up %.0f s, window %.0f s",
+                           cluster.num_workers(), what, absl::ToDoubleSeconds(settings.warmup),
+                           absl::ToDoubleSeconds(window)));
   absl::StatusOr<std::vector<MetricsPage>> before = cluster.ScrapeWorkers();
   if (!before.ok()) return before.status();
-  absl::StatusOr<std::string> job_id = cluster.Submit(BenchJobSpecText(job));
+  absl::StatusOr<std::string> job_id = cluster.Submit(spec_text);
   if (!job_id.ok()) return job_id.status();
   absl::StatusOr<ThroughputWindow> measured =
       cluster.Measure(*job_id, *before, kStartTimeout, settings.warmup, window,

@@ -58,6 +58,13 @@ absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
                                                 absl::Duration window,
                                                 const std::string& train_tfrecord = "");
 
+// Submits the job `spec_text` (which runs until stopped), measures `window`
+// after the warm-up and stops it; `what` names it in the progress lines.
+absl::StatusOr<ThroughputWindow> MeasureClusterJob(ClusterBenchSettings& settings,
+                                                   BenchCluster& cluster, const std::string& what,
+                                                   const std::string& spec_text,
+                                                   absl::Duration window);
+
 // A local cluster of 1 coordinator, 1 ps, `workers` workers, 1 evaluator;
 // the workers get `extra_worker_flags` after settings.worker_flags.
 absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(

@@ -24,6 +24,8 @@ constexpr int kRawWindowBits = -15;
 // A gzip member ends in 8 bytes (CRC-32 and size) that raw inflation does
 // not read.
 constexpr int kTrailerBytes = 8;
+// Boundaries noted ahead of the stream's reader: a few MiB of stream.
+constexpr size_t kMaxBoundaries = 64;
 
 // Reads up to `n` bytes of `file` into `buffer`, copying them there if the
 // file returned them elsewhere.
@@ -45,18 +47,18 @@ std::string GzipWindowsPath(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<GzipIndexingFile>> GzipIndexingFile::Open(Env& env,
                                                                          const std::string& path,
-                                                                         int64_t span,
+                                                                         int64_t min_span,
                                                                          WritableFile* windows) {
   ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, env.NewSequentialFile(path));
   return std::unique_ptr<GzipIndexingFile>(
-      new GzipIndexingFile(std::move(file), path, span, windows));
+      new GzipIndexingFile(std::move(file), path, min_span, windows));
 }
 
 GzipIndexingFile::GzipIndexingFile(std::unique_ptr<SequentialFile> file, std::string path,
-                                   int64_t span, WritableFile* windows)
+                                   int64_t min_span, WritableFile* windows)
     : file_(std::move(file)),
       path_(std::move(path)),
-      span_(span),
+      min_span_(min_span),
       windows_(windows),
       stream_(std::make_unique<Stream>()),
       input_(kInputBytes),
@@ -84,18 +86,44 @@ void GzipIndexingFile::Remember(const char* bytes, size_t n) {
   history_next_ = (history_next_ + n) % kWindowBytes;
 }
 
-absl::Status GzipIndexingFile::AddPoint() {
+void GzipIndexingFile::NoteBoundary() {
   const z_stream& z = stream_->z;
-  GzipAccessPoint point;
-  point.set_stream_offset(inflated_);
-  point.set_file_offset(input_offset_ + (reinterpret_cast<const char*>(z.next_in) - input_.data()));
-  point.set_bits(z.data_type & 7);
-  // The window, oldest byte first: what came before the point, up to 32 KiB.
+  Boundary boundary;
+  boundary.stream_offset = inflated_;
+  boundary.file_offset = input_offset_ + (reinterpret_cast<const char*>(z.next_in) - input_.data());
+  boundary.bits = z.data_type & 7;
+  // The window, oldest byte first: what came before, up to 32 KiB.
   const size_t size = static_cast<size_t>(std::min<int64_t>(inflated_, kWindowBytes));
-  std::string window(size, '\0');
-  for (size_t i = 0; i < size; ++i) {
-    window[i] = history_[(history_next_ + kWindowBytes - size + i) % kWindowBytes];
+  boundary.window.resize(size);
+  const size_t start = (history_next_ + kWindowBytes - size) % kWindowBytes;
+  const size_t first = std::min(size, kWindowBytes - start);
+  std::copy(history_.begin() + start, history_.begin() + start + first, boundary.window.begin());
+  std::copy(history_.begin(), history_.begin() + (size - first), boundary.window.begin() + first);
+  boundaries_.push_back(std::move(boundary));
+  if (boundaries_.size() > kMaxBoundaries) boundaries_.pop_front();
+}
+
+absl::Status GzipIndexingFile::MarkBlockStart(int64_t stream_offset) {
+  // The last boundary at or before the start.
+  auto after = std::upper_bound(
+      boundaries_.begin(), boundaries_.end(), stream_offset,
+      [](int64_t offset, const Boundary& boundary) { return offset < boundary.stream_offset; });
+  if (after == boundaries_.begin()) return absl::OkStatus();
+  const Boundary& boundary = *(after - 1);
+  if (points_.empty() || boundary.stream_offset - points_.back().stream_offset() >= min_span_) {
+    RETURN_IF_ERROR(AddPoint(boundary));
   }
+  boundaries_.erase(boundaries_.begin(), after);
+  return absl::OkStatus();
+}
+
+absl::Status GzipIndexingFile::AddPoint(const Boundary& boundary) {
+  GzipAccessPoint point;
+  point.set_stream_offset(boundary.stream_offset);
+  point.set_file_offset(boundary.file_offset);
+  point.set_bits(boundary.bits);
+  const std::string& window = boundary.window;
+  const size_t size = window.size();
   uLongf stored_bytes = compressBound(static_cast<uLong>(size));
   std::string stored(stored_bytes, '\0');
   if (compress2(reinterpret_cast<Bytef*>(&stored[0]), &stored_bytes,
@@ -152,10 +180,7 @@ absl::StatusOr<absl::string_view> GzipIndexingFile::Read(size_t n, char* scratch
     }
     // At a block boundary (bit 7), not after the member's last block (bit
     // 6): inflation can start here.
-    const bool at_boundary = (z.data_type & 128) != 0 && (z.data_type & 64) == 0;
-    if (at_boundary && (points_.empty() || inflated_ - points_.back().stream_offset() >= span_)) {
-      RETURN_IF_ERROR(AddPoint());
-    }
+    if ((z.data_type & 128) != 0 && (z.data_type & 64) == 0) NoteBoundary();
   }
   return absl::string_view(scratch, produced);
 }

@@ -5,11 +5,12 @@
 // from its start, except at the access points found while inflating it once
 // (zlib's zran method): a deflate block boundary (a file offset and a bit
 // within its byte) with the 32 KiB of output before it, which the blocks
-// after it may refer back to. With a point every MiB of output, a read of a
-// block of records inflates at most a MiB it does not need, instead of the
-// file up to it.
+// after it may refer back to. With a point at the deflate boundary before
+// each block of records, a read of a block inflates at most one deflate
+// block (tens of KiB) it does not need, instead of the file up to it.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,21 +23,26 @@
 
 namespace pstrain {
 
-// Stream bytes between access points, at least.
-inline constexpr int64_t kGzipAccessSpan = int64_t{1} << 20;
+// Stream bytes between access points, at least: blocks of records smaller
+// than this share points, so that the windows stay a few percent of the
+// stream.
+inline constexpr int64_t kGzipAccessSpan = int64_t{64} << 10;
 
 // The path of the file that keeps `path`'s access windows.
 std::string GzipWindowsPath(const std::string& path);
 
-// The stream a gzipped file inflates to, read from its start, recording an
-// access point every `span` bytes of output; each point's window is
-// deflated and appended to `windows`. Concatenated members read as one
-// stream. Not thread-safe.
+// The stream a gzipped file inflates to, read from its start. It notes
+// each deflate block boundary it passes, with its window; the reader of the
+// stream says where its blocks of records start (MarkBlockStart), and the
+// boundary before each start becomes an access point, its window deflated
+// and appended to `windows`. Concatenated members read as one stream. Not
+// thread-safe.
 class GzipIndexingFile final : public SequentialFile {
  public:
-  // `windows` must outlive this.
+  // Points are at least `min_span` stream bytes apart. `windows` must
+  // outlive this.
   static absl::StatusOr<std::unique_ptr<GzipIndexingFile>> Open(Env& env, const std::string& path,
-                                                                int64_t span,
+                                                                int64_t min_span,
                                                                 WritableFile* windows);
   ~GzipIndexingFile() override;
 
@@ -45,21 +51,37 @@ class GzipIndexingFile final : public SequentialFile {
   absl::StatusOr<absl::string_view> Read(size_t n, char* scratch) override;
   absl::Status Skip(uint64_t n) override;
 
+  // A block of records starts at `stream_offset`, already read: the last
+  // boundary at or before it becomes an access point, unless the previous
+  // point is nearer than min_span (reads from there cost little more) or
+  // the boundary is no longer noted (the reader lags more than 64
+  // boundaries behind; the previous point serves). The windows file's
+  // errors.
+  absl::Status MarkBlockStart(int64_t stream_offset);
+
   // The points so far, in stream order, and the bytes inflated.
   const std::vector<GzipAccessPoint>& points() const { return points_; }
   int64_t inflated() const { return inflated_; }
 
  private:
   struct Stream;
-  GzipIndexingFile(std::unique_ptr<SequentialFile> file, std::string path, int64_t span,
+  // A deflate block boundary passed, and the stream's 32 KiB before it.
+  struct Boundary {
+    int64_t stream_offset = 0;
+    int64_t file_offset = 0;
+    int bits = 0;
+    std::string window;
+  };
+  GzipIndexingFile(std::unique_ptr<SequentialFile> file, std::string path, int64_t min_span,
                    WritableFile* windows);
-  absl::Status AddPoint();
+  void NoteBoundary();
+  absl::Status AddPoint(const Boundary& boundary);
   void Remember(const char* bytes, size_t n);
   absl::Status Broken(absl::string_view reason) const;
 
   std::unique_ptr<SequentialFile> file_;
   const std::string path_;
-  const int64_t span_;
+  const int64_t min_span_;
   WritableFile* const windows_;
   std::unique_ptr<Stream> stream_;
   std::vector<char> input_;
@@ -71,6 +93,8 @@ class GzipIndexingFile final : public SequentialFile {
   // The last 32 KiB of output, a ring: history_[history_next_] is the oldest.
   std::vector<char> history_;
   size_t history_next_ = 0;
+  // The boundaries after the last point, oldest first.
+  std::deque<Boundary> boundaries_;
   std::vector<GzipAccessPoint> points_;
   int64_t windows_bytes_ = 0;
 };

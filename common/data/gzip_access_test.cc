@@ -50,8 +50,10 @@ std::string Gzip(const std::string& text) {
 
 class GzipAccessTest : public ::testing::Test {
  protected:
-  // Inflates `path` once through GzipIndexingFile with points every `span`.
-  void Index(const std::string& path, int64_t span) {
+  // Inflates `path` once through GzipIndexingFile, a block of records
+  // starting every `block` stream bytes (and the points at least half a
+  // block apart).
+  void Index(const std::string& path, int64_t block) {
     struct Windows : WritableFile {
       std::string* into;
       absl::Status Append(absl::string_view data) override {
@@ -63,13 +65,17 @@ class GzipAccessTest : public ::testing::Test {
       absl::Status Close() override { return absl::OkStatus(); }
     } windows;
     windows.into = &windows_;
-    auto file = GzipIndexingFile::Open(env_, path, span, &windows);
+    auto file = GzipIndexingFile::Open(env_, path, block / 2, &windows);
     ASSERT_TRUE(file.ok()) << file.status();
     std::vector<char> buffer(100000);
     while (true) {
       absl::StatusOr<absl::string_view> read = (*file)->Read(buffer.size(), buffer.data());
       ASSERT_TRUE(read.ok()) << read.status();
       if (read->empty()) break;
+      for (int64_t start = (static_cast<int64_t>(inflated_.size()) + block - 1) / block * block;
+           start < static_cast<int64_t>(inflated_.size() + read->size()); start += block) {
+        ASSERT_TRUE((*file)->MarkBlockStart(start).ok());
+      }
       inflated_.append(read->data(), read->size());
     }
     points_ = (*file)->points();
@@ -98,9 +104,16 @@ TEST_F(GzipAccessTest, ReadsFromTheMiddleOfOneMemberGiveThePlainBytes) {
   const std::string path = testing_util::WriteTestFile("one_member.gz", Gzip(text));
   Index(path, 256 << 10);
   ASSERT_EQ(inflated_, text);
-  // A point at the start and one about every 256 KiB after it.
-  ASSERT_GE(points_.size(), 10u);
+  // A point at the start and one at the deflate boundary before each block
+  // (deflate blocks are tens of KiB): never after it, never far before.
+  const size_t blocks = (text.size() + (256 << 10) - 1) / (256 << 10);
+  ASSERT_EQ(points_.size(), blocks);
   EXPECT_EQ(points_[0].stream_offset(), 0);
+  for (size_t b = 1; b < points_.size(); ++b) {
+    const int64_t block_start = static_cast<int64_t>(b) * (256 << 10);
+    EXPECT_LE(points_[b].stream_offset(), block_start);
+    EXPECT_GT(points_[b].stream_offset(), block_start - (128 << 10)) << b;
+  }
   std::mt19937 random(3);
   for (int i = 0; i < 40; ++i) {
     const int64_t offset = random() % (text.size() - 1);

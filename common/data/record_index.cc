@@ -175,6 +175,8 @@ absl::StatusOr<RecordFileIndex> Build(Env& env, const std::string& path, const R
         if (records % options.block_records == 0) {
           if (records > 0) end_block();
           index.add_block_offsets(offset);
+          // A block read inflates from the access point before it.
+          if (inflating != nullptr) RETURN_IF_ERROR(inflating->MarkBlockStart(offset));
         }
         ++records;
         return decoder->Append(record, &block);

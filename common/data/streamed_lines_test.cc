@@ -145,8 +145,9 @@ TEST(StreamedLinesTest, ABadLineIsRefusedAtTheIndexBuildWithItsFileAndLine) {
 }
 
 TEST(StreamedLinesTest, GzippedFilesStreamFromTheirAccessPoints) {
-  // Two gzip members, as `cat a.gz b.gz` makes, of 1.4 MB of lines in all:
-  // access points at the start and after a MiB, blocks of 500 lines.
+  // Two gzip members, as `cat a.gz b.gz` makes, of 1.4 MB of lines in all,
+  // in blocks of 500 lines (58 KB); an access point at the deflate boundary
+  // before a block's start (these lines make deflate blocks of about 300 KB).
   std::string first, second;
   for (int i = 0; i < 5000; ++i) absl::StrAppend(&first, CriteoLine(i), "\n");
   for (int i = 5000; i < 12000; ++i) absl::StrAppend(&second, CriteoLine(i), "\n");
@@ -164,7 +165,7 @@ TEST(StreamedLinesTest, GzippedFilesStreamFromTheirAccessPoints) {
   std::ifstream saved(RecordIndexPath(path), std::ios::binary);
   ASSERT_TRUE(index.ParseFromIstream(&saved));
   EXPECT_EQ(index.stream_bytes(), static_cast<int64_t>(first.size() + second.size()));
-  EXPECT_EQ(index.gzip_access_points_size(), 2);
+  EXPECT_GE(index.gzip_access_points_size(), 4);
   EXPECT_TRUE(std::filesystem::exists(GzipWindowsPath(path)));
   // Without the windows the index is stale, and built again.
   std::filesystem::remove(GzipWindowsPath(path));
