@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
       "the streamed rows build a file's offset index (a pass that decodes every record, as a "
       "job's first read does) or read one shuffled epoch through it in batches of 128 (blocks "
       "of 1024 records, windows of 8 blocks), as the single-process trainer does (a gzipped "
-      "file's blocks inflated from its access points, one about every MiB of its stream); "
+      "file's blocks inflated from the access point before each); "
       "the reference reads the same file's bytes start to end in 1 MiB reads in the same run. "
       "Files are in the page cache (each is read once before timing), so the reference is "
       "memory speed, not a disk's: the ratio says how far a reader is from free. MB are of "

@@ -37,12 +37,12 @@ struct StreamingOptions {
 // The records of files (TFRecord, lines of text; plain or gzipped), read a
 // block at a time as they are asked for, through the files' offset
 // indexes: memory holds the indexes (8 bytes per block, and a gzipped
-// file's access points, 40 bytes per MiB) and a few blocks of records as
+// file's access points, about 40 more) and a few blocks of records as
 // stored, not the data set. A block is read with one read (from a gzipped
-// file, inflated from the access point before it: a MiB more at most) and
-// split into its records in place (TFRecord framing and CRCs checked, or
-// lines); its records are decoded only when a
-// batch takes them: the first batch of a shuffled window takes records of
+// file, inflated from the access point before it: one deflate block more
+// at most) and split into its records in place (TFRecord framing and CRCs
+// checked, or lines); its records are decoded only when a batch takes
+// them: the first batch of a shuffled window takes records of
 // every block of it, and decoding whole blocks then made it wait for all
 // of them (18 ms for 8 blocks of images, at the start of every lease).
 // Blocks are read outside the lock that decoding takes, so a reader
