@@ -266,6 +266,19 @@ void CheckFilePatterns(absl::string_view prefix,
   }
 }
 
+// A source's `path` and further `paths` (CSV, libsvm): a file between them.
+void CheckPathAndPatterns(absl::string_view prefix, const std::string& path,
+                          const google::protobuf::RepeatedPtrField<std::string>& paths,
+                          Problems* problems) {
+  if (path.empty() && paths.empty()) {
+    problems->Add(absl::StrCat(prefix, "path is required (or ", prefix, "paths)"));
+  }
+  problems->Path(absl::StrCat(prefix, "path"), path, /*required=*/false);
+  for (int i = 0; i < paths.size(); ++i) {
+    problems->Path(absl::StrCat(prefix, "paths[", i, "]"), paths.Get(i), /*required=*/true);
+  }
+}
+
 void CheckData(absl::string_view path, const DataSpec& data, Problems* problems) {
   switch (data.source_case()) {
     case DataSpec::kFashionMnist:
@@ -276,7 +289,7 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
       break;
     case DataSpec::kCsv: {
       const CsvSource& csv = data.csv();
-      problems->Path(absl::StrCat(path, ".csv.path"), csv.path(), /*required=*/true);
+      CheckPathAndPatterns(absl::StrCat(path, ".csv."), csv.path(), csv.paths(), problems);
       problems->NonNegative(absl::StrCat(path, ".csv.label_column"), csv.label_column());
       if (csv.delimiter().size() != 1) {
         problems->Add(absl::StrCat(path, ".csv.delimiter must be one character, got ",
@@ -288,7 +301,8 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
       break;
     }
     case DataSpec::kLibsvm:
-      problems->Path(absl::StrCat(path, ".libsvm.path"), data.libsvm().path(), /*required=*/true);
+      CheckPathAndPatterns(absl::StrCat(path, ".libsvm."), data.libsvm().path(),
+                           data.libsvm().paths(), problems);
       problems->NonNegative(absl::StrCat(path, ".libsvm.num_features"),
                             data.libsvm().num_features());
       break;

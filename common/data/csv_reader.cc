@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/data/file_contents.h"
+#include "common/data/file_patterns.h"
 #include "common/data/line_record_format.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 namespace {
@@ -47,10 +49,11 @@ class CsvFormat : public LineRecordFormat {
   explicit CsvFormat(CsvSource options) : options_(std::move(options)) {}
 
   absl::string_view name() const override { return "csv"; }
-  std::vector<std::string> patterns() const override { return {options_.path()}; }
+  std::vector<std::string> patterns() const override { return PathAndPatternsOf(options_); }
   std::string DecodingKey() const override {
     CsvSource decoding = options_;
     decoding.clear_path();
+    decoding.clear_paths();
     return absl::StrCat("csv ", decoding.ShortDebugString());
   }
   std::unique_ptr<RecordDecoder> NewDecoder(const RecordSummary* expected) const override {
@@ -105,9 +108,11 @@ absl::Status CsvLineDecoder::Append(absl::string_view line, InMemorySource::Exam
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
-                                                         const CsvSource& options,
-                                                         absl::string_view file) {
+namespace {
+
+// InvalidArgument naming `file`: a delimiter of other than one character, a
+// negative label column.
+absl::Status CheckCsvOptions(const CsvSource& options, absl::string_view file) {
   const std::string delimiter = options.delimiter().empty() ? "," : options.delimiter();
   if (delimiter.size() != 1) {
     return absl::InvalidArgumentError(
@@ -116,8 +121,13 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
   if (options.label_column() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(file, ": label_column must be >= 0"));
   }
-  InMemorySource::Examples examples;
-  CsvLineDecoder decoder(options);
+  return absl::OkStatus();
+}
+
+// Appends the examples of `text`, the contents of `file`, to *examples
+// through `decoder` (which keeps the column count from file to file).
+absl::Status AppendCsv(absl::string_view text, const CsvSource& options, absl::string_view file,
+                       CsvLineDecoder* decoder, InMemorySource::Examples* examples) {
   int64_t line_number = 0;
   bool header_pending = options.has_header();
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -128,9 +138,21 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
       header_pending = false;
       continue;
     }
-    const absl::Status appended = decoder.Append(line, &examples);
+    const absl::Status appended = decoder->Append(line, examples);
     if (!appended.ok()) return Malformed(file, line_number, appended.message());
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
+                                                         const CsvSource& options,
+                                                         absl::string_view file) {
+  RETURN_IF_ERROR(CheckCsvOptions(options, file));
+  InMemorySource::Examples examples;
+  CsvLineDecoder decoder(options);
+  RETURN_IF_ERROR(AppendCsv(text, options, file, &decoder, &examples));
   if (examples.num_examples == 0) {
     return absl::InvalidArgumentError(absl::StrCat(file, ": no examples"));
   }
@@ -138,10 +160,21 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
 }
 
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadCsv(const CsvSource& options) {
-  if (options.path().empty()) return absl::InvalidArgumentError("csv.path is required");
-  absl::StatusOr<ByteBuffer> text = ReadFileContents(options.path());
-  if (!text.ok()) return text.status();
-  return ParseCsv(text->view(), options, options.path());
+  const std::vector<std::string> patterns = PathAndPatternsOf(options);
+  if (patterns.empty()) return absl::InvalidArgumentError("csv.path is required");
+  ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(patterns));
+  RETURN_IF_ERROR(CheckCsvOptions(options, files.front()));
+  InMemorySource::Examples examples;
+  CsvLineDecoder decoder(options);
+  for (const std::string& file : files) {
+    ASSIGN_OR_RETURN(const ByteBuffer text, ReadFileContents(file));
+    RETURN_IF_ERROR(AppendCsv(text.view(), options, file, &decoder, &examples));
+  }
+  if (examples.num_examples == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(files.front(), files.size() > 1 ? ", ..." : "", ": no examples"));
+  }
+  return InMemorySource::Create(std::move(examples));
 }
 
 std::unique_ptr<const RecordFormat> CsvRecordFormat(const CsvSource& options) {

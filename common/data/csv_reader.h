@@ -47,11 +47,14 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
                                                          const CsvSource& options,
                                                          absl::string_view file);
 
-// Reads options.path (gzipped or not) and parses it. NotFound: no file.
+// Reads the files options.path and options.paths name (each gzipped or
+// not; a header in each when has_header) and parses them as one data set,
+// every line with the first's columns. NotFound: a path or pattern that
+// matches no file.
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadCsv(const CsvSource& options);
 
-// The lines of options.path as records, for streaming them (uncompressed
-// only). `options` must have passed job-spec validation.
+// The lines of the files `options` names as records, for streaming them.
+// `options` must have passed job-spec validation.
 std::unique_ptr<const RecordFormat> CsvRecordFormat(const CsvSource& options);
 
 }  // namespace pstrain

@@ -24,6 +24,16 @@ bool IsRecordIndexPath(const std::string& path);
 // folder on the way cannot be read. ResourceExhausted: out of memory.
 absl::StatusOr<std::vector<std::string>> ExpandFilePatterns(absl::Span<const std::string> patterns);
 
+// The file patterns of a source that names one in `path` and more in
+// `paths` (CSV, libsvm): `path` first, when set.
+template <typename Source>
+std::vector<std::string> PathAndPatternsOf(const Source& source) {
+  std::vector<std::string> patterns;
+  if (!source.path().empty()) patterns.push_back(source.path());
+  patterns.insert(patterns.end(), source.paths().begin(), source.paths().end());
+  return patterns;
+}
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_DATA_FILE_PATTERNS_H_

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/data/file_contents.h"
+#include "common/data/file_patterns.h"
 #include "common/data/line_record_format.h"
 #include "common/status/status_macros.h"
 
@@ -48,10 +49,11 @@ class LibsvmFormat : public LineRecordFormat {
   explicit LibsvmFormat(LibsvmSource options) : options_(std::move(options)) {}
 
   absl::string_view name() const override { return "libsvm"; }
-  std::vector<std::string> patterns() const override { return {options_.path()}; }
+  std::vector<std::string> patterns() const override { return PathAndPatternsOf(options_); }
   std::string DecodingKey() const override {
     LibsvmSource decoding = options_;
     decoding.clear_path();
+    decoding.clear_paths();
     return absl::StrCat("libsvm ", decoding.ShortDebugString());
   }
   std::unique_ptr<RecordDecoder> NewDecoder(const RecordSummary* expected) const override {
@@ -126,24 +128,28 @@ absl::Status LibsvmLineDecoder::Append(absl::string_view line, InMemorySource::E
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<InMemorySource>> ParseLibsvm(absl::string_view text,
-                                                            const LibsvmSource& options,
-                                                            absl::string_view file) {
-  if (options.num_features() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": num_features must be >= 0"));
-  }
-  InMemorySource::Examples examples;
-  examples.row_splits.push_back(0);
-  LibsvmLineDecoder decoder(options);
+namespace {
+
+// Appends the examples of `text`, the contents of `file`, to *examples.
+absl::Status AppendLibsvm(absl::string_view text, absl::string_view file,
+                          LibsvmLineDecoder* decoder, InMemorySource::Examples* examples) {
   int64_t line_number = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_number;
     if (WithoutComment(line).find_first_not_of(" \t\r") == absl::string_view::npos) continue;
-    const absl::Status appended = decoder.Append(line, &examples);
+    const absl::Status appended = decoder->Append(line, examples);
     if (!appended.ok()) return Malformed(file, line_number, appended.message());
   }
+  return absl::OkStatus();
+}
+
+// The examples of every file read, their -1/+1 labels as 0/1 and their
+// width set. InvalidArgument naming `files`: no examples.
+absl::StatusOr<std::unique_ptr<InMemorySource>> FinishLibsvm(const LibsvmSource& options,
+                                                             absl::string_view files,
+                                                             InMemorySource::Examples examples) {
   if (examples.num_examples == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": no examples"));
+    return absl::InvalidArgumentError(absl::StrCat(files, ": no examples"));
   }
   const bool plus_minus_one = std::all_of(examples.labels.begin(), examples.labels.end(),
                                           [](float l) { return l == 1 || l == -1; });
@@ -159,11 +165,37 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseLibsvm(absl::string_view te
   return InMemorySource::Create(std::move(examples));
 }
 
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<InMemorySource>> ParseLibsvm(absl::string_view text,
+                                                            const LibsvmSource& options,
+                                                            absl::string_view file) {
+  if (options.num_features() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": num_features must be >= 0"));
+  }
+  InMemorySource::Examples examples;
+  examples.row_splits.push_back(0);
+  LibsvmLineDecoder decoder(options);
+  RETURN_IF_ERROR(AppendLibsvm(text, file, &decoder, &examples));
+  return FinishLibsvm(options, file, std::move(examples));
+}
+
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadLibsvm(const LibsvmSource& options) {
-  if (options.path().empty()) return absl::InvalidArgumentError("libsvm.path is required");
-  absl::StatusOr<ByteBuffer> text = ReadFileContents(options.path());
-  if (!text.ok()) return text.status();
-  return ParseLibsvm(text->view(), options, options.path());
+  const std::vector<std::string> patterns = PathAndPatternsOf(options);
+  if (patterns.empty()) return absl::InvalidArgumentError("libsvm.path is required");
+  if (options.num_features() < 0) {
+    return absl::InvalidArgumentError("libsvm.num_features must be >= 0");
+  }
+  ASSIGN_OR_RETURN(const std::vector<std::string> files, ExpandFilePatterns(patterns));
+  InMemorySource::Examples examples;
+  examples.row_splits.push_back(0);
+  LibsvmLineDecoder decoder(options);
+  for (const std::string& file : files) {
+    ASSIGN_OR_RETURN(const ByteBuffer text, ReadFileContents(file));
+    RETURN_IF_ERROR(AppendLibsvm(text.view(), file, &decoder, &examples));
+  }
+  return FinishLibsvm(options, absl::StrCat(files.front(), files.size() > 1 ? ", ..." : ""),
+                      std::move(examples));
 }
 
 std::unique_ptr<const RecordFormat> LibsvmRecordFormat(const LibsvmSource& options) {

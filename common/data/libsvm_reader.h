@@ -47,12 +47,14 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseLibsvm(absl::string_view te
                                                             const LibsvmSource& options,
                                                             absl::string_view file);
 
-// Reads options.path (gzipped or not) and parses it. NotFound: no file.
+// Reads the files options.path and options.paths name (each gzipped or
+// not) and parses them as one data set. NotFound: a path or pattern that
+// matches no file.
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadLibsvm(const LibsvmSource& options);
 
-// The lines of options.path as records, for streaming them (uncompressed
-// only): binary -1/+1 labels read as 0/1 when every line of the file has
-// one. `options` must have passed job-spec validation.
+// The lines of the files `options` names as records, for streaming them:
+// binary -1/+1 labels read as 0/1 when every line of every file has one. `options` must have passed
+// job-spec validation.
 std::unique_ptr<const RecordFormat> LibsvmRecordFormat(const LibsvmSource& options);
 
 }  // namespace pstrain

@@ -5,6 +5,7 @@
 // access points; bad lines are refused at the index build with the file
 // and line.
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -115,6 +116,30 @@ TEST(StreamedLinesTest, CsvStreamsAsItReadsWholeSkippingItsHeaderAndBlankLines) 
   ExpectStreamedAsLoadedWhole(spec);
 }
 
+TEST(StreamedLinesTest, CsvFilesByGlobAndListAreOneSourceEachWithItsHeader) {
+  for (int f = 0; f < 3; ++f) {
+    std::string text = "a,b,label\n";
+    for (int i = 0; i < 10 + f; ++i) absl::StrAppend(&text, f, ",", i, ",", (i + f) % 2, "\n");
+    WriteTestFile(absl::StrCat("parts/part-", f, ".csv"), text);
+  }
+  DataSpec spec;
+  const std::string dir = std::string(getenv("TEST_TMPDIR")) + "/parts";
+  spec.mutable_csv()->set_path(dir + "/part-[01].csv");
+  spec.mutable_csv()->add_paths(dir + "/part-2.csv");
+  spec.mutable_csv()->set_has_header(true);
+  spec.mutable_csv()->set_label_column(2);
+  ExpectStreamedAsLoadedWhole(spec);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> whole = OpenExampleSource(InMemory(spec), false);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ((*whole)->num_examples(), 10 + 11 + 12);
+  // In order: part-0's ten lines, then part-1's, then part-2's.
+  ExampleBatch batch;
+  ASSERT_TRUE((*whole)->Fill(std::vector<int64_t>{0, 10, 21}, &batch).ok());
+  EXPECT_EQ(batch.dense.data<float>()[0], 0);
+  EXPECT_EQ(batch.dense.data<float>()[2], 1);
+  EXPECT_EQ(batch.dense.data<float>()[4], 2);
+}
+
 TEST(StreamedLinesTest, LibsvmStreamsAsItReadsWholeWithPlusMinusOneLabelsAsZeroOne) {
   std::string text = "# a9a-like, 1-based\n";
   for (int i = 0; i < 33; ++i) {
@@ -130,6 +155,18 @@ TEST(StreamedLinesTest, LibsvmStreamsAsItReadsWholeWithPlusMinusOneLabelsAsZeroO
   ASSERT_TRUE(streamed.ok()) << streamed.status();
   EXPECT_EQ((*streamed)->info().num_classes, 2);
   EXPECT_EQ((*streamed)->info().sparse_dim, 16);  // the largest index, 16, 1-based
+}
+
+TEST(StreamedLinesTest, LibsvmFilesAreOneSourceWhoseWidthIsTheWidestFiles) {
+  DataSpec spec;
+  spec.mutable_libsvm()->set_path(WriteTestFile("svm/a.svm", "+1 1:0.5 3:1\n-1 2:2\n"));
+  spec.mutable_libsvm()->add_paths(WriteTestFile("svm/b.svm", "-1 7:1\n+1 1:1 4:3\n+1 2:1\n"));
+  ExpectStreamedAsLoadedWhole(spec, /*block_records=*/2);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> whole = OpenExampleSource(InMemory(spec), false);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ((*whole)->num_examples(), 5);
+  EXPECT_EQ((*whole)->info().sparse_dim, 7);  // index 7, in the second file
+  EXPECT_EQ((*whole)->info().num_classes, 2);
 }
 
 TEST(StreamedLinesTest, ABadLineIsRefusedAtTheIndexBuildWithItsFileAndLine) {
