@@ -1,5 +1,7 @@
 #include "common/checkpoint/env.h"
 
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -62,6 +64,24 @@ absl::StatusOr<std::string> ResolveExistingPart(Env& env, const std::string& pat
     below.emplace_back(Basename(existing));
     existing = parent;
   }
+}
+
+absl::Status ReadFileRange(Env& env, const std::string& path, int64_t offset, std::string* into) {
+  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, env.NewSequentialFile(path));
+  if (offset > 0) RETURN_IF_ERROR(file->Skip(static_cast<uint64_t>(offset)));
+  size_t got = 0;
+  while (got < into->size()) {
+    char* const scratch = &(*into)[got];
+    ASSIGN_OR_RETURN(absl::string_view read, file->Read(into->size() - got, scratch));
+    if (read.empty()) {
+      return absl::DataLossError(absl::StrCat(path, ": ends at offset ", offset + got,
+                                              ", before the ", into->size(), " bytes from offset ",
+                                              offset));
+    }
+    if (read.data() != scratch) std::copy(read.begin(), read.end(), scratch);
+    got += read.size();
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> PathExists(Env& env, const std::string& path) {

@@ -128,6 +128,11 @@ absl::Status RemoveTree(Env& env, const std::string& path);
 // Other codes: from the Env.
 absl::StatusOr<std::string> ResolveExistingPart(Env& env, const std::string& path);
 
+// Reads bytes [offset, offset + into->size()) of `path` into *into.
+// DataLoss naming the file and offsets: the file ends first. Other codes:
+// from the Env.
+absl::Status ReadFileRange(Env& env, const std::string& path, int64_t offset, std::string* into);
+
 // Whether something is at `path`. Errors other than NotFound are returned.
 absl::StatusOr<bool> PathExists(Env& env, const std::string& path);
 

@@ -66,6 +66,25 @@ TEST(PosixEnvTest, WritesAppendsAndReads) {
   EXPECT_EQ(ReadAll(env, path), "new");
 }
 
+TEST(PosixEnvTest, ReadFileRangeReadsTheRangeOrSaysWhereTheFileEnds) {
+  PosixEnv env;
+  const std::string path = testing::TempDir() + "/range";
+  {
+    absl::StatusOr<std::unique_ptr<WritableFile>> file = env.NewWritableFile(path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    ASSERT_TRUE((*file)->Append("0123456789").ok());
+    ASSERT_TRUE((*file)->Close().ok());
+  }
+  std::string range(4, '\0');
+  ASSERT_TRUE(ReadFileRange(env, path, 3, &range).ok());
+  EXPECT_EQ(range, "3456");
+  std::string past(5, '\0');
+  const absl::Status short_read = ReadFileRange(env, path, 8, &past);
+  EXPECT_TRUE(absl::IsDataLoss(short_read)) << short_read;
+  EXPECT_THAT(short_read.message(), HasSubstr("range: ends at offset 10, before the 5 bytes"));
+  EXPECT_TRUE(absl::IsNotFound(ReadFileRange(env, path + "-none", 0, &range)));
+}
+
 TEST(PosixEnvTest, FoldersRenamesAndRemovals) {
   PosixEnv env;
   const std::string dir = NewTestDir(env);

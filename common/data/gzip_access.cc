@@ -100,7 +100,11 @@ void GzipIndexingFile::NoteBoundary() {
   std::copy(history_.begin() + start, history_.begin() + start + first, boundary.window.begin());
   std::copy(history_.begin(), history_.begin() + (size - first), boundary.window.begin() + first);
   boundaries_.push_back(std::move(boundary));
-  if (boundaries_.size() > kMaxBoundaries) boundaries_.pop_front();
+  // The oldest goes, except the stream's start while no point exists: the
+  // first block may start after a long header, and needs a point before it.
+  if (boundaries_.size() > kMaxBoundaries) {
+    boundaries_.erase(boundaries_.begin() + (points_.empty() ? 1 : 0));
+  }
 }
 
 absl::Status GzipIndexingFile::MarkBlockStart(int64_t stream_offset) {
@@ -208,18 +212,12 @@ const GzipAccessPoint* AccessPointBefore(const std::vector<GzipAccessPoint>& poi
 absl::StatusOr<std::string> ReadStoredWindow(Env& env, const std::string& windows_path,
                                              const GzipAccessPoint& point) {
   std::string stored(static_cast<size_t>(std::max(point.window_stored_bytes(), 0)), '\0');
-  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> windows, env.NewSequentialFile(windows_path));
-  RETURN_IF_ERROR(windows->Skip(static_cast<uint64_t>(point.window_offset())));
-  size_t read = 0;
-  while (read < stored.size()) {
-    ASSIGN_OR_RETURN(const size_t got, ReadInto(*windows, &stored[read], stored.size() - read));
-    if (got == 0) break;
-    read += got;
-  }
-  if (read != stored.size() || Crc32c(stored) != point.window_crc32c()) {
+  const absl::Status read = ReadFileRange(env, windows_path, point.window_offset(), &stored);
+  if (absl::IsDataLoss(read) || (read.ok() && Crc32c(stored) != point.window_crc32c())) {
     return absl::DataLossError(absl::StrCat(windows_path, ": the access window at offset ",
                                             point.window_offset(), " is damaged"));
   }
+  RETURN_IF_ERROR(read);
   return stored;
 }
 

@@ -51,11 +51,12 @@ absl::StatusOr<uint32_t> SampleCrc(Env& env, const std::string& path, int64_t si
   return crc;
 }
 
-// Why `index` cannot serve `file` (empty: it can).
-// `windows_bytes`: the size of the file beside it that keeps a gzipped
-// file's access windows (0 when there is none).
+// Why `index` cannot serve `file` (empty: it can), which is gzipped when
+// `gzip`. `windows_bytes`: the size of the file beside it that keeps a
+// gzipped file's access windows (0 when there is none).
 std::string WhyStale(const RecordFileIndex& index, const FileInfo& file, uint32_t sample_crc,
-                     const std::string& decoding, int64_t block_records, int64_t windows_bytes) {
+                     const std::string& decoding, int64_t block_records, bool gzip,
+                     int64_t windows_bytes) {
   if (index.version() != kIndexVersion) return absl::StrCat("index version ", index.version());
   if (index.file_bytes() != file.size || index.file_modified_unix_ns() != file.modified_unix_ns ||
       index.file_sample_crc32c() != sample_crc) {
@@ -67,7 +68,7 @@ std::string WhyStale(const RecordFileIndex& index, const FileInfo& file, uint32_
   }
   if (index.decoding() != decoding) return "indexed for other features";
   const int64_t stream = index.stream_bytes();
-  const bool gzip = index.gzip_access_points_size() > 0;
+  if (!gzip && index.gzip_access_points_size() > 0) return "the file's compression changed";
   if (gzip ? stream < 0 || stream / kMostInflation > file.size : stream != file.size) {
     return "index malformed";
   }
@@ -103,8 +104,13 @@ std::string WhyStale(const RecordFileIndex& index, const FileInfo& file, uint32_
     }
     windows_end = std::max(windows_end, point.window_offset() + point.window_stored_bytes());
   }
-  if (gzip && (index.gzip_access_points(0).stream_offset() != 0 || windows_end > windows_bytes)) {
-    return "its gzip access windows are missing";
+  if (gzip && index.block_offsets_size() > 0) {
+    // A read of a block starts from the point before it.
+    if (index.gzip_access_points_size() == 0 ||
+        index.gzip_access_points(0).stream_offset() > index.block_offsets(0)) {
+      return "index malformed";
+    }
+    if (windows_end > windows_bytes) return "its gzip access windows are missing";
   }
   return "";
 }
@@ -256,11 +262,8 @@ absl::StatusOr<RecordFileIndex> LoadOrBuildRecordIndex(Env& env, const std::stri
     RecordFileIndex index;
     stale = index.ParseFromString(*saved)
                 ? WhyStale(index, file, sample_crc, format.DecodingKey(), options.block_records,
-                           windows.ok() ? windows->size : 0)
+                           gzip, windows.ok() ? windows->size : 0)
                 : "index unreadable";
-    if (stale.empty() && (index.gzip_access_points_size() > 0) != gzip) {
-      stale = "the file's compression changed";
-    }
     if (stale.empty()) return index;
   }
   std::string windows;

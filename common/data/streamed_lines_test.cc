@@ -16,10 +16,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/checkpoint/posix_env.h"
 #include "common/data/criteo_reader.h"
+#include "common/data/csv_reader.h"
 #include "common/data/data_source.h"
 #include "common/data/file_patterns.h"
 #include "common/data/gzip_access.h"
+#include "common/data/record_index.h"
 #include "common/data/test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -208,6 +211,34 @@ TEST(StreamedLinesTest, GzippedFilesStreamFromTheirAccessPoints) {
   std::filesystem::remove(GzipWindowsPath(path));
   ExpectStreamedAsLoadedWhole(spec, /*block_records=*/500);
   EXPECT_TRUE(std::filesystem::exists(GzipWindowsPath(path)));
+}
+
+TEST(StreamedLinesTest, AGzippedFileWhoseFirstBlockStartsPastDeflateBlocksKeepsItsIndex) {
+  // A header of 600 KB that compresses little: deflate blocks end inside
+  // it, so the first block's access point is past the stream's start.
+  std::mt19937 random(5);
+  std::string text;
+  while (text.size() < (600 << 10)) absl::StrAppend(&text, "c", random() % 1000000, ";");
+  text += "\n";
+  for (int i = 0; i < 50; ++i) absl::StrAppend(&text, i, ";", i % 2, "\n");
+  DataSpec spec;
+  spec.mutable_csv()->set_path(WriteTestFile("gz/long_header.csv.gz", text, /*gzip=*/true));
+  spec.mutable_csv()->set_has_header(true);
+  spec.mutable_csv()->set_delimiter(";");
+  spec.mutable_csv()->set_label_column(1);
+  ExpectStreamedAsLoadedWhole(spec);
+
+  PosixEnv env;
+  RecordIndexOptions options;
+  options.block_records = 7;
+  RecordIndexOutcome outcome;
+  absl::StatusOr<RecordFileIndex> index = LoadOrBuildRecordIndex(
+      env, spec.csv().path(), *CsvRecordFormat(spec.csv()), options, &outcome);
+  ASSERT_TRUE(index.ok()) << index.status();
+  EXPECT_GT(index->gzip_access_points(0).stream_offset(), 0);
+  EXPECT_LE(index->gzip_access_points(0).stream_offset(), index->block_offsets(0));
+  // The index the streamed reading saved is current: loaded, not built.
+  EXPECT_FALSE(outcome.built) << outcome.why_built;
 }
 
 TEST(StreamedLinesTest, AGzippedFileIsReadInMemoryByDefaultUnderAGigabyte) {

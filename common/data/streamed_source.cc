@@ -15,26 +15,6 @@ namespace pstrain {
 
 namespace {
 
-// Reads bytes [offset, offset + into->size()) of `path` into *into.
-// DataLoss: the file ends first.
-absl::Status ReadBytesAt(Env& env, const std::string& path, int64_t offset, std::string* into) {
-  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, env.NewSequentialFile(path));
-  if (offset > 0) RETURN_IF_ERROR(file->Skip(static_cast<uint64_t>(offset)));
-  size_t got = 0;
-  while (got < into->size()) {
-    char* const scratch = &(*into)[got];
-    ASSIGN_OR_RETURN(absl::string_view read, file->Read(into->size() - got, scratch));
-    if (read.empty()) {
-      return absl::DataLossError(absl::StrCat(path, ": ends at offset ", offset + got,
-                                              ", before the ", into->size(), " bytes from offset ",
-                                              offset));
-    }
-    if (read.data() != scratch) std::copy(read.begin(), read.end(), scratch);
-    got += read.size();
-  }
-  return absl::OkStatus();
-}
-
 // The summaries of a data set's files as one. InvalidArgument: dense
 // features of another width than in an earlier file.
 absl::Status MergeSummary(const RecordSummary& file_summary, const std::string& file,
@@ -129,7 +109,7 @@ absl::Status StreamedSource::ReadStreamAt(int32_t file_index, int64_t offset,
                                           std::string* into) const {
   const std::string& file = files_[file_index];
   const GzipAccess& gzip = gzip_[file_index];
-  if (gzip.points.empty()) return ReadBytesAt(env_, file, offset, into);
+  if (gzip.points.empty()) return ReadFileRange(env_, file, offset, into);
   const GzipAccessPoint* point = AccessPointBefore(gzip.points, offset);
   if (point == nullptr) {
     return absl::DataLossError(
