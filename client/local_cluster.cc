@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/binary_locator.h"
+#include "common/config/tf_config.h"
 #include "common/daemon/ready_file.h"
 #include "common/metrics/scrape_targets.h"
 #include "common/net/health_client.h"
@@ -87,6 +88,31 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
 
   std::unique_ptr<LocalCluster> cluster(new LocalCluster());
   cluster->options_ = options;
+  if (!options.hosts.empty()) {
+    ClusterSpec& spec = cluster->hosts_cluster_;
+    std::vector<std::string> unplaced;
+    for (const Plan& plan : plans) {
+      for (int index = 0; index < plan.count; ++index) {
+        const std::string task = absl::StrCat(plan.role, "/", index);
+        auto host = options.hosts.find(task);
+        if (host == options.hosts.end() || host->second.launcher.empty() ||
+            host->second.name.empty()) {
+          unplaced.push_back(task);
+          continue;
+        }
+        const std::string address = absl::StrCat(host->second.name, ":", options.host_grpc_port);
+        if (plan.role == "coordinator") spec.add_chief(address);
+        if (plan.role == "ps") spec.add_ps(address);
+        if (plan.role == "worker") spec.add_worker(address);
+        if (plan.role == "evaluator") spec.add_evaluator(address);
+      }
+    }
+    if (!unplaced.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("hosts places some tasks but not ",
+                                                     absl::StrJoin(unplaced, ", "),
+                                                     " (each needs a launcher and a host name)"));
+    }
+  }
   SecurityOptions health;
   health.tls_cert_file = options.tls_cert;
   health.tls_key_file = options.tls_key;
@@ -151,17 +177,34 @@ absl::Status LocalCluster::LaunchTask(size_t i) {
 
   ChildProcessOptions child;
   child.program = programs_[i];
-  // A restarted task takes the addresses it had, where the others look.
-  std::string listen = role == "coordinator" ? options.coordinator_listen : "127.0.0.1:0";
-  if (!task.grpc_address.empty()) listen = task.grpc_address;
-  const std::string metrics_listen =
-      task.metrics_address.empty() ? "127.0.0.1:0" : task.metrics_address;
-  child.args = {absl::StrCat("--listen=", listen),
-                absl::StrCat("--metrics_listen=", metrics_listen),
-                absl::StrCat("--ready_file=", ready_path), absl::StrCat("--task_index=", index)};
-  if (role != "coordinator") {
-    child.args.push_back(absl::StrCat("--coordinator_address=", coordinator().grpc_address));
+  const auto host = options.hosts.find(task.name());
+  if (host != options.hosts.end()) {
+    // As a TFJob's pod: its place in the cluster from TF_CONFIG, serving on
+    // every interface of its own host.
+    child.program = host->second.launcher.front();
+    child.args.assign(host->second.launcher.begin() + 1, host->second.launcher.end());
+    child.args.push_back(programs_[i]);
+    child.args.push_back(absl::StrCat("--metrics_listen=0.0.0.0:", options.host_metrics_port));
+    TaskId id;
+    ASSIGN_OR_RETURN(const TaskType type, TaskTypeFromName(role == "coordinator" ? "chief" : role));
+    id.set_type(type);
+    id.set_index(index);
+    child.env.push_back(absl::StrCat("TF_CONFIG=", FormatTfConfig(hosts_cluster_, id)));
   } else {
+    // A restarted task takes the addresses it had, where the others look.
+    std::string listen = role == "coordinator" ? options.coordinator_listen : "127.0.0.1:0";
+    if (!task.grpc_address.empty()) listen = task.grpc_address;
+    const std::string metrics_listen =
+        task.metrics_address.empty() ? "127.0.0.1:0" : task.metrics_address;
+    child.args = {absl::StrCat("--listen=", listen),
+                  absl::StrCat("--metrics_listen=", metrics_listen),
+                  absl::StrCat("--task_index=", index)};
+    if (role != "coordinator") {
+      child.args.push_back(absl::StrCat("--coordinator_address=", coordinator().grpc_address));
+    }
+  }
+  child.args.push_back(absl::StrCat("--ready_file=", ready_path));
+  if (role == "coordinator") {
     // A job waits for every process of the cluster, not only those that
     // happen to have registered when it starts.
     child.args.push_back(absl::StrCat("--num_ps=", options.num_ps));
@@ -204,8 +247,14 @@ absl::Status LocalCluster::LaunchTask(size_t i) {
         return absl::AbortedError(absl::StrCat("it exited with ", exit->ToString()));
       });
   if (!ready.ok()) return describe_failure(ready.status());
-  tasks_[i].grpc_address = (*ready)["grpc"];
-  tasks_[i].metrics_address = (*ready)["metrics"];
+  if (host != options.hosts.end()) {
+    // It binds 0.0.0.0; the others reach it by its host's name.
+    tasks_[i].grpc_address = absl::StrCat(host->second.name, ":", options.host_grpc_port);
+    tasks_[i].metrics_address = absl::StrCat(host->second.name, ":", options.host_metrics_port);
+  } else {
+    tasks_[i].grpc_address = (*ready)["grpc"];
+    tasks_[i].metrics_address = (*ready)["metrics"];
+  }
   absl::Status health =
       CheckHealth(tasks_[i].grpc_address, absl::Seconds(10), "", health_security_);
   if (!health.ok()) return describe_failure(health);

@@ -11,8 +11,20 @@
 #include "absl/time/time.h"
 #include "common/net/channel_security.h"
 #include "common/process/child_process.h"
+#include "protos/cluster.pb.h"
 
 namespace pstrain {
+
+// A host of its own for one task of a cluster that spans hosts (the
+// rehearsal's network namespaces, scripts/netns_hosts.sh): how the task's
+// command is started there, and the name every host knows it by.
+struct TaskHost {
+  // Put before the task's command: {"ip", "netns", "exec", "r1-ps-1"}.
+  std::vector<std::string> launcher;
+  // The host's name as every host (and this process) resolves it:
+  // "pstrain-ps-1.pstrain.svc".
+  std::string name;
+};
 
 struct LocalClusterOptions {
   int num_ps = 1;       // >= 1
@@ -49,6 +61,15 @@ struct LocalClusterOptions {
   std::vector<std::string> coordinator_flags;
   // More flags for one task, by name: {"ps/1", {"--advertise_address=..."}}.
   std::map<std::string, std::vector<std::string>> task_flags;
+  // Where each task runs, by name ("ps/1"). Empty (the default): every task
+  // on this host, on loopback ports picked at start. Otherwise every task
+  // needs a host, and runs as a TFJob's pod does: it learns the cluster
+  // from TF_CONFIG, written with the hosts' names as Kubeflow's operator
+  // writes it, and serves gRPC on 0.0.0.0:host_grpc_port and /metrics on
+  // 0.0.0.0:host_metrics_port of its host (coordinator_listen is unused).
+  std::map<std::string, TaskHost> hosts;
+  int host_grpc_port = 2222;
+  int host_metrics_port = 9090;
 };
 
 // One process of a local cluster.
@@ -135,6 +156,8 @@ class LocalCluster {
   // The index of task `name` in tasks_. NotFound: no such task.
   absl::StatusOr<size_t> FindTask(const std::string& name) const;
 
+  // The cluster TF_CONFIG gives every task when options_.hosts places them.
+  ClusterSpec hosts_cluster_;
   std::string prometheus_targets_path_;
   // TLS of the cluster's own health checks.
   ChannelSecurity health_security_;

@@ -36,16 +36,14 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/checkpoint/manifest.h"
 #include "common/checkpoint/posix_env.h"
-#include "common/checkpoint/shard_file.h"
 #include "common/data/synthetic_clicks.h"
 #include "common/data/tfrecord_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/ps/push_ledger.h"
 #include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
+#include "tests/push_ledgers.h"
 
 namespace pstrain {
 namespace {
@@ -131,109 +129,18 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// The push ledgers saved in the job's final checkpoint, shard by shard.
+// The push ledgers of the job's final checkpoint, whose data position is
+// the last epoch, whole.
 std::vector<PushLedger> FinalLedgers(const JobStatus& status) {
-  std::vector<PushLedger> ledgers;
-  EXPECT_GT(status.checkpoints_size(), 0);
-  if (status.checkpoints_size() == 0) return ledgers;
-  const CheckpointInfo& last = status.checkpoints(status.checkpoints_size() - 1);
-  EXPECT_TRUE(last.final()) << last.path();
-  PosixEnv env;
-  absl::StatusOr<CheckpointManifest> manifest = ReadManifest(env, last.path());
-  EXPECT_TRUE(manifest.ok()) << manifest.status();
-  if (!manifest.ok()) return ledgers;
-  // The data position is the last epoch, whole.
-  const DataPosition& position = manifest->data_position();
+  DataPosition position;
+  std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status, &position);
   EXPECT_EQ(position.epoch(), kEpochs - 1);
   EXPECT_EQ(position.finished_size(), 1);
   if (position.finished_size() == 1) {
     EXPECT_EQ(position.finished(0).begin(), 0);
     EXPECT_EQ(position.finished(0).end(), kNumExamples);
   }
-  for (const CheckpointShardFile& file : manifest->shards()) {
-    absl::StatusOr<std::unique_ptr<ShardFileReader>> reader =
-        ShardFileReader::Open(env, absl::StrCat(last.path(), "/", file.name()));
-    EXPECT_TRUE(reader.ok()) << reader.status();
-    if (!reader.ok()) return {};
-    absl::StatusOr<ExactlyOnceRecord> record = DecodeExactlyOnceRecord((*reader)->dedup_state());
-    EXPECT_TRUE(record.ok()) << record.status();
-    if (!record.ok()) return {};
-    ledgers.push_back(record->ledger);
-  }
   return ledgers;
-}
-
-// A lease's applied records as the test reads them.
-struct LeaseRange {
-  int64_t lease_id = 0;
-  int64_t begin = 0;
-  int64_t end = 0;
-};
-
-// Per epoch, every lease's applied ranges on one shard, sorted.
-std::map<int32_t, std::vector<LeaseRange>> RangesByEpoch(const PushLedger& ledger) {
-  std::map<int32_t, std::vector<LeaseRange>> epochs;
-  for (const LeaseProgress& lease : ledger.leases()) {
-    for (const RecordSpan& r : lease.applied()) {
-      epochs[lease.epoch()].push_back({lease.lease_id(), r.begin(), r.end()});
-    }
-  }
-  for (auto& [epoch, ranges] : epochs) {
-    std::sort(ranges.begin(), ranges.end(),
-              [](const LeaseRange& a, const LeaseRange& b) { return a.begin < b.begin; });
-  }
-  return epochs;
-}
-
-// The records of every epoch on `ledger`'s shard, each applied exactly
-// once: the leases' applied ranges tile [0, kNumExamples), none overlapping
-// another (a record trained twice) and no gap (a record skipped), except
-// that `missing_push` (a push the shard never received because its worker
-// died mid-push; applied on the other shard, so it counts as trained) may
-// be a gap.
-void ExpectEveryRecordOnce(const PushLedger& ledger, const std::string& shard,
-                           const std::optional<LeaseRange>& missing_push = std::nullopt) {
-  const auto epochs = RangesByEpoch(ledger);
-  EXPECT_EQ(static_cast<int32_t>(epochs.size()), kEpochs) << shard;
-  for (const auto& [epoch, ranges] : epochs) {
-    int64_t covered = 0;
-    for (const LeaseRange& r : ranges) {
-      if (missing_push.has_value() && covered == missing_push->begin &&
-          r.begin == missing_push->end) {
-        covered = missing_push->end;
-      }
-      EXPECT_EQ(r.begin, covered) << shard << " epoch " << epoch << ": records [" << r.begin << ", "
-                                  << r.end << ") of lease " << r.lease_id
-                                  << (r.begin < covered ? " were trained twice"
-                                                        : " follow a gap: records skipped");
-      covered = std::max(covered, r.end);
-    }
-    EXPECT_EQ(covered, kNumExamples) << shard << " epoch " << epoch << " ends early";
-  }
-}
-
-// The records one shard applied that the other did not: at most one push
-// when a worker died while pushing, none otherwise.
-std::optional<LeaseRange> OnlyOn(const PushLedger& has, const PushLedger& lacks) {
-  std::vector<LeaseRange> extra;
-  const auto lacking = RangesByEpoch(lacks);
-  for (const auto& [epoch, ranges] : RangesByEpoch(has)) {
-    auto other = lacking.find(epoch);
-    for (const LeaseRange& r : ranges) {
-      int64_t begin = r.begin;
-      if (other != lacking.end()) {
-        for (const LeaseRange& o : other->second) {
-          if (o.lease_id == r.lease_id && o.begin <= begin && o.end > begin) {
-            begin = std::min(r.end, o.end);
-          }
-        }
-      }
-      if (begin < r.end) extra.push_back({r.lease_id, begin, r.end});
-    }
-  }
-  if (extra.empty()) return std::nullopt;
-  EXPECT_EQ(extra.size(), 1u) << "shards differ by more than one push";
-  return extra[0];
 }
 
 class ExactlyOnceTest : public testing::Test {
@@ -337,7 +244,7 @@ TEST_F(ExactlyOnceTest, UndisturbedRunTrainsEveryRecordOnce) {
     // Every push reached both shards (the model's variables are on both)
     // and was counted once by the coordinator.
     EXPECT_EQ(ledgers[i].applied_pushes(), status.global_step()) << shard;
-    ExpectEveryRecordOnce(ledgers[i], shard);
+    testing_ledgers::ExpectEveryRecordOnce(ledgers[i], shard, kNumExamples, kEpochs);
   }
   EXPECT_EQ(ledgers[0].applied_digest(), ledgers[1].applied_digest());
   std::printf("calm: %lld pushes applied on each shard, digest %016llx\n",
@@ -373,22 +280,8 @@ void ExactlyOnceTest::ExpectAKilledWorkersBatchesTrainedOnce(const std::string& 
   ASSERT_EQ(ledgers.size(), 2u);
   // A push the worker died in the middle of may have reached one shard
   // only; it counts as trained, and only there.
-  const std::optional<LeaseRange> only_on_0 = OnlyOn(ledgers[0], ledgers[1]);
-  const std::optional<LeaseRange> only_on_1 = OnlyOn(ledgers[1], ledgers[0]);
-  EXPECT_FALSE(only_on_0.has_value() && only_on_1.has_value());
-  for (int i = 0; i < 2; ++i) {
-    const std::string shard = absl::StrCat("ps/", i);
-    const std::optional<LeaseRange>& missing = i == 0 ? only_on_1 : only_on_0;
-    const int64_t missing_examples = missing.has_value() ? missing->end - missing->begin : 0;
-    EXPECT_EQ(ledgers[i].applied_examples() + missing_examples, kNumExamples * kEpochs) << shard;
-    ExpectEveryRecordOnce(ledgers[i], shard, missing);
-  }
-  if (!only_on_0.has_value() && !only_on_1.has_value()) {
-    EXPECT_EQ(ledgers[0].applied_pushes(), ledgers[1].applied_pushes());
-    EXPECT_EQ(ledgers[0].applied_digest(), ledgers[1].applied_digest());
-  } else {
-    EXPECT_EQ(std::abs(ledgers[0].applied_pushes() - ledgers[1].applied_pushes()), 1);
-  }
+  const bool one_push_on_one_shard =
+      testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(ledgers, kNumExamples, kEpochs);
   // The global step counts the pushes workers reported; the killed worker's
   // pushes since its last report were applied but never reported.
   const int64_t applied = std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes());
@@ -405,7 +298,7 @@ void ExactlyOnceTest::ExpectAKilledWorkersBatchesTrainedOnce(const std::string& 
       static_cast<long long>(ledgers[1].applied_pushes()),
       static_cast<unsigned long long>(ledgers[0].applied_digest()),
       static_cast<unsigned long long>(ledgers[1].applied_digest()),
-      only_on_0 || only_on_1 ? " (one push reached one shard only)" : "");
+      one_push_on_one_shard ? " (one push reached one shard only)" : "");
   EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
 }
 

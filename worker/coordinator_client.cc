@@ -54,13 +54,15 @@ absl::StatusOr<DataLease> CoordinatorClient::AcquireDataLease(const std::string&
 }
 
 absl::Status CoordinatorClient::CompleteDataLease(const std::string& job_id, int64_t lease_id,
-                                                  const std::vector<RecordRange>& returned) {
+                                                  const std::vector<RecordRange>& returned,
+                                                  bool outcome_unknown) {
   CompleteDataLeaseRequest request;
   *request.mutable_task() = member_->task();
   request.set_incarnation(member_->incarnation());
   request.set_job_id(job_id);
   request.set_lease_id(lease_id);
   for (const RecordRange& range : returned) *request.add_returned() = range;
+  request.set_outcome_unknown(outcome_unknown);
   CompleteDataLeaseResponse response;
   return member_->Call("complete data lease", &ClusterService::Stub::CompleteDataLease, request,
                        &response);

@@ -56,11 +56,14 @@ class CoordinatorClient {
   // for now; ask again later. FailedPrecondition: the job is not running.
   absl::StatusOr<DataLease> AcquireDataLease(const std::string& job_id);
 
-  // Completes a lease, handing back `returned` records untrained.
+  // Completes a lease, handing back `returned` records untrained. With
+  // `outcome_unknown` (a push of the lease ended without an answer), the
+  // shards' ledgers say what was trained instead of `returned`.
   // NotFound: the lease is unknown or expired (its records were already
   //   re-queued); nothing to do.
   absl::Status CompleteDataLease(const std::string& job_id, int64_t lease_id,
-                                 const std::vector<RecordRange>& returned);
+                                 const std::vector<RecordRange>& returned,
+                                 bool outcome_unknown = false);
 
   // Reports progress since the last report. Fills task, incarnation and
   // the next sequence number. A report that could not be delivered is kept

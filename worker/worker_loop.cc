@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -231,6 +232,9 @@ class WorkerLoop::AssignmentRun {
   bool stopping_ = false;
   // PulledFinalRound() was seen: report what is left and stop training.
   bool reached_max_steps_ = false;
+  // Leases with a push whose outcome this worker never learned: their
+  // hand-back asks the shards' ledgers what was trained.
+  std::set<int64_t> leases_with_unknown_pushes_;
 };
 
 absl::Status WorkerLoop::AssignmentRun::Setup() {
@@ -382,8 +386,9 @@ void WorkerLoop::AssignmentRun::HandBack(const DataLease& lease, const absl::Sta
                  << " stays with this worker's sync slot after: " << trained;
     return;
   }
+  const bool outcome_unknown = leases_with_unknown_pushes_.erase(lease.lease_id()) > 0;
   const absl::Status completed =
-      loop_.coordinator_.CompleteDataLease(job_id_, lease.lease_id(), returned);
+      loop_.coordinator_.CompleteDataLease(job_id_, lease.lease_id(), returned, outcome_unknown);
   if (!completed.ok()) {
     LOG(WARNING) << "job " << job_id_ << ": lease " << lease.lease_id() << " of records ["
                  << lease.range().begin() << ", " << lease.range().end()
@@ -638,9 +643,11 @@ absl::Status WorkerLoop::AssignmentRun::Settle(absl::StatusOr<PushSummary> summa
                                                std::vector<RecordRange>& returned) {
   const RecordRange records = MakeRange(origin.records().begin(), origin.records().end());
   if (!summary.ok()) {
-    // Whether the shards applied it is unknown; training these records
-    // again costs less than losing them.
+    // Whether the shards applied it is unknown: the lease's hand-back asks
+    // their ledgers, so the records are trained neither twice nor not at
+    // all. Returned too, for a coordinator that cannot ask them.
     returned.push_back(records);
+    leases_with_unknown_pushes_.insert(origin.lease_id());
     if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRequeuedBatch("push_failed");
     return summary.status();
   }

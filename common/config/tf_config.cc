@@ -182,4 +182,14 @@ absl::StatusOr<ParsedTfConfig> ParseTfConfig(absl::string_view json) {
   return result;
 }
 
+std::string FormatTfConfig(const ClusterSpec& cluster, const TaskId& task) {
+  std::string cluster_json;
+  pb::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  // A ClusterSpec of repeated strings always prints.
+  static_cast<void>(pb::util::MessageToJsonString(cluster, &cluster_json, options));
+  return absl::StrCat("{\"cluster\": ", cluster_json, ", \"task\": {\"type\": \"",
+                      TaskTypeName(task.type()), "\", \"index\": ", task.index(), "}}");
+}
+
 }  // namespace pstrain

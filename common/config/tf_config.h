@@ -41,6 +41,12 @@ struct ParsedTfConfig {
 //     task.index 3 is out of range: cluster.worker has 2 entries").
 absl::StatusOr<ParsedTfConfig> ParseTfConfig(absl::string_view json);
 
+// The TF_CONFIG that ParseTfConfig reads back as `cluster` and `task`, as
+// Kubeflow's TFJob operator writes it: {"cluster": {"chief": [...], ...},
+// "task": {"type": "ps", "index": 1}}. For launchers that place tasks on
+// hosts of their own (client/local_cluster.h).
+std::string FormatTfConfig(const ClusterSpec& cluster, const TaskId& task);
+
 // Maps a TF_CONFIG role name to its TaskType: "chief" and "master" to
 // TASK_TYPE_CHIEF, "ps", "worker", "evaluator". Names are lower case, as
 // TensorFlow writes them. Returns InvalidArgument listing the known names.

@@ -159,6 +159,25 @@ TEST(ParseTfConfigTest, RefusesIndexOutOfRange) {
             "TF_CONFIG: task.index 0 is out of range: cluster.ps has 0 entries");
 }
 
+TEST(FormatTfConfigTest, ParsesBackToTheSameClusterAndTask) {
+  ClusterSpec cluster;
+  cluster.add_chief("pstrain-chief-0.pstrain.svc:2222");
+  cluster.add_ps("pstrain-ps-0.pstrain.svc:2222");
+  cluster.add_ps("pstrain-ps-1.pstrain.svc:2222");
+  cluster.add_worker("pstrain-worker-0.pstrain.svc:2222");
+  cluster.add_evaluator("pstrain-evaluator-0.pstrain.svc:2222");
+  TaskId task;
+  task.set_type(TASK_TYPE_PS);
+  task.set_index(1);
+
+  const std::string text = FormatTfConfig(cluster, task);
+  absl::StatusOr<ParsedTfConfig> parsed = ParseTfConfig(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n" << text;
+  EXPECT_EQ(parsed->cluster.SerializeAsString(), cluster.SerializeAsString()) << text;
+  EXPECT_EQ(parsed->task.type(), TASK_TYPE_PS);
+  EXPECT_EQ(parsed->task.index(), 1);
+}
+
 TEST(TaskTypeTest, NamesRoundTrip) {
   for (TaskType type : {TASK_TYPE_CHIEF, TASK_TYPE_PS, TASK_TYPE_WORKER, TASK_TYPE_EVALUATOR}) {
     absl::StatusOr<TaskType> back = TaskTypeFromName(TaskTypeName(type));

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/net/keepalive.h"
 #include "common/status/status_macros.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/client_interceptor.h"
@@ -130,6 +131,7 @@ std::shared_ptr<grpc::Channel> CreateSecureChannel(const std::string& address,
   if (!security.server_name.empty()) args.SetSslTargetNameOverride(security.server_name);
   args.SetMaxReceiveMessageSize(security.max_message_bytes);
   args.SetMaxSendMessageSize(security.max_message_bytes);
+  SetClientKeepalive(args);
   if (security.token.empty()) return grpc::CreateCustomChannel(address, credentials, args);
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<TokenInterceptorFactory>(security.token));

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/net/host_port.h"
+#include "common/net/keepalive.h"
 #include "common/net/token_guarded_services.h"
 #include "common/status/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -76,6 +77,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  AcceptClientKeepalive(builder);
   if (authenticator->enabled()) {
     for (const auto& service : guarded_services) builder.RegisterService(service.get());
   } else {

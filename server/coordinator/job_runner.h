@@ -21,6 +21,7 @@
 #include "common/clock/clock.h"
 #include "protos/coordinator.pb.h"
 #include "protos/job.pb.h"
+#include "server/coordinator/applied_records.h"
 #include "server/coordinator/assignment_board.h"
 #include "server/coordinator/checkpoint_feed.h"
 #include "server/coordinator/checkpoint_schedule.h"
@@ -311,6 +312,18 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // trained on and re-queues only the rest. Returns a note for the log,
   // empty when there was nothing to do.
   std::string HandBackTrainedRecords(const JobParts& parts, const std::string& holder);
+  // The records the shards applied pushes of, for each of `leases`, read
+  // from every shard's push ledger and merged; sealed while read, so that
+  // a push of them still on its way is refused from now on. nullopt while
+  // the job is not training or finishing (a rollback voids the leases).
+  // A shard that does not answer is left out, with a warning: what only it
+  // applied is trained again there, the least harm without its answer.
+  std::optional<AppliedRecords> ReadAppliedRecords(const std::vector<DataLease>& leases,
+                                                   const std::string& holder);
+  // CompleteDataLease of a lease with a push of unknown outcome: the
+  // records the ledgers do not show applied go back to the queue.
+  absl::Status CompleteFromLedgers(const JobParts& parts, const std::string& holder,
+                                   int64_t lease_id);
 
   // Constant after construction.
   const std::string job_id_;

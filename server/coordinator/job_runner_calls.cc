@@ -177,9 +177,14 @@ absl::Status JobRunner::CompleteDataLease(const CompleteDataLeaseRequest& reques
   if (parts == nullptr || parts->data == nullptr) {
     return absl::NotFoundError(absl::StrCat("job ", job_id_, " hands out no data leases"));
   }
-  const std::vector<RecordRange> returned(request.returned().begin(), request.returned().end());
-  absl::Status status = parts->data->Complete(
-      request.lease_id(), HolderName(request.task(), request.incarnation()), returned);
+  const std::string holder = HolderName(request.task(), request.incarnation());
+  absl::Status status;
+  if (request.outcome_unknown() && !DealsLeasesToSyncSlots(*parts)) {
+    status = CompleteFromLedgers(*parts, holder, request.lease_id());
+  } else {
+    const std::vector<RecordRange> returned(request.returned().begin(), request.returned().end());
+    status = parts->data->Complete(request.lease_id(), holder, returned);
+  }
   if (status.ok() && parts->data->end_of_data()) {
     CheckEndOfData(*parts, parts->step->value());
     Poke();

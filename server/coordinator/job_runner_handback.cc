@@ -1,11 +1,14 @@
-// JobRunner::HandBackTrainedRecords: a lost worker's data lease goes back
-// without the records its applied pushes trained on, so they are trained
-// neither twice nor not at all.
+// JobRunner::HandBackTrainedRecords and CompleteFromLedgers: a lost
+// worker's data lease, or one whose worker does not know what became of a
+// push, goes back without the records the shards applied pushes of, so
+// they are trained neither twice nor not at all.
 
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 #include "glog/logging.h"
 #include "server/coordinator/applied_records.h"
 #include "server/coordinator/job_runner.h"
@@ -13,25 +16,22 @@
 namespace pstrain {
 namespace coordinator {
 
-std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::string& holder) {
-  // A sync slot's lease waits whole for the slot's next holder, who skips
-  // the rounds already completed.
-  if (DealsLeasesToSyncSlots(parts)) return "";
-  const std::vector<DataLease> leases = parts.data->LeasesOf(holder);
-  if (leases.empty()) return "";
+std::optional<AppliedRecords> JobRunner::ReadAppliedRecords(const std::vector<DataLease>& leases,
+                                                            const std::string& holder) {
   std::shared_ptr<ShardGroup> shards;
   {
     absl::MutexLock lock(&mu_);
     // Rolling back, the leases are void anyway.
-    if (phase_ != JobPhase::kTraining && phase_ != JobPhase::kFinishing) return "";
+    if (phase_ != JobPhase::kTraining && phase_ != JobPhase::kFinishing) return std::nullopt;
     shards = shards_;
   }
   ReadPushLedgerRequest request;
   request.set_job_id(job_id_);
   for (const DataLease& lease : leases) request.add_lease_ids(lease.lease_id());
   // Sealed while read: a push of these leases still on its way (a frozen
-  // worker's, whose pushes the membership deadline did not stop yet) is
-  // refused from now on, so the records read stay all that was applied.
+  // or cut-off worker's, whose pushes the membership deadline did not stop
+  // yet) is refused from now on, so the records read stay all that was
+  // applied.
   request.set_seal(true);
   std::vector<PushLedger> ledgers(shards->size());
   std::vector<bool> answered(shards->size(), false);
@@ -47,9 +47,6 @@ std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::
     if (answered[i]) known.push_back(std::move(ledgers[i]));
   }
   if (!read.ok()) {
-    // What the other shards applied still counts; what only the silent
-    // shard applied is trained again (applied twice there): the least
-    // harm without its answer.
     LOG(WARNING) << "job " << job_id_ << ": reading the push ledgers for " << holder
                  << "'s leases: " << read << "; " << known.size() << " of " << shards->size()
                  << " shards answered";
@@ -57,12 +54,22 @@ std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::
   // A push applied on some shards but not on others counts as trained:
   // training its records again would apply them twice on the shards that
   // have it (MergeLedgers takes the union).
-  const AppliedRecords applied = MergeLedgers(known);
+  return MergeLedgers(known);
+}
+
+std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::string& holder) {
+  // A sync slot's lease waits whole for the slot's next holder, who skips
+  // the rounds already completed.
+  if (DealsLeasesToSyncSlots(parts)) return "";
+  const std::vector<DataLease> leases = parts.data->LeasesOf(holder);
+  if (leases.empty()) return "";
+  const std::optional<AppliedRecords> applied = ReadAppliedRecords(leases, holder);
+  if (!applied.has_value()) return "";
   int64_t records = 0;
   int handed = 0;
   for (const DataLease& lease : leases) {
     const std::vector<RecordRange> trained =
-        AppliedWithin(applied, lease.lease_id(), lease.range().begin(), lease.range().end());
+        AppliedWithin(*applied, lease.lease_id(), lease.range().begin(), lease.range().end());
     if (trained.empty()) continue;
     absl::Status status = parts.data->HandBackUntrained(lease.lease_id(), holder, trained);
     if (!status.ok()) {
@@ -78,6 +85,30 @@ std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::
   return absl::StrCat(records, " records of ", handed,
                       handed == 1 ? " data lease" : " data leases",
                       " were trained by its applied pushes and count as finished; ");
+}
+
+absl::Status JobRunner::CompleteFromLedgers(const JobParts& parts, const std::string& holder,
+                                            int64_t lease_id) {
+  std::optional<DataLease> lease;
+  for (const DataLease& held : parts.data->LeasesOf(holder)) {
+    if (held.lease_id() == lease_id) lease = held;
+  }
+  // Unknown to the coordinator: Complete says why, as for any lease.
+  if (!lease.has_value()) return parts.data->Complete(lease_id, holder, {});
+  const std::optional<AppliedRecords> applied = ReadAppliedRecords({*lease}, holder);
+  if (!applied.has_value()) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "job ", job_id_, " is rolling back; data lease ", lease_id, " is void")),
+                      ERROR_REASON_RUN_ROLLED_BACK);
+  }
+  const std::vector<RecordRange> trained =
+      AppliedWithin(*applied, lease_id, lease->range().begin(), lease->range().end());
+  int64_t trained_records = 0;
+  for (const RecordRange& r : trained) trained_records += r.end() - r.begin();
+  LOG(INFO) << "job " << job_id_ << ": " << holder << " hands back data lease " << lease_id
+            << " with a push of unknown outcome; its shards applied " << trained_records << " of "
+            << lease->range().end() - lease->range().begin() << " records";
+  return parts.data->HandBackUntrained(lease_id, holder, trained);
 }
 
 }  // namespace coordinator

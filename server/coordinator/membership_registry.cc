@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/net/host_port.h"
 #include "common/status/error_reason.h"
+#include "glog/logging.h"
 #include "server/coordinator/task_name.h"
 #include "server/coordinator/wait_tracker.h"
 
@@ -168,6 +169,7 @@ absl::StatusOr<RegisterResult> MembershipRegistry::Register(const TaskId& task,
   member.set_last_heartbeat_unix_ms(absl::ToUnixMillis(now));
   entry.last_heartbeat = now;
   result.member = member;
+  NoteHeard(now);
   return result;
 }
 
@@ -178,6 +180,7 @@ absl::Status MembershipRegistry::Heartbeat(const TaskId& task, uint64_t incarnat
   absl::StatusOr<Entry*> entry = FindCaller(task, incarnation);
   if (!entry.ok()) return entry.status();
   (*entry)->last_heartbeat = now;
+  NoteHeard(now);
   Member& member = (*entry)->member;
   member.set_last_heartbeat_unix_ms(absl::ToUnixMillis(now));
   member.set_step(report.step);
@@ -212,10 +215,43 @@ absl::Status MembershipRegistry::Leave(const TaskId& task, uint64_t incarnation)
   return absl::OkStatus();
 }
 
+void MembershipRegistry::NoteHeard(absl::Time now) {
+  const absl::Duration silence = now - last_heard_;
+  if (last_heard_ != absl::InfinitePast() && silence > options_.heartbeat_timeout) {
+    // Each member's connection may take about as long as the silence
+    // lasted to carry a heartbeat again (TCP doubles its wait between
+    // retransmissions), so each gets a deadline that long from now.
+    const absl::Duration grace = std::max(silence, options_.heartbeat_timeout);
+    LOG(WARNING) << "heard from a member again after " << FormatWaitAge(silence)
+                 << " without a heartbeat from any: every live member has " << FormatWaitAge(grace)
+                 << " from now to be heard";
+    for (auto& [key, entry] : entries_) {
+      if (!IsLive(entry.member.state())) continue;
+      entry.last_heartbeat =
+          std::max(entry.last_heartbeat, now + grace - options_.heartbeat_timeout);
+    }
+  }
+  silence_logged_ = false;
+  last_heard_ = std::max(last_heard_, now);
+}
+
 std::vector<Member> MembershipRegistry::CheckDeadlines() {
   const absl::Time now = clock_.Now();
   std::vector<Member> lost;
   absl::MutexLock lock(&mu_);
+  const int live = static_cast<int>(std::count_if(
+      entries_.begin(), entries_.end(),
+      [](const auto& key_and_entry) { return IsLive(key_and_entry.second.member.state()); }));
+  if (live >= 2 && now - last_heard_ > options_.heartbeat_timeout) {
+    if (!silence_logged_) {
+      LOG(WARNING) << "no heartbeat from any of " << live << " live members for "
+                   << FormatWaitAge(now - last_heard_)
+                   << ": this host's network is the likelier one cut off, so none is marked "
+                      "lost until one is heard again";
+      silence_logged_ = true;
+    }
+    return lost;
+  }
   for (auto& [key, entry] : entries_) {
     if (!IsLive(entry.member.state())) continue;
     if (now - entry.last_heartbeat > options_.heartbeat_timeout) {

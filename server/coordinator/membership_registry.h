@@ -118,6 +118,14 @@ class MembershipRegistry {
   // Marks every IDLE or BUSY member whose last heartbeat is more than
   // heartbeat_timeout old LOST, and returns those members (as now marked),
   // so the caller can hand their work to others. A member is returned once.
+  //
+  // Except when the coordinator has heard from none of two or more live
+  // members for heartbeat_timeout: then its own host is the likelier one
+  // cut off (a link down, a network partition), and it marks nobody, so
+  // that a partition of the coordinator does not void the work of every
+  // member. The first member heard after such a silence gives every live
+  // member a fresh deadline, as long as the silence (at least the
+  // timeout); a member truly gone is lost that much later.
   std::vector<Member> CheckDeadlines();
 
   // Every registered member, ordered by type and index.
@@ -149,6 +157,9 @@ class MembershipRegistry {
   MembershipRegistry(Clock& clock, MembershipOptions options);
 
   absl::Status ValidateTask(const TaskId& task) const;
+  // Notes that a member was heard at `now`; after a silence of every
+  // member (CheckDeadlines), gives each live member a fresh deadline.
+  void NoteHeard(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The entry of `task` if `incarnation` is its live holder, else
   // Heartbeat's error codes.
   absl::StatusOr<Entry*> FindCaller(const TaskId& task, uint64_t incarnation) const
@@ -160,6 +171,10 @@ class MembershipRegistry {
 
   mutable absl::Mutex mu_;
   std::map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  // When a member was last heard (registered or beat); InfinitePast before.
+  absl::Time last_heard_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // CheckDeadlines has logged the current silence of every member.
+  bool silence_logged_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace coordinator

@@ -199,6 +199,42 @@ TEST_F(MembershipRegistryTest, SilenceUpToTheTimeoutIsNotLoss) {
   EXPECT_THAT(registry_->CheckDeadlines(), IsEmpty());
 }
 
+TEST_F(MembershipRegistryTest,
+       SilenceOfEveryMemberMarksNoneLostAndTheFirstHeardGivesAllAFreshDeadline) {
+  // The coordinator's own host cut off: it hears from none of them.
+  ASSERT_TRUE(registry_->Register(kPs0, 1, "h:1", "").ok());
+  ASSERT_TRUE(registry_->Register(kWorker0, 2, "", "").ok());
+  clock_.Advance(absl::Seconds(30));
+  EXPECT_THAT(registry_->CheckDeadlines(), IsEmpty());
+  EXPECT_EQ(registry_->Count(TASK_TYPE_PS, MEMBER_STATE_IDLE), 1);
+
+  // Back: worker/0 is heard first; ps/0, whose heartbeat has yet to get
+  // through, has as long as the silence lasted (30s) from now.
+  ASSERT_TRUE(registry_->Heartbeat(kWorker0, 2).ok());
+  EXPECT_THAT(registry_->CheckDeadlines(), IsEmpty());
+  for (int i = 0; i < 14; ++i) {
+    clock_.Advance(absl::Seconds(2));
+    ASSERT_TRUE(registry_->Heartbeat(kWorker0, 2).ok());
+    EXPECT_THAT(registry_->CheckDeadlines(), IsEmpty()) << "after " << 2 * (i + 1) << "s";
+  }
+  ASSERT_TRUE(registry_->Heartbeat(kPs0, 1).ok());
+
+  // A member that stays silent while others are heard is lost as ever.
+  for (int i = 0; i < 6; ++i) {
+    clock_.Advance(absl::Seconds(2));
+    ASSERT_TRUE(registry_->Heartbeat(kPs0, 1).ok());
+  }
+  std::vector<Member> lost = registry_->CheckDeadlines();
+  ASSERT_THAT(lost, SizeIs(1));
+  EXPECT_EQ(lost[0].task().type(), TASK_TYPE_WORKER);
+}
+
+TEST_F(MembershipRegistryTest, ASoleMemberSilentPastTheTimeoutIsLost) {
+  ASSERT_TRUE(registry_->Register(kPs0, 1, "h:1", "").ok());
+  clock_.Advance(absl::Seconds(11));
+  EXPECT_THAT(registry_->CheckDeadlines(), SizeIs(1));
+}
+
 TEST_F(MembershipRegistryTest, LostMemberMustRegisterAgain) {
   ASSERT_TRUE(registry_->Register(kWorker0, 1, "", "").ok());
   ASSERT_TRUE(registry_->SetJob(kWorker0, 1, "mnist-1").ok());

@@ -1,0 +1,300 @@
+// pstrain across hosts: the coordinator, two parameter servers, two workers
+// and the evaluator each on a host of its own, a network namespace made by
+// scripts/netns_hosts.sh with its own address in 198.18.0.0/24, joined by a
+// bridge over links shaped to 1 Gbit/s. Each process learns the cluster
+// from TF_CONFIG with the hosts' names, as a TFJob's pod does, and serves
+// on 0.0.0.0 of its host; this test runs on host `client`, as a user's
+// machine would, and reaches the coordinator by its name. The hosts share
+// this machine's file system, as pods share a volume for model_dir.
+//
+// tests/multi_host_test.sh makes the hosts, runs this binary on `client`,
+// and removes the hosts whatever happens.
+//
+// - A job across the hosts ends with the AUC it reaches on loopback, every
+//   record trained once.
+// - A worker's host cut off past its heartbeat deadline, then back: its
+//   lease is handed back, nothing is trained twice or skipped.
+// - A parameter server's host cut off: the job rolls back to its newest
+//   checkpoint, as designed, and trains on once the host is back.
+// - The coordinator's host cut off past the heartbeat deadline: the workers
+//   say what they wait for and carry on when it is back; the coordinator,
+//   having heard from nobody, takes itself for the one cut off and voids
+//   nobody's work.
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/process/child_process.h"
+#include "gtest/gtest.h"
+#include "tests/clicks_job.h"
+#include "tests/cluster_fixture.h"
+#include "tests/push_ledgers.h"
+
+namespace pstrain {
+namespace {
+
+using testing_cluster::JobRecord;
+using testing_cluster::TestCluster;
+
+constexpr int64_t kNumExamples = 100000;
+constexpr int32_t kEpochs = 2;
+constexpr int64_t kCheckpointEverySteps = 100;
+
+// Shorter than the coordinator's default (10 s), so that a cut host is
+// lost while the job still trains.
+constexpr absl::Duration kHeartbeatTimeout = absl::Seconds(4);
+
+// Every record twice (two epochs), a checkpoint every 100 steps; the end
+// of the data ends it, then the final evaluation.
+std::string Job(const std::string& name) {
+  testing_jobs::ClicksJob job;
+  job.name = name;
+  job.model_dir = name;
+  job.num_examples = kNumExamples;
+  job.max_steps = 0;
+  job.steps_per_loop = 20;
+  job.checkpoint_every_steps = kCheckpointEverySteps;
+  const std::string text = job.Text();
+  EXPECT_TRUE(absl::StrContains(text, "batch_size: 128")) << text;
+  return absl::StrReplaceAll(
+      text, {{"batch_size: 128", absl::StrCat("batch_size: 128 epochs: ", kEpochs)}});
+}
+
+double Auc(const JobStatus& status) {
+  auto it = status.last_eval_metrics().find("auc");
+  return it == status.last_eval_metrics().end() ? -1 : it->second;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The rehearsal tests/multi_host_test.sh made: its script and prefix.
+struct Hosts {
+  std::string script;
+  std::string prefix;
+
+  // Runs `netns_hosts.sh <command> <prefix> <host>`: cut or mend.
+  absl::Status Link(const std::string& command, const std::string& host) const {
+    ChildProcessOptions options;
+    options.program = script;
+    options.args = {command, prefix, host};
+    absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(options);
+    if (!child.ok()) return child.status();
+    absl::StatusOr<ExitStatus> exit = (*child)->Wait(absl::Seconds(30));
+    if (!exit.ok()) return exit.status();
+    if (!exit->ok()) {
+      return absl::InternalError(
+          absl::StrCat(script, " ", command, " ", host, ": ", exit->ToString()));
+    }
+    return absl::OkStatus();
+  }
+};
+
+// Each task's host: the launcher runs its command there.
+std::map<std::string, TaskHost> Placement(const Hosts& hosts) {
+  std::map<std::string, TaskHost> placement;
+  for (const auto& [task, host] :
+       std::vector<std::pair<std::string, std::string>>{{"coordinator/0", "chief-0"},
+                                                        {"ps/0", "ps-0"},
+                                                        {"ps/1", "ps-1"},
+                                                        {"worker/0", "worker-0"},
+                                                        {"worker/1", "worker-1"},
+                                                        {"evaluator/0", "evaluator-0"}}) {
+    placement[task] = {{hosts.script, "exec", hosts.prefix, host},
+                       absl::StrCat("pstrain-", host, ".pstrain.svc")};
+  }
+  return placement;
+}
+
+LocalClusterOptions ClusterOptions() {
+  LocalClusterOptions options;
+  options.num_ps = 2;
+  options.num_workers = 2;
+  options.coordinator_flags = {
+      "--heartbeat_interval_secs=0.5",
+      absl::StrCat("--heartbeat_timeout_secs=", absl::ToInt64Seconds(kHeartbeatTimeout))};
+  return options;
+}
+
+class MultiHostTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* script = std::getenv("PSTRAIN_HOSTS_SCRIPT");
+    const char* prefix = std::getenv("PSTRAIN_HOSTS_PREFIX");
+    ASSERT_TRUE(script != nullptr && prefix != nullptr)
+        << "run by tests/multi_host_test.sh, which makes the hosts";
+    hosts_ = {script, prefix};
+    LocalClusterOptions options = ClusterOptions();
+    options.hosts = Placement(hosts_);
+    absl::StatusOr<std::unique_ptr<TestCluster>> started =
+        TestCluster::Start("multi_host", options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = started->release();
+  }
+
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+
+  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
+
+  // Runs job `name` on `cluster`; `disturb`, if given, runs on a thread of
+  // its own beside the job, with the job's id.
+  static JobRecord Run(TestCluster& cluster, const std::string& name,
+                       const std::function<void(const std::string&)>& disturb = nullptr) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::string> job_id = cluster.Submit(Job(name));
+    EXPECT_TRUE(job_id.ok()) << job_id.status();
+    if (!job_id.ok()) return {};
+    std::thread disturbance;
+    if (disturb) disturbance = std::thread([&] { disturb(*job_id); });
+    JobRecord record = cluster.Follow(*job_id);
+    if (disturbance.joinable()) disturbance.join();
+    const JobStatus& status = record.final_status;
+    std::printf(
+        "%s: %s (%s) at step %lld in %s, AUC %.4f, %d rollbacks%s%s\n", name.c_str(),
+        JobState_Name(status.state()).c_str(), StopReason_Name(status.stop_reason()).c_str(),
+        static_cast<long long>(status.global_step()),
+        absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(100))).c_str(),
+        Auc(status), status.rollbacks(), status.rollbacks() > 0 ? ": " : "",
+        status.last_rollback().c_str());
+    return record;
+  }
+
+  // What every run must show: the job succeeded at the end of its data,
+  // the cluster is whole again, and the AUC is near the first run's.
+  static void ExpectSucceeded(const JobRecord& job) {
+    const JobStatus& status = job.final_status;
+    ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+    EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
+    EXPECT_GT(Auc(status), 0.7);
+    if (first_auc_ > 0) {
+      EXPECT_NEAR(Auc(status), first_auc_, 0.01);
+    }
+    EXPECT_TRUE(cluster_->cluster().CheckHealthy().ok());
+  }
+
+  // Waits until job `job_id` has passed global step `step`; false (with a
+  // test failure) when it ended first.
+  static bool AwaitStep(const std::string& job_id, int64_t step) {
+    std::atomic<bool> never{false};
+    const int64_t reached = cluster_->AwaitStep(job_id, step, never);
+    EXPECT_GE(reached, step) << "job " << job_id << " never reached step " << step;
+    return reached >= step;
+  }
+
+  // The log of task `name`.
+  static std::string Log(const std::string& name) {
+    for (const LocalTask& task : cluster_->cluster().tasks()) {
+      if (task.name() == name) return ReadFile(task.log_path);
+    }
+    return "";
+  }
+
+  static Hosts hosts_;
+  static TestCluster* cluster_;
+  static double first_auc_;
+};
+
+Hosts MultiHostTest::hosts_;
+TestCluster* MultiHostTest::cluster_ = nullptr;
+double MultiHostTest::first_auc_ = -1;
+
+TEST_F(MultiHostTest, AJobAcrossHostsTrainsAsOnLoopback) {
+  const JobRecord across = Run(*cluster_, "across_hosts");
+  ExpectSucceeded(across);
+  EXPECT_EQ(across.final_status.rollbacks(), 0);
+  testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(
+      testing_ledgers::FinalLedgers(across.final_status), kNumExamples, kEpochs);
+
+  // The same job on a cluster of the same shape on this host's loopback.
+  absl::StatusOr<std::unique_ptr<TestCluster>> loopback =
+      TestCluster::Start("loopback", ClusterOptions());
+  ASSERT_TRUE(loopback.ok()) << loopback.status();
+  const JobRecord local = Run(**loopback, "loopback");
+  ASSERT_EQ(local.final_status.state(), JOB_STATE_SUCCEEDED)
+      << local.final_status.ShortDebugString();
+  EXPECT_NEAR(Auc(across.final_status), Auc(local.final_status), 0.01);
+  first_auc_ = Auc(across.final_status);
+}
+
+TEST_F(MultiHostTest, AWorkerCutOffPastItsDeadlineHandsBackItsLeaseAndNothingIsTrainedTwice) {
+  const JobRecord job = Run(*cluster_, "worker_cut", [](const std::string& job_id) {
+    if (!AwaitStep(job_id, 3 * kCheckpointEverySteps / 2)) return;
+    ASSERT_TRUE(hosts_.Link("cut", "worker-1").ok());
+    const absl::Status lost =
+        cluster_->AwaitMemberState("worker/1", MEMBER_STATE_LOST, absl::Minutes(1));
+    const absl::StatusOr<JobStatus> during = cluster_->Get(job_id);
+    ASSERT_TRUE(hosts_.Link("mend", "worker-1").ok());
+    ASSERT_TRUE(lost.ok()) << lost;
+    ASSERT_TRUE(during.ok()) << during.status();
+    ASSERT_EQ(during->state(), JOB_STATE_RUNNING)
+        << "the job ended before worker/1 was lost: too short for this test";
+    std::printf("worker-1 cut off at step %lld, lost after its deadline, back\n",
+                static_cast<long long>(during->global_step()));
+  });
+  ExpectSucceeded(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 0);
+  testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(
+      testing_ledgers::FinalLedgers(job.final_status), kNumExamples, kEpochs);
+  EXPECT_TRUE(absl::StrContains(Log("coordinator/0"), "worker/1"));
+}
+
+TEST_F(MultiHostTest, AParameterServerCutOffCostsARollbackThenTrainingResumes) {
+  const JobRecord job = Run(*cluster_, "ps_cut", [](const std::string& job_id) {
+    if (!AwaitStep(job_id, 3 * kCheckpointEverySteps / 2)) return;
+    ASSERT_TRUE(hosts_.Link("cut", "ps-1").ok());
+    const absl::StatusOr<JobStatus> waiting = cluster_->AwaitStatus(
+        job_id,
+        [](const JobStatus& status) {
+          return absl::StrContains(status.reason(), "waiting for ps/1");
+        },
+        absl::Minutes(1));
+    ASSERT_TRUE(hosts_.Link("mend", "ps-1").ok());
+    ASSERT_TRUE(waiting.ok()) << waiting.status();
+    std::printf("ps-1 cut off; the job said: %s\n", waiting->reason().c_str());
+  });
+  ExpectSucceeded(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 1) << job.final_status.ShortDebugString();
+}
+
+TEST_F(MultiHostTest, WorkersWaitForACutOffCoordinatorAndCarryOnWhenItIsBack) {
+  // Twice the heartbeat deadline: the coordinator hears nobody meanwhile,
+  // and must not take its own isolation for the loss of every member.
+  const JobRecord job = Run(*cluster_, "coordinator_cut", [](const std::string& job_id) {
+    if (!AwaitStep(job_id, 3 * kCheckpointEverySteps / 2)) return;
+    ASSERT_TRUE(hosts_.Link("cut", "chief-0").ok());
+    absl::SleepFor(2 * kHeartbeatTimeout);
+    ASSERT_TRUE(hosts_.Link("mend", "chief-0").ok());
+  });
+  ExpectSucceeded(job);
+  EXPECT_EQ(job.final_status.rollbacks(), 0) << job.final_status.last_rollback();
+  testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(
+      testing_ledgers::FinalLedgers(job.final_status), kNumExamples, kEpochs);
+  for (const char* worker : {"worker/0", "worker/1"}) {
+    EXPECT_TRUE(absl::StrContains(
+        Log(worker), "waiting for the coordinator at pstrain-chief-0.pstrain.svc:2222"))
+        << worker << " never said what it waited for";
+  }
+  EXPECT_TRUE(absl::StrContains(Log("coordinator/0"), "no heartbeat from any of"));
+}
+
+}  // namespace
+}  // namespace pstrain
