@@ -3,6 +3,11 @@
 # the npm packages of tests/onnx (ONNX Runtime for the ONNX tests).
 # Idempotent and non-interactive; prints nothing unless something fails.
 # Run as root or with sudo available (a fresh Debian 12 machine needs no more).
+#
+# Usage: scripts/setup.sh [--image]
+#   --image  also install what deploy/docker/build_image.sh and run_image.sh
+#            use to build the image from Debian's packages and run it
+#            without a registry: mmdebstrap, podman and the runc runtime.
 set -euo pipefail
 
 PACKAGES=(
@@ -14,9 +19,20 @@ PACKAGES=(
   prometheus-cpp-dev zlib1g-dev libonnx-dev
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  # Real data and real peers
-  dataset-fashion-mnist prometheus
+  # Real data and real peers; hosts in network namespaces, links shaped
+  # with tc (scripts/netns_hosts.sh)
+  dataset-fashion-mnist prometheus iproute2
 )
+
+for argument in "$@"; do
+  case $argument in
+    --image) PACKAGES+=(mmdebstrap podman runc) ;;
+    *)
+      echo "setup: unknown argument $argument (usage: scripts/setup.sh [--image])" >&2
+      exit 2
+      ;;
+  esac
+done
 
 missing=()
 for package in "${PACKAGES[@]}"; do
