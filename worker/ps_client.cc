@@ -10,6 +10,8 @@
 #include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
+#include "common/tensor/bfloat16.h"
+#include "common/tensor/dtype.h"
 #include "glog/logging.h"
 #include "worker/internal/incoming_answer.h"
 #include "worker/internal/outgoing_request.h"
@@ -305,6 +307,9 @@ absl::Status ParameterServerClient::Pull(const RowIds& rows, const PullOptions& 
       *pull = lanes[s][l].request;
       pull->set_job_id(options_.job_id);
       pull->set_generation(options_.generation);
+      if (options_.parameter_dtype != DATA_TYPE_FLOAT32) {
+        pull->set_dense_dtype(options_.parameter_dtype);
+      }
       ShardCall& call = calls.emplace_back();
       if (min_versions[s] > 0) {
         pull->set_min_version(min_versions[s]);
@@ -380,15 +385,29 @@ absl::Status ParameterServerClient::ReadLaneAnswer(
         const int64_t offset = d.has_chunk() ? d.chunk().offset() : 0;
         const int64_t size = answer.DenseDataSize(v);
         const int64_t whole = d.has_chunk() ? d.chunk().total_bytes() : size;
-        if (d.dtype() != DATA_TYPE_FLOAT32 || !ShapeEqualsProto(target.shape(), d.shape()) ||
-            whole != static_cast<int64_t>(target.num_bytes()) || offset < 0 ||
-            offset % kFloatBytes != 0 || size > whole - offset) {
+        // Narrowed values take half the bytes: offsets and sizes count
+        // theirs, the target float32's twice as many.
+        const bool narrowed = d.dtype() == DATA_TYPE_BFLOAT16;
+        const int64_t element_bytes = narrowed ? 2 : kFloatBytes;
+        const int64_t widen = kFloatBytes / element_bytes;
+        if ((d.dtype() != DATA_TYPE_FLOAT32 && !narrowed) ||
+            !ShapeEqualsProto(target.shape(), d.shape()) ||
+            whole * widen != static_cast<int64_t>(target.num_bytes()) || offset < 0 ||
+            offset % element_bytes != 0 || size % element_bytes != 0 || size > whole - offset) {
           return bad(absl::StrCat("a piece of \"", value.name(), "\" that does not fit it (", size,
-                                  " bytes at ", offset, " of ", whole, "; the variable is ",
-                                  target.DebugString(), ")"));
+                                  " bytes of ", DataTypeName(d.dtype()), " at ", offset, " of ",
+                                  whole, "; the variable is ", target.DebugString(), ")"));
         }
-        answer.CopyDenseData(v, static_cast<char*>(target.raw_data()) + offset);
-        dense_received[value.name()] += size;
+        char* to = static_cast<char*>(target.raw_data()) + offset * widen;
+        if (narrowed) {
+          // The bytes may lie across slices: gathered first, then widened.
+          std::string gathered(size, '\0');
+          answer.CopyDenseData(v, gathered.data());
+          WidenBfloat16(gathered.data(), size / element_bytes, reinterpret_cast<float*>(to));
+        } else {
+          answer.CopyDenseData(v, to);
+        }
+        dense_received[value.name()] += size * widen;
         total += size;
       } else if (value.has_rows()) {
         auto positions = lane.row_positions.find(value.name());
@@ -474,6 +493,10 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
   header.mutable_id()->set_sequence(summary.sequence);
   header.set_examples(examples);
   if (origin.lease_id() != 0) *header.mutable_origin() = origin;
+  const absl::flat_hash_map<std::string, Tensor>* narrowed = nullptr;
+  if (options_.gradient_dtype == DATA_TYPE_BFLOAT16) {
+    ASSIGN_OR_RETURN(narrowed, narrowed_.Narrow(gradients));
+  }
   for (int s = 0; s < num_shards; ++s) {
     if (!slicer_.involves(s)) continue;
     header.set_base_version(std::max<int64_t>(0, base_versions[s]));
@@ -481,7 +504,7 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
     ASSIGN_OR_RETURN(messages[s], internal::BuildShardPush(slicer_, s, gradients, positions, header,
                                                            options_.streams_per_shard,
                                                            options_.parallel_min_bytes,
-                                                           options_.chunk_bytes, &bytes));
+                                                           options_.chunk_bytes, &bytes, narrowed));
     summary.bytes += bytes;
   }
 

@@ -17,14 +17,15 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "common/model/parameters.h"
-#include "common/net/channel_security.h"
-#include "grpcpp/grpcpp.h"
-#include "protos/parameter_server.grpc.pb.h"
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
+#include "common/model/parameters.h"
+#include "common/net/channel_security.h"
 #include "common/random/random_source.h"
 #include "common/retry/retry.h"
+#include "grpcpp/grpcpp.h"
+#include "protos/parameter_server.grpc.pb.h"
+#include "worker/internal/narrowed_gradients.h"
 #include "worker/shard_slicer.h"
 #include "worker/worker_metrics.h"
 
@@ -86,6 +87,14 @@ struct ParameterServerClientOptions {
   absl::Duration call_timeout = absl::Seconds(60);
   // Retries of Unavailable calls.
   RetryOptions retry;
+  // The dtype dense gradients are pushed in (TrainingSpec.wire.gradients):
+  // DATA_TYPE_FLOAT32 (default) or DATA_TYPE_BFLOAT16, narrowed with error
+  // feedback (internal::NarrowedGradients). Embedding rows stay float32.
+  DataType gradient_dtype = DATA_TYPE_FLOAT32;
+  // The dtype dense parameters are pulled in over gRPC
+  // (TrainingSpec.wire.parameters; PullRequest.dense_dtype): DATA_TYPE_FLOAT32
+  // (default) or DATA_TYPE_BFLOAT16.
+  DataType parameter_dtype = DATA_TYPE_FLOAT32;
 };
 
 // What to read besides every dense variable.
@@ -291,6 +300,8 @@ class ParameterServerClient {
   std::atomic<bool> fallback_reported_{false};
 
   std::atomic<uint64_t> next_sequence_{1};
+  // Pushes run one at a time (the class comment): only Push touches it.
+  internal::NarrowedGradients narrowed_;
   StopSignal cancelled_;
   mutable absl::Mutex mu_;
   // streams_[shard][lane]: one long-lived PushPull stream per lane, opened

@@ -269,6 +269,8 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
   };
   ps.update_mode = UpdateModeOf(spec_.training());
   sync_ = ps.update_mode == UPDATE_MODE_SYNC;
+  ps.gradient_dtype = WireDataTypeOf(spec_.training().wire().gradients());
+  ps.parameter_dtype = WireDataTypeOf(spec_.training().wire().parameters());
   std::vector<std::string> addresses(assignment_.ps_addresses().begin(),
                                      assignment_.ps_addresses().end());
   ASSIGN_OR_RETURN(ps_, ParameterServerClient::Create(std::move(addresses), std::move(slicer), ps,
@@ -289,7 +291,9 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
   LOG(INFO) << "job " << job_id_ << ": training " << model_->name() << " on "
             << source_->info().DebugString() << " as worker rank " << ps.worker << " of "
             << assignment_.num_workers() << ", " << assignment_.ps_addresses_size()
-            << " parameter servers, " << UpdateMode_Name(ps.update_mode);
+            << " parameter servers, " << UpdateMode_Name(ps.update_mode)
+            << (ps.gradient_dtype == DATA_TYPE_BFLOAT16 ? ", gradients pushed as bfloat16" : "")
+            << (ps.parameter_dtype == DATA_TYPE_BFLOAT16 ? ", parameters pulled as bfloat16" : "");
   return absl::OkStatus();
 }
 

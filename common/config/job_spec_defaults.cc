@@ -300,6 +300,10 @@ UpdateMode UpdateModeOf(const TrainingSpec& training) {
                                                            : kDefaultUpdateMode;
 }
 
+DataType WireDataTypeOf(WireDtype wire) {
+  return wire == WIRE_DTYPE_BFLOAT16 ? DATA_TYPE_BFLOAT16 : DATA_TYPE_FLOAT32;
+}
+
 int32_t StalenessBoundOf(const TrainingSpec& training) {
   return training.staleness_bound() != 0 ? training.staleness_bound() : kDefaultStalenessBound;
 }

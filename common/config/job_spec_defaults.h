@@ -5,6 +5,7 @@
 #include <string>
 
 #include "protos/job.pb.h"
+#include "protos/tensor.pb.h"
 
 namespace pstrain {
 
@@ -51,6 +52,8 @@ int32_t ShuffleWindowBlocksOf(const DataSpec& data);
 // UNSPECIFIED reads the split the data is read for.
 DataSplit SplitOf(DataSplit split, bool training);
 UpdateMode UpdateModeOf(const TrainingSpec& training);
+// The tensor dtype of a WireFormat field: float32 unless BFLOAT16.
+DataType WireDataTypeOf(WireDtype wire);
 // The bound of BOUNDED_STALENESS mode.
 int32_t StalenessBoundOf(const TrainingSpec& training);
 int32_t StepsPerLoopOf(const TrainingSpec& training);

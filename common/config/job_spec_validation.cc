@@ -448,6 +448,8 @@ void CheckTraining(const TrainingSpec& training, Problems* problems) {
   }
   problems->Positive("training.steps_per_loop", training.steps_per_loop());
   problems->Positive("training.compute_threads", training.compute_threads());
+  problems->KnownEnum("training.wire.gradients", training.wire().gradients(), WireDtype_IsValid);
+  problems->KnownEnum("training.wire.parameters", training.wire().parameters(), WireDtype_IsValid);
 }
 
 void CheckStop(const JobSpec& spec, Problems* problems) {

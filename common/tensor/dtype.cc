@@ -17,6 +17,8 @@ absl::StatusOr<size_t> DataTypeSize(DataType dtype) {
       return sizeof(int64_t);
     case DATA_TYPE_UINT8:
       return sizeof(uint8_t);
+    case DATA_TYPE_BFLOAT16:
+      return sizeof(uint16_t);
     case DATA_TYPE_UNSPECIFIED:
       return absl::InvalidArgumentError("dtype is unspecified");
     default:
@@ -37,6 +39,8 @@ absl::string_view DataTypeName(DataType dtype) {
       return "int64";
     case DATA_TYPE_UINT8:
       return "uint8";
+    case DATA_TYPE_BFLOAT16:
+      return "bfloat16";
     case DATA_TYPE_UNSPECIFIED:
       return "unspecified";
     default:

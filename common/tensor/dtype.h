@@ -18,7 +18,7 @@ namespace pstrain {
 // enum (a proto3 enum field may carry any integer from the wire).
 absl::StatusOr<size_t> DataTypeSize(DataType dtype);
 
-// Returns "float32", "float64", "int32", "int64" or "uint8"; "unspecified"
+// Returns "float32", "float64", "int32", "int64", "uint8" or "bfloat16"; "unspecified"
 // for DATA_TYPE_UNSPECIFIED and "unknown" for any other value. For messages.
 absl::string_view DataTypeName(DataType dtype);
 

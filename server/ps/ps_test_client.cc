@@ -4,6 +4,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/tensor/bfloat16.h"
+
 namespace pstrain {
 
 PushId MakePushId(int32_t worker, uint64_t incarnation, uint64_t sequence) {
@@ -122,11 +124,16 @@ std::vector<float> DenseValues(const std::vector<PushPullResponse>& responses,
     for (const NamedTensor& t : r.pull().values()) {
       if (t.name() != name || !t.has_dense()) continue;
       const DenseTensor& d = t.dense();
+      const int64_t element_bytes = d.dtype() == DATA_TYPE_BFLOAT16 ? 2 : 4;
       const int64_t total =
           d.has_chunk() ? d.chunk().total_bytes() : static_cast<int64_t>(d.data().size());
-      out.resize(total / 4);
-      std::memcpy(reinterpret_cast<char*>(out.data()) + (d.has_chunk() ? d.chunk().offset() : 0),
-                  d.data().data(), d.data().size());
+      out.resize(total / element_bytes);
+      float* to = out.data() + (d.has_chunk() ? d.chunk().offset() : 0) / element_bytes;
+      if (element_bytes == 2) {
+        WidenBfloat16(d.data().data(), static_cast<int64_t>(d.data().size()) / 2, to);
+      } else {
+        std::memcpy(to, d.data().data(), d.data().size());
+      }
     }
   }
   return out;

@@ -49,6 +49,7 @@ StreamResult RunStream(ParameterServer::Stub& stub, const std::vector<PushPullRe
 
 // Reassembles the dense values of `name` from pull answers (whole or
 // chunked); empty when absent.
+// (float32 or bfloat16 answers, widened.)
 std::vector<float> DenseValues(const std::vector<PushPullResponse>& responses,
                                const std::string& name);
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status/status_macros.h"
+#include "common/tensor/bfloat16.h"
 
 namespace pstrain {
 namespace {
@@ -24,6 +26,14 @@ absl::StatusOr<int64_t> ValidatePull(const ParameterShard& shard, const PullRequ
   }
   if (request.names_size() + request.rows_size() + request.ranges_size() == 0) {
     return absl::InvalidArgumentError("the pull names no variable");
+  }
+  if (request.dense_dtype() != DATA_TYPE_UNSPECIFIED &&
+      request.dense_dtype() != DATA_TYPE_FLOAT32 && request.dense_dtype() != DATA_TYPE_BFLOAT16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dense_dtype ",
+                     DataType_IsValid(request.dense_dtype()) ? DataType_Name(request.dense_dtype())
+                                                             : absl::StrCat(request.dense_dtype()),
+                     " is not one a pull answers in: DATA_TYPE_FLOAT32 or DATA_TYPE_BFLOAT16"));
   }
   int64_t bytes = 0;
   for (const std::string& name : request.names()) {
@@ -86,17 +96,29 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
     DenseTensor* d = out->add_values()->mutable_dense();
     out->mutable_values(out->values_size() - 1)->set_name(name);
     SetShape(v, d);
+    // bfloat16 when asked (PullRequest.dense_dtype), in the messages: a
+    // lane's destination holds float32.
+    const bool narrow = request_.dense_dtype() == DATA_TYPE_BFLOAT16;
+    const int64_t element_bytes = narrow ? 2 : kFloatBytes;
+    if (narrow) d->set_dtype(DATA_TYPE_BFLOAT16);
     int64_t n;
-    if (whole && at_ == 0 && end * kFloatBytes <= room) {
+    if (whole && at_ == 0 && end * element_bytes <= room) {
       n = end;  // the whole variable, unchunked
     } else {
-      n = std::min(end - from, std::max<int64_t>(1, room / kFloatBytes));
-      d->mutable_chunk()->set_offset(from * kFloatBytes);
-      d->mutable_chunk()->set_total_bytes(v.num_elements * kFloatBytes);
+      n = std::min(end - from, std::max<int64_t>(1, room / element_bytes));
+      d->mutable_chunk()->set_offset(from * element_bytes);
+      d->mutable_chunk()->set_total_bytes(v.num_elements * element_bytes);
     }
-    float* to = destination ? destination(out->values_size() - 1, /*rows=*/false, n) : nullptr;
+    float* to =
+        destination && !narrow ? destination(out->values_size() - 1, /*rows=*/false, n) : nullptr;
     if (to != nullptr) {
       RETURN_IF_ERROR(shard.ReadDense(index, from, absl::MakeSpan(to, n)));
+    } else if (narrow) {
+      std::vector<float> values(n);
+      RETURN_IF_ERROR(shard.ReadDense(index, from, absl::MakeSpan(values)));
+      std::string* data = d->mutable_data();
+      data->resize(n * element_bytes);
+      NarrowToBfloat16(values, absl::MakeSpan(reinterpret_cast<uint16_t*>(data->data()), n));
     } else {
       RETURN_IF_ERROR(shard.ReadDenseBytes(index, from, n, d->mutable_data()));
     }
@@ -105,7 +127,7 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
       ++item_;
       at_ = 0;
     }
-    return n * kFloatBytes;
+    return n * element_bytes;
   }
   const RowSelection& sel = request_.rows(item_ - num_names - num_ranges);
   ASSIGN_OR_RETURN(const int index, shard.FindVariable(sel.name()));

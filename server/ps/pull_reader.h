@@ -22,7 +22,8 @@ namespace pstrain {
 // NotFound: a variable the shard does not hold.
 // InvalidArgument: a table named in `names` or `ranges`, a range outside
 //   its variable, a row id out of range or held by another shard, a scalar
-//   read by rows, a negative min_version or wait_ms, nothing to read.
+//   read by rows, a negative min_version or wait_ms, nothing to read, a
+//   dense_dtype other than float32 or bfloat16.
 absl::StatusOr<int64_t> ValidatePull(const ParameterShard& shard, const PullRequest& request);
 
 // The answer to a validated pull, read one message at a time: each message

@@ -11,6 +11,7 @@
 #include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
+#include "common/tensor/bfloat16.h"
 
 namespace pstrain {
 namespace internal {
@@ -232,10 +233,14 @@ class PendingPush {
         return absl::InvalidArgumentError(
             absl::StrCat("\"", name, "\" is an embedding table; push its gradient as rows"));
       }
-      if (d.dtype() != DATA_TYPE_FLOAT32) {
-        return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", name, "\" is ",
-                                                       DataType_Name(d.dtype()),
-                                                       "; the variable is DATA_TYPE_FLOAT32"));
+      // bfloat16 (TrainingSpec.wire) is widened on arrival: the pieces
+      // are kept, and applied, as float32.
+      const bool narrowed = d.dtype() == DATA_TYPE_BFLOAT16;
+      if (d.dtype() != DATA_TYPE_FLOAT32 && !narrowed) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the gradient of \"", name, "\" is ", DataType_Name(d.dtype()),
+                         "; the variable is DATA_TYPE_FLOAT32 (gradients may come as "
+                         "DATA_TYPE_BFLOAT16)"));
       }
       if (d.shape().dims_size() != v.spec.shape().dims_size() ||
           !std::equal(d.shape().dims().begin(), d.shape().dims().end(),
@@ -244,21 +249,38 @@ class PendingPush {
             "the gradient of \"", name, "\" has shape [", absl::StrJoin(d.shape().dims(), ", "),
             "]; the variable has [", absl::StrJoin(v.spec.shape().dims(), ", "), "]"));
       }
-      const int64_t total = v.num_elements * 4;
-      const int64_t size = static_cast<int64_t>(d.data().size());
-      int64_t offset = 0;
+      const int64_t element_bytes = narrowed ? 2 : 4;
+      const int64_t wire_total = v.num_elements * element_bytes;
+      const int64_t wire_size = static_cast<int64_t>(d.data().size());
+      int64_t wire_offset = 0;
       if (d.has_chunk()) {
-        offset = d.chunk().offset();
-        if (d.chunk().total_bytes() != total || offset < 0 || offset % 4 != 0 || size % 4 != 0 ||
-            size == 0 || offset > total || size > total - offset) {
+        wire_offset = d.chunk().offset();
+        if (d.chunk().total_bytes() != wire_total || wire_offset < 0 ||
+            wire_offset % element_bytes != 0 || wire_size % element_bytes != 0 || wire_size == 0 ||
+            wire_offset > wire_total || wire_size > wire_total - wire_offset) {
           return absl::InvalidArgumentError(
-              absl::StrCat("a chunk of \"", name, "\" at offset ", offset, " with ", size,
+              absl::StrCat("a chunk of \"", name, "\" at offset ", wire_offset, " with ", wire_size,
                            " bytes and total_bytes ", d.chunk().total_bytes(),
-                           " is not a whole-element piece of its ", total, " bytes"));
+                           " is not a whole-element piece of its ", wire_total, " bytes"));
         }
-      } else if (size != total) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the gradient of \"", name, "\" has ", size, " bytes; it needs ", total));
+      } else if (wire_size != wire_total) {
+        return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", name, "\" has ",
+                                                       wire_size, " bytes; it needs ", wire_total));
+      }
+      // From here on in float32 bytes.
+      const int64_t widen = 4 / element_bytes;
+      const int64_t total = v.num_elements * 4;
+      const int64_t offset = wire_offset * widen;
+      const int64_t size = wire_size * widen;
+      std::string values;
+      if (narrowed) {
+        values.resize(size);
+        WidenBfloat16(d.data().data(), wire_size / element_bytes,
+                      reinterpret_cast<float*>(values.data()));
+      } else {
+        // Taken from the message rather than copied: the stream reads its
+        // next message into fresh storage.
+        values = std::move(*g.mutable_dense()->mutable_data());
       }
       absl::MutexLock l(&mu_);
       if (!failure_.ok()) return failure_;
@@ -283,10 +305,8 @@ class PendingPush {
       }
       slot.ranges.emplace(offset, offset + size);
       slot.received += size;
-      // Taken from the message rather than copied: the stream reads its next
-      // message into fresh storage.
-      slot.pieces.emplace_back(offset, std::move(*g.mutable_dense()->mutable_data()));
-      bytes_ += size;
+      slot.pieces.emplace_back(offset, std::move(values));
+      bytes_ += wire_size;
       return absl::OkStatus();
     }
     if (g.value_case() == NamedTensor::kRows) {

@@ -144,33 +144,37 @@ std::vector<PullLane> PlanShardPull(const ShardSlicer& slicer, int shard, const 
 absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
     const ShardSlicer& slicer, int shard, const Gradients& gradients, const RowPositions& positions,
     const PushRequest& header, int max_parts, int64_t parallel_min_bytes, int64_t chunk_bytes,
-    int64_t* bytes) {
+    int64_t* bytes, const absl::flat_hash_map<std::string, Tensor>* narrowed_dense) {
+  const absl::flat_hash_map<std::string, Tensor>& dense_gradients =
+      narrowed_dense != nullptr ? *narrowed_dense : gradients.dense;
   std::vector<Piece> pieces;
   int64_t total = 0;
   for (const DenseVariableSlot& slot : slicer.dense()) {
     if (slot.shard != shard) continue;
-    auto found = gradients.dense.find(slot.name);
-    if (found == gradients.dense.end()) continue;  // not trainable
+    auto found = dense_gradients.find(slot.name);
+    if (found == dense_gradients.end()) continue;  // not trainable
     const Tensor& gradient = found->second;
-    if (gradient.dtype() != DATA_TYPE_FLOAT32 || gradient.shape() != slot.shape) {
+    if ((gradient.dtype() != DATA_TYPE_FLOAT32 && gradient.dtype() != DATA_TYPE_BFLOAT16) ||
+        gradient.shape() != slot.shape) {
       return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", slot.name, "\" is ",
                                                      gradient.DebugString(), "; the variable is ",
                                                      slot.shape.DebugString()));
     }
     // Pieces as TensorChunkToProto cuts them, their bytes borrowed from
-    // the gradient: whole when it fits, else whole floats per chunk.
+    // the gradient: whole when it fits, else whole elements per chunk.
+    const int64_t element_bytes = gradient.dtype() == DATA_TYPE_BFLOAT16 ? 2 : kFloatBytes;
     const int64_t whole = static_cast<int64_t>(gradient.num_bytes());
     const int64_t piece_bytes =
         whole <= chunk_bytes
             ? whole
-            : std::max<int64_t>(kFloatBytes, chunk_bytes / kFloatBytes * kFloatBytes);
+            : std::max<int64_t>(element_bytes, chunk_bytes / element_bytes * element_bytes);
     const char* data = static_cast<const char*>(gradient.raw_data());
     int64_t offset = 0;
     do {
       Piece& piece = pieces.emplace_back();
       piece.tensor.set_name(slot.name);
       DenseTensor* dense = piece.tensor.mutable_dense();
-      dense->set_dtype(DATA_TYPE_FLOAT32);
+      dense->set_dtype(gradient.dtype());
       gradient.shape().ToProto(dense->mutable_shape());
       if (piece_bytes < whole) {
         dense->mutable_chunk()->set_offset(offset);
@@ -182,7 +186,7 @@ absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
       total += piece.bytes;
     } while (offset < whole);
   }
-  for (const auto& [name, rows] : gradients.dense) {
+  for (const auto& [name, gradient] : dense_gradients) {
     if (slicer.FindDense(name) == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("a gradient of \"", name, "\", which the job has no dense variable of"));

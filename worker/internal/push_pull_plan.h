@@ -59,12 +59,15 @@ std::vector<PullLane> PlanShardPull(const ShardSlicer& slicer, int shard, const 
 // and its part; the last of each part has end_of_push. `*bytes` gets the gradient
 // bytes. Dense gradient bytes are borrowed from `gradients` (see
 // OutgoingRequest), which must outlive the messages until they are
-// serialised; rows are copied. InvalidArgument: a gradient of a variable the
-// slicer does not know, or of the wrong shape.
+// serialised; rows are copied. `narrowed_dense`, when not null, holds the
+// dense gradients to send in place of gradients.dense (bfloat16 ones,
+// NarrowedGradients), borrowed likewise. InvalidArgument: a gradient of a
+// variable the slicer does not know, of the wrong shape, or of a dtype
+// other than float32 (or bfloat16 for dense ones).
 absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
     const ShardSlicer& slicer, int shard, const Gradients& gradients, const RowPositions& positions,
     const PushRequest& header, int max_parts, int64_t parallel_min_bytes, int64_t chunk_bytes,
-    int64_t* bytes);
+    int64_t* bytes, const absl::flat_hash_map<std::string, Tensor>* narrowed_dense = nullptr);
 
 // positions[name][shard] for every table of `rows` that the slicer knows.
 RowPositions SliceRows(const ShardSlicer& slicer, const RowIds& rows);
