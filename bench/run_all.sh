@@ -10,7 +10,7 @@
 #            is rewritten by a full run alone, so it never mixes two runs
 #   --list   print the benchmarks' names and commands
 #
-# A full run takes about 17 minutes on 2 cores. Run it on a quiet machine:
+# A full run takes about 27 minutes on 2 cores. Run it on a quiet machine:
 # every figure is a ratio to a reference measured in the same run, but a
 # busy machine still lowers the ratios where two processes share the cores.
 set -euo pipefail
@@ -26,6 +26,8 @@ benchmark() {
 benchmark wire "bazel-bin/bench/ps/push_pull_bench"
 benchmark cluster "bazel-bin/bench/cluster/cluster_bench --svg=bench/step_breakdown.svg"
 benchmark sparse "bazel-bin/bench/sparse/sparse_cluster_bench"
+# Needs root: it makes network namespaces and shapes their links.
+benchmark links "bazel-bin/bench/cluster/links_bench"
 benchmark sparse_shard "bazel-bin/bench/ps/sparse_bench"
 benchmark apply "bazel-bin/bench/ps/apply_bench"
 benchmark training "bazel-bin/bench/compute/training_benchmark"

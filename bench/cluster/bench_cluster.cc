@@ -49,8 +49,9 @@ double ThroughputWindow::CpuSecondsPerThousandExamples() const {
 absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(
     int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
     const std::string& bin_dir, const std::vector<std::string>& coordinator_flags,
-    const std::vector<std::string>& worker_flags) {
+    const std::vector<std::string>& worker_flags, const std::map<std::string, TaskHost>& hosts) {
   LocalClusterOptions options;
+  options.hosts = hosts;
   options.coordinator_flags = coordinator_flags;
   for (int i = 0; i < num_workers; ++i) {
     options.task_flags[absl::StrCat("worker/", i)] = worker_flags;

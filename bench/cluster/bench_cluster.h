@@ -79,10 +79,13 @@ class BenchCluster {
   // `checkpoint_root`; binaries from `bin_dir` or this program's runfiles;
   // `coordinator_flags` and `worker_flags` ("--name=value") passed to the
   // coordinator and to every worker.
+  // `hosts`, when not empty, places every task on a host of its own
+  // (LocalClusterOptions::hosts).
   static absl::StatusOr<std::unique_ptr<BenchCluster>> Start(
       int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
       const std::string& bin_dir, const std::vector<std::string>& coordinator_flags,
-      const std::vector<std::string>& worker_flags);
+      const std::vector<std::string>& worker_flags,
+      const std::map<std::string, TaskHost>& hosts = {});
   ~BenchCluster();
 
   int num_workers() const;

@@ -33,15 +33,17 @@ std::string BenchJobSpecText(const BenchJob& job) {
           : "",
       " }\n", "training { update_mode: ", job.sync ? "UPDATE_MODE_SYNC" : "UPDATE_MODE_ASYNC",
       job.compute_threads > 0 ? absl::StrCat(" compute_threads: ", job.compute_threads) : "",
-      " }\n");
+      job.seed > 0 ? absl::StrCat(" seed: ", job.seed) : "",
+      job.wire.empty() ? "" : absl::StrCat(" wire { ", job.wire, " }"), " }\n");
   if (evaluates) {
     absl::StrAppend(
         &text, "eval_data { fashion_mnist { dir: \"", job.data_dir,
         "\" split: DATA_SPLIT_TEST } batch_size: 1000 }\n",
         "eval { metrics: [\"loss\", \"accuracy\"] best_metric: \"accuracy\" throttle_secs: 0 }\n",
-        "stop { max_steps: ", job.max_steps, " target_metric_value: ", job.target_accuracy, " }\n",
-        "checkpoint { model_dir: \"", job.model_dir, "\" every_steps: ", job.checkpoint_every_steps,
-        " max_to_keep: 3 }\n");
+        "stop { max_steps: ", job.max_steps,
+        job.stop_at_target ? absl::StrCat(" target_metric_value: ", job.target_accuracy) : "",
+        " }\n", "checkpoint { model_dir: \"", job.model_dir,
+        "\" every_steps: ", job.checkpoint_every_steps, " max_to_keep: 3 }\n");
   } else {
     absl::StrAppend(&text, "stop { max_steps: ", job.max_steps, " }\n",
                     "checkpoint { model_dir: \"", job.model_dir,

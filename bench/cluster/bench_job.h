@@ -36,6 +36,14 @@ struct BenchJob {
   // an hour (none within a benchmark window).
   double target_accuracy = 0;
   int64_t checkpoint_every_steps = 200;
+  // With target_accuracy: the job stops once it is reached; false: it runs
+  // to max_steps, evaluated all along (the final accuracy of a fixed run).
+  bool stop_at_target = true;
+  // TrainingSpec.wire's fields in text format ("gradients:
+  // WIRE_DTYPE_BFLOAT16"); empty: float32.
+  std::string wire;
+  // training.seed (variable initialisation).
+  uint64_t seed = 0;
 };
 
 // The job as a text-format JobSpec.
