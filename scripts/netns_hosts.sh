@@ -26,10 +26,11 @@
 #   scripts/netns_hosts.sh mend PREFIX HOST    Brings it back up.
 #   scripts/netns_hosts.sh shape PREFIX RATE|none   Reshapes every link.
 #   scripts/netns_hosts.sh list PREFIX         Prints "HOST ADDRESS NAME" lines.
-#
-# A caller that may be interrupted runs `down` from a trap, as
-# tests/multi_host_test.sh does:
-#   trap 'scripts/netns_hosts.sh down pst1' EXIT
+#   scripts/netns_hosts.sh run PREFIX [--rate RATE] HOST... -- HOST COMMAND...
+#       `up`, then COMMAND on the HOST after "--" (with PSTRAIN_HOSTS_SCRIPT
+#       and PSTRAIN_HOSTS_PREFIX set, to cut, mend or shape), then `down`
+#       however it ends (Ctrl-C and SIGTERM too). Exits as COMMAND does.
+#       tests/multi_host_test.sh and bench/cluster/links_bench.sh run so.
 set -euo pipefail
 
 die() {
@@ -38,7 +39,7 @@ die() {
 }
 
 usage() {
-  sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 }
 
 readonly kSubnet="198.18.0"
@@ -197,6 +198,33 @@ cmd_list() {
   done
 }
 
+cmd_run() {
+  local prefix="$1"
+  shift
+  local up_args=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    up_args+=("$1")
+    shift
+  done
+  [ $# -ge 3 ] || die "run: after the hosts give -- HOST COMMAND (see --help)"
+  shift
+  local host="$1"
+  shift
+  printf '%s\n' "${up_args[@]}" | grep -qx -- "$host" ||
+    die "run: '$host' after -- is not one of the hosts given"
+  local self
+  self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+  # Expanded now: the function's locals are gone when the trap runs.
+  trap "cmd_down $prefix" EXIT
+  trap 'exit 143' TERM
+  trap 'exit 130' INT
+  cmd_up "$prefix" "${up_args[@]}"
+  # In the background, so that a signal runs the traps at once.
+  PSTRAIN_HOSTS_SCRIPT="$self" PSTRAIN_HOSTS_PREFIX="$prefix" \
+    ip netns exec "$(namespace_of "$prefix" "$host")" "$@" &
+  wait $!
+}
+
 main() {
   [ $# -ge 1 ] || { usage >&2; exit 2; }
   local command="$1"
@@ -224,7 +252,8 @@ main() {
     mend) [ $# -eq 1 ] || die "mend: name one host"; cmd_link "$prefix" "$1" up ;;
     shape) [ $# -eq 1 ] || die "shape: give one rate or none"; cmd_shape "$prefix" "$1" ;;
     list) [ $# -eq 0 ] || die "list takes only the prefix"; cmd_list "$prefix" ;;
-    *) die "unknown command '$command' (up, down, exec, cut, mend, shape, list; see --help)" ;;
+    run) cmd_run "$prefix" "$@" ;;
+    *) die "unknown command '$command' (up, down, exec, cut, mend, shape, list, run; see --help)" ;;
   esac
 }
 
