@@ -215,9 +215,19 @@ absl::Status MembershipRegistry::Leave(const TaskId& task, uint64_t incarnation)
   return absl::OkStatus();
 }
 
+absl::Duration MembershipRegistry::ClusterSilence() const {
+  // Two or more live members beating every interval are heard at least
+  // that often. The silence must be noticed before the first member's
+  // deadline: each last beat before a cut falls up to one interval before
+  // the cut, so the first deadline passes heartbeat_timeout - interval
+  // after it.
+  return std::min(2 * options_.heartbeat_interval,
+                  options_.heartbeat_timeout - options_.heartbeat_interval);
+}
+
 void MembershipRegistry::NoteHeard(absl::Time now) {
   const absl::Duration silence = now - last_heard_;
-  if (last_heard_ != absl::InfinitePast() && silence > options_.heartbeat_timeout) {
+  if (last_heard_ != absl::InfinitePast() && silence > ClusterSilence()) {
     // Each member's connection may take about as long as the silence
     // lasted to carry a heartbeat again (TCP doubles its wait between
     // retransmissions), so each gets a deadline that long from now.
@@ -242,7 +252,7 @@ std::vector<Member> MembershipRegistry::CheckDeadlines() {
   const int live = static_cast<int>(std::count_if(
       entries_.begin(), entries_.end(),
       [](const auto& key_and_entry) { return IsLive(key_and_entry.second.member.state()); }));
-  if (live >= 2 && now - last_heard_ > options_.heartbeat_timeout) {
+  if (live >= 2 && now - last_heard_ > ClusterSilence()) {
     if (!silence_logged_) {
       LOG(WARNING) << "no heartbeat from any of " << live << " live members for "
                    << FormatWaitAge(now - last_heard_)

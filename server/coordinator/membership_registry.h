@@ -120,12 +120,13 @@ class MembershipRegistry {
   // so the caller can hand their work to others. A member is returned once.
   //
   // Except when the coordinator has heard from none of two or more live
-  // members for heartbeat_timeout: then its own host is the likelier one
-  // cut off (a link down, a network partition), and it marks nobody, so
-  // that a partition of the coordinator does not void the work of every
-  // member. The first member heard after such a silence gives every live
-  // member a fresh deadline, as long as the silence (at least the
-  // timeout); a member truly gone is lost that much later.
+  // members for two heartbeat intervals (ClusterSilence): they would have
+  // been heard by then, so its own host is the likelier one cut off (a link
+  // down, a network partition), and it marks nobody, so that a partition
+  // of the coordinator does not void the work of every member. The first
+  // member heard after such a silence gives every live member a fresh
+  // deadline, as long as the silence (at least the timeout); a member truly
+  // gone is lost that much later.
   std::vector<Member> CheckDeadlines();
 
   // Every registered member, ordered by type and index.
@@ -157,6 +158,9 @@ class MembershipRegistry {
   MembershipRegistry(Clock& clock, MembershipOptions options);
 
   absl::Status ValidateTask(const TaskId& task) const;
+  // How long a silence of every member makes CheckDeadlines hold back:
+  // 2 heartbeat intervals, or less where the timeout is that close.
+  absl::Duration ClusterSilence() const;
   // Notes that a member was heard at `now`; after a silence of every
   // member (CheckDeadlines), gives each live member a fresh deadline.
   void NoteHeard(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

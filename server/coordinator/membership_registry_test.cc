@@ -229,6 +229,20 @@ TEST_F(MembershipRegistryTest,
   EXPECT_EQ(lost[0].task().type(), TASK_TYPE_WORKER);
 }
 
+TEST_F(MembershipRegistryTest, AMemberWhoseLastBeatCameJustBeforeACutIsNotLostFirst) {
+  // worker/0 beat 1.5 s before the coordinator was cut off, ps/0 just
+  // before: worker/0's deadline passes while ps/0's last beat is only
+  // 8.5 s old. The silence of both since the cut must already hold it.
+  ASSERT_TRUE(registry_->Register(kWorker0, 2, "", "").ok());
+  clock_.Advance(absl::Milliseconds(1500));
+  ASSERT_TRUE(registry_->Register(kPs0, 1, "h:1", "").ok());
+  clock_.Advance(absl::Seconds(4));
+  EXPECT_THAT(registry_->CheckDeadlines(), IsEmpty());  // silent 4 s: held
+  clock_.Advance(absl::Milliseconds(6000));             // worker/0: 11.5 s
+  EXPECT_THAT(registry_->CheckDeadlines(), IsEmpty());
+  EXPECT_EQ(registry_->Count(TASK_TYPE_WORKER, MEMBER_STATE_IDLE), 1);
+}
+
 TEST_F(MembershipRegistryTest, ASoleMemberSilentPastTheTimeoutIsLost) {
   ASSERT_TRUE(registry_->Register(kPs0, 1, "h:1", "").ok());
   clock_.Advance(absl::Seconds(11));
@@ -286,9 +300,10 @@ TEST_F(MembershipRegistryTest, MembersAreOrderedByRoleAndIndex) {
 TEST_F(MembershipRegistryTest, MissingTasksNamesWhatAJobWaitsFor) {
   ASSERT_TRUE(registry_->Register(kPs0, 1, "h:1", "").ok());
   ASSERT_TRUE(registry_->Register(kPs1, 2, "h:2", "").ok());
-  clock_.Advance(absl::Seconds(6));
-  ASSERT_TRUE(registry_->Heartbeat(kPs0, 1).ok());
-  clock_.Advance(absl::Seconds(6));
+  for (int i = 0; i < 6; ++i) {  // ps/0 beats, ps/1 is silent 12 s
+    clock_.Advance(absl::Seconds(2));
+    ASSERT_TRUE(registry_->Heartbeat(kPs0, 1).ok());
+  }
   ASSERT_THAT(registry_->CheckDeadlines(), SizeIs(1));  // ps/1
   std::vector<TaskId> missing = registry_->MissingTasks(TASK_TYPE_PS, 3);
   ASSERT_THAT(missing, SizeIs(2));
