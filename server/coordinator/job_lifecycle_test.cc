@@ -324,6 +324,45 @@ TEST_F(JobLifecycleTest, ALostWorkersLeaseGoesBackWithoutTheRecordsItsPushesTrai
   EXPECT_EQ(next->range().begin(), 2048);
 }
 
+TEST_F(JobLifecycleTest, ALeaseWithAPushOfUnknownOutcomeGoesBackWithoutWhatTheShardsApplied) {
+  options_.runner.records_per_lease = 2048;
+  Start();
+  Join(TASK_TYPE_PS, 0);
+  Join(TASK_TYPE_PS, 1);
+  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
+  Caller worker1 = Join(TASK_TYPE_WORKER, 1);
+  const std::string job_id = Submit(kOneEpochOf4096);
+  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
+  absl::StatusOr<DataLease> lease = Acquire(worker0, job_id);
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  ASSERT_EQ(lease->range().begin(), 0);
+  // The push of records [256, 384) ended without an answer; ps/1 applied
+  // it. The worker, not knowing, would hand [256, 2048) back.
+  shards_[0].SetLedger(LedgerOf(lease->lease_id(), 0, 256));
+  shards_[1].SetLedger(LedgerOf(lease->lease_id(), 0, 384));
+  CompleteDataLeaseRequest complete;
+  *complete.mutable_task() = worker0.task;
+  complete.set_incarnation(worker0.incarnation);
+  complete.set_job_id(job_id);
+  complete.set_lease_id(lease->lease_id());
+  complete.add_returned()->set_begin(256);
+  complete.mutable_returned(0)->set_end(2048);
+  complete.set_outcome_unknown(true);
+  ASSERT_TRUE(coordinator_->CompleteDataLease(complete).ok());
+
+  for (FakeShard& shard : shards_) {
+    const std::vector<ReadPushLedgerRequest> reads = shard.ledger_reads();
+    ASSERT_EQ(reads.size(), 1u);
+    EXPECT_TRUE(reads[0].seal());
+    EXPECT_THAT(reads[0].lease_ids(), ::testing::ElementsAre(lease->lease_id()));
+  }
+  // The shards' word, not the worker's: [256, 384) is trained.
+  absl::StatusOr<DataLease> rest = Acquire(worker1, job_id);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(rest->range().begin(), 384);
+  EXPECT_EQ(rest->range().end(), 2048);
+}
+
 TEST_F(JobLifecycleTest, AnEvalJobEvaluatesTheNewestCheckpointOfItsModelDir) {
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/trained", 100, 2).ok());
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/trained", 200, 2).ok());
