@@ -22,6 +22,8 @@ PACKAGES=(
   # Real data and real peers; hosts in network namespaces, links shaped
   # with tc (scripts/netns_hosts.sh)
   dataset-fashion-mnist prometheus iproute2
+  # The Python client (python/): its runtime, and pandas for its DataFrames
+  python3-grpcio python3-protobuf python3-pandas
 )
 
 for argument in "$@"; do
