@@ -5,17 +5,24 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/exit_code.h"
+#include "client/local_run_recorder.h"
 #include "client/output_options.h"
+#include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec.h"
 #include "common/config/job_spec_parser.h"
 #include "common/training/local_trainer.h"
 #include "gflags/gflags.h"
 
 DEFINE_int64(max_steps, 0, "train-local: stop after this many steps (0: the job spec's)");
+DEFINE_string(model_dir, "",
+              "train-local: keep the run here as a cluster job keeps it: summaries, checkpoints "
+              "and the export (replaces the spec's checkpoint.model_dir; must hold no "
+              "checkpoint yet). Default: keep nothing");
 
 namespace pstrain {
 namespace {
@@ -25,7 +32,7 @@ std::string JsonNumber(double value) {
   return std::isfinite(value) ? absl::StrFormat("%.10g", value) : "null";
 }
 
-std::string Json(const LocalTrainingResult& result) {
+std::string Json(const LocalTrainingResult& result, const RecordedRun& recorded) {
   std::map<std::string, std::string> fields = {
       {"examples_per_sec", JsonNumber(result.examples_per_sec)},
       {"state", absl::StrCat("\"", result.stop_reason == STOP_REASON_NAN_LOSS ? "FAILED" : "SUCCEEDED", "\"")},
@@ -38,6 +45,12 @@ std::string Json(const LocalTrainingResult& result) {
   // Metric names are plain identifiers (the known list), safe to quote as
   // they are; they may replace nothing above.
   for (const auto& [name, value] : result.eval_metrics) fields[name] = JsonNumber(value);
+  if (!recorded.checkpoint_dir.empty()) {
+    fields["checkpoint"] = absl::StrCat("\"", absl::CEscape(recorded.checkpoint_dir), "\"");
+  }
+  if (!recorded.export_dirs.empty()) {
+    fields["export_path"] = absl::StrCat("\"", absl::CEscape(recorded.export_dirs.front()), "\"");
+  }
   return absl::StrCat("{",
                       absl::StrJoin(fields, ", ",
                                     [](std::string* out, const auto& field) {
@@ -46,7 +59,7 @@ std::string Json(const LocalTrainingResult& result) {
                       "}");
 }
 
-void PrintText(const LocalTrainingResult& result) {
+void PrintText(const LocalTrainingResult& result, const RecordedRun& recorded) {
   std::cout << absl::StrFormat(
       "trained %d steps (%d examples) in %.2f s: %.0f examples/s; stopped: %s\n",
       result.global_step, result.examples, result.train_seconds, result.examples_per_sec,
@@ -55,6 +68,11 @@ void PrintText(const LocalTrainingResult& result) {
   for (const auto& [name, value] : result.eval_metrics) {
     std::cout << absl::StrFormat("eval %s %.6g\n", name, value);
   }
+  if (!recorded.checkpoint_dir.empty()) {
+    std::cout << "checkpoint: " << recorded.checkpoint_dir << "\n";
+  }
+  for (const std::string& dir : recorded.export_dirs)
+    std::cout << "exported model: " << dir << "\n";
 }
 
 }  // namespace
@@ -81,35 +99,65 @@ int RunTrainLocalCommand(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   // Before validation: a spec with no stop condition of its own is valid
-  // once --max_steps gives one.
+  // once --max_steps gives one, and the export folder's default follows
+  // --model_dir.
   if (FLAGS_max_steps > 0) raw->mutable_stop()->set_max_steps(FLAGS_max_steps);
+  if (!FLAGS_model_dir.empty()) raw->mutable_checkpoint()->set_model_dir(FLAGS_model_dir);
   absl::StatusOr<JobSpec> spec = PrepareJobSpec(*std::move(raw));
   if (!spec.ok()) {
     std::cerr << "pstrain train-local: " << args[0] << ": " << spec.status().message() << "\n";
     return kExitUsage;
   }
+  PosixEnv env;
+  std::unique_ptr<LocalRunRecorder> recorder;
+  if (!FLAGS_model_dir.empty()) {
+    absl::StatusOr<std::unique_ptr<LocalRunRecorder>> opened = LocalRunRecorder::Open(env, *spec);
+    if (!opened.ok()) {
+      std::cerr << "pstrain train-local: " << opened.status().message() << "\n";
+      return ExitCodeForStatus(opened.status());
+    }
+    recorder = *std::move(opened);
+  }
+  // The progress callback runs inside Run, on this thread; it checkpoints
+  // the trainer it is handed once Create has made it.
+  LocalTrainer* running = nullptr;
+  absl::Status recording;
   LocalTrainerOptions options;
-  options.on_progress = [](const TrainingProgress& p) {
+  options.on_progress = [&](const TrainingProgress& p) {
     std::cerr << absl::StrFormat("step %d  epoch %d  loss %.4f  %.0f examples/s  lr %.3g\n",
                                  p.global_step, p.epoch, p.loss, p.examples_per_sec,
                                  p.learning_rate);
+    if (recorder != nullptr && recording.ok()) recording = recorder->OnProgress(p, *running);
   };
   absl::StatusOr<std::unique_ptr<LocalTrainer>> trainer = LocalTrainer::Create(*spec, options);
   if (!trainer.ok()) {
     std::cerr << "pstrain train-local: " << trainer.status().message() << "\n";
     return 1;
   }
+  running = trainer->get();
   absl::StatusOr<LocalTrainingResult> result = (*trainer)->Run();
   if (!result.ok()) {
     std::cerr << "pstrain train-local: " << result.status().message() << "\n";
     return 1;
   }
-  if (output->format == OutputFormat::kJson) {
-    std::cout << Json(*result) << std::endl;
-  } else {
-    PrintText(*result);
+  const bool diverged = result->stop_reason == STOP_REASON_NAN_LOSS;
+  RecordedRun recorded;
+  if (recorder != nullptr && recording.ok() && !diverged) {
+    absl::StatusOr<RecordedRun> finished = recorder->Finish(**trainer, *result);
+    recording = finished.status();
+    if (finished.ok()) recorded = *std::move(finished);
   }
-  return result->stop_reason == STOP_REASON_NAN_LOSS ? 1 : 0;
+  if (!recording.ok()) {
+    std::cerr << "pstrain train-local: cannot keep the run in " << spec->checkpoint().model_dir()
+              << ": " << recording.message() << "\n";
+    return 1;
+  }
+  if (output->format == OutputFormat::kJson) {
+    std::cout << Json(*result, recorded) << std::endl;
+  } else {
+    PrintText(*result, recorded);
+  }
+  return diverged ? 1 : 0;
 }
 
 Subcommand TrainLocalCommand() {
@@ -119,13 +167,20 @@ Subcommand TrainLocalCommand() {
           "Trains the job's model in this process on its train_data, evaluates it on its\n"
           "eval_data and prints the metrics: a quick check of a spec and a model before a\n"
           "cluster run. Progress goes to stderr. With --output=json stdout holds one JSON\n"
-          "object (state, global_step, examples_per_sec, each eval metric by name).\n"
+          "object (state, global_step, examples_per_sec, each eval metric by name, and\n"
+          "with --model_dir the final checkpoint and export_path).\n"
+          "With --model_dir=DIR the run is kept as a cluster job keeps it: summaries in\n"
+          "DIR/train and DIR/eval, checkpoints DIR/ckpt-<step> (every checkpoint.every_steps\n"
+          "or every_seconds, and at the end) and the export under DIR/export, so `pstrain\n"
+          "report`, `export` and `predict` take it. DIR must hold no checkpoint yet: the\n"
+          "run starts from scratch.\n"
           "Exit codes: 0 trained, 1 the loss diverged or training failed, 2 bad usage or an\n"
           "invalid spec.\n"
           "\n"
           "Example:\n"
-          "  pstrain train-local examples/fashion_mnist_mlp.pbtxt --max_steps=500 --output=json",
-          {"output", "max_steps"},
+          "  pstrain train-local examples/fashion_mnist_mlp.pbtxt --max_steps=500 --output=json\n"
+          "  pstrain train-local examples/fashion_mnist_mlp.pbtxt --model_dir=/tmp/fmnist_local",
+          {"output", "max_steps", "model_dir"},
           RunTrainLocalCommand};
 }
 

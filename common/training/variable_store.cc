@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/optimizer/gradient_clipping.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 
@@ -167,6 +168,71 @@ absl::StatusOr<std::vector<float>> VariableStore::Row(const std::string& name, i
 int64_t VariableStore::num_rows(const std::string& name) const {
   auto table = tables_.find(name);
   return table == tables_.end() ? 0 : static_cast<int64_t>(table->second.rows.size());
+}
+
+absl::StatusOr<ShardFileInfo> VariableStore::WriteCheckpointShard(ShardFileHeader header,
+                                                                  ShardFileWriter& writer) const {
+  const int num_slots = optimizer_->num_slots();
+  header.shard_index = 0;
+  header.num_shards = 1;
+  header.optimizer = optimizer_->name();
+  header.num_slots = num_slots;
+  header.num_variables = static_cast<int64_t>(dense_.size() + tables_.size());
+  RETURN_IF_ERROR(writer.WriteHeader(header));
+
+  // In name order, so the same variables always make the same file.
+  std::vector<const std::string*> dense_names;
+  for (const auto& [name, variable] : dense_) dense_names.push_back(&name);
+  std::sort(dense_names.begin(), dense_names.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  for (const std::string* name : dense_names) {
+    const DenseVariable& variable = dense_.at(*name);
+    const int64_t n = variable.value.num_elements();
+    // A variable that is not trained has no slots here; the file has room
+    // for them all the same.
+    std::vector<std::vector<float>> untrained_slots;
+    untrained_slots.reserve(num_slots);  // the spans below point into it
+    std::vector<absl::Span<const float>> slots;
+    for (int k = 0; k < num_slots; ++k) {
+      if (k < static_cast<int>(variable.slots.size())) {
+        slots.emplace_back(variable.slots[k].data<float>(), n);
+      } else {
+        untrained_slots.emplace_back(n, optimizer_->slot_initial_value(k));
+        slots.emplace_back(untrained_slots.back());
+      }
+    }
+    ShardFileVariable record;
+    record.name = *name;
+    record.kind = VARIABLE_KIND_DENSE;
+    record.dims.assign(variable.def.spec.shape().dims().begin(),
+                       variable.def.spec.shape().dims().end());
+    record.num_elements = n;
+    RETURN_IF_ERROR(writer.WriteDenseVariable(
+        record, absl::MakeConstSpan(variable.value.data<float>(), n), slots));
+  }
+
+  std::vector<const std::string*> table_names;
+  for (const auto& [name, table] : tables_) table_names.push_back(&name);
+  std::sort(table_names.begin(), table_names.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  for (const std::string* name : table_names) {
+    const Table& table = tables_.at(*name);
+    ShardFileVariable record;
+    record.name = *name;
+    record.kind = VARIABLE_KIND_EMBEDDING;
+    record.dims = {table.vocabulary, table.dim};
+    record.num_rows = static_cast<int64_t>(table.rows.size());
+    record.row_floats = optimizer_->row_floats(table.dim);
+    RETURN_IF_ERROR(writer.BeginTable(record));
+    std::vector<int64_t> ids;
+    ids.reserve(table.rows.size());
+    for (const auto& [id, row] : table.rows) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    for (int64_t id : ids) RETURN_IF_ERROR(writer.AppendRow(id, table.rows.at(id).data()));
+    RETURN_IF_ERROR(writer.EndTable());
+  }
+  RETURN_IF_ERROR(writer.WriteDedupState(""));
+  return writer.Commit();
 }
 
 }  // namespace pstrain

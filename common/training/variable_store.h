@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "common/checkpoint/shard_file.h"
 #include "common/model/model.h"
 #include "common/optimizer/initializer.h"
 #include "common/optimizer/optimizer.h"
@@ -53,6 +54,16 @@ class VariableStore {
   absl::StatusOr<std::vector<float>> Row(const std::string& name, int64_t id) const;
   // Rows table `name` holds.
   int64_t num_rows(const std::string& name) const;
+
+  // Writes every variable with its optimizer slots to `writer` as the one
+  // shard of a checkpoint, the file a parameter server holding them all
+  // would write (common/checkpoint/shard_file.h), then commits it.
+  // `header` gives the job id and the step; the rest of it is filled here.
+  // The exactly-once state is empty: nothing pushed to this store. A
+  // variable that is not trained keeps its slots' initial values. Errors
+  // of the writer.
+  absl::StatusOr<ShardFileInfo> WriteCheckpointShard(ShardFileHeader header,
+                                                     ShardFileWriter& writer) const;
 
  private:
   struct DenseVariable {

@@ -2,6 +2,9 @@
 
 #include <vector>
 
+#include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/shard_file.h"
+#include "common/checkpoint/test_checkpoints.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -98,6 +101,59 @@ TEST(VariableStoreTest, SlotsStartAtTheRuleInitialValue) {
   // acc = 4 + 9 = 13: w = -3 / sqrt(13).
   EXPECT_NEAR((*store)->dense("w")->data<float>()[0], -3 / std::sqrt(13.0), 1e-5);
   EXPECT_NEAR((*(*store)->Row("emb", -5))[0], 1 - 3 / std::sqrt(13.0), 1e-5);
+}
+
+TEST(VariableStoreTest, WritesEveryVariableAndSlotAsOneCheckpointShard) {
+  OptimizerSpec adam_spec;
+  adam_spec.mutable_adam();
+  auto adam = std::move(Optimizer::Create(adam_spec)).value();
+  ASSERT_EQ(adam->num_slots(), 2);
+  VariableDef frozen = Dense("frozen", {2}, 5);
+  frozen.trainable = false;
+  auto store = VariableStore::Create({Dense("w", {3}, 0.5f), Table("emb", 0, 2), frozen},
+                                     /*job_seed=*/0, adam.get());
+  ASSERT_TRUE(store.ok()) << store.status();
+  ParameterView view;
+  ASSERT_TRUE((*store)->PrepareView({{"emb", {42, 7}}}, &view).ok());
+
+  PosixEnv env;
+  const std::string path = NewTestDir(env) + "/shard-0-of-1";
+  auto writer = ShardFileWriter::Create(env, path);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ShardFileHeader header;
+  header.job_id = "local";
+  header.global_step = 12;
+  absl::StatusOr<ShardFileInfo> written = (*store)->WriteCheckpointShard(header, **writer);
+  ASSERT_TRUE(written.ok()) << written.status();
+
+  auto reader = ShardFileReader::Open(env, path, {written->bytes, written->crc32c, true});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_EQ((*reader)->header().job_id, "local");
+  EXPECT_EQ((*reader)->header().global_step, 12);
+  EXPECT_EQ((*reader)->header().num_shards, 1);
+  EXPECT_EQ((*reader)->header().optimizer, adam->name());
+  ASSERT_EQ((*reader)->num_variables(), 3);
+  // Dense variables, then tables, each in name order.
+  EXPECT_EQ((*reader)->variable(0).name, "frozen");
+  EXPECT_EQ((*reader)->variable(1).name, "w");
+  EXPECT_EQ((*reader)->variable(2).name, "emb");
+
+  std::vector<float> values(3);
+  (*reader)->CopyDense(1, 0, values.data());
+  EXPECT_EQ(values, (std::vector<float>{0.5f, 0.5f, 0.5f}));
+  // The variable that is not trained still has its slots, at their start.
+  std::vector<float> slot(2);
+  (*reader)->CopyDense(0, 2, slot.data());
+  EXPECT_EQ(slot, (std::vector<float>(2, adam->slot_initial_value(1))));
+
+  const ShardFileVariable& table = (*reader)->variable(2);
+  ASSERT_EQ(table.num_rows, 2);
+  EXPECT_EQ(table.row_floats, 2 * 3);
+  std::vector<int64_t> ids(2);
+  std::vector<float> rows(2 * 6);
+  (*reader)->CopyRows(2, ids.data(), rows.data());
+  EXPECT_EQ(ids, (std::vector<int64_t>{7, 42}));
+  EXPECT_EQ(rows[0], 1.0f);  // the row's value, then its slots
 }
 
 }  // namespace
