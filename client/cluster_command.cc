@@ -29,19 +29,18 @@ int RunCluster(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand ClusterCommand() {
-  return {
-      "cluster",
-      "",
-      "show the cluster's members: role, address, state, heartbeat, step, queue",
-      "One row per member the coordinator knows: role/index, address, incarnation\n"
-      "(a new one means the process restarted), state (IDLE, BUSY, LOST, LEFT), age\n"
-      "of its last heartbeat, the step it last saw, its queue depth and its health;\n"
-      "then the running job and the number of queued jobs.\n"
-      "\n"
-      "Example:\n"
-      "  pstrain cluster --coordinator=localhost:7070",
-      {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file", "output"},
-      RunCluster};
+  return {"cluster",
+          "",
+          "show the cluster's members: role, address, state, heartbeat, step, queue",
+          "One row per member the coordinator knows: role/index, address, incarnation\n"
+          "(a new one means the process restarted), state (IDLE, BUSY, LOST, LEFT), age\n"
+          "of its last heartbeat, the step it last saw, its queue depth and its health;\n"
+          "then the running job and the number of queued jobs.\n"
+          "\n"
+          "Example:\n"
+          "  pstrain cluster --coordinator_address=localhost:7070",
+          RemoteCommandFlags({"output"}),
+          RunCluster};
 }
 
 }  // namespace pstrain

@@ -3,12 +3,8 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "common/net/coordinator_address_flag.h"
 #include "common/net/host_port.h"
-#include "gflags/gflags.h"
-
-DEFINE_string(coordinator, "",
-              "host:port of the coordinator; default $PSTRAIN_COORDINATOR, else "
-              "localhost:7070 (where `pstrain local` puts it when the port is free)");
 
 namespace pstrain {
 
@@ -17,7 +13,7 @@ absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& 
                                                             bool for_listening) {
   CoordinatorAddress address;
   if (!flag_value.empty()) {
-    address = {flag_value, "--coordinator"};
+    address = {flag_value, "--coordinator_address"};
   } else if (!env_value.empty()) {
     address = {env_value, kCoordinatorEnvVar};
   } else {
@@ -37,7 +33,8 @@ absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& 
 
 absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags(bool for_listening) {
   const char* env = std::getenv(kCoordinatorEnvVar);
-  return ResolveCoordinatorAddress(FLAGS_coordinator, env == nullptr ? "" : env, for_listening);
+  return ResolveCoordinatorAddress(FLAGS_coordinator_address, env == nullptr ? "" : env,
+                                   for_listening);
 }
 
 }  // namespace pstrain

@@ -1,7 +1,7 @@
 #ifndef PSTRAIN_CLIENT_COORDINATOR_ADDRESS_H_
 #define PSTRAIN_CLIENT_COORDINATOR_ADDRESS_H_
 
-// Where the commands find the coordinator: --coordinator, else the
+// Where the commands find the coordinator: --coordinator_address, else the
 // environment variable PSTRAIN_COORDINATOR, else localhost:7070, the port
 // `pstrain local` gives its coordinator when that port is free.
 
@@ -16,7 +16,8 @@ inline constexpr char kCoordinatorEnvVar[] = "PSTRAIN_COORDINATOR";
 
 struct CoordinatorAddress {
   std::string host_port;  // "localhost:7070"
-  // Where it came from, for messages: "--coordinator", "PSTRAIN_COORDINATOR"
+  // Where it came from, for messages: "--coordinator_address",
+  // "PSTRAIN_COORDINATOR"
   // or "the default".
   std::string source;
   bool is_default() const { return source == "the default"; }
@@ -30,7 +31,7 @@ absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& 
                                                             const std::string& env_value,
                                                             bool for_listening = false);
 
-// ResolveCoordinatorAddress of --coordinator and $PSTRAIN_COORDINATOR.
+// ResolveCoordinatorAddress of --coordinator_address and $PSTRAIN_COORDINATOR.
 absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags(bool for_listening = false);
 
 }  // namespace pstrain

@@ -19,7 +19,7 @@ TEST(CoordinatorAddressTest, FlagWinsOverEnvironmentWinsOverDefault) {
 TEST(CoordinatorAddressTest, ABadValueNamesWhereItCameFrom) {
   absl::StatusOr<CoordinatorAddress> bad = ResolveCoordinatorAddress("coordinator", "");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("--coordinator: 'coordinator' is not host:port"),
+  EXPECT_NE(bad.status().message().find("--coordinator_address: 'coordinator' is not host:port"),
             std::string::npos)
       << bad.status();
   bad = ResolveCoordinatorAddress("", "localhost:0");

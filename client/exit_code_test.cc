@@ -1,5 +1,7 @@
 #include "client/exit_code.h"
 
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -11,8 +13,29 @@ TEST(ExitCodeTest, StatusesMapToWhatTheCallerShouldDo) {
   EXPECT_EQ(ExitCodeForStatus(absl::NotFoundError("no job x")), 2);
   EXPECT_EQ(ExitCodeForStatus(absl::UnavailableError("cannot reach")), 3);
   EXPECT_EQ(ExitCodeForStatus(absl::ResourceExhaustedError("the queue is full")), 4);
-  EXPECT_EQ(ExitCodeForStatus(absl::FailedPreconditionError("a job runs")), 1);
-  EXPECT_EQ(ExitCodeForStatus(absl::DeadlineExceededError("took too long")), 1);
+  EXPECT_EQ(ExitCodeForStatus(absl::UnauthenticatedError("wrong token")), 5);
+  EXPECT_EQ(ExitCodeForStatus(absl::PermissionDeniedError("not this token")), 5);
+  EXPECT_EQ(ExitCodeForStatus(absl::FailedPreconditionError("a job runs")), 7);
+  EXPECT_EQ(ExitCodeForStatus(absl::DeadlineExceededError("no answer")), 3);
+  EXPECT_EQ(ExitCodeForStatus(absl::InternalError("a bug")), 8);
+  EXPECT_EQ(ExitCodeForStatus(absl::DataLossError("a torn file")), 8);
+}
+
+TEST(ExitCodeTest, OnlyAWaitRunningOutIsGivingUp) {
+  EXPECT_EQ(ExitCodeForWait(absl::DeadlineExceededError("job x did not end within 1s")), 6);
+  EXPECT_EQ(ExitCodeForWait(absl::NotFoundError("no job x")), 2);
+  EXPECT_EQ(ExitCodeForWait(absl::UnavailableError("cannot reach")), 3);
+}
+
+TEST(ExitCodeTest, TheTableListsEveryCodeInOrder) {
+  const std::string table = ExitCodeTable();
+  size_t previous = 0;
+  for (int code = kExitSuccess; code <= kExitInternal; ++code) {
+    const size_t at = table.find("  " + std::to_string(code) + "  ");
+    ASSERT_NE(at, std::string::npos) << code << " missing from\n" << table;
+    EXPECT_GE(at, previous) << code << " out of order in\n" << table;
+    previous = at;
+  }
 }
 
 TEST(ExitCodeTest, OnlyFailedAndStoppedJobsAreFailures) {

@@ -30,9 +30,10 @@ std::string ShortReason(const std::string& message) {
 }  // namespace
 
 std::string UnreachableMessage(const std::string& address, const std::string& why) {
-  return absl::StrCat("cannot reach the coordinator at ", address, " (", ShortReason(why),
-                      "); start one with `pstrain local --keep_running` or set --coordinator / "
-                      "PSTRAIN_COORDINATOR");
+  return absl::StrCat(
+      "cannot reach the coordinator at ", address, " (", ShortReason(why),
+      "); start one with `pstrain local --keep_running` or set --coordinator_address / "
+      "PSTRAIN_COORDINATOR");
 }
 
 JobServiceClient::JobServiceClient(std::string address, absl::Duration call_timeout,

@@ -29,17 +29,16 @@ int RunList(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand ListCommand() {
-  return {
-      "list",
-      "",
-      "list the jobs the coordinator knows, newest first",
-      "One row per job: id, state, step, examples/s and the last evaluation, newest\n"
-      "first (at most 100).\n"
-      "\n"
-      "Example:\n"
-      "  pstrain list --output=json",
-      {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file", "output"},
-      RunList};
+  return {"list",
+          "",
+          "list the jobs the coordinator knows, newest first",
+          "One row per job: id, state, step, examples/s and the last evaluation, newest\n"
+          "first (at most 100).\n"
+          "\n"
+          "Example:\n"
+          "  pstrain list --output=json",
+          RemoteCommandFlags({"output"}),
+          RunList};
 }
 
 }  // namespace pstrain

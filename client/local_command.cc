@@ -51,7 +51,10 @@ DEFINE_string(bin_dir, "",
 DEFINE_string(checkpoint_root, "/tmp/pstrain",
               "local: folder under which every job's model_dir must lie (given to the "
               "coordinator and the parameter servers)");
-DEFINE_double(job_timeout_secs, 3600, "local: give up on a job that has not ended after this");
+DEFINE_double(job_timeout_secs, 0,
+              "local: give up on a job that has not ended after this many seconds: the "
+              "cluster is stopped, the job with it, and the exit code is 6; 0: wait as long "
+              "as the job runs");
 DEFINE_bool(keep_running, false,
             "local: keep the cluster up until Ctrl-C instead of stopping it at the end");
 
@@ -150,8 +153,8 @@ int RunLocal(const std::vector<std::string>& args) {
       return kExitUsage;
     }
   }
-  if (FLAGS_ps < 0 || FLAGS_workers < 1 || !(FLAGS_job_timeout_secs > 0)) {
-    std::cerr << "pstrain local: --ps must be >= 0, --workers >= 1 and --job_timeout_secs > 0; "
+  if (FLAGS_ps < 0 || FLAGS_workers < 1 || !(FLAGS_job_timeout_secs >= 0)) {
+    std::cerr << "pstrain local: --ps must be >= 0, --workers >= 1 and --job_timeout_secs >= 0; "
                  "got "
               << FLAGS_ps << ", " << FLAGS_workers << ", " << FLAGS_job_timeout_secs << "\n";
     return kExitUsage;
@@ -214,15 +217,17 @@ int RunLocal(const std::vector<std::string>& args) {
   out << "Every process answers its health check (SERVING).\n"
       << "The coordinator is at " << coordinator;
   if (ListenAddressFor(*address) != coordinator) {
-    out << "; other commands need --coordinator=" << coordinator
+    out << "; other commands need --coordinator_address=" << coordinator
         << " (or PSTRAIN_COORDINATOR=" << coordinator << ")";
   }
   out << ".\n" << std::flush;
 
   int exit_code = kExitSuccess;
   if (spec.has_value()) {
-    LocalJobOutcome outcome = RunJobOnLocalCluster(
-        **cluster, *spec, absl::Seconds(FLAGS_job_timeout_secs), out, progress);
+    const absl::Duration job_timeout = FLAGS_job_timeout_secs > 0
+                                           ? absl::Seconds(FLAGS_job_timeout_secs)
+                                           : absl::InfiniteDuration();
+    LocalJobOutcome outcome = RunJobOnLocalCluster(**cluster, *spec, job_timeout, out, progress);
     if (outcome.dead_task.has_value()) {
       const TaskExit& dead = *outcome.dead_task;
       std::cerr << "pstrain local: " << dead.task.name() << " (pid " << dead.task.pid
@@ -233,8 +238,10 @@ int RunLocal(const std::vector<std::string>& args) {
       exit_code = kExitJobFailed;
     } else if (!outcome.final_status.ok()) {
       std::cerr << "pstrain local: " << outcome.final_status.status().message() << "\n";
-      exit_code = ExitCodeForStatus(outcome.final_status.status()) == kExitUsage ? kExitUsage
-                                                                                 : kExitJobFailed;
+      // A refused spec and a wait that ran out say so; whatever else ended
+      // the run, the job did not finish.
+      const ExitCode code = ExitCodeForWait(outcome.final_status.status());
+      exit_code = code == kExitUsage || code == kExitGaveUpWaiting ? code : kExitJobFailed;
     } else {
       out << FormatFinalStatus(*outcome.final_status) << "\n" << std::flush;
       if (json) std::cout << JobStatusJson(*outcome.final_status) << "\n" << std::flush;
@@ -259,34 +266,36 @@ int RunLocal(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand LocalCommand() {
-  return {"local",
-          "[JOB.pbtxt]",
-          "run a whole cluster on this machine; with a job, train it and print its metrics",
-          "Starts a coordinator, parameter servers, workers and an evaluator as processes\n"
-          "on loopback and checks that each one is healthy. With a job spec: submits it,\n"
-          "shows its progress (a live bar on a terminal), checkpoints and evaluations,\n"
-          "prints the final metrics, then stops every process. Ctrl-C stops the job after\n"
-          "a final checkpoint (again: at once), then the processes. A process that dies\n"
-          "ends the run at once, naming it and showing the end of its log. No process is\n"
-          "left behind. Each process logs to <run_dir>/<role>-<index>.log.\n"
-          "\n"
-          "The coordinator listens on --coordinator / $PSTRAIN_COORDINATOR, default\n"
-          "localhost:7070 (a free port when that one is taken), so `pstrain status`,\n"
-          "`watch`, `list` and the rest find it from another terminal.\n"
-          "Exit codes: 0 the job succeeded (or, without a job, the cluster came up and\n"
-          "stopped cleanly), 1 the job failed or was stopped or a process died, 2 bad\n"
-          "usage or an invalid spec. With --output=json stdout holds one JSON object\n"
-          "(state, global_step, examples_per_sec, each final eval metric by name); the\n"
-          "rest goes to stderr.\n"
-          "\n"
-          "Examples:\n"
-          "  pstrain local examples/fashion_mnist_mlp.pbtxt\n"
-          "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps 2 --workers 3 --output=json\n"
-          "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
-          {"ps", "workers", "evaluator", "shm", "run_dir", "bin_dir", "checkpoint_root",
-           "job_timeout_secs", "keep_running", "coordinator", "output", "progress", "tls_cert",
-           "tls_key", "tls_ca", "tls_client_auth", "client_token_file", "cluster_token_file"},
-          RunLocal};
+  return {
+      "local",
+      "[JOB.pbtxt]",
+      "run a whole cluster on this machine; with a job, train it and print its metrics",
+      "Starts a coordinator, parameter servers, workers and an evaluator as processes\n"
+      "on loopback and checks that each one is healthy. With a job spec: submits it,\n"
+      "shows its progress (a live bar on a terminal), checkpoints and evaluations,\n"
+      "prints the final metrics, then stops every process. Ctrl-C stops the job after\n"
+      "a final checkpoint (again: at once), then the processes. A process that dies\n"
+      "ends the run at once, naming it and showing the end of its log. No process is\n"
+      "left behind. Each process logs to <run_dir>/<role>-<index>.log.\n"
+      "\n"
+      "The coordinator listens on --coordinator_address / $PSTRAIN_COORDINATOR, default\n"
+      "localhost:7070 (a free port when that one is taken), so `pstrain status`,\n"
+      "`watch`, `list` and the rest find it from another terminal.\n"
+      "Exit codes: 0 the job succeeded (or, without a job, the cluster came up and\n"
+      "stopped cleanly), 1 the job failed or was stopped or a process died, 2 bad\n"
+      "usage or an invalid spec, 6 --job_timeout_secs ran out (the cluster is stopped,\n"
+      "the job with it). With --output=json stdout holds one JSON object\n"
+      "(state, global_step, examples_per_sec, each final eval metric by name); the\n"
+      "rest goes to stderr.\n"
+      "\n"
+      "Examples:\n"
+      "  pstrain local examples/fashion_mnist_mlp.pbtxt\n"
+      "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps 2 --workers 3 --output=json\n"
+      "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
+      {"ps", "workers", "evaluator", "shm", "run_dir", "bin_dir", "checkpoint_root",
+       "job_timeout_secs", "keep_running", "coordinator_address", "output", "progress", "tls_cert",
+       "tls_key", "tls_ca", "tls_client_auth", "client_token_file", "cluster_token_file"},
+      RunLocal};
 }
 
 }  // namespace pstrain

@@ -9,7 +9,7 @@ DEFINE_string(output, "text",
               "how to print results: text (for people) or json (one JSON object per result, "
               "for scripts)");
 DEFINE_bool(progress, true,
-            "show a live progress bar when stdout is a terminal (--noprogress: plain periodic "
+            "show a live progress bar when stdout is a terminal (--no-progress: plain periodic "
             "lines, as when stdout is a file or a pipe)");
 
 namespace pstrain {

@@ -12,7 +12,7 @@ enum class OutputFormat { kText, kJson };
 
 enum class ProgressStyle {
   kLiveBar,     // one line redrawn in place with \r (a terminal)
-  kPlainLines,  // a line every few seconds (a pipe, a file, --noprogress)
+  kPlainLines,  // a line every few seconds (a pipe, a file, --no-progress)
   kNone,        // nothing: --output=json prints events as JSON instead
 };
 

@@ -1,8 +1,11 @@
 // pstrain: the command-line client of a pstrain cluster.
 
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/cluster_command.h"
+#include "client/exit_code.h"
 #include "client/export/export_command.h"
 #include "client/index_data_command.h"
 #include "client/list_command.h"
@@ -23,14 +26,26 @@
 
 namespace {
 
-constexpr char kOverview[] =
-    "pstrain: run and drive pstrain training clusters.\n"
-    "\n"
-    "Commands that talk to a running cluster find its coordinator with --coordinator,\n"
-    "else $PSTRAIN_COORDINATOR, else localhost:7070 (where `pstrain local` puts it).\n"
-    "Exit codes: 0 success; 1 the job failed or was stopped; 2 bad usage, an invalid\n"
-    "job spec (or one over the cluster's per-job limits) or an unknown job id; 3 the\n"
-    "coordinator cannot be reached; 4 the coordinator's queue is full (try again later).";
+std::string Overview() {
+  return absl::StrCat(
+      "pstrain: run and drive pstrain training clusters.\n"
+      "\n"
+      "Commands that talk to a running cluster find its coordinator with\n"
+      "--coordinator_address, else $PSTRAIN_COORDINATOR, else localhost:7070 (where\n"
+      "`pstrain local` puts it), and send the token in --client_token_file, else\n"
+      "$PSTRAIN_TOKEN.\n"
+      "\n"
+      "Exit codes:\n",
+      pstrain::ExitCodeTable());
+}
+
+// Spellings of earlier releases, still accepted with a notice so that
+// scripts keep working.
+const std::vector<pstrain::RenamedFlag> kRenamedFlags = {
+    {"coordinator", "coordinator_address"},
+    {"token_file", "client_token_file"},
+    {"out", "to"},
+};
 
 }  // namespace
 
@@ -46,5 +61,5 @@ int main(int argc, char** argv) {
       pstrain::WriteTfRecordCommand(),  pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),
       pstrain::MakeCriteoLogsCommand(),
   };
-  return pstrain::RunSubcommands("pstrain", kOverview, commands, argc, argv);
+  return pstrain::RunSubcommands("pstrain", Overview(), commands, argc, argv, kRenamedFlags);
 }

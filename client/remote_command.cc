@@ -8,6 +8,14 @@
 
 namespace pstrain {
 
+std::vector<std::string> RemoteCommandFlags(std::vector<std::string> own) {
+  std::vector<std::string> flags = {
+      "coordinator_address", "tls_ca",           "tls_cert", "tls_key",
+      "tls_server_name",     "client_token_file"};
+  flags.insert(flags.end(), own.begin(), own.end());
+  return flags;
+}
+
 std::optional<RemoteCommand> SetUpRemoteCommand(absl::string_view command, int* exit_code) {
   absl::StatusOr<CoordinatorAddress> address = CoordinatorAddressFromFlags();
   absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();

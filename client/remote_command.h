@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -21,7 +22,12 @@ struct RemoteCommand {
   OutputOptions output;
 };
 
-// From --coordinator / $PSTRAIN_COORDINATOR, --output and --progress. On a
+// The flags of every command that talks to a cluster (the coordinator's
+// address, TLS, the client token) and then the command's `own`, for its
+// Subcommand entry.
+std::vector<std::string> RemoteCommandFlags(std::vector<std::string> own);
+
+// From --coordinator_address / $PSTRAIN_COORDINATOR, --output and --progress. On a
 // bad setting prints "pstrain COMMAND: ..." to stderr, sets *exit_code to
 // kExitUsage and returns nullopt.
 std::optional<RemoteCommand> SetUpRemoteCommand(absl::string_view command, int* exit_code);

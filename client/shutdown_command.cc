@@ -25,7 +25,7 @@ int RunShutdown(const std::vector<std::string>& args) {
   if (shut.code() == absl::StatusCode::kFailedPrecondition) {
     std::cerr << "pstrain shutdown: " << shut.message()
               << "; pass --stop_job to stop it first (it keeps its final checkpoint)\n";
-    return kExitJobFailed;
+    return kExitWrongState;
   }
   if (!shut.ok()) return ReportFailure("shutdown", shut);
   std::cout << "the cluster at " << remote->client->address() << " is shutting down\n";
@@ -35,18 +35,17 @@ int RunShutdown(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand ShutdownCommand() {
-  return {
-      "shutdown",
-      "",
-      "shut the whole cluster down: every member exits, then the coordinator",
-      "Tells the coordinator to shut the cluster down: parameter servers, workers and\n"
-      "the evaluator exit, then the coordinator. Refused while a job runs unless\n"
-      "--stop_job (the job then saves its final checkpoint first).\n"
-      "\n"
-      "Example:\n"
-      "  pstrain shutdown --stop_job",
-      {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file", "stop_job"},
-      RunShutdown};
+  return {"shutdown",
+          "",
+          "shut the whole cluster down: every member exits, then the coordinator",
+          "Tells the coordinator to shut the cluster down: parameter servers, workers and\n"
+          "the evaluator exit, then the coordinator. Refused while a job runs unless\n"
+          "--stop_job (the job then saves its final checkpoint first): exit code 7.\n"
+          "\n"
+          "Example:\n"
+          "  pstrain shutdown --stop_job",
+          RemoteCommandFlags({"stop_job"}),
+          RunShutdown};
 }
 
 }  // namespace pstrain

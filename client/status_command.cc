@@ -59,20 +59,19 @@ int RunStatus(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand StatusCommand() {
-  return {
-      "status",
-      "[JOB]",
-      "show a job's state, step, throughput and last evaluation",
-      "Shows one job: state, step, examples/s, training loss, the last evaluation,\n"
-      "checkpoints and export. Without JOB: the running job, else the newest one.\n"
-      "Exit code 0 for a queued, running or succeeded job, 1 for a failed or stopped\n"
-      "one, 2 for an unknown job id, 3 when the coordinator cannot be reached.\n"
-      "\n"
-      "Examples:\n"
-      "  pstrain status\n"
-      "  pstrain status fashion-mnist-mlp-1 --output=json",
-      {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file", "output"},
-      RunStatus};
+  return {"status",
+          "[JOB]",
+          "show a job's state, step, throughput and last evaluation",
+          "Shows one job: state, step, examples/s, training loss, the last evaluation,\n"
+          "checkpoints and export. Without JOB: the running job, else the newest one.\n"
+          "Exit code 0 for a queued, running or succeeded job, 1 for a failed or stopped\n"
+          "one, 2 for an unknown job id, 3 when the coordinator cannot be reached.\n"
+          "\n"
+          "Examples:\n"
+          "  pstrain status\n"
+          "  pstrain status fashion-mnist-mlp-1 --output=json",
+          RemoteCommandFlags({"output"}),
+          RunStatus};
 }
 
 }  // namespace pstrain

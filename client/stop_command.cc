@@ -49,8 +49,7 @@ Subcommand StopCommand() {
           "\n"
           "Example:\n"
           "  pstrain stop fashion-mnist-mlp-1",
-          {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
-           "output", "immediately"},
+          RemoteCommandFlags({"output", "immediately"}),
           RunStop};
 }
 

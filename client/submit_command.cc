@@ -40,21 +40,20 @@ int RunSubmit(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand SubmitCommand() {
-  return {
-      "submit",
-      "JOB.pbtxt",
-      "queue a job on a running cluster and print its id",
-      "Reads the job spec (text format .pbtxt, or .json), checks it, and queues it on\n"
-      "the coordinator. Prints the job id; `pstrain watch ID` follows it. An invalid\n"
-      "spec is refused before anything is sent, naming the field (exit code 2); so is\n"
-      "a job over the coordinator's per-job limits (variables, dense parameters,\n"
-      "embedding tables), naming the limit and its flag. A full queue is refused with\n"
-      "exit code 4: submit again once a queued job has started.\n"
-      "\n"
-      "Example:\n"
-      "  pstrain submit examples/fashion_mnist_mlp.pbtxt --coordinator=localhost:7070",
-      {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file", "output"},
-      RunSubmit};
+  return {"submit",
+          "JOB.pbtxt",
+          "queue a job on a running cluster and print its id",
+          "Reads the job spec (text format .pbtxt, or .json), checks it, and queues it on\n"
+          "the coordinator. Prints the job id; `pstrain watch ID` follows it. An invalid\n"
+          "spec is refused before anything is sent, naming the field (exit code 2); so is\n"
+          "a job over the coordinator's per-job limits (variables, dense parameters,\n"
+          "embedding tables), naming the limit and its flag. A full queue is refused with\n"
+          "exit code 4: submit again once a queued job has started.\n"
+          "\n"
+          "Example:\n"
+          "  pstrain submit examples/fashion_mnist_mlp.pbtxt --coordinator_address=localhost:7070",
+          RemoteCommandFlags({"output"}),
+          RunSubmit};
 }
 
 }  // namespace pstrain

@@ -10,7 +10,8 @@
 #include "gflags/gflags.h"
 
 DEFINE_double(watch_timeout_secs, 7 * 24 * 3600,
-              "watch: give up following a job that has not ended after this long");
+              "watch: give up following a job that has not ended after this long (exit code "
+              "6; the job goes on)");
 DEFINE_double(reconnect_secs, 300,
               "watch: when the coordinator goes away, wait this long for it to come back (a "
               "restarted coordinator resumes its running job) before giving up; 0 gives up at "
@@ -38,7 +39,10 @@ int RunWatch(const std::vector<std::string>& args) {
   JobFollower follower(*remote->client, std::cout, remote->output);
   absl::StatusOr<JobStatus> final_status = follower.Follow(
       *job_id, absl::Seconds(FLAGS_watch_timeout_secs), absl::Seconds(FLAGS_reconnect_secs));
-  if (!final_status.ok()) return ReportFailure("watch", final_status.status());
+  if (!final_status.ok()) {
+    ReportFailure("watch", final_status.status());
+    return ExitCodeForWait(final_status.status());
+  }
   std::cout << (remote->output.format == OutputFormat::kJson ? JobStatusJson(*final_status)
                                                              : FormatFinalStatus(*final_status))
             << "\n";
@@ -52,18 +56,18 @@ Subcommand WatchCommand() {
           "JOB",
           "follow a job live until it ends: progress, checkpoints, evaluations",
           "Streams the job's progress (a live bar on a terminal, a line every few seconds\n"
-          "otherwise or with --noprogress), each checkpoint and evaluation, and state\n"
+          "otherwise or with --no-progress), each checkpoint and evaluation, and state\n"
           "changes, until the job ends; then prints its final status. When the\n"
           "coordinator restarts meanwhile, it waits for it (--reconnect_secs) and follows\n"
           "the resumed job on. Ctrl-C stops watching, not the job (`pstrain stop JOB`\n"
           "does that). With --output=json: one JSON object per event, then the final\n"
           "status as one object.\n"
-          "Exit code 0 when the job succeeded, 1 when it failed or was stopped.\n"
+          "Exit codes: 0 the job succeeded, 1 it failed or was stopped, 6 it still ran\n"
+          "when --watch_timeout_secs ran out (the job goes on).\n"
           "\n"
           "Example:\n"
           "  pstrain watch fashion-mnist-mlp-1",
-          {"coordinator", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
-           "output", "progress", "watch_timeout_secs", "reconnect_secs"},
+          RemoteCommandFlags({"output", "progress", "watch_timeout_secs", "reconnect_secs"}),
           RunWatch};
 }
 

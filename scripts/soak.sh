@@ -119,7 +119,7 @@ EOF
 
 echo "soak: ${minutes} min of async training, 2 ps, 8 workers, 1 evaluator; logs in $run_dir/logs"
 "$bin_dir/pstrain" local "$run_dir/soak_job.pbtxt" --ps 2 --workers 8 --bin_dir "$bin_dir" \
-  --run_dir "$run_dir/logs" --checkpoint_root "$checkpoint_root" --coordinator 127.0.0.1:0 \
+  --run_dir "$run_dir/logs" --checkpoint_root "$checkpoint_root" --coordinator_address 127.0.0.1:0 \
   --job_timeout_secs $((train_secs + 600)) \
   >"$run_dir/pstrain-local.out" 2>&1 &
 local_pid=$!

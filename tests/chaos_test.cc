@@ -368,7 +368,8 @@ TEST_F(ChaosTest, AKilledCoordinatorComesBackAndResumesTheJob) {
         ASSERT_TRUE(pstrain.ok()) << pstrain.status();
         absl::StatusOr<std::unique_ptr<ChildProcess>> started = ChildProcess::Start(
             {*pstrain,
-             {"watch", job_id, "--coordinator=" + cluster_->cluster().coordinator().grpc_address,
+             {"watch", job_id,
+              "--coordinator_address=" + cluster_->cluster().coordinator().grpc_address,
               "--noprogress"},
              {},
              watch_log});

@@ -163,7 +163,7 @@ class JobCommandsTest : public testing::Test {
     absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = *std::move(cluster);
-    coordinator_ = "--coordinator=" + cluster_->coordinator().grpc_address;
+    coordinator_ = "--coordinator_address=" + cluster_->coordinator().grpc_address;
   }
 
   void TearDown() override {
@@ -208,6 +208,18 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   // The refused job took no id.
   ASSERT_EQ(long_id, "long-1") << long_job.output;
   ASSERT_TRUE(AwaitJobState(coordinator_, long_id, "RUNNING")) << long_id << " never ran";
+  // A watch that runs out of time says so with its own exit code; the job
+  // goes on.
+  PstrainRun gave_up = Pstrain({"watch", long_id, coordinator_, "--watch_timeout_secs=1"});
+  EXPECT_EQ(gave_up.exit_code, 6) << gave_up.output;
+  EXPECT_NE(gave_up.output.find("did not end within 1s"), std::string::npos) << gave_up.output;
+  // The cluster will not shut down under a running job unless told to
+  // stop it: a refusal of the cluster's present state.
+  PstrainRun refused_shutdown = Pstrain({"shutdown", coordinator_});
+  EXPECT_EQ(refused_shutdown.exit_code, 7) << refused_shutdown.output;
+  EXPECT_NE(refused_shutdown.output.find("pass --stop_job"), std::string::npos)
+      << refused_shutdown.output;
+  ASSERT_TRUE(AwaitJobState(coordinator_, long_id, "RUNNING")) << long_id << " stopped";
   PstrainRun submitted =
       Pstrain({"submit", WriteSpec(root_, "clicks", 200), coordinator_, "--output=json"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
@@ -281,8 +293,12 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
 }
 
 TEST(CliTest, AnUnreachableCoordinatorExitsThreeSayingWhereAndWhatToTry) {
+  // Under the flag's old name, which scripts may still use.
   PstrainRun run = Pstrain({"status", "--coordinator=127.0.0.1:1"});
   EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("pstrain: --coordinator is deprecated; use --coordinator_address"),
+            std::string::npos)
+      << run.output;
   EXPECT_NE(run.output.find("cannot reach the coordinator at 127.0.0.1:1 (connection refused); "
                             "start one with `pstrain local --keep_running`"),
             std::string::npos)
@@ -293,11 +309,18 @@ TEST(CliTest, UsageErrorsExitTwoAndHelpShowsTheCommand) {
   PstrainRun unknown_flag = Pstrain({"local", "--nonsense"});
   EXPECT_EQ(unknown_flag.exit_code, 2) << unknown_flag.output;
   EXPECT_NE(unknown_flag.output.find("unknown flag --nonsense"), std::string::npos);
+  // The exit codes are listed once, in the program's help.
+  PstrainRun overview = Pstrain({"--help"});
+  EXPECT_EQ(overview.exit_code, 0);
+  for (const char* row : {"  5  refused: the coordinator did not accept the token",
+                          "  6  gave up waiting", "  7  the cluster refused the request"}) {
+    EXPECT_NE(overview.output.find(row), std::string::npos) << row << "\n" << overview.output;
+  }
   PstrainRun help = Pstrain({"submit", "--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.output.find("Usage: pstrain submit JOB.pbtxt"), std::string::npos) << help.output;
   EXPECT_NE(help.output.find("Example:"), std::string::npos) << help.output;
-  EXPECT_NE(help.output.find("--coordinator"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("--coordinator_address"), std::string::npos) << help.output;
   PstrainRun all = Pstrain({"--help"});
   for (const char* command : {"local", "submit", "status", "list", "watch", "stop", "cluster",
                               "shutdown", "train-local"}) {
@@ -322,7 +345,7 @@ class PstrainLocalTest : public testing::Test {
     auto child =
         ChildProcess::Start({*program,
                              {"local", spec, "--checkpoint_root=" + root_, "--run_dir=" + run_dir_,
-                              "--coordinator=127.0.0.1:0", "--workers=2"},
+                              "--coordinator_address=127.0.0.1:0", "--workers=2"},
                              {},
                              log_});
     EXPECT_TRUE(child.ok()) << child.status();
@@ -341,8 +364,9 @@ class PstrainLocalTest : public testing::Test {
 };
 
 TEST_F(PstrainLocalTest, SucceedsWithJsonAndLeavesNoProcess) {
-  PstrainRun run = Pstrain({"local", WriteSpec(root_, "ok", 150), "--checkpoint_root=" + root_,
-                            "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0", "--output=json"});
+  PstrainRun run =
+      Pstrain({"local", WriteSpec(root_, "ok", 150), "--checkpoint_root=" + root_,
+               "--run_dir=" + run_dir_, "--coordinator_address=127.0.0.1:0", "--output=json"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const auto fields = ParseJson(run.stdout_only).fields();
   EXPECT_EQ(fields.at("state").string_value(), "SUCCEEDED");
@@ -356,7 +380,7 @@ TEST_F(PstrainLocalTest, SucceedsWithJsonAndLeavesNoProcess) {
 // export, predictions from it.
 TEST_F(PstrainLocalTest, ReportExportAndPredictWorkOnWhatAJobLeft) {
   PstrainRun run = Pstrain({"local", WriteSpec(root_, "done", 150), "--checkpoint_root=" + root_,
-                            "--run_dir=" + run_dir_, "--coordinator=127.0.0.1:0"});
+                            "--run_dir=" + run_dir_, "--coordinator_address=127.0.0.1:0"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string model_dir = root_ + "/done";
   // The evaluator's export holds the model as ONNX too.
@@ -407,6 +431,41 @@ TEST_F(PstrainLocalTest, ReportExportAndPredictWorkOnWhatAJobLeft) {
   PstrainRun missing = Pstrain({"predict", exported, root_ + "/none.csv"});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_NE(missing.output.find("none.csv"), std::string::npos) << missing.output;
+}
+
+// The fastest path keeps its result as a cluster job does: the same
+// model_dir layout, so the same commands read it.
+TEST_F(PstrainLocalTest, TrainLocalKeepsCheckpointsAndTheExportInItsModelDir) {
+  const std::string model_dir = root_ + "/kept";
+  PstrainRun run = Pstrain(
+      {"train-local", WriteSpec(root_, "kept", 150), "--model_dir=" + model_dir, "--output=json"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto fields = ParseJson(run.stdout_only).fields();
+  const int64_t step = static_cast<int64_t>(fields.at("global_step").number_value());
+  EXPECT_GE(step, 150);
+  EXPECT_EQ(fields.at("checkpoint").string_value(), absl::StrCat(model_dir, "/ckpt-", step));
+  EXPECT_TRUE(std::ifstream(absl::StrCat(model_dir, "/ckpt-", step, "/MANIFEST")).good());
+  const std::string best = fields.at("export_path").string_value();
+  EXPECT_EQ(best, absl::StrCat(model_dir, "/export/best/", step));
+  EXPECT_TRUE(std::ifstream(best + "/model.onnx").good()) << best;
+  EXPECT_TRUE(std::ifstream(absl::StrCat(model_dir, "/export/final/", step, "/MANIFEST")).good());
+
+  PstrainRun report = Pstrain({"report", model_dir, "--to=" + root_ + "/kept.html"});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string html = ReadFile(root_ + "/kept.html");
+  for (const char* title : {"train loss", "learning rate", "eval auc"}) {
+    EXPECT_NE(html.find(absl::StrCat(">", title, "<")), std::string::npos) << title;
+  }
+  // A checkpoint written in this one process exports as a cluster's does.
+  PstrainRun exported = Pstrain({"export", model_dir, "--to=" + root_ + "/kept-export"});
+  EXPECT_EQ(exported.exit_code, 0) << exported.output;
+
+  // It does not resume: a second run refuses the folder and changes nothing.
+  PstrainRun again =
+      Pstrain({"train-local", WriteSpec(root_, "kept", 150), "--model_dir=" + model_dir});
+  EXPECT_EQ(again.exit_code, 7) << again.output;
+  EXPECT_NE(again.output.find("already holds checkpoints"), std::string::npos) << again.output;
+  EXPECT_TRUE(std::ifstream(absl::StrCat(model_dir, "/ckpt-", step, "/MANIFEST")).good());
 }
 
 TEST_F(PstrainLocalTest, CtrlCStopsTheJobGracefullyAndLeavesNoProcess) {

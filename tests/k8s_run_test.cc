@@ -424,7 +424,7 @@ void SubmitExampleJobAndExpectSuccess(ManifestCluster& cluster, const std::strin
   absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", "");
   ASSERT_TRUE(pstrain.ok()) << pstrain.status();
   const std::string coordinator =
-      absl::StrCat("--coordinator=", cluster.CoordinatorAddress(), " ", client_flags);
+      absl::StrCat("--coordinator_address=", cluster.CoordinatorAddress(), " ", client_flags);
   const std::string spec = cluster.CoordinatorPath(absl::StrCat("/etc/pstrain/jobs/", kJobFile));
 
   absl::StatusOr<std::string> submitted =
@@ -550,7 +550,7 @@ TEST(K8sRunTest, ProdOverlayTrainsTheExampleJobUnderMutualTls) {
   ASSERT_NO_FATAL_FAILURE(SubmitExampleJobAndExpectSuccess(
       cluster, root + "/claims",
       absl::StrCat("--tls_ca=", ca_dir, "/ca.crt --tls_cert=", ca_dir, "/client.crt --tls_key=",
-                   ca_dir, "/client.key --token_file=", ca_dir, "/client.token")));
+                   ca_dir, "/client.key --client_token_file=", ca_dir, "/client.token")));
   cluster.StopCleanly();
 }
 

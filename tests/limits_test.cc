@@ -71,7 +71,8 @@ PstrainRun SubmitWithCli(TestCluster& cluster, const std::string& name,
                          const std::string& spec_text) {
   const std::string path = ::testing::TempDir() + "/" + name + ".pbtxt";
   std::ofstream(path) << spec_text;
-  return Pstrain({"submit", path, "--coordinator=" + cluster.cluster().coordinator().grpc_address});
+  return Pstrain(
+      {"submit", path, "--coordinator_address=" + cluster.cluster().coordinator().grpc_address});
 }
 
 int CountJobs(TestCluster& cluster) {

@@ -118,13 +118,13 @@ class SecurityTest : public testing::Test {
                      bool with_certificate = true) {
     absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
     EXPECT_TRUE(program.ok()) << program.status();
-    args.push_back("--coordinator=" + cluster_->coordinator().grpc_address);
+    args.push_back("--coordinator_address=" + cluster_->coordinator().grpc_address);
     args.push_back("--tls_ca=" + root_ + "/ca.crt");
     if (with_certificate) {
       args.push_back("--tls_cert=" + root_ + "/client.crt");
       args.push_back("--tls_key=" + root_ + "/client.key");
     }
-    args.push_back(absl::StrCat("--token_file=", root_, "/", token, ".token"));
+    args.push_back(absl::StrCat("--client_token_file=", root_, "/", token, ".token"));
     return RunProgram(program.ok() ? *program : "pstrain", args);
   }
 
@@ -159,15 +159,16 @@ TEST_F(SecurityTest, RightCredentialsRunAJobAndWrongOnesAreRefused) {
   EXPECT_TRUE(absl::StrContains(no_certificate.output, "cannot reach the coordinator"))
       << no_certificate.output;
 
-  // A wrong token: UNAUTHENTICATED, said so.
+  // A wrong token: UNAUTHENTICATED, said so, with the exit code of a
+  // refusal.
   CommandRun wrong_token = Pstrain({"status"}, "wrong");
-  EXPECT_EQ(wrong_token.exit_code, 1) << wrong_token.output;
+  EXPECT_EQ(wrong_token.exit_code, 5) << wrong_token.output;
   EXPECT_TRUE(absl::StrContains(wrong_token.output, "wrong bearer token")) << wrong_token.output;
   EXPECT_FALSE(absl::StrContains(wrong_token.output, kWrongToken)) << wrong_token.output;
 
   // The cluster token may read but not submit.
   CommandRun cluster_submit = Pstrain({"submit", WriteSpec("refused")}, "cluster");
-  EXPECT_EQ(cluster_submit.exit_code, 1) << cluster_submit.output;
+  EXPECT_EQ(cluster_submit.exit_code, 5) << cluster_submit.output;
   EXPECT_TRUE(absl::StrContains(cluster_submit.output, "cluster token cannot"))
       << cluster_submit.output;
   CommandRun cluster_read = Pstrain({"list"}, "cluster");

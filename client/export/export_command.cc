@@ -5,11 +5,11 @@
 
 #include "absl/strings/str_join.h"
 #include "client/export/checkpoint_export.h"
+#include "client/output_path_flag.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "gflags/gflags.h"
 
-DEFINE_string(to, "", "export: the folder to write the export to (must not exist)");
 DEFINE_int64(step, -1, "export: the step of the checkpoint to export (-1: the newest good one)");
 
 namespace pstrain {
@@ -69,14 +69,14 @@ int RunExportCommand(const std::vector<std::string>& args) {
 
 Subcommand ExportCommand() {
   return {"export",
-          "MODEL_DIR",
+          "MODEL_DIR --to=DIR",
           "export a checkpoint of a model_dir as a self-contained model folder",
           "Exports a checkpoint of a job's model_dir into DIR, a self-contained folder\n"
           "(job spec, weights, MANIFEST with checksums) that `pstrain predict` and\n"
           "LoadExportedModel read without the cluster, the checkpoint or the training\n"
           "data, with model.onnx: the same model as ONNX (opset 17) for ONNX Runtime\n"
           "(inputs \"dense\" or \"sparse_ids\" and \"sparse_values\", output\n"
-          "\"predictions\"; see the README). A plug-in model that does not describe\n"
+          "\"predictions\"; see docs/models.md). A plug-in model that does not describe\n"
           "its ONNX graph is exported without it, and the command says so. The checkpoint is the "
           "newest that verifies (damaged newer ones are\n"
           "passed over, with a warning), or the one of step S. DIR must not exist.\n"

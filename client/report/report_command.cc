@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "client/output_path_flag.h"
 #include "client/report/html_report.h"
 #include "client/report/report_data.h"
 #include "common/checkpoint/file_path.h"
@@ -10,8 +11,6 @@
 #include "common/checkpoint/whole_file.h"
 #include "common/status/status_macros.h"
 #include "gflags/gflags.h"
-
-DEFINE_string(out, "", "report: the HTML file to write (default MODEL_DIR/report.html)");
 
 namespace pstrain {
 
@@ -36,7 +35,7 @@ int RunReportCommand(const std::vector<std::string>& args) {
     return 2;
   }
   PosixEnv env;
-  absl::StatusOr<WrittenReport> written = WriteReport(env, args[0], FLAGS_out);
+  absl::StatusOr<WrittenReport> written = WriteReport(env, args[0], FLAGS_to);
   if (!written.ok()) {
     std::cerr << "pstrain report: " << written.status().message() << "\n";
     // Nothing to report is the input's fault; a page that cannot be written
@@ -50,7 +49,7 @@ int RunReportCommand(const std::vector<std::string>& args) {
 
 Subcommand ReportCommand() {
   return {"report",
-          "MODEL_DIR",
+          "MODEL_DIR [--to=FILE.html]",
           "write an HTML page with plots of a model_dir's training and evaluation",
           "Writes one self-contained HTML page about a job's model_dir and prints its\n"
           "path: plots over the global step of the train loss, learning rate,\n"
@@ -65,8 +64,8 @@ Subcommand ReportCommand() {
           "\n"
           "Example:\n"
           "  pstrain report /tmp/pstrain/fashion_mnist_mlp\n"
-          "  pstrain report /tmp/pstrain/fashion_mnist_mlp --out=/tmp/fmnist.html",
-          {"out"},
+          "  pstrain report /tmp/pstrain/fashion_mnist_mlp --to=/tmp/fmnist.html",
+          {"to"},
           RunReportCommand};
 }
 

@@ -21,7 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-DECLARE_string(out);
+DECLARE_string(to);
 
 namespace pstrain {
 namespace {
@@ -187,16 +187,16 @@ TEST_F(ReportTest, ADamagedLineIsANoteNotAFailure) {
 }
 
 TEST_F(ReportTest, CommandExitCodes) {
-  FLAGS_out = "";
+  FLAGS_to = "";
   EXPECT_EQ(RunReportCommand({}), 2);
   EXPECT_EQ(RunReportCommand({model_dir_}), 2);  // nothing to report
   WriteTrainingRun();
-  FLAGS_out = JoinPath(dir_, "r.html");
+  FLAGS_to = JoinPath(dir_, "r.html");
   EXPECT_EQ(RunReportCommand({model_dir_}), 0);
-  EXPECT_TRUE(*PathExists(env_, FLAGS_out));
-  FLAGS_out = JoinPath(dir_, "no/such/folder/r.html");
+  EXPECT_TRUE(*PathExists(env_, FLAGS_to));
+  FLAGS_to = JoinPath(dir_, "no/such/folder/r.html");
   EXPECT_NE(RunReportCommand({model_dir_}), 0);
-  FLAGS_out = "";
+  FLAGS_to = "";
 }
 
 }  // namespace

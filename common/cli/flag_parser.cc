@@ -21,9 +21,23 @@ absl::Status SetFlag(const gflags::CommandLineFlagInfo& info, const std::string&
   return absl::OkStatus();
 }
 
+// `name` under its new spelling when it is an old one, noting it.
+std::string CurrentName(const std::string& name, const std::vector<RenamedFlag>& renamed,
+                        ParsedArgs& parsed) {
+  for (const RenamedFlag& flag : renamed) {
+    if (name == flag.old_name) {
+      parsed.deprecation_notices.push_back(
+          absl::StrCat("--", flag.old_name, " is deprecated; use --", flag.name));
+      return flag.name;
+    }
+  }
+  return name;
+}
+
 }  // namespace
 
-absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args) {
+absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args,
+                                      const std::vector<RenamedFlag>& renamed) {
   ParsedArgs parsed;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -42,6 +56,7 @@ absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args) {
       name = body.substr(0, equals);
       value = body.substr(equals + 1);
     }
+    name = CurrentName(name, renamed, parsed);
     if ((name == "help" || name == "h") && !value.has_value()) {
       parsed.help = true;
       continue;
@@ -57,7 +72,8 @@ absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args) {
       gflags::CommandLineFlagInfo negated;
       const size_t prefix = absl::StartsWith(name, "no-") ? 3 : 2;
       if (absl::StartsWith(name, "no") && !value.has_value() &&
-          FindFlag(name.substr(prefix), &negated) && negated.type == "bool") {
+          FindFlag(CurrentName(name.substr(prefix), renamed, parsed), &negated) &&
+          negated.type == "bool") {
         if (absl::Status set = SetFlag(negated, "false"); !set.ok()) return set;
         parsed.flags_set.push_back(negated.name);
         continue;

@@ -63,6 +63,24 @@ TEST_F(FlagParserTest, HelpIsReportedNotSet) {
   EXPECT_TRUE(ParseFlags({"--helpfull"})->helpfull);
 }
 
+TEST_F(FlagParserTest, AnOldSpellingSetsTheNewFlagWithANotice) {
+  const std::vector<RenamedFlag> renamed = {{"test_out", "test_output"},
+                                            {"test_bar", "test_progress"}};
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseFlags({"report", "--test_out=json", "--notest_bar"}, renamed);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(FLAGS_test_output, "json");
+  EXPECT_FALSE(FLAGS_test_progress);
+  EXPECT_EQ(parsed->flags_set, (std::vector<std::string>{"test_output", "test_progress"}));
+  EXPECT_EQ(parsed->deprecation_notices,
+            (std::vector<std::string>{"--test_out is deprecated; use --test_output",
+                                      "--test_bar is deprecated; use --test_progress"}));
+  // The new spelling is silent.
+  parsed = ParseFlags({"--test_output=text"}, renamed);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->deprecation_notices.empty());
+}
+
 TEST_F(FlagParserTest, ErrorsNameTheFlag) {
   EXPECT_EQ(ParseFlags({"--no_such_flag=1"}).status().message(), "unknown flag --no_such_flag");
   EXPECT_EQ(ParseFlags({"--test_workers=many"}).status().message(),

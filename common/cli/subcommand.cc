@@ -72,7 +72,8 @@ std::string FormatSubcommandHelp(absl::string_view program, const Subcommand& co
 }
 
 int RunSubcommands(absl::string_view program, absl::string_view overview,
-                   const std::vector<Subcommand>& commands, int argc, char** argv) {
+                   const std::vector<Subcommand>& commands, int argc, char** argv,
+                   const std::vector<RenamedFlag>& renamed) {
   // Logs go to stderr; glog's default of files under /tmp would hide them.
   gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
   if (!google::IsGoogleLoggingInitialized()) {
@@ -80,7 +81,7 @@ int RunSubcommands(absl::string_view program, absl::string_view overview,
   }
 
   const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
-  absl::StatusOr<ParsedArgs> parsed = ParseFlags(args);
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, renamed);
   // The command is the first positional argument, so flags may come before it.
   const Subcommand* command = nullptr;
   std::vector<std::string> positional;
@@ -112,6 +113,9 @@ int RunSubcommands(absl::string_view program, absl::string_view overview,
               << parsed.status().message() << " (see " << program
               << (command ? absl::StrCat(" ", command->name) : "") << " --help)\n";
     return kUsageErrorExitCode;
+  }
+  for (const std::string& notice : parsed->deprecation_notices) {
+    std::cerr << program << ": " << notice << "\n";
   }
   if (parsed->helpfull) {
     gflags::ShowUsageWithFlags(std::string(program).c_str());

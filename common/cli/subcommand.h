@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "common/cli/flag_parser.h"
 
 namespace pstrain {
 
 struct Subcommand {
   std::string name;       // "submit"
-  std::string arguments;  // positional arguments as usage shows them: "JOB.pbtxt"
+  // Positional arguments and required flags as usage shows them:
+  // "JOB.pbtxt", "JOB --to=DIR".
+  std::string arguments;
   std::string summary;    // one line, for the program's --help
   // What it does, what it prints, its exit codes and at least one example;
   // shown by `PROGRAM COMMAND --help`.
@@ -39,8 +42,10 @@ inline constexpr int kUsageErrorExitCode = 2;
 //   PROGRAM COMMAND --help                the same
 //   PROGRAM COMMAND ARGS... --flags       runs COMMAND
 // Prints usage errors to stderr and returns kUsageErrorExitCode for them.
+// `renamed` flags' old spellings still work, with a notice on stderr.
 int RunSubcommands(absl::string_view program, absl::string_view overview,
-                   const std::vector<Subcommand>& commands, int argc, char** argv);
+                   const std::vector<Subcommand>& commands, int argc, char** argv,
+                   const std::vector<RenamedFlag>& renamed = {});
 
 // The program's --help: the overview, then one block per command.
 std::string FormatProgramHelp(absl::string_view program, absl::string_view overview,

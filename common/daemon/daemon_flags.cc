@@ -8,6 +8,7 @@
 #include "common/config/cluster_config.h"
 #include "common/config/tf_config.h"
 #include "common/daemon/daemon.h"
+#include "common/net/coordinator_address_flag.h"
 #include "common/net/host_aliases.h"
 #include "common/net/host_port.h"
 #include "common/net/message_limit_flags.h"
@@ -30,9 +31,6 @@ DEFINE_string(health_listen, "",
               "(same status as --listen's), for probes that cannot speak TLS such as the "
               "kubelet's gRPC probes; port 0 picks a free port. Default: none, health is "
               "served on --listen only.");
-DEFINE_string(coordinator_address, "",
-              "host:port of the coordinator (TF_CONFIG's chief). Required for every role but "
-              "the coordinator, here or in TF_CONFIG.");
 DEFINE_string(ps_addresses, "",
               "Comma-separated host:port of every parameter server, in shard order; overrides "
               "TF_CONFIG's cluster.ps.");

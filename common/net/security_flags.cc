@@ -22,14 +22,12 @@ DEFINE_string(tls_server_name, "",
               "The name the server certificate must carry when it differs from the host "
               "dialled (default: the host).");
 DEFINE_string(client_token_file, "",
-              "File holding the bearer token of the client API (JobService). Default: the "
-              "client API is open.");
+              "File holding the bearer token of the client API (JobService): the coordinator "
+              "accepts it, `pstrain` and other clients send it. Default: the client API is "
+              "open; `pstrain` sends $PSTRAIN_TOKEN when set.");
 DEFINE_string(cluster_token_file, "",
               "File holding the bearer token of cluster-internal calls (ClusterService, "
               "ParameterServer); daemons send it on their own calls. Default: open.");
-DEFINE_string(token_file, "",
-              "`pstrain`: file holding the client API's bearer token (default: "
-              "$PSTRAIN_TOKEN, else none).");
 
 namespace pstrain {
 namespace {
@@ -77,8 +75,8 @@ absl::StatusOr<ChannelSecurity> ClientChannelSecurityFromFlags() {
   SecurityOptions options = TlsFromFlags();
   options.tls = !FLAGS_tls_ca.empty() || !FLAGS_tls_cert.empty();
   std::string token;
-  if (!FLAGS_token_file.empty()) {
-    ASSIGN_OR_RETURN(token, TokenFromFile("token_file", FLAGS_token_file));
+  if (!FLAGS_client_token_file.empty()) {
+    ASSIGN_OR_RETURN(token, TokenFromFile("client_token_file", FLAGS_client_token_file));
   } else if (const char* value = std::getenv("PSTRAIN_TOKEN")) {
     token = value;
   }

@@ -3,9 +3,10 @@
 
 // The TLS and token flags, defined once for every daemon and the `pstrain`
 // client: --tls_cert, --tls_key, --tls_ca, --tls_client_auth,
-// --tls_server_name, --client_token_file, --cluster_token_file and (client)
-// --token_file / $PSTRAIN_TOKEN. Tokens come from files, never the command
-// line, so they do not show in `ps`. Everything is off by default.
+// --tls_server_name, --client_token_file (the coordinator checks it, the
+// client sends it, else $PSTRAIN_TOKEN) and --cluster_token_file. Tokens
+// come from files, never the command line, so they do not show in `ps`.
+// Everything is off by default.
 
 #include "absl/status/statusor.h"
 #include "common/net/channel_security.h"
@@ -18,7 +19,7 @@ namespace pstrain {
 absl::StatusOr<SecurityOptions> DaemonSecurityFromFlags();
 
 // The `pstrain` client's channel: TLS when --tls_ca or --tls_cert is set,
-// the token from --token_file, else $PSTRAIN_TOKEN.
+// the token from --client_token_file, else $PSTRAIN_TOKEN.
 absl::StatusOr<ChannelSecurity> ClientChannelSecurityFromFlags();
 
 }  // namespace pstrain

@@ -209,7 +209,7 @@ start_daemon() {
 
 # Runs `pstrain ARGS` from the image against the coordinator.
 pstrain() {
-  "${podman[@]}" run --rm "${run_options[@]}" "$image" pstrain "$@" --coordinator="$coordinator"
+  "${podman[@]}" run --rm "${run_options[@]}" "$image" pstrain "$@" --coordinator_address="$coordinator"
 }
 
 echo "run_image: $image, the dev overlay's cluster on 127.0.0.1, model_dir $model_dir"
@@ -246,7 +246,7 @@ head -n 1 <<<"$submitted"
 job_id=$(sed -n 's/^submitted job \([^ ]*\) to .*/\1/p' <<<"$submitted")
 [[ -n $job_id ]] || die "no job id in the output of pstrain submit"
 watch_status=0
-pstrain watch "$job_id" --noprogress --watch_timeout_secs="$timeout_secs" || watch_status=$?
+pstrain watch "$job_id" --no-progress --watch_timeout_secs="$timeout_secs" || watch_status=$?
 echo "run_image: job $job_id ended: $(elapsed "$start")"
 status=$(pstrain status "$job_id") || true
 echo "$status"
