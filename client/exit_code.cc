@@ -1,6 +1,9 @@
 #include "client/exit_code.h"
 
+#include <vector>
+
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 
 namespace pstrain {
 namespace {
@@ -33,9 +36,20 @@ constexpr ExitCodeMeaning kExitCodeMeanings[] = {
 }  // namespace
 
 std::string ExitCodeTable() {
+  // Wrapped to 80 columns, each meaning indented past its code.
+  constexpr size_t kWidth = 80;
+  const std::string indent(5, ' ');
   std::string table;
   for (const ExitCodeMeaning& row : kExitCodeMeanings) {
-    absl::StrAppendFormat(&table, "  %d  %s\n", row.code, row.meaning);
+    std::string line = absl::StrFormat("  %d ", row.code);
+    for (absl::string_view word : absl::StrSplit(row.meaning, ' ')) {
+      if (line.size() + 1 + word.size() > kWidth && line.size() > indent.size()) {
+        absl::StrAppend(&table, line, "\n");
+        line = indent.substr(0, indent.size() - 1);
+      }
+      absl::StrAppend(&line, " ", word);
+    }
+    absl::StrAppend(&table, line, "\n");
   }
   return table;
 }

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -25,6 +26,12 @@ TEST(ExitCodeTest, OnlyAWaitRunningOutIsGivingUp) {
   EXPECT_EQ(ExitCodeForWait(absl::DeadlineExceededError("job x did not end within 1s")), 6);
   EXPECT_EQ(ExitCodeForWait(absl::NotFoundError("no job x")), 2);
   EXPECT_EQ(ExitCodeForWait(absl::UnavailableError("cannot reach")), 3);
+}
+
+TEST(ExitCodeTest, TheTableFitsATerminal) {
+  for (absl::string_view line : absl::StrSplit(ExitCodeTable(), '\n')) {
+    EXPECT_LE(line.size(), 80u) << line;
+  }
 }
 
 TEST(ExitCodeTest, TheTableListsEveryCodeInOrder) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "client/cluster_command.h"
 #include "client/exit_code.h"
 #include "client/export/export_command.h"
@@ -36,7 +37,7 @@ std::string Overview() {
       "$PSTRAIN_TOKEN.\n"
       "\n"
       "Exit codes:\n",
-      pstrain::ExitCodeTable());
+      absl::StripSuffix(pstrain::ExitCodeTable(), "\n"));
 }
 
 // Spellings of earlier releases, still accepted with a notice so that

@@ -370,7 +370,7 @@ TEST_F(ChaosTest, AKilledCoordinatorComesBackAndResumesTheJob) {
             {*pstrain,
              {"watch", job_id,
               "--coordinator_address=" + cluster_->cluster().coordinator().grpc_address,
-              "--noprogress"},
+              "--no-progress"},
              {},
              watch_log});
         ASSERT_TRUE(started.ok()) << started.status();
