@@ -89,7 +89,7 @@ int RunWriteLibsvmCommand(const std::vector<std::string>& args) {
 
 Subcommand WriteLibsvmCommand() {
   return {"write-libsvm",
-          "JOB.pbtxt",
+          "JOB.pbtxt --libsvm_dir=DIR",
           "write a job's data as libsvm text",
           "Reads the job's train_data and eval_data as the job would and writes them,\n"
           "example by example in order, as libsvm / svmlight text: DIR/train.libsvm and\n"

@@ -107,7 +107,7 @@ int RunWriteTfRecordCommand(const std::vector<std::string>& args) {
 
 Subcommand WriteTfRecordCommand() {
   return {"write-tfrecord",
-          "JOB.pbtxt",
+          "JOB.pbtxt --tfrecord_dir=DIR",
           "write a job's data as TFRecord files of tf.Example",
           "Reads the job's train_data and eval_data as the job would and writes them,\n"
           "example by example in order, as TFRecord files of tf.Example, as TensorFlow\n"

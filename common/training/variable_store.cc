@@ -9,6 +9,19 @@
 #include "common/status/status_macros.h"
 
 namespace pstrain {
+namespace {
+
+template <typename Map>
+std::vector<const std::string*> SortedKeys(const Map& map) {
+  std::vector<const std::string*> keys;
+  keys.reserve(map.size());
+  for (const auto& entry : map) keys.push_back(&entry.first);
+  std::sort(keys.begin(), keys.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  return keys;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<VariableStore>> VariableStore::Create(
     const std::vector<VariableDef>& defs, uint64_t job_seed, const Optimizer* optimizer) {
@@ -181,11 +194,7 @@ absl::StatusOr<ShardFileInfo> VariableStore::WriteCheckpointShard(ShardFileHeade
   RETURN_IF_ERROR(writer.WriteHeader(header));
 
   // In name order, so the same variables always make the same file.
-  std::vector<const std::string*> dense_names;
-  for (const auto& [name, variable] : dense_) dense_names.push_back(&name);
-  std::sort(dense_names.begin(), dense_names.end(),
-            [](const std::string* a, const std::string* b) { return *a < *b; });
-  for (const std::string* name : dense_names) {
+  for (const std::string* name : SortedKeys(dense_)) {
     const DenseVariable& variable = dense_.at(*name);
     const int64_t n = variable.value.num_elements();
     // A variable that is not trained has no slots here; the file has room
@@ -211,11 +220,7 @@ absl::StatusOr<ShardFileInfo> VariableStore::WriteCheckpointShard(ShardFileHeade
         record, absl::MakeConstSpan(variable.value.data<float>(), n), slots));
   }
 
-  std::vector<const std::string*> table_names;
-  for (const auto& [name, table] : tables_) table_names.push_back(&name);
-  std::sort(table_names.begin(), table_names.end(),
-            [](const std::string* a, const std::string* b) { return *a < *b; });
-  for (const std::string* name : table_names) {
+  for (const std::string* name : SortedKeys(tables_)) {
     const Table& table = tables_.at(*name);
     ShardFileVariable record;
     record.name = *name;
