@@ -485,6 +485,17 @@ TEST_F(PstrainLocalTest, CtrlCStopsTheJobGracefullyAndLeavesNoProcess) {
   ExpectEveryChildGone();
 }
 
+TEST_F(PstrainLocalTest, AJobTimeoutGivesUpWithItsOwnExitCodeAndLeavesNoProcess) {
+  PstrainRun run = Pstrain({"local", WriteSpec(root_, "endless", 1000000),
+                            "--checkpoint_root=" + root_, "--run_dir=" + run_dir_,
+                            "--coordinator_address=127.0.0.1:0", "--job_timeout_secs=3"});
+  EXPECT_EQ(run.exit_code, 6) << run.output;
+  EXPECT_NE(run.output.find("job endless-1 did not end within 3s"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("Every process exited cleanly"), std::string::npos) << run.output;
+  ExpectEveryChildGone();
+}
+
 TEST_F(PstrainLocalTest, AKilledWorkerEndsTheRunNamingItAndLeavesNoProcess) {
   std::unique_ptr<ChildProcess> local = StartLocal(WriteSpec(root_, "crashed", 1000000));
   ASSERT_NE(local, nullptr);
