@@ -105,7 +105,10 @@ class Client:
         status, then state changes, checkpoints, evaluations and (with
         `progress`) training progress. Stopping the iteration stops watching,
         not the job. GaveUpWaiting when `timeout` seconds pass first (the job
-        goes on)."""
+        goes on). A coordinator that goes away meanwhile ends it with
+        Unreachable: unlike `pstrain watch`, this does not wait for a
+        restarted coordinator; call watch() again once it is back (it
+        resumes the job under the same id)."""
         request = coordinator_pb2.WatchJobRequest(job_id=job_id, include_progress=progress)
         stream = self._jobs.WatchJob(request, timeout=timeout, metadata=self._metadata)
         try:
