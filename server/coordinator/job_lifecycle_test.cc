@@ -274,6 +274,17 @@ TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
   EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-32/MANIFEST").value_or(false));
 }
 
+// Two shards, two workers, a job of 4096 records in leases of 2048.
+// worker/0 holds the first lease; ps/0 applied its pushes of records
+// [0, 256), ps/1 one push more, [0, 384): a push in flight reached one
+// shard only.
+struct HalfPushedLease {
+  Caller holder;
+  Caller other;
+  std::string job_id;
+  int64_t lease_id = 0;
+};
+
 PushLedger LedgerOf(int64_t lease_id, int64_t begin, int64_t end) {
   PushLedger ledger;
   LeaseProgress* lease = ledger.add_leases();
@@ -284,83 +295,74 @@ PushLedger LedgerOf(int64_t lease_id, int64_t begin, int64_t end) {
   return ledger;
 }
 
-TEST_F(JobLifecycleTest, ALostWorkersLeaseGoesBackWithoutTheRecordsItsPushesTrained) {
-  options_.runner.records_per_lease = 2048;
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Caller worker1 = Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(kOneEpochOf4096);
-  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  absl::StatusOr<DataLease> lost = Acquire(worker0, job_id);
-  ASSERT_TRUE(lost.ok()) << lost.status();
-  ASSERT_EQ(lost->range().begin(), 0);
-  // ps/0 applied the pushes of records [0, 256), ps/1 one push more: the
-  // worker died while pushing [256, 384), which reached ps/1 only.
-  shards_[0].SetLedger(LedgerOf(lost->lease_id(), 0, 256));
-  shards_[1].SetLedger(LedgerOf(lost->lease_id(), 0, 384));
+class LeaseHandbackTest : public JobLifecycleTest {
+ protected:
+  void StartWithAHalfPushedLease(HalfPushedLease* out) {
+    options_.runner.records_per_lease = 2048;
+    Start();
+    Join(TASK_TYPE_PS, 0);
+    Join(TASK_TYPE_PS, 1);
+    out->holder = Join(TASK_TYPE_WORKER, 0);
+    out->other = Join(TASK_TYPE_WORKER, 1);
+    out->job_id = Submit(kOneEpochOf4096);
+    ASSERT_EQ(AwaitAssignment(out->holder).job_id(), out->job_id);
+    absl::StatusOr<DataLease> lease = Acquire(out->holder, out->job_id);
+    ASSERT_TRUE(lease.ok()) << lease.status();
+    ASSERT_EQ(lease->range().begin(), 0);
+    out->lease_id = lease->lease_id();
+    shards_[0].SetLedger(LedgerOf(out->lease_id, 0, 256));
+    shards_[1].SetLedger(LedgerOf(out->lease_id, 0, 384));
+  }
 
+  // Each shard's push ledger was read once for the lease, and sealed, so no
+  // late push of it can land after; then only the untrained rest, [384,
+  // 2048), goes back, first in line.
+  void ExpectOnlyTheUntrainedRestGoesBack(const HalfPushedLease& lease) {
+    for (FakeShard& shard : shards_) {
+      const std::vector<ReadPushLedgerRequest> reads = shard.ledger_reads();
+      ASSERT_EQ(reads.size(), 1u);
+      EXPECT_EQ(reads[0].job_id(), lease.job_id);
+      EXPECT_TRUE(reads[0].seal());
+      EXPECT_THAT(reads[0].lease_ids(), ::testing::ElementsAre(lease.lease_id));
+    }
+    absl::StatusOr<DataLease> rest = Acquire(lease.other, lease.job_id);
+    ASSERT_TRUE(rest.ok()) << rest.status();
+    EXPECT_EQ(rest->range().begin(), 384);
+    EXPECT_EQ(rest->range().end(), 2048);
+    absl::StatusOr<DataLease> next = Acquire(lease.other, lease.job_id);
+    ASSERT_TRUE(next.ok()) << next.status();
+    EXPECT_EQ(next->range().begin(), 2048);
+  }
+};
+
+TEST_F(LeaseHandbackTest, ALostWorkersLeaseGoesBackWithoutTheRecordsItsPushesTrained) {
+  HalfPushedLease lease;
+  ASSERT_NO_FATAL_FAILURE(StartWithAHalfPushedLease(&lease));
   // worker/0 restarts: its old incarnation's lease is handed back.
   RegisterRequest again;
-  *again.mutable_task() = worker0.task;
-  again.set_incarnation(worker0.incarnation + 1);
+  *again.mutable_task() = lease.holder.task;
+  again.set_incarnation(lease.holder.incarnation + 1);
   ASSERT_TRUE(coordinator_->Register(again).ok());
-
-  for (FakeShard& shard : shards_) {
-    const std::vector<ReadPushLedgerRequest> reads = shard.ledger_reads();
-    ASSERT_EQ(reads.size(), 1u);
-    EXPECT_EQ(reads[0].job_id(), job_id);
-    EXPECT_TRUE(reads[0].seal());
-    EXPECT_THAT(reads[0].lease_ids(), ::testing::ElementsAre(lost->lease_id()));
-  }
-  // Only the untrained rest goes back, first in line; then the next lease.
-  absl::StatusOr<DataLease> rest = Acquire(worker1, job_id);
-  ASSERT_TRUE(rest.ok()) << rest.status();
-  EXPECT_EQ(rest->range().begin(), 384);
-  EXPECT_EQ(rest->range().end(), 2048);
-  absl::StatusOr<DataLease> next = Acquire(worker1, job_id);
-  ASSERT_TRUE(next.ok()) << next.status();
-  EXPECT_EQ(next->range().begin(), 2048);
+  ExpectOnlyTheUntrainedRestGoesBack(lease);
 }
 
-TEST_F(JobLifecycleTest, ALeaseWithAPushOfUnknownOutcomeGoesBackWithoutWhatTheShardsApplied) {
-  options_.runner.records_per_lease = 2048;
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Caller worker1 = Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(kOneEpochOf4096);
-  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  absl::StatusOr<DataLease> lease = Acquire(worker0, job_id);
-  ASSERT_TRUE(lease.ok()) << lease.status();
-  ASSERT_EQ(lease->range().begin(), 0);
-  // The push of records [256, 384) ended without an answer; ps/1 applied
-  // it. The worker, not knowing, would hand [256, 2048) back.
-  shards_[0].SetLedger(LedgerOf(lease->lease_id(), 0, 256));
-  shards_[1].SetLedger(LedgerOf(lease->lease_id(), 0, 384));
+TEST_F(LeaseHandbackTest, ALeaseWithAPushOfUnknownOutcomeGoesBackWithoutWhatTheShardsApplied) {
+  HalfPushedLease lease;
+  ASSERT_NO_FATAL_FAILURE(StartWithAHalfPushedLease(&lease));
+  // The push of records [256, 384) ended without an answer. The worker, not
+  // knowing ps/1 applied it, hands [256, 2048) back: the shards' word counts,
+  // not the worker's.
   CompleteDataLeaseRequest complete;
-  *complete.mutable_task() = worker0.task;
-  complete.set_incarnation(worker0.incarnation);
-  complete.set_job_id(job_id);
-  complete.set_lease_id(lease->lease_id());
-  complete.add_returned()->set_begin(256);
-  complete.mutable_returned(0)->set_end(2048);
+  *complete.mutable_task() = lease.holder.task;
+  complete.set_incarnation(lease.holder.incarnation);
+  complete.set_job_id(lease.job_id);
+  complete.set_lease_id(lease.lease_id);
+  RecordRange* returned = complete.add_returned();
+  returned->set_begin(256);
+  returned->set_end(2048);
   complete.set_outcome_unknown(true);
   ASSERT_TRUE(coordinator_->CompleteDataLease(complete).ok());
-
-  for (FakeShard& shard : shards_) {
-    const std::vector<ReadPushLedgerRequest> reads = shard.ledger_reads();
-    ASSERT_EQ(reads.size(), 1u);
-    EXPECT_TRUE(reads[0].seal());
-    EXPECT_THAT(reads[0].lease_ids(), ::testing::ElementsAre(lease->lease_id()));
-  }
-  // The shards' word, not the worker's: [256, 384) is trained.
-  absl::StatusOr<DataLease> rest = Acquire(worker1, job_id);
-  ASSERT_TRUE(rest.ok()) << rest.status();
-  EXPECT_EQ(rest->range().begin(), 384);
-  EXPECT_EQ(rest->range().end(), 2048);
+  ExpectOnlyTheUntrainedRestGoesBack(lease);
 }
 
 TEST_F(JobLifecycleTest, AnEvalJobEvaluatesTheNewestCheckpointOfItsModelDir) {
