@@ -30,6 +30,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -41,7 +42,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/process/child_process.h"
+#include "bench/common/netns_hosts.h"
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
@@ -89,44 +90,6 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// The rehearsal tests/multi_host_test.sh made: its script and prefix.
-struct Hosts {
-  std::string script;
-  std::string prefix;
-
-  // Runs `netns_hosts.sh <command> <prefix> <host>`: cut or mend.
-  absl::Status Link(const std::string& command, const std::string& host) const {
-    ChildProcessOptions options;
-    options.program = script;
-    options.args = {command, prefix, host};
-    absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(options);
-    if (!child.ok()) return child.status();
-    absl::StatusOr<ExitStatus> exit = (*child)->Wait(absl::Seconds(30));
-    if (!exit.ok()) return exit.status();
-    if (!exit->ok()) {
-      return absl::InternalError(
-          absl::StrCat(script, " ", command, " ", host, ": ", exit->ToString()));
-    }
-    return absl::OkStatus();
-  }
-};
-
-// Each task's host: the launcher runs its command there.
-std::map<std::string, TaskHost> Placement(const Hosts& hosts) {
-  std::map<std::string, TaskHost> placement;
-  for (const auto& [task, host] :
-       std::vector<std::pair<std::string, std::string>>{{"coordinator/0", "chief-0"},
-                                                        {"ps/0", "ps-0"},
-                                                        {"ps/1", "ps-1"},
-                                                        {"worker/0", "worker-0"},
-                                                        {"worker/1", "worker-1"},
-                                                        {"evaluator/0", "evaluator-0"}}) {
-    placement[task] = {{hosts.script, "exec", hosts.prefix, host},
-                       absl::StrCat("pstrain-", host, ".pstrain.svc")};
-  }
-  return placement;
-}
-
 LocalClusterOptions ClusterOptions() {
   LocalClusterOptions options;
   options.num_ps = 2;
@@ -144,9 +107,9 @@ class MultiHostTest : public testing::Test {
     const char* prefix = std::getenv("PSTRAIN_HOSTS_PREFIX");
     ASSERT_TRUE(script != nullptr && prefix != nullptr)
         << "run by tests/multi_host_test.sh, which makes the hosts";
-    hosts_ = {script, prefix};
+    hosts_.emplace(script, prefix);
     LocalClusterOptions options = ClusterOptions();
-    options.hosts = Placement(hosts_);
+    options.hosts = hosts_->OnePerHost(options.num_ps, options.num_workers);
     absl::StatusOr<std::unique_ptr<TestCluster>> started =
         TestCluster::Start("multi_host", options);
     ASSERT_TRUE(started.ok()) << started.status();
@@ -213,12 +176,13 @@ class MultiHostTest : public testing::Test {
     return "";
   }
 
-  static Hosts hosts_;
+  // The rehearsal tests/multi_host_test.sh made.
+  static std::optional<NetnsHosts> hosts_;
   static TestCluster* cluster_;
   static double first_auc_;
 };
 
-Hosts MultiHostTest::hosts_;
+std::optional<NetnsHosts> MultiHostTest::hosts_;
 TestCluster* MultiHostTest::cluster_ = nullptr;
 double MultiHostTest::first_auc_ = -1;
 
@@ -311,11 +275,11 @@ TEST_F(MultiHostTest, Bfloat16OnTheWireHalvesTheDenseBytesAndTrainsAsFloat32Does
 TEST_F(MultiHostTest, AWorkerCutOffPastItsDeadlineHandsBackItsLeaseAndNothingIsTrainedTwice) {
   const JobRecord job = Run(*cluster_, "worker_cut", [](const std::string& job_id) {
     if (!AwaitStep(job_id, 3 * kCheckpointEverySteps / 2)) return;
-    ASSERT_TRUE(hosts_.Link("cut", "worker-1").ok());
+    ASSERT_TRUE(hosts_->Run("cut", {"worker-1"}).ok());
     const absl::Status lost =
         cluster_->AwaitMemberState("worker/1", MEMBER_STATE_LOST, absl::Minutes(1));
     const absl::StatusOr<JobStatus> during = cluster_->Get(job_id);
-    ASSERT_TRUE(hosts_.Link("mend", "worker-1").ok());
+    ASSERT_TRUE(hosts_->Run("mend", {"worker-1"}).ok());
     ASSERT_TRUE(lost.ok()) << lost;
     ASSERT_TRUE(during.ok()) << during.status();
     ASSERT_EQ(during->state(), JOB_STATE_RUNNING)
@@ -333,14 +297,14 @@ TEST_F(MultiHostTest, AWorkerCutOffPastItsDeadlineHandsBackItsLeaseAndNothingIsT
 TEST_F(MultiHostTest, AParameterServerCutOffCostsARollbackThenTrainingResumes) {
   const JobRecord job = Run(*cluster_, "ps_cut", [](const std::string& job_id) {
     if (!AwaitStep(job_id, 3 * kCheckpointEverySteps / 2)) return;
-    ASSERT_TRUE(hosts_.Link("cut", "ps-1").ok());
+    ASSERT_TRUE(hosts_->Run("cut", {"ps-1"}).ok());
     const absl::StatusOr<JobStatus> waiting = cluster_->AwaitStatus(
         job_id,
         [](const JobStatus& status) {
           return absl::StrContains(status.reason(), "waiting for ps/1");
         },
         absl::Minutes(1));
-    ASSERT_TRUE(hosts_.Link("mend", "ps-1").ok());
+    ASSERT_TRUE(hosts_->Run("mend", {"ps-1"}).ok());
     ASSERT_TRUE(waiting.ok()) << waiting.status();
     std::printf("ps-1 cut off; the job said: %s\n", waiting->reason().c_str());
   });
@@ -353,9 +317,9 @@ TEST_F(MultiHostTest, WorkersWaitForACutOffCoordinatorAndCarryOnWhenItIsBack) {
   // and must not take its own isolation for the loss of every member.
   const JobRecord job = Run(*cluster_, "coordinator_cut", [](const std::string& job_id) {
     if (!AwaitStep(job_id, 3 * kCheckpointEverySteps / 2)) return;
-    ASSERT_TRUE(hosts_.Link("cut", "chief-0").ok());
+    ASSERT_TRUE(hosts_->Run("cut", {"chief-0"}).ok());
     absl::SleepFor(2 * kHeartbeatTimeout);
-    ASSERT_TRUE(hosts_.Link("mend", "chief-0").ok());
+    ASSERT_TRUE(hosts_->Run("mend", {"chief-0"}).ok());
   });
   ExpectSucceeded(job);
   EXPECT_EQ(job.final_status.rollbacks(), 0) << job.final_status.last_rollback();

@@ -34,9 +34,9 @@
 #include "bench/cluster/bench_cluster.h"
 #include "bench/cluster/bench_job.h"
 #include "bench/cluster/throughput_measurement.h"
+#include "bench/common/netns_hosts.h"
 #include "bench/report/load_average.h"
 #include "bench/report/markdown_report.h"
-#include "common/process/child_process.h"
 #include "gflags/gflags.h"
 
 DEFINE_string(report, "", "write the Markdown section here (default: stdout)");
@@ -120,44 +120,17 @@ double SumOf(const std::vector<MetricsPage>& pages, const std::string& metric) {
   return sum;
 }
 
-// Runs `hosts_script` with `args` and waits for it.
-absl::Status Hosts(const std::vector<std::string>& args) {
-  ChildProcessOptions options;
-  options.program = FLAGS_hosts_script;
-  options.args = args;
-  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(options);
-  if (!child.ok()) return child.status();
-  absl::StatusOr<ExitStatus> exit = (*child)->Wait(absl::Minutes(1));
-  if (!exit.ok()) return exit.status();
-  if (!exit->ok()) {
-    return absl::InternalError(
-        absl::StrCat(FLAGS_hosts_script, " ", absl::StrJoin(args, " "), ": ", exit->ToString()));
-  }
-  return absl::OkStatus();
-}
-
-std::map<std::string, TaskHost> Placement() {
-  std::map<std::string, TaskHost> placement;
-  for (const auto& [task, host] :
-       std::vector<std::pair<std::string, std::string>>{{"coordinator/0", "chief-0"},
-                                                        {"ps/0", "ps-0"},
-                                                        {"worker/0", "worker-0"},
-                                                        {"worker/1", "worker-1"},
-                                                        {"evaluator/0", "evaluator-0"}}) {
-    placement[task] = {{FLAGS_hosts_script, "exec", FLAGS_hosts_prefix, host},
-                       absl::StrCat("pstrain-", host, ".pstrain.svc")};
-  }
-  return placement;
-}
+// The hosts links_bench.sh made.
+NetnsHosts Hosts() { return NetnsHosts(FLAGS_hosts_script, FLAGS_hosts_prefix); }
 
 class LinksBench {
  public:
   explicit LinksBench(std::string work_dir) : work_dir_(std::move(work_dir)) {}
 
   absl::StatusOr<std::unique_ptr<BenchCluster>> Start(const std::string& name, bool across_hosts) {
-    return BenchCluster::Start(1, 2, absl::StrCat(work_dir_, "/", name, "-logs"),
-                               absl::StrCat(work_dir_, "/checkpoints"), "", {}, {},
-                               across_hosts ? Placement() : std::map<std::string, TaskHost>{});
+    return BenchCluster::Start(
+        1, 2, absl::StrCat(work_dir_, "/", name, "-logs"), absl::StrCat(work_dir_, "/checkpoints"),
+        "", {}, {}, across_hosts ? Hosts().OnePerHost(1, 2) : std::map<std::string, TaskHost>{});
   }
 
   std::string ModelDir(const std::string& name) {
@@ -320,8 +293,7 @@ absl::Status Run(const std::string& command) {
   absl::StatusOr<std::unique_ptr<BenchCluster>> cluster = bench.Start("hosts", true);
   if (!cluster.ok()) return cluster.status();
   for (absl::string_view rate : absl::StrSplit(FLAGS_rates, ',', absl::SkipEmpty())) {
-    if (absl::Status shaped = Hosts({"shape", FLAGS_hosts_prefix, std::string(rate)});
-        !shaped.ok()) {
+    if (absl::Status shaped = Hosts().Run("shape", {std::string(rate)}); !shaped.ok()) {
       return shaped;
     }
     for (const Model& model : Models()) {
@@ -343,8 +315,7 @@ absl::Status Run(const std::string& command) {
 
   std::vector<AccuracyRun> accuracy;
   if (FLAGS_seeds > 0) {
-    if (absl::Status shaped = Hosts({"shape", FLAGS_hosts_prefix, FLAGS_accuracy_rate});
-        !shaped.ok()) {
+    if (absl::Status shaped = Hosts().Run("shape", {FLAGS_accuracy_rate}); !shaped.ok()) {
       return shaped;
     }
     for (int seed = 1; seed <= FLAGS_seeds; ++seed) {
