@@ -260,6 +260,17 @@ class SecureClusterTest(unittest.TestCase):
         finally:
             del os.environ["PSTRAIN_TOKEN"]
 
+    def test_an_unreadable_or_empty_token_file_is_refused_naming_it(self):
+        missing = f"{self.root}/missing.token"
+        with self.assertRaisesRegex(ValueError, f"client_token_file: cannot read {missing}"):
+            pstrain.Client(self.cluster.address, client_token_file=missing)
+        empty = f"{self.root}/empty.token"
+        open(empty, "w").close()
+        with self.assertRaisesRegex(ValueError, f"client_token_file: {empty} is empty"):
+            pstrain.Client(self.cluster.address, client_token_file=empty)
+        with self.assertRaisesRegex(ValueError, "tls_ca: cannot read"):
+            pstrain.Client(self.cluster.address, tls_ca=f"{self.root}/missing.crt")
+
     def test_without_a_client_certificate_the_handshake_fails(self):
         with self.client("client", certificate=False) as client:
             with self.assertRaises(pstrain.Unreachable):

@@ -171,10 +171,13 @@ def _job_state(state):
 def _read_token(path):
     if not path:
         return os.environ.get(TOKEN_ENV, "").strip()
-    with open(path, encoding="utf-8") as file:
-        token = file.read().strip()
+    try:
+        with open(path, encoding="utf-8") as file:
+            token = file.read().strip()
+    except OSError as error:
+        raise ValueError(f"client_token_file: cannot read {path}: {error.strerror}") from None
     if not token:
-        raise ValueError(f"token file {path} is empty")
+        raise ValueError(f"client_token_file: {path} is empty")
     return token
 
 
