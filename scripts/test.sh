@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Installs what is needed, checks the lock annotations with clang, builds
-# everything once, and runs every test.
+# Installs what is needed, then builds everything once with clang-14 and its
+# thread-safety analysis as errors (.bazelrc's `thread_safety` config) and
+# runs every test from that build.
 # Usage: scripts/test.sh [extra bazel test flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-# Clang's thread-safety analysis checks every lock annotation; a violation
-# fails here, before the tests.
-scripts/check_thread_safety.sh
 # Two jobs: the end-to-end tests start several processes each, and CI has
-# two cores.
-exec bazel test --jobs=2 --local_test_jobs=2 //... "$@"
+# two cores. A lock annotation violated anywhere fails the build, before any
+# test runs.
+exec bazel test --config=thread_safety --jobs=2 --local_test_jobs=2 //... "$@"
