@@ -19,7 +19,7 @@
 #include "common/export/export_versions.h"
 #include "common/export/export_writer.h"
 #include "common/export/testing/trained_model.h"
-#include "common/model/onnx/onnx_external_data.h"
+#include "common/onnx/onnx_external_data.h"
 #include "common/training/local_trainer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

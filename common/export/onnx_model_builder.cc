@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/export/export_manifest.h"
-#include "common/model/onnx/onnx_external_data.h"
+#include "common/onnx/onnx_external_data.h"
 
 namespace pstrain {
 namespace {

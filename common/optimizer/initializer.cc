@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/model/onnx/onnx_file.h"
+#include "common/onnx/onnx_file.h"
 #include "common/random/split_mix.h"
 
 namespace pstrain {

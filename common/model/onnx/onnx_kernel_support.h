@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/model/onnx/onnx_values.h"
+#include "common/onnx/onnx_values.h"
 #include "dnnl.h"
 
 namespace pstrain {

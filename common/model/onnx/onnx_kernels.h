@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "common/model/onnx/onnx_values.h"
+#include "common/onnx/onnx_values.h"
 
 namespace pstrain {
 

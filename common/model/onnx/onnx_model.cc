@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/model/builtin/dense_input.h"
 #include "common/model/layers/embedding_lookup.h"
-#include "common/model/onnx/onnx_file.h"
+#include "common/onnx/onnx_file.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/checkpoint/file_path.h"
-#include "common/model/onnx/onnx_file.h"
+#include "common/onnx/onnx_file.h"
 #include "common/model/onnx/onnx_kernels.h"
 #include "common/status/status_macros.h"
 

@@ -28,7 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "common/model/model.h"
-#include "common/model/onnx/onnx_values.h"
+#include "common/onnx/onnx_values.h"
 
 namespace onnx {
 class ModelProto;

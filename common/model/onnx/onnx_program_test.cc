@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/model/layers/gradient_check.h"
-#include "common/model/onnx/onnx_file.h"
+#include "common/onnx/onnx_file.h"
 #include "common/model/onnx/testdata/pytorch_reference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_FILE_H_
-#define PSTRAIN_COMMON_MODEL_ONNX_ONNX_FILE_H_
+#ifndef PSTRAIN_COMMON_ONNX_ONNX_FILE_H_
+#define PSTRAIN_COMMON_ONNX_ONNX_FILE_H_
 
 // Reading ONNX files: the model, and its tensors as pstrain's values. Shared
 // by the graph loader (onnx_program.h) and by whoever creates an imported
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "common/model/onnx/onnx_values.h"
+#include "common/onnx/onnx_values.h"
 #include "onnx/onnx_pb.h"
 
 namespace pstrain {
@@ -51,4 +51,4 @@ absl::StatusOr<absl::flat_hash_map<std::string, std::vector<float>>> ReadOnnxIni
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_COMMON_MODEL_ONNX_ONNX_FILE_H_
+#endif  // PSTRAIN_COMMON_ONNX_ONNX_FILE_H_

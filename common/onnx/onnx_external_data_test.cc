@@ -1,7 +1,7 @@
 // A tensor's external data is read from the model's folder and nowhere
 // else; every way its entries can be wrong is refused, naming the file.
 
-#include "common/model/onnx/onnx_external_data.h"
+#include "common/onnx/onnx_external_data.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_VALUES_H_
-#define PSTRAIN_COMMON_MODEL_ONNX_ONNX_VALUES_H_
+#ifndef PSTRAIN_COMMON_ONNX_ONNX_VALUES_H_
+#define PSTRAIN_COMMON_ONNX_ONNX_VALUES_H_
 
 // The values and nodes of an imported ONNX graph as its kernels
 // (common/model/onnx/onnx_kernels.h) see them.
@@ -84,4 +84,4 @@ struct OnnxNode {
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_COMMON_MODEL_ONNX_ONNX_VALUES_H_
+#endif  // PSTRAIN_COMMON_ONNX_ONNX_VALUES_H_

@@ -1,4 +1,4 @@
-#include "common/model/onnx/onnx_file.h"
+#include "common/onnx/onnx_file.h"
 
 #include <cmath>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/whole_file.h"
-#include "common/model/onnx/onnx_external_data.h"
+#include "common/onnx/onnx_external_data.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {

@@ -1,4 +1,4 @@
-#include "common/model/onnx/onnx_external_data.h"
+#include "common/onnx/onnx_external_data.h"
 
 #include <memory>
 #include <utility>

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_EXTERNAL_DATA_H_
-#define PSTRAIN_COMMON_MODEL_ONNX_ONNX_EXTERNAL_DATA_H_
+#ifndef PSTRAIN_COMMON_ONNX_ONNX_EXTERNAL_DATA_H_
+#define PSTRAIN_COMMON_ONNX_ONNX_EXTERNAL_DATA_H_
 
 // ONNX tensors whose bytes live outside the model's file (data_location
 // EXTERNAL): how graphs over protobuf's 2 GB limit are kept, and what
@@ -53,4 +53,4 @@ absl::StatusOr<std::string> ReadOnnxExternalData(Env& env, const std::string& mo
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_COMMON_MODEL_ONNX_ONNX_EXTERNAL_DATA_H_
+#endif  // PSTRAIN_COMMON_ONNX_ONNX_EXTERNAL_DATA_H_
