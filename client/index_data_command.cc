@@ -2,11 +2,14 @@
 
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "client/exit_code.h"
 #include "client/job_spec_file.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec_defaults.h"
+#include "common/data/data_format.h"
 #include "common/data/data_source.h"
 #include "common/data/file_patterns.h"
 #include "common/data/record_index.h"
@@ -14,12 +17,17 @@
 namespace pstrain {
 namespace {
 
+// "csv, libsvm, tfrecord, criteo", as the formats declare it.
+std::string StreamingFormats() {
+  return absl::StrJoin(DataFormatNames([](const DataFormat& f) { return f.streams; }), ", ");
+}
+
 // Indexes the files of one data spec; false (having said why) on an error.
 bool IndexData(Env& env, const char* name, const DataSpec& data) {
   const std::unique_ptr<const RecordFormat> format = StreamableFormatOf(data);
   if (format == nullptr) {
-    std::cout << name << "_data: not read from files that stream (tfrecord, criteo, csv, "
-              << "libsvm); nothing to index\n";
+    std::cout << name << "_data: not read from files that stream (" << StreamingFormats()
+              << "); nothing to index\n";
     return true;
   }
   absl::StatusOr<std::vector<std::string>> files = ExpandFilePatterns(format->patterns());
@@ -81,8 +89,9 @@ Subcommand IndexDataCommand() {
   return {"index-data",
           "JOB.pbtxt",
           "index a job's data files for streamed reading",
+          absl::StrCat(
           "Writes the offset index beside each file of the job's train_data and eval_data\n"
-          "(<file>.pstrain-index) that streams: TFRecord, Criteo, CSV and libsvm. The\n"
+          "(<file>.pstrain-index) that streams: ", StreamingFormats(), ". The\n"
           "index says where each block of stream_block_records records (lines, for\n"
           "text) starts, and what the records hold. Streamed reading (read_mode) builds\n"
           "a missing or stale index at its first read; running this first does that work\n"
@@ -97,7 +106,7 @@ Subcommand IndexDataCommand() {
           "index written; 2 bad usage or an invalid spec.\n"
           "\n"
           "Example:\n"
-          "  pstrain index-data examples/fashion_mnist_tfrecord.pbtxt",
+          "  pstrain index-data examples/fashion_mnist_tfrecord.pbtxt"),
           {},
           RunIndexDataCommand};
 }

@@ -35,12 +35,12 @@ int RunPredictCommand(const std::vector<std::string>& args) {
   }
   const std::string& export_dir = args[0];
   const std::string& input_path = args[1];
-  absl::StatusOr<InputFormat> format = ResolveInputFormat(FLAGS_input_format, input_path);
+  absl::StatusOr<DataSpec::SourceCase> format = ResolveInputFormat(FLAGS_input_format, input_path);
   if (!format.ok()) {
     std::cerr << "pstrain predict: " << format.status().message() << "\n";
     return 2;
   }
-  if (!FLAGS_labels.empty() && *format != InputFormat::kIdx) {
+  if (!FLAGS_labels.empty() && *format != DataSpec::kFashionMnist) {
     std::cerr << "pstrain predict: --labels is for IDX input; CSV and libsvm lines carry their "
                  "labels\n";
     return 2;

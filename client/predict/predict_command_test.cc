@@ -13,6 +13,7 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/config/job_spec_parser.h"
 #include "common/data/fashion_mnist.h"
 #include "common/data/test_files.h"
@@ -32,7 +33,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kDir(kDefaultFashionMnistDir);
+// Where a spec reads Fashion-MNIST from by default.
+std::string DefaultFashionMnistDir() {
+  DataSpec data;
+  data.mutable_fashion_mnist();
+  FillDataDefaults(&data, /*training=*/true);
+  return data.fashion_mnist().dir();
+}
+const std::string kDir = DefaultFashionMnistDir();
 const std::string kTestImages = kDir + "/t10k-images-idx3-ubyte.gz";
 const std::string kTestLabels = kDir + "/t10k-labels-idx1-ubyte.gz";
 
@@ -128,7 +136,7 @@ TEST_F(PredictTest, CsvWithAndWithoutLabelsPredictsAsTheImagesDo) {
     absl::StrAppend(&features, row, "\n");
   }
   PredictionInputOptions options;
-  options.format = InputFormat::kCsv;
+  options.format = DataSpec::kCsv;
   options.has_header = true;
   auto with_labels = LoadPredictionInput(testing_util::WriteTestFile("l.csv", labelled), options,
                                          (*model)->dataset());
@@ -162,14 +170,14 @@ TEST_F(PredictTest, InputTheModelCannotReadIsRefusedNamingTheFile) {
   auto model = LoadExportedModel(*export_dir_);
   ASSERT_TRUE(model.ok()) << model.status();
   PredictionInputOptions options;
-  options.format = InputFormat::kCsv;
+  options.format = DataSpec::kCsv;
   const std::string narrow = testing_util::WriteTestFile("narrow.csv", "1,0.5,0.5\n0,0.1,0.2\n");
   auto input = LoadPredictionInput(narrow, options, (*model)->dataset());
   EXPECT_TRUE(absl::IsInvalidArgument(input.status())) << input.status();
   EXPECT_THAT(input.status().message(), HasSubstr("narrow.csv"));
   EXPECT_THAT(input.status().message(), HasSubstr("the model reads 784"));
 
-  options.format = InputFormat::kIdx;
+  options.format = DataSpec::kFashionMnist;
   options.labels_path = kDir + "/train-labels-idx1-ubyte.gz";  // 60000 labels
   input = LoadPredictionInput(kTestImages, options, (*model)->dataset());
   EXPECT_TRUE(absl::IsInvalidArgument(input.status())) << input.status();
@@ -180,7 +188,7 @@ TEST(PredictionInputTest, LibsvmLinesCarryLabelsAndIdsBeyondTheModelAreRefused) 
   DatasetInfo model_info;
   model_info.sparse_dim = 10;
   PredictionInputOptions options;
-  options.format = InputFormat::kLibsvm;
+  options.format = DataSpec::kLibsvm;
   auto input = LoadPredictionInput(
       testing_util::WriteTestFile("a.svm", "+1 1:0.5 3:1\n-1 2:1 10:2\n"), options, model_info);
   ASSERT_TRUE(input.ok()) << input.status();
@@ -197,7 +205,7 @@ TEST(PredictionInputTest, CriteoLinesAreHashedIntoTheModelsBuckets) {
   model_info.dense_dim = 13;
   model_info.sparse_dim = 50;
   PredictionInputOptions options;
-  options.format = InputFormat::kCriteo;
+  options.format = DataSpec::kCriteo;
   const std::string line = "1\t5" + std::string(12, '\t') + "\t68fd1e64" + std::string(25, '\t');
   auto input =
       LoadPredictionInput(testing_util::WriteTestFile("day_0", line + "\n"), options, model_info);
@@ -214,11 +222,11 @@ TEST(PredictionInputTest, CriteoLinesAreHashedIntoTheModelsBuckets) {
 }
 
 TEST(PredictionInputTest, FormatsFromNames) {
-  EXPECT_EQ(*ResolveInputFormat("", "/d/t10k-images-idx3-ubyte.gz"), InputFormat::kIdx);
-  EXPECT_EQ(*ResolveInputFormat("auto", "x.csv.gz"), InputFormat::kCsv);
-  EXPECT_EQ(*ResolveInputFormat("", "a9a.libsvm"), InputFormat::kLibsvm);
-  EXPECT_EQ(*ResolveInputFormat("csv", "whatever.txt"), InputFormat::kCsv);
-  EXPECT_EQ(*ResolveInputFormat("criteo", "day_0.gz"), InputFormat::kCriteo);
+  EXPECT_EQ(*ResolveInputFormat("", "/d/t10k-images-idx3-ubyte.gz"), DataSpec::kFashionMnist);
+  EXPECT_EQ(*ResolveInputFormat("auto", "x.csv.gz"), DataSpec::kCsv);
+  EXPECT_EQ(*ResolveInputFormat("", "a9a.libsvm"), DataSpec::kLibsvm);
+  EXPECT_EQ(*ResolveInputFormat("csv", "whatever.txt"), DataSpec::kCsv);
+  EXPECT_EQ(*ResolveInputFormat("criteo", "day_0.gz"), DataSpec::kCriteo);
   auto unknown = ResolveInputFormat("", "data.bin");
   EXPECT_TRUE(absl::IsInvalidArgument(unknown.status()));
   EXPECT_THAT(unknown.status().message(), HasSubstr("--input_format"));

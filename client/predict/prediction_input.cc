@@ -6,10 +6,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/data/criteo_reader.h"
 #include "common/data/csv_reader.h"
+#include "common/data/data_format.h"
 #include "common/data/fashion_mnist.h"
 #include "common/data/file_contents.h"
 #include "common/data/libsvm_reader.h"
@@ -100,27 +102,29 @@ absl::StatusOr<PredictionInput> LoadCsvInput(const std::string& path,
 
 }  // namespace
 
-absl::StatusOr<InputFormat> ResolveInputFormat(absl::string_view name, absl::string_view path) {
-  if (name == "idx") return InputFormat::kIdx;
-  if (name == "csv") return InputFormat::kCsv;
-  if (name == "libsvm") return InputFormat::kLibsvm;
-  if (name == "criteo") return InputFormat::kCriteo;
+absl::StatusOr<DataSpec::SourceCase> ResolveInputFormat(absl::string_view name,
+                                                        absl::string_view path) {
+  std::vector<absl::string_view> names;
+  for (const DataFormat& format : DataFormats()) {
+    if (format.predict_name.empty()) continue;
+    if (name == format.predict_name) return format.source;
+    names.push_back(format.predict_name);
+  }
   if (!name.empty() && name != "auto") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown input format '", name, "': use idx, csv, libsvm or criteo"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown input format '", name, "': use ",
+                                                   JoinNames(names, "or")));
   }
   absl::string_view file =
       path.substr(path.rfind('/') == absl::string_view::npos ? 0 : path.rfind('/') + 1);
   file = absl::StripSuffix(file, ".gz");
-  if (absl::EndsWith(file, "-ubyte") || absl::StrContains(file, ".idx")) return InputFormat::kIdx;
-  if (absl::EndsWith(file, ".csv")) return InputFormat::kCsv;
-  if (absl::EndsWith(file, ".svm") || absl::EndsWith(file, ".libsvm") ||
-      absl::EndsWith(file, ".svmlight")) {
-    return InputFormat::kLibsvm;
+  for (const DataFormat& format : DataFormats()) {
+    if (!format.predict_name.empty() && format.named_like != nullptr && format.named_like(file)) {
+      return format.source;
+    }
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("cannot tell the format of ", path,
-                   " from its name: give --input_format=idx|csv|libsvm|criteo"));
+  return absl::InvalidArgumentError(absl::StrCat("cannot tell the format of ", path,
+                                                 " from its name: give --input_format=",
+                                                 absl::StrJoin(names, "|")));
 }
 
 absl::StatusOr<PredictionInput> LoadPredictionInput(const std::string& path,
@@ -128,15 +132,15 @@ absl::StatusOr<PredictionInput> LoadPredictionInput(const std::string& path,
                                                     const DatasetInfo& model_info) {
   PredictionInput input;
   switch (options.format) {
-    case InputFormat::kIdx: {
+    case DataSpec::kFashionMnist: {
       ASSIGN_OR_RETURN(input, LoadIdx(path, options));
       break;
     }
-    case InputFormat::kCsv: {
+    case DataSpec::kCsv: {
       ASSIGN_OR_RETURN(input, LoadCsvInput(path, options, model_info));
       break;
     }
-    case InputFormat::kLibsvm: {
+    case DataSpec::kLibsvm: {
       LibsvmSource libsvm;
       libsvm.set_path(path);
       libsvm.set_zero_based(options.zero_based);
@@ -146,7 +150,7 @@ absl::StatusOr<PredictionInput> LoadPredictionInput(const std::string& path,
       input.has_labels = true;  // every libsvm line starts with one
       break;
     }
-    case InputFormat::kCriteo: {
+    case DataSpec::kCriteo: {
       CriteoSource criteo;
       criteo.add_paths(path);
       // Hashed as in training: the model's ids are its hash buckets.
@@ -159,6 +163,9 @@ absl::StatusOr<PredictionInput> LoadPredictionInput(const std::string& path,
       input.has_labels = true;  // every Criteo line starts with one
       break;
     }
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": pstrain predict does not read this format"));
   }
   const DatasetInfo& info = input.source->info();
   if (info.dense_dim != model_info.dense_dim) {

@@ -12,20 +12,23 @@
 #include "absl/strings/string_view.h"
 #include "common/data/dataset_info.h"
 #include "common/data/in_memory_source.h"
+#include "protos/job.pb.h"
 
 namespace pstrain {
 
-enum class InputFormat { kIdx, kCsv, kLibsvm, kCriteo };
-
-// "idx", "csv", "libsvm" or "criteo"; "" or "auto" guesses from the file
-// name: *-ubyte, *.idx*, *-ubyte.gz: IDX; *.csv(.gz): CSV; *.svm, *.libsvm,
-// *.svmlight (.gz): libsvm. Criteo's files have no telling name: name the
-// format.
+// The data source whose files `path` holds: by the format's name for
+// predict ("idx", "csv", "libsvm" or "criteo", DataFormat::predict_name),
+// or, for "" or "auto", guessed from the file name as the formats declare
+// it (DataFormat::named_like: *-ubyte, *.idx*: IDX; *.csv: CSV; *.svm,
+// *.libsvm, *.svmlight: libsvm; each also gzipped). Criteo's files have no
+// telling name: name the format.
 // InvalidArgument: another name, or a file name that says nothing.
-absl::StatusOr<InputFormat> ResolveInputFormat(absl::string_view name, absl::string_view path);
+absl::StatusOr<DataSpec::SourceCase> ResolveInputFormat(absl::string_view name,
+                                                        absl::string_view path);
 
 struct PredictionInputOptions {
-  InputFormat format = InputFormat::kIdx;
+  // A source whose DataFormat has a predict_name.
+  DataSpec::SourceCase format = DataSpec::kFashionMnist;
   // IDX: the idx1-ubyte labels file; empty: no labels.
   std::string labels_path;
   // CSV: the label column (0-based), whether the first line is a header,

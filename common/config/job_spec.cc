@@ -14,4 +14,10 @@ absl::StatusOr<JobSpec> PrepareJobSpec(JobSpec raw) {
   return std::move(raw);
 }
 
+absl::StatusOr<OptimizerSpec> PrepareOptimizerSpec(OptimizerSpec raw) {
+  FillOptimizerDefaults(&raw);
+  RETURN_IF_ERROR(ValidateOptimizerSpec(raw));
+  return std::move(raw);
+}
+
 }  // namespace pstrain

@@ -17,6 +17,11 @@ namespace pstrain {
 // required").
 absl::StatusOr<JobSpec> PrepareJobSpec(JobSpec raw);
 
+// The same for an optimizer alone (FillOptimizerDefaults,
+// ValidateOptimizerSpec): what the update rules and the learning rate are
+// built from, wherever the spec came from.
+absl::StatusOr<OptimizerSpec> PrepareOptimizerSpec(OptimizerSpec raw);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_CONFIG_JOB_SPEC_H_

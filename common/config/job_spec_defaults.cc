@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/config/metric_names.h"
+#include "common/model/model_kind.h"
 
 namespace pstrain {
 namespace {
@@ -76,7 +77,9 @@ void FillEmbedding(EmbeddingSpec* embedding) {
   embedding->set_admit_after(AdmitAfterOf(*embedding));
 }
 
-void FillModel(ModelSpec* model) {
+}  // namespace
+
+void FillModelDefaults(ModelSpec* model) {
   switch (model->kind_case()) {
     case ModelSpec::kMlp: {
       MlpSpec* mlp = model->mutable_mlp();
@@ -106,7 +109,7 @@ void FillModel(ModelSpec* model) {
   }
 }
 
-void FillData(DataSpec* data, bool training) {
+void FillDataDefaults(DataSpec* data, bool training) {
   switch (data->source_case()) {
     case DataSpec::kFashionMnist: {
       FashionMnistSource* source = data->mutable_fashion_mnist();
@@ -143,7 +146,7 @@ void FillData(DataSpec* data, bool training) {
   data->set_prefetch_batches(PrefetchBatchesOf(*data));
 }
 
-void FillOptimizer(OptimizerSpec* optimizer) {
+void FillOptimizerDefaults(OptimizerSpec* optimizer) {
   switch (optimizer->kind_case()) {
     case OptimizerSpec::KIND_NOT_SET:
       optimizer->mutable_sgd();
@@ -201,6 +204,8 @@ void FillOptimizer(OptimizerSpec* optimizer) {
   }
 }
 
+namespace {
+
 void FillTraining(TrainingSpec* training) {
   training->set_update_mode(UpdateModeOf(*training));
   // The bound means nothing in the other modes; leaving it 0 there keeps the
@@ -223,21 +228,10 @@ void FillEval(const ModelSpec& model, EvalSpec* eval) {
   if (!eval->has_throttle_secs()) eval->set_throttle_secs(kDefaultThrottleSecs);
   if (eval->metrics().empty()) {
     eval->add_metrics("loss");
-    switch (model.kind_case()) {
-      case ModelSpec::kLinearRegression:
-        eval->add_metrics("mse");
-        break;
-      case ModelSpec::kOnnx:
-        eval->add_metrics(model.onnx().loss() == ONNX_LOSS_MEAN_SQUARED_ERROR ? "mse" : "accuracy");
-        break;
-      case ModelSpec::kPlugin:
-      case ModelSpec::KIND_NOT_SET:
-        // Whether a plug-in classifies is its own business: loss always exists.
-        break;
-      default:
-        eval->add_metrics("accuracy");
-        break;
-    }
+    // Whether a plug-in classifies is its own business: loss always exists.
+    const ModelKind* kind = ModelKindOf(model.kind_case());
+    const absl::string_view quality = kind == nullptr ? "" : kind->quality_metric(model);
+    if (!quality.empty()) eval->add_metrics(std::string(quality));
   }
   if (eval->top_k() == 0) eval->set_top_k(kDefaultTopK);
   eval->set_best_metric(BestMetricOf(*eval));
@@ -358,10 +352,10 @@ bool MeetsTarget(MetricDirection direction, double value, double target) {
 void FillJobSpecDefaults(JobSpec* spec) {
   if (spec->name().empty()) spec->set_name(kDefaultJobName);
   if (spec->mode() == JOB_MODE_UNSPECIFIED) spec->set_mode(kDefaultMode);
-  if (spec->has_model()) FillModel(spec->mutable_model());
-  if (spec->has_train_data()) FillData(spec->mutable_train_data(), /*training=*/true);
-  if (spec->has_eval_data()) FillData(spec->mutable_eval_data(), /*training=*/false);
-  FillOptimizer(spec->mutable_optimizer());
+  if (spec->has_model()) FillModelDefaults(spec->mutable_model());
+  if (spec->has_train_data()) FillDataDefaults(spec->mutable_train_data(), /*training=*/true);
+  if (spec->has_eval_data()) FillDataDefaults(spec->mutable_eval_data(), /*training=*/false);
+  FillOptimizerDefaults(spec->mutable_optimizer());
   FillTraining(spec->mutable_training());
   StopSpec* stop = spec->mutable_stop();
   stop->set_stop_on_nan_loss(StopOnNanLossOf(*stop));

@@ -36,6 +36,16 @@ namespace pstrain {
 //   export.export_dir <model_dir>/export when model_dir is set.
 void FillJobSpecDefaults(JobSpec* spec);
 
+// The parts of FillJobSpecDefaults, for code that builds a model, a data
+// source or an optimizer from a part of a spec nobody may have filled (a
+// parameter server answering CreateVariables, a library caller). The same
+// rules as above; idempotent.
+void FillModelDefaults(ModelSpec* model);
+// `training`: the data is read for training rather than evaluation.
+void FillDataDefaults(DataSpec* data, bool training);
+// An unset kind becomes sgd.
+void FillOptimizerDefaults(OptimizerSpec* optimizer);
+
 // A field's value, or the default FillJobSpecDefaults gives it when unset:
 // for code that may be handed a spec nobody filled (a parameter server
 // answering CreateVariables from any client, a spec built by a test). The

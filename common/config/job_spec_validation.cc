@@ -15,6 +15,8 @@
 #include "absl/strings/string_view.h"
 #include "common/config/job_mode.h"
 #include "common/config/metric_names.h"
+#include "common/data/data_format.h"
+#include "common/model/model_kind.h"
 #include "google/protobuf/repeated_field.h"
 
 namespace pstrain {
@@ -36,12 +38,6 @@ std::string ModeName(JobMode mode) { return ShortEnumName(JobMode_Name(mode), "J
 
 std::string UpdateModeName(UpdateMode mode) {
   return ShortEnumName(UpdateMode_Name(mode), "UPDATE_MODE_", mode);
-}
-
-// The name of the oneof member `number` of `message`, as written in a spec.
-std::string OneofMemberName(const google::protobuf::Descriptor* message, int number) {
-  const google::protobuf::FieldDescriptor* field = message->FindFieldByNumber(number);
-  return field == nullptr ? absl::StrCat("field ", number) : field->name();
 }
 
 template <typename T>
@@ -164,8 +160,7 @@ void CheckEmbedding(absl::string_view path, const EmbeddingSpec& embedding, Prob
   }
 }
 
-void CheckModel(const JobSpec& spec, Problems* problems) {
-  const ModelSpec& model = spec.model();
+void CheckModel(const ModelSpec& model, Problems* problems) {
   switch (model.kind_case()) {
     case ModelSpec::kLinearRegression:
       problems->NonNegative("model.linear_regression.input_dim",
@@ -227,32 +222,39 @@ void CheckModel(const JobSpec& spec, Problems* problems) {
                               table.max_bytes_per_shard());
       }
       break;
-    case ModelSpec::KIND_NOT_SET:
-      problems->Add(
-          "model is required: set one of linear_regression, logistic_regression, mlp, cnn, "
-          "wide_and_deep, plugin, onnx");
+    case ModelSpec::KIND_NOT_SET: {
+      std::vector<absl::string_view> kinds;
+      for (const ModelKind& kind : ModelKinds()) kinds.push_back(kind.name);
+      problems->Add(absl::StrCat("model is required: set one of ", absl::StrJoin(kinds, ", ")));
       break;
+    }
   }
 }
 
-// The data a model kind can read: a CNN needs images with a shape, which
-// only the IDX files carry; wide-and-deep needs sparse ids. (What an ONNX
-// graph reads, features or ids, its file says: OnnxModel::Create checks.)
+// The data a model kind can read, as the two tables declare: images for a
+// kind that needs them, sparse ids likewise. (What an ONNX graph reads,
+// features or ids, its file says: OnnxModel::Create checks.)
 void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, const DataSpec& data,
                          Problems* problems) {
-  if (data.source_case() == DataSpec::SOURCE_NOT_SET) return;  // reported elsewhere
-  const std::string source = OneofMemberName(DataSpec::descriptor(), data.source_case());
-  if (model.has_cnn() && !data.has_fashion_mnist()) {
-    problems->Add(absl::StrCat("model.cnn needs images: ", data_path,
-                               " must be fashion_mnist, got ", source));
+  const ModelKind* kind = ModelKindOf(model.kind_case());
+  const DataFormat* format = DataFormatOf(data.source_case());
+  if (kind == nullptr || format == nullptr) return;  // reported elsewhere
+  if (kind->needs_images && !format->images) {
+    const std::vector<absl::string_view> sources =
+        DataFormatNames([](const DataFormat& f) { return f.images; });
+    problems->Add(absl::StrCat("model.", kind->name, " needs images: ", data_path, " must be ",
+                               JoinNames(sources, "or"), ", got ", format->name));
   }
-  const bool has_ids = data.has_synthetic_clicks() || data.has_libsvm() || data.has_criteo() ||
-                       (data.has_tfrecord() && !data.tfrecord().sparse_features().empty());
-  if (model.has_wide_and_deep() && !has_ids) {
-    problems->Add(absl::StrCat("model.wide_and_deep needs sparse ids: ", data_path,
-                               " must be synthetic_clicks, libsvm, criteo, or tfrecord with "
-                               "sparse_features, got ",
-                               source));
+  if (kind->needs_ids && !format->carries_ids(data)) {
+    std::vector<absl::string_view> sources;
+    for (const DataFormat& f : DataFormats()) {
+      if (f.ids_condition.empty() && f.carries_ids(DataSpec())) sources.push_back(f.name);
+    }
+    for (const DataFormat& f : DataFormats()) {
+      if (!f.ids_condition.empty()) sources.push_back(f.ids_condition);
+    }
+    problems->Add(absl::StrCat("model.", kind->name, " needs sparse ids: ", data_path,
+                               " must be ", JoinNames(sources, "or"), ", got ", format->name));
   }
 }
 
@@ -279,7 +281,57 @@ void CheckPathAndPatterns(absl::string_view prefix, const std::string& path,
   }
 }
 
-void CheckData(absl::string_view path, const DataSpec& data, Problems* problems) {
+void CheckCsv(const std::string& prefix, const CsvSource& csv, Problems* problems) {
+  CheckPathAndPatterns(prefix, csv.path(), csv.paths(), problems);
+  problems->NonNegative(absl::StrCat(prefix, "label_column"), csv.label_column());
+  if (csv.delimiter().size() != 1) {
+    problems->Add(
+        absl::StrCat(prefix, "delimiter must be one character, got ", Quote(csv.delimiter())));
+  } else if (csv.delimiter() == "\n" || csv.delimiter() == "\r" || csv.delimiter() == "\"") {
+    problems->Add(absl::StrCat(prefix, "delimiter must not be a line end or a quote, got ",
+                               Quote(csv.delimiter())));
+  }
+}
+
+void CheckSyntheticClicks(const std::string& prefix, const SyntheticClicksSource& clicks,
+                          Problems* problems) {
+  problems->Positive(absl::StrCat(prefix, "num_examples"), clicks.num_examples());
+  problems->Positive(absl::StrCat(prefix, "num_fields"), clicks.num_fields());
+  problems->Positive(absl::StrCat(prefix, "vocabulary_per_field"), clicks.vocabulary_per_field());
+  // A Zipf distribution over unbounded ranks needs an exponent above 1.
+  problems->Require(std::isfinite(clicks.zipf_exponent()) && clicks.zipf_exponent() > 1,
+                    absl::StrCat(prefix, "zipf_exponent"), "> 1", clicks.zipf_exponent());
+}
+
+// `path`: "train_data.tfrecord", without the trailing dot of `prefix`.
+void CheckTfRecord(absl::string_view path, const TfRecordSource& tfrecord, Problems* problems) {
+  const std::string prefix = absl::StrCat(path, ".");
+  CheckFilePatterns(prefix, tfrecord.paths(), problems);
+  problems->KnownEnum(absl::StrCat(prefix, "compression"), tfrecord.compression(),
+                      TfRecordSource::Compression_IsValid);
+  if (tfrecord.dense_features().empty() && tfrecord.sparse_features().empty()) {
+    problems->Add(absl::StrCat(prefix, "dense_features and ", prefix,
+                               "sparse_features are both empty: name the features to read"));
+  }
+  problems->Positive(absl::StrCat(prefix, "hash_buckets"), tfrecord.hash_buckets());
+  if (tfrecord.label().empty()) {
+    problems->Add(absl::StrCat(prefix, "label is required: the feature holding the label"));
+  }
+  absl::flat_hash_set<std::string> named;
+  for (const auto* names : {&tfrecord.dense_features(), &tfrecord.sparse_features()}) {
+    for (const std::string& name : *names) {
+      if (name == tfrecord.label()) {
+        problems->Add(absl::StrCat(path, " reads feature ", Quote(name),
+                                   " as the label and as an input"));
+      } else if (!named.insert(name).second) {
+        problems->Add(absl::StrCat(path, " names feature ", Quote(name), " twice"));
+      }
+    }
+  }
+}
+
+// The fields of the source `data` names.
+void CheckSource(absl::string_view path, const DataSpec& data, Problems* problems) {
   switch (data.source_case()) {
     case DataSpec::kFashionMnist:
       problems->Path(absl::StrCat(path, ".fashion_mnist.dir"), data.fashion_mnist().dir(),
@@ -287,89 +339,54 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
       problems->KnownEnum(absl::StrCat(path, ".fashion_mnist.split"), data.fashion_mnist().split(),
                           DataSplit_IsValid);
       break;
-    case DataSpec::kCsv: {
-      const CsvSource& csv = data.csv();
-      CheckPathAndPatterns(absl::StrCat(path, ".csv."), csv.path(), csv.paths(), problems);
-      problems->NonNegative(absl::StrCat(path, ".csv.label_column"), csv.label_column());
-      if (csv.delimiter().size() != 1) {
-        problems->Add(absl::StrCat(path, ".csv.delimiter must be one character, got ",
-                                   Quote(csv.delimiter())));
-      } else if (csv.delimiter() == "\n" || csv.delimiter() == "\r" || csv.delimiter() == "\"") {
-        problems->Add(absl::StrCat(path, ".csv.delimiter must not be a line end or a quote, got ",
-                                   Quote(csv.delimiter())));
-      }
+    case DataSpec::kCsv:
+      CheckCsv(absl::StrCat(path, ".csv."), data.csv(), problems);
       break;
-    }
     case DataSpec::kLibsvm:
       CheckPathAndPatterns(absl::StrCat(path, ".libsvm."), data.libsvm().path(),
                            data.libsvm().paths(), problems);
       problems->NonNegative(absl::StrCat(path, ".libsvm.num_features"),
                             data.libsvm().num_features());
       break;
-    case DataSpec::kSyntheticClicks: {
-      const SyntheticClicksSource& clicks = data.synthetic_clicks();
-      const std::string prefix = absl::StrCat(path, ".synthetic_clicks.");
-      problems->Positive(absl::StrCat(prefix, "num_examples"), clicks.num_examples());
-      problems->Positive(absl::StrCat(prefix, "num_fields"), clicks.num_fields());
-      problems->Positive(absl::StrCat(prefix, "vocabulary_per_field"),
-                         clicks.vocabulary_per_field());
-      // A Zipf distribution over unbounded ranks needs an exponent above 1.
-      problems->Require(std::isfinite(clicks.zipf_exponent()) && clicks.zipf_exponent() > 1,
-                        absl::StrCat(prefix, "zipf_exponent"), "> 1", clicks.zipf_exponent());
+    case DataSpec::kSyntheticClicks:
+      CheckSyntheticClicks(absl::StrCat(path, ".synthetic_clicks."), data.synthetic_clicks(),
+                           problems);
       break;
-    }
-    case DataSpec::kTfrecord: {
-      const TfRecordSource& tfrecord = data.tfrecord();
-      const std::string prefix = absl::StrCat(path, ".tfrecord.");
-      CheckFilePatterns(prefix, tfrecord.paths(), problems);
-      problems->KnownEnum(absl::StrCat(prefix, "compression"), tfrecord.compression(),
-                          TfRecordSource::Compression_IsValid);
-      if (tfrecord.dense_features().empty() && tfrecord.sparse_features().empty()) {
-        problems->Add(absl::StrCat(prefix, "dense_features and ", prefix,
-                                   "sparse_features are both empty: name the features to read"));
-      }
-      problems->Positive(absl::StrCat(prefix, "hash_buckets"), tfrecord.hash_buckets());
-      if (tfrecord.label().empty()) {
-        problems->Add(absl::StrCat(prefix, "label is required: the feature holding the label"));
-      }
-      absl::flat_hash_set<std::string> named;
-      for (const auto* names : {&tfrecord.dense_features(), &tfrecord.sparse_features()}) {
-        for (const std::string& name : *names) {
-          if (name == tfrecord.label()) {
-            problems->Add(absl::StrCat(path, ".tfrecord reads feature ", Quote(name),
-                                       " as the label and as an input"));
-          } else if (!named.insert(name).second) {
-            problems->Add(absl::StrCat(path, ".tfrecord names feature ", Quote(name), " twice"));
-          }
-        }
-      }
+    case DataSpec::kTfrecord:
+      CheckTfRecord(absl::StrCat(path, ".tfrecord"), data.tfrecord(), problems);
       break;
-    }
     case DataSpec::kCriteo: {
-      const CriteoSource& criteo = data.criteo();
       const std::string prefix = absl::StrCat(path, ".criteo.");
-      CheckFilePatterns(prefix, criteo.paths(), problems);
-      problems->Positive(absl::StrCat(prefix, "hash_buckets"), criteo.hash_buckets());
+      CheckFilePatterns(prefix, data.criteo().paths(), problems);
+      problems->Positive(absl::StrCat(prefix, "hash_buckets"), data.criteo().hash_buckets());
       break;
     }
-    case DataSpec::SOURCE_NOT_SET:
-      problems->Add(absl::StrCat(path,
-                                 " needs a source: set one of fashion_mnist, csv, libsvm, "
-                                 "synthetic_clicks, tfrecord, criteo"));
+    case DataSpec::SOURCE_NOT_SET: {
+      std::vector<absl::string_view> sources;
+      for (const DataFormat& format : DataFormats()) sources.push_back(format.name);
+      problems->Add(
+          absl::StrCat(path, " needs a source: set one of ", absl::StrJoin(sources, ", ")));
       break;
+    }
   }
+}
+
+void CheckData(absl::string_view path, const DataSpec& data, Problems* problems) {
+  CheckSource(path, data, problems);
   problems->Positive(absl::StrCat(path, ".batch_size"), data.batch_size());
   problems->NonNegative(absl::StrCat(path, ".epochs"), data.epochs());
   problems->NonNegative(absl::StrCat(path, ".prefetch_batches"), data.prefetch_batches());
   problems->KnownEnum(absl::StrCat(path, ".read_mode"), data.read_mode(),
                       DataSpec::ReadMode_IsValid);
-  const bool streamable =
-      data.has_tfrecord() || data.has_criteo() || data.has_csv() || data.has_libsvm();
-  if (data.read_mode() == DataSpec::READ_MODE_STREAMED && !streamable) {
-    problems->Add(absl::StrCat(path,
-                               ".read_mode: streamed reading is for files (tfrecord, criteo, "
-                               "csv, libsvm); fashion_mnist and synthetic_clicks are held in "
-                               "memory"));
+  const DataFormat* format = DataFormatOf(data.source_case());
+  if (data.read_mode() == DataSpec::READ_MODE_STREAMED && format != nullptr && !format->streams) {
+    const std::vector<absl::string_view> streamed =
+        DataFormatNames([](const DataFormat& f) { return f.streams; });
+    const std::vector<absl::string_view> in_memory =
+        DataFormatNames([](const DataFormat& f) { return !f.streams; });
+    problems->Add(absl::StrCat(path, ".read_mode: streamed reading is for files (",
+                               absl::StrJoin(streamed, ", "), "); ", JoinNames(in_memory, "and"),
+                               " are held in memory"));
   }
   // 0 reads as unset: the default.
   problems->NonNegative(absl::StrCat(path, ".stream_block_records"), data.stream_block_records());
@@ -393,8 +410,8 @@ void CheckOptimizer(const OptimizerSpec& optimizer, Problems* problems) {
       break;
     case OptimizerSpec::kFtrl: {
       const FtrlSpec& ftrl = optimizer.ftrl();
-      problems->Require(ftrl.learning_rate_power() <= 0, "optimizer.ftrl.learning_rate_power",
-                        "<= 0", ftrl.learning_rate_power());
+      problems->Require(std::isfinite(ftrl.learning_rate_power()) && ftrl.learning_rate_power() <= 0,
+                        "optimizer.ftrl.learning_rate_power", "<= 0", ftrl.learning_rate_power());
       problems->NonNegative("optimizer.ftrl.initial_accumulator", ftrl.initial_accumulator());
       problems->NonNegative("optimizer.ftrl.l1", ftrl.l1());
       problems->NonNegative("optimizer.ftrl.l2", ftrl.l2());
@@ -544,11 +561,29 @@ void CheckExport(const JobSpec& spec, Problems* problems) {
 
 }  // namespace
 
+absl::Status ValidateModelSpec(const ModelSpec& model) {
+  Problems problems;
+  CheckModel(model, &problems);
+  return problems.ToStatus();
+}
+
+absl::Status ValidateDataSpec(absl::string_view path, const DataSpec& data) {
+  Problems problems;
+  CheckData(path, data, &problems);
+  return problems.ToStatus();
+}
+
+absl::Status ValidateOptimizerSpec(const OptimizerSpec& optimizer) {
+  Problems problems;
+  CheckOptimizer(optimizer, &problems);
+  return problems.ToStatus();
+}
+
 absl::Status ValidateJobSpec(const JobSpec& spec) {
   Problems problems;
   CheckName(spec.name(), &problems);
   problems.KnownEnum("mode", spec.mode(), JobMode_IsValid);
-  CheckModel(spec, &problems);
+  CheckModel(spec.model(), &problems);
 
   if (spec.has_train_data()) {
     CheckData("train_data", spec.train_data(), &problems);

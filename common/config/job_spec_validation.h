@@ -2,6 +2,7 @@
 #define PSTRAIN_COMMON_CONFIG_JOB_SPEC_VALIDATION_H_
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "protos/job.pb.h"
 
 namespace pstrain {
@@ -21,6 +22,16 @@ namespace pstrain {
 // required by the mode; the data a model kind can read) name every field
 // involved. Enum values this build does not know are refused.
 absl::Status ValidateJobSpec(const JobSpec& spec);
+
+// The rules of one part of a spec, for the code that builds it from a spec
+// nobody may have validated (a parameter server's CreateVariables, a
+// library caller): the same rules and messages as ValidateJobSpec, on a
+// part FillJobSpecDefaults' Fill*Defaults has filled. OK or
+// InvalidArgument listing every problem.
+absl::Status ValidateModelSpec(const ModelSpec& model);
+// `path` names the data in messages: "train_data", "eval_data".
+absl::Status ValidateDataSpec(absl::string_view path, const DataSpec& data);
+absl::Status ValidateOptimizerSpec(const OptimizerSpec& optimizer);
 
 }  // namespace pstrain
 

@@ -69,7 +69,7 @@ const std::vector<BadSpec>& BadSpecs() {
        "model.onnx.dynamic_tables[0].admit_after must be >= 0, got -1"},
       {{},
        "model { wide_and_deep {} } eval_data { synthetic_clicks {} }",
-       "model.wide_and_deep needs sparse ids: train_data must be synthetic_clicks, libsvm, "
+       "model.wide_and_deep needs sparse ids: train_data must be libsvm, synthetic_clicks, "
        "criteo, or tfrecord with sparse_features, got fashion_mnist"},
       {{"eval_data"},
        R"(model { wide_and_deep { embedding { vocabulary_size: 1000 admit_after: 3 } } }

@@ -5,6 +5,7 @@
 
 #include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec_defaults.h"
+#include "common/config/job_spec_validation.h"
 #include "common/data/criteo_reader.h"
 #include "common/data/csv_reader.h"
 #include "common/data/fashion_mnist.h"
@@ -71,16 +72,17 @@ std::unique_ptr<const RecordFormat> StreamableFormatOf(const DataSpec& spec) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& spec,
+absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& raw,
                                                                  bool is_eval) {
+  DataSpec spec = raw;
+  FillDataDefaults(&spec, /*training=*/!is_eval);
+  RETURN_IF_ERROR(ValidateDataSpec(is_eval ? "eval_data" : "train_data", spec));
   ASSIGN_OR_RETURN(const bool streamed, IsStreamed(spec));
   if (streamed) return OpenStreamed(spec, StreamableFormatOf(spec));
   switch (spec.source_case()) {
     case DataSpec::kFashionMnist: {
       const FashionMnistSource& source = spec.fashion_mnist();
-      const std::string dir =
-          source.dir().empty() ? std::string(kDefaultFashionMnistDir) : source.dir();
-      return InMemory(LoadFashionMnist(dir, IsTestSplit(source.split(), is_eval)));
+      return InMemory(LoadFashionMnist(source.dir(), IsTestSplit(source.split(), is_eval)));
     }
     case DataSpec::kCsv:
       return InMemory(LoadCsv(spec.csv()));

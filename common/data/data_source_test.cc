@@ -27,6 +27,24 @@ TEST(DataSourceTest, OpensEachKind) {
   EXPECT_FALSE(OpenExampleSource(DataSpec(), false).ok());
 }
 
+// A source opened from a spec nobody validated obeys the spec's rules,
+// with the messages of ValidateJobSpec.
+TEST(DataSourceTest, RefusesFieldsOutOfRangeNamingThem) {
+  DataSpec spec;
+  spec.mutable_synthetic_clicks()->set_zipf_exponent(1.0);
+  absl::Status status = OpenExampleSource(spec, /*is_eval=*/false).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("train_data.synthetic_clicks.zipf_exponent must be > 1, got 1"),
+            std::string::npos)
+      << status;
+  spec.mutable_synthetic_clicks()->set_zipf_exponent(1.5);
+  spec.mutable_synthetic_clicks()->set_num_fields(-1);
+  status = OpenExampleSource(spec, /*is_eval=*/true).status();
+  EXPECT_NE(status.message().find("eval_data.synthetic_clicks.num_fields must be > 0, got -1"),
+            std::string::npos)
+      << status;
+}
+
 TEST(DataSourceTest, ReaderOptionsDefaults) {
   DataSpec spec;
   BatchReaderOptions train = BatchReaderOptionsFromSpec(spec, false);

@@ -16,9 +16,6 @@
 
 namespace pstrain {
 
-// Where Debian's dataset-fashion-mnist installs the files.
-inline constexpr absl::string_view kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";
-
 struct IdxImages {
   int64_t count = 0;
   int64_t rows = 0;

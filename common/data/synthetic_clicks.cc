@@ -19,21 +19,16 @@ double Uniform(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-
 
 absl::StatusOr<std::unique_ptr<SyntheticClicks>> SyntheticClicks::Create(
     const SyntheticClicksSource& spec, bool test) {
-  const int64_t examples = spec.num_examples() != 0 ? spec.num_examples() : 100000;
-  const int32_t fields = spec.num_fields() != 0 ? spec.num_fields() : 8;
-  const int64_t vocabulary = spec.vocabulary_per_field() != 0 ? spec.vocabulary_per_field() : 1000;
-  const double exponent = spec.zipf_exponent() != 0 ? spec.zipf_exponent() : 1.1;
-  if (examples <= 0) {
-    return absl::InvalidArgumentError("synthetic_clicks.num_examples must be > 0");
-  }
-  if (fields <= 0) return absl::InvalidArgumentError("synthetic_clicks.num_fields must be > 0");
-  if (vocabulary <= 0 || vocabulary > kMaxVocabulary) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("synthetic_clicks.vocabulary_per_field must be in (0, ", kMaxVocabulary, "]"));
-  }
-  if (!(exponent > 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("synthetic_clicks.zipf_exponent must be > 1, got ", exponent));
+  const int64_t examples = spec.num_examples();
+  const int32_t fields = spec.num_fields();
+  const int64_t vocabulary = spec.vocabulary_per_field();
+  const double exponent = spec.zipf_exponent();
+  // The one limit of this generator rather than of the field: its table of
+  // ranks.
+  if (vocabulary > kMaxVocabulary) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "synthetic_clicks.vocabulary_per_field must be at most ", kMaxVocabulary, ", got ",
+        vocabulary));
   }
   std::unique_ptr<SyntheticClicks> source(new SyntheticClicks());
   // The training split keeps the plain seed, so its examples stay those of

@@ -26,10 +26,10 @@ class SyntheticClicks : public ExampleSource {
   static constexpr float kTrueWeightStddev = 0.5f;
   static constexpr float kTrueBias = -1.0f;
 
-  // Unset fields take their documented defaults (100000 examples, 8
-  // fields, 1000 ids per field, exponent 1.1). InvalidArgument naming the
-  // field: sizes <= 0, an exponent <= 1 (it would not be Zipf-like), or a
-  // vocabulary too large to tabulate (over 10^7 ids per field).
+  // `spec` filled (FillDataDefaults) and valid (ValidateDataSpec: sizes
+  // > 0, an exponent > 1, as Zipf needs): OpenExampleSource does both.
+  // InvalidArgument naming the field: a vocabulary too large to tabulate
+  // (over 10^7 ids per field).
   // `test`: the test split, other examples of the same true model.
   static absl::StatusOr<std::unique_ptr<SyntheticClicks>> Create(const SyntheticClicksSource& spec,
                                                                  bool test = false);

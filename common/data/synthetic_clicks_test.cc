@@ -5,10 +5,19 @@
 #include <numeric>
 #include <vector>
 
+#include "common/config/job_spec_defaults.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
 namespace {
+
+// `clicks` with its defaults, as OpenExampleSource hands it over.
+SyntheticClicksSource Filled(const SyntheticClicksSource& clicks) {
+  DataSpec data;
+  *data.mutable_synthetic_clicks() = clicks;
+  FillDataDefaults(&data, /*training=*/true);
+  return data.synthetic_clicks();
+}
 
 std::unique_ptr<SyntheticClicks> Make(int64_t n, uint64_t seed) {
   SyntheticClicksSource spec;
@@ -16,7 +25,7 @@ std::unique_ptr<SyntheticClicks> Make(int64_t n, uint64_t seed) {
   spec.set_num_fields(3);
   spec.set_vocabulary_per_field(50);
   spec.set_seed(seed);
-  auto source = SyntheticClicks::Create(spec);
+  auto source = SyntheticClicks::Create(Filled(spec));
   EXPECT_TRUE(source.ok()) << source.status();
   return std::move(source).value();
 }
@@ -74,8 +83,8 @@ TEST(SyntheticClicksTest, TheTestSplitHasOtherExamplesOfTheSameTrueModel) {
   SyntheticClicksSource spec;
   spec.set_num_examples(1000);
   spec.set_seed(9);
-  auto train = SyntheticClicks::Create(spec, /*test=*/false);
-  auto test = SyntheticClicks::Create(spec, /*test=*/true);
+  auto train = SyntheticClicks::Create(Filled(spec), /*test=*/false);
+  auto test = SyntheticClicks::Create(Filled(spec), /*test=*/true);
   ASSERT_TRUE(train.ok() && test.ok());
   EXPECT_EQ((*train)->true_weights(), (*test)->true_weights());
   std::vector<int64_t> all(1000);
@@ -93,13 +102,13 @@ TEST(SyntheticClicksTest, TheTestSplitHasOtherExamplesOfTheSameTrueModel) {
   EXPECT_LT(same, 100);
 }
 
-TEST(SyntheticClicksTest, RefusesBadSpecs) {
+// Out-of-range fields are refused by OpenExampleSource (data_source_test).
+TEST(SyntheticClicksTest, RefusesAVocabularyTooLargeToTabulate) {
   SyntheticClicksSource spec;
-  spec.set_zipf_exponent(1.0);
-  EXPECT_EQ(SyntheticClicks::Create(spec).status().code(), absl::StatusCode::kInvalidArgument);
-  spec.set_zipf_exponent(1.5);
-  spec.set_num_fields(-1);
-  EXPECT_FALSE(SyntheticClicks::Create(spec).ok());
+  spec.set_vocabulary_per_field(10'000'001);
+  const auto source = SyntheticClicks::Create(Filled(spec));
+  EXPECT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(source.status().message().find("vocabulary_per_field"), std::string::npos);
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 #include "common/model/model_factory.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/config/job_spec_validation.h"
 #include "common/model/builtin/cnn_model.h"
 #include "common/model/builtin/linear_model.h"
 #include "common/model/builtin/mlp_model.h"
 #include "common/model/builtin/wide_and_deep_model.h"
 #include "common/model/onnx/onnx_model.h"
 #include "common/model/plugin_model_loader.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 namespace {
@@ -47,91 +50,124 @@ absl::StatusOr<std::unique_ptr<Model>> CreateLinear(PredictionKind kind, int32_t
   return std::unique_ptr<Model>(std::move(model).value());
 }
 
-}  // namespace
+// Wraps a kind's own StatusOr<unique_ptr<Kind>>.
+template <typename Kind>
+absl::StatusOr<std::unique_ptr<Model>> AsModel(absl::StatusOr<std::unique_ptr<Kind>> model) {
+  if (!model.ok()) return model.status();
+  return std::unique_ptr<Model>(std::move(model).value());
+}
 
-absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& spec, const DatasetInfo& info,
-                                                   const ModelContext& context) {
-  if (context.compute == nullptr) {
-    return absl::InvalidArgumentError("a model needs a compute context");
+absl::Status ResolveMlp(const DatasetInfo& info, MlpSpec* mlp) {
+  ASSIGN_OR_RETURN(const int64_t input,
+                   Resolve("model.mlp.input_dim", mlp->input_dim(), info.dense_dim));
+  ASSIGN_OR_RETURN(const int64_t classes,
+                   Resolve("model.mlp.num_classes", mlp->num_classes(), info.num_classes));
+  mlp->set_input_dim(input);
+  mlp->set_num_classes(static_cast<int32_t>(classes));
+  return absl::OkStatus();
+}
+
+absl::Status ResolveCnn(const DatasetInfo& info, CnnSpec* cnn) {
+  ASSIGN_OR_RETURN(const int64_t classes,
+                   Resolve("model.cnn.num_classes", cnn->num_classes(), info.num_classes));
+  cnn->set_num_classes(static_cast<int32_t>(classes));
+  if (info.image_height <= 0 || info.image_width <= 0 || info.image_channels <= 0) {
+    return absl::InvalidArgumentError(
+        "model.cnn needs image data (height x width x channels); the training data has none");
   }
-  switch (spec.kind_case()) {
-    case ModelSpec::kMlp: {
-      MlpSpec mlp = spec.mlp();
-      absl::StatusOr<int64_t> input =
-          Resolve("model.mlp.input_dim", mlp.input_dim(), info.dense_dim);
-      if (!input.ok()) return input.status();
-      absl::StatusOr<int64_t> classes =
-          Resolve("model.mlp.num_classes", mlp.num_classes(), info.num_classes);
-      if (!classes.ok()) return classes.status();
-      mlp.set_input_dim(*input);
-      mlp.set_num_classes(static_cast<int32_t>(*classes));
-      absl::StatusOr<std::unique_ptr<MlpModel>> model = MlpModel::Create(mlp, context);
-      if (!model.ok()) return model.status();
-      return std::unique_ptr<Model>(std::move(model).value());
+  return absl::OkStatus();
+}
+
+absl::Status ResolveWideAndDeep(const DatasetInfo& info, WideAndDeepSpec* wide_and_deep) {
+  if (info.sparse_dim <= 0) {
+    return absl::InvalidArgumentError(
+        "model.wide_and_deep needs sparse ids; the training data has none");
+  }
+  if (wide_and_deep->num_fields() == 0) wide_and_deep->set_num_fields(info.num_fields);
+  if (info.num_fields > 0 && wide_and_deep->num_fields() != info.num_fields) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model.wide_and_deep.num_fields is ", wide_and_deep->num_fields(),
+                     " but the training data has ", info.num_fields));
+  }
+  if (wide_and_deep->dense_dim() == 0) wide_and_deep->set_dense_dim(info.dense_dim);
+  if (wide_and_deep->dense_dim() != info.dense_dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model.wide_and_deep.dense_dim is ", wide_and_deep->dense_dim(),
+                     " but the training data has ", info.dense_dim, " dense features"));
+  }
+  return absl::OkStatus();
+}
+
+// Sets the dimensions `spec` leaves to the data from `info`.
+absl::Status ResolveFromData(const DatasetInfo& info, ModelSpec* spec) {
+  switch (spec->kind_case()) {
+    case ModelSpec::kMlp:
+      return ResolveMlp(info, spec->mutable_mlp());
+    case ModelSpec::kLogisticRegression: {
+      LogisticRegressionSpec* lr = spec->mutable_logistic_regression();
+      ASSIGN_OR_RETURN(const int64_t classes, Resolve("model.logistic_regression.num_classes",
+                                                      lr->num_classes(), info.num_classes));
+      lr->set_num_classes(static_cast<int32_t>(classes));
+      return absl::OkStatus();
     }
+    case ModelSpec::kCnn:
+      return ResolveCnn(info, spec->mutable_cnn());
+    case ModelSpec::kWideAndDeep:
+      return ResolveWideAndDeep(info, spec->mutable_wide_and_deep());
+    default:  // the linear input width is resolved with its kind of input; the rest read files
+      return absl::OkStatus();
+  }
+}
+
+// Builds the model of `spec`, filled, resolved and valid.
+absl::StatusOr<std::unique_ptr<Model>> Build(const ModelSpec& spec, const DatasetInfo& info,
+                                             const ModelContext& context) {
+  switch (spec.kind_case()) {
+    case ModelSpec::kMlp:
+      return AsModel(MlpModel::Create(spec.mlp(), context));
     case ModelSpec::kLogisticRegression: {
       const LogisticRegressionSpec& lr = spec.logistic_regression();
-      absl::StatusOr<int64_t> classes =
-          Resolve("model.logistic_regression.num_classes", lr.num_classes(), info.num_classes);
-      if (!classes.ok()) return classes.status();
-      return CreateLinear(
-          *classes == 2 ? PredictionKind::kBinaryProbability : PredictionKind::kClassProbabilities,
-          static_cast<int32_t>(*classes), lr.input_dim(), "model.logistic_regression", info,
-          context);
+      return CreateLinear(lr.num_classes() == 2 ? PredictionKind::kBinaryProbability
+                                                : PredictionKind::kClassProbabilities,
+                          lr.num_classes(), lr.input_dim(), "model.logistic_regression", info,
+                          context);
     }
     case ModelSpec::kLinearRegression:
       return CreateLinear(PredictionKind::kRegression, 0, spec.linear_regression().input_dim(),
                           "model.linear_regression", info, context);
     case ModelSpec::kCnn: {
-      CnnSpec cnn = spec.cnn();
-      absl::StatusOr<int64_t> classes =
-          Resolve("model.cnn.num_classes", cnn.num_classes(), info.num_classes);
-      if (!classes.ok()) return classes.status();
-      cnn.set_num_classes(static_cast<int32_t>(*classes));
-      if (info.image_height <= 0 || info.image_width <= 0 || info.image_channels <= 0) {
-        return absl::InvalidArgumentError(
-            "model.cnn needs image data (height x width x channels); the training data has none");
-      }
       const CnnImage image{info.image_height, info.image_width, info.image_channels};
-      absl::StatusOr<std::unique_ptr<CnnModel>> model = CnnModel::Create(cnn, image, context);
-      if (!model.ok()) return model.status();
-      return std::unique_ptr<Model>(std::move(model).value());
+      return AsModel(CnnModel::Create(spec.cnn(), image, context));
     }
-    case ModelSpec::kWideAndDeep: {
-      WideAndDeepSpec wide_and_deep = spec.wide_and_deep();
-      if (info.sparse_dim <= 0) {
-        return absl::InvalidArgumentError(
-            "model.wide_and_deep needs sparse ids; the training data has none");
-      }
-      if (wide_and_deep.num_fields() == 0) wide_and_deep.set_num_fields(info.num_fields);
-      if (info.num_fields > 0 && wide_and_deep.num_fields() != info.num_fields) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("model.wide_and_deep.num_fields is ", wide_and_deep.num_fields(),
-                         " but the training data has ", info.num_fields));
-      }
-      if (wide_and_deep.dense_dim() == 0) wide_and_deep.set_dense_dim(info.dense_dim);
-      if (wide_and_deep.dense_dim() != info.dense_dim) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("model.wide_and_deep.dense_dim is ", wide_and_deep.dense_dim(),
-                         " but the training data has ", info.dense_dim, " dense features"));
-      }
-      absl::StatusOr<std::unique_ptr<WideAndDeepModel>> model =
-          WideAndDeepModel::Create(wide_and_deep, context);
-      if (!model.ok()) return model.status();
-      return std::unique_ptr<Model>(std::move(model).value());
-    }
+    case ModelSpec::kWideAndDeep:
+      return AsModel(WideAndDeepModel::Create(spec.wide_and_deep(), context));
     case ModelSpec::kPlugin:
       return LoadPluginModel(spec.plugin().library_path(), spec.plugin().config(), context);
-    case ModelSpec::kOnnx: {
-      absl::StatusOr<std::unique_ptr<OnnxModel>> model =
-          OnnxModel::Create(spec.onnx(), info, context);
-      if (!model.ok()) return model.status();
-      return std::unique_ptr<Model>(std::move(model).value());
-    }
+    case ModelSpec::kOnnx:
+      return AsModel(OnnxModel::Create(spec.onnx(), info, context));
     case ModelSpec::KIND_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError("model names no model kind");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& raw, const DatasetInfo& info,
+                                                   const ModelContext& context) {
+  if (context.compute == nullptr) {
+    return absl::InvalidArgumentError("a model needs a compute context");
+  }
+  if (raw.kind_case() == ModelSpec::KIND_NOT_SET) {
+    return absl::InvalidArgumentError("model names no model kind");
+  }
+  ModelSpec spec = raw;
+  FillModelDefaults(&spec);
+  RETURN_IF_ERROR(ResolveFromData(info, &spec));
+  // After resolving: a dimension from the data obeys the spec's rules too
+  // (data of one class cannot train a classifier).
+  RETURN_IF_ERROR(ValidateModelSpec(spec));
+  return Build(spec, info, context);
 }
 
 }  // namespace pstrain

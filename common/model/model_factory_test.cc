@@ -92,5 +92,40 @@ TEST_F(ModelFactoryTest, RefusesSpecsThatDisagreeWithTheData) {
   EXPECT_FALSE(CreateModel(ModelSpec(), Images(), context_).ok());
 }
 
+// The spec's rules hold for the model as built, whatever the data gave:
+// the messages of ValidateJobSpec, naming the field.
+TEST_F(ModelFactoryTest, RefusesFieldsOutOfRangeNamingThem) {
+  const auto refusal = [&](const ModelSpec& spec, const DatasetInfo& info) {
+    return std::string(CreateModel(spec, info, context_).status().message());
+  };
+  ModelSpec cnn;
+  cnn.mutable_cnn()->set_kernel_size(4);
+  EXPECT_NE(refusal(cnn, Images()).find("model.cnn.kernel_size must be odd and >= 1, got 4"),
+            std::string::npos);
+  ModelSpec mlp;
+  mlp.mutable_mlp()->set_dropout(1.0f);
+  EXPECT_NE(refusal(mlp, Images()).find("model.mlp.dropout must be in [0, 1), got 1"),
+            std::string::npos);
+  DatasetInfo one_class = Images();
+  one_class.num_classes = 1;
+  mlp.mutable_mlp()->set_dropout(0);
+  EXPECT_NE(refusal(mlp, one_class).find("model.mlp.num_classes"), std::string::npos);
+  EXPECT_NE(refusal(cnn, one_class).find("model.cnn.num_classes"), std::string::npos);
+  ModelSpec wide_and_deep;
+  wide_and_deep.mutable_wide_and_deep()->add_hidden_units(-1);
+  EXPECT_NE(refusal(wide_and_deep, Clicks()).find("model.wide_and_deep.hidden_units[0] must be > 0"),
+            std::string::npos);
+}
+
+// Fields left unset take the defaults a submitted spec would get.
+TEST_F(ModelFactoryTest, UnsetFieldsTakeTheSpecDefaults) {
+  ModelSpec spec;
+  spec.mutable_wide_and_deep();
+  auto model = CreateModel(spec, Clicks(), context_);
+  ASSERT_TRUE(model.ok()) << model.status();
+  // deep/embedding [vocabulary, 16]: the default dim.
+  EXPECT_EQ((*model)->Variables()[2].spec.shape().dims(1), 16);
+}
+
 }  // namespace
 }  // namespace pstrain

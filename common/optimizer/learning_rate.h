@@ -22,10 +22,11 @@ namespace pstrain {
 // Immutable and thread-safe.
 class LearningRate {
  public:
-  // Unset fields take their documented defaults (learning_rate 0.01, factor
-  // 0.1, rate 0.96). InvalidArgument naming the field: learning_rate <= 0 or
-  // not finite, decay steps <= 0, a factor or rate outside (0, 1], alpha
-  // outside [0, 1], warmup_steps < 0.
+  // `spec`'s defaults are filled and its rules checked by
+  // PrepareOptimizerSpec (common/config), as at submit. InvalidArgument
+  // naming each field at fault: learning_rate <= 0 or not finite, decay
+  // steps <= 0, a factor or rate outside (0, 1], alpha outside [0, 1],
+  // warmup_steps < 0.
   static absl::StatusOr<LearningRate> Create(const OptimizerSpec& spec);
 
   // The rate of update number `step` (0-based; a negative step counts as

@@ -4,8 +4,9 @@
 #include <cmath>
 
 #include "Eigen/Core"
-#include "absl/strings/str_cat.h"
+#include "common/config/job_spec.h"
 #include "common/optimizer/internal/update_kernels.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 namespace {
@@ -134,16 +135,6 @@ class Ftrl : public Optimizer {
   const float power_, l1_, l2_;
 };
 
-absl::Status InRange(const char* field, float value, float low, bool low_open, float high,
-                     bool high_open) {
-  const bool ok = std::isfinite(value) && (low_open ? value > low : value >= low) &&
-                  (high_open ? value < high : value <= high);
-  if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(field, " must be in ", low_open ? "(" : "[", low,
-                                                 ", ", high, high_open ? ")" : "]", ", got ",
-                                                 value));
-}
-
 }  // namespace
 
 void Optimizer::InitializeRowSlots(int64_t width, float* row) const {
@@ -159,52 +150,29 @@ void Optimizer::ApplyToRow(const UpdateStep& step, const float* grad, int64_t wi
   Apply(step, grad, width, row, slots);
 }
 
-absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerSpec& spec) {
-  constexpr float kInf = INFINITY;
+absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(const OptimizerSpec& raw) {
+  ASSIGN_OR_RETURN(const OptimizerSpec spec, PrepareOptimizerSpec(raw));
   switch (spec.kind_case()) {
-    case OptimizerSpec::KIND_NOT_SET:
-    case OptimizerSpec::kSgd:
-      return std::unique_ptr<Optimizer>(new Sgd());
-    case OptimizerSpec::kMomentum: {
-      const float m = spec.momentum().has_momentum() ? spec.momentum().momentum() : 0.9f;
-      absl::Status s = InRange("optimizer.momentum.momentum", m, 0, false, 1, true);
-      if (!s.ok()) return s;
-      return std::unique_ptr<Optimizer>(new Momentum(m, spec.momentum().nesterov()));
-    }
-    case OptimizerSpec::kAdagrad: {
-      const AdagradSpec& a = spec.adagrad();
-      const float init = a.has_initial_accumulator() ? a.initial_accumulator() : 0.1f;
-      const float eps = a.has_epsilon() ? a.epsilon() : 1e-7f;
-      absl::Status s = InRange("optimizer.adagrad.initial_accumulator", init, 0, true, kInf, true);
-      if (s.ok()) s = InRange("optimizer.adagrad.epsilon", eps, 0, false, kInf, true);
-      if (!s.ok()) return s;
-      return std::unique_ptr<Optimizer>(new Adagrad(init, eps));
-    }
-    case OptimizerSpec::kAdam: {
-      const AdamSpec& a = spec.adam();
-      const float b1 = a.has_beta1() ? a.beta1() : 0.9f;
-      const float b2 = a.has_beta2() ? a.beta2() : 0.999f;
-      const float eps = a.has_epsilon() ? a.epsilon() : 1e-8f;
-      absl::Status s = InRange("optimizer.adam.beta1", b1, 0, false, 1, true);
-      if (s.ok()) s = InRange("optimizer.adam.beta2", b2, 0, false, 1, true);
-      if (s.ok()) s = InRange("optimizer.adam.epsilon", eps, 0, true, kInf, true);
-      if (!s.ok()) return s;
-      return std::unique_ptr<Optimizer>(new Adam(b1, b2, eps));
-    }
+    case OptimizerSpec::kMomentum:
+      return std::unique_ptr<Optimizer>(
+          new Momentum(spec.momentum().momentum(), spec.momentum().nesterov()));
+    case OptimizerSpec::kAdagrad:
+      return std::unique_ptr<Optimizer>(
+          new Adagrad(spec.adagrad().initial_accumulator(), spec.adagrad().epsilon()));
+    case OptimizerSpec::kAdam:
+      return std::unique_ptr<Optimizer>(
+          new Adam(spec.adam().beta1(), spec.adam().beta2(), spec.adam().epsilon()));
     case OptimizerSpec::kFtrl: {
       const FtrlSpec& f = spec.ftrl();
-      const float power = f.has_learning_rate_power() ? f.learning_rate_power() : -0.5f;
-      const float init = f.has_initial_accumulator() ? f.initial_accumulator() : 0.1f;
-      absl::Status s = InRange("optimizer.ftrl.learning_rate_power", power, -kInf, true, 0, false);
-      if (s.ok()) s = InRange("optimizer.ftrl.initial_accumulator", init, 0, false, kInf, true);
-      if (s.ok()) s = InRange("optimizer.ftrl.l1", f.l1(), 0, false, kInf, true);
-      if (s.ok()) s = InRange("optimizer.ftrl.l2", f.l2(), 0, false, kInf, true);
-      if (!s.ok()) return s;
       // n^-p with n = 0 and p < 0 is fine (0); with p = 0 it is 1.
-      return std::unique_ptr<Optimizer>(new Ftrl(power, init, f.l1(), f.l2()));
+      return std::unique_ptr<Optimizer>(
+          new Ftrl(f.learning_rate_power(), f.initial_accumulator(), f.l1(), f.l2()));
     }
+    case OptimizerSpec::kSgd:
+    case OptimizerSpec::KIND_NOT_SET:  // filled as sgd
+      break;
   }
-  return absl::InvalidArgumentError("optimizer: unknown kind");
+  return std::unique_ptr<Optimizer>(new Sgd());
 }
 
 }  // namespace pstrain

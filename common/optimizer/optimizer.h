@@ -46,9 +46,11 @@ struct UpdateStep {
 // ops do): see ApplyToRow.
 class Optimizer {
  public:
-  // Unset optional fields take their documented defaults. InvalidArgument
-  // naming the field for a value outside its range (momentum outside
-  // [0, 1), epsilon <= 0, l1 < 0, ...) or not finite.
+  // `spec` as a job gives it, or from any client: its defaults are filled
+  // and its rules checked by PrepareOptimizerSpec (common/config), as at
+  // submit. InvalidArgument listing every field out of its range (momentum
+  // outside [0, 1), epsilon <= 0, l1 < 0, learning_rate <= 0, ...) or not
+  // finite.
   static absl::StatusOr<std::unique_ptr<Optimizer>> Create(const OptimizerSpec& spec);
 
   virtual ~Optimizer() = default;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/model/model_kind.h"
 #include "common/optimizer/optimizer.h"
 #include "common/status/status_macros.h"
 
@@ -33,18 +35,19 @@ int64_t SaturatingSum(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_M
 }  // namespace
 
 absl::Status FillTableBudgets(const JobLimits& limits, JobSpec& spec) {
-  if (!spec.model().has_wide_and_deep()) return absl::OkStatus();
-  EmbeddingSpec* table = spec.mutable_model()->mutable_wide_and_deep()->mutable_embedding();
-  if (table->vocabulary_size() != 0 || table->max_bytes_per_shard() != 0) {
-    return absl::OkStatus();
-  }
+  const ModelKind* kind = ModelKindOf(spec.model().kind_case());
+  if (kind == nullptr || kind->unbudgeted_tables == nullptr) return absl::OkStatus();
+  const std::vector<UnbudgetedTable> tables = kind->unbudgeted_tables(spec.mutable_model());
+  if (tables.empty()) return absl::OkStatus();
   if (limits.default_table_bytes_per_shard <= 0) {
-    return absl::InvalidArgumentError(
-        "model.wide_and_deep.embedding is a dynamic table (vocabulary_size 0) without a budget: "
-        "set its max_bytes_per_shard (the coordinator gives none, "
-        "--default_table_mb_per_shard=0)");
+    return absl::InvalidArgumentError(absl::StrCat(
+        tables.front().path,
+        " is a dynamic table without a budget: set its max_bytes_per_shard (the coordinator "
+        "gives none, --default_table_mb_per_shard=0)"));
   }
-  table->set_max_bytes_per_shard(limits.default_table_bytes_per_shard);
+  for (const UnbudgetedTable& table : tables) {
+    table.set_budget(limits.default_table_bytes_per_shard);
+  }
   return absl::OkStatus();
 }
 

@@ -46,9 +46,10 @@ struct JobFootprint {
   int64_t embedding_bytes = 0;
 };
 
-// Gives each dynamic table of `spec`'s model without a budget
-// (wide_and_deep.embedding with vocabulary_size 0 and max_bytes_per_shard
-// 0) the default budget, so the filled spec shows it.
+// Gives each dynamic table of `spec`'s model without a budget (as its
+// ModelKind declares them: wide_and_deep.embedding with vocabulary_size 0,
+// onnx.dynamic_tables, each with max_bytes_per_shard 0) the default budget,
+// so the filled spec shows it.
 // InvalidArgument, naming the field and the flag: such a table when
 // default_table_bytes_per_shard is 0.
 absl::Status FillTableBudgets(const JobLimits& limits, JobSpec& spec);

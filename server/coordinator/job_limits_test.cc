@@ -68,6 +68,25 @@ TEST(FillTableBudgetsTest, LeavesBudgetedAndFixedTablesAndOtherModelsAlone) {
   EXPECT_FALSE(mlp.model().has_wide_and_deep());
 }
 
+// An imported graph's dynamic tables are dynamic tables like the built-in
+// models': each without a budget gets the default.
+TEST(FillTableBudgetsTest, GivesAnOnnxGraphsUnbudgetedDynamicTablesTheDefault) {
+  JobLimits limits;
+  limits.default_table_bytes_per_shard = 5 << 20;
+  JobSpec spec;
+  OnnxModelSpec* onnx = spec.mutable_model()->mutable_onnx();
+  onnx->add_dynamic_tables()->set_max_bytes_per_shard(1234);
+  onnx->add_dynamic_tables();
+  ASSERT_TRUE(FillTableBudgets(limits, spec).ok());
+  EXPECT_EQ(onnx->dynamic_tables(0).max_bytes_per_shard(), 1234);
+  EXPECT_EQ(onnx->dynamic_tables(1).max_bytes_per_shard(), 5 << 20);
+  limits.default_table_bytes_per_shard = 0;
+  onnx->mutable_dynamic_tables(1)->set_max_bytes_per_shard(0);
+  const absl::Status status = FillTableBudgets(limits, spec);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(status.message(), "model.onnx.dynamic_tables[1]")) << status;
+}
+
 TEST(FillTableBudgetsTest, WithoutADefaultAnUnbudgetedTableIsRefusedNamingFieldAndFlag) {
   JobLimits limits;
   limits.default_table_bytes_per_shard = 0;

@@ -189,14 +189,14 @@ absl::StatusOr<PredictionInput> LoadTestInput(TestInput input, const DatasetInfo
   PredictionInputOptions options;
   std::string path;
   if (input == TestInput::kFashionMnist) {
-    options.format = InputFormat::kIdx;
+    options.format = DataSpec::kFashionMnist;
     path = JoinPath(kFashionMnist, "t10k-images-idx3-ubyte.gz");
     options.labels_path = JoinPath(kFashionMnist, "t10k-labels-idx1-ubyte.gz");
   } else if (input == TestInput::kCriteo) {
-    options.format = InputFormat::kCriteo;
+    options.format = DataSpec::kCriteo;
     path = WriteCriteo(5000, true);
   } else {
-    options.format = InputFormat::kLibsvm;
+    options.format = DataSpec::kLibsvm;
     options.zero_based = true;
     path = WriteClicksLibsvm(10000, true, input == TestInput::kRaggedClicks);
   }

@@ -5,49 +5,22 @@
 #include "common/model/layers/onnx_layers.h"
 
 namespace pstrain {
-namespace {
-
-int64_t OrDefault(int64_t value, int64_t fallback) { return value == 0 ? fallback : value; }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<CnnModel>> CnnModel::Create(const CnnSpec& spec,
                                                            const CnnImage& image,
                                                            const ModelContext& context) {
-  const int64_t f1 = OrDefault(spec.conv1_filters(), 32);
-  const int64_t f2 = OrDefault(spec.conv2_filters(), 64);
-  const int64_t kernel = OrDefault(spec.kernel_size(), 5);
-  const int64_t dense_units = OrDefault(spec.dense_units(), 128);
-  if (spec.num_classes() < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cnn.num_classes must be >= 2, got ", spec.num_classes()));
-  }
-  if (f1 < 1 || f2 < 1 || dense_units < 1) {
-    return absl::InvalidArgumentError("cnn filter and unit counts must be > 0");
-  }
-  if (kernel < 1 || kernel % 2 == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cnn.kernel_size must be odd and >= 1, got ", kernel));
-  }
-  if (!(spec.dropout() >= 0 && spec.dropout() < 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cnn.dropout must be in [0, 1), got ", spec.dropout()));
-  }
+  // Two 2x2 poolings: smaller images have nothing left to pool.
   if (image.height < 4 || image.width < 4 || image.channels < 1) {
     return absl::InvalidArgumentError(absl::StrCat("cnn needs images of at least 4x4, got ",
                                                    image.height, "x", image.width, "x",
                                                    image.channels));
   }
-  CnnSpec resolved = spec;
-  resolved.set_conv1_filters(static_cast<int32_t>(f1));
-  resolved.set_conv2_filters(static_cast<int32_t>(f2));
-  resolved.set_kernel_size(static_cast<int32_t>(kernel));
   model_internal::DenseStackConfig dense;
-  dense.input_dim = (image.height / 2 / 2) * (image.width / 2 / 2) * f2;
-  dense.hidden_units = {dense_units};
+  dense.input_dim = (image.height / 2 / 2) * (image.width / 2 / 2) * spec.conv2_filters();
+  dense.hidden_units = {spec.dense_units()};
   dense.dropout = spec.dropout();
   dense.output_dim = spec.num_classes();
-  return std::unique_ptr<CnnModel>(new CnnModel(image, resolved, context, dense));
+  return std::unique_ptr<CnnModel>(new CnnModel(image, spec, context, dense));
 }
 
 CnnModel::CnnModel(const CnnImage& image, const CnnSpec& spec, const ModelContext& context,

@@ -31,10 +31,9 @@ struct CnnImage {
 // hidden_0/{weights, bias}, logits/{weights, bias}.
 class CnnModel : public Model {
  public:
-  // `spec` with num_classes >= 2; other fields at 0 take their defaults
-  // (32, 64, 5, 128). InvalidArgument: an even or non-positive kernel,
-  // non-positive sizes, dropout outside [0, 1), or an image too small for
-  // two poolings.
+  // `spec` filled (FillModelDefaults), with num_classes resolved, and valid
+  // (ValidateModelSpec): CreateModel does all three. InvalidArgument: an
+  // image too small for two poolings (under 4x4).
   static absl::StatusOr<std::unique_ptr<CnnModel>> Create(const CnnSpec& spec,
                                                           const CnnImage& image,
                                                           const ModelContext& context);

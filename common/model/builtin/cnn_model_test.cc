@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/config/job_spec_defaults.h"
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/layers/gradient_check.h"
 #include "common/model/model_gradient_check.h"
@@ -12,6 +13,14 @@ namespace pstrain {
 namespace {
 
 using testing_util::ModelGradientsMatch;
+
+// `cnn` with its defaults, as CreateModel hands it over.
+CnnSpec Filled(const CnnSpec& cnn) {
+  ModelSpec model;
+  *model.mutable_cnn() = cnn;
+  FillModelDefaults(&model);
+  return model.cnn();
+}
 
 class CnnModelTest : public ::testing::Test {
  protected:
@@ -29,7 +38,7 @@ class CnnModelTest : public ::testing::Test {
 TEST_F(CnnModelTest, DeclaresTheDefaultArchitecture) {
   CnnSpec spec;
   spec.set_num_classes(10);
-  auto model = CnnModel::Create(spec, CnnImage(), context_);
+  auto model = CnnModel::Create(Filled(spec), CnnImage(), context_);
   ASSERT_TRUE(model.ok()) << model.status();
   const std::vector<VariableDef> defs = (*model)->Variables();
   ASSERT_EQ(defs.size(), 8u);
@@ -62,15 +71,14 @@ TEST_F(CnnModelTest, GradientsMatchNumerical) {
   EXPECT_TRUE(ModelGradientsMatch(model->get(), batch, 16, /*step=*/1e-3));
 }
 
-TEST_F(CnnModelTest, RefusesBadSpecs) {
+// Bad spec fields are refused by CreateModel (model_factory_test).
+TEST_F(CnnModelTest, RefusesImagesTooSmallForTwoPoolings) {
   CnnSpec spec;
   spec.set_num_classes(10);
-  spec.set_kernel_size(4);
-  EXPECT_FALSE(CnnModel::Create(spec, CnnImage(), context_).ok());
   spec.set_kernel_size(3);
-  EXPECT_FALSE(CnnModel::Create(spec, CnnImage{3, 3, 1}, context_).ok());
-  spec.set_num_classes(1);
-  EXPECT_FALSE(CnnModel::Create(spec, CnnImage(), context_).ok());
+  const auto model = CnnModel::Create(Filled(spec), CnnImage{3, 3, 1}, context_);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(model.status().message().find("at least 4x4"), std::string::npos) << model.status();
 }
 
 }  // namespace

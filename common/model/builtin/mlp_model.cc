@@ -7,28 +7,9 @@ namespace pstrain {
 
 absl::StatusOr<std::unique_ptr<MlpModel>> MlpModel::Create(const MlpSpec& spec,
                                                            const ModelContext& context) {
-  if (spec.input_dim() <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mlp.input_dim must be > 0, got ", spec.input_dim()));
-  }
-  if (spec.num_classes() < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mlp.num_classes must be >= 2, got ", spec.num_classes()));
-  }
-  if (!(spec.dropout() >= 0 && spec.dropout() < 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mlp.dropout must be in [0, 1), got ", spec.dropout()));
-  }
   model_internal::DenseStackConfig config;
   config.input_dim = spec.input_dim();
   config.hidden_units.assign(spec.hidden_units().begin(), spec.hidden_units().end());
-  if (config.hidden_units.empty()) config.hidden_units = {256, 128};
-  for (size_t i = 0; i < config.hidden_units.size(); ++i) {
-    if (config.hidden_units[i] <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mlp.hidden_units[", i, "] must be > 0, got ", config.hidden_units[i]));
-    }
-  }
   absl::StatusOr<ActivationKind> activation = ActivationFromSpec(spec.activation());
   if (!activation.ok()) return activation.status();
   config.activation = *activation;

@@ -18,9 +18,9 @@ namespace pstrain {
 // Variables: hidden_<i>/{weights, bias}, logits/{weights, bias}.
 class MlpModel : public Model {
  public:
-  // `spec` must have its dimensions resolved: input_dim > 0, num_classes >= 2,
-  // hidden_units each > 0 (empty means the default [256, 128]).
-  // InvalidArgument otherwise, or dropout outside [0, 1).
+  // `spec` filled (FillModelDefaults), with input_dim and num_classes
+  // resolved, and valid (ValidateModelSpec): CreateModel does all three.
+  // InvalidArgument: an activation this build does not know.
   static absl::StatusOr<std::unique_ptr<MlpModel>> Create(const MlpSpec& spec,
                                                           const ModelContext& context);
 

@@ -42,27 +42,13 @@ EmbeddingCombiner DeepCombiner(const WideAndDeepSpec& spec) {
 
 absl::StatusOr<std::unique_ptr<WideAndDeepModel>> WideAndDeepModel::Create(
     const WideAndDeepSpec& spec, const ModelContext& context) {
-  const EmbeddingSpec& embedding = spec.embedding();
-  if (embedding.vocabulary_size() < 0 || embedding.dim() < 0 || spec.num_fields() < 0 ||
-      spec.dense_dim() < 0) {
-    return absl::InvalidArgumentError(
-        "wide_and_deep sizes (vocabulary_size, dim, num_fields, dense_dim) must be >= 0");
-  }
-  if (embedding.combiner() != COMBINER_UNSPECIFIED && embedding.combiner() != COMBINER_SUM &&
-      embedding.combiner() != COMBINER_MEAN) {
-    return absl::InvalidArgumentError("wide_and_deep.embedding.combiner is unknown");
-  }
   absl::StatusOr<ActivationKind> activation = ActivationFromSpec(spec.activation());
   if (!activation.ok()) return activation.status();
-  const int64_t dim = embedding.dim() > 0 ? embedding.dim() : 16;
+  const int64_t dim = spec.embedding().dim();
   model_internal::DenseStackConfig deep;
   deep.prefix = "deep/";
   deep.input_dim = dim * std::max(1, spec.num_fields()) + spec.dense_dim();
   deep.hidden_units.assign(spec.hidden_units().begin(), spec.hidden_units().end());
-  if (deep.hidden_units.empty()) deep.hidden_units = {64, 32};
-  for (int64_t units : deep.hidden_units) {
-    if (units <= 0) return absl::InvalidArgumentError("wide_and_deep.hidden_units must be > 0");
-  }
   deep.activation = *activation;
   deep.output_dim = 1;
   return std::unique_ptr<WideAndDeepModel>(new WideAndDeepModel(spec, context, dim, deep));

@@ -31,9 +31,10 @@ namespace pstrain {
 // bias}, deep/logits/{weights, bias}. vocabulary 0 is a dynamic table.
 class WideAndDeepModel : public Model {
  public:
-  // `spec` with num_fields (0 allowed: variable-length ids) and dense_dim
-  // resolved. Defaults for unset fields: dim 16, hidden_units [64, 32], ReLU.
-  // InvalidArgument: negative sizes, an unknown activation or combiner.
+  // `spec` filled (FillModelDefaults), with num_fields (0 allowed:
+  // variable-length ids) and dense_dim resolved, and valid
+  // (ValidateModelSpec): CreateModel does all three. InvalidArgument: an
+  // activation this build does not know.
   static absl::StatusOr<std::unique_ptr<WideAndDeepModel>> Create(const WideAndDeepSpec& spec,
                                                                   const ModelContext& context);
 
