@@ -44,8 +44,7 @@ void SetDensePieceHeader(DataType dtype, absl::Span<const int64_t> dims, int64_t
 }
 
 absl::StatusOr<DensePlacement> PlaceDensePiece(absl::string_view name, const DenseTensor& piece,
-                                               int64_t wire_bytes,
-                                               absl::Span<const int64_t> dims) {
+                                               int64_t wire_bytes, absl::Span<const int64_t> dims) {
   DensePlacement placement;
   placement.narrowed = piece.dtype() == DATA_TYPE_BFLOAT16;
   if (piece.dtype() != DATA_TYPE_FLOAT32 && !placement.narrowed) {
@@ -72,8 +71,8 @@ absl::StatusOr<DensePlacement> PlaceDensePiece(absl::string_view name, const Den
                        " is not a whole-element piece of its ", wire_total, " bytes"));
     }
   } else if (wire_bytes != wire_total) {
-    return absl::InvalidArgumentError(absl::StrCat("the values of \"", name, "\" have ",
-                                                   wire_bytes, " bytes; they need ", wire_total));
+    return absl::InvalidArgumentError(absl::StrCat("the values of \"", name, "\" have ", wire_bytes,
+                                                   " bytes; they need ", wire_total));
   }
   // From here on in float32 bytes.
   const int64_t widen = kFloatBytes / element_bytes;
@@ -84,8 +83,7 @@ absl::StatusOr<DensePlacement> PlaceDensePiece(absl::string_view name, const Den
   return placement;
 }
 
-void WriteDensePiece(const DensePlacement& placement, const char* from, char* tensor) {
-  char* to = tensor + placement.offset;
+void WriteDensePiece(const DensePlacement& placement, const char* from, char* to) {
   if (placement.narrowed) {
     WidenBfloat16(from, placement.elements, reinterpret_cast<float*>(to));
   } else {

@@ -54,12 +54,12 @@ struct DensePlacement {
 // of whole elements inside the tensor or names another total size; an
 // unchunked piece that is not the whole tensor.
 absl::StatusOr<DensePlacement> PlaceDensePiece(absl::string_view name, const DenseTensor& piece,
-                                               int64_t wire_bytes,
-                                               absl::Span<const int64_t> dims);
+                                               int64_t wire_bytes, absl::Span<const int64_t> dims);
 
-// Writes a placed piece's values (its `wire_bytes` at `from`) into the
-// float32 tensor's bytes `tensor`: copied, or widened from bfloat16.
-void WriteDensePiece(const DensePlacement& placement, const char* from, char* tensor);
+// Writes a placed piece's values (its `wire_bytes` at `from`) to `to`,
+// room for placement.size bytes (in the float32 tensor, at
+// placement.offset): copied, or widened from bfloat16.
+void WriteDensePiece(const DensePlacement& placement, const char* from, char* to);
 
 }  // namespace pstrain
 

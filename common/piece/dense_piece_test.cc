@@ -39,7 +39,8 @@ TEST(DensePieceHeaderTest, ChunkOnlyForAPartOfTheTensor) {
 }
 
 TEST(PlaceDensePieceTest, PlacesFloatAndWidensBfloat16Offsets) {
-  absl::StatusOr<DensePlacement> f = PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 8, 8, 24), 8, kDims);
+  absl::StatusOr<DensePlacement> f =
+      PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 8, 8, 24), 8, kDims);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_FALSE(f->narrowed);
   EXPECT_EQ(f->offset, 8);
@@ -58,16 +59,19 @@ TEST(PlaceDensePieceTest, RefusesPiecesThatDoNotFit) {
   EXPECT_THAT(PlaceDensePiece("w", Piece(DATA_TYPE_INT32, 0, 24, 24), 24, kDims).status().message(),
               HasSubstr("DATA_TYPE_INT32"));
   const std::vector<int64_t> other = {3};
-  EXPECT_THAT(PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 0, 24, 24), 24, other).status().message(),
-              HasSubstr("shape [2, 3]"));
+  EXPECT_THAT(
+      PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 0, 24, 24), 24, other).status().message(),
+      HasSubstr("shape [2, 3]"));
   // Past the end, a split element, empty, another total, a short whole.
-  EXPECT_THAT(PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 20, 8, 24), 8, kDims).status().message(),
-              HasSubstr("offset 20"));
+  EXPECT_THAT(
+      PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 20, 8, 24), 8, kDims).status().message(),
+      HasSubstr("offset 20"));
   EXPECT_FALSE(PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 2, 4, 24), 4, kDims).ok());
   EXPECT_FALSE(PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 4, 0, 24), 0, kDims).ok());
   EXPECT_FALSE(PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 0, 4, 28), 4, kDims).ok());
-  EXPECT_THAT(PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 0, 24, 24), 20, kDims).status().message(),
-              HasSubstr("20 bytes; they need 24"));
+  EXPECT_THAT(
+      PlaceDensePiece("w", Piece(DATA_TYPE_FLOAT32, 0, 24, 24), 20, kDims).status().message(),
+      HasSubstr("20 bytes; they need 24"));
 }
 
 TEST(WriteDensePieceTest, CopiesFloatAndWidensBfloat16) {
@@ -78,14 +82,14 @@ TEST(WriteDensePieceTest, CopiesFloatAndWidensBfloat16) {
   f.size = 8;
   f.elements = 2;
   WriteDensePiece(f, reinterpret_cast<const char*>(values.data()),
-                  reinterpret_cast<char*>(tensor.data()));
+                  reinterpret_cast<char*>(tensor.data()) + f.offset);
   EXPECT_EQ(tensor, std::vector<float>({0, 0, 1.5f, -2.0f, 0, 0}));
   const std::vector<uint16_t> narrow = {FloatToBfloat16(3.0f), FloatToBfloat16(0.5f)};
   DensePlacement b = f;
   b.narrowed = true;
   b.offset = 16;
   WriteDensePiece(b, reinterpret_cast<const char*>(narrow.data()),
-                  reinterpret_cast<char*>(tensor.data()));
+                  reinterpret_cast<char*>(tensor.data()) + b.offset);
   EXPECT_EQ(tensor, std::vector<float>({0, 0, 1.5f, -2.0f, 3.0f, 0.5f}));
 }
 

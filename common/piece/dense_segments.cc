@@ -38,9 +38,8 @@ std::vector<DenseSegment> DenseSegments::View() const {
   segments.reserve(pieces_.size());
   for (const auto& [offset, bytes] : pieces_) {
     segments.push_back(DenseSegment{
-        offset / kFloatBytes,
-        absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()),
-                            bytes.size() / kFloatBytes)});
+        offset / kFloatBytes, absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()),
+                                                  bytes.size() / kFloatBytes)});
   }
   return segments;
 }

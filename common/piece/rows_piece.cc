@@ -58,9 +58,8 @@ absl::Status ScatterRowsPiece(absl::string_view name, const SparseRows& piece,
   for (int k = 0; k < piece.ids_size(); ++k, ++*next) {
     const int32_t p = target.positions[*next];
     if (target.ids[p] != piece.ids(k)) {
-      return absl::InvalidArgumentError(absl::StrCat("row ", piece.ids(k), " of \"", name,
-                                                     "\" where row ", target.ids[p],
-                                                     " was asked for"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "row ", piece.ids(k), " of \"", name, "\" where row ", target.ids[p], " was asked for"));
     }
     std::memcpy(target.values + static_cast<int64_t>(p) * target.row_width, from, row_bytes);
     from += row_bytes;
