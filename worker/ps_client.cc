@@ -1,17 +1,16 @@
 #include "worker/ps_client.h"
 
 #include <algorithm>
-#include <cstring>
 #include <deque>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/piece/dense_piece.h"
+#include "common/piece/rows_piece.h"
 #include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
-#include "common/tensor/bfloat16.h"
-#include "common/tensor/dtype.h"
 #include "glog/logging.h"
 #include "worker/internal/incoming_answer.h"
 #include "worker/internal/outgoing_request.h"
@@ -48,6 +47,92 @@ std::shared_ptr<grpc::Channel> LaneChannel(const std::string& address, int lane,
 absl::Status EnsureTensor(const Shape& shape, Tensor* tensor) {
   if (tensor->dtype() == DATA_TYPE_FLOAT32 && tensor->shape() == shape) return absl::OkStatus();
   ASSIGN_OR_RETURN(*tensor, Tensor::Create(DATA_TYPE_FLOAT32, shape));
+  return absl::OkStatus();
+}
+
+// The version a pull waits for on `shard`; 0: none.
+int64_t MinVersion(const PullOptions& options, int shard) {
+  return shard < static_cast<int>(options.min_versions.size()) ? options.min_versions[shard] : 0;
+}
+
+// What one pull lane's answers have filled so far.
+struct LaneReceipt {
+  // Float32 bytes per dense variable, rows per table.
+  absl::flat_hash_map<std::string, int64_t> dense_bytes;
+  absl::flat_hash_map<std::string, size_t> rows;
+  // Bytes of values as they travelled.
+  int64_t bytes = 0;
+};
+
+// Part of an answer that does not fit what was asked: the shard's bug, not
+// worth a retry.
+absl::Status Misfit(absl::string_view what) { return absl::InternalError(what); }
+
+// Reads dense value `v` of `answer` into its tensor.
+absl::Status ReadDenseValue(const internal::PullLane& lane, const internal::IncomingAnswer& answer,
+                            int v, PulledParameters* out, LaneReceipt* receipt) {
+  const NamedTensor& value = answer.message().pull().values(v);
+  if (!lane.dense_bytes.contains(value.name())) {
+    return Misfit(absl::StrCat("values of \"", value.name(), "\", which it was not asked for"));
+  }
+  // Lookups only: every buffer was made before the lanes started.
+  Tensor& target = out->dense.find(value.name())->second;
+  absl::StatusOr<DensePlacement> placed =
+      PlaceDensePiece(value.name(), value.dense(), answer.DenseDataSize(v), target.shape().dims());
+  if (!placed.ok()) {
+    return Misfit(absl::StrCat("a piece that does not fit: ", placed.status().message()));
+  }
+  char* to = static_cast<char*>(target.raw_data()) + placed->offset;
+  if (placed->narrowed) {
+    // The bytes may lie across slices: gathered first, then widened.
+    std::string gathered(placed->wire_bytes, '\0');
+    answer.CopyDenseData(v, gathered.data());
+    WriteDensePiece(*placed, gathered.data(), to);
+  } else {
+    answer.CopyDenseData(v, to);
+  }
+  receipt->dense_bytes[value.name()] += placed->size;
+  receipt->bytes += placed->wire_bytes;
+  return absl::OkStatus();
+}
+
+// Reads rows value `v` of `answer` into its table's rows, at the positions
+// of the ids asked for.
+absl::Status ReadRowsValue(const internal::PullLane& lane, const internal::IncomingAnswer& answer,
+                           int v, PulledParameters* out, LaneReceipt* receipt) {
+  const NamedTensor& value = answer.message().pull().values(v);
+  auto positions = lane.row_positions.find(value.name());
+  if (positions == lane.row_positions.end()) {
+    return Misfit(absl::StrCat("rows of \"", value.name(), "\", which it was not asked for"));
+  }
+  const absl::string_view values = answer.RowsValues(v);
+  EmbeddingRows& target = out->rows.find(value.name())->second;
+  const int64_t dim = target.values.shape().dim(1);
+  const RowsTarget where{target.ids, target.values.data<float>(), dim, *positions->second};
+  absl::Status fits =
+      CheckRowsPiece(value.name(), value.rows(), static_cast<int64_t>(values.size()), dim);
+  if (fits.ok()) {
+    fits =
+        ScatterRowsPiece(value.name(), value.rows(), values, where, &receipt->rows[value.name()]);
+  }
+  if (!fits.ok()) return Misfit(absl::StrCat("rows that do not fit: ", fits.message()));
+  receipt->bytes += static_cast<int64_t>(values.size());
+  return absl::OkStatus();
+}
+
+// Internal unless every value the lane asked for has arrived, once.
+absl::Status CheckLaneComplete(const internal::PullLane& lane, LaneReceipt& receipt) {
+  for (const auto& [name, want] : lane.dense_bytes) {
+    if (receipt.dense_bytes[name] != want) {
+      return Misfit(absl::StrCat(receipt.dense_bytes[name], " bytes of \"", name, "\" for ", want));
+    }
+  }
+  for (const auto& [name, positions] : lane.row_positions) {
+    if (receipt.rows[name] != positions->size()) {
+      return Misfit(
+          absl::StrCat(receipt.rows[name], " rows of \"", name, "\" for ", positions->size()));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -266,6 +351,50 @@ std::vector<absl::Status> ParameterServerClient::RunCalls(std::vector<ShardCall>
 absl::Status ParameterServerClient::Pull(const RowIds& rows, const PullOptions& options,
                                          PulledParameters* out) {
   const absl::Time start = clock_.Now();
+  RETURN_IF_ERROR(PrepareBuffers(rows, out));
+  const internal::RowPositions positions = internal::SliceRows(slicer_, rows);
+
+  const int num_shards = slicer_.num_shards();
+  std::vector<std::vector<internal::PullLane>> lanes(num_shards);
+  // versions[shard][lane], bytes[shard][lane]: written by one call each.
+  std::vector<std::vector<int64_t>> versions(num_shards), bytes(num_shards);
+  // One exchange of one request per lane; a deque, so that calls can point
+  // at them as more are added.
+  std::deque<std::vector<std::vector<internal::OutgoingRequest>>> requests;
+  std::vector<ShardCall> calls;
+  for (int s = 0; s < num_shards; ++s) {
+    lanes[s] = internal::PlanShardPull(slicer_, s, rows, positions, options_.streams_per_shard,
+                                       options_.parallel_min_bytes);
+    versions[s].assign(lanes[s].size(), -1);
+    bytes[s].assign(lanes[s].size(), 0);
+    for (size_t l = 0; l < lanes[s].size(); ++l) {
+      ShardCall& call = calls.emplace_back(
+          PullCall(s, static_cast<int>(l), lanes[s][l], options, requests.emplace_back(1)));
+      call.read = [&, s, l](auto& answers) -> absl::Status {
+        if (!answers[0].ok()) return answers[0].status();
+        return ReadLaneAnswer(s, lanes[s][l], *answers[0], out, &versions[s][l], &bytes[s][l]);
+      };
+    }
+  }
+  const std::vector<absl::Status> results = RunCalls(calls);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    if (!results[c].ok()) return PullFailure(calls[c].shard, options, results[c]);
+  }
+  out->versions.assign(num_shards, -1);
+  out->bytes = 0;
+  for (int s = 0; s < num_shards; ++s) {
+    for (size_t l = 0; l < lanes[s].size(); ++l) {
+      out->versions[s] =
+          out->versions[s] < 0 ? versions[s][l] : std::min(out->versions[s], versions[s][l]);
+      out->bytes += bytes[s][l];
+    }
+  }
+  if (metrics_ != nullptr) metrics_->RecordPull(out->bytes, clock_.Now() - start);
+  return absl::OkStatus();
+}
+
+absl::Status ParameterServerClient::PrepareBuffers(const RowIds& rows,
+                                                   PulledParameters* out) const {
   // Buffers first, so that the shards' answers fill disjoint parts of them
   // in parallel without a lock.
   for (const DenseVariableSlot& slot : slicer_.dense()) {
@@ -282,86 +411,54 @@ absl::Status ParameterServerClient::Pull(const RowIds& rows, const PullOptions& 
     RETURN_IF_ERROR(
         EnsureTensor(Shape({static_cast<int64_t>(target.ids.size()), table.dim}), &target.values));
   }
-  const internal::RowPositions positions = internal::SliceRows(slicer_, rows);
-
-  const int num_shards = slicer_.num_shards();
-  std::vector<std::vector<internal::PullLane>> lanes(num_shards);
-  // versions[shard][lane], bytes[shard][lane]: written by one call each.
-  std::vector<std::vector<int64_t>> versions(num_shards), bytes(num_shards);
-  std::vector<int64_t> min_versions(num_shards, 0);
-  // One exchange of one request per lane; a deque, so that calls can point
-  // at them as more are added.
-  std::deque<std::vector<std::vector<internal::OutgoingRequest>>> requests;
-  std::vector<ShardCall> calls;
-  for (int s = 0; s < num_shards; ++s) {
-    lanes[s] = internal::PlanShardPull(slicer_, s, rows, positions, options_.streams_per_shard,
-                                       options_.parallel_min_bytes);
-    versions[s].assign(lanes[s].size(), -1);
-    bytes[s].assign(lanes[s].size(), 0);
-    if (s < static_cast<int>(options.min_versions.size()))
-      min_versions[s] = options.min_versions[s];
-    for (size_t l = 0; l < lanes[s].size(); ++l) {
-      internal::OutgoingRequest& request = requests.emplace_back(1).front().emplace_back();
-      request.answer_bytes = lanes[s][l].bytes;
-      PullRequest* pull = request.message.mutable_pull();
-      *pull = lanes[s][l].request;
-      pull->set_job_id(options_.job_id);
-      pull->set_generation(options_.generation);
-      if (options_.parameter_dtype != DATA_TYPE_FLOAT32) {
-        pull->set_dense_dtype(options_.parameter_dtype);
-      }
-      ShardCall& call = calls.emplace_back();
-      if (min_versions[s] > 0) {
-        pull->set_min_version(min_versions[s]);
-        pull->set_wait_ms(absl::ToInt64Milliseconds(options.wait));
-        call.extra = options.wait;
-      }
-      call.shard = s;
-      call.first_lane = static_cast<int>(l);
-      call.exchanges = &requests.back();
-      call.what = absl::StrCat(ShardName(s), " (pull)");
-      call.retry_reason = "pull_unavailable";
-      call.read = [&, s, l](auto& answers) -> absl::Status {
-        if (!answers[0].ok()) return answers[0].status();
-        return ReadLaneAnswer(s, lanes[s][l], *answers[0], out, &versions[s][l], &bytes[s][l]);
-      };
-    }
-  }
-  const std::vector<absl::Status> results = RunCalls(calls);
-  for (size_t c = 0; c < calls.size(); ++c) {
-    if (results[c].ok()) continue;
-    const int s = calls[c].shard;
-    if (absl::IsDeadlineExceeded(results[c]) && min_versions[s] > 0) {
-      return absl::DeadlineExceededError(absl::StrCat("waiting for ", ShardName(s),
-                                                      " to reach version ", min_versions[s], ": ",
-                                                      results[c].message()));
-    }
-    return Prefixed(ShardName(s), results[c]);
-  }
-  out->versions.assign(num_shards, -1);
-  out->bytes = 0;
-  for (int s = 0; s < num_shards; ++s) {
-    for (size_t l = 0; l < lanes[s].size(); ++l) {
-      out->versions[s] =
-          out->versions[s] < 0 ? versions[s][l] : std::min(out->versions[s], versions[s][l]);
-      out->bytes += bytes[s][l];
-    }
-  }
-  if (metrics_ != nullptr) metrics_->RecordPull(out->bytes, clock_.Now() - start);
   return absl::OkStatus();
+}
+
+ParameterServerClient::ShardCall ParameterServerClient::PullCall(
+    int shard, int lane, const internal::PullLane& plan, const PullOptions& options,
+    std::vector<std::vector<internal::OutgoingRequest>>& exchange) const {
+  internal::OutgoingRequest& request = exchange.front().emplace_back();
+  request.answer_bytes = plan.bytes;
+  PullRequest* pull = request.message.mutable_pull();
+  *pull = plan.request;
+  pull->set_job_id(options_.job_id);
+  pull->set_generation(options_.generation);
+  if (options_.parameter_dtype != DATA_TYPE_FLOAT32) {
+    pull->set_dense_dtype(options_.parameter_dtype);
+  }
+  ShardCall call;
+  const int64_t min_version = MinVersion(options, shard);
+  if (min_version > 0) {
+    pull->set_min_version(min_version);
+    pull->set_wait_ms(absl::ToInt64Milliseconds(options.wait));
+    call.extra = options.wait;
+  }
+  call.shard = shard;
+  call.first_lane = lane;
+  call.exchanges = &exchange;
+  call.what = absl::StrCat(ShardName(shard), " (pull)");
+  call.retry_reason = "pull_unavailable";
+  return call;
+}
+
+absl::Status ParameterServerClient::PullFailure(int shard, const PullOptions& options,
+                                                const absl::Status& failure) const {
+  const int64_t min_version = MinVersion(options, shard);
+  if (absl::IsDeadlineExceeded(failure) && min_version > 0) {
+    return absl::DeadlineExceededError(absl::StrCat("waiting for ", ShardName(shard),
+                                                    " to reach version ", min_version, ": ",
+                                                    failure.message()));
+  }
+  return Prefixed(ShardName(shard), failure);
 }
 
 absl::Status ParameterServerClient::ReadLaneAnswer(
     int shard, const internal::PullLane& lane,
     const std::vector<internal::IncomingAnswer>& responses, PulledParameters* out, int64_t* version,
     int64_t* bytes) const {
-  absl::flat_hash_map<std::string, int64_t> dense_received;
-  absl::flat_hash_map<std::string, size_t> rows_received;
-  int64_t oldest = -1, total = 0;
-  bool ended = false;
-  auto bad = [&](const std::string& what) {
-    return absl::InternalError(absl::StrCat(ShardName(shard), " answered a pull with ", what));
-  };
+  const std::string from_shard = absl::StrCat(ShardName(shard), " answered a pull with ");
+  LaneReceipt receipt;
+  int64_t oldest = -1;
   for (const internal::IncomingAnswer& answer : responses) {
     const PushPullResponse& response = answer.message();
     if (response.has_error()) {
@@ -369,98 +466,30 @@ absl::Status ParameterServerClient::ReadLaneAnswer(
       // reached, NotFound, FailedPrecondition, InvalidArgument).
       return FromStatusProto(response.error());
     }
-    if (!response.has_pull()) return bad("a message that is not a pull answer");
+    if (!response.has_pull()) {
+      return WithPrefix(Misfit("a message that is not a pull answer"), from_shard);
+    }
     const PullResponse& pull = response.pull();
     oldest = oldest < 0 ? pull.version() : std::min(oldest, pull.version());
     for (int v = 0; v < pull.values_size(); ++v) {
-      const NamedTensor& value = pull.values(v);
-      if (value.has_dense()) {
-        auto expected = lane.dense_bytes.find(value.name());
-        if (expected == lane.dense_bytes.end()) {
-          return bad(absl::StrCat("values of \"", value.name(), "\", which it was not asked for"));
-        }
-        const DenseTensor& d = value.dense();
-        // Lookups only: every buffer was made before the lanes started.
-        Tensor& target = out->dense.find(value.name())->second;
-        const int64_t offset = d.has_chunk() ? d.chunk().offset() : 0;
-        const int64_t size = answer.DenseDataSize(v);
-        const int64_t whole = d.has_chunk() ? d.chunk().total_bytes() : size;
-        // Narrowed values take half the bytes: offsets and sizes count
-        // theirs, the target float32's twice as many.
-        const bool narrowed = d.dtype() == DATA_TYPE_BFLOAT16;
-        const int64_t element_bytes = narrowed ? 2 : kFloatBytes;
-        const int64_t widen = kFloatBytes / element_bytes;
-        if ((d.dtype() != DATA_TYPE_FLOAT32 && !narrowed) ||
-            !ShapeEqualsProto(target.shape(), d.shape()) ||
-            whole * widen != static_cast<int64_t>(target.num_bytes()) || offset < 0 ||
-            offset % element_bytes != 0 || size % element_bytes != 0 || size > whole - offset) {
-          return bad(absl::StrCat("a piece of \"", value.name(), "\" that does not fit it (", size,
-                                  " bytes of ", DataTypeName(d.dtype()), " at ", offset, " of ",
-                                  whole, "; the variable is ", target.DebugString(), ")"));
-        }
-        char* to = static_cast<char*>(target.raw_data()) + offset * widen;
-        if (narrowed) {
-          // The bytes may lie across slices: gathered first, then widened.
-          std::string gathered(size, '\0');
-          answer.CopyDenseData(v, gathered.data());
-          WidenBfloat16(gathered.data(), size / element_bytes, reinterpret_cast<float*>(to));
-        } else {
-          answer.CopyDenseData(v, to);
-        }
-        dense_received[value.name()] += size * widen;
-        total += size;
-      } else if (value.has_rows()) {
-        auto positions = lane.row_positions.find(value.name());
-        if (positions == lane.row_positions.end()) {
-          return bad(absl::StrCat("rows of \"", value.name(), "\", which it was not asked for"));
-        }
-        const SparseRows& r = value.rows();
-        const absl::string_view row_values = answer.RowsValues(v);
-        EmbeddingRows& target = out->rows.find(value.name())->second;
-        const int64_t dim = target.values.shape().dim(1);
-        const std::vector<int32_t>& wanted = *positions->second;
-        size_t& next = rows_received[value.name()];
-        if (r.dtype() != DATA_TYPE_FLOAT32 || r.row_width() != dim ||
-            static_cast<int64_t>(row_values.size()) != r.ids_size() * dim * kFloatBytes ||
-            next + r.ids_size() > wanted.size()) {
-          return bad(absl::StrCat("rows of \"", value.name(), "\" that do not fit (", r.ids_size(),
-                                  " ids of width ", r.row_width(), ", ", row_values.size(),
-                                  " bytes)"));
-        }
-        const char* from = row_values.data();
-        float* values = target.values.data<float>();
-        for (int k = 0; k < r.ids_size(); ++k, ++next) {
-          const int32_t p = wanted[next];
-          if (target.ids[p] != r.ids(k)) {
-            return bad(absl::StrCat("row ", r.ids(k), " of \"", value.name(), "\" where row ",
-                                    target.ids[p], " was asked for"));
-          }
-          std::memcpy(values + static_cast<int64_t>(p) * dim, from, dim * kFloatBytes);
-          from += dim * kFloatBytes;
-        }
-        total += static_cast<int64_t>(row_values.size());
+      absl::Status read = absl::OkStatus();
+      if (pull.values(v).has_dense()) {
+        read = ReadDenseValue(lane, answer, v, out, &receipt);
+      } else if (pull.values(v).has_rows()) {
+        read = ReadRowsValue(lane, answer, v, out, &receipt);
       }
+      if (!read.ok()) return WithPrefix(read, from_shard);
     }
     if (pull.end_of_pull()) {
-      ended = true;
-      break;
+      if (absl::Status whole = CheckLaneComplete(lane, receipt); !whole.ok()) {
+        return WithPrefix(whole, from_shard);
+      }
+      *version = oldest;
+      *bytes = receipt.bytes;
+      return absl::OkStatus();
     }
   }
-  if (!ended) return absl::UnavailableError(ShardName(shard) + " ended the pull stream early");
-  for (const auto& [name, want] : lane.dense_bytes) {
-    if (dense_received[name] != want) {
-      return bad(absl::StrCat(dense_received[name], " bytes of \"", name, "\" for ", want));
-    }
-  }
-  for (const auto& [name, positions] : lane.row_positions) {
-    if (rows_received[name] != positions->size()) {
-      return bad(
-          absl::StrCat(rows_received[name], " rows of \"", name, "\" for ", positions->size()));
-    }
-  }
-  *version = oldest;
-  *bytes = total;
-  return absl::OkStatus();
+  return absl::UnavailableError(ShardName(shard) + " ended the pull stream early");
 }
 
 // ---------------------------------------------------------------- push --
@@ -482,17 +511,7 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
 
   const internal::RowPositions positions = internal::SliceGradientRows(slicer_, gradients);
   std::vector<std::vector<std::vector<internal::OutgoingRequest>>> messages(num_shards);
-  PushRequest header;
-  header.set_job_id(options_.job_id);
-  header.set_generation(options_.generation);
-  if (options_.membership_deadline) {
-    header.set_valid_until_unix_ms(absl::ToUnixMillis(options_.membership_deadline()));
-  }
-  header.mutable_id()->set_worker(options_.worker);
-  header.mutable_id()->set_incarnation(options_.incarnation);
-  header.mutable_id()->set_sequence(summary.sequence);
-  header.set_examples(examples);
-  if (origin.lease_id() != 0) *header.mutable_origin() = origin;
+  PushRequest header = PushHeader(summary.sequence, examples, origin);
   const absl::flat_hash_map<std::string, Tensor>* narrowed = nullptr;
   if (options_.gradient_dtype == DATA_TYPE_BFLOAT16) {
     ASSIGN_OR_RETURN(narrowed, narrowed_.Narrow(gradients));
@@ -531,25 +550,47 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
   for (size_t c = 0; c < calls.size(); ++c) {
     if (!results[c].ok()) return Prefixed(calls[c].what, results[c]);
   }
-
-  int reference = -1;
-  for (int s = 0; s < num_shards; ++s) {
-    if (messages[s].empty()) continue;
-    if (reference < 0) reference = s;
-    const PushOutcome outcome = summary.shards[s].outcome;
-    if (outcome == PUSH_OUTCOME_STALE) summary.stale = true;
-    if (options_.update_mode == UPDATE_MODE_SYNC && outcome != PUSH_OUTCOME_STALE) {
-      // The round this push joined ends with the version after its base.
-      summary.next_min_versions[s] = std::max<int64_t>(0, base_versions[s]) + 1;
-    }
-  }
-  if (reference >= 0 && !summary.stale) {
-    const PushOutcome outcome = summary.shards[reference].outcome;
-    summary.applied = outcome == PUSH_OUTCOME_APPLIED || (outcome == PUSH_OUTCOME_DUPLICATE &&
-                                                          options_.update_mode != UPDATE_MODE_SYNC);
-  }
+  Conclude(messages, base_versions, &summary);
   if (metrics_ != nullptr) metrics_->RecordPush(summary.bytes, clock_.Now() - start);
   return summary;
+}
+
+PushRequest ParameterServerClient::PushHeader(uint64_t sequence, int64_t examples,
+                                              const PushOrigin& origin) const {
+  PushRequest header;
+  header.set_job_id(options_.job_id);
+  header.set_generation(options_.generation);
+  if (options_.membership_deadline) {
+    header.set_valid_until_unix_ms(absl::ToUnixMillis(options_.membership_deadline()));
+  }
+  header.mutable_id()->set_worker(options_.worker);
+  header.mutable_id()->set_incarnation(options_.incarnation);
+  header.mutable_id()->set_sequence(sequence);
+  header.set_examples(examples);
+  if (origin.lease_id() != 0) *header.mutable_origin() = origin;
+  return header;
+}
+
+void ParameterServerClient::Conclude(
+    const std::vector<std::vector<std::vector<internal::OutgoingRequest>>>& messages,
+    absl::Span<const int64_t> base_versions, PushSummary* summary) const {
+  int reference = -1;
+  for (int s = 0; s < static_cast<int>(messages.size()); ++s) {
+    if (messages[s].empty()) continue;
+    if (reference < 0) reference = s;
+    const PushOutcome outcome = summary->shards[s].outcome;
+    if (outcome == PUSH_OUTCOME_STALE) summary->stale = true;
+    if (options_.update_mode == UPDATE_MODE_SYNC && outcome != PUSH_OUTCOME_STALE) {
+      // The round this push joined ends with the version after its base.
+      summary->next_min_versions[s] = std::max<int64_t>(0, base_versions[s]) + 1;
+    }
+  }
+  if (reference >= 0 && !summary->stale) {
+    const PushOutcome outcome = summary->shards[reference].outcome;
+    summary->applied =
+        outcome == PUSH_OUTCOME_APPLIED ||
+        (outcome == PUSH_OUTCOME_DUPLICATE && options_.update_mode != UPDATE_MODE_SYNC);
+  }
 }
 
 absl::StatusOr<ShardPushOutcome> ParameterServerClient::ReadPushAnswers(

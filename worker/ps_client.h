@@ -272,9 +272,27 @@ class ParameterServerClient {
   // broken one; null once cancelled.
   std::shared_ptr<internal::ShardStream> Stream(int shard, int lane);
 
+  // Pull: makes every tensor a pull fills, keeping buffers of an
+  // unchanged shape.
+  absl::Status PrepareBuffers(const RowIds& rows, PulledParameters* out) const;
+  // The call reading pull lane `lane` (`plan`) of `shard`, its request put
+  // in `exchange`, which must outlive it; `read` is the caller's to set.
+  ShardCall PullCall(int shard, int lane, const internal::PullLane& plan,
+                     const PullOptions& options,
+                     std::vector<std::vector<internal::OutgoingRequest>>& exchange) const;
+  // The error a pull returns when its call to `shard` failed with `failure`.
+  absl::Status PullFailure(int shard, const PullOptions& options,
+                           const absl::Status& failure) const;
   absl::Status ReadLaneAnswer(int shard, const internal::PullLane& lane,
                               const std::vector<internal::IncomingAnswer>& responses,
                               PulledParameters* out, int64_t* version, int64_t* bytes) const;
+  // Push: every field its messages share but the base version.
+  PushRequest PushHeader(uint64_t sequence, int64_t examples, const PushOrigin& origin) const;
+  // Fills what the shards' outcomes mean for the step (stale, applied, the
+  // versions the next pull waits for) into *summary; `messages[s]` is
+  // empty for shards the push did not involve.
+  void Conclude(const std::vector<std::vector<std::vector<internal::OutgoingRequest>>>& messages,
+                absl::Span<const int64_t> base_versions, PushSummary* summary) const;
   absl::StatusOr<ShardPushOutcome> ReadPushAnswers(
       std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>>& answers) const;
   std::string ShardName(int shard) const;

@@ -40,6 +40,164 @@ const char* TypeName(uint32_t type) {
   return "unknown";
 }
 
+// One record of a shard file as it lies in the file, its checksum checked.
+struct RawRecord {
+  uint32_t type;
+  absl::string_view payload;
+  std::string name;  // for messages: a variable's name, as far as it reads
+};
+
+// The record's type and, for a variable, its name: "variable \"w\"".
+std::string RecordTitle(uint32_t type, const std::string& name) {
+  return absl::StrCat(TypeName(type), name.empty() ? "" : absl::StrCat(" \"", name, "\""));
+}
+
+// DataLoss for a record that does not decode, naming it.
+struct RecordErrors {
+  const std::string& path;
+  const std::vector<RawRecord>& records;
+
+  absl::Status operator()(size_t n, absl::string_view why) const {
+    return absl::DataLossError(absl::StrCat(path, ": record ", n, " (",
+                                            RecordTitle(records[n].type, records[n].name),
+                                            ") does not decode: ", why));
+  }
+};
+
+// The records of `data` (the file at `path`) after its magic and format
+// version, each one's checksum checked, up to and with the end record.
+absl::StatusOr<std::vector<RawRecord>> SplitRecords(const std::string& path,
+                                                    absl::string_view data) {
+  internal::ByteReader in(data);
+  char magic[8];
+  uint32_t format = 0;
+  if (!in.GetRaw(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) {
+    return absl::DataLossError(absl::StrCat(path, " is not a shard file (bad magic)"));
+  }
+  if (!in.GetU32(&format)) return absl::DataLossError(absl::StrCat(path, " is truncated"));
+  if (format != kShardFileFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " has shard file format ", format, "; this build reads ", kShardFileFormatVersion));
+  }
+  std::vector<RawRecord> records;
+  for (int n = 0;; ++n) {
+    const size_t at = data.size() - in.remaining();
+    uint32_t type = 0, masked = 0;
+    uint64_t length = 0;
+    absl::string_view payload;
+    if (!in.GetU32(&type) || !in.GetU64(&length) || length > in.remaining() ||
+        !in.GetView(length, &payload) || !in.GetU32(&masked)) {
+      return absl::DataLossError(absl::StrCat(path, " is truncated in record ", n, " (",
+                                              TypeName(type), ") at byte ", at));
+    }
+    RawRecord record{type, payload, ""};
+    if (type == kVariable) {
+      internal::ByteReader name(payload);
+      if (!name.GetString(&record.name) || record.name.size() > 256) record.name.clear();
+    }
+    const uint32_t crc =
+        Crc32cExtend(Crc32c(data.substr(at, kRecordPrefix)), payload.data(), payload.size());
+    if (crc != Crc32cUnmask(masked)) {
+      return absl::DataLossError(absl::StrCat(path, ": record ", n, " (",
+                                              RecordTitle(type, record.name), ") at byte ", at,
+                                              " fails its checksum"));
+    }
+    records.push_back(std::move(record));
+    if (type == kEnd) break;
+  }
+  if (in.remaining() != 0) {
+    return absl::DataLossError(
+        absl::StrCat(path, " has ", in.remaining(), " bytes after its end record"));
+  }
+  return records;
+}
+
+// Decodes the header record (records[0]) into *header, and the number of
+// variable records and slots per element it announces; returns why it
+// does not decode, or nothing.
+std::string DecodeHeader(const std::vector<RawRecord>& records, ShardFileHeader* header,
+                         uint64_t* num_variables, uint32_t* slots) {
+  internal::ByteReader h(records.front().payload);
+  uint32_t index = 0, count = 0;
+  if (!h.GetString(&header->job_id) || !h.GetU32(&index) || !h.GetU32(&count) ||
+      !h.GetI64(&header->version) || !h.GetI64(&header->global_step) ||
+      !h.GetString(&header->optimizer) || !h.GetU32(slots) || !h.GetU64(num_variables) ||
+      h.remaining() != 0) {
+    return "fields are missing or left over";
+  }
+  if (header->version < 0 || count == 0 || index >= count || *slots > 64 || records.size() < 3 ||
+      *num_variables != records.size() - 3) {
+    return absl::StrCat("shard ", index, " of ", count, ", version ", header->version, ", ", *slots,
+                        " slots, ", *num_variables, " variables in ", records.size(), " records");
+  }
+  header->shard_index = static_cast<int32_t>(index);
+  header->num_shards = static_cast<int32_t>(count);
+  header->num_slots = static_cast<int32_t>(*slots);
+  header->num_variables = static_cast<int64_t>(*num_variables);
+  return "";
+}
+
+// Reads the count of a dense variable's elements after its head; returns
+// why it disagrees with its dims or the bytes left, or nothing.
+std::string DecodeDenseSize(internal::ByteReader& v, uint32_t slots, ShardFileVariable* var) {
+  const uint64_t row_bytes = 4 * (1 + uint64_t{slots});
+  uint64_t elements = 0, product = 1;
+  for (int64_t d : var->dims) {
+    product = d == 0 || product <= (uint64_t{1} << 40) / d ? product * d : 0;
+  }
+  if (!v.GetU64(&elements) || elements != product || product == 0 ||
+      v.remaining() != elements * row_bytes) {
+    return "its element count disagrees with its dims or its size";
+  }
+  var->num_elements = static_cast<int64_t>(elements);
+  return "";
+}
+
+// As DecodeDenseSize, for an embedding table's rows.
+std::string DecodeTableSize(internal::ByteReader& v, uint32_t slots, ShardFileVariable* var) {
+  uint64_t rows = 0, row_floats = 0;
+  if (var->dims.size() != 2 || var->dims[1] <= 0 || var->dims[1] > (int64_t{1} << 30) ||
+      !v.GetU64(&rows) || !v.GetU64(&row_floats) ||
+      row_floats != static_cast<uint64_t>(var->dims[1]) * (1 + slots) ||
+      rows > v.remaining() / (8 + 4 * row_floats) || v.remaining() != rows * (8 + 4 * row_floats)) {
+    return "its row count and width disagree with its dims or its size";
+  }
+  var->num_rows = static_cast<int64_t>(rows);
+  var->row_floats = static_cast<int64_t>(row_floats);
+  return "";
+}
+
+// Decodes a variable record's `payload` into *var and the bytes of its
+// floats or rows into *data; returns why it does not decode, or nothing.
+std::string DecodeVariable(absl::string_view payload, uint32_t slots, ShardFileVariable* var,
+                           absl::string_view* data) {
+  internal::ByteReader v(payload);
+  uint32_t kind = 0, num_slots = 0;
+  uint64_t num_dims = 0;
+  if (!v.GetString(&var->name) || !v.GetU32(&kind) || !v.GetU64(&num_dims) || num_dims > kMaxDims) {
+    return "no name, kind and dims";
+  }
+  var->dims.resize(num_dims);
+  for (int64_t& d : var->dims) {
+    if (!v.GetI64(&d) || d < 0) return "a dim is missing or negative";
+  }
+  if (!v.GetU32(&num_slots) || num_slots != slots) {
+    return "its slots per element differ from the header's";
+  }
+  std::string why;
+  if (kind == kDenseKind) {
+    var->kind = VARIABLE_KIND_DENSE;
+    why = DecodeDenseSize(v, slots, var);
+  } else if (kind == kEmbeddingKind) {
+    var->kind = VARIABLE_KIND_EMBEDDING;
+    why = DecodeTableSize(v, slots, var);
+  } else {
+    why = absl::StrCat("unknown kind ", kind);
+  }
+  if (why.empty()) v.GetView(v.remaining(), data);
+  return why;
+}
+
 // A temporary name no other writer in this process or another uses.
 std::string TemporaryPath(const std::string& path) {
   static std::atomic<uint64_t> next{0};
@@ -272,133 +430,22 @@ absl::Status ShardFileReader::Parse(const ShardFileExpectation& expect) {
   if (expect.check_crc32c && info_.crc32c != expect.crc32c) {
     return absl::DataLossError(absl::StrCat(path_, " does not match the CRC32C in the manifest"));
   }
+  ASSIGN_OR_RETURN(const std::vector<RawRecord> records, SplitRecords(path_, data));
+  const RecordErrors bad{path_, records};
 
-  // Split into records, checking each one's checksum.
-  internal::ByteReader in(data);
-  char magic[8];
-  uint32_t format = 0;
-  if (!in.GetRaw(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) {
-    return absl::DataLossError(absl::StrCat(path_, " is not a shard file (bad magic)"));
-  }
-  if (!in.GetU32(&format)) return absl::DataLossError(absl::StrCat(path_, " is truncated"));
-  if (format != kShardFileFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path_, " has shard file format ", format, "; this build reads ", kShardFileFormatVersion));
-  }
-  struct RawRecord {
-    uint32_t type;
-    absl::string_view payload;
-    std::string name;  // for messages: a variable's name, as far as it reads
-  };
-  std::vector<RawRecord> records;
-  for (int n = 0;; ++n) {
-    const size_t at = data.size() - in.remaining();
-    uint32_t type = 0, masked = 0;
-    uint64_t length = 0;
-    absl::string_view payload;
-    if (!in.GetU32(&type) || !in.GetU64(&length) || length > in.remaining() ||
-        !in.GetView(length, &payload) || !in.GetU32(&masked)) {
-      return absl::DataLossError(absl::StrCat(path_, " is truncated in record ", n, " (",
-                                              TypeName(type), ") at byte ", at));
-    }
-    RawRecord record{type, payload, ""};
-    if (type == kVariable) {
-      internal::ByteReader name(payload);
-      if (!name.GetString(&record.name) || record.name.size() > 256) record.name.clear();
-    }
-    const std::string what =
-        absl::StrCat("record ", n, " (", TypeName(type),
-                     record.name.empty() ? "" : absl::StrCat(" \"", record.name, "\""), ")");
-    const uint32_t crc =
-        Crc32cExtend(Crc32c(data.substr(at, kRecordPrefix)), payload.data(), payload.size());
-    if (crc != Crc32cUnmask(masked)) {
-      return absl::DataLossError(
-          absl::StrCat(path_, ": ", what, " at byte ", at, " fails its checksum"));
-    }
-    records.push_back(std::move(record));
-    if (type == kEnd) break;
-  }
-  if (in.remaining() != 0) {
-    return absl::DataLossError(
-        absl::StrCat(path_, " has ", in.remaining(), " bytes after its end record"));
-  }
-  auto bad = [&](size_t n, absl::string_view why) {
-    const RawRecord& r = records[n];
-    return absl::DataLossError(absl::StrCat(path_, ": record ", n, " (", TypeName(r.type),
-                                            r.name.empty() ? "" : absl::StrCat(" \"", r.name, "\""),
-                                            ") does not decode: ", why));
-  };
-
-  // Header.
-  if (records.front().type != kHeader) return bad(0, "the file must start with a header");
-  internal::ByteReader h(records.front().payload);
-  uint32_t index = 0, count = 0, slots = 0;
   uint64_t num_variables = 0;
-  if (!h.GetString(&header_.job_id) || !h.GetU32(&index) || !h.GetU32(&count) ||
-      !h.GetI64(&header_.version) || !h.GetI64(&header_.global_step) ||
-      !h.GetString(&header_.optimizer) || !h.GetU32(&slots) || !h.GetU64(&num_variables) ||
-      h.remaining() != 0) {
-    return bad(0, "fields are missing or left over");
+  uint32_t slots = 0;
+  if (records.front().type != kHeader) return bad(0, "the file must start with a header");
+  if (std::string why = DecodeHeader(records, &header_, &num_variables, &slots); !why.empty()) {
+    return bad(0, why);
   }
-  if (header_.version < 0 || count == 0 || index >= count || slots > 64 || records.size() < 3 ||
-      num_variables != records.size() - 3) {
-    return bad(
-        0, absl::StrCat("shard ", index, " of ", count, ", version ", header_.version, ", ", slots,
-                        " slots, ", num_variables, " variables in ", records.size(), " records"));
-  }
-  header_.shard_index = static_cast<int32_t>(index);
-  header_.num_shards = static_cast<int32_t>(count);
-  header_.num_slots = static_cast<int32_t>(slots);
-  header_.num_variables = static_cast<int64_t>(num_variables);
-
-  // Variables.
   for (size_t n = 1; n <= num_variables; ++n) {
     if (records[n].type != kVariable) return bad(n, "a variable record was expected");
-    internal::ByteReader v(records[n].payload);
-    Entry e;
-    ShardFileVariable& var = e.variable;
-    uint32_t kind = 0, num_slots = 0;
-    uint64_t num_dims = 0;
-    if (!v.GetString(&var.name) || !v.GetU32(&kind) || !v.GetU64(&num_dims) ||
-        num_dims > kMaxDims) {
-      return bad(n, "no name, kind and dims");
+    Entry& e = variables_.emplace_back();
+    if (std::string why = DecodeVariable(records[n].payload, slots, &e.variable, &e.data);
+        !why.empty()) {
+      return bad(n, why);
     }
-    var.dims.resize(num_dims);
-    for (int64_t& d : var.dims) {
-      if (!v.GetI64(&d) || d < 0) return bad(n, "a dim is missing or negative");
-    }
-    if (!v.GetU32(&num_slots) || num_slots != slots) {
-      return bad(n, "its slots per element differ from the header's");
-    }
-    const uint64_t row_bytes = 4 * (1 + uint64_t{slots});
-    if (kind == kDenseKind) {
-      var.kind = VARIABLE_KIND_DENSE;
-      uint64_t elements = 0, product = 1;
-      for (int64_t d : var.dims) {
-        product = d == 0 || product <= (uint64_t{1} << 40) / d ? product * d : 0;
-      }
-      if (!v.GetU64(&elements) || elements != product || product == 0 ||
-          v.remaining() != elements * row_bytes) {
-        return bad(n, "its element count disagrees with its dims or its size");
-      }
-      var.num_elements = static_cast<int64_t>(elements);
-    } else if (kind == kEmbeddingKind) {
-      var.kind = VARIABLE_KIND_EMBEDDING;
-      uint64_t rows = 0, row_floats = 0;
-      if (var.dims.size() != 2 || var.dims[1] <= 0 || var.dims[1] > (int64_t{1} << 30) ||
-          !v.GetU64(&rows) || !v.GetU64(&row_floats) ||
-          row_floats != static_cast<uint64_t>(var.dims[1]) * (1 + slots) ||
-          rows > v.remaining() / (8 + 4 * row_floats) ||
-          v.remaining() != rows * (8 + 4 * row_floats)) {
-        return bad(n, "its row count and width disagree with its dims or its size");
-      }
-      var.num_rows = static_cast<int64_t>(rows);
-      var.row_floats = static_cast<int64_t>(row_floats);
-    } else {
-      return bad(n, absl::StrCat("unknown kind ", kind));
-    }
-    v.GetView(v.remaining(), &e.data);
-    variables_.push_back(std::move(e));
   }
   if (records[num_variables + 1].type != kDedup) {
     return bad(num_variables + 1, "the dedup state was expected");

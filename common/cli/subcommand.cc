@@ -41,6 +41,42 @@ std::string FlagNotForCommand(const std::vector<std::string>& flags_set,
   return "";
 }
 
+// The first argument that is not a flag, if any: names the command in an
+// error when the flags do not parse.
+std::vector<std::string> FirstPlainArgument(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (!arg.empty() && arg[0] != '-') return {arg};
+  }
+  return {};
+}
+
+int UnknownCommand(absl::string_view program, const std::vector<Subcommand>& commands,
+                   const std::string& name) {
+  std::cerr << program << ": unknown command '" << name << "' (commands: "
+            << absl::StrJoin(
+                   commands, ", ",
+                   [](std::string* out, const Subcommand& c) { absl::StrAppend(out, c.name); })
+            << "; see " << program << " --help)\n";
+  return kUsageErrorExitCode;
+}
+
+// `program help [COMMAND]`.
+int ShowHelp(absl::string_view program, absl::string_view overview,
+             const std::vector<Subcommand>& commands, const std::vector<std::string>& positional) {
+  if (positional.size() < 2) {
+    std::cout << FormatProgramHelp(program, overview, commands);
+    return 0;
+  }
+  const Subcommand* topic = FindCommand(commands, positional[1]);
+  if (topic == nullptr) {
+    std::cerr << program << " help: unknown command '" << positional[1] << "' (see " << program
+              << " --help)\n";
+    return kUsageErrorExitCode;
+  }
+  std::cout << FormatSubcommandHelp(program, *topic);
+  return 0;
+}
+
 }  // namespace
 
 std::string FormatProgramHelp(absl::string_view program, absl::string_view overview,
@@ -83,30 +119,11 @@ int RunSubcommands(absl::string_view program, absl::string_view overview,
   const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, renamed);
   // The command is the first positional argument, so flags may come before it.
+  std::vector<std::string> positional = parsed.ok() ? parsed->positional : FirstPlainArgument(args);
   const Subcommand* command = nullptr;
-  std::vector<std::string> positional;
-  if (parsed.ok()) {
-    positional = parsed->positional;
-  } else {
-    // Still name the command in the error: its first plain argument.
-    for (const std::string& arg : args) {
-      if (!arg.empty() && arg[0] != '-') {
-        positional.push_back(arg);
-        break;
-      }
-    }
-  }
   if (!positional.empty() && positional.front() != "help") {
     command = FindCommand(commands, positional.front());
-    if (command == nullptr) {
-      std::cerr << program << ": unknown command '" << positional.front() << "' (commands: "
-                << absl::StrJoin(commands, ", ",
-                                 [](std::string* out, const Subcommand& c) {
-                                   absl::StrAppend(out, c.name);
-                                 })
-                << "; see " << program << " --help)\n";
-      return kUsageErrorExitCode;
-    }
+    if (command == nullptr) return UnknownCommand(program, commands, positional.front());
   }
   if (!parsed.ok()) {
     std::cerr << program << (command ? absl::StrCat(" ", command->name) : "") << ": "
@@ -122,18 +139,7 @@ int RunSubcommands(absl::string_view program, absl::string_view overview,
     return 0;
   }
   if (!positional.empty() && positional.front() == "help") {
-    if (positional.size() < 2) {
-      std::cout << FormatProgramHelp(program, overview, commands);
-      return 0;
-    }
-    const Subcommand* topic = FindCommand(commands, positional[1]);
-    if (topic == nullptr) {
-      std::cerr << program << " help: unknown command '" << positional[1] << "' (see " << program
-                << " --help)\n";
-      return kUsageErrorExitCode;
-    }
-    std::cout << FormatSubcommandHelp(program, *topic);
-    return 0;
+    return ShowHelp(program, overview, commands, positional);
   }
   if (command == nullptr) {
     if (parsed->help) {

@@ -43,6 +43,82 @@ absl::StatusOr<std::vector<std::string>> ParsePsAddressesFlag(absl::string_view 
   return addresses;
 }
 
+// Where the task index and each address list came from, for messages.
+struct ConfigSources {
+  std::string index = "--task_index";
+  std::string chief = "TF_CONFIG";
+  std::string ps = "TF_CONFIG";
+};
+
+// Takes the cluster and the task from TF_CONFIG, when it is set.
+absl::Status ApplyTfConfig(const std::optional<std::string>& tf_config_json, TaskType expected_type,
+                           ClusterConfig* config, ConfigSources* sources) {
+  if (!tf_config_json.has_value() || absl::StripAsciiWhitespace(*tf_config_json).empty()) {
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(ParsedTfConfig parsed, ParseTfConfig(*tf_config_json));
+  if (parsed.task.type() != expected_type) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TF_CONFIG: task.type is \"", TaskTypeName(parsed.task.type()),
+                     "\" but this process is a ", TaskTypeName(expected_type)));
+  }
+  config->spec = std::move(parsed.cluster);
+  config->task = std::move(parsed.task);
+  sources->index = "TF_CONFIG: task.index";
+  return absl::OkStatus();
+}
+
+// Lets the flags given override TF_CONFIG's coordinator, shards and index.
+absl::Status ApplyFlags(const ClusterFlags& flags, ClusterConfig* config, ConfigSources* sources) {
+  if (!flags.coordinator_address.empty()) {
+    absl::StatusOr<HostPort> parsed = config_internal::ParsePeerAddress(flags.coordinator_address);
+    if (!parsed.ok()) return FlagError("--coordinator_address", parsed.status());
+    config->spec.clear_chief();
+    config->spec.add_chief(flags.coordinator_address);
+    sources->chief = "--coordinator_address";
+  }
+  if (!flags.ps_addresses.empty()) {
+    ASSIGN_OR_RETURN(std::vector<std::string> ps, ParsePsAddressesFlag(flags.ps_addresses));
+    config->spec.clear_ps();
+    for (std::string& address : ps) config->spec.add_ps(std::move(address));
+    sources->ps = "--ps_addresses";
+  }
+  if (flags.task_index.has_value()) {
+    if (*flags.task_index < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--task_index must be >= 0, got ", *flags.task_index));
+    }
+    config->task.set_index(*flags.task_index);
+    sources->index = "--task_index";
+  }
+  return absl::OkStatus();
+}
+
+// Checks the task's index against its role's list and takes its own
+// address from it.
+absl::Status PlaceTask(TaskType expected_type, const ConfigSources& sources,
+                       ClusterConfig* config) {
+  // One coordinator per cluster: TensorFlow's chief is always index 0.
+  if (expected_type == TASK_TYPE_CHIEF && config->task.index() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(sources.index, " must be 0 for the chief, got ", config->task.index()));
+  }
+  const auto& own_list = TaskAddresses(config->spec, expected_type);
+  if (!own_list.empty() && config->task.index() >= own_list.size()) {
+    absl::string_view list_source = "TF_CONFIG";
+    if (expected_type == TASK_TYPE_CHIEF) list_source = sources.chief;
+    if (expected_type == TASK_TYPE_PS) list_source = sources.ps;
+    return absl::InvalidArgumentError(
+        absl::StrCat(sources.index, " ", config->task.index(), " is out of range: cluster.",
+                     TaskTypeName(expected_type), " (from ", list_source, ") has ", own_list.size(),
+                     own_list.size() == 1 ? " entry" : " entries"));
+  }
+  if (config->task.index() < own_list.size()) {
+    config->own_address = own_list[config->task.index()];
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ClusterConfig> ResolveClusterConfig(const ClusterFlags& flags,
@@ -54,65 +130,10 @@ absl::StatusOr<ClusterConfig> ResolveClusterConfig(const ClusterFlags& flags,
   }
   ClusterConfig config;
   config.task.set_type(expected_type);
-
-  // Where the index and each list came from, for error messages.
-  absl::string_view index_source = "--task_index";
-  const bool have_tf_config =
-      tf_config_json.has_value() && !absl::StripAsciiWhitespace(*tf_config_json).empty();
-  if (have_tf_config) {
-    ASSIGN_OR_RETURN(ParsedTfConfig parsed, ParseTfConfig(*tf_config_json));
-    if (parsed.task.type() != expected_type) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("TF_CONFIG: task.type is \"", TaskTypeName(parsed.task.type()),
-                       "\" but this process is a ", TaskTypeName(expected_type)));
-    }
-    config.spec = std::move(parsed.cluster);
-    config.task = std::move(parsed.task);
-    index_source = "TF_CONFIG: task.index";
-  }
-  std::string chief_source = "TF_CONFIG";
-  std::string ps_source = "TF_CONFIG";
-
-  if (!flags.coordinator_address.empty()) {
-    absl::StatusOr<HostPort> parsed = config_internal::ParsePeerAddress(flags.coordinator_address);
-    if (!parsed.ok()) return FlagError("--coordinator_address", parsed.status());
-    config.spec.clear_chief();
-    config.spec.add_chief(flags.coordinator_address);
-    chief_source = "--coordinator_address";
-  }
-  if (!flags.ps_addresses.empty()) {
-    ASSIGN_OR_RETURN(std::vector<std::string> ps, ParsePsAddressesFlag(flags.ps_addresses));
-    config.spec.clear_ps();
-    for (std::string& address : ps) config.spec.add_ps(std::move(address));
-    ps_source = "--ps_addresses";
-  }
-  if (flags.task_index.has_value()) {
-    if (*flags.task_index < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--task_index must be >= 0, got ", *flags.task_index));
-    }
-    config.task.set_index(*flags.task_index);
-    index_source = "--task_index";
-  }
-
-  // One coordinator per cluster: TensorFlow's chief is always index 0.
-  if (expected_type == TASK_TYPE_CHIEF && config.task.index() != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(index_source, " must be 0 for the chief, got ", config.task.index()));
-  }
-  const auto& own_list = TaskAddresses(config.spec, expected_type);
-  if (!own_list.empty() && config.task.index() >= own_list.size()) {
-    absl::string_view list_source = "TF_CONFIG";
-    if (expected_type == TASK_TYPE_CHIEF) list_source = chief_source;
-    if (expected_type == TASK_TYPE_PS) list_source = ps_source;
-    return absl::InvalidArgumentError(
-        absl::StrCat(index_source, " ", config.task.index(), " is out of range: cluster.",
-                     TaskTypeName(expected_type), " (from ", list_source, ") has ", own_list.size(),
-                     own_list.size() == 1 ? " entry" : " entries"));
-  }
-  if (config.task.index() < own_list.size()) {
-    config.own_address = own_list[config.task.index()];
-  }
+  ConfigSources sources;
+  RETURN_IF_ERROR(ApplyTfConfig(tf_config_json, expected_type, &config, &sources));
+  RETURN_IF_ERROR(ApplyFlags(flags, &config, &sources));
+  RETURN_IF_ERROR(PlaceTask(expected_type, sources, &config));
 
   if (!config.spec.chief().empty()) {
     config.coordinator_address = config.spec.chief(0);

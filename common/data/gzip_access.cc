@@ -221,13 +221,23 @@ absl::StatusOr<std::string> ReadStoredWindow(Env& env, const std::string& window
   return stored;
 }
 
-absl::Status ReadGzipAt(Env& env, const std::string& path, const GzipAccessPoint& point,
-                        absl::string_view stored_window, int64_t offset, std::string* into) {
-  auto lost = [&](absl::string_view what) {
+namespace {
+
+// DataLoss for a read from `point` of the file at `path`.
+struct LostAt {
+  const std::string& path;
+  const GzipAccessPoint& point;
+
+  absl::Status operator()(absl::string_view what) const {
     return absl::DataLossError(absl::StrCat(path, ": ", what, " (reading from its access point at ",
                                             "stream offset ", point.stream_offset(), ")"));
-  };
-  if (offset < point.stream_offset()) return lost("a read before its access point");
+  }
+};
+
+// The 32 KiB of history `point` starts from, from its stored (compressed)
+// form.
+absl::StatusOr<std::string> InflateWindow(const GzipAccessPoint& point,
+                                          absl::string_view stored_window, const LostAt& lost) {
   if (Crc32c(stored_window) != point.window_crc32c()) return lost("its access window is damaged");
   std::string window(static_cast<size_t>(std::max(point.window_bytes(), 0)), '\0');
   uLongf window_bytes = static_cast<uLongf>(window.size());
@@ -237,30 +247,16 @@ absl::Status ReadGzipAt(Env& env, const std::string& path, const GzipAccessPoint
       window_bytes != window.size()) {
     return lost("its access window does not inflate");
   }
+  return window;
+}
 
-  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, env.NewSequentialFile(path));
-  const int64_t start = point.file_offset() - (point.bits() > 0 ? 1 : 0);
-  if (start < 0) return lost("an access point before the file's start");
-  RETURN_IF_ERROR(file->Skip(static_cast<uint64_t>(start)));
+// Inflates `file` with `z` (primed at an access point) until *into is
+// full, dropping the first `to_skip` bytes, across gzip members.
+absl::Status InflateInto(SequentialFile& file, z_stream& z, int64_t to_skip, std::string* into,
+                         const LostAt& lost) {
   std::vector<char> input(kInputBytes);
-  z_stream z = {};
-  if (inflateInit2(&z, kRawWindowBits) != Z_OK) std::abort();
-  struct End {
-    z_stream* z;
-    ~End() { inflateEnd(z); }
-  } end{&z};
-  if (point.bits() > 0) {
-    char byte = 0;
-    ASSIGN_OR_RETURN(const size_t read, ReadInto(*file, &byte, 1));
-    if (read != 1) return lost("the file ends before its access point");
-    inflatePrime(&z, point.bits(), static_cast<unsigned char>(byte) >> (8 - point.bits()));
-  }
-  inflateSetDictionary(&z, reinterpret_cast<const Bytef*>(window.data()),
-                       static_cast<uInt>(window.size()));
-
-  // Inflated bytes before `offset` go to `discard`, then into *into.
+  // Inflated bytes before the read's offset go here, then into *into.
   std::vector<char> discard(kInputBytes);
-  int64_t to_skip = offset - point.stream_offset();
   size_t filled = 0;
   bool raw = true;
   int trailer_left = 0;  // bytes of a member's trailer still to pass over
@@ -268,7 +264,7 @@ absl::Status ReadGzipAt(Env& env, const std::string& path, const GzipAccessPoint
   while (filled < into->size()) {
     if (z.avail_in == 0) {
       if (input_ended) return lost("the stream ends before the bytes its index says it holds");
-      ASSIGN_OR_RETURN(const size_t read, ReadInto(*file, input.data(), input.size()));
+      ASSIGN_OR_RETURN(const size_t read, ReadInto(file, input.data(), input.size()));
       input_ended = read == 0;
       z.next_in = reinterpret_cast<Bytef*>(input.data());
       z.avail_in = static_cast<uInt>(read);
@@ -305,6 +301,34 @@ absl::Status ReadGzipAt(Env& env, const std::string& path, const GzipAccessPoint
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReadGzipAt(Env& env, const std::string& path, const GzipAccessPoint& point,
+                        absl::string_view stored_window, int64_t offset, std::string* into) {
+  const LostAt lost{path, point};
+  if (offset < point.stream_offset()) return lost("a read before its access point");
+  ASSIGN_OR_RETURN(const std::string window, InflateWindow(point, stored_window, lost));
+  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, env.NewSequentialFile(path));
+  const int64_t start = point.file_offset() - (point.bits() > 0 ? 1 : 0);
+  if (start < 0) return lost("an access point before the file's start");
+  RETURN_IF_ERROR(file->Skip(static_cast<uint64_t>(start)));
+  z_stream z = {};
+  if (inflateInit2(&z, kRawWindowBits) != Z_OK) std::abort();
+  struct End {
+    z_stream* z;
+    ~End() { inflateEnd(z); }
+  } end{&z};
+  if (point.bits() > 0) {
+    char byte = 0;
+    ASSIGN_OR_RETURN(const size_t read, ReadInto(*file, &byte, 1));
+    if (read != 1) return lost("the file ends before its access point");
+    inflatePrime(&z, point.bits(), static_cast<unsigned char>(byte) >> (8 - point.bits()));
+  }
+  inflateSetDictionary(&z, reinterpret_cast<const Bytef*>(window.data()),
+                       static_cast<uInt>(window.size()));
+  return InflateInto(*file, z, offset - point.stream_offset(), into, lost);
 }
 
 }  // namespace pstrain

@@ -4,15 +4,9 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "common/piece/dense_segments.h"
 
 namespace pstrain {
-
-// Elements [offset, offset + values.size()) of a dense gradient that
-// arrived in pieces.
-struct DenseSegment {
-  int64_t offset = 0;
-  absl::Span<const float> values;
-};
 
 // One variable's gradient within a push. The data is borrowed for the
 // duration of the call it is passed to.

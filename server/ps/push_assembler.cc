@@ -7,11 +7,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "common/piece/dense_piece.h"
+#include "common/piece/dense_segments.h"
+#include "common/piece/rows_piece.h"
 #include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "common/status/status_macros.h"
-#include "common/tensor/bfloat16.h"
 
 namespace pstrain {
 namespace internal {
@@ -111,58 +112,22 @@ class PendingPush {
       }
       if (!failure_.ok()) return {failure_, std::nullopt};
       if (ended_ < num_parts_) return {};
-      for (const auto& [index, slot] : dense_) {
-        if (slot.received != slot.total_bytes) {
-          FailLocked(absl::InvalidArgumentError(absl::StrCat(
-              "the chunks of \"", shard_->variable(index).spec.name(),
-              "\" do not add up: ", slot.received, " of ", slot.total_bytes, " bytes arrived")));
-          return {failure_, std::nullopt};
-        }
-      }
+      if (!CheckCompleteLocked()) return {failure_, std::nullopt};
     }
     if (clock.Now() > valid_until_) {
       // The worker may have been declared lost while this push was on its
       // way (frozen, cut off): its data is someone else's now.
-      absl::MutexLock l(&mu_);
-      FailLocked(WithReason(
-          absl::FailedPreconditionError(absl::StrCat(
-              "push (worker ", key_.worker, ", sequence ", key_.sequence,
-              ") completed after its worker's membership could have lapsed (valid until ",
-              absl::FormatTime(valid_until_), "); not applied")),
-          ERROR_REASON_MEMBERSHIP_LAPSED));
+      Fail(WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "push (worker ", key_.worker, ", sequence ", key_.sequence,
+                          ") completed after its worker's membership could have lapsed "
+                          "(valid until ",
+                          absl::FormatTime(valid_until_), "); not applied")),
+                      ERROR_REASON_MEMBERSHIP_LAPSED));
       metrics.RecordRejected("membership_lapsed");
+      absl::MutexLock l(&mu_);
       return {failure_, std::nullopt};
     }
-    // Every part has ended: nobody else touches the pieces now.
-    std::vector<std::vector<DenseSegment>> segments;
-    segments.reserve(dense_.size());
-    std::vector<GradientRef> refs;
-    for (auto& [index, slot] : dense_) {
-      std::vector<DenseSegment>& segs = segments.emplace_back();
-      for (const auto& [offset, bytes] : slot.pieces) {
-        segs.push_back(DenseSegment{
-            offset / 4,
-            absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()), bytes.size() / 4)});
-      }
-      refs.push_back(GradientRef{index, false, {}, {}, segs});
-    }
-    for (auto& [index, slot] : rows_) {
-      if (slot.ids.size() > 1) {
-        // Several pieces: join them (rare: a push's rows of one table
-        // normally travel in one message).
-        for (size_t i = 1; i < slot.ids.size(); ++i) {
-          slot.ids[0].Add(slot.ids[i].begin(), slot.ids[i].end());
-          slot.values[0] += slot.values[i];
-        }
-        slot.ids.resize(1);
-        slot.values.resize(1);
-      }
-      refs.push_back(
-          GradientRef{index, true, absl::MakeConstSpan(slot.ids[0].data(), slot.ids[0].size()),
-                      absl::MakeConstSpan(reinterpret_cast<const float*>(slot.values[0].data()),
-                                          slot.values[0].size() / 4)});
-    }
-    PushReply reply = shard_->Push(key_, base_version_, refs, source_);
+    PushReply reply = Apply();
     int64_t bytes;
     {
       absl::MutexLock l(&mu_);
@@ -195,20 +160,22 @@ class PendingPush {
  private:
   static constexpr uint8_t kUnclaimed = 0, kReceiving = 1, kEnded = 2;
 
-  // A dense gradient as the pieces it arrived in: each message's bytes are
-  // taken over, not copied, and applied where they lie.
-  struct DenseSlot {
-    int64_t total_bytes = 0;
-    // Byte ranges received: offset -> end.
-    std::map<int64_t, int64_t> ranges;
-    int64_t received = 0;
-    std::vector<std::pair<int64_t, std::string>> pieces;  // byte offset, bytes
-  };
   // Rows as the pieces they arrived in (taken from the messages); joined
   // only when they came in more than one piece.
   struct RowsSlot {
     std::vector<google::protobuf::RepeatedField<int64_t>> ids;
     std::vector<std::string> values;
+
+    // Leaves every piece in the first (rare: a push's rows of one table
+    // normally travel in one message).
+    void JoinPieces() {
+      for (size_t i = 1; i < ids.size(); ++i) {
+        ids[0].Add(ids[i].begin(), ids[i].end());
+        values[0] += values[i];
+      }
+      ids.resize(1);
+      values.resize(1);
+    }
   };
 
   void FailLocked(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -223,122 +190,122 @@ class PendingPush {
     assembler_.Forget(this);
   }
 
+  // Whether every dense gradient arrived whole; fails the push if not.
+  bool CheckCompleteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const auto& [index, segments] : dense_) {
+      absl::Status whole = segments.CheckComplete(shard_->variable(index).spec.name());
+      if (!whole.ok()) {
+        FailLocked(whole);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Hands the complete push to its shard. Every part has ended: nobody
+  // else touches the pieces now.
+  PushReply Apply() {
+    std::vector<std::vector<DenseSegment>> segments;
+    segments.reserve(dense_.size());
+    std::vector<GradientRef> refs;
+    refs.reserve(dense_.size() + rows_.size());
+    for (auto& [index, slot] : dense_) {
+      const std::vector<DenseSegment>& view = segments.emplace_back(slot.View());
+      refs.push_back(GradientRef{index, false, {}, {}, view});
+    }
+    for (auto& [index, slot] : rows_) {
+      slot.JoinPieces();
+      refs.push_back(
+          GradientRef{index, true, absl::MakeConstSpan(slot.ids[0].data(), slot.ids[0].size()),
+                      absl::MakeConstSpan(reinterpret_cast<const float*>(slot.values[0].data()),
+                                          slot.values[0].size() / 4)});
+    }
+    return shard_->Push(key_, base_version_, refs, source_);
+  }
+
   absl::Status AddGradient(NamedTensor& g) {
     ASSIGN_OR_RETURN(const int index, shard_->FindVariable(g.name()));
     const ShardVariable& v = shard_->variable(index);
+    switch (g.value_case()) {
+      case NamedTensor::kDense:
+        return AddDense(index, v, *g.mutable_dense());
+      case NamedTensor::kRows:
+        return AddRows(index, v, *g.mutable_rows());
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("the gradient of \"", v.spec.name(), "\" is empty"));
+    }
+  }
+
+  // A piece of a dense gradient: kept as a segment of its variable's.
+  absl::Status AddDense(int index, const ShardVariable& v, DenseTensor& d) {
     const std::string& name = v.spec.name();
-    if (g.value_case() == NamedTensor::kDense) {
-      const DenseTensor& d = g.dense();
-      if (v.embedding) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("\"", name, "\" is an embedding table; push its gradient as rows"));
-      }
-      // bfloat16 (TrainingSpec.wire) is widened on arrival: the pieces
-      // are kept, and applied, as float32.
-      const bool narrowed = d.dtype() == DATA_TYPE_BFLOAT16;
-      if (d.dtype() != DATA_TYPE_FLOAT32 && !narrowed) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the gradient of \"", name, "\" is ", DataType_Name(d.dtype()),
-                         "; the variable is DATA_TYPE_FLOAT32 (gradients may come as "
-                         "DATA_TYPE_BFLOAT16)"));
-      }
-      if (d.shape().dims_size() != v.spec.shape().dims_size() ||
-          !std::equal(d.shape().dims().begin(), d.shape().dims().end(),
-                      v.spec.shape().dims().begin())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the gradient of \"", name, "\" has shape [", absl::StrJoin(d.shape().dims(), ", "),
-            "]; the variable has [", absl::StrJoin(v.spec.shape().dims(), ", "), "]"));
-      }
-      const int64_t element_bytes = narrowed ? 2 : 4;
-      const int64_t wire_total = v.num_elements * element_bytes;
-      const int64_t wire_size = static_cast<int64_t>(d.data().size());
-      int64_t wire_offset = 0;
-      if (d.has_chunk()) {
-        wire_offset = d.chunk().offset();
-        if (d.chunk().total_bytes() != wire_total || wire_offset < 0 ||
-            wire_offset % element_bytes != 0 || wire_size % element_bytes != 0 || wire_size == 0 ||
-            wire_offset > wire_total || wire_size > wire_total - wire_offset) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("a chunk of \"", name, "\" at offset ", wire_offset, " with ", wire_size,
-                           " bytes and total_bytes ", d.chunk().total_bytes(),
-                           " is not a whole-element piece of its ", wire_total, " bytes"));
-        }
-      } else if (wire_size != wire_total) {
-        return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", name, "\" has ",
-                                                       wire_size, " bytes; it needs ", wire_total));
-      }
-      // From here on in float32 bytes.
-      const int64_t widen = 4 / element_bytes;
+    if (v.embedding) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", name, "\" is an embedding table; push its gradient as rows"));
+    }
+    const TensorShape& shape = v.spec.shape();
+    ASSIGN_OR_RETURN(const DensePlacement placed,
+                     PlaceDensePiece(name, d, static_cast<int64_t>(d.data().size()),
+                                     absl::MakeConstSpan(shape.dims().data(), shape.dims_size())));
+    // bfloat16 (TrainingSpec.wire) is widened on arrival: the pieces are
+    // kept, and applied, as float32. float32 bytes are taken from the
+    // message rather than copied: the stream reads its next message into
+    // fresh storage.
+    std::string values;
+    if (placed.narrowed) {
+      values.resize(placed.size);
+      WriteDensePiece(placed, d.data().data(), values.data());
+    } else {
+      values = std::move(*d.mutable_data());
+    }
+    absl::MutexLock l(&mu_);
+    if (!failure_.ok()) return failure_;
+    RETURN_IF_ERROR(CheckOneKindLocked(index, name, rows_));
+    auto it = dense_.find(index);
+    if (it == dense_.end()) {
       const int64_t total = v.num_elements * 4;
-      const int64_t offset = wire_offset * widen;
-      const int64_t size = wire_size * widen;
-      std::string values;
-      if (narrowed) {
-        values.resize(size);
-        WidenBfloat16(d.data().data(), wire_size / element_bytes,
-                      reinterpret_cast<float*>(values.data()));
-      } else {
-        // Taken from the message rather than copied: the stream reads its
-        // next message into fresh storage.
-        values = std::move(*g.mutable_dense()->mutable_data());
-      }
-      absl::MutexLock l(&mu_);
-      if (!failure_.ok()) return failure_;
-      if (rows_.contains(index)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the push holds both rows and a dense gradient of \"", name, "\""));
-      }
-      auto it = dense_.find(index);
-      if (it == dense_.end()) {
-        RETURN_IF_ERROR(assembler_.Reserve(total));
-        reserved_ += total;
-        it = dense_.emplace(index, DenseSlot()).first;
-        it->second.total_bytes = total;
-      }
-      DenseSlot& slot = it->second;
-      auto next = slot.ranges.upper_bound(offset);
-      const bool overlaps_next = next != slot.ranges.end() && next->first < offset + size;
-      const bool overlaps_prev = next != slot.ranges.begin() && std::prev(next)->second > offset;
-      if (overlaps_next || overlaps_prev) {
-        return absl::InvalidArgumentError(absl::StrCat("a chunk of \"", name, "\" at offset ",
-                                                       offset, " overlaps bytes already sent"));
-      }
-      slot.ranges.emplace(offset, offset + size);
-      slot.received += size;
-      slot.pieces.emplace_back(offset, std::move(values));
-      bytes_ += wire_size;
-      return absl::OkStatus();
+      RETURN_IF_ERROR(ReserveLocked(total));
+      it = dense_.emplace(index, DenseSegments(total)).first;
     }
-    if (g.value_case() == NamedTensor::kRows) {
-      const SparseRows& r = g.rows();
-      if (!v.embedding && v.spec.shape().dims_size() == 0) {
-        return absl::InvalidArgumentError(absl::StrCat("\"", name, "\" is a scalar: no rows"));
-      }
-      if (r.dtype() != DATA_TYPE_FLOAT32 || r.row_width() != v.row_width ||
-          static_cast<int64_t>(r.values().size()) !=
-              static_cast<int64_t>(r.ids_size()) * v.row_width * 4) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the rows of \"", name, "\" must be DATA_TYPE_FLOAT32 of row_width ", v.row_width,
-            " with ids_size * row_width values; got ", DataType_Name(r.dtype()), ", width ",
-            r.row_width(), ", ", r.ids_size(), " ids, ", r.values().size(), " bytes"));
-      }
-      const int64_t bytes = static_cast<int64_t>(r.values().size()) + 8 * r.ids_size();
-      absl::MutexLock l(&mu_);
-      if (!failure_.ok()) return failure_;
-      if (dense_.contains(index)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the push holds both rows and a dense gradient of \"", name, "\""));
-      }
-      RETURN_IF_ERROR(assembler_.Reserve(bytes));
-      reserved_ += bytes;
-      RowsSlot& slot = rows_[index];
-      bytes_ += static_cast<int64_t>(r.values().size());
-      SparseRows* taken = g.mutable_rows();
-      slot.ids.emplace_back().Swap(taken->mutable_ids());
-      slot.values.push_back(std::move(*taken->mutable_values()));
-      return absl::OkStatus();
+    RETURN_IF_ERROR(it->second.Add(name, placed.offset, std::move(values)));
+    bytes_ += placed.wire_bytes;
+    return absl::OkStatus();
+  }
+
+  // A piece of a rows gradient: kept as it came; joined at the end when
+  // a variable's rows came in several.
+  absl::Status AddRows(int index, const ShardVariable& v, SparseRows& r) {
+    const std::string& name = v.spec.name();
+    if (!v.embedding && v.spec.shape().dims_size() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("\"", name, "\" is a scalar: no rows"));
     }
-    return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", name, "\" is empty"));
+    const int64_t values_bytes = static_cast<int64_t>(r.values().size());
+    RETURN_IF_ERROR(CheckRowsPiece(name, r, values_bytes, v.row_width));
+    absl::MutexLock l(&mu_);
+    if (!failure_.ok()) return failure_;
+    RETURN_IF_ERROR(CheckOneKindLocked(index, name, dense_));
+    RETURN_IF_ERROR(ReserveLocked(values_bytes + 8 * r.ids_size()));
+    RowsSlot& slot = rows_[index];
+    bytes_ += values_bytes;
+    slot.ids.emplace_back().Swap(r.mutable_ids());
+    slot.values.push_back(std::move(*r.mutable_values()));
+    return absl::OkStatus();
+  }
+
+  // InvalidArgument when `other` (the gradients of the other kind) holds
+  // variable `index` already.
+  template <typename Slots>
+  static absl::Status CheckOneKindLocked(int index, const std::string& name, const Slots& other) {
+    if (!other.contains(index)) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("the push holds both rows and a dense gradient of \"", name, "\""));
+  }
+
+  absl::Status ReserveLocked(int64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    RETURN_IF_ERROR(assembler_.Reserve(bytes));
+    reserved_ += bytes;
+    return absl::OkStatus();
   }
 
   PushAssembler& assembler_;
@@ -363,7 +330,7 @@ class PendingPush {
   std::vector<uint8_t> parts_ ABSL_GUARDED_BY(mu_);
   int ended_ ABSL_GUARDED_BY(mu_) = 0;
   // Written under mu_; read without it once every part has ended.
-  absl::flat_hash_map<int, DenseSlot> dense_;
+  absl::flat_hash_map<int, DenseSegments> dense_;
   absl::flat_hash_map<int, RowsSlot> rows_;
   int64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;

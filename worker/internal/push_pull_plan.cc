@@ -1,10 +1,12 @@
 #include "worker/internal/push_pull_plan.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/piece/dense_piece.h"
+#include "common/piece/rows_piece.h"
+#include "common/status/status_macros.h"
 
 namespace pstrain {
 namespace worker {
@@ -53,6 +55,123 @@ struct Part {
   std::vector<Piece> pieces;
   int64_t bytes = 0;
 };
+
+// Appends the pieces of the dense gradients of shard `shard`'s variables,
+// cut as TensorChunkToProto cuts them, their bytes borrowed from the
+// gradients; adds their bytes to *total.
+absl::Status CutDenseGradients(const ShardSlicer& slicer, int shard,
+                               const absl::flat_hash_map<std::string, Tensor>& dense_gradients,
+                               int64_t chunk_bytes, std::vector<Piece>* pieces, int64_t* total) {
+  for (const DenseVariableSlot& slot : slicer.dense()) {
+    if (slot.shard != shard) continue;
+    auto found = dense_gradients.find(slot.name);
+    if (found == dense_gradients.end()) continue;  // not trainable
+    const Tensor& gradient = found->second;
+    if ((gradient.dtype() != DATA_TYPE_FLOAT32 && gradient.dtype() != DATA_TYPE_BFLOAT16) ||
+        gradient.shape() != slot.shape) {
+      return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", slot.name, "\" is ",
+                                                     gradient.DebugString(), "; the variable is ",
+                                                     slot.shape.DebugString()));
+    }
+    const int64_t whole = static_cast<int64_t>(gradient.num_bytes());
+    const int64_t element_bytes = gradient.dtype() == DATA_TYPE_BFLOAT16 ? 2 : kFloatBytes;
+    const int64_t piece_bytes = DensePieceBytes(whole, element_bytes, chunk_bytes);
+    const char* data = static_cast<const char*>(gradient.raw_data());
+    int64_t offset = 0;
+    do {
+      Piece& piece = pieces->emplace_back();
+      piece.tensor.set_name(slot.name);
+      piece.bytes = std::min(piece_bytes, whole - offset);
+      SetDensePieceHeader(gradient.dtype(), gradient.shape().dims(), offset, piece.bytes, whole,
+                          piece.tensor.mutable_dense());
+      piece.dense_data = absl::MakeConstSpan(data + offset, piece.bytes);
+      offset += piece.bytes;
+      *total += piece.bytes;
+    } while (offset < whole);
+  }
+  for (const auto& [name, gradient] : dense_gradients) {
+    if (slicer.FindDense(name) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a gradient of \"", name, "\", which the job has no dense variable of"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Appends the pieces of the rows gradients that shard `shard` holds, their
+// rows copied in; adds their bytes to *total.
+absl::Status CutRowGradients(const ShardSlicer& slicer, int shard,
+                             const absl::flat_hash_map<std::string, EmbeddingRows>& rows_gradients,
+                             const RowPositions& positions, int64_t chunk_bytes,
+                             std::vector<Piece>* pieces, int64_t* total) {
+  for (const auto& [name, rows] : rows_gradients) {
+    const EmbeddingTableSlot* table = slicer.FindTable(name);
+    if (table == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a rows gradient of \"", name, "\", which the job has no table of"));
+    }
+    const int64_t dim = table->dim;
+    if (rows.values.dtype() != DATA_TYPE_FLOAT32 ||
+        rows.values.shape() != Shape({static_cast<int64_t>(rows.ids.size()), dim})) {
+      return absl::InvalidArgumentError(absl::StrCat("the rows gradient of \"", name, "\" is ",
+                                                     rows.values.DebugString(), " for ",
+                                                     rows.ids.size(), " ids of width ", dim));
+    }
+    const absl::Span<const int32_t> on_shard = PositionsOn(positions, name, shard);
+    const size_t rows_per_piece = static_cast<size_t>(RowsPerPiece(dim, chunk_bytes));
+    for (size_t begin = 0; begin < on_shard.size(); begin += rows_per_piece) {
+      Piece& piece = pieces->emplace_back();
+      piece.tensor.set_name(name);
+      GatherRowsPiece(rows.ids, rows.values.data<float>(), dim,
+                      on_shard.subspan(begin, rows_per_piece), piece.tensor.mutable_rows());
+      piece.bytes = static_cast<int64_t>(piece.tensor.rows().values().size());
+      *total += piece.bytes;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The messages of part `part` of `num_parts`: `pieces` packed into
+// messages of about chunk_bytes, each with the header's fields, the last
+// with end_of_push.
+std::vector<OutgoingRequest> PackPart(const PushRequest& header, int part, int num_parts,
+                                      int64_t chunk_bytes, std::vector<Piece>& pieces) {
+  std::vector<OutgoingRequest> out;
+  int64_t in_message = 0;
+  auto start_message = [&] {
+    PushRequest* push = out.emplace_back().message.mutable_push();
+    out.back().message.set_tag(1);
+    // Every field of the header (job, id, versions, examples, generation,
+    // membership deadline, origin), so that none is left behind when a
+    // field is added; the gradients and framing are this message's own.
+    *push = header;
+    push->clear_gradients();
+    push->clear_end_of_push();
+    push->clear_num_parts();
+    push->clear_part();
+    if (num_parts > 1) {
+      push->set_num_parts(num_parts);
+      push->set_part(part);
+    }
+    in_message = 0;
+  };
+  for (Piece& piece : pieces) {
+    if (out.empty() || (in_message > 0 && in_message + piece.bytes > chunk_bytes)) {
+      start_message();
+    }
+    OutgoingRequest& message = out.back();
+    PushRequest* push = message.message.mutable_push();
+    *push->add_gradients() = std::move(piece.tensor);
+    if (!piece.dense_data.empty()) {
+      message.dense_data.resize(push->gradients_size());
+      message.dense_data.back() = piece.dense_data;
+    }
+    in_message += piece.bytes;
+  }
+  if (out.empty()) start_message();
+  out.back().message.mutable_push()->set_end_of_push(true);
+  return out;
+}
 
 }  // namespace
 
@@ -149,85 +268,9 @@ absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
       narrowed_dense != nullptr ? *narrowed_dense : gradients.dense;
   std::vector<Piece> pieces;
   int64_t total = 0;
-  for (const DenseVariableSlot& slot : slicer.dense()) {
-    if (slot.shard != shard) continue;
-    auto found = dense_gradients.find(slot.name);
-    if (found == dense_gradients.end()) continue;  // not trainable
-    const Tensor& gradient = found->second;
-    if ((gradient.dtype() != DATA_TYPE_FLOAT32 && gradient.dtype() != DATA_TYPE_BFLOAT16) ||
-        gradient.shape() != slot.shape) {
-      return absl::InvalidArgumentError(absl::StrCat("the gradient of \"", slot.name, "\" is ",
-                                                     gradient.DebugString(), "; the variable is ",
-                                                     slot.shape.DebugString()));
-    }
-    // Pieces as TensorChunkToProto cuts them, their bytes borrowed from
-    // the gradient: whole when it fits, else whole elements per chunk.
-    const int64_t element_bytes = gradient.dtype() == DATA_TYPE_BFLOAT16 ? 2 : kFloatBytes;
-    const int64_t whole = static_cast<int64_t>(gradient.num_bytes());
-    const int64_t piece_bytes =
-        whole <= chunk_bytes
-            ? whole
-            : std::max<int64_t>(element_bytes, chunk_bytes / element_bytes * element_bytes);
-    const char* data = static_cast<const char*>(gradient.raw_data());
-    int64_t offset = 0;
-    do {
-      Piece& piece = pieces.emplace_back();
-      piece.tensor.set_name(slot.name);
-      DenseTensor* dense = piece.tensor.mutable_dense();
-      dense->set_dtype(gradient.dtype());
-      gradient.shape().ToProto(dense->mutable_shape());
-      if (piece_bytes < whole) {
-        dense->mutable_chunk()->set_offset(offset);
-        dense->mutable_chunk()->set_total_bytes(whole);
-      }
-      piece.bytes = std::min(piece_bytes, whole - offset);
-      piece.dense_data = absl::MakeConstSpan(data + offset, piece.bytes);
-      offset += piece.bytes;
-      total += piece.bytes;
-    } while (offset < whole);
-  }
-  for (const auto& [name, gradient] : dense_gradients) {
-    if (slicer.FindDense(name) == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("a gradient of \"", name, "\", which the job has no dense variable of"));
-    }
-  }
-  for (const auto& [name, rows] : gradients.rows) {
-    const EmbeddingTableSlot* table = slicer.FindTable(name);
-    if (table == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("a rows gradient of \"", name, "\", which the job has no table of"));
-    }
-    const int64_t dim = table->dim;
-    if (rows.values.dtype() != DATA_TYPE_FLOAT32 ||
-        rows.values.shape() != Shape({static_cast<int64_t>(rows.ids.size()), dim})) {
-      return absl::InvalidArgumentError(absl::StrCat("the rows gradient of \"", name, "\" is ",
-                                                     rows.values.DebugString(), " for ",
-                                                     rows.ids.size(), " ids of width ", dim));
-    }
-    const std::vector<int32_t>& on_shard = PositionsOn(positions, name, shard);
-    const int64_t rows_per_piece = std::max<int64_t>(1, chunk_bytes / (dim * kFloatBytes));
-    const float* values = rows.values.data<float>();
-    for (size_t begin = 0; begin < on_shard.size(); begin += rows_per_piece) {
-      const size_t end = std::min(on_shard.size(), begin + static_cast<size_t>(rows_per_piece));
-      Piece& piece = pieces.emplace_back();
-      piece.tensor.set_name(name);
-      SparseRows* sparse = piece.tensor.mutable_rows();
-      sparse->set_dtype(DATA_TYPE_FLOAT32);
-      sparse->set_row_width(dim);
-      std::string* data = sparse->mutable_values();
-      data->resize((end - begin) * dim * kFloatBytes);
-      char* out = data->data();
-      for (size_t k = begin; k < end; ++k) {
-        const int32_t p = on_shard[k];
-        sparse->add_ids(rows.ids[p]);
-        std::memcpy(out, values + static_cast<int64_t>(p) * dim, dim * kFloatBytes);
-        out += dim * kFloatBytes;
-      }
-      piece.bytes = static_cast<int64_t>(data->size());
-      total += piece.bytes;
-    }
-  }
+  RETURN_IF_ERROR(CutDenseGradients(slicer, shard, dense_gradients, chunk_bytes, &pieces, &total));
+  RETURN_IF_ERROR(
+      CutRowGradients(slicer, shard, gradients.rows, positions, chunk_bytes, &pieces, &total));
   *bytes = total;
 
   std::vector<Part> parts(LanesFor(total, max_parts, parallel_min_bytes));
@@ -239,41 +282,7 @@ absl::StatusOr<std::vector<std::vector<OutgoingRequest>>> BuildShardPush(
   const int num_parts = static_cast<int>(parts.size());
   std::vector<std::vector<OutgoingRequest>> messages(parts.size());
   for (int p = 0; p < num_parts; ++p) {
-    std::vector<OutgoingRequest>& out = messages[p];
-    int64_t in_message = 0;
-    auto start_message = [&] {
-      PushPullRequest& m = out.emplace_back().message;
-      m.set_tag(1);
-      PushRequest* push = m.mutable_push();
-      // Every field of the header (job, id, versions, examples, generation,
-      // membership deadline, origin), so that none is left behind when a
-      // field is added; the gradients and framing are this message's own.
-      *push = header;
-      push->clear_gradients();
-      push->clear_end_of_push();
-      push->clear_num_parts();
-      push->clear_part();
-      if (num_parts > 1) {
-        push->set_num_parts(num_parts);
-        push->set_part(p);
-      }
-      in_message = 0;
-    };
-    for (Piece& piece : parts[p].pieces) {
-      if (out.empty() || (in_message > 0 && in_message + piece.bytes > chunk_bytes)) {
-        start_message();
-      }
-      OutgoingRequest& message = out.back();
-      PushRequest* push = message.message.mutable_push();
-      *push->add_gradients() = std::move(piece.tensor);
-      if (!piece.dense_data.empty()) {
-        message.dense_data.resize(push->gradients_size());
-        message.dense_data.back() = piece.dense_data;
-      }
-      in_message += piece.bytes;
-    }
-    if (out.empty()) start_message();
-    out.back().message.mutable_push()->set_end_of_push(true);
+    messages[p] = PackPart(header, p, num_parts, chunk_bytes, parts[p].pieces);
   }
   return messages;
 }

@@ -101,6 +101,15 @@ class GraphBuilder {
                                std::vector<OnnxInitializer>* initializers);
   absl::Status AddInput(const onnx::GraphProto& proto);
   absl::Status AddNode(const onnx::NodeProto& proto, int position);
+  // A Constant node: its value becomes a constant of the graph.
+  absl::Status AddConstant(const onnx::NodeProto& proto, const OnnxNode& node);
+  // Whether the node gives its kernel the inputs it takes.
+  absl::Status CheckArity(const onnx::NodeProto& proto, const OnnxKernel& kernel,
+                          const OnnxNode& node) const;
+  // Links the node's inputs to the values before it and adds its outputs.
+  absl::Status Connect(const onnx::NodeProto& proto, OnnxNode& node);
+  // Copies the node's attributes of the types the kernels read.
+  absl::Status TakeAttributes(const onnx::NodeProto& proto, OnnxNode& node) const;
   absl::Status FindTables(std::vector<OnnxInitializer>& initializers);
 
   const std::string origin_;
@@ -185,22 +194,7 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
     return refuse(absl::StrCat("domain ", proto.domain(), " is not supported"));
   }
   if (proto.output_size() < 1 || proto.output(0).empty()) return refuse("has no output");
-  if (node.op == "Constant") {
-    if (proto.attribute_size() != 1 || proto.attribute(0).name() != "value" ||
-        proto.output_size() != 1) {
-      return refuse("only one output with a tensor 'value' is supported");
-    }
-    if (index_.contains(proto.output(0))) {
-      return refuse(absl::StrCat("writes ", proto.output(0), " a second time"));
-    }
-    for (const onnx::AttributeProto& attribute : proto.attribute()) {
-      ASSIGN_OR_RETURN(OnnxValue value,
-                       DecodeOnnxTensor(attribute.t(), absl::StrCat(origin_, ": node ", node.name),
-                                        data_folder_));
-      Add(proto.output(0), std::move(value));
-    }
-    return absl::OkStatus();
-  }
+  if (node.op == "Constant") return AddConstant(proto, node);
   if (node.op == "BatchNormalization") {
     return refuse(
         "its running mean and variance are statistics, not gradients, and pstrain does not "
@@ -212,17 +206,51 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
     return refuse(absl::StrCat(
         "not supported by pstrain's ONNX import (supported: ", SupportedOnnxOps(), ")"));
   }
-  if (proto.input_size() < kernel->min_inputs || proto.input_size() > kernel->max_inputs) {
-    const std::string takes = kernel->max_inputs == kOnnxAnyNumberOfInputs
-                                  ? absl::StrCat(kernel->min_inputs, " or more")
-                              : kernel->max_inputs > kernel->min_inputs
-                                  ? absl::StrCat(kernel->min_inputs, " to ", kernel->max_inputs)
-                                  : absl::StrCat(kernel->min_inputs);
-    return refuse(absl::StrCat("has ", proto.input_size(), " inputs; it takes ", takes));
+  RETURN_IF_ERROR(CheckArity(proto, *kernel, node));
+  RETURN_IF_ERROR(Connect(proto, node));
+  RETURN_IF_ERROR(TakeAttributes(proto, node));
+  graph_->nodes.push_back(std::move(node));
+  graph_->kernels.push_back(kernel);
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::AddConstant(const onnx::NodeProto& proto, const OnnxNode& node) {
+  if (proto.attribute_size() != 1 || proto.attribute(0).name() != "value" ||
+      proto.output_size() != 1) {
+    return Refuse(origin_, node, "only one output with a tensor 'value' is supported");
   }
-  for (int i = 0; i < kernel->min_inputs; ++i) {
-    if (proto.input(i).empty()) return refuse(absl::StrCat("leaves its input ", i, " out"));
+  if (index_.contains(proto.output(0))) {
+    return Refuse(origin_, node, absl::StrCat("writes ", proto.output(0), " a second time"));
   }
+  for (const onnx::AttributeProto& attribute : proto.attribute()) {
+    ASSIGN_OR_RETURN(
+        OnnxValue value,
+        DecodeOnnxTensor(attribute.t(), absl::StrCat(origin_, ": node ", node.name), data_folder_));
+    Add(proto.output(0), std::move(value));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::CheckArity(const onnx::NodeProto& proto, const OnnxKernel& kernel,
+                                      const OnnxNode& node) const {
+  if (proto.input_size() < kernel.min_inputs || proto.input_size() > kernel.max_inputs) {
+    const std::string takes = kernel.max_inputs == kOnnxAnyNumberOfInputs
+                                  ? absl::StrCat(kernel.min_inputs, " or more")
+                              : kernel.max_inputs > kernel.min_inputs
+                                  ? absl::StrCat(kernel.min_inputs, " to ", kernel.max_inputs)
+                                  : absl::StrCat(kernel.min_inputs);
+    return Refuse(origin_, node,
+                  absl::StrCat("has ", proto.input_size(), " inputs; it takes ", takes));
+  }
+  for (int i = 0; i < kernel.min_inputs; ++i) {
+    if (proto.input(i).empty()) {
+      return Refuse(origin_, node, absl::StrCat("leaves its input ", i, " out"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::Connect(const onnx::NodeProto& proto, OnnxNode& node) {
   for (const std::string& input : proto.input()) {
     if (input.empty()) {
       node.inputs.push_back(-1);
@@ -230,7 +258,8 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
     }
     auto it = index_.find(input);
     if (it == index_.end()) {
-      return refuse(absl::StrCat("reads ", input, ", which no earlier node or initializer gives"));
+      return Refuse(origin_, node,
+                    absl::StrCat("reads ", input, ", which no earlier node or initializer gives"));
     }
     node.inputs.push_back(it->second);
   }
@@ -239,9 +268,15 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
       node.outputs.push_back(-1);
       continue;
     }
-    if (index_.contains(output)) return refuse(absl::StrCat("writes ", output, " a second time"));
+    if (index_.contains(output)) {
+      return Refuse(origin_, node, absl::StrCat("writes ", output, " a second time"));
+    }
     node.outputs.push_back(Add(output, OnnxValue()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::TakeAttributes(const onnx::NodeProto& proto, OnnxNode& node) const {
   for (const onnx::AttributeProto& attribute : proto.attribute()) {
     if (attribute.type() == onnx::AttributeProto::INT) {
       node.int_attributes[attribute.name()] = attribute.i();
@@ -253,12 +288,11 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
     } else if (attribute.type() == onnx::AttributeProto::STRING) {
       node.string_attributes[attribute.name()] = attribute.s();
     } else {
-      return refuse(absl::StrCat("its attribute ", attribute.name(), " (of ONNX type ",
+      return Refuse(origin_, node,
+                    absl::StrCat("its attribute ", attribute.name(), " (of ONNX type ",
                                  attribute.type(), ") is not supported"));
     }
   }
-  graph_->nodes.push_back(std::move(node));
-  graph_->kernels.push_back(kernel);
   return absl::OkStatus();
 }
 
