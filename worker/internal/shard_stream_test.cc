@@ -199,6 +199,27 @@ TEST(ShardStreamTest, AnUnreachableShardFailsWithUnavailable) {
   stream->WaitUntilDone();
 }
 
+TEST(ShardStreamTest, OnceDoneTheOwnerHoldsItsLastReferenceAndReleasesItsChannel) {
+  // Were the stream's last reference dropped by its OnDone, its channel
+  // could be gRPC's last one, released on a gRPC callback thread: gRPC
+  // then shuts its callback queue down from that very thread and the
+  // process aborts. Once WaitUntilDone has returned, the owner's reference
+  // is the last and dropping it releases the channel at once, here. Many
+  // times over: OnDone and the waiter race each time.
+  std::unique_ptr<WiredShard> shard = StartShard();
+  ASSERT_NE(shard, nullptr);
+  for (int i = 0; i < 20; ++i) {
+    std::shared_ptr<grpc::Channel> channel = ChannelTo(shard->address());
+    const std::weak_ptr<grpc::Channel> held = channel;
+    std::shared_ptr<ShardStream> stream = ShardStream::Open(std::move(channel), "ps/0");
+    stream->Break(absl::CancelledError("closing"));
+    stream->WaitUntilDone();
+    EXPECT_EQ(stream.use_count(), 1) << "stream " << i;
+    stream.reset();
+    EXPECT_TRUE(held.expired()) << "stream " << i;
+  }
+}
+
 }  // namespace
 }  // namespace internal
 }  // namespace worker
