@@ -5,8 +5,10 @@
 
 #include "common/clock/fake_clock.h"
 #include "common/random/random_source.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/testing/fake_parameter_server.h"
+#include "server/ps/in_process_shard.h"
+#include "server/ps/testing/wired_shard.h"
 
 namespace pstrain {
 namespace worker {
@@ -29,12 +31,16 @@ PushOrigin Origin(int64_t begin, int64_t end) {
   return origin;
 }
 
-// One shard holding dense "w" of 4 floats, and a client of it.
+// One real shard holding dense "w" of 4 floats for job-1 (zeros, SGD at
+// learning rate 1), and a client of it.
 class OverlappedPushTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    shard_.AddDense("w", {4}, {0, 0, 0, 0});
-    ASSERT_TRUE(shard_.Start().ok());
+    absl::StatusOr<std::unique_ptr<WiredShard>> shard = WiredShard::Start();
+    ASSERT_TRUE(shard.ok()) << shard.status();
+    shard_ = *std::move(shard);
+    ASSERT_TRUE(
+        shard_->Create(DenseVariablesRequest("job-1", 0, 1, 1, 1.0f, {{"w", Shape({4})}})).ok());
     google::protobuf::RepeatedPtrField<VariablePlacement> placements;
     placements.Add()->set_name("w");
     absl::StatusOr<ShardSlicer> slicer = ShardSlicer::Create({Dense("w", 4)}, placements, 1);
@@ -43,7 +49,7 @@ class OverlappedPushTest : public ::testing::Test {
     options.job_id = "job-1";
     options.incarnation = 9;
     absl::StatusOr<std::unique_ptr<ParameterServerClient>> client = ParameterServerClient::Create(
-        {shard_.address()}, *std::move(slicer), options, clock_, random_, nullptr);
+        {shard_->address()}, *std::move(slicer), options, clock_, random_, nullptr);
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
   }
@@ -56,7 +62,7 @@ class OverlappedPushTest : public ::testing::Test {
 
   FakeClock clock_;
   SeededRandom random_{3};
-  FakeParameterServer shard_{0, 1};
+  std::unique_ptr<WiredShard> shard_;
   std::unique_ptr<ParameterServerClient> client_;
 };
 
@@ -72,11 +78,17 @@ TEST_F(OverlappedPushTest, FinishReturnsTheOutcomeOfThePushStartedLast) {
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_TRUE(summary->applied);
   EXPECT_FALSE(overlapped.in_flight());
-  std::vector<FakeParameterServer::ReceivedPush> received = shard_.received();
+  std::vector<WirePush> received = shard_->wire().pushes();
   ASSERT_EQ(received.size(), 1u);
   EXPECT_EQ(received[0].examples, 8);
   ASSERT_TRUE(received[0].origin.has_value());
   EXPECT_EQ(received[0].origin->records().end(), 18);
+  // The shard booked the records in its ledger.
+  const PushLedger ledger = shard_->Ledger("job-1");
+  ASSERT_EQ(ledger.leases_size(), 1);
+  ASSERT_EQ(ledger.leases(0).applied_size(), 1);
+  EXPECT_EQ(ledger.leases(0).applied(0).begin(), 10);
+  EXPECT_EQ(ledger.leases(0).applied(0).end(), 18);
 }
 
 TEST_F(OverlappedPushTest, ServesPushAfterPushInOrder) {
@@ -89,13 +101,15 @@ TEST_F(OverlappedPushTest, ServesPushAfterPushInOrder) {
     ASSERT_TRUE(summary.ok()) << summary.status();
     EXPECT_EQ(summary->sequence, static_cast<uint64_t>(i));
   }
-  std::vector<FakeParameterServer::ReceivedPush> received = shard_.received();
+  std::vector<WirePush> received = shard_->wire().pushes();
   ASSERT_EQ(received.size(), 3u);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(received[i].examples, i + 1);
-    EXPECT_EQ(received[i].dense["w"][0], static_cast<float>(i + 1));
+    EXPECT_EQ(received[i].id.sequence(), static_cast<uint64_t>(i + 1));
   }
-  EXPECT_EQ(shard_.applied(), 3);
+  EXPECT_EQ(shard_->Ledger("job-1").applied_pushes(), 3);
+  // Gradients 1, 2 and 3 each applied once.
+  EXPECT_THAT(shard_->Dense("job-1", "w"), ::testing::Each(-6.0f));
 }
 
 TEST_F(OverlappedPushTest, DestroyingWithAPushInFlightWaitsForIt) {
@@ -105,7 +119,7 @@ TEST_F(OverlappedPushTest, DestroyingWithAPushInFlightWaitsForIt) {
     overlapped.Start(gradients, {0}, 4, Origin(0, 4));
   }
   // The destructor returned only once the push was made.
-  EXPECT_EQ(shard_.applied(), 1);
+  EXPECT_EQ(shard_->Ledger("job-1").applied_pushes(), 1);
 }
 
 TEST_F(OverlappedPushTest, AFailedPushIsReturnedByFinish) {
@@ -115,7 +129,7 @@ TEST_F(OverlappedPushTest, AFailedPushIsReturnedByFinish) {
   overlapped.Start(gradients, {0}, 8, Origin(0, 8));
   absl::StatusOr<PushSummary> summary = overlapped.Finish();
   EXPECT_TRUE(absl::IsCancelled(summary.status())) << summary.status();
-  EXPECT_EQ(shard_.applied(), 0);
+  EXPECT_EQ(shard_->Ledger("job-1").applied_pushes(), 0);
 }
 
 }  // namespace

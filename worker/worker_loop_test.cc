@@ -1,15 +1,13 @@
 // The worker loop against the real coordinator, served in this process
 // (InProcessCoordinator, jobs planned from their specs as in production),
-// and two fake parameter servers over gRPC, which ps/0 and ps/1 register
-// with. The coordinator's own calls to its parameter servers reach
-// in-memory shards at the same addresses. The test submits each job; its
-// data (records per lease, epochs) and stop conditions decide the leases
-// and when the coordinator answers stop. What the worker sent and the
-// coordinator accepted is read from the worker's channel
-// (CoordinatorCallLog). Leases taken up by a worker from a later round of
-// deterministic sync mode are served by a scripted coordinator
-// (FakeClusterService): the real one deals them only after another worker
-// of the job is lost holding one mid-way.
+// and two real parameter servers behind faulty wires (WiredShard), which
+// ps/0 and ps/1 register with; the coordinator sets each job up on them
+// and drops it at its end, as in production. The test submits each job;
+// its data (records per lease, epochs) and stop conditions decide the
+// leases and when the coordinator answers stop. What the worker sent and
+// the coordinator accepted is read from the worker's channel
+// (CoordinatorCallLog), what it pushed and the shards answered from the
+// wires (which outlive the job's variables on the shards).
 
 #include "worker/worker_loop.h"
 
@@ -24,14 +22,14 @@
 #include "common/checkpoint/test_checkpoints.h"
 #include "common/data/synthetic_clicks.h"
 #include "common/data/tfrecord_writer.h"
+#include "common/placement/row_placement.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/coordinator/testing/coordinator_call_log.h"
 #include "server/coordinator/testing/in_process_coordinator.h"
-#include "worker/testing/fake_cluster_service.h"
-#include "worker/testing/fake_parameter_server.h"
+#include "server/ps/testing/wired_shard.h"
 
 namespace pstrain {
 namespace worker {
@@ -80,30 +78,39 @@ std::unique_ptr<WorkerLoop> NewLoop(CoordinatorClient& client, Clock& clock, Ran
 class WorkerLoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int s = 0; s < 2; ++s) {
-      shards_.push_back(std::make_unique<FakeParameterServer>(s, 2));
-      shards_[s]->AddTable("linear/weights", 1);
-      ASSERT_TRUE(shards_[s]->Start().ok());
-    }
-    shards_[0]->AddDense("linear/bias", {1}, {0});
     root_ = NewTestDir(env_);
+    InProcessShardOptions options;
+    // The coordinator's checkpoints are written under root_.
+    options.store.checkpoint_root = root_;
+    for (int s = 0; s < 2; ++s) {
+      absl::StatusOr<std::unique_ptr<WiredShard>> shard = WiredShard::Start(options);
+      ASSERT_TRUE(shard.ok()) << shard.status();
+      shards_.push_back(*std::move(shard));
+    }
     metrics_ = std::make_unique<WorkerMetrics>(registry_);
   }
 
   // Starts the coordinator, whose jobs lease `records_per_lease` records at
   // a time, and registers the worker (worker/0) and the parameter servers.
-  void StartCoordinator(int records_per_lease) {
+  // With `num_workers` 2, worker/1 registers too and never trains: the
+  // other workers of a sync job have stopped.
+  void StartCoordinator(int records_per_lease, int num_workers = 1) {
     coordinator::CoordinatorOptions options;
     options.checkpoint_root = root_;
     options.runner.num_ps = 2;
-    options.runner.num_workers = 1;
+    options.runner.num_workers = num_workers;
     options.runner.records_per_lease = records_per_lease;
     // Heartbeats of a worker on a real clock come quickly.
     options.membership.heartbeat_interval = absl::Milliseconds(20);
-    std::vector<std::string> addresses;
-    for (auto& shard : shards_) addresses.push_back(shard->address());
-    coordinator_ = std::make_unique<InProcessCoordinator>(
-        options, addresses, InProcessCoordinator::Planning::kFromSpec);
+    coordinator_ =
+        std::make_unique<InProcessCoordinator>(options, InProcessCoordinator::Planning::kFromSpec);
+    for (int i = 1; i < num_workers; ++i) {
+      RegisterRequest request;
+      request.mutable_task()->set_type(TASK_TYPE_WORKER);
+      request.mutable_task()->set_index(i);
+      request.set_incarnation(1);
+      ASSERT_TRUE(coordinator_->coordinator().Register(request).ok());
+    }
     for (int i = 0; i < 2; ++i) {
       RegisterRequest request;
       request.mutable_task()->set_type(TASK_TYPE_PS);
@@ -136,8 +143,8 @@ class WorkerLoopTest : public ::testing::Test {
   }
 
   // Starts the coordinator and a job of `spec`; the worker's assignment.
-  Assignment StartJob(const JobSpec& spec, int records_per_lease) {
-    StartCoordinator(records_per_lease);
+  Assignment StartJob(const JobSpec& spec, int records_per_lease, int num_workers = 1) {
+    StartCoordinator(records_per_lease, num_workers);
     job_id_ = Submit(spec);
     if (job_id_.empty()) return Assignment();
     absl::StatusOr<Assignment> assignment = client_->member().GetAssignment("", 0, kWait);
@@ -166,6 +173,18 @@ class WorkerLoopTest : public ::testing::Test {
     return leases;
   }
 
+  // What the worker pushed to shard `s` (every attempt) and how the shard
+  // answered.
+  std::vector<WirePush> Pushes(int s) const { return shards_[s]->wire().pushes(); }
+  // The worker's pushes shard `s` applied.
+  int Applied(int s) const {
+    int applied = 0;
+    for (const WirePush& push : Pushes(s)) {
+      applied += push.answer.outcome() == PUSH_OUTCOME_APPLIED ? 1 : 0;
+    }
+    return applied;
+  }
+
   // Sums of every report the coordinator accepted.
   ProgressReport Totals() const {
     ProgressReport total;
@@ -181,7 +200,7 @@ class WorkerLoopTest : public ::testing::Test {
   std::string root_;
   RealClock clock_;
   SeededRandom random_{9};
-  std::vector<std::unique_ptr<FakeParameterServer>> shards_;
+  std::vector<std::unique_ptr<WiredShard>> shards_;
   std::unique_ptr<InProcessCoordinator> coordinator_;
   CoordinatorCallLog calls_;
   std::unique_ptr<CoordinatorClient> client_;
@@ -191,16 +210,46 @@ class WorkerLoopTest : public ::testing::Test {
   std::string job_id_;
 };
 
+// A push of worker/1 to shard 1 of job `job_id`, computed from version
+// `base_version`: a step of a row there.
+PushRequest OtherWorkersPush(const std::string& job_id, uint64_t sequence, int64_t base_version) {
+  PushRequest push;
+  push.set_job_id(job_id);
+  push.set_base_version(base_version);
+  push.mutable_id()->set_worker(1);
+  push.mutable_id()->set_incarnation(1);
+  push.mutable_id()->set_sequence(sequence);
+  push.set_end_of_push(true);
+  push.set_examples(8);
+  int64_t id = 0;
+  while (RowShard(id, 2) != 1) ++id;
+  SparseRows& rows = *push.add_gradients()->mutable_rows();
+  push.mutable_gradients(0)->set_name("linear/weights");
+  rows.set_dtype(DATA_TYPE_FLOAT32);
+  rows.set_row_width(1);
+  rows.add_ids(id);
+  const float value = 0.5f;
+  rows.set_values(&value, sizeof(value));
+  return push;
+}
+
 TEST_F(WorkerLoopTest, RecordsOfAStalePushAreHandedBackWithTheLease) {
-  // One lease of 32 records.
-  const Assignment assignment = StartJob(Spec(UPDATE_MODE_ASYNC, 2, /*num_examples=*/32), 32);
-  shards_[1]->SetOutcome([](const PushRequest& push) -> std::optional<PushResult> {
-    if (push.id().sequence() != 2) return std::nullopt;
-    PushResult r;
-    r.set_outcome(PUSH_OUTCOME_STALE);
-    return r;
+  // One lease of 32 records; staleness bounded at one version, two
+  // workers of which worker/1 pushes without the coordinator's data.
+  JobSpec spec = Spec(UPDATE_MODE_BOUNDED_STALENESS, 2, /*num_examples=*/32);
+  spec.mutable_training()->set_staleness_bound(1);
+  const Assignment assignment = StartJob(spec, 32, /*num_workers=*/2);
+  // Between this worker's second pull and its push, worker/1's two pushes
+  // land on shard 1: the second push is two versions behind there.
+  shards_[1]->wire().BeforePush(2, [this] {
+    for (uint64_t sequence = 1; sequence <= 2; ++sequence) {
+      const PushResult result = shards_[1]->PushFromElsewhere(
+          OtherWorkersPush(job_id_, sequence, shards_[1]->Version(job_id_)));
+      EXPECT_EQ(result.outcome(), PUSH_OUTCOME_APPLIED) << result.ShortDebugString();
+    }
   });
-  std::unique_ptr<WorkerLoop> loop = NewLoop(/*overlap=*/true);
+  // Pulls wait for pushes, so what each push was computed from is fixed.
+  std::unique_ptr<WorkerLoop> loop = NewLoop(/*overlap=*/false);
   ASSERT_TRUE(loop->RunAssignment(assignment).ok());
 
   const std::vector<DataLease> leases = Leases();
@@ -223,9 +272,10 @@ TEST_F(WorkerLoopTest, RecordsOfAStalePushAreHandedBackWithTheLease) {
   EXPECT_EQ(total.steps(), 5);
   EXPECT_EQ(total.examples(), 40);
   EXPECT_EQ(total.applied_updates(), 4);
-  EXPECT_EQ(shards_[0]->applied(), 5);
-  EXPECT_EQ(shards_[1]->applied(), 4);
-  for (const auto& push : shards_[0]->received()) EXPECT_EQ(push.examples, 8);
+  EXPECT_EQ(Applied(0), 5);
+  EXPECT_EQ(Applied(1), 4);
+  EXPECT_EQ(Pushes(1)[1].answer.outcome(), PUSH_OUTCOME_STALE);
+  for (const WirePush& push : Pushes(0)) EXPECT_EQ(push.examples, 8);
 }
 
 TEST_F(WorkerLoopTest, EveryPushNamesTheLeaseRecordsItsGradientsCameFrom) {
@@ -238,7 +288,7 @@ TEST_F(WorkerLoopTest, EveryPushNamesTheLeaseRecordsItsGradientsCameFrom) {
   ASSERT_EQ(leases.size(), 2u);
   // Batches of 8: records [0, 8) and [8, 16) of the first lease (epoch 0),
   // then of the second (epoch 1), in order.
-  const std::vector<FakeParameterServer::ReceivedPush> pushes = shards_[0]->received();
+  const std::vector<WirePush> pushes = Pushes(0);
   ASSERT_EQ(pushes.size(), 4u);
   for (size_t i = 0; i < pushes.size(); ++i) {
     ASSERT_TRUE(pushes[i].origin.has_value()) << "push " << i;
@@ -276,8 +326,8 @@ TEST_F(WorkerLoopTest, ReportsProgressEveryStepsPerLoopSteps) {
   EXPECT_EQ(reports.back().parameter_version(), 5);  // read before the 6th push
   ASSERT_EQ(Completions().size(), 2u);
   EXPECT_EQ(Completions()[1].returned_size(), 0);
-  // Training moved the bias.
-  EXPECT_NE(shards_[0]->dense("linear/bias")[0], 0.0f);
+  // The shard holding the bias applied every step.
+  EXPECT_EQ(Applied(0), 6);
 }
 
 TEST_F(WorkerLoopTest, StopsWhenTheCoordinatorSaysSoAndHandsBackTheRest) {
@@ -296,7 +346,7 @@ TEST_F(WorkerLoopTest, StopsWhenTheCoordinatorSaysSoAndHandsBackTheRest) {
   ASSERT_EQ(completions[0].returned_size(), 1);
   EXPECT_EQ(completions[0].returned(0).begin(), 16);
   EXPECT_EQ(completions[0].returned(0).end(), 64);
-  EXPECT_EQ(shards_[0]->applied(), 2);
+  EXPECT_EQ(Applied(0), 2);
 }
 
 // The spec's click logs written as TFRecord under `dir` and read streamed,
@@ -331,7 +381,7 @@ TEST_F(WorkerLoopTest, OnStreamedDataTheNextLeaseIsTakenAheadAndEveryRecordTrain
   std::vector<CompleteDataLeaseRequest> completions = Completions();
   ASSERT_EQ(completions.size(), 4u);
   std::vector<int> trained(64, 0);
-  for (const auto& push : shards_[0]->received()) {
+  for (const WirePush& push : Pushes(0)) {
     ASSERT_TRUE(push.origin.has_value());
     for (int64_t r = push.origin->records().begin(); r < push.origin->records().end(); ++r) {
       ++trained[r];
@@ -367,7 +417,7 @@ TEST_F(WorkerLoopTest, OnStreamedDataTheLeaseTakenAheadIsHandedBackWholeAtTheSto
   ASSERT_EQ(completions[1].returned_size(), 1);
   EXPECT_EQ(completions[1].returned(0).begin(), leases[1].range().begin());
   EXPECT_EQ(completions[1].returned(0).end(), leases[1].range().end());
-  EXPECT_EQ(shards_[0]->applied(), 2);
+  EXPECT_EQ(Applied(0), 2);
 }
 
 TEST_F(WorkerLoopTest, WorkerWithoutDataReportsUntilItHearsTheStop) {
@@ -389,6 +439,11 @@ TEST_F(WorkerLoopTest, StopsWhenHeartbeatsNameAnotherJob) {
   constexpr int kRecords = 100000;
   JobSpec spec = Spec(UPDATE_MODE_ASYNC, 1000000, kRecords);
   const Assignment assignment = StartJob(spec, kRecords);
+  // The shards cannot drop the job: they go on taking its pushes (and the
+  // next job cannot start on them), so they do not tell the worker either.
+  for (auto& shard : shards_) {
+    shard->wire().RefuseCalls("DropJob", absl::InternalError("the shard cannot drop jobs"));
+  }
   client_->member().StartHeartbeats();
   std::unique_ptr<WorkerLoop> loop = NewLoop();
   absl::Status result;
@@ -401,7 +456,7 @@ TEST_F(WorkerLoopTest, StopsWhenHeartbeatsNameAnotherJob) {
   EXPECT_FALSE(Submit(Spec(UPDATE_MODE_ASYNC, 1)).empty());
   runner.join();
   EXPECT_TRUE(result.ok()) << result;
-  EXPECT_LT(shards_[0]->applied(), kRecords / 8);
+  EXPECT_LT(Applied(0), kRecords / 8);
   // The heartbeats named the next job, or none between the two.
   bool heard_other = false;
   for (const HeartbeatResponse& beat : calls_.Responses<HeartbeatResponse>("Heartbeat")) {
@@ -414,11 +469,14 @@ TEST_F(WorkerLoopTest, SyncModeWaitsForEachRoundBeforeTheNextPull) {
   const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/24), 24);
   std::unique_ptr<WorkerLoop> loop = NewLoop();
   ASSERT_TRUE(loop->RunAssignment(assignment).ok());
-  // The fake applies each push at once, so every round is complete when
-  // the next pull asks for it; the pushes name consecutive versions.
-  std::vector<FakeParameterServer::ReceivedPush> pushes = shards_[1]->received();
+  // The one worker's push completes each round; the next pull waits for
+  // it, so the pushes name consecutive versions.
+  std::vector<WirePush> pushes = Pushes(1);
   ASSERT_EQ(pushes.size(), 3u);
-  for (size_t i = 0; i < pushes.size(); ++i) EXPECT_EQ(pushes[i].base_version, i);
+  for (size_t i = 0; i < pushes.size(); ++i) {
+    EXPECT_EQ(pushes[i].base_version, i);
+    EXPECT_EQ(pushes[i].answer.outcome(), PUSH_OUTCOME_APPLIED);
+  }
 }
 
 TEST_F(WorkerLoopTest, SyncWorkerKeepsItsSlotsLeaseWhenTrainingFails) {
@@ -427,14 +485,7 @@ TEST_F(WorkerLoopTest, SyncWorkerKeepsItsSlotsLeaseWhenTrainingFails) {
   const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/64), 64);
   // The second push is refused: this run ends with the error.
   for (auto& shard : shards_) {
-    shard->SetOutcome([](const PushRequest& push) -> std::optional<PushResult> {
-      if (push.id().sequence() != 2) return std::nullopt;
-      PushResult r;
-      r.set_outcome(PUSH_OUTCOME_REJECTED);
-      r.mutable_status()->set_code(static_cast<int>(absl::StatusCode::kInvalidArgument));
-      r.mutable_status()->set_message("refused for the test");
-      return r;
-    });
+    shard->wire().RefusePush(2, absl::InvalidArgumentError("refused for the test"));
   }
   std::unique_ptr<WorkerLoop> loop = NewLoop();
   const absl::Status result = loop->RunAssignment(assignment);
@@ -448,16 +499,10 @@ TEST_F(WorkerLoopTest, SyncWorkerKeepsItsSlotsLeaseWhenTrainingFails) {
 }
 
 TEST_F(WorkerLoopTest, SyncWorkerWaitingForARoundHearsTheStop) {
-  const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/64), 64);
-  // Every push joins a round that never completes: the other workers
-  // have stopped.
-  for (auto& shard : shards_) {
-    shard->SetOutcome([](const PushRequest&) -> std::optional<PushResult> {
-      PushResult r;
-      r.set_outcome(PUSH_OUTCOME_AGGREGATED);
-      return r;
-    });
-  }
+  // Every push joins a round that never completes: the other worker has
+  // stopped.
+  const Assignment assignment =
+      StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/64), 64, /*num_workers=*/2);
   std::unique_ptr<WorkerLoop> loop = NewLoop();
   absl::Status result;
   std::thread runner([&] { result = loop->RunAssignment(assignment); });
@@ -474,6 +519,8 @@ TEST_F(WorkerLoopTest, SyncWorkerWaitingForARoundHearsTheStop) {
   ASSERT_EQ(completions[0].returned_size(), 1);
   EXPECT_EQ(completions[0].returned(0).begin(), 8);  // the first batch was pushed
   EXPECT_EQ(completions[0].returned(0).end(), 64);
+  ASSERT_FALSE(Pushes(0).empty());
+  EXPECT_EQ(Pushes(0)[0].answer.outcome(), PUSH_OUTCOME_AGGREGATED);
 }
 
 TEST_F(WorkerLoopTest, RunServesAssignmentsUntilTheClusterShutsDown) {
@@ -509,89 +556,78 @@ TEST_F(WorkerLoopTest, StopEndsRunWhileIdle) {
   EXPECT_FALSE(loop->shutdown_requested());
 }
 
-// Leases from a later round of deterministic sync mode, scripted (see the
-// file comment).
-class SyncLeaseTakeUpTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(coordinator_.Start().ok());
-    for (int s = 0; s < 2; ++s) {
-      shards_.push_back(std::make_unique<FakeParameterServer>(s, 2));
-      shards_[s]->AddTable("linear/weights", 1);
-      ASSERT_TRUE(shards_[s]->Start().ok());
-    }
-    shards_[0]->AddDense("linear/bias", {1}, {0});
-    CoordinatorClientOptions options;
-    options.task.set_type(TASK_TYPE_WORKER);
-    options.task.set_index(0);
-    client_ = *CoordinatorClient::Create(
-        grpc::CreateChannel(coordinator_.address(), grpc::InsecureChannelCredentials()), options,
-        MemberSession::NewIncarnation(random_), clock_, random_);
-    ASSERT_TRUE(client_->member().Register().ok());
-    metrics_ = std::make_unique<WorkerMetrics>(registry_);
+// A sync worker's run ends with an error mid-lease, and the next run of
+// its slot (this process taking the assignment up again, or a new one in
+// a lost worker's place) takes the slot's lease up: rounds the shards have
+// completed are not trained again.
+void RefuseOnEveryShard(std::vector<std::unique_ptr<WiredShard>>& shards, uint64_t sequence) {
+  for (auto& shard : shards) {
+    shard->wire().RefusePush(sequence, absl::InvalidArgumentError("refused for the test"));
   }
+}
 
-  Assignment MakeAssignment() {
-    Assignment a;
-    a.set_job_id("job-1");
-    *a.mutable_spec() = Spec(UPDATE_MODE_SYNC, 100);
-    for (auto& shard : shards_) a.add_ps_addresses(shard->address());
-    VariablePlacement* bias = a.add_placements();
-    bias->set_name("linear/bias");
-    bias->set_shard_index(0);
-    VariablePlacement* weights = a.add_placements();
-    weights->set_name("linear/weights");
-    weights->set_shard_index(-1);
-    a.set_worker_rank(0);
-    a.set_num_workers(1);
-    return a;
-  }
+TEST_F(WorkerLoopTest, SyncWorkerTakingALeaseUpSkipsTheBatchesOfCompletedRounds) {
+  // One lease of 64 records: 8 batches, for rounds 0 to 7.
+  const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/64), 64);
+  // The first run's third push is refused: rounds 0 and 1 are complete.
+  RefuseOnEveryShard(shards_, 3);
+  EXPECT_FALSE(NewLoop()->RunAssignment(assignment).ok());
+  ASSERT_THAT(Completions(), ::testing::IsEmpty());
+  for (auto& shard : shards_) shard->wire().ClearFaults();
+  const size_t first_run = Pushes(1).size();
 
-  std::unique_ptr<WorkerLoop> NewLoop() {
-    return worker::NewLoop(*client_, clock_, random_, metrics_.get());
-  }
-
-  RealClock clock_;
-  SeededRandom random_{9};
-  FakeClusterService coordinator_;
-  std::vector<std::unique_ptr<FakeParameterServer>> shards_;
-  std::unique_ptr<CoordinatorClient> client_;
-  prometheus::Registry registry_;
-  std::unique_ptr<WorkerMetrics> metrics_;
-};
-
-TEST_F(SyncLeaseTakeUpTest, SyncWorkerTakingALeaseUpSkipsTheBatchesOfCompletedRounds) {
-  const Assignment assignment = MakeAssignment();
-  // A lost worker held this lease from round 3; rounds 3 and 4 are
-  // complete, so its batches 0 and 1 are trained. 64 records: 8 batches.
-  coordinator_.AddLeaseFromRound(1, 0, 64, 3);
-  for (auto& shard : shards_) shard->SetVersion(5);
-  std::unique_ptr<WorkerLoop> loop = NewLoop();
-  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
-  // Batches 2..7, for rounds 5..10.
-  std::vector<FakeParameterServer::ReceivedPush> pushes = shards_[1]->received();
+  ASSERT_TRUE(NewLoop()->RunAssignment(assignment).ok());
+  // The same lease, still from round 0.
+  const std::vector<DataLease> leases = Leases();
+  ASSERT_EQ(leases.size(), 2u);
+  EXPECT_EQ(leases[1].lease_id(), leases[0].lease_id());
+  EXPECT_EQ(leases[1].first_round(), 0);
+  // Batches 2..7, for rounds 2..7.
+  std::vector<WirePush> pushes = Pushes(1);
+  pushes.erase(pushes.begin(), pushes.begin() + first_run);
   ASSERT_EQ(pushes.size(), 6u);
-  for (size_t i = 0; i < pushes.size(); ++i) EXPECT_EQ(pushes[i].base_version, 5 + i);
+  for (size_t i = 0; i < pushes.size(); ++i) {
+    EXPECT_EQ(pushes[i].base_version, 2 + i);
+    EXPECT_EQ(pushes[i].answer.outcome(), PUSH_OUTCOME_APPLIED);
+  }
   // The whole lease is done: nothing handed back.
-  std::vector<CompleteDataLeaseRequest> completions = coordinator_.completions();
+  std::vector<CompleteDataLeaseRequest> completions = Completions();
   ASSERT_EQ(completions.size(), 1u);
+  EXPECT_EQ(completions[0].lease_id(), leases[0].lease_id());
   EXPECT_EQ(completions[0].returned_size(), 0);
 }
 
-TEST_F(SyncLeaseTakeUpTest, SyncWorkerCompletesALeaseWhoseRoundsAreAllPast) {
-  const Assignment assignment = MakeAssignment();
-  coordinator_.AddLeaseFromRound(1, 0, 16, 0);   // rounds 0 and 1
-  coordinator_.AddLeaseFromRound(2, 16, 32, 2);  // rounds 2 and 3
-  for (auto& shard : shards_) shard->SetVersion(3);
-  std::unique_ptr<WorkerLoop> loop = NewLoop();
-  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
-  // Only round 3's batch is left to train: the second batch of lease 2.
-  std::vector<FakeParameterServer::ReceivedPush> pushes = shards_[1]->received();
-  ASSERT_EQ(pushes.size(), 1u);
-  EXPECT_EQ(pushes[0].base_version, 3);
-  std::vector<CompleteDataLeaseRequest> completions = coordinator_.completions();
+TEST_F(WorkerLoopTest, SyncWorkerCompletesALeaseWhoseRoundsAreAllPast) {
+  // Two leases of 16 records: rounds 0 and 1, then 2 and 3.
+  const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/32), 16);
+  // The first run's push for round 1 lands on the shards, but the worker
+  // never hears so: the answers are lost and the retries refused. Round 1
+  // is complete, the first lease is not.
+  for (auto& shard : shards_) {
+    FaultyWire& wire = shard->wire();
+    wire.DropAnswerOf(2);
+    wire.BeforePush(
+        2, [&wire] { wire.RefusePush(2, absl::InvalidArgumentError("refused for the test")); });
+  }
+  EXPECT_FALSE(NewLoop()->RunAssignment(assignment).ok());
+  ASSERT_THAT(Completions(), ::testing::IsEmpty());
+  for (auto& shard : shards_) shard->wire().ClearFaults();
+  const size_t first_run = Pushes(1).size();
+
+  ASSERT_TRUE(NewLoop()->RunAssignment(assignment).ok());
+  // The first lease is completed without training; only rounds 2 and 3,
+  // the second lease, are trained.
+  std::vector<WirePush> pushes = Pushes(1);
+  pushes.erase(pushes.begin(), pushes.begin() + first_run);
+  ASSERT_EQ(pushes.size(), 2u);
+  EXPECT_EQ(pushes[0].base_version, 2);
+  EXPECT_EQ(pushes[1].base_version, 3);
+  const std::vector<DataLease> leases = Leases();
+  std::vector<CompleteDataLeaseRequest> completions = Completions();
   ASSERT_EQ(completions.size(), 2u);
+  EXPECT_EQ(completions[0].lease_id(), leases[0].lease_id());
   EXPECT_EQ(completions[0].returned_size(), 0);
+  EXPECT_NE(completions[1].lease_id(), leases[0].lease_id());
   EXPECT_EQ(completions[1].returned_size(), 0);
 }
 

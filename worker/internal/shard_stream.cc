@@ -282,7 +282,7 @@ bool ShardStream::lane_open() const {
 }
 
 void ShardStream::WaitUntilDone() {
-  done_.WaitForNotification();
+  done_->WaitForNotification();
   lane_settled_->WaitForNotification();
   bool lane;
   {
@@ -293,7 +293,7 @@ void ShardStream::WaitUntilDone() {
 }
 
 bool ShardStream::done() const {
-  if (!done_.HasBeenNotified() || !lane_settled_->HasBeenNotified()) return false;
+  if (!done_->HasBeenNotified() || !lane_settled_->HasBeenNotified()) return false;
   absl::MutexLock l(&mu_);
   return lane_connection_ == nullptr || lane_closed_->HasBeenNotified();
 }
@@ -386,9 +386,12 @@ void ShardStream::OnDone(const grpc::Status& status) {
     }
     BreakLocked(why);
   }
-  done_.Notify();
-  // The last reference may be this one: nothing may touch members after.
-  std::shared_ptr<ShardStream> self = std::move(self_);
+  // Let go of the stream first (see self_): once done_ is notified the
+  // owner may drop it, and the last reference must be the owner's.
+  const std::shared_ptr<absl::Notification> done = done_;
+  self_.reset();
+  // Nothing may touch members from here: the stream may be gone.
+  done->Notify();
 }
 
 }  // namespace internal

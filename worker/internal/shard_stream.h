@@ -108,7 +108,9 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
 
   // Blocks until gRPC is done with the stream (after Break, or once the
   // shard ended it), its lane's opening has ended and its lane's
-  // connection has closed: no callback runs after this returns.
+  // connection has closed: no callback runs after this returns, and the
+  // stream holds no reference to itself, so the owner's are its last and
+  // dropping them releases it and its channel on the owner's thread.
   void WaitUntilDone();
   // Whether all of that has happened.
   bool done() const;
@@ -151,7 +153,13 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   const std::shared_ptr<grpc::Channel> channel_;
   const std::string peer_;
   grpc::ClientContext context_;
-  // Keeps the stream alive until gRPC's last callback (OnDone).
+  // Keeps the stream alive until gRPC's last callback (OnDone), which lets
+  // go of it before it notifies done_: an owner that holds the stream until
+  // it is done then holds the last reference, so the stream, its context
+  // and its channel are released on the owner's thread, never inside a
+  // gRPC callback (gRPC's last channel or server released on one of its
+  // own callback threads shuts down its callback queue from that thread,
+  // which aborts the process).
   std::shared_ptr<ShardStream> self_;
 
   // Used by the reading side only (one OnReadDone at a time).
@@ -172,7 +180,9 @@ class ShardStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc:
   // The read side has ended: OnDone is on its way with the status.
   bool reads_ended_ ABSL_GUARDED_BY(mu_) = false;
   bool hold_released_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Notification done_;
+  // Notified by OnDone once it holds no reference to the stream; shared,
+  // so that it outlives a stream whose owner let go early.
+  const std::shared_ptr<absl::Notification> done_ = std::make_shared<absl::Notification>();
   // The lane, once open (never on a broken stream), and how to stop its
   // opening.
   std::shared_ptr<ShardLane> lane_ ABSL_GUARDED_BY(mu_);

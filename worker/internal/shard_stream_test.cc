@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "protos/parameter_server.grpc.pb.h"
-#include "worker/testing/fake_parameter_server.h"
+#include "server/ps/in_process_shard.h"
+#include "server/ps/testing/wired_shard.h"
 
 namespace pstrain {
 namespace worker {
@@ -18,51 +18,22 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A shard that reads every request and never answers, until the call ends.
-class SilentShard final : public ParameterServer::CallbackService {
- public:
-  SilentShard() {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(this);
-    server_ = builder.BuildAndStart();
-    address_ = absl::StrCat("127.0.0.1:", port);
-  }
-  ~SilentShard() override { Shutdown(); }
+// A real shard holding job-1's "b" [3] and "w" [2] (zeros, SGD), whose
+// answers are held back by `answer_delay` on their way.
+std::unique_ptr<WiredShard> StartShard(absl::Duration answer_delay = absl::ZeroDuration()) {
+  absl::StatusOr<std::unique_ptr<WiredShard>> shard = WiredShard::Start();
+  EXPECT_TRUE(shard.ok()) << shard.status();
+  if (!shard.ok()) return nullptr;
+  EXPECT_TRUE((*shard)
+                  ->Create(DenseVariablesRequest("job-1", 0, 1, 1, 0.1f,
+                                                 {{"b", Shape({3})}, {"w", Shape({2})}}))
+                  .ok());
+  (*shard)->wire().DelayAnswers(answer_delay);
+  return *std::move(shard);
+}
 
-  void Shutdown() {
-    if (server_ == nullptr) return;
-    server_->Shutdown(std::chrono::system_clock::now());
-    server_->Wait();
-    server_.reset();
-  }
-  const std::string& address() const { return address_; }
-
-  grpc::ServerBidiReactor<PushPullRequest, PushPullResponse>* PushPull(
-      grpc::CallbackServerContext* /*context*/) override {
-    class Reader : public grpc::ServerBidiReactor<PushPullRequest, PushPullResponse> {
-     public:
-      Reader() { StartRead(&request_); }
-      void OnReadDone(bool ok) override {
-        if (ok) {
-          StartRead(&request_);
-        } else {
-          Finish(grpc::Status::OK);
-        }
-      }
-      void OnDone() override { delete this; }
-
-     private:
-      PushPullRequest request_;
-    };
-    return new Reader;
-  }
-
- private:
-  std::unique_ptr<grpc::Server> server_;
-  std::string address_;
-};
+// Longer than any test runs: the shard seems never to answer.
+constexpr absl::Duration kNever = absl::Minutes(10);
 
 std::shared_ptr<grpc::Channel> ChannelTo(const std::string& address) {
   return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
@@ -76,9 +47,9 @@ std::vector<OutgoingRequest> PullOf(const std::string& name) {
   return requests;
 }
 
-// One push of `values` to "b" in `messages` messages.
+// One push of `values` to `name` in `messages` messages.
 std::vector<OutgoingRequest> PushOf(uint64_t sequence, const std::vector<float>& values,
-                                    int messages) {
+                                    int messages, const std::string& name = "b") {
   std::vector<OutgoingRequest> requests(messages);
   for (int m = 0; m < messages; ++m) {
     PushRequest* push = requests[m].message.mutable_push();
@@ -89,7 +60,7 @@ std::vector<OutgoingRequest> PushOf(uint64_t sequence, const std::vector<float>&
     push->set_end_of_push(m + 1 == messages);
   }
   NamedTensor* gradient = requests[0].message.mutable_push()->add_gradients();
-  gradient->set_name("b");
+  gradient->set_name(name);
   DenseTensor* dense = gradient->mutable_dense();
   dense->set_dtype(DATA_TYPE_FLOAT32);
   dense->mutable_shape()->add_dims(static_cast<int64_t>(values.size()));
@@ -100,11 +71,9 @@ std::vector<OutgoingRequest> PushOf(uint64_t sequence, const std::vector<float>&
 absl::Time Soon() { return absl::Now() + absl::Seconds(20); }
 
 TEST(ShardStreamTest, ExchangesInFlightAtOnceAreAnsweredByTagOnOneStream) {
-  FakeParameterServer shard(0, 1);
-  shard.AddDense("b", {3}, {1, 2, 3});
-  shard.AddDense("w", {2}, {5, 6});
-  ASSERT_TRUE(shard.Start().ok());
-  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard.address()), "ps/0");
+  std::unique_ptr<WiredShard> shard = StartShard();
+  ASSERT_NE(shard, nullptr);
+  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard->address()), "ps/0");
 
   std::vector<OutgoingRequest> pull_b = PullOf("b"), pull_w = PullOf("w");
   std::vector<OutgoingRequest> push = PushOf(1, {10, 10, 10}, 3);
@@ -128,25 +97,24 @@ TEST(ShardStreamTest, ExchangesInFlightAtOnceAreAnsweredByTagOnOneStream) {
   // The next calls ride the same stream.
   std::vector<OutgoingRequest> again = PullOf("b");
   ASSERT_TRUE(stream->Wait(*stream->Start(&again), Soon()).ok());
-  EXPECT_EQ(shard.streams_opened(), 1);
+  EXPECT_EQ(shard->wire().streams_opened(), 1);
   EXPECT_FALSE(stream->broken());
-  EXPECT_EQ(shard.applied(), 1);
+  EXPECT_EQ(shard->Ledger("job-1").applied_pushes(), 1);
 
   stream->Break(absl::CancelledError("done"));
   stream->WaitUntilDone();
 }
 
 TEST(ShardStreamTest, APushPartRefusedBeforeItWasAllSentIsEndedAndTheStreamGoesOn) {
-  FakeParameterServer shard(0, 1);
-  shard.AddDense("b", {3}, {1, 2, 3});
-  ASSERT_TRUE(shard.Start().ok());
-  shard.RefuseEarly(1, absl::InvalidArgumentError("no variable \"x\""));
-  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard.address()), "ps/0");
+  std::unique_ptr<WiredShard> shard = StartShard();
+  ASSERT_NE(shard, nullptr);
+  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard->address()), "ps/0");
 
-  // Far more messages than can go out before the refusal of the first
+  // A variable the job does not have: the shard refuses the part at its
+  // first message. Far more messages than can go out before the refusal
   // comes back.
   constexpr int kMessages = 20000;
-  std::vector<OutgoingRequest> push = PushOf(1, {1, 1, 1}, kMessages);
+  std::vector<OutgoingRequest> push = PushOf(1, {1, 1, 1}, kMessages, "x");
   absl::StatusOr<std::vector<IncomingAnswer>> refused = stream->Wait(*stream->Start(&push), Soon());
   ASSERT_TRUE(refused.ok()) << refused.status();
   ASSERT_EQ(refused->size(), 1u);
@@ -157,16 +125,21 @@ TEST(ShardStreamTest, APushPartRefusedBeforeItWasAllSentIsEndedAndTheStreamGoesO
   // refused part was ended, short of its remaining messages.
   std::vector<OutgoingRequest> pull = PullOf("b");
   ASSERT_TRUE(stream->Wait(*stream->Start(&pull), Soon()).ok());
-  EXPECT_EQ(shard.refused_parts_ended(), 1);
-  EXPECT_LT(shard.refused_messages(), kMessages);
-  EXPECT_EQ(shard.streams_opened(), 1);
+  const std::vector<WirePush> pushes = shard->wire().pushes();
+  ASSERT_EQ(pushes.size(), 1u);
+  EXPECT_EQ(pushes[0].answer.outcome(), PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(pushes[0].parts_ended, 1);
+  EXPECT_LT(pushes[0].messages, kMessages);
+  EXPECT_EQ(shard->wire().streams_opened(), 1);
+  EXPECT_EQ(shard->Ledger("job-1").applied_pushes(), 0);
   stream->Break(absl::CancelledError("done"));
   stream->WaitUntilDone();
 }
 
 TEST(ShardStreamTest, ADeadlinePassedBreaksTheStreamAndFailsEveryExchangeOnIt) {
-  SilentShard shard;
-  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard.address()), "ps/3");
+  std::unique_ptr<WiredShard> shard = StartShard(kNever);
+  ASSERT_NE(shard, nullptr);
+  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard->address()), "ps/3");
   std::vector<OutgoingRequest> one = PullOf("b"), two = PullOf("w");
   std::shared_ptr<StreamExchange> first = stream->Start(&one);
   std::shared_ptr<StreamExchange> second = stream->Start(&two);
@@ -187,11 +160,12 @@ TEST(ShardStreamTest, ADeadlinePassedBreaksTheStreamAndFailsEveryExchangeOnIt) {
 }
 
 TEST(ShardStreamTest, AShardThatGoesAwayFailsItsExchangesWithUnavailable) {
-  SilentShard shard;
-  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard.address()), "ps/1");
+  std::unique_ptr<WiredShard> shard = StartShard(kNever);
+  ASSERT_NE(shard, nullptr);
+  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard->address()), "ps/1");
   std::vector<OutgoingRequest> pull = PullOf("b");
   std::shared_ptr<StreamExchange> exchange = stream->Start(&pull);
-  shard.Shutdown();
+  shard->Shutdown();
   absl::StatusOr<std::vector<IncomingAnswer>> answers = stream->Wait(*exchange, Soon());
   EXPECT_TRUE(absl::IsUnavailable(answers.status())) << answers.status();
   EXPECT_THAT(std::string(answers.status().message()), HasSubstr("ps/1"));
@@ -200,8 +174,9 @@ TEST(ShardStreamTest, AShardThatGoesAwayFailsItsExchangesWithUnavailable) {
 }
 
 TEST(ShardStreamTest, BreakFailsExchangesInFlightWithItsReason) {
-  SilentShard shard;
-  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard.address()), "ps/0");
+  std::unique_ptr<WiredShard> shard = StartShard(kNever);
+  ASSERT_NE(shard, nullptr);
+  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(shard->address()), "ps/0");
   std::vector<OutgoingRequest> pull = PullOf("b");
   std::shared_ptr<StreamExchange> exchange = stream->Start(&pull);
   stream->Break(absl::CancelledError("the ps client was cancelled"));
@@ -211,9 +186,10 @@ TEST(ShardStreamTest, BreakFailsExchangesInFlightWithItsReason) {
 }
 
 TEST(ShardStreamTest, AnUnreachableShardFailsWithUnavailable) {
-  SilentShard shard;
-  const std::string address = shard.address();
-  shard.Shutdown();
+  std::unique_ptr<WiredShard> shard = StartShard();
+  ASSERT_NE(shard, nullptr);
+  const std::string address = shard->address();
+  shard->Shutdown();
   std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(address), "ps/2");
   std::vector<OutgoingRequest> pull = PullOf("b");
   absl::StatusOr<std::vector<IncomingAnswer>> answers = stream->Wait(*stream->Start(&pull), Soon());
@@ -221,6 +197,27 @@ TEST(ShardStreamTest, AnUnreachableShardFailsWithUnavailable) {
   // The reason gRPC gave, not just that the stream ended.
   EXPECT_THAT(std::string(answers.status().message()), HasSubstr("ps/2: failed to connect"));
   stream->WaitUntilDone();
+}
+
+TEST(ShardStreamTest, OnceDoneTheOwnerHoldsItsLastReferenceAndReleasesItsChannel) {
+  // Were the stream's last reference dropped by its OnDone, its channel
+  // could be gRPC's last one, released on a gRPC callback thread: gRPC
+  // then shuts its callback queue down from that very thread and the
+  // process aborts. Once WaitUntilDone has returned, the owner's reference
+  // is the last and dropping it releases the channel at once, here. Many
+  // times over: OnDone and the waiter race each time.
+  std::unique_ptr<WiredShard> shard = StartShard();
+  ASSERT_NE(shard, nullptr);
+  for (int i = 0; i < 20; ++i) {
+    std::shared_ptr<grpc::Channel> channel = ChannelTo(shard->address());
+    const std::weak_ptr<grpc::Channel> held = channel;
+    std::shared_ptr<ShardStream> stream = ShardStream::Open(std::move(channel), "ps/0");
+    stream->Break(absl::CancelledError("closing"));
+    stream->WaitUntilDone();
+    EXPECT_EQ(stream.use_count(), 1) << "stream " << i;
+    stream.reset();
+    EXPECT_TRUE(held.expired()) << "stream " << i;
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "glog/logging.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/coordinator/grpc_shard_client.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -29,20 +30,18 @@ std::vector<std::string> InMemoryAddresses(int num_shards) {
 }  // namespace
 
 InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options, int num_shards)
-    : InProcessCoordinator(std::move(options), InMemoryAddresses(num_shards), Planning::kFake) {}
+    : options_(WithTestRoot(std::move(options))), planner_(std::make_unique<FakePlanner>()) {
+  for (const std::string& address : InMemoryAddresses(num_shards)) {
+    shards_.push_back(std::make_unique<FakeShard>(env_, address));
+  }
+  Start();
+}
 
-InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options,
-                                           const std::vector<std::string>& shard_addresses,
-                                           Planning planning)
+InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options, Planning planning)
     : options_(WithTestRoot(std::move(options))),
       planner_(planning == Planning::kFromSpec
                    ? std::unique_ptr<JobPlanner>(std::make_unique<ModelJobPlanner>())
                    : std::make_unique<FakePlanner>()) {
-  const absl::Status created = CreateDirs(env_, options_.checkpoint_root);
-  CHECK(created.ok()) << created;
-  for (const std::string& address : shard_addresses) {
-    shards_.push_back(std::make_unique<FakeShard>(env_, address));
-  }
   Start();
 }
 
@@ -66,10 +65,20 @@ absl::StatusOr<Assignment> InProcessCoordinator::AwaitAssignment(const TaskId& t
 }
 
 void InProcessCoordinator::Start() {
-  std::vector<FakeShard*> shards;
-  for (const std::unique_ptr<FakeShard>& shard : shards_) shards.push_back(shard.get());
+  const absl::Status created = CreateDirs(env_, options_.checkpoint_root);
+  CHECK(created.ok()) << created;
+  ShardClientFactory shard_clients;
+  if (shards_.empty()) {
+    shard_clients = [this](const std::string& address) -> std::unique_ptr<ShardClient> {
+      return std::make_unique<GrpcShardClient>(address, shard_clock_);
+    };
+  } else {
+    std::vector<FakeShard*> shards;
+    for (const std::unique_ptr<FakeShard>& shard : shards_) shards.push_back(shard.get());
+    shard_clients = FakeShardClients(std::move(shards));
+  }
   absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-      clock_, env_, *planner_, FakeShardClients(std::move(shards)), &metrics_, options_, [] {});
+      clock_, env_, *planner_, std::move(shard_clients), &metrics_, options_, [] {});
   CHECK(coordinator.ok()) << coordinator.status();
   coordinator_ = *std::move(coordinator);
   cluster_service_ = std::make_unique<ClusterServiceImpl>(*coordinator_);

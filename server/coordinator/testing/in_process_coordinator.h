@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/clock/clock.h"
 #include "common/clock/fake_clock.h"
 #include "common/net/grpc_server.h"
 #include "prometheus/registry.h"
@@ -26,8 +27,8 @@ namespace coordinator {
 // Its clock is a FakeClock (heartbeat deadlines pass when the test says);
 // jobs are planned by FakePlanner unless the test asks for the real planner
 // (Planning::kFromSpec), and its parameter servers are FakeShards in
-// memory: ps/i registers with shard(i).address(), an address the test may
-// choose (where a real parameter server for the members listens).
+// memory (ps/i registers with shard(i).address()), unless the test gives
+// the addresses of real ones (server/ps/testing/wired_shard.h).
 // Restart() replaces it with a new coordinator on the same port, which has forgotten every
 // member, as a restarted coordinator has; the shards stay. Not thread-safe.
 class InProcessCoordinator {
@@ -41,11 +42,10 @@ class InProcessCoordinator {
   // ModelJobPlanner (the variables of the spec's model, the records of its
   // data), for members that train the job.
   enum class Planning { kFake, kFromSpec };
-  // As above, with a shard per address of `shard_addresses`: the
-  // coordinator's own calls to ps/i reach shard(i), in memory, whatever
-  // listens at shard_addresses[i].
-  InProcessCoordinator(CoordinatorOptions options, const std::vector<std::string>& shard_addresses,
-                       Planning planning);
+  // With real parameter servers, found at the addresses they register
+  // with: the coordinator's own calls to them (create, snapshot, drop,
+  // ledger reads) go over gRPC, as in production. There is no shard(i).
+  InProcessCoordinator(CoordinatorOptions options, Planning planning);
   ~InProcessCoordinator();
 
   InProcessCoordinator(const InProcessCoordinator&) = delete;
@@ -55,7 +55,8 @@ class InProcessCoordinator {
   const std::string& address() const { return address_; }
   Coordinator& coordinator() { return *coordinator_; }
   FakeClock& clock() { return clock_; }
-  // The shard that ps/`index` serves, 0 <= index < num_shards.
+  // The shard that ps/`index` serves, 0 <= index < num_shards (FakeShards
+  // only).
   FakeShard& shard(int index) { return *shards_.at(index); }
 
   // Long-polls the assignment of `task` (registered as `incarnation`) over
@@ -76,7 +77,10 @@ class InProcessCoordinator {
   const CoordinatorOptions options_;
   FakeClock clock_;
   PosixEnv env_;
+  // Empty when the parameter servers are real: then the coordinator reaches
+  // them over gRPC, its retries on real time.
   std::vector<std::unique_ptr<FakeShard>> shards_;
+  RealClock shard_clock_;
   const std::unique_ptr<JobPlanner> planner_;
   prometheus::Registry registry_;
   CoordinatorMetrics metrics_{registry_};
