@@ -34,7 +34,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/k8s_manifest.h"
-#include "tests/reserved_port.h"
+#include "common/net/testing/reserved_port.h"
 
 namespace pstrain {
 namespace {

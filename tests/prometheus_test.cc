@@ -29,7 +29,7 @@
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
-#include "tests/reserved_port.h"
+#include "common/net/testing/reserved_port.h"
 
 namespace pstrain {
 namespace {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "common/net/testing/reserved_port.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -186,11 +188,12 @@ TEST(ShardStreamTest, BreakFailsExchangesInFlightWithItsReason) {
 }
 
 TEST(ShardStreamTest, AnUnreachableShardFailsWithUnavailable) {
-  std::unique_ptr<WiredShard> shard = StartShard();
-  ASSERT_NE(shard, nullptr);
-  const std::string address = shard->address();
-  shard->Shutdown();
-  std::shared_ptr<ShardStream> stream = ShardStream::Open(ChannelTo(address), "ps/2");
+  // A port bound and never listening refuses every connection, and no
+  // other socket of the machine takes it while it is held.
+  absl::StatusOr<testing_net::ReservedPort> port = testing_net::ReservedPort::OnLoopback();
+  ASSERT_TRUE(port.ok()) << port.status();
+  std::shared_ptr<ShardStream> stream =
+      ShardStream::Open(ChannelTo(absl::StrCat("127.0.0.1:", port->port())), "ps/2");
   std::vector<OutgoingRequest> pull = PullOf("b");
   absl::StatusOr<std::vector<IncomingAnswer>> answers = stream->Wait(*stream->Start(&pull), Soon());
   EXPECT_TRUE(absl::IsUnavailable(answers.status())) << answers.status();

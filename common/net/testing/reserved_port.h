@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_TESTS_RESERVED_PORT_H_
-#define PSTRAIN_TESTS_RESERVED_PORT_H_
+#ifndef PSTRAIN_COMMON_NET_TESTING_RESERVED_PORT_H_
+#define PSTRAIN_COMMON_NET_TESTING_RESERVED_PORT_H_
 
 #include <utility>
 
@@ -16,7 +16,10 @@ namespace testing_net {
 // other socket meanwhile (neither to a bind to port 0 nor to an outgoing
 // connection), yet a listener that sets SO_REUSEADDR binds it, as gRPC
 // servers, prometheus-cpp's exposer and Go's net package all do. Keep it
-// until that process listens. Movable; not thread-safe.
+// until that process listens. Until something listens on it, a connection
+// to it is refused: a shard that is certainly unreachable, which a port
+// freed by a server that shut down is not (another test's server or an
+// outgoing connection may take it meanwhile). Movable; not thread-safe.
 class ReservedPort {
  public:
   // Unavailable: no loopback port could be bound.
@@ -34,4 +37,4 @@ class ReservedPort {
 }  // namespace testing_net
 }  // namespace pstrain
 
-#endif  // PSTRAIN_TESTS_RESERVED_PORT_H_
+#endif  // PSTRAIN_COMMON_NET_TESTING_RESERVED_PORT_H_
