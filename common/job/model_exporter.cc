@@ -1,4 +1,4 @@
-#include "evaluator/model_exporter.h"
+#include "common/job/model_exporter.h"
 
 #include <cmath>
 #include <utility>
@@ -12,7 +12,6 @@
 #include "glog/logging.h"
 
 namespace pstrain {
-namespace evaluator {
 namespace {
 
 std::string ExportDir(const JobSpec& spec) {
@@ -92,5 +91,4 @@ absl::StatusOr<ExportResult> ModelExporter::Export(const ExportSource& source, c
   return result;
 }
 
-}  // namespace evaluator
 }  // namespace pstrain

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_EVALUATOR_MODEL_EXPORTER_H_
-#define PSTRAIN_EVALUATOR_MODEL_EXPORTER_H_
+#ifndef PSTRAIN_COMMON_JOB_MODEL_EXPORTER_H_
+#define PSTRAIN_COMMON_JOB_MODEL_EXPORTER_H_
 
 // The evaluator's exports of one job (export.strategy, export_dir,
 // exports_to_keep; eval.best_metric and best_direction):
@@ -26,7 +26,6 @@
 #include "protos/job.pb.h"
 
 namespace pstrain {
-namespace evaluator {
 
 struct ExportResult {
   // The version folders written by this call; empty when none was.
@@ -74,7 +73,6 @@ class ModelExporter {
   std::optional<double> best_value_;
 };
 
-}  // namespace evaluator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_EVALUATOR_MODEL_EXPORTER_H_
+#endif  // PSTRAIN_COMMON_JOB_MODEL_EXPORTER_H_
