@@ -1,27 +1,22 @@
 #ifndef PSTRAIN_COMMON_JOB_MODEL_EXPORTER_H_
 #define PSTRAIN_COMMON_JOB_MODEL_EXPORTER_H_
 
-// The evaluator's exports of one job (export.strategy, export_dir,
-// exports_to_keep; eval.best_metric and best_direction):
-//
-//   <export_dir>/best/<step>/    a checkpoint that beat every earlier one on
-//                                the best metric (strategy BEST)
-//   <export_dir>/final/<step>/   the final checkpoint (strategies BEST and
-//                                FINAL)
-//
-// each an export folder (common/export/export_writer.h), the newest of each
-// the current model (LoadExportedModel of <export_dir>/best loads it);
-// exports_to_keep bounds each folder. Thread-compatible.
+// The exports of one job, written as its ExportPolicy says (best/<step> and
+// final/<step> under export_dir, each an export folder of
+// common/export/export_writer.h, the newest of each the current model:
+// LoadExportedModel of <export_dir>/best loads it; exports_to_keep bounds
+// each folder). The evaluator of a cluster and train-local both export
+// through it, so a job leaves the same exports whoever trains it.
+// Thread-compatible.
 
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "common/checkpoint/env.h"
 #include "common/export/export_writer.h"
 #include "common/export/model_parameters.h"
+#include "common/job/export_policy.h"
 #include "common/model/model.h"
 #include "protos/job.pb.h"
 
@@ -37,40 +32,29 @@ class ModelExporter {
  public:
   // `spec` with defaults filled; `env` must outlive the exporter. The best
   // value so far is read back from the newest export under
-  // <export_dir>/best, so a restarted evaluator (or a job resumed in the
-  // same model_dir) only exports what beats it.
+  // <export_dir>/best, so a restarted evaluator (or a job resumed, or
+  // trained again, into the same export_dir) only exports what beats it.
+  // The Env's errors listing <export_dir>/best.
   static absl::StatusOr<std::unique_ptr<ModelExporter>> Create(Env& env, const JobSpec& spec);
 
-  // Whether `metrics` beat the best so far: the best metric is present and
-  // not NaN, and strictly better in its direction (or there is no best yet).
-  bool IsImprovement(const std::map<std::string, double>& metrics) const;
-
-  // Exports `parameters` of the checkpoint `source` describes, with
-  // `model` (theirs; it describes model.onnx), as the strategy says: best/<step> on an improvement,
-  // final/<step> when `final`. A version that already exists counts as written (same checkpoint,
-  // same weights). Then removes versions beyond exports_to_keep. Errors of WriteExport and of the
-  // Env.
+  // Exports `parameters` of the checkpoint `source` describes, evaluated
+  // with `source.metrics`, with `model` (theirs; it describes model.onnx),
+  // as the policy chooses: best/<step> on an improvement, final/<step> when
+  // `final`. A version that already exists counts as written (same
+  // checkpoint, same weights). Then removes versions beyond
+  // exports_to_keep. Errors of WriteExport and of the Env.
   absl::StatusOr<ExportResult> Export(const ExportSource& source, const Model& model,
                                       const ModelParameters& parameters, bool final);
 
-  // The best metric value so far, if any.
-  std::optional<double> best_value() const { return best_value_; }
-  const std::string& best_dir() const { return best_dir_; }
-  const std::string& final_dir() const { return final_dir_; }
+  const ExportPolicy& policy() const { return policy_; }
 
  private:
-  ModelExporter(Env& env, const JobSpec& spec);
+  ModelExporter(Env& env, const JobSpec& spec) : env_(env), policy_(spec) {}
   absl::StatusOr<std::string> WriteVersion(const std::string& parent, const ExportSource& source,
                                            const Model& model, const ModelParameters& parameters);
 
   Env& env_;
-  const ExportStrategy strategy_;
-  const std::string best_metric_;
-  const bool minimize_;
-  const int exports_to_keep_;
-  const std::string best_dir_;
-  const std::string final_dir_;
-  std::optional<double> best_value_;
+  ExportPolicy policy_;
 };
 
 }  // namespace pstrain
