@@ -3,19 +3,19 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/export/checkpoint_export.h"
 #include "common/checkpoint/checkpoint_catalog.h"
 #include "common/checkpoint/checkpoint_layout.h"
 #include "common/checkpoint/checkpoint_writer.h"
-#include "common/checkpoint/file_path.h"
 #include "common/checkpoint/shard_file.h"
-#include "common/export/export_versions.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/export/checkpoint_loader.h"
+#include "common/optimizer/learning_rate.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 
 namespace pstrain {
 
-absl::StatusOr<std::unique_ptr<LocalRunRecorder>> LocalRunRecorder::Open(Env& env,
+absl::StatusOr<std::unique_ptr<LocalRunRecorder>> LocalRunRecorder::Open(Env& env, Clock& clock,
                                                                          const JobSpec& spec) {
   const std::string& model_dir = spec.checkpoint().model_dir();
   ASSIGN_OR_RETURN(const std::vector<CheckpointRef> existing, ListCheckpoints(env, model_dir));
@@ -25,37 +25,35 @@ absl::StatusOr<std::unique_ptr<LocalRunRecorder>> LocalRunRecorder::Open(Env& en
         "); train-local starts from scratch and does not resume: give a new --model_dir or "
         "remove that one"));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<FileSummaryWriter> train,
+  ASSIGN_OR_RETURN(std::unique_ptr<FileSummaryWriter> train_writer,
                    FileSummaryWriter::Open(&env, TrainSummaryDir(model_dir)));
+  ASSIGN_OR_RETURN(LearningRate learning_rate, LearningRate::Create(spec.optimizer()));
+  auto train = std::make_unique<TrainSummaries>(std::move(train_writer), std::move(learning_rate),
+                                                StepsPerLoopOf(spec.training()), clock);
   ASSIGN_OR_RETURN(std::unique_ptr<FileSummaryWriter> eval,
                    FileSummaryWriter::Open(&env, EvalSummaryDir(model_dir)));
-  return std::unique_ptr<LocalRunRecorder>(
-      new LocalRunRecorder(env, spec, std::move(train), std::move(eval)));
+  ASSIGN_OR_RETURN(std::unique_ptr<ModelExporter> exporter, ModelExporter::Create(env, spec));
+  return std::unique_ptr<LocalRunRecorder>(new LocalRunRecorder(
+      env, clock, spec, std::move(train), std::move(eval), std::move(exporter)));
 }
 
-LocalRunRecorder::LocalRunRecorder(Env& env, JobSpec spec, std::unique_ptr<FileSummaryWriter> train,
-                                   std::unique_ptr<FileSummaryWriter> eval)
+LocalRunRecorder::LocalRunRecorder(Env& env, Clock& clock, JobSpec spec,
+                                   std::unique_ptr<TrainSummaries> train,
+                                   std::unique_ptr<FileSummaryWriter> eval,
+                                   std::unique_ptr<ModelExporter> exporter)
     : env_(env),
       spec_(std::move(spec)),
+      schedule_(spec_.checkpoint(), clock, /*start_step=*/0),
+      retention_(MaxToKeepOf(spec_.checkpoint())),
       train_summaries_(std::move(train)),
       eval_summaries_(std::move(eval)),
-      last_checkpoint_time_(env.Now()) {}
+      exporter_(std::move(exporter)) {}
 
 absl::Status LocalRunRecorder::OnProgress(const TrainingProgress& progress,
                                           const LocalTrainer& trainer) {
-  absl::Status written = train_summaries_->WriteScalar(progress.global_step, "loss", progress.loss);
-  written.Update(
-      train_summaries_->WriteScalar(progress.global_step, "learning_rate", progress.learning_rate));
-  written.Update(train_summaries_->WriteScalar(progress.global_step, "examples_per_sec",
-                                               progress.examples_per_sec));
-  RETURN_IF_ERROR(written);
-  const CheckpointSpec& every = spec_.checkpoint();
-  const bool steps_due = every.every_steps() > 0 &&
-                         progress.global_step - last_checkpoint_step_ >= every.every_steps();
-  const bool time_due = every.every_seconds() > 0 &&
-                        env_.Now() - last_checkpoint_time_ >= absl::Seconds(every.every_seconds());
-  if (steps_due || time_due) RETURN_IF_ERROR(WriteCheckpoint(trainer, /*final=*/false).status());
-  return absl::OkStatus();
+  train_summaries_->OnProgress(progress.global_step, progress.loss, progress.examples_per_sec);
+  if (schedule_.Due(progress.global_step) == CheckpointTrigger::kNone) return absl::OkStatus();
+  return WriteCheckpoint(trainer, /*final=*/false).status();
 }
 
 absl::StatusOr<RecordedRun> LocalRunRecorder::Finish(const LocalTrainer& trainer,
@@ -67,36 +65,50 @@ absl::StatusOr<RecordedRun> LocalRunRecorder::Finish(const LocalTrainer& trainer
     RETURN_IF_ERROR(eval_summaries_->WriteScalar(step, name, value));
   }
   RETURN_IF_ERROR(eval_summaries_->Close());
-  RETURN_IF_ERROR(train_summaries_->Close());
+  RETURN_IF_ERROR(train_summaries_->Close(step));
 
-  RecordedRun run;
-  if (last_checkpoint_step_ == step) {
+  if (schedule_.last_saved_step() == step) {
     // The periodic checkpoint of this very step holds the final variables;
-    // the final one replaces it.
-    RETURN_IF_ERROR(DeleteCheckpoint(env_, CheckpointDir(spec_.checkpoint().model_dir(), step)));
+    // the final one replaces it, as the coordinator's does.
+    absl::Status deleted = DeleteCheckpoint(env_, CheckpointDir(model_dir(), step));
+    if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
   }
-  ASSIGN_OR_RETURN(run.checkpoint_dir, WriteCheckpoint(trainer, /*final=*/true));
-
-  const ExportSpec& exports = spec_.export_();
-  std::vector<std::string> parents;
-  if (exports.strategy() == EXPORT_STRATEGY_BEST) parents.push_back("best");
-  if (exports.strategy() == EXPORT_STRATEGY_BEST || exports.strategy() == EXPORT_STRATEGY_FINAL) {
-    parents.push_back("final");
-  }
-  for (const std::string& parent : parents) {
-    const std::string dir = ExportVersionDir(JoinPath(exports.export_dir(), parent), step);
-    ASSIGN_OR_RETURN(const CheckpointExport exported,
-                     ExportCheckpoint(env_, spec_.checkpoint().model_dir(), step, dir));
-    run.export_dirs.push_back(exported.export_dir);
-  }
+  ASSIGN_OR_RETURN(const CheckpointManifest manifest, WriteCheckpoint(trainer, /*final=*/true));
+  RecordedRun run;
+  run.checkpoint_dir = CheckpointDir(model_dir(), step);
+  ASSIGN_OR_RETURN(run.export_dirs, Export(trainer, result, manifest));
   return run;
 }
 
-absl::StatusOr<std::string> LocalRunRecorder::WriteCheckpoint(const LocalTrainer& trainer,
-                                                              bool final) {
-  const std::string& model_dir = spec_.checkpoint().model_dir();
+absl::StatusOr<std::vector<std::string>> LocalRunRecorder::Export(
+    const LocalTrainer& trainer, const LocalTrainingResult& result,
+    const CheckpointManifest& manifest) {
+  // The weights as the evaluator exports them: read back from the
+  // checkpoint, every byte checked.
+  const std::string checkpoint_dir = CheckpointDir(model_dir(), result.global_step);
+  ASSIGN_OR_RETURN(std::unique_ptr<ModelParameters> parameters,
+                   ModelParameters::Create(trainer.model().Variables(), spec_.training().seed()));
+  RETURN_IF_ERROR(LoadCheckpointParameters(env_, checkpoint_dir, manifest, parameters.get()));
+  ExportSource source;
+  source.spec = spec_;
+  source.dataset = trainer.train_info();
+  source.global_step = result.global_step;
+  source.job_id = spec_.name();
+  source.metrics = result.eval_metrics;
+  source.source_checkpoint = checkpoint_dir;
+  ASSIGN_OR_RETURN(const ExportResult exported,
+                   exporter_->Export(source, trainer.model(), *parameters, /*final=*/true));
+  std::vector<std::string> dirs;
+  for (const std::string& dir : {exported.best_path, exported.final_path}) {
+    if (!dir.empty()) dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+absl::StatusOr<CheckpointManifest> LocalRunRecorder::WriteCheckpoint(const LocalTrainer& trainer,
+                                                                     bool final) {
   const int64_t step = trainer.global_step();
-  ASSIGN_OR_RETURN(const PendingCheckpoint pending, BeginCheckpoint(env_, model_dir, step));
+  ASSIGN_OR_RETURN(const PendingCheckpoint pending, BeginCheckpoint(env_, model_dir(), step));
   absl::StatusOr<CheckpointManifest> committed = [&]() -> absl::StatusOr<CheckpointManifest> {
     ASSIGN_OR_RETURN(std::unique_ptr<ShardFileWriter> writer,
                      ShardFileWriter::Create(env_, pending.ShardPath(0, 1)));
@@ -124,19 +136,19 @@ absl::StatusOr<std::string> LocalRunRecorder::WriteCheckpoint(const LocalTrainer
     }
     return committed.status();
   }
-  last_checkpoint_step_ = step;
-  last_checkpoint_time_ = env_.Now();
-  RETURN_IF_ERROR(RemoveOldCheckpoints());
-  return pending.final_dir;
+  schedule_.RecordSaved(step, final);
+  RETURN_IF_ERROR(ApplyRetention());
+  return committed;
 }
 
-absl::Status LocalRunRecorder::RemoveOldCheckpoints() {
-  const int keep = spec_.checkpoint().max_to_keep();
-  if (keep <= 0) return absl::OkStatus();
+absl::Status LocalRunRecorder::ApplyRetention() {
   ASSIGN_OR_RETURN(const std::vector<CheckpointRef> checkpoints,
-                   ListCheckpoints(env_, spec_.checkpoint().model_dir()));
-  for (size_t i = 0; i + keep < checkpoints.size(); ++i) {
-    RETURN_IF_ERROR(DeleteCheckpoint(env_, checkpoints[i].path));
+                   ListCheckpoints(env_, model_dir()));
+  std::vector<int64_t> steps;
+  for (const CheckpointRef& checkpoint : checkpoints) steps.push_back(checkpoint.step);
+  for (int64_t step : retention_.ToDelete(steps)) {
+    absl::Status deleted = DeleteCheckpoint(env_, CheckpointDir(model_dir(), step));
+    if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
   }
   return absl::OkStatus();
 }

@@ -2,31 +2,38 @@
 #define PSTRAIN_CLIENT_LOCAL_RUN_RECORDER_H_
 
 // What `pstrain train-local --model_dir` leaves, in the layout a cluster
-// job leaves, so `pstrain report`, `export`, `predict` and ONNX Runtime take
-// a single-process run's result as they take a cluster's:
+// job leaves and by the same rules (common/job/), so `pstrain report`,
+// `export`, `predict` and ONNX Runtime take a single-process run's result as
+// they take a cluster's, and one spec keeps the same checkpoints and exports
+// whoever trains it:
 //
-//   model_dir/train/   loss, learning_rate, examples_per_sec (event files
-//                      and scalars.jsonl) at every progress report
+//   model_dir/train/   the coordinator's training scalars (TrainSummaries)
 //   model_dir/eval/    every final evaluation metric, at the final step
-//   model_dir/ckpt-<step>/   checkpoints every checkpoint.every_steps or
-//                      every_seconds and at the end, one shard holding every
-//                      variable and its slots; checkpoint.max_to_keep kept
-//   <export_dir>/best/<step>/, final/<step>/   as export.strategy says (the
-//                      final evaluation is the only one, so the best)
+//   model_dir/ckpt-<step>/   checkpoints when the CheckpointSchedule says
+//                      and at the end, one shard holding every variable and
+//                      its slots; the RetentionPolicy of
+//                      checkpoint.max_to_keep deletes older ones
+//   <export_dir>/best/<step>/, final/<step>/   as the ExportPolicy says for
+//                      the final evaluation (best only when it beats the
+//                      best export already there; exports_to_keep each)
 //
 // It does not resume: a model_dir that already holds a checkpoint is
 // refused. Not thread-safe; call it on the trainer's compute thread.
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "common/checkpoint/env.h"
+#include "common/clock/clock.h"
+#include "common/job/checkpoint_schedule.h"
+#include "common/job/model_exporter.h"
+#include "common/job/retention_policy.h"
+#include "common/job/train_summaries.h"
 #include "common/summary/file_summary_writer.h"
 #include "common/training/local_trainer.h"
+#include "protos/checkpoint.pb.h"
 #include "protos/job.pb.h"
 
 namespace pstrain {
@@ -34,18 +41,20 @@ namespace pstrain {
 // What Finish wrote.
 struct RecordedRun {
   std::string checkpoint_dir;  // the final checkpoint
-  std::vector<std::string> export_dirs;
+  std::vector<std::string> export_dirs;  // best/<step> first, when written
 };
 
 class LocalRunRecorder {
  public:
   // `spec` as PrepareJobSpec returns it; its model_dir is where to write.
+  // `env` and `clock` outlive the recorder.
   // FailedPrecondition: model_dir already holds a checkpoint. The Env's
-  // errors creating the summary folders.
-  static absl::StatusOr<std::unique_ptr<LocalRunRecorder>> Open(Env& env, const JobSpec& spec);
+  // errors creating the summary folders or listing export_dir/best.
+  static absl::StatusOr<std::unique_ptr<LocalRunRecorder>> Open(Env& env, Clock& clock,
+                                                                const JobSpec& spec);
 
-  // Records one progress report, and checkpoints `trainer` when the spec's
-  // interval has passed.
+  // Records one progress report, and checkpoints `trainer` when the
+  // schedule says so.
   absl::Status OnProgress(const TrainingProgress& progress, const LocalTrainer& trainer);
 
   // Records the final evaluation, writes the final checkpoint and the
@@ -54,17 +63,25 @@ class LocalRunRecorder {
                                      const LocalTrainingResult& result);
 
  private:
-  LocalRunRecorder(Env& env, JobSpec spec, std::unique_ptr<FileSummaryWriter> train,
-                   std::unique_ptr<FileSummaryWriter> eval);
-  absl::StatusOr<std::string> WriteCheckpoint(const LocalTrainer& trainer, bool final);
-  absl::Status RemoveOldCheckpoints();
+  LocalRunRecorder(Env& env, Clock& clock, JobSpec spec, std::unique_ptr<TrainSummaries> train,
+                   std::unique_ptr<FileSummaryWriter> eval, std::unique_ptr<ModelExporter> exporter);
+  // Writes ckpt-<step> of the trainer's variables, then deletes the
+  // checkpoints retention lets go. The MANIFEST written.
+  absl::StatusOr<CheckpointManifest> WriteCheckpoint(const LocalTrainer& trainer, bool final);
+  absl::Status ApplyRetention();
+  // Exports the final checkpoint as the policy says; the folders written.
+  absl::StatusOr<std::vector<std::string>> Export(const LocalTrainer& trainer,
+                                                  const LocalTrainingResult& result,
+                                                  const CheckpointManifest& manifest);
+  const std::string& model_dir() const { return spec_.checkpoint().model_dir(); }
 
   Env& env_;
   const JobSpec spec_;
-  std::unique_ptr<FileSummaryWriter> train_summaries_;
+  CheckpointSchedule schedule_;
+  RetentionPolicy retention_;
+  std::unique_ptr<TrainSummaries> train_summaries_;
   std::unique_ptr<FileSummaryWriter> eval_summaries_;
-  int64_t last_checkpoint_step_ = 0;
-  absl::Time last_checkpoint_time_;
+  std::unique_ptr<ModelExporter> exporter_;
 };
 
 }  // namespace pstrain

@@ -13,6 +13,7 @@
 #include "client/local_run_recorder.h"
 #include "client/output_options.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/clock/clock.h"
 #include "common/config/job_spec.h"
 #include "common/config/job_spec_parser.h"
 #include "common/training/local_trainer.h"
@@ -109,9 +110,11 @@ int RunTrainLocalCommand(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   PosixEnv env;
+  RealClock clock;
   std::unique_ptr<LocalRunRecorder> recorder;
   if (!FLAGS_model_dir.empty()) {
-    absl::StatusOr<std::unique_ptr<LocalRunRecorder>> opened = LocalRunRecorder::Open(env, *spec);
+    absl::StatusOr<std::unique_ptr<LocalRunRecorder>> opened =
+        LocalRunRecorder::Open(env, clock, *spec);
     if (!opened.ok()) {
       std::cerr << "pstrain train-local: " << opened.status().message() << "\n";
       return ExitCodeForStatus(opened.status());

@@ -13,11 +13,11 @@
 #include "common/config/metric_names.h"
 #include "common/export/checkpoint_loader.h"
 #include "common/export/export_writer.h"
+#include "common/job/model_exporter.h"
 #include "common/status/error_reason.h"
 #include "common/summary/file_summary_writer.h"
 #include "common/summary/scalar_jsonl.h"
 #include "evaluator/model_evaluation.h"
-#include "evaluator/model_exporter.h"
 #include "glog/logging.h"
 
 namespace pstrain {

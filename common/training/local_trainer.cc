@@ -1,7 +1,6 @@
 #include "common/training/local_trainer.h"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -39,6 +38,12 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(const JobSpec
   ASSIGN_OR_RETURN(trainer->variables_,
                    VariableStore::Create(trainer->model_->Variables(), spec.training().seed(),
                                          trainer->optimizer_.get()));
+  JobSpec stops = spec;
+  if (trainer->options_.max_steps > 0) {
+    stops.mutable_stop()->set_max_steps(trainer->options_.max_steps);
+  }
+  trainer->stop_ = std::make_unique<StopConditions>(stops, trainer->training_clock_,
+                                                    trainer->training_clock_.Now());
   LOG(INFO) << "train-local: " << trainer->model_->name() << " on "
             << trainer->train_source_->info().DebugString() << ", optimizer "
             << trainer->optimizer_->name();
@@ -96,29 +101,28 @@ struct LoopTotals {
 
 }  // namespace
 
-std::optional<StopReason> LocalTrainer::LimitReached(int64_t max_steps) const {
-  if (max_steps > 0 && global_step_ >= max_steps) return STOP_REASON_MAX_STEPS;
-  const double max_seconds = spec_.stop().max_seconds();
-  if (max_seconds > 0 && TrainSeconds() >= max_seconds) return STOP_REASON_MAX_SECONDS;
-  return std::nullopt;
-}
-
-absl::StatusOr<bool> LocalTrainer::TargetReached() {
+absl::StatusOr<std::optional<StopDecision>> LocalTrainer::EvaluateForStop() {
   const StopSpec& stop = spec_.stop();
+  const bool stops_on_evaluations =
+      stop.has_target_metric_value() || stop.early_stopping_patience() > 0;
   if (options_.eval_every_steps <= 0 || eval_source_ == nullptr ||
-      global_step_ % options_.eval_every_steps != 0 || !stop.has_target_metric_value()) {
-    return false;
+      global_step_ % options_.eval_every_steps != 0 || !stops_on_evaluations) {
+    return std::nullopt;
   }
   ASSIGN_OR_RETURN(EvaluationResult evaluation, Evaluate());
-  auto found = evaluation.metrics.find(BestMetricOf(spec_.eval()));
-  return found != evaluation.metrics.end() &&
-         MeetsTarget(BestDirectionOf(spec_.eval()), found->second, stop.target_metric_value());
+  ASSIGN_OR_RETURN(const EvalOutcome outcome, stop_->OnEval(global_step_, evaluation.metrics));
+  return outcome.stop;
+}
+
+StopReason LocalTrainer::DecideEndOfData() {
+  const int epochs = spec_.train_data().epochs();
+  const std::string what =
+      absl::StrCat("trained on every record of ", epochs, epochs == 1 ? " epoch" : " epochs");
+  return stop_->Decide(STOP_REASON_END_OF_DATA, what, global_step_).reason;
 }
 
 absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
   RETURN_IF_ERROR(CheckThread());
-  const int64_t max_steps = options_.max_steps > 0 ? options_.max_steps : spec_.stop().max_steps();
-  const bool stop_on_nan = StopOnNanLossOf(spec_.stop());
   const int64_t steps_per_loop = StepsPerLoopOf(spec_.training());
   const double clip_norm = spec_.optimizer().clip_norm();
 
@@ -131,14 +135,15 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
   Gradients gradients;
   LoopTotals loop;
   while (true) {
-    if (std::optional<StopReason> limit = LimitReached(max_steps); limit.has_value()) {
-      result.stop_reason = *limit;
+    // max_steps and max_seconds.
+    if (std::optional<StopDecision> limit = stop_->OnProgress(global_step_, std::nullopt)) {
+      result.stop_reason = limit->reason;
       break;
     }
     const absl::Time start = options_.now();
     absl::StatusOr<ExampleBatch> batch = reader->Next();
     if (absl::IsOutOfRange(batch.status())) {
-      result.stop_reason = STOP_REASON_END_OF_DATA;
+      result.stop_reason = DecideEndOfData();
       break;
     }
     if (!batch.ok()) return batch.status();
@@ -147,9 +152,10 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
     RETURN_IF_ERROR(model_->ComputeGradients(view, *batch, &output, &gradients));
     const int64_t batch_size = batch->size, batch_epoch = batch->epoch;
     reader->Recycle(*std::move(batch));  // its storage holds a later batch
-    if (stop_on_nan && !std::isfinite(output.loss)) {
-      result.stop_reason = STOP_REASON_NAN_LOSS;
-      LOG(WARNING) << "train-local: loss " << output.loss << " at step " << global_step_;
+    // A NaN or infinite loss, unless the spec trains on through it.
+    if (std::optional<StopDecision> diverged = stop_->OnProgress(global_step_, output.loss)) {
+      result.stop_reason = diverged->reason;
+      LOG(WARNING) << "train-local: " << diverged->message;
       break;
     }
     UpdateStep update;
@@ -177,9 +183,9 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
       }
       loop = LoopTotals();
     }
-    ASSIGN_OR_RETURN(const bool reached, TargetReached());
-    if (reached) {
-      result.stop_reason = STOP_REASON_TARGET_METRIC;
+    ASSIGN_OR_RETURN(const std::optional<StopDecision> evaluated, EvaluateForStop());
+    if (evaluated.has_value()) {
+      result.stop_reason = evaluated->reason;
       break;
     }
   }

@@ -11,7 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock/clock.h"
 #include "common/data/example_source.h"
+#include "common/job/stop_conditions.h"
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/model.h"
 #include "common/optimizer/learning_rate.h"
@@ -41,8 +43,9 @@ struct LocalTrainerOptions {
   // Replaces stop.max_steps when > 0. Default 0 (the spec's).
   int64_t max_steps = 0;
   // Evaluate on eval_data every this many steps during training as well as
-  // at the end; also what stop.target_metric_value is checked against.
-  // Default 0: only at the end.
+  // at the end, when the job stops on its evaluations
+  // (stop.target_metric_value or early_stopping_patience); what those are
+  // checked against. Default 0: only at the end.
   int64_t eval_every_steps = 0;
   // The clock for throughput and max_seconds. Default absl::Now.
   std::function<absl::Time()> now;
@@ -68,7 +71,9 @@ struct LocalTrainingResult {
 // parameter servers, then evaluates on the job's eval_data. It is the
 // correctness oracle and the compute baseline of the distributed system: its
 // initial values, update rules, schedule and clipping are the shards' own
-// (common/optimizer/).
+// (common/optimizer/), and it stops by the coordinator's stop conditions
+// (common/job/stop_conditions.h), with max_seconds counting training time
+// only: a cluster's evaluator runs beside training, not in between.
 //
 // Compute runs on the thread that called Create (its oneDNN context and
 // denormal flushing are set up there): call Run, Train and Evaluate on that
@@ -87,7 +92,8 @@ class LocalTrainer {
   LocalTrainer& operator=(const LocalTrainer&) = delete;
 
   // Trains until a stop condition (max steps, max seconds, end of the
-  // train data's epochs, a NaN loss, the target metric), then evaluates.
+  // train data's epochs, a NaN loss, the target metric, early stopping),
+  // then evaluates.
   absl::StatusOr<LocalTrainingResult> Run();
 
   // Evaluates the current variables on eval_data (eval.steps batches, or
@@ -95,6 +101,7 @@ class LocalTrainer {
   absl::StatusOr<EvaluationResult> Evaluate();
 
   Model& model() { return *model_; }
+  const Model& model() const { return *model_; }
   const VariableStore& variables() const { return *variables_; }
   const DatasetInfo& train_info() const { return train_source_->info(); }
   int64_t global_step() const { return global_step_; }
@@ -103,12 +110,26 @@ class LocalTrainer {
   LocalTrainer(const JobSpec& spec, LocalTrainerOptions options);
   absl::Status CheckThread() const;
   double TrainSeconds() const;
-  // The step or time limit the job has reached, if any (max_steps: the
-  // options' or the spec's).
-  std::optional<StopReason> LimitReached(int64_t max_steps) const;
-  // Evaluates when eval_every_steps says so and the job has a target
-  // metric value; whether the best metric meets it.
-  absl::StatusOr<bool> TargetReached();
+  // Evaluates when eval_every_steps says so and the job stops on its
+  // evaluations; the stop decision that stands then, if any.
+  absl::StatusOr<std::optional<StopDecision>> EvaluateForStop();
+  // The train data's epochs are over: the stop decision's reason.
+  StopReason DecideEndOfData();
+
+  // Time as the stop conditions read it: the training time so far, so that
+  // evaluations, which a cluster runs beside training, do not count
+  // towards max_seconds. Nothing waits on it.
+  class TrainingClock : public Clock {
+   public:
+    explicit TrainingClock(const absl::Duration& trained) : trained_(trained) {}
+    absl::Time Now() override { return absl::UnixEpoch() + trained_; }
+    bool AwaitWithDeadline(absl::Mutex*, const absl::Condition& cond, absl::Time) override {
+      return cond.Eval();
+    }
+
+   private:
+    const absl::Duration& trained_;
+  };
 
   const JobSpec spec_;
   LocalTrainerOptions options_;
@@ -124,6 +145,8 @@ class LocalTrainer {
 
   int64_t global_step_ = 0;
   absl::Duration train_time_;
+  TrainingClock training_clock_{train_time_};
+  std::unique_ptr<StopConditions> stop_;
 };
 
 }  // namespace pstrain

@@ -86,6 +86,22 @@ TEST(LocalTrainerTest, StopsAtMaxStepsAndTargetMetric) {
   EXPECT_GE(evaluations, 2);  // the periodic ones and the final one
 }
 
+TEST(LocalTrainerTest, StopsEarlyAfterPatienceEvaluationsWithoutImprovement) {
+  // min_delta 10 on accuracy (at most 1): no evaluation improves on the
+  // first, so training stops at the third, as a cluster's would.
+  LocalTrainerOptions options;
+  options.eval_every_steps = 5;
+  auto trainer = LocalTrainer::Create(
+      ToySpec("stop { early_stopping_patience: 2 min_delta: 10 }", kAdam,
+              R"(eval { metrics: ["loss", "accuracy"] best_metric: "accuracy" })"),
+      options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  auto result = (*trainer)->Run();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->stop_reason, STOP_REASON_EARLY_STOPPING);
+  EXPECT_EQ(result->global_step, 15);
+}
+
 TEST(LocalTrainerTest, StopsAtMaxSecondsOfTheInjectedClock) {
   // Every reading of the clock advances it by one second: each step takes
   // a second of training time.

@@ -3,10 +3,10 @@
 
 #include <memory>
 
+#include "common/job/stop_conditions.h"
+#include "common/job/train_summaries.h"
 #include "server/coordinator/data_lease_manager.h"
 #include "server/coordinator/global_step.h"
-#include "server/coordinator/stop_conditions.h"
-#include "server/coordinator/train_summaries.h"
 
 namespace pstrain {
 namespace coordinator {

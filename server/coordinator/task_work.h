@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <string>
 
+#include "common/job/retention_policy.h"
 #include "protos/cluster.pb.h"
 #include "server/coordinator/data_lease_manager.h"
 #include "server/coordinator/global_step.h"
-#include "server/coordinator/retention_policy.h"
 
 namespace pstrain {
 namespace coordinator {

@@ -1,11 +1,10 @@
-#include "server/coordinator/train_summaries.h"
+#include "common/job/train_summaries.h"
 
 #include <utility>
 
 #include "glog/logging.h"
 
 namespace pstrain {
-namespace coordinator {
 
 TrainSummaries::TrainSummaries(std::unique_ptr<SummaryWriter> writer, LearningRate learning_rate,
                                int64_t every_steps, Clock& clock)
@@ -82,5 +81,4 @@ void TrainSummaries::WriteLocked(int64_t step, bool closing) {
   }
 }
 
-}  // namespace coordinator
 }  // namespace pstrain

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_SERVER_COORDINATOR_TRAIN_SUMMARIES_H_
-#define PSTRAIN_SERVER_COORDINATOR_TRAIN_SUMMARIES_H_
+#ifndef PSTRAIN_COMMON_JOB_TRAIN_SUMMARIES_H_
+#define PSTRAIN_COMMON_JOB_TRAIN_SUMMARIES_H_
 
 #include <cstdint>
 #include <deque>
@@ -16,7 +16,6 @@
 #include "common/summary/summary_writer.h"
 
 namespace pstrain {
-namespace coordinator {
 
 // The job's training scalars, written under model_dir/train as TensorBoard
 // event files and scalars.jsonl:
@@ -85,7 +84,6 @@ class TrainSummaries {
   bool error_logged_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace coordinator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_COORDINATOR_TRAIN_SUMMARIES_H_
+#endif  // PSTRAIN_COMMON_JOB_TRAIN_SUMMARIES_H_

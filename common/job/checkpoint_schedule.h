@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_SERVER_COORDINATOR_CHECKPOINT_SCHEDULE_H_
-#define PSTRAIN_SERVER_COORDINATOR_CHECKPOINT_SCHEDULE_H_
+#ifndef PSTRAIN_COMMON_JOB_CHECKPOINT_SCHEDULE_H_
+#define PSTRAIN_COMMON_JOB_CHECKPOINT_SCHEDULE_H_
 
 #include <cstdint>
 
@@ -10,7 +10,6 @@
 #include "common/clock/clock.h"
 
 namespace pstrain {
-namespace coordinator {
 
 // Why a checkpoint is due.
 enum class CheckpointTrigger {
@@ -66,7 +65,6 @@ class CheckpointSchedule {
   bool final_saved_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace coordinator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_COORDINATOR_CHECKPOINT_SCHEDULE_H_
+#endif  // PSTRAIN_COMMON_JOB_CHECKPOINT_SCHEDULE_H_

@@ -1,10 +1,9 @@
-#include "server/coordinator/checkpoint_schedule.h"
+#include "common/job/checkpoint_schedule.h"
 
 #include "gtest/gtest.h"
 #include "common/clock/fake_clock.h"
 
 namespace pstrain {
-namespace coordinator {
 namespace {
 
 CheckpointSpec Every(int64_t steps, double seconds) {
@@ -90,5 +89,4 @@ TEST_F(CheckpointScheduleTest, FinalCheckpointIsAlwaysDueOnce) {
 }
 
 }  // namespace
-}  // namespace coordinator
 }  // namespace pstrain

@@ -1,10 +1,9 @@
-#include "server/coordinator/retention_policy.h"
+#include "common/job/retention_policy.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
-namespace coordinator {
 namespace {
 
 using ::testing::ElementsAre;
@@ -88,5 +87,4 @@ TEST(RetentionPolicyTest, DuplicateStepsCountOnce) {
 }
 
 }  // namespace
-}  // namespace coordinator
 }  // namespace pstrain

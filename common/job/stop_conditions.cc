@@ -1,4 +1,4 @@
-#include "server/coordinator/stop_conditions.h"
+#include "common/job/stop_conditions.h"
 
 #include <cmath>
 #include <utility>
@@ -7,7 +7,6 @@
 #include "common/config/job_spec_defaults.h"
 
 namespace pstrain {
-namespace coordinator {
 StopConditions::StopConditions(const JobSpec& spec, Clock& clock, absl::Time start)
     : clock_(clock),
       stop_(spec.stop()),
@@ -134,5 +133,4 @@ std::optional<BestMetric> StopConditions::best() const {
   return best_;
 }
 
-}  // namespace coordinator
 }  // namespace pstrain

@@ -1,4 +1,4 @@
-#include "server/coordinator/stop_conditions.h"
+#include "common/job/stop_conditions.h"
 
 #include <cmath>
 #include <limits>
@@ -10,7 +10,6 @@
 #include "common/clock/fake_clock.h"
 
 namespace pstrain {
-namespace coordinator {
 namespace {
 
 using ::testing::HasSubstr;
@@ -282,5 +281,4 @@ TEST_F(StopConditionsTest, DirectionDefaultsByMetricName) {
 }
 
 }  // namespace
-}  // namespace coordinator
 }  // namespace pstrain

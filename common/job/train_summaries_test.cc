@@ -1,4 +1,4 @@
-#include "server/coordinator/train_summaries.h"
+#include "common/job/train_summaries.h"
 
 #include <cmath>
 #include <memory>
@@ -12,7 +12,6 @@
 #include "gtest/gtest.h"
 
 namespace pstrain {
-namespace coordinator {
 namespace {
 
 class TrainSummariesTest : public testing::Test {
@@ -141,5 +140,4 @@ TEST_F(TrainSummariesTest, CloseWithoutProgressWritesNothingAndLaterCallsAreIgno
 }
 
 }  // namespace
-}  // namespace coordinator
 }  // namespace pstrain

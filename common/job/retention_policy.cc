@@ -1,4 +1,4 @@
-#include "server/coordinator/retention_policy.h"
+#include "common/job/retention_policy.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace pstrain {
-namespace coordinator {
 
 RetentionPolicy::RetentionPolicy(int max_to_keep) : max_to_keep_(std::max(max_to_keep, 0)) {}
 
@@ -73,5 +72,4 @@ std::vector<int64_t> RetentionPolicy::ToDelete(absl::Span<const int64_t> existin
   return std::vector<int64_t>(deleting_.begin(), deleting_.end());
 }
 
-}  // namespace coordinator
 }  // namespace pstrain

@@ -1,7 +1,6 @@
-#include "server/coordinator/checkpoint_schedule.h"
+#include "common/job/checkpoint_schedule.h"
 
 namespace pstrain {
-namespace coordinator {
 namespace {
 
 // CheckpointSpec's documented default when neither interval is set.
@@ -57,5 +56,4 @@ int64_t CheckpointSchedule::last_saved_step() const {
   return last_step_;
 }
 
-}  // namespace coordinator
 }  // namespace pstrain

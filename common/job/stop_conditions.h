@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_SERVER_COORDINATOR_STOP_CONDITIONS_H_
-#define PSTRAIN_SERVER_COORDINATOR_STOP_CONDITIONS_H_
+#ifndef PSTRAIN_COMMON_JOB_STOP_CONDITIONS_H_
+#define PSTRAIN_COMMON_JOB_STOP_CONDITIONS_H_
 
 #include <cstdint>
 #include <map>
@@ -14,7 +14,6 @@
 #include "common/clock/clock.h"
 
 namespace pstrain {
-namespace coordinator {
 
 // Why a job's training ends, for the job's status and for people.
 struct StopDecision {
@@ -113,7 +112,6 @@ class StopConditions {
   std::optional<int64_t> last_eval_step_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace coordinator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_COORDINATOR_STOP_CONDITIONS_H_
+#endif  // PSTRAIN_COMMON_JOB_STOP_CONDITIONS_H_

@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_SERVER_COORDINATOR_RETENTION_POLICY_H_
-#define PSTRAIN_SERVER_COORDINATOR_RETENTION_POLICY_H_
+#ifndef PSTRAIN_COMMON_JOB_RETENTION_POLICY_H_
+#define PSTRAIN_COMMON_JOB_RETENTION_POLICY_H_
 
 #include <cstdint>
 #include <map>
@@ -14,7 +14,6 @@
 #include "absl/types/span.h"
 
 namespace pstrain {
-namespace coordinator {
 
 // Which checkpoints of a job to delete: all but the newest max_to_keep,
 // except any that a holder (an evaluator evaluating it, a watcher that was
@@ -63,7 +62,6 @@ class RetentionPolicy {
   std::set<int64_t> deleting_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace coordinator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_COORDINATOR_RETENTION_POLICY_H_
+#endif  // PSTRAIN_COMMON_JOB_RETENTION_POLICY_H_
