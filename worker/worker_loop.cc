@@ -337,45 +337,49 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
   // The coordinator takes its final checkpoint once every worker has heard
   // the stop: report (empty reports when nothing is left) until it says so
   // or the job is over some other way.
-  while (!stopping_ && !Over()) {
-    SendReport();
-    if (stopping_ || loop_.stop_.SleepFor(loop_.clock_, loop_.options_.done_report_interval)) {
-      break;
-    }
-  }
+  RepeatEvery(
+      loop_.waits_, [this] { return loop_.options_.done_report_interval; },
+      [this] {
+        if (stopping_ || Over()) return false;
+        SendReport();
+        return !stopping_;
+      });
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<DataLease>> WorkerLoop::AssignmentRun::NextLease() {
-  Backoff backoff(loop_.options_.backoff, loop_.random_);
-  const absl::Time waiting_since = loop_.clock_.Now();
-  while (!Over()) {
-    absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
-    const ErrorReason refusal = ReasonOf(lease.status());
-    if (refusal == ERROR_REASON_NO_FREE_LEASE || refusal == ERROR_REASON_JOB_STARTING) {
-      // Every range is leased out for now (one may come back), or the job
-      // is not ready to hand any out yet.
-      if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRetry("no_free_lease");
-      LOG_EVERY_N(INFO, 20) << "waiting for a data lease of job " << job_id_ << " since "
-                            << Seconds(loop_.clock_.Now() - waiting_since) << ": "
-                            << lease.status().message();
-      if (loop_.stop_.SleepFor(loop_.clock_, backoff.Next())) break;
-      continue;
-    }
-    if (absl::IsFailedPrecondition(lease.status())) {
-      // The job ended, or this run of it rolled back: the assignment says
-      // what comes next.
-      LOG(INFO) << "job " << job_id_ << ": this run is over: " << lease.status().message();
-      break;
-    }
-    RETURN_IF_ERROR(lease.status());
-    if (lease->end_of_data()) {
-      LOG(INFO) << "job " << job_id_ << ": no more training data for this worker";
-      break;
-    }
-    return *std::move(lease);
+  // Every range is leased out for now (one may come back), or the job is
+  // not ready to hand any out yet: ask again after a pause.
+  const RetryablePredicate waits = RetryableReasons({ERROR_REASON_NO_FREE_LEASE, ERROR_REASON_JOB_STARTING});
+  std::optional<DataLease> taken;
+  absl::Status refused;
+  const absl::Status status = RetryUntilStopped(
+      absl::StrCat(loop_.coordinator_.member().CoordinatorName(), " (a data lease of job ", job_id_,
+                   ")"),
+      loop_.options_.backoff, loop_.waits_, waits, [&]() -> absl::Status {
+        if (Over()) return absl::OkStatus();
+        absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
+        refused = lease.status();
+        if (waits(refused) && loop_.metrics_ != nullptr) {
+          loop_.metrics_->RecordRetry("no_free_lease");
+        }
+        if (lease.ok()) taken = *std::move(lease);
+        return refused;
+      });
+  // Stopped while it waited for a lease to come free.
+  if (absl::IsCancelled(status) && waits(refused)) return std::nullopt;
+  if (absl::IsFailedPrecondition(status)) {
+    // The job ended, or this run of it rolled back: the assignment says
+    // what comes next.
+    LOG(INFO) << "job " << job_id_ << ": this run is over: " << status.message();
+    return std::nullopt;
   }
-  return std::nullopt;
+  RETURN_IF_ERROR(status);
+  if (taken.has_value() && taken->end_of_data()) {
+    LOG(INFO) << "job " << job_id_ << ": no more training data for this worker";
+    return std::nullopt;
+  }
+  return taken;
 }
 
 void WorkerLoop::AssignmentRun::HandBack(const DataLease& lease, const absl::Status& trained,
@@ -780,72 +784,42 @@ absl::Status WorkerLoop::RunAssignment(const Assignment& assignment) {
   return run.Train();
 }
 
+class WorkerLoop::Role : public MemberRole {
+ public:
+  explicit Role(WorkerLoop& loop) : loop_(loop) {}
+
+  absl::Status RunAssignment(const Assignment& assignment) override {
+    loop_.coordinator_.SetJob(assignment.job_id());
+    if (loop_.metrics_ != nullptr) loop_.metrics_->SetBusy(true);
+    absl::Status trained = loop_.RunAssignment(assignment);
+    if (loop_.metrics_ != nullptr) loop_.metrics_->SetBusy(false);
+    loop_.coordinator_.SetJob("");
+    return trained;
+  }
+  void DescribeSelf(HeartbeatRequest* beat) override { loop_.coordinator_.DescribeSelf(beat); }
+  // The run in hand sees it too (JobOver) and ends after handing its lease
+  // back; the member loop then returns.
+  void ShutDown() override {
+    absl::MutexLock l(&loop_.mu_);
+    loop_.shutdown_requested_ = true;
+  }
+
+ private:
+  WorkerLoop& loop_;
+};
+
 absl::Status WorkerLoop::Run() {
-  Backoff backoff(options_.backoff, random_);
-  while (true) {
-    absl::Status registered = coordinator_.member().Register();
-    if (registered.ok()) break;
-    if (stop_.stopped()) return absl::OkStatus();
-    if (absl::IsFailedPrecondition(registered) || absl::IsAlreadyExists(registered) ||
-        absl::IsInvalidArgument(registered)) {
-      return registered;
-    }
-    LOG(WARNING) << "registering with the coordinator failed (" << registered << "); trying again";
-    if (stop_.SleepFor(clock_, backoff.Next())) return absl::OkStatus();
+  Role role(*this);
+  MemberLoopOptions options;
+  options.assignment_wait = options_.assignment_wait;
+  options.pauses = options_.backoff;
+  MemberLoop member(coordinator_.member(), role, options);
+  const absl::Status served = member.Run();
+  if (member.shutdown_requested()) {
+    absl::MutexLock l(&mu_);
+    shutdown_requested_ = true;
   }
-  coordinator_.member().StartHeartbeats();
-  backoff.Reset();
-  // The run last taken up: a rollback starts a new run of the same job.
-  std::string known_job;
-  uint64_t known_generation = 0;
-  while (!stop_.stopped()) {
-    if (coordinator_.member().last_heartbeat().shutdown) {
-      absl::MutexLock l(&mu_);
-      shutdown_requested_ = true;
-      LOG(INFO) << "the coordinator shuts the cluster down";
-      return absl::OkStatus();
-    }
-    absl::StatusOr<Assignment> assignment =
-        coordinator_.member().GetAssignment(known_job, known_generation, options_.assignment_wait);
-    if (!assignment.ok()) {
-      if (stop_.stopped()) break;
-      if (absl::IsFailedPrecondition(assignment.status())) return assignment.status();
-      LOG(WARNING) << "no assignment from the coordinator: " << assignment.status();
-      if (stop_.SleepFor(clock_, backoff.Next())) break;
-      continue;
-    }
-    if (assignment->job_id().empty() ||
-        (assignment->job_id() == known_job && assignment->generation() == known_generation)) {
-      known_job = assignment->job_id();
-      known_generation = assignment->generation();
-      continue;
-    }
-    coordinator_.SetJob(assignment->job_id());
-    if (metrics_ != nullptr) metrics_->SetBusy(true);
-    absl::Status trained = RunAssignment(*assignment);
-    if (metrics_ != nullptr) metrics_->SetBusy(false);
-    coordinator_.SetJob("");
-    if (absl::IsAborted(trained) && !stop_.stopped()) {
-      LOG(INFO) << trained.message() << "; taking up the job's current assignment";
-      known_job.clear();
-      known_generation = 0;
-      if (stop_.SleepFor(clock_, backoff.Next())) break;
-      continue;
-    }
-    if (trained.ok() || stop_.stopped()) {
-      known_job = assignment->job_id();
-      known_generation = assignment->generation();
-      backoff.Reset();
-      continue;
-    }
-    const absl::Duration pause = backoff.Next();
-    LOG(ERROR) << "job " << assignment->job_id() << " failed on this worker: " << trained
-               << "; asking for work again in " << absl::FormatDuration(pause);
-    known_job.clear();
-    known_generation = 0;
-    if (stop_.SleepFor(clock_, pause)) break;
-  }
-  return absl::OkStatus();
+  return served;
 }
 
 }  // namespace worker
