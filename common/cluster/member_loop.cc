@@ -60,8 +60,8 @@ absl::Status MemberLoop::ServeOnce(KnownRun& known) {
     }
     return assignment.status();
   }
-  if (assignment->job_id().empty() || (assignment->job_id() == known.job_id &&
-                                        assignment->generation() == known.generation)) {
+  if (assignment->job_id().empty() ||
+      (assignment->job_id() == known.job_id && assignment->generation() == known.generation)) {
     known = KnownRun{assignment->job_id(), assignment->generation()};
     return absl::OkStatus();
   }
@@ -79,8 +79,8 @@ absl::Status MemberLoop::RunOne(const Assignment& assignment, KnownRun& known) {
     LOG(INFO) << session_.name() << ": " << ran.message()
               << "; taking up the job's current assignment";
   } else {
-    LOG(ERROR) << session_.name() << ": job " << assignment.job_id()
-               << " failed here: " << ran << "; asking for work again after a pause";
+    LOG(ERROR) << session_.name() << ": job " << assignment.job_id() << " failed here: " << ran
+               << "; asking for work again after a pause";
   }
   // Whatever the run's own code, a pause and the next request for work
   // follow: a run's failure is not a refusal of this member.

@@ -147,8 +147,8 @@ class MemberLoopTest : public ::testing::Test {
 };
 
 TEST(MemberRefusalTest, OnlyAReplacedProcessAWrongRequestOrACancelAreFinal) {
-  EXPECT_TRUE(IsFinalRefusal(WithReason(absl::FailedPreconditionError("newer process"),
-                                        ERROR_REASON_PROCESS_REPLACED)));
+  EXPECT_TRUE(IsFinalRefusal(
+      WithReason(absl::FailedPreconditionError("newer process"), ERROR_REASON_PROCESS_REPLACED)));
   EXPECT_TRUE(IsFinalRefusal(absl::InvalidArgumentError("bad task")));
   EXPECT_TRUE(IsFinalRefusal(absl::CancelledError("stopped")));
   // For now: the coordinator is away, another process holds the index
@@ -164,8 +164,8 @@ TEST(MemberRefusalTest, OnlyAReplacedProcessAWrongRequestOrACancelAreFinal) {
 TEST_F(MemberLoopTest, RunsEachRunOnceAndTakesAVoidedOneUpAgain) {
   const std::string job_id = SubmitJob();
   std::unique_ptr<MemberSession> session = NewSession();
-  RecordingRole role({absl::AbortedError("the run rolled back"),
-                      absl::InternalError("a run that failed here")});
+  RecordingRole role(
+      {absl::AbortedError("the run rolled back"), absl::InternalError("a run that failed here")});
   MemberLoop loop(*session, role, LoopOptions());
   absl::Status result;
   std::thread runner([&] { result = loop.Run(); });

@@ -35,8 +35,8 @@
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
-#include "common/net/call_registry.h"
 #include "common/cluster/member_refusal.h"
+#include "common/net/call_registry.h"
 #include "common/random/random_source.h"
 #include "common/retry/retry.h"
 #include "common/status/error_reason.h"
@@ -270,10 +270,9 @@ absl::Status MemberSession::Retried(
     const std::string& named,
     grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
     const Request& request, Response* response, const CallPolicy& policy) {
-  absl::Status status = Retry(named, options_.retry, retry_context_,
-                              RetryableUnavailable(policy.caller_waits_on), [&] {
-    return Attempt(method, request, response, policy.extra_deadline);
-  });
+  absl::Status status =
+      Retry(named, options_.retry, retry_context_, RetryableUnavailable(policy.caller_waits_on),
+            [&] { return Attempt(method, request, response, policy.extra_deadline); });
   // Attempts never end DeadlineExceeded (see Attempt): it is the retry
   // giving up, and its message names the call already.
   if (status.ok() || absl::IsDeadlineExceeded(status)) return status;

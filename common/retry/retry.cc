@@ -56,11 +56,10 @@ absl::Status RetryLoop(const std::string& what, const RetryOptions& options,
     const absl::Time now = clock.Now();
     const absl::Duration waited = now - start;
     if (until == Until::kSuccessOrDeadline && now + pause - start > options.deadline) {
-      return absl::Status(
-          options.give_up_as_deadline_exceeded ? absl::StatusCode::kDeadlineExceeded
-                                               : absl::StatusCode::kUnavailable,
-          absl::StrCat("gave up waiting for ", what, " after ", attempts, " attempts in ",
-                       Seconds(waited), ": ", status.message()));
+      return absl::Status(options.give_up_as_deadline_exceeded ? absl::StatusCode::kDeadlineExceeded
+                                                               : absl::StatusCode::kUnavailable,
+                          absl::StrCat("gave up waiting for ", what, " after ", attempts,
+                                       " attempts in ", Seconds(waited), ": ", status.message()));
     }
     if (now >= next_log) {
       LOG(WARNING) << "waiting for " << what << " since " << Seconds(waited) << " (" << attempts

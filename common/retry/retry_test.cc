@@ -134,11 +134,10 @@ TEST_F(RetryTest, UntilStoppedOutlastsTheDeadline) {
 
 TEST_F(RetryTest, UntilStoppedEndsWithTheFirstRefusedStatusOrTheStop) {
   int calls = 0;
-  absl::Status status = RetryUntilStopped("peer", RetryOptions(), context_, RetryableUnavailable(),
-                                          [&] {
-                                            return ++calls < 3 ? absl::UnavailableError("down")
-                                                               : absl::InvalidArgumentError("no");
-                                          });
+  absl::Status status =
+      RetryUntilStopped("peer", RetryOptions(), context_, RetryableUnavailable(), [&] {
+        return ++calls < 3 ? absl::UnavailableError("down") : absl::InvalidArgumentError("no");
+      });
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
   EXPECT_EQ(calls, 3);
 
@@ -160,27 +159,27 @@ TEST_F(RetryTest, RepeatUntilStoppedGoesOnAfterSuccessAndPausesOnlyAfterFailures
   options.deadline = absl::Milliseconds(1);  // not read
   std::vector<absl::Duration> slept_before;
   int calls = 0;
-  absl::Status status = RepeatUntilStopped("assignments", options, context_,
-                                           RetryableUnavailable(), [&]() -> absl::Status {
-    slept_before.push_back(clock_.slept());
-    switch (++calls) {
-      case 1:
-      case 2:
-        return absl::UnavailableError("down");  // pauses 100 ms, then 200 ms
-      case 3:
-        return absl::OkStatus();  // no pause; the pauses start over
-      case 4:
-        return absl::UnavailableError("down");  // 100 ms again
-      case 5:
-        return absl::OkStatus();
-      default:
-        return absl::FailedPreconditionError("replaced");
-    }
-  });
+  absl::Status status = RepeatUntilStopped(
+      "assignments", options, context_, RetryableUnavailable(), [&]() -> absl::Status {
+        slept_before.push_back(clock_.slept());
+        switch (++calls) {
+          case 1:
+          case 2:
+            return absl::UnavailableError("down");  // pauses 100 ms, then 200 ms
+          case 3:
+            return absl::OkStatus();  // no pause; the pauses start over
+          case 4:
+            return absl::UnavailableError("down");  // 100 ms again
+          case 5:
+            return absl::OkStatus();
+          default:
+            return absl::FailedPreconditionError("replaced");
+        }
+      });
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  const std::vector<absl::Duration> expected = {
-      absl::ZeroDuration(),       absl::Milliseconds(100), absl::Milliseconds(300),
-      absl::Milliseconds(300),    absl::Milliseconds(400), absl::Milliseconds(400)};
+  const std::vector<absl::Duration> expected = {absl::ZeroDuration(),    absl::Milliseconds(100),
+                                                absl::Milliseconds(300), absl::Milliseconds(300),
+                                                absl::Milliseconds(400), absl::Milliseconds(400)};
   EXPECT_EQ(slept_before, expected);
 }
 
@@ -214,9 +213,8 @@ TEST_F(RetryTest, ReasonsDecideWhatIsRetried) {
   EXPECT_FALSE(waits(absl::OkStatus()));
 
   int calls = 0;
-  absl::Status status = RetryUntilStopped("data lease", RetryOptions(), context_, waits, [&] {
-    return ++calls < 4 ? no_lease : ended;
-  });
+  absl::Status status = RetryUntilStopped("data lease", RetryOptions(), context_, waits,
+                                          [&] { return ++calls < 4 ? no_lease : ended; });
   EXPECT_EQ(ReasonOf(status), ERROR_REASON_JOB_ENDED);
   EXPECT_EQ(calls, 4);
 }

@@ -55,8 +55,8 @@ class LeaseFeeder {
   LeaseFeeder(const LeaseFeeder&) = delete;
   LeaseFeeder& operator=(const LeaseFeeder&) = delete;
 
-  // The next lease to train: the one taken ahead, or one asked for now, waiting while every range is leased out or the job is
-  // starting. None when this run has no more data (it ended for this
+  // The next lease to train: the one taken ahead, or one asked for now, waiting while every range
+  // is leased out or the job is starting. None when this run has no more data (it ended for this
   // worker, the job ended or rolled back, the run is over, or stopped).
   absl::StatusOr<std::optional<FedLease>> Next();
   // A reader of `lease`'s batches.

@@ -45,7 +45,7 @@ StepRunner::StepRunner(StepRunnerOptions options, Model& model, ParameterServerC
 }
 
 absl::Status StepRunner::TrainLease(const DataLease& lease, LeaseBatchReader& reader,
-                                   std::vector<RecordRange>* returned) {
+                                    std::vector<RecordRange>* returned) {
   LeaseInHand hand{lease, reader, *returned};
   absl::Status error;
   bool tried_ahead = false;
@@ -111,8 +111,7 @@ absl::StatusOr<bool> StepRunner::TrainStep(LeaseInHand& hand) {
   return ComputeAndPush(hand, batch);
 }
 
-absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand,
-                                                               LeaseBatch& batch) {
+absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand, LeaseBatch& batch) {
   const absl::Time compute_start = clock_.Now();
   const absl::Status computed =
       model_.ComputeGradients(pulled_.View(), batch.batch, &output_, &gradients_);
@@ -127,8 +126,8 @@ absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand,
   if (!std::isfinite(output_.loss)) {
     // Pushing would spread the damage; the coordinator decides whether
     // this ends the job, so tell it now.
-    LOG(WARNING) << "job " << options_.job_id << ": loss " << output_.loss << " on records [" << batch.begin
-                 << ", " << batch.end << "); gradients not pushed";
+    LOG(WARNING) << "job " << options_.job_id << ": loss " << output_.loss << " on records ["
+                 << batch.begin << ", " << batch.end << "); gradients not pushed";
     reporter_.ReportAnySteps();
     return !reporter_.training_over();
   }
@@ -173,7 +172,8 @@ absl::Status StepRunner::Pull(const RowIds& rows) {
     if (reporter_.training_over()) return absl::OkStatus();
     if (clock_.Now() >= next_log) {
       LOG(WARNING) << "job " << options_.job_id << ": still waiting after "
-                   << absl::FormatDuration(absl::Trunc(clock_.Now() - start, absl::Seconds(1))) << ": " << status.message();
+                   << absl::FormatDuration(absl::Trunc(clock_.Now() - start, absl::Seconds(1)))
+                   << ": " << status.message();
       next_log = clock_.Now() + options_.log_waits_every;
     }
   }
@@ -187,8 +187,7 @@ int64_t StepRunner::PulledRound() const {
   return oldest;
 }
 
-absl::StatusOr<bool> StepRunner::CatchUpWithRound(LeaseInHand& hand,
-                                                                 LeaseBatch& batch) {
+absl::StatusOr<bool> StepRunner::CatchUpWithRound(LeaseInHand& hand, LeaseBatch& batch) {
   while (true) {
     const int64_t round = PulledRound();
     if (round < 0) return true;  // no shard read: nothing to align
@@ -225,9 +224,8 @@ absl::StatusOr<bool> StepRunner::CatchUpWithRound(LeaseInHand& hand,
   }
 }
 
-absl::Status StepRunner::Settle(absl::StatusOr<PushSummary> summary,
-                                               const PushOrigin& origin,
-                                               std::vector<RecordRange>& returned) {
+absl::Status StepRunner::Settle(absl::StatusOr<PushSummary> summary, const PushOrigin& origin,
+                                std::vector<RecordRange>& returned) {
   const RecordRange records = MakeRange(origin.records().begin(), origin.records().end());
   if (!summary.ok()) {
     // Whether the shards applied it is unknown: the lease's hand-back asks
@@ -241,8 +239,9 @@ absl::Status StepRunner::Settle(absl::StatusOr<PushSummary> summary,
   if (summary->stale) {
     returned.push_back(records);
     if (metrics_ != nullptr) metrics_->RecordRequeuedBatch("stale_push");
-    VLOG(1) << "job " << options_.job_id << ": push " << summary->sequence << " refused as stale; records ["
-            << records.begin() << ", " << records.end() << ") go back";
+    VLOG(1) << "job " << options_.job_id << ": push " << summary->sequence
+            << " refused as stale; records [" << records.begin() << ", " << records.end()
+            << ") go back";
   } else if (summary->applied) {
     reporter_.CountApplied();
   }

@@ -54,8 +54,8 @@ class StepRunner {
   // `over` says whether the run is over (the job changed, Stop(), the
   // membership lapsed).
   StepRunner(StepRunnerOptions options, Model& model, ParameterServerClient& ps,
-             ProgressReporter& reporter, LeaseFeeder& feeder, Clock& clock,
-             WorkerMetrics* metrics, std::function<bool()> over);
+             ProgressReporter& reporter, LeaseFeeder& feeder, Clock& clock, WorkerMetrics* metrics,
+             std::function<bool()> over);
 
   StepRunner(const StepRunner&) = delete;
   StepRunner& operator=(const StepRunner&) = delete;
