@@ -77,11 +77,9 @@ EvaluationLoop::EvaluationLoop(std::shared_ptr<grpc::Channel> coordinator, Env& 
   member.coordinator_address = options_.coordinator_address;
   member.call_timeout = options_.call_timeout;
   member.retry = options_.retry;
-  member.describe_self = [this](HeartbeatRequest* beat) { DescribeSelf(beat); };
   member.on_heartbeat = [this](const HeartbeatRequest& sent, const HeartbeatResponse& answer) {
     NoteHeartbeat(sent, answer);
   };
-  member.on_shutdown = [this] { OnShutdown(); };
   absl::StatusOr<std::unique_ptr<MemberSession>> session = MemberSession::Create(
       std::move(coordinator), std::move(member), options_.incarnation, clock_, random_);
   CHECK(session.ok()) << "evaluator: " << session.status();
@@ -130,63 +128,30 @@ bool EvaluationLoop::shutdown_requested() {
   return shutdown_requested_;
 }
 
-absl::Status EvaluationLoop::Register() {
-  Backoff backoff(options_.retry, random_);
-  while (true) {
-    absl::Status status = member_->Register();
-    if (status.ok() || absl::IsCancelled(status)) return status;
-    // Refusals that waiting does not fix end the loop.
-    if (absl::IsInvalidArgument(status) || absl::IsAlreadyExists(status) ||
-        absl::IsFailedPrecondition(status)) {
-      return status;
-    }
-    LOG(WARNING) << "evaluator: " << status << "; trying again";
-    if (stop_.SleepFor(clock_, backoff.Next())) return absl::CancelledError("stopped");
-  }
-}
-
 absl::Status EvaluationLoop::Run() {
-  absl::Status registered = Register();
-  if (!registered.ok()) {
-    if (absl::IsCancelled(registered)) registered = absl::OkStatus();
-    absl::MutexLock lock(&mu_);
-    run_status_ = registered;
-    return registered;
-  }
-  member_->StartHeartbeats();
-
-  std::string known_job;
-  Backoff backoff(options_.retry, random_);
-  while (!stopping()) {
-    const int64_t registrations = member_->reregistrations();
-    absl::StatusOr<Assignment> assignment =
-        member_->GetAssignment(known_job, 0, options_.assignment_wait);
-    if (absl::IsCancelled(assignment.status())) break;
-    if (member_->reregistrations() != registrations) {
-      // A restarted coordinator resumes the job afresh: follow it again.
-      known_job.clear();
-    }
-    if (!assignment.ok()) {
-      LOG(WARNING) << "evaluator: no assignment: " << assignment.status();
-      if (stop_.SleepFor(clock_, backoff.Next())) break;
-      continue;
-    }
-    backoff.Reset();
-    if (assignment->job_id() == known_job) continue;
-    known_job = assignment->job_id();
-    if (known_job.empty()) continue;
-    if (!JobModeEvaluates(assignment->spec().mode())) {
-      LOG(INFO) << "evaluator: job " << known_job << " does not evaluate; idle";
-      continue;
-    }
-    RunJob(*assignment);
-  }
-
+  MemberLoopOptions options;
+  options.assignment_wait = options_.assignment_wait;
+  options.pauses = options_.retry;
+  // Assignments of the evaluator carry no generation: a restarted
+  // coordinator resumes the job under the same id and has forgotten its
+  // evaluations, so the job is followed again.
+  options.rerun_after_reregistration = true;
+  MemberLoop member(*member_, *this, options);
+  const absl::Status served = member.Run();
   stop_.Stop();
   member_->Cancel();
   absl::MutexLock lock(&mu_);
-  run_status_ = absl::OkStatus();
+  run_status_ = served;
   return run_status_;
+}
+
+absl::Status EvaluationLoop::RunAssignment(const Assignment& assignment) {
+  if (!JobModeEvaluates(assignment.spec().mode())) {
+    LOG(INFO) << "evaluator: job " << assignment.job_id() << " does not evaluate; idle";
+    return absl::OkStatus();
+  }
+  RunJob(assignment);
+  return absl::OkStatus();
 }
 
 void EvaluationLoop::DescribeSelf(HeartbeatRequest* beat) {
@@ -212,7 +177,7 @@ void EvaluationLoop::NoteHeartbeat(const HeartbeatRequest& sent, const Heartbeat
   }
 }
 
-void EvaluationLoop::OnShutdown() {
+void EvaluationLoop::ShutDown() {
   {
     absl::MutexLock lock(&mu_);
     shutdown_requested_ = true;
@@ -411,64 +376,73 @@ void EvaluationLoop::EvaluateNewestOnce(JobContext& job) {
 
 void EvaluationLoop::WatchLoop(std::string job_id) {
   int64_t after_step = 0;
-  Backoff backoff(options_.retry, random_);
-  absl::Time next_warning = absl::InfinitePast();
-  while (true) {
-    WatchCheckpointsRequest request;
-    request.set_job_id(job_id);
-    request.set_after_step(after_step);
-    std::unique_ptr<CheckpointWatch> watch = client_->WatchCheckpoints(request);
-    {
-      absl::MutexLock lock(&mu_);
-      if (stopping_ || job_changed_ || !watching_) return;
-      active_watch_ = watch.get();
-    }
-    absl::Status ended;
-    while (true) {
-      absl::StatusOr<CheckpointNotification> notification = watch->Next();
-      if (!notification.ok()) {
-        ended = notification.status();
-        break;
-      }
-      backoff.Reset();
-      const CheckpointInfo& info = notification->checkpoint();
-      after_step = std::max(after_step, info.step());
-      CheckpointCandidate checkpoint;
-      checkpoint.step = info.step();
-      checkpoint.path = info.path();
-      checkpoint.final = info.final();
-      checkpoint.leased = true;
-      std::vector<SkippedCandidate> skipped;
-      {
-        absl::MutexLock lock(&mu_);
-        if (!schedule_) break;
-        skipped = schedule_->Offer(checkpoint);
-        pending_changed_ = true;
-      }
-      HandleSkipped(job_id, skipped);
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      active_watch_ = nullptr;
-      if (absl::IsOutOfRange(ended) || absl::IsFailedPrecondition(ended)) {
-        LOG(INFO) << "evaluator: checkpoints of job " << job_id << " are over: " << ended;
-        stream_ended_ = true;
-        return;
-      }
-      if (stopping_ || job_changed_ || !watching_) return;
-    }
-    watch.reset();
-    if (NeedsRegistration(ended)) {
-      // The coordinator forgot this evaluator (it restarted) or marked it
-      // lost: the same incarnation registers again, and the stream reopens.
-      if (member_->Register().ok()) continue;
-    } else if (clock_.Now() >= next_warning) {
-      LOG(WARNING) << "evaluator: checkpoint stream of job " << job_id << " broke (" << ended
-                   << "); reopening after step " << after_step;
-      next_warning = clock_.Now() + options_.log_waits_every;
-    }
-    if (stop_.SleepFor(clock_, backoff.Next())) return;
+  bool over = false;
+  RetryOptions pauses = options_.retry;
+  pauses.log_every = options_.log_waits_every;
+  // Ends once `over` or stopped; WatchOnce has said why.
+  RepeatUntilStopped(
+      absl::StrCat(member_->CoordinatorName(), " (checkpoints of job ", job_id, ")"), pauses,
+      waits_, [&over](const absl::Status&) { return !over; },
+      [&] { return WatchOnce(job_id, after_step, over); })
+      .IgnoreError();
+}
+
+absl::Status EvaluationLoop::WatchOnce(const std::string& job_id, int64_t& after_step,
+                                       bool& over) {
+  WatchCheckpointsRequest request;
+  request.set_job_id(job_id);
+  request.set_after_step(after_step);
+  std::unique_ptr<CheckpointWatch> watch = client_->WatchCheckpoints(request);
+  {
+    absl::MutexLock lock(&mu_);
+    over = stopping_ || job_changed_ || !watching_;
+    if (over) return absl::CancelledError("the watch ends");
+    active_watch_ = watch.get();
   }
+  absl::Status ended;
+  bool delivered = false;
+  while (true) {
+    absl::StatusOr<CheckpointNotification> notification = watch->Next();
+    if (!notification.ok()) {
+      ended = notification.status();
+      break;
+    }
+    delivered = true;
+    const CheckpointInfo& info = notification->checkpoint();
+    after_step = std::max(after_step, info.step());
+    CheckpointCandidate checkpoint;
+    checkpoint.step = info.step();
+    checkpoint.path = info.path();
+    checkpoint.final = info.final();
+    checkpoint.leased = true;
+    std::vector<SkippedCandidate> skipped;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!schedule_) break;
+      skipped = schedule_->Offer(checkpoint);
+      pending_changed_ = true;
+    }
+    HandleSkipped(job_id, skipped);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    active_watch_ = nullptr;
+    if (absl::IsOutOfRange(ended) || absl::IsFailedPrecondition(ended)) {
+      LOG(INFO) << "evaluator: checkpoints of job " << job_id << " are over: " << ended;
+      stream_ended_ = true;
+      over = true;
+    }
+    over = over || stopping_ || job_changed_ || !watching_;
+  }
+  if (over) return absl::CancelledError("the watch ends");
+  // The coordinator forgot this evaluator (it restarted) or marked it lost:
+  // the same incarnation registers again, and the stream reopens at once.
+  if (NeedsRegistration(ended) && member_->Register().ok()) return absl::OkStatus();
+  if (delivered) return absl::OkStatus();
+  // Said every log_waits_every by the loop while the breaks go on.
+  VLOG(1) << "evaluator: checkpoint stream of job " << job_id << " broke (" << ended
+          << "); reopening after step " << after_step;
+  return ended.ok() ? absl::UnavailableError("the checkpoint stream ended") : ended;
 }
 
 void EvaluationLoop::PollModelDir(JobContext& job) {

@@ -41,8 +41,9 @@
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
 #include "common/random/random_source.h"
+#include "common/cluster/member_loop.h"
 #include "common/cluster/member_session.h"
-#include "common/retry/backoff.h"
+#include "common/retry/retry.h"
 #include "grpcpp/grpcpp.h"
 #include "evaluator/coordinator_client.h"
 #include "evaluator/eval_schedule.h"
@@ -73,9 +74,10 @@ struct EvaluationLoopOptions {
   // Deadline of one WatchCheckpoints stream; a stream that reaches it is
   // reopened from the last step seen. Default 10 minutes.
   absl::Duration watch_timeout = absl::Minutes(10);
-  // Retries of calls to the coordinator that fail with Unavailable.
-  // Registration keeps trying until Stop (the coordinator may start later);
-  // the other calls give up at retry.deadline.
+  // Retries of calls to the coordinator that fail with Unavailable, and
+  // the pauses of the loop itself. Registration, reopening the checkpoint
+  // stream and asking for work keep trying until Stop (the coordinator may
+  // start later); the other calls give up at retry.deadline.
   RetryOptions retry;
   // How long one GetAssignment waits for a change. Default 30 s.
   absl::Duration assignment_wait = absl::Seconds(30);
@@ -98,8 +100,9 @@ struct EvaluationLoopOptions {
 
 // Thread-safe: Start, Stop and the accessors may be called from any thread.
 // Evaluation runs on the thread that runs Run (Start's thread), which owns
-// the oneDNN context.
-class EvaluationLoop {
+// the oneDNN context. Its life as a cluster member is a MemberLoop
+// (common/cluster/member_loop.h) driving it as a MemberRole.
+class EvaluationLoop : private MemberRole {
  public:
   // Talks to the coordinator over `coordinator`. `env`, `clock` and
   // `metrics` are borrowed and must outlive the loop. options.task must
@@ -107,7 +110,7 @@ class EvaluationLoop {
   EvaluationLoop(std::shared_ptr<grpc::Channel> coordinator, Env& env, Clock& clock,
                  EvaluatorMetrics& metrics, EvaluationLoopOptions options);
   // Stops and joins.
-  ~EvaluationLoop();
+  ~EvaluationLoop() override;
 
   EvaluationLoop(const EvaluationLoop&) = delete;
   EvaluationLoop& operator=(const EvaluationLoop&) = delete;
@@ -121,8 +124,8 @@ class EvaluationLoop {
   void Stop();
 
   // Registers, then serves jobs until Stop or the coordinator's shutdown.
-  // OK then. InvalidArgument or AlreadyExists: the coordinator refused the
-  // registration (another evaluator holds this index).
+  // OK then. A final refusal of this member otherwise (IsFinalRefusal):
+  // FailedPrecondition PROCESS_REPLACED, InvalidArgument.
   absl::Status Run();
 
   // Run's result once it has returned; Unknown before.
@@ -132,18 +135,26 @@ class EvaluationLoop {
  private:
   struct JobContext;
 
-  // Registers, trying again until Stop while the coordinator is away.
-  absl::Status Register();
-  // The member session's callbacks, on its heartbeat thread.
-  void DescribeSelf(HeartbeatRequest* beat);
+  // MemberRole: what the heartbeats say of this evaluator, and the
+  // cluster's shutdown (on the heartbeat thread); a job, if it evaluates.
+  void DescribeSelf(HeartbeatRequest* beat) override;
+  void ShutDown() override;
+  absl::Status RunAssignment(const Assignment& assignment) override;
+  // The member session's callback, on its heartbeat thread.
   void NoteHeartbeat(const HeartbeatRequest& sent, const HeartbeatResponse& answer);
-  void OnShutdown();
   // Assignment: one job's evaluation, until it is over or the job changes.
   void RunJob(const Assignment& assignment);
   absl::Status PrepareJob(JobContext& job);
   void FollowCheckpoints(JobContext& job);
   void EvaluateNewestOnce(JobContext& job);
+  // Follows the job's WatchCheckpoints stream, reopened after each break
+  // from the last step seen, until the job's checkpoints are over, the job
+  // changes or Stop. On the watch thread.
   void WatchLoop(std::string job_id);
+  // One stream, until it ends. OK: reopen at once (it delivered
+  // checkpoints, or this evaluator registered again); otherwise the error
+  // to pause on. Sets `over` when nothing is to be reopened.
+  absl::Status WatchOnce(const std::string& job_id, int64_t& after_step, bool& over);
   void PollModelDir(JobContext& job);
 
   // One checkpoint: verify, load, evaluate, summarise, export, report,
@@ -180,6 +191,8 @@ class EvaluationLoop {
 
   StopSignal stop_;
   SeededRandom random_;
+  // The loop's own pauses (reopening the checkpoint stream) end with Stop.
+  const RetryContext waits_{clock_, random_, stop_};
   std::unique_ptr<MemberSession> member_;
   std::unique_ptr<CoordinatorClient> client_;
   std::thread run_thread_;  // set by Start

@@ -51,6 +51,10 @@ class CoordinatorClient {
   // The job the heartbeats name ("" between jobs).
   void SetJob(const std::string& job_id);
 
+  // What the heartbeats say of this worker: its job, the global step of
+  // the last progress answer, undelivered reports and why.
+  void DescribeSelf(HeartbeatRequest* beat) const;
+
   // A lease on training records of `job_id`, or one with end_of_data.
   // Unavailable (not retried here): every range is leased out to others
   // for now; ask again later. FailedPrecondition: the job is not running.
@@ -75,8 +79,6 @@ class CoordinatorClient {
  private:
   CoordinatorClient() = default;
 
-  // What the heartbeats say of this worker.
-  void DescribeSelf(HeartbeatRequest* beat) const;
   // Keeps what the heartbeats say of this worker up to date after a round
   // of progress reports.
   void NoteReportOutcome(const absl::Status& status, size_t undelivered,

@@ -1,10 +1,7 @@
 #include "worker/worker_loop.h"
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
+#include <memory>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,57 +13,25 @@
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
-#include "worker/overlapped_push.h"
+#include "worker/internal/lease_feeder.h"
+#include "worker/internal/progress_reporter.h"
+#include "worker/internal/step_runner.h"
 #include "worker/push_incarnation.h"
 #include "worker/shard_slicer.h"
 #include "worker/training_data.h"
 
 namespace pstrain {
 namespace worker {
-namespace {
 
-std::string Seconds(absl::Duration d) {
-  return absl::FormatDuration(absl::Trunc(d, absl::Seconds(1)));
-}
-
-RecordRange MakeRange(int64_t begin, int64_t end) {
-  RecordRange range;
-  range.set_begin(begin);
-  range.set_end(end);
-  return range;
-}
-
-// Records [begin, end) of `lease`, as a push names where its gradients
-// came from.
-PushOrigin OriginOf(const DataLease& lease, int64_t begin, int64_t end) {
-  PushOrigin origin;
-  origin.set_lease_id(lease.lease_id());
-  origin.set_epoch(lease.epoch());
-  origin.mutable_records()->set_begin(begin);
-  origin.mutable_records()->set_end(end);
-  return origin;
-}
-
-// Sorted, with touching ranges merged.
-std::vector<RecordRange> Coalesce(std::vector<RecordRange> ranges) {
-  std::sort(ranges.begin(), ranges.end(),
-            [](const RecordRange& a, const RecordRange& b) { return a.begin() < b.begin(); });
-  std::vector<RecordRange> out;
-  for (const RecordRange& r : ranges) {
-    if (r.end() <= r.begin()) continue;
-    if (!out.empty() && out.back().end() >= r.begin()) {
-      out.back().set_end(std::max(out.back().end(), r.end()));
-    } else {
-      out.push_back(r);
-    }
-  }
-  return out;
-}
-
-}  // namespace
+using internal::FedLease;
+using internal::LeaseFeeder;
+using internal::ProgressReporter;
+using internal::StepRunner;
 
 // Everything one assignment needs, built on the compute thread and thrown
-// away when the job ends for this worker.
+// away when the job ends for this worker: the model and the data, the
+// parameter-server client, and the three parts that train with them (the
+// lease feeder, the step runner and the progress reporter).
 class WorkerLoop::AssignmentRun {
  public:
   AssignmentRun(WorkerLoop& loop, const Assignment& assignment)
@@ -75,9 +40,7 @@ class WorkerLoop::AssignmentRun {
         job_id_(assignment.job_id()),
         spec_(assignment.spec()),
         answers_before_(loop.coordinator_.member().last_heartbeat().answers),
-        reregistrations_before_(loop.coordinator_.member().reregistrations()),
-        last_report_(loop.clock_.Now()),
-        known_global_step_(assignment.global_step()) {}
+        reregistrations_before_(loop.coordinator_.member().reregistrations()) {}
 
   ~AssignmentRun() {
     absl::MutexLock l(&loop_.mu_);
@@ -88,98 +51,16 @@ class WorkerLoop::AssignmentRun {
   absl::Status Train();
 
  private:
-  // The lease being trained: its batches, the batch in hand, and the
-  // records that go back to the coordinator with it (those of refused
-  // pushes, and the unread rest when training ends early).
-  struct LeaseInHand {
-    const DataLease& lease;
-    LeaseBatchReader& reader;
-    std::vector<RecordRange>& returned;
-    int64_t batch_index = -1;  // of the batch in hand, within the lease
-  };
-
-  // The next lease to train, waiting while every range is leased out or
-  // the job is starting; none when this run has no more data (it ended for
-  // this worker, the job ended or rolled back, or the run is Over()).
-  absl::StatusOr<std::optional<DataLease>> NextLease();
-  // Trains `lease` until its data ends, training stops or an error, from
-  // `reader` (its lease ahead's), or a reader made here when null.
-  absl::Status TrainLease(const DataLease& lease, std::unique_ptr<LeaseBatchReader> reader,
-                          std::vector<RecordRange>* returned);
-  // A lease taken while the one in hand trains (in its last
-  // lease_ahead_batches batches), with a reader already assembling its
-  // first batches. Streamed data only: the first batch of a lease needs
-  // every block of its window read, and read ahead that is done while this
-  // worker computes, not at the lease's first step (without it, data_wait
-  // was 10% of the step of the cluster MLP on streamed data).
-  // In memory a batch is a copy of rows, and holding a second lease would
-  // only keep its records from other workers for longer.
-  struct LeaseAhead {
-    DataLease lease;
-    std::unique_ptr<LeaseBatchReader> reader;
-  };
-  // Takes the next lease ahead if the data streams, the lease in hand is not
-  // a sync slot's (those are dealt in round order, one at a time), and one
-  // is free at once; otherwise NextLease() takes it when it is needed.
-  void TakeLeaseAhead(const DataLease& in_hand);
-  // Hands the lease ahead back whole: training ended before it began.
-  void ReturnLeaseAhead();
-  // One step: reads a batch, pulls its parameters and settles the push
-  // overlapped with the pull, then ComputeAndPush. False when the lease's
-  // training ends here without an error.
-  absl::StatusOr<bool> TrainStep(LeaseInHand& hand);
-  absl::StatusOr<bool> ComputeAndPush(LeaseInHand& hand, LeaseBatch& batch);
-  // Completes `lease`, handing `returned` back, unless it stays with this
-  // worker's sync slot.
-  void HandBack(const DataLease& lease, const absl::Status& trained,
-                const std::vector<RecordRange>& returned);
-  // Whether a lease whose training ended with `trained` stays with this
-  // worker's sync slot (for its next run) rather than being completed.
-  bool KeepsForItsSlot(const DataLease& lease, const absl::Status& trained) const {
-    return lease.has_first_round() && !trained.ok() && !stopping_;
-  }
-
-  // Pulls the parameters `batch` trains on and, in deterministic sync mode,
-  // aligns the batch with the shards' round. False: the lease's previous
-  // holder trained it to its end.
-  absl::StatusOr<bool> PullFor(LeaseInHand& hand, LeaseBatch& batch);
-  // Pulls for `rows`, waiting out sync rounds while the job runs. Reads
-  // nothing if training stops meanwhile.
-  absl::Status Pull(const RowIds& rows);
-  // Deterministic sync mode (the lease has a first_round): makes `batch`
-  // the batch of the round just pulled. A pull of an older round waits for
-  // the batch's round; a newer round means the rounds between were
-  // completed with this slot's part (by the lease's previous holder), so
-  // their batches are skipped (false when that is the rest of the lease),
-  // and the new batch's rows are pulled. Pushes then name the round on
-  // every shard; a shard already past it (the previous holder's push
-  // reached it) answers DUPLICATE.
-  absl::StatusOr<bool> CatchUpWithRound(LeaseInHand& hand, LeaseBatch& batch);
-  // The round the pulled parameters are at: the oldest version of the
-  // shards read; -1 when none was.
-  int64_t PulledRound() const;
-  // Sync mode: the parameters just pulled are those after round max_steps
-  // on every shard, so this worker's part is done. Stopping here, rather
-  // than when an answer to a report says so, ends a sync job exactly at
-  // max_steps.
-  bool PulledFinalRound() const;
-
-  // Books a push's outcome; the batch's records go back if it was refused.
-  absl::Status Settle(absl::StatusOr<PushSummary> summary, const PushOrigin& origin,
-                      std::vector<RecordRange>& returned);
-  // Waits for the overlapped push, if any, and settles it.
-  absl::Status SettleOverlappedPush(LeaseInHand& hand);
-  // Observes the time from `start` to now as `phase` of a step.
-  void RecordPhase(StepPhase phase, absl::Time start);
-  // Books a computed step for the next progress report.
-  void CountStep(int64_t examples);
-
-  // Reports progress when steps_per_loop steps have run (or `force` and
-  // any have).
-  void MaybeReport(bool force);
-  // Reports whatever ran since the last report, possibly nothing; sets
-  // stopping_ when the answer says the job is over for this worker.
-  void SendReport();
+  // The parameter-server client's settings for this run.
+  ParameterServerClientOptions PsOptions() const;
+  // Builds the feeder, the reporter and the step runner over what Setup
+  // made.
+  void BuildParts(const ParameterServerClientOptions& ps);
+  // Trains `fed` and hands it back (or keeps it for its sync slot).
+  absl::Status TrainFed(FedLease fed);
+  // What a lease whose training ended with `trained` means for the run:
+  // OK to go on, or the status that ends it.
+  absl::Status RunStatusAfter(const absl::Status& trained);
 
   bool Over() { return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed(); }
   // Reports what was applied and returns the Aborted status of a worker
@@ -204,37 +85,11 @@ class WorkerLoop::AssignmentRun {
   std::unique_ptr<Model> model_;
   std::unique_ptr<ParameterServerClient> ps_;
   std::unique_ptr<EpochOrders> orders_;
-  // Borrows source_, so declared after it.
-  std::optional<LeaseAhead> ahead_;
-  TrainingDataOptions data_;
-  int64_t steps_per_loop_ = 0;
-  bool sync_ = false;
-
-  PulledParameters pulled_;
-  Gradients gradients_;
-  ModelOutput output_;
-  std::vector<int64_t> min_versions_;
-  // Async modes with overlap_pull_with_push: pushes run behind the pulls.
-  // Declared after what a push borrows (ps_, gradients_), so that it is
-  // destroyed, waiting for a push in flight, before them.
-  std::unique_ptr<OverlappedPush> overlapped_;
-
-  // Since the last progress report.
-  int64_t steps_ = 0, examples_ = 0, applied_ = 0;
-  double loss_sum_ = 0;
-  absl::Time last_report_;
-  int64_t newest_version_ = 0;
-  // The global step in the coordinator's last answer.
-  int64_t known_global_step_ = 0;
-  // This run trains no more: an answer to a report stopped the job, or
-  // the run was Over() between steps. The rest of the lease in hand goes
-  // back and no lease is taken.
-  bool stopping_ = false;
-  // PulledFinalRound() was seen: report what is left and stop training.
-  bool reached_max_steps_ = false;
-  // Leases with a push whose outcome this worker never learned: their
-  // hand-back asks the shards' ledgers what was trained.
-  std::set<int64_t> leases_with_unknown_pushes_;
+  // Borrow the above, so declared after them; the step runner borrows the
+  // other two.
+  std::unique_ptr<ProgressReporter> reporter_;
+  std::unique_ptr<LeaseFeeder> feeder_;
+  std::unique_ptr<StepRunner> steps_;
 };
 
 absl::Status WorkerLoop::AssignmentRun::Setup() {
@@ -251,6 +106,28 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
   ASSIGN_OR_RETURN(ShardSlicer slicer,
                    ShardSlicer::Create(model_->Variables(), assignment_.placements(),
                                        assignment_.ps_addresses_size()));
+  const ParameterServerClientOptions ps = PsOptions();
+  std::vector<std::string> addresses(assignment_.ps_addresses().begin(),
+                                     assignment_.ps_addresses().end());
+  ASSIGN_OR_RETURN(ps_, ParameterServerClient::Create(std::move(addresses), std::move(slicer), ps,
+                                                      loop_.clock_, loop_.random_, loop_.metrics_,
+                                                      loop_.options_.ps_channels));
+  {
+    absl::MutexLock l(&loop_.mu_);
+    loop_.ps_ = ps_.get();
+    if (loop_.stop_.stopped()) ps_->Cancel();
+  }
+  BuildParts(ps);
+  LOG(INFO) << "job " << job_id_ << ": training " << model_->name() << " on "
+            << source_->info().DebugString() << " as worker rank " << ps.worker << " of "
+            << assignment_.num_workers() << ", " << assignment_.ps_addresses_size()
+            << " parameter servers, " << UpdateMode_Name(ps.update_mode)
+            << (ps.gradient_dtype == DATA_TYPE_BFLOAT16 ? ", gradients pushed as bfloat16" : "")
+            << (ps.parameter_dtype == DATA_TYPE_BFLOAT16 ? ", parameters pulled as bfloat16" : "");
+  return absl::OkStatus();
+}
+
+ParameterServerClientOptions WorkerLoop::AssignmentRun::PsOptions() const {
   ParameterServerClientOptions ps = loop_.options_.ps;
   ps.job_id = job_id_;
   // The shards know workers by rank in [0, num_workers).
@@ -268,33 +145,33 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
                                                       : absl::InfinitePast();
   };
   ps.update_mode = UpdateModeOf(spec_.training());
-  sync_ = ps.update_mode == UPDATE_MODE_SYNC;
   ps.gradient_dtype = WireDataTypeOf(spec_.training().wire().gradients());
   ps.parameter_dtype = WireDataTypeOf(spec_.training().wire().parameters());
-  std::vector<std::string> addresses(assignment_.ps_addresses().begin(),
-                                     assignment_.ps_addresses().end());
-  ASSIGN_OR_RETURN(ps_, ParameterServerClient::Create(std::move(addresses), std::move(slicer), ps,
-                                                      loop_.clock_, loop_.random_, loop_.metrics_,
-                                                      loop_.options_.ps_channels));
-  {
-    absl::MutexLock l(&loop_.mu_);
-    loop_.ps_ = ps_.get();
-    if (loop_.stop_.stopped()) ps_->Cancel();
-  }
-  if (!sync_ && loop_.options_.overlap_pull_with_push) {
-    overlapped_ = std::make_unique<OverlappedPush>(*ps_);
-  }
-  data_ = TrainingDataOptionsFromSpec(spec_.train_data());
-  orders_ = std::make_unique<EpochOrders>(source_.get(), data_.shuffle, data_.seed);
-  steps_per_loop_ = StepsPerLoopOf(spec_.training());
-  min_versions_.assign(assignment_.ps_addresses_size(), 0);
-  LOG(INFO) << "job " << job_id_ << ": training " << model_->name() << " on "
-            << source_->info().DebugString() << " as worker rank " << ps.worker << " of "
-            << assignment_.num_workers() << ", " << assignment_.ps_addresses_size()
-            << " parameter servers, " << UpdateMode_Name(ps.update_mode)
-            << (ps.gradient_dtype == DATA_TYPE_BFLOAT16 ? ", gradients pushed as bfloat16" : "")
-            << (ps.parameter_dtype == DATA_TYPE_BFLOAT16 ? ", parameters pulled as bfloat16" : "");
-  return absl::OkStatus();
+  return ps;
+}
+
+void WorkerLoop::AssignmentRun::BuildParts(const ParameterServerClientOptions& ps) {
+  internal::LeaseFeederOptions data;
+  data.backoff = loop_.options_.backoff;
+  data.lease_ahead_batches = loop_.options_.lease_ahead_batches;
+  data.data = TrainingDataOptionsFromSpec(spec_.train_data());
+  orders_ = std::make_unique<EpochOrders>(source_.get(), data.data.shuffle, data.data.seed);
+  auto over = [this] { return Over(); };
+  reporter_ = std::make_unique<ProgressReporter>(loop_.coordinator_, assignment_,
+                                                 StepsPerLoopOf(spec_.training()), loop_.clock_,
+                                                 loop_.metrics_);
+  feeder_ = std::make_unique<LeaseFeeder>(loop_.coordinator_, job_id_, std::move(data), *source_,
+                                          *orders_, loop_.waits_, loop_.metrics_, over);
+  internal::StepRunnerOptions steps;
+  steps.job_id = job_id_;
+  steps.sync = ps.update_mode == UPDATE_MODE_SYNC;
+  steps.num_shards = assignment_.ps_addresses_size();
+  steps.max_steps = spec_.stop().max_steps();
+  steps.round_wait = loop_.options_.round_wait;
+  steps.log_waits_every = loop_.options_.backoff.log_every;
+  steps.overlap_pull_with_push = loop_.options_.overlap_pull_with_push;
+  steps_ = std::make_unique<StepRunner>(std::move(steps), *model_, *ps_, *reporter_, *feeder_,
+                                        loop_.clock_, loop_.metrics_, over);
 }
 
 absl::Status WorkerLoop::AssignmentRun::Train() {
@@ -302,443 +179,65 @@ absl::Status WorkerLoop::AssignmentRun::Train() {
     LOG(INFO) << "job " << job_id_ << " trains nothing (" << JobMode_Name(spec_.mode()) << ")";
     return absl::OkStatus();
   }
-  while (!stopping_ && !reached_max_steps_ && !Over()) {
-    std::optional<DataLease> lease;
-    std::unique_ptr<LeaseBatchReader> reader;
-    if (ahead_.has_value()) {
-      lease = std::move(ahead_->lease);
-      reader = std::move(ahead_->reader);
-      ahead_.reset();
-    } else {
-      ASSIGN_OR_RETURN(lease, NextLease());
-      if (!lease.has_value()) break;
-    }
-    std::vector<RecordRange> returned;
-    const absl::Status trained = TrainLease(*lease, std::move(reader), &returned);
-    HandBack(*lease, trained, Coalesce(std::move(returned)));
-    if (!trained.ok()) ReturnLeaseAhead();
-    if (absl::IsFailedPrecondition(trained)) {
-      // A shard refused a push made after this worker's membership may
-      // have lapsed (a process frozen past its heartbeat deadline): the
-      // coordinator marks it lost and hands its data to others.
-      if (ReasonOf(trained) == ERROR_REASON_MEMBERSHIP_LAPSED || MembershipLapsed()) {
-        return LostMembership();
-      }
-      // The shards dropped the job (it ended while this worker trained),
-      // or a newer run of it replaced this one (a rollback): this run is
-      // over and the job's current assignment says what comes next.
-      return absl::AbortedError(absl::StrCat("the parameter servers ended this run of job ",
-                                             job_id_, ": ", trained.message()));
-    }
-    if (!trained.ok()) return trained;
+  while (!reporter_->training_over() && !steps_->reached_max_steps() && !Over()) {
+    ASSIGN_OR_RETURN(std::optional<FedLease> fed, feeder_->Next());
+    if (!fed.has_value()) break;
+    RETURN_IF_ERROR(TrainFed(*std::move(fed)));
   }
-  ReturnLeaseAhead();
+  feeder_->ReturnAhead(MembershipLapsed());
   if (MembershipLapsed()) return LostMembership();
   // The coordinator takes its final checkpoint once every worker has heard
   // the stop: report (empty reports when nothing is left) until it says so
   // or the job is over some other way.
-  while (!stopping_ && !Over()) {
-    SendReport();
-    if (stopping_ || loop_.stop_.SleepFor(loop_.clock_, loop_.options_.done_report_interval)) {
-      break;
-    }
-  }
+  RepeatEvery(
+      loop_.waits_, [this] { return loop_.options_.done_report_interval; },
+      [this] {
+        if (reporter_->training_over() || Over()) return false;
+        reporter_->Report();
+        return !reporter_->training_over();
+      });
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<DataLease>> WorkerLoop::AssignmentRun::NextLease() {
-  Backoff backoff(loop_.options_.backoff, loop_.random_);
-  const absl::Time waiting_since = loop_.clock_.Now();
-  while (!Over()) {
-    absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
-    const ErrorReason refusal = ReasonOf(lease.status());
-    if (refusal == ERROR_REASON_NO_FREE_LEASE || refusal == ERROR_REASON_JOB_STARTING) {
-      // Every range is leased out for now (one may come back), or the job
-      // is not ready to hand any out yet.
-      if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRetry("no_free_lease");
-      LOG_EVERY_N(INFO, 20) << "waiting for a data lease of job " << job_id_ << " since "
-                            << Seconds(loop_.clock_.Now() - waiting_since) << ": "
-                            << lease.status().message();
-      if (loop_.stop_.SleepFor(loop_.clock_, backoff.Next())) break;
-      continue;
-    }
-    if (absl::IsFailedPrecondition(lease.status())) {
-      // The job ended, or this run of it rolled back: the assignment says
-      // what comes next.
-      LOG(INFO) << "job " << job_id_ << ": this run is over: " << lease.status().message();
-      break;
-    }
-    RETURN_IF_ERROR(lease.status());
-    if (lease->end_of_data()) {
-      LOG(INFO) << "job " << job_id_ << ": no more training data for this worker";
-      break;
-    }
-    return *std::move(lease);
+absl::Status WorkerLoop::AssignmentRun::TrainFed(FedLease fed) {
+  absl::Status trained;
+  if (fed.reader == nullptr) {
+    absl::StatusOr<std::unique_ptr<LeaseBatchReader>> reader = feeder_->OpenReader(fed.lease);
+    if (reader.ok()) fed.reader = *std::move(reader);
+    trained = reader.status();
   }
-  return std::nullopt;
+  std::vector<RecordRange> returned;
+  if (trained.ok()) trained = steps_->TrainLease(fed.lease, *fed.reader, &returned);
+  fed.reader.reset();  // stops reading before the lease goes back
+  if (fed.lease.has_first_round() && !trained.ok() && !reporter_->training_over()) {
+    feeder_->KeepForSlot(fed.lease, trained, std::move(returned));
+  } else {
+    feeder_->Complete(fed.lease, trained, std::move(returned));
+  }
+  if (!trained.ok()) feeder_->ReturnAhead(MembershipLapsed());
+  return RunStatusAfter(trained);
 }
 
-void WorkerLoop::AssignmentRun::HandBack(const DataLease& lease, const absl::Status& trained,
-                                         const std::vector<RecordRange>& returned) {
-  int64_t returned_records = 0;
-  for (const RecordRange& r : returned) returned_records += r.end() - r.begin();
-  if (loop_.metrics_ != nullptr) loop_.metrics_->RecordReturnedRecords(returned_records);
-  if (KeepsForItsSlot(lease, trained)) {
-    // Its rounds need exactly its data: the lease stays with this worker's
-    // slot, and the next run takes it up where the rounds are.
-    LOG(WARNING) << "job " << job_id_ << ": lease " << lease.lease_id()
-                 << " stays with this worker's sync slot after: " << trained;
-    return;
+absl::Status WorkerLoop::AssignmentRun::RunStatusAfter(const absl::Status& trained) {
+  if (!absl::IsFailedPrecondition(trained)) return trained;
+  // A shard refused a push made after this worker's membership may have
+  // lapsed (a process frozen past its heartbeat deadline): the coordinator
+  // marks it lost and hands its data to others.
+  if (ReasonOf(trained) == ERROR_REASON_MEMBERSHIP_LAPSED || MembershipLapsed()) {
+    return LostMembership();
   }
-  const bool outcome_unknown = leases_with_unknown_pushes_.erase(lease.lease_id()) > 0;
-  const absl::Status completed =
-      loop_.coordinator_.CompleteDataLease(job_id_, lease.lease_id(), returned, outcome_unknown);
-  if (!completed.ok()) {
-    LOG(WARNING) << "job " << job_id_ << ": lease " << lease.lease_id() << " of records ["
-                 << lease.range().begin() << ", " << lease.range().end()
-                 << ") could not be completed (" << completed
-                 << "); the coordinator hands its records out again";
-  } else if (returned_records > 0) {
-    LOG(INFO) << "job " << job_id_ << ": handed back " << returned_records << " of "
-              << lease.range().end() - lease.range().begin() << " records of lease "
-              << lease.lease_id();
-  }
-}
-
-void WorkerLoop::AssignmentRun::TakeLeaseAhead(const DataLease& in_hand) {
-  if (ahead_.has_value() || source_->block_layout() == nullptr || in_hand.has_first_round() ||
-      loop_.options_.lease_ahead_batches <= 0 || stopping_ || reached_max_steps_) {
-    return;
-  }
-  absl::StatusOr<DataLease> lease = loop_.coordinator_.AcquireDataLease(job_id_);
-  // Refusals (none free now, the run is over) and errors are NextLease()'s
-  // to wait out or act on when the lease in hand ends.
-  if (!lease.ok() || lease->end_of_data()) {
-    VLOG(1) << "job " << job_id_
-            << ": no lease ahead: " << (lease.ok() ? "end of data" : lease.status().ToString());
-    return;
-  }
-  absl::StatusOr<std::unique_ptr<LeaseBatchReader>> reader =
-      LeaseBatchReader::Create(source_.get(), orders_->Order(lease->epoch()),
-                               lease->range().begin(), lease->range().end(), data_);
-  if (!reader.ok()) {
-    HandBack(*lease, reader.status(), {MakeRange(lease->range().begin(), lease->range().end())});
-    return;
-  }
-  ahead_ = LeaseAhead{*std::move(lease), *std::move(reader)};
-}
-
-void WorkerLoop::AssignmentRun::ReturnLeaseAhead() {
-  if (!ahead_.has_value()) return;
-  LeaseAhead ahead = *std::move(ahead_);
-  ahead_.reset();
-  ahead.reader.reset();  // stops reading
-  // A worker marked lost holds no leases: they went to others.
-  if (MembershipLapsed()) return;
-  const DataLease& lease = ahead.lease;
-  HandBack(lease, absl::OkStatus(), {MakeRange(lease.range().begin(), lease.range().end())});
+  // The shards dropped the job (it ended while this worker trained), or a
+  // newer run of it replaced this one (a rollback): this run is over and
+  // the job's current assignment says what comes next.
+  return absl::AbortedError(absl::StrCat("the parameter servers ended this run of job ", job_id_,
+                                         ": ", trained.message()));
 }
 
 absl::Status WorkerLoop::AssignmentRun::LostMembership() {
   // What it pushed before it was lost was applied: count it.
-  SendReport();
+  reporter_->Report();
   return absl::AbortedError(absl::StrCat("worker was marked lost during job ", job_id_,
                                          " (no heartbeat in time); its data went to others"));
-}
-
-absl::Status WorkerLoop::AssignmentRun::TrainLease(const DataLease& lease,
-                                                   std::unique_ptr<LeaseBatchReader> reader,
-                                                   std::vector<RecordRange>* returned) {
-  if (reader == nullptr) {
-    ASSIGN_OR_RETURN(reader,
-                     LeaseBatchReader::Create(source_.get(), orders_->Order(lease.epoch()),
-                                              lease.range().begin(), lease.range().end(), data_));
-  }
-  LeaseInHand hand{lease, *reader, *returned};
-  absl::Status error;
-  bool tried_ahead = false;
-  while (true) {
-    if (Over()) {
-      stopping_ = true;
-      break;
-    }
-    absl::StatusOr<bool> more = TrainStep(hand);
-    if (!more.ok()) error = more.status();
-    if (!more.ok() || !*more) break;
-    // Once, when the lease nears its end; never before its first batch, so
-    // that the two readers do not compete for that one.
-    const int64_t left = reader->end() - reader->next_position();
-    if (!tried_ahead && left <= loop_.options_.lease_ahead_batches * data_.batch_size) {
-      tried_ahead = true;
-      TakeLeaseAhead(lease);
-    }
-  }
-  // The lease's last push is waited for here, not overlapped with a pull:
-  // a push_wait of its own, or the step-time breakdown would miss it.
-  error.Update(SettleOverlappedPush(hand));
-  if ((!error.ok() || stopping_) && reader->next_position() < reader->end()) {
-    returned->push_back(MakeRange(reader->next_position(), reader->end()));
-  }
-  if (error.ok()) MaybeReport(/*force=*/false);
-  return error;
-}
-
-absl::StatusOr<bool> WorkerLoop::AssignmentRun::TrainStep(LeaseInHand& hand) {
-  const absl::Time read_start = loop_.clock_.Now();
-  absl::StatusOr<LeaseBatch> next = hand.reader.Next();
-  RecordPhase(StepPhase::kDataWait, read_start);
-  if (absl::IsOutOfRange(next.status())) return false;
-  RETURN_IF_ERROR(next.status());
-  LeaseBatch& batch = *next;
-  ++hand.batch_index;
-  // Whatever ends this step before its push hands its records back.
-  auto give_back = [&] { hand.returned.push_back(MakeRange(batch.begin, batch.end)); };
-
-  const absl::Time pull_start = loop_.clock_.Now();
-  const absl::StatusOr<bool> pulled = PullFor(hand, batch);
-  RecordPhase(StepPhase::kPull, pull_start);
-  if (pulled.ok() && !*pulled) return false;
-  // The previous push (overlapped with this pull) is settled before its
-  // progress is reported and before the gradients buffer is reused.
-  const absl::Status settled = SettleOverlappedPush(hand);
-  if (!pulled.ok() || !settled.ok() || stopping_) {
-    give_back();
-    RETURN_IF_ERROR(settled);
-    RETURN_IF_ERROR(pulled.status());
-    return false;
-  }
-  if (PulledFinalRound()) {
-    give_back();
-    reached_max_steps_ = true;
-    return false;
-  }
-  MaybeReport(/*force=*/false);
-  if (stopping_) {
-    give_back();
-    return false;
-  }
-  return ComputeAndPush(hand, batch);
-}
-
-absl::StatusOr<bool> WorkerLoop::AssignmentRun::ComputeAndPush(LeaseInHand& hand,
-                                                               LeaseBatch& batch) {
-  const absl::Time compute_start = loop_.clock_.Now();
-  const absl::Status computed =
-      model_->ComputeGradients(pulled_.View(), batch.batch, &output_, &gradients_);
-  if (!computed.ok()) {
-    hand.returned.push_back(MakeRange(batch.begin, batch.end));
-    return computed;
-  }
-  RecordPhase(StepPhase::kCompute, compute_start);
-  const int64_t examples = batch.batch.size;
-  hand.reader.Recycle(std::move(batch.batch));  // its examples are no longer needed
-  CountStep(examples);
-  if (!std::isfinite(output_.loss)) {
-    // Pushing would spread the damage; the coordinator decides whether
-    // this ends the job, so tell it now.
-    LOG(WARNING) << "job " << job_id_ << ": loss " << output_.loss << " on records [" << batch.begin
-                 << ", " << batch.end << "); gradients not pushed";
-    MaybeReport(/*force=*/true);
-    return !stopping_;
-  }
-  PushOrigin origin = OriginOf(hand.lease, batch.begin, batch.end);
-  if (overlapped_ != nullptr) {
-    overlapped_->Start(gradients_, pulled_.versions, examples, std::move(origin));
-    return true;
-  }
-  const absl::Time push_start = loop_.clock_.Now();
-  const absl::Status settled =
-      Settle(ps_->Push(gradients_, pulled_.versions, examples, origin), origin, hand.returned);
-  RecordPhase(StepPhase::kPushWait, push_start);
-  RETURN_IF_ERROR(settled);
-  MaybeReport(/*force=*/false);
-  return !stopping_;
-}
-
-void WorkerLoop::AssignmentRun::CountStep(int64_t examples) {
-  if (loop_.metrics_ != nullptr) loop_.metrics_->RecordStep(examples);
-  ++steps_;
-  examples_ += examples;
-  loss_sum_ += output_.loss;
-  for (int64_t v : pulled_.versions) newest_version_ = std::max(newest_version_, v);
-}
-
-absl::StatusOr<bool> WorkerLoop::AssignmentRun::PullFor(LeaseInHand& hand, LeaseBatch& batch) {
-  ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(batch.batch));
-  RETURN_IF_ERROR(Pull(rows));
-  if (stopping_ || !hand.lease.has_first_round()) return true;
-  ASSIGN_OR_RETURN(const bool in_lease, CatchUpWithRound(hand, batch));
-  // Every round below the pulled one is complete: the coordinator counts
-  // the global step by it in this mode.
-  if (in_lease) newest_version_ = std::max(newest_version_, PulledRound());
-  return in_lease;
-}
-
-absl::Status WorkerLoop::AssignmentRun::Pull(const RowIds& rows) {
-  PullOptions options;
-  options.min_versions = min_versions_;
-  options.wait = loop_.options_.round_wait;
-  const absl::Time start = loop_.clock_.Now();
-  absl::Time next_log = start + loop_.options_.backoff.log_every;
-  while (true) {
-    absl::Status status = ps_->Pull(rows, options, &pulled_);
-    if (!absl::IsDeadlineExceeded(status) || Over()) return status;
-    // A sync round that others have not finished (they may have stopped:
-    // the coordinator waits for this worker to hear it), or a shard that
-    // is down: ask whether the job still runs, and say what we wait for.
-    SendReport();
-    if (stopping_) return absl::OkStatus();
-    if (loop_.clock_.Now() >= next_log) {
-      LOG(WARNING) << "job " << job_id_ << ": still waiting after "
-                   << Seconds(loop_.clock_.Now() - start) << ": " << status.message();
-      next_log = loop_.clock_.Now() + loop_.options_.backoff.log_every;
-    }
-  }
-}
-
-int64_t WorkerLoop::AssignmentRun::PulledRound() const {
-  int64_t oldest = -1;
-  for (int64_t version : pulled_.versions) {
-    if (version >= 0 && (oldest < 0 || version < oldest)) oldest = version;
-  }
-  return oldest;
-}
-
-absl::StatusOr<bool> WorkerLoop::AssignmentRun::CatchUpWithRound(LeaseInHand& hand,
-                                                                 LeaseBatch& batch) {
-  while (true) {
-    const int64_t round = PulledRound();
-    if (round < 0) return true;  // no shard read: nothing to align
-    const int64_t want = hand.lease.first_round() + hand.batch_index;
-    if (round == want) {
-      for (int64_t& version : pulled_.versions) {
-        if (version >= 0) version = round;
-      }
-      return true;
-    }
-    if (round < want) {
-      // This slot's part of `round` is in; the batch in hand is for a
-      // later round.
-      for (int64_t& min_version : min_versions_) min_version = want;
-    } else {
-      for (int64_t skip = round - want; skip > 0; --skip) {
-        absl::StatusOr<LeaseBatch> next = hand.reader.Next();
-        if (absl::IsOutOfRange(next.status())) {
-          VLOG(1) << "job " << job_id_ << ": lease " << hand.lease.lease_id()
-                  << " was trained to its end by its previous holder";
-          return false;
-        }
-        RETURN_IF_ERROR(next.status());
-        batch = *std::move(next);
-        ++hand.batch_index;
-      }
-      LOG(INFO) << "job " << job_id_ << ": taking lease " << hand.lease.lease_id()
-                << " up at round " << round << ", batch " << hand.batch_index
-                << "; the rounds before had its earlier batches";
-    }
-    ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(batch.batch));
-    RETURN_IF_ERROR(Pull(rows));
-    if (stopping_) return true;
-  }
-}
-
-absl::Status WorkerLoop::AssignmentRun::Settle(absl::StatusOr<PushSummary> summary,
-                                               const PushOrigin& origin,
-                                               std::vector<RecordRange>& returned) {
-  const RecordRange records = MakeRange(origin.records().begin(), origin.records().end());
-  if (!summary.ok()) {
-    // Whether the shards applied it is unknown: the lease's hand-back asks
-    // their ledgers, so the records are trained neither twice nor not at
-    // all. Returned too, for a coordinator that cannot ask them.
-    returned.push_back(records);
-    leases_with_unknown_pushes_.insert(origin.lease_id());
-    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRequeuedBatch("push_failed");
-    return summary.status();
-  }
-  if (summary->stale) {
-    returned.push_back(records);
-    if (loop_.metrics_ != nullptr) loop_.metrics_->RecordRequeuedBatch("stale_push");
-    VLOG(1) << "job " << job_id_ << ": push " << summary->sequence << " refused as stale; records ["
-            << records.begin() << ", " << records.end() << ") go back";
-  } else if (summary->applied) {
-    ++applied_;
-  }
-  if (sync_) min_versions_ = summary->next_min_versions;
-  return absl::OkStatus();
-}
-
-absl::Status WorkerLoop::AssignmentRun::SettleOverlappedPush(LeaseInHand& hand) {
-  if (overlapped_ == nullptr || !overlapped_->in_flight()) return absl::OkStatus();
-  const absl::Time start = loop_.clock_.Now();
-  const PushOrigin origin = overlapped_->origin();
-  const absl::Status settled = Settle(overlapped_->Finish(), origin, hand.returned);
-  RecordPhase(StepPhase::kPushWait, start);
-  return settled;
-}
-
-void WorkerLoop::AssignmentRun::RecordPhase(StepPhase phase, absl::Time start) {
-  if (loop_.metrics_ != nullptr) loop_.metrics_->RecordPhase(phase, loop_.clock_.Now() - start);
-}
-
-bool WorkerLoop::AssignmentRun::PulledFinalRound() const {
-  const int64_t max_steps = spec_.stop().max_steps();
-  if (!sync_ || max_steps <= 0 || pulled_.versions.empty()) return false;
-  // Shards not involved in this pull read -1; they do not hold the round.
-  int64_t oldest = std::numeric_limits<int64_t>::max();
-  for (int64_t version : pulled_.versions) {
-    if (version >= 0) oldest = std::min(oldest, version);
-  }
-  return oldest != std::numeric_limits<int64_t>::max() && oldest >= max_steps;
-}
-
-void WorkerLoop::AssignmentRun::MaybeReport(bool force) {
-  int64_t due = steps_per_loop_;
-  const int64_t max_steps = spec_.stop().max_steps();
-  if (max_steps > 0) {
-    // Each worker trains on until a report's answer tells it to stop, so
-    // near max_steps every worker reporting only each steps_per_loop steps
-    // would overshoot by up to that many steps each. Report sooner the
-    // closer the end: at most the remaining steps shared among workers.
-    const int64_t remaining = max_steps - known_global_step_;
-    const int64_t workers = std::max(1, assignment_.num_workers());
-    due = std::clamp<int64_t>(remaining / workers, 1, steps_per_loop_);
-  }
-  if (steps_ == 0 || (!force && steps_ < due)) return;
-  SendReport();
-}
-void WorkerLoop::AssignmentRun::SendReport() {
-  const absl::Time now = loop_.clock_.Now();
-  const double seconds = std::max(1e-9, absl::ToDoubleSeconds(now - last_report_));
-  ProgressReport report;
-  report.set_job_id(job_id_);
-  report.set_generation(assignment_.generation());
-  report.set_steps(steps_);
-  report.set_examples(examples_);
-  report.set_applied_updates(applied_);
-  if (steps_ > 0) report.set_loss(loss_sum_ / static_cast<double>(steps_));
-  report.set_seconds(seconds);
-  report.set_parameter_version(newest_version_);
-  // Only whole loops: the short tail of a lease or a job would skew them.
-  if (loop_.metrics_ != nullptr && steps_ >= steps_per_loop_) {
-    loop_.metrics_->SetLoop(report.loss(), examples_ / seconds);
-  }
-  steps_ = examples_ = applied_ = 0;
-  loss_sum_ = 0;
-  last_report_ = now;
-  absl::StatusOr<ProgressResponse> response = loop_.coordinator_.ReportProgress(report);
-  if (response.ok()) known_global_step_ = std::max(known_global_step_, response->global_step());
-  if (absl::IsFailedPrecondition(response.status())) {
-    LOG(INFO) << "job " << job_id_ << " ended: " << response.status().message();
-    stopping_ = true;
-  } else if (!response.ok()) {
-    // The client keeps the report and sends it before the next one.
-    LOG(WARNING) << "job " << job_id_
-                 << ": progress report not delivered yet: " << response.status();
-  } else if (response->stop()) {
-    LOG(INFO) << "job " << job_id_ << ": the coordinator stops training at global step "
-              << response->global_step() << " (" << StopReason_Name(response->stop_reason()) << ")";
-    stopping_ = true;
-  }
 }
 
 WorkerLoop::WorkerLoop(CoordinatorClient& coordinator, WorkerLoopOptions options, Clock& clock,
@@ -780,72 +279,42 @@ absl::Status WorkerLoop::RunAssignment(const Assignment& assignment) {
   return run.Train();
 }
 
+class WorkerLoop::Role : public MemberRole {
+ public:
+  explicit Role(WorkerLoop& loop) : loop_(loop) {}
+
+  absl::Status RunAssignment(const Assignment& assignment) override {
+    loop_.coordinator_.SetJob(assignment.job_id());
+    if (loop_.metrics_ != nullptr) loop_.metrics_->SetBusy(true);
+    absl::Status trained = loop_.RunAssignment(assignment);
+    if (loop_.metrics_ != nullptr) loop_.metrics_->SetBusy(false);
+    loop_.coordinator_.SetJob("");
+    return trained;
+  }
+  void DescribeSelf(HeartbeatRequest* beat) override { loop_.coordinator_.DescribeSelf(beat); }
+  // The run in hand sees it too (JobOver) and ends after handing its lease
+  // back; the member loop then returns.
+  void ShutDown() override {
+    absl::MutexLock l(&loop_.mu_);
+    loop_.shutdown_requested_ = true;
+  }
+
+ private:
+  WorkerLoop& loop_;
+};
+
 absl::Status WorkerLoop::Run() {
-  Backoff backoff(options_.backoff, random_);
-  while (true) {
-    absl::Status registered = coordinator_.member().Register();
-    if (registered.ok()) break;
-    if (stop_.stopped()) return absl::OkStatus();
-    if (absl::IsFailedPrecondition(registered) || absl::IsAlreadyExists(registered) ||
-        absl::IsInvalidArgument(registered)) {
-      return registered;
-    }
-    LOG(WARNING) << "registering with the coordinator failed (" << registered << "); trying again";
-    if (stop_.SleepFor(clock_, backoff.Next())) return absl::OkStatus();
+  Role role(*this);
+  MemberLoopOptions options;
+  options.assignment_wait = options_.assignment_wait;
+  options.pauses = options_.backoff;
+  MemberLoop member(coordinator_.member(), role, options);
+  const absl::Status served = member.Run();
+  if (member.shutdown_requested()) {
+    absl::MutexLock l(&mu_);
+    shutdown_requested_ = true;
   }
-  coordinator_.member().StartHeartbeats();
-  backoff.Reset();
-  // The run last taken up: a rollback starts a new run of the same job.
-  std::string known_job;
-  uint64_t known_generation = 0;
-  while (!stop_.stopped()) {
-    if (coordinator_.member().last_heartbeat().shutdown) {
-      absl::MutexLock l(&mu_);
-      shutdown_requested_ = true;
-      LOG(INFO) << "the coordinator shuts the cluster down";
-      return absl::OkStatus();
-    }
-    absl::StatusOr<Assignment> assignment =
-        coordinator_.member().GetAssignment(known_job, known_generation, options_.assignment_wait);
-    if (!assignment.ok()) {
-      if (stop_.stopped()) break;
-      if (absl::IsFailedPrecondition(assignment.status())) return assignment.status();
-      LOG(WARNING) << "no assignment from the coordinator: " << assignment.status();
-      if (stop_.SleepFor(clock_, backoff.Next())) break;
-      continue;
-    }
-    if (assignment->job_id().empty() ||
-        (assignment->job_id() == known_job && assignment->generation() == known_generation)) {
-      known_job = assignment->job_id();
-      known_generation = assignment->generation();
-      continue;
-    }
-    coordinator_.SetJob(assignment->job_id());
-    if (metrics_ != nullptr) metrics_->SetBusy(true);
-    absl::Status trained = RunAssignment(*assignment);
-    if (metrics_ != nullptr) metrics_->SetBusy(false);
-    coordinator_.SetJob("");
-    if (absl::IsAborted(trained) && !stop_.stopped()) {
-      LOG(INFO) << trained.message() << "; taking up the job's current assignment";
-      known_job.clear();
-      known_generation = 0;
-      if (stop_.SleepFor(clock_, backoff.Next())) break;
-      continue;
-    }
-    if (trained.ok() || stop_.stopped()) {
-      known_job = assignment->job_id();
-      known_generation = assignment->generation();
-      backoff.Reset();
-      continue;
-    }
-    const absl::Duration pause = backoff.Next();
-    LOG(ERROR) << "job " << assignment->job_id() << " failed on this worker: " << trained
-               << "; asking for work again in " << absl::FormatDuration(pause);
-    known_job.clear();
-    known_generation = 0;
-    if (stop_.SleepFor(clock_, pause)) break;
-  }
-  return absl::OkStatus();
+  return served;
 }
 
 }  // namespace worker

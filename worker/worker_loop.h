@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "protos/coordinator.pb.h"
 #include "common/clock/clock.h"
+#include "common/cluster/member_loop.h"
 #include "common/clock/stop_signal.h"
 #include "worker/coordinator_client.h"
 #include "worker/ps_client.h"
@@ -51,7 +52,8 @@ struct WorkerLoopOptions {
   // Channels to the parameter servers. Default: insecure.
   ParameterServerClient::ChannelFactory ps_channels;
   // Pauses of the loop itself: before asking again for a lease when every
-  // range is out, and before starting a job over after an error.
+  // range is out, and before asking for work again after a failed run (the
+  // deadline is not read: the worker asks until it is stopped).
   RetryOptions backoff;
 };
 
@@ -73,11 +75,12 @@ class WorkerLoop {
   WorkerLoop(const WorkerLoop&) = delete;
   WorkerLoop& operator=(const WorkerLoop&) = delete;
 
-  // Registers, starts heartbeats and serves assignments until Stop() or
+  // The worker's life as a cluster member (common/cluster/member_loop.h):
+  // registers, starts heartbeats and serves assignments until Stop() or
   // until the coordinator shuts the cluster down. Returns OK then.
-  // FailedPrecondition: a newer incarnation of this task registered (this
-  // process is stale and should exit); AlreadyExists: another live process
-  // holds this task.
+  // FailedPrecondition PROCESS_REPLACED: a newer incarnation of this task
+  // registered (this process is stale and should exit); InvalidArgument:
+  // the coordinator refuses this task.
   absl::Status Run();
 
   // Trains one assignment until the job stops for this worker: the
@@ -96,6 +99,8 @@ class WorkerLoop {
  private:
   class AssignmentRun;
   friend class AssignmentRun;
+  // What the member loop asks of the worker.
+  class Role;
 
   // Whether training of `job_id` should end: Stop(), a shutdown, or a
   // heartbeat sent after the job started (answers_before was the count
@@ -110,6 +115,9 @@ class WorkerLoop {
   WorkerMetrics* const metrics_;
 
   StopSignal stop_;
+  // The worker's own waits (for a free lease, between reports while it
+  // waits to hear the stop) end with Stop().
+  const RetryContext waits_{clock_, random_, stop_};
   mutable absl::Mutex mu_;
   // The running assignment's client, cancelled by Stop().
   ParameterServerClient* ps_ ABSL_GUARDED_BY(mu_) = nullptr;

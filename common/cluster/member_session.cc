@@ -115,10 +115,19 @@ int64_t MemberSession::reregistrations() const {
   return reregistrations_;
 }
 
-void MemberSession::StartHeartbeats() {
+absl::Status MemberSession::RegisterUntilAccepted() {
+  return RetryUntilStopped(
+      absl::StrCat(CoordinatorName(), " (register ", name_, ")"), options_.retry, retry_context_,
+      [](const absl::Status& status) { return !IsFinalRefusal(status); },
+      [this] { return Register(); });
+}
+
+void MemberSession::StartHeartbeats(HeartbeatHooks hooks) {
   absl::MutexLock lock(&mu_);
   if (heartbeats_started_) return;
   heartbeats_started_ = true;
+  hooks_.describe_self = hooks.describe_self ? std::move(hooks.describe_self) : options_.describe_self;
+  hooks_.on_shutdown = hooks.on_shutdown ? std::move(hooks.on_shutdown) : options_.on_shutdown;
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
 }
 
@@ -141,23 +150,6 @@ HeartbeatView MemberSession::WaitForHeartbeat(int64_t answers_seen, absl::Durati
   return heartbeat_;
 }
 
-bool MemberSession::RegisterForHeartbeats() {
-  Backoff backoff(options_.retry, retry_context_.random);
-  while (true) {
-    absl::Status status = Register();
-    if (status.ok()) return true;
-    if (absl::IsCancelled(status) || cancelled_.stopped()) return false;
-    if (absl::IsFailedPrecondition(status)) {
-      LOG(ERROR) << name_ << " stops its heartbeats: " << status;
-      return false;
-    }
-    // Unreachable past the retry deadline, or refused for now (another
-    // live process holds this index): keep trying, and say so.
-    LOG(WARNING) << name_ << " not registered: " << status << "; trying again";
-    if (cancelled_.SleepFor(clock_, backoff.Next())) return false;
-  }
-}
-
 bool MemberSession::NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResponse& answer,
                                absl::Time sent_at) {
   {
@@ -171,7 +163,7 @@ bool MemberSession::NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResp
   if (options_.on_heartbeat) options_.on_heartbeat(sent, answer);
   if (!answer.shutdown()) return false;
   LOG(INFO) << name_ << ": " << CoordinatorName() << " shuts the cluster down";
-  if (options_.on_shutdown) options_.on_shutdown();
+  if (hooks_.on_shutdown) hooks_.on_shutdown();
   return true;
 }
 
@@ -181,43 +173,51 @@ void MemberSession::HeartbeatLoop() {
     absl::MutexLock lock(&mu_);
     registered = registered_;
   }
-  if (!registered && !RegisterForHeartbeats()) return;
+  if (!registered) {
+    const absl::Status status = RegisterUntilAccepted();
+    if (!status.ok()) {
+      if (!absl::IsCancelled(status)) LOG(ERROR) << name_ << " stops its heartbeats: " << status;
+      return;
+    }
+  }
   absl::Time silent_since = clock_.Now();
   absl::Time next_log = silent_since;
-  while (true) {
-    HeartbeatRequest request;
-    if (options_.describe_self) options_.describe_self(&request);
-    *request.mutable_task() = options_.task;
-    request.set_incarnation(incarnation_);
-    HeartbeatResponse response;
-    const absl::Time sent = clock_.Now();
-    absl::Status status =
-        Attempt(&ClusterService::Stub::Heartbeat, request, &response, absl::ZeroDuration());
-    if (status.ok()) {
-      if (NoteAnswer(request, response, sent)) return;
-      silent_since = clock_.Now();
-    } else if (NeedsRegistration(status)) {
-      absl::Status registered = Reregister(status);
-      if (absl::IsFailedPrecondition(registered)) {
+  auto interval = [this] {
+    absl::MutexLock lock(&mu_);
+    return heartbeat_interval_;
+  };
+  RepeatEvery(retry_context_, interval, [&] { return Beat(silent_since, next_log); });
+}
+
+bool MemberSession::Beat(absl::Time& silent_since, absl::Time& next_log) {
+  HeartbeatRequest request;
+  if (hooks_.describe_self) hooks_.describe_self(&request);
+  *request.mutable_task() = options_.task;
+  request.set_incarnation(incarnation_);
+  HeartbeatResponse response;
+  const absl::Time sent = clock_.Now();
+  absl::Status status =
+      Attempt(&ClusterService::Stub::Heartbeat, request, &response, absl::ZeroDuration());
+  if (status.ok()) {
+    if (NoteAnswer(request, response, sent)) return false;
+    silent_since = clock_.Now();
+  } else if (NeedsRegistration(status)) {
+    absl::Status registered = Reregister(status);
+    if (IsFinalRefusal(registered)) {
+      if (!absl::IsCancelled(registered)) {
         LOG(ERROR) << name_ << " stops its heartbeats: " << registered;
-        return;
       }
-    } else if (absl::IsCancelled(status) || cancelled_.stopped()) {
-      return;
-    } else if (clock_.Now() >= next_log) {
-      LOG(WARNING) << name_ << " waiting for " << CoordinatorName() << " (heartbeat) since "
-                   << absl::FormatDuration(
-                          absl::Trunc(clock_.Now() - silent_since, absl::Seconds(1)))
-                   << ": " << status;
-      next_log = clock_.Now() + options_.retry.log_every;
+      return false;
     }
-    absl::Duration interval;
-    {
-      absl::MutexLock lock(&mu_);
-      interval = heartbeat_interval_;
-    }
-    if (cancelled_.SleepFor(clock_, interval)) return;
+  } else if (absl::IsCancelled(status) || cancelled_.stopped()) {
+    return false;
+  } else if (clock_.Now() >= next_log) {
+    LOG(WARNING) << name_ << " waiting for " << CoordinatorName() << " (heartbeat) since "
+                 << absl::FormatDuration(absl::Trunc(clock_.Now() - silent_since, absl::Seconds(1)))
+                 << ": " << status;
+    next_log = clock_.Now() + options_.retry.log_every;
   }
+  return true;
 }
 
 absl::StatusOr<Assignment> MemberSession::GetAssignment(const std::string& known_job_id,

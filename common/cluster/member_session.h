@@ -15,7 +15,9 @@
 //
 // The roles' own clients (the worker's leases and progress, the evaluator's
 // reports and checkpoint watch) make their calls through Call(), which
-// gives each the same deadline, cancellation, retry and naming.
+// gives each the same deadline, cancellation, retry and naming. Above it,
+// common/cluster/member_loop.h is the life of a member that takes
+// assignments (register, heartbeats, one assignment after another).
 
 #include <cstdint>
 #include <functional>
@@ -33,6 +35,7 @@
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
+#include "common/cluster/member_refusal.h"
 #include "common/net/call_registry.h"
 #include "common/random/random_source.h"
 #include "common/retry/retry.h"
@@ -66,6 +69,13 @@ struct MemberSessionOptions {
   std::function<void(const HeartbeatRequest& sent, const HeartbeatResponse& answer)> on_heartbeat;
   // Called once, on the heartbeat thread, when the coordinator says the
   // cluster shuts down; heartbeats end then. May be empty.
+  std::function<void()> on_shutdown;
+};
+
+// What a member says of itself in its heartbeats and how it hears the
+// cluster's shutdown; each hook set here replaces MemberSessionOptions'.
+struct HeartbeatHooks {
+  std::function<void(HeartbeatRequest*)> describe_self;
   std::function<void()> on_shutdown;
 };
 
@@ -129,10 +139,18 @@ class MemberSession {
   // Cancelled: Cancel() was called.
   absl::Status Register();
 
+  // Registers until the coordinator accepts this member or refuses it
+  // finally (IsFinalRefusal in common/cluster/member_refusal.h), pausing
+  // with options.retry's backoff and no deadline: the coordinator may start
+  // later than this process, and another that holds this task index may be
+  // on its way out. Returns OK, the final refusal, or Cancelled.
+  absl::Status RegisterUntilAccepted();
+
   // Starts the heartbeat thread, once: it registers first when Register()
-  // has not succeeded (until it does, or the session is cancelled), then
-  // sends a heartbeat every interval the coordinator asked for.
-  void StartHeartbeats();
+  // has not succeeded (RegisterUntilAccepted), then sends a heartbeat every
+  // interval the coordinator asked for. `hooks` that are set replace the
+  // options' describe_self and on_shutdown.
+  void StartHeartbeats(HeartbeatHooks hooks = {});
 
   HeartbeatView last_heartbeat() const;
   // Blocks until a heartbeat answer newer than `answers_seen` arrives or
@@ -164,6 +182,9 @@ class MemberSession {
 
   // For the roles' streaming calls: cancelled with the session.
   CallRegistry& calls() { return calls_; }
+  // The session's clock, randomness and cancellation, for the loops of its
+  // member: Cancel() ends their pauses too.
+  const RetryContext& retry_context() const { return retry_context_; }
   ClusterService::Stub& stub() { return *stub_; }
 
   // Ends retry pauses, heartbeats and calls in flight, now and later.
@@ -196,9 +217,8 @@ class MemberSession {
   // Registers again after the coordinator said it does not know us.
   absl::Status Reregister(const absl::Status& why);
   void HeartbeatLoop();
-  // Registers from the heartbeat thread until it succeeds; false when the
-  // heartbeats must end (cancelled, or a newer incarnation registered).
-  bool RegisterForHeartbeats();
+  // One heartbeat and what its answer asks; false when heartbeats end.
+  bool Beat(absl::Time& silent_since, absl::Time& next_log);
   // Records an answered heartbeat; true when the cluster shuts down.
   bool NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResponse& answer,
                   absl::Time sent_at);
@@ -214,6 +234,9 @@ class MemberSession {
   CallRegistry calls_;
 
   std::thread heartbeat_thread_;
+  // Set by StartHeartbeats before the heartbeat thread starts; read only by
+  // that thread.
+  HeartbeatHooks hooks_;
 
   mutable absl::Mutex mu_;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
@@ -247,16 +270,9 @@ absl::Status MemberSession::Retried(
     const std::string& named,
     grpc::Status (ClusterService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
     const Request& request, Response* response, const CallPolicy& policy) {
-  auto retryable = [&policy](const absl::Status& status) {
-    if (!absl::IsUnavailable(status)) return false;
-    for (ErrorReason reason : policy.caller_waits_on) {
-      if (ReasonOf(status) == reason) return false;
-    }
-    return true;
-  };
-  absl::Status status = Retry(named, options_.retry, retry_context_, retryable, [&] {
-    return Attempt(method, request, response, policy.extra_deadline);
-  });
+  absl::Status status =
+      Retry(named, options_.retry, retry_context_, RetryableUnavailable(policy.caller_waits_on),
+            [&] { return Attempt(method, request, response, policy.extra_deadline); });
   // Attempts never end DeadlineExceeded (see Attempt): it is the retry
   // giving up, and its message names the call already.
   if (status.ok() || absl::IsDeadlineExceeded(status)) return status;

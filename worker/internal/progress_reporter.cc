@@ -1,0 +1,91 @@
+#include "worker/internal/progress_reporter.h"
+
+#include <algorithm>
+
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace worker {
+namespace internal {
+
+ProgressReporter::ProgressReporter(CoordinatorClient& coordinator, const Assignment& assignment,
+                                   int64_t steps_per_loop, Clock& clock, WorkerMetrics* metrics)
+    : coordinator_(coordinator),
+      assignment_(assignment),
+      steps_per_loop_(steps_per_loop),
+      clock_(clock),
+      metrics_(metrics),
+      last_report_(clock.Now()),
+      known_global_step_(assignment.global_step()) {}
+
+void ProgressReporter::CountStep(int64_t examples, double loss,
+                                 const std::vector<int64_t>& versions) {
+  if (metrics_ != nullptr) metrics_->RecordStep(examples);
+  ++steps_;
+  examples_ += examples;
+  loss_sum_ += loss;
+  for (int64_t v : versions) newest_version_ = std::max(newest_version_, v);
+}
+
+void ProgressReporter::NoteVersion(int64_t version) {
+  newest_version_ = std::max(newest_version_, version);
+}
+
+void ProgressReporter::ReportIfDue() {
+  int64_t due = steps_per_loop_;
+  const int64_t max_steps = assignment_.spec().stop().max_steps();
+  if (max_steps > 0) {
+    // Each worker trains on until a report's answer tells it to stop, so
+    // near max_steps every worker reporting only each steps_per_loop steps
+    // would overshoot by up to that many steps each. Report sooner the
+    // closer the end: at most the remaining steps shared among workers.
+    const int64_t remaining = max_steps - known_global_step_;
+    const int64_t workers = std::max(1, assignment_.num_workers());
+    due = std::clamp<int64_t>(remaining / workers, 1, steps_per_loop_);
+  }
+  if (steps_ > 0 && steps_ >= due) Report();
+}
+
+void ProgressReporter::ReportAnySteps() {
+  if (steps_ > 0) Report();
+}
+
+void ProgressReporter::Report() {
+  const std::string& job_id = assignment_.job_id();
+  const absl::Time now = clock_.Now();
+  const double seconds = std::max(1e-9, absl::ToDoubleSeconds(now - last_report_));
+  ProgressReport report;
+  report.set_job_id(job_id);
+  report.set_generation(assignment_.generation());
+  report.set_steps(steps_);
+  report.set_examples(examples_);
+  report.set_applied_updates(applied_);
+  if (steps_ > 0) report.set_loss(loss_sum_ / static_cast<double>(steps_));
+  report.set_seconds(seconds);
+  report.set_parameter_version(newest_version_);
+  // Only whole loops: the short tail of a lease or a job would skew them.
+  if (metrics_ != nullptr && steps_ >= steps_per_loop_) {
+    metrics_->SetLoop(report.loss(), examples_ / seconds);
+  }
+  steps_ = examples_ = applied_ = 0;
+  loss_sum_ = 0;
+  last_report_ = now;
+  absl::StatusOr<ProgressResponse> response = coordinator_.ReportProgress(report);
+  if (response.ok()) known_global_step_ = std::max(known_global_step_, response->global_step());
+  if (absl::IsFailedPrecondition(response.status())) {
+    LOG(INFO) << "job " << job_id << " ended: " << response.status().message();
+    training_over_ = true;
+  } else if (!response.ok()) {
+    // The client keeps the report and sends it before the next one.
+    LOG(WARNING) << "job " << job_id
+                 << ": progress report not delivered yet: " << response.status();
+  } else if (response->stop()) {
+    LOG(INFO) << "job " << job_id << ": the coordinator stops training at global step "
+              << response->global_step() << " (" << StopReason_Name(response->stop_reason()) << ")";
+    training_over_ = true;
+  }
+}
+
+}  // namespace internal
+}  // namespace worker
+}  // namespace pstrain

@@ -1,0 +1,278 @@
+#include "worker/internal/step_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+#include "worker/internal/record_ranges.h"
+
+namespace pstrain {
+namespace worker {
+namespace internal {
+namespace {
+
+// Records [begin, end) of `lease`, as a push names where its gradients
+// came from.
+PushOrigin OriginOf(const DataLease& lease, int64_t begin, int64_t end) {
+  PushOrigin origin;
+  origin.set_lease_id(lease.lease_id());
+  origin.set_epoch(lease.epoch());
+  origin.mutable_records()->set_begin(begin);
+  origin.mutable_records()->set_end(end);
+  return origin;
+}
+
+}  // namespace
+
+StepRunner::StepRunner(StepRunnerOptions options, Model& model, ParameterServerClient& ps,
+                       ProgressReporter& reporter, LeaseFeeder& feeder, Clock& clock,
+                       WorkerMetrics* metrics, std::function<bool()> over)
+    : options_(std::move(options)),
+      model_(model),
+      ps_(ps),
+      reporter_(reporter),
+      feeder_(feeder),
+      clock_(clock),
+      metrics_(metrics),
+      over_(std::move(over)) {
+  min_versions_.assign(options_.num_shards, 0);
+  if (!options_.sync && options_.overlap_pull_with_push) {
+    overlapped_ = std::make_unique<OverlappedPush>(ps_);
+  }
+}
+
+absl::Status StepRunner::TrainLease(const DataLease& lease, LeaseBatchReader& reader,
+                                    std::vector<RecordRange>* returned) {
+  LeaseInHand hand{lease, reader, *returned};
+  absl::Status error;
+  bool tried_ahead = false;
+  while (true) {
+    if (over_()) {
+      reporter_.EndTraining();
+      break;
+    }
+    absl::StatusOr<bool> more = TrainStep(hand);
+    if (!more.ok()) error = more.status();
+    if (!more.ok() || !*more) break;
+    // Once, when the lease nears its end; never before its first batch, so
+    // that the two readers do not compete for that one.
+    if (!tried_ahead && feeder_.NearEnd(reader)) {
+      tried_ahead = true;
+      if (!reporter_.training_over() && !reached_max_steps_) feeder_.TakeAhead(lease);
+    }
+  }
+  // The lease's last push is waited for here, not overlapped with a pull:
+  // a push_wait of its own, or the step-time breakdown would miss it.
+  error.Update(SettleOverlappedPush(hand));
+  if ((!error.ok() || reporter_.training_over()) && reader.next_position() < reader.end()) {
+    returned->push_back(MakeRange(reader.next_position(), reader.end()));
+  }
+  if (error.ok()) reporter_.ReportIfDue();
+  return error;
+}
+
+absl::StatusOr<bool> StepRunner::TrainStep(LeaseInHand& hand) {
+  const absl::Time read_start = clock_.Now();
+  absl::StatusOr<LeaseBatch> next = hand.reader.Next();
+  RecordPhase(StepPhase::kDataWait, read_start);
+  if (absl::IsOutOfRange(next.status())) return false;
+  RETURN_IF_ERROR(next.status());
+  LeaseBatch& batch = *next;
+  ++hand.batch_index;
+  // Whatever ends this step before its push hands its records back.
+  auto give_back = [&] { hand.returned.push_back(MakeRange(batch.begin, batch.end)); };
+
+  const absl::Time pull_start = clock_.Now();
+  const absl::StatusOr<bool> pulled = PullFor(hand, batch);
+  RecordPhase(StepPhase::kPull, pull_start);
+  if (pulled.ok() && !*pulled) return false;
+  // The previous push (overlapped with this pull) is settled before its
+  // progress is reported and before the gradients buffer is reused.
+  const absl::Status settled = SettleOverlappedPush(hand);
+  if (!pulled.ok() || !settled.ok() || reporter_.training_over()) {
+    give_back();
+    RETURN_IF_ERROR(settled);
+    RETURN_IF_ERROR(pulled.status());
+    return false;
+  }
+  if (PulledFinalRound()) {
+    give_back();
+    reached_max_steps_ = true;
+    return false;
+  }
+  reporter_.ReportIfDue();
+  if (reporter_.training_over()) {
+    give_back();
+    return false;
+  }
+  return ComputeAndPush(hand, batch);
+}
+
+absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand, LeaseBatch& batch) {
+  const absl::Time compute_start = clock_.Now();
+  const absl::Status computed =
+      model_.ComputeGradients(pulled_.View(), batch.batch, &output_, &gradients_);
+  if (!computed.ok()) {
+    hand.returned.push_back(MakeRange(batch.begin, batch.end));
+    return computed;
+  }
+  RecordPhase(StepPhase::kCompute, compute_start);
+  const int64_t examples = batch.batch.size;
+  hand.reader.Recycle(std::move(batch.batch));  // its examples are no longer needed
+  reporter_.CountStep(examples, output_.loss, pulled_.versions);
+  if (!std::isfinite(output_.loss)) {
+    // Pushing would spread the damage; the coordinator decides whether
+    // this ends the job, so tell it now.
+    LOG(WARNING) << "job " << options_.job_id << ": loss " << output_.loss << " on records ["
+                 << batch.begin << ", " << batch.end << "); gradients not pushed";
+    reporter_.ReportAnySteps();
+    return !reporter_.training_over();
+  }
+  PushOrigin origin = OriginOf(hand.lease, batch.begin, batch.end);
+  if (overlapped_ != nullptr) {
+    overlapped_->Start(gradients_, pulled_.versions, examples, std::move(origin));
+    return true;
+  }
+  const absl::Time push_start = clock_.Now();
+  const absl::Status settled =
+      Settle(ps_.Push(gradients_, pulled_.versions, examples, origin), origin, hand.returned);
+  RecordPhase(StepPhase::kPushWait, push_start);
+  RETURN_IF_ERROR(settled);
+  reporter_.ReportIfDue();
+  return !reporter_.training_over();
+}
+
+absl::StatusOr<bool> StepRunner::PullFor(LeaseInHand& hand, LeaseBatch& batch) {
+  ASSIGN_OR_RETURN(RowIds rows, model_.RowsToRead(batch.batch));
+  RETURN_IF_ERROR(Pull(rows));
+  if (reporter_.training_over() || !hand.lease.has_first_round()) return true;
+  ASSIGN_OR_RETURN(const bool in_lease, CatchUpWithRound(hand, batch));
+  // Every round below the pulled one is complete: the coordinator counts
+  // the global step by it in this mode.
+  if (in_lease) reporter_.NoteVersion(PulledRound());
+  return in_lease;
+}
+
+absl::Status StepRunner::Pull(const RowIds& rows) {
+  PullOptions options;
+  options.min_versions = min_versions_;
+  options.wait = options_.round_wait;
+  const absl::Time start = clock_.Now();
+  absl::Time next_log = start + options_.log_waits_every;
+  while (true) {
+    absl::Status status = ps_.Pull(rows, options, &pulled_);
+    if (!absl::IsDeadlineExceeded(status) || over_()) return status;
+    // A sync round that others have not finished (they may have stopped:
+    // the coordinator waits for this worker to hear it), or a shard that
+    // is down: ask whether the job still runs, and say what we wait for.
+    reporter_.Report();
+    if (reporter_.training_over()) return absl::OkStatus();
+    if (clock_.Now() >= next_log) {
+      LOG(WARNING) << "job " << options_.job_id << ": still waiting after "
+                   << absl::FormatDuration(absl::Trunc(clock_.Now() - start, absl::Seconds(1)))
+                   << ": " << status.message();
+      next_log = clock_.Now() + options_.log_waits_every;
+    }
+  }
+}
+
+int64_t StepRunner::PulledRound() const {
+  int64_t oldest = -1;
+  for (int64_t version : pulled_.versions) {
+    if (version >= 0 && (oldest < 0 || version < oldest)) oldest = version;
+  }
+  return oldest;
+}
+
+absl::StatusOr<bool> StepRunner::CatchUpWithRound(LeaseInHand& hand, LeaseBatch& batch) {
+  while (true) {
+    const int64_t round = PulledRound();
+    if (round < 0) return true;  // no shard read: nothing to align
+    const int64_t want = hand.lease.first_round() + hand.batch_index;
+    if (round == want) {
+      for (int64_t& version : pulled_.versions) {
+        if (version >= 0) version = round;
+      }
+      return true;
+    }
+    if (round < want) {
+      // This slot's part of `round` is in; the batch in hand is for a
+      // later round.
+      for (int64_t& min_version : min_versions_) min_version = want;
+    } else {
+      for (int64_t skip = round - want; skip > 0; --skip) {
+        absl::StatusOr<LeaseBatch> next = hand.reader.Next();
+        if (absl::IsOutOfRange(next.status())) {
+          VLOG(1) << "job " << options_.job_id << ": lease " << hand.lease.lease_id()
+                  << " was trained to its end by its previous holder";
+          return false;
+        }
+        RETURN_IF_ERROR(next.status());
+        batch = *std::move(next);
+        ++hand.batch_index;
+      }
+      LOG(INFO) << "job " << options_.job_id << ": taking lease " << hand.lease.lease_id()
+                << " up at round " << round << ", batch " << hand.batch_index
+                << "; the rounds before had its earlier batches";
+    }
+    ASSIGN_OR_RETURN(RowIds rows, model_.RowsToRead(batch.batch));
+    RETURN_IF_ERROR(Pull(rows));
+    if (reporter_.training_over()) return true;
+  }
+}
+
+absl::Status StepRunner::Settle(absl::StatusOr<PushSummary> summary, const PushOrigin& origin,
+                                std::vector<RecordRange>& returned) {
+  const RecordRange records = MakeRange(origin.records().begin(), origin.records().end());
+  if (!summary.ok()) {
+    // Whether the shards applied it is unknown: the lease's hand-back asks
+    // their ledgers, so the records are trained neither twice nor not at
+    // all. Returned too, for a coordinator that cannot ask them.
+    returned.push_back(records);
+    feeder_.NoteUnknownOutcome(origin.lease_id());
+    if (metrics_ != nullptr) metrics_->RecordRequeuedBatch("push_failed");
+    return summary.status();
+  }
+  if (summary->stale) {
+    returned.push_back(records);
+    if (metrics_ != nullptr) metrics_->RecordRequeuedBatch("stale_push");
+    VLOG(1) << "job " << options_.job_id << ": push " << summary->sequence
+            << " refused as stale; records [" << records.begin() << ", " << records.end()
+            << ") go back";
+  } else if (summary->applied) {
+    reporter_.CountApplied();
+  }
+  if (options_.sync) min_versions_ = summary->next_min_versions;
+  return absl::OkStatus();
+}
+
+absl::Status StepRunner::SettleOverlappedPush(LeaseInHand& hand) {
+  if (overlapped_ == nullptr || !overlapped_->in_flight()) return absl::OkStatus();
+  const absl::Time start = clock_.Now();
+  const PushOrigin origin = overlapped_->origin();
+  const absl::Status settled = Settle(overlapped_->Finish(), origin, hand.returned);
+  RecordPhase(StepPhase::kPushWait, start);
+  return settled;
+}
+
+void StepRunner::RecordPhase(StepPhase phase, absl::Time start) {
+  if (metrics_ != nullptr) metrics_->RecordPhase(phase, clock_.Now() - start);
+}
+
+bool StepRunner::PulledFinalRound() const {
+  const int64_t max_steps = options_.max_steps;
+  if (!options_.sync || max_steps <= 0 || pulled_.versions.empty()) return false;
+  // Shards not involved in this pull read -1; they do not hold the round.
+  int64_t oldest = std::numeric_limits<int64_t>::max();
+  for (int64_t version : pulled_.versions) {
+    if (version >= 0) oldest = std::min(oldest, version);
+  }
+  return oldest != std::numeric_limits<int64_t>::max() && oldest >= max_steps;
+}
+
+}  // namespace internal
+}  // namespace worker
+}  // namespace pstrain
