@@ -1,4 +1,4 @@
-#include "tests/reserved_port.h"
+#include "common/net/testing/reserved_port.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
