@@ -40,6 +40,8 @@ void JobEventPrinter::Print(const JobEvent& event, absl::Time now) {
   if (event.has_checkpoint()) {
     line = absl::StrCat("checkpoint at step ", event.checkpoint().step(), ": ",
                         event.checkpoint().path());
+  } else if (event.has_checkpoint_failure()) {
+    line = FormatCheckpointFailure(event.checkpoint_failure());
   } else if (event.has_eval()) {
     const auto& metrics = event.eval().metrics();
     std::string metric = headline_metric_;

@@ -3,7 +3,8 @@
 
 // Prints the events of a job as `pstrain watch` and `pstrain local` show
 // them: a live progress bar or periodic progress lines, a line per
-// checkpoint, evaluation and state change; or one JSON object per event.
+// checkpoint (saved or failed), evaluation and state change; or one JSON
+// object per event.
 
 #include <ostream>
 #include <string>

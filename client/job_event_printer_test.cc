@@ -55,6 +55,32 @@ TEST(JobEventPrinterTest, ASkippedCheckpointSaysWhy) {
             "eval at step 300: accuracy 0.8000  loss 0.5000\n");
 }
 
+TEST(JobEventPrinterTest, AFailedCheckpointSaysWhyAndHowManyMoreTheJobTakes) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 3000, "",
+                          absl::Seconds(5));
+  JobEvent failed;
+  CheckpointFailure* failure = failed.mutable_checkpoint_failure();
+  failure->set_step(600);
+  failure->set_message("ps/0: Snapshot: /m/ckpt-600.tmp/shard: No space left on device");
+  failure->set_consecutive_failures(1);
+  failure->set_max_consecutive_failures(3);
+  printer.Print(failed, kStart);
+  failure->set_step(3000);
+  failure->set_final(true);
+  printer.Print(failed, kStart + absl::Seconds(1));
+  failure->set_final(false);
+  failure->set_max_consecutive_failures(0);
+  printer.Print(failed, kStart + absl::Seconds(2));
+  EXPECT_EQ(out.str(),
+            "checkpoint at step 600 failed (1 in a row; the job fails at 3): ps/0: Snapshot: "
+            "/m/ckpt-600.tmp/shard: No space left on device\n"
+            "final checkpoint at step 3000 failed (1 in a row; the job fails): ps/0: Snapshot: "
+            "/m/ckpt-600.tmp/shard: No space left on device\n"
+            "checkpoint at step 3000 failed (1 in a row): ps/0: Snapshot: "
+            "/m/ckpt-600.tmp/shard: No space left on device\n");
+}
+
 TEST(JobEventPrinterTest, ThePlainLineThatReachesMaxStepsIsNeverHeldBack) {
   std::ostringstream out;
   JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 20, "",

@@ -66,6 +66,8 @@ Struct JobStatusObject(const JobStatus& status) {
   fields["last_eval_step"] = Number(status.last_eval_step());
   fields["model_dir"] = Text(status.spec().checkpoint().model_dir());
   fields["export_path"] = Text(status.export_path());
+  fields["checkpoint_failures"] = Number(status.checkpoint_failures());
+  fields["last_checkpoint_failure"] = Text(status.last_checkpoint_failure());
   Struct metrics;
   for (const auto& [name, value] : status.last_eval_metrics()) {
     (*metrics.mutable_fields())[name] = Number(value);
@@ -133,6 +135,14 @@ std::string JobEventJson(const JobEvent& event) {
     fields["step"] = Number(event.checkpoint().step());
     fields["path"] = Text(event.checkpoint().path());
     fields["final"].set_bool_value(event.checkpoint().final());
+  } else if (event.has_checkpoint_failure()) {
+    const CheckpointFailure& failure = event.checkpoint_failure();
+    fields["event"] = Text("checkpoint_failure");
+    fields["step"] = Number(failure.step());
+    fields["message"] = Text(failure.message());
+    fields["consecutive_failures"] = Number(failure.consecutive_failures());
+    fields["max_consecutive_failures"] = Number(failure.max_consecutive_failures());
+    fields["final"].set_bool_value(failure.final());
   } else if (event.has_eval()) {
     fields["event"] = Text("eval");
     fields["checkpoint_step"] = Number(event.eval().checkpoint_step());

@@ -14,7 +14,8 @@ namespace pstrain {
 
 // {"job_id", "name", "state": "SUCCEEDED", "stop_reason", "reason",
 //  "global_step", "examples_per_sec", "train_loss", "last_eval_step",
-//  "model_dir", "export_path", "eval_metrics": {...}} and every eval metric
+//  "model_dir", "export_path", "checkpoint_failures",
+//  "last_checkpoint_failure", "eval_metrics": {...}} and every eval metric
 // also as a top-level key ("accuracy", "loss", ...). The training loss is
 // "train_loss" so it cannot be confused with an eval metric named "loss".
 std::string JobStatusJson(const JobStatus& status);
@@ -28,9 +29,9 @@ std::string JobListJson(const ListJobsResponse& jobs);
 // is taken at `now`.
 std::string ClusterJson(const ClusterStatus& cluster, absl::Time now);
 
-// One event of `pstrain watch`: {"event": "progress" | "checkpoint" | "eval" |
-// "status", "unix_ms", ...} with the event's fields at the top level (a
-// status event's as in JobStatusJson).
+// One event of `pstrain watch`: {"event": "progress" | "checkpoint" |
+// "checkpoint_failure" | "eval" | "status", "unix_ms", ...} with the event's
+// fields at the top level (a status event's as in JobStatusJson).
 std::string JobEventJson(const JobEvent& event);
 
 }  // namespace pstrain

@@ -50,6 +50,31 @@ TEST(JobJsonTest, ADivergedLossIsNullNotInvalidJson) {
   EXPECT_EQ(fields.at("train_loss").kind_case(), google::protobuf::Value::kNullValue);
 }
 
+TEST(JobJsonTest, AFailedCheckpointIsAnEventOfItsOwnAndCountedInTheStatus) {
+  JobEvent event;
+  event.set_unix_ms(5000);
+  CheckpointFailure* failure = event.mutable_checkpoint_failure();
+  failure->set_step(600);
+  failure->set_message("No space left on device");
+  failure->set_consecutive_failures(2);
+  failure->set_max_consecutive_failures(3);
+  const auto fields = Parse(JobEventJson(event)).fields();
+  EXPECT_EQ(fields.at("event").string_value(), "checkpoint_failure");
+  EXPECT_EQ(fields.at("step").number_value(), 600);
+  EXPECT_EQ(fields.at("message").string_value(), "No space left on device");
+  EXPECT_EQ(fields.at("consecutive_failures").number_value(), 2);
+  EXPECT_EQ(fields.at("max_consecutive_failures").number_value(), 3);
+  EXPECT_FALSE(fields.at("final").bool_value());
+
+  JobStatus status = FinishedJob();
+  status.set_checkpoint_failures(4);
+  status.set_last_checkpoint_failure("ckpt-600 (2 in a row of at most 3): No space left on device");
+  const auto status_fields = Parse(JobStatusJson(status)).fields();
+  EXPECT_EQ(status_fields.at("checkpoint_failures").number_value(), 4);
+  EXPECT_EQ(status_fields.at("last_checkpoint_failure").string_value(),
+            "ckpt-600 (2 in a row of at most 3): No space left on device");
+}
+
 TEST(JobJsonTest, ListAndClusterAreObjectsWithArrays) {
   ListJobsResponse jobs;
   *jobs.add_jobs() = FinishedJob();

@@ -35,6 +35,19 @@ std::string FormatMetrics(const google::protobuf::Map<std::string, double>& metr
   return absl::StrJoin(parts, "  ");
 }
 
+std::string FormatCheckpointFailure(const CheckpointFailure& failure) {
+  std::string text = absl::StrCat(failure.final() ? "final checkpoint" : "checkpoint", " at step ",
+                                  failure.step(), " failed (", failure.consecutive_failures(),
+                                  " in a row");
+  if (failure.final()) {
+    absl::StrAppend(&text, "; the job fails");
+  } else if (failure.max_consecutive_failures() > 0) {
+    absl::StrAppend(&text, "; the job fails at ", failure.max_consecutive_failures());
+  }
+  absl::StrAppend(&text, "): ", failure.message());
+  return text;
+}
+
 std::string FormatFinalStatus(const JobStatus& status) {
   std::string text = absl::StrCat("job ", status.job_id(), " ", JobStateName(status.state()),
                                   " at step ", status.global_step());
@@ -71,6 +84,10 @@ std::string FormatJobStatus(const JobStatus& status, absl::Time now) {
   if (status.rollbacks() > 0) {
     rows.push_back(
         {"rollbacks", absl::StrCat(status.rollbacks(), "; last: ", status.last_rollback())});
+  }
+  if (status.checkpoint_failures() > 0) {
+    rows.push_back({"failed ckpts", absl::StrCat(status.checkpoint_failures(), "; last: ",
+                                                 status.last_checkpoint_failure())});
   }
   if (!status.last_eval_metrics().empty()) {
     rows.push_back({absl::StrCat("eval (step ", status.last_eval_step(), ")"),

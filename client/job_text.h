@@ -16,6 +16,11 @@ namespace pstrain {
 // "accuracy 0.8699  loss 0.3536", sorted by name.
 std::string FormatMetrics(const google::protobuf::Map<std::string, double>& metrics);
 
+// A checkpoint that could not be saved, one line: "checkpoint at step 600
+// failed (1 in a row; the job fails at 3): ps/0: ...: No space left on
+// device".
+std::string FormatCheckpointFailure(const CheckpointFailure& failure);
+
 // A job that has ended: state, reason, step, final metrics, checkpoints and
 // export, a few lines.
 std::string FormatFinalStatus(const JobStatus& status);

@@ -78,5 +78,19 @@ TEST(JobTextTest, RollbacksAreCountedWithTheLastOnesCause) {
       << status;
 }
 
+TEST(JobTextTest, FailedCheckpointsAreCountedWithTheLastOnesCause) {
+  JobStatus job;
+  job.set_job_id("clicks-4");
+  job.set_state(JOB_STATE_RUNNING);
+  job.set_checkpoint_failures(2);
+  job.set_last_checkpoint_failure("ckpt-800 (2 in a row of at most 3): No space left on device");
+  const std::string status = FormatJobStatus(job, absl::Now());
+  EXPECT_NE(status.find("failed ckpts     2; last: ckpt-800 (2 in a row of at most 3): No space "
+                        "left on device"),
+            std::string::npos)
+      << status;
+  EXPECT_EQ(FormatJobStatus(JobStatus(), absl::Now()).find("failed ckpts"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pstrain

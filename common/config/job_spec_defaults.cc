@@ -57,6 +57,7 @@ constexpr bool kDefaultStopOnNanLoss = true;
 
 constexpr double kDefaultCheckpointEverySeconds = 600;
 constexpr int32_t kDefaultMaxToKeep = 5;
+constexpr int32_t kDefaultMaxConsecutiveCheckpointFailures = 3;
 
 constexpr double kDefaultThrottleSecs = 10;
 constexpr int32_t kDefaultTopK = 5;
@@ -222,6 +223,7 @@ void FillCheckpoint(CheckpointSpec* checkpoint) {
     checkpoint->set_every_seconds(kDefaultCheckpointEverySeconds);
   }
   checkpoint->set_max_to_keep(MaxToKeepOf(*checkpoint));
+  checkpoint->set_max_consecutive_failures(MaxConsecutiveFailuresOf(*checkpoint));
 }
 
 void FillEval(const ModelSpec& model, EvalSpec* eval) {
@@ -312,6 +314,11 @@ int32_t ComputeThreadsOf(const TrainingSpec& training) {
 
 int32_t MaxToKeepOf(const CheckpointSpec& checkpoint) {
   return checkpoint.has_max_to_keep() ? checkpoint.max_to_keep() : kDefaultMaxToKeep;
+}
+
+int32_t MaxConsecutiveFailuresOf(const CheckpointSpec& checkpoint) {
+  return checkpoint.has_max_consecutive_failures() ? checkpoint.max_consecutive_failures()
+                                                   : kDefaultMaxConsecutiveCheckpointFailures;
 }
 
 int32_t AdmitAfterOf(const EmbeddingSpec& embedding) {

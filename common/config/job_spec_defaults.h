@@ -69,6 +69,7 @@ int32_t StalenessBoundOf(const TrainingSpec& training);
 int32_t StepsPerLoopOf(const TrainingSpec& training);
 int32_t ComputeThreadsOf(const TrainingSpec& training);
 int32_t MaxToKeepOf(const CheckpointSpec& checkpoint);
+int32_t MaxConsecutiveFailuresOf(const CheckpointSpec& checkpoint);
 int32_t AdmitAfterOf(const EmbeddingSpec& embedding);
 bool StopOnNanLossOf(const StopSpec& stop);
 int32_t ExportsToKeepOf(const ExportSpec& export_spec);

@@ -72,6 +72,8 @@ TEST(FillJobSpecDefaultsTest, FillsEveryDocumentedDefault) {
   EXPECT_EQ(spec.checkpoint().every_seconds(), 600);
   ASSERT_TRUE(spec.checkpoint().has_max_to_keep());
   EXPECT_EQ(spec.checkpoint().max_to_keep(), 5);
+  ASSERT_TRUE(spec.checkpoint().has_max_consecutive_failures());
+  EXPECT_EQ(spec.checkpoint().max_consecutive_failures(), 3);
 
   ASSERT_TRUE(spec.eval().has_throttle_secs());
   EXPECT_EQ(spec.eval().throttle_secs(), 10);
@@ -103,7 +105,7 @@ TEST(FillJobSpecDefaultsTest, KeepsExplicitValuesEvenZeroAndInvalid) {
     }
     optimizer { learning_rate: 0 }
     stop { stop_on_nan_loss: false }
-    checkpoint { model_dir: "/m" every_steps: 50 max_to_keep: 0 }
+    checkpoint { model_dir: "/m" every_steps: 50 max_to_keep: 0 max_consecutive_failures: 0 }
     eval {
       throttle_secs: 0
       metrics: [ "auc" ]
@@ -126,6 +128,7 @@ TEST(FillJobSpecDefaultsTest, KeepsExplicitValuesEvenZeroAndInvalid) {
   EXPECT_EQ(spec.checkpoint().every_steps(), 50);
   EXPECT_EQ(spec.checkpoint().every_seconds(), 0);  // every_steps alone is a policy
   EXPECT_EQ(spec.checkpoint().max_to_keep(), 0);
+  EXPECT_EQ(spec.checkpoint().max_consecutive_failures(), 0);  // never fail the job for them
   EXPECT_EQ(spec.eval().throttle_secs(), 0);
   EXPECT_THAT(spec.eval().metrics(), ElementsAre("auc"));
   EXPECT_EQ(spec.eval().best_direction(), METRIC_DIRECTION_MINIMIZE);
@@ -277,6 +280,8 @@ TEST(JobSpecDefaultOfTest, ReadsWhatTheFillWrites) {
   EXPECT_EQ(StepsPerLoopOf(unfilled.training()), filled.training().steps_per_loop());
   EXPECT_EQ(ComputeThreadsOf(unfilled.training()), filled.training().compute_threads());
   EXPECT_EQ(MaxToKeepOf(unfilled.checkpoint()), filled.checkpoint().max_to_keep());
+  EXPECT_EQ(MaxConsecutiveFailuresOf(unfilled.checkpoint()),
+            filled.checkpoint().max_consecutive_failures());
   EXPECT_EQ(StopOnNanLossOf(unfilled.stop()), filled.stop().stop_on_nan_loss());
   EXPECT_EQ(ExportsToKeepOf(unfilled.export_()), filled.export_().exports_to_keep());
   EXPECT_EQ(ExportStrategyOf(unfilled.export_(), JOB_MODE_TRAIN),

@@ -507,6 +507,8 @@ void CheckCheckpoint(const CheckpointSpec& checkpoint, Problems* problems) {
   problems->NonNegative("checkpoint.every_steps", checkpoint.every_steps());
   problems->NonNegative("checkpoint.every_seconds", checkpoint.every_seconds());
   problems->NonNegative("checkpoint.max_to_keep", checkpoint.max_to_keep());
+  problems->NonNegative("checkpoint.max_consecutive_failures",
+                        checkpoint.max_consecutive_failures());
   problems->OutputPath("checkpoint.warm_start_from", checkpoint.warm_start_from(),
                        /*required=*/false);
 }

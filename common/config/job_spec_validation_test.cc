@@ -222,6 +222,9 @@ const std::vector<BadSpec>& BadSpecs() {
        "checkpoint.every_seconds must be >= 0, got -1"},
       {{}, "checkpoint { max_to_keep: -1 }", "checkpoint.max_to_keep must be >= 0, got -1"},
       {{},
+       "checkpoint { max_consecutive_failures: -2 }",
+       "checkpoint.max_consecutive_failures must be >= 0, got -2"},
+      {{},
        R"(checkpoint { warm_start_from: "../other/ckpt-100" })",
        R"(checkpoint.warm_start_from must not contain "..")"},
       // eval

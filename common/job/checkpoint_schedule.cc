@@ -19,6 +19,7 @@ CheckpointSchedule::CheckpointSchedule(const CheckpointSpec& spec, Clock& clock,
       every_steps_(spec.every_steps() > 0 ? spec.every_steps() : 0),
       every_(SecondsInterval(spec)),
       last_step_(start_step),
+      saved_step_(start_step),
       last_time_(clock.Now()) {}
 
 CheckpointTrigger CheckpointSchedule::Due(int64_t global_step) const {
@@ -41,8 +42,16 @@ void CheckpointSchedule::RecordSaved(int64_t step, bool final) {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
   last_step_ = step;
+  saved_step_ = step;
   last_time_ = now;
   final_saved_ = final_saved_ || final;
+}
+
+void CheckpointSchedule::RecordFailed(int64_t step) {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  last_step_ = step;
+  last_time_ = now;
 }
 
 absl::Time CheckpointSchedule::NextDueTime() const {
@@ -53,7 +62,7 @@ absl::Time CheckpointSchedule::NextDueTime() const {
 
 int64_t CheckpointSchedule::last_saved_step() const {
   absl::MutexLock lock(&mu_);
-  return last_step_;
+  return saved_step_;
 }
 
 }  // namespace pstrain

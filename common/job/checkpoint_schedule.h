@@ -24,7 +24,8 @@ enum class CheckpointTrigger {
 // are set (as TensorFlow's CheckpointSaverHook counts: from the last save,
 // not from multiples of the interval, so a save that came late delays the
 // next one rather than bunching two together); with neither set, every 600
-// seconds. And always once at the end. Thread-safe.
+// seconds. And always once at the end. A failed attempt counts as a save
+// for the intervals: the schedule tries again one interval later. Thread-safe.
 class CheckpointSchedule {
  public:
   // `spec` as PrepareJobSpec filled it. Intervals count from now and from
@@ -35,8 +36,8 @@ class CheckpointSchedule {
   CheckpointSchedule& operator=(const CheckpointSchedule&) = delete;
 
   // Whether a periodic checkpoint is due at `global_step`. Never at or
-  // below the step of the last checkpoint: with no progress there is
-  // nothing new to save, however long it has been.
+  // below the step of the last checkpoint or failed attempt: with no
+  // progress there is nothing new to save, however long it has been.
   CheckpointTrigger Due(int64_t global_step) const;
 
   // kFinal until the final checkpoint has been recorded. The final one is
@@ -46,6 +47,11 @@ class CheckpointSchedule {
 
   // A checkpoint at `step` was saved now: both intervals restart.
   void RecordSaved(int64_t step, bool final);
+
+  // A checkpoint at `step` failed now: both intervals restart as after a
+  // save, so that a full disk is tried again one interval later, neither
+  // never nor at every progress report. last_saved_step() stays.
+  void RecordFailed(int64_t step);
 
   // When the seconds interval next falls due (InfiniteFuture without one),
   // for a timer that checks Due() without waiting for a progress report.
@@ -60,7 +66,9 @@ class CheckpointSchedule {
   const absl::Duration every_;  // InfiniteDuration: none
 
   mutable absl::Mutex mu_;
+  // The last attempt, saved or failed, which the intervals count from.
   int64_t last_step_ ABSL_GUARDED_BY(mu_);
+  int64_t saved_step_ ABSL_GUARDED_BY(mu_);
   absl::Time last_time_ ABSL_GUARDED_BY(mu_);
   bool final_saved_ ABSL_GUARDED_BY(mu_) = false;
 };

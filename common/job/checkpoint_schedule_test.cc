@@ -79,6 +79,26 @@ TEST_F(CheckpointScheduleTest, ResumedJobCountsFromItsRestoredStep) {
   EXPECT_EQ(schedule.Due(1300), CheckpointTrigger::kSteps);
 }
 
+// A checkpoint that failed (a full disk) is tried again one interval
+// later: neither never again nor at every progress report.
+TEST_F(CheckpointScheduleTest, AFailedCheckpointIsTriedAgainOneIntervalLater) {
+  CheckpointSchedule schedule(Every(200, 60), clock_, 0);
+  schedule.RecordSaved(400, false);
+  ASSERT_EQ(schedule.Due(600), CheckpointTrigger::kSteps);
+  schedule.RecordFailed(600);
+  EXPECT_EQ(schedule.last_saved_step(), 400);
+  EXPECT_EQ(schedule.Due(700), CheckpointTrigger::kNone);
+  EXPECT_EQ(schedule.NextDueTime(), clock_.Now() + absl::Seconds(60));
+  EXPECT_EQ(schedule.Due(800), CheckpointTrigger::kSteps);
+  schedule.RecordFailed(800);
+  clock_.Advance(absl::Seconds(60));
+  EXPECT_EQ(schedule.Due(801), CheckpointTrigger::kSeconds);
+  schedule.RecordSaved(801, false);
+  EXPECT_EQ(schedule.last_saved_step(), 801);
+  EXPECT_EQ(schedule.Due(1000), CheckpointTrigger::kNone);
+  EXPECT_EQ(schedule.Due(1001), CheckpointTrigger::kSteps);
+}
+
 TEST_F(CheckpointScheduleTest, FinalCheckpointIsAlwaysDueOnce) {
   CheckpointSchedule schedule(Every(100, 0), clock_, 0);
   schedule.RecordSaved(100, false);

@@ -102,8 +102,9 @@ class Client:
 
     def watch(self, job_id, *, progress=True, timeout=None):
         """Yields the job's JobEvent messages until it ends: first its current
-        status, then state changes, checkpoints, evaluations and (with
-        `progress`) training progress. Stopping the iteration stops watching,
+        status, then state changes, checkpoints (`checkpoint`, or
+        `checkpoint_failure` for one that could not be saved), evaluations
+        and (with `progress`) training progress. Stopping the iteration stops watching,
         not the job. GaveUpWaiting when `timeout` seconds pass first (the job
         goes on). A coordinator that goes away meanwhile ends it with
         Unreachable: unlike `pstrain watch`, this does not wait for a

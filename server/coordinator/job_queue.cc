@@ -43,6 +43,7 @@ JobState EndStateFor(StopReason reason) {
       return JOB_STATE_STOPPED;
     case STOP_REASON_NAN_LOSS:
     case STOP_REASON_ERROR:
+    case STOP_REASON_CHECKPOINT_FAILURES:
       return JOB_STATE_FAILED;
     default:
       return JOB_STATE_SUCCEEDED;

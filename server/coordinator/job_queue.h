@@ -44,8 +44,9 @@ std::string JobStateName(JobState state);
 std::optional<int64_t> JobNumberFromId(absl::string_view job_id);
 
 // The state a job ends in once training stopped for `reason`: STOPPED for a
-// user's stop, FAILED for a NaN loss or an error, SUCCEEDED otherwise (a
-// limit, the target or early stopping was reached, or the data ran out).
+// user's stop, FAILED for a NaN loss, checkpoints failing in a row or an
+// error, SUCCEEDED otherwise (a limit, the target or early stopping was
+// reached, or the data ran out).
 JobState EndStateFor(StopReason reason);
 
 // The submitted jobs of one coordinator: a FIFO of queued jobs, at most one

@@ -64,7 +64,8 @@ JobRunner::JobRunner(JobStatus job, JobRunnerOptions options, JobRunnerContext c
       evaluates_(JobModeEvaluates(spec_.mode())),
       model_dir_(spec_.checkpoint().model_dir()),
       feed_(std::make_shared<CheckpointFeed>()),
-      retention_(std::make_shared<RetentionPolicy>(MaxToKeepOf(spec_.checkpoint()))) {}
+      retention_(std::make_shared<RetentionPolicy>(MaxToKeepOf(spec_.checkpoint()))),
+      checkpoint_failures_(MaxConsecutiveFailuresOf(spec_.checkpoint())) {}
 
 JobRunner::~JobRunner() = default;
 
@@ -427,7 +428,7 @@ absl::Status JobRunner::Train() {
   const JobParts& parts = Parts();
   for (;;) {
     absl::Time deadline = clock_.Now() + options_.poll_interval;
-    deadline = std::min(deadline, std::max(schedule_->NextDueTime(), next_checkpoint_attempt_));
+    deadline = std::min(deadline, schedule_->NextDueTime());
     absl::Status interrupted = WaitForChange(deadline);
     if (absl::IsAborted(interrupted)) return interrupted;
     std::optional<std::string> shard_lost;
@@ -446,11 +447,11 @@ absl::Status JobRunner::Train() {
     if (absl::IsCancelled(interrupted)) {
       decision = parts.stop->Decide(STOP_REASON_USER, "stopped by a user", step);
     }
+    if (!decision.has_value()) decision = MaybeCheckpoint(parts, step);
     if (decision.has_value()) {
       LOG(INFO) << "job " << job_id_ << " stops: " << decision->message;
       return absl::OkStatus();
     }
-    MaybeCheckpoint(step);
     ApplyRetention();
   }
 }
@@ -474,12 +475,13 @@ std::optional<StopDecision> JobRunner::CheckEndOfData(const JobParts& parts, int
   return parts.stop->decision();
 }
 
-void JobRunner::MaybeCheckpoint(int64_t step) {
-  if (clock_.Now() < next_checkpoint_attempt_) return;
-  if (schedule_->Due(step) == CheckpointTrigger::kNone) return;
-  if (!TakeCheckpoint(step, /*final=*/false).ok()) {
-    next_checkpoint_attempt_ = clock_.Now() + options_.checkpoint_retry;
-  }
+std::optional<StopDecision> JobRunner::MaybeCheckpoint(const JobParts& parts, int64_t step) {
+  if (schedule_->Due(step) == CheckpointTrigger::kNone) return std::nullopt;
+  if (TakeCheckpoint(step, /*final=*/false).ok()) return std::nullopt;
+  schedule_->RecordFailed(step);
+  std::optional<std::string> too_many = checkpoint_failures_.TooMany();
+  if (!too_many.has_value()) return std::nullopt;
+  return parts.stop->Decide(STOP_REASON_CHECKPOINT_FAILURES, *std::move(too_many), step);
 }
 
 JobRunner::Outcome JobRunner::Finish() {
@@ -511,9 +513,10 @@ JobRunner::Outcome JobRunner::Finish() {
   std::string message = status.ok() ? status->reason() : decision->message;
 
   // Training had started (the ledgers exist) and did not diverge: a
-  // checkpoint of NaN weights would only poison a resume.
+  // checkpoint of NaN weights would only poison a resume. Nor did
+  // checkpoints fail: the final one would fail as they did.
   if (parts != nullptr && parts->step != nullptr && !immediately &&
-      reason != STOP_REASON_NAN_LOSS) {
+      reason != STOP_REASON_NAN_LOSS && reason != STOP_REASON_CHECKPOINT_FAILURES) {
     DrainWorkers();
     if (absl::Status saved = FinalCheckpoint(); !saved.ok()) {
       return {JOB_STATE_FAILED, absl::StrCat(message, "; then the final checkpoint failed: ",
@@ -607,14 +610,13 @@ absl::StatusOr<CheckpointInfo> JobRunner::TakeCheckpoint(int64_t step, bool fina
   absl::StatusOr<CheckpointManifest> manifest =
       checkpointer_->Take(step, Parts().data->Position(), final);
   if (!manifest.ok()) {
-    if (context_.metrics != nullptr) context_.metrics->RecordCheckpointFailure();
-    LOG(ERROR) << "job " << job_id_ << ": checkpoint at step " << step
-               << " failed: " << manifest.status().message();
+    PublishCheckpointFailure(step, final, manifest.status());
     return manifest.status();
   }
   const absl::Time end = clock_.Now();
   CheckpointInfo info = CheckpointInfoFromManifest(CheckpointDir(model_dir_, step), *manifest);
   schedule_->RecordSaved(step, final);
+  checkpoint_failures_.RecordSaved();
   feed_->Add(info);
   if (context_.metrics != nullptr)
     context_.metrics->RecordCheckpoint(end - start, info.bytes(), end);

@@ -27,6 +27,7 @@
 #include "protos/job.pb.h"
 #include "server/coordinator/applied_records.h"
 #include "server/coordinator/assignment_board.h"
+#include "server/coordinator/checkpoint_failures.h"
 #include "server/coordinator/checkpoint_feed.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/data_lease_manager.h"
@@ -72,9 +73,6 @@ struct JobRunnerOptions {
   // see DataLeaseOptions.
   int64_t records_per_lease = 0;
   absl::Duration lease_timeout = absl::Minutes(5);
-  // After a periodic checkpoint failed, the next attempt waits this long.
-  // Default 30 s, so a full disk does not turn into a busy loop.
-  absl::Duration checkpoint_retry = absl::Seconds(30);
   // Continuous evaluation: how often model_dir is listed for new
   // checkpoints. Default 10 s.
   absl::Duration model_dir_poll = absl::Seconds(10);
@@ -260,7 +258,9 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // returns the decision that stands. Thread-safe.
   std::optional<StopDecision> CheckEndOfData(const JobParts& parts, int64_t step);
   absl::StatusOr<CheckpointInfo> TakeCheckpoint(int64_t step, bool final);
-  void MaybeCheckpoint(int64_t step);
+  // A periodic checkpoint, when the schedule says one is due. Returns the
+  // stop decision that stands once checkpoints failed too often in a row.
+  std::optional<StopDecision> MaybeCheckpoint(const JobParts& parts, int64_t step);
   absl::Status FinalCheckpoint();
   void ApplyRetention();
   void DrainWorkers();
@@ -284,6 +284,9 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   void SetWaitReason(absl::string_view prefix, WaitTracker& tracker);
   void UpdateReason(const std::string& reason, const std::string& what);
   void PublishStatus();
+  // A checkpoint at `step` failed with `error`: the job's status, the
+  // metrics, the log and the event say so.
+  void PublishCheckpointFailure(int64_t step, bool final, const absl::Status& error);
   // The job's status is copied into the queue, which refuses a write only
   // for a job it does not know or that is no longer active: this runner's
   // job is active until End(), so a refusal (a call racing with the end)
@@ -343,7 +346,7 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   std::unique_ptr<JobCheckpointer> checkpointer_;
   std::unique_ptr<CheckpointSchedule> schedule_;
   std::string published_reason_;
-  absl::Time next_checkpoint_attempt_ = absl::InfinitePast();
+  CheckpointFailures checkpoint_failures_;
   std::optional<int64_t> final_step_;
 
   // The run of the job's variables on the shards (Assignment.generation).

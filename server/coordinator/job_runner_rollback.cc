@@ -105,7 +105,6 @@ absl::Status JobRunner::RollBack(const std::string& why) {
   }
   RETURN_IF_ERROR(parts.step->RestoreTo(step));
   schedule_ = std::make_unique<CheckpointSchedule>(spec_.checkpoint(), clock_, step);
-  next_checkpoint_attempt_ = absl::InfinitePast();
 
   const std::string from =
       start.checkpoint_dir.empty() ? "fresh variables" : CheckpointDirName(start.step);

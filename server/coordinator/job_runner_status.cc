@@ -57,6 +57,20 @@ void JobRunner::PublishStatus() {
   Publish(std::move(event));
 }
 
+void JobRunner::PublishCheckpointFailure(int64_t step, bool final, const absl::Status& error) {
+  if (context_.metrics != nullptr) context_.metrics->RecordCheckpointFailure();
+  JobEvent event;
+  *event.mutable_checkpoint_failure() = checkpoint_failures_.RecordFailed(step, final, error);
+  LOG(ERROR) << "job " << job_id_ << ": checkpoint at step " << step << " failed ("
+             << event.checkpoint_failure().consecutive_failures() << " in a row): "
+             << error.message();
+  CheckQueueWrite("the checkpoint failure",
+                  context_.jobs->UpdateStatus(job_id_, [&](JobStatus& status) {
+                    checkpoint_failures_.FillStatus(status);
+                  }));
+  Publish(std::move(event));
+}
+
 void JobRunner::Publish(JobEvent event) {
   if (!context_.publish) return;
   event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
