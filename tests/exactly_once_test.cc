@@ -37,6 +37,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/data/synthetic_clicks.h"
 #include "common/data/tfrecord_writer.h"
 #include "gmock/gmock.h"
@@ -110,6 +111,7 @@ std::string StreamedClicks() {
   SyntheticClicksSource clicks;
   clicks.set_num_examples(kNumExamples);
   clicks.set_seed(5);
+  FillSyntheticClicksDefaults(&clicks);
   absl::StatusOr<std::unique_ptr<SyntheticClicks>> source =
       SyntheticClicks::Create(clicks, /*test_split=*/false);
   EXPECT_TRUE(source.ok()) << source.status();

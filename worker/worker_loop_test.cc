@@ -20,6 +20,7 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_checkpoints.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/data/synthetic_clicks.h"
 #include "common/data/tfrecord_writer.h"
 #include "common/placement/row_placement.h"
@@ -351,10 +352,16 @@ TEST_F(WorkerLoopTest, StopsWhenTheCoordinatorSaysSoAndHandsBackTheRest) {
 
 // The spec's click logs written as TFRecord under `dir` and read streamed,
 // in blocks of 4 records and windows of 2 blocks.
+SyntheticClicksSource FilledClicks(SyntheticClicksSource clicks) {
+  FillSyntheticClicksDefaults(&clicks);
+  return clicks;
+}
+
 JobSpec StreamedSpec(JobSpec spec, const std::string& dir) {
   PosixEnv env;
   absl::StatusOr<std::unique_ptr<SyntheticClicks>> clicks =
-      SyntheticClicks::Create(spec.train_data().synthetic_clicks(), /*test_split=*/false);
+      SyntheticClicks::Create(FilledClicks(spec.train_data().synthetic_clicks()),
+                              /*test_split=*/false);
   EXPECT_TRUE(clicks.ok()) << clicks.status();
   const std::string path = JoinPath(dir, "clicks.tfrecord");
   EXPECT_TRUE(WriteTfRecordFile(env, path, **clicks).ok());

@@ -110,6 +110,15 @@ void FillModelDefaults(ModelSpec* model) {
   }
 }
 
+void FillSyntheticClicksDefaults(SyntheticClicksSource* source) {
+  if (source->num_examples() == 0) source->set_num_examples(kDefaultSyntheticExamples);
+  if (source->num_fields() == 0) source->set_num_fields(kDefaultSyntheticFields);
+  if (source->vocabulary_per_field() == 0) {
+    source->set_vocabulary_per_field(kDefaultSyntheticVocabulary);
+  }
+  if (source->zipf_exponent() == 0) source->set_zipf_exponent(kDefaultZipfExponent);
+}
+
 void FillDataDefaults(DataSpec* data, bool training) {
   switch (data->source_case()) {
     case DataSpec::kFashionMnist: {
@@ -121,16 +130,9 @@ void FillDataDefaults(DataSpec* data, bool training) {
     case DataSpec::kCsv:
       if (data->csv().delimiter().empty()) data->mutable_csv()->set_delimiter(kDefaultCsvDelimiter);
       break;
-    case DataSpec::kSyntheticClicks: {
-      SyntheticClicksSource* source = data->mutable_synthetic_clicks();
-      if (source->num_examples() == 0) source->set_num_examples(kDefaultSyntheticExamples);
-      if (source->num_fields() == 0) source->set_num_fields(kDefaultSyntheticFields);
-      if (source->vocabulary_per_field() == 0) {
-        source->set_vocabulary_per_field(kDefaultSyntheticVocabulary);
-      }
-      if (source->zipf_exponent() == 0) source->set_zipf_exponent(kDefaultZipfExponent);
+    case DataSpec::kSyntheticClicks:
+      FillSyntheticClicksDefaults(data->mutable_synthetic_clicks());
       break;
-    }
     case DataSpec::kCriteo:
       data->mutable_criteo()->set_hash_buckets(HashBucketsOf(data->criteo()));
       break;

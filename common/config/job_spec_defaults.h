@@ -45,6 +45,9 @@ void FillModelDefaults(ModelSpec* model);
 void FillDataDefaults(DataSpec* data, bool training);
 // An unset kind becomes sgd.
 void FillOptimizerDefaults(OptimizerSpec* optimizer);
+// The synthetic_clicks part of FillDataDefaults, for code that makes the
+// generator itself (SyntheticClicks::Create takes a filled spec).
+void FillSyntheticClicksDefaults(SyntheticClicksSource* source);
 
 // A field's value, or the default FillJobSpecDefaults gives it when unset:
 // for code that may be handed a spec nobody filled (a parameter server

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/checkpoint/posix_env.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/data/in_memory_source.h"
 #include "common/data/libsvm_reader.h"
 #include "common/data/synthetic_clicks.h"
@@ -64,6 +65,7 @@ TEST_F(LibsvmWriterTest, ClickLogsReadBackAsTheSameIdsAndLabelsPlainAndGzipped) 
   spec.set_num_fields(4);
   spec.set_vocabulary_per_field(100);
   spec.set_seed(5);
+  FillSyntheticClicksDefaults(&spec);
   auto clicks = SyntheticClicks::Create(spec);
   ASSERT_TRUE(clicks.ok()) << clicks.status();
   EXPECT_EQ(LibsvmFeatureCount((*clicks)->info()), 400);
@@ -119,6 +121,7 @@ TEST_F(LibsvmWriterTest, DenseFeaturesComeFirstWithoutTheirZerosAndRepeatedIdsAr
 TEST_F(LibsvmWriterTest, AFileThatCannotBeWrittenIsAnErrorNamingIt) {
   SyntheticClicksSource spec;
   spec.set_num_examples(10);
+  FillSyntheticClicksDefaults(&spec);
   auto clicks = SyntheticClicks::Create(spec);
   ASSERT_TRUE(clicks.ok());
   const std::string path = dir_ + "/no_such_folder/train.libsvm";

@@ -23,6 +23,14 @@ absl::StatusOr<std::unique_ptr<SyntheticClicks>> SyntheticClicks::Create(
   const int32_t fields = spec.num_fields();
   const int64_t vocabulary = spec.vocabulary_per_field();
   const double exponent = spec.zipf_exponent();
+  // A spec nobody filled would make a degenerate generator (no examples,
+  // or ids drawn uniformly for a Zipf exponent of 0) without a word.
+  if (examples <= 0 || fields <= 0 || vocabulary <= 0 || !(exponent > 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "synthetic_clicks is not filled and validated (num_examples ", examples, ", num_fields ",
+        fields, ", vocabulary_per_field ", vocabulary, ", zipf_exponent ", exponent,
+        "): FillDataDefaults and ValidateDataSpec come first"));
+  }
   // The one limit of this generator rather than of the field: its table of
   // ranks.
   if (vocabulary > kMaxVocabulary) {

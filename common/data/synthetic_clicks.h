@@ -28,8 +28,8 @@ class SyntheticClicks : public ExampleSource {
 
   // `spec` filled (FillDataDefaults) and valid (ValidateDataSpec: sizes
   // > 0, an exponent > 1, as Zipf needs): OpenExampleSource does both.
-  // InvalidArgument naming the field: a vocabulary too large to tabulate
-  // (over 10^7 ids per field).
+  // InvalidArgument: a spec not filled (a size of 0, an exponent not above
+  // 1), or a vocabulary too large to tabulate (over 10^7 ids per field).
   // `test`: the test split, other examples of the same true model.
   static absl::StatusOr<std::unique_ptr<SyntheticClicks>> Create(const SyntheticClicksSource& spec,
                                                                  bool test = false);

@@ -111,5 +111,19 @@ TEST(SyntheticClicksTest, RefusesAVocabularyTooLargeToTabulate) {
   EXPECT_NE(source.status().message().find("vocabulary_per_field"), std::string::npos);
 }
 
+// A caller that skips the fill gets an error, not a generator of other data
+// (no Zipf skew at an exponent of 0, so every id turns up in training).
+TEST(SyntheticClicksTest, RefusesASpecNobodyFilled) {
+  SyntheticClicksSource spec;
+  spec.set_num_examples(100);
+  spec.set_num_fields(3);
+  spec.set_vocabulary_per_field(50);
+  const auto source = SyntheticClicks::Create(spec);
+  EXPECT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(source.status().message().find("zipf_exponent 0"), std::string::npos)
+      << source.status();
+  EXPECT_TRUE(SyntheticClicks::Create(Filled(spec)).ok());
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/data/data_source.h"
 #include "common/data/synthetic_clicks.h"
 #include "common/data/test_files.h"
@@ -103,6 +104,7 @@ TEST_F(TfRecordReaderTest, ClickLogsGiveOneIdPerField) {
   clicks_spec.set_num_examples(200);
   clicks_spec.set_num_fields(3);
   clicks_spec.set_vocabulary_per_field(50);
+  FillSyntheticClicksDefaults(&clicks_spec);
   auto clicks = SyntheticClicks::Create(clicks_spec);
   ASSERT_TRUE(clicks.ok());
   ASSERT_TRUE(WriteTfRecordFile(env_, JoinPath("clicks.tfrecord"), **clicks).ok());

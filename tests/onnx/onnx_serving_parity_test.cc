@@ -22,6 +22,7 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/config/job_spec.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/config/job_spec_parser.h"
 #include "common/data/criteo_logs.h"
 #include "common/data/synthetic_clicks.h"
@@ -58,6 +59,7 @@ SyntheticClicksSource Clicks(int64_t examples) {
   clicks.set_num_fields(8);
   clicks.set_vocabulary_per_field(500);
   clicks.set_seed(11);
+  FillSyntheticClicksDefaults(&clicks);
   return clicks;
 }
 
