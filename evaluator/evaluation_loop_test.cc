@@ -38,7 +38,7 @@
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "protos/coordinator.grpc.pb.h"
-#include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/testing/source_reader.h"
 #include "server/coordinator/testing/coordinator_call_log.h"
 #include "server/coordinator/testing/in_process_coordinator.h"
 

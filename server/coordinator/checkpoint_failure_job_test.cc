@@ -28,7 +28,9 @@
 #include "prometheus/registry.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
-#include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/testing/fake_planner.h"
+#include "server/coordinator/testing/fake_shard.h"
+#include "server/coordinator/testing/source_reader.h"
 
 namespace pstrain {
 namespace coordinator {

@@ -14,9 +14,10 @@
 #include "server/coordinator/cluster_service.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
-#include "server/coordinator/coordinator_test_util.h"
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_service.h"
+#include "server/coordinator/testing/fake_planner.h"
+#include "server/coordinator/testing/fake_shard.h"
 
 namespace pstrain {
 namespace coordinator {
