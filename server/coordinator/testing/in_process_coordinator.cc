@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/checkpoint/file_path.h"
 #include "common/status/grpc_status.h"
 #include "glog/logging.h"
@@ -69,6 +70,27 @@ absl::StatusOr<Assignment> InProcessCoordinator::AwaitAssignment(const TaskId& t
   const grpc::Status status = cluster->GetAssignment(&context, request, &assignment);
   if (!status.ok()) return FromGrpcStatus(status);
   return assignment;
+}
+
+absl::StatusOr<Assignment> InProcessCoordinator::AwaitBoardAssignment(const TaskId& task,
+                                                                      absl::Duration wait) {
+  absl::Notification done;
+  Assignment got;
+  Assignment now;
+  const uint64_t id = coordinator_->assignments().Await(
+      task, "", 0, absl::InfiniteFuture(),
+      [&](const Assignment& assignment) {
+        got = assignment;
+        done.Notify();
+      },
+      &now);
+  if (id == 0) return now;
+  if (!done.WaitForNotificationWithTimeout(wait)) {
+    coordinator_->assignments().Cancel(id);  // answers it, before `got` goes
+    return absl::DeadlineExceededError(
+        absl::StrCat("no assignment within ", absl::FormatDuration(wait)));
+  }
+  return got;
 }
 
 absl::Status InProcessCoordinator::RegisterShards() {

@@ -106,6 +106,12 @@ class InProcessCoordinator {
   absl::StatusOr<Assignment> AwaitAssignment(const TaskId& task, uint64_t incarnation,
                                              absl::Duration wait);
 
+  // The assignment the coordinator's board holds for `task` once it names
+  // a job, waiting up to `wait` of real time. Unlike AwaitAssignment, no
+  // delivery to the task is recorded, as a GetAssignment call records one.
+  // DeadlineExceeded when the board named no job by then.
+  absl::StatusOr<Assignment> AwaitBoardAssignment(const TaskId& task, absl::Duration wait);
+
   // Stops serving: calls fail Unavailable until Restart().
   void Stop();
   // Starts a new coordinator on the same port (Stop() first if serving).
