@@ -38,9 +38,9 @@
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "protos/coordinator.grpc.pb.h"
-#include "server/coordinator/coordinator_test_util.h"
 #include "server/coordinator/testing/coordinator_call_log.h"
 #include "server/coordinator/testing/in_process_coordinator.h"
+#include "server/coordinator/testing/source_reader.h"
 
 namespace pstrain {
 namespace evaluator {
@@ -171,14 +171,7 @@ class EvaluationLoopTest : public ::testing::Test {
     ASSERT_TRUE(submitted.ok()) << submitted.status();
     job_id_ = submitted->job_id();
     if (JobModeTrains(submitted->status().spec().mode())) {
-      for (int i = 0; i < kShards; ++i) {
-        RegisterRequest ps;
-        ps.mutable_task()->set_type(TASK_TYPE_PS);
-        ps.mutable_task()->set_index(i);
-        ps.set_incarnation(1);
-        ps.set_address(coordinator_->shard(i).address());
-        ASSERT_TRUE(coordinator_->coordinator().Register(ps).ok());
-      }
+      ASSERT_TRUE(coordinator_->RegisterShards().ok());
       RegisterRequest worker;
       *worker.mutable_task() = worker_;
       worker.set_incarnation(1);
@@ -522,8 +515,8 @@ TEST_F(EvaluationLoopTest, ContinuousEvalFollowsModelDirUntilTheFinalCheckpoint)
   EXPECT_EQ(reports[1].status(), EVAL_STATUS_SKIPPED);
   EXPECT_EQ(reports[2].checkpoint_step(), 7);
   EXPECT_TRUE(reports[2].final());
-  EXPECT_EQ(Skipped("throttled"), 1);      // ckpt-6, replaced by the final one
-  EXPECT_TRUE(Released().empty());         // no leases outside the stream
+  EXPECT_EQ(Skipped("throttled"), 1);  // ckpt-6, replaced by the final one
+  EXPECT_TRUE(Released().empty());     // no leases outside the stream
   EXPECT_EQ(AwaitState(JOB_STATE_SUCCEEDED).last_eval_step(), 7);
 }
 

@@ -59,8 +59,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing_cluster::ClusterTest;
 using testing_cluster::JobRecord;
-using testing_cluster::TestCluster;
 
 constexpr int kNumPs = 2;
 constexpr int64_t kCheckpointEverySteps = 20;
@@ -254,18 +254,9 @@ std::map<int, int64_t> WholeShardSizes(Env& env, const std::string& model_dir,
   return {};
 }
 
-class CheckpointCrashTest : public testing::Test {
+class CheckpointCrashTest : public ClusterTest {
  protected:
-  void SetUp() override {
-    LocalClusterOptions options;
-    options.num_ps = kNumPs;
-    options.num_workers = 1;
-    options.evaluator = false;
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start(testing::UnitTest::GetInstance()->current_test_info()->name(), options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = *std::move(started);
-  }
+  CheckpointCrashTest() : ClusterTest(kNumPs, 1) { options_.evaluator = false; }
 
   void TearDown() override {
     if (cluster_ != nullptr) {
@@ -298,7 +289,6 @@ class CheckpointCrashTest : public testing::Test {
   std::string TaskLog(const std::string& name) { return ReadAll(Task(name).log_path); }
 
   PosixEnv env_;
-  std::unique_ptr<TestCluster> cluster_;
 };
 
 // What a kill caught.

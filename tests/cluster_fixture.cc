@@ -76,6 +76,18 @@ absl::StatusOr<std::unique_ptr<TestCluster>> TestCluster::Start(const std::strin
   return test;
 }
 
+ClusterTest::ClusterTest(int num_ps, int num_workers) {
+  options_.num_ps = num_ps;
+  options_.num_workers = num_workers;
+}
+
+void ClusterTest::SetUp() {
+  absl::StatusOr<std::unique_ptr<TestCluster>> started =
+      TestCluster::Start(testing::UnitTest::GetInstance()->current_test_info()->name(), options_);
+  ASSERT_TRUE(started.ok()) << started.status();
+  cluster_ = *std::move(started);
+}
+
 TestCluster::~TestCluster() {
   absl::Status stopped = cluster_->Stop(absl::Seconds(30));
   EXPECT_TRUE(stopped.ok()) << stopped;

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/local_cluster.h"
+#include "gtest/gtest.h"
 #include "protos/coordinator.grpc.pb.h"
 
 namespace pstrain {
@@ -114,6 +115,19 @@ class TestCluster {
   std::string checkpoint_root_;
   std::unique_ptr<LocalCluster> cluster_;
   std::unique_ptr<JobService::Stub> jobs_;
+};
+
+// A test that runs on a cluster of its own: SetUp starts a TestCluster of
+// options_ (num_ps parameter servers, num_workers workers, LocalCluster's
+// defaults otherwise; a derived fixture's constructor may change them) in
+// folders named after the test, and fails the test if it cannot.
+class ClusterTest : public ::testing::Test {
+ protected:
+  ClusterTest(int num_ps, int num_workers);
+  void SetUp() override;
+
+  LocalClusterOptions options_;
+  std::unique_ptr<TestCluster> cluster_;
 };
 
 }  // namespace testing_cluster

@@ -28,8 +28,8 @@ namespace pstrain {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_cluster::ClusterTest;
 using testing_cluster::JobRecord;
-using testing_cluster::TestCluster;
 
 constexpr char kCoordinator[] = "coordinator/0";
 
@@ -57,17 +57,9 @@ int64_t NumberOf(const std::string& job_id) {
   return number;
 }
 
-class CoordinatorRestartTest : public testing::Test {
+class CoordinatorRestartTest : public ClusterTest {
  protected:
-  void SetUp() override {
-    LocalClusterOptions options;
-    options.num_ps = 1;
-    options.num_workers = 1;
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start(testing::UnitTest::GetInstance()->current_test_info()->name(), options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = *std::move(started);
-  }
+  CoordinatorRestartTest() : ClusterTest(1, 1) {}
 
   std::string Submit(const testing_jobs::ClicksJob& job) {
     absl::StatusOr<std::string> job_id = cluster_->Submit(job.Text());
@@ -145,8 +137,6 @@ class CoordinatorRestartTest : public testing::Test {
     }
     return warnings;
   }
-
-  std::unique_ptr<TestCluster> cluster_;
 };
 
 // A job long enough to be killed in the middle of: ~20 s on one worker.

@@ -22,8 +22,8 @@ namespace pstrain {
 namespace {
 
 using ::testing::ElementsAre;
+using testing_cluster::ClusterTest;
 using testing_cluster::JobRecord;
-using testing_cluster::TestCluster;
 
 // ckpt-<step> folders of `model_dir`, by step.
 std::set<int64_t> CheckpointFolders(const std::string& model_dir) {
@@ -51,17 +51,9 @@ std::map<int64_t, std::string> Outcomes(const JobRecord& job) {
   return outcomes;
 }
 
-class EvaluationTest : public testing::Test {
+class EvaluationTest : public ClusterTest {
  protected:
-  void SetUp() override {
-    LocalClusterOptions options;
-    options.num_ps = 1;
-    options.num_workers = 1;
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start(testing::UnitTest::GetInstance()->current_test_info()->name(), options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = *std::move(started);
-  }
+  EvaluationTest() : ClusterTest(1, 1) {}
 
   JobRecord Run(const std::string& spec) {
     absl::StatusOr<std::string> job_id = cluster_->Submit(spec);
@@ -69,8 +61,6 @@ class EvaluationTest : public testing::Test {
     if (!job_id.ok()) return {};
     return cluster_->Follow(*job_id);
   }
-
-  std::unique_ptr<TestCluster> cluster_;
 };
 
 TEST_F(EvaluationTest, EveryCheckpointIsEvaluatedOrSkippedWithAReasonAndNoneVanishesUnderIt) {

@@ -30,7 +30,7 @@
 namespace pstrain {
 namespace {
 
-using testing_cluster::TestCluster;
+using testing_cluster::ClusterTest;
 
 // A text replaced in an example: a long setting and its short one.
 using Change = std::pair<std::string, std::string>;
@@ -82,16 +82,9 @@ double TrueAuc(const SyntheticClicksSource& spec) {
   return metrics->Results().at("auc");
 }
 
-class ExamplesTest : public testing::Test {
+class ExamplesTest : public ClusterTest {
  protected:
-  void SetUp() override {
-    LocalClusterOptions options;
-    options.num_ps = 1;
-    options.num_workers = 2;
-    absl::StatusOr<std::unique_ptr<TestCluster>> started = TestCluster::Start("examples", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = *std::move(started);
-  }
+  ExamplesTest() : ClusterTest(1, 2) {}
 
   // Runs `spec` to its end; its final status, which must be SUCCEEDED with
   // `metric` evaluated on the final checkpoint. Prints the metric.
@@ -112,8 +105,6 @@ class ExamplesTest : public testing::Test {
     auto value = status.last_eval_metrics().find(metric);
     return value == status.last_eval_metrics().end() ? std::nan("") : value->second;
   }
-
-  std::unique_ptr<TestCluster> cluster_;
 };
 
 // examples/fashion_mnist_cnn.pbtxt: the built-in CNN on the images as they

@@ -32,7 +32,7 @@
 namespace pstrain {
 namespace {
 
-using testing_cluster::TestCluster;
+using testing_cluster::ClusterTest;
 
 // A job that trains the PyTorch model exported to `graph` (a file of
 // common/model/onnx/testdata), async on the cluster: on Fashion-MNIST, or
@@ -75,16 +75,9 @@ struct ImportedModelJob {
   }
 };
 
-class TrainingTest : public testing::Test {
+class TrainingTest : public ClusterTest {
  protected:
-  void SetUp() override {
-    LocalClusterOptions options;
-    options.num_ps = 2;
-    options.num_workers = 2;
-    absl::StatusOr<std::unique_ptr<TestCluster>> started = TestCluster::Start("training", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = *std::move(started);
-  }
+  TrainingTest() : ClusterTest(2, 2) {}
 
   std::string Submit(const std::string& spec_text) {
     absl::StatusOr<std::string> job_id = cluster_->Submit(spec_text);
@@ -112,8 +105,6 @@ class TrainingTest : public testing::Test {
               << status.global_step() << "\n";
     return value->second;
   }
-
-  std::unique_ptr<TestCluster> cluster_;
 };
 
 TEST_F(TrainingTest, SyncMlpOnFashionMnistSucceedsWithAFinalEvaluation) {

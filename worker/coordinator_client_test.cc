@@ -13,14 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_checkpoints.h"
 #include "common/clock/fake_clock.h"
 #include "common/status/error_reason.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "protos/coordinator.grpc.pb.h"
@@ -83,34 +81,28 @@ class CoordinatorClientTest : public ::testing::Test {
   // Submits a training job, registers its parameter servers and the other
   // workers, and waits until the job runs (the client must be registered).
   void StartJob() {
-    SubmitJobRequest submit;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        absl::StrCat(R"pb(
-                       name: "t"
-                       mode: JOB_MODE_TRAIN
-                       model { logistic_regression {} }
-                       train_data { synthetic_clicks { num_examples: 10000 } }
-                       stop { max_steps: 100000 }
-                       checkpoint { model_dir: ")pb",
-                     JoinPath(root_, "model"), R"pb(" })pb"),
-        submit.mutable_spec()));
-    absl::StatusOr<SubmitJobResponse> submitted = coordinator_->coordinator().SubmitJob(submit);
-    ASSERT_TRUE(submitted.ok()) << submitted.status();
-    job_id_ = submitted->job_id();
-    ASSERT_NO_FATAL_FAILURE(RegisterPeers());
+    InProcessCoordinator::TrainingJob job;
+    job.model_dir = JoinPath(root_, "model");
+    absl::StatusOr<std::string> job_id = coordinator_->SubmitTrainingJob(job);
+    ASSERT_TRUE(job_id.ok()) << job_id.status();
+    job_id_ = *job_id;
+    ASSERT_NO_FATAL_FAILURE(RegisterOtherWorkers());
     ASSERT_NO_FATAL_FAILURE(AwaitRunning());
   }
 
   // The job's parameter servers and workers other than the client register
   // (again, after a restart).
   void RegisterPeers() {
+    ASSERT_TRUE(coordinator_->RegisterShards().ok());
+    ASSERT_NO_FATAL_FAILURE(RegisterOtherWorkers());
+  }
+
+  void RegisterOtherWorkers() {
     for (const TaskId& task : Peers()) {
+      if (task.type() != TASK_TYPE_WORKER) continue;
       RegisterRequest request;
       *request.mutable_task() = task;
       request.set_incarnation(1);
-      if (task.type() == TASK_TYPE_PS) {
-        request.set_address(coordinator_->shard(task.index()).address());
-      }
       ASSERT_TRUE(coordinator_->coordinator().Register(request).ok());
     }
   }

@@ -12,14 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_checkpoints.h"
 #include "common/clock/fake_clock.h"
 #include "common/status/error_reason.h"
-#include "google/protobuf/text_format.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "server/coordinator/testing/in_process_coordinator.h"
@@ -106,28 +104,12 @@ class MemberLoopTest : public ::testing::Test {
   // Submits a training job and registers its parameter servers; it starts
   // once worker/0 registers.
   std::string SubmitJob() {
-    SubmitJobRequest submit;
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        absl::StrCat(R"pb(
-                       name: "t"
-                       mode: JOB_MODE_TRAIN
-                       model { logistic_regression {} }
-                       train_data { synthetic_clicks { num_examples: 1000 } }
-                       stop { max_steps: 100000 }
-                       checkpoint { model_dir: ")pb",
-                     JoinPath(root_, "model"), R"pb(" })pb"),
-        submit.mutable_spec()));
-    absl::StatusOr<SubmitJobResponse> submitted = coordinator_->coordinator().SubmitJob(submit);
-    EXPECT_TRUE(submitted.ok()) << submitted.status();
-    for (int i = 0; i < 2; ++i) {
-      RegisterRequest request;
-      request.mutable_task()->set_type(TASK_TYPE_PS);
-      request.mutable_task()->set_index(i);
-      request.set_incarnation(1);
-      request.set_address(coordinator_->shard(i).address());
-      EXPECT_TRUE(coordinator_->coordinator().Register(request).ok());
-    }
-    return submitted.ok() ? submitted->job_id() : "";
+    InProcessCoordinator::TrainingJob job;
+    job.model_dir = JoinPath(root_, "model");
+    job.num_examples = 1000;
+    absl::StatusOr<std::string> job_id = coordinator_->SubmitTrainingJob(job);
+    EXPECT_TRUE(job_id.ok()) << job_id.status();
+    return job_id.value_or("");
   }
 
   // The coordinator's view of worker/0; a default Member when unlisted.

@@ -1,6 +1,6 @@
-// A job whose checkpoints fail, as on a full disk, through the gRPC-free
-// Coordinator core: each failure is an event the user sees (in the watch,
-// the job's status and the metrics), the schedule tries again one interval
+// A job whose checkpoints fail, as on a full disk, through the Coordinator's
+// own calls (the in-process coordinator, not its gRPC services): each failure is an event the user
+// sees (in the watch, the job's status and the metrics), the schedule tries again one interval
 // later, a saved checkpoint starts the count again, and the N-th failure
 // in a row fails the job with STOP_REASON_CHECKPOINT_FAILURES while the
 // last good checkpoint stays intact and is what a resume restores. The
@@ -10,10 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/synchronization/notification.h"
 #include "common/checkpoint/checkpoint_layout.h"
 #include "common/checkpoint/checkpoint_pointer.h"
 #include "common/checkpoint/checkpoint_verifier.h"
@@ -21,14 +21,13 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_env.h"
-#include "common/clock/fake_clock.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/coordinator/coordinator.h"
-#include "server/coordinator/coordinator_metrics.h"
-#include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/testing/in_process_coordinator.h"
+#include "server/coordinator/testing/source_reader.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -65,53 +64,36 @@ class CheckpointFailureTest : public ::testing::Test {
     options.runner.num_ps = 2;
     options.runner.num_workers = 1;
     options.membership.heartbeat_timeout = absl::Hours(10);
-    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-        clock_, env_, planner_, FakeShardClients({&shards_[0], &shards_[1]}), &metrics_, options);
-    ASSERT_TRUE(coordinator.ok()) << coordinator.status();
-    coordinator_ = *std::move(coordinator);
-    coordinator_->Start();
-    for (const TaskId& task : {Task(TASK_TYPE_PS, 0), Task(TASK_TYPE_PS, 1), worker_}) {
-      RegisterRequest request;
-      *request.mutable_task() = task;
-      request.set_incarnation(1);
-      if (task.type() == TASK_TYPE_PS) request.set_address(shards_[task.index()].address());
-      ASSERT_TRUE(coordinator_->Register(request).ok());
-    }
+    InProcessCoordinator::Fakes fakes;
+    fakes.num_records = 4096;
+    fakes.env = &env_;
+    coordinator_ = std::make_unique<InProcessCoordinator>(options, std::move(fakes));
+    ASSERT_TRUE(coordinator_->RegisterShards().ok());
+    RegisterRequest worker;
+    *worker.mutable_task() = worker_;
+    worker.set_incarnation(1);
+    ASSERT_TRUE(coordinator().Register(worker).ok());
   }
+
+  Coordinator& coordinator() { return coordinator_->coordinator(); }
 
   // Submits kJob and watches it until its worker has its assignment.
   void StartJob() {
     SubmitJobRequest submit;
     ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kJob, submit.mutable_spec()));
-    absl::StatusOr<SubmitJobResponse> submitted = coordinator_->SubmitJob(submit);
+    absl::StatusOr<SubmitJobResponse> submitted = coordinator().SubmitJob(submit);
     ASSERT_TRUE(submitted.ok()) << submitted.status();
     job_id_ = submitted->job_id();
     WatchJobRequest watch;
     watch.set_job_id(job_id_);
-    absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> source = coordinator_->WatchJob(watch);
+    absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> source = coordinator().WatchJob(watch);
     ASSERT_TRUE(source.ok()) << source.status();
     events_ = std::make_unique<SourceReader<JobEvent>>(*std::move(source));
-    assignment_ = AwaitAssignment();
+    absl::StatusOr<Assignment> assignment =
+        coordinator_->AwaitBoardAssignment(worker_, absl::Seconds(30));
+    ASSERT_TRUE(assignment.ok()) << assignment.status();
+    assignment_ = *std::move(assignment);
     ASSERT_EQ(assignment_.job_id(), job_id_);
-  }
-
-  Assignment AwaitAssignment() {
-    absl::Notification done;
-    Assignment got;
-    Assignment now;
-    const uint64_t id = coordinator_->assignments().Await(
-        worker_, "", 0, absl::InfiniteFuture(),
-        [&](const Assignment& a) {
-          got = a;
-          done.Notify();
-        },
-        &now);
-    if (id == 0) return now;
-    if (!done.WaitForNotificationWithTimeout(absl::Seconds(30))) {
-      coordinator_->assignments().Cancel(id);
-      ADD_FAILURE() << "no assignment";
-    }
-    return got;
   }
 
   // The worker reports `updates` more applied updates.
@@ -124,7 +106,7 @@ class CheckpointFailureTest : public ::testing::Test {
     report.set_applied_updates(updates);
     report.set_loss(0.5);
     report.set_sequence(++sequence_);
-    absl::StatusOr<ProgressResponse> response = coordinator_->ReportProgress(report);
+    absl::StatusOr<ProgressResponse> response = coordinator().ReportProgress(report);
     ASSERT_TRUE(response.ok()) << response.status();
   }
 
@@ -172,7 +154,7 @@ class CheckpointFailureTest : public ::testing::Test {
   void DiskFreed() { env_.ClearFailures(); }
 
   double FailedCheckpointsCounted() {
-    for (const prometheus::MetricFamily& family : registry_.Collect()) {
+    for (const prometheus::MetricFamily& family : coordinator_->registry().Collect()) {
       if (family.name != "pstrain_coordinator_checkpoints_total") continue;
       for (const prometheus::ClientMetric& metric : family.metric) {
         for (const prometheus::ClientMetric::Label& label : metric.label) {
@@ -186,13 +168,8 @@ class CheckpointFailureTest : public ::testing::Test {
   std::string root_;
   PosixEnv posix_;
   TestEnv env_{&posix_};
-  FakeClock clock_;
-  FakePlanner planner_{4096};
-  prometheus::Registry registry_;
-  CoordinatorMetrics metrics_{registry_};
-  FakeShard shards_[2] = {FakeShard(env_, "ps-0.test:2222"), FakeShard(env_, "ps-1.test:2222")};
   const TaskId worker_ = Task(TASK_TYPE_WORKER, 0);
-  std::unique_ptr<Coordinator> coordinator_;
+  std::unique_ptr<InProcessCoordinator> coordinator_;
   std::string job_id_;
   std::unique_ptr<SourceReader<JobEvent>> events_;
   Assignment assignment_;
@@ -211,12 +188,11 @@ TEST_F(CheckpointFailureTest, FailuresAreSeenRetriedAndFailTheJobWhileTheLastGoo
   EXPECT_EQ(first.consecutive_failures(), 1);
   EXPECT_EQ(first.max_consecutive_failures(), 3);
   EXPECT_EQ(FailedCheckpointsCounted(), 1);
-  absl::StatusOr<JobStatus> status = coordinator_->GetJob(job_id_);
+  absl::StatusOr<JobStatus> status = coordinator().GetJob(job_id_);
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(status->state(), JOB_STATE_RUNNING);
   EXPECT_EQ(status->checkpoint_failures(), 1);
-  EXPECT_THAT(status->last_checkpoint_failure(),
-              HasSubstr("ckpt-200 (1 in a row of at most 3): "));
+  EXPECT_THAT(status->last_checkpoint_failure(), HasSubstr("ckpt-200 (1 in a row of at most 3): "));
   // Tried again one interval later: not at the next report, nor never.
   Train(50);
   Train(50);

@@ -18,7 +18,9 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "server/coordinator/coordinator.h"
-#include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/testing/fake_planner.h"
+#include "server/coordinator/testing/fake_shard.h"
+#include "server/coordinator/testing/source_reader.h"
 
 namespace pstrain {
 namespace coordinator {

@@ -31,7 +31,8 @@
 #include "server/coordinator/cluster_service.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
-#include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/testing/fake_planner.h"
+#include "server/coordinator/testing/fake_shard.h"
 #include "server/coordinator/job_service.h"
 #include "server/coordinator/task_name.h"
 

@@ -1,10 +1,15 @@
-// The job lifecycle through the gRPC-free Coordinator core: how each stop
-// condition ends a job, evaluation-only jobs, resuming past a damaged
-// checkpoint, warm starts, and the metrics. Parameter servers are in-memory
-// fakes; time is a FakeClock.
+// The job lifecycle through the Coordinator's own calls (the in-process
+// coordinator, not its gRPC services): how each stop condition ends a job,
+// evaluation-only jobs, resuming past a damaged checkpoint, warm starts,
+// and the metrics. Parameter servers are in-memory fakes; time is a
+// FakeClock.
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,14 +19,14 @@
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_checkpoints.h"
-#include "common/clock/fake_clock.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/coordinator/coordinator.h"
-#include "server/coordinator/coordinator_metrics.h"
-#include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/testing/fake_shard.h"
+#include "server/coordinator/testing/in_process_coordinator.h"
+#include "server/coordinator/testing/source_reader.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -56,12 +61,38 @@ class JobLifecycleTest : public ::testing::Test {
     options_.membership.heartbeat_timeout = absl::Hours(10);
   }
 
+  // Starts the coordinator with options_: two FakeShards, jobs of 4096
+  // records.
   void Start() {
-    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-        clock_, env_, planner_, FakeShardClients({&shards_[0], &shards_[1]}), &metrics_, options_);
-    ASSERT_TRUE(coordinator.ok()) << coordinator.status();
-    coordinator_ = *std::move(coordinator);
-    coordinator_->Start();
+    InProcessCoordinator::Fakes fakes;
+    fakes.num_records = 4096;
+    coordinator_ = std::make_unique<InProcessCoordinator>(options_, std::move(fakes));
+  }
+
+  Coordinator& coordinator() { return coordinator_->coordinator(); }
+  FakeShard& shard(int index) { return coordinator_->shard(index); }
+
+  // Starts the coordinator; ps/0, ps/1, worker0_ and worker1_ join, and
+  // `spec` is submitted and handed to worker0_ (assignment_).
+  void StartTraining(const std::string& spec) {
+    Start();
+    ASSERT_NO_FATAL_FAILURE(JoinTrainers());
+    ASSERT_NO_FATAL_FAILURE(SubmitAndAwait(spec, worker0_));
+  }
+
+  // Starts the coordinator; evaluator_ joins (no parameter servers or
+  // workers), and `spec` is submitted and handed to it.
+  void StartEvaluation(const std::string& spec) {
+    Start();
+    evaluator_ = Join(TASK_TYPE_EVALUATOR, 0);
+    ASSERT_NO_FATAL_FAILURE(SubmitAndAwait(spec, evaluator_));
+  }
+
+  // ps/0, ps/1, worker0_ and worker1_ join the started coordinator.
+  void JoinTrainers() {
+    ASSERT_TRUE(coordinator_->RegisterShards().ok());
+    worker0_ = Join(TASK_TYPE_WORKER, 0);
+    worker1_ = Join(TASK_TYPE_WORKER, 1);
   }
 
   Caller Join(TaskType type, int index) {
@@ -69,106 +100,121 @@ class JobLifecycleTest : public ::testing::Test {
     RegisterRequest request;
     *request.mutable_task() = caller.task;
     request.set_incarnation(caller.incarnation);
-    if (type == TASK_TYPE_PS) request.set_address(shards_[index].address());
-    EXPECT_TRUE(coordinator_->Register(request).ok());
+    EXPECT_TRUE(coordinator().Register(request).ok());
     return caller;
   }
 
-  std::string Submit(const std::string& text) {
+  // Submits `spec` (job_id_) and waits (real time) until its assignment
+  // reaches `member` (assignment_).
+  void SubmitAndAwait(const std::string& spec, const Caller& member) {
     SubmitJobRequest request;
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, request.mutable_spec()));
-    absl::StatusOr<SubmitJobResponse> response = coordinator_->SubmitJob(request);
-    EXPECT_TRUE(response.ok()) << response.status();
-    return response.ok() ? response->job_id() : "";
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(spec, request.mutable_spec()));
+    absl::StatusOr<SubmitJobResponse> response = coordinator().SubmitJob(request);
+    ASSERT_TRUE(response.ok()) << response.status();
+    job_id_ = response->job_id();
+    absl::StatusOr<Assignment> assignment =
+        coordinator_->AwaitBoardAssignment(member.task, kTimeout);
+    ASSERT_TRUE(assignment.ok()) << assignment.status();
+    assignment_ = *std::move(assignment);
+    ASSERT_EQ(assignment_.job_id(), job_id_);
   }
 
-  // Waits (real time) until the job's assignment reaches `caller`.
-  Assignment AwaitAssignment(const Caller& caller) {
-    absl::Notification done;
-    Assignment got;
-    Assignment now;
-    const uint64_t id = coordinator_->assignments().Await(
-        caller.task, "", 0, absl::InfiniteFuture(),
-        [&](const Assignment& a) {
-          got = a;
-          done.Notify();
-        },
-        &now);
-    if (id == 0) return now;
-    if (!done.WaitForNotificationWithTimeout(kTimeout)) {
-      coordinator_->assignments().Cancel(id);
-      ADD_FAILURE() << "no assignment";
-    }
-    return got;
-  }
-
-  absl::StatusOr<DataLease> Acquire(const Caller& worker, const std::string& job_id) {
+  absl::StatusOr<DataLease> Acquire(const Caller& worker) {
     AcquireDataLeaseRequest request;
     *request.mutable_task() = worker.task;
     request.set_incarnation(worker.incarnation);
-    request.set_job_id(job_id);
-    return coordinator_->AcquireDataLease(request);
+    request.set_job_id(job_id_);
+    return coordinator().AcquireDataLease(request);
   }
 
-  ProgressResponse Report(Caller& caller, const std::string& job_id, int64_t updates,
-                          double loss = 0.5) {
+  // `worker`'s report of `updates` more applied updates on job_id_.
+  ProgressResponse Report(Caller& worker, int64_t updates, double loss = 0.5) {
     ProgressReport report;
-    *report.mutable_task() = caller.task;
-    report.set_incarnation(caller.incarnation);
-    report.set_job_id(job_id);
+    *report.mutable_task() = worker.task;
+    report.set_incarnation(worker.incarnation);
+    report.set_job_id(job_id_);
     report.set_steps(updates > 0 ? updates : 0);
     report.set_applied_updates(updates);
     report.set_loss(loss);
-    report.set_sequence(++caller.sequence);
-    absl::StatusOr<ProgressResponse> response = coordinator_->ReportProgress(report);
+    report.set_sequence(++worker.sequence);
+    absl::StatusOr<ProgressResponse> response = coordinator().ReportProgress(report);
     EXPECT_TRUE(response.ok()) << response.status();
     return response.value_or(ProgressResponse());
   }
 
-  // Waits until the job's status lists the checkpoint of `step`.
-  void AwaitCheckpoint(const std::string& job_id, int64_t step) {
+  // An EvalReport of evaluator_ on job_id_, for the test to fill.
+  EvalReport EvaluatorReport() const {
+    EvalReport report;
+    *report.mutable_task() = evaluator_.task;
+    report.set_incarnation(evaluator_.incarnation);
+    report.set_job_id(job_id_);
+    return report;
+  }
+
+  // The events of job_id_, read from the start.
+  std::unique_ptr<SourceReader<JobEvent>> Watch() {
     WatchJobRequest request;
-    request.set_job_id(job_id);
+    request.set_job_id(job_id_);
     absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> source =
-        coordinator_->WatchJob(request);
-    ASSERT_TRUE(source.ok()) << source.status();
-    SourceReader<JobEvent> reader(*std::move(source));
-    while (std::optional<JobEvent> event = reader.Next()) {
+        coordinator().WatchJob(request);
+    EXPECT_TRUE(source.ok()) << source.status();
+    if (!source.ok()) return nullptr;
+    return std::make_unique<SourceReader<JobEvent>>(*std::move(source));
+  }
+
+  // Waits until the job's status lists the checkpoint of `step`.
+  void AwaitCheckpoint(int64_t step) {
+    std::unique_ptr<SourceReader<JobEvent>> reader = Watch();
+    ASSERT_NE(reader, nullptr);
+    while (std::optional<JobEvent> event = reader->Next()) {
       if (event->has_checkpoint() && event->checkpoint().step() == step) return;
       for (const CheckpointInfo& info : event->status().checkpoints()) {
         if (info.step() == step) return;
       }
     }
-    ADD_FAILURE() << "job " << job_id << " never saved a checkpoint at step " << step;
+    ADD_FAILURE() << "job " << job_id_ << " never saved a checkpoint at step " << step;
   }
 
-  JobStatus AwaitState(const std::string& job_id, JobState state) {
-    WatchJobRequest request;
-    request.set_job_id(job_id);
-    absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> source =
-        coordinator_->WatchJob(request);
-    EXPECT_TRUE(source.ok()) << source.status();
-    SourceReader<JobEvent> reader(*std::move(source));
+  JobStatus AwaitState(JobState state) {
+    std::unique_ptr<SourceReader<JobEvent>> reader = Watch();
     JobStatus last;
-    while (std::optional<JobEvent> event = reader.Next()) {
+    while (reader != nullptr) {
+      std::optional<JobEvent> event = reader->Next();
+      if (!event.has_value()) break;
       if (!event->has_status()) continue;
       last = event->status();
       if (last.state() == state) return last;
     }
-    ADD_FAILURE() << "job " << job_id << " never became " << JobState_Name(state) << "; last "
+    ADD_FAILURE() << "job " << job_id_ << " never became " << JobState_Name(state) << "; last "
                   << JobState_Name(last.state()) << ": " << last.reason();
     return last;
   }
 
+  // Advances the coordinator's clock by `step` at a time until job_id_
+  // is in `state`; its status then.
+  JobStatus AdvanceClockUntil(JobState state, absl::Duration step) {
+    absl::Notification ended;
+    JobStatus status;
+    std::thread watcher([&] {
+      status = AwaitState(state);
+      ended.Notify();
+    });
+    while (!ended.WaitForNotificationWithTimeout(absl::Milliseconds(5))) {
+      coordinator_->clock().Advance(step);
+    }
+    watcher.join();
+    return status;
+  }
+
   std::string root_;
   PosixEnv env_;
-  FakeClock clock_;
-  FakePlanner planner_{4096};
-  prometheus::Registry registry_;
-  CoordinatorMetrics metrics_{registry_};
-  FakeShard shards_[2] = {FakeShard(env_, "ps-0.test:2222"), FakeShard(env_, "ps-1.test:2222")};
   CoordinatorOptions options_;
-  std::unique_ptr<Coordinator> coordinator_;
+  std::unique_ptr<InProcessCoordinator> coordinator_;
+  Caller worker0_;
+  Caller worker1_;
+  Caller evaluator_;
+  std::string job_id_;
+  Assignment assignment_;
 };
 
 constexpr char kTrain[] = R"pb(
@@ -180,19 +226,13 @@ constexpr char kTrain[] = R"pb(
 )pb";
 
 TEST_F(JobLifecycleTest, ANanLossFailsTheJobWithoutAFinalCheckpoint) {
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_steps: 1000 }"));
-  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  EXPECT_FALSE(Report(worker0, job_id, 120).stop());  // ckpt-120
-  AwaitCheckpoint(job_id, 120);
-  ProgressResponse response = Report(worker0, job_id, 10, std::nan(""));
+  ASSERT_NO_FATAL_FAILURE(StartTraining(absl::StrCat(kTrain, "stop { max_steps: 1000 }")));
+  EXPECT_FALSE(Report(worker0_, 120).stop());  // ckpt-120
+  AwaitCheckpoint(120);
+  ProgressResponse response = Report(worker0_, 10, std::nan(""));
   EXPECT_TRUE(response.stop());
   EXPECT_EQ(response.stop_reason(), STOP_REASON_NAN_LOSS);
-  JobStatus status = AwaitState(job_id, JOB_STATE_FAILED);
+  JobStatus status = AwaitState(JOB_STATE_FAILED);
   EXPECT_EQ(status.stop_reason(), STOP_REASON_NAN_LOSS);
   EXPECT_NE(status.reason().find("loss is NaN at step 130"), std::string::npos) << status.reason();
   EXPECT_NE(status.reason().find("learning_rate"), std::string::npos) << status.reason();
@@ -202,26 +242,12 @@ TEST_F(JobLifecycleTest, ANanLossFailsTheJobWithoutAFinalCheckpoint) {
 
 TEST_F(JobLifecycleTest, MaxSecondsEndsAJobWhoseWorkersStalled) {
   options_.runner.stop_drain_timeout = absl::Seconds(5);
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_seconds: 60 }"));
-  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  EXPECT_FALSE(Report(worker0, job_id, 50).stop());
+  ASSERT_NO_FATAL_FAILURE(StartTraining(absl::StrCat(kTrain, "stop { max_seconds: 60 }")));
+  EXPECT_FALSE(Report(worker0_, 50).stop());
   // No more reports. Time passes; the job stops on time, waits for the
   // silent workers only so long, and saves its final checkpoint.
-  absl::Notification ended;
-  std::thread watcher([&] {
-    AwaitState(job_id, JOB_STATE_SUCCEEDED);
-    ended.Notify();
-  });
-  while (!ended.WaitForNotificationWithTimeout(absl::Milliseconds(5))) {
-    clock_.Advance(absl::Seconds(1));
-  }
-  watcher.join();
-  absl::StatusOr<JobStatus> status = coordinator_->GetJob(job_id);
+  AdvanceClockUntil(JOB_STATE_SUCCEEDED, absl::Seconds(1));
+  absl::StatusOr<JobStatus> status = coordinator().GetJob(job_id_);
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(status->stop_reason(), STOP_REASON_MAX_SECONDS);
   EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-50/MANIFEST").value_or(false));
@@ -242,48 +268,31 @@ constexpr char kOneEpochOf4096[] = R"pb(
 TEST_F(JobLifecycleTest, TheEndOfTheDataEndsTheJob) {
   // 4096 records in leases of 2048: two leases, one epoch.
   options_.runner.records_per_lease = 2048;
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Caller worker1 = Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(kOneEpochOf4096);
-  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  for (Caller* worker : {&worker0, &worker1}) {
-    absl::StatusOr<DataLease> lease = Acquire(*worker, job_id);
+  ASSERT_NO_FATAL_FAILURE(StartTraining(kOneEpochOf4096));
+  for (Caller* worker : {&worker0_, &worker1_}) {
+    absl::StatusOr<DataLease> lease = Acquire(*worker);
     ASSERT_TRUE(lease.ok()) << lease.status();
-    Report(*worker, job_id, 16);
+    Report(*worker, 16);
     CompleteDataLeaseRequest complete;
     *complete.mutable_task() = worker->task;
     complete.set_incarnation(worker->incarnation);
-    complete.set_job_id(job_id);
+    complete.set_job_id(job_id_);
     complete.set_lease_id(lease->lease_id());
-    ASSERT_TRUE(coordinator_->CompleteDataLease(complete).ok());
+    ASSERT_TRUE(coordinator().CompleteDataLease(complete).ok());
   }
   // The last report after the data ran out hears the stop; a worker that
   // asks for more data learns it from the lease, then reports what it
   // trained since its last report and hears the stop there. The final
   // checkpoint waits for that report, so it holds every applied step.
-  EXPECT_TRUE(Report(worker0, job_id, 0).stop());
-  absl::StatusOr<DataLease> last = Acquire(worker1, job_id);
+  EXPECT_TRUE(Report(worker0_, 0).stop());
+  absl::StatusOr<DataLease> last = Acquire(worker1_);
   ASSERT_TRUE(last.ok()) << last.status();
   EXPECT_TRUE(last->end_of_data());
-  EXPECT_TRUE(Report(worker1, job_id, 0).stop());
-  JobStatus status = AwaitState(job_id, JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(Report(worker1_, 0).stop());
+  JobStatus status = AwaitState(JOB_STATE_SUCCEEDED);
   EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
   EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-32/MANIFEST").value_or(false));
 }
-
-// Two shards, two workers, a job of 4096 records in leases of 2048.
-// worker/0 holds the first lease; ps/0 applied its pushes of records
-// [0, 256), ps/1 one push more, [0, 384): a push in flight reached one
-// shard only.
-struct HalfPushedLease {
-  Caller holder;
-  Caller other;
-  std::string job_id;
-  int64_t lease_id = 0;
-};
 
 PushLedger LedgerOf(int64_t lease_id, int64_t begin, int64_t end) {
   PushLedger ledger;
@@ -295,95 +304,90 @@ PushLedger LedgerOf(int64_t lease_id, int64_t begin, int64_t end) {
   return ledger;
 }
 
+// Two shards, two workers, a job of 4096 records in leases of 2048.
+// worker/0 holds the first lease (lease_id_); ps/0 applied its pushes of
+// records [0, 256), ps/1 one push more, [0, 384): a push in flight reached
+// one shard only.
 class LeaseHandbackTest : public JobLifecycleTest {
  protected:
-  void StartWithAHalfPushedLease(HalfPushedLease* out) {
+  void StartWithAHalfPushedLease() {
     options_.runner.records_per_lease = 2048;
-    Start();
-    Join(TASK_TYPE_PS, 0);
-    Join(TASK_TYPE_PS, 1);
-    out->holder = Join(TASK_TYPE_WORKER, 0);
-    out->other = Join(TASK_TYPE_WORKER, 1);
-    out->job_id = Submit(kOneEpochOf4096);
-    ASSERT_EQ(AwaitAssignment(out->holder).job_id(), out->job_id);
-    absl::StatusOr<DataLease> lease = Acquire(out->holder, out->job_id);
+    ASSERT_NO_FATAL_FAILURE(StartTraining(kOneEpochOf4096));
+    absl::StatusOr<DataLease> lease = Acquire(worker0_);
     ASSERT_TRUE(lease.ok()) << lease.status();
     ASSERT_EQ(lease->range().begin(), 0);
-    out->lease_id = lease->lease_id();
-    shards_[0].SetLedger(LedgerOf(out->lease_id, 0, 256));
-    shards_[1].SetLedger(LedgerOf(out->lease_id, 0, 384));
+    lease_id_ = lease->lease_id();
+    shard(0).SetLedger(LedgerOf(lease_id_, 0, 256));
+    shard(1).SetLedger(LedgerOf(lease_id_, 0, 384));
   }
 
   // Each shard's push ledger was read once for the lease, and sealed, so no
   // late push of it can land after; then only the untrained rest, [384,
   // 2048), goes back, first in line.
-  void ExpectOnlyTheUntrainedRestGoesBack(const HalfPushedLease& lease) {
-    for (FakeShard& shard : shards_) {
-      const std::vector<ReadPushLedgerRequest> reads = shard.ledger_reads();
+  void ExpectOnlyTheUntrainedRestGoesBack() {
+    for (int i = 0; i < 2; ++i) {
+      const std::vector<ReadPushLedgerRequest> reads = shard(i).ledger_reads();
       ASSERT_EQ(reads.size(), 1u);
-      EXPECT_EQ(reads[0].job_id(), lease.job_id);
+      EXPECT_EQ(reads[0].job_id(), job_id_);
       EXPECT_TRUE(reads[0].seal());
-      EXPECT_THAT(reads[0].lease_ids(), ::testing::ElementsAre(lease.lease_id));
+      EXPECT_THAT(reads[0].lease_ids(), ::testing::ElementsAre(lease_id_));
     }
-    absl::StatusOr<DataLease> rest = Acquire(lease.other, lease.job_id);
+    absl::StatusOr<DataLease> rest = Acquire(worker1_);
     ASSERT_TRUE(rest.ok()) << rest.status();
     EXPECT_EQ(rest->range().begin(), 384);
     EXPECT_EQ(rest->range().end(), 2048);
-    absl::StatusOr<DataLease> next = Acquire(lease.other, lease.job_id);
+    absl::StatusOr<DataLease> next = Acquire(worker1_);
     ASSERT_TRUE(next.ok()) << next.status();
     EXPECT_EQ(next->range().begin(), 2048);
   }
+
+  int64_t lease_id_ = 0;
 };
 
 TEST_F(LeaseHandbackTest, ALostWorkersLeaseGoesBackWithoutTheRecordsItsPushesTrained) {
-  HalfPushedLease lease;
-  ASSERT_NO_FATAL_FAILURE(StartWithAHalfPushedLease(&lease));
+  ASSERT_NO_FATAL_FAILURE(StartWithAHalfPushedLease());
   // worker/0 restarts: its old incarnation's lease is handed back.
   RegisterRequest again;
-  *again.mutable_task() = lease.holder.task;
-  again.set_incarnation(lease.holder.incarnation + 1);
-  ASSERT_TRUE(coordinator_->Register(again).ok());
-  ExpectOnlyTheUntrainedRestGoesBack(lease);
+  *again.mutable_task() = worker0_.task;
+  again.set_incarnation(worker0_.incarnation + 1);
+  ASSERT_TRUE(coordinator().Register(again).ok());
+  ExpectOnlyTheUntrainedRestGoesBack();
 }
 
 TEST_F(LeaseHandbackTest, ALeaseWithAPushOfUnknownOutcomeGoesBackWithoutWhatTheShardsApplied) {
-  HalfPushedLease lease;
-  ASSERT_NO_FATAL_FAILURE(StartWithAHalfPushedLease(&lease));
+  ASSERT_NO_FATAL_FAILURE(StartWithAHalfPushedLease());
   // The push of records [256, 384) ended without an answer. The worker, not
   // knowing ps/1 applied it, hands [256, 2048) back: the shards' word counts,
   // not the worker's.
   CompleteDataLeaseRequest complete;
-  *complete.mutable_task() = lease.holder.task;
-  complete.set_incarnation(lease.holder.incarnation);
-  complete.set_job_id(lease.job_id);
-  complete.set_lease_id(lease.lease_id);
+  *complete.mutable_task() = worker0_.task;
+  complete.set_incarnation(worker0_.incarnation);
+  complete.set_job_id(job_id_);
+  complete.set_lease_id(lease_id_);
   RecordRange* returned = complete.add_returned();
   returned->set_begin(256);
   returned->set_end(2048);
   complete.set_outcome_unknown(true);
-  ASSERT_TRUE(coordinator_->CompleteDataLease(complete).ok());
-  ExpectOnlyTheUntrainedRestGoesBack(lease);
+  ASSERT_TRUE(coordinator().CompleteDataLease(complete).ok());
+  ExpectOnlyTheUntrainedRestGoesBack();
 }
 
 TEST_F(JobLifecycleTest, AnEvalJobEvaluatesTheNewestCheckpointOfItsModelDir) {
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/trained", 100, 2).ok());
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/trained", 200, 2).ok());
-  Start();
-  Caller evaluator = Join(TASK_TYPE_EVALUATOR, 0);  // no ps or workers needed
-  const std::string job_id = Submit(R"pb(
+  ASSERT_NO_FATAL_FAILURE(StartEvaluation(R"pb(
     name: "ev"
     mode: JOB_MODE_EVAL
     model { logistic_regression {} }
     eval_data { synthetic_clicks { num_examples: 100 } }
     checkpoint { model_dir: "trained" }
-  )pb");
-  ASSERT_EQ(AwaitAssignment(evaluator).job_id(), job_id);
+  )pb"));
   WatchCheckpointsRequest watch;
-  *watch.mutable_task() = evaluator.task;
-  watch.set_incarnation(evaluator.incarnation);
-  watch.set_job_id(job_id);
+  *watch.mutable_task() = evaluator_.task;
+  watch.set_incarnation(evaluator_.incarnation);
+  watch.set_job_id(job_id_);
   absl::StatusOr<std::shared_ptr<StreamSource<CheckpointNotification>>> source =
-      coordinator_->WatchCheckpoints(watch);
+      coordinator().WatchCheckpoints(watch);
   ASSERT_TRUE(source.ok()) << source.status();
   SourceReader<CheckpointNotification> reader(*std::move(source));
   std::optional<CheckpointNotification> notification = reader.Next();
@@ -391,14 +395,11 @@ TEST_F(JobLifecycleTest, AnEvalJobEvaluatesTheNewestCheckpointOfItsModelDir) {
   EXPECT_EQ(notification->checkpoint().step(), 200);
   EXPECT_TRUE(notification->checkpoint().final());
 
-  EvalReport report;
-  *report.mutable_task() = evaluator.task;
-  report.set_incarnation(evaluator.incarnation);
-  report.set_job_id(job_id);
+  EvalReport report = EvaluatorReport();
   report.set_checkpoint_step(200);
   (*report.mutable_metrics())["loss"] = 0.25;
-  ASSERT_TRUE(coordinator_->ReportEval(report).ok());
-  JobStatus status = AwaitState(job_id, JOB_STATE_SUCCEEDED);
+  ASSERT_TRUE(coordinator().ReportEval(report).ok());
+  JobStatus status = AwaitState(JOB_STATE_SUCCEEDED);
   EXPECT_NE(status.reason().find("ckpt-200"), std::string::npos) << status.reason();
   EXPECT_EQ(status.last_eval_step(), 200);
   EXPECT_FALSE(reader.Next().has_value());  // the stream ended with the job
@@ -406,55 +407,39 @@ TEST_F(JobLifecycleTest, AnEvalJobEvaluatesTheNewestCheckpointOfItsModelDir) {
   EXPECT_TRUE(PathExists(env_, root_ + "/trained/ckpt-100").value_or(false));
 }
 
+// A continuous evaluation of a model_dir no job of this coordinator trains.
+constexpr char kContinuousEval[] = R"pb(
+  name: "ce"
+  mode: JOB_MODE_CONTINUOUS_EVAL
+  model { logistic_regression {} }
+  eval_data { synthetic_clicks { num_examples: 100 } }
+  checkpoint { model_dir: "elsewhere" }
+)pb";
+
 TEST_F(JobLifecycleTest, ContinuousEvalEndsWithTheFinalCheckpointsEvaluation) {
-  Start();
-  Caller evaluator = Join(TASK_TYPE_EVALUATOR, 0);
-  options_.runner.model_dir_poll = absl::Seconds(10);
-  const std::string job_id = Submit(R"pb(
-    name: "ce"
-    mode: JOB_MODE_CONTINUOUS_EVAL
-    model { logistic_regression {} }
-    eval_data { synthetic_clicks { num_examples: 100 } }
-    checkpoint { model_dir: "elsewhere" }
-  )pb");
-  ASSERT_EQ(AwaitAssignment(evaluator).job_id(), job_id);
+  ASSERT_NO_FATAL_FAILURE(StartEvaluation(kContinuousEval));
   // Checkpoints appear in the model_dir from some other trainer.
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/elsewhere", 100, 1).ok());
-  EvalReport report;
-  *report.mutable_task() = evaluator.task;
-  report.set_incarnation(evaluator.incarnation);
-  report.set_job_id(job_id);
+  EvalReport report = EvaluatorReport();
   report.set_checkpoint_step(100);
   (*report.mutable_metrics())["loss"] = 0.9;
-  ASSERT_TRUE(coordinator_->ReportEval(report).ok());
-  EXPECT_EQ(coordinator_->GetJob(job_id)->state(), JOB_STATE_RUNNING);
+  ASSERT_TRUE(coordinator().ReportEval(report).ok());
+  EXPECT_EQ(coordinator().GetJob(job_id_)->state(), JOB_STATE_RUNNING);
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/elsewhere", 200, 1, /*final=*/true).ok());
   report.set_checkpoint_step(200);
   report.set_final(true);
-  ASSERT_TRUE(coordinator_->ReportEval(report).ok());
-  JobStatus status = AwaitState(job_id, JOB_STATE_SUCCEEDED);
+  ASSERT_TRUE(coordinator().ReportEval(report).ok());
+  JobStatus status = AwaitState(JOB_STATE_SUCCEEDED);
   EXPECT_NE(status.reason().find("ckpt-200"), std::string::npos) << status.reason();
 }
 
 TEST_F(JobLifecycleTest, AnEvaluatorThatCannotEvaluateFailsTheJob) {
-  Start();
-  Caller evaluator = Join(TASK_TYPE_EVALUATOR, 0);
-  const std::string job_id = Submit(R"pb(
-    name: "ce"
-    mode: JOB_MODE_CONTINUOUS_EVAL
-    model { logistic_regression {} }
-    eval_data { synthetic_clicks { num_examples: 100 } }
-    checkpoint { model_dir: "elsewhere" }
-  )pb");
-  ASSERT_EQ(AwaitAssignment(evaluator).job_id(), job_id);
-  EvalReport report;
-  *report.mutable_task() = evaluator.task;
-  report.set_incarnation(evaluator.incarnation);
-  report.set_job_id(job_id);
+  ASSERT_NO_FATAL_FAILURE(StartEvaluation(kContinuousEval));
+  EvalReport report = EvaluatorReport();
   report.set_status(EVAL_STATUS_FAILED);
   report.set_reason("eval_data: no such file");
-  ASSERT_TRUE(coordinator_->ReportEval(report).ok());
-  JobStatus status = AwaitState(job_id, JOB_STATE_FAILED);
+  ASSERT_TRUE(coordinator().ReportEval(report).ok());
+  JobStatus status = AwaitState(JOB_STATE_FAILED);
   EXPECT_NE(status.reason().find("evaluator/0 cannot evaluate the job: eval_data: no such file"),
             std::string::npos)
       << status.reason();
@@ -464,80 +449,54 @@ TEST_F(JobLifecycleTest, ResumingSkipsADamagedCheckpoint) {
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/m", 100, 2).ok());
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/m", 200, 2).ok());
   ASSERT_TRUE(FlipBit(env_, root_ + "/m/ckpt-200/" + ShardFileName(1, 2), 10).ok());
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_steps: 1000 }"));
-  Assignment assignment = AwaitAssignment(worker0);
-  ASSERT_EQ(assignment.job_id(), job_id);
-  EXPECT_EQ(assignment.global_step(), 100);
-  EXPECT_EQ(assignment.restore_checkpoint(), root_ + "/m/ckpt-100");
-  ASSERT_EQ(shards_[1].restored().size(), 1u);
-  EXPECT_EQ(shards_[1].restored()[0].path(), root_ + "/m/ckpt-100/" + ShardFileName(1, 2));
-  EXPECT_EQ(Report(worker0, job_id, 5).global_step(), 105);
+  ASSERT_NO_FATAL_FAILURE(StartTraining(absl::StrCat(kTrain, "stop { max_steps: 1000 }")));
+  EXPECT_EQ(assignment_.global_step(), 100);
+  EXPECT_EQ(assignment_.restore_checkpoint(), root_ + "/m/ckpt-100");
+  ASSERT_EQ(shard(1).restored().size(), 1u);
+  EXPECT_EQ(shard(1).restored()[0].path(), root_ + "/m/ckpt-100/" + ShardFileName(1, 2));
+  EXPECT_EQ(Report(worker0_, 5).global_step(), 105);
   // The damaged one is kept aside, out of the way of step 200.
   EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-200.damaged").value_or(false));
-  EXPECT_EQ(Report(worker0, job_id, 95).global_step(), 200);
-  AwaitCheckpoint(job_id, 200);
+  EXPECT_EQ(Report(worker0_, 95).global_step(), 200);
+  AwaitCheckpoint(200);
   EXPECT_TRUE(PathExists(env_, root_ + "/m/ckpt-200/MANIFEST").value_or(false));
 }
 
 TEST_F(JobLifecycleTest, AWarmStartRestoresVariablesButStartsAtStepZero) {
   ASSERT_TRUE(WriteTestCheckpoint(env_, root_ + "/other", 500, 2).ok());
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id =
-      Submit(absl::StrCat(R"pb(
-                            name: "t"
-                            mode: JOB_MODE_TRAIN
-                            model { logistic_regression {} }
-                            train_data { synthetic_clicks { num_examples: 4096 } }
-                            stop { max_steps: 1000 }
-                            checkpoint { model_dir: "fresh" warm_start_from: ")pb",
-                          root_, "/other/ckpt-500\" }"));
-  Assignment assignment = AwaitAssignment(worker0);
-  ASSERT_EQ(assignment.job_id(), job_id);
-  EXPECT_EQ(assignment.global_step(), 0);
-  ASSERT_EQ(shards_[0].restored().size(), 1u);
-  EXPECT_EQ(shards_[0].restored()[0].path(), root_ + "/other/ckpt-500/" + ShardFileName(0, 2));
-  EXPECT_EQ(Report(worker0, job_id, 5).global_step(), 5);
+  ASSERT_NO_FATAL_FAILURE(
+      StartTraining(absl::StrCat(R"pb(
+                                   name: "t"
+                                   mode: JOB_MODE_TRAIN
+                                   model { logistic_regression {} }
+                                   train_data { synthetic_clicks { num_examples: 4096 } }
+                                   stop { max_steps: 1000 }
+                                   checkpoint { model_dir: "fresh" warm_start_from: ")pb",
+                                 root_, "/other/ckpt-500\" }")));
+  EXPECT_EQ(assignment_.global_step(), 0);
+  ASSERT_EQ(shard(0).restored().size(), 1u);
+  EXPECT_EQ(shard(0).restored()[0].path(), root_ + "/other/ckpt-500/" + ShardFileName(0, 2));
+  EXPECT_EQ(Report(worker0_, 5).global_step(), 5);
 }
 
 TEST_F(JobLifecycleTest, AFinalEvaluationThatNeverComesFailsTheJobInTime) {
   options_.runner.final_eval_timeout = absl::Minutes(5);
   Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Caller worker1 = Join(TASK_TYPE_WORKER, 1);
-  Join(TASK_TYPE_EVALUATOR, 0);
-  const std::string job_id = Submit(R"pb(
-    name: "e"
-    mode: JOB_MODE_TRAIN_AND_EVAL
-    model { logistic_regression {} }
-    train_data { synthetic_clicks { num_examples: 4096 } }
-    eval_data { synthetic_clicks { num_examples: 100 } }
-    stop { max_steps: 10 }
-    checkpoint { model_dir: "m" every_steps: 100 }
-  )pb");
-  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  EXPECT_TRUE(Report(worker0, job_id, 10).stop());
-  EXPECT_TRUE(Report(worker1, job_id, 0).stop());
-  absl::Notification ended;
-  JobStatus status;
-  std::thread watcher([&] {
-    status = AwaitState(job_id, JOB_STATE_FAILED);
-    ended.Notify();
-  });
-  while (!ended.WaitForNotificationWithTimeout(absl::Milliseconds(5))) {
-    clock_.Advance(absl::Seconds(10));
-  }
-  watcher.join();
+  ASSERT_NO_FATAL_FAILURE(JoinTrainers());
+  evaluator_ = Join(TASK_TYPE_EVALUATOR, 0);
+  ASSERT_NO_FATAL_FAILURE(SubmitAndAwait(R"pb(
+                                           name: "e"
+                                           mode: JOB_MODE_TRAIN_AND_EVAL
+                                           model { logistic_regression {} }
+                                           train_data { synthetic_clicks { num_examples: 4096 } }
+                                           eval_data { synthetic_clicks { num_examples: 100 } }
+                                           stop { max_steps: 10 }
+                                           checkpoint { model_dir: "m" every_steps: 100 }
+                                         )pb",
+                                         worker0_));
+  EXPECT_TRUE(Report(worker0_, 10).stop());
+  EXPECT_TRUE(Report(worker1_, 0).stop());
+  const JobStatus status = AdvanceClockUntil(JOB_STATE_FAILED, absl::Seconds(10));
   EXPECT_NE(status.reason().find("reached max_steps 10"), std::string::npos) << status.reason();
   EXPECT_NE(status.reason().find("evaluator/0 did not report an evaluation of the final "
                                  "checkpoint ckpt-10 within 5m00s"),
@@ -546,42 +505,30 @@ TEST_F(JobLifecycleTest, AFinalEvaluationThatNeverComesFailsTheJobInTime) {
 }
 
 TEST_F(JobLifecycleTest, StopImmediatelySkipsTheFinalCheckpoint) {
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_steps: 1000 }"));
-  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  Report(worker0, job_id, 7);
+  ASSERT_NO_FATAL_FAILURE(StartTraining(absl::StrCat(kTrain, "stop { max_steps: 1000 }")));
+  Report(worker0_, 7);
   StopJobRequest stop;
-  stop.set_job_id(job_id);
+  stop.set_job_id(job_id_);
   stop.set_immediately(true);
-  ASSERT_TRUE(coordinator_->StopJob(stop).ok());
-  JobStatus status = AwaitState(job_id, JOB_STATE_STOPPED);
+  ASSERT_TRUE(coordinator().StopJob(stop).ok());
+  JobStatus status = AwaitState(JOB_STATE_STOPPED);
   EXPECT_EQ(status.checkpoints_size(), 0);
   EXPECT_NE(status.reason().find("no checkpoint was saved"), std::string::npos) << status.reason();
-  EXPECT_EQ(shards_[0].snapshots(), 0);
+  EXPECT_EQ(shard(0).snapshots(), 0);
 }
 
 TEST_F(JobLifecycleTest, MetricsFollowTheJob) {
-  Start();
-  Join(TASK_TYPE_PS, 0);
-  Join(TASK_TYPE_PS, 1);
-  Caller worker0 = Join(TASK_TYPE_WORKER, 0);
-  Join(TASK_TYPE_WORKER, 1);
-  const std::string job_id = Submit(absl::StrCat(kTrain, "stop { max_steps: 1000 }"));
-  ASSERT_EQ(AwaitAssignment(worker0).job_id(), job_id);
-  Report(worker0, job_id, 150);  // ckpt-150
-  AwaitCheckpoint(job_id, 150);
+  ASSERT_NO_FATAL_FAILURE(StartTraining(absl::StrCat(kTrain, "stop { max_steps: 1000 }")));
+  Report(worker0_, 150);  // ckpt-150
+  AwaitCheckpoint(150);
   // The gauges are set by the coordinator's ticker, which offers nothing to
   // wait on: tick until they show the job. The job counts are set last in a
   // tick; once they are, so are that tick's other gauges.
   std::map<std::string, double> values;
   for (absl::Time give_up = absl::Now() + kTimeout; absl::Now() < give_up;) {
-    clock_.Advance(options_.tick);
+    coordinator_->clock().Advance(options_.tick);
     values.clear();
-    for (const prometheus::MetricFamily& family : registry_.Collect()) {
+    for (const prometheus::MetricFamily& family : coordinator_->registry().Collect()) {
       for (const prometheus::ClientMetric& metric : family.metric) {
         std::string name = family.name;
         for (const prometheus::ClientMetric::Label& label : metric.label) {

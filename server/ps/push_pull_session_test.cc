@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
-#include "server/ps/ps_test_client.h"
+#include "server/ps/testing/ps_test_client.h"
 
 namespace pstrain {
 namespace {

@@ -28,7 +28,7 @@
 #include "protos/checkpoint.pb.h"
 #include "protos/coordinator.pb.h"
 #include "protos/parameter_server.pb.h"
-#include "server/ps/ps_test_client.h"
+#include "server/ps/testing/ps_test_client.h"
 #include "server/ps/shard_store.h"
 #include "tests/fuzz/memory_env.h"
 #include "tests/fuzz/request_sequence.h"

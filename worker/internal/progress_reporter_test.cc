@@ -9,12 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/checkpoint/test_checkpoints.h"
 #include "common/clock/fake_clock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "server/coordinator/testing/coordinator_call_log.h"
 #include "server/coordinator/testing/in_process_coordinator.h"
@@ -53,26 +51,10 @@ class ProgressReporterTest : public ::testing::Test {
   // Starts a job of `max_steps` with the worker as its only one; its
   // assignment.
   Assignment StartJob(int64_t max_steps) {
-    SubmitJobRequest submit;
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-        absl::StrCat(R"pb(
-                       name: "t"
-                       mode: JOB_MODE_TRAIN
-                       model { logistic_regression {} }
-                       train_data { synthetic_clicks { num_examples: 10000 } }
-                       checkpoint { model_dir: ")pb",
-                     JoinPath(root_, "model"), R"pb(" })pb"),
-        submit.mutable_spec()));
-    submit.mutable_spec()->mutable_stop()->set_max_steps(max_steps);
-    EXPECT_TRUE(coordinator_->coordinator().SubmitJob(submit).ok());
-    for (int i = 0; i < 2; ++i) {
-      RegisterRequest request;
-      request.mutable_task()->set_type(TASK_TYPE_PS);
-      request.mutable_task()->set_index(i);
-      request.set_incarnation(1);
-      request.set_address(coordinator_->shard(i).address());
-      EXPECT_TRUE(coordinator_->coordinator().Register(request).ok());
-    }
+    InProcessCoordinator::TrainingJob job;
+    job.model_dir = JoinPath(root_, "model");
+    job.max_steps = max_steps;
+    EXPECT_TRUE(coordinator_->SubmitTrainingJob(job).ok());
     EXPECT_TRUE(client_->member().Register().ok());
     absl::StatusOr<Assignment> assignment = client_->member().GetAssignment("", 0, kWait);
     EXPECT_TRUE(assignment.ok()) << assignment.status();

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/checkpoint/file_path.h"
 #include "common/status/grpc_status.h"
 #include "glog/logging.h"
@@ -30,8 +31,14 @@ std::vector<std::string> InMemoryAddresses(int num_shards) {
 }  // namespace
 
 InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options, int num_shards)
-    : options_(WithTestRoot(std::move(options))), planner_(std::make_unique<FakePlanner>()) {
-  for (const std::string& address : InMemoryAddresses(num_shards)) {
+    : InProcessCoordinator(std::move(options), Fakes{num_shards}) {}
+
+InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options, Fakes fakes)
+    : options_(WithTestRoot(std::move(options))),
+      env_(fakes.env != nullptr ? *fakes.env : posix_),
+      on_shutdown_(std::move(fakes.on_shutdown)),
+      planner_(std::make_unique<FakePlanner>(fakes.num_records)) {
+  for (const std::string& address : InMemoryAddresses(fakes.num_shards)) {
     shards_.push_back(std::make_unique<FakeShard>(env_, address));
   }
   Start();
@@ -39,6 +46,7 @@ InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options, int num_s
 
 InProcessCoordinator::InProcessCoordinator(CoordinatorOptions options, Planning planning)
     : options_(WithTestRoot(std::move(options))),
+      env_(posix_),
       planner_(planning == Planning::kFromSpec
                    ? std::unique_ptr<JobPlanner>(std::make_unique<ModelJobPlanner>())
                    : std::make_unique<FakePlanner>()) {
@@ -64,6 +72,57 @@ absl::StatusOr<Assignment> InProcessCoordinator::AwaitAssignment(const TaskId& t
   return assignment;
 }
 
+absl::StatusOr<Assignment> InProcessCoordinator::AwaitBoardAssignment(const TaskId& task,
+                                                                      absl::Duration wait) {
+  absl::Notification done;
+  Assignment got;
+  Assignment now;
+  const uint64_t id = coordinator_->assignments().Await(
+      task, "", 0, absl::InfiniteFuture(),
+      [&](const Assignment& assignment) {
+        got = assignment;
+        done.Notify();
+      },
+      &now);
+  if (id == 0) return now;
+  if (!done.WaitForNotificationWithTimeout(wait)) {
+    coordinator_->assignments().Cancel(id);  // answers it, before `got` goes
+    return absl::DeadlineExceededError(
+        absl::StrCat("no assignment within ", absl::FormatDuration(wait)));
+  }
+  return got;
+}
+
+absl::Status InProcessCoordinator::RegisterShards() {
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    RegisterRequest request;
+    request.mutable_task()->set_type(TASK_TYPE_PS);
+    request.mutable_task()->set_index(static_cast<int>(i));
+    request.set_incarnation(1);
+    request.set_address(shards_[i]->address());
+    if (absl::StatusOr<RegisterResponse> registered = coordinator_->Register(request);
+        !registered.ok()) {
+      return registered.status();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> InProcessCoordinator::SubmitTrainingJob(const TrainingJob& job) {
+  SubmitJobRequest submit;
+  JobSpec& spec = *submit.mutable_spec();
+  spec.set_name("t");
+  spec.set_mode(JOB_MODE_TRAIN);
+  spec.mutable_model()->mutable_logistic_regression();
+  spec.mutable_train_data()->mutable_synthetic_clicks()->set_num_examples(job.num_examples);
+  spec.mutable_stop()->set_max_steps(job.max_steps);
+  spec.mutable_checkpoint()->set_model_dir(job.model_dir);
+  absl::StatusOr<SubmitJobResponse> submitted = coordinator_->SubmitJob(submit);
+  if (!submitted.ok()) return submitted.status();
+  if (absl::Status registered = RegisterShards(); !registered.ok()) return registered;
+  return submitted->job_id();
+}
+
 void InProcessCoordinator::Start() {
   const absl::Status created = CreateDirs(env_, options_.checkpoint_root);
   CHECK(created.ok()) << created;
@@ -78,7 +137,7 @@ void InProcessCoordinator::Start() {
     shard_clients = FakeShardClients(std::move(shards));
   }
   absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
-      clock_, env_, *planner_, std::move(shard_clients), &metrics_, options_, [] {});
+      clock_, env_, *planner_, std::move(shard_clients), &metrics_, options_, on_shutdown_);
   CHECK(coordinator.ok()) << coordinator.status();
   coordinator_ = *std::move(coordinator);
   cluster_service_ = std::make_unique<ClusterServiceImpl>(*coordinator_);

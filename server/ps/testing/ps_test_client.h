@@ -1,5 +1,5 @@
-#ifndef PSTRAIN_SERVER_PS_PS_TEST_CLIENT_H_
-#define PSTRAIN_SERVER_PS_PS_TEST_CLIENT_H_
+#ifndef PSTRAIN_SERVER_PS_TESTING_PS_TEST_CLIENT_H_
+#define PSTRAIN_SERVER_PS_TESTING_PS_TEST_CLIENT_H_
 
 // Test helpers that speak the ParameterServer protocol as a worker would:
 // building chunked push messages and running a PushPull stream.
@@ -55,4 +55,4 @@ std::vector<float> DenseValues(const std::vector<PushPullResponse>& responses,
 
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_PS_PS_TEST_CLIENT_H_
+#endif  // PSTRAIN_SERVER_PS_TESTING_PS_TEST_CLIENT_H_

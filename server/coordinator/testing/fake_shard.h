@@ -1,16 +1,13 @@
-#ifndef PSTRAIN_SERVER_COORDINATOR_COORDINATOR_TEST_UTIL_H_
-#define PSTRAIN_SERVER_COORDINATOR_COORDINATOR_TEST_UTIL_H_
+#ifndef PSTRAIN_SERVER_COORDINATOR_TESTING_FAKE_SHARD_H_
+#define PSTRAIN_SERVER_COORDINATOR_TESTING_FAKE_SHARD_H_
 
-// Fakes for testing the coordinator without parameter servers: an in-memory
-// shard that writes and checks snapshot files the way a shard does, reached
-// through the ShardClient interface; a JobPlanner with a fixed plan; and a
-// reader of the coordinator's stream sources.
+// A parameter-server shard in memory for testing the coordinator without
+// parameter servers: it writes and checks snapshot files the way a shard
+// does, reached through the ShardClient interface.
 
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,14 +15,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/env.h"
 #include "protos/parameter_server.pb.h"
-#include "server/coordinator/job_planner.h"
 #include "server/coordinator/shard_client.h"
-#include "server/coordinator/stream_source.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -100,65 +93,7 @@ class FakeShard {
 // reached does. The shards are borrowed and must outlive the clients.
 ShardClientFactory FakeShardClients(std::vector<FakeShard*> shards);
 
-// Plans every job as two dense variables and one embedding table over
-// `num_records` records, without reading data or building a model.
-class FakePlanner final : public JobPlanner {
- public:
-  explicit FakePlanner(int64_t num_records = 10000) : num_records_(num_records) {}
-  absl::StatusOr<JobPlan> Plan(const JobSpec& spec) override;
-
- private:
-  const int64_t num_records_;
-};
-
-// Reads a stream source the way a reactor does, waiting (in real time, up to
-// `timeout` for each message) for its wake when nothing is ready. For one
-// thread.
-template <typename Message>
-class SourceReader {
- public:
-  explicit SourceReader(std::shared_ptr<StreamSource<Message>> source,
-                        absl::Duration timeout = absl::Seconds(30))
-      : source_(std::move(source)), timeout_(timeout) {}
-  ~SourceReader() {
-    if (wait_id_ != 0) source_->CancelWait(wait_id_);
-    source_->Close();
-  }
-
-  SourceReader(const SourceReader&) = delete;
-  SourceReader& operator=(const SourceReader&) = delete;
-
-  // The next message, or nothing once the stream ended or time ran out.
-  std::optional<Message> Next() {
-    const absl::Time give_up = absl::Now() + timeout_;
-    while (ready_.empty() && !ended_) {
-      if (wait_id_ != 0) {
-        if (!woken_->WaitForNotificationWithTimeout(give_up - absl::Now())) return std::nullopt;
-        wait_id_ = 0;
-      }
-      auto woken = std::make_shared<absl::Notification>();
-      typename StreamSource<Message>::Next next = source_->Poll([woken] { woken->Notify(); });
-      for (Message& m : next.messages) ready_.push_back(std::move(m));
-      if (next.end.has_value()) ended_ = true;
-      wait_id_ = next.wait_id;
-      woken_ = woken;
-    }
-    if (ready_.empty()) return std::nullopt;
-    Message m = std::move(ready_.front());
-    ready_.erase(ready_.begin());
-    return m;
-  }
-
- private:
-  const std::shared_ptr<StreamSource<Message>> source_;
-  const absl::Duration timeout_;
-  std::vector<Message> ready_;
-  bool ended_ = false;
-  uint64_t wait_id_ = 0;
-  std::shared_ptr<absl::Notification> woken_;
-};
-
 }  // namespace coordinator
 }  // namespace pstrain
 
-#endif  // PSTRAIN_SERVER_COORDINATOR_COORDINATOR_TEST_UTIL_H_
+#endif  // PSTRAIN_SERVER_COORDINATOR_TESTING_FAKE_SHARD_H_

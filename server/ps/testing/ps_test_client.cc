@@ -1,4 +1,4 @@
-#include "server/ps/ps_test_client.h"
+#include "server/ps/testing/ps_test_client.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "server/coordinator/coordinator_test_util.h"
+#include "server/coordinator/testing/fake_shard.h"
 
 #include <map>
 
@@ -218,30 +218,6 @@ ShardClientFactory FakeShardClients(std::vector<FakeShard*> shards) {
     if (found == by_address.end()) return std::make_unique<UnreachableShardClient>(address);
     return found->second->NewClient();
   };
-}
-
-absl::StatusOr<JobPlan> FakePlanner::Plan(const JobSpec& /*spec*/) {
-  JobPlan plan;
-  VariableSpec w;
-  w.set_name("w");
-  w.set_kind(VARIABLE_KIND_DENSE);
-  w.mutable_shape()->add_dims(16);
-  w.mutable_shape()->add_dims(4);
-  plan.variables.push_back(w);
-  VariableSpec b;
-  b.set_name("b");
-  b.set_kind(VARIABLE_KIND_DENSE);
-  b.mutable_shape()->add_dims(4);
-  plan.variables.push_back(b);
-  VariableSpec table;
-  table.set_name("emb");
-  table.set_kind(VARIABLE_KIND_EMBEDDING);
-  table.mutable_shape()->add_dims(0);
-  table.mutable_shape()->add_dims(8);
-  plan.variables.push_back(table);
-  plan.num_records = num_records_;
-  plan.description = "a fake model";
-  return plan;
 }
 
 }  // namespace coordinator
