@@ -45,11 +45,12 @@ int RunWriteLibsvmCommand(const std::vector<std::string>& args) {
     std::unique_ptr<ExampleSource> source;
   };
   std::vector<Set> sets;
-  for (const bool is_eval : {false, true}) {
-    const char* name = is_eval ? "eval" : "train";
-    if (!(is_eval ? spec->has_eval_data() : spec->has_train_data())) continue;
+  for (const PassMode mode : {PassMode::kTrain, PassMode::kEval}) {
+    const bool eval = mode == PassMode::kEval;
+    const char* name = eval ? "eval" : "train";
+    if (!(eval ? spec->has_eval_data() : spec->has_train_data())) continue;
     absl::StatusOr<std::unique_ptr<ExampleSource>> source =
-        OpenExampleSource(is_eval ? spec->eval_data() : spec->train_data(), is_eval);
+        OpenExampleSource(eval ? spec->eval_data() : spec->train_data(), mode);
     if (!source.ok()) {
       std::cerr << "pstrain write-libsvm: " << name << "_data: " << source.status().message()
                 << "\n";

@@ -77,13 +77,12 @@ int RunWriteTfRecordCommand(const std::vector<std::string>& args) {
     const char* name;
     bool present;
     const DataSpec& data;
-    bool is_eval;
-  } sets[] = {{"train", spec->has_train_data(), spec->train_data(), false},
-              {"eval", spec->has_eval_data(), spec->eval_data(), true}};
+    PassMode mode;
+  } sets[] = {{"train", spec->has_train_data(), spec->train_data(), PassMode::kTrain},
+              {"eval", spec->has_eval_data(), spec->eval_data(), PassMode::kEval}};
   for (const auto& set : sets) {
     if (!set.present) continue;
-    absl::StatusOr<std::unique_ptr<ExampleSource>> source =
-        OpenExampleSource(set.data, set.is_eval);
+    absl::StatusOr<std::unique_ptr<ExampleSource>> source = OpenExampleSource(set.data, set.mode);
     if (!source.ok()) {
       std::cerr << "pstrain write-tfrecord: " << set.name << "_data: " << source.status().message()
                 << "\n";

@@ -17,7 +17,7 @@ absl::StatusOr<std::unique_ptr<ModelEvaluator>> ModelEvaluator::Create(const Job
     return absl::FailedPreconditionError("the job has no eval_data to evaluate on");
   }
   std::unique_ptr<ModelEvaluator> evaluator(new ModelEvaluator(spec));
-  ASSIGN_OR_RETURN(evaluator->eval_source_, OpenExampleSource(spec.eval_data(), true));
+  ASSIGN_OR_RETURN(evaluator->eval_source_, OpenExampleSource(spec.eval_data(), PassMode::kEval));
   if (SizesFromTrainData(spec)) {
     // The training data is read only for its dimensions, and dropped.
     ASSIGN_OR_RETURN(evaluator->model_info_, ModelSizingInfo(spec));

@@ -614,7 +614,9 @@ absl::StatusOr<ShardPushOutcome> ParameterServerClient::ReadPushAnswers(
         absl::Status refused = FromStatusProto(r.status());
         // The shard's buffer for pushes being assembled is full: a busy
         // shard, worth another try later.
-        if (absl::IsResourceExhausted(refused)) return absl::UnavailableError(refused.message());
+        if (ReasonOf(refused) == ERROR_REASON_SHARD_BUSY) {
+          return WithReason(absl::UnavailableError(refused.message()), ERROR_REASON_SHARD_BUSY);
+        }
         if (refused.ok()) refused = absl::UnknownError("refused without a reason");
         return refused;
       }

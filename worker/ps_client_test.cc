@@ -6,6 +6,7 @@
 
 #include "common/clock/fake_clock.h"
 #include "common/placement/row_placement.h"
+#include "common/status/error_reason.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/ps/testing/wired_shard.h"
@@ -336,6 +337,8 @@ TEST_F(PsClientTest, RefusedPushIsAnErrorNamingTheShard) {
   std::unique_ptr<ParameterServerClient> client = NewClient();
   absl::StatusOr<PushSummary> summary = client->Push(MakeGradients(), {1, 1}, 32);
   EXPECT_TRUE(absl::IsAborted(summary.status())) << summary.status();
+  EXPECT_EQ(ReasonOf(summary.status()), ERROR_REASON_INCARNATION_SUPERSEDED);
+  EXPECT_TRUE(EndsRun(summary.status()));
   EXPECT_THAT(std::string(summary.status().message()), HasSubstr("ps/0"));
   EXPECT_THAT(std::string(summary.status().message()), HasSubstr("worker 1 restarted"));
   EXPECT_EQ(Applied(0), 1);
@@ -388,6 +391,7 @@ TEST_F(PsClientTest, APushRefusedBeforeItWasAllSentEndsItsPartsAndTheStreamsGoOn
   Gradients gradients = MakeGradients();
   absl::StatusOr<PushSummary> refused = client->Push(gradients, {0, 0}, 32);
   EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_EQ(ReasonOf(refused.status()), ERROR_REASON_JOB_ENDED);
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("ps/0"));
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("not running"));
 

@@ -12,7 +12,7 @@ namespace pstrain {
 namespace worker {
 
 TrainingDataOptions TrainingDataOptionsFromSpec(const DataSpec& spec) {
-  const BatchReaderOptions reader = BatchReaderOptionsFromSpec(spec, /*is_eval=*/false);
+  const BatchReaderOptions reader = BatchReaderOptionsFromSpec(spec, PassMode::kTrain);
   TrainingDataOptions options;
   options.batch_size = reader.batch_size;
   options.shuffle = reader.shuffle;
@@ -22,7 +22,7 @@ TrainingDataOptions TrainingDataOptionsFromSpec(const DataSpec& spec) {
 }
 
 absl::StatusOr<std::unique_ptr<ExampleSource>> OpenTrainingData(const DataSpec& spec) {
-  return OpenExampleSource(spec, /*is_eval=*/false);
+  return OpenExampleSource(spec, PassMode::kTrain);
 }
 
 EpochOrders::EpochOrders(const ExampleSource* source, bool shuffle, uint64_t seed)

@@ -63,8 +63,9 @@ class WorkerLoop::AssignmentRun {
   absl::Status RunStatusAfter(const absl::Status& trained);
 
   bool Over() { return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed(); }
-  // Reports what was applied and returns the Aborted status of a worker
-  // that was marked lost (it registers again and takes the job up anew).
+  // Reports what was applied and returns the status (Aborted
+  // MEMBERSHIP_LAPSED) of a worker that was marked lost (it registers again
+  // and takes the job up anew).
   absl::Status LostMembership();
   // This process registered again since the run began (it was marked lost,
   // e.g. frozen past its heartbeat deadline): its leases went to others,
@@ -219,25 +220,27 @@ absl::Status WorkerLoop::AssignmentRun::TrainFed(FedLease fed) {
 }
 
 absl::Status WorkerLoop::AssignmentRun::RunStatusAfter(const absl::Status& trained) {
-  if (!absl::IsFailedPrecondition(trained)) return trained;
-  // A shard refused a push made after this worker's membership may have
-  // lapsed (a process frozen past its heartbeat deadline): the coordinator
-  // marks it lost and hands its data to others.
-  if (ReasonOf(trained) == ERROR_REASON_MEMBERSHIP_LAPSED || MembershipLapsed()) {
-    return LostMembership();
-  }
-  // The shards dropped the job (it ended while this worker trained), or a
-  // newer run of it replaced this one (a rollback): this run is over and
-  // the job's current assignment says what comes next.
-  return absl::AbortedError(absl::StrCat("the parameter servers ended this run of job ", job_id_,
-                                         ": ", trained.message()));
+  if (!EndsRun(trained)) return trained;
+  // A shard refused a push whose data may be someone else's now: made
+  // after this worker's membership may have lapsed (a process frozen past
+  // its heartbeat deadline), or of a lease the coordinator handed back.
+  // The coordinator marks it lost and hands its data to others.
+  if (DataHandedOver(trained) || MembershipLapsed()) return LostMembership();
+  // The shards dropped the job (it ended while this worker trained), a
+  // newer run of it replaced this one (a rollback), or a newer incarnation
+  // pushed: this run is over and the job's current assignment says what
+  // comes next.
+  return WithPrefix(trained,
+                    absl::StrCat("the parameter servers ended this run of job ", job_id_, ": "));
 }
 
 absl::Status WorkerLoop::AssignmentRun::LostMembership() {
   // What it pushed before it was lost was applied: count it.
   reporter_->Report();
-  return absl::AbortedError(absl::StrCat("worker was marked lost during job ", job_id_,
-                                         " (no heartbeat in time); its data went to others"));
+  return WithReason(
+      absl::AbortedError(absl::StrCat("worker was marked lost during job ", job_id_,
+                                      " (no heartbeat in time); its data went to others")),
+      ERROR_REASON_MEMBERSHIP_LAPSED);
 }
 
 WorkerLoop::WorkerLoop(CoordinatorClient& coordinator, WorkerLoopOptions options, Clock& clock,

@@ -24,6 +24,7 @@
 #include "common/data/synthetic_clicks.h"
 #include "common/data/tfrecord_writer.h"
 #include "common/placement/row_placement.h"
+#include "common/status/error_reason.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -503,6 +504,46 @@ TEST_F(WorkerLoopTest, SyncWorkerKeepsItsSlotsLeaseWhenTrainingFails) {
   // Its rounds need exactly this data, so the lease is not completed (with
   // its records handed back to whoever asks): the next run takes it up.
   EXPECT_THAT(Completions(), ::testing::IsEmpty());
+}
+
+TEST_F(WorkerLoopTest, APushOfALeaseTheCoordinatorSealedEndsTheRunAsALostWorkers) {
+  const Assignment assignment = StartJob(Spec(UPDATE_MODE_ASYNC, 100, /*num_examples=*/32), 32);
+  // Before the second push reaches shard 0, the coordinator hands the
+  // lease back (as for a worker it marked lost): it seals it there.
+  shards_[0]->wire().BeforePush(2, [this] {
+    ReadPushLedgerRequest seal;
+    seal.set_job_id(job_id_);
+    seal.add_lease_ids(Leases().at(0).lease_id());
+    seal.set_seal(true);
+    EXPECT_TRUE(shards_[0]->store().ReadPushLedger(seal).ok());
+  });
+  std::unique_ptr<WorkerLoop> loop = NewLoop(/*overlap=*/false);
+  const absl::Status result = loop->RunAssignment(assignment);
+  EXPECT_TRUE(absl::IsAborted(result)) << result;
+  EXPECT_EQ(ReasonOf(result), ERROR_REASON_MEMBERSHIP_LAPSED) << result;
+  EXPECT_THAT(result.message(), ::testing::HasSubstr("marked lost"));
+  const std::vector<WirePush> pushes = Pushes(0);
+  ASSERT_EQ(pushes.size(), 2u);
+  EXPECT_EQ(pushes[1].answer.outcome(), PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(pushes[1].answer.status().reason(), ERROR_REASON_LEASE_SEALED);
+  // It trained nothing more after the refusal.
+  EXPECT_EQ(Applied(0), 1);
+}
+
+TEST_F(WorkerLoopTest, APushToShardsThatDroppedTheJobEndsTheRunWithTheirReason) {
+  const Assignment assignment = StartJob(Spec(UPDATE_MODE_ASYNC, 100, /*num_examples=*/32), 32);
+  shards_[0]->wire().BeforePush(2, [this] {
+    DropJobRequest drop;
+    drop.set_job_id(job_id_);
+    EXPECT_TRUE(shards_[0]->store().DropJob(drop).ok());
+  });
+  std::unique_ptr<WorkerLoop> loop = NewLoop(/*overlap=*/false);
+  const absl::Status result = loop->RunAssignment(assignment);
+  // Not a failure of this worker: the run is over, and the member loop
+  // takes the job's current assignment up.
+  EXPECT_EQ(ReasonOf(result), ERROR_REASON_JOB_ENDED) << result;
+  EXPECT_TRUE(EndsRun(result));
+  EXPECT_THAT(result.message(), ::testing::HasSubstr("the parameter servers ended this run"));
 }
 
 TEST_F(WorkerLoopTest, SyncWorkerWaitingForARoundHearsTheStop) {

@@ -89,7 +89,7 @@ void ReadRaw(const std::string& path) {
 }
 
 std::unique_ptr<ExampleSource> Open(const DataSpec& spec) {
-  absl::StatusOr<std::unique_ptr<ExampleSource>> source = OpenExampleSource(spec, false);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> source = OpenExampleSource(spec, PassMode::kTrain);
   CHECK(source.ok()) << source.status();
   return std::move(source).value();
 }

@@ -104,7 +104,7 @@ absl::StatusOr<PredictionSummary> PredictAll(
       // evaluation; Predict would drop them.
       ASSIGN_OR_RETURN(RowIds rows, model.model().RowsToRead(batch));
       RETURN_IF_ERROR(model.parameters().PrepareView(rows, &view));
-      RETURN_IF_ERROR(model.model().Forward(view, batch, ModelMode::kEval, &output));
+      RETURN_IF_ERROR(model.model().Forward(view, batch, PassMode::kEval, &output));
       absl::Status added = metrics.Add(output.predictions, batch.labels, output.example_losses);
       if (!added.ok()) {
         return absl::InvalidArgumentError(

@@ -37,7 +37,7 @@ using ::testing::HasSubstr;
 std::string DefaultFashionMnistDir() {
   DataSpec data;
   data.mutable_fashion_mnist();
-  FillDataDefaults(&data, /*training=*/true);
+  FillDataDefaults(&data, PassMode::kTrain);
   return data.fashion_mnist().dir();
 }
 const std::string kDir = DefaultFashionMnistDir();

@@ -22,8 +22,14 @@ absl::StatusOr<std::vector<std::string>> ListModelDir(Env& env, const std::strin
   return names;
 }
 
+// Which checkpoint folders a listing names.
+enum class Folders {
+  kComplete,  // those with a MANIFEST
+  kAll,       // also those still being written, or left unfinished
+};
+
 absl::StatusOr<std::vector<CheckpointRef>> ListFolders(Env& env, const std::string& model_dir,
-                                                       bool complete_only) {
+                                                       Folders folders) {
   ASSIGN_OR_RETURN(const std::vector<std::string> names, ListModelDir(env, model_dir));
   std::vector<CheckpointRef> refs;
   for (const std::string& name : names) {
@@ -35,7 +41,7 @@ absl::StatusOr<std::vector<CheckpointRef>> ListFolders(Env& env, const std::stri
     if (absl::IsNotFound(info.status())) continue;
     RETURN_IF_ERROR(info.status());
     if (!info->is_directory) continue;
-    if (complete_only) {
+    if (folders == Folders::kComplete) {
       ASSIGN_OR_RETURN(const bool has_manifest,
                        PathExists(env, JoinPath(ref.path, kManifestFileName)));
       if (!has_manifest) continue;
@@ -61,12 +67,12 @@ absl::Status RepointAfterDelete(Env& env, const std::string& model_dir, int64_t 
 }  // namespace
 
 absl::StatusOr<std::vector<CheckpointRef>> ListCheckpoints(Env& env, const std::string& model_dir) {
-  return ListFolders(env, model_dir, /*complete_only=*/true);
+  return ListFolders(env, model_dir, Folders::kComplete);
 }
 
 absl::StatusOr<std::vector<CheckpointRef>> ListCheckpointFolders(Env& env,
                                                                  const std::string& model_dir) {
-  return ListFolders(env, model_dir, /*complete_only=*/false);
+  return ListFolders(env, model_dir, Folders::kAll);
 }
 
 absl::Status DeleteCheckpoint(Env& env, const std::string& checkpoint_dir) {

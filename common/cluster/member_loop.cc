@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cluster/member_refusal.h"
 #include "common/retry/retry.h"
+#include "common/status/error_reason.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -75,7 +76,7 @@ absl::Status MemberLoop::RunOne(const Assignment& assignment, KnownRun& known) {
     return absl::OkStatus();
   }
   known = KnownRun();
-  if (absl::IsAborted(ran)) {
+  if (EndsRun(ran) || NeedsRegistration(ran)) {
     LOG(INFO) << session_.name() << ": " << ran.message()
               << "; taking up the job's current assignment";
   } else {

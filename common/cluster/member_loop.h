@@ -11,7 +11,7 @@
 //        │                     │◄───────┤
 //        │                     │        ▼
 //        │                     │   role.RunAssignment ── OK: the run is done
-//        │                     │        │ Aborted (the run was voided) or failed:
+//        │                     │        │ voided (EndsRun) or failed:
 //        │                     └────────┘ take the job's current assignment up after a pause
 //        ▼
 //   Cancel (session) or the cluster's shutdown: Run returns OK
@@ -38,10 +38,12 @@ class MemberRole {
   virtual ~MemberRole() = default;
 
   // Works on `assignment` (of a job: never idle) until it is over for this
-  // member. OK: done; the same run is not handed to it again. Aborted: the
-  // run was voided (a rollback, this member was marked lost); the job's
-  // current assignment is taken up again. Any other error: the run failed
-  // here; it is asked for again after a pause. Called on Run's thread.
+  // member. OK: done; the same run is not handed to it again. An error
+  // whose reason ends the run (EndsRun in common/status/error_reason.h: a
+  // rollback, the job ended, this member was marked lost) or asks it to
+  // register again: the run was voided; the job's current assignment is
+  // taken up again after a pause. Any other error: the run failed here; it
+  // is asked for again after a pause. Called on Run's thread.
   virtual absl::Status RunAssignment(const Assignment& assignment) = 0;
 
   // Fills what this member says of itself into a heartbeat (job_id, step,

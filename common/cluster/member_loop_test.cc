@@ -146,8 +146,9 @@ TEST(MemberRefusalTest, OnlyAReplacedProcessAWrongRequestOrACancelAreFinal) {
 TEST_F(MemberLoopTest, RunsEachRunOnceAndTakesAVoidedOneUpAgain) {
   const std::string job_id = SubmitJob();
   std::unique_ptr<MemberSession> session = NewSession();
-  RecordingRole role(
-      {absl::AbortedError("the run rolled back"), absl::InternalError("a run that failed here")});
+  RecordingRole role({WithReason(absl::FailedPreconditionError("the run rolled back"),
+                                 ERROR_REASON_RUN_ROLLED_BACK),
+                      absl::InternalError("a run that failed here")});
   MemberLoop loop(*session, role, LoopOptions());
   absl::Status result;
   std::thread runner([&] { result = loop.Run(); });

@@ -119,12 +119,12 @@ void FillSyntheticClicksDefaults(SyntheticClicksSource* source) {
   if (source->zipf_exponent() == 0) source->set_zipf_exponent(kDefaultZipfExponent);
 }
 
-void FillDataDefaults(DataSpec* data, bool training) {
+void FillDataDefaults(DataSpec* data, PassMode mode) {
   switch (data->source_case()) {
     case DataSpec::kFashionMnist: {
       FashionMnistSource* source = data->mutable_fashion_mnist();
       if (source->dir().empty()) source->set_dir(kDefaultFashionMnistDir);
-      source->set_split(SplitOf(source->split(), training));
+      source->set_split(SplitOf(source->split(), mode));
       break;
     }
     case DataSpec::kCsv:
@@ -145,7 +145,7 @@ void FillDataDefaults(DataSpec* data, bool training) {
       break;
   }
   data->set_batch_size(BatchSizeOf(*data));
-  data->set_shuffle(ShuffleOf(*data, training));
+  data->set_shuffle(ShuffleOf(*data, mode));
   data->set_prefetch_batches(PrefetchBatchesOf(*data));
 }
 
@@ -269,9 +269,9 @@ int32_t BatchSizeOf(const DataSpec& data) {
   return data.batch_size() != 0 ? data.batch_size() : kDefaultBatchSize;
 }
 
-bool ShuffleOf(const DataSpec& data, bool training) {
+bool ShuffleOf(const DataSpec& data, PassMode mode) {
   // Evaluation reads its set once in order; shuffling it only costs time.
-  return data.has_shuffle() ? data.shuffle() : training;
+  return data.has_shuffle() ? data.shuffle() : mode == PassMode::kTrain;
 }
 
 int32_t PrefetchBatchesOf(const DataSpec& data) {
@@ -288,9 +288,9 @@ int32_t ShuffleWindowBlocksOf(const DataSpec& data) {
                                            : kDefaultShuffleWindowBlocks;
 }
 
-DataSplit SplitOf(DataSplit split, bool training) {
+DataSplit SplitOf(DataSplit split, PassMode mode) {
   if (split != DATA_SPLIT_UNSPECIFIED) return split;
-  return training ? DATA_SPLIT_TRAIN : DATA_SPLIT_TEST;
+  return mode == PassMode::kTrain ? DATA_SPLIT_TRAIN : DATA_SPLIT_TEST;
 }
 
 UpdateMode UpdateModeOf(const TrainingSpec& training) {
@@ -362,8 +362,8 @@ void FillJobSpecDefaults(JobSpec* spec) {
   if (spec->name().empty()) spec->set_name(kDefaultJobName);
   if (spec->mode() == JOB_MODE_UNSPECIFIED) spec->set_mode(kDefaultMode);
   if (spec->has_model()) FillModelDefaults(spec->mutable_model());
-  if (spec->has_train_data()) FillDataDefaults(spec->mutable_train_data(), /*training=*/true);
-  if (spec->has_eval_data()) FillDataDefaults(spec->mutable_eval_data(), /*training=*/false);
+  if (spec->has_train_data()) FillDataDefaults(spec->mutable_train_data(), PassMode::kTrain);
+  if (spec->has_eval_data()) FillDataDefaults(spec->mutable_eval_data(), PassMode::kEval);
   FillOptimizerDefaults(spec->mutable_optimizer());
   FillTraining(spec->mutable_training());
   StopSpec* stop = spec->mutable_stop();

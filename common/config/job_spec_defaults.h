@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/config/pass_mode.h"
 #include "protos/job.pb.h"
 #include "protos/tensor.pb.h"
 
@@ -41,8 +42,8 @@ void FillJobSpecDefaults(JobSpec* spec);
 // parameter server answering CreateVariables, a library caller). The same
 // rules as above; idempotent.
 void FillModelDefaults(ModelSpec* model);
-// `training`: the data is read for training rather than evaluation.
-void FillDataDefaults(DataSpec* data, bool training);
+// `mode`: what the data is read for.
+void FillDataDefaults(DataSpec* data, PassMode mode);
 // An unset kind becomes sgd.
 void FillOptimizerDefaults(OptimizerSpec* optimizer);
 // The synthetic_clicks part of FillDataDefaults, for code that makes the
@@ -54,16 +55,16 @@ void FillSyntheticClicksDefaults(SyntheticClicksSource* source);
 // answering CreateVariables from any client, a spec built by a test). The
 // fill uses these too, so each default is written once.
 int32_t BatchSizeOf(const DataSpec& data);
-// `training`: the data is read for training (shuffled by default) rather
-// than evaluation (read once in order).
-bool ShuffleOf(const DataSpec& data, bool training);
+// Unset: shuffled for training, read once in order for evaluation.
+bool ShuffleOf(const DataSpec& data, PassMode mode);
 int32_t PrefetchBatchesOf(const DataSpec& data);
 int64_t HashBucketsOf(const TfRecordSource& source);
 int64_t HashBucketsOf(const CriteoSource& source);
 int64_t StreamBlockRecordsOf(const DataSpec& data);
 int32_t ShuffleWindowBlocksOf(const DataSpec& data);
-// UNSPECIFIED reads the split the data is read for.
-DataSplit SplitOf(DataSplit split, bool training);
+// UNSPECIFIED reads the split of the pass: train for training, test for
+// evaluation.
+DataSplit SplitOf(DataSplit split, PassMode mode);
 UpdateMode UpdateModeOf(const TrainingSpec& training);
 // The tensor dtype of a WireFormat field: float32 unless BFLOAT16.
 DataType WireDataTypeOf(WireDtype wire);

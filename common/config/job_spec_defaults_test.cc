@@ -272,8 +272,8 @@ TEST(JobSpecDefaultOfTest, ReadsWhatTheFillWrites) {
     training { update_mode: UPDATE_MODE_BOUNDED_STALENESS }
   )pb");
   EXPECT_EQ(BatchSizeOf(unfilled.train_data()), filled.train_data().batch_size());
-  EXPECT_EQ(ShuffleOf(unfilled.train_data(), true), filled.train_data().shuffle());
-  EXPECT_EQ(ShuffleOf(unfilled.eval_data(), false), filled.eval_data().shuffle());
+  EXPECT_EQ(ShuffleOf(unfilled.train_data(), PassMode::kTrain), filled.train_data().shuffle());
+  EXPECT_EQ(ShuffleOf(unfilled.eval_data(), PassMode::kEval), filled.eval_data().shuffle());
   EXPECT_EQ(PrefetchBatchesOf(unfilled.train_data()), filled.train_data().prefetch_batches());
   EXPECT_EQ(UpdateModeOf(unfilled.training()), Filled("").training().update_mode());
   EXPECT_EQ(StalenessBoundOf(unfilled.training()), filled.training().staleness_bound());
@@ -291,8 +291,8 @@ TEST(JobSpecDefaultOfTest, ReadsWhatTheFillWrites) {
   EmbeddingSpec embedding;
   EXPECT_EQ(AdmitAfterOf(embedding),
             Filled("model { wide_and_deep {} }").model().wide_and_deep().embedding().admit_after());
-  EXPECT_EQ(SplitOf(DATA_SPLIT_UNSPECIFIED, /*training=*/false), DATA_SPLIT_TEST);
-  EXPECT_EQ(SplitOf(DATA_SPLIT_TRAIN, /*training=*/false), DATA_SPLIT_TRAIN);
+  EXPECT_EQ(SplitOf(DATA_SPLIT_UNSPECIFIED, PassMode::kEval), DATA_SPLIT_TEST);
+  EXPECT_EQ(SplitOf(DATA_SPLIT_TRAIN, PassMode::kEval), DATA_SPLIT_TRAIN);
 }
 
 TEST(JobSpecDefaultOfTest, SetValuesWin) {
@@ -304,7 +304,7 @@ TEST(JobSpecDefaultOfTest, SetValuesWin) {
     eval { best_metric: "accuracy" }
   )pb");
   EXPECT_EQ(BatchSizeOf(spec.train_data()), 7);
-  EXPECT_FALSE(ShuffleOf(spec.train_data(), true));
+  EXPECT_FALSE(ShuffleOf(spec.train_data(), PassMode::kTrain));
   EXPECT_EQ(PrefetchBatchesOf(spec.train_data()), 3);
   EXPECT_EQ(UpdateModeOf(spec.training()), UPDATE_MODE_SYNC);
   EXPECT_EQ(StepsPerLoopOf(spec.training()), 9);

@@ -50,6 +50,12 @@ bool IsFinite(T value) {
 }
 
 // Every problem found in a spec, in the order the fields are checked.
+// Whether a field must be set.
+enum class Presence {
+  kRequired,
+  kOptional,
+};
+
 class Problems {
  public:
   void Add(std::string problem) { problems_.push_back(std::move(problem)); }
@@ -85,17 +91,17 @@ class Problems {
   // A filesystem path. Output paths may not climb out of where they point
   // with "..": servers confine what they write under configured roots, and a
   // ".." makes the final location depend on symlinks and the server's cwd.
-  void Path(absl::string_view field, absl::string_view value, bool required) {
+  void Path(absl::string_view field, absl::string_view value, Presence presence) {
     if (value.empty()) {
-      if (required) Add(absl::StrCat(field, " is required"));
+      if (presence == Presence::kRequired) Add(absl::StrCat(field, " is required"));
       return;
     }
     if (absl::StrContains(value, '\0')) {
       Add(absl::StrCat(field, " must not contain a NUL byte, got ", Quote(value)));
     }
   }
-  void OutputPath(absl::string_view field, absl::string_view value, bool required) {
-    Path(field, value, required);
+  void OutputPath(absl::string_view field, absl::string_view value, Presence presence) {
+    Path(field, value, presence);
     for (absl::string_view part : absl::StrSplit(value, '/')) {
       if (part == "..") {
         Add(absl::StrCat(field, " must not contain \"..\", got ", Quote(value)));
@@ -205,10 +211,10 @@ void CheckModel(const ModelSpec& model, Problems* problems) {
     }
     case ModelSpec::kPlugin:
       problems->Path("model.plugin.library_path", model.plugin().library_path(),
-                     /*required=*/true);
+                     Presence::kRequired);
       break;
     case ModelSpec::kOnnx:
-      problems->Path("model.onnx.path", model.onnx().path(), /*required=*/true);
+      problems->Path("model.onnx.path", model.onnx().path(), Presence::kRequired);
       problems->KnownEnum("model.onnx.loss", model.onnx().loss(), OnnxLoss_IsValid);
       for (int i = 0; i < model.onnx().dynamic_tables_size(); ++i) {
         // Whether the graph has such a table, OnnxModel::Create checks.
@@ -264,7 +270,7 @@ void CheckFilePatterns(absl::string_view prefix,
                        Problems* problems) {
   if (paths.empty()) problems->Add(absl::StrCat(prefix, "paths needs a file"));
   for (int i = 0; i < paths.size(); ++i) {
-    problems->Path(absl::StrCat(prefix, "paths[", i, "]"), paths.Get(i), /*required=*/true);
+    problems->Path(absl::StrCat(prefix, "paths[", i, "]"), paths.Get(i), Presence::kRequired);
   }
 }
 
@@ -275,9 +281,9 @@ void CheckPathAndPatterns(absl::string_view prefix, const std::string& path,
   if (path.empty() && paths.empty()) {
     problems->Add(absl::StrCat(prefix, "path is required (or ", prefix, "paths)"));
   }
-  problems->Path(absl::StrCat(prefix, "path"), path, /*required=*/false);
+  problems->Path(absl::StrCat(prefix, "path"), path, Presence::kOptional);
   for (int i = 0; i < paths.size(); ++i) {
-    problems->Path(absl::StrCat(prefix, "paths[", i, "]"), paths.Get(i), /*required=*/true);
+    problems->Path(absl::StrCat(prefix, "paths[", i, "]"), paths.Get(i), Presence::kRequired);
   }
 }
 
@@ -335,7 +341,7 @@ void CheckSource(absl::string_view path, const DataSpec& data, Problems* problem
   switch (data.source_case()) {
     case DataSpec::kFashionMnist:
       problems->Path(absl::StrCat(path, ".fashion_mnist.dir"), data.fashion_mnist().dir(),
-                     /*required=*/true);
+                     Presence::kRequired);
       problems->KnownEnum(absl::StrCat(path, ".fashion_mnist.split"), data.fashion_mnist().split(),
                           DataSplit_IsValid);
       break;
@@ -503,14 +509,14 @@ void CheckStop(const JobSpec& spec, Problems* problems) {
 }
 
 void CheckCheckpoint(const CheckpointSpec& checkpoint, Problems* problems) {
-  problems->OutputPath("checkpoint.model_dir", checkpoint.model_dir(), /*required=*/true);
+  problems->OutputPath("checkpoint.model_dir", checkpoint.model_dir(), Presence::kRequired);
   problems->NonNegative("checkpoint.every_steps", checkpoint.every_steps());
   problems->NonNegative("checkpoint.every_seconds", checkpoint.every_seconds());
   problems->NonNegative("checkpoint.max_to_keep", checkpoint.max_to_keep());
   problems->NonNegative("checkpoint.max_consecutive_failures",
                         checkpoint.max_consecutive_failures());
   problems->OutputPath("checkpoint.warm_start_from", checkpoint.warm_start_from(),
-                       /*required=*/false);
+                       Presence::kOptional);
 }
 
 void CheckEval(const EvalSpec& eval, Problems* problems) {
@@ -554,9 +560,10 @@ void CheckExport(const JobSpec& spec, Problems* problems) {
   const bool under_model_dir =
       !model_dir.empty() && absl::StartsWith(export_spec.export_dir(), model_dir);
   if (!under_model_dir) {
-    problems->OutputPath(
-        "export.export_dir", export_spec.export_dir(),
-        /*required=*/export_spec.strategy() != EXPORT_STRATEGY_NONE && !model_dir.empty());
+    problems->OutputPath("export.export_dir", export_spec.export_dir(),
+                         export_spec.strategy() != EXPORT_STRATEGY_NONE && !model_dir.empty()
+                             ? Presence::kRequired
+                             : Presence::kOptional);
   }
   problems->NonNegative("export.exports_to_keep", export_spec.exports_to_keep());
 }

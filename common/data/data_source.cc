@@ -26,9 +26,7 @@ namespace {
 constexpr int64_t kStreamAboveBytes = int64_t{1} << 30;
 constexpr int64_t kGzipRatioGuess = 4;
 
-bool IsTestSplit(DataSplit split, bool is_eval) {
-  return SplitOf(split, /*training=*/!is_eval) == DATA_SPLIT_TEST;
-}
+bool IsTestSplit(DataSplit split, PassMode mode) { return SplitOf(split, mode) == DATA_SPLIT_TEST; }
 
 // The files' Env, for sources that read as they go and so must keep it.
 Env& FileEnv() {
@@ -73,16 +71,16 @@ std::unique_ptr<const RecordFormat> StreamableFormatOf(const DataSpec& spec) {
 }
 
 absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& raw,
-                                                                 bool is_eval) {
+                                                                 PassMode mode) {
   DataSpec spec = raw;
-  FillDataDefaults(&spec, /*training=*/!is_eval);
-  RETURN_IF_ERROR(ValidateDataSpec(is_eval ? "eval_data" : "train_data", spec));
+  FillDataDefaults(&spec, mode);
+  RETURN_IF_ERROR(ValidateDataSpec(mode == PassMode::kEval ? "eval_data" : "train_data", spec));
   ASSIGN_OR_RETURN(const bool streamed, IsStreamed(spec));
   if (streamed) return OpenStreamed(spec, StreamableFormatOf(spec));
   switch (spec.source_case()) {
     case DataSpec::kFashionMnist: {
       const FashionMnistSource& source = spec.fashion_mnist();
-      return InMemory(LoadFashionMnist(source.dir(), IsTestSplit(source.split(), is_eval)));
+      return InMemory(LoadFashionMnist(source.dir(), IsTestSplit(source.split(), mode)));
     }
     case DataSpec::kCsv:
       return InMemory(LoadCsv(spec.csv()));
@@ -91,7 +89,7 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
     case DataSpec::kSyntheticClicks: {
       absl::StatusOr<std::unique_ptr<SyntheticClicks>> clicks =
           SyntheticClicks::Create(spec.synthetic_clicks(),
-                                  IsTestSplit(spec.synthetic_clicks().split(), is_eval));
+                                  IsTestSplit(spec.synthetic_clicks().split(), mode));
       if (!clicks.ok()) return clicks.status();
       return std::unique_ptr<ExampleSource>(std::move(clicks).value());
     }
@@ -133,10 +131,10 @@ absl::StatusOr<bool> IsStreamed(const DataSpec& spec) {
   return bytes > kStreamAboveBytes;
 }
 
-BatchReaderOptions BatchReaderOptionsFromSpec(const DataSpec& spec, bool is_eval) {
+BatchReaderOptions BatchReaderOptionsFromSpec(const DataSpec& spec, PassMode mode) {
   BatchReaderOptions options;
   options.batch_size = BatchSizeOf(spec);
-  options.shuffle = ShuffleOf(spec, /*training=*/!is_eval);
+  options.shuffle = ShuffleOf(spec, mode);
   options.seed = spec.shuffle_seed();
   options.epochs = spec.epochs();
   options.prefetch_batches = PrefetchBatchesOf(spec);

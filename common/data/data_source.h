@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "common/config/pass_mode.h"
 #include "common/data/batch_reader.h"
 #include "common/data/example_source.h"
 #include "common/data/record_format.h"
@@ -17,11 +18,11 @@ std::unique_ptr<const RecordFormat> StreamableFormatOf(const DataSpec& spec);
 
 // Opens the source a DataSpec names: streamed from its files (IsStreamed),
 // loading or building their indexes, or read and validated whole.
-// `is_eval` picks the default split (test rather than train) of sources that
+// `mode` picks the default split (SplitOf: train or test) of sources that
 // have one. Errors of the reader (NotFound, InvalidArgument naming the file
 // and the place), or InvalidArgument when no source is set.
 absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec& spec,
-                                                                 bool is_eval);
+                                                                 PassMode mode);
 
 // Whether the spec's records are streamed from files (its read_mode, AUTO
 // decided by the files' sizes and compression) rather than held in memory.
@@ -32,7 +33,7 @@ absl::StatusOr<bool> IsStreamed(const DataSpec& spec);
 // for training data, off for evaluation data), seed, epochs and prefetch,
 // with the documented defaults for unset fields. The range is the whole
 // source; callers that shard set it.
-BatchReaderOptions BatchReaderOptionsFromSpec(const DataSpec& spec, bool is_eval);
+BatchReaderOptions BatchReaderOptionsFromSpec(const DataSpec& spec, PassMode mode);
 
 }  // namespace pstrain
 

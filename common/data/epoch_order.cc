@@ -26,7 +26,7 @@ std::unique_ptr<EpochOrder> EpochOrder::InMemory(int64_t num_records, bool shuff
   std::unique_ptr<EpochOrder> order(new EpochOrder(num_records, shuffle, seed, epoch));
   if (shuffle) {
     order->records_.resize(static_cast<size_t>(num_records));
-    FillEpochOrder(0, /*shuffle=*/true, seed, epoch, absl::MakeSpan(order->records_));
+    FillEpochOrder(0, RecordOrder::kShuffled, seed, epoch, absl::MakeSpan(order->records_));
   }
   return order;
 }

@@ -14,10 +14,10 @@ void ShuffleForEpoch(uint64_t seed, int64_t epoch, absl::Span<int64_t> records) 
   std::shuffle(records.begin(), records.end(), rng);
 }
 
-void FillEpochOrder(int64_t first, bool shuffle, uint64_t seed, int64_t epoch,
+void FillEpochOrder(int64_t first, RecordOrder how, uint64_t seed, int64_t epoch,
                     absl::Span<int64_t> order) {
   std::iota(order.begin(), order.end(), first);
-  if (shuffle) ShuffleForEpoch(seed, epoch, order);
+  if (how == RecordOrder::kShuffled) ShuffleForEpoch(seed, epoch, order);
 }
 
 }  // namespace pstrain

@@ -13,10 +13,15 @@ namespace pstrain {
 // gets the same one; consecutive epochs get unrelated ones. Thread-safe.
 void ShuffleForEpoch(uint64_t seed, int64_t epoch, absl::Span<int64_t> records);
 
+// How an epoch reads its records.
+enum class RecordOrder {
+  kInSequence,
+  kShuffled,  // ShuffleForEpoch
+};
+
 // Fills `order` with the records first, first + 1, ... in the order epoch
-// `epoch` reads them: shuffled for `seed` when `shuffle`, in sequence
-// otherwise.
-void FillEpochOrder(int64_t first, bool shuffle, uint64_t seed, int64_t epoch,
+// `epoch` reads them (shuffled for `seed`, or in sequence).
+void FillEpochOrder(int64_t first, RecordOrder how, uint64_t seed, int64_t epoch,
                     absl::Span<int64_t> order);
 
 }  // namespace pstrain

@@ -29,11 +29,11 @@ TEST(EpochShuffleTest, AnEpochsOrderDependsOnlyOnSeedAndEpoch) {
 
 TEST(EpochShuffleTest, AnEpochOrderOfARangeIsThatRangeShuffledOrInSequence) {
   std::vector<int64_t> in_sequence(4);
-  FillEpochOrder(10, /*shuffle=*/false, 7, 3, absl::MakeSpan(in_sequence));
+  FillEpochOrder(10, RecordOrder::kInSequence, 7, 3, absl::MakeSpan(in_sequence));
   EXPECT_EQ(in_sequence, (std::vector<int64_t>{10, 11, 12, 13}));
 
   std::vector<int64_t> shuffled(1000);
-  FillEpochOrder(0, /*shuffle=*/true, 7, 3, absl::MakeSpan(shuffled));
+  FillEpochOrder(0, RecordOrder::kShuffled, 7, 3, absl::MakeSpan(shuffled));
   EXPECT_EQ(shuffled, Order(7, 3));
 }
 

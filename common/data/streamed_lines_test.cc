@@ -51,10 +51,11 @@ DataSpec InMemory(DataSpec spec) {
 // Every example of `spec` streamed equals the same example read whole,
 // asked for in a shuffled order; and both describe the data alike.
 void ExpectStreamedAsLoadedWhole(const DataSpec& spec, int64_t block_records = 7) {
-  absl::StatusOr<std::unique_ptr<ExampleSource>> whole = OpenExampleSource(InMemory(spec), false);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> whole =
+      OpenExampleSource(InMemory(spec), PassMode::kTrain);
   ASSERT_TRUE(whole.ok()) << whole.status();
   absl::StatusOr<std::unique_ptr<ExampleSource>> streamed =
-      OpenExampleSource(Streamed(spec, block_records), false);
+      OpenExampleSource(Streamed(spec, block_records), PassMode::kTrain);
   ASSERT_TRUE(streamed.ok()) << streamed.status();
   ASSERT_NE((*streamed)->block_layout(), nullptr) << "not streamed";
   EXPECT_EQ((*streamed)->info().DebugString(), (*whole)->info().DebugString());
@@ -132,7 +133,8 @@ TEST(StreamedLinesTest, CsvFilesByGlobAndListAreOneSourceEachWithItsHeader) {
   spec.mutable_csv()->set_has_header(true);
   spec.mutable_csv()->set_label_column(2);
   ExpectStreamedAsLoadedWhole(spec);
-  absl::StatusOr<std::unique_ptr<ExampleSource>> whole = OpenExampleSource(InMemory(spec), false);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> whole =
+      OpenExampleSource(InMemory(spec), PassMode::kTrain);
   ASSERT_TRUE(whole.ok()) << whole.status();
   ASSERT_EQ((*whole)->num_examples(), 10 + 11 + 12);
   // In order: part-0's ten lines, then part-1's, then part-2's.
@@ -154,7 +156,7 @@ TEST(StreamedLinesTest, LibsvmStreamsAsItReadsWholeWithPlusMinusOneLabelsAsZeroO
   spec.mutable_libsvm()->set_path(WriteTestFile("lines.libsvm", text));
   ExpectStreamedAsLoadedWhole(spec);
   absl::StatusOr<std::unique_ptr<ExampleSource>> streamed =
-      OpenExampleSource(Streamed(spec), false);
+      OpenExampleSource(Streamed(spec), PassMode::kTrain);
   ASSERT_TRUE(streamed.ok()) << streamed.status();
   EXPECT_EQ((*streamed)->info().num_classes, 2);
   EXPECT_EQ((*streamed)->info().sparse_dim, 16);  // the largest index, 16, 1-based
@@ -165,7 +167,8 @@ TEST(StreamedLinesTest, LibsvmFilesAreOneSourceWhoseWidthIsTheWidestFiles) {
   spec.mutable_libsvm()->set_path(WriteTestFile("svm/a.svm", "+1 1:0.5 3:1\n-1 2:2\n"));
   spec.mutable_libsvm()->add_paths(WriteTestFile("svm/b.svm", "-1 7:1\n+1 1:1 4:3\n+1 2:1\n"));
   ExpectStreamedAsLoadedWhole(spec, /*block_records=*/2);
-  absl::StatusOr<std::unique_ptr<ExampleSource>> whole = OpenExampleSource(InMemory(spec), false);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> whole =
+      OpenExampleSource(InMemory(spec), PassMode::kTrain);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ((*whole)->num_examples(), 5);
   EXPECT_EQ((*whole)->info().sparse_dim, 7);  // index 7, in the second file
@@ -178,7 +181,8 @@ TEST(StreamedLinesTest, ABadLineIsRefusedAtTheIndexBuildWithItsFileAndLine) {
   text += "1\tnot-a-number" + std::string(38, '\t') + "\n";  // line 22
   DataSpec spec;
   spec.mutable_criteo()->add_paths(WriteTestFile("bad/day_0", text));
-  absl::StatusOr<std::unique_ptr<ExampleSource>> refused = OpenExampleSource(Streamed(spec), false);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> refused =
+      OpenExampleSource(Streamed(spec), PassMode::kTrain);
   EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
   EXPECT_THAT(refused.status().message(),
               HasSubstr("bad/day_0:22: integer feature I1 (column 2): \"not-a-number\""));
@@ -246,7 +250,8 @@ TEST(StreamedLinesTest, AGzippedFileIsReadInMemoryByDefaultUnderAGigabyte) {
   for (int i = 0; i < 10; ++i) absl::StrAppend(&text, CriteoLine(i), "\n");
   DataSpec spec;
   spec.mutable_criteo()->add_paths(WriteTestFile("gz/small.gz", text, /*gzip=*/true));
-  absl::StatusOr<std::unique_ptr<ExampleSource>> automatic = OpenExampleSource(spec, false);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> automatic =
+      OpenExampleSource(spec, PassMode::kTrain);
   ASSERT_TRUE(automatic.ok()) << automatic.status();
   EXPECT_EQ((*automatic)->block_layout(), nullptr);
   EXPECT_EQ((*automatic)->num_examples(), 10);
@@ -255,7 +260,8 @@ TEST(StreamedLinesTest, AGzippedFileIsReadInMemoryByDefaultUnderAGigabyte) {
 TEST(StreamedLinesTest, AFileWithoutLineBreaksIsRefusedNotReadWhole) {
   DataSpec spec;
   spec.mutable_csv()->set_path(WriteTestFile("one_line.csv", std::string(17 << 20, '7')));
-  absl::StatusOr<std::unique_ptr<ExampleSource>> refused = OpenExampleSource(Streamed(spec), false);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> refused =
+      OpenExampleSource(Streamed(spec), PassMode::kTrain);
   EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
   EXPECT_THAT(refused.status().message(), HasSubstr("one_line.csv:1: a line of more than"));
 }
@@ -267,7 +273,7 @@ TEST(StreamedLinesTest, AFileChangedUnderARunningReaderIsDataLossNamingTheIndex)
   const std::string path = WriteTestFile("changed/day_0", text);
   spec.mutable_criteo()->add_paths(path);
   absl::StatusOr<std::unique_ptr<ExampleSource>> streamed =
-      OpenExampleSource(Streamed(spec), false);
+      OpenExampleSource(Streamed(spec), PassMode::kTrain);
   ASSERT_TRUE(streamed.ok()) << streamed.status();
   // Cut inside the fourth block's lines.
   std::filesystem::resize_file(path, text.size() - 50);

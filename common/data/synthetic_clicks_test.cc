@@ -15,7 +15,7 @@ namespace {
 SyntheticClicksSource Filled(const SyntheticClicksSource& clicks) {
   DataSpec data;
   *data.mutable_synthetic_clicks() = clicks;
-  FillDataDefaults(&data, /*training=*/true);
+  FillDataDefaults(&data, PassMode::kTrain);
   return data.synthetic_clicks();
 }
 

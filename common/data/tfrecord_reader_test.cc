@@ -47,7 +47,7 @@ class TfRecordReaderTest : public ::testing::Test {
   std::unique_ptr<ExampleSource> Images() {
     DataSpec spec;
     spec.mutable_fashion_mnist()->set_dir(testing_util::WriteToyImageDataset(120, 30));
-    auto source = OpenExampleSource(spec, /*is_eval=*/false);
+    auto source = OpenExampleSource(spec, PassMode::kTrain);
     EXPECT_TRUE(source.ok()) << source.status();
     return std::move(source).value();
   }
@@ -78,7 +78,7 @@ TEST_F(TfRecordReaderTest, ReadsBackTheExamplesPlainAndGzippedAcrossFiles) {
   // Through the job spec, as a job reads it: both files, the plain one first.
   DataSpec spec;
   *spec.mutable_tfrecord() = ImageSpec("images-*.tfrecord");
-  auto read = OpenExampleSource(spec, /*is_eval=*/false);
+  auto read = OpenExampleSource(spec, PassMode::kTrain);
   ASSERT_TRUE(read.ok()) << read.status();
   const int64_t n = images->num_examples();
   ASSERT_EQ((*read)->num_examples(), 2 * n);

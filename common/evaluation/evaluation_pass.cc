@@ -21,7 +21,7 @@ absl::StatusOr<EvaluationPassResult> RunEvaluationPass(const JobSpec& spec, Mode
   metrics_options.width = model.prediction_width();
   ASSIGN_OR_RETURN(EvalMetrics metrics, EvalMetrics::Create(metrics_options));
 
-  BatchReaderOptions reader_options = BatchReaderOptionsFromSpec(spec.eval_data(), true);
+  BatchReaderOptions reader_options = BatchReaderOptionsFromSpec(spec.eval_data(), PassMode::kEval);
   reader_options.epochs = 1;
   ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader,
                    BatchReader::Create(&source, reader_options));
@@ -34,7 +34,7 @@ absl::StatusOr<EvaluationPassResult> RunEvaluationPass(const JobSpec& spec, Mode
     if (!batch.ok()) return batch.status();
     ASSIGN_OR_RETURN(RowIds rows, model.RowsToRead(*batch));
     RETURN_IF_ERROR(prepare_view(rows, &view));
-    RETURN_IF_ERROR(model.Forward(view, *batch, ModelMode::kEval, &output));
+    RETURN_IF_ERROR(model.Forward(view, *batch, PassMode::kEval, &output));
     RETURN_IF_ERROR(metrics.Add(output.predictions, batch->labels, output.example_losses));
     result.examples += batch->size;
     ++result.batches;

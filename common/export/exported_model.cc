@@ -146,7 +146,7 @@ absl::StatusOr<std::vector<float>> ExportedModel::Predict(const ExampleBatch& ba
   }
   ASSIGN_OR_RETURN(RowIds rows, model_->RowsToRead(*input));
   RETURN_IF_ERROR(parameters_->PrepareView(rows, &view_));
-  RETURN_IF_ERROR(model_->Forward(view_, *input, ModelMode::kEval, &output_));
+  RETURN_IF_ERROR(model_->Forward(view_, *input, PassMode::kEval, &output_));
   return output_.predictions;
 }
 

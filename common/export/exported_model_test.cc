@@ -89,9 +89,9 @@ JobSpec WideAndDeepSpec() {
 // Every prediction of the exported model on the eval data equals the
 // trained model's, bit for bit, with and without labels.
 void ExpectSamePredictions(const JobSpec& spec, TrainedModel& trained, ExportedModel& exported) {
-  auto source = OpenExampleSource(spec.eval_data(), true);
+  auto source = OpenExampleSource(spec.eval_data(), PassMode::kEval);
   ASSERT_TRUE(source.ok());
-  BatchReaderOptions options = BatchReaderOptionsFromSpec(spec.eval_data(), true);
+  BatchReaderOptions options = BatchReaderOptionsFromSpec(spec.eval_data(), PassMode::kEval);
   options.epochs = 1;
   auto reader = BatchReader::Create(source->get(), options);
   ASSERT_TRUE(reader.ok());
@@ -106,7 +106,7 @@ void ExpectSamePredictions(const JobSpec& spec, TrainedModel& trained, ExportedM
     ParameterView view;
     ASSERT_TRUE(store.PrepareView(*rows, &view).ok());
     ModelOutput expected;
-    ASSERT_TRUE(trained.trainer->model().Forward(view, *batch, ModelMode::kEval, &expected).ok());
+    ASSERT_TRUE(trained.trainer->model().Forward(view, *batch, PassMode::kEval, &expected).ok());
 
     auto predicted = exported.Predict(*batch);
     ASSERT_TRUE(predicted.ok()) << predicted.status();

@@ -283,8 +283,7 @@ class UndescribedModel : public Model {
   std::vector<VariableDef> Variables() const override { return {}; }
   PredictionKind prediction_kind() const override { return PredictionKind::kRegression; }
   int64_t prediction_width() const override { return 1; }
-  absl::Status Forward(const ParameterView&, const ExampleBatch&, ModelMode,
-                       ModelOutput*) override {
+  absl::Status Forward(const ParameterView&, const ExampleBatch&, PassMode, ModelOutput*) override {
     return absl::OkStatus();
   }
   absl::Status ComputeGradients(const ParameterView&, const ExampleBatch&, ModelOutput*,

@@ -18,8 +18,8 @@ bool SizesFromTrainData(const JobSpec& spec) {
 absl::StatusOr<DatasetInfo> ModelSizingInfo(const JobSpec& spec) {
   const bool trains = SizesFromTrainData(spec);
   const char* field = trains ? "train_data" : "eval_data";
-  absl::StatusOr<std::unique_ptr<ExampleSource>> source =
-      OpenExampleSource(trains ? spec.train_data() : spec.eval_data(), !trains);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> source = OpenExampleSource(
+      trains ? spec.train_data() : spec.eval_data(), trains ? PassMode::kTrain : PassMode::kEval);
   if (!source.ok()) {
     return absl::Status(source.status().code(),
                         absl::StrCat("the model is sized from the job's ", field,

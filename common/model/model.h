@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "common/config/pass_mode.h"
 #include "common/data/example_batch.h"
 #include "common/model/onnx_graph.h"
 #include "common/model/parameters.h"
@@ -41,11 +42,6 @@ enum class PredictionKind {
   kClassProbabilities,  // [batch, num_classes], rows sum to 1
   kBinaryProbability,   // [batch, 1]: P(label = 1)
   kRegression,          // [batch, 1]: the predicted value
-};
-
-enum class ModelMode {
-  kTrain,  // dropout on
-  kEval,   // dropout off; deterministic
 };
 
 // The result of a forward pass over one batch.
@@ -87,7 +83,7 @@ class Model {
   // parameter, or a batch that does not fit the model (feature width,
   // labels outside the classes).
   virtual absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch,
-                               ModelMode mode, ModelOutput* output) = 0;
+                               PassMode mode, ModelOutput* output) = 0;
 
   // A training-mode Forward, then the gradient of the mean loss with respect
   // to every trainable variable into *gradients (embedding tables as the

@@ -79,7 +79,7 @@ std::vector<std::pair<std::string, Tensor*>> TestParameters::TrainableTensors() 
   if (!status.ok()) return ::testing::AssertionFailure() << status;
   auto loss = [&]() {
     ModelOutput eval;
-    absl::Status s = model->Forward((*params)->view(), batch, ModelMode::kEval, &eval);
+    absl::Status s = model->Forward((*params)->view(), batch, PassMode::kEval, &eval);
     return s.ok() ? eval.loss : NAN;
   };
   std::string report;

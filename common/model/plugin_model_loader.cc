@@ -39,7 +39,7 @@ class PluginModel : public Model {
   absl::StatusOr<RowIds> RowsToRead(const ExampleBatch& batch) const override {
     return model_->RowsToRead(batch);
   }
-  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, ModelMode mode,
+  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, PassMode mode,
                        ModelOutput* output) override {
     return model_->Forward(parameters, batch, mode, output);
   }

@@ -52,4 +52,21 @@ bool NeedsRegistration(const absl::Status& status) {
   }
 }
 
+bool EndsRun(const absl::Status& status) {
+  switch (ReasonOf(status)) {
+    case ERROR_REASON_JOB_ENDED:
+    case ERROR_REASON_JOB_NOT_STARTED:
+    case ERROR_REASON_RUN_ROLLED_BACK:
+    case ERROR_REASON_INCARNATION_SUPERSEDED:
+      return true;
+    default:
+      return DataHandedOver(status);
+  }
+}
+
+bool DataHandedOver(const absl::Status& status) {
+  const ErrorReason reason = ReasonOf(status);
+  return reason == ERROR_REASON_MEMBERSHIP_LAPSED || reason == ERROR_REASON_LEASE_SEALED;
+}
+
 }  // namespace pstrain

@@ -34,6 +34,20 @@ absl::Status WithPrefix(absl::Status status, absl::string_view prefix);
 // call may succeed: the coordinator does not know the caller as it is.
 bool NeedsRegistration(const absl::Status& status);
 
+// Whether the run of a job the caller works on is over for it: stop
+// working on it and take the job's current assignment. The job ended or
+// does not run (JOB_ENDED, JOB_NOT_STARTED), the run rolled back
+// (RUN_ROLLED_BACK), the caller's part in it was handed to others
+// (DataHandedOver) or its pushes were replaced by a newer incarnation's
+// (INCARNATION_SUPERSEDED).
+bool EndsRun(const absl::Status& status);
+
+// Whether a parameter server refused a push because the worker's data may
+// be someone else's now: its membership could have lapsed
+// (MEMBERSHIP_LAPSED) or its lease was handed back (LEASE_SEALED). The
+// worker stops the run as one marked lost.
+bool DataHandedOver(const absl::Status& status);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_STATUS_ERROR_REASON_H_

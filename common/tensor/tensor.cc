@@ -46,7 +46,7 @@ void Tensor::ResetToPlaceholder() {
   buffer_.reset();
 }
 
-absl::StatusOr<Tensor> Tensor::Allocate(DataType dtype, Shape shape, bool zero_fill) {
+absl::StatusOr<Tensor> Tensor::Allocate(DataType dtype, Shape shape, Contents contents) {
   absl::StatusOr<size_t> element_size = DataTypeSize(dtype);
   if (!element_size.ok()) return element_size.status();
   const int64_t n = shape.num_elements();
@@ -72,16 +72,16 @@ absl::StatusOr<Tensor> Tensor::Allocate(DataType dtype, Shape shape, bool zero_f
                                                      " bytes for tensor ", DataTypeName(dtype), " ",
                                                      shape.DebugString()));
   }
-  if (zero_fill) std::memset(buffer.get(), 0, allocated);
+  if (contents == Contents::kZeros) std::memset(buffer.get(), 0, allocated);
   return Tensor(dtype, std::move(shape), static_cast<size_t>(num_bytes), std::move(buffer));
 }
 
 absl::StatusOr<Tensor> Tensor::Create(DataType dtype, Shape shape) {
-  return Allocate(dtype, std::move(shape), /*zero_fill=*/true);
+  return Allocate(dtype, std::move(shape), Contents::kZeros);
 }
 
 absl::StatusOr<Tensor> Tensor::CreateUninitialized(DataType dtype, Shape shape) {
-  return Allocate(dtype, std::move(shape), /*zero_fill=*/false);
+  return Allocate(dtype, std::move(shape), Contents::kUninitialized);
 }
 
 Tensor Tensor::Clone() const {

@@ -143,7 +143,12 @@ class Tensor {
 
   Tensor(DataType dtype, Shape shape, size_t num_bytes, std::unique_ptr<void, AlignedFree> buffer);
 
-  static absl::StatusOr<Tensor> Allocate(DataType dtype, Shape shape, bool zero_fill);
+  // What a new buffer holds.
+  enum class Contents {
+    kZeros,
+    kUninitialized,
+  };
+  static absl::StatusOr<Tensor> Allocate(DataType dtype, Shape shape, Contents contents);
 
   // Puts *this in the state of a default-constructed tensor.
   void ResetToPlaceholder();

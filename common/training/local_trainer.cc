@@ -25,9 +25,9 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(const JobSpec
   if (!options.now) options.now = [] { return absl::Now(); };
   std::unique_ptr<LocalTrainer> trainer(new LocalTrainer(spec, std::move(options)));
 
-  ASSIGN_OR_RETURN(trainer->train_source_, OpenExampleSource(spec.train_data(), false));
+  ASSIGN_OR_RETURN(trainer->train_source_, OpenExampleSource(spec.train_data(), PassMode::kTrain));
   if (spec.has_eval_data() && JobModeEvaluates(spec.mode())) {
-    ASSIGN_OR_RETURN(trainer->eval_source_, OpenExampleSource(spec.eval_data(), true));
+    ASSIGN_OR_RETURN(trainer->eval_source_, OpenExampleSource(spec.eval_data(), PassMode::kEval));
   }
   ASSIGN_OR_RETURN(JobModel model, CreateJobModel(spec, trainer->train_source_->info()));
   trainer->compute_ = std::move(model.compute);
@@ -126,9 +126,10 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
   const int64_t steps_per_loop = StepsPerLoopOf(spec_.training());
   const double clip_norm = spec_.optimizer().clip_norm();
 
-  ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader,
-                   BatchReader::Create(train_source_.get(),
-                                       BatchReaderOptionsFromSpec(spec_.train_data(), false)));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<BatchReader> reader,
+      BatchReader::Create(train_source_.get(),
+                          BatchReaderOptionsFromSpec(spec_.train_data(), PassMode::kTrain)));
   LocalTrainingResult result;
   ParameterView view;
   ModelOutput output;

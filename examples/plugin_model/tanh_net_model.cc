@@ -26,9 +26,9 @@ namespace pstrain_example {
 
 using pstrain::ExampleBatch;
 using pstrain::Gradients;
-using pstrain::ModelMode;
 using pstrain::ModelOutput;
 using pstrain::ParameterView;
+using pstrain::PassMode;
 using pstrain::Shape;
 using pstrain::VariableDef;
 
@@ -58,7 +58,7 @@ class TanhNetModel : public pstrain::Model {
   }
   int64_t prediction_width() const override { return classes_; }
 
-  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, ModelMode mode,
+  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, PassMode mode,
                        ModelOutput* output) override {
     const int64_t n = batch.size;
     if (n < 1 || batch.dense.shape() != Shape({n, input_})) {
@@ -104,7 +104,7 @@ class TanhNetModel : public pstrain::Model {
 
   absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                 ModelOutput* output, Gradients* gradients) override {
-    absl::Status status = Forward(parameters, batch, ModelMode::kTrain, output);
+    absl::Status status = Forward(parameters, batch, PassMode::kTrain, output);
     if (!status.ok()) return status;
     const int64_t n = batch.size;
     d_logits_.resize(n * classes_);

@@ -18,7 +18,8 @@ absl::StatusOr<JobPlan> ModelJobPlanner::Plan(const JobSpec& spec) {
   const bool trains = JobModeTrains(spec.mode());
   const char* field = trains ? "train_data" : "eval_data";
   const DataSpec& data = trains ? spec.train_data() : spec.eval_data();
-  absl::StatusOr<std::unique_ptr<ExampleSource>> source = OpenExampleSource(data, !trains);
+  absl::StatusOr<std::unique_ptr<ExampleSource>> source =
+      OpenExampleSource(data, trains ? PassMode::kTrain : PassMode::kEval);
   if (!source.ok()) {
     return absl::Status(source.status().code(),
                         absl::StrCat(field, ": ", source.status().message()));

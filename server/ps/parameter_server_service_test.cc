@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common/clock/fake_clock.h"
+#include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "common/tensor/bfloat16.h"
 #include "gmock/gmock.h"
@@ -355,6 +356,7 @@ TEST_F(ServiceTest, UnaryPullValidatesWaitsAndLimitsItsSize) {
   r.set_job_id("job-1");
   r.add_names("nope");
   EXPECT_EQ(UnaryPull(r).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReasonOf(UnaryPull(r).status()), ERROR_REASON_VARIABLE_UNKNOWN);
   r.clear_names();
   r.add_names("emb");
   EXPECT_EQ(UnaryPull(r).status().code(), absl::StatusCode::kInvalidArgument);
@@ -408,6 +410,7 @@ TEST_F(ServiceTest, StreamPullErrorsKeepTheStreamGoing) {
   ASSERT_TRUE(r.status.ok());
   ASSERT_EQ(r.responses.size(), 3u);
   EXPECT_EQ(r.responses[0].error().code(), static_cast<int>(absl::StatusCode::kNotFound));
+  EXPECT_EQ(r.responses[0].error().reason(), ERROR_REASON_VARIABLE_UNKNOWN);
   EXPECT_THAT(DenseValues(r.responses, "small"), ElementsAre(3, 3));
   EXPECT_EQ(r.responses[2].error().code(), static_cast<int>(absl::StatusCode::kDeadlineExceeded));
 }

@@ -285,9 +285,10 @@ int64_t ParameterShard::variable_bytes() const {
 absl::StatusOr<int> ParameterShard::FindVariable(absl::string_view name) const {
   auto it = by_name_.find(name);
   if (it == by_name_.end()) {
-    return absl::NotFoundError(absl::StrCat("variable \"", absl::CEscape(name),
-                                            "\" is not held by shard ", shard_index(), " for job ",
-                                            job_id()));
+    return WithReason(absl::NotFoundError(absl::StrCat("variable \"", absl::CEscape(name),
+                                                       "\" is not held by shard ", shard_index(),
+                                                       " for job ", job_id())),
+                      ERROR_REASON_VARIABLE_UNKNOWN);
   }
   return it->second;
 }
@@ -439,15 +440,18 @@ std::optional<PushReply> ParameterShard::RefuseLocked(const PushKey& key, int64_
   }
   const PushDedup::Lookup seen = dedup_.Check(key);
   if (seen.verdict == PushDedup::Verdict::kOldIncarnation) {
-    return rejected("aborted", absl::AbortedError(absl::StrCat(
-                                   "worker ", key.worker, " restarted: incarnation ",
-                                   key.incarnation, " is older than its current incarnation ",
-                                   seen.current_incarnation)));
+    return rejected(
+        "aborted",
+        WithReason(absl::AbortedError(absl::StrCat(
+                       "worker ", key.worker, " restarted: incarnation ", key.incarnation,
+                       " is older than its current incarnation ", seen.current_incarnation)),
+                   ERROR_REASON_INCARNATION_SUPERSEDED));
   }
   if (seen.verdict == PushDedup::Verdict::kSeen) {
     metrics_.RecordDedupHit();
     reply.outcome =
         seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
+    if (reply.outcome == PUSH_OUTCOME_STALE) reply.status = WhyStale();
     return reply;
   }
   if (source.origin.has_value() && ledger_.Sealed(source.origin->lease_id)) {
@@ -458,7 +462,7 @@ std::optional<PushReply> ParameterShard::RefuseLocked(const PushKey& key, int64_
                     WithReason(absl::FailedPreconditionError(absl::StrCat(
                                    "data lease ", source.origin->lease_id,
                                    " was handed back (its worker was lost); push not applied")),
-                               ERROR_REASON_MEMBERSHIP_LAPSED));
+                               ERROR_REASON_LEASE_SEALED));
   }
   if (base_version > version_ || base_version < 0) {
     return rejected("invalid_argument",
@@ -487,6 +491,7 @@ std::optional<PushReply> ParameterShard::RefuseLocked(const PushKey& key, int64_
     dedup_.Record(key, PUSH_OUTCOME_STALE);
     metrics_.RecordRejected("stale");
     reply.outcome = PUSH_OUTCOME_STALE;
+    reply.status = WhyStale();
     return reply;
   }
   return std::nullopt;
@@ -657,8 +662,24 @@ std::optional<PushReply> ParameterShard::DecidedBefore(const PushKey& key) {
   metrics_.RecordDedupHit();
   PushReply reply;
   reply.outcome = seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
+  if (reply.outcome == PUSH_OUTCOME_STALE) reply.status = WhyStale();
   reply.version = version_;
   return reply;
+}
+
+absl::Status ParameterShard::WhyStale() const {
+  if (mode_ == UPDATE_MODE_SYNC) {
+    return WithReason(
+        absl::AbortedError("the push belongs to a sync round that is over (it was computed from "
+                           "an older version, or its worker already pushed into this round); "
+                           "not applied: train the batch again on the current parameters"),
+        ERROR_REASON_WRONG_ROUND);
+  }
+  return WithReason(absl::AbortedError(absl::StrCat(
+                        "the push was computed from a version more than ", staleness_bound_,
+                        " behind the shard's; not applied: train the batch again on the "
+                        "current parameters")),
+                    ERROR_REASON_STALE_VERSION);
 }
 
 absl::Status ParameterShard::ReadRows(int variable, absl::Span<const int64_t> ids,
@@ -699,18 +720,18 @@ void ParameterShard::BookApplied(const PushKey& key, const PushSource& source) {
   metrics_.SetAppliedPushes(ledger_.applied_pushes());
 }
 
-PushLedger ParameterShard::ReadLedger(absl::Span<const int64_t> lease_ids, bool seal) {
+PushLedger ParameterShard::ReadLedger(absl::Span<const int64_t> lease_ids, LedgerRead read) {
   absl::MutexLock l(&mu_);
-  if (round_keys_.empty()) return ledger_.Read(lease_ids, seal);
+  if (round_keys_.empty()) return ledger_.Read(lease_ids, read);
   // The open round's contributions are applied when it closes, sealed or
   // not: the records behind them count as trained, or a lease handed back
   // now would have them trained again.
-  ledger_.Read(lease_ids, seal);
+  ledger_.Read(lease_ids, read);
   AppliedPushLedger with_round = ledger_;
   for (size_t i = 0; i < round_keys_.size(); ++i) {
     with_round.RecordApplied(round_keys_[i], round_sources_[i].examples, round_sources_[i].origin);
   }
-  return with_round.Read(lease_ids, /*seal=*/false);
+  return with_round.Read(lease_ids, LedgerRead::kOnly);
 }
 
 ShardCounters ParameterShard::counters() const {

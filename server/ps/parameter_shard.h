@@ -66,7 +66,8 @@ struct PushSource {
 
 struct PushReply {
   PushOutcome outcome = PUSH_OUTCOME_UNSPECIFIED;
-  // Why, when the outcome is REJECTED.
+  // Why, when the outcome is REJECTED or STALE (Aborted WRONG_ROUND or
+  // STALE_VERSION).
   absl::Status status;
   // The shard's version after the decision.
   int64_t version = 0;
@@ -109,7 +110,7 @@ class ParameterShard {
 
   int num_variables() const { return static_cast<int>(variables_.size()); }
   const ShardVariable& variable(int index) const { return *variables_[index]; }
-  // NotFound naming the variable and the job.
+  // NotFound VARIABLE_UNKNOWN naming the variable and the job.
   absl::StatusOr<int> FindVariable(absl::string_view name) const;
 
   // Validates and decides a complete push, applying it (or adding it to the
@@ -119,16 +120,18 @@ class ParameterShard {
   //               completes a sync round)
   //   AGGREGATED  counted into the current sync round
   //   DUPLICATE   this key was applied or aggregated before; nothing changed
-  //   STALE       base_version too old (sync: not the current version, or
-  //               the worker already contributed to this round; bounded
+  //   STALE       base_version too old, with status Aborted WRONG_ROUND
+  //               (sync: not the current version, or the worker already
+  //               contributed to this round) or STALE_VERSION (bounded
   //               staleness: more than S behind). Re-queue the data.
   //   REJECTED    with status InvalidArgument (malformed key, wrong
   //               variable kind or size, row id out of range or on another
   //               shard, base_version ahead of the shard, a non-finite
-  //               gradient when clipping), Aborted (an older incarnation of
-  //               a worker that has restarted), FailedPrecondition (the job
-  //               was dropped, or the data lease in `source.origin` was
-  //               handed back: ReadLedger sealed it). Nothing changed.
+  //               gradient when clipping), Aborted INCARNATION_SUPERSEDED
+  //               (an older incarnation of a worker that has restarted),
+  //               FailedPrecondition JOB_ENDED (the job was dropped) or
+  //               LEASE_SEALED (the data lease in `source.origin` was handed
+  //               back: ReadLedger sealed it). Nothing changed.
   // An applied push is booked in the ledger with `source`: in sync mode
   // every contribution of a round as the round is applied.
   PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients,
@@ -137,10 +140,10 @@ class ParameterShard {
   // The job's AppliedPushLedger: counters, and the progress of `lease_ids`
   // (every lease remembered when empty), counting the contributions of
   // the open sync round as applied (they will be once it closes). With
-  // `seal`, later pushes of those leases are refused, so the progress read
-  // stays true: the coordinator seals a lost worker's lease before handing
-  // back its rest.
-  PushLedger ReadLedger(absl::Span<const int64_t> lease_ids, bool seal);
+  // LedgerRead::kSeal, later pushes of those leases are refused, so the
+  // progress read stays true: the coordinator seals a lost worker's lease
+  // before handing back its rest.
+  PushLedger ReadLedger(absl::Span<const int64_t> lease_ids, LedgerRead read);
 
   // The reply a push with `key` would get without being looked at, if the
   // key was decided before: DUPLICATE or STALE (counted as a dedup hit). Lets
@@ -205,6 +208,8 @@ class ParameterShard {
   bool SlotAlreadyFilled(int worker, int64_t base_version) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PushReply Reject(absl::Status status);
+  // The status of a STALE reply, by the update mode.
+  absl::Status WhyStale() const;
   // Push, step by step. The refusal of a push that must not be counted
   // (shard dropped, old incarnation, seen before, lease handed back, bad
   // base version, stale); nullopt when it goes on.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/placement/row_placement.h"
+#include "common/status/error_reason.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "common/clock/fake_clock.h"
@@ -138,6 +139,7 @@ TEST_F(ParameterShardTest, AsyncPushAppliesOnceAndRetriesAreDuplicates) {
   const PushReply old = PushDense(*s, {0, 1, 2}, 1, {9, 9, 9, 9});
   EXPECT_EQ(old.outcome, PUSH_OUTCOME_REJECTED);
   EXPECT_EQ(old.status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(ReasonOf(old.status), ERROR_REASON_INCARNATION_SUPERSEDED) << old.status;
   EXPECT_EQ(s->version(), 2);
 }
 
@@ -148,7 +150,9 @@ TEST_F(ParameterShardTest, SyncRoundAveragesRWorkersAndRefusesLateGradients) {
   EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
   EXPECT_THAT(ReadAll(*s), ElementsAre(1, 1, 1, 1));  // not applied yet
   // The same worker again in the same round does not count twice.
-  EXPECT_EQ(PushDense(*s, {0, 1, 2}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_STALE);
+  const PushReply twice = PushDense(*s, {0, 1, 2}, 0, {2, 0, 0, 0});
+  EXPECT_EQ(twice.outcome, PUSH_OUTCOME_STALE);
+  EXPECT_EQ(ReasonOf(twice.status), ERROR_REASON_WRONG_ROUND) << twice.status;
   const PushReply second = PushDense(*s, {1, 1, 1}, 0, {0, 4, 0, 0});
   EXPECT_EQ(second.outcome, PUSH_OUTCOME_APPLIED);
   EXPECT_EQ(second.version, 1);
@@ -156,7 +160,9 @@ TEST_F(ParameterShardTest, SyncRoundAveragesRWorkersAndRefusesLateGradients) {
   EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 1.0f, 1.0f));
   // The backup's gradient for version 0 arrives late: STALE, also on retry.
   EXPECT_EQ(PushDense(*s, {2, 1, 1}, 0, {8, 8, 8, 8}).outcome, PUSH_OUTCOME_STALE);
-  EXPECT_EQ(PushDense(*s, {2, 1, 1}, 0, {8, 8, 8, 8}).outcome, PUSH_OUTCOME_STALE);
+  const PushReply late = PushDense(*s, {2, 1, 1}, 0, {8, 8, 8, 8});
+  EXPECT_EQ(late.outcome, PUSH_OUTCOME_STALE);
+  EXPECT_EQ(ReasonOf(late.status), ERROR_REASON_WRONG_ROUND) << late.status;
   EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 1.0f, 1.0f));
   // A retry of an aggregated push is a duplicate, not a second contribution.
   EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_DUPLICATE);
@@ -183,7 +189,8 @@ TEST_F(ParameterShardTest, SyncSlotPerWorkerCountsATakenUpSlotOnce) {
   // The restarted worker goes on with the next round; the old incarnation
   // stays refused.
   EXPECT_EQ(PushDense(*s, {0, 2, 3}, 1, {0, 0, 2, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
-  EXPECT_EQ(PushDense(*s, {0, 1, 2}, 1, {0, 0, 2, 0}).status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(ReasonOf(PushDense(*s, {0, 1, 2}, 1, {0, 0, 2, 0}).status),
+            ERROR_REASON_INCARNATION_SUPERSEDED);
   EXPECT_EQ(PushDense(*s, {1, 1, 2}, 1, {0, 0, 2, 0}).outcome, PUSH_OUTCOME_APPLIED);
   EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 0.0f, 1.0f));
   EXPECT_EQ(s->version(), 2);
@@ -222,7 +229,10 @@ TEST_F(ParameterShardTest, BoundedStalenessRefusesPushesMoreThanSBehind) {
   for (uint64_t seq = 1; seq <= 3; ++seq) {
     ASSERT_EQ(PushDense(*s, {0, 1, seq}, seq - 1, {0, 0, 0, 0}).outcome, PUSH_OUTCOME_APPLIED);
   }
-  EXPECT_EQ(PushDense(*s, {1, 1, 1}, 0, {1, 1, 1, 1}).outcome, PUSH_OUTCOME_STALE);    // 3 behind
+  const PushReply behind = PushDense(*s, {1, 1, 1}, 0, {1, 1, 1, 1});  // 3 behind
+  EXPECT_EQ(behind.outcome, PUSH_OUTCOME_STALE);
+  EXPECT_EQ(behind.status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(ReasonOf(behind.status), ERROR_REASON_STALE_VERSION) << behind.status;
   EXPECT_EQ(PushDense(*s, {1, 1, 2}, 1, {1, 1, 1, 1}).outcome, PUSH_OUTCOME_APPLIED);  // 2 behind
   EXPECT_EQ(s->version(), 4);
   const PushReply ahead = PushDense(*s, {1, 1, 3}, 9, {1, 1, 1, 1});
@@ -423,7 +433,7 @@ TEST_F(ParameterShardTest, LedgerBooksAppliedPushesAndTheirRecordsOnce) {
   EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, first).outcome, PUSH_OUTCOME_APPLIED);
   EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, first).outcome, PUSH_OUTCOME_DUPLICATE);
   EXPECT_EQ(s->Push({0, 1, 2}, 1, {ref}, second).outcome, PUSH_OUTCOME_APPLIED);
-  const PushLedger ledger = s->ReadLedger({7}, /*seal=*/false);
+  const PushLedger ledger = s->ReadLedger({7}, LedgerRead::kOnly);
   EXPECT_EQ(ledger.applied_pushes(), 2);  // the retry is not counted
   EXPECT_EQ(ledger.applied_examples(), 16);
   EXPECT_EQ(ledger.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}) +
@@ -440,15 +450,16 @@ TEST_F(ParameterShardTest, PushesOfASealedLeaseAreRefusedAndChangeNothing) {
   const GradientRef ref{0, false, {}, g};
   EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, {8, LeaseSlice{7, 0, 0, 8}}).outcome,
             PUSH_OUTCOME_APPLIED);
-  const PushLedger sealed = s->ReadLedger({7}, /*seal=*/true);
+  const PushLedger sealed = s->ReadLedger({7}, LedgerRead::kSeal);
   EXPECT_TRUE(sealed.leases(0).sealed());
   const std::vector<float> before = ReadAll(*s);
   const PushReply late = s->Push({0, 1, 2}, 1, {ref}, {8, LeaseSlice{7, 0, 8, 16}});
   EXPECT_EQ(late.outcome, PUSH_OUTCOME_REJECTED);
   EXPECT_EQ(late.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReasonOf(late.status), ERROR_REASON_LEASE_SEALED) << late.status;
   EXPECT_THAT(late.status.message(), HasSubstr("data lease 7 was handed back"));
   EXPECT_EQ(ReadAll(*s), before);
-  EXPECT_EQ(s->ReadLedger({}, false).applied_pushes(), 1);
+  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly).applied_pushes(), 1);
   // Other leases go on.
   EXPECT_EQ(s->Push({0, 1, 3}, 1, {ref}, {8, LeaseSlice{8, 0, 16, 24}}).outcome,
             PUSH_OUTCOME_APPLIED);
@@ -468,7 +479,7 @@ TEST_F(ParameterShardTest, SyncRoundsBookTheirContributionsAndTheOpenRoundCounts
             PUSH_OUTCOME_AGGREGATED);
   // Worker 0 is lost: its lease is read and sealed while its contribution
   // waits in the open round.
-  const PushLedger sealed = s->ReadLedger({7}, /*seal=*/true);
+  const PushLedger sealed = s->ReadLedger({7}, LedgerRead::kSeal);
   ASSERT_EQ(sealed.leases_size(), 1);
   EXPECT_TRUE(sealed.leases(0).sealed());
   ASSERT_EQ(sealed.leases(0).applied_size(), 1);
@@ -479,7 +490,7 @@ TEST_F(ParameterShardTest, SyncRoundsBookTheirContributionsAndTheOpenRoundCounts
   // The round closes with another worker's gradient: both are booked.
   EXPECT_EQ(s->Push({1, 1, 1}, 0, {ref}, {8, LeaseSlice{8, 0, 16, 24}}).outcome,
             PUSH_OUTCOME_APPLIED);
-  const PushLedger after = s->ReadLedger({}, /*seal=*/false);
+  const PushLedger after = s->ReadLedger({}, LedgerRead::kOnly);
   EXPECT_EQ(after.applied_pushes(), 2);
   EXPECT_EQ(after.applied_examples(), 16);
   EXPECT_EQ(after.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}) +
@@ -494,8 +505,9 @@ TEST_F(ParameterShardTest, ShutdownRefusesPushesAndEndsWaits) {
                                 [&](absl::StatusOr<int64_t> v) { waiting = v.status(); });
   s->Shutdown();
   EXPECT_EQ(waiting.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {1, 1, 1, 1}).status.code(),
-            absl::StatusCode::kFailedPrecondition);
+  const PushReply dropped = PushDense(*s, {0, 1, 1}, 0, {1, 1, 1, 1});
+  EXPECT_EQ(dropped.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReasonOf(dropped.status), ERROR_REASON_JOB_ENDED) << dropped.status;
 }
 
 }  // namespace

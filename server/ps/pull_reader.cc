@@ -109,8 +109,8 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
       d->mutable_chunk()->set_offset(from * element_bytes);
       d->mutable_chunk()->set_total_bytes(v.num_elements * element_bytes);
     }
-    float* to =
-        destination && !narrow ? destination(out->values_size() - 1, /*rows=*/false, n) : nullptr;
+    float* to = destination && !narrow ? destination(out->values_size() - 1, PieceKind::kDense, n)
+                                       : nullptr;
     if (to != nullptr) {
       RETURN_IF_ERROR(shard.ReadDense(index, from, absl::MakeSpan(to, n)));
     } else if (narrow) {
@@ -141,8 +141,8 @@ absl::StatusOr<int64_t> PullCursor::Fill(int64_t room, PullResponse* out,
   rows->set_row_width(v.row_width);
   const absl::Span<const int64_t> ids = absl::MakeConstSpan(sel.ids().data() + at_, n);
   rows->mutable_ids()->Add(ids.begin(), ids.end());
-  float* to =
-      destination ? destination(out->values_size() - 1, /*rows=*/true, n * v.row_width) : nullptr;
+  float* to = destination ? destination(out->values_size() - 1, PieceKind::kRows, n * v.row_width)
+                          : nullptr;
   if (to == nullptr) {
     std::string* values = rows->mutable_values();
     values->resize(n * row_bytes);

@@ -39,12 +39,16 @@ class PullCursor {
 
   bool done() const { return done_; }
 
+  // The kind of piece a ValueDestination is asked room for.
+  enum class PieceKind {
+    kDense,  // DenseTensor.data
+    kRows,   // SparseRows.values
+  };
   // Where Next may put a piece's values instead of its message: given the
-  // piece's index in out->values(), whether it is rows (SparseRows.values)
-  // or dense (DenseTensor.data), and its number of floats, room for them,
-  // or null to keep them in the message. Lets a sender read values
-  // straight into the buffers it hands to the transport.
-  using ValueDestination = std::function<float*(int value, bool rows, int64_t count)>;
+  // piece's index in out->values(), its kind and its number of floats,
+  // room for them, or null to keep them in the message. Lets a sender read
+  // values straight into the buffers it hands to the transport.
+  using ValueDestination = std::function<float*(int value, PieceKind kind, int64_t count)>;
 
   // Replaces *out with the next message. Requires !done(). With a
   // destination, the pieces it gives room for have empty `data` or

@@ -433,9 +433,11 @@ PushAssembler::~PushAssembler() = default;
 absl::Status PushAssembler::Reserve(int64_t bytes) {
   absl::MutexLock l(&mu_);
   if (pending_bytes_ + bytes > options_.max_pending_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the shard is assembling ", pending_bytes_, " bytes of pushes; ", bytes,
-        " more would pass its limit of ", options_.max_pending_bytes, "; retry later"));
+    return WithReason(
+        absl::ResourceExhaustedError(absl::StrCat(
+            "the shard is assembling ", pending_bytes_, " bytes of pushes; ", bytes,
+            " more would pass its limit of ", options_.max_pending_bytes, "; retry later")),
+        ERROR_REASON_SHARD_BUSY);
   }
   pending_bytes_ += bytes;
   return absl::OkStatus();

@@ -119,7 +119,7 @@ class PushAssembler {
   friend class internal::PendingPush;
   using Key = std::tuple<std::string, int32_t, uint64_t, uint64_t>;
 
-  // Reserves `bytes` of the budget; ResourceExhausted past it.
+  // Reserves `bytes` of the budget; ResourceExhausted SHARD_BUSY past it.
   absl::Status Reserve(int64_t bytes);
   void Release(int64_t bytes);
   // Drops the table's entry for `push` if it is still that push.

@@ -134,6 +134,7 @@ TEST_F(PushAssemblerTest, BudgetRefusesPushesThatDoNotFit) {
   PushRequest m = Chunk(1, 0, 4, true);
   const PushPart::Step step = Start(m)->Add(m);
   EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(step.reply->status().reason(), ERROR_REASON_SHARD_BUSY);
 }
 
 TEST_F(PushAssemblerTest, AbandonedPushesExpire) {
@@ -162,6 +163,7 @@ TEST_F(PushAssemblerTest, APushCompletedAfterItsWorkersMembershipMayHaveLapsedIs
   ASSERT_TRUE(late.reply.has_value());
   EXPECT_EQ(late.reply->outcome(), PUSH_OUTCOME_REJECTED);
   EXPECT_EQ(late.reply->status().code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_EQ(late.reply->status().reason(), ERROR_REASON_MEMBERSHIP_LAPSED);
   EXPECT_THAT(late.reply->status().message(), ::testing::HasSubstr("membership could have lapsed"));
   EXPECT_THAT(Values(), ::testing::Each(0.0f));
 
@@ -179,7 +181,7 @@ TEST_F(PushAssemblerTest, APushsOriginAndExamplesReachTheShardsLedger) {
   m.mutable_origin()->mutable_records()->set_begin(32);
   m.mutable_origin()->mutable_records()->set_end(48);
   EXPECT_EQ(Start(m)->Add(m).reply->outcome(), PUSH_OUTCOME_APPLIED);
-  const PushLedger ledger = shard_->ReadLedger({5}, /*seal=*/false);
+  const PushLedger ledger = shard_->ReadLedger({5}, LedgerRead::kOnly);
   EXPECT_EQ(ledger.applied_pushes(), 1);
   EXPECT_EQ(ledger.applied_examples(), 16);
   ASSERT_EQ(ledger.leases_size(), 1);
@@ -197,7 +199,7 @@ TEST_F(PushAssemblerTest, APushsOriginAndExamplesReachTheShardsLedger) {
   EXPECT_EQ(step.reply->outcome(), PUSH_OUTCOME_REJECTED);
   EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(step.reply->status().message(), HasSubstr("origin.records"));
-  EXPECT_EQ(shard_->ReadLedger({}, false).applied_pushes(), 1);
+  EXPECT_EQ(shard_->ReadLedger({}, LedgerRead::kOnly).applied_pushes(), 1);
 }
 
 TEST_F(PushAssemblerTest, JobNotRunningAnswersRejected) {

@@ -102,7 +102,7 @@ LeaseProgress AppliedPushLedger::ProgressOf(int64_t lease_id) const {
   return progress;
 }
 
-PushLedger AppliedPushLedger::Read(absl::Span<const int64_t> lease_ids, bool seal) {
+PushLedger AppliedPushLedger::Read(absl::Span<const int64_t> lease_ids, LedgerRead read) {
   PushLedger out;
   out.set_generation(generation_);
   out.set_applied_pushes(applied_pushes_);
@@ -115,7 +115,7 @@ PushLedger AppliedPushLedger::Read(absl::Span<const int64_t> lease_ids, bool sea
   for (int64_t id : lease_ids) {
     // A sealed lease never seen is remembered too: a push of it still on
     // its way must be refused.
-    if (seal) Touch(id, 0).sealed = true;
+    if (read == LedgerRead::kSeal) Touch(id, 0).sealed = true;
     *out.add_leases() = ProgressOf(id);
   }
   return out;

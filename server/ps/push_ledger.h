@@ -30,6 +30,14 @@ struct LeaseSlice {
 // begin, or an empty or reversed range.
 absl::StatusOr<LeaseSlice> LeaseSliceFromProto(const PushOrigin& origin);
 
+// Whether reading leases' progress also seals them (ReadPushLedgerRequest.
+// seal): later pushes of a sealed lease are refused, so what was read
+// stays true while the coordinator hands the rest of the lease back.
+enum class LedgerRead {
+  kOnly,
+  kSeal,
+};
+
 // What one shard applied in one run of a job: how many pushes, the examples
 // behind them, an order-independent digest of their ids, and per data lease
 // the records they trained on. It is what lets the coordinator hand back
@@ -57,8 +65,9 @@ class AppliedPushLedger {
 
   // The counters and the progress of `lease_ids` (every lease remembered
   // when empty; a lease never pushed is listed with nothing applied). With
-  // `seal`, those leases are sealed first, so the answer stays true.
-  PushLedger Read(absl::Span<const int64_t> lease_ids, bool seal);
+  // LedgerRead::kSeal, those leases are sealed first, so the answer stays
+  // true.
+  PushLedger Read(absl::Span<const int64_t> lease_ids, LedgerRead read);
 
   // Everything, for a snapshot.
   PushLedger ToProto() const;

@@ -47,21 +47,21 @@ TEST(PushLedgerTest, CoalescesTheRecordsOfALeaseAndKeepsHoles) {
   ledger.RecordApplied({0, 1, 1}, 10, Slice(5, 2, 100, 110));
   ledger.RecordApplied({0, 1, 2}, 10, Slice(5, 2, 110, 120));
   ledger.RecordApplied({0, 1, 4}, 10, Slice(5, 2, 130, 140));  // 120-130 was stale
-  PushLedger read = ledger.Read({5}, /*seal=*/false);
+  PushLedger read = ledger.Read({5}, LedgerRead::kOnly);
   ASSERT_EQ(read.leases_size(), 1);
   EXPECT_EQ(read.leases(0).epoch(), 2);
   EXPECT_FALSE(read.leases(0).sealed());
   EXPECT_THAT(Applied(read.leases(0)),
               ::testing::ElementsAre(std::make_pair(100, 120), std::make_pair(130, 140)));
   ledger.RecordApplied({0, 1, 5}, 10, Slice(5, 2, 120, 130));
-  EXPECT_THAT(Applied(ledger.Read({5}, false).leases(0)),
+  EXPECT_THAT(Applied(ledger.Read({5}, LedgerRead::kOnly).leases(0)),
               ::testing::ElementsAre(std::make_pair(100, 140)));
 }
 
 TEST(PushLedgerTest, ReadsUnknownLeasesAsNothingAppliedAndSealsThem) {
   AppliedPushLedger ledger;
   ledger.RecordApplied({0, 1, 1}, 1, Slice(5, 0, 0, 8));
-  PushLedger read = ledger.Read({5, 6}, /*seal=*/true);
+  PushLedger read = ledger.Read({5, 6}, LedgerRead::kSeal);
   ASSERT_EQ(read.leases_size(), 2);
   EXPECT_TRUE(read.leases(0).sealed());
   EXPECT_EQ(read.leases(1).applied_size(), 0);
@@ -75,7 +75,7 @@ TEST(PushLedgerTest, ForgetsTheOldestLeasesPastItsBound) {
   for (int64_t lease = 1; lease <= 3; ++lease) {
     ledger.RecordApplied({0, 1, static_cast<uint64_t>(lease)}, 1, Slice(lease, 0, 0, 1));
   }
-  PushLedger all = ledger.Read({}, false);
+  PushLedger all = ledger.Read({}, LedgerRead::kOnly);
   ASSERT_EQ(all.leases_size(), 2);
   EXPECT_EQ(all.leases(0).lease_id(), 2);
   EXPECT_EQ(all.leases(1).lease_id(), 3);
@@ -86,7 +86,7 @@ TEST(PushLedgerTest, RoundTripsThroughItsProtoKeepingTheNewGeneration) {
   AppliedPushLedger ledger(3);
   ledger.RecordApplied({0, 1, 1}, 4, Slice(5, 1, 0, 4));
   ledger.RecordApplied({1, 2, 1}, 4, Slice(6, 1, 4, 8));
-  ledger.Read({6}, /*seal=*/true);
+  ledger.Read({6}, LedgerRead::kSeal);
   absl::StatusOr<AppliedPushLedger> back = AppliedPushLedger::FromProto(ledger.ToProto(), 9);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->generation(), 9u);

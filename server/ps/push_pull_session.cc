@@ -291,8 +291,8 @@ PulledSlices PushPullSession::ReadChunk(Outgoing& front) {
   PulledSlices slices;
   std::vector<std::pair<int, SharedBytes>> in_lane;
   const bool takes_slices = wire_.TakesSlices();
-  auto destination = [&front, &slices, &in_lane, takes_slices](int value, bool rows,
-                                                               int64_t count) -> float* {
+  auto destination = [&front, &slices, &in_lane, takes_slices](
+                         int value, PullCursor::PieceKind kind, int64_t count) -> float* {
     const int64_t bytes = count * kFloatBytes;
     if (front.lane.segment != nullptr) {
       if (bytes > front.lane.region.size() - front.lane_used) return nullptr;
@@ -302,7 +302,9 @@ PulledSlices PushPullSession::ReadChunk(Outgoing& front) {
       front.lane_used += bytes;
       return reinterpret_cast<float*>(front.lane.segment->data() + at.offset());
     }
-    if (!takes_slices || rows || bytes < kMinSliceBytes) return nullptr;
+    if (!takes_slices || kind == PullCursor::PieceKind::kRows || bytes < kMinSliceBytes) {
+      return nullptr;
+    }
     slices.emplace_back(value, NewValueSlice(bytes));
     return reinterpret_cast<float*>(const_cast<uint8_t*>(slices.back().second.begin()));
   };

@@ -200,7 +200,7 @@ absl::StatusOr<PushLedger> ShardStore::ReadPushLedger(const ReadPushLedgerReques
   }
   ASSIGN_OR_RETURN(std::shared_ptr<ParameterShard> shard, GetJob(request.job_id()));
   const std::vector<int64_t> ids(request.lease_ids().begin(), request.lease_ids().end());
-  return shard->ReadLedger(ids, request.seal());
+  return shard->ReadLedger(ids, request.seal() ? LedgerRead::kSeal : LedgerRead::kOnly);
 }
 
 }  // namespace pstrain

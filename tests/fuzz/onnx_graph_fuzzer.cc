@@ -73,8 +73,8 @@ void RunLoaded(OnnxProgram& program, absl::string_view bytes) {
     const std::vector<int64_t> ids(batch * program.input_width(), 0);
     absl::StatusOr<const float*> output =
         program.input_is_ids()
-            ? program.Forward(parameters.view, batch, ids, ModelMode::kTrain, /*seed=*/7)
-            : program.Forward(parameters.view, batch, features.data(), ModelMode::kTrain, 7);
+            ? program.Forward(parameters.view, batch, ids, PassMode::kTrain, /*seed=*/7)
+            : program.Forward(parameters.view, batch, features.data(), PassMode::kTrain, 7);
     if (!output.ok()) {
       // A batch size the graph's shapes cannot take (a Reshape to a fixed
       // batch) is refused, never crashed on.

@@ -54,7 +54,7 @@ absl::StatusOr<std::optional<FedLease>> LeaseFeeder::Next() {
       });
   // Stopped while it waited for a lease to come free.
   if (absl::IsCancelled(status) && waits(refused)) return std::nullopt;
-  if (absl::IsFailedPrecondition(status)) {
+  if (EndsRun(status)) {
     // The job ended, or this run of it rolled back: the assignment says
     // what comes next.
     LOG(INFO) << "job " << job_id_ << ": this run is over: " << status.message();

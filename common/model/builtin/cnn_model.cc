@@ -125,7 +125,7 @@ absl::Status CnnModel::StageBackward(const ParameterView& parameters, int64_t ba
 }
 
 absl::Status CnnModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
-                               ModelMode mode, ModelOutput* output) {
+                               PassMode mode, ModelOutput* output) {
   absl::StatusOr<const float*> input =
       DenseInput(batch, image_.height * image_.width * image_.channels);
   if (!input.ok()) return input.status();
@@ -157,7 +157,7 @@ absl::Status CnnModel::DescribeOnnx(OnnxGraph& graph) const {
 
 absl::Status CnnModel::ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                         ModelOutput* output, Gradients* gradients) {
-  absl::Status status = Forward(parameters, batch, ModelMode::kTrain, output);
+  absl::Status status = Forward(parameters, batch, PassMode::kTrain, output);
   if (!status.ok()) return status;
   const int64_t n = batch.size;
   dlogits_.resize(n * head_.width());

@@ -43,7 +43,7 @@ class CnnModel : public Model {
   PredictionKind prediction_kind() const override { return PredictionKind::kClassProbabilities; }
   int64_t prediction_width() const override { return head_.width(); }
 
-  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, ModelMode mode,
+  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, PassMode mode,
                        ModelOutput* output) override;
   absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                 ModelOutput* output, Gradients* gradients) override;

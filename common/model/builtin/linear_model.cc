@@ -115,7 +115,7 @@ absl::Status LinearModel::SparseForward(const ParameterView& parameters,
 }
 
 absl::Status LinearModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
-                                  ModelMode mode, ModelOutput* output) {
+                                  PassMode mode, ModelOutput* output) {
   const float* logits = nullptr;
   if (lookup_ != nullptr) {
     absl::Status status = SparseForward(parameters, batch);
@@ -146,7 +146,7 @@ absl::Status LinearModel::DescribeOnnx(OnnxGraph& graph) const {
 absl::Status LinearModel::ComputeGradients(const ParameterView& parameters,
                                            const ExampleBatch& batch, ModelOutput* output,
                                            Gradients* gradients) {
-  absl::Status status = Forward(parameters, batch, ModelMode::kTrain, output);
+  absl::Status status = Forward(parameters, batch, PassMode::kTrain, output);
   if (!status.ok()) return status;
   const int64_t width = WidthOf(options_);
   dlogits_.resize(batch.size * width);

@@ -90,7 +90,7 @@ TEST_F(LinearModelTest, RegressionPredictsWeightedSum) {
   for (size_t r = 0; r < rows->ids.size(); ++r) rows->values.data<float>()[r] = rows->ids[r];
   (*params)->dense("linear/bias")->data<float>()[0] = 0.5f;
   ModelOutput output;
-  ASSERT_TRUE(model->Forward((*params)->view(), batch, ModelMode::kEval, &output).ok());
+  ASSERT_TRUE(model->Forward((*params)->view(), batch, PassMode::kEval, &output).ok());
   EXPECT_FLOAT_EQ(output.predictions[0], 0.5f * 1 + 2 * 7 + 0.5f);
   EXPECT_FLOAT_EQ(output.predictions[1], 3 + 0.5f);
   EXPECT_FLOAT_EQ(output.predictions[2], 1.5f - 4 + 0.25f * 9 + 0.5f);

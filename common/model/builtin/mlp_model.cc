@@ -23,7 +23,7 @@ MlpModel::MlpModel(const model_internal::DenseStackConfig& config, const ModelCo
       head_(context.compute, PredictionKind::kClassProbabilities, config.output_dim) {}
 
 absl::Status MlpModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
-                               ModelMode mode, ModelOutput* output) {
+                               PassMode mode, ModelOutput* output) {
   absl::StatusOr<const float*> input = DenseInput(batch, stack_.config().input_dim);
   if (!input.ok()) return input.status();
   const float* logits = nullptr;
@@ -40,7 +40,7 @@ absl::Status MlpModel::DescribeOnnx(OnnxGraph& graph) const {
 
 absl::Status MlpModel::ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                         ModelOutput* output, Gradients* gradients) {
-  absl::Status status = Forward(parameters, batch, ModelMode::kTrain, output);
+  absl::Status status = Forward(parameters, batch, PassMode::kTrain, output);
   if (!status.ok()) return status;
   dlogits_.resize(batch.size * head_.width());
   status = head_.Backward(batch.size, *output, batch.labels, dlogits_.data());

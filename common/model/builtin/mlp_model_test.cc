@@ -95,9 +95,9 @@ TEST_F(MlpModelTest, DropoutOnlyInTraining) {
   auto params = TestParameters::Create(**model, batch);
   ASSERT_TRUE(params.ok());
   ModelOutput eval1, eval2, train;
-  ASSERT_TRUE((*model)->Forward((*params)->view(), batch, ModelMode::kEval, &eval1).ok());
-  ASSERT_TRUE((*model)->Forward((*params)->view(), batch, ModelMode::kEval, &eval2).ok());
-  ASSERT_TRUE((*model)->Forward((*params)->view(), batch, ModelMode::kTrain, &train).ok());
+  ASSERT_TRUE((*model)->Forward((*params)->view(), batch, PassMode::kEval, &eval1).ok());
+  ASSERT_TRUE((*model)->Forward((*params)->view(), batch, PassMode::kEval, &eval2).ok());
+  ASSERT_TRUE((*model)->Forward((*params)->view(), batch, PassMode::kTrain, &train).ok());
   EXPECT_EQ(eval1.predictions, eval2.predictions);
   EXPECT_NE(eval1.predictions, train.predictions);
 }
@@ -114,15 +114,15 @@ TEST_F(MlpModelTest, RefusesMismatchedInputsAndParameters) {
   ASSERT_TRUE(params.ok());
   ModelOutput output;
   auto wide =
-      (*model)->Forward((*params)->view(), DenseBatch(2, 7, {0, 1}), ModelMode::kEval, &output);
+      (*model)->Forward((*params)->view(), DenseBatch(2, 7, {0, 1}), PassMode::kEval, &output);
   EXPECT_EQ(wide.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(wide.message().find("[2, 6]"), std::string::npos) << wide;
   auto bad_label =
-      (*model)->Forward((*params)->view(), DenseBatch(2, 6, {0, 3}), ModelMode::kEval, &output);
+      (*model)->Forward((*params)->view(), DenseBatch(2, 6, {0, 3}), PassMode::kEval, &output);
   EXPECT_EQ(bad_label.code(), absl::StatusCode::kInvalidArgument);
   ParameterView missing = (*params)->view();
   missing.dense.erase("logits/bias");
-  auto no_bias = (*model)->Forward(missing, good, ModelMode::kEval, &output);
+  auto no_bias = (*model)->Forward(missing, good, PassMode::kEval, &output);
   EXPECT_NE(no_bias.message().find("logits/bias"), std::string::npos) << no_bias;
 }
 

@@ -130,7 +130,7 @@ absl::StatusOr<RowIds> WideAndDeepModel::RowsToRead(const ExampleBatch& batch) c
 }
 
 absl::Status WideAndDeepModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
-                                       ModelMode mode, ModelOutput* output) {
+                                       PassMode mode, ModelOutput* output) {
   absl::Status status = CheckBatch(batch);
   if (!status.ok()) return status;
   const int64_t n = batch.size;
@@ -198,7 +198,7 @@ absl::Status WideAndDeepModel::DescribeOnnx(OnnxGraph& graph) const {
 absl::Status WideAndDeepModel::ComputeGradients(const ParameterView& parameters,
                                                 const ExampleBatch& batch, ModelOutput* output,
                                                 Gradients* gradients) {
-  absl::Status status = Forward(parameters, batch, ModelMode::kTrain, output);
+  absl::Status status = Forward(parameters, batch, PassMode::kTrain, output);
   if (!status.ok()) return status;
   const int64_t n = batch.size;
   dlogits_.resize(n);

@@ -92,9 +92,9 @@ TEST_F(WideAndDeepModelTest, DenseFeaturesFollowTheEmbeddingsInTheDeepInput) {
   auto parameters = testing_util::TestParameters::Create(*model, batch);
   ASSERT_TRUE(parameters.ok()) << parameters.status();
   ModelOutput with, without;
-  ASSERT_TRUE(model->Forward((*parameters)->view(), batch, ModelMode::kEval, &with).ok());
+  ASSERT_TRUE(model->Forward((*parameters)->view(), batch, PassMode::kEval, &with).ok());
   std::fill_n(batch.dense.data<float>(), 6, 0.0f);
-  ASSERT_TRUE(model->Forward((*parameters)->view(), batch, ModelMode::kEval, &without).ok());
+  ASSERT_TRUE(model->Forward((*parameters)->view(), batch, PassMode::kEval, &without).ok());
   EXPECT_NE(with.predictions, without.predictions);
 
   // A batch without them is refused, saying what the model reads.

@@ -78,7 +78,7 @@ double DenseStack::ForwardFlops(int64_t batch) const {
 }
 
 absl::Status DenseStack::Forward(const ParameterView& parameters, int64_t batch, const float* input,
-                                 ModelMode mode, const float** output) {
+                                 PassMode mode, const float** output) {
   const float* x = input;
   for (Layer& layer : layers_) {
     absl::StatusOr<const float*> w = parameters.Dense(layer.weights_name, layer.weights_shape);
@@ -98,8 +98,7 @@ absl::Status DenseStack::Forward(const ParameterView& parameters, int64_t batch,
       layer.output = layer.post.data();
       if (layer.dropout != nullptr) {
         layer.dropped.resize(size);
-        status = layer.dropout->Forward(size, layer.post.data(), layer.dropped.data(),
-                                        mode == ModelMode::kTrain);
+        status = layer.dropout->Forward(size, layer.post.data(), layer.dropped.data(), mode);
         if (!status.ok()) return status;
         layer.output = layer.dropped.data();
       }

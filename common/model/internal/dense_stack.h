@@ -47,7 +47,7 @@ class DenseStack {
   // *output points into a buffer owned by the stack, valid until the next
   // call.
   absl::Status Forward(const ParameterView& parameters, int64_t batch, const float* input,
-                       ModelMode mode, const float** output);
+                       PassMode mode, const float** output);
 
   // Given d_output, writes the variables' gradients into *gradients and,
   // unless `d_input` is null, d_input [batch, input_dim]. Uses the

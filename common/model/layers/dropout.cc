@@ -8,9 +8,9 @@ namespace pstrain {
 
 Dropout::Dropout(float rate, uint64_t seed) : rate_(rate), rng_(seed) {}
 
-absl::Status Dropout::Forward(int64_t size, const float* x, float* y, bool training) {
+absl::Status Dropout::Forward(int64_t size, const float* x, float* y, PassMode mode) {
   if (size < 0) return absl::InvalidArgumentError(absl::StrCat("negative size ", size));
-  if (!training || rate_ <= 0) {
+  if (mode != PassMode::kTrain || rate_ <= 0) {
     if (y != x) std::copy_n(x, size, y);
     mask_.assign(static_cast<size_t>(size), 1.0f);
     return absl::OkStatus();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/config/pass_mode.h"
 
 namespace pstrain {
 
@@ -18,9 +19,9 @@ class Dropout {
   // `rate` in [0, 1).
   Dropout(float rate, uint64_t seed);
 
-  // y = x * mask when `training` (drawing a new mask), y = x otherwise. `y`
-  // may equal `x`. InvalidArgument: size < 0.
-  absl::Status Forward(int64_t size, const float* x, float* y, bool training);
+  // y = x * mask in PassMode::kTrain (drawing a new mask), y = x in kEval.
+  // `y` may equal `x`. InvalidArgument: size < 0.
+  absl::Status Forward(int64_t size, const float* x, float* y, PassMode mode);
 
   // dx = dy * mask of the last training Forward (of the same size).
   // FailedPrecondition: no training Forward of that size came first.

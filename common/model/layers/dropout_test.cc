@@ -11,7 +11,7 @@ TEST(DropoutTest, DropsAboutRateAndKeepsTheMean) {
   Dropout layer(0.25f, 1);
   const int64_t n = 100000;
   std::vector<float> x(n, 2.0f), y(n);
-  ASSERT_TRUE(layer.Forward(n, x.data(), y.data(), /*training=*/true).ok());
+  ASSERT_TRUE(layer.Forward(n, x.data(), y.data(), PassMode::kTrain).ok());
   int64_t dropped = 0;
   double sum = 0;
   for (float v : y) {
@@ -29,16 +29,16 @@ TEST(DropoutTest, DropsAboutRateAndKeepsTheMean) {
 TEST(DropoutTest, IdentityAtEval) {
   Dropout layer(0.5f, 1);
   std::vector<float> x = {1, 2, 3}, y(3);
-  ASSERT_TRUE(layer.Forward(3, x.data(), y.data(), /*training=*/false).ok());
+  ASSERT_TRUE(layer.Forward(3, x.data(), y.data(), PassMode::kEval).ok());
   EXPECT_EQ(y, x);
 }
 
 TEST(DropoutTest, SeededAndBackwardUsesTheSameMask) {
   Dropout a(0.5f, 7), b(0.5f, 7), c(0.5f, 8);
   std::vector<float> x(64, 1.0f), ya(64), yb(64), yc(64);
-  ASSERT_TRUE(a.Forward(64, x.data(), ya.data(), true).ok());
-  ASSERT_TRUE(b.Forward(64, x.data(), yb.data(), true).ok());
-  ASSERT_TRUE(c.Forward(64, x.data(), yc.data(), true).ok());
+  ASSERT_TRUE(a.Forward(64, x.data(), ya.data(), PassMode::kTrain).ok());
+  ASSERT_TRUE(b.Forward(64, x.data(), yb.data(), PassMode::kTrain).ok());
+  ASSERT_TRUE(c.Forward(64, x.data(), yc.data(), PassMode::kTrain).ok());
   EXPECT_EQ(ya, yb);
   EXPECT_NE(ya, yc);
   // y is linear in x with the mask as slope, so dx = dy * y / x.

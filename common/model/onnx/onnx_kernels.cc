@@ -464,7 +464,7 @@ void ForwardDropout(const OnnxNode& node, Values& values, const OnnxRunContext& 
   OnnxValue& y = Out(node, values);
   const float ratio = HasInput(node, 1) ? In(node, values, 1).floats[0] : 0.5f;
   const float* in = x.data();
-  if (!context.training || ratio <= 0 || context.random == nullptr) {
+  if (context.mode != PassMode::kTrain || ratio <= 0 || context.random == nullptr) {
     y.floats.assign(in, in + x.num_elements());
     y.ints.clear();
     return;

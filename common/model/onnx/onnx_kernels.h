@@ -10,13 +10,14 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/config/pass_mode.h"
 #include "common/onnx/onnx_values.h"
 
 namespace pstrain {
 
 // What a Forward knows beyond the values.
 struct OnnxRunContext {
-  bool training = false;
+  PassMode mode = PassMode::kEval;    // kTrain: Dropout draws masks
   std::mt19937_64* random = nullptr;  // Dropout's masks
 };
 

@@ -236,7 +236,7 @@ absl::StatusOr<RowIds> OnnxModel::RowsToRead(const ExampleBatch& batch) const {
 }
 
 absl::Status OnnxModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
-                                ModelMode mode, ModelOutput* output) {
+                                PassMode mode, ModelOutput* output) {
   const uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ull * ++passes_);
   const float* logits = nullptr;
   if (program_->input_is_ids()) {
@@ -252,7 +252,7 @@ absl::Status OnnxModel::Forward(const ParameterView& parameters, const ExampleBa
 
 absl::Status OnnxModel::ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                          ModelOutput* output, Gradients* gradients) {
-  RETURN_IF_ERROR(Forward(parameters, batch, ModelMode::kTrain, output));
+  RETURN_IF_ERROR(Forward(parameters, batch, PassMode::kTrain, output));
   d_output_.resize(batch.size * head_.width());
   RETURN_IF_ERROR(head_.Backward(batch.size, *output, batch.labels, d_output_.data()));
   return program_->Backward(parameters, d_output_.data(), gradients);

@@ -49,7 +49,7 @@ class OnnxModel : public Model {
   int64_t prediction_width() const override { return head_.width(); }
   absl::StatusOr<RowIds> RowsToRead(const ExampleBatch& batch) const override;
 
-  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, ModelMode mode,
+  absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, PassMode mode,
                        ModelOutput* output) override;
   absl::Status ComputeGradients(const ParameterView& parameters, const ExampleBatch& batch,
                                 ModelOutput* output, Gradients* gradients) override;

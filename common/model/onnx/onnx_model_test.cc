@@ -146,7 +146,7 @@ TEST_F(OnnxModelTest, StartsFromTheGraphsOwnWeights) {
   auto parameters = testing_util::TestParameters::Create(*model, batch);
   ASSERT_TRUE(parameters.ok()) << parameters.status();
   ModelOutput output;
-  ASSERT_TRUE(model->Forward((*parameters)->view(), batch, ModelMode::kEval, &output).ok());
+  ASSERT_TRUE(model->Forward((*parameters)->view(), batch, PassMode::kEval, &output).ok());
   std::vector<float> pytorch_probabilities(y.values.size());
   for (int64_t i = 0; i < batch.size; ++i) {
     const float* logits = y.values.data() + i * 10;
@@ -206,7 +206,7 @@ TEST_F(OnnxModelTest, RefusesIdsThatDoNotFit) {
               HasSubstr("example 0 has 7 ids; common/model/onnx/testdata/clicks.onnx takes one "
                         "per field, 8"));
   ModelOutput output;
-  EXPECT_THAT(model->Forward(ParameterView(), ExampleBatch(), ModelMode::kEval, &output).message(),
+  EXPECT_THAT(model->Forward(ParameterView(), ExampleBatch(), PassMode::kEval, &output).message(),
               HasSubstr("empty batch"));
 
   ModelSpec spec;

@@ -514,7 +514,7 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
 }
 
 absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameters, int64_t batch,
-                                                  const float* input, ModelMode mode,
+                                                  const float* input, PassMode mode,
                                                   uint64_t seed) {
   if (batch < 1) return absl::InvalidArgumentError("empty batch");
   if (graph_->input_is_ids) {
@@ -527,7 +527,7 @@ absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameter
 }
 
 absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameters, int64_t batch,
-                                                  absl::Span<const int64_t> ids, ModelMode mode,
+                                                  absl::Span<const int64_t> ids, PassMode mode,
                                                   uint64_t seed) {
   if (batch < 1) return absl::InvalidArgumentError("empty batch");
   if (!graph_->input_is_ids) {
@@ -572,14 +572,14 @@ absl::Status OnnxProgram::BindParameter(Plan& plan, size_t p,
 }
 
 absl::StatusOr<const float*> OnnxProgram::Run(Plan* plan, const ParameterView& parameters,
-                                              ModelMode mode, uint64_t seed) {
+                                              PassMode mode, uint64_t seed) {
   for (size_t p = 0; p < initializers_.size(); ++p) {
     RETURN_IF_ERROR(BindParameter(*plan, p, parameters));
   }
   std::vector<OnnxValue>& values = plan->values;
   plan->random.seed(seed);
   OnnxRunContext context;
-  context.training = mode == ModelMode::kTrain;
+  context.mode = mode;
   context.random = &plan->random;
   for (int step : plan->steps) {
     graph_->kernels[step]->forward(graph_->nodes[step], values, context);

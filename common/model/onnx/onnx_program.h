@@ -103,11 +103,10 @@ class OnnxProgram {
   // kind, an id without its row, or a batch size the graph's shapes cannot
   // take.
   absl::StatusOr<const float*> Forward(const ParameterView& parameters, int64_t batch,
-                                       const float* input, ModelMode mode, uint64_t seed);
+                                       const float* input, PassMode mode, uint64_t seed);
   // The same for a graph whose input is ids: `ids` [batch, input_width].
   absl::StatusOr<const float*> Forward(const ParameterView& parameters, int64_t batch,
-                                       absl::Span<const int64_t> ids, ModelMode mode,
-                                       uint64_t seed);
+                                       absl::Span<const int64_t> ids, PassMode mode, uint64_t seed);
 
   // Given d(loss)/d(output) of the last Forward, writes the gradient of
   // every initializer into *gradients (accumulated there, in the buffers
@@ -135,7 +134,7 @@ class OnnxProgram {
   absl::StatusOr<Plan*> PlanFor(int64_t batch);
   // Forward once the plan holds the input: binds the parameters and runs
   // the steps.
-  absl::StatusOr<const float*> Run(Plan* plan, const ParameterView& parameters, ModelMode mode,
+  absl::StatusOr<const float*> Run(Plan* plan, const ParameterView& parameters, PassMode mode,
                                    uint64_t seed);
   // Points the plan's value of parameter `p` at its values in
   // `parameters`; for a table, also maps the batch's ids to those rows.

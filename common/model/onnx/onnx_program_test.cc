@@ -57,8 +57,8 @@ struct FixtureInput {
 
   absl::StatusOr<const float*> Forward(OnnxProgram& program, const ParameterView& parameters,
                                        int64_t batch) const {
-    if (program.input_is_ids()) return program.Forward(parameters, batch, ids, ModelMode::kEval, 1);
-    return program.Forward(parameters, batch, features, ModelMode::kEval, 1);
+    if (program.input_is_ids()) return program.Forward(parameters, batch, ids, PassMode::kEval, 1);
+    return program.Forward(parameters, batch, features, PassMode::kEval, 1);
   }
 };
 
@@ -390,10 +390,10 @@ TEST(OnnxProgramTest, TakesTheInputItsGraphHas) {
   EXPECT_TRUE((*clicks)->input_is_ids());
   const float features[8] = {};
   EXPECT_THAT(
-      (*clicks)->Forward(ParameterView(), 1, features, ModelMode::kEval, 1).status().message(),
+      (*clicks)->Forward(ParameterView(), 1, features, PassMode::kEval, 1).status().message(),
       HasSubstr("input x takes int64 ids, not float features"));
   EXPECT_THAT((*clicks)
-                  ->Forward(ParameterView(), 1, std::vector<int64_t>(7), ModelMode::kEval, 1)
+                  ->Forward(ParameterView(), 1, std::vector<int64_t>(7), PassMode::kEval, 1)
                   .status()
                   .message(),
               HasSubstr("a batch of 1 for input x holds 8 ids; given 7"));
@@ -410,7 +410,7 @@ TEST(OnnxProgramTest, TakesTheInputItsGraphHas) {
   ASSERT_TRUE(mlp.ok()) << mlp.status();
   EXPECT_FALSE((*mlp)->input_is_ids());
   EXPECT_THAT((*mlp)
-                  ->Forward(ParameterView(), 1, std::vector<int64_t>(784), ModelMode::kEval, 1)
+                  ->Forward(ParameterView(), 1, std::vector<int64_t>(784), PassMode::kEval, 1)
                   .status()
                   .message(),
               HasSubstr("input x takes float features, not ids"));

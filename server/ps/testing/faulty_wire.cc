@@ -132,7 +132,7 @@ class FaultyWire::ProxiedCall final : public grpc::ServerGenericBidiReactor {
     if (push_pull_ && Parse(answer_, &answer) && wire_.OnAnswer(answer)) {
       // Lost: the caller's stream ends as over a broken connection.
       End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the answer was lost on the wire"),
-          /*drop_queued=*/true);
+          Queued::kDrop);
       upstream_context_.TryCancel();
       return CloseUpstream();
     }
@@ -171,7 +171,7 @@ class FaultyWire::ProxiedCall final : public grpc::ServerGenericBidiReactor {
   }
 
   void OnUpstreamDone(const grpc::Status& status) {
-    End(status, /*drop_queued=*/false);
+    End(status, Queued::kWrite);
     SideDone();
   }
 
@@ -249,16 +249,19 @@ class FaultyWire::ProxiedCall final : public grpc::ServerGenericBidiReactor {
     if (write != nullptr) StartWrite(write);
   }
 
-  // Ends the caller's side with `status` once the answers queued are
-  // written, or at once without them when `drop_queued`. The first call
-  // decides.
-  void End(const grpc::Status& status, bool drop_queued) {
+  // What ending the caller's side does with the answers queued for it.
+  enum class Queued {
+    kWrite,  // end once they are written
+    kDrop,   // end at once without them, as a broken connection does
+  };
+  // Ends the caller's side with `status`. The first call decides.
+  void End(const grpc::Status& status, Queued queued) {
     bool finish;
     {
       absl::MutexLock l(&mu_);
       if (end_status_.has_value()) return;
       end_status_ = status;
-      if (drop_queued && !outgoing_.empty()) {
+      if (queued == Queued::kDrop && !outgoing_.empty()) {
         // The front may be being written; the rest never will be.
         outgoing_.erase(outgoing_.begin() + (writing_ ? 1 : 0), outgoing_.end());
       }
