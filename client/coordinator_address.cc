@@ -10,7 +10,7 @@ namespace pstrain {
 
 absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& flag_value,
                                                             const std::string& env_value,
-                                                            bool for_listening) {
+                                                            AddressUse use) {
   CoordinatorAddress address;
   if (!flag_value.empty()) {
     address = {flag_value, "--coordinator_address"};
@@ -23,7 +23,7 @@ absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& 
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(address.source, ": ", parsed.status().message()));
   }
-  if (parsed->port == 0 && !for_listening) {
+  if (parsed->port == 0 && use == AddressUse::kConnect) {
     return absl::InvalidArgumentError(
         absl::StrCat(address.source, ": '", address.host_port, "' has port 0; give the port the "
                      "coordinator listens on"));
@@ -31,10 +31,10 @@ absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& 
   return address;
 }
 
-absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags(bool for_listening) {
+absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags(AddressUse use) {
   const char* env = std::getenv(kCoordinatorEnvVar);
   return ResolveCoordinatorAddress(FLAGS_coordinator_address, env == nullptr ? "" : env,
-                                   for_listening);
+                                   use);
 }
 
 }  // namespace pstrain

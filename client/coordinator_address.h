@@ -23,16 +23,25 @@ struct CoordinatorAddress {
   bool is_default() const { return source == "the default"; }
 };
 
+// What the address is for.
+enum class AddressUse {
+  // A command connects to a coordinator there: the port must be given.
+  kConnect,
+  // `pstrain local` starts its coordinator there: port 0 means "pick a
+  // free port".
+  kListen,
+};
+
 // Resolves the address from the flag's value and the environment variable's
 // (either may be empty). InvalidArgument naming the source when the chosen
-// value is not host:port, or has port 0 unless `for_listening` (`pstrain
-// local`, where port 0 means "pick a free port").
+// value is not host:port, or has port 0 for AddressUse::kConnect.
 absl::StatusOr<CoordinatorAddress> ResolveCoordinatorAddress(const std::string& flag_value,
                                                             const std::string& env_value,
-                                                            bool for_listening = false);
+                                                            AddressUse use = AddressUse::kConnect);
 
 // ResolveCoordinatorAddress of --coordinator_address and $PSTRAIN_COORDINATOR.
-absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags(bool for_listening = false);
+absl::StatusOr<CoordinatorAddress> CoordinatorAddressFromFlags(
+    AddressUse use = AddressUse::kConnect);
 
 }  // namespace pstrain
 

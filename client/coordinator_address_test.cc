@@ -27,7 +27,7 @@ TEST(CoordinatorAddressTest, ABadValueNamesWhereItCameFrom) {
             std::string::npos)
       << bad.status();
   // `pstrain local` may ask for a free port.
-  EXPECT_TRUE(ResolveCoordinatorAddress("127.0.0.1:0", "", /*for_listening=*/true).ok());
+  EXPECT_TRUE(ResolveCoordinatorAddress("127.0.0.1:0", "", AddressUse::kListen).ok());
 }
 
 }  // namespace

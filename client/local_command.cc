@@ -146,7 +146,7 @@ int RunLocal(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
-  absl::StatusOr<CoordinatorAddress> address = CoordinatorAddressFromFlags(/*for_listening=*/true);
+  absl::StatusOr<CoordinatorAddress> address = CoordinatorAddressFromFlags(AddressUse::kListen);
   for (const absl::Status& status : {output.status(), address.status()}) {
     if (!status.ok()) {
       std::cerr << "pstrain local: " << status.message() << "\n";

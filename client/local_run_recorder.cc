@@ -53,7 +53,7 @@ absl::Status LocalRunRecorder::OnProgress(const TrainingProgress& progress,
                                           const LocalTrainer& trainer) {
   train_summaries_->OnProgress(progress.global_step, progress.loss, progress.examples_per_sec);
   if (schedule_.Due(progress.global_step) == CheckpointTrigger::kNone) return absl::OkStatus();
-  return WriteCheckpoint(trainer, /*final=*/false).status();
+  return WriteCheckpoint(trainer, CheckpointKind::kPeriodic).status();
 }
 
 absl::StatusOr<RecordedRun> LocalRunRecorder::Finish(const LocalTrainer& trainer,
@@ -73,7 +73,8 @@ absl::StatusOr<RecordedRun> LocalRunRecorder::Finish(const LocalTrainer& trainer
     absl::Status deleted = DeleteCheckpoint(env_, CheckpointDir(model_dir(), step));
     if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
   }
-  ASSIGN_OR_RETURN(const CheckpointManifest manifest, WriteCheckpoint(trainer, /*final=*/true));
+  ASSIGN_OR_RETURN(const CheckpointManifest manifest,
+                   WriteCheckpoint(trainer, CheckpointKind::kFinal));
   RecordedRun run;
   run.checkpoint_dir = CheckpointDir(model_dir(), step);
   ASSIGN_OR_RETURN(run.export_dirs, Export(trainer, result, manifest));
@@ -97,7 +98,7 @@ absl::StatusOr<std::vector<std::string>> LocalRunRecorder::Export(
   source.metrics = result.eval_metrics;
   source.source_checkpoint = checkpoint_dir;
   ASSIGN_OR_RETURN(const ExportResult exported,
-                   exporter_->Export(source, trainer.model(), *parameters, /*final=*/true));
+                   exporter_->Export(source, trainer.model(), *parameters, CheckpointKind::kFinal));
   std::vector<std::string> dirs;
   for (const std::string& dir : {exported.best_path, exported.final_path}) {
     if (!dir.empty()) dirs.push_back(dir);
@@ -106,7 +107,7 @@ absl::StatusOr<std::vector<std::string>> LocalRunRecorder::Export(
 }
 
 absl::StatusOr<CheckpointManifest> LocalRunRecorder::WriteCheckpoint(const LocalTrainer& trainer,
-                                                                     bool final) {
+                                                                     CheckpointKind kind) {
   const int64_t step = trainer.global_step();
   ASSIGN_OR_RETURN(const PendingCheckpoint pending, BeginCheckpoint(env_, model_dir(), step));
   absl::StatusOr<CheckpointManifest> committed = [&]() -> absl::StatusOr<CheckpointManifest> {
@@ -121,7 +122,7 @@ absl::StatusOr<CheckpointManifest> LocalRunRecorder::WriteCheckpoint(const Local
     CheckpointManifest manifest;
     manifest.set_job_id(spec_.name());
     manifest.set_global_step(step);
-    manifest.set_final(final);
+    manifest.set_final(kind == CheckpointKind::kFinal);
     *manifest.mutable_spec() = spec_;
     CheckpointShardFile* shard = manifest.add_shards();
     shard->set_name(ShardFileName(0, 1));
@@ -136,7 +137,7 @@ absl::StatusOr<CheckpointManifest> LocalRunRecorder::WriteCheckpoint(const Local
     }
     return committed.status();
   }
-  schedule_.RecordSaved(step, final);
+  schedule_.RecordSaved(step, kind);
   RETURN_IF_ERROR(ApplyRetention());
   return committed;
 }

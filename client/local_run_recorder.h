@@ -67,7 +67,7 @@ class LocalRunRecorder {
                    std::unique_ptr<FileSummaryWriter> eval, std::unique_ptr<ModelExporter> exporter);
   // Writes ckpt-<step> of the trainer's variables, then deletes the
   // checkpoints retention lets go. The MANIFEST written.
-  absl::StatusOr<CheckpointManifest> WriteCheckpoint(const LocalTrainer& trainer, bool final);
+  absl::StatusOr<CheckpointManifest> WriteCheckpoint(const LocalTrainer& trainer, CheckpointKind kind);
   absl::Status ApplyRetention();
   // Exports the final checkpoint as the policy says; the folders written.
   absl::StatusOr<std::vector<std::string>> Export(const LocalTrainer& trainer,

@@ -646,7 +646,9 @@ std::string EvaluationLoop::Export(JobContext& job, const CheckpointCandidate& c
   source.metrics = metrics;
   source.source_checkpoint = checkpoint.path;
   absl::StatusOr<ExportResult> exports =
-      job.exporter->Export(source, job.evaluator->model(), parameters, report.final());
+      job.exporter->Export(
+          source, job.evaluator->model(), parameters,
+          report.final() ? CheckpointKind::kFinal : CheckpointKind::kPeriodic);
   if (!exports.ok()) {
     LOG(WARNING) << "evaluator: export of ckpt-" << checkpoint.step << ": " << exports.status();
     return "";

@@ -47,11 +47,11 @@ std::string Caption(const ScalarSeries& series) {
   return caption;
 }
 
-void AppendPlots(const std::vector<ScalarSeries>& series, bool eval, const std::string& color,
+void AppendPlots(const std::vector<ScalarSeries>& series, PassMode pass, const std::string& color,
                  std::string* html) {
   *html += "<div class=\"plots\">\n";
   for (const ScalarSeries& one : series) {
-    const std::string title = PlotTitle(one.tag, eval);
+    const std::string title = PlotTitle(one.tag, pass);
     if (one.points.empty()) {
       absl::StrAppend(html, "<p class=\"bad\">", EscapeHtml(title), ": no finite values (",
                       one.non_finite.size(), " non-finite skipped)</p>\n");
@@ -122,8 +122,8 @@ void AppendExports(const ReportData& data, std::string* html) {
 
 }  // namespace
 
-std::string PlotTitle(const std::string& tag, bool eval) {
-  if (eval) return absl::StrCat("eval ", tag);
+std::string PlotTitle(const std::string& tag, PassMode pass) {
+  if (pass == PassMode::kEval) return absl::StrCat("eval ", tag);
   static constexpr struct {
     const char* tag;
     const char* title;
@@ -153,13 +153,13 @@ std::string RenderHtmlReport(const ReportData& data) {
   if (data.train.empty()) {
     html += "<p>no training scalars</p>\n";
   } else {
-    AppendPlots(data.train, /*eval=*/false, "#1f77b4", &html);
+    AppendPlots(data.train, PassMode::kTrain, "#1f77b4", &html);
   }
   html += "<h2 id=\"evaluation\">Evaluation</h2>\n";
   if (data.eval.empty()) {
     html += "<p>no evaluation metrics</p>\n";
   } else {
-    AppendPlots(data.eval, /*eval=*/true, "#d62728", &html);
+    AppendPlots(data.eval, PassMode::kEval, "#d62728", &html);
   }
   AppendCheckpoints(data, &html);
   AppendExports(data, &html);

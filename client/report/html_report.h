@@ -8,12 +8,13 @@
 #include <string>
 
 #include "client/report/report_data.h"
+#include "common/config/pass_mode.h"
 
 namespace pstrain {
 
 // The title of a plot of `tag`: "train loss", "learning rate",
-// "examples/s", "eval accuracy", ...; `eval` for eval metrics.
-std::string PlotTitle(const std::string& tag, bool eval);
+// "examples/s", "eval accuracy", ...; PassMode::kEval for eval metrics.
+std::string PlotTitle(const std::string& tag, PassMode pass);
 
 // The whole page: notes, one plot per series that has finite values (train,
 // then eval), the checkpoints, the exports and the job spec.

@@ -91,4 +91,20 @@ absl::StatusOr<bool> PathExists(Env& env, const std::string& path) {
   return info.status();
 }
 
+absl::StatusOr<std::string> SetAsideDamaged(Env& env, const std::string& path) {
+  for (int attempt = 1; attempt <= 100; ++attempt) {
+    std::string target =
+        absl::StrCat(path, ".damaged", attempt > 1 ? absl::StrCat("-", attempt) : "");
+    ASSIGN_OR_RETURN(const bool taken, PathExists(env, target));
+    if (taken) continue;
+    if (absl::Status moved = env.Rename(path, target); !moved.ok()) {
+      return absl::Status(moved.code(), absl::StrCat("cannot move the damaged ", path, " aside: ",
+                                                     moved.message(), "; remove it by hand"));
+    }
+    return target;
+  }
+  return absl::AlreadyExistsError(
+      absl::StrCat("too many damaged copies of ", path, "; remove them by hand"));
+}
+
 }  // namespace pstrain

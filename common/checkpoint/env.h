@@ -136,6 +136,13 @@ absl::Status ReadFileRange(Env& env, const std::string& path, int64_t offset, st
 // Whether something is at `path`. Errors other than NotFound are returned.
 absl::StatusOr<bool> PathExists(Env& env, const std::string& path);
 
+// Renames a damaged file or folder to <path>.damaged (or .damaged-<n>, the
+// first free of 2..100), out of the way of what is written at `path` next
+// but kept for a person to look at. Returns where it went.
+// AlreadyExists: 100 damaged copies are there already. Other codes: the
+// rename's, with "remove it by hand".
+absl::StatusOr<std::string> SetAsideDamaged(Env& env, const std::string& path);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_CHECKPOINT_ENV_H_

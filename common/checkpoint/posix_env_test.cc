@@ -16,6 +16,7 @@
 namespace pstrain {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
@@ -108,6 +109,24 @@ TEST(PosixEnvTest, FoldersRenamesAndRemovals) {
   ASSERT_TRUE(RemoveTree(env, dir + "/x").ok());
   EXPECT_FALSE(*PathExists(env, dir + "/x"));
   EXPECT_TRUE(absl::IsNotFound(RemoveTree(env, dir + "/x")));
+}
+
+TEST(PosixEnvTest, SetAsideDamagedKeepsEveryDamagedCopyUnderItsOwnName) {
+  PosixEnv env;
+  const std::string dir = NewTestDir(env);
+  const std::string checkpoint = dir + "/ckpt-400";
+  ASSERT_TRUE(CreateDirs(env, checkpoint).ok());
+  EXPECT_EQ(SetAsideDamaged(env, checkpoint).value_or(""), checkpoint + ".damaged");
+  ASSERT_TRUE(CreateDirs(env, checkpoint).ok());
+  EXPECT_EQ(SetAsideDamaged(env, checkpoint).value_or(""), checkpoint + ".damaged-2");
+  EXPECT_FALSE(*PathExists(env, checkpoint));
+  EXPECT_TRUE(*PathExists(env, checkpoint + ".damaged"));
+
+  const absl::StatusOr<std::string> missing = SetAsideDamaged(env, dir + "/ckpt-600");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()),
+              AllOf(HasSubstr("cannot move the damaged " + dir + "/ckpt-600 aside"),
+                    HasSubstr("remove it by hand")));
 }
 
 TEST(PosixEnvTest, ErrorsNameThePathAndFollowErrno) {

@@ -38,13 +38,13 @@ CheckpointTrigger CheckpointSchedule::DueAtEnd() const {
   return final_saved_ ? CheckpointTrigger::kNone : CheckpointTrigger::kFinal;
 }
 
-void CheckpointSchedule::RecordSaved(int64_t step, bool final) {
+void CheckpointSchedule::RecordSaved(int64_t step, CheckpointKind kind) {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
   last_step_ = step;
   saved_step_ = step;
   last_time_ = now;
-  final_saved_ = final_saved_ || final;
+  final_saved_ = final_saved_ || kind == CheckpointKind::kFinal;
 }
 
 void CheckpointSchedule::RecordFailed(int64_t step) {

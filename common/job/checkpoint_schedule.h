@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "protos/job.pb.h"
 #include "common/clock/clock.h"
+#include "common/job/checkpoint_kind.h"
 
 namespace pstrain {
 
@@ -46,7 +47,7 @@ class CheckpointSchedule {
   CheckpointTrigger DueAtEnd() const;
 
   // A checkpoint at `step` was saved now: both intervals restart.
-  void RecordSaved(int64_t step, bool final);
+  void RecordSaved(int64_t step, CheckpointKind kind);
 
   // A checkpoint at `step` failed now: both intervals restart as after a
   // save, so that a full disk is tried again one interval later, neither

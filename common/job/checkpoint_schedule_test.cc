@@ -22,7 +22,7 @@ TEST_F(CheckpointScheduleTest, EveryStepsCountsFromTheLastSave) {
   CheckpointSchedule schedule(Every(250, 0), clock_, 0);
   EXPECT_EQ(schedule.Due(200), CheckpointTrigger::kNone);
   EXPECT_EQ(schedule.Due(300), CheckpointTrigger::kSteps);
-  schedule.RecordSaved(300, false);
+  schedule.RecordSaved(300, CheckpointKind::kPeriodic);
   EXPECT_EQ(schedule.Due(500), CheckpointTrigger::kNone);
   EXPECT_EQ(schedule.Due(550), CheckpointTrigger::kSteps);
   // Steps alone: no time-based saves, however long it runs.
@@ -38,7 +38,7 @@ TEST_F(CheckpointScheduleTest, EverySecondsCountsFromTheLastSave) {
   EXPECT_EQ(schedule.NextDueTime(), clock_.Now() + absl::Seconds(1));
   clock_.Advance(absl::Seconds(1));
   EXPECT_EQ(schedule.Due(10), CheckpointTrigger::kSeconds);
-  schedule.RecordSaved(10, false);
+  schedule.RecordSaved(10, CheckpointKind::kPeriodic);
   EXPECT_EQ(schedule.NextDueTime(), clock_.Now() + absl::Seconds(60));
   clock_.Advance(absl::Seconds(30));
   EXPECT_EQ(schedule.Due(1000000), CheckpointTrigger::kNone);
@@ -47,10 +47,10 @@ TEST_F(CheckpointScheduleTest, EverySecondsCountsFromTheLastSave) {
 TEST_F(CheckpointScheduleTest, WhicheverComesFirst) {
   CheckpointSchedule schedule(Every(1000, 60), clock_, 0);
   EXPECT_EQ(schedule.Due(1000), CheckpointTrigger::kSteps);
-  schedule.RecordSaved(1000, false);
+  schedule.RecordSaved(1000, CheckpointKind::kPeriodic);
   clock_.Advance(absl::Seconds(60));
   EXPECT_EQ(schedule.Due(1100), CheckpointTrigger::kSeconds);
-  schedule.RecordSaved(1100, false);
+  schedule.RecordSaved(1100, CheckpointKind::kPeriodic);
   EXPECT_EQ(schedule.Due(2099), CheckpointTrigger::kNone);
   EXPECT_EQ(schedule.Due(2100), CheckpointTrigger::kSteps);
 }
@@ -65,7 +65,7 @@ TEST_F(CheckpointScheduleTest, WithoutIntervalsEveryTenMinutes) {
 
 TEST_F(CheckpointScheduleTest, NoProgressNoCheckpoint) {
   CheckpointSchedule schedule(Every(0, 60), clock_, 0);
-  schedule.RecordSaved(500, false);
+  schedule.RecordSaved(500, CheckpointKind::kPeriodic);
   clock_.Advance(absl::Hours(1));
   // Workers stalled at step 500: saving again would only repeat ckpt-500.
   EXPECT_EQ(schedule.Due(500), CheckpointTrigger::kNone);
@@ -83,7 +83,7 @@ TEST_F(CheckpointScheduleTest, ResumedJobCountsFromItsRestoredStep) {
 // later: neither never again nor at every progress report.
 TEST_F(CheckpointScheduleTest, AFailedCheckpointIsTriedAgainOneIntervalLater) {
   CheckpointSchedule schedule(Every(200, 60), clock_, 0);
-  schedule.RecordSaved(400, false);
+  schedule.RecordSaved(400, CheckpointKind::kPeriodic);
   ASSERT_EQ(schedule.Due(600), CheckpointTrigger::kSteps);
   schedule.RecordFailed(600);
   EXPECT_EQ(schedule.last_saved_step(), 400);
@@ -93,7 +93,7 @@ TEST_F(CheckpointScheduleTest, AFailedCheckpointIsTriedAgainOneIntervalLater) {
   schedule.RecordFailed(800);
   clock_.Advance(absl::Seconds(60));
   EXPECT_EQ(schedule.Due(801), CheckpointTrigger::kSeconds);
-  schedule.RecordSaved(801, false);
+  schedule.RecordSaved(801, CheckpointKind::kPeriodic);
   EXPECT_EQ(schedule.last_saved_step(), 801);
   EXPECT_EQ(schedule.Due(1000), CheckpointTrigger::kNone);
   EXPECT_EQ(schedule.Due(1001), CheckpointTrigger::kSteps);
@@ -101,10 +101,10 @@ TEST_F(CheckpointScheduleTest, AFailedCheckpointIsTriedAgainOneIntervalLater) {
 
 TEST_F(CheckpointScheduleTest, FinalCheckpointIsAlwaysDueOnce) {
   CheckpointSchedule schedule(Every(100, 0), clock_, 0);
-  schedule.RecordSaved(100, false);
+  schedule.RecordSaved(100, CheckpointKind::kPeriodic);
   // Even at the step of the last periodic checkpoint.
   EXPECT_EQ(schedule.DueAtEnd(), CheckpointTrigger::kFinal);
-  schedule.RecordSaved(100, true);
+  schedule.RecordSaved(100, CheckpointKind::kFinal);
   EXPECT_EQ(schedule.DueAtEnd(), CheckpointTrigger::kNone);
 }
 

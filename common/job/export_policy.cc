@@ -38,11 +38,12 @@ bool ExportPolicy::IsImprovement(const std::map<std::string, double>& metrics) c
   return direction_ == METRIC_DIRECTION_MINIMIZE ? *value < *best_value_ : *value > *best_value_;
 }
 
-ExportChoice ExportPolicy::Choose(const std::map<std::string, double>& metrics, bool final) const {
+ExportChoice ExportPolicy::Choose(const std::map<std::string, double>& metrics,
+                                  CheckpointKind kind) const {
   ExportChoice choice;
   choice.best = strategy_ == EXPORT_STRATEGY_BEST && IsImprovement(metrics);
-  choice.final =
-      final && (strategy_ == EXPORT_STRATEGY_BEST || strategy_ == EXPORT_STRATEGY_FINAL);
+  choice.final = kind == CheckpointKind::kFinal &&
+                 (strategy_ == EXPORT_STRATEGY_BEST || strategy_ == EXPORT_STRATEGY_FINAL);
   return choice;
 }
 

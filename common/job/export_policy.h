@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "common/job/checkpoint_kind.h"
 #include "protos/job.pb.h"
 
 namespace pstrain {
@@ -37,9 +38,9 @@ class ExportPolicy {
   // not NaN, and strictly better in its direction (or there is no best yet).
   bool IsImprovement(const std::map<std::string, double>& metrics) const;
 
-  // The exports an evaluation of a checkpoint with `metrics` calls for;
-  // `final`: the checkpoint training ended with.
-  ExportChoice Choose(const std::map<std::string, double>& metrics, bool final) const;
+  // The exports an evaluation of a checkpoint of `kind` with `metrics`
+  // calls for.
+  ExportChoice Choose(const std::map<std::string, double>& metrics, CheckpointKind kind) const;
 
   // An export under best/ was written for `metrics`: they are the best so
   // far. Ignored when they lack the best metric or it is NaN.

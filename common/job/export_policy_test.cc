@@ -26,15 +26,16 @@ std::map<std::string, double> Loss(double value) { return {{"loss", value}}; }
 
 TEST(ExportPolicyTest, BestIsExportedOnlyWhenItBeatsTheBestSoFar) {
   ExportPolicy policy(SpecWith(EXPORT_STRATEGY_BEST, "loss", METRIC_DIRECTION_MINIMIZE));
-  EXPECT_TRUE(policy.Choose(Loss(0.9), false).best);  // the first evaluation is the best so far
+  EXPECT_TRUE(policy.Choose(Loss(0.9), CheckpointKind::kPeriodic)
+                  .best);  // the first evaluation is the best so far
   policy.RecordBest(Loss(0.9));
-  EXPECT_TRUE(policy.Choose(Loss(0.5), false).best);
+  EXPECT_TRUE(policy.Choose(Loss(0.5), CheckpointKind::kPeriodic).best);
   policy.RecordBest(Loss(0.5));
   // Worse, equal: not exported.
-  EXPECT_FALSE(policy.Choose(Loss(0.7), false).best);
-  EXPECT_FALSE(policy.Choose(Loss(0.5), false).best);
+  EXPECT_FALSE(policy.Choose(Loss(0.7), CheckpointKind::kPeriodic).best);
+  EXPECT_FALSE(policy.Choose(Loss(0.5), CheckpointKind::kPeriodic).best);
   // The final checkpoint is exported under final/ whether or not it is best.
-  const ExportChoice last = policy.Choose(Loss(0.6), true);
+  const ExportChoice last = policy.Choose(Loss(0.6), CheckpointKind::kFinal);
   EXPECT_FALSE(last.best);
   EXPECT_TRUE(last.final);
   EXPECT_EQ(policy.best_value(), 0.5);
@@ -57,13 +58,13 @@ TEST(ExportPolicyTest, AMissingOrNanMetricRanksNothing) {
 
 TEST(ExportPolicyTest, FinalAndNoneExportNoBest) {
   ExportPolicy final_only(SpecWith(EXPORT_STRATEGY_FINAL, "loss", METRIC_DIRECTION_MINIMIZE));
-  EXPECT_FALSE(final_only.Choose(Loss(0.1), false).best);
-  EXPECT_FALSE(final_only.Choose(Loss(0.1), false).final);
-  EXPECT_TRUE(final_only.Choose(Loss(0.1), true).final);
-  EXPECT_FALSE(final_only.Choose(Loss(0.1), true).best);
+  EXPECT_FALSE(final_only.Choose(Loss(0.1), CheckpointKind::kPeriodic).best);
+  EXPECT_FALSE(final_only.Choose(Loss(0.1), CheckpointKind::kPeriodic).final);
+  EXPECT_TRUE(final_only.Choose(Loss(0.1), CheckpointKind::kFinal).final);
+  EXPECT_FALSE(final_only.Choose(Loss(0.1), CheckpointKind::kFinal).best);
 
   ExportPolicy none(SpecWith(EXPORT_STRATEGY_NONE, "loss", METRIC_DIRECTION_MINIMIZE));
-  const ExportChoice choice = none.Choose(Loss(0.1), true);
+  const ExportChoice choice = none.Choose(Loss(0.1), CheckpointKind::kFinal);
   EXPECT_FALSE(choice.best);
   EXPECT_FALSE(choice.final);
 }

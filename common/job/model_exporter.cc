@@ -52,8 +52,9 @@ absl::StatusOr<std::string> ModelExporter::WriteVersion(const std::string& paren
 }
 
 absl::StatusOr<ExportResult> ModelExporter::Export(const ExportSource& source, const Model& model,
-                                                   const ModelParameters& parameters, bool final) {
-  const ExportChoice choice = policy_.Choose(source.metrics, final);
+                                                   const ModelParameters& parameters,
+                                                   CheckpointKind kind) {
+  const ExportChoice choice = policy_.Choose(source.metrics, kind);
   ExportResult result;
   if (choice.best) {
     ASSIGN_OR_RETURN(result.best_path,

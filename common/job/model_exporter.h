@@ -16,6 +16,7 @@
 #include "common/checkpoint/env.h"
 #include "common/export/export_writer.h"
 #include "common/export/model_parameters.h"
+#include "common/job/checkpoint_kind.h"
 #include "common/job/export_policy.h"
 #include "common/model/model.h"
 #include "protos/job.pb.h"
@@ -39,12 +40,12 @@ class ModelExporter {
 
   // Exports `parameters` of the checkpoint `source` describes, evaluated
   // with `source.metrics`, with `model` (theirs; it describes model.onnx),
-  // as the policy chooses: best/<step> on an improvement, final/<step> when
-  // `final`. A version that already exists counts as written (same
+  // as the policy chooses: best/<step> on an improvement, final/<step> of
+  // the final checkpoint (`kind`). A version that already exists counts as written (same
   // checkpoint, same weights). Then removes versions beyond
   // exports_to_keep. Errors of WriteExport and of the Env.
   absl::StatusOr<ExportResult> Export(const ExportSource& source, const Model& model,
-                                      const ModelParameters& parameters, bool final);
+                                      const ModelParameters& parameters, CheckpointKind kind);
 
   const ExportPolicy& policy() const { return policy_; }
 

@@ -65,11 +65,11 @@ class ModelExporterTest : public testing::Test {
 
   // Exports the trained model as the checkpoint of `step` evaluated to
   // `loss`.
-  ExportResult Export(ModelExporter& exporter, int64_t step, double loss, bool final) {
+  ExportResult Export(ModelExporter& exporter, int64_t step, double loss, CheckpointKind kind) {
     ExportSource source = ExportSourceOf(trained_, spec_, step);
     source.metrics = {{"loss", loss}};
     auto result =
-        exporter.Export(source, trained_.trainer->model(), *trained_.parameters, final);
+        exporter.Export(source, trained_.trainer->model(), *trained_.parameters, kind);
     EXPECT_TRUE(result.ok()) << result.status();
     return result.ok() ? *result : ExportResult();
   }
@@ -83,11 +83,13 @@ class ModelExporterTest : public testing::Test {
 TEST_F(ModelExporterTest, ExportsEachImprovementAndKeepsTheNewestExportsToKeep) {
   auto exporter = ModelExporter::Create(env_, spec_);
   ASSERT_TRUE(exporter.ok()) << exporter.status();
-  EXPECT_EQ(Export(**exporter, 10, 0.9, false).best_path, JoinPath(export_dir_, "best/10"));
-  EXPECT_EQ(Export(**exporter, 20, 0.95, false).best_path, "");  // worse: not exported
-  EXPECT_NE(Export(**exporter, 30, 0.5, false).best_path, "");
-  EXPECT_NE(Export(**exporter, 40, 0.4, false).best_path, "");
-  const ExportResult last = Export(**exporter, 50, 0.6, true);
+  EXPECT_EQ(Export(**exporter, 10, 0.9, CheckpointKind::kPeriodic).best_path,
+            JoinPath(export_dir_, "best/10"));
+  // Worse: not exported.
+  EXPECT_EQ(Export(**exporter, 20, 0.95, CheckpointKind::kPeriodic).best_path, "");
+  EXPECT_NE(Export(**exporter, 30, 0.5, CheckpointKind::kPeriodic).best_path, "");
+  EXPECT_NE(Export(**exporter, 40, 0.4, CheckpointKind::kPeriodic).best_path, "");
+  const ExportResult last = Export(**exporter, 50, 0.6, CheckpointKind::kFinal);
   EXPECT_EQ(last.best_path, "");
   EXPECT_EQ(last.final_path, JoinPath(export_dir_, "final/50"));
   // exports_to_keep 2: best/10 went when best/40 came.
@@ -99,7 +101,7 @@ TEST_F(ModelExporterTest, TheBestSoFarOutlivesTheExporter) {
   {
     auto first = ModelExporter::Create(env_, spec_);
     ASSERT_TRUE(first.ok()) << first.status();
-    Export(**first, 100, 0.3, true);
+    Export(**first, 100, 0.3, CheckpointKind::kFinal);
   }
   // A second run into the same export_dir (a restarted evaluator, a job
   // trained again) exports under best/ only what beats 0.3, and its final
@@ -107,9 +109,9 @@ TEST_F(ModelExporterTest, TheBestSoFarOutlivesTheExporter) {
   auto second = ModelExporter::Create(env_, spec_);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ((*second)->policy().best_value(), 0.3);
-  EXPECT_EQ(Export(**second, 20, 0.4, false).best_path, "");
-  EXPECT_EQ(Export(**second, 40, 0.35, true).best_path, "");
-  Export(**second, 60, 0.2, true);
+  EXPECT_EQ(Export(**second, 20, 0.4, CheckpointKind::kPeriodic).best_path, "");
+  EXPECT_EQ(Export(**second, 40, 0.35, CheckpointKind::kFinal).best_path, "");
+  Export(**second, 60, 0.2, CheckpointKind::kFinal);
   EXPECT_EQ(Versions(env_, JoinPath(export_dir_, "best")), (std::vector<int64_t>{60, 100}));
   EXPECT_EQ(Versions(env_, JoinPath(export_dir_, "final")), (std::vector<int64_t>{60, 100}));
 }

@@ -30,18 +30,18 @@ void TrainSummaries::OnProgress(int64_t step, double loss, double examples_per_s
   // every_steps and may arrive out of order: write on the first step past
   // each boundary, once.
   if (written_step_.has_value() && step / every_steps_ <= *written_step_ / every_steps_) return;
-  WriteLocked(step, /*closing=*/false);
+  WriteLocked(step, Write::kProgress);
 }
 
 absl::Status TrainSummaries::Close(int64_t step) {
   absl::MutexLock lock(&mu_);
   if (writer_ == nullptr) return absl::OkStatus();
   if (loss_.has_value() && (!written_step_.has_value() || *written_step_ < step)) {
-    WriteLocked(step, /*closing=*/true);
+    WriteLocked(step, Write::kClosing);
   } else if (written_step_.has_value() && !rate_written_) {
     // A job shorter than kMinRateSpan between writes: its one rate, over
     // the whole of its training.
-    if (std::optional<double> rate = RateLocked(*written_step_, clock_.Now(), /*closing=*/true)) {
+    if (std::optional<double> rate = RateLocked(*written_step_, clock_.Now(), Write::kClosing)) {
       writer_->WriteScalar(*written_step_, "global_step_per_sec", *rate).IgnoreError();
     }
   }
@@ -50,11 +50,11 @@ absl::Status TrainSummaries::Close(int64_t step) {
   return closed;
 }
 
-std::optional<double> TrainSummaries::RateLocked(int64_t step, absl::Time now, bool closing) {
+std::optional<double> TrainSummaries::RateLocked(int64_t step, absl::Time now, Write write) {
   std::optional<std::pair<int64_t, absl::Time>> since;
   if (!recent_writes_.empty() && now - recent_writes_.front().second >= kMinRateSpan) {
     since = recent_writes_.front();
-  } else if (closing && !rate_written_ && first_write_.has_value()) {
+  } else if (write == Write::kClosing && !rate_written_ && first_write_.has_value()) {
     since = first_write_;
   }
   if (!since.has_value() || now <= since->second || step <= since->first) return std::nullopt;
@@ -62,13 +62,13 @@ std::optional<double> TrainSummaries::RateLocked(int64_t step, absl::Time now, b
   return static_cast<double>(step - since->first) / absl::ToDoubleSeconds(now - since->second);
 }
 
-void TrainSummaries::WriteLocked(int64_t step, bool closing) {
+void TrainSummaries::WriteLocked(int64_t step, Write write) {
   const absl::Time now = clock_.Now();
   absl::Status status;
   if (loss_.has_value()) status.Update(writer_->WriteScalar(step, "loss", *loss_));
   status.Update(writer_->WriteScalar(step, "learning_rate", learning_rate_.At(step)));
   status.Update(writer_->WriteScalar(step, "examples_per_sec", examples_per_sec_));
-  if (std::optional<double> rate = RateLocked(step, now, closing)) {
+  if (std::optional<double> rate = RateLocked(step, now, write)) {
     status.Update(writer_->WriteScalar(step, "global_step_per_sec", *rate));
   }
   if (!first_write_.has_value()) first_write_.emplace(step, now);

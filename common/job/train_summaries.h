@@ -51,12 +51,15 @@ class TrainSummaries {
   absl::Status Close(int64_t step);
 
  private:
-  // `closing`: the last write, which gives a job too short for
-  // kMinRateSpan its one rate, over its whole training.
-  void WriteLocked(int64_t step, bool closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Which write: one of a progress report, or the last one (Close), which
+  // gives a job too short for kMinRateSpan its one rate, over its whole
+  // training.
+  enum class Write { kProgress, kClosing };
+
+  void WriteLocked(int64_t step, Write write) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // global_step_per_sec at `step`, or nullopt when there is no span to
   // measure it over yet.
-  std::optional<double> RateLocked(int64_t step, absl::Time now, bool closing)
+  std::optional<double> RateLocked(int64_t step, absl::Time now, Write write)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Workers report in bursts (several reports within milliseconds, then a

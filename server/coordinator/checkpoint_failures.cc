@@ -24,7 +24,7 @@ std::string Describe(const CheckpointFailure& failure) {
 CheckpointFailures::CheckpointFailures(int32_t max_consecutive)
     : max_consecutive_(max_consecutive) {}
 
-CheckpointFailure CheckpointFailures::RecordFailed(int64_t step, bool final,
+CheckpointFailure CheckpointFailures::RecordFailed(int64_t step, CheckpointKind kind,
                                                    const absl::Status& error) {
   ++in_a_row_;
   ++total_;
@@ -33,7 +33,7 @@ CheckpointFailure CheckpointFailures::RecordFailed(int64_t step, bool final,
   failure.set_message(std::string(error.message()));
   failure.set_consecutive_failures(in_a_row_);
   failure.set_max_consecutive_failures(max_consecutive_);
-  failure.set_final(final);
+  failure.set_final(kind == CheckpointKind::kFinal);
   last_ = failure;
   return failure;
 }

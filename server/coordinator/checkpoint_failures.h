@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/job/checkpoint_schedule.h"
 #include "protos/coordinator.pb.h"
 #include "protos/job.pb.h"
 
@@ -24,9 +25,9 @@ class CheckpointFailures {
   // never too many.
   explicit CheckpointFailures(int32_t max_consecutive);
 
-  // A checkpoint at `step` failed with `error` (`final`: the final one).
-  // Returns the event that says so.
-  CheckpointFailure RecordFailed(int64_t step, bool final, const absl::Status& error);
+  // A checkpoint of `kind` at `step` failed with `error`. Returns the event
+  // that says so.
+  CheckpointFailure RecordFailed(int64_t step, CheckpointKind kind, const absl::Status& error);
 
   // A checkpoint was saved: the count in a row starts again.
   void RecordSaved();

@@ -13,13 +13,13 @@ const absl::Status kFull = absl::ResourceExhaustedError("ps/0: No space left on 
 
 TEST(CheckpointFailuresTest, EachFailureIsAnEventWithItsPlaceInTheRow) {
   CheckpointFailures failures(3);
-  const CheckpointFailure first = failures.RecordFailed(600, false, kFull);
+  const CheckpointFailure first = failures.RecordFailed(600, CheckpointKind::kPeriodic, kFull);
   EXPECT_EQ(first.step(), 600);
   EXPECT_EQ(first.message(), "ps/0: No space left on device");
   EXPECT_EQ(first.consecutive_failures(), 1);
   EXPECT_EQ(first.max_consecutive_failures(), 3);
   EXPECT_FALSE(first.final());
-  EXPECT_EQ(failures.RecordFailed(800, false, kFull).consecutive_failures(), 2);
+  EXPECT_EQ(failures.RecordFailed(800, CheckpointKind::kPeriodic, kFull).consecutive_failures(), 2);
   JobStatus status;
   failures.FillStatus(status);
   EXPECT_EQ(status.checkpoint_failures(), 2);
@@ -29,12 +29,12 @@ TEST(CheckpointFailuresTest, EachFailureIsAnEventWithItsPlaceInTheRow) {
 
 TEST(CheckpointFailuresTest, TheLimitInARowFailsTheJobAndASaveStartsTheCountAgain) {
   CheckpointFailures failures(2);
-  failures.RecordFailed(600, false, kFull);
+  failures.RecordFailed(600, CheckpointKind::kPeriodic, kFull);
   EXPECT_EQ(failures.TooMany(), std::nullopt);
   failures.RecordSaved();
-  failures.RecordFailed(1000, false, kFull);
+  failures.RecordFailed(1000, CheckpointKind::kPeriodic, kFull);
   EXPECT_EQ(failures.TooMany(), std::nullopt);  // one in a row: the save came between
-  failures.RecordFailed(1200, false, kFull);
+  failures.RecordFailed(1200, CheckpointKind::kPeriodic, kFull);
   const std::optional<std::string> why = failures.TooMany();
   ASSERT_TRUE(why.has_value());
   EXPECT_THAT(*why, HasSubstr("2 checkpoints failed in a row "
@@ -48,7 +48,8 @@ TEST(CheckpointFailuresTest, TheLimitInARowFailsTheJobAndASaveStartsTheCountAgai
 
 TEST(CheckpointFailuresTest, ZeroNeverFailsTheJob) {
   CheckpointFailures failures(0);
-  for (int64_t step = 100; step <= 1000; step += 100) failures.RecordFailed(step, false, kFull);
+  for (int64_t step = 100; step <= 1000; step += 100)
+    failures.RecordFailed(step, CheckpointKind::kPeriodic, kFull);
   EXPECT_EQ(failures.TooMany(), std::nullopt);
   JobStatus status;
   failures.FillStatus(status);
@@ -58,7 +59,7 @@ TEST(CheckpointFailuresTest, ZeroNeverFailsTheJob) {
 
 TEST(CheckpointFailuresTest, TheFinalCheckpointIsNamedSo) {
   CheckpointFailures failures(3);
-  EXPECT_TRUE(failures.RecordFailed(3000, true, kFull).final());
+  EXPECT_TRUE(failures.RecordFailed(3000, CheckpointKind::kFinal, kFull).final());
   JobStatus status;
   failures.FillStatus(status);
   EXPECT_THAT(status.last_checkpoint_failure(), HasSubstr("the final ckpt-3000 (1 in a row"));

@@ -668,7 +668,7 @@ absl::StatusOr<StopJobResponse> Coordinator::StopJob(const StopJobRequest& reque
         runner != nullptr && runner->job_id() == status.job_id()) {
       LOG(INFO) << "job " << status.job_id() << ": stop requested"
                 << (request.immediately() ? " (immediately)" : "");
-      runner->RequestStop(request.immediately());
+      runner->RequestStop(request.immediately() ? StopMode::kImmediately : StopMode::kGraceful);
     }
     PublishStatus(status.job_id());
   }

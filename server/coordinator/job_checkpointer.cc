@@ -31,7 +31,7 @@ DataPosition PositionOfSnapshots(const DataPosition& position,
 }
 
 absl::StatusOr<CheckpointManifest> JobCheckpointer::Take(int64_t step, const DataPosition& position,
-                                                         bool final) {
+                                                         CheckpointKind kind) {
   absl::StatusOr<PendingCheckpoint> pending = BeginCheckpoint(env_, model_dir_, step);
   if (!pending.ok()) return pending.status();
   const int n = shards_.size();
@@ -55,7 +55,7 @@ absl::StatusOr<CheckpointManifest> JobCheckpointer::Take(int64_t step, const Dat
     manifest.set_job_id(job_id_);
     *manifest.mutable_data_position() = PositionOfSnapshots(position, snapshots);
     *manifest.mutable_spec() = spec_;
-    manifest.set_final(final);
+    manifest.set_final(kind == CheckpointKind::kFinal);
     for (int i = 0; i < n; ++i) {
       CheckpointShardFile* file = manifest.add_shards();
       file->set_name(ShardFileName(i, n));

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/checkpoint/env.h"
+#include "common/job/checkpoint_schedule.h"
 #include "protos/checkpoint.pb.h"
 #include "protos/job.pb.h"
 #include "protos/parameter_server.pb.h"
@@ -42,12 +43,13 @@ class JobCheckpointer {
   // Writes the checkpoint of `step`: begins model_dir/ckpt-<step>.tmp, has
   // every shard snapshot its part into it (at once), and commits the
   // MANIFEST with the shards' sizes and checksums, PositionOfSnapshots
-  // (`position`, read before the snapshots), the spec and `final`. Returns
-  // the MANIFEST. On failure nothing is left behind but the error:
-  // AlreadyExists when ckpt-<step> exists, a shard's error naming the
-  // shard, or the commit's (DataLoss when a shard's file differs from what
-  // it reported).
-  absl::StatusOr<CheckpointManifest> Take(int64_t step, const DataPosition& position, bool final);
+  // (`position`, read before the snapshots), the spec and whether it is the
+  // final checkpoint (`kind`). Returns the MANIFEST. On failure nothing is
+  // left behind but the error: AlreadyExists when ckpt-<step> exists, a
+  // shard's error naming the shard, or the commit's (DataLoss when a
+  // shard's file differs from what it reported).
+  absl::StatusOr<CheckpointManifest> Take(int64_t step, const DataPosition& position,
+                                          CheckpointKind kind);
 
   // Restores every shard from the checkpoint in `checkpoint_dir` whose
   // MANIFEST is `manifest` (each shard checks its file's size and CRC32C).

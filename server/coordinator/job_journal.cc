@@ -180,24 +180,16 @@ absl::StatusOr<JobStatus> JobJournal::ReadRecord(const std::string& path, int64_
 
 absl::Status JobJournal::SetAside(const std::string& path, const absl::Status& why,
                                   std::vector<std::string>* set_aside) {
-  for (int attempt = 1; attempt <= 100; ++attempt) {
-    const std::string target =
-        absl::StrCat(path, ".damaged", attempt > 1 ? absl::StrCat("-", attempt) : "");
-    ASSIGN_OR_RETURN(bool taken, PathExists(env_, target));
-    if (taken) continue;
-    if (absl::Status moved = env_.Rename(path, target); !moved.ok()) {
-      return absl::Status(moved.code(),
-                          absl::StrCat("cannot move the damaged ", path, " aside (", why.message(),
-                                       "): ", moved.message(), "; remove it by hand"));
-    }
-    LOG(ERROR) << "the coordinator's journal file " << path
-               << " cannot be read: " << why.message() << "; moved it to " << target
-               << " and carried on without it";
-    set_aside->push_back(absl::StrCat(path, ": ", why.message()));
-    return absl::OkStatus();
+  absl::StatusOr<std::string> target = SetAsideDamaged(env_, path);
+  if (!target.ok()) {
+    return absl::Status(target.status().code(), absl::StrCat(why.message(), "; then ",
+                                                             target.status().message()));
   }
-  return absl::AlreadyExistsError(
-      absl::StrCat("too many damaged copies of ", path, "; remove them by hand"));
+  LOG(ERROR) << "the coordinator's journal file " << path
+             << " cannot be read: " << why.message() << "; moved it to " << *target
+             << " and carried on without it";
+  set_aside->push_back(absl::StrCat(path, ": ", why.message()));
+  return absl::OkStatus();
 }
 
 absl::Status JobJournal::Record(const JobStatus& job) {

@@ -16,8 +16,6 @@ namespace {
 // Predecessors remembered per task; see Entry::replaced.
 constexpr size_t kMaxReplacedIncarnations = 16;
 
-bool IsLive(MemberState state) { return state == MEMBER_STATE_IDLE || state == MEMBER_STATE_BUSY; }
-
 absl::Status ValidateAddress(absl::string_view field, absl::string_view address) {
   if (address.empty()) return absl::OkStatus();
   absl::StatusOr<HostPort> parsed = ParseHostPort(address);
@@ -28,6 +26,8 @@ absl::Status ValidateAddress(absl::string_view field, absl::string_view address)
 }
 
 }  // namespace
+
+bool IsLive(MemberState state) { return state == MEMBER_STATE_IDLE || state == MEMBER_STATE_BUSY; }
 
 absl::StatusOr<std::unique_ptr<MembershipRegistry>> MembershipRegistry::Create(
     Clock& clock, MembershipOptions options) {
@@ -287,6 +287,12 @@ absl::StatusOr<Member> MembershipRegistry::Get(const TaskId& task) const {
     return absl::NotFoundError(absl::StrCat(TaskName(task), " is not registered"));
   }
   return it->second.member;
+}
+
+bool MembershipRegistry::HasLive(const TaskId& task) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(Key(task.type(), task.index()));
+  return it != entries_.end() && IsLive(it->second.member.state());
 }
 
 int MembershipRegistry::Count(TaskType type, MemberState state) const {

@@ -64,6 +64,9 @@ struct MemberReport {
 // a new incarnation and replaces its predecessor; the predecessor's calls get
 // Aborted from then on, and it may not come back (FailedPrecondition), so a
 // stale process cannot take its task back from the one that replaced it.
+// Whether a member in `state` is there to work (IDLE or BUSY).
+bool IsLive(MemberState state);
+
 class MembershipRegistry {
  public:
   // InvalidArgument: heartbeat_interval <= 0, heartbeat_timeout <=
@@ -134,6 +137,9 @@ class MembershipRegistry {
 
   // NotFound: the task is not registered.
   absl::StatusOr<Member> Get(const TaskId& task) const;
+
+  // Whether `task` is registered and live.
+  bool HasLive(const TaskId& task) const;
 
   // Members of `type` in `state`.
   int Count(TaskType type, MemberState state) const;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "protos/cluster.pb.h"
 
@@ -18,6 +19,13 @@ std::string TaskName(const TaskId& task);
 // leases and progress reports are keyed by it, so that the work of a process
 // that restarted can be told from the work of its successor.
 std::string HolderName(const TaskId& task, uint64_t incarnation);
+
+// "ps/1, worker/0 and 3 more": at most four names, for a reason or a log
+// line that says what a job waits for.
+std::string TaskList(const std::vector<TaskId>& tasks);
+
+// Task `index` of `type`.
+TaskId MakeTask(TaskType type, int index);
 
 }  // namespace coordinator
 }  // namespace pstrain

@@ -10,8 +10,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
-#include "server/ps/testing/ps_test_client.h"
 #include "server/ps/push_ledger.h"
+#include "server/ps/testing/ps_test_client.h"
 
 namespace pstrain {
 namespace {

@@ -1,37 +1,27 @@
-// JobRunner::HandBackTrainedRecords and CompleteFromLedgers: a lost
-// worker's data lease, or one whose worker does not know what became of a
-// push, goes back without the records the shards applied pushes of, so
-// they are trained neither twice nor not at all.
+#include "server/coordinator/lease_hand_back.h"
 
-#include <optional>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status/error_reason.h"
 #include "glog/logging.h"
-#include "server/coordinator/applied_records.h"
-#include "server/coordinator/job_runner.h"
 
 namespace pstrain {
 namespace coordinator {
 
-std::optional<AppliedRecords> JobRunner::ReadAppliedRecords(const std::vector<DataLease>& leases,
-                                                            const std::string& holder) {
-  std::shared_ptr<ShardGroup> shards;
-  {
-    absl::MutexLock lock(&mu_);
-    // Rolling back, the leases are void anyway.
-    if (phase_ != JobPhase::kTraining && phase_ != JobPhase::kFinishing) return std::nullopt;
-    shards = shards_;
-  }
+LeaseHandBack::LeaseHandBack(std::string job_id, const TrainingGeneration& generation,
+                             const JobControl& control)
+    : job_id_(std::move(job_id)), generation_(generation), control_(control) {}
+
+std::optional<AppliedRecords> LeaseHandBack::ReadApplied(const std::vector<DataLease>& leases,
+                                                         const std::string& holder) const {
+  const JobPhase phase = control_.phase();
+  if (phase != JobPhase::kTraining && phase != JobPhase::kFinishing) return std::nullopt;
+  const std::shared_ptr<ShardGroup> shards = generation_.shards();
+  if (shards == nullptr) return std::nullopt;
   ReadPushLedgerRequest request;
   request.set_job_id(job_id_);
   for (const DataLease& lease : leases) request.add_lease_ids(lease.lease_id());
-  // Sealed while read: a push of these leases still on its way (a frozen
-  // or cut-off worker's, whose pushes the membership deadline did not stop
-  // yet) is refused from now on, so the records read stay all that was
-  // applied.
   request.set_seal(true);
   std::vector<PushLedger> ledgers(shards->size());
   std::vector<bool> answered(shards->size(), false);
@@ -57,13 +47,11 @@ std::optional<AppliedRecords> JobRunner::ReadAppliedRecords(const std::vector<Da
   return MergeLedgers(known);
 }
 
-std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::string& holder) {
-  // A sync slot's lease waits whole for the slot's next holder, who skips
-  // the rounds already completed.
-  if (DealsLeasesToSyncSlots(parts)) return "";
-  const std::vector<DataLease> leases = parts.data->LeasesOf(holder);
+std::string LeaseHandBack::ReturnUntrained(DataLeaseManager& data,
+                                           const std::string& holder) const {
+  const std::vector<DataLease> leases = data.LeasesOf(holder);
   if (leases.empty()) return "";
-  const std::optional<AppliedRecords> applied = ReadAppliedRecords(leases, holder);
+  const std::optional<AppliedRecords> applied = ReadApplied(leases, holder);
   if (!applied.has_value()) return "";
   int64_t records = 0;
   int handed = 0;
@@ -71,7 +59,7 @@ std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::
     const std::vector<RecordRange> trained =
         AppliedWithin(*applied, lease.lease_id(), lease.range().begin(), lease.range().end());
     if (trained.empty()) continue;
-    absl::Status status = parts.data->HandBackUntrained(lease.lease_id(), holder, trained);
+    absl::Status status = data.HandBackUntrained(lease.lease_id(), holder, trained);
     if (!status.ok()) {
       // Expired or voided meanwhile (a rollback): its records went back whole.
       LOG(WARNING) << "job " << job_id_ << ": data lease " << lease.lease_id() << " of " << holder
@@ -82,20 +70,20 @@ std::string JobRunner::HandBackTrainedRecords(const JobParts& parts, const std::
     for (const RecordRange& r : trained) records += r.end() - r.begin();
   }
   if (handed == 0) return "";
-  return absl::StrCat(records, " records of ", handed,
-                      handed == 1 ? " data lease" : " data leases",
+  return absl::StrCat(records, " records of ", handed, handed == 1 ? " data lease" : " data leases",
                       " were trained by its applied pushes and count as finished; ");
 }
 
-absl::Status JobRunner::CompleteFromLedgers(const JobParts& parts, const std::string& holder,
-                                            int64_t lease_id) {
+absl::Status LeaseHandBack::CompleteUnknownOutcome(DataLeaseManager& data,
+                                                   const std::string& holder,
+                                                   int64_t lease_id) const {
   std::optional<DataLease> lease;
-  for (const DataLease& held : parts.data->LeasesOf(holder)) {
+  for (const DataLease& held : data.LeasesOf(holder)) {
     if (held.lease_id() == lease_id) lease = held;
   }
   // Unknown to the coordinator: Complete says why, as for any lease.
-  if (!lease.has_value()) return parts.data->Complete(lease_id, holder, {});
-  const std::optional<AppliedRecords> applied = ReadAppliedRecords({*lease}, holder);
+  if (!lease.has_value()) return data.Complete(lease_id, holder, {});
+  const std::optional<AppliedRecords> applied = ReadApplied({*lease}, holder);
   if (!applied.has_value()) {
     return WithReason(absl::FailedPreconditionError(absl::StrCat(
                           "job ", job_id_, " is rolling back; data lease ", lease_id, " is void")),
@@ -108,7 +96,7 @@ absl::Status JobRunner::CompleteFromLedgers(const JobParts& parts, const std::st
   LOG(INFO) << "job " << job_id_ << ": " << holder << " hands back data lease " << lease_id
             << " with a push of unknown outcome; its shards applied " << trained_records << " of "
             << lease->range().end() - lease->range().begin() << " records";
-  return parts.data->HandBackUntrained(lease_id, holder, trained);
+  return data.HandBackUntrained(lease_id, holder, trained);
 }
 
 }  // namespace coordinator

@@ -1,0 +1,44 @@
+#include "server/coordinator/job_parts.h"
+
+#include <utility>
+
+#include "common/config/job_mode.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+JobStatusSinks SinksOf(const JobRunnerContext& context) {
+  JobStatusSinks sinks;
+  sinks.publish = context.publish;
+  sinks.record = context.record;
+  sinks.metrics = context.metrics;
+  return sinks;
+}
+
+}  // namespace
+
+JobParts::JobParts(const JobStatus& job, JobRunnerOptions options, JobRunnerContext context)
+    : job_id(job.job_id()),
+      spec(job.spec()),
+      options(std::move(options)),
+      context(std::move(context)),
+      clock(*this->context.clock),
+      trains(JobModeTrains(spec.mode())),
+      evaluates(JobModeEvaluates(spec.mode())),
+      control(job_id, clock),
+      status(job_id, *this->context.jobs, clock, SinksOf(this->context)),
+      checkpoints(job_id, spec, *this->context.env, clock, status, evaluations,
+                  this->context.metrics),
+      generation(clock),
+      hand_back(job_id, generation, control) {}
+
+WaitTracker::Sink JobParts::WarningSink() const {
+  return [job_id = job_id](const std::string& message) {
+    LOG(WARNING) << "job " << job_id << ": " << message;
+  };
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

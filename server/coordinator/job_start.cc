@@ -1,0 +1,279 @@
+#include "server/coordinator/job_start.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/config/sync_rounds.h"
+#include "common/optimizer/learning_rate.h"
+#include "common/status/status_macros.h"
+#include "common/summary/file_summary_writer.h"
+#include "glog/logging.h"
+#include "server/coordinator/task_name.h"
+
+namespace pstrain {
+namespace coordinator {
+namespace {
+
+// The job's size: 1 + the highest index of a live member of `type`, at
+// least 1, unless the options fix it.
+int JobSize(const std::vector<Member>& members, TaskType type, int fixed) {
+  if (fixed > 0) return fixed;
+  int count = 1;
+  for (const Member& member : members) {
+    if (member.task().type() == type && IsLive(member.state())) {
+      count = std::max(count, member.task().index() + 1);
+    }
+  }
+  return count;
+}
+
+// The members the job still waits for; sets its size on `job`.
+std::vector<TaskId> MissingMembers(const JobParts& parts, StartedJob& job) {
+  MembershipRegistry& registry = *parts.context.members;
+  std::vector<TaskId> missing;
+  if (parts.trains) {
+    const std::vector<Member> members = registry.Members();
+    job.num_ps = JobSize(members, TASK_TYPE_PS, parts.options.num_ps);
+    job.num_workers = JobSize(members, TASK_TYPE_WORKER, parts.options.num_workers);
+    for (const TaskId& task : registry.MissingTasks(TASK_TYPE_PS, job.num_ps)) {
+      missing.push_back(task);
+    }
+    for (const TaskId& task : registry.MissingTasks(TASK_TYPE_WORKER, job.num_workers)) {
+      missing.push_back(task);
+    }
+  }
+  if (parts.evaluates) {
+    for (const TaskId& task : registry.MissingTasks(TASK_TYPE_EVALUATOR, 1)) {
+      missing.push_back(task);
+    }
+  }
+  return missing;
+}
+
+absl::Status WaitForMembers(JobParts& parts, StartedJob& job) {
+  WaitTracker tracker(parts.clock, "members", parts.clock.Now() + parts.options.member_wait_timeout,
+                      parts.options.wait_reports, parts.WarningSink());
+  for (;;) {
+    const std::vector<TaskId> missing = MissingMembers(parts, job);
+    if (missing.empty()) return absl::OkStatus();
+    tracker.SetWhat(TaskList(missing));
+    parts.status.SetWaitReason("", tracker);
+    if (absl::Status expired = tracker.Check(); !expired.ok()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          expired.message(),
+          ": start the missing tasks with --coordinator_address pointing here, or check "
+          "their logs for why they cannot register"));
+    }
+    RETURN_IF_ERROR(parts.control.WaitForChange(parts.clock.Now() + parts.options.poll_interval));
+  }
+}
+
+// Each shard would take the first gradients of a round on its own: a
+// gradient applied on one and refused as late on another has its records
+// trained again. Refused until one shard decides for all.
+absl::Status CheckRoundsCanAgree(const JobParts& parts, const StartedJob& job) {
+  if (!parts.trains || UpdateModeOf(parts.spec.training()) != UPDATE_MODE_SYNC || job.num_ps <= 1 ||
+      job.sync_slots) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "sync mode with backup workers (training.replicas_to_aggregate ",
+      parts.spec.training().replicas_to_aggregate(), " of ", job.num_workers, " workers) on ",
+      job.num_ps,
+      " parameter servers is not supported yet: the shards would choose each round's "
+      "gradients apart and train some records twice; set replicas_to_aggregate to 0 (every "
+      "worker in each round) or run one parameter server"));
+}
+
+// A client for each of the job's parameter servers, and the generation
+// they start.
+absl::Status ConnectShards(JobParts& parts, int num_ps) {
+  std::vector<ShardGroup::Shard> shards;
+  std::vector<uint64_t> incarnations;
+  for (int i = 0; i < num_ps; ++i) {
+    ShardGroup::Shard shard;
+    shard.task = MakeTask(TASK_TYPE_PS, i);
+    ASSIGN_OR_RETURN(const Member member, parts.context.members->Get(shard.task));
+    shard.address = member.address();
+    shard.client = parts.context.shard_clients(shard.address);
+    shards.push_back(std::move(shard));
+    incarnations.push_back(member.incarnation());
+  }
+  parts.generation.Connect(std::make_shared<ShardGroup>(std::move(shards)),
+                           std::move(incarnations));
+  return absl::OkStatus();
+}
+
+// model_dir/train: loss, learning rate, examples/s, steps/s. Null when they
+// cannot be opened: plots are worth less than the training.
+std::unique_ptr<TrainSummaries> OpenTrainSummaries(const JobParts& parts) {
+  absl::StatusOr<LearningRate> learning_rate = LearningRate::Create(parts.spec.optimizer());
+  absl::StatusOr<std::unique_ptr<FileSummaryWriter>> writer = FileSummaryWriter::Open(
+      parts.context.env, TrainSummaryDir(parts.spec.checkpoint().model_dir()));
+  if (!learning_rate.ok() || !writer.ok()) {
+    LOG(WARNING) << "job " << parts.job_id << ": no training summaries: "
+                 << (learning_rate.ok() ? writer.status() : learning_rate.status());
+    return nullptr;
+  }
+  return std::make_unique<TrainSummaries>(*std::move(writer), *std::move(learning_rate),
+                                          StepsPerLoopOf(parts.spec.training()), parts.clock);
+}
+
+// The data leases and the global step of a training job starting at
+// `start`, into `job`.
+absl::Status CreateLedgers(JobParts& parts, const StartPoint& start, const JobPlan& plan,
+                           StartedJob& job) {
+  DataLeaseOptions data;
+  data.num_records = plan.num_records;
+  data.chunk_size = parts.options.records_per_lease > 0
+                        ? parts.options.records_per_lease
+                        : LeaseSizeFor(plan.num_records, job.num_workers, plan.records_per_window);
+  data.epochs = job.epochs;
+  data.lease_timeout = parts.options.lease_timeout;
+  if (job.sync_slots) {
+    data.sync_slots = job.num_workers;
+    data.records_per_batch = BatchSizeOf(parts.spec.train_data());
+  }
+  absl::StatusOr<std::unique_ptr<DataLeaseManager>> leases =
+      DataLeaseManager::Create(parts.clock, data);
+  if (!leases.ok()) {
+    return absl::Status(leases.status().code(),
+                        absl::StrCat("train_data: ", leases.status().message()));
+  }
+  job.data = *std::move(leases);
+  if (start.resumes_data()) {
+    if (absl::Status s = job.data->RestoreFrom(start.manifest.data_position(), start.step);
+        !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("cannot resume the data position of ",
+                                                 start.checkpoint_dir, ": ", s.message()));
+    }
+  }
+  const int64_t step = start.global_step();
+  job.step = std::make_unique<GlobalStep>(step);
+  parts.checkpoints.StartScheduleAt(step);
+  if (step > 0) parts.status.RestartProgressAt(step);
+  return absl::OkStatus();
+}
+
+// A training job's variables, placed, created and restored, and its
+// ledgers; returns where it starts.
+absl::StatusOr<StartPoint> SetUpTraining(JobParts& parts, const JobPlan& plan, StartedJob& job) {
+  ASSIGN_OR_RETURN(parts.layout, PlaceVariables(plan.variables, job.num_ps));
+  RETURN_IF_ERROR(ConnectShards(parts, job.num_ps));
+  parts.checkpoints.Attach(*parts.generation.shards());
+  const std::string& model_dir = parts.spec.checkpoint().model_dir();
+  parts.status.SetReason("looking for checkpoints to resume from in " + model_dir);
+  ASSIGN_OR_RETURN(const StartPoint start,
+                   FindStartPoint(*parts.context.env, parts.spec, parts.job_id));
+  parts.status.SetReason(absl::StrCat("creating variables on ", job.num_ps, " parameter servers"));
+  RETURN_IF_ERROR(parts.control.WaitForChange(absl::InfinitePast()));
+  RETURN_IF_ERROR(CreateVariables(parts, job));
+  if (!start.checkpoint_dir.empty()) {
+    parts.status.SetReason("restoring " + start.checkpoint_dir);
+    RETURN_IF_ERROR(parts.control.WaitForChange(absl::InfinitePast()));
+    RETURN_IF_ERROR(parts.checkpoints.Restore(start));
+    parts.status.Update("the resume point", [&](JobStatus& status) {
+      status.set_resumed_from(start.checkpoint_dir);
+      status.set_resumed_from_step(start.global_step());
+    });
+    LOG(INFO) << "job " << parts.job_id << ": restored " << start.checkpoint_dir
+              << (start.warm_start ? " (warm start: variables only)"
+                                   : absl::StrCat(" at step ", start.step));
+  }
+  RETURN_IF_ERROR(CreateLedgers(parts, start, plan, job));
+  parts.checkpoints.AnnounceExisting();
+  job.train_summaries = OpenTrainSummaries(parts);
+  return start;
+}
+
+}  // namespace
+
+absl::Status StartJob(JobParts& parts) {
+  auto job = std::make_shared<StartedJob>();
+  job->epochs = parts.spec.train_data().epochs();
+  RETURN_IF_ERROR(WaitForMembers(parts, *job));
+  job->sync_slots = parts.trains && RoundsHaveWorkerSlots(parts.spec.training(), job->num_workers);
+  RETURN_IF_ERROR(CheckRoundsCanAgree(parts, *job));
+  parts.status.SetReason("planning: reading the data and building the model");
+  absl::StatusOr<JobPlan> plan = parts.context.planner->Plan(parts.spec);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(),
+                        absl::StrCat("cannot set up the job: ", plan.status().message()));
+  }
+  LOG(INFO) << "job " << parts.job_id << ": " << plan->description << ", " << plan->variables.size()
+            << " variables";
+  job->stop = std::make_unique<StopConditions>(parts.spec, parts.clock, parts.clock.Now());
+  StartPoint start;
+  if (parts.trains) {
+    ASSIGN_OR_RETURN(start, SetUpTraining(parts, *plan, *job));
+  }
+  if (parts.control.Start(job)) {
+    // A stop that came while the job was starting is decided now.
+    job->stop->Decide(STOP_REASON_USER, "stopped by a user", start.step);
+  } else if (parts.trains && !start.warm_start) {
+    // A job resumed from a checkpoint that already meets its step limit
+    // (the same spec submitted again) ends now instead of training on.
+    job->stop->OnProgress(start.step, std::nullopt);
+  }
+  parts.status.SetReason("");
+  PublishAssignments(parts, *job, start);
+  return absl::OkStatus();
+}
+
+absl::Status CreateVariables(JobParts& parts, const StartedJob& job) {
+  const VariableLayout& layout = *parts.layout;
+  const uint64_t generation = parts.generation.number();
+  return parts.generation.shards()->ForEach([&](int i, ShardClient& client) -> absl::Status {
+    CreateVariablesRequest request;
+    request.set_job_id(parts.job_id);
+    request.set_shard_index(i);
+    request.set_num_shards(job.num_ps);
+    for (const VariableSpec& v : layout.shard_variables[i]) *request.add_variables() = v;
+    *request.mutable_optimizer() = parts.spec.optimizer();
+    *request.mutable_training() = parts.spec.training();
+    request.set_num_workers(job.num_workers);
+    request.set_generation(generation);
+    return client.CreateVariables(request).status();
+  });
+}
+
+void PublishAssignments(JobParts& parts, const StartedJob& job, const StartPoint& start) {
+  Assignment base;
+  base.set_job_id(parts.job_id);
+  *base.mutable_spec() = parts.spec;
+  if (std::shared_ptr<ShardGroup> shards = parts.generation.shards(); shards != nullptr) {
+    for (const std::string& address : shards->addresses()) base.add_ps_addresses(address);
+  }
+  if (parts.layout.has_value()) {
+    for (const VariablePlacement& p : parts.layout->placements) *base.add_placements() = p;
+  }
+  base.set_restore_checkpoint(start.checkpoint_dir);
+  base.set_global_step(start.global_step());
+  base.set_num_workers(job.num_workers);
+
+  std::vector<std::pair<TaskId, Assignment>> assignments;
+  for (int i = 0; i < job.num_ps; ++i) assignments.emplace_back(MakeTask(TASK_TYPE_PS, i), base);
+  for (int i = 0; i < job.num_workers; ++i) {
+    Assignment worker = base;
+    worker.set_worker_rank(i);
+    worker.set_generation(parts.generation.number());
+    assignments.emplace_back(MakeTask(TASK_TYPE_WORKER, i), std::move(worker));
+  }
+  if (parts.evaluates) assignments.emplace_back(MakeTask(TASK_TYPE_EVALUATOR, 0), base);
+  for (auto& [task, assignment] : assignments) {
+    absl::StatusOr<Member> member = parts.context.members->Get(task);
+    if (member.ok() && IsLive(member->state())) {
+      // Refused only for an incarnation lost or replaced meanwhile, whose
+      // successor takes the job up from its assignment.
+      parts.context.members->SetJob(task, member->incarnation(), parts.job_id).IgnoreError();
+    }
+    parts.context.assignments->Set(task, std::move(assignment));
+  }
+}
+
+}  // namespace coordinator
+}  // namespace pstrain

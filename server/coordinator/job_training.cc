@@ -1,0 +1,47 @@
+#include "server/coordinator/job_training.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "common/status/status_macros.h"
+#include "glog/logging.h"
+#include "server/coordinator/job_rollback.h"
+
+namespace pstrain {
+namespace coordinator {
+
+absl::Status TrainJob(JobParts& parts) {
+  const std::shared_ptr<const StartedJob> job = parts.control.started();
+  for (;;) {
+    const absl::Time deadline =
+        std::min(parts.clock.Now() + parts.options.poll_interval, parts.checkpoints.NextDueTime());
+    const absl::Status interrupted = parts.control.WaitForChange(deadline);
+    if (absl::IsAborted(interrupted)) return interrupted;
+    RETURN_IF_ERROR(parts.control.failure());
+    if (std::optional<std::string> lost = parts.generation.lost(); lost.has_value()) {
+      RETURN_IF_ERROR(RollBack(parts, *job, *lost));
+      continue;
+    }
+    const int64_t step = job->step->value();
+    std::optional<StopDecision> decision = job->stop->CheckTime(step);
+    if (!decision.has_value()) decision = job->CheckEndOfData(step);
+    if (absl::IsCancelled(interrupted)) {
+      decision = job->stop->Decide(STOP_REASON_USER, "stopped by a user", step);
+    }
+    if (!decision.has_value()) {
+      if (std::optional<std::string> too_many = parts.checkpoints.TakeIfDue(step, *job->data);
+          too_many.has_value()) {
+        decision = job->stop->Decide(STOP_REASON_CHECKPOINT_FAILURES, *std::move(too_many), step);
+      }
+    }
+    if (decision.has_value()) {
+      LOG(INFO) << "job " << parts.job_id << " stops: " << decision->message;
+      return absl::OkStatus();
+    }
+    parts.checkpoints.ApplyRetention();
+  }
+}
+
+}  // namespace coordinator
+}  // namespace pstrain
