@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 
 namespace pstrain {
 namespace worker {
@@ -92,7 +93,7 @@ absl::StatusOr<ProgressResponse> CoordinatorClient::ReportProgress(ProgressRepor
   while (!unsent_.empty()) {
     absl::Status status = member_->Call("progress report", &ClusterService::Stub::ReportProgress,
                                         unsent_.front(), &response);
-    if (absl::IsFailedPrecondition(status)) {
+    if (EndsRun(status)) {
       unsent_.clear();
       NoteReportOutcome(absl::OkStatus(), 0, std::nullopt);
       return status;

@@ -72,8 +72,8 @@ class CoordinatorClient {
   // Reports progress since the last report. Fills task, incarnation and
   // the next sequence number. A report that could not be delivered is kept
   // and sent, with its number and content, before the next one, so that
-  // every report counts once. FailedPrecondition: the job ended (its
-  // unsent reports are dropped).
+  // every report counts once. A refusal that ends the run (EndsRun: the
+  // job ended or rolled back) drops the unsent reports.
   absl::StatusOr<ProgressResponse> ReportProgress(ProgressReport report);
 
  private:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/status/error_reason.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -72,7 +73,7 @@ void ProgressReporter::Report() {
   last_report_ = now;
   absl::StatusOr<ProgressResponse> response = coordinator_.ReportProgress(report);
   if (response.ok()) known_global_step_ = std::max(known_global_step_, response->global_step());
-  if (absl::IsFailedPrecondition(response.status())) {
+  if (EndsRun(response.status())) {
     LOG(INFO) << "job " << job_id << " ended: " << response.status().message();
     training_over_ = true;
   } else if (!response.ok()) {
