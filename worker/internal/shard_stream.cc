@@ -137,13 +137,15 @@ std::shared_ptr<StreamExchange> ShardStream::Start(std::vector<OutgoingRequest>*
   FrameConnection* on_lane = nullptr;
   {
     absl::MutexLock l(&mu_);
-    if (broken_.has_value() || reads_ended_) {
-      EndLocked(*exchange,
-                broken_.value_or(absl::UnavailableError(absl::StrCat(peer_, " ended the stream"))));
+    if (broken_.has_value()) {
+      EndLocked(*exchange, *broken_);
       return exchange;
     }
     exchange->tag_ = next_tag_++;
     in_flight_[exchange->tag_] = exchange;
+    // The call failed and OnDone, which brings gRPC's reason ("failed to
+    // connect"), is on its way: it ends this exchange with that reason.
+    if (reads_ended_) return exchange;
     if (exchange->region_ != nullptr && lane_connection_ != nullptr) {
       // All of it goes now, below, so no part is ever cut short.
       exchange->sent_ = exchange->requests_->size();
