@@ -20,8 +20,9 @@ namespace {
 constexpr char kMagic[8] = {'P', 'S', 'T', 'R', 'S', 'H', 'R', 'D'};
 enum RecordType : uint32_t { kHeader = 1, kVariable = 2, kDedup = 3, kEnd = 4 };
 constexpr uint32_t kDenseKind = 1, kEmbeddingKind = 2;
-// Bytes before a record's payload (type and length) and after it (CRC).
-constexpr size_t kRecordPrefix = 12, kRecordSuffix = 4;
+// Bytes before a record's payload: its type and length (its masked CRC32C
+// follows the payload).
+constexpr size_t kRecordPrefix = 12;
 // No variable of a real job has this many dims; a count beyond it means a
 // damaged record.
 constexpr uint64_t kMaxDims = 64;
