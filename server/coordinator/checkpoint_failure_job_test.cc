@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/coordinator/coordinator.h"
+#include "server/coordinator/task_name.h"
 #include "server/coordinator/testing/in_process_coordinator.h"
 #include "server/coordinator/testing/source_reader.h"
 
@@ -45,13 +46,6 @@ constexpr char kJob[] = R"pb(
   checkpoint { model_dir: "m" every_steps: 100 max_consecutive_failures: 3 }
   stop { max_steps: 100000 }
 )pb";
-
-TaskId Task(TaskType type, int index) {
-  TaskId task;
-  task.set_type(type);
-  task.set_index(index);
-  return task;
-}
 
 class CheckpointFailureTest : public ::testing::Test {
  protected:
@@ -168,7 +162,7 @@ class CheckpointFailureTest : public ::testing::Test {
   std::string root_;
   PosixEnv posix_;
   TestEnv env_{&posix_};
-  const TaskId worker_ = Task(TASK_TYPE_WORKER, 0);
+  const TaskId worker_ = MakeTask(TASK_TYPE_WORKER, 0);
   std::unique_ptr<InProcessCoordinator> coordinator_;
   std::string job_id_;
   std::unique_ptr<SourceReader<JobEvent>> events_;

@@ -50,13 +50,6 @@ std::unique_ptr<grpc::ClientContext> Context(absl::Duration timeout = kCallTimeo
   return context;
 }
 
-TaskId Task(TaskType type, int index) {
-  TaskId task;
-  task.set_type(type);
-  task.set_index(index);
-  return task;
-}
-
 // One process of the cluster as the test plays it.
 struct Caller {
   TaskId task;
@@ -117,7 +110,7 @@ class CoordinatorServiceTest : public ::testing::Test {
   }
 
   Caller Join(TaskType type, int index, uint64_t incarnation = 1) {
-    Caller caller{Task(type, index), incarnation};
+    Caller caller{MakeTask(type, index), incarnation};
     std::string address;
     if (type == TASK_TYPE_PS) address = shards_[index].address();
     grpc::Status status = Register(caller, address);
@@ -313,12 +306,12 @@ class CoordinatorServiceTest : public ::testing::Test {
 
 TEST_F(CoordinatorServiceTest, RegistrationFencesStaleIncarnations) {
   StartCoordinator();
-  Caller old_worker{Task(TASK_TYPE_WORKER, 0), 7};
+  Caller old_worker{MakeTask(TASK_TYPE_WORKER, 0), 7};
   ASSERT_TRUE(Register(old_worker).ok());
   HeartbeatResponse beat;
   EXPECT_TRUE(Heartbeat(old_worker, &beat).ok());
 
-  Caller new_worker{Task(TASK_TYPE_WORKER, 0), 8};  // the process restarted
+  Caller new_worker{MakeTask(TASK_TYPE_WORKER, 0), 8};  // the process restarted
   ASSERT_TRUE(Register(new_worker).ok());
   EXPECT_EQ(Heartbeat(old_worker, &beat).error_code(), grpc::StatusCode::ABORTED);
   EXPECT_EQ(Register(old_worker).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
@@ -326,14 +319,14 @@ TEST_F(CoordinatorServiceTest, RegistrationFencesStaleIncarnations) {
 
   DataLease lease;
   EXPECT_EQ(Acquire(old_worker, "any", &lease).error_code(), grpc::StatusCode::ABORTED);
-  EXPECT_EQ(Acquire(Caller{Task(TASK_TYPE_WORKER, 5), 1}, "any", &lease).error_code(),
+  EXPECT_EQ(Acquire(Caller{MakeTask(TASK_TYPE_WORKER, 5), 1}, "any", &lease).error_code(),
             grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(Register(Caller{Task(TASK_TYPE_CHIEF, 0), 1}).error_code(),
+  EXPECT_EQ(Register(Caller{MakeTask(TASK_TYPE_CHIEF, 0), 1}).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(Register(Caller{Task(TASK_TYPE_WORKER, 1), 0}).error_code(),
+  EXPECT_EQ(Register(Caller{MakeTask(TASK_TYPE_WORKER, 1), 0}).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   // A parameter server must say where workers reach it.
-  EXPECT_EQ(Register(Caller{Task(TASK_TYPE_PS, 0), 1}).error_code(),
+  EXPECT_EQ(Register(Caller{MakeTask(TASK_TYPE_PS, 0), 1}).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   // A job that is not running: the worker should stop.
   EXPECT_EQ(Acquire(new_worker, "nope-1", &lease).error_code(),
@@ -348,7 +341,7 @@ TEST_F(CoordinatorServiceTest, RegistrationFencesStaleIncarnations) {
 
 TEST_F(CoordinatorServiceTest, HeartbeatsShowStepHealthAndQueueDepthInTheCluster) {
   StartCoordinator();
-  Caller worker{Task(TASK_TYPE_WORKER, 0), 3};
+  Caller worker{MakeTask(TASK_TYPE_WORKER, 0), 3};
   ASSERT_TRUE(Register(worker).ok());
   HeartbeatRequest request;
   *request.mutable_task() = worker.task;

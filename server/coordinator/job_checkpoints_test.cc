@@ -56,14 +56,7 @@ class JobCheckpointsTest : public ::testing::Test {
     status_ = std::make_unique<JobStatusPublisher>(job.job_id(), *queue_, clock_, sinks);
     checkpoints_ = std::make_unique<JobCheckpoints>(job.job_id(), spec_, env_, clock_, *status_,
                                                     evaluations_, nullptr);
-    std::vector<ShardGroup::Shard> shards;
-    for (FakeShard* shard : {&shard0_, &shard1_}) {
-      ShardGroup::Shard s;
-      s.address = shard->address();
-      s.client = shard->NewClient();
-      shards.push_back(std::move(s));
-    }
-    shards_ = std::make_unique<ShardGroup>(std::move(shards));
+    shards_ = FakeShardGroup({&shard0_, &shard1_});
     checkpoints_->Attach(*shards_);
     checkpoints_->StartScheduleAt(0);
     DataLeaseOptions data;
@@ -92,7 +85,7 @@ class JobCheckpointsTest : public ::testing::Test {
   TestEnv env_{&posix_};
   FakeShard shard0_{env_, "localhost:1"};
   FakeShard shard1_{env_, "localhost:2"};
-  std::unique_ptr<ShardGroup> shards_;
+  std::shared_ptr<ShardGroup> shards_;
   std::unique_ptr<JobQueue> queue_;
   JobSpec spec_;
   std::vector<JobEvent> events_;

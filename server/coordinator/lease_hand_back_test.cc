@@ -35,14 +35,7 @@ PushLedger Applied(int64_t lease, int64_t begin, int64_t end) {
 class LeaseHandBackTest : public ::testing::Test {
  protected:
   LeaseHandBackTest() {
-    std::vector<ShardGroup::Shard> shards;
-    for (FakeShard* shard : {&shard0_, &shard1_}) {
-      ShardGroup::Shard s;
-      s.address = shard->address();
-      s.client = shard->NewClient();
-      shards.push_back(std::move(s));
-    }
-    generation_.Connect(std::make_shared<ShardGroup>(std::move(shards)), {1, 1});
+    generation_.Connect(FakeShardGroup({&shard0_, &shard1_}), {1, 1});
     control_.Start(std::make_shared<StartedJob>());
     DataLeaseOptions options;
     options.num_records = 100;

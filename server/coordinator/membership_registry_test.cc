@@ -1,4 +1,5 @@
 #include "server/coordinator/membership_registry.h"
+#include "server/coordinator/task_name.h"
 
 #include <memory>
 
@@ -14,18 +15,11 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-TaskId Task(TaskType type, int index) {
-  TaskId task;
-  task.set_type(type);
-  task.set_index(index);
-  return task;
-}
-
-const TaskId kPs0 = Task(TASK_TYPE_PS, 0);
-const TaskId kPs1 = Task(TASK_TYPE_PS, 1);
-const TaskId kWorker0 = Task(TASK_TYPE_WORKER, 0);
-const TaskId kWorker1 = Task(TASK_TYPE_WORKER, 1);
-const TaskId kEvaluator0 = Task(TASK_TYPE_EVALUATOR, 0);
+const TaskId kPs0 = MakeTask(TASK_TYPE_PS, 0);
+const TaskId kPs1 = MakeTask(TASK_TYPE_PS, 1);
+const TaskId kWorker0 = MakeTask(TASK_TYPE_WORKER, 0);
+const TaskId kWorker1 = MakeTask(TASK_TYPE_WORKER, 1);
+const TaskId kEvaluator0 = MakeTask(TASK_TYPE_EVALUATOR, 0);
 
 class MembershipRegistryTest : public ::testing::Test {
  protected:
@@ -78,10 +72,10 @@ TEST_F(MembershipRegistryTest, RefusesBadRegistrationsWithInvalidArgument) {
     const char* message;
   };
   const Case cases[] = {
-      {Task(TASK_TYPE_UNSPECIFIED, 0), 1, "", "not one of ps, worker or evaluator"},
-      {Task(TASK_TYPE_CHIEF, 0), 1, "", "the coordinator is the chief"},
-      {Task(TASK_TYPE_WORKER, -1), 1, "", "must be in [0, 4096)"},
-      {Task(TASK_TYPE_WORKER, 4096), 1, "", "must be in [0, 4096)"},
+      {MakeTask(TASK_TYPE_UNSPECIFIED, 0), 1, "", "not one of ps, worker or evaluator"},
+      {MakeTask(TASK_TYPE_CHIEF, 0), 1, "", "the coordinator is the chief"},
+      {MakeTask(TASK_TYPE_WORKER, -1), 1, "", "must be in [0, 4096)"},
+      {MakeTask(TASK_TYPE_WORKER, 4096), 1, "", "must be in [0, 4096)"},
       {kWorker0, 0, "", "incarnation must be non-zero"},
       {kWorker0, 1, "no-port", "address"},
       {kPs0, 1, "", "must register the address"},

@@ -16,13 +16,6 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-TaskId Task(TaskType type, int index) {
-  TaskId task;
-  task.set_type(type);
-  task.set_index(index);
-  return task;
-}
-
 // The ledgers of a running job and the membership that feeds them.
 class TaskWorkTest : public ::testing::Test {
  protected:
@@ -51,7 +44,7 @@ class TaskWorkTest : public ::testing::Test {
 };
 
 TEST_F(TaskWorkTest, LostEvaluatorNoLongerProtectsItsCheckpoint) {
-  const TaskId evaluator = Task(TASK_TYPE_EVALUATOR, 0);
+  const TaskId evaluator = MakeTask(TASK_TYPE_EVALUATOR, 0);
   ASSERT_TRUE(membership_->Register(evaluator, 5, "", "").ok());
   ASSERT_TRUE(checkpoints_.Acquire(100, HolderName(evaluator, 5)).ok());
   EXPECT_THAT(checkpoints_.ToDelete({100, 200}), IsEmpty());
@@ -65,7 +58,7 @@ TEST_F(TaskWorkTest, LostEvaluatorNoLongerProtectsItsCheckpoint) {
 }
 
 TEST_F(TaskWorkTest, RestartedWorkersDataGoesToTheNextWorker) {
-  const TaskId worker = Task(TASK_TYPE_WORKER, 0);
+  const TaskId worker = MakeTask(TASK_TYPE_WORKER, 0);
   ASSERT_TRUE(membership_->Register(worker, 7, "", "").ok());
   absl::StatusOr<DataLease> lease = data_->Acquire(HolderName(worker, 7));
   ASSERT_TRUE(lease.ok());
@@ -87,7 +80,7 @@ TEST_F(TaskWorkTest, RestartedWorkersDataGoesToTheNextWorker) {
 }
 
 TEST_F(TaskWorkTest, HandingBackTwiceChangesNothing) {
-  const TaskId worker = Task(TASK_TYPE_WORKER, 1);
+  const TaskId worker = MakeTask(TASK_TYPE_WORKER, 1);
   ASSERT_TRUE(data_->Acquire(HolderName(worker, 3)).ok());
   HandBackWork(worker, 3, ledgers_);
   EXPECT_EQ(HandBackWork(worker, 3, ledgers_),
@@ -95,7 +88,7 @@ TEST_F(TaskWorkTest, HandingBackTwiceChangesNothing) {
 }
 
 TEST_F(TaskWorkTest, MissingLedgersAreSkipped) {
-  EXPECT_EQ(HandBackWork(Task(TASK_TYPE_EVALUATOR, 0), 1, JobLedgers()),
+  EXPECT_EQ(HandBackWork(MakeTask(TASK_TYPE_EVALUATOR, 0), 1, JobLedgers()),
             "evaluator/0#1 handed back 0 data leases and 0 checkpoint leases");
 }
 

@@ -15,12 +15,7 @@ namespace {
 
 class TrainingGenerationTest : public ::testing::Test {
  protected:
-  std::shared_ptr<ShardGroup> OneShard() {
-    std::vector<ShardGroup::Shard> shards(1);
-    shards[0].address = shard_.address();
-    shards[0].client = shard_.NewClient();
-    return std::make_shared<ShardGroup>(std::move(shards));
-  }
+  std::shared_ptr<ShardGroup> OneShard() { return FakeShardGroup({&shard_}); }
 
   absl::Status Call(const ShardGroup& shards) {
     return shards.ForEach([](int, ShardClient& client) {

@@ -220,5 +220,18 @@ ShardClientFactory FakeShardClients(std::vector<FakeShard*> shards) {
   };
 }
 
+std::shared_ptr<ShardGroup> FakeShardGroup(std::vector<FakeShard*> shards) {
+  std::vector<ShardGroup::Shard> group;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    ShardGroup::Shard shard;
+    shard.task.set_type(TASK_TYPE_PS);
+    shard.task.set_index(static_cast<int>(i));
+    shard.address = shards[i]->address();
+    shard.client = shards[i]->NewClient();
+    group.push_back(std::move(shard));
+  }
+  return std::make_shared<ShardGroup>(std::move(group));
+}
+
 }  // namespace coordinator
 }  // namespace pstrain

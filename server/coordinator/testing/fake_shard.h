@@ -19,6 +19,7 @@
 #include "common/checkpoint/env.h"
 #include "protos/parameter_server.pb.h"
 #include "server/coordinator/shard_client.h"
+#include "server/coordinator/shard_group.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -92,6 +93,10 @@ class FakeShard {
 // has fails every call with Unavailable, as one of a shard that cannot be
 // reached does. The shards are borrowed and must outlive the clients.
 ShardClientFactory FakeShardClients(std::vector<FakeShard*> shards);
+
+// A job's shard group of `shards`, shard i being ps/i with a client of
+// shards[i]. The shards are borrowed and must outlive the group.
+std::shared_ptr<ShardGroup> FakeShardGroup(std::vector<FakeShard*> shards);
 
 }  // namespace coordinator
 }  // namespace pstrain
