@@ -11,6 +11,7 @@
 #include "common/config/job_mode.h"
 #include "common/config/job_spec_defaults.h"
 #include "glog/logging.h"
+#include "protos/coordinator.pb.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -128,18 +129,25 @@ absl::StatusOr<CheckpointInfo> JobCheckpoints::Take(int64_t step, const DataLeas
 
 void JobCheckpoints::RecordFailure(int64_t step, CheckpointKind kind, const absl::Status& error) {
   if (metrics_ != nullptr) metrics_->RecordCheckpointFailure();
-  JobEvent event;
+  FailedCheckpoint failed;
   {
     absl::MutexLock lock(&mu_);
-    *event.mutable_checkpoint_failure() = failures_.RecordFailed(step, kind, error);
+    failed = failures_.RecordFailed(step, kind, error);
   }
   LOG(ERROR) << "job " << job_id_ << ": checkpoint at step " << step << " failed ("
-             << event.checkpoint_failure().consecutive_failures()
-             << " in a row): " << error.message();
+             << failed.consecutive << " in a row): " << error.message();
   status_.Update("the checkpoint failure", [&](JobStatus& status) {
     absl::MutexLock lock(&mu_);
-    failures_.FillStatus(status);
+    status.set_checkpoint_failures(failures_.total());
+    status.set_last_checkpoint_failure(failures_.DescribeLast());
   });
+  JobEvent event;
+  CheckpointFailure* told = event.mutable_checkpoint_failure();
+  told->set_step(failed.step);
+  told->set_message(failed.message);
+  told->set_consecutive_failures(failed.consecutive);
+  told->set_max_consecutive_failures(failed.max_consecutive);
+  told->set_final(failed.final);
   status_.Publish(std::move(event));
 }
 
