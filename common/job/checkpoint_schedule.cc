@@ -1,5 +1,7 @@
 #include "common/job/checkpoint_schedule.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace pstrain {
 namespace {
 
@@ -58,6 +60,19 @@ absl::Time CheckpointSchedule::NextDueTime() const {
   absl::MutexLock lock(&mu_);
   if (every_ == absl::InfiniteDuration()) return absl::InfiniteFuture();
   return last_time_ + every_;
+}
+
+std::string CheckpointSchedule::DescribeNextDue() const {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  const std::string at_step =
+      every_steps_ > 0 ? absl::StrCat("at step ", last_step_ + every_steps_) : "";
+  if (every_ == absl::InfiniteDuration()) return at_step;
+  const absl::Duration left = absl::Floor(last_time_ + every_ - now, absl::Seconds(1));
+  if (left <= absl::ZeroDuration()) return "at the next progress report";
+  const std::string in_time = absl::StrCat("in ", absl::FormatDuration(left));
+  if (at_step.empty()) return in_time;
+  return absl::StrCat(at_step, " or ", in_time, ", whichever comes first");
 }
 
 int64_t CheckpointSchedule::last_saved_step() const {

@@ -2,6 +2,7 @@
 #define PSTRAIN_COMMON_JOB_CHECKPOINT_SCHEDULE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -57,6 +58,10 @@ class CheckpointSchedule {
   // When the seconds interval next falls due (InfiniteFuture without one),
   // for a timer that checks Due() without waiting for a progress report.
   absl::Time NextDueTime() const;
+
+  // When a periodic checkpoint next falls due, for a person: "at step 800",
+  // "in 10m" or "at step 800 or in 10m, whichever comes first".
+  std::string DescribeNextDue() const;
 
   int64_t last_saved_step() const;
 

@@ -99,6 +99,20 @@ TEST_F(CheckpointScheduleTest, AFailedCheckpointIsTriedAgainOneIntervalLater) {
   EXPECT_EQ(schedule.Due(1001), CheckpointTrigger::kSteps);
 }
 
+TEST_F(CheckpointScheduleTest, SaysWhenTheNextCheckpointIsDue) {
+  CheckpointSchedule steps(Every(200, 0), clock_, 0);
+  steps.RecordFailed(600);
+  EXPECT_EQ(steps.DescribeNextDue(), "at step 800");
+  CheckpointSchedule seconds(Every(0, 600), clock_, 0);
+  clock_.Advance(absl::Seconds(90));
+  EXPECT_EQ(seconds.DescribeNextDue(), "in 8m30s");
+  CheckpointSchedule both(Every(200, 60), clock_, 0);
+  both.RecordFailed(600);
+  EXPECT_EQ(both.DescribeNextDue(), "at step 800 or in 1m, whichever comes first");
+  clock_.Advance(absl::Minutes(5));
+  EXPECT_EQ(both.DescribeNextDue(), "at the next progress report");  // overdue
+}
+
 TEST_F(CheckpointScheduleTest, FinalCheckpointIsAlwaysDueOnce) {
   CheckpointSchedule schedule(Every(100, 0), clock_, 0);
   schedule.RecordSaved(100, CheckpointKind::kPeriodic);
