@@ -60,6 +60,10 @@ absl::Status LocalTrainer::CheckThread() const {
   return absl::OkStatus();
 }
 
+void LocalTrainer::Stop(StopReason reason, std::string message) {
+  stop_->Decide(reason, std::move(message), global_step_);
+}
+
 double LocalTrainer::TrainSeconds() const { return absl::ToDoubleSeconds(train_time_); }
 
 absl::StatusOr<EvaluationResult> LocalTrainer::Evaluate() {
@@ -191,6 +195,9 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
     }
   }
   if (loop.steps > 0) result.final_loss = loop.mean_loss();
+  if (std::optional<StopDecision> decided = stop_->decision()) {
+    result.stop_message = decided->message;
+  }
   result.global_step = global_step_;
   result.train_seconds = TrainSeconds();
   result.examples_per_sec = result.examples / std::max(1e-9, result.train_seconds);

@@ -62,6 +62,8 @@ struct LocalTrainingResult {
   double examples_per_sec = 0;  // examples / train_seconds
   double final_loss = 0;        // mean training loss of the last loop
   StopReason stop_reason = STOP_REASON_UNSPECIFIED;
+  // Why, for a person: "reached max_steps 3000", "loss is NaN at step 12".
+  std::string stop_message;
   // The final evaluation on eval_data; empty in JOB_MODE_TRAIN.
   std::map<std::string, double> eval_metrics;
 };
@@ -95,6 +97,12 @@ class LocalTrainer {
   // train data's epochs, a NaN loss, the target metric, early stopping),
   // then evaluates.
   absl::StatusOr<LocalTrainingResult> Run();
+
+  // Ends training before its next step with `reason`, decided outside the
+  // trainer (as train-local's checkpoints failing too often in a row), unless
+  // a stop was decided before; Run returns the decision that stands. For the
+  // progress and evaluation callbacks, which run inside Run.
+  void Stop(StopReason reason, std::string message);
 
   // Evaluates the current variables on eval_data (eval.steps batches, or
   // all). FailedPrecondition: the job has no eval_data.

@@ -68,6 +68,7 @@ TEST(LocalTrainerTest, StopsAtMaxStepsAndTargetMetric) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->global_step, 7);
   EXPECT_EQ(result->stop_reason, STOP_REASON_MAX_STEPS);
+  EXPECT_EQ(result->stop_message, "reached max_steps 7");
 
   LocalTrainerOptions eval_often;
   eval_often.eval_every_steps = 5;
@@ -119,6 +120,22 @@ TEST(LocalTrainerTest, StopsAtMaxSecondsOfTheInjectedClock) {
   EXPECT_EQ(result->global_step, 5);
   EXPECT_DOUBLE_EQ(result->train_seconds, 5);
   EXPECT_DOUBLE_EQ(result->examples_per_sec, 100.0 / 5);
+}
+
+TEST(LocalTrainerTest, AStopFromAProgressReportEndsTrainingBeforeTheNextStep) {
+  LocalTrainer* running = nullptr;
+  LocalTrainerOptions options;
+  options.on_progress = [&](const TrainingProgress& p) {
+    if (p.global_step == 20) running->Stop(STOP_REASON_CHECKPOINT_FAILURES, "checkpoints failed");
+  };
+  auto trainer = LocalTrainer::Create(ToySpec(""), options);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  running = trainer->get();
+  auto result = (*trainer)->Run();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->global_step, 20);
+  EXPECT_EQ(result->stop_reason, STOP_REASON_CHECKPOINT_FAILURES);
+  EXPECT_EQ(result->stop_message, "checkpoints failed");
 }
 
 TEST(LocalTrainerTest, StopsOnNanLoss) {
