@@ -16,7 +16,8 @@
 namespace pstrain {
 
 absl::StatusOr<std::unique_ptr<LocalRunRecorder>> LocalRunRecorder::Open(Env& env, Clock& clock,
-                                                                         const JobSpec& spec) {
+                                                                         const JobSpec& spec,
+                                                                         Warn warn) {
   const std::string& model_dir = spec.checkpoint().model_dir();
   ASSIGN_OR_RETURN(const std::vector<CheckpointRef> existing, ListCheckpoints(env, model_dir));
   if (!existing.empty()) {
@@ -34,26 +35,43 @@ absl::StatusOr<std::unique_ptr<LocalRunRecorder>> LocalRunRecorder::Open(Env& en
                    FileSummaryWriter::Open(&env, EvalSummaryDir(model_dir)));
   ASSIGN_OR_RETURN(std::unique_ptr<ModelExporter> exporter, ModelExporter::Create(env, spec));
   return std::unique_ptr<LocalRunRecorder>(new LocalRunRecorder(
-      env, clock, spec, std::move(train), std::move(eval), std::move(exporter)));
+      env, clock, spec, std::move(warn), std::move(train), std::move(eval), std::move(exporter)));
 }
 
-LocalRunRecorder::LocalRunRecorder(Env& env, Clock& clock, JobSpec spec,
+LocalRunRecorder::LocalRunRecorder(Env& env, Clock& clock, JobSpec spec, Warn warn,
                                    std::unique_ptr<TrainSummaries> train,
                                    std::unique_ptr<FileSummaryWriter> eval,
                                    std::unique_ptr<ModelExporter> exporter)
     : env_(env),
       spec_(std::move(spec)),
+      warn_(std::move(warn)),
       schedule_(spec_.checkpoint(), clock, /*start_step=*/0),
+      failures_(MaxConsecutiveFailuresOf(spec_.checkpoint())),
       retention_(MaxToKeepOf(spec_.checkpoint())),
       train_summaries_(std::move(train)),
       eval_summaries_(std::move(eval)),
       exporter_(std::move(exporter)) {}
 
-absl::Status LocalRunRecorder::OnProgress(const TrainingProgress& progress,
-                                          const LocalTrainer& trainer) {
+std::optional<std::string> LocalRunRecorder::OnProgress(const TrainingProgress& progress,
+                                                        const LocalTrainer& trainer) {
   train_summaries_->OnProgress(progress.global_step, progress.loss, progress.examples_per_sec);
-  if (schedule_.Due(progress.global_step) == CheckpointTrigger::kNone) return absl::OkStatus();
-  return WriteCheckpoint(trainer, CheckpointKind::kPeriodic).status();
+  if (schedule_.Due(progress.global_step) == CheckpointTrigger::kNone) return std::nullopt;
+  const absl::StatusOr<CheckpointManifest> saved =
+      WriteCheckpoint(trainer, CheckpointKind::kPeriodic);
+  if (saved.ok()) return std::nullopt;
+  schedule_.RecordFailed(progress.global_step);
+  const FailedCheckpoint failed =
+      failures_.RecordFailed(progress.global_step, CheckpointKind::kPeriodic, saved.status());
+  std::optional<std::string> too_many = failures_.TooMany();
+  warn_(absl::StrCat("could not save ", DescribeFailedCheckpoint(failed), "; ",
+                     too_many.has_value() ? "the run fails"
+                                          : "will try again " + schedule_.DescribeNextDue()));
+  return too_many;
+}
+
+std::string LocalRunRecorder::LastSaved() const {
+  const int64_t step = schedule_.last_saved_step();
+  return step > 0 ? CheckpointDir(model_dir(), step) : "";
 }
 
 absl::StatusOr<RecordedRun> LocalRunRecorder::Finish(const LocalTrainer& trainer,
@@ -73,11 +91,15 @@ absl::StatusOr<RecordedRun> LocalRunRecorder::Finish(const LocalTrainer& trainer
     absl::Status deleted = DeleteCheckpoint(env_, CheckpointDir(model_dir(), step));
     if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
   }
-  ASSIGN_OR_RETURN(const CheckpointManifest manifest,
-                   WriteCheckpoint(trainer, CheckpointKind::kFinal));
+  absl::StatusOr<CheckpointManifest> manifest = WriteCheckpoint(trainer, CheckpointKind::kFinal);
+  if (!manifest.ok()) {
+    return absl::Status(manifest.status().code(),
+                        absl::StrCat("the final checkpoint, ", CheckpointDirName(step),
+                                     ", failed: ", manifest.status().message()));
+  }
   RecordedRun run;
   run.checkpoint_dir = CheckpointDir(model_dir(), step);
-  ASSIGN_OR_RETURN(run.export_dirs, Export(trainer, result, manifest));
+  ASSIGN_OR_RETURN(run.export_dirs, Export(trainer, result, *manifest));
   return run;
 }
 
@@ -138,20 +160,25 @@ absl::StatusOr<CheckpointManifest> LocalRunRecorder::WriteCheckpoint(const Local
     return committed.status();
   }
   schedule_.RecordSaved(step, kind);
-  RETURN_IF_ERROR(ApplyRetention());
+  failures_.RecordSaved();
+  ApplyRetention();
   return committed;
 }
 
-absl::Status LocalRunRecorder::ApplyRetention() {
-  ASSIGN_OR_RETURN(const std::vector<CheckpointRef> checkpoints,
-                   ListCheckpoints(env_, model_dir()));
+void LocalRunRecorder::ApplyRetention() {
+  absl::StatusOr<std::vector<CheckpointRef>> checkpoints = ListCheckpoints(env_, model_dir());
+  if (!checkpoints.ok()) {
+    warn_(absl::StrCat("checkpoint.max_to_keep: ", checkpoints.status().message()));
+    return;
+  }
   std::vector<int64_t> steps;
-  for (const CheckpointRef& checkpoint : checkpoints) steps.push_back(checkpoint.step);
+  for (const CheckpointRef& checkpoint : *checkpoints) steps.push_back(checkpoint.step);
   for (int64_t step : retention_.ToDelete(steps)) {
     absl::Status deleted = DeleteCheckpoint(env_, CheckpointDir(model_dir(), step));
-    if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
+    if (!deleted.ok() && !absl::IsNotFound(deleted)) {
+      warn_(absl::StrCat("checkpoint.max_to_keep: ", deleted.message()));
+    }
   }
-  return absl::OkStatus();
 }
 
 }  // namespace pstrain

@@ -17,16 +17,25 @@
 //                      the final evaluation (best only when it beats the
 //                      best export already there; exports_to_keep each)
 //
+// A periodic checkpoint that cannot be saved (a full disk, an I/O error)
+// leaves nothing behind and is tried again when the schedule next says so;
+// checkpoint.max_consecutive_failures of them in a row end the run, by the
+// cluster's rule (CheckpointFailures). A final checkpoint that cannot be
+// saved fails the run.
+//
 // It does not resume: a model_dir that already holds a checkpoint is
 // refused. Not thread-safe; call it on the trainer's compute thread.
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/checkpoint/env.h"
 #include "common/clock/clock.h"
+#include "common/job/checkpoint_failures.h"
 #include "common/job/checkpoint_schedule.h"
 #include "common/job/model_exporter.h"
 #include "common/job/retention_policy.h"
@@ -46,16 +55,27 @@ struct RecordedRun {
 
 class LocalRunRecorder {
  public:
+  // Told what went wrong that the run outlives, one line each: "could not
+  // save ckpt-600 (1 in a row of at most 3): <error>; will try again at
+  // step 800".
+  using Warn = std::function<void(const std::string& line)>;
+
   // `spec` as PrepareJobSpec returns it; its model_dir is where to write.
   // `env` and `clock` outlive the recorder.
   // FailedPrecondition: model_dir already holds a checkpoint. The Env's
   // errors creating the summary folders or listing export_dir/best.
   static absl::StatusOr<std::unique_ptr<LocalRunRecorder>> Open(Env& env, Clock& clock,
-                                                                const JobSpec& spec);
+                                                                const JobSpec& spec, Warn warn);
 
   // Records one progress report, and checkpoints `trainer` when the
-  // schedule says so.
-  absl::Status OnProgress(const TrainingProgress& progress, const LocalTrainer& trainer);
+  // schedule says so. Returns why the run must stop once checkpoints failed
+  // too often in a row; nullopt otherwise.
+  std::optional<std::string> OnProgress(const TrainingProgress& progress,
+                                        const LocalTrainer& trainer);
+
+  // The newest checkpoint saved, for a person to go on from when the run
+  // failed; empty when none was.
+  std::string LastSaved() const;
 
   // Records the final evaluation, writes the final checkpoint and the
   // exports. Call once, after training ended normally.
@@ -63,12 +83,16 @@ class LocalRunRecorder {
                                      const LocalTrainingResult& result);
 
  private:
-  LocalRunRecorder(Env& env, Clock& clock, JobSpec spec, std::unique_ptr<TrainSummaries> train,
-                   std::unique_ptr<FileSummaryWriter> eval, std::unique_ptr<ModelExporter> exporter);
+  LocalRunRecorder(Env& env, Clock& clock, JobSpec spec, Warn warn,
+                   std::unique_ptr<TrainSummaries> train, std::unique_ptr<FileSummaryWriter> eval,
+                   std::unique_ptr<ModelExporter> exporter);
   // Writes ckpt-<step> of the trainer's variables, then deletes the
-  // checkpoints retention lets go. The MANIFEST written.
+  // checkpoints retention lets go. The MANIFEST written. On an error
+  // nothing of it is left, and the checkpoints saved before stay.
   absl::StatusOr<CheckpointManifest> WriteCheckpoint(const LocalTrainer& trainer, CheckpointKind kind);
-  absl::Status ApplyRetention();
+  // Deletes what max_to_keep lets go; what it cannot delete is warned of
+  // and tried again after the next checkpoint, as the coordinator does.
+  void ApplyRetention();
   // Exports the final checkpoint as the policy says; the folders written.
   absl::StatusOr<std::vector<std::string>> Export(const LocalTrainer& trainer,
                                                   const LocalTrainingResult& result,
@@ -77,7 +101,9 @@ class LocalRunRecorder {
 
   Env& env_;
   const JobSpec spec_;
+  const Warn warn_;
   CheckpointSchedule schedule_;
+  CheckpointFailures failures_;
   RetentionPolicy retention_;
   std::unique_ptr<TrainSummaries> train_summaries_;
   std::unique_ptr<FileSummaryWriter> eval_summaries_;

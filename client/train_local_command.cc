@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -28,6 +29,13 @@ DEFINE_string(model_dir, "",
 namespace pstrain {
 namespace {
 
+// Whether the run failed although training ended: its checkpoints failed too
+// often in a row, or its loss diverged (LocalTrainer logged that).
+bool EndedFailed(const LocalTrainingResult& result) {
+  return result.stop_reason == STOP_REASON_NAN_LOSS ||
+         result.stop_reason == STOP_REASON_CHECKPOINT_FAILURES;
+}
+
 // A finite number as JSON, or null (JSON has no NaN or infinity).
 std::string JsonNumber(double value) {
   return std::isfinite(value) ? absl::StrFormat("%.10g", value) : "null";
@@ -36,7 +44,7 @@ std::string JsonNumber(double value) {
 std::string Json(const LocalTrainingResult& result, const RecordedRun& recorded) {
   std::map<std::string, std::string> fields = {
       {"examples_per_sec", JsonNumber(result.examples_per_sec)},
-      {"state", absl::StrCat("\"", result.stop_reason == STOP_REASON_NAN_LOSS ? "FAILED" : "SUCCEEDED", "\"")},
+      {"state", absl::StrCat("\"", EndedFailed(result) ? "FAILED" : "SUCCEEDED", "\"")},
       {"global_step", absl::StrCat(result.global_step)},
       {"examples", absl::StrCat(result.examples)},
       {"train_seconds", JsonNumber(result.train_seconds)},
@@ -46,6 +54,9 @@ std::string Json(const LocalTrainingResult& result, const RecordedRun& recorded)
   // Metric names are plain identifiers (the known list), safe to quote as
   // they are; they may replace nothing above.
   for (const auto& [name, value] : result.eval_metrics) fields[name] = JsonNumber(value);
+  if (!result.stop_message.empty()) {
+    fields["reason"] = absl::StrCat("\"", absl::CEscape(result.stop_message), "\"");
+  }
   if (!recorded.checkpoint_dir.empty()) {
     fields["checkpoint"] = absl::StrCat("\"", absl::CEscape(recorded.checkpoint_dir), "\"");
   }
@@ -76,28 +87,23 @@ void PrintText(const LocalTrainingResult& result, const RecordedRun& recorded) {
     std::cout << "exported model: " << dir << "\n";
 }
 
-}  // namespace
-
-int RunTrainLocalCommand(const std::vector<std::string>& args) {
+// The job spec of `args` with --max_steps and --model_dir applied, as
+// PrepareJobSpec fills it; nullopt, once it printed why, on a usage error.
+std::optional<JobSpec> SpecOfArgs(const std::vector<std::string>& args) {
   if (args.size() != 1) {
     std::cerr << "pstrain train-local: expected one argument, the job spec file (.pbtxt or "
                  ".json); got "
               << args.size() << "\n";
-    return 2;
-  }
-  absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
-  if (!output.ok()) {
-    std::cerr << "pstrain train-local: " << output.status().message() << "\n";
-    return kExitUsage;
+    return std::nullopt;
   }
   if (FLAGS_max_steps < 0) {
     std::cerr << "pstrain train-local: --max_steps must be >= 0\n";
-    return kExitUsage;
+    return std::nullopt;
   }
   absl::StatusOr<JobSpec> raw = LoadJobSpecFile(args[0]);
   if (!raw.ok()) {
     std::cerr << "pstrain train-local: " << raw.status().message() << "\n";
-    return kExitUsage;
+    return std::nullopt;
   }
   // Before validation: a spec with no stop condition of its own is valid
   // once --max_steps gives one, and the export folder's default follows
@@ -107,14 +113,31 @@ int RunTrainLocalCommand(const std::vector<std::string>& args) {
   absl::StatusOr<JobSpec> spec = PrepareJobSpec(*std::move(raw));
   if (!spec.ok()) {
     std::cerr << "pstrain train-local: " << args[0] << ": " << spec.status().message() << "\n";
+    return std::nullopt;
+  }
+  return *std::move(spec);
+}
+
+}  // namespace
+
+int RunTrainLocalCommand(const std::vector<std::string>& args) {
+  PosixEnv env;
+  return RunTrainLocalCommandWithEnv(args, env);
+}
+
+int RunTrainLocalCommandWithEnv(const std::vector<std::string>& args, Env& env) {
+  absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
+  if (!output.ok()) {
+    std::cerr << "pstrain train-local: " << output.status().message() << "\n";
     return kExitUsage;
   }
-  PosixEnv env;
+  const std::optional<JobSpec> spec = SpecOfArgs(args);
+  if (!spec.has_value()) return kExitUsage;
   RealClock clock;
   std::unique_ptr<LocalRunRecorder> recorder;
   if (!FLAGS_model_dir.empty()) {
-    absl::StatusOr<std::unique_ptr<LocalRunRecorder>> opened =
-        LocalRunRecorder::Open(env, clock, *spec);
+    absl::StatusOr<std::unique_ptr<LocalRunRecorder>> opened = LocalRunRecorder::Open(
+        env, clock, *spec, [](const std::string& line) { std::cerr << "warning: " << line << "\n"; });
     if (!opened.ok()) {
       std::cerr << "pstrain train-local: " << opened.status().message() << "\n";
       return ExitCodeForStatus(opened.status());
@@ -122,15 +145,18 @@ int RunTrainLocalCommand(const std::vector<std::string>& args) {
     recorder = *std::move(opened);
   }
   // The progress callback runs inside Run, on this thread; it checkpoints
-  // the trainer it is handed once Create has made it.
+  // the trainer it is handed once Create has made it, and stops it as the
+  // coordinator stops a job whose checkpoints failed too often in a row.
   LocalTrainer* running = nullptr;
-  absl::Status recording;
   LocalTrainerOptions options;
   options.on_progress = [&](const TrainingProgress& p) {
     std::cerr << absl::StrFormat("step %d  epoch %d  loss %.4f  %.0f examples/s  lr %.3g\n",
                                  p.global_step, p.epoch, p.loss, p.examples_per_sec,
                                  p.learning_rate);
-    if (recorder != nullptr && recording.ok()) recording = recorder->OnProgress(p, *running);
+    if (recorder == nullptr) return;
+    if (std::optional<std::string> too_many = recorder->OnProgress(p, *running)) {
+      running->Stop(STOP_REASON_CHECKPOINT_FAILURES, *std::move(too_many));
+    }
   };
   absl::StatusOr<std::unique_ptr<LocalTrainer>> trainer = LocalTrainer::Create(*spec, options);
   if (!trainer.ok()) {
@@ -143,24 +169,30 @@ int RunTrainLocalCommand(const std::vector<std::string>& args) {
     std::cerr << "pstrain train-local: " << result.status().message() << "\n";
     return 1;
   }
-  const bool diverged = result->stop_reason == STOP_REASON_NAN_LOSS;
+  const bool failed = EndedFailed(*result);
   RecordedRun recorded;
-  if (recorder != nullptr && recording.ok() && !diverged) {
+  if (recorder != nullptr && !failed) {
     absl::StatusOr<RecordedRun> finished = recorder->Finish(**trainer, *result);
-    recording = finished.status();
-    if (finished.ok()) recorded = *std::move(finished);
-  }
-  if (!recording.ok()) {
-    std::cerr << "pstrain train-local: cannot keep the run in " << spec->checkpoint().model_dir()
-              << ": " << recording.message() << "\n";
-    return 1;
+    if (!finished.ok()) {
+      std::cerr << "pstrain train-local: cannot keep the run in "
+                << spec->checkpoint().model_dir() << ": " << finished.status().message() << "\n";
+      return 1;
+    }
+    recorded = *std::move(finished);
   }
   if (output->format == OutputFormat::kJson) {
     std::cout << Json(*result, recorded) << std::endl;
   } else {
     PrintText(*result, recorded);
   }
-  return diverged ? 1 : 0;
+  if (result->stop_reason == STOP_REASON_CHECKPOINT_FAILURES) {
+    const std::string last = recorder->LastSaved();
+    std::cerr << "pstrain train-local: failed: " << result->stop_message << "; "
+              << (last.empty() ? "no checkpoint was saved"
+                               : absl::StrCat("the last checkpoint saved: ", last))
+              << "\n";
+  }
+  return failed ? 1 : 0;
 }
 
 Subcommand TrainLocalCommand() {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/checkpoint/env.h"
 #include "common/cli/subcommand.h"
 
 namespace pstrain {
@@ -17,6 +18,10 @@ namespace pstrain {
 // command. Returns the process exit code: 0 when training ended normally,
 // 1 on an error or a NaN loss, 2 on a usage error or an invalid spec.
 int RunTrainLocalCommand(const std::vector<std::string>& args);
+
+// The same, writing what --model_dir keeps through `env` (a TestEnv that
+// fails chosen writes, in tests).
+int RunTrainLocalCommandWithEnv(const std::vector<std::string>& args, Env& env);
 
 // The command's entry in `pstrain`'s table.
 Subcommand TrainLocalCommand();

@@ -1,21 +1,38 @@
 #include "client/train_local_command.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/checkpoint/checkpoint_layout.h"
+#include "common/checkpoint/checkpoint_verifier.h"
+#include "common/checkpoint/file_path.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/test_env.h"
 #include "common/data/test_files.h"
 #include "gflags/gflags.h"
+#include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
 DECLARE_string(output);
 DECLARE_int64(max_steps);
+DECLARE_string(model_dir);
 
 namespace pstrain {
 namespace {
 
-std::string WriteSpec(const std::string& name, const std::string& stop) {
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The toy image job; `rest` adds its stop condition, and may replace its
+// checkpoint block.
+std::string WriteSpec(const std::string& name, const std::string& rest,
+                      const std::string& checkpoint = R"(checkpoint { model_dir: "/tmp/unused" })") {
   const std::string dir = testing_util::WriteToyImageDataset(300, 90);
   return testing_util::WriteTestFile(name, absl::StrCat(R"(
     model { mlp { hidden_units: [16] } }
@@ -24,9 +41,8 @@ std::string WriteSpec(const std::string& name, const std::string& stop) {
     eval_data { fashion_mnist { dir: ")",
                                                         dir, R"(" } batch_size: 45 }
     optimizer { adam {} learning_rate: 0.01 }
-    checkpoint { model_dir: "/tmp/unused" }
   )",
-                                                        stop));
+                                                        checkpoint, "\n", rest));
 }
 
 class TrainLocalCommandTest : public ::testing::Test {
@@ -34,6 +50,7 @@ class TrainLocalCommandTest : public ::testing::Test {
   void TearDown() override {
     FLAGS_output = "text";
     FLAGS_max_steps = 0;
+    FLAGS_model_dir = "";
   }
 };
 
@@ -79,6 +96,107 @@ TEST_F(TrainLocalCommandTest, UsageAndSpecErrors) {
   EXPECT_NE(err.find("/nonexistent/job.pbtxt"), std::string::npos) << err;
   EXPECT_NE(err.find("max_steps"), std::string::npos) << err;
   EXPECT_NE(err.find("--output must be text or json"), std::string::npos) << err;
+}
+
+// train-local keeping its run in a model_dir whose checkpoints at chosen
+// steps cannot be saved, as on a full disk: the checkpoint's folder cannot
+// be put in place, so everything written of it must be removed again.
+class TrainLocalCheckpointFailureTest : public TrainLocalCommandTest {
+ protected:
+  void SetUp() override {
+    FLAGS_model_dir = JoinPath(::testing::TempDir(), "train_local_failures");
+    RemoveTree(posix_, FLAGS_model_dir).IgnoreError();  // a run before
+  }
+
+  // A checkpoint every 10 steps (a progress report each), failing after 3
+  // failed ones in a row.
+  std::string Spec(int64_t max_steps) {
+    return WriteSpec("failing.pbtxt",
+                     absl::StrCat("training { steps_per_loop: 10 } stop { max_steps: ", max_steps,
+                                  " }"),
+                     "checkpoint { every_steps: 10 max_consecutive_failures: 3 }");
+  }
+
+  void DiskFullAt(int64_t step) {
+    env_.FailOn(EnvOp::kRename, TemporaryCheckpointDir(FLAGS_model_dir, step),
+                absl::ResourceExhaustedError("rename: No space left on device"));
+  }
+
+  // Runs the command; its exit code, with stdout and stderr.
+  int Run(const std::string& spec, std::string* out, std::string* err) {
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int code = RunTrainLocalCommandWithEnv({spec}, env_);
+    *out = ::testing::internal::GetCapturedStdout();
+    *err = ::testing::internal::GetCapturedStderr();
+    return code;
+  }
+
+  // What model_dir holds named ckpt-*, unfinished folders included.
+  std::vector<std::string> Checkpoints() {
+    std::vector<std::string> names;
+    absl::StatusOr<std::vector<std::string>> entries = posix_.ListDir(FLAGS_model_dir);
+    EXPECT_TRUE(entries.ok()) << entries.status();
+    for (const std::string& entry : entries.value_or(std::vector<std::string>())) {
+      if (absl::StartsWith(entry, "ckpt-")) names.push_back(entry);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  PosixEnv posix_;
+  TestEnv env_{&posix_};
+};
+
+TEST_F(TrainLocalCheckpointFailureTest, WarnsTriesAgainAndFailsAfterTheLimitInARow) {
+  FLAGS_output = "json";
+  for (int64_t step : {20, 30, 50, 60, 70}) DiskFullAt(step);
+  std::string out, err;
+  EXPECT_EQ(Run(Spec(200), &out, &err), 1) << err;
+
+  // Each failure is a warning, and training goes on to the next due step.
+  EXPECT_THAT(err, HasSubstr("warning: could not save ckpt-20 (1 in a row of at most 3): "
+                             "rename: No space left on device; will try again at step 30\n"));
+  EXPECT_THAT(err, HasSubstr("warning: could not save ckpt-30 (2 in a row of at most 3): "));
+  // ckpt-40 was saved: the count started again.
+  EXPECT_THAT(err, HasSubstr("could not save ckpt-50 (1 in a row of at most 3): "));
+  EXPECT_THAT(err, HasSubstr("could not save ckpt-60 (2 in a row of at most 3): "));
+  EXPECT_THAT(err, HasSubstr("could not save ckpt-70 (3 in a row of at most 3): "
+                             "rename: No space left on device; the run fails\n"));
+  EXPECT_THAT(err, Not(HasSubstr("step 80 ")));
+  // The cluster's reason, and what is left to go on from.
+  EXPECT_THAT(err, HasSubstr("pstrain train-local: failed: 3 checkpoints failed in a row "
+                             "(checkpoint.max_consecutive_failures 3), the last, ckpt-70: "
+                             "rename: No space left on device; make room in "
+                             "checkpoint.model_dir or fix what the error names; the last "
+                             "checkpoint saved: " +
+                             CheckpointDir(FLAGS_model_dir, 40)));
+  EXPECT_THAT(out, HasSubstr("\"state\": \"FAILED\""));
+  EXPECT_THAT(out, HasSubstr("\"global_step\": 70"));
+  EXPECT_THAT(out, HasSubstr("\"stop_reason\": \"STOP_REASON_CHECKPOINT_FAILURES\""));
+  EXPECT_THAT(out, HasSubstr("\"reason\": \"3 checkpoints failed in a row"));
+
+  // Nothing of a failed checkpoint is left, no final one was written, and
+  // the saved ones verify.
+  env_.ClearFailures();
+  EXPECT_THAT(Checkpoints(), ElementsAre("ckpt-10", "ckpt-40"));
+  absl::StatusOr<CheckpointManifest> last = VerifyCheckpoint(posix_, CheckpointDir(FLAGS_model_dir, 40));
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(last->global_step(), 40);
+  EXPECT_FALSE(last->final());
+}
+
+TEST_F(TrainLocalCheckpointFailureTest, AFailedFinalCheckpointFailsTheRun) {
+  DiskFullAt(30);  // the periodic one at the last step, then the final one
+  std::string out, err;
+  EXPECT_EQ(Run(Spec(30), &out, &err), 1) << err;
+  EXPECT_THAT(err, HasSubstr("warning: could not save ckpt-30 (1 in a row of at most 3): "));
+  EXPECT_THAT(err, HasSubstr("pstrain train-local: cannot keep the run in " + FLAGS_model_dir +
+                             ": the final checkpoint, ckpt-30, failed: rename: No space left "
+                             "on device"));
+  env_.ClearFailures();
+  EXPECT_THAT(Checkpoints(), ElementsAre("ckpt-10", "ckpt-20"));
+  EXPECT_TRUE(VerifyCheckpoint(posix_, CheckpointDir(FLAGS_model_dir, 20)).ok());
 }
 
 }  // namespace
