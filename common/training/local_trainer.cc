@@ -118,11 +118,11 @@ absl::StatusOr<std::optional<StopDecision>> LocalTrainer::EvaluateForStop() {
   return outcome.stop;
 }
 
-StopReason LocalTrainer::DecideEndOfData() {
+void LocalTrainer::DecideEndOfData() {
   const int epochs = spec_.train_data().epochs();
   const std::string what =
       absl::StrCat("trained on every record of ", epochs, epochs == 1 ? " epoch" : " epochs");
-  return stop_->Decide(STOP_REASON_END_OF_DATA, what, global_step_).reason;
+  stop_->Decide(STOP_REASON_END_OF_DATA, what, global_step_);
 }
 
 absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
@@ -141,14 +141,11 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
   LoopTotals loop;
   while (true) {
     // max_steps and max_seconds.
-    if (std::optional<StopDecision> limit = stop_->OnProgress(global_step_, std::nullopt)) {
-      result.stop_reason = limit->reason;
-      break;
-    }
+    if (stop_->OnProgress(global_step_, std::nullopt).has_value()) break;
     const absl::Time start = options_.now();
     absl::StatusOr<ExampleBatch> batch = reader->Next();
     if (absl::IsOutOfRange(batch.status())) {
-      result.stop_reason = DecideEndOfData();
+      DecideEndOfData();
       break;
     }
     if (!batch.ok()) return batch.status();
@@ -159,7 +156,6 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
     reader->Recycle(*std::move(batch));  // its storage holds a later batch
     // A NaN or infinite loss, unless the spec trains on through it.
     if (std::optional<StopDecision> diverged = stop_->OnProgress(global_step_, output.loss)) {
-      result.stop_reason = diverged->reason;
       LOG(WARNING) << "train-local: " << diverged->message;
       break;
     }
@@ -189,15 +185,13 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
       loop = LoopTotals();
     }
     ASSIGN_OR_RETURN(const std::optional<StopDecision> evaluated, EvaluateForStop());
-    if (evaluated.has_value()) {
-      result.stop_reason = evaluated->reason;
-      break;
-    }
+    if (evaluated.has_value()) break;
   }
+  // Every way out of the loop decided the stop.
+  const StopDecision decided = stop_->decision().value_or(StopDecision());
+  result.stop_reason = decided.reason;
+  result.stop_message = decided.message;
   if (loop.steps > 0) result.final_loss = loop.mean_loss();
-  if (std::optional<StopDecision> decided = stop_->decision()) {
-    result.stop_message = decided->message;
-  }
   result.global_step = global_step_;
   result.train_seconds = TrainSeconds();
   result.examples_per_sec = result.examples / std::max(1e-9, result.train_seconds);

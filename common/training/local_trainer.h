@@ -121,8 +121,8 @@ class LocalTrainer {
   // Evaluates when eval_every_steps says so and the job stops on its
   // evaluations; the stop decision that stands then, if any.
   absl::StatusOr<std::optional<StopDecision>> EvaluateForStop();
-  // The train data's epochs are over: the stop decision's reason.
-  StopReason DecideEndOfData();
+  // The train data's epochs are over: decides the stop.
+  void DecideEndOfData();
 
   // Time as the stop conditions read it: the training time so far, so that
   // evaluations, which a cluster runs beside training, do not count
