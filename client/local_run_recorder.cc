@@ -6,6 +6,7 @@
 #include "common/checkpoint/checkpoint_catalog.h"
 #include "common/checkpoint/checkpoint_layout.h"
 #include "common/checkpoint/checkpoint_writer.h"
+#include "common/checkpoint/manifest.h"
 #include "common/checkpoint/shard_file.h"
 #include "common/config/job_spec_defaults.h"
 #include "common/export/checkpoint_loader.h"
@@ -85,13 +86,9 @@ absl::StatusOr<RecordedRun> LocalRunRecorder::Finish(const LocalTrainer& trainer
   RETURN_IF_ERROR(eval_summaries_->Close());
   RETURN_IF_ERROR(train_summaries_->Close(step));
 
-  if (schedule_.last_saved_step() == step) {
-    // The periodic checkpoint of this very step holds the final variables;
-    // the final one replaces it, as the coordinator's does.
-    absl::Status deleted = DeleteCheckpoint(env_, CheckpointDir(model_dir(), step));
-    if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
-  }
-  absl::StatusOr<CheckpointManifest> manifest = WriteCheckpoint(trainer, CheckpointKind::kFinal);
+  absl::StatusOr<CheckpointManifest> manifest = schedule_.last_saved_step() == step
+                                                    ? MarkFinal(step)
+                                                    : WriteCheckpoint(trainer, CheckpointKind::kFinal);
   if (!manifest.ok()) {
     return absl::Status(manifest.status().code(),
                         absl::StrCat("the final checkpoint, ", CheckpointDirName(step),
@@ -126,6 +123,15 @@ absl::StatusOr<std::vector<std::string>> LocalRunRecorder::Export(
     if (!dir.empty()) dirs.push_back(dir);
   }
   return dirs;
+}
+
+absl::StatusOr<CheckpointManifest> LocalRunRecorder::MarkFinal(int64_t step) {
+  const std::string dir = CheckpointDir(model_dir(), step);
+  ASSIGN_OR_RETURN(CheckpointManifest manifest, ReadManifest(env_, dir));
+  manifest.set_final(true);
+  RETURN_IF_ERROR(WriteManifest(env_, dir, manifest));
+  schedule_.RecordSaved(step, CheckpointKind::kFinal);
+  return manifest;
 }
 
 absl::StatusOr<CheckpointManifest> LocalRunRecorder::WriteCheckpoint(const LocalTrainer& trainer,

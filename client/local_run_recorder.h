@@ -90,6 +90,10 @@ class LocalRunRecorder {
   // checkpoints retention lets go. The MANIFEST written. On an error
   // nothing of it is left, and the checkpoints saved before stay.
   absl::StatusOr<CheckpointManifest> WriteCheckpoint(const LocalTrainer& trainer, CheckpointKind kind);
+  // The periodic checkpoint at `step` holds the final variables: its
+  // MANIFEST, rewritten atomically marked final, makes it the final one,
+  // and a failure leaves it as it was. The MANIFEST written.
+  absl::StatusOr<CheckpointManifest> MarkFinal(int64_t step);
   // Deletes what max_to_keep lets go; what it cannot delete is warned of
   // and tried again after the next checkpoint, as the coordinator does.
   void ApplyRetention();

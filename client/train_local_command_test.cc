@@ -199,5 +199,28 @@ TEST_F(TrainLocalCheckpointFailureTest, AFailedFinalCheckpointFailsTheRun) {
   EXPECT_TRUE(VerifyCheckpoint(posix_, CheckpointDir(FLAGS_model_dir, 20)).ok());
 }
 
+TEST_F(TrainLocalCheckpointFailureTest, AFinalCheckpointThatFailsAtASavedStepLeavesItIntact) {
+  // ckpt-30 is saved; making it the final one cannot write its MANIFEST.
+  env_.FailOn(EnvOp::kNewWritableFile, JoinPath(CheckpointDir(FLAGS_model_dir, 30), "MANIFEST.tmp"),
+              absl::ResourceExhaustedError("No space left on device"));
+  std::string out, err;
+  EXPECT_EQ(Run(Spec(30), &out, &err), 1) << err;
+  EXPECT_THAT(err, HasSubstr("the final checkpoint, ckpt-30, failed: "));
+  env_.ClearFailures();
+  EXPECT_THAT(Checkpoints(), ElementsAre("ckpt-10", "ckpt-20", "ckpt-30"));
+  absl::StatusOr<CheckpointManifest> kept =
+      VerifyCheckpoint(posix_, CheckpointDir(FLAGS_model_dir, 30));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_FALSE(kept->final());
+
+  // Without the failure the same checkpoint becomes the final one.
+  RemoveTree(posix_, FLAGS_model_dir).IgnoreError();
+  EXPECT_EQ(Run(Spec(30), &out, &err), 0) << err;
+  absl::StatusOr<CheckpointManifest> final =
+      VerifyCheckpoint(posix_, CheckpointDir(FLAGS_model_dir, 30));
+  ASSERT_TRUE(final.ok()) << final.status();
+  EXPECT_TRUE(final->final());
+}
+
 }  // namespace
 }  // namespace pstrain
