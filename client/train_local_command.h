@@ -12,11 +12,12 @@ namespace pstrain {
 // `pstrain train-local JOB_SPEC`: trains the job in this process (no
 // cluster), evaluates it on its eval_data and prints the result: as text,
 // or with --output=json as one JSON object holding state, examples_per_sec,
-// global_step, train_seconds, examples, stop_reason and every final
+// global_step, train_seconds, examples, stop_reason, reason and every final
 // evaluation metric by name ("accuracy", "loss", ...). --max_steps replaces
 // the spec's stop.max_steps. `args` are the positional arguments after the
 // command. Returns the process exit code: 0 when training ended normally,
-// 1 on an error or a NaN loss, 2 on a usage error or an invalid spec.
+// 1 on an error, a NaN loss or checkpoint.max_consecutive_failures failed
+// checkpoints in a row, 2 on a usage error or an invalid spec.
 int RunTrainLocalCommand(const std::vector<std::string>& args);
 
 // The same, writing what --model_dir keeps through `env` (a TestEnv that
