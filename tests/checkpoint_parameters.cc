@@ -1,6 +1,7 @@
 #include "tests/checkpoint_parameters.h"
 
 #include <algorithm>
+#include <map>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -30,29 +31,45 @@ absl::Status AddShard(const ShardFileReader& shard, CheckpointParameters* out) {
   const int parts = 1 + shard.header().num_slots;
   for (int i = 0; i < shard.num_variables(); ++i) {
     const ShardFileVariable& v = shard.variable(i);
-    if (out->values.count(v.name) > 0) {
-      return absl::DataLossError(absl::StrCat("variable ", v.name, " is in two shard files"));
-    }
-    std::vector<float>& values = out->values[v.name];
     if (v.kind == VARIABLE_KIND_DENSE) {
+      if (out->values.count(v.name) > 0) {
+        return absl::DataLossError(absl::StrCat("variable ", v.name, " is in two shard files"));
+      }
+      std::vector<float>& values = out->values[v.name];
       values.resize(static_cast<size_t>(v.num_elements * parts));
       for (int part = 0; part < parts; ++part) {
         shard.CopyDense(i, part, values.data() + part * v.num_elements);
       }
+      out->dense_shard[v.name] = shard.header().shard_index;
       continue;
+    }
+    // In id order, over the rows of earlier shard files too: a table's rows
+    // are written in its own order, each shard's in its own file.
+    std::map<int64_t, std::vector<float>> rows_by_id;
+    std::vector<int64_t>& sorted_ids = out->row_ids[v.name];
+    std::vector<float>& values = out->values[v.name];
+    for (size_t r = 0; r < sorted_ids.size(); ++r) {
+      rows_by_id[sorted_ids[r]].assign(values.begin() + r * v.row_floats,
+                                       values.begin() + (r + 1) * v.row_floats);
     }
     std::vector<int64_t> ids(v.num_rows);
     std::vector<float> rows(static_cast<size_t>(v.num_rows * v.row_floats));
     shard.CopyRows(i, ids.data(), rows.data());
-    // In id order: a table's rows are written in its own order.
-    std::vector<int64_t> order(ids.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return ids[a] < ids[b]; });
-    std::vector<int64_t>& sorted_ids = out->row_ids[v.name];
-    for (int64_t r : order) {
-      sorted_ids.push_back(ids[r]);
-      values.insert(values.end(), rows.begin() + r * v.row_floats,
-                    rows.begin() + (r + 1) * v.row_floats);
+    for (int64_t r = 0; r < v.num_rows; ++r) {
+      const bool added = rows_by_id
+                             .emplace(ids[r], std::vector<float>(rows.begin() + r * v.row_floats,
+                                                                 rows.begin() + (r + 1) * v.row_floats))
+                             .second;
+      if (!added) {
+        return absl::DataLossError(
+            absl::StrCat("row ", ids[r], " of ", v.name, " is in two shard files"));
+      }
+    }
+    sorted_ids.clear();
+    values.clear();
+    for (const auto& [id, row] : rows_by_id) {
+      sorted_ids.push_back(id);
+      values.insert(values.end(), row.begin(), row.end());
     }
   }
   return absl::OkStatus();

@@ -20,8 +20,11 @@ struct CheckpointParameters {
   // Per variable name: a dense variable's values followed by each optimizer
   // slot; an embedding table's rows in id order, each its values and slots.
   std::map<std::string, std::vector<float>> values;
-  // Per embedding table: its row ids in id order.
+  // Per embedding table: its row ids in id order, gathered from every
+  // shard file (each holds the rows of its ids).
   std::map<std::string, std::vector<int64_t>> row_ids;
+  // Per dense variable: the shard whose file holds it.
+  std::map<std::string, int> dense_shard;
 };
 
 // The newest checkpoint of `model_dir`, every shard file verified against

@@ -171,6 +171,7 @@ void WorkerLoop::AssignmentRun::BuildParts(const ParameterServerClientOptions& p
   steps.round_wait = loop_.options_.round_wait;
   steps.log_waits_every = loop_.options_.backoff.log_every;
   steps.overlap_pull_with_push = loop_.options_.overlap_pull_with_push;
+  steps.clip_norm = spec_.optimizer().clip_norm();
   steps_ = std::make_unique<StepRunner>(std::move(steps), *model_, *ps_, *reporter_, *feeder_,
                                         loop_.clock_, loop_.metrics_, over);
 }

@@ -11,6 +11,7 @@
 
 #include "worker/worker_loop.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
@@ -426,6 +427,117 @@ TEST_F(WorkerLoopTest, OnStreamedDataTheLeaseTakenAheadIsHandedBackWholeAtTheSto
   EXPECT_EQ(completions[1].returned(0).begin(), leases[1].range().begin());
   EXPECT_EQ(completions[1].returned(0).end(), leases[1].range().end());
   EXPECT_EQ(Applied(0), 2);
+}
+
+// What a job's first update did on each shard: the values the shard holds
+// of "linear/bias" (shard 0 only) and of its rows of "linear/weights",
+// before and after.
+struct FirstUpdate {
+  std::vector<std::vector<float>> before, after;
+
+  // The update's L2 norm on shard `s`, or over both shards when -1.
+  double Norm(int s = -1) const {
+    double sum = 0;
+    for (int shard = 0; shard < 2; ++shard) {
+      if (s >= 0 && shard != s) continue;
+      for (size_t i = 0; i < before[shard].size(); ++i) {
+        const double d = after[shard][i] - before[shard][i];
+        sum += d * d;
+      }
+    }
+    return std::sqrt(sum);
+  }
+};
+
+class WorkerClippingTest : public WorkerLoopTest {
+ protected:
+  // Trains two steps (batches of 8) of a job with plain SGD at learning
+  // rate 1, clipped at `clip_norm`, with every push applied before the next
+  // pull. Each shard's values are read as its first push and its second
+  // arrive, so the difference is the first update: minus the gradient as
+  // the worker clipped it.
+  FirstUpdate TrainFirstUpdate(float clip_norm) {
+    EndPreviousJob();
+    JobSpec spec = Spec(UPDATE_MODE_ASYNC, 1, /*num_examples=*/16);
+    spec.mutable_optimizer()->mutable_sgd();
+    spec.mutable_optimizer()->set_learning_rate(1.0f);
+    spec.mutable_optimizer()->set_clip_norm(clip_norm);
+    const Assignment assignment = StartJob(spec, 16);
+    FirstUpdate update;
+    update.before.resize(2);
+    update.after.resize(2);
+    for (int s = 0; s < 2; ++s) {
+      // Run on a gRPC thread; the worker waits for their pushes meanwhile.
+      shards_[s]->wire().BeforePush(1, [this, s, &update] { update.before[s] = Values(s); });
+      shards_[s]->wire().BeforePush(2, [this, s, &update] { update.after[s] = Values(s); });
+    }
+    std::unique_ptr<WorkerLoop> loop = NewLoop(/*overlap=*/false);
+    EXPECT_TRUE(loop->RunAssignment(assignment).ok());
+    for (int s = 0; s < 2; ++s) {
+      // Every batch has rows on both shards.
+      EXPECT_FALSE(update.before[s].empty()) << "no first push reached shard " << s;
+      EXPECT_FALSE(update.after[s].empty()) << "no second push reached shard " << s;
+      if (update.after[s].size() != update.before[s].size()) update.after[s] = update.before[s];
+    }
+    return update;
+  }
+
+ private:
+  // The coordinator of the previous job goes, and its job with it: a shard
+  // sets one job up at a time.
+  void EndPreviousJob() {
+    if (job_id_.empty()) return;
+    client_.reset();
+    coordinator_.reset();
+    DropJobRequest drop;
+    drop.set_job_id(job_id_);
+    for (auto& shard : shards_) shard->store().DropJob(drop).IgnoreError();
+  }
+
+  // Shard `s`'s values of the job.
+  std::vector<float> Values(int s) {
+    std::vector<float> values;
+    if (s == 0) values = shards_[0]->Dense(job_id_, "linear/bias");
+    for (int64_t id = 0; id < 20; ++id) {
+      if (RowShard(id, 2) != s) continue;
+      const std::vector<float> row = shards_[s]->Row(job_id_, "linear/weights", id);
+      values.insert(values.end(), row.begin(), row.end());
+    }
+    return values;
+  }
+};
+
+// The worker clips its whole gradient, the bias on shard 0 and the rows on
+// both shards, by its one global norm before the pushes.
+TEST_F(WorkerClippingTest, ClipsTheWholeGradientByItsGlobalNormBeforeThePushes) {
+  constexpr float kClipNorm = 1e-3f;
+  const FirstUpdate clipped = TrainFirstUpdate(kClipNorm);
+  EXPECT_NEAR(clipped.Norm(), kClipNorm, kClipNorm * 1e-3);
+  // Each shard's part is only a share of it: a shard clipping its slice
+  // by the slice's own norm would have left each at the clip norm.
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_GT(clipped.Norm(s), 0) << s;
+    EXPECT_LT(clipped.Norm(s), 0.99 * kClipNorm) << s;
+  }
+}
+
+// clip_norm 0 is no clipping; a gradient under clip_norm is pushed as
+// computed, and one over it scaled to it.
+TEST_F(WorkerClippingTest, ScalesOnlyAGradientAboveTheClipNorm) {
+  const FirstUpdate off = TrainFirstUpdate(0);
+  const double norm = off.Norm();
+  ASSERT_GT(norm, 0);
+  const FirstUpdate under = TrainFirstUpdate(static_cast<float>(norm * 1.01));
+  EXPECT_EQ(under.after, off.after);
+  const FirstUpdate over = TrainFirstUpdate(static_cast<float>(norm / 2));
+  EXPECT_NEAR(over.Norm(), norm / 2, norm * 1e-4);
+  for (int s = 0; s < 2; ++s) {
+    ASSERT_EQ(over.before[s], off.before[s]);
+    for (size_t i = 0; i < off.before[s].size(); ++i) {
+      const float full = off.after[s][i] - off.before[s][i];
+      EXPECT_NEAR(over.after[s][i] - over.before[s][i], full / 2, 1e-6) << s << " " << i;
+    }
+  }
 }
 
 TEST_F(WorkerLoopTest, WorkerWithoutDataReportsUntilItHearsTheStop) {

@@ -159,12 +159,12 @@ absl::StatusOr<LocalTrainingResult> LocalTrainer::Run() {
       LOG(WARNING) << "train-local: " << diverged->message;
       break;
     }
+    // As a worker clips its gradients before its pushes. Non-finite ones
+    // are applied unscaled: the next step's loss then stops the job.
+    ClipByGlobalNorm(clip_norm, &gradients);
     UpdateStep update;
     update.learning_rate = static_cast<float>(learning_rate_->At(global_step_));
     update.t = global_step_ + 1;
-    if (clip_norm > 0) {
-      update.grad_scale = GradientClipScale(VariableStore::GlobalNorm(gradients), clip_norm);
-    }
     RETURN_IF_ERROR(variables_->Apply(gradients, update));
     ++global_step_;
     const absl::Duration step_time = options_.now() - start;

@@ -1,11 +1,9 @@
 #include "common/training/variable_store.h"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/optimizer/gradient_clipping.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -150,17 +148,6 @@ absl::Status VariableStore::Apply(const Gradients& gradients, const UpdateStep& 
     }
   }
   return absl::OkStatus();
-}
-
-double VariableStore::GlobalNorm(const Gradients& gradients) {
-  double sum = 0;
-  for (const auto& [name, grad] : gradients.dense) {
-    sum += SumOfSquares(absl::MakeConstSpan(grad.data<float>(), grad.num_elements()));
-  }
-  for (const auto& [name, grad] : gradients.rows) {
-    sum += SumOfSquares(absl::MakeConstSpan(grad.values.data<float>(), grad.values.num_elements()));
-  }
-  return std::sqrt(sum);
 }
 
 const Tensor* VariableStore::dense(const std::string& name) const {

@@ -45,9 +45,6 @@ class VariableStore {
   // call, so callers treat the error as fatal to the run.
   absl::Status Apply(const Gradients& gradients, const UpdateStep& step);
 
-  // The global L2 norm of `gradients` (for clipping).
-  static double GlobalNorm(const Gradients& gradients);
-
   // The value of dense variable `name`, or null.
   const Tensor* dense(const std::string& name) const;
   // A copy of row `id` of table `name`. NotFound: no such table or row.

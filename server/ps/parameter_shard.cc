@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/config/job_spec_defaults.h"
 #include "common/config/sync_rounds.h"
-#include "common/optimizer/gradient_clipping.h"
 #include "common/optimizer/initializer.h"
 #include "common/placement/row_placement.h"
 #include "common/status/error_reason.h"
@@ -257,7 +256,6 @@ ParameterShard::ParameterShard(const CreateVariablesRequest& request, const Shar
       replicas_to_aggregate_(ReplicasToAggregateOf(request.training(), request.num_workers())),
       slots_by_worker_(RoundsHaveWorkerSlots(request.training(), request.num_workers())),
       staleness_bound_(StalenessBoundOf(request.training())),
-      clip_norm_(request.optimizer().clip_norm()),
       gate_(clock, 0),
       dedup_(options.dedup_window),
       ledger_(request.generation()) {}
@@ -359,19 +357,6 @@ absl::Status ParameterShard::Validate(const PushKey& key,
   return absl::OkStatus();
 }
 
-absl::StatusOr<float> ParameterShard::ClipScale(absl::Span<const GradientRef> gradients) const {
-  if (clip_norm_ <= 0) return 1.0f;
-  double sum = 0;
-  for (const GradientRef& g : gradients) {
-    sum += SumOfSquares(g.values);
-    for (const DenseSegment& s : g.segments) sum += SumOfSquares(s.values);
-  }
-  if (!std::isfinite(sum)) {
-    return absl::InvalidArgumentError("the push's gradients are not finite");
-  }
-  return GradientClipScale(std::sqrt(sum), clip_norm_);
-}
-
 PushReply ParameterShard::Reject(absl::Status status) {
   metrics_.RecordRejected(RejectionLabel(status));
   PushReply reply;
@@ -385,8 +370,6 @@ PushReply ParameterShard::Reject(absl::Status status) {
 PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
                                absl::Span<const GradientRef> gradients, const PushSource& source) {
   if (absl::Status s = Validate(key, gradients); !s.ok()) return Reject(std::move(s));
-  absl::StatusOr<float> scale = ClipScale(gradients);
-  if (!scale.ok()) return Reject(scale.status());
 
   const bool sync = mode_ == UPDATE_MODE_SYNC;
   int64_t step = 0;
@@ -413,8 +396,8 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
       BookApplied(key, source);
     }
   }
-  if (sync) return AddToRound(key, gradients, *scale, slot, joined_version);
-  Apply(gradients, step, *scale);
+  if (sync) return AddToRound(key, gradients, slot, joined_version);
+  Apply(gradients, step, 1.0f);
   {
     absl::MutexLock l(&mu_);
     --in_flight_;
@@ -510,10 +493,10 @@ int ParameterShard::JoinRoundLocked(const PushKey& key, const PushSource& source
 }
 
 PushReply ParameterShard::AddToRound(const PushKey& key, absl::Span<const GradientRef> gradients,
-                                     float scale, int slot, int64_t joined_version) {
+                                     int slot, int64_t joined_version) {
   {
     absl::MutexLock r(&round_mu_);
-    round_sum_->Add(slot, gradients, scale);
+    round_sum_->Add(slot, gradients, 1.0f);
   }
   bool last = false;
   int64_t step = 0;

@@ -84,7 +84,7 @@ struct ShardCounters {
 };
 
 // The variables of one job on one shard, and everything that updates
-// them: optimizer, learning-rate schedule, clipping, the update mode's
+// them: optimizer, learning-rate schedule, the update mode's
 // rules, exactly-once bookkeeping, and the published version reads can wait
 // for. Knows nothing of gRPC. Thread-safe: pushes to different variables
 // apply in parallel, reads never see half of an update of a variable.
@@ -126,13 +126,15 @@ class ParameterShard {
   //               staleness: more than S behind). Re-queue the data.
   //   REJECTED    with status InvalidArgument (malformed key, wrong
   //               variable kind or size, row id out of range or on another
-  //               shard, base_version ahead of the shard, a non-finite
-  //               gradient when clipping), Aborted INCARNATION_SUPERSEDED
-  //               (an older incarnation of a worker that has restarted),
-  //               FailedPrecondition JOB_ENDED (the job was dropped) or
-  //               LEASE_SEALED (the data lease in `source.origin` was handed
-  //               back: ReadLedger sealed it). Nothing changed.
-  // An applied push is booked in the ledger with `source`: in sync mode
+  //               shard, base_version ahead of the shard), Aborted
+  //               INCARNATION_SUPERSEDED (an older incarnation of a worker
+  //               that has restarted), FailedPrecondition JOB_ENDED (the
+  //               job was dropped) or LEASE_SEALED (the data lease in
+  //               `source.origin` was handed back: ReadLedger sealed it).
+  //               Nothing changed.
+  // Gradients are applied as pushed: OptimizerSpec.clip_norm is the
+  // worker's, which clips its whole gradient before splitting it over the
+  // shards. An applied push is booked in the ledger with `source`: in sync mode
   // every contribution of a round as the round is applied.
   PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients,
                  const PushSource& source = {});
@@ -198,8 +200,6 @@ class ParameterShard {
   absl::Status Validate(const PushKey& key, absl::Span<const GradientRef> gradients) const;
   absl::Status CheckRange(int variable, int64_t offset, int64_t count) const;
   absl::Status ValidateIds(const ShardVariable& v, absl::Span<const int64_t> ids) const;
-  // 1, or clip_norm / norm when the push's global norm exceeds clip_norm.
-  absl::StatusOr<float> ClipScale(absl::Span<const GradientRef> gradients) const;
   void Apply(absl::Span<const GradientRef> gradients, int64_t step, float scale);
   void ApplyRound(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu_);
   // Sync mode with a slot per worker: whether `worker`'s part of the round
@@ -223,8 +223,8 @@ class ParameterShard {
   // Sync: adds the gradients to the round's sum; the last one applies the
   // round and books every contribution. The others answer AGGREGATED at
   // `joined_version`.
-  PushReply AddToRound(const PushKey& key, absl::Span<const GradientRef> gradients, float scale,
-                       int slot, int64_t joined_version);
+  PushReply AddToRound(const PushKey& key, absl::Span<const GradientRef> gradients, int slot,
+                       int64_t joined_version);
   // The answer to a push whose update is in the values at `step`.
   PushReply Applied(int64_t step);
   // Books an applied push in the ledger.
@@ -247,7 +247,6 @@ class ParameterShard {
   // a late push is STALE.
   const bool slots_by_worker_;
   const int staleness_bound_;
-  const float clip_norm_;
   std::vector<std::unique_ptr<ShardVariable>> variables_;
   absl::flat_hash_map<std::string, int> by_name_;
 

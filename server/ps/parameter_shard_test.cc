@@ -1,7 +1,9 @@
 #include "server/ps/parameter_shard.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -304,7 +306,11 @@ TEST_F(ParameterShardTest, RowsOnAnotherShardAreRefused) {
   EXPECT_THAT(st.message(), HasSubstr("belongs to shard"));
 }
 
-TEST_F(ParameterShardTest, ClippingScalesByGlobalNorm) {
+// Clipping is the worker's (worker/internal/step_runner.h): a shard sees
+// only its slice of a worker's gradient, whose norm is not the gradient's.
+// So a shard applies what it is pushed, above clip_norm too, and only
+// refuses a clip_norm that no worker could clip by.
+TEST_F(ParameterShardTest, AppliesGradientsAsPushedWhateverTheClipNorm) {
   CreateVariablesRequest r = Request();
   r.mutable_optimizer()->set_clip_norm(1.0f);
   r.mutable_optimizer()->set_learning_rate(1.0f);
@@ -312,16 +318,22 @@ TEST_F(ParameterShardTest, ClippingScalesByGlobalNorm) {
   const std::vector<float> g = {3, 0, 0, 0};
   const std::vector<float> rows = {0, 4};
   const std::vector<int64_t> ids = {5};
-  // Global norm 5 over both variables: each is scaled by 1/5.
+  // Norm 5 over both variables, unscaled.
   const PushReply reply =
       s->Push({0, 1, 1}, 0, {GradientRef{0, false, {}, g}, GradientRef{1, true, ids, rows}});
   ASSERT_EQ(reply.outcome, PUSH_OUTCOME_APPLIED);
-  EXPECT_THAT(ReadAll(*s), ElementsAre(::testing::FloatEq(0.4f), 1, 1, 1));
+  EXPECT_THAT(ReadAll(*s), ElementsAre(-2, 1, 1, 1));
   std::vector<float> row(2);
   ASSERT_TRUE(s->ReadRows(1, ids, row.data()).ok());
-  EXPECT_THAT(row, ElementsAre(1.0f, ::testing::FloatEq(0.2f)));
-  const std::vector<float> nan = {NAN, 0, 0, 0};
-  EXPECT_EQ(PushDense(*s, {0, 1, 2}, 1, nan).status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(row, ElementsAre(1, -3));
+
+  for (const float bad : {-1.0f, std::numeric_limits<float>::infinity(), NAN}) {
+    r.mutable_optimizer()->set_clip_norm(bad);
+    const absl::StatusOr<std::unique_ptr<ParameterShard>> refused =
+        ParameterShard::Create(r, ShardOptions(), clock_, metrics_);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(refused.status().message(), HasSubstr("optimizer.clip_norm")) << bad;
+  }
 }
 
 TEST_F(ParameterShardTest, LearningRateFollowsTheScheduleByVersion) {

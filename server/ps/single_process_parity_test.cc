@@ -144,60 +144,64 @@ class Parity {
   }
 
   // Applies update `step` on both sides: the trainer's way (global norm,
-  // learning rate, VariableStore::Apply) and the workers' way (a push to
-  // every shard with its part of the gradients).
+  // learning rate, VariableStore::Apply) and the workers' way (the whole
+  // gradient clipped, then a push to every shard with its part of it).
   void Step(int step) {
-    Gradients local;
-    std::vector<std::vector<GradientRef>> pushes(num_shards());
-    std::vector<std::vector<float>> dense(specs_.size());
-    std::vector<std::vector<std::vector<int64_t>>> shard_ids(
-        specs_.size(), std::vector<std::vector<int64_t>>(num_shards()));
-    std::vector<std::vector<std::vector<float>>> shard_rows(
-        specs_.size(), std::vector<std::vector<float>>(num_shards()));
+    Gradients gradients;
     RowIds read;
     for (size_t v = 0; v < specs_.size(); ++v) {
       const VariableSpec& spec = specs_[v];
       if (spec.kind() == VARIABLE_KIND_DENSE) {
-        const int64_t n = NumElements(spec);
-        for (int64_t i = 0; i < n; ++i) dense[v].push_back(GradientValue(step, v, i));
+        std::vector<float> values;
+        for (int64_t i = 0; i < NumElements(spec); ++i) values.push_back(GradientValue(step, v, i));
         std::vector<int64_t> dims(spec.shape().dims().begin(), spec.shape().dims().end());
-        local.dense[spec.name()] = Tensor::FromValues<float>(Shape(dims), dense[v]).value();
+        gradients.dense[spec.name()] = Tensor::FromValues<float>(Shape(dims), values).value();
         continue;
       }
       const int64_t dim = spec.shape().dims(1);
       const std::vector<int64_t> ids = StepIds(spec, step);
       read[spec.name()] = ids;
       std::vector<float> values;
-      for (size_t r = 0; r < ids.size(); ++r) {
-        for (int64_t j = 0; j < dim; ++j) {
-          const float g = GradientValue(step, v, ids[r] * dim + j);
-          values.push_back(g);
-          const int shard = RowShard(ids[r], num_shards());
-          if (j == 0) shard_ids[v][shard].push_back(ids[r]);
-          shard_rows[v][shard].push_back(g);
-        }
+      for (int64_t id : ids) {
+        for (int64_t j = 0; j < dim; ++j) values.push_back(GradientValue(step, v, id * dim + j));
       }
-      local.rows[spec.name()].ids = ids;
-      local.rows[spec.name()].values =
+      gradients.rows[spec.name()].ids = ids;
+      gradients.rows[spec.name()].values =
           Tensor::FromValues<float>(Shape({static_cast<int64_t>(ids.size()), dim}), values).value();
     }
+    // One clipping for both: train-local and a worker call the same code
+    // on the same whole gradient. Every step of these tests clips.
+    const double norm = ClipByGlobalNorm(clip_norm_, &gradients);
+    if (clip_norm_ > 0) EXPECT_GT(norm, clip_norm_) << "step " << step << " was not clipped";
+
     // The trainer reads the rows of a step before it updates them.
     ParameterView view;
     ASSERT_TRUE(store_->PrepareView(read, &view).ok());
     UpdateStep update;
     update.learning_rate = static_cast<float>(learning_rate_.At(step));
     update.t = step + 1;
-    if (clip_norm_ > 0) {
-      update.grad_scale = GradientClipScale(VariableStore::GlobalNorm(local), clip_norm_);
-    }
-    ASSERT_TRUE(store_->Apply(local, update).ok());
+    ASSERT_TRUE(store_->Apply(gradients, update).ok());
 
+    std::vector<std::vector<GradientRef>> pushes(num_shards());
+    std::vector<std::vector<std::vector<int64_t>>> shard_ids(
+        specs_.size(), std::vector<std::vector<int64_t>>(num_shards()));
+    std::vector<std::vector<std::vector<float>>> shard_rows(
+        specs_.size(), std::vector<std::vector<float>>(num_shards()));
     for (size_t v = 0; v < specs_.size(); ++v) {
       const VariableSpec& spec = specs_[v];
       if (spec.kind() == VARIABLE_KIND_DENSE) {
         const int shard = placements_.shard_index[v];
-        pushes[shard].push_back(GradientRef{Index(shard, spec), false, {}, dense[v]});
+        const Tensor& grad = gradients.dense.at(spec.name());
+        pushes[shard].push_back(GradientRef{Index(shard, spec), false, {}, Values(grad)});
         continue;
+      }
+      const EmbeddingRows& rows = gradients.rows.at(spec.name());
+      const int64_t dim = spec.shape().dims(1);
+      for (size_t r = 0; r < rows.ids.size(); ++r) {
+        const int shard = RowShard(rows.ids[r], num_shards());
+        shard_ids[v][shard].push_back(rows.ids[r]);
+        const float* row = rows.values.data<float>() + r * dim;
+        shard_rows[v][shard].insert(shard_rows[v][shard].end(), row, row + dim);
       }
       for (int s = 0; s < num_shards(); ++s) {
         if (shard_ids[v][s].empty()) continue;
@@ -214,6 +218,9 @@ class Parity {
  private:
   int Index(int shard, const VariableSpec& spec) const {
     return shards_[shard]->FindVariable(spec.name()).value();
+  }
+  static absl::Span<const float> Values(const Tensor& t) {
+    return absl::MakeConstSpan(t.data<float>(), t.num_elements());
   }
   static std::vector<int64_t> TableIds(const VariableSpec& spec, const std::vector<int64_t>& ids) {
     if (spec.shape().dims(0) == 0) return ids;
@@ -284,16 +291,22 @@ TEST(SingleProcessParityTest, SameUpdatesForTheSameGradients) {
   }
 }
 
-// One shard sees every gradient of an update, so clipping by its push's
-// global norm is clipping by the update's.
-TEST(SingleProcessParityTest, SameClippingOnOneShard) {
+// Clipping by the global norm of the whole gradient before it is split
+// over the shards, as a worker clips, is train-local's clipping bit for bit
+// on any number of shards. (Clipping each shard's slice by its own norm, as
+// shards once did, is not: each slice would keep up to clip_norm of its
+// own, so the whole update could be sqrt(3) times too long on 3 shards.)
+TEST(SingleProcessParityTest, SameClippingOnEveryNumberOfShards) {
   OptimizerSpec spec;
   spec.mutable_adam();
   spec.set_clip_norm(0.1f);
-  Parity parity(spec, 1);
-  for (int step = 0; step < 3; ++step) {
-    parity.Step(step);
-    parity.ExpectSameValues(ProbeIds(), absl::StrCat("after step ", step));
+  for (int num_shards : {1, 3}) {
+    Parity parity(spec, num_shards);
+    for (int step = 0; step < 3; ++step) {
+      parity.Step(step);
+      parity.ExpectSameValues(ProbeIds(),
+                              absl::StrCat(num_shards, " shards, after step ", step));
+    }
   }
 }
 

@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "common/optimizer/gradient_clipping.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "worker/internal/record_ranges.h"
@@ -122,12 +124,22 @@ absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand, LeaseBatch& b
   RecordPhase(StepPhase::kCompute, compute_start);
   const int64_t examples = batch.batch.size;
   hand.reader.Recycle(std::move(batch.batch));  // its examples are no longer needed
-  reporter_.CountStep(examples, output_.loss, pulled_.versions);
-  if (!std::isfinite(output_.loss)) {
+  // Whole, before the client splits it over the shards (each sees only its
+  // slice, whose norm is not the gradient's) and narrows it for the wire
+  // (so that error feedback keeps what the clipped gradient lost).
+  const double norm = ClipByGlobalNorm(options_.clip_norm, &gradients_);
+  // A gradient that is not finite has diverged as surely as a loss that is
+  // not, and counts as such: train-local, which would apply it, stops at
+  // the next step's loss.
+  const double loss = std::isfinite(norm) ? output_.loss : norm;
+  reporter_.CountStep(examples, loss, pulled_.versions);
+  if (!std::isfinite(loss)) {
     // Pushing would spread the damage; the coordinator decides whether
     // this ends the job, so tell it now.
-    LOG(WARNING) << "job " << options_.job_id << ": loss " << output_.loss << " on records ["
-                 << batch.begin << ", " << batch.end << "); gradients not pushed";
+    LOG(WARNING) << "job " << options_.job_id << ": loss " << output_.loss
+                 << (std::isfinite(norm) ? "" : absl::StrCat(", gradient norm ", norm))
+                 << " on records [" << batch.begin << ", " << batch.end
+                 << "); gradients not pushed";
     reporter_.ReportAnySteps();
     return !reporter_.training_over();
   }

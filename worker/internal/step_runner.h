@@ -45,6 +45,9 @@ struct StepRunnerOptions {
   // Async modes: pull the next batch's parameters while the current
   // gradients are pushed.
   bool overlap_pull_with_push = true;
+  // OptimizerSpec.clip_norm: each step's whole gradient is clipped to this
+  // global L2 norm before its push. 0: no clipping.
+  double clip_norm = 0;
 };
 
 // Not thread-safe: the run's compute thread only.
@@ -85,6 +88,10 @@ class StepRunner {
   // overlapped with the pull, then ComputeAndPush. False when the lease's
   // training ends here without an error.
   absl::StatusOr<bool> TrainStep(LeaseInHand& hand);
+  // Computes the batch's gradients, clips them and pushes them, unless the
+  // loss or the gradients are not finite: then nothing is pushed and the
+  // step is reported at once as one of non-finite loss, for the
+  // coordinator's stop_on_nan_loss.
   absl::StatusOr<bool> ComputeAndPush(LeaseInHand& hand, LeaseBatch& batch);
 
   // Pulls the parameters `batch` trains on and, in deterministic sync mode,
