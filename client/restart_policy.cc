@@ -32,7 +32,8 @@ absl::StatusOr<PlannedRestart> RestartPolicy::OnExit(const std::string& task,
   }
   if (static_cast<int>(restarts.recent.size()) >= options_.max_restarts) {
     return absl::FailedPreconditionError(
-        absl::StrCat("it was restarted ", restarts.recent.size(), " times within ",
+        absl::StrCat("it was restarted ", restarts.recent.size(),
+                     restarts.recent.size() == 1 ? " time" : " times", " within ",
                      absl::FormatDuration(options_.window),
                      ", the most --max_restarts=", options_.max_restarts, " allows"));
   }
