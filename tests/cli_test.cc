@@ -307,9 +307,7 @@ TEST(CliTest, UsageErrorsExitTwoAndHelpShowsTheCommand) {
 class PstrainLocalTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ =
-        testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
-    ::mkdir(root_.c_str(), 0755);
+    root_ = MakeTestFolder();
     run_dir_ = root_ + "/run";
   }
 

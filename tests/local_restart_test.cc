@@ -6,7 +6,6 @@
 // today's stop at the first death, is in cli_test.)
 
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <cstdint>
 #include <fstream>
@@ -34,9 +33,7 @@ const std::vector<std::string> kTaskFiles = {"coordinator-0", "ps-0",     "ps-1"
 class LocalRestartTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ =
-        testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
-    ::mkdir(root_.c_str(), 0755);
+    root_ = MakeTestFolder();
     run_dir_ = root_ + "/run";
     log_ = root_ + "/local.out";
   }

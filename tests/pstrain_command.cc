@@ -1,6 +1,7 @@
 #include "tests/pstrain_command.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -48,6 +49,13 @@ std::unique_ptr<ChildProcess> LaunchPstrain(const std::vector<std::string>& args
   auto child = ChildProcess::Start({*program, args, {}, log_path});
   EXPECT_TRUE(child.ok()) << child.status();
   return child.ok() ? *std::move(child) : nullptr;
+}
+
+std::string MakeTestFolder() {
+  const std::string folder =
+      testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
+  ::mkdir(folder.c_str(), 0755);
+  return folder;
 }
 
 std::string ReadWholeFile(const std::string& path) {

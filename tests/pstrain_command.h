@@ -25,6 +25,10 @@ std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit,
 std::unique_ptr<ChildProcess> LaunchPstrain(const std::vector<std::string>& args,
                                             const std::string& log_path);
 
+// A new folder for the running test, named after it, under the test's temp
+// folder; its path.
+std::string MakeTestFolder();
+
 // The whole of a file; empty if it cannot be read.
 std::string ReadWholeFile(const std::string& path);
 
