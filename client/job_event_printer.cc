@@ -61,6 +61,14 @@ void JobEventPrinter::Print(const JobEvent& event, absl::Time now) {
                               event.eval().skipped_reason());
   } else if (event.has_status()) {
     const JobStatus& status = event.status();
+    // A lost parameter server brings no state change, only a rollback:
+    // said once per rollback, with what was lost and where it went back to.
+    if (status.rollbacks() > rollbacks_shown_) {
+      rollbacks_shown_ = status.rollbacks();
+      PrintLine(absl::StrCat("job ", status.job_id(), " rolled back (", status.rollbacks(),
+                             status.rollbacks() == 1 ? " time" : " times",
+                             "): ", status.last_rollback()));
+    }
     line = absl::StrCat("job ", status.job_id(), ": ", JobStateName(status.state()),
                         status.reason().empty() ? "" : absl::StrCat(" (", status.reason(), ")"));
     if (line == last_status_line_) return;

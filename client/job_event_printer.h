@@ -55,6 +55,7 @@ class JobEventPrinter {
   bool limit_line_printed_ = false;  // the line that reached max_steps
   absl::Time last_plain_line_ = absl::InfinitePast();
   std::string last_status_line_;  // a repeated status prints once
+  int32_t rollbacks_shown_ = 0;
 };
 
 }  // namespace pstrain

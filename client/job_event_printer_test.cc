@@ -55,6 +55,39 @@ TEST(JobEventPrinterTest, ASkippedCheckpointSaysWhy) {
             "eval at step 300: accuracy 0.8000  loss 0.5000\n");
 }
 
+JobEvent Status(JobState state, const std::string& reason, int32_t rollbacks) {
+  JobEvent event;
+  event.mutable_status()->set_job_id("clicks-1");
+  event.mutable_status()->set_state(state);
+  event.mutable_status()->set_reason(reason);
+  event.mutable_status()->set_rollbacks(rollbacks);
+  if (rollbacks > 0) {
+    event.mutable_status()->set_last_rollback(
+        "ps/1 (a parameter server of the job) restarted; rolled back from step 812 to ckpt-800 "
+        "at step 800");
+  }
+  return event;
+}
+
+// A rollback changes no state: its line is what tells a person that a lost
+// parameter server came back and where training went on from.
+TEST(JobEventPrinterTest, EachRollbackIsSaidOnceWithWhatWasLost) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 3000, "",
+                          absl::Seconds(5));
+  printer.Print(Status(JOB_STATE_RUNNING, "", 0), kStart);
+  printer.Print(Status(JOB_STATE_RUNNING, "training paused: rolling 2 parameter servers back", 0),
+                kStart);
+  printer.Print(Status(JOB_STATE_RUNNING, "", 1), kStart);
+  printer.Print(Status(JOB_STATE_RUNNING, "", 1), kStart);
+  EXPECT_EQ(out.str(),
+            "job clicks-1: RUNNING\n"
+            "job clicks-1: RUNNING (training paused: rolling 2 parameter servers back)\n"
+            "job clicks-1 rolled back (1 time): ps/1 (a parameter server of the job) restarted; "
+            "rolled back from step 812 to ckpt-800 at step 800\n"
+            "job clicks-1: RUNNING\n");
+}
+
 TEST(JobEventPrinterTest, AFailedCheckpointSaysWhyAndHowManyMoreTheJobTakes) {
   std::ostringstream out;
   JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 3000, "",

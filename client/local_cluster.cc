@@ -277,10 +277,15 @@ absl::StatusOr<ExitStatus> LocalCluster::KillTask(const std::string& name, int s
 
 absl::Status LocalCluster::RestartTask(const std::string& name) {
   ASSIGN_OR_RETURN(const size_t i, FindTask(name));
-  if (!processes_[i]->Poll().has_value()) {
+  const std::optional<ExitStatus> exit = processes_[i]->Poll();
+  if (!exit.has_value()) {
     return absl::FailedPreconditionError(
         absl::StrCat(name, " (pid ", tasks_[i].pid, ") still runs; kill it first"));
   }
+  // The earlier run's lines stay above, for whoever looks for why it ended.
+  std::ofstream(tasks_[i].log_path, std::ios::app)
+      << "---- " << name << " (pid " << tasks_[i].pid << ") exited with " << exit->ToString()
+      << "; restarted at " << absl::FormatTime(absl::Now()) << " ----\n";
   return LaunchTask(i);
 }
 

@@ -141,7 +141,7 @@ class LocalCluster {
   // Starts task `name` again once it has ended, with the same flags and on
   // the same gRPC and metrics addresses, so the other processes find it
   // where it was, and waits until it serves. Its log goes on in the same
-  // file.
+  // file, below a line that says how the earlier run ended.
   // NotFound: no such task. FailedPrecondition: it still runs. Otherwise
   // as Start (the address may have been taken meanwhile).
   absl::Status RestartTask(const std::string& name);

@@ -9,7 +9,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/notification.h"
 #include "client/coordinator_address.h"
 #include "client/exit_code.h"
 #include "client/job_json.h"
@@ -18,9 +17,14 @@
 #include "client/local_cluster.h"
 #include "client/local_job.h"
 #include "client/output_options.h"
+#include "client/restart_policy.h"
+#include "client/task_supervisor.h"
+#include "common/clock/clock.h"
+#include "common/clock/stop_signal.h"
 #include "common/daemon/shutdown_signal.h"
 #include "common/net/host_port.h"
 #include "common/net/http_get.h"
+#include "common/random/random_source.h"
 #include "gflags/gflags.h"
 
 // Defined in common/net/security_flags.cc; `local` passes them to every
@@ -57,6 +61,17 @@ DEFINE_double(job_timeout_secs, 0,
               "as the job runs");
 DEFINE_bool(keep_running, false,
             "local: keep the cluster up until Ctrl-C instead of stopping it at the end");
+DEFINE_string(restart, "on-failure",
+              "local: what happens to a process of the cluster that dies (killed, crashed, "
+              "a non-zero exit), as a Kubernetes restartPolicy: on-failure starts it again "
+              "with the same flags on the same addresses (the first restart at once, further "
+              "ones after 1 s, 2 s, ... up to 30 s); never stops the cluster, naming it and "
+              "showing the end of its log. A process that exits 0 was told to and is not "
+              "restarted");
+DEFINE_int32(max_restarts, 5,
+             "local: with --restart=on-failure, the most restarts of one process within 10 "
+             "minutes; when it dies once more the cluster stops, naming it, how it ended and "
+             "the end of its log. 0: no restarts");
 
 namespace pstrain {
 namespace {
@@ -122,21 +137,35 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> StartCluster(LocalClusterOptions o
 
 // Until Ctrl-C, or until a process of the cluster exits: after `pstrain
 // shutdown` they all do, and a cluster missing a member is no use either.
-void WaitForCtrlCOrAnExit(LocalCluster& cluster, std::ostream& out) {
+// A process that dies meanwhile is restarted as `policy` allows.
+void WaitForCtrlCOrAnExit(LocalCluster& cluster, RestartPolicy& policy, std::ostream& out) {
   ShutdownSignal signal;
-  absl::Notification interrupted;
-  std::thread watchdog([&] {
-    while (!interrupted.WaitForNotificationWithTimeout(absl::Milliseconds(250))) {
-      if (std::optional<TaskExit> exit = cluster.FirstExitedTask()) {
-        out << exit->task.name() << " exited with " << exit->exit.ToString() << "\n" << std::flush;
-        signal.RequestShutdown();
-        return;
-      }
-    }
+  RealClock clock;
+  StopSignal interrupted;
+  std::thread supervisor([&] {
+    std::optional<GivenUpTask> dead =
+        SuperviseTasks(cluster, policy, clock, interrupted, [&](const std::string& line) {
+          out << line << "\n" << std::flush;
+        });
+    if (!dead.has_value()) return;
+    out << dead->exit.task.name() << " exited with " << dead->exit.exit.ToString() << "; "
+        << dead->why << "\n"
+        << std::flush;
+    signal.RequestShutdown();
   });
   signal.Wait();
-  interrupted.Notify();
-  watchdog.join();
+  interrupted.Stop();
+  supervisor.join();
+}
+
+// Why a process that died while the job ran stopped the cluster, with the
+// end of its log.
+void ReportDeadTask(const GivenUpTask& dead) {
+  const LocalTask& task = dead.exit.task;
+  std::cerr << "pstrain local: " << task.name() << " (pid " << task.pid << ") exited with "
+            << dead.exit.exit.ToString() << " while the job ran; " << dead.why
+            << "; stopping the cluster.\n--- end of " << task.log_path << " ---\n"
+            << TailOfFile(task.log_path, 15) << "\n---\n";
 }
 
 int RunLocal(const std::vector<std::string>& args) {
@@ -153,12 +182,25 @@ int RunLocal(const std::vector<std::string>& args) {
       return kExitUsage;
     }
   }
-  if (FLAGS_ps < 0 || FLAGS_workers < 1 || !(FLAGS_job_timeout_secs >= 0)) {
-    std::cerr << "pstrain local: --ps must be >= 0, --workers >= 1 and --job_timeout_secs >= 0; "
-                 "got "
-              << FLAGS_ps << ", " << FLAGS_workers << ", " << FLAGS_job_timeout_secs << "\n";
+  if (FLAGS_ps < 0 || FLAGS_workers < 1 || !(FLAGS_job_timeout_secs >= 0) ||
+      FLAGS_max_restarts < 0) {
+    std::cerr << "pstrain local: --ps must be >= 0, --workers >= 1, --job_timeout_secs >= 0 and "
+                 "--max_restarts >= 0; got "
+              << FLAGS_ps << ", " << FLAGS_workers << ", " << FLAGS_job_timeout_secs << ", "
+              << FLAGS_max_restarts << "\n";
     return kExitUsage;
   }
+  absl::StatusOr<RestartMode> restart_mode = ParseRestartMode(FLAGS_restart);
+  if (!restart_mode.ok()) {
+    std::cerr << "pstrain local: " << restart_mode.status().message() << "\n";
+    return kExitUsage;
+  }
+  RestartPolicyOptions restarts;
+  restarts.mode = *restart_mode;
+  restarts.max_restarts = FLAGS_max_restarts;
+  RealClock clock;
+  SeededRandom random;
+  RestartPolicy policy(restarts, clock, random);
   // The spec is read and checked before anything starts.
   std::optional<JobSpec> spec;
   if (!args.empty()) {
@@ -227,14 +269,10 @@ int RunLocal(const std::vector<std::string>& args) {
     const absl::Duration job_timeout = FLAGS_job_timeout_secs > 0
                                            ? absl::Seconds(FLAGS_job_timeout_secs)
                                            : absl::InfiniteDuration();
-    LocalJobOutcome outcome = RunJobOnLocalCluster(**cluster, *spec, job_timeout, out, progress);
+    LocalJobOutcome outcome =
+        RunJobOnLocalCluster(**cluster, *spec, job_timeout, policy, out, progress);
     if (outcome.dead_task.has_value()) {
-      const TaskExit& dead = *outcome.dead_task;
-      std::cerr << "pstrain local: " << dead.task.name() << " (pid " << dead.task.pid
-                << ") exited with " << dead.exit.ToString()
-                << " while the job ran; stopping the cluster.\n--- end of " << dead.task.log_path
-                << " ---\n"
-                << TailOfFile(dead.task.log_path, 15) << "\n---\n";
+      ReportDeadTask(*outcome.dead_task);
       exit_code = kExitJobFailed;
     } else if (!outcome.final_status.ok()) {
       std::cerr << "pstrain local: " << outcome.final_status.status().message() << "\n";
@@ -251,7 +289,7 @@ int RunLocal(const std::vector<std::string>& args) {
 
   if (FLAGS_keep_running && exit_code == kExitSuccess) {
     out << "Running; press Ctrl-C to stop.\n" << std::flush;
-    WaitForCtrlCOrAnExit(**cluster, out);
+    WaitForCtrlCOrAnExit(**cluster, policy, out);
   }
   out << "Stopping the cluster...\n" << std::flush;
   absl::Status stopped = (*cluster)->Stop(absl::Seconds(15));
@@ -266,36 +304,48 @@ int RunLocal(const std::vector<std::string>& args) {
 }  // namespace
 
 Subcommand LocalCommand() {
-  return {
-      "local",
-      "[JOB.pbtxt]",
-      "run a whole cluster on this machine; with a job, train it and print its metrics",
-      "Starts a coordinator, parameter servers, workers and an evaluator as processes\n"
-      "on loopback and checks that each one is healthy. With a job spec: submits it,\n"
-      "shows its progress (a live bar on a terminal), checkpoints and evaluations,\n"
-      "prints the final metrics, then stops every process. Ctrl-C stops the job after\n"
-      "a final checkpoint (again: at once), then the processes. A process that dies\n"
-      "ends the run at once, naming it and showing the end of its log. No process is\n"
-      "left behind. Each process logs to <run_dir>/<role>-<index>.log.\n"
-      "\n"
-      "The coordinator listens on --coordinator_address / $PSTRAIN_COORDINATOR, default\n"
-      "localhost:7070 (a free port when that one is taken), so `pstrain status`,\n"
-      "`watch`, `list` and the rest find it from another terminal.\n"
-      "Exit codes: 0 the job succeeded (or, without a job, the cluster came up and\n"
-      "stopped cleanly), 1 the job failed or was stopped or a process died, 2 bad\n"
-      "usage or an invalid spec, 6 --job_timeout_secs ran out (the cluster is stopped,\n"
-      "the job with it). With --output=json stdout holds one JSON object\n"
-      "(state, global_step, examples_per_sec, each final eval metric by name); the\n"
-      "rest goes to stderr.\n"
-      "\n"
-      "Examples:\n"
-      "  pstrain local examples/fashion_mnist_mlp.pbtxt\n"
-      "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps 2 --workers 3 --output=json\n"
-      "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
-      {"ps", "workers", "evaluator", "shm", "run_dir", "bin_dir", "checkpoint_root",
-       "job_timeout_secs", "keep_running", "coordinator_address", "output", "progress", "tls_cert",
-       "tls_key", "tls_ca", "tls_client_auth", "client_token_file", "cluster_token_file"},
-      RunLocal};
+  return {"local",
+          "[JOB.pbtxt]",
+          "run a whole cluster on this machine; with a job, train it and print its metrics",
+          "Starts a coordinator, parameter servers, workers and an evaluator as processes\n"
+          "on loopback and checks that each one is healthy. With a job spec: submits it,\n"
+          "shows its progress (a live bar on a terminal), checkpoints and evaluations,\n"
+          "prints the final metrics, then stops every process. Ctrl-C stops the job after\n"
+          "a final checkpoint (again: at once), then the processes. No process is left\n"
+          "behind. Each process logs to <run_dir>/<role>-<index>.log.\n"
+          "\n"
+          "A process that dies (killed, crashed) is started again with the same flags on\n"
+          "the same addresses, as Kubernetes' restartPolicy OnFailure does, and the job\n"
+          "carries on: a worker or the evaluator rejoins and its lease is handed back, a\n"
+          "parameter server brings every shard back to the newest checkpoint, a\n"
+          "coordinator resumes the job from its journal. Each restart prints a line (the\n"
+          "task, how it ended, the restart's number, its log, which keeps the earlier\n"
+          "run above a marker). The first restart of a process comes at once, further\n"
+          "ones after 1 s, 2 s, 4 s, ... up to 30 s; a process restarted --max_restarts\n"
+          "times (default 5) within 10 minutes that dies again stops the cluster, naming\n"
+          "it, how it ended and the end of its log. --restart=never: the first process\n"
+          "that dies stops the cluster that way.\n"
+          "\n"
+          "The coordinator listens on --coordinator_address / $PSTRAIN_COORDINATOR, default\n"
+          "localhost:7070 (a free port when that one is taken), so `pstrain status`,\n"
+          "`watch`, `list` and the rest find it from another terminal.\n"
+          "Exit codes: 0 the job succeeded (or, without a job, the cluster came up and\n"
+          "stopped cleanly), 1 the job failed or was stopped or a process died and was\n"
+          "not restarted, 2 bad usage or an invalid spec, 6 --job_timeout_secs ran out\n"
+          "(the cluster is stopped, the job with it). With --output=json stdout holds one\n"
+          "JSON object (state, global_step, examples_per_sec, each final eval metric by\n"
+          "name); the rest goes to stderr.\n"
+          "\n"
+          "Examples:\n"
+          "  pstrain local examples/fashion_mnist_mlp.pbtxt\n"
+          "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps 2 --workers 3 --output=json\n"
+          "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
+          {"ps",           "workers",         "evaluator",         "shm",
+           "run_dir",      "bin_dir",         "checkpoint_root",   "job_timeout_secs",
+           "keep_running", "restart",         "max_restarts",      "coordinator_address",
+           "output",       "progress",        "tls_cert",          "tls_key",
+           "tls_ca",       "tls_client_auth", "client_token_file", "cluster_token_file"},
+          RunLocal};
 }
 
 }  // namespace pstrain

@@ -118,9 +118,11 @@ eval { metrics: ["loss", "auc"] throttle_secs: 30 }
 EOF
 
 echo "soak: ${minutes} min of async training, 2 ps, 8 workers, 1 evaluator; logs in $run_dir/logs"
+# --restart=never: a process that dies during a soak is a failure to see,
+# not one to heal.
 "$bin_dir/pstrain" local "$run_dir/soak_job.pbtxt" --ps 2 --workers 8 --bin_dir "$bin_dir" \
   --run_dir "$run_dir/logs" --checkpoint_root "$checkpoint_root" --coordinator_address 127.0.0.1:0 \
-  --job_timeout_secs $((train_secs + 600)) \
+  --job_timeout_secs $((train_secs + 600)) --restart=never \
   >"$run_dir/pstrain-local.out" 2>&1 &
 local_pid=$!
 

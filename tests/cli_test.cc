@@ -1,24 +1,20 @@
 // The `pstrain` commands as a user runs them, against real clusters on
 // loopback: every job command, its exit codes and JSON, and `pstrain local`
-// leaving no process behind after success, Ctrl-C and a crashed worker.
+// leaving no process behind after success, Ctrl-C and, with --restart=never, a
+// crashed worker.
 
 #include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "client/binary_locator.h"
 #include "client/local_cluster.h"
 #include "client/report/testing/xml_check.h"
@@ -28,18 +24,13 @@
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
 #include "tests/job_output.h"
+#include "tests/pstrain_command.h"
 
 namespace pstrain {
 namespace {
 
 // Every wait of these tests has a deadline well under the test's timeout.
 constexpr absl::Duration kCommandDeadline = absl::Seconds(90);
-
-std::string ReadFile(const std::string& path) {
-  std::stringstream contents;
-  contents << std::ifstream(path).rdbuf();
-  return contents.str();
-}
 
 // A small job: logistic regression on synthetic click logs, a few seconds.
 std::string WriteSpec(const std::string& dir, const std::string& name, int64_t max_steps) {
@@ -90,8 +81,8 @@ PstrainRun FinishPstrain(PstrainProcess& process) {
   absl::StatusOr<ExitStatus> status = process.child->Wait(kCommandDeadline);
   EXPECT_TRUE(status.ok()) << "pstrain " << process.command << ": " << status.status();
   if (status.ok()) run.exit_code = status->exit_code;
-  run.stdout_only = ReadFile(process.log + ".stdout");
-  run.output = run.stdout_only + ReadFile(process.log + ".err");
+  run.stdout_only = ReadWholeFile(process.log + ".stdout");
+  run.output = run.stdout_only + ReadWholeFile(process.log + ".err");
   return run;
 }
 
@@ -107,29 +98,14 @@ google::protobuf::Struct ParseJson(const std::string& json) {
   return parsed;
 }
 
-bool ProcessIsGone(int pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
-
 // The pid of every process `pstrain local` started, from the ready files it
 // had them write in the run folder.
 std::vector<int> ChildPids(const std::string& run_dir) {
   std::vector<int> pids;
   for (const char* name : {"coordinator-0", "ps-0", "worker-0", "worker-1", "evaluator-0"}) {
-    for (absl::string_view line : absl::StrSplit(ReadFile(run_dir + "/" + name + ".ready"), '\n')) {
-      int pid = 0;
-      if (absl::ConsumePrefix(&line, "pid=") && absl::SimpleAtoi(line, &pid)) pids.push_back(pid);
-    }
+    if (const int pid = ReadyFilePid(run_dir, name); pid != 0) pids.push_back(pid);
   }
   return pids;
-}
-
-// Waits until `path` contains `text`, or the deadline passes.
-bool WaitForText(const std::string& path, const std::string& text, absl::Duration deadline) {
-  const absl::Time end = absl::Now() + deadline;
-  while (absl::Now() < end) {
-    if (absl::StrContains(ReadFile(path), text)) return true;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  return false;
 }
 
 // Polls `pstrain status` until job `job_id` is in `state` ("RUNNING");
@@ -230,7 +206,7 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   PstrainProcess watch = StartPstrain({"watch", job_id, coordinator_});
   ASSERT_NE(watch.child, nullptr);
   ASSERT_TRUE(WaitForText(watch.log + ".stdout", "job " + job_id + ": QUEUED", kCommandDeadline))
-      << ReadFile(watch.log + ".stdout") << ReadFile(watch.log + ".err");
+      << ReadWholeFile(watch.log + ".stdout") << ReadWholeFile(watch.log + ".err");
 
   // A stopped job: watch ends with it and exits 1. Stopping the running
   // job lets the queued one run.
@@ -331,25 +307,22 @@ TEST(CliTest, UsageErrorsExitTwoAndHelpShowsTheCommand) {
 class PstrainLocalTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ =
-        testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
-    ::mkdir(root_.c_str(), 0755);
+    root_ = MakeTestFolder();
     run_dir_ = root_ + "/run";
   }
 
-  // `pstrain local SPEC` in the background, its output in log_.
-  std::unique_ptr<ChildProcess> StartLocal(const std::string& spec) {
-    absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
-    EXPECT_TRUE(program.ok()) << program.status();
+  // `pstrain local SPEC more_flags...` in the background, its output in log_.
+  std::unique_ptr<ChildProcess> StartLocal(const std::string& spec,
+                                           const std::vector<std::string>& more_flags = {}) {
     log_ = root_ + "/local.out";
-    auto child =
-        ChildProcess::Start({*program,
-                             {"local", spec, "--checkpoint_root=" + root_, "--run_dir=" + run_dir_,
-                              "--coordinator_address=127.0.0.1:0", "--workers=2"},
-                             {},
-                             log_});
-    EXPECT_TRUE(child.ok()) << child.status();
-    return child.ok() ? *std::move(child) : nullptr;
+    std::vector<std::string> args = {"local",
+                                     spec,
+                                     "--checkpoint_root=" + root_,
+                                     "--run_dir=" + run_dir_,
+                                     "--coordinator_address=127.0.0.1:0",
+                                     "--workers=2"};
+    args.insert(args.end(), more_flags.begin(), more_flags.end());
+    return LaunchPstrain(args, log_);
   }
 
   void ExpectEveryChildGone() {
@@ -393,7 +366,7 @@ TEST_F(PstrainLocalTest, ReportExportAndPredictWorkOnWhatAJobLeft) {
   PstrainRun report = Pstrain({"report", model_dir});
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_EQ(report.stdout_only, model_dir + "/report.html\n");
-  const std::string html = ReadFile(model_dir + "/report.html");
+  const std::string html = ReadWholeFile(model_dir + "/report.html");
   absl::Status well_formed = testing_util::CheckWellFormedXml(html);
   EXPECT_TRUE(well_formed.ok()) << well_formed;
   // One plot per training scalar the coordinator wrote and per eval metric.
@@ -452,7 +425,7 @@ TEST_F(PstrainLocalTest, TrainLocalKeepsCheckpointsAndTheExportInItsModelDir) {
 
   PstrainRun report = Pstrain({"report", model_dir, "--to=" + root_ + "/kept.html"});
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  const std::string html = ReadFile(root_ + "/kept.html");
+  const std::string html = ReadWholeFile(root_ + "/kept.html");
   for (const char* title : {"train loss", "learning rate", "eval auc"}) {
     EXPECT_NE(html.find(absl::StrCat(">", title, "<")), std::string::npos) << title;
   }
@@ -471,11 +444,11 @@ TEST_F(PstrainLocalTest, TrainLocalKeepsCheckpointsAndTheExportInItsModelDir) {
 TEST_F(PstrainLocalTest, CtrlCStopsTheJobGracefullyAndLeavesNoProcess) {
   std::unique_ptr<ChildProcess> local = StartLocal(WriteSpec(root_, "interrupted", 1000000));
   ASSERT_NE(local, nullptr);
-  ASSERT_TRUE(WaitForText(log_, "step ", kCommandDeadline)) << ReadFile(log_);
+  ASSERT_TRUE(WaitForText(log_, "step ", kCommandDeadline)) << ReadWholeFile(log_);
   local->Signal(SIGINT);
   absl::StatusOr<ExitStatus> exit = local->Wait(kCommandDeadline);
-  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << ReadFile(log_);
-  const std::string output = ReadFile(log_);
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << ReadWholeFile(log_);
+  const std::string output = ReadWholeFile(log_);
   EXPECT_EQ(exit->exit_code, 1) << output;
   for (const char* expected :
        {"stopping job interrupted-1 (final checkpoint first", "checkpoint at step",
@@ -496,24 +469,29 @@ TEST_F(PstrainLocalTest, AJobTimeoutGivesUpWithItsOwnExitCodeAndLeavesNoProcess)
   ExpectEveryChildGone();
 }
 
-TEST_F(PstrainLocalTest, AKilledWorkerEndsTheRunNamingItAndLeavesNoProcess) {
-  std::unique_ptr<ChildProcess> local = StartLocal(WriteSpec(root_, "crashed", 1000000));
+// Today's behaviour, kept by --restart=never (by default the worker would be
+// restarted: local_restart_test).
+TEST_F(PstrainLocalTest, WithRestartNeverAKilledWorkerEndsTheRunNamingItAndLeavesNoProcess) {
+  std::unique_ptr<ChildProcess> local =
+      StartLocal(WriteSpec(root_, "crashed", 1000000), {"--restart=never"});
   ASSERT_NE(local, nullptr);
-  ASSERT_TRUE(WaitForText(log_, "step ", kCommandDeadline)) << ReadFile(log_);
+  ASSERT_TRUE(WaitForText(log_, "step ", kCommandDeadline)) << ReadWholeFile(log_);
   const std::vector<int> pids = ChildPids(run_dir_);
   ASSERT_EQ(pids.size(), 5u);
   const int worker = pids[3];  // worker-1
   ASSERT_EQ(::kill(worker, SIGKILL), 0);
   const absl::Time killed = absl::Now();
   absl::StatusOr<ExitStatus> exit = local->Wait(kCommandDeadline);
-  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << ReadFile(log_);
-  const std::string output = ReadFile(log_);
+  ASSERT_TRUE(exit.ok()) << exit.status() << "\n" << ReadWholeFile(log_);
+  const std::string output = ReadWholeFile(log_);
   EXPECT_EQ(exit->exit_code, 1) << output;
   EXPECT_LT(absl::Now() - killed, absl::Seconds(30)) << "noticed late:\n" << output;
-  EXPECT_NE(
-      output.find("worker/1 (pid " + std::to_string(worker) + ") exited with killed by signal 9"),
-      std::string::npos)
+  EXPECT_NE(output.find("worker/1 (pid " + std::to_string(worker) +
+                        ") exited with killed by signal 9 (Killed) while the job ran; it is not "
+                        "restarted (--restart=never); stopping the cluster."),
+            std::string::npos)
       << output;
+  EXPECT_EQ(output.find("restarting it"), std::string::npos) << output;
   EXPECT_NE(output.find("--- end of " + run_dir_ + "/worker-1.log ---"), std::string::npos)
       << output;
   ExpectEveryChildGone();

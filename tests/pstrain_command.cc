@@ -1,10 +1,17 @@
 #include "tests/pstrain_command.h"
 
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/binary_locator.h"
 #include "gtest/gtest.h"
 #include "tests/cluster_fixture.h"
@@ -31,9 +38,50 @@ std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit,
   absl::StatusOr<ExitStatus> status = (*child)->Wait(testing_cluster::kJobDeadline);
   EXPECT_TRUE(status.ok()) << status.status();
   if (status.ok()) *exit = *status;
-  std::stringstream output;
-  output << std::ifstream(options.log_path).rdbuf();
-  return output.str();
+  return ReadWholeFile(options.log_path);
 }
+
+std::unique_ptr<ChildProcess> LaunchPstrain(const std::vector<std::string>& args,
+                                            const std::string& log_path) {
+  absl::StatusOr<std::string> program = LocateBinary("pstrain", "");
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return nullptr;
+  auto child = ChildProcess::Start({*program, args, {}, log_path});
+  EXPECT_TRUE(child.ok()) << child.status();
+  return child.ok() ? *std::move(child) : nullptr;
+}
+
+std::string MakeTestFolder() {
+  const std::string folder =
+      testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
+  ::mkdir(folder.c_str(), 0755);
+  return folder;
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::stringstream contents;
+  contents << std::ifstream(path).rdbuf();
+  return contents.str();
+}
+
+bool WaitForText(const std::string& path, const std::string& text, absl::Duration deadline) {
+  const absl::Time end = absl::Now() + deadline;
+  while (absl::Now() < end) {
+    if (absl::StrContains(ReadWholeFile(path), text)) return true;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return false;
+}
+
+int ReadyFilePid(const std::string& run_dir, const std::string& file) {
+  for (absl::string_view line :
+       absl::StrSplit(ReadWholeFile(run_dir + "/" + file + ".ready"), '\n')) {
+    int pid = 0;
+    if (absl::ConsumePrefix(&line, "pid=") && absl::SimpleAtoi(line, &pid)) return pid;
+  }
+  return 0;
+}
+
+bool ProcessIsGone(int pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
 
 }  // namespace pstrain
