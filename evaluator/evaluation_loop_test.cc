@@ -214,9 +214,8 @@ class EvaluationLoopTest : public ::testing::Test {
     report.set_incarnation(1);
     report.set_job_id(job_id_);
     report.set_steps(step - global_step_);
-    report.set_applied_updates(step - global_step_);
+    report.set_parameter_version(step);
     report.set_loss(0.5);
-    report.set_sequence(++progress_reports_);
     absl::StatusOr<ProgressResponse> response = coordinator_->coordinator().ReportProgress(report);
     ASSERT_TRUE(response.ok()) << response.status();
     ASSERT_EQ(response->global_step(), step);
@@ -312,7 +311,6 @@ class EvaluationLoopTest : public ::testing::Test {
   std::string job_id_;
   TaskId worker_;
   int64_t global_step_ = 0;
-  uint64_t progress_reports_ = 0;
   std::unique_ptr<EvaluationLoop> loop_;
 };
 

@@ -1,11 +1,13 @@
 // A damaged newest checkpoint is never restored, on a real cluster
 // (coordinator, parameter servers and a worker as processes on loopback).
-// A click-log job saves ckpt-100, -200 and -300; each case copies its
+// A click-log job saves a checkpoint about every 100 steps and its final
+// one at 300 (each named by the step its shards hold); each case copies its
 // model_dir, damages ckpt-300 one way (a shard file truncated, one bit of it
 // flipped, the file deleted, the MANIFEST removed or garbled), submits the
-// same job again and checks that it resumes from ckpt-200, that the
-// coordinator's log names the damaged file and what is wrong with it, that
-// the damaged folder is kept as ckpt-300.damaged, and that the job succeeds.
+// same job again and checks that it resumes from the checkpoint before,
+// that the coordinator's log names the damaged file and what is wrong with
+// it, that the damaged folder is kept as ckpt-300.damaged, and that the job
+// succeeds.
 // What a crash in the middle of a checkpoint leaves (a ckpt-<step>.tmp
 // folder, or a folder without its MANIFEST) is never taken for a checkpoint.
 // A model_dir, warm_start_from or export_dir that leaves the checkpoint root
@@ -31,6 +33,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/checkpoint_catalog.h"
+#include "common/checkpoint/checkpoint_verifier.h"
 #include "common/checkpoint/posix_env.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -82,6 +85,13 @@ std::string LineWithAll(const std::string& log, const std::vector<std::string>& 
   return "";
 }
 
+// The steps of the checkpoints a job's status lists, oldest first.
+std::vector<int64_t> CheckpointSteps(const JobStatus& status) {
+  std::vector<int64_t> steps;
+  for (const CheckpointInfo& checkpoint : status.checkpoints()) steps.push_back(checkpoint.step());
+  return steps;
+}
+
 class CheckpointIntegrityTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -93,15 +103,22 @@ class CheckpointIntegrityTest : public testing::Test {
         TestCluster::Start("checkpoint_integrity", options);
     ASSERT_TRUE(started.ok()) << started.status();
     cluster_ = started->release();
-    // The model_dir every case copies: ckpt-100, ckpt-200 and ckpt-300.
+    // The model_dir every case copies: two periodic checkpoints and the
+    // final one, ckpt-300.
     const JobRecord source = Run(*cluster_, Job("source", 300));
     ASSERT_EQ(source.final_status.state(), JOB_STATE_SUCCEEDED)
         << source.final_status.ShortDebugString();
-    for (int step : {100, 200, 300}) {
+    source_steps_ = CheckpointSteps(source.final_status);
+    ASSERT_EQ(source_steps_.size(), 3u) << source.final_status.ShortDebugString();
+    ASSERT_EQ(source_steps_.back(), 300);
+    for (int64_t step : source_steps_) {
       ASSERT_TRUE(fs::exists(SourceDir() + "/ckpt-" + std::to_string(step) + "/MANIFEST"))
           << step;
     }
   }
+
+  // The checkpoint before ckpt-300 in the source model_dir.
+  static int64_t PreviousStep() { return source_steps_[source_steps_.size() - 2]; }
 
   static void TearDownTestSuite() {
     delete cluster_;
@@ -156,10 +173,10 @@ class CheckpointIntegrityTest : public testing::Test {
   }
 
   // Damages ckpt-300 of a copy named `name` with `damage`, submits the job
-  // again for 400 steps, and checks that it resumed from ckpt-200, said why
-  // it skipped ckpt-300 (a log line with every one of `reason`), kept the
-  // damaged folder aside with its bytes and succeeded.
-  void ExpectFallsBackToCkpt200(const std::string& name,
+  // again for 400 steps, and checks that it resumed from the checkpoint
+  // before, said why it skipped ckpt-300 (a log line with every one of
+  // `reason`), kept the damaged folder aside with its bytes and succeeded.
+  void ExpectFallsBackToThePrevious(const std::string& name,
                                 const std::function<void(const std::string&)>& damage,
                                 const std::vector<std::string>& reason) {
     const std::string dir = CopyOfSource(name);
@@ -176,13 +193,15 @@ class CheckpointIntegrityTest : public testing::Test {
     const JobRecord job = Run(*cluster_, Job(name, 400));
     const JobStatus& status = job.final_status;
     EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
-    EXPECT_EQ(status.resumed_from_step(), 200) << status.ShortDebugString();
-    EXPECT_THAT(status.resumed_from(), HasSubstr("/" + name + "/ckpt-200"));
+    const int64_t previous = PreviousStep();
+    EXPECT_EQ(status.resumed_from_step(), previous) << status.ShortDebugString();
+    EXPECT_THAT(status.resumed_from(),
+                HasSubstr(absl::StrCat("/", name, "/ckpt-", previous)));
     EXPECT_GE(status.global_step(), 400);
-    // It trained on from step 200, not from zero and not from 300.
+    // It trained on from there, not from zero and not from 300.
     const std::vector<ProgressEvent> progress = job.Progress();
     ASSERT_FALSE(progress.empty());
-    EXPECT_GT(progress.front().global_step(), 200);
+    EXPECT_GT(progress.front().global_step(), previous);
 
     std::vector<std::string> why = {"not resuming from ", "/" + name + "/ckpt-300: "};
     why.insert(why.end(), reason.begin(), reason.end());
@@ -190,7 +209,7 @@ class CheckpointIntegrityTest : public testing::Test {
     EXPECT_THAT(line, HasSubstr("job "));
     CoordinatorLogLine({"moved the damaged ", "/" + name + "/ckpt-300 to ", "ckpt-300.damaged"});
 
-    // Set aside as it was, not deleted; training saved a new ckpt-300.
+    // Set aside as it was, not deleted; training saved new checkpoints.
     const std::string aside = newest + ".damaged";
     ASSERT_TRUE(fs::is_directory(aside)) << aside;
     std::vector<std::string> after;
@@ -200,19 +219,20 @@ class CheckpointIntegrityTest : public testing::Test {
     }
     std::sort(after.begin(), after.end());
     EXPECT_EQ(after, before);
-    EXPECT_TRUE(fs::exists(newest + "/MANIFEST"));
     EXPECT_TRUE(fs::exists(dir + "/ckpt-400/MANIFEST"));
   }
 
   static TestCluster* cluster_;
+  static std::vector<int64_t> source_steps_;
 };
 
 TestCluster* CheckpointIntegrityTest::cluster_ = nullptr;
+std::vector<int64_t> CheckpointIntegrityTest::source_steps_;
 
 constexpr char kShard[] = "shard-00000-of-00001";
 
 TEST_F(CheckpointIntegrityTest, ATruncatedShardFileIsRefusedForThePreviousCheckpoint) {
-  ExpectFallsBackToCkpt200(
+  ExpectFallsBackToThePrevious(
       "truncated",
       [](const std::string& checkpoint) {
         const std::string path = checkpoint + "/" + kShard;
@@ -224,7 +244,7 @@ TEST_F(CheckpointIntegrityTest, ATruncatedShardFileIsRefusedForThePreviousCheckp
 }
 
 TEST_F(CheckpointIntegrityTest, AFlippedBitInAShardFileIsRefusedForThePreviousCheckpoint) {
-  ExpectFallsBackToCkpt200(
+  ExpectFallsBackToThePrevious(
       "bit_flip",
       [](const std::string& checkpoint) {
         const std::string path = checkpoint + "/" + kShard;
@@ -237,7 +257,7 @@ TEST_F(CheckpointIntegrityTest, AFlippedBitInAShardFileIsRefusedForThePreviousCh
 }
 
 TEST_F(CheckpointIntegrityTest, AMissingShardFileIsRefusedForThePreviousCheckpoint) {
-  ExpectFallsBackToCkpt200(
+  ExpectFallsBackToThePrevious(
       "deleted_shard",
       [](const std::string& checkpoint) {
         ASSERT_TRUE(fs::remove(checkpoint + "/" + kShard));
@@ -246,14 +266,14 @@ TEST_F(CheckpointIntegrityTest, AMissingShardFileIsRefusedForThePreviousCheckpoi
 }
 
 TEST_F(CheckpointIntegrityTest, AMissingManifestIsRefusedForThePreviousCheckpoint) {
-  ExpectFallsBackToCkpt200(
+  ExpectFallsBackToThePrevious(
       "no_manifest",
       [](const std::string& checkpoint) { ASSERT_TRUE(fs::remove(checkpoint + "/MANIFEST")); },
       {"MANIFEST: missing; the checkpoint was never completed"});
 }
 
 TEST_F(CheckpointIntegrityTest, AGarbledManifestIsRefusedForThePreviousCheckpoint) {
-  ExpectFallsBackToCkpt200(
+  ExpectFallsBackToThePrevious(
       "garbled_manifest",
       [](const std::string& checkpoint) {
         const std::string path = checkpoint + "/MANIFEST";
@@ -295,7 +315,7 @@ TEST_F(CheckpointIntegrityTest, WhatACrashMidCheckpointLeavesIsNeverRestored) {
   ASSERT_TRUE(complete.ok()) << complete.status();
   std::vector<int64_t> steps;
   for (const CheckpointRef& ref : *complete) steps.push_back(ref.step);
-  EXPECT_THAT(steps, ::testing::ElementsAre(100, 200, 300));
+  EXPECT_EQ(steps, source_steps_);
 
   const JobRecord job = Run(*cluster_, Job("crashed", 600));
   const JobStatus& status = job.final_status;
@@ -307,9 +327,14 @@ TEST_F(CheckpointIntegrityTest, WhatACrashMidCheckpointLeavesIsNeverRestored) {
                       "MANIFEST: missing; the checkpoint was never completed"});
   EXPECT_FALSE(fs::exists(tmp));
   EXPECT_TRUE(fs::exists(unfinished + ".damaged/" + std::string(kShard)));
-  // Both steps were saved again, whole.
-  EXPECT_TRUE(fs::exists(dir + "/ckpt-400/MANIFEST"));
-  EXPECT_TRUE(fs::exists(dir + "/ckpt-500/MANIFEST"));
+  // Training saved on past them, whole: every checkpoint it listed
+  // verifies, the last at 600.
+  const std::vector<int64_t> saved = CheckpointSteps(status);
+  ASSERT_FALSE(saved.empty());
+  EXPECT_EQ(saved.back(), 600);
+  for (int64_t step : saved) {
+    EXPECT_TRUE(VerifyCheckpoint(env, absl::StrCat(dir, "/ckpt-", step)).ok()) << step;
+  }
 }
 
 TEST_F(CheckpointIntegrityTest, PathsThatLeaveTheRootThroughASymlinkAreRefused) {
@@ -370,6 +395,10 @@ TEST(CheckpointIntegrityTwoShardsTest, ADamagedSecondShardIsRefusedForThePreviou
   ASSERT_EQ(trained.final_status.state(), JOB_STATE_SUCCEEDED)
       << trained.final_status.ShortDebugString();
 
+  const std::vector<int64_t> steps = CheckpointSteps(trained.final_status);
+  ASSERT_GE(steps.size(), 2u);
+  ASSERT_EQ(steps.back(), 300);
+  const int64_t previous = steps[steps.size() - 2];
   const std::string dir = cluster.checkpoint_root() + "/two";
   const std::string path = dir + "/ckpt-300/shard-00001-of-00002";
   std::string bytes = ReadAll(path);
@@ -382,8 +411,8 @@ TEST(CheckpointIntegrityTwoShardsTest, ADamagedSecondShardIsRefusedForThePreviou
   const JobRecord resumed = cluster.Follow(*second);
   const JobStatus& status = resumed.final_status;
   EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
-  EXPECT_EQ(status.resumed_from_step(), 200) << status.ShortDebugString();
-  EXPECT_THAT(status.resumed_from(), HasSubstr("/two/ckpt-200"));
+  EXPECT_EQ(status.resumed_from_step(), previous) << status.ShortDebugString();
+  EXPECT_THAT(status.resumed_from(), HasSubstr(absl::StrCat("/two/ckpt-", previous)));
   const std::string log = ReadAll(cluster.cluster().coordinator().log_path);
   EXPECT_NE(LineWithAll(log, {"not resuming from ", "/two/ckpt-300: ",
                               "shard-00001-of-00002: crc32c 0x", "(the file is damaged)"}),

@@ -41,9 +41,9 @@ using testing_cluster::TestCluster;
 
 // A checkpoint every 200 steps and the final one at 600, of which
 // max_to_keep 1 leaves the final one. (The periodic ones are not at the same
-// steps: a sync cluster takes them at the global step its worker last
-// reported, the version it pulled for its last step, one short of
-// train-local's: ckpt-199, 399, 599. The final step is the same.)
+// steps: the cluster's falls due when its worker reports step 200 and is
+// named by the rounds its shard holds when it snapshots, which the worker
+// may have trained on by a few. The final step is the same.)
 std::string Spec(const std::string& name) {
   return absl::StrCat(R"pb(
     name: ")pb", name, R"pb("

@@ -81,7 +81,6 @@ absl::StatusOr<ProgressResponse> CoordinatorClient::ReportProgress(ProgressRepor
   absl::MutexLock l(&report_mu_);
   *report.mutable_task() = member_->task();
   report.set_incarnation(member_->incarnation());
-  report.set_sequence(++last_report_sequence_);
   // Reports of another job, or of an earlier run of this one (it rolled
   // back), that never got through no longer matter.
   while (!unsent_.empty() && (unsent_.front().job_id() != report.job_id() ||

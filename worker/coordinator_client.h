@@ -69,10 +69,9 @@ class CoordinatorClient {
                                  const std::vector<RecordRange>& returned,
                                  bool outcome_unknown = false);
 
-  // Reports progress since the last report. Fills task, incarnation and
-  // the next sequence number. A report that could not be delivered is kept
-  // and sent, with its number and content, before the next one, so that
-  // every report counts once. A refusal that ends the run (EndsRun: the
+  // Reports progress since the last report. Fills task and incarnation. A
+  // report that could not be delivered is kept and sent before the next
+  // one, so that its steps, examples and loss are not lost. A refusal that ends the run (EndsRun: the
   // job ended or rolled back) drops the unsent reports.
   absl::StatusOr<ProgressResponse> ReportProgress(ProgressReport report);
 
@@ -93,9 +92,8 @@ class CoordinatorClient {
   int32_t undelivered_reports_ ABSL_GUARDED_BY(mu_) = 0;
   std::string trouble_ ABSL_GUARDED_BY(mu_);  // why the last report failed; empty: healthy
 
-  // Progress reports, numbered 1, 2, ... for this incarnation.
+  // Progress reports not delivered yet, oldest first.
   absl::Mutex report_mu_;
-  uint64_t last_report_sequence_ ABSL_GUARDED_BY(report_mu_) = 0;
   std::deque<ProgressReport> unsent_ ABSL_GUARDED_BY(report_mu_);
 };
 

@@ -155,11 +155,11 @@ class CoordinatorClientTest : public ::testing::Test {
     ASSERT_EQ(Listed().state(), MEMBER_STATE_LOST);
   }
 
-  ProgressReport Report(int64_t steps, int64_t applied_updates) {
+  ProgressReport Report(int64_t steps, int64_t version_seen) {
     ProgressReport report;
     report.set_job_id(job_id_);
     report.set_steps(steps);
-    report.set_applied_updates(applied_updates);
+    report.set_parameter_version(version_seen);
     return report;
   }
 
@@ -247,7 +247,7 @@ TEST_F(CoordinatorClientTest, HeartbeatsReregisterAndReportTheJob) {
   EXPECT_TRUE(view.shutdown);
 }
 
-TEST_F(CoordinatorClientTest, ProgressReportsAreNumberedAndAnUnsentOneKeepsItsNumber) {
+TEST_F(CoordinatorClientTest, AnUnsentProgressReportIsKeptAndSentFirst) {
   ASSERT_TRUE(client_->member().Register().ok());
   ASSERT_NO_FATAL_FAILURE(StartJob());
   ASSERT_TRUE(client_->ReportProgress(Report(10, 0)).ok());
@@ -258,7 +258,7 @@ TEST_F(CoordinatorClientTest, ProgressReportsAreNumberedAndAnUnsentOneKeepsItsNu
   EXPECT_TRUE(absl::IsDeadlineExceeded(client_->ReportProgress(Report(20, 0)).status()));
 
   // Back, and the job runs again: the kept report goes first, with its
-  // number and content.
+  // content.
   coordinator_->Restart();
   ASSERT_NO_FATAL_FAILURE(RegisterPeers());
   // The client's retries take no real time: let its channel reconnect
@@ -270,7 +270,6 @@ TEST_F(CoordinatorClientTest, ProgressReportsAreNumberedAndAnUnsentOneKeepsItsNu
   std::vector<ProgressReport> reports = calls_.Requests<ProgressReport>("ReportProgress");
   ASSERT_EQ(reports.size(), 3u);
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(reports[i].sequence(), static_cast<uint64_t>(i + 1));
     EXPECT_EQ(reports[i].steps(), 10 * (i + 1));
     EXPECT_EQ(reports[i].incarnation(), client_->member().incarnation());
     EXPECT_EQ(reports[i].task().index(), kClientIndex);
@@ -278,22 +277,20 @@ TEST_F(CoordinatorClientTest, ProgressReportsAreNumberedAndAnUnsentOneKeepsItsNu
   }
 }
 
-TEST_F(CoordinatorClientTest, ARetriedReportIsCountedOnce) {
+TEST_F(CoordinatorClientTest, ARetriedReportRaisesTheGlobalStepOnce) {
   ASSERT_TRUE(client_->member().Register().ok());
   ASSERT_NO_FATAL_FAILURE(StartJob());
   absl::StatusOr<ProgressResponse> response = client_->ReportProgress(Report(5, 5));
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->global_step(), 5);
   // Aborted once (the client was marked lost): it registers again and
-  // resends the same report.
+  // resends a report of the same version, which counts nothing twice.
   ASSERT_NO_FATAL_FAILURE(LoseClient());
   response = client_->ReportProgress(Report(5, 5));
   ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->global_step(), 10);
+  EXPECT_EQ(response->global_step(), 5);
   EXPECT_EQ(calls_.Count("Register"), 2u);
-  std::vector<ProgressReport> reports = calls_.Requests<ProgressReport>("ReportProgress");
-  ASSERT_EQ(reports.size(), 2u);
-  EXPECT_EQ(reports[1].sequence(), 2u);
+  EXPECT_EQ(calls_.Requests<ProgressReport>("ReportProgress").size(), 2u);
 }
 
 TEST_F(CoordinatorClientTest, EndedJobIsFailedPrecondition) {

@@ -578,6 +578,7 @@ void ParameterServerClient::Conclude(
   for (int s = 0; s < static_cast<int>(messages.size()); ++s) {
     if (messages[s].empty()) continue;
     if (reference < 0) reference = s;
+    summary->version = std::max(summary->version, summary->shards[s].version);
     const PushOutcome outcome = summary->shards[s].outcome;
     if (outcome == PUSH_OUTCOME_STALE) summary->stale = true;
     if (options_.update_mode == UPDATE_MODE_SYNC && outcome != PUSH_OUTCOME_STALE) {

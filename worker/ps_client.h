@@ -143,6 +143,9 @@ struct PushSummary {
   // first involved shard applied it (sync: this push completed the round
   // there), or a retry found it applied before (async modes).
   bool applied = false;
+  // The most updates a shard said it had applied in its answer: the job's
+  // global step is at least this (the coordinator's global_step.h).
+  int64_t version = 0;
   // Per shard: the version the next pull should wait for (sync mode: the
   // end of the round this push joined); 0 for no wait.
   std::vector<int64_t> next_min_versions;

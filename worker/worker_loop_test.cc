@@ -194,7 +194,6 @@ class WorkerLoopTest : public ::testing::Test {
     for (const ProgressReport& r : Reports()) {
       total.set_steps(total.steps() + r.steps());
       total.set_examples(total.examples() + r.examples());
-      total.set_applied_updates(total.applied_updates() + r.applied_updates());
     }
     return total;
   }
@@ -274,7 +273,10 @@ TEST_F(WorkerLoopTest, RecordsOfAStalePushAreHandedBackWithTheLease) {
   const ProgressReport total = Totals();
   EXPECT_EQ(total.steps(), 5);
   EXPECT_EQ(total.examples(), 40);
-  EXPECT_EQ(total.applied_updates(), 4);
+  // The global step it saw is the most updates a shard applied, worker/1's
+  // pushes included: shard 1's 4 of this worker's and 2 of worker/1's.
+  EXPECT_EQ(Reports().back().parameter_version(), 6);
+  EXPECT_EQ(shards_[1]->Version(job_id_), 6);
   EXPECT_EQ(Applied(0), 5);
   EXPECT_EQ(Applied(1), 4);
   EXPECT_EQ(Pushes(1)[1].answer.outcome(), PUSH_OUTCOME_STALE);
@@ -314,28 +316,26 @@ TEST_F(WorkerLoopTest, ReportsProgressEveryStepsPerLoopSteps) {
   // which hears the stop.
   ASSERT_EQ(reports.size(), 4u);
   EXPECT_EQ(reports.back().steps(), 0);
-  EXPECT_EQ(reports.back().sequence(), 4u);
   EXPECT_TRUE(calls_.Responses<ProgressResponse>("ReportProgress").back().stop());
   reports.pop_back();
   for (size_t i = 0; i < reports.size(); ++i) {
-    EXPECT_EQ(reports[i].sequence(), i + 1);
     EXPECT_EQ(reports[i].steps(), 2);
     EXPECT_EQ(reports[i].examples(), 16);
-    EXPECT_EQ(reports[i].applied_updates(), 2);
+    // The shards' answer to the push just before the report.
+    EXPECT_EQ(reports[i].parameter_version(), static_cast<int64_t>(2 * (i + 1)));
     EXPECT_GT(reports[i].seconds(), 0);
     EXPECT_TRUE(std::isfinite(reports[i].loss()));
     EXPECT_EQ(reports[i].job_id(), job_id_);
   }
-  EXPECT_EQ(reports.back().parameter_version(), 5);  // read before the 6th push
   ASSERT_EQ(Completions().size(), 2u);
   EXPECT_EQ(Completions()[1].returned_size(), 0);
   // The shard holding the bias applied every step.
   EXPECT_EQ(Applied(0), 6);
 }
 
-TEST_F(WorkerLoopTest, StopsWhenTheCoordinatorSaysSoAndHandsBackTheRest) {
-  // Leases of a whole epoch; the job stops at global step 2, the first
-  // report.
+TEST_F(WorkerLoopTest, StopsWhenTheShardsAppliedMaxStepsAndHandsBackTheRest) {
+  // Leases of a whole epoch; the job stops at global step 2, which the
+  // shards' answer to the second push says, before the first report.
   JobSpec spec = Spec(UPDATE_MODE_ASYNC, 2, /*num_examples=*/64, /*epochs=*/2);
   spec.mutable_stop()->set_max_steps(2);
   const Assignment assignment = StartJob(spec, 64);

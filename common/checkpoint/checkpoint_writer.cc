@@ -89,15 +89,11 @@ void LogUnlistedFiles(Env& env, const std::string& dir, const CheckpointManifest
   }
 }
 
-}  // namespace
-
-std::string PendingCheckpoint::ShardPath(int shard_index, int num_shards) const {
-  return JoinPath(temporary_dir, ShardFileName(shard_index, num_shards));
-}
-
-absl::StatusOr<PendingCheckpoint> BeginCheckpoint(Env& env, const std::string& model_dir,
-                                                  int64_t step) {
-  if (model_dir.empty()) return absl::InvalidArgumentError("empty model_dir");
+// `pending` named for `step`, its folders checked: the checkpoint of the
+// step must not exist, and a temporary folder left by an earlier attempt
+// at the step is removed.
+absl::StatusOr<PendingCheckpoint> ClearWayFor(Env& env, const std::string& model_dir,
+                                              int64_t step) {
   if (step < 0) {
     return absl::InvalidArgumentError(absl::StrCat("negative checkpoint step ", step));
   }
@@ -106,8 +102,6 @@ absl::StatusOr<PendingCheckpoint> BeginCheckpoint(Env& env, const std::string& m
   pending.step = step;
   pending.temporary_dir = TemporaryCheckpointDir(model_dir, step);
   pending.final_dir = CheckpointDir(model_dir, step);
-
-  RETURN_IF_ERROR(CreateDirs(env, model_dir));
   ASSIGN_OR_RETURN(const bool final_exists, PathExists(env, pending.final_dir));
   if (final_exists) {
     return absl::AlreadyExistsError(
@@ -120,8 +114,34 @@ absl::StatusOr<PendingCheckpoint> BeginCheckpoint(Env& env, const std::string& m
   } else if (!absl::IsNotFound(removed)) {
     return removed;
   }
+  return pending;
+}
+
+}  // namespace
+
+std::string PendingCheckpoint::ShardPath(int shard_index, int num_shards) const {
+  return JoinPath(temporary_dir, ShardFileName(shard_index, num_shards));
+}
+
+absl::StatusOr<PendingCheckpoint> BeginCheckpoint(Env& env, const std::string& model_dir,
+                                                  int64_t step) {
+  if (model_dir.empty()) return absl::InvalidArgumentError("empty model_dir");
+  if (step < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("negative checkpoint step ", step));
+  }
+  // Before anything is created.
+  RETURN_IF_ERROR(CreateDirs(env, model_dir));
+  ASSIGN_OR_RETURN(PendingCheckpoint pending, ClearWayFor(env, model_dir, step));
   RETURN_IF_ERROR(env.CreateDir(pending.temporary_dir));
   return pending;
+}
+
+absl::Status RenamePendingCheckpoint(Env& env, PendingCheckpoint& pending, int64_t step) {
+  if (step == pending.step) return absl::OkStatus();
+  ASSIGN_OR_RETURN(PendingCheckpoint renamed, ClearWayFor(env, pending.model_dir, step));
+  RETURN_IF_ERROR(env.Rename(pending.temporary_dir, renamed.temporary_dir));
+  pending = std::move(renamed);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<CheckpointManifest> CommitCheckpoint(Env& env, const PendingCheckpoint& pending,

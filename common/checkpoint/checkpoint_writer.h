@@ -48,6 +48,15 @@ struct PendingCheckpoint {
 absl::StatusOr<PendingCheckpoint> BeginCheckpoint(Env& env, const std::string& model_dir,
                                                   int64_t step);
 
+// Moves `pending`, with the files written into it so far, to `step`: a
+// checkpoint is named by the step its contents hold, which the shards say
+// only once they have written them. Nothing to do when `step` is
+// pending.step. On an error `pending` is unchanged.
+// InvalidArgument: a negative step.
+// AlreadyExists: model_dir/ckpt-<step> exists.
+// Other codes: from the Env.
+absl::Status RenamePendingCheckpoint(Env& env, PendingCheckpoint& pending, int64_t step);
+
 // Completes `pending`. `manifest` lists the shard files (name and
 // shard_index; bytes and crc32c as the shards reported them, or both 0 to
 // take them from the files) and carries the job id, data position, spec and

@@ -177,6 +177,34 @@ TEST_F(CheckpointWriterTest, BeginClearsATemporaryFolderOfAnEarlierAttempt) {
   ASSERT_TRUE(CommitCheckpoint(env_, second, manifest).ok());
 }
 
+TEST_F(CheckpointWriterTest, APendingCheckpointMovesToTheStepItsShardsHold) {
+  PendingCheckpoint pending;
+  const CheckpointManifest manifest = BeginWithShards(200, /*report=*/true, &pending);
+  ASSERT_TRUE(RenamePendingCheckpoint(env_, pending, 203).ok());
+  EXPECT_EQ(pending.step, 203);
+  EXPECT_EQ(pending.final_dir, model_dir_ + "/ckpt-203");
+  EXPECT_FALSE(*PathExists(env_, model_dir_ + "/ckpt-200.tmp"));
+  const absl::StatusOr<CheckpointManifest> committed = CommitCheckpoint(env_, pending, manifest);
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  EXPECT_EQ(committed->global_step(), 203);
+  const std::vector<CheckpointRef> listed = *ListCheckpoints(env_, model_dir_);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].step, 203);
+  EXPECT_TRUE(VerifyCheckpoint(env_, listed[0].path).ok());
+}
+
+TEST_F(CheckpointWriterTest, APendingCheckpointDoesNotMoveOntoAnExistingOne) {
+  ASSERT_TRUE(WriteTestCheckpoint(env_, model_dir_, 203, 1).ok());
+  PendingCheckpoint pending;
+  const CheckpointManifest manifest = BeginWithShards(200, /*report=*/true, &pending);
+  const absl::Status moved = RenamePendingCheckpoint(env_, pending, 203);
+  EXPECT_TRUE(absl::IsAlreadyExists(moved)) << moved;
+  EXPECT_TRUE(absl::IsInvalidArgument(RenamePendingCheckpoint(env_, pending, -1)));
+  // Unchanged, and still good to commit where it was begun.
+  EXPECT_EQ(pending.step, 200);
+  EXPECT_TRUE(CommitCheckpoint(env_, pending, manifest).ok());
+}
+
 TEST_F(CheckpointWriterTest, PointerFailureDoesNotFailTheCommit) {
   PendingCheckpoint pending;
   const CheckpointManifest manifest = BeginWithShards(9, /*report=*/false, &pending);

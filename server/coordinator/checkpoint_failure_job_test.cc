@@ -97,9 +97,9 @@ class CheckpointFailureTest : public ::testing::Test {
     report.set_incarnation(1);
     report.set_job_id(job_id_);
     report.set_steps(updates);
-    report.set_applied_updates(updates);
+    applied_ += updates;
+    report.set_parameter_version(applied_);
     report.set_loss(0.5);
-    report.set_sequence(++sequence_);
     absl::StatusOr<ProgressResponse> response = coordinator().ReportProgress(report);
     ASSERT_TRUE(response.ok()) << response.status();
   }
@@ -167,7 +167,7 @@ class CheckpointFailureTest : public ::testing::Test {
   std::string job_id_;
   std::unique_ptr<SourceReader<JobEvent>> events_;
   Assignment assignment_;
-  uint64_t sequence_ = 0;
+  int64_t applied_ = 0;  // updates the shards applied
 };
 
 TEST_F(CheckpointFailureTest, FailuresAreSeenRetriedAndFailTheJobWhileTheLastGoodOneStays) {

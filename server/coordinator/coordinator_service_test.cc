@@ -54,7 +54,6 @@ std::unique_ptr<grpc::ClientContext> Context(absl::Duration timeout = kCallTimeo
 struct Caller {
   TaskId task;
   uint64_t incarnation = 0;
-  uint64_t sequence = 0;  // of its progress reports
 };
 
 class CoordinatorServiceTest : public ::testing::Test {
@@ -147,6 +146,8 @@ class CoordinatorServiceTest : public ::testing::Test {
     return assignment;
   }
 
+  // `caller`'s report of `updates` more applied updates: the shards'
+  // answers showed it the job's global step that many updates on.
   grpc::Status Report(Caller& caller, const std::string& job_id, int64_t updates,
                       ProgressResponse* response, double loss = 0.5, uint64_t generation = 0) {
     ProgressReport report;
@@ -155,11 +156,10 @@ class CoordinatorServiceTest : public ::testing::Test {
     report.set_incarnation(caller.incarnation);
     report.set_job_id(job_id);
     report.set_steps(updates);
-    report.set_applied_updates(updates);
+    report.set_parameter_version(Get(job_id).global_step() + updates);
     report.set_examples(updates * 32);
     report.set_seconds(1);
     report.set_loss(loss);
-    report.set_sequence(++caller.sequence);
     return cluster_->ReportProgress(Context().get(), report, response);
   }
 

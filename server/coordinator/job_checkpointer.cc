@@ -1,5 +1,6 @@
 #include "server/coordinator/job_checkpointer.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,11 @@ absl::StatusOr<CheckpointManifest> JobCheckpointer::Take(int64_t step, const Dat
     snapshots[i] = *std::move(response);
     return absl::OkStatus();
   });
+  // Named by the updates its contents hold: the most any shard applied
+  // (the global step, global_step.h), which is past `step` when workers
+  // trained on since their last report.
+  for (const SnapshotResponse& snapshot : snapshots) step = std::max(step, snapshot.version());
+  if (status.ok()) status = RenamePendingCheckpoint(env_, *pending, step);
   absl::StatusOr<CheckpointManifest> committed;
   if (!status.ok()) {
     committed = status;

@@ -40,14 +40,17 @@ class JobCheckpointer {
   JobCheckpointer(const JobCheckpointer&) = delete;
   JobCheckpointer& operator=(const JobCheckpointer&) = delete;
 
-  // Writes the checkpoint of `step`: begins model_dir/ckpt-<step>.tmp, has
-  // every shard snapshot its part into it (at once), and commits the
-  // MANIFEST with the shards' sizes and checksums, PositionOfSnapshots
-  // (`position`, read before the snapshots), the spec and whether it is the
-  // final checkpoint (`kind`). Returns the MANIFEST. On failure nothing is
-  // left behind but the error: AlreadyExists when ckpt-<step> exists, a
-  // shard's error naming the shard, or the commit's (DataLoss when a
-  // shard's file differs from what it reported).
+  // Writes a checkpoint at the job's global step `step` or later: begins
+  // model_dir/ckpt-<step>.tmp, has every shard snapshot its part into it
+  // (at once), names it by the most updates a shard's snapshot holds when
+  // that is more than `step` (the workers trained on since they reported),
+  // and commits the MANIFEST with that global step, the shards' sizes and
+  // checksums, PositionOfSnapshots (`position`, read before the
+  // snapshots), the spec and whether it is the final checkpoint (`kind`).
+  // Returns the MANIFEST. On failure nothing is left behind but the error:
+  // AlreadyExists when the checkpoint of its step exists, a shard's error
+  // naming the shard, or the commit's (DataLoss when a shard's file differs
+  // from what it reported).
   absl::StatusOr<CheckpointManifest> Take(int64_t step, const DataPosition& position,
                                           CheckpointKind kind);
 

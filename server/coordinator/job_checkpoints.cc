@@ -60,16 +60,19 @@ void JobCheckpoints::StartScheduleAt(int64_t step) {
 
 absl::Time JobCheckpoints::NextDueTime() const { return schedule()->NextDueTime(); }
 
-std::optional<std::string> JobCheckpoints::TakeIfDue(int64_t step, const DataLeaseManager& data) {
+std::optional<std::string> JobCheckpoints::TakeIfDue(GlobalStep& global_step,
+                                                     const DataLeaseManager& data) {
+  const int64_t step = global_step.value();
   const std::shared_ptr<CheckpointSchedule> schedule = this->schedule();
   if (schedule->Due(step) == CheckpointTrigger::kNone) return std::nullopt;
-  if (Take(step, data, CheckpointKind::kPeriodic).ok()) return std::nullopt;
+  if (Take(global_step, data, CheckpointKind::kPeriodic).ok()) return std::nullopt;
   schedule->RecordFailed(step);
   absl::MutexLock lock(&mu_);
   return failures_.TooMany();
 }
 
-absl::Status JobCheckpoints::TakeFinal(int64_t step, const DataLeaseManager& data) {
+absl::Status JobCheckpoints::TakeFinal(GlobalStep& global_step, const DataLeaseManager& data) {
+  const int64_t step = global_step.value();
   for (const CheckpointInfo& info : feed_->List()) {
     if (info.step() != step) continue;
     if (info.final() || retention_->IsLeased(step)) {
@@ -84,7 +87,7 @@ absl::Status JobCheckpoints::TakeFinal(int64_t step, const DataLeaseManager& dat
     }
     feed_->Remove(step);
   }
-  absl::StatusOr<CheckpointInfo> info = Take(step, data, CheckpointKind::kFinal);
+  absl::StatusOr<CheckpointInfo> info = Take(global_step, data, CheckpointKind::kFinal);
   if (!info.ok()) return info.status();
   absl::MutexLock lock(&mu_);
   final_step_ = info->step();
@@ -100,13 +103,19 @@ void JobCheckpoints::MarkFinal(int64_t step) {
   RefreshStatus();
 }
 
-absl::StatusOr<CheckpointInfo> JobCheckpoints::Take(int64_t step, const DataLeaseManager& data,
+absl::StatusOr<CheckpointInfo> JobCheckpoints::Take(GlobalStep& global_step,
+                                                    const DataLeaseManager& data,
                                                     CheckpointKind kind) {
   const absl::Time start = clock_.Now();
-  absl::StatusOr<CheckpointManifest> manifest = checkpointer()->Take(step, data.Position(), kind);
+  absl::StatusOr<CheckpointManifest> manifest =
+      checkpointer()->Take(global_step.value(), data.Position(), kind);
   if (!manifest.ok()) {
-    RecordFailure(step, kind, manifest.status());
+    RecordFailure(global_step.value(), kind, manifest.status());
     return manifest.status();
+  }
+  const int64_t step = manifest->global_step();
+  if (absl::StatusOr<int64_t> raised = global_step.RaiseTo(step); !raised.ok()) {
+    return raised.status();
   }
   const absl::Time end = clock_.Now();
   CheckpointInfo info = CheckpointInfoFromManifest(CheckpointDir(model_dir_, step), *manifest);

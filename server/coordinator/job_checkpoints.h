@@ -20,6 +20,7 @@
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/data_lease_manager.h"
 #include "server/coordinator/evaluation_ledger.h"
+#include "server/coordinator/global_step.h"
 #include "server/coordinator/job_checkpointer.h"
 #include "server/coordinator/job_status_publisher.h"
 #include "server/coordinator/shard_group.h"
@@ -60,15 +61,19 @@ class JobCheckpoints {
   void StartScheduleAt(int64_t step);
   // When a checkpoint by seconds next falls due.
   absl::Time NextDueTime() const;
-  // Takes a periodic checkpoint at `step` when one is due, with the
-  // position of `data` (read before the shards snapshot). Returns why the
-  // job must stop once checkpoints failed too often in a row.
-  std::optional<std::string> TakeIfDue(int64_t step, const DataLeaseManager& data);
-  // The final checkpoint at `step`. A checkpoint already at `step` holds
-  // the final parameters (nothing was applied since): it is rewritten with
-  // a MANIFEST marked final, or announced final as it is while an
-  // evaluator holds it or it cannot be deleted.
-  absl::Status TakeFinal(int64_t step, const DataLeaseManager& data);
+  // Takes a periodic checkpoint when one is due at the global step `step`,
+  // with the position of `data` (read before the shards snapshot), and
+  // raises `step` to the step the checkpoint holds (JobCheckpointer::Take).
+  // Returns why the job must stop once checkpoints failed too often in a
+  // row.
+  std::optional<std::string> TakeIfDue(GlobalStep& step, const DataLeaseManager& data);
+  // The final checkpoint, at the global step `step` or, when a worker's
+  // last pushes were not reported, at the step the shards hold (`step` is
+  // raised to it). A checkpoint already at `step` holds the final
+  // parameters (nothing was applied since): it is rewritten with a
+  // MANIFEST marked final, or announced final as it is while an evaluator
+  // holds it or it cannot be deleted.
+  absl::Status TakeFinal(GlobalStep& step, const DataLeaseManager& data);
   // Lists what model_dir holds when training starts, none of it final (the
   // final checkpoint of an earlier run is not this run's end).
   void AnnounceExisting();
@@ -96,7 +101,7 @@ class JobCheckpoints {
   void Close();
 
  private:
-  absl::StatusOr<CheckpointInfo> Take(int64_t step, const DataLeaseManager& data,
+  absl::StatusOr<CheckpointInfo> Take(GlobalStep& step, const DataLeaseManager& data,
                                       CheckpointKind kind);
   // Announces the checkpoint at `step` as the final one.
   void MarkFinal(int64_t step);

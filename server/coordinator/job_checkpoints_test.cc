@@ -80,6 +80,12 @@ class JobCheckpointsTest : public ::testing::Test {
 
   std::string model_dir() const { return spec_.checkpoint().model_dir(); }
 
+  // The job's global step, set to `step` as the workers' reports would.
+  GlobalStep& At(int64_t step) {
+    EXPECT_TRUE(step_.RestoreTo(step).ok());
+    return step_;
+  }
+
   FakeClock clock_;
   PosixEnv posix_;
   TestEnv env_{&posix_};
@@ -93,13 +99,14 @@ class JobCheckpointsTest : public ::testing::Test {
   EvaluationLedger evaluations_;
   std::unique_ptr<JobCheckpoints> checkpoints_;
   std::unique_ptr<DataLeaseManager> data_;
+  GlobalStep step_;
 };
 
 TEST_F(JobCheckpointsTest, SavesWhatTheScheduleAsksForAndKeepsMaxToKeep) {
-  EXPECT_EQ(checkpoints_->TakeIfDue(50, *data_), std::nullopt);
+  EXPECT_EQ(checkpoints_->TakeIfDue(At(50), *data_), std::nullopt);
   EXPECT_TRUE(Kept().empty());
   for (int64_t step : {100, 200, 300}) {
-    EXPECT_EQ(checkpoints_->TakeIfDue(step, *data_), std::nullopt);
+    EXPECT_EQ(checkpoints_->TakeIfDue(At(step), *data_), std::nullopt);
     checkpoints_->ApplyRetention();
   }
   EXPECT_THAT(Kept(), ElementsAre(200, 300));
@@ -121,10 +128,29 @@ TEST_F(JobCheckpointsTest, SavesWhatTheScheduleAsksForAndKeepsMaxToKeep) {
   EXPECT_THAT(checkpoints_->ResumeHint(), HasSubstr("resume from ckpt-300"));
 }
 
+TEST_F(JobCheckpointsTest, ACheckpointIsNamedByTheUpdatesItsShardsHold) {
+  // The workers trained 3 steps since their last report when shard 1
+  // snapshots its part, 1 when shard 0 does.
+  shard0_.SetUpdatesSinceReported(1);
+  shard1_.SetUpdatesSinceReported(3);
+  GlobalStep& step = At(100);
+  ASSERT_EQ(checkpoints_->TakeIfDue(step, *data_), std::nullopt);
+  EXPECT_EQ(step.value(), 103);
+  EXPECT_THAT(Kept(), ElementsAre(103));
+  const absl::StatusOr<CheckpointManifest> manifest =
+      VerifyCheckpoint(env_, CheckpointDir(model_dir(), 103));
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  EXPECT_EQ(manifest->global_step(), 103);
+  EXPECT_FALSE(*PathExists(env_, CheckpointDir(model_dir(), 100)));
+  // The schedule counts from the step saved: the next is due at 203.
+  EXPECT_EQ(checkpoints_->TakeIfDue(At(200), *data_), std::nullopt);
+  EXPECT_THAT(Kept(), ElementsAre(103));
+}
+
 TEST_F(JobCheckpointsTest, ALeasedCheckpointOutlivesMaxToKeep) {
-  ASSERT_EQ(checkpoints_->TakeIfDue(100, *data_), std::nullopt);
+  ASSERT_EQ(checkpoints_->TakeIfDue(At(100), *data_), std::nullopt);
   ASSERT_TRUE(checkpoints_->retention()->Acquire(100, "evaluator/0#1").ok());
-  for (int64_t step : {200, 300}) ASSERT_EQ(checkpoints_->TakeIfDue(step, *data_), std::nullopt);
+  for (int64_t step : {200, 300}) ASSERT_EQ(checkpoints_->TakeIfDue(At(step), *data_), std::nullopt);
   checkpoints_->ApplyRetention();
   EXPECT_THAT(Kept(), ElementsAre(100, 200, 300));
   ASSERT_TRUE(checkpoints_->retention()->Release(100, "evaluator/0#1").ok());
@@ -133,12 +159,12 @@ TEST_F(JobCheckpointsTest, ALeasedCheckpointOutlivesMaxToKeep) {
 }
 
 TEST_F(JobCheckpointsTest, FailuresInARowAreEventsThenTooManyAndTheLastGoodCheckpointStays) {
-  ASSERT_EQ(checkpoints_->TakeIfDue(100, *data_), std::nullopt);
+  ASSERT_EQ(checkpoints_->TakeIfDue(At(100), *data_), std::nullopt);
   DiskFull();
-  EXPECT_EQ(checkpoints_->TakeIfDue(200, *data_), std::nullopt);  // one failure: train on
+  EXPECT_EQ(checkpoints_->TakeIfDue(At(200), *data_), std::nullopt);  // one failure: train on
   // The schedule tries again one interval later, not at every report.
-  EXPECT_EQ(checkpoints_->TakeIfDue(250, *data_), std::nullopt);
-  const std::optional<std::string> too_many = checkpoints_->TakeIfDue(300, *data_);
+  EXPECT_EQ(checkpoints_->TakeIfDue(At(250), *data_), std::nullopt);
+  const std::optional<std::string> too_many = checkpoints_->TakeIfDue(At(300), *data_);
   ASSERT_TRUE(too_many.has_value());
   EXPECT_THAT(*too_many, HasSubstr("No space left on device"));
 
@@ -153,8 +179,8 @@ TEST_F(JobCheckpointsTest, FailuresInARowAreEventsThenTooManyAndTheLastGoodCheck
 }
 
 TEST_F(JobCheckpointsTest, TheFinalCheckpointReplacesAPeriodicOneAtItsStep) {
-  ASSERT_EQ(checkpoints_->TakeIfDue(100, *data_), std::nullopt);
-  ASSERT_TRUE(checkpoints_->TakeFinal(100, *data_).ok());
+  ASSERT_EQ(checkpoints_->TakeIfDue(At(100), *data_), std::nullopt);
+  ASSERT_TRUE(checkpoints_->TakeFinal(At(100), *data_).ok());
   EXPECT_EQ(checkpoints_->final_step(), 100);
   EXPECT_TRUE(checkpoints_->IsFinal(100));
   const absl::StatusOr<CheckpointManifest> manifest =
@@ -164,9 +190,9 @@ TEST_F(JobCheckpointsTest, TheFinalCheckpointReplacesAPeriodicOneAtItsStep) {
 }
 
 TEST_F(JobCheckpointsTest, AFinalCheckpointAnEvaluatorHoldsIsAnnouncedFinalAsItIs) {
-  ASSERT_EQ(checkpoints_->TakeIfDue(100, *data_), std::nullopt);
+  ASSERT_EQ(checkpoints_->TakeIfDue(At(100), *data_), std::nullopt);
   ASSERT_TRUE(checkpoints_->retention()->Acquire(100, "evaluator/0#1").ok());
-  ASSERT_TRUE(checkpoints_->TakeFinal(100, *data_).ok());
+  ASSERT_TRUE(checkpoints_->TakeFinal(At(100), *data_).ok());
   EXPECT_TRUE(checkpoints_->IsFinal(100));
   // Not rewritten under the evaluator's feet.
   EXPECT_FALSE(VerifyCheckpoint(env_, CheckpointDir(model_dir(), 100))->final());

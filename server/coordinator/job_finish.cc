@@ -43,9 +43,10 @@ void DrainWorkers(JobParts& parts, int num_workers) {
 }
 
 absl::Status SaveFinalCheckpoint(JobParts& parts, const StartedJob& job) {
-  const int64_t step = job.step->value();
-  parts.status.SetReason(absl::StrCat("saving the final checkpoint at step ", step));
-  if (absl::Status saved = parts.checkpoints.TakeFinal(step, *job.data); !saved.ok()) return saved;
+  parts.status.SetReason(absl::StrCat("saving the final checkpoint at step ", job.step->value()));
+  if (absl::Status saved = parts.checkpoints.TakeFinal(*job.step, *job.data); !saved.ok()) {
+    return saved;
+  }
   parts.generation.MarkDone();
   return absl::OkStatus();
 }

@@ -37,7 +37,6 @@ constexpr absl::Duration kTimeout = absl::Seconds(30);
 struct Caller {
   TaskId task;
   uint64_t incarnation = 1;
-  uint64_t sequence = 0;
 };
 
 Caller Task(TaskType type, int index) {
@@ -127,16 +126,18 @@ class JobLifecycleTest : public ::testing::Test {
     return coordinator().AcquireDataLease(request);
   }
 
-  // `worker`'s report of `updates` more applied updates on job_id_.
+  // `worker`'s report of `updates` more applied updates on job_id_: the
+  // shards' answers showed it the job's global step that many updates on.
   ProgressResponse Report(Caller& worker, int64_t updates, double loss = 0.5) {
+    absl::StatusOr<JobStatus> status = coordinator().GetJob(job_id_);
+    EXPECT_TRUE(status.ok()) << status.status();
     ProgressReport report;
     *report.mutable_task() = worker.task;
     report.set_incarnation(worker.incarnation);
     report.set_job_id(job_id_);
     report.set_steps(updates > 0 ? updates : 0);
-    report.set_applied_updates(updates);
+    report.set_parameter_version(status.value_or(JobStatus()).global_step() + updates);
     report.set_loss(loss);
-    report.set_sequence(++worker.sequence);
     absl::StatusOr<ProgressResponse> response = coordinator().ReportProgress(report);
     EXPECT_TRUE(response.ok()) << response.status();
     return response.value_or(ProgressResponse());

@@ -126,13 +126,9 @@ absl::StatusOr<ProgressResponse> JobRunner::ReportProgress(const ProgressReport&
                           "job ", parts_.job_id, " does not train; it takes no progress reports")),
                       ERROR_REASON_JOB_ENDED);
   }
-  const std::string holder = HolderName(report.task(), report.incarnation());
-  ASSIGN_OR_RETURN(const int64_t step,
-                   job->sync_slots
-                       ? job->step->RaiseTo(report.parameter_version())
-                       : job->step->Advance(holder, report.sequence(), report.applied_updates()));
+  ASSIGN_OR_RETURN(const int64_t step, job->step->RaiseTo(report.parameter_version()));
   ReportedProgress progress;
-  progress.reporter = holder;
+  progress.reporter = HolderName(report.task(), report.incarnation());
   if (report.seconds() > 0) progress.examples_per_sec = report.examples() / report.seconds();
   progress.step = step;
   if (report.steps() > 0) progress.loss = report.loss();
@@ -261,7 +257,6 @@ void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_
     // the rounds already completed.
     if (!job->sync_slots) trained = parts_.hand_back.ReturnUntrained(*job->data, holder);
     ledgers.data = job->data.get();
-    ledgers.global_step = job->step.get();
     before = job->data->Stats().leases_outstanding;
   }
   const std::string handed = HandBackWork(task, incarnation, ledgers);

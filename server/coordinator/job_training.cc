@@ -30,7 +30,7 @@ absl::Status TrainJob(JobParts& parts) {
       decision = job->stop->Decide(STOP_REASON_USER, "stopped by a user", step);
     }
     if (!decision.has_value()) {
-      if (std::optional<std::string> too_many = parts.checkpoints.TakeIfDue(step, *job->data);
+      if (std::optional<std::string> too_many = parts.checkpoints.TakeIfDue(*job->step, *job->data);
           too_many.has_value()) {
         decision = job->stop->Decide(STOP_REASON_CHECKPOINT_FAILURES, *std::move(too_many), step);
       }

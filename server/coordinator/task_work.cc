@@ -18,7 +18,6 @@ std::string HandBackWork(const TaskId& task, uint64_t incarnation, const JobLedg
   const int data = ledgers.data != nullptr ? ledgers.data->ReleaseHolder(holder) : 0;
   const int checkpoints =
       ledgers.checkpoints != nullptr ? ledgers.checkpoints->ReleaseHolder(holder) : 0;
-  if (ledgers.global_step != nullptr) ledgers.global_step->ForgetReporter(holder);
   return absl::StrCat(holder, " handed back ", Count(data, "data lease"), " and ",
                       Count(checkpoints, "checkpoint lease"));
 }

@@ -12,7 +12,6 @@
 #include "common/job/retention_policy.h"
 #include "protos/cluster.pb.h"
 #include "server/coordinator/data_lease_manager.h"
-#include "server/coordinator/global_step.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -22,14 +21,12 @@ namespace coordinator {
 struct JobLedgers {
   DataLeaseManager* data = nullptr;
   RetentionPolicy* checkpoints = nullptr;
-  GlobalStep* global_step = nullptr;
 };
 
 // Hands back everything `incarnation` of `task` holds: its data leases go to
-// the front of the queue, its checkpoint leases are released, and the
-// numbering of its progress reports is forgotten. Safe to call more than
-// once. Returns a line for the log, e.g. "worker/0#7 handed back 2 data
-// leases and 1 checkpoint lease".
+// the front of the queue and its checkpoint leases are released. Safe to
+// call more than once. Returns a line for the log, e.g. "worker/0#7 handed
+// back 2 data leases and 1 checkpoint lease".
 std::string HandBackWork(const TaskId& task, uint64_t incarnation, const JobLedgers& ledgers);
 
 }  // namespace coordinator

@@ -32,14 +32,13 @@ class TaskWorkTest : public ::testing::Test {
         DataLeaseManager::Create(clock_, options);
     ASSERT_TRUE(data.ok()) << data.status();
     data_ = std::move(*data);
-    ledgers_ = {data_.get(), &checkpoints_, &step_};
+    ledgers_ = {data_.get(), &checkpoints_};
   }
 
   FakeClock clock_;
   std::unique_ptr<MembershipRegistry> membership_;
   std::unique_ptr<DataLeaseManager> data_;
   RetentionPolicy checkpoints_{1};
-  GlobalStep step_;
   JobLedgers ledgers_;
 };
 

@@ -322,8 +322,8 @@ void WriteCoordinatorSeeds(const std::string& dir) {
     fuzz::AppendCall(kGetAssignment, FromText<GetAssignmentRequest>(worker), &in);
     fuzz::AppendCall(kAcquireDataLease, FromText<AcquireDataLeaseRequest>(worker_call), &in);
     fuzz::AppendCall(kReportProgress, FromText<ProgressReport>(absl::StrCat(worker_call, R"pb(
-                       steps: 6 examples: 192 applied_updates: 6 loss: 0.69 seconds: 0.5
-                       parameter_version: 6 sequence: 1)pb")),
+                       steps: 6 examples: 192 loss: 0.69 seconds: 0.5
+                       parameter_version: 6)pb")),
                      &in);
     fuzz::AppendCall(kCompleteDataLease, FromText<CompleteDataLeaseRequest>(absl::StrCat(
                                              worker_call, R"pb(lease_id: 1
@@ -349,8 +349,8 @@ void WriteCoordinatorSeeds(const std::string& dir) {
                        job_id: "clicks-1" step: 5)pb"),
                      &in);
     fuzz::AppendCall(kReportProgress, FromText<ProgressReport>(absl::StrCat(worker_call, R"pb(
-                       steps: 14 examples: 448 applied_updates: 14 loss: 0.5 seconds: 1
-                       parameter_version: 20 sequence: 2)pb")),
+                       steps: 14 examples: 448 loss: 0.5 seconds: 1
+                       parameter_version: 20)pb")),
                      &in);
     fuzz::AppendCall(kGetJob, FromText<GetJobRequest>(R"pb(job_id: "clicks-1")pb"), &in);
     fuzz::AppendCall(kWatchJob, FromText<WatchJobRequest>(R"pb(job_id: "clicks-1")pb"), &in);

@@ -17,15 +17,13 @@ ProgressReporter::ProgressReporter(CoordinatorClient& coordinator, const Assignm
       clock_(clock),
       metrics_(metrics),
       last_report_(clock.Now()),
-      known_global_step_(assignment.global_step()) {}
+      newest_version_(assignment.global_step()) {}
 
-void ProgressReporter::CountStep(int64_t examples, double loss,
-                                 const std::vector<int64_t>& versions) {
+void ProgressReporter::CountStep(int64_t examples, double loss) {
   if (metrics_ != nullptr) metrics_->RecordStep(examples);
   ++steps_;
   examples_ += examples;
   loss_sum_ += loss;
-  for (int64_t v : versions) newest_version_ = std::max(newest_version_, v);
 }
 
 void ProgressReporter::NoteVersion(int64_t version) {
@@ -33,18 +31,9 @@ void ProgressReporter::NoteVersion(int64_t version) {
 }
 
 void ProgressReporter::ReportIfDue() {
-  int64_t due = steps_per_loop_;
-  const int64_t max_steps = assignment_.spec().stop().max_steps();
-  if (max_steps > 0) {
-    // Each worker trains on until a report's answer tells it to stop, so
-    // near max_steps every worker reporting only each steps_per_loop steps
-    // would overshoot by up to that many steps each. Report sooner the
-    // closer the end: at most the remaining steps shared among workers.
-    const int64_t remaining = max_steps - known_global_step_;
-    const int64_t workers = std::max(1, assignment_.num_workers());
-    due = std::clamp<int64_t>(remaining / workers, 1, steps_per_loop_);
-  }
-  if (steps_ > 0 && steps_ >= due) Report();
+  // Not sooner near max_steps: the workers stop there by the shards'
+  // answers (StepRunner::reached_max_steps), not by a report's.
+  if (steps_ > 0 && steps_ >= steps_per_loop_) Report();
 }
 
 void ProgressReporter::ReportAnySteps() {
@@ -60,7 +49,6 @@ void ProgressReporter::Report() {
   report.set_generation(assignment_.generation());
   report.set_steps(steps_);
   report.set_examples(examples_);
-  report.set_applied_updates(applied_);
   if (steps_ > 0) report.set_loss(loss_sum_ / static_cast<double>(steps_));
   report.set_seconds(seconds);
   report.set_parameter_version(newest_version_);
@@ -68,11 +56,10 @@ void ProgressReporter::Report() {
   if (metrics_ != nullptr && steps_ >= steps_per_loop_) {
     metrics_->SetLoop(report.loss(), examples_ / seconds);
   }
-  steps_ = examples_ = applied_ = 0;
+  steps_ = examples_ = 0;
   loss_sum_ = 0;
   last_report_ = now;
   absl::StatusOr<ProgressResponse> response = coordinator_.ReportProgress(report);
-  if (response.ok()) known_global_step_ = std::max(known_global_step_, response->global_step());
   if (EndsRun(response.status())) {
     LOG(INFO) << "job " << job_id << " ended: " << response.status().message();
     training_over_ = true;

@@ -2,9 +2,9 @@
 #define PSTRAIN_WORKER_INTERNAL_PROGRESS_REPORTER_H_
 
 // What one assignment run tells the coordinator of its training: the steps,
-// examples, applied updates and mean loss since the last report, every
-// steps_per_loop steps (sooner near max_steps), and what the answers say
-// back (the global step, and whether to stop).
+// examples and mean loss since the last report and the global step seen,
+// every steps_per_loop steps, and what the answers say back (whether to
+// stop).
 
 #include <cstdint>
 #include <string>
@@ -31,17 +31,13 @@ class ProgressReporter {
   ProgressReporter(const ProgressReporter&) = delete;
   ProgressReporter& operator=(const ProgressReporter&) = delete;
 
-  // Books a computed step: its examples, its loss and the parameter
-  // versions it was computed from.
-  void CountStep(int64_t examples, double loss, const std::vector<int64_t>& versions);
-  // Books a push the shards applied (one update toward the global step).
-  void CountApplied() { ++applied_; }
-  // Every round below `version` is complete (deterministic sync mode, where
-  // the coordinator counts the global step by it).
+  // Books a computed step: its examples and its loss.
+  void CountStep(int64_t examples, double loss);
+  // The most updates a shard has applied, as this run saw in its answers:
+  // the coordinator raises the global step to it.
   void NoteVersion(int64_t version);
 
-  // Reports when the steps since the last report are due: steps_per_loop
-  // of them, or fewer near max_steps.
+  // Reports when steps_per_loop steps ran since the last report.
   void ReportIfDue();
   // Reports the steps since the last report, if any.
   void ReportAnySteps();
@@ -63,12 +59,10 @@ class ProgressReporter {
   WorkerMetrics* const metrics_;
 
   // Since the last report.
-  int64_t steps_ = 0, examples_ = 0, applied_ = 0;
+  int64_t steps_ = 0, examples_ = 0;
   double loss_sum_ = 0;
   absl::Time last_report_;
   int64_t newest_version_ = 0;
-  // The global step in the coordinator's last answer.
-  int64_t known_global_step_ = 0;
   bool training_over_ = false;
 };
 

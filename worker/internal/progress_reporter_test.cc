@@ -79,19 +79,19 @@ TEST_F(ProgressReporterTest, ReportsEveryStepsPerLoopStepsWithTheirSums) {
   ASSERT_FALSE(assignment.job_id().empty());
   ProgressReporter reporter(*client_, assignment, /*steps_per_loop=*/3, clock_, nullptr);
   for (int step = 0; step < 7; ++step) {
-    reporter.CountStep(8, /*loss=*/0.5 + step, {step, step + 1});
-    if (step % 2 == 0) reporter.CountApplied();
+    reporter.CountStep(8, /*loss=*/0.5 + step);
+    reporter.NoteVersion(step + 1);
     reporter.ReportIfDue();
   }
   std::vector<ProgressReport> reports = Reports();
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(reports[0].steps(), 3);
   EXPECT_EQ(reports[0].examples(), 24);
-  EXPECT_EQ(reports[0].applied_updates(), 2);  // steps 0 and 2
-  EXPECT_DOUBLE_EQ(reports[0].loss(), 1.5);    // mean of 0.5, 1.5, 2.5
+  EXPECT_DOUBLE_EQ(reports[0].loss(), 1.5);  // mean of 0.5, 1.5, 2.5
   EXPECT_EQ(reports[0].parameter_version(), 3);
   EXPECT_EQ(reports[0].generation(), assignment.generation());
   EXPECT_EQ(reports[1].steps(), 3);
+  EXPECT_EQ(reports[1].parameter_version(), 6);
   // The seventh step waits for its loop, or for a report of any steps.
   reporter.ReportAnySteps();
   reports = Reports();
@@ -102,20 +102,31 @@ TEST_F(ProgressReporterTest, ReportsEveryStepsPerLoopStepsWithTheirSums) {
   EXPECT_FALSE(reporter.training_over());
 }
 
-TEST_F(ProgressReporterTest, ReportsSoonerNearMaxStepsAndHearsTheStop) {
+TEST_F(ProgressReporterTest, AnOlderVersionTakesNothingBack) {
+  const Assignment assignment = StartJob(/*max_steps=*/100000);
+  ASSERT_FALSE(assignment.job_id().empty());
+  ProgressReporter reporter(*client_, assignment, /*steps_per_loop=*/1, clock_, nullptr);
+  reporter.NoteVersion(9);
+  reporter.NoteVersion(7);  // a slower shard's answer
+  reporter.CountStep(8, 0.1);
+  reporter.ReportIfDue();
+  ASSERT_EQ(Reports().size(), 1u);
+  EXPECT_EQ(Reports()[0].parameter_version(), 9);
+}
+
+TEST_F(ProgressReporterTest, HearsTheStopOnceTheShardsAppliedMaxSteps) {
   const Assignment assignment = StartJob(/*max_steps=*/4);
   ASSERT_FALSE(assignment.job_id().empty());
   ProgressReporter reporter(*client_, assignment, /*steps_per_loop=*/100, clock_, nullptr);
-  // Four steps remain for one worker: a report is due after four, not 100.
-  for (int step = 0; step < 3; ++step) {
-    reporter.CountStep(8, 0.1, {0, 0});
-    reporter.CountApplied();
+  // Not sooner than steps_per_loop near max_steps: the worker stops there
+  // by the shards' answers, and reports then.
+  for (int step = 0; step < 4; ++step) {
+    reporter.CountStep(8, 0.1);
+    reporter.NoteVersion(step + 1);
     reporter.ReportIfDue();
   }
   EXPECT_TRUE(Reports().empty());
-  reporter.CountStep(8, 0.1, {0, 0});
-  reporter.CountApplied();
-  reporter.ReportIfDue();
+  reporter.ReportAnySteps();
   ASSERT_EQ(Reports().size(), 1u);
   EXPECT_EQ(Reports()[0].steps(), 4);
   // The global step reached max_steps: the answer says stop.

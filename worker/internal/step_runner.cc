@@ -69,7 +69,8 @@ absl::Status StepRunner::TrainLease(const DataLease& lease, LeaseBatchReader& re
   // The lease's last push is waited for here, not overlapped with a pull:
   // a push_wait of its own, or the step-time breakdown would miss it.
   error.Update(SettleOverlappedPush(hand));
-  if ((!error.ok() || reporter_.training_over()) && reader.next_position() < reader.end()) {
+  if ((!error.ok() || reporter_.training_over() || reached_max_steps_) &&
+      reader.next_position() < reader.end()) {
     returned->push_back(MakeRange(reader.next_position(), reader.end()));
   }
   if (error.ok()) reporter_.ReportIfDue();
@@ -100,7 +101,8 @@ absl::StatusOr<bool> StepRunner::TrainStep(LeaseInHand& hand) {
     RETURN_IF_ERROR(pulled.status());
     return false;
   }
-  if (PulledFinalRound()) {
+  NoteVersionSeen(PulledVersion());
+  if (ReachedMaxSteps()) {
     give_back();
     reached_max_steps_ = true;
     return false;
@@ -132,7 +134,7 @@ absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand, LeaseBatch& b
   // not, and counts as such: train-local, which would apply it, stops at
   // the next step's loss.
   const double loss = std::isfinite(norm) ? output_.loss : norm;
-  reporter_.CountStep(examples, loss, pulled_.versions);
+  reporter_.CountStep(examples, loss);
   if (!std::isfinite(loss)) {
     // Pushing would spread the damage; the coordinator decides whether
     // this ends the job, so tell it now.
@@ -154,18 +156,14 @@ absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand, LeaseBatch& b
   RecordPhase(StepPhase::kPushWait, push_start);
   RETURN_IF_ERROR(settled);
   reporter_.ReportIfDue();
-  return !reporter_.training_over();
+  return !reporter_.training_over() && !reached_max_steps_;
 }
 
 absl::StatusOr<bool> StepRunner::PullFor(LeaseInHand& hand, LeaseBatch& batch) {
   ASSIGN_OR_RETURN(RowIds rows, model_.RowsToRead(batch.batch));
   RETURN_IF_ERROR(Pull(rows));
   if (reporter_.training_over() || !hand.lease.has_first_round()) return true;
-  ASSIGN_OR_RETURN(const bool in_lease, CatchUpWithRound(hand, batch));
-  // Every round below the pulled one is complete: the coordinator counts
-  // the global step by it in this mode.
-  if (in_lease) reporter_.NoteVersion(PulledRound());
-  return in_lease;
+  return CatchUpWithRound(hand, batch);
 }
 
 absl::Status StepRunner::Pull(const RowIds& rows) {
@@ -248,14 +246,19 @@ absl::Status StepRunner::Settle(absl::StatusOr<PushSummary> summary, const PushO
     if (metrics_ != nullptr) metrics_->RecordRequeuedBatch("push_failed");
     return summary.status();
   }
+  NoteVersionSeen(summary->version);
+  if (!options_.sync && ReachedMaxSteps()) {
+    // The shards applied max_steps updates: like every worker, this one
+    // pushes nothing more (at most the pushes then in flight, one per
+    // worker, go past it).
+    reached_max_steps_ = true;
+  }
   if (summary->stale) {
     returned.push_back(records);
     if (metrics_ != nullptr) metrics_->RecordRequeuedBatch("stale_push");
     VLOG(1) << "job " << options_.job_id << ": push " << summary->sequence
             << " refused as stale; records [" << records.begin() << ", " << records.end()
             << ") go back";
-  } else if (summary->applied) {
-    reporter_.CountApplied();
   }
   if (options_.sync) min_versions_ = summary->next_min_versions;
   return absl::OkStatus();
@@ -274,10 +277,24 @@ void StepRunner::RecordPhase(StepPhase phase, absl::Time start) {
   if (metrics_ != nullptr) metrics_->RecordPhase(phase, clock_.Now() - start);
 }
 
-bool StepRunner::PulledFinalRound() const {
+int64_t StepRunner::PulledVersion() const {
+  int64_t newest = 0;
+  for (int64_t version : pulled_.versions) newest = std::max(newest, version);
+  return newest;
+}
+
+void StepRunner::NoteVersionSeen(int64_t version) {
+  version_seen_ = std::max(version_seen_, version);
+  reporter_.NoteVersion(version_seen_);
+}
+
+bool StepRunner::ReachedMaxSteps() const {
   const int64_t max_steps = options_.max_steps;
-  if (!options_.sync || max_steps <= 0 || pulled_.versions.empty()) return false;
-  // Shards not involved in this pull read -1; they do not hold the round.
+  if (max_steps <= 0) return false;
+  if (!options_.sync) return version_seen_ >= max_steps;
+  // Sync: the parameters pulled are those after round max_steps on every
+  // shard read (the others read -1: they do not hold the round).
+  if (pulled_.versions.empty()) return false;
   int64_t oldest = std::numeric_limits<int64_t>::max();
   for (int64_t version : pulled_.versions) {
     if (version >= 0) oldest = std::min(oldest, version);

@@ -69,9 +69,12 @@ class StepRunner {
   absl::Status TrainLease(const DataLease& lease, LeaseBatchReader& reader,
                           std::vector<RecordRange>* returned);
 
-  // Sync mode: the parameters pulled were those after round max_steps on
-  // every shard, so this worker's part is done (training ends exactly
-  // there rather than when a report's answer says so).
+  // The job's max_steps is reached, so this worker's part is done: training
+  // ends there rather than when a report's answer says so. Sync mode: the
+  // parameters pulled were those after round max_steps on every shard.
+  // Async modes: a shard's answer said it had applied max_steps updates,
+  // so at most the pushes in flight then (one per worker) go past it, as
+  // with TensorFlow's workers, which read the global step every step.
   bool reached_max_steps() const { return reached_max_steps_; }
 
  private:
@@ -113,7 +116,13 @@ class StepRunner {
   // The round the pulled parameters are at: the oldest version of the
   // shards read; -1 when none was.
   int64_t PulledRound() const;
-  bool PulledFinalRound() const;
+  // The most updates a shard read had applied.
+  int64_t PulledVersion() const;
+  // Books `version`, a shard's count of applied updates from an answer,
+  // toward the global step this worker has seen and reports.
+  void NoteVersionSeen(int64_t version);
+  // See reached_max_steps().
+  bool ReachedMaxSteps() const;
 
   // Books a push's outcome; the batch's records go back if it was refused.
   absl::Status Settle(absl::StatusOr<PushSummary> summary, const PushOrigin& origin,
@@ -142,6 +151,9 @@ class StepRunner {
   // destroyed, waiting for a push in flight, before them.
   std::unique_ptr<OverlappedPush> overlapped_;
   bool reached_max_steps_ = false;
+  // The most updates any shard said it had applied, in a pull or a push
+  // answer.
+  int64_t version_seen_ = 0;
 };
 
 }  // namespace internal

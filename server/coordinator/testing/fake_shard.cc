@@ -151,6 +151,11 @@ void FakeShard::SetSnapshotContents(SnapshotContents contents) {
   snapshot_contents_ = std::move(contents);
 }
 
+void FakeShard::SetUpdatesSinceReported(int64_t updates) {
+  absl::MutexLock lock(&mu_);
+  updates_since_reported_ = updates;
+}
+
 absl::StatusOr<CreateVariablesResponse> FakeShard::CreateVariables(
     const CreateVariablesRequest& request) {
   absl::MutexLock lock(&mu_);
@@ -184,6 +189,7 @@ absl::StatusOr<SnapshotResponse> FakeShard::Snapshot(const SnapshotRequest& requ
   response.set_bytes(static_cast<int64_t>(contents->size()));
   response.set_crc32c(Crc32c(*contents));
   absl::MutexLock lock(&mu_);
+  response.set_version(request.global_step() + updates_since_reported_);
   *response.mutable_ledger() = ledger_;
   ++snapshots_;
   return response;

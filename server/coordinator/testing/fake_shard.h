@@ -63,6 +63,10 @@ class FakeShard {
   // What each later Snapshot writes. Default: a line naming the job and the
   // step. An error fails the Snapshot with it.
   void SetSnapshotContents(SnapshotContents contents);
+  // The updates each later Snapshot says it holds, beyond the global step
+  // it was asked at (workers that trained on since they reported).
+  // Default 0.
+  void SetUpdatesSinceReported(int64_t updates);
 
  private:
   class Client;
@@ -86,6 +90,7 @@ class FakeShard {
   PushLedger ledger_ ABSL_GUARDED_BY(mu_);
   std::vector<ReadPushLedgerRequest> ledger_reads_ ABSL_GUARDED_BY(mu_);
   SnapshotContents snapshot_contents_ ABSL_GUARDED_BY(mu_);
+  int64_t updates_since_reported_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // The ShardClientFactory of a coordinator whose parameter servers are
