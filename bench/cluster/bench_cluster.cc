@@ -1,5 +1,6 @@
 #include "bench/cluster/bench_cluster.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -31,6 +32,26 @@ absl::Status FromGrpc(const grpc::Status& status, const std::string& what) {
 
 bool HasEnded(JobState state) {
   return state == JOB_STATE_SUCCEEDED || state == JOB_STATE_FAILED || state == JOB_STATE_STOPPED;
+}
+
+// What worker `task` did between scrapes `a` and `b` of its /metrics.
+WorkerWindow WorkerWindowBetween(const std::string& task, const MetricsPage& a,
+                                 const MetricsPage& b) {
+  auto change = [&](const std::string& name, const std::map<std::string, std::string>& labels) {
+    return b.Sum(name, labels) - a.Sum(name, labels);
+  };
+  WorkerWindow worker;
+  worker.task = task;
+  worker.steps = change("pstrain_worker_steps_total", {});
+  worker.examples = change("pstrain_worker_examples_total", {});
+  for (const std::string& phase : StepPhases()) {
+    worker.phase_seconds[phase] =
+        change("pstrain_worker_step_phase_seconds_sum", {{"phase", phase}});
+  }
+  worker.pushes = change("pstrain_worker_push_latency_seconds_count", {});
+  worker.push_seconds = change("pstrain_worker_push_latency_seconds_sum", {});
+  worker.stale_pushes = change("pstrain_worker_requeued_batches_total", {{"cause", "stale_push"}});
+  return worker;
 }
 
 }  // namespace
@@ -99,6 +120,24 @@ absl::StatusOr<double> BenchCluster::CpuSeconds() {
   return total;
 }
 
+absl::StatusOr<int64_t> BenchCluster::ShardVersion() {
+  int64_t highest = 0;
+  for (const LocalTask& task : cluster_->tasks()) {
+    if (task.role != "ps") continue;
+    absl::StatusOr<MetricsPage> page = ScrapeMetrics(task, kScrapeTimeout);
+    if (!page.ok()) return page.status();
+    highest = std::max(highest, static_cast<int64_t>(page->Sum("pstrain_ps_version")));
+  }
+  return highest;
+}
+
+absl::StatusOr<int> BenchCluster::Pid(const std::string& name) const {
+  for (const LocalTask& task : cluster_->tasks()) {
+    if (task.name() == name) return task.pid;
+  }
+  return absl::NotFoundError(absl::StrCat("the cluster has no task ", name));
+}
+
 int BenchCluster::num_workers() const { return static_cast<int>(Workers().size()); }
 
 absl::StatusOr<std::vector<MetricsPage>> BenchCluster::ScrapeWorkers() {
@@ -124,11 +163,9 @@ absl::StatusOr<JobStatus> BenchCluster::Get(const std::string& job_id) {
   return job;
 }
 
-absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id,
-                                                       const std::vector<MetricsPage>& before,
-                                                       absl::Duration start_timeout,
-                                                       absl::Duration warmup, absl::Duration window,
-                                                       int min_steps, absl::Duration max_window) {
+absl::Status BenchCluster::WaitForEveryWorker(const std::string& job_id,
+                                              const std::vector<MetricsPage>& before,
+                                              absl::Duration start_timeout) {
   const absl::Time give_up = absl::Now() + start_timeout;
   for (;;) {
     absl::StatusOr<std::vector<MetricsPage>> now = ScrapeWorkers();
@@ -140,7 +177,7 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
         ++started;
       }
     }
-    if (started == now->size()) break;
+    if (started == now->size()) return absl::OkStatus();
     absl::StatusOr<JobStatus> job = Get(job_id);
     if (!job.ok()) return job.status();
     if (HasEnded(job->state())) {
@@ -155,10 +192,24 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
     }
     absl::SleepFor(absl::Milliseconds(100));
   }
+}
+
+absl::StatusOr<ThroughputWindow> BenchCluster::Measure(
+    const std::string& job_id, const std::vector<MetricsPage>& before,
+    absl::Duration start_timeout, absl::Duration warmup, absl::Duration window, int min_steps,
+    absl::Duration max_window, const std::function<absl::Status()>& on_trained) {
+  if (absl::Status started = WaitForEveryWorker(job_id, before, start_timeout); !started.ok()) {
+    return started;
+  }
+  if (on_trained) {
+    if (absl::Status done = on_trained(); !done.ok()) return done;
+  }
   absl::SleepFor(warmup);
 
   absl::StatusOr<JobStatus> job_start = Get(job_id);
   if (!job_start.ok()) return job_start.status();
+  absl::StatusOr<int64_t> version_first = ShardVersion();
+  if (!version_first.ok()) return version_first.status();
   const absl::Time start = absl::Now();
   absl::StatusOr<std::vector<MetricsPage>> first = ScrapeWorkers();
   if (!first.ok()) return first.status();
@@ -185,6 +236,8 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
     last = ScrapeWorkers();
     if (!last.ok()) return last.status();
   }
+  absl::StatusOr<int64_t> version_last = ShardVersion();
+  if (!version_last.ok()) return version_last.status();
   absl::StatusOr<double> cpu_last = CpuSeconds();
   if (!cpu_last.ok()) return cpu_last.status();
   absl::StatusOr<JobStatus> job_end = Get(job_id);
@@ -198,25 +251,11 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(const std::string& job_id
   ThroughputWindow measured;
   measured.seconds = absl::ToDoubleSeconds(end - start);
   measured.global_steps = job_end->global_step() - job_start->global_step();
+  measured.shard_updates = *version_last - *version_first;
   measured.cpu_seconds = *cpu_last - *cpu_first;
   const std::vector<const LocalTask*> workers = Workers();
   for (size_t i = 0; i < workers.size(); ++i) {
-    const MetricsPage& a = (*first)[i];
-    const MetricsPage& b = (*last)[i];
-    WorkerWindow worker;
-    worker.task = workers[i]->name();
-    worker.steps = b.Sum("pstrain_worker_steps_total") - a.Sum("pstrain_worker_steps_total");
-    worker.examples =
-        b.Sum("pstrain_worker_examples_total") - a.Sum("pstrain_worker_examples_total");
-    for (const std::string& phase : StepPhases()) {
-      const char* kSum = "pstrain_worker_step_phase_seconds_sum";
-      worker.phase_seconds[phase] =
-          b.Sum(kSum, {{"phase", phase}}) - a.Sum(kSum, {{"phase", phase}});
-    }
-    const char* kPush = "pstrain_worker_push_latency_seconds";
-    worker.pushes = b.Sum(absl::StrCat(kPush, "_count")) - a.Sum(absl::StrCat(kPush, "_count"));
-    worker.push_seconds = b.Sum(absl::StrCat(kPush, "_sum")) - a.Sum(absl::StrCat(kPush, "_sum"));
-    measured.workers.push_back(std::move(worker));
+    measured.workers.push_back(WorkerWindowBetween(workers[i]->name(), (*first)[i], (*last)[i]));
   }
   return measured;
 }

@@ -2,6 +2,7 @@
 #define PSTRAIN_BENCH_CLUSTER_BENCH_CLUSTER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,6 +35,9 @@ struct WorkerWindow {
   // the step waited for it (sync) or overlapped it with the next pull.
   double pushes = 0;
   double push_seconds = 0;
+  // Batches whose push a parameter server refused as late (a sync round
+  // closed without it, as a backup worker's does): computed, not applied.
+  double stale_pushes = 0;
 };
 
 // A measured window of a running job.
@@ -44,6 +48,11 @@ struct ThroughputWindow {
   // rounds); it moves by the workers' progress reports, every
   // steps_per_loop steps.
   int64_t global_steps = 0;
+  // The updates the parameter servers applied in the window (sync rounds):
+  // the change of the highest shard version (pstrain_ps_version), which the
+  // global step is taken from, read at both ends without waiting for a
+  // report.
+  int64_t shard_updates = 0;
   // CPU time of every process of the cluster (coordinator, parameter
   // servers, workers, evaluator: process_cpu_seconds_total) in the window.
   double cpu_seconds = 0;
@@ -96,13 +105,15 @@ class BenchCluster {
   // Waits until every worker has computed a step of the job just submitted
   // (`before` is a scrape taken before submitting), then `warmup` more, then
   // measures `window`, stretched until every worker has computed
-  // `min_steps` in it or `max_window` has passed. FailedPrecondition: a
-  // worker computed nothing within `start_timeout`, or the job ended.
-  absl::StatusOr<ThroughputWindow> Measure(const std::string& job_id,
-                                           const std::vector<MetricsPage>& before,
-                                           absl::Duration start_timeout, absl::Duration warmup,
-                                           absl::Duration window, int min_steps,
-                                           absl::Duration max_window);
+  // `min_steps` in it or `max_window` has passed. `on_trained`, when set,
+  // runs once every worker has computed a step, before the warm-up (a
+  // disturbance that the window should see in its steady state); its error
+  // ends the measurement. FailedPrecondition: a worker computed nothing
+  // within `start_timeout`, or the job ended.
+  absl::StatusOr<ThroughputWindow> Measure(
+      const std::string& job_id, const std::vector<MetricsPage>& before,
+      absl::Duration start_timeout, absl::Duration warmup, absl::Duration window, int min_steps,
+      absl::Duration max_window, const std::function<absl::Status()>& on_trained = nullptr);
 
   // Stops the job without a final checkpoint and waits up to `timeout` for
   // it to end.
@@ -113,6 +124,9 @@ class BenchCluster {
   // condition, waiting up to `timeout` in all), or until `timeout`.
   absl::StatusOr<TargetRun> RunToTarget(const std::string& spec_text, double target_accuracy,
                                         absl::Duration timeout);
+
+  // The process id of task `name` ("worker/1"). NotFound: no such task.
+  absl::StatusOr<int> Pid(const std::string& name) const;
 
   // Every worker's /metrics, in task order.
   absl::StatusOr<std::vector<MetricsPage>> ScrapeWorkers();
@@ -126,6 +140,12 @@ class BenchCluster {
   std::vector<const LocalTask*> Workers() const;
   // The CPU seconds every process of the cluster has used so far.
   absl::StatusOr<double> CpuSeconds();
+  // The highest parameter version of the parameter servers.
+  absl::StatusOr<int64_t> ShardVersion();
+  // Waits until every worker has computed a step more than in `before`.
+  absl::Status WaitForEveryWorker(const std::string& job_id,
+                                  const std::vector<MetricsPage>& before,
+                                  absl::Duration start_timeout);
 
   std::unique_ptr<LocalCluster> cluster_;
   std::unique_ptr<JobService::Stub> jobs_;

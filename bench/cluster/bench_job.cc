@@ -32,6 +32,9 @@ std::string BenchJobSpecText(const BenchJob& job) {
                          " alpha: 0.1 } }")
           : "",
       " }\n", "training { update_mode: ", job.sync ? "UPDATE_MODE_SYNC" : "UPDATE_MODE_ASYNC",
+      job.replicas_to_aggregate > 0
+          ? absl::StrCat(" replicas_to_aggregate: ", job.replicas_to_aggregate)
+          : "",
       job.compute_threads > 0 ? absl::StrCat(" compute_threads: ", job.compute_threads) : "",
       job.seed > 0 ? absl::StrCat(" seed: ", job.seed) : "",
       job.wire.empty() ? "" : absl::StrCat(" wire { ", job.wire, " }"), " }\n");

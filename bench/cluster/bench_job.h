@@ -22,7 +22,10 @@ struct BenchJob {
   // model_dir is resumed from.
   std::string model_dir;
   std::vector<int64_t> hidden_units = {256, 128};
-  bool sync = false;  // sync rounds of every worker; else async
+  bool sync = false;  // sync rounds; else async
+  // Sync only: gradients per round (training.replicas_to_aggregate); the
+  // workers beyond it are backups. 0: every worker.
+  int replicas_to_aggregate = 0;
   // training.compute_threads; 0: the default (one).
   int compute_threads = 0;
   // > 0: the learning rate follows a cosine down to a tenth over this many

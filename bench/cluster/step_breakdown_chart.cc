@@ -31,7 +31,7 @@ std::string Escape(const std::string& text) {
   return absl::StrReplaceAll(text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}});
 }
 
-std::string FormatMs(double ms) {
+std::string FormatValue(double ms) {
   if (ms >= 100) return absl::StrFormat("%.0f", ms);
   if (ms >= 10) return absl::StrFormat("%.1f", ms);
   return absl::StrFormat("%.2f", ms);
@@ -90,9 +90,9 @@ std::string DrawStepBreakdownSvg(const StepBreakdownChart& chart) {
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n"
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n"
                         "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" "
-                        "text-anchor=\"middle\" fill=\"#333\">ms per step</text>\n",
+                        "text-anchor=\"middle\" fill=\"#333\">%s</text>\n",
                         kLeft, kTop, kLeft, plot_bottom, kLeft, plot_bottom, kLeft + plot_width,
-                        plot_bottom, kLeft - 48, kTop + plot_height / 2);
+                        plot_bottom, kLeft - 48, kTop + plot_height / 2, Escape(chart.axis_title));
 
   // Bars.
   const double slot = chart.bars.empty() ? plot_width : plot_width / chart.bars.size();
@@ -108,21 +108,21 @@ std::string DrawStepBreakdownSvg(const StepBreakdownChart& chart) {
       absl::StrAppendFormat(&svg,
                             "<rect class=\"segment\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                             "height=\"%.1f\" fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\">"
-                            "<title>%s: %s ms</title></rect>\n",
+                            "<title>%s: %s %s</title></rect>\n",
                             x, top, bar_width, height, FillFor(chart.segments[s], s),
-                            Escape(chart.segments[s]), FormatMs(ms));
+                            Escape(chart.segments[s]), FormatValue(ms), Escape(chart.unit));
       if (height >= kMinLabelledSegment) {
         absl::StrAppendFormat(&svg,
                               "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
                               "font-size=\"11\">%s</text>\n",
-                              x + bar_width / 2, top + height / 2 + 4, FormatMs(ms));
+                              x + bar_width / 2, top + height / 2 + 4, FormatValue(ms));
       }
       base += ms;
     }
     absl::StrAppendFormat(&svg,
                           "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                          "font-weight=\"bold\">%s ms</text>\n",
-                          x + bar_width / 2, y_of(base) - 6, FormatMs(base));
+                          "font-weight=\"bold\">%s %s</text>\n",
+                          x + bar_width / 2, y_of(base) - 6, FormatValue(base), Escape(chart.unit));
     for (size_t line = 0; line < bar.label_lines.size(); ++line) {
       absl::StrAppendFormat(&svg,
                             "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">%s"
@@ -158,10 +158,10 @@ std::string DrawStepBreakdownSvg(const StepBreakdownChart& chart) {
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
                           "stroke-dasharray=\"6,4\"/>\n"
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s</text>\n"
-                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s ms</text>\n",
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s</text>\n",
                           legend_x, legend_y + 7, legend_x + 14, legend_y + 7, legend_x + 20,
                           legend_y + 11, Escape(chart.reference_label), legend_x + 20,
-                          legend_y + 25, FormatMs(chart.reference_ms));
+                          legend_y + 25, FormatValue(chart.reference_ms), Escape(chart.unit));
   }
   svg += "</svg>\n";
   return svg;

@@ -13,10 +13,13 @@ struct StepBreakdownBar {
   std::vector<double> segment_ms;        // parallel to StepBreakdownChart::segments
 };
 
-// A stacked bar chart of where a training step's time goes.
+// A stacked bar chart of where a training step's time goes (or of another
+// figure per run, given its unit).
 struct StepBreakdownChart {
   std::string title;
   std::string subtitle;
+  std::string axis_title = "ms per step";
+  std::string unit = "ms";  // after the totals and the reference's value
   std::vector<std::string> segments;  // bottom to top: "compute", "pull", ...
   std::vector<StepBreakdownBar> bars;
   // A dashed horizontal line (e.g. the single-process step time); none
@@ -25,7 +28,7 @@ struct StepBreakdownChart {
   std::string reference_label;
 };
 
-// The chart as a standalone SVG document: a y axis in ms per step with
+// The chart as a standalone SVG document: a y axis in `axis_title` with
 // gridlines, one stacked bar per entry with its segments labelled when
 // tall enough and its total on top, a legend, the reference line.
 std::string DrawStepBreakdownSvg(const StepBreakdownChart& chart);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -84,7 +85,7 @@ absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
 absl::StatusOr<ThroughputWindow> MeasureClusterJob(ClusterBenchSettings& settings,
                                                    BenchCluster& cluster, const std::string& what,
                                                    const std::string& spec_text,
-                                                   absl::Duration window) {
+                                                   absl::Duration window, ProcessPauser* slowing) {
   Progress(absl::StrFormat("cluster (%d workers), %s: warm-up %.0f s, window %.0f s",
                            cluster.num_workers(), what, absl::ToDoubleSeconds(settings.warmup),
                            absl::ToDoubleSeconds(window)));
@@ -92,11 +93,15 @@ absl::StatusOr<ThroughputWindow> MeasureClusterJob(ClusterBenchSettings& setting
   if (!before.ok()) return before.status();
   absl::StatusOr<std::string> job_id = cluster.Submit(spec_text);
   if (!job_id.ok()) return job_id.status();
+  std::function<absl::Status()> start_slowing;
+  if (slowing != nullptr) start_slowing = [slowing] { return slowing->Start(); };
   absl::StatusOr<ThroughputWindow> measured =
       cluster.Measure(*job_id, *before, kStartTimeout, settings.warmup, window,
-                      settings.min_window_steps, settings.max_window);
+                      settings.min_window_steps, settings.max_window, start_slowing);
+  const absl::Status slowed = slowing != nullptr ? slowing->Stop() : absl::OkStatus();
   absl::Status stopped = cluster.StopAndWait(*job_id, kStopTimeout);
   if (!measured.ok()) return measured.status();
+  if (!slowed.ok()) return slowed;
   if (!stopped.ok()) return stopped;
   double steps = 0;
   for (const WorkerWindow& worker : measured->workers) steps += worker.steps;
@@ -107,14 +112,15 @@ absl::StatusOr<ThroughputWindow> MeasureClusterJob(ClusterBenchSettings& setting
 
 absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(
     ClusterBenchSettings& settings, int workers,
-    const std::vector<std::string>& extra_worker_flags) {
+    const std::vector<std::string>& extra_worker_flags, int num_ps) {
   std::vector<std::string> worker_flags = settings.worker_flags;
   worker_flags.insert(worker_flags.end(), extra_worker_flags.begin(), extra_worker_flags.end());
-  Progress(absl::StrCat("starting a local cluster: 1 coordinator, 1 ps, ", workers,
+  Progress(absl::StrCat("starting a local cluster: 1 coordinator, ", num_ps, " ps, ", workers,
                         " workers, 1 evaluator", worker_flags.empty() ? "" : ", workers with ",
                         absl::StrJoin(worker_flags, " ")));
   return BenchCluster::Start(
-      1, workers, absl::StrCat(settings.work_dir, "/cluster-", workers, "w-", settings.next_job++),
+      num_ps, workers,
+      absl::StrCat(settings.work_dir, "/cluster-", num_ps, "ps-", workers, "w-", settings.next_job++),
       settings.checkpoint_root, settings.bin_dir, settings.coordinator_flags, worker_flags);
 }
 

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "bench/cluster/bench_cluster.h"
 #include "bench/cluster/cluster_bench_settings.h"
+#include "bench/cluster/process_pauser.h"
 #include "bench/common/single_process_reference.h"
 
 namespace pstrain {
@@ -60,16 +61,21 @@ absl::StatusOr<ThroughputWindow> MeasureCluster(ClusterBenchSettings& settings,
 
 // Submits the job `spec_text` (which runs until stopped), measures `window`
 // after the warm-up and stops it; `what` names it in the progress lines.
+// `slowing`, when set, cycles its process from the moment every worker has
+// trained until the window's end, and has stopped (leaving the process
+// running) before the job is stopped, also when the measurement failed.
 absl::StatusOr<ThroughputWindow> MeasureClusterJob(ClusterBenchSettings& settings,
                                                    BenchCluster& cluster, const std::string& what,
                                                    const std::string& spec_text,
-                                                   absl::Duration window);
+                                                   absl::Duration window,
+                                                   ProcessPauser* slowing = nullptr);
 
-// A local cluster of 1 coordinator, 1 ps, `workers` workers, 1 evaluator;
-// the workers get `extra_worker_flags` after settings.worker_flags.
+// A local cluster of 1 coordinator, `num_ps` parameter servers, `workers`
+// workers, 1 evaluator; the workers get `extra_worker_flags` after
+// settings.worker_flags.
 absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(
     ClusterBenchSettings& settings, int workers,
-    const std::vector<std::string>& extra_worker_flags = {});
+    const std::vector<std::string>& extra_worker_flags = {}, int num_ps = 1);
 
 // The mean of two single-process runs, one on each side of a cluster run.
 SingleProcessRun Bracketing(const SingleProcessRun& before, const SingleProcessRun& after);
