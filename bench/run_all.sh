@@ -10,7 +10,7 @@
 #            is rewritten by a full run alone, so it never mixes two runs
 #   --list   print the benchmarks' names and commands
 #
-# A full run takes about 27 minutes on 2 cores. Run it on a quiet machine:
+# A full run takes about 29 minutes on 2 cores. Run it on a quiet machine:
 # every figure is a ratio to a reference measured in the same run, but a
 # busy machine still lowers the ratios where two processes share the cores.
 set -euo pipefail
@@ -24,7 +24,7 @@ benchmark() {
 }
 # Each command gets --report=FILE appended: its section of RESULTS.md.
 benchmark wire "bazel-bin/bench/ps/push_pull_bench"
-benchmark cluster "bazel-bin/bench/cluster/cluster_bench --svg=bench/step_breakdown.svg"
+benchmark cluster "bazel-bin/bench/cluster/cluster_bench --svg=bench/step_breakdown.svg --backup_svg=bench/backup_workers.svg"
 benchmark sparse "bazel-bin/bench/sparse/sparse_cluster_bench"
 # Needs root: it makes network namespaces and shapes their links.
 benchmark links "bazel-bin/bench/cluster/links_bench"

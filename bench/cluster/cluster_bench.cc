@@ -9,7 +9,10 @@
 //   accuracy  wall time from submit to the evaluation reaching 88% test
 //             accuracy;
 //   scaling   examples/s as the model grows (about 1M..64M parameters) and
-//             as the workers grow (1, 2, 4, 8).
+//             as the workers grow (1, 2, 4, 8);
+//   backup    sync rounds/s of 2 workers against 3 with replicas_to_aggregate
+//             2 (one backup), each undisturbed and with a worker slowed by
+//             SIGSTOP/SIGCONT cycles (drawn to --backup_svg).
 // Writes one Markdown section to --report (bench/run_all.sh collects it).
 //
 //   bazel build -c opt //bench/cluster:cluster_bench //client:pstrain
@@ -30,10 +33,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench/cluster/backup_workers.h"
 #include "bench/cluster/bench_cluster.h"
 #include "bench/cluster/cluster_bench_settings.h"
 #include "bench/cluster/criteo_streaming.h"
 #include "bench/cluster/e2e_throughput.h"
+#include "bench/cluster/process_pauser.h"
 #include "bench/cluster/scaling.h"
 #include "bench/cluster/throughput_figures.h"
 #include "bench/cluster/throughput_measurement.h"
@@ -45,8 +50,9 @@
 
 DEFINE_string(report, "", "write the Markdown section here (default: stdout)");
 DEFINE_string(svg, "", "write the step-time breakdown chart here (e2e part; default: none)");
-DEFINE_string(parts, "e2e,criteo,accuracy,scaling",
-              "which parts to run: e2e, criteo, accuracy, scaling");
+DEFINE_string(backup_svg, "", "write the backup part's rounds/s chart here (default: none)");
+DEFINE_string(parts, "e2e,criteo,accuracy,scaling,backup",
+              "which parts to run: e2e, criteo, accuracy, scaling, backup");
 DEFINE_double(warmup_secs, 4, "training time after every worker's first step, before measuring");
 DEFINE_double(window_secs, 12, "measured window of the e2e runs");
 DEFINE_double(sweep_window_secs, 8, "measured window of each scaling point");
@@ -64,6 +70,10 @@ DEFINE_int64(cosine_decay_steps, 3000,
              "accuracy part: the learning rate decays to a tenth over this many steps (as in "
              "examples/fashion_mnist_mlp.pbtxt); 0: constant");
 DEFINE_double(accuracy_timeout_secs, 120, "accuracy part: give up after this");
+DEFINE_int32(backup_ps, 2, "backup part: parameter servers of its clusters");
+DEFINE_double(pause_period_ms, 300, "backup part: the slowed worker's stop-and-continue period");
+DEFINE_double(pause_stopped_share, 2.0 / 3,
+              "backup part: the share of each period the slowed worker is stopped, in [0, 1)");
 DEFINE_string(data_dir, "/usr/share/datasets/fashion-mnist", "Fashion-MNIST IDX files");
 DEFINE_string(bin_dir, "", "folder of pstrain and its servers; default this program's runfiles");
 DEFINE_string(coordinator_flags, "",
@@ -77,13 +87,13 @@ namespace pstrain {
 namespace bench {
 namespace {
 
-// Fills `settings` from the flags and checks them; finds the binaries and
-// the data, and creates the work folder.
-absl::Status ParseSettings(ClusterBenchSettings& settings) {
+// --parts, --model_sizes and --worker_counts into `settings`.
+absl::Status ParseLists(ClusterBenchSettings& settings) {
   for (absl::string_view part : absl::StrSplit(FLAGS_parts, ',', absl::SkipEmpty())) {
-    if (part != "e2e" && part != "criteo" && part != "accuracy" && part != "scaling") {
-      return absl::InvalidArgumentError(absl::StrCat("--parts: unknown part '", part,
-                                                     "'; expected e2e, criteo, accuracy, scaling"));
+    if (part != "e2e" && part != "criteo" && part != "accuracy" && part != "scaling" &&
+        part != "backup") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--parts: unknown part '", part, "'; expected e2e, criteo, accuracy, scaling, backup"));
     }
     settings.parts.insert(std::string(part));
   }
@@ -108,6 +118,21 @@ absl::Status ParseSettings(ClusterBenchSettings& settings) {
       (settings.model_sizes.empty() || settings.worker_counts.empty())) {
     return absl::InvalidArgumentError("--model_sizes and --worker_counts must not be empty");
   }
+  return absl::OkStatus();
+}
+
+// The flags' ranges; the binaries and the data where they should be.
+absl::Status CheckFlagsAndInputs() {
+  if (FLAGS_backup_ps < 1 || FLAGS_backup_ps > 16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backup_ps must be in [1, 16], got ", FLAGS_backup_ps));
+  }
+  if (absl::StatusOr<PauseCycle> cycle = PauseCycle::Make(
+          absl::Milliseconds(FLAGS_pause_period_ms), FLAGS_pause_stopped_share);
+      !cycle.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--pause_period_ms and --pause_stopped_share: ", cycle.status().message()));
+  }
   if (!(FLAGS_window_secs > 0) || !(FLAGS_sweep_window_secs > 0) || FLAGS_warmup_secs < 0 ||
       FLAGS_reference_steps < 1) {
     return absl::InvalidArgumentError(
@@ -128,6 +153,14 @@ absl::Status ParseSettings(ClusterBenchSettings& settings) {
         "no Fashion-MNIST in ", FLAGS_data_dir,
         " (train-images-idx3-ubyte.gz); apt-get install dataset-fashion-mnist or pass --data_dir"));
   }
+  return absl::OkStatus();
+}
+
+// Fills `settings` from the flags and checks them; finds the binaries and
+// the data, and creates the work folder.
+absl::Status ParseSettings(ClusterBenchSettings& settings) {
+  if (absl::Status parsed = ParseLists(settings); !parsed.ok()) return parsed;
+  if (absl::Status checked = CheckFlagsAndInputs(); !checked.ok()) return checked;
   settings.data_dir = FLAGS_data_dir;
   settings.bin_dir = FLAGS_bin_dir;
   settings.coordinator_flags = absl::StrSplit(FLAGS_coordinator_flags, ',', absl::SkipEmpty());
@@ -142,7 +175,11 @@ absl::Status ParseSettings(ClusterBenchSettings& settings) {
   settings.checkpoint_every_steps = FLAGS_checkpoint_every_steps;
   settings.cosine_decay_steps = FLAGS_cosine_decay_steps;
   settings.accuracy_timeout = absl::Seconds(FLAGS_accuracy_timeout_secs);
+  settings.backup_ps = FLAGS_backup_ps;
+  settings.pause_period = absl::Milliseconds(FLAGS_pause_period_ms);
+  settings.pause_stopped_share = FLAGS_pause_stopped_share;
   settings.svg_path = FLAGS_svg;
+  settings.backup_svg_path = FLAGS_backup_svg;
   settings.work_dir = FLAGS_work_dir;
   if (settings.work_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -182,6 +219,92 @@ void AddIntroduction(const ClusterBenchSettings& settings, const std::string& co
   report.Command(command);
 }
 
+// What the parts that ran measured.
+struct PartResults {
+  std::optional<E2eResults> e2e;
+  std::optional<CriteoStreamingResults> criteo;
+  std::optional<TargetRun> accuracy;
+  ScalingResults scaling;
+  std::optional<BackupResults> backup;
+};
+
+// The parts that share one cluster of 1 ps and 2 workers, started only
+// when one of them runs: e2e, criteo, accuracy and the model sweep.
+absl::Status RunSharedClusterParts(ClusterBenchSettings& settings, PartResults& results) {
+  const auto runs = [&](const char* part) { return settings.parts.count(part) > 0; };
+  if (!runs("e2e") && !runs("criteo") && !runs("accuracy") && !runs("scaling")) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<BenchCluster>> cluster = StartCluster(settings, 2);
+  if (!cluster.ok()) return cluster.status();
+  if (runs("e2e")) {
+    absl::StatusOr<E2eResults> measured = RunE2eThroughput(settings, **cluster);
+    if (!measured.ok()) return measured.status();
+    results.e2e = *std::move(measured);
+  }
+  if (runs("criteo")) {
+    absl::StatusOr<CriteoStreamingResults> measured = RunCriteoStreaming(settings, **cluster);
+    if (!measured.ok()) return measured.status();
+    results.criteo = *std::move(measured);
+  }
+  if (runs("accuracy")) {
+    absl::StatusOr<TargetRun> run = RunTimeToAccuracy(settings, **cluster);
+    if (!run.ok()) return run.status();
+    results.accuracy = *std::move(run);
+  }
+  if (runs("scaling")) {
+    if (absl::Status status = RunModelSweep(settings, **cluster, results.scaling); !status.ok()) {
+      return status;
+    }
+  }
+  return (*cluster)->Stop();
+}
+
+// The parts that start clusters of their own, after the shared one has
+// stopped: the worker sweep and the backup part.
+absl::Status RunOwnClusterParts(ClusterBenchSettings& settings, PartResults& results) {
+  if (settings.parts.count("scaling") > 0) {
+    if (absl::Status status = RunWorkerSweep(settings, results.scaling); !status.ok()) {
+      return status;
+    }
+  }
+  if (settings.parts.count("backup") > 0) {
+    absl::StatusOr<BackupResults> measured = RunBackupWorkers(settings);
+    if (!measured.ok()) return measured.status();
+    results.backup = *std::move(measured);
+  }
+  return absl::OkStatus();
+}
+
+// The report and the charts of the parts that ran.
+absl::Status WriteOutputs(const ClusterBenchSettings& settings, const std::string& command,
+                          const PartResults& results, MarkdownReport& report) {
+  AddIntroduction(settings, command, report);
+  if (results.e2e.has_value()) AddE2eSections(*results.e2e, settings.svg_path, report);
+  if (results.criteo.has_value()) AddCriteoSection(*results.criteo, report);
+  if (results.accuracy.has_value()) AddAccuracySection(*results.accuracy, settings, report);
+  AddScalingSections(results.scaling, report);
+  if (results.backup.has_value()) {
+    AddBackupSection(*results.backup, settings.backup_svg_path, report);
+  }
+  if (FLAGS_report.empty()) {
+    std::printf("%s", report.Render().c_str());
+  } else if (absl::Status written = report.WriteTo(FLAGS_report); !written.ok()) {
+    return written;
+  }
+  if (results.e2e.has_value() && !settings.svg_path.empty()) {
+    if (absl::Status written =
+            WriteTextFile(settings.svg_path, BreakdownSvg(*results.e2e, settings.window));
+        !written.ok()) {
+      return written;
+    }
+  }
+  if (results.backup.has_value() && !settings.backup_svg_path.empty()) {
+    return WriteTextFile(settings.backup_svg_path, BackupSvg(*results.backup));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Run(const std::string& command) {
   ClusterBenchSettings settings;
   if (absl::Status parsed = ParseSettings(settings); !parsed.ok()) return parsed;
@@ -189,67 +312,22 @@ absl::Status Run(const std::string& command) {
   MarkdownReport report("End-to-end training on the local cluster");
   Progress(absl::StrCat("parts ", absl::StrJoin(settings.parts, ","), "; logs and checkpoints in ",
                         settings.work_dir, "; load average ", LoadAverage()));
-
-  const bool e2e = settings.parts.count("e2e") > 0;
-  const bool criteo = settings.parts.count("criteo") > 0;
-  const bool accuracy = settings.parts.count("accuracy") > 0;
-  const bool scaling = settings.parts.count("scaling") > 0;
-  std::optional<E2eResults> e2e_results;
-  std::optional<CriteoStreamingResults> criteo_results;
-  std::optional<TargetRun> accuracy_run;
-  ScalingResults scaling_results;
-  // The parts but the worker sweep share one cluster of 2 workers.
-  absl::StatusOr<std::unique_ptr<BenchCluster>> cluster = StartCluster(settings, 2);
-  if (!cluster.ok()) return cluster.status();
-  if (e2e) {
-    absl::StatusOr<E2eResults> measured = RunE2eThroughput(settings, **cluster);
-    if (!measured.ok()) return measured.status();
-    e2e_results = *std::move(measured);
-  }
-  if (criteo) {
-    absl::StatusOr<CriteoStreamingResults> measured = RunCriteoStreaming(settings, **cluster);
-    if (!measured.ok()) return measured.status();
-    criteo_results = *std::move(measured);
-  }
-  if (accuracy) {
-    absl::StatusOr<TargetRun> run = RunTimeToAccuracy(settings, **cluster);
-    if (!run.ok()) return run.status();
-    accuracy_run = *std::move(run);
-  }
-  if (scaling) {
-    if (absl::Status status = RunModelSweep(settings, **cluster, scaling_results); !status.ok()) {
-      return status;
-    }
-  }
-  if (absl::Status stopped = (*cluster)->Stop(); !stopped.ok()) return stopped;
-  if (scaling) {
-    if (absl::Status status = RunWorkerSweep(settings, scaling_results); !status.ok()) {
-      return status;
-    }
-  }
-
-  AddIntroduction(settings, command, report);
-  if (e2e_results.has_value()) AddE2eSections(*e2e_results, settings.svg_path, report);
-  if (criteo_results.has_value()) AddCriteoSection(*criteo_results, report);
-  if (accuracy_run.has_value()) AddAccuracySection(*accuracy_run, settings, report);
-  AddScalingSections(scaling_results, report);
-  if (FLAGS_report.empty()) {
-    std::printf("%s", report.Render().c_str());
-  } else if (absl::Status written = report.WriteTo(FLAGS_report); !written.ok()) {
+  PartResults results;
+  if (absl::Status ran = RunSharedClusterParts(settings, results); !ran.ok()) return ran;
+  if (absl::Status ran = RunOwnClusterParts(settings, results); !ran.ok()) return ran;
+  if (absl::Status written = WriteOutputs(settings, command, results, report); !written.ok()) {
     return written;
-  }
-  if (e2e_results.has_value() && !FLAGS_svg.empty()) {
-    if (absl::Status written =
-            WriteTextFile(FLAGS_svg, BreakdownSvg(*e2e_results, settings.window));
-        !written.ok()) {
-      return written;
-    }
   }
   // Checkpoints of the large models are big; the logs stay for a look.
   std::error_code ignored;
   std::filesystem::remove_all(settings.checkpoint_root, ignored);
+  std::vector<std::string> charts;
+  if (results.e2e.has_value() && !settings.svg_path.empty()) charts.push_back(settings.svg_path);
+  if (results.backup.has_value() && !settings.backup_svg_path.empty()) {
+    charts.push_back(settings.backup_svg_path);
+  }
   Progress(absl::StrCat("done; report ", FLAGS_report.empty() ? "on stdout" : FLAGS_report,
-                        FLAGS_svg.empty() || !e2e ? "" : absl::StrCat(", chart ", FLAGS_svg)));
+                        charts.empty() ? "" : absl::StrCat(", charts ", absl::StrJoin(charts, ", "))));
   return absl::OkStatus();
 }
 

@@ -15,7 +15,7 @@ namespace bench {
 // documents each default), and where it keeps its files. Every part reads
 // it; the measurements number their files with next_job. Not thread-safe.
 struct ClusterBenchSettings {
-  std::set<std::string> parts;  // of "e2e", "accuracy", "scaling"
+  std::set<std::string> parts;  // of "e2e", "criteo", "accuracy", "scaling", "backup"
   std::string data_dir;         // Fashion-MNIST IDX files
   std::string bin_dir;          // empty: this program's runfiles
   std::vector<std::string> coordinator_flags;
@@ -37,7 +37,14 @@ struct ClusterBenchSettings {
   int64_t cosine_decay_steps = 3000;
   absl::Duration accuracy_timeout;
 
-  std::string svg_path;  // the e2e step-time chart; empty: none
+  // Backup workers: parameter servers of its clusters, and how the slowed
+  // worker is paused (PauseCycle: a period, the share of it stopped).
+  int backup_ps = 2;
+  absl::Duration pause_period;
+  double pause_stopped_share = 0;
+
+  std::string svg_path;         // the e2e step-time chart; empty: none
+  std::string backup_svg_path;  // the backup part's rounds/s chart; empty: none
   std::string work_dir;  // logs and spec files
   std::string checkpoint_root;
   int next_job = 0;  // numbers model_dirs and spec files
