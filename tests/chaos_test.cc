@@ -179,7 +179,7 @@ double Accuracy(const JobStatus& status) {
   return it == status.last_eval_metrics().end() ? -1 : it->second;
 }
 
-class ChaosTest : public testing::Test {
+class ChaosTest : public testing_cluster::SharedClusterTest<ChaosTest> {
  protected:
   static void SetUpTestSuite() {
     LocalClusterOptions options;
@@ -194,9 +194,7 @@ class ChaosTest : public testing::Test {
     ASSERT_TRUE(proxy.ok()) << proxy.status();
     proxy_ = proxy->release();
     options.task_flags["ps/1"] = {"--advertise_address=" + proxy_->address()};
-    absl::StatusOr<std::unique_ptr<TestCluster>> started = TestCluster::Start("chaos", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = started->release();
+    if (!StartSharedCluster("chaos", options)) return;
     for (const LocalTask& task : cluster_->cluster().tasks()) {
       if (task.name() == "ps/1") {
         ASSERT_TRUE(proxy_->Forward(task.grpc_address).ok());
@@ -212,13 +210,10 @@ class ChaosTest : public testing::Test {
   }
 
   static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
+    cluster_.reset();
     delete proxy_;
     proxy_ = nullptr;
   }
-
-  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
   // Runs job `name`, doing each fault in order once the global step
   // reaches its step.
@@ -292,12 +287,10 @@ class ChaosTest : public testing::Test {
     return logs;
   }
 
-  static TestCluster* cluster_;
   static TcpFaultProxy* proxy_;
   static double calm_accuracy_;
 };
 
-TestCluster* ChaosTest::cluster_ = nullptr;
 TcpFaultProxy* ChaosTest::proxy_ = nullptr;
 double ChaosTest::calm_accuracy_ = 0;
 

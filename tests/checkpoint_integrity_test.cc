@@ -92,17 +92,14 @@ std::vector<int64_t> CheckpointSteps(const JobStatus& status) {
   return steps;
 }
 
-class CheckpointIntegrityTest : public testing::Test {
+class CheckpointIntegrityTest : public testing_cluster::SharedClusterTest<CheckpointIntegrityTest> {
  protected:
   static void SetUpTestSuite() {
     LocalClusterOptions options;
     options.num_ps = 1;
     options.num_workers = 1;
     options.evaluator = false;
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start("checkpoint_integrity", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = started->release();
+    if (!StartSharedCluster("checkpoint_integrity", options)) return;
     // The model_dir every case copies: two periodic checkpoints and the
     // final one, ckpt-300.
     const JobRecord source = Run(*cluster_, Job("source", 300));
@@ -119,13 +116,6 @@ class CheckpointIntegrityTest : public testing::Test {
 
   // The checkpoint before ckpt-300 in the source model_dir.
   static int64_t PreviousStep() { return source_steps_[source_steps_.size() - 2]; }
-
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-
-  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
   void TearDown() override {
     if (cluster_ != nullptr) {
@@ -222,11 +212,9 @@ class CheckpointIntegrityTest : public testing::Test {
     EXPECT_TRUE(fs::exists(dir + "/ckpt-400/MANIFEST"));
   }
 
-  static TestCluster* cluster_;
   static std::vector<int64_t> source_steps_;
 };
 
-TestCluster* CheckpointIntegrityTest::cluster_ = nullptr;
 std::vector<int64_t> CheckpointIntegrityTest::source_steps_;
 
 constexpr char kShard[] = "shard-00000-of-00001";

@@ -130,6 +130,33 @@ class ClusterTest : public ::testing::Test {
   std::unique_ptr<TestCluster> cluster_;
 };
 
+// A suite whose tests run their jobs one after another on one cluster,
+// started once for the suite: its SetUpTestSuite calls StartSharedCluster
+// with the suite's options; each test fails at once if the cluster did not
+// start, and the cluster stops after the suite. `Suite` is the derived
+// fixture, so that each suite has a cluster of its own.
+template <typename Suite>
+class SharedClusterTest : public ::testing::Test {
+ protected:
+  // Starts the suite's cluster in folders named `name`. False, with a test
+  // failure naming why, when it does not start.
+  static bool StartSharedCluster(const std::string& name, const LocalClusterOptions& options) {
+    absl::StatusOr<std::unique_ptr<TestCluster>> started = TestCluster::Start(name, options);
+    if (!started.ok()) {
+      ADD_FAILURE() << "the cluster " << name << " did not start: " << started.status();
+      return false;
+    }
+    cluster_ = *std::move(started);
+    return true;
+  }
+
+  static void TearDownTestSuite() { cluster_.reset(); }
+
+  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
+
+  static inline std::unique_ptr<TestCluster> cluster_;
+};
+
 }  // namespace testing_cluster
 }  // namespace pstrain
 

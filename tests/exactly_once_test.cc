@@ -145,7 +145,7 @@ std::vector<PushLedger> FinalLedgers(const JobStatus& status) {
   return ledgers;
 }
 
-class ExactlyOnceTest : public testing::Test {
+class ExactlyOnceTest : public testing_cluster::SharedClusterTest<ExactlyOnceTest> {
  protected:
   static void SetUpTestSuite() {
     LocalClusterOptions options;
@@ -153,18 +153,8 @@ class ExactlyOnceTest : public testing::Test {
     options.num_workers = 2;
     options.evaluator = false;
     options.coordinator_flags = {absl::StrCat("--records_per_lease=", kRecordsPerLease)};
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start("exactly_once", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = started->release();
+    if (!StartSharedCluster("exactly_once", options)) return;
   }
-
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-
-  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
   // Runs job `name` (Job's text, or `job_text`); with kill_at_step > 0,
   // kills worker/1 with SIGKILL at the first progress event at or past that
@@ -228,10 +218,8 @@ class ExactlyOnceTest : public testing::Test {
   static void ExpectAKilledWorkersBatchesTrainedOnce(const std::string& name,
                                                      const std::string& streamed_file = "");
 
-  static TestCluster* cluster_;
 };
 
-TestCluster* ExactlyOnceTest::cluster_ = nullptr;
 
 TEST_F(ExactlyOnceTest, UndisturbedRunTrainsEveryRecordOnce) {
   const JobRecord job = Run("calm", 0);

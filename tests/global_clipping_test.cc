@@ -141,25 +141,15 @@ double NormOfChange(const std::vector<Parameter>& a, const std::vector<Parameter
   return std::sqrt(sum);
 }
 
-class GlobalClippingTest : public testing::Test {
+class GlobalClippingTest : public testing_cluster::SharedClusterTest<GlobalClippingTest> {
  protected:
   static void SetUpTestSuite() {
     LocalClusterOptions options;
     options.num_ps = kNumShards;
     options.num_workers = 1;
     options.evaluator = false;
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start("global_clipping", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = started->release();
+    if (!StartSharedCluster("global_clipping", options)) return;
   }
-
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-
-  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
   // The final parameters of job `name` trained on the cluster.
   static std::vector<Parameter> OnCluster(const std::string& name, int64_t max_steps) {
@@ -191,10 +181,8 @@ class GlobalClippingTest : public testing::Test {
     return Flatten(*checkpoint);
   }
 
-  static TestCluster* cluster_;
 };
 
-TestCluster* GlobalClippingTest::cluster_ = nullptr;
 
 TEST_F(GlobalClippingTest, TwoShardsClipAsTrainLocalStepByStep) {
   std::vector<Parameter> previous;  // every row the cluster held, a step earlier

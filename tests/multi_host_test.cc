@@ -100,7 +100,7 @@ LocalClusterOptions ClusterOptions() {
   return options;
 }
 
-class MultiHostTest : public testing::Test {
+class MultiHostTest : public testing_cluster::SharedClusterTest<MultiHostTest> {
  protected:
   static void SetUpTestSuite() {
     const char* script = std::getenv("PSTRAIN_HOSTS_SCRIPT");
@@ -110,18 +110,8 @@ class MultiHostTest : public testing::Test {
     hosts_.emplace(script, prefix);
     LocalClusterOptions options = ClusterOptions();
     options.hosts = hosts_->OnePerHost(options.num_ps, options.num_workers);
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start("multi_host", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = started->release();
+    if (!StartSharedCluster("multi_host", options)) return;
   }
-
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-
-  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
   // Runs job `name` on `cluster`; `disturb`, if given, runs on a thread of
   // its own beside the job, with the job's id.
@@ -178,12 +168,10 @@ class MultiHostTest : public testing::Test {
 
   // The rehearsal tests/multi_host_test.sh made.
   static std::optional<NetnsHosts> hosts_;
-  static TestCluster* cluster_;
   static double first_auc_;
 };
 
 std::optional<NetnsHosts> MultiHostTest::hosts_;
-TestCluster* MultiHostTest::cluster_ = nullptr;
 double MultiHostTest::first_auc_ = -1;
 
 TEST_F(MultiHostTest, AJobAcrossHostsTrainsAsOnLoopback) {

@@ -37,24 +37,14 @@ std::string ClicksJob(const std::string& mode, const std::string& dir, const std
   return job.Text();
 }
 
-class StopConditionsTest : public testing::Test {
+class StopConditionsTest : public testing_cluster::SharedClusterTest<StopConditionsTest> {
  protected:
   static void SetUpTestSuite() {
     LocalClusterOptions options;
     options.num_ps = 1;
     options.num_workers = 1;
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start("stop_conditions", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = started->release();
+    if (!StartSharedCluster("stop_conditions", options)) return;
   }
-
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-
-  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
   void TearDown() override {
     // Whatever the job did, every process is still up for the next one.
@@ -70,10 +60,8 @@ class StopConditionsTest : public testing::Test {
     return cluster_->Follow(*job_id);
   }
 
-  static TestCluster* cluster_;
 };
 
-TestCluster* StopConditionsTest::cluster_ = nullptr;
 
 TEST_F(StopConditionsTest, MaxSecondsEndsTrainingOnTimeWithAFinalCheckpoint) {
   const JobRecord job = Run(ClicksJob("JOB_MODE_TRAIN", "max_seconds", "max_seconds: 3"));

@@ -70,7 +70,7 @@ std::string Job(const std::string& name, int64_t num_examples = 20000,
                               {"$EVERY", absl::StrCat(kCheckpointEverySteps)}});
 }
 
-class SyncDeterminismTest : public testing::Test {
+class SyncDeterminismTest : public testing_cluster::SharedClusterTest<SyncDeterminismTest> {
  protected:
   static void SetUpTestSuite() {
     LocalClusterOptions options;
@@ -78,18 +78,8 @@ class SyncDeterminismTest : public testing::Test {
     options.num_workers = 2;
     options.evaluator = false;
     options.coordinator_flags = {"--heartbeat_interval_secs=0.5", "--heartbeat_timeout_secs=4"};
-    absl::StatusOr<std::unique_ptr<TestCluster>> started =
-        TestCluster::Start("sync_determinism", options);
-    ASSERT_TRUE(started.ok()) << started.status();
-    cluster_ = started->release();
+    if (!StartSharedCluster("sync_determinism", options)) return;
   }
-
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-
-  void SetUp() override { ASSERT_NE(cluster_, nullptr) << "the cluster did not start"; }
 
   // Runs job `name` to its end; with kill_at_step > 0, kills worker/1 with
   // SIGKILL at the first progress event at or past that global step and
@@ -129,10 +119,8 @@ class SyncDeterminismTest : public testing::Test {
     return *std::move(parameters);
   }
 
-  static TestCluster* cluster_;
 };
 
-TestCluster* SyncDeterminismTest::cluster_ = nullptr;
 
 TEST_F(SyncDeterminismTest, AKilledWorkerChangesNoBitOfTheFinalParameters) {
   const CheckpointParameters calm = Run("calm", 0);
