@@ -24,7 +24,7 @@ constexpr char kTemplate[] = R"pb(
     adagrad {}
     learning_rate: 0.1
   }
-  training { steps_per_loop: $LOOP }
+  training { steps_per_loop: $LOOP $TRAINING }
   stop { $STOP }
   checkpoint { model_dir: "$DIR" $EVERY }
   eval {
@@ -44,6 +44,7 @@ std::string ClicksJob::Text() const {
                                          {"$MODE", mode},
                                          {"$EXAMPLES", absl::StrCat(num_examples)},
                                          {"$LOOP", absl::StrCat(steps_per_loop)},
+                                         {"$TRAINING", training},
                                          {"$STOP", stop_text},
                                          {"$DIR", model_dir},
                                          {"$EVERY", every},

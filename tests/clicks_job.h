@@ -20,7 +20,9 @@ struct ClicksJob {
   int64_t max_steps = 150;  // 0: none (then `stop` must end the job)
   int32_t steps_per_loop = 25;
   int64_t checkpoint_every_steps = 0;  // 0: the default schedule
-  // More fields of the StopSpec and EvalSpec, in text format.
+  // More fields of the TrainingSpec, StopSpec and EvalSpec, in text
+  // format.
+  std::string training;
   std::string stop;
   std::string eval;
 

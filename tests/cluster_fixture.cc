@@ -1,8 +1,11 @@
 #include "tests/cluster_fixture.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <utility>
 
@@ -269,6 +272,18 @@ absl::Status TestCluster::KillTask(const std::string& name, int signal) {
   // SIGTERM leaves time for the shutdown grace (10 s) and a little more.
   absl::StatusOr<ExitStatus> exit = cluster_->KillTask(name, signal, absl::Seconds(20));
   return exit.status();
+}
+
+absl::Status TestCluster::SignalTask(const std::string& name, int signal) {
+  for (const LocalTask& task : cluster_->tasks()) {
+    if (task.name() != name) continue;
+    if (::kill(task.pid, signal) != 0) {
+      return absl::InternalError(absl::StrCat("kill(", task.pid, ") of ", name, ": ",
+                                              std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(absl::StrCat("no task ", name, " in the cluster"));
 }
 
 absl::Status TestCluster::RestartTask(const std::string& name) {

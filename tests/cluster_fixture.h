@@ -104,6 +104,9 @@ class TestCluster {
   // SIGKILL as a crash would, SIGTERM as Kubernetes does; waits for it to
   // be gone.
   absl::Status KillTask(const std::string& name, int signal = SIGKILL);
+  // Sends `signal` to task `name` and returns at once: SIGSTOP freezes it
+  // as a stalled host would, SIGCONT lets it go on.
+  absl::Status SignalTask(const std::string& name, int signal);
   // Starts it again with the same flags on the same addresses, so the
   // other processes and this fixture's JobService channel find it again;
   // returns once it serves.

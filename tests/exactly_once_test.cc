@@ -6,7 +6,11 @@
 // later, as Kubernetes would restart its pod); and the kill again with the
 // same logs streamed from a TFRecord file, where the killed worker was
 // reading blocks of the file and its successor starts the lease's rest in
-// the middle of a window.
+// the middle of a window. And the same, undisturbed and with the kill, in
+// sync mode with a backup worker (replicas_to_aggregate 1 of 2 workers),
+// where the coordinator agrees each round's member with both shards
+// (docs/design/sync_rounds.md): a push late on one shard and applied on the
+// other would have its records trained twice.
 //
 // Both runs must train every record of every epoch exactly once and apply
 // no push twice. The evidence is the push ledger each shard saves with the
@@ -75,10 +79,18 @@ constexpr int64_t kLatestKillStep = kLeaseSteps - 2 * kStepsPerLoop - 100;
 
 constexpr int32_t kFields = 8;  // synthetic_clicks' default
 
+// Sync rounds of the first push of two workers' (one backup worker), on
+// two shards: the coordinator agrees each round's member with both.
+constexpr char kSyncWithABackupWorker[] =
+    "update_mode: UPDATE_MODE_SYNC replicas_to_aggregate: 1";
+
 // The job; with `streamed_file`, its training data is that TFRecord file of
 // the same click logs (StreamedClicks), streamed in blocks of 512 records.
-std::string Job(const std::string& name, const std::string& streamed_file = "") {
+// `training`: more TrainingSpec fields (default: async).
+std::string Job(const std::string& name, const std::string& streamed_file = "",
+                const std::string& training = "") {
   testing_jobs::ClicksJob job;
+  job.training = training;
   job.name = name;
   job.model_dir = name;
   job.mode = "JOB_MODE_TRAIN";
@@ -212,17 +224,25 @@ class ExactlyOnceTest : public testing_cluster::SharedClusterTest<ExactlyOnceTes
     return true;
   }
 
-  // Kills worker/1 mid-lease in job `name` (Job(name, streamed_file)) at a
-  // seeded step and checks that every record of every epoch was trained
-  // exactly once, the killed worker's pushed batches included.
+  // Kills worker/1 mid-lease in job `name` (Job(name, streamed_file,
+  // training)) at a seeded step and checks that every record of every epoch
+  // was trained exactly once, the killed worker's pushed batches included.
   static void ExpectAKilledWorkersBatchesTrainedOnce(const std::string& name,
-                                                     const std::string& streamed_file = "");
+                                                     const std::string& streamed_file = "",
+                                                     const std::string& training = "");
+
+  // An undisturbed job `name` (Job(name, "", training)) trained every
+  // record of every epoch once on each shard, and both shards applied the
+  // same pushes, as many as the global step.
+  static void ExpectUndisturbedRunTrainsEveryRecordOnce(const std::string& name,
+                                                        const std::string& training = "");
 
 };
 
 
-TEST_F(ExactlyOnceTest, UndisturbedRunTrainsEveryRecordOnce) {
-  const JobRecord job = Run("calm", 0);
+void ExactlyOnceTest::ExpectUndisturbedRunTrainsEveryRecordOnce(const std::string& name,
+                                                                const std::string& training) {
+  const JobRecord job = Run(name, 0, Job(name, "", training));
   const JobStatus& status = job.final_status;
   ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
@@ -231,23 +251,34 @@ TEST_F(ExactlyOnceTest, UndisturbedRunTrainsEveryRecordOnce) {
   for (int i = 0; i < 2; ++i) {
     const std::string shard = absl::StrCat("ps/", i);
     EXPECT_EQ(ledgers[i].applied_examples(), kNumExamples * kEpochs) << shard;
-    // Every push reached both shards (the model's variables are on both)
-    // and was counted once by the coordinator.
+    // Every push reached both shards (the model's variables are on both),
+    // and the global step counts them.
     EXPECT_EQ(ledgers[i].applied_pushes(), status.global_step()) << shard;
     testing_ledgers::ExpectEveryRecordOnce(ledgers[i], shard, kNumExamples, kEpochs);
   }
   EXPECT_EQ(ledgers[0].applied_digest(), ledgers[1].applied_digest());
-  std::printf("calm: %lld pushes applied on each shard, digest %016llx\n",
+  std::printf("%s: %lld pushes applied on each shard, digest %016llx\n", name.c_str(),
               static_cast<long long>(ledgers[0].applied_pushes()),
               static_cast<unsigned long long>(ledgers[0].applied_digest()));
 }
 
+TEST_F(ExactlyOnceTest, UndisturbedRunTrainsEveryRecordOnce) {
+  ExpectUndisturbedRunTrainsEveryRecordOnce("calm");
+}
+
+TEST_F(ExactlyOnceTest, SyncWithABackupWorkerOnTwoShardsTrainsEveryRecordOnce) {
+  // Each round takes one of the two workers' pushes; the other is late on
+  // both shards, and its records are trained again later, once.
+  ExpectUndisturbedRunTrainsEveryRecordOnce("sync_backup", kSyncWithABackupWorker);
+}
+
 void ExactlyOnceTest::ExpectAKilledWorkersBatchesTrainedOnce(const std::string& name,
-                                                             const std::string& streamed_file) {
+                                                             const std::string& streamed_file,
+                                                             const std::string& training) {
   std::mt19937 random(117);
   // Well before the end (1024 steps), inside worker/1's lease.
   const int64_t kill_at = std::uniform_int_distribution<int64_t>(60, kLatestKillStep)(random);
-  const JobRecord job = Run(name, kill_at, Job(name, streamed_file));
+  const JobRecord job = Run(name, kill_at, Job(name, streamed_file, training));
   const JobStatus& status = job.final_status;
   ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
@@ -272,6 +303,8 @@ void ExactlyOnceTest::ExpectAKilledWorkersBatchesTrainedOnce(const std::string& 
   // only; it counts as trained, and only there.
   const bool one_push_on_one_shard =
       testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(ledgers, kNumExamples, kEpochs);
+  // An agreed round is applied on every shard or on none.
+  if (!training.empty()) EXPECT_FALSE(one_push_on_one_shard);
   // The global step counts what the shards applied, the killed worker's
   // pushes since its last report (never reported) included.
   const int64_t applied = std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes());
@@ -293,6 +326,10 @@ void ExactlyOnceTest::ExpectAKilledWorkersBatchesTrainedOnce(const std::string& 
 
 TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseHasItsPushedBatchesTrainedOnce) {
   ExpectAKilledWorkersBatchesTrainedOnce("worker_killed");
+}
+
+TEST_F(ExactlyOnceTest, SyncWithABackupWorkerAWorkerKilledMidLeaseHasItsBatchesTrainedOnce) {
+  ExpectAKilledWorkersBatchesTrainedOnce("sync_backup_killed", "", kSyncWithABackupWorker);
 }
 
 TEST_F(ExactlyOnceTest, AWorkerKilledMidLeaseOnStreamedDataHasItsPushedBatchesTrainedOnce) {

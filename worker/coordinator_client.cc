@@ -77,6 +77,30 @@ void CoordinatorClient::NoteReportOutcome(const absl::Status& status, size_t und
   trouble_ = status.ok() ? "" : std::string(status.message());
 }
 
+absl::StatusOr<JoinRoundResponse> CoordinatorClient::JoinRound(const std::string& job_id,
+                                                               uint64_t generation, int64_t round,
+                                                               uint64_t push_incarnation,
+                                                               uint64_t push_sequence,
+                                                               absl::Duration wait) {
+  JoinRoundRequest request;
+  *request.mutable_task() = member_->task();
+  request.set_incarnation(member_->incarnation());
+  request.set_job_id(job_id);
+  request.set_generation(generation);
+  request.set_round(round);
+  request.set_push_incarnation(push_incarnation);
+  request.set_push_sequence(push_sequence);
+  request.set_wait_ms(absl::ToInt64Milliseconds(wait));
+  CallPolicy policy;
+  policy.caller_waits_on = {ERROR_REASON_ROUND_OPEN};
+  policy.extra_deadline = wait;
+  JoinRoundResponse response;
+  absl::Status status =
+      member_->Call("join round", &ClusterService::Stub::JoinRound, request, &response, policy);
+  if (!status.ok()) return status;
+  return response;
+}
+
 absl::StatusOr<ProgressResponse> CoordinatorClient::ReportProgress(ProgressReport report) {
   absl::MutexLock l(&report_mu_);
   *report.mutable_task() = member_->task();

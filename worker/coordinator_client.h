@@ -71,9 +71,21 @@ class CoordinatorClient {
 
   // Reports progress since the last report. Fills task and incarnation. A
   // report that could not be delivered is kept and sent before the next
-  // one, so that its steps, examples and loss are not lost. A refusal that ends the run (EndsRun: the
-  // job ended or rolled back) drops the unsent reports.
+  // one, so that its steps, examples and loss are not lost. A refusal that
+  // ends the run (EndsRun: the job ended or rolled back) drops the unsent
+  // reports.
   absl::StatusOr<ProgressResponse> ReportProgress(ProgressReport report);
+
+  // Asks to join sync round `round` of run `generation` of `job_id` with
+  // the push (push_incarnation, push_sequence), which every shard it went
+  // to has staged (agreed rounds, docs/design/sync_rounds.md). Answered
+  // once the round is committed with it (MEMBER), at once when it is LATE,
+  // or Unavailable ROUND_OPEN (not retried here) once `wait` passed with
+  // the round still open: ask again, the push keeps its place. Fills task
+  // and incarnation; a retry after a lost answer gets the same answer.
+  absl::StatusOr<JoinRoundResponse> JoinRound(const std::string& job_id, uint64_t generation,
+                                              int64_t round, uint64_t push_incarnation,
+                                              uint64_t push_sequence, absl::Duration wait);
 
  private:
   CoordinatorClient() = default;

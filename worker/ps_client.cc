@@ -505,6 +505,7 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
         absl::StrCat("a push needs ", num_shards, " base versions, got ", base_versions.size()));
   }
   PushSummary summary;
+  summary.incarnation = options_.incarnation;
   summary.sequence = next_sequence_.fetch_add(1);
   summary.shards.resize(num_shards);
   summary.next_min_versions.assign(num_shards, 0);

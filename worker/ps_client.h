@@ -132,6 +132,8 @@ struct ShardPushOutcome {
 
 // How the shards decided one step's push.
 struct PushSummary {
+  // The push's PushId, less the worker.
+  uint64_t incarnation = 0;
   uint64_t sequence = 0;
   // Per shard; UNSPECIFIED for shards not involved.
   std::vector<ShardPushOutcome> shards;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/config/job_mode.h"
 #include "common/config/job_spec_defaults.h"
+#include "common/config/sync_rounds.h"
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/job_model.h"
 #include "common/model/model.h"
@@ -172,8 +173,16 @@ void WorkerLoop::AssignmentRun::BuildParts(const ParameterServerClientOptions& p
   steps.log_waits_every = loop_.options_.backoff.log_every;
   steps.overlap_pull_with_push = loop_.options_.overlap_pull_with_push;
   steps.clip_norm = spec_.optimizer().clip_norm();
+  internal::RoundJoin join_round;
+  if (RoundsAreAgreed(spec_.training(), steps.num_shards)) {
+    join_round = [this](int64_t round, const PushSummary& push) {
+      return loop_.coordinator_.JoinRound(job_id_, assignment_.generation(), round,
+                                          push.incarnation, push.sequence,
+                                          loop_.options_.round_wait);
+    };
+  }
   steps_ = std::make_unique<StepRunner>(std::move(steps), *model_, *ps_, *reporter_, *feeder_,
-                                        loop_.clock_, loop_.metrics_, over);
+                                        loop_.clock_, loop_.metrics_, over, std::move(join_round));
 }
 
 absl::Status WorkerLoop::AssignmentRun::Train() {

@@ -589,13 +589,18 @@ TEST_F(WorkerLoopTest, SyncModeWaitsForEachRoundBeforeTheNextPull) {
   const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/24), 24);
   std::unique_ptr<WorkerLoop> loop = NewLoop();
   ASSERT_TRUE(loop->RunAssignment(assignment).ok());
-  // The one worker's push completes each round; the next pull waits for
-  // it, so the pushes name consecutive versions.
-  std::vector<WirePush> pushes = Pushes(1);
-  ASSERT_EQ(pushes.size(), 3u);
-  for (size_t i = 0; i < pushes.size(); ++i) {
-    EXPECT_EQ(pushes[i].base_version, i);
-    EXPECT_EQ(pushes[i].answer.outcome(), PUSH_OUTCOME_APPLIED);
+  // On two shards the rounds are agreed: each shard stages the one
+  // worker's push, the worker joins the round, and the coordinator commits
+  // it on both; the next pull waits for that, so the pushes name
+  // consecutive versions.
+  for (int s = 0; s < 2; ++s) {
+    std::vector<WirePush> pushes = Pushes(s);
+    ASSERT_EQ(pushes.size(), 3u) << "ps/" << s;
+    for (size_t i = 0; i < pushes.size(); ++i) {
+      EXPECT_EQ(pushes[i].base_version, i);
+      EXPECT_EQ(pushes[i].answer.outcome(), PUSH_OUTCOME_AGGREGATED);
+    }
+    EXPECT_EQ(shards_[s]->Version(job_id_), 3) << "ps/" << s;
   }
 }
 
@@ -674,13 +679,20 @@ TEST_F(WorkerLoopTest, SyncWorkerWaitingForARoundHearsTheStop) {
   runner.join();
   ASSERT_TRUE(result.ok()) << result;
   EXPECT_EQ(Totals().steps(), 1);
+  // On two shards the round is agreed: the first batch's push is staged on
+  // both and never committed, so the whole lease goes back.
   std::vector<CompleteDataLeaseRequest> completions = Completions();
   ASSERT_EQ(completions.size(), 1u);
-  ASSERT_EQ(completions[0].returned_size(), 1);
-  EXPECT_EQ(completions[0].returned(0).begin(), 8);  // the first batch was pushed
-  EXPECT_EQ(completions[0].returned(0).end(), 64);
-  ASSERT_FALSE(Pushes(0).empty());
-  EXPECT_EQ(Pushes(0)[0].answer.outcome(), PUSH_OUTCOME_AGGREGATED);
+  int64_t returned = 0;
+  for (const RecordRange& range : completions[0].returned()) {
+    returned += range.end() - range.begin();
+  }
+  EXPECT_EQ(returned, 64);
+  for (int s = 0; s < 2; ++s) {
+    ASSERT_FALSE(Pushes(s).empty());
+    EXPECT_EQ(Pushes(s)[0].answer.outcome(), PUSH_OUTCOME_AGGREGATED);
+    EXPECT_EQ(shards_[s]->Version(job_id_), 0);
+  }
 }
 
 TEST_F(WorkerLoopTest, RunServesAssignmentsUntilTheClusterShutsDown) {
@@ -746,10 +758,12 @@ TEST_F(WorkerLoopTest, SyncWorkerTakingALeaseUpSkipsTheBatchesOfCompletedRounds)
   std::vector<WirePush> pushes = Pushes(1);
   pushes.erase(pushes.begin(), pushes.begin() + first_run);
   ASSERT_EQ(pushes.size(), 6u);
+  // Each staged on both shards (agreed rounds) and committed.
   for (size_t i = 0; i < pushes.size(); ++i) {
     EXPECT_EQ(pushes[i].base_version, 2 + i);
-    EXPECT_EQ(pushes[i].answer.outcome(), PUSH_OUTCOME_APPLIED);
+    EXPECT_EQ(pushes[i].answer.outcome(), PUSH_OUTCOME_AGGREGATED);
   }
+  EXPECT_EQ(shards_[1]->Version(job_id_), 8);
   // The whole lease is done: nothing handed back.
   std::vector<CompleteDataLeaseRequest> completions = Completions();
   ASSERT_EQ(completions.size(), 1u);
@@ -757,12 +771,13 @@ TEST_F(WorkerLoopTest, SyncWorkerTakingALeaseUpSkipsTheBatchesOfCompletedRounds)
   EXPECT_EQ(completions[0].returned_size(), 0);
 }
 
-TEST_F(WorkerLoopTest, SyncWorkerCompletesALeaseWhoseRoundsAreAllPast) {
+TEST_F(WorkerLoopTest, SyncWorkerPushesARoundItNeverJoinedAgainInItsNextRun) {
   // Two leases of 16 records: rounds 0 and 1, then 2 and 3.
   const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/32), 16);
-  // The first run's push for round 1 lands on the shards, but the worker
-  // never hears so: the answers are lost and the retries refused. Round 1
-  // is complete, the first lease is not.
+  // The first run's push for round 1 is staged on both shards, but the
+  // worker never hears so: the answers are lost and the retries refused. On
+  // two shards the rounds are agreed, so round 1, never joined, is not
+  // committed (one shard alone would have completed it).
   for (auto& shard : shards_) {
     FaultyWire& wire = shard->wire();
     wire.DropAnswerOf(2);
@@ -771,17 +786,19 @@ TEST_F(WorkerLoopTest, SyncWorkerCompletesALeaseWhoseRoundsAreAllPast) {
   }
   EXPECT_FALSE(NewLoop()->RunAssignment(assignment).ok());
   ASSERT_THAT(Completions(), ::testing::IsEmpty());
+  for (int s = 0; s < 2; ++s) EXPECT_EQ(shards_[s]->Version(job_id_), 1) << "ps/" << s;
   for (auto& shard : shards_) shard->wire().ClearFaults();
   const size_t first_run = Pushes(1).size();
 
   ASSERT_TRUE(NewLoop()->RunAssignment(assignment).ok());
-  // The first lease is completed without training; only rounds 2 and 3,
-  // the second lease, are trained.
+  // The next run takes the lease up at round 1, pushes its batch again
+  // (its newer incarnation replaces the staged push), joins, and trains
+  // rounds 2 and 3 from the second lease.
   std::vector<WirePush> pushes = Pushes(1);
   pushes.erase(pushes.begin(), pushes.begin() + first_run);
-  ASSERT_EQ(pushes.size(), 2u);
-  EXPECT_EQ(pushes[0].base_version, 2);
-  EXPECT_EQ(pushes[1].base_version, 3);
+  ASSERT_EQ(pushes.size(), 3u);
+  for (size_t i = 0; i < pushes.size(); ++i) EXPECT_EQ(pushes[i].base_version, 1 + i);
+  for (int s = 0; s < 2; ++s) EXPECT_EQ(shards_[s]->Version(job_id_), 4) << "ps/" << s;
   const std::vector<DataLease> leases = Leases();
   std::vector<CompleteDataLeaseRequest> completions = Completions();
   ASSERT_EQ(completions.size(), 2u);

@@ -71,8 +71,8 @@ DEFINE_int64(cosine_decay_steps, 3000,
              "examples/fashion_mnist_mlp.pbtxt); 0: constant");
 DEFINE_double(accuracy_timeout_secs, 120, "accuracy part: give up after this");
 DEFINE_int32(backup_ps, 1,
-             "backup part: parameter servers of its clusters (sync with backup workers on "
-             "several is refused at start until rounds are agreed across shards)");
+             "backup part: parameter servers of its clusters (with several, the coordinator "
+             "agrees each round across them)");
 DEFINE_double(pause_period_ms, 300, "backup part: the slowed worker's stop-and-continue period");
 DEFINE_double(pause_stopped_share, 2.0 / 3,
               "backup part: the share of each period the slowed worker is stopped, in [0, 1)");

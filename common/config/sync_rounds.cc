@@ -13,4 +13,8 @@ bool RoundsHaveWorkerSlots(const TrainingSpec& training, int32_t num_workers) {
          ReplicasToAggregateOf(training, num_workers) == num_workers;
 }
 
+bool RoundsAreAgreed(const TrainingSpec& training, int32_t num_shards) {
+  return UpdateModeOf(training) == UPDATE_MODE_SYNC && num_shards > 1;
+}
+
 }  // namespace pstrain

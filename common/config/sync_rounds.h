@@ -25,6 +25,12 @@ int32_t ReplicasToAggregateOf(const TrainingSpec& training, int32_t num_workers)
 // first, and leases go to whoever asks.
 bool RoundsHaveWorkerSlots(const TrainingSpec& training, int32_t num_workers);
 
+// Sync mode on more than one parameter-server shard: the coordinator's
+// round keeper decides which pushes form each round, and every shard
+// applies exactly those (docs/design/sync_rounds.md). One shard decides
+// its rounds alone.
+bool RoundsAreAgreed(const TrainingSpec& training, int32_t num_shards);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_COMMON_CONFIG_SYNC_ROUNDS_H_

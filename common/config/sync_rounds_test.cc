@@ -30,5 +30,13 @@ TEST(SyncRoundsTest, BackupWorkersAndOtherModesHaveNoSlots) {
   EXPECT_FALSE(RoundsHaveWorkerSlots(Training(UPDATE_MODE_UNSPECIFIED, 0), 4));
 }
 
+TEST(SyncRoundsTest, SyncRoundsOnSeveralShardsAreAgreed) {
+  EXPECT_TRUE(RoundsAreAgreed(Training(UPDATE_MODE_SYNC, 0), 2));
+  EXPECT_TRUE(RoundsAreAgreed(Training(UPDATE_MODE_SYNC, 1), 3));
+  // One shard decides its rounds alone; other modes have none.
+  EXPECT_FALSE(RoundsAreAgreed(Training(UPDATE_MODE_SYNC, 1), 1));
+  EXPECT_FALSE(RoundsAreAgreed(Training(UPDATE_MODE_ASYNC, 0), 2));
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -14,7 +14,9 @@ using RawPushPullParameterServer = ParameterServer::WithCallbackMethod_CreateVar
         ParameterServer::WithCallbackMethod_Pull<ParameterServer::WithCallbackMethod_Snapshot<
             ParameterServer::WithCallbackMethod_Restore<
                 ParameterServer::WithCallbackMethod_ReadPushLedger<
-                    ParameterServer::WithCallbackMethod_OpenLane<ParameterServer::Service>>>>>>>>;
+                    ParameterServer::WithCallbackMethod_OpenLane<
+                        ParameterServer::WithCallbackMethod_CommitRound<
+                            ParameterServer::Service>>>>>>>>>;
 
 }  // namespace pstrain
 

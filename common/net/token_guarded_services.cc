@@ -126,6 +126,8 @@ class GuardedParameterServer final : public Base {
                         TokenScope::kCluster)
   PSTRAIN_GUARDED_UNARY(ParameterServer, ReadPushLedger, ReadPushLedgerRequest, PushLedger,
                         TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ParameterServer, CommitRound, CommitRoundRequest, CommitRoundResponse,
+                        TokenScope::kCluster)
   // A lane is granted only to a caller that passed this check: the grant
   // is what the shard's Unix socket asks for.
   PSTRAIN_GUARDED_UNARY(ParameterServer, OpenLane, OpenLaneRequest, OpenLaneResponse,

@@ -42,6 +42,14 @@ class OkParameterServer final : public ParameterServer::CallbackService {
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
+  grpc::ServerUnaryReactor* CommitRound(grpc::CallbackServerContext* context,
+                                        const CommitRoundRequest*,
+                                        CommitRoundResponse* response) override {
+    response->set_version(1);
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
 };
 
 class TokenGuardedServicesTest : public ::testing::Test {
@@ -139,6 +147,14 @@ class OkRawPushPullParameterServer final : public RawPushPullParameterServer {
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
+  grpc::ServerUnaryReactor* CommitRound(grpc::CallbackServerContext* context,
+                                        const CommitRoundRequest*,
+                                        CommitRoundResponse* response) override {
+    response->set_version(1);
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
 };
 
 TEST(TokenGuardedServicesStartTest, RawPushPullParameterServerNeedsTheClusterToken) {
@@ -148,18 +164,27 @@ TEST(TokenGuardedServicesStartTest, RawPushPullParameterServerNeedsTheClusterTok
   options.security.cluster_token = "cluster-secret";
   absl::StatusOr<std::unique_ptr<GrpcServer>> server = GrpcServer::Start(options, {&ps});
   ASSERT_TRUE(server.ok()) << server.status();
-  auto pull = [&](const std::string& token) {
+  auto stub = [&](const std::string& token) {
     ChannelSecurity security;
     security.token = token;
+    return ParameterServer::NewStub(CreateSecureChannel((*server)->address(), security));
+  };
+  auto pull = [&](const std::string& token) {
     grpc::ClientContext context;
     PullResponse response;
-    return ParameterServer::NewStub(CreateSecureChannel((*server)->address(), security))
-        ->Pull(&context, PullRequest(), &response)
-        .error_code();
+    return stub(token)->Pull(&context, PullRequest(), &response).error_code();
   };
   EXPECT_EQ(pull("cluster-secret"), grpc::StatusCode::OK);
   EXPECT_EQ(pull("client-secret"), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(pull("wrong"), grpc::StatusCode::UNAUTHENTICATED);
+  // The coordinator's commit of an agreed sync round reaches the shard.
+  auto commit = [&](const std::string& token) {
+    grpc::ClientContext context;
+    CommitRoundResponse response;
+    return stub(token)->CommitRound(&context, CommitRoundRequest(), &response).error_code();
+  };
+  EXPECT_EQ(commit("cluster-secret"), grpc::StatusCode::OK);
+  EXPECT_EQ(commit("client-secret"), grpc::StatusCode::PERMISSION_DENIED);
 }
 
 }  // namespace

@@ -3,8 +3,13 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
+#include "grpcpp/alarm.h"
 #include "server/coordinator/internal/source_write_reactor.h"
 
 namespace pstrain {
@@ -86,6 +91,61 @@ class AssignmentPoll final : public grpc::ServerUnaryReactor {
   const std::shared_ptr<PollState> state_ = std::make_shared<PollState>();
 };
 
+// JoinRound: finished when the coordinator answers (a member once its round
+// commits), when the request's wait_ms passes (Unavailable ROUND_OPEN: the
+// worker hears whether the job goes on, and asks again), or when the call is
+// cancelled (the worker gave up, or the server shuts down), whichever comes
+// first; the others then do nothing. The answer may come after OnDone
+// deleted this reactor: it reaches the reactor only through shared state
+// that says whether the call is still open.
+class RoundJoinCall final : public grpc::ServerUnaryReactor {
+ public:
+  RoundJoinCall(Coordinator& coordinator, const JoinRoundRequest& request,
+                JoinRoundResponse* response) {
+    std::shared_ptr<CallState> state = state_;
+    coordinator.JoinRound(request,
+                          [this, state, response](absl::StatusOr<JoinRoundResponse> answer) {
+                            if (!state->Close()) return;
+                            if (answer.ok()) *response = *std::move(answer);
+                            Finish(ToGrpcStatus(answer.status()));
+                          });
+    if (request.wait_ms() > 0) {
+      std::weak_ptr<CallState> open = state_;
+      const int64_t round = request.round();
+      wait_.Set(absl::ToChronoTime(absl::Now() + absl::Milliseconds(request.wait_ms())),
+                [this, open, round](bool fired) {
+                  std::shared_ptr<CallState> state = open.lock();
+                  if (!fired || state == nullptr || !state->Close()) return;
+                  Finish(ToGrpcStatus(WithReason(
+                      absl::UnavailableError(absl::StrCat("round ", round, " has not filled yet")),
+                      ERROR_REASON_ROUND_OPEN)));
+                });
+    }
+  }
+
+  void OnCancel() override {
+    if (state_->Close()) Finish(grpc::Status(grpc::StatusCode::CANCELLED, "join cancelled"));
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  struct CallState {
+    // Whether the caller is the one to finish the call.
+    bool Close() {
+      absl::MutexLock lock(&mu);
+      const bool open = !finished;
+      finished = true;
+      return open;
+    }
+    absl::Mutex mu;
+    bool finished ABSL_GUARDED_BY(mu) = false;
+  };
+  const std::shared_ptr<CallState> state_ = std::make_shared<CallState>();
+  // Set with wait_ms; destroyed (cancelled) with the reactor.
+  grpc::Alarm wait_;
+};
+
 }  // namespace
 
 grpc::ServerUnaryReactor* ClusterServiceImpl::Register(grpc::CallbackServerContext* context,
@@ -149,6 +209,12 @@ grpc::ServerUnaryReactor* ClusterServiceImpl::ReleaseCheckpoint(
     grpc::CallbackServerContext* context, const ReleaseCheckpointRequest* request,
     ReleaseCheckpointResponse* /*response*/) {
   return Answer(context, coordinator_.ReleaseCheckpoint(*request));
+}
+
+grpc::ServerUnaryReactor* ClusterServiceImpl::JoinRound(grpc::CallbackServerContext* /*context*/,
+                                                        const JoinRoundRequest* request,
+                                                        JoinRoundResponse* response) {
+  return new RoundJoinCall(coordinator_, *request, response);
 }
 
 }  // namespace coordinator

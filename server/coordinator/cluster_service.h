@@ -48,6 +48,11 @@ class ClusterServiceImpl final : public ClusterService::CallbackService {
   grpc::ServerUnaryReactor* ReleaseCheckpoint(grpc::CallbackServerContext* context,
                                               const ReleaseCheckpointRequest* request,
                                               ReleaseCheckpointResponse* response) override;
+  // Finished when the coordinator answers (for a member, once its round
+  // commits) or the call is cancelled; no thread waits meanwhile.
+  grpc::ServerUnaryReactor* JoinRound(grpc::CallbackServerContext* context,
+                                      const JoinRoundRequest* request,
+                                      JoinRoundResponse* response) override;
 
  private:
   Coordinator& coordinator_;

@@ -581,6 +581,15 @@ absl::Status Coordinator::ReleaseCheckpoint(const ReleaseCheckpointRequest& requ
   return runner->ReleaseCheckpoint(request);
 }
 
+void Coordinator::JoinRound(const JoinRoundRequest& request, RoundKeeper::JoinDone done) {
+  if (absl::Status caller = CheckCaller(request.task(), request.incarnation()); !caller.ok()) {
+    return done(caller);
+  }
+  absl::StatusOr<std::shared_ptr<JobRunner>> runner = RunnerFor(request.job_id());
+  if (!runner.ok()) return done(runner.status());
+  (*runner)->JoinRound(request, std::move(done));
+}
+
 // Queuing, recording and opening the event log are one step under mu_,
 // because the scheduler takes jobs under mu_: otherwise a job submitted as
 // the previous one ends could start before it is recorded (a restart would

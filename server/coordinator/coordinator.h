@@ -28,6 +28,7 @@
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_queue.h"
 #include "server/coordinator/job_runner.h"
+#include "server/coordinator/round_keeper.h"
 #include "server/coordinator/membership_registry.h"
 #include "server/coordinator/shard_client.h"
 #include "server/coordinator/stream_source.h"
@@ -145,6 +146,9 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<StreamSource<CheckpointNotification>>> WatchCheckpoints(
       const WatchCheckpointsRequest& request);
   absl::Status ReleaseCheckpoint(const ReleaseCheckpointRequest& request);
+  // Answers through `done`, once, when the round commits or at once
+  // (JobRunner::JoinRound); the caller's and the job's refusals likewise.
+  void JoinRound(const JoinRoundRequest& request, RoundKeeper::JoinDone done);
 
   // -------------------------------------------------------- job calls --
 

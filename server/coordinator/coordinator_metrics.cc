@@ -117,6 +117,18 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
                                    "back to: the work those rollbacks cost.")
                              .Register(registry)
                              .Add({})),
+      sync_rounds_committed_(BuildCounter()
+                                 .Name("pstrain_coordinator_sync_rounds_committed_total")
+                                 .Help("Agreed sync rounds committed on every parameter server "
+                                       "(sync mode on several shards).")
+                                 .Register(registry)
+                                 .Add({})),
+      late_round_joins_(BuildCounter()
+                            .Name("pstrain_coordinator_sync_round_late_joins_total")
+                            .Help("Workers' joins of an agreed sync round answered late: the "
+                                  "round was full or over, the push was not applied.")
+                            .Register(registry)
+                            .Add({})),
       checkpoint_seconds_(BuildHistogram()
                               .Name("pstrain_coordinator_checkpoint_duration_seconds")
                               .Help("Time to write a checkpoint: every shard's snapshot and the "
@@ -270,6 +282,14 @@ void CoordinatorMetrics::RecordCheckpointFailure() { checkpoints_failed_.Increme
 void CoordinatorMetrics::RecordRollback(int64_t steps) {
   rollbacks_.Increment();
   rolled_back_steps_.Increment(static_cast<double>(std::max<int64_t>(steps, 0)));
+}
+
+void CoordinatorMetrics::AddSyncRoundsCommitted(int64_t rounds) {
+  sync_rounds_committed_.Increment(static_cast<double>(rounds));
+}
+
+void CoordinatorMetrics::AddLateRoundJoins(int64_t joins) {
+  late_round_joins_.Increment(static_cast<double>(joins));
 }
 
 }  // namespace coordinator

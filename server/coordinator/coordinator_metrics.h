@@ -60,6 +60,11 @@ class CoordinatorMetrics {
   // The job rolled back to a checkpoint after losing a parameter server,
   // losing the `steps` trained since it.
   void RecordRollback(int64_t steps);
+  // Agreed sync rounds (round_keeper.h): rounds committed on every shard,
+  // and joins answered LATE (their pushes not applied, their records
+  // trained again).
+  void AddSyncRoundsCommitted(int64_t rounds);
+  void AddLateRoundJoins(int64_t joins);
 
   // How far back steps/s looks: long enough to smooth the bursts of
   // progress reports, short enough to show a stall within a scrape or two.
@@ -79,6 +84,8 @@ class CoordinatorMetrics {
   prometheus::Counter& checkpoints_failed_;
   prometheus::Counter& rollbacks_;
   prometheus::Counter& rolled_back_steps_;
+  prometheus::Counter& sync_rounds_committed_;
+  prometheus::Counter& late_round_joins_;
   prometheus::Histogram& checkpoint_seconds_;
   prometheus::Gauge& checkpoint_bytes_;
   prometheus::Gauge& checkpoint_time_;

@@ -724,17 +724,44 @@ TEST_F(CoordinatorServiceTest, ALostParameterServerCostsARollbackToTheNewestChec
   EXPECT_EQ(response.global_step(), 130);
 }
 
-TEST_F(CoordinatorServiceTest, SyncWithBackupWorkersOnSeveralShardsFailsSayingWhatToChange) {
+TEST_F(CoordinatorServiceTest, SyncWithBackupWorkersOnSeveralShardsTrainsInAgreedRounds) {
   StartCoordinator();
-  JoinCluster();  // 2 parameter servers, 2 workers
+  std::vector<Caller> members = JoinCluster();  // 2 parameter servers, 2 workers
   const std::string job_id = Submit(
       TrainSpec("m", "training { update_mode: UPDATE_MODE_SYNC replicas_to_aggregate: 1 }"));
-  const JobStatus status = AwaitState(job_id, JOB_STATE_FAILED);
-  EXPECT_THAT(status.reason(), HasSubstr("replicas_to_aggregate 1 of 2 workers) on 2 parameter "
-                                         "servers is not supported yet"));
-  EXPECT_THAT(status.reason(), HasSubstr("set replicas_to_aggregate to 0"));
-  // Nothing was created on the shards.
-  for (FakeShard& shard : shards_) EXPECT_TRUE(shard.created().empty());
+  const Assignment assignment = AwaitAssignment(members[2]);
+  ASSERT_EQ(assignment.job_id(), job_id);
+  // The shards stage pushes for the coordinator to commit.
+  for (FakeShard& shard : shards_) {
+    ASSERT_EQ(shard.created().size(), 1u);
+    EXPECT_TRUE(shard.created()[0].rounds_agreed());
+  }
+  auto join = [&](const Caller& worker, uint64_t push_incarnation, JoinRoundResponse* response) {
+    JoinRoundRequest request;
+    *request.mutable_task() = worker.task;
+    request.set_incarnation(worker.incarnation);
+    request.set_job_id(job_id);
+    request.set_generation(assignment.generation());
+    request.set_round(0);
+    request.set_push_incarnation(push_incarnation);
+    request.set_push_sequence(1);
+    return cluster_->JoinRound(Context().get(), request, response);
+  };
+  // One gradient a round: worker/1's is the round, on both shards.
+  JoinRoundResponse first;
+  ASSERT_TRUE(join(members[3], 11, &first).ok());
+  EXPECT_EQ(first.outcome(), ROUND_JOIN_MEMBER);
+  EXPECT_EQ(first.global_step(), 1);
+  for (FakeShard& shard : shards_) {
+    ASSERT_EQ(shard.commits().size(), 1u);
+    ASSERT_EQ(shard.commits()[0].members_size(), 1);
+    EXPECT_EQ(shard.commits()[0].members(0).worker(), 1);
+    EXPECT_EQ(shard.commits()[0].members(0).incarnation(), 11u);
+  }
+  JoinRoundResponse second;
+  ASSERT_TRUE(join(members[2], 10, &second).ok());
+  EXPECT_EQ(second.outcome(), ROUND_JOIN_LATE);
+  EXPECT_EQ(second.global_step(), 1);
 }
 
 TEST_F(CoordinatorServiceTest, AParameterServerThatNeverComesBackFailsTheJobWithAReason) {

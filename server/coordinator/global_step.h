@@ -17,8 +17,9 @@ namespace coordinator {
 // version of the shard that applied the most: a killed worker's applied
 // pushes count, and a report cannot count a push twice. The coordinator
 // learns it from the versions the workers saw in their push answers and
-// pulls (ProgressReport.parameter_version) and from the snapshots of each
-// checkpoint, which it is named by. It only grows, and goes back only when
+// pulls (ProgressReport.parameter_version), from the snapshots of each
+// checkpoint, which it is named by, and, with agreed sync rounds, from the
+// round keeper's commits (round_keeper.h). It only grows, and goes back only when
 // the job is restored to a checkpoint's step. Thread-safe.
 class GlobalStep {
  public:

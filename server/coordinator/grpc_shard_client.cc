@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
 #include "glog/logging.h"
 
@@ -35,7 +36,8 @@ absl::Status GrpcShardClient::Call(const char* method, absl::Duration timeout,
     const absl::Status status = FromGrpcStatus(attempt(&context));
     calls_.Remove(&context);
     if (status.ok()) return status;
-    return absl::Status(status.code(), absl::StrCat(method, ": ", status.message()));
+    // The reason stays: a caller of CommitRound branches on it.
+    return WithPrefix(status, absl::StrCat(method, ": "));
   });
 }
 
@@ -83,6 +85,17 @@ absl::StatusOr<PushLedger> GrpcShardClient::ReadPushLedger(const ReadPushLedgerR
         return stub_->ReadPushLedger(context, request, &response);
       },
       options_.ledger_timeout);
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<CommitRoundResponse> GrpcShardClient::CommitRound(
+    const CommitRoundRequest& request) {
+  CommitRoundResponse response;
+  absl::Status status =
+      Call("CommitRound", options_.commit_timeout, [&](grpc::ClientContext* context) {
+        return stub_->CommitRound(context, request, &response);
+      });
   if (!status.ok()) return status;
   return response;
 }

@@ -42,6 +42,11 @@ struct GrpcShardClientOptions {
   // back; a shard that cannot answer by then costs that lease's trained
   // part being trained again (see JobRunner::HandBack).
   absl::Duration ledger_timeout = absl::Seconds(5);
+  // CommitRound, each attempt. Default 1 min: a commit applies one round
+  // (milliseconds to seconds), but queues behind a snapshot or restore the
+  // shard is writing or reading. Retried as the other calls are: a commit
+  // is idempotent.
+  absl::Duration commit_timeout = absl::Minutes(1);
   // Retries: only a call that failed with Unavailable (the shard could not
   // be reached) is retried, with backoff, until retry.deadline from the
   // first attempt; then it fails Unavailable. Defaults 100 ms doubling to
@@ -71,6 +76,7 @@ class GrpcShardClient final : public ShardClient {
   absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request) override;
   absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request) override;
   absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& request) override;
+  absl::StatusOr<CommitRoundResponse> CommitRound(const CommitRoundRequest& request) override;
   void Cancel() override;
 
  private:

@@ -16,12 +16,13 @@ namespace pstrain {
 namespace coordinator {
 
 JobCheckpointer::JobCheckpointer(Env& env, const ShardGroup& shards, std::string model_dir,
-                                 std::string job_id, JobSpec spec)
+                                 std::string job_id, JobSpec spec, SnapshotHold* hold)
     : env_(env),
       shards_(shards),
       model_dir_(std::move(model_dir)),
       job_id_(std::move(job_id)),
-      spec_(std::move(spec)) {}
+      spec_(std::move(spec)),
+      hold_(hold) {}
 
 DataPosition PositionOfSnapshots(const DataPosition& position,
                                  absl::Span<const SnapshotResponse> snapshots) {
@@ -37,6 +38,9 @@ absl::StatusOr<CheckpointManifest> JobCheckpointer::Take(int64_t step, const Dat
   if (!pending.ok()) return pending.status();
   const int n = shards_.size();
   std::vector<SnapshotResponse> snapshots(n);
+  // No sync round commits while the shards snapshot: one that did would be
+  // in some shards' files and not in others'.
+  if (hold_ != nullptr) hold_->Hold();
   absl::Status status = shards_.ForEach([&](int i, ShardClient& client) -> absl::Status {
     SnapshotRequest request;
     request.set_job_id(job_id_);
@@ -47,6 +51,7 @@ absl::StatusOr<CheckpointManifest> JobCheckpointer::Take(int64_t step, const Dat
     snapshots[i] = *std::move(response);
     return absl::OkStatus();
   });
+  if (hold_ != nullptr) hold_->Release();
   // Named by the updates its contents hold: the most any shard applied
   // (the global step, global_step.h), which is past `step` when workers
   // trained on since their last report.

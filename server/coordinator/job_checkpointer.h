@@ -13,6 +13,7 @@
 #include "protos/job.pb.h"
 #include "protos/parameter_server.pb.h"
 #include "server/coordinator/shard_group.h"
+#include "server/coordinator/snapshot_hold.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -33,16 +34,19 @@ DataPosition PositionOfSnapshots(const DataPosition& position,
 // Thread-compatible: the job's runner calls it from one thread.
 class JobCheckpointer {
  public:
-  // `env` and `shards` are borrowed and must outlive the checkpointer.
+  // `env`, `shards` and `hold` are borrowed and must outlive the
+  // checkpointer. `hold` (may be null) is held while the shards snapshot, so
+  // that every shard's file holds the same agreed sync rounds.
   JobCheckpointer(Env& env, const ShardGroup& shards, std::string model_dir, std::string job_id,
-                  JobSpec spec);
+                  JobSpec spec, SnapshotHold* hold = nullptr);
 
   JobCheckpointer(const JobCheckpointer&) = delete;
   JobCheckpointer& operator=(const JobCheckpointer&) = delete;
 
   // Writes a checkpoint at the job's global step `step` or later: begins
   // model_dir/ckpt-<step>.tmp, has every shard snapshot its part into it
-  // (at once), names it by the most updates a shard's snapshot holds when
+  // (at once, under the hold), names it by the most updates a shard's
+  // snapshot holds when
   // that is more than `step` (the workers trained on since they reported),
   // and commits the MANIFEST with that global step, the shards' sizes and
   // checksums, PositionOfSnapshots (`position`, read before the
@@ -72,6 +76,7 @@ class JobCheckpointer {
   const std::string model_dir_;
   const std::string job_id_;
   const JobSpec spec_;
+  SnapshotHold* const hold_;
 };
 
 }  // namespace coordinator

@@ -32,9 +32,9 @@ JobCheckpoints::JobCheckpoints(std::string job_id, const JobSpec& spec, Env& env
       retention_(std::make_shared<RetentionPolicy>(MaxToKeepOf(spec.checkpoint()))),
       failures_(MaxConsecutiveFailuresOf(spec.checkpoint())) {}
 
-void JobCheckpoints::Attach(const ShardGroup& shards) {
+void JobCheckpoints::Attach(const ShardGroup& shards, SnapshotHold* hold) {
   absl::MutexLock lock(&mu_);
-  checkpointer_ = std::make_unique<JobCheckpointer>(env_, shards, model_dir_, job_id_, spec_);
+  checkpointer_ = std::make_unique<JobCheckpointer>(env_, shards, model_dir_, job_id_, spec_, hold);
 }
 
 JobCheckpointer* JobCheckpoints::checkpointer() const {

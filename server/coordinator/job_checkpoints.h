@@ -24,6 +24,7 @@
 #include "server/coordinator/job_checkpointer.h"
 #include "server/coordinator/job_status_publisher.h"
 #include "server/coordinator/shard_group.h"
+#include "server/coordinator/snapshot_hold.h"
 #include "server/coordinator/start_point.h"
 
 namespace pstrain {
@@ -51,9 +52,10 @@ class JobCheckpoints {
 
   // ---- A training job's.
 
-  // Checkpoints are saved from and restored to `shards` (borrowed; outlive
-  // this). Once, before any of the calls below.
-  void Attach(const ShardGroup& shards);
+  // Checkpoints are saved from and restored to `shards`, holding `hold`
+  // (may be null) while the shards snapshot (both borrowed; outlive this).
+  // Once, before any of the calls below.
+  void Attach(const ShardGroup& shards, SnapshotHold* hold = nullptr);
   // Restores the shards from `start`'s checkpoint; nothing for fresh
   // variables.
   absl::Status Restore(const StartPoint& start);

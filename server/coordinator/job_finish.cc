@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
 #include "glog/logging.h"
 #include "server/coordinator/job_evaluation.h"
 #include "server/coordinator/task_name.h"
@@ -108,6 +109,10 @@ JobOutcome FinishJob(JobParts& parts) {
 
 void ReleaseJob(JobParts& parts) {
   parts.control.MoveTo(JobPhase::kEnded);
+  // Joins waiting for a round that will not commit now learn why.
+  parts.rounds.Void(WithReason(
+      absl::FailedPreconditionError(absl::StrCat("job ", parts.job_id, " has ended; stop")),
+      ERROR_REASON_JOB_ENDED));
   parts.checkpoints.ApplyRetention();
   parts.checkpoints.Close();
   const std::shared_ptr<const StartedJob> job = parts.control.started();

@@ -32,7 +32,8 @@ JobParts::JobParts(const JobStatus& job, JobRunnerOptions options, JobRunnerCont
       checkpoints(job_id, spec, *this->context.env, clock, status, evaluations,
                   this->context.metrics),
       generation(clock),
-      hand_back(job_id, generation, control) {}
+      hand_back(job_id, generation, control),
+      rounds(job_id, clock, generation, control, this->context.metrics) {}
 
 WaitTracker::Sink JobParts::WarningSink() const {
   return [job_id = job_id](const std::string& message) {

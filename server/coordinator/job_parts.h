@@ -21,6 +21,7 @@
 #include "server/coordinator/job_status_publisher.h"
 #include "server/coordinator/lease_hand_back.h"
 #include "server/coordinator/membership_registry.h"
+#include "server/coordinator/round_keeper.h"
 #include "server/coordinator/shard_client.h"
 #include "server/coordinator/training_generation.h"
 #include "server/coordinator/variable_placement.h"
@@ -82,7 +83,8 @@ struct JobRunnerContext {
 // The parts one running job is built from, each with its own lock and
 // test: its phase machine and signals (control), its status and events,
 // its evaluation ledger, its checkpoints, the training generation on its
-// shards, and the hand-back of lost workers' leases. JobRunner owns them
+// shards, the hand-back of lost workers' leases, and the keeper of its
+// agreed sync rounds. JobRunner owns them
 // and its phases (job_start.h, job_training.h, job_evaluation.h,
 // job_finish.h) drive them; no part knows JobRunner.
 struct JobParts {
@@ -108,6 +110,9 @@ struct JobParts {
   JobCheckpoints checkpoints;
   TrainingGeneration generation;
   LeaseHandBack hand_back;
+  // Opened by the start phase when the rounds are agreed (RoundsAreAgreed);
+  // the checkpoints hold it while the shards snapshot.
+  RoundKeeper rounds;
 
   // Where a training job placed its variables; set by the start phase,
   // then read by the Run thread only (a rollback creates them again).

@@ -32,7 +32,7 @@ absl::Status Ended(absl::string_view job_id) {
 // Calls that belong to one run of the training: void once it rolls back.
 bool BelongsToTheRun(JobCall call) {
   return call == JobCall::kReportProgress || call == JobCall::kAcquireDataLease ||
-         call == JobCall::kCompleteDataLease;
+         call == JobCall::kCompleteDataLease || call == JobCall::kJoinRound;
 }
 
 }  // namespace
@@ -67,6 +67,8 @@ absl::string_view JobCallName(JobCall call) {
       return "WatchCheckpoints";
     case JobCall::kReleaseCheckpoint:
       return "ReleaseCheckpoint";
+    case JobCall::kJoinRound:
+      return "JoinRound";
   }
   return "unknown";
 }

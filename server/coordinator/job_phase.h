@@ -26,6 +26,7 @@
 //   AcquireDataLease   JOB_STARTING  yes       RUN_ROLLED_BACK  yes        JOB_ENDED
 //   CompleteDataLease  JOB_STARTING  yes       RUN_ROLLED_BACK  yes        JOB_ENDED
 //   ReportEval         JOB_STARTING  yes       yes              yes        JOB_ENDED
+//   JoinRound          JOB_STARTING  yes       RUN_ROLLED_BACK  yes        JOB_ENDED
 //   WatchCheckpoints   yes in every phase (the stream ends with the job)
 //   ReleaseCheckpoint  yes in every phase
 //
@@ -61,6 +62,7 @@ enum class JobCall {
   kReportEval,
   kWatchCheckpoints,
   kReleaseCheckpoint,
+  kJoinRound,
 };
 
 absl::string_view JobPhaseName(JobPhase phase);

@@ -14,7 +14,8 @@ const std::vector<JobPhase> kPhases = {JobPhase::kStarting, JobPhase::kTraining,
                                        JobPhase::kEnded};
 const std::vector<JobCall> kCalls = {JobCall::kReportProgress,    JobCall::kAcquireDataLease,
                                      JobCall::kCompleteDataLease, JobCall::kReportEval,
-                                     JobCall::kWatchCheckpoints,  JobCall::kReleaseCheckpoint};
+                                     JobCall::kWatchCheckpoints,  JobCall::kReleaseCheckpoint,
+                                     JobCall::kJoinRound};
 
 TEST(JobPhaseTest, TheMovesAreThoseOfTheDiagram) {
   const std::vector<std::pair<JobPhase, JobPhase>> allowed = {
@@ -48,6 +49,7 @@ TEST(JobPhaseTest, EachPhaseAdmitsTheCallsOfTheTable) {
       {kStarting, kYes, kYes, kYes, kEnded},         // ReportEval
       {kYes, kYes, kYes, kYes, kYes},                // WatchCheckpoints
       {kYes, kYes, kYes, kYes, kYes},                // ReleaseCheckpoint
+      {kStarting, kYes, kRolledBack, kYes, kEnded},  // JoinRound
   };
   for (size_t c = 0; c < kCalls.size(); ++c) {
     for (size_t p = 0; p < kPhases.size(); ++p) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/checkpoint_layout.h"
+#include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "server/coordinator/job_start.h"
@@ -70,6 +71,7 @@ absl::StatusOr<StartPoint> RestoreNewestCheckpoint(JobParts& parts, const Starte
   }
   RETURN_IF_ERROR(job.step->RestoreTo(step));
   parts.checkpoints.StartScheduleAt(step);
+  parts.rounds.Restart(step);
   return start;
 }
 
@@ -78,6 +80,13 @@ absl::StatusOr<StartPoint> RestoreNewestCheckpoint(JobParts& parts, const Starte
 absl::Status RollBack(JobParts& parts, const StartedJob& job, const std::string& why) {
   const int64_t lost_at = job.step->value();
   parts.control.MoveTo(JobPhase::kRollingBack);
+  // Rounds not committed yet are void with the run; their members push
+  // again in the new generation.
+  parts.rounds.Void(
+      WithReason(absl::FailedPreconditionError(absl::StrCat(
+                     "job ", parts.job_id, " is rolling back to a checkpoint (", why,
+                     "); this run's open sync round is void: wait for the job's new assignment")),
+                 ERROR_REASON_RUN_ROLLED_BACK));
   LOG(WARNING) << "job " << parts.job_id << ": " << why << "; training pauses at step " << lost_at
                << " until it is back, then every shard rolls back to the newest checkpoint";
 

@@ -12,6 +12,7 @@
 #include "protos/job.pb.h"
 #include "server/coordinator/job_control.h"
 #include "server/coordinator/job_parts.h"
+#include "server/coordinator/round_keeper.h"
 #include "server/coordinator/stream_source.h"
 
 namespace pstrain {
@@ -72,16 +73,24 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // not an error (a retry).
   absl::Status ReleaseCheckpoint(const ReleaseCheckpointRequest& request);
 
+  // A worker's push joins a sync round (agreed rounds only: RoundKeeper);
+  // `done` gets the answer once the round is committed, or at once when
+  // the push is late or refused (RoundKeeper::Join lists the codes).
+  void JoinRound(const JoinRoundRequest& request, RoundKeeper::JoinDone done);
+
   // ---- From the coordinator.
 
   // A member registered or came back: re-check what the job waits for.
   void MembersChanged();
 
-  // `incarnation` of `task` was lost or replaced (`why`): its data and
-  // checkpoint leases go back. Losing a parameter server of the job while
-  // it trains pauses training until the shard is back, then rolls every
-  // shard back to the newest good checkpoint (job_rollback.h); in other
-  // phases it fails the job.
+  // `incarnation` of `task` was lost or replaced (`why`): a worker is first
+  // dropped from the open sync round (a round being committed with it
+  // finishes first), so that the shards' ledgers read next hold every push
+  // of it that will ever be applied; then its data and checkpoint leases
+  // go back. Losing a parameter server of the job while it trains pauses
+  // training until the shard is back, then rolls every shard back to the
+  // newest good checkpoint (job_rollback.h); in other phases it fails the
+  // job.
   void HandBack(const TaskId& task, uint64_t incarnation, absl::string_view why);
 
   // A user stopped the job (JobQueue::Stop already moved it to FINISHING).

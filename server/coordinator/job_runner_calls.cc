@@ -241,12 +241,22 @@ absl::Status JobRunner::ReleaseCheckpoint(const ReleaseCheckpointRequest& reques
   return absl::OkStatus();
 }
 
+void JobRunner::JoinRound(const JoinRoundRequest& request, RoundKeeper::JoinDone done) {
+  absl::StatusOr<std::shared_ptr<const StartedJob>> admitted =
+      parts_.control.Admit(JobCall::kJoinRound);
+  if (!admitted.ok()) return done(admitted.status());
+  parts_.rounds.Join(request, std::move(done));
+}
+
 void JobRunner::MembersChanged() { parts_.control.Poke(); }
 
 void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_view why) {
   const std::shared_ptr<const StartedJob> job = parts_.control.started();
   const std::string holder = HolderName(task, incarnation);
   parts_.status.ForgetReporter(holder);
+  // Before its ledgers are read: a push of it that a commit applies later
+  // would be trained again by the records handed back now.
+  if (task.type() == TASK_TYPE_WORKER) parts_.rounds.Drop(task.index(), incarnation);
   const bool trains = job != nullptr && job->data != nullptr;
   JobLedgers ledgers;
   ledgers.checkpoints = parts_.checkpoints.retention().get();

@@ -72,23 +72,6 @@ absl::Status WaitForMembers(JobParts& parts, StartedJob& job) {
   }
 }
 
-// Each shard would take the first gradients of a round on its own: a
-// gradient applied on one and refused as late on another has its records
-// trained again. Refused until one shard decides for all.
-absl::Status CheckRoundsCanAgree(const JobParts& parts, const StartedJob& job) {
-  if (!parts.trains || UpdateModeOf(parts.spec.training()) != UPDATE_MODE_SYNC || job.num_ps <= 1 ||
-      job.sync_slots) {
-    return absl::OkStatus();
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "sync mode with backup workers (training.replicas_to_aggregate ",
-      parts.spec.training().replicas_to_aggregate(), " of ", job.num_workers, " workers) on ",
-      job.num_ps,
-      " parameter servers is not supported yet: the shards would choose each round's "
-      "gradients apart and train some records twice; set replicas_to_aggregate to 0 (every "
-      "worker in each round) or run one parameter server"));
-}
-
 // A client for each of the job's parameter servers, and the generation
 // they start.
 absl::Status ConnectShards(JobParts& parts, int num_ps) {
@@ -121,6 +104,23 @@ std::unique_ptr<TrainSummaries> OpenTrainSummaries(const JobParts& parts) {
   }
   return std::make_unique<TrainSummaries>(*std::move(writer), *std::move(learning_rate),
                                           StepsPerLoopOf(parts.spec.training()), parts.clock);
+}
+
+// Sync mode on several shards: the coordinator agrees each round, from the
+// job's start step, and its commits are the global step; nobody joins a
+// round at or past max_steps, and each commit checks the stop conditions.
+void OpenRounds(JobParts& parts, const StartedJob& job, int64_t start_step) {
+  if (!RoundsAreAgreed(parts.spec.training(), job.num_ps)) return;
+  RoundPlan plan;
+  plan.num_workers = job.num_workers;
+  plan.members_per_round = ReplicasToAggregateOf(parts.spec.training(), job.num_workers);
+  plan.max_steps = parts.spec.stop().max_steps();
+  plan.step = job.step.get();
+  plan.committed = [stop = job.stop.get()](int64_t step) { stop->OnProgress(step, std::nullopt); };
+  LOG(INFO) << "job " << parts.job_id << ": sync rounds of " << plan.members_per_round << " of "
+            << job.num_workers << " workers, agreed across " << job.num_ps
+            << " parameter servers, from round " << start_step;
+  parts.rounds.Open(std::move(plan), start_step);
 }
 
 // The data leases and the global step of a training job starting at
@@ -156,6 +156,7 @@ absl::Status CreateLedgers(JobParts& parts, const StartPoint& start, const JobPl
   job.step = std::make_unique<GlobalStep>(step);
   parts.checkpoints.StartScheduleAt(step);
   if (step > 0) parts.status.RestartProgressAt(step);
+  OpenRounds(parts, job, step);
   return absl::OkStatus();
 }
 
@@ -164,7 +165,7 @@ absl::Status CreateLedgers(JobParts& parts, const StartPoint& start, const JobPl
 absl::StatusOr<StartPoint> SetUpTraining(JobParts& parts, const JobPlan& plan, StartedJob& job) {
   ASSIGN_OR_RETURN(parts.layout, PlaceVariables(plan.variables, job.num_ps));
   RETURN_IF_ERROR(ConnectShards(parts, job.num_ps));
-  parts.checkpoints.Attach(*parts.generation.shards());
+  parts.checkpoints.Attach(*parts.generation.shards(), &parts.rounds);
   const std::string& model_dir = parts.spec.checkpoint().model_dir();
   parts.status.SetReason("looking for checkpoints to resume from in " + model_dir);
   ASSIGN_OR_RETURN(const StartPoint start,
@@ -197,7 +198,6 @@ absl::Status StartJob(JobParts& parts) {
   job->epochs = parts.spec.train_data().epochs();
   RETURN_IF_ERROR(WaitForMembers(parts, *job));
   job->sync_slots = parts.trains && RoundsHaveWorkerSlots(parts.spec.training(), job->num_workers);
-  RETURN_IF_ERROR(CheckRoundsCanAgree(parts, *job));
   parts.status.SetReason("planning: reading the data and building the model");
   absl::StatusOr<JobPlan> plan = parts.context.planner->Plan(parts.spec);
   if (!plan.ok()) {
@@ -237,6 +237,7 @@ absl::Status CreateVariables(JobParts& parts, const StartedJob& job) {
     *request.mutable_training() = parts.spec.training();
     request.set_num_workers(job.num_workers);
     request.set_generation(generation);
+    request.set_rounds_agreed(RoundsAreAgreed(parts.spec.training(), job.num_ps));
     return client.CreateVariables(request).status();
   });
 }

@@ -31,6 +31,13 @@ class ShardClient {
   virtual absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& /*request*/) {
     return absl::UnimplementedError("this shard client reads no push ledger");
   }
+  // Applies a sync round's members on the shard (agreed rounds,
+  // docs/design/sync_rounds.md); idempotent. Unimplemented by clients of
+  // shards that decide their rounds alone.
+  virtual absl::StatusOr<CommitRoundResponse> CommitRound(
+      const CommitRoundRequest& /*request*/) {
+    return absl::UnimplementedError("this shard client commits no sync round");
+  }
 
   // Makes calls in progress, and every later call, return Cancelled soon
   // (the coordinator is shutting down).

@@ -231,6 +231,18 @@ grpc::ServerUnaryReactor* ParameterServerService::ReadPushLedger(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* ParameterServerService::CommitRound(grpc::CallbackServerContext* context,
+                                                              const CommitRoundRequest* request,
+                                                              CommitRoundResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  slow_calls_.Schedule([this, request, response, reactor] {
+    absl::StatusOr<CommitRoundResponse> r = store_.CommitRound(*request);
+    if (r.ok()) *response = *std::move(r);
+    reactor->Finish(ToGrpcStatus(r.status()));
+  });
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* ParameterServerService::OpenLane(grpc::CallbackServerContext* context,
                                                            const OpenLaneRequest* request,
                                                            OpenLaneResponse* response) {

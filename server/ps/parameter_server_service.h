@@ -37,7 +37,8 @@ struct ParameterServerServiceOptions {
 // the ShardStore, converts statuses (common/status/grpc_status.h). Uses the
 // callback API; no server thread blocks on a slow sync round (pulls that
 // wait for a version are callbacks) and slow calls (CreateVariables,
-// Snapshot, Restore) run on an internal thread. Thread-safe.
+// Snapshot, Restore, CommitRound) run on an internal thread, one at a
+// time. Thread-safe.
 //
 // Status codes, for every method: InvalidArgument for a malformed request,
 // NotFound for an unknown variable, FailedPrecondition for a job that is not
@@ -87,6 +88,12 @@ class ParameterServerService final : public RawPushPullParameterServer, private 
   grpc::ServerUnaryReactor* ReadPushLedger(grpc::CallbackServerContext* context,
                                            const ReadPushLedgerRequest* request,
                                            PushLedger* response) override;
+  // Runs on the slow calls' thread, after the snapshots and restores
+  // asked for before it: a commit never waits on one of them while a
+  // gRPC thread waits on it.
+  grpc::ServerUnaryReactor* CommitRound(grpc::CallbackServerContext* context,
+                                        const CommitRoundRequest* request,
+                                        CommitRoundResponse* response) override;
   grpc::ServerUnaryReactor* OpenLane(grpc::CallbackServerContext* context,
                                      const OpenLaneRequest* request,
                                      OpenLaneResponse* response) override;

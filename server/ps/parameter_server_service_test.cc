@@ -508,6 +508,103 @@ TEST_F(ServiceTest, ReadPushLedgerThroughTheService) {
   EXPECT_EQ(read(bad, &ledger).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
+// Agreed sync rounds: pushes are staged, the coordinator's CommitRound
+// applies a round's members, and pulls waiting for the round wake.
+TEST_F(ServiceTest, CommitRoundThroughTheServiceWithItsCodes) {
+  CreateVariablesRequest job = JobRequest();
+  job.set_num_shards(2);
+  job.set_num_workers(3);
+  job.set_generation(4);
+  job.set_rounds_agreed(true);
+  job.mutable_training()->set_update_mode(UPDATE_MODE_SYNC);
+  job.mutable_training()->set_replicas_to_aggregate(2);
+  ASSERT_TRUE(Create(job).ok());
+  for (int worker = 0; worker < 3; ++worker) {
+    const std::vector<float> g = {2.0f * static_cast<float>(worker + 1), 0};
+    const PushResult staged =
+        OnlyPush(RunStream(*stub_, DensePushMessages("job-1", MakePushId(worker, 1, 1), 0, "small",
+                                                     {2}, g, 1 << 20, 1)));
+    EXPECT_EQ(staged.outcome(), PUSH_OUTCOME_AGGREGATED) << staged.ShortDebugString();
+  }
+  // A pull waits for the round.
+  absl::StatusOr<PullResponse> waited = absl::UnknownError("not answered");
+  std::thread pull([&] {
+    PullRequest r;
+    r.set_job_id("job-1");
+    r.add_names("small");
+    r.set_min_version(1);
+    r.set_wait_ms(30000);
+    waited = UnaryPull(r);
+  });
+  auto commit = [&](const CommitRoundRequest& request, CommitRoundResponse* response) {
+    grpc::ClientContext context;
+    return FromGrpcStatus(stub_->CommitRound(&context, request, response));
+  };
+  CommitRoundRequest request;
+  request.set_job_id("job-1");
+  request.set_generation(4);
+  request.set_round(0);
+  *request.add_members() = MakePushId(2, 1, 1);
+  *request.add_members() = MakePushId(0, 1, 1);
+  CommitRoundResponse response;
+
+  CommitRoundRequest bad = request;
+  bad.set_generation(3);
+  absl::Status refused = commit(bad, &response);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReasonOf(refused), ERROR_REASON_RUN_ROLLED_BACK) << refused;
+  bad = request;
+  bad.set_round(1);
+  refused = commit(bad, &response);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReasonOf(refused), ERROR_REASON_WRONG_ROUND) << refused;
+  bad = request;
+  *bad.mutable_members(0) = MakePushId(1, 1, 2);
+  refused = commit(bad, &response);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReasonOf(refused), ERROR_REASON_ROUND_MEMBER_MISSING) << refused;
+  bad = request;
+  bad.clear_members();
+  EXPECT_EQ(commit(bad, &response).code(), absl::StatusCode::kInvalidArgument);
+  bad = request;
+  bad.set_job_id("job-2");
+  refused = commit(bad, &response);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReasonOf(refused), ERROR_REASON_JOB_ENDED) << refused;
+
+  ASSERT_TRUE(commit(request, &response).ok());
+  EXPECT_EQ(response.version(), 1);
+  pull.join();
+  ASSERT_TRUE(waited.ok()) << waited.status();
+  EXPECT_EQ(waited->version(), 1);
+  // small starts at 3; the mean of workers 0 and 2 is (4, 0); lr 1.
+  EXPECT_THAT(Small(), ElementsAre(-1.0f, 3.0f));
+  // A retried commit changes nothing.
+  ASSERT_TRUE(commit(request, &response).ok());
+  EXPECT_EQ(response.version(), 1);
+  EXPECT_THAT(Small(), ElementsAre(-1.0f, 3.0f));
+  // Worker 1 was late.
+  const PushResult late =
+      OnlyPush(RunStream(*stub_, DensePushMessages("job-1", MakePushId(1, 1, 1), 0, "small", {2},
+                                                   std::vector<float>{4, 0}, 1 << 20, 1)));
+  EXPECT_EQ(late.outcome(), PUSH_OUTCOME_STALE);
+  const std::string text = prometheus::TextSerializer().Serialize(registry_.Collect());
+  EXPECT_THAT(text, HasSubstr("pstrain_ps_rounds_committed_total 1"));
+  EXPECT_THAT(text, HasSubstr("pstrain_ps_staged_pushes_dropped_total 1"));
+}
+
+TEST_F(ServiceTest, CommitRoundIsRefusedWhereRoundsAreNotAgreed) {
+  ASSERT_TRUE(Create(JobRequest()).ok());
+  CommitRoundRequest request;
+  request.set_job_id("job-1");
+  *request.add_members() = MakePushId(0, 1, 1);
+  CommitRoundResponse response;
+  grpc::ClientContext context;
+  const absl::Status refused = FromGrpcStatus(stub_->CommitRound(&context, request, &response));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReasonOf(refused), ERROR_REASON_UNSPECIFIED) << refused;
+}
+
 TEST_F(ServiceTest, MetricsCountPushesPullsAndRejections) {
   ASSERT_TRUE(Create(JobRequest()).ok());
   const std::vector<float> g = {1, 2};

@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/config/job_spec_defaults.h"
 #include "common/config/sync_rounds.h"
-#include "common/optimizer/initializer.h"
 #include "common/placement/row_placement.h"
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
@@ -19,112 +18,6 @@
 
 namespace pstrain {
 namespace {
-
-constexpr int kMaxNameLength = 128;
-
-absl::Status ValidateName(absl::string_view field, absl::string_view name, bool allow_slash) {
-  if (name.empty() || name.size() > kMaxNameLength) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " must have 1 to ", kMaxNameLength, " characters"));
-  }
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-' || (allow_slash && c == '/');
-    if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(field, " \"", absl::CEscape(name),
-                                                     "\" has a character outside [A-Za-z0-9_.",
-                                                     allow_slash ? "/" : "", "-]"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Builds the variable for `spec` (validated here), naming `field` in errors.
-// A dynamic table without a budget of its own gets `granted_budget` (0:
-// none; see ShardMemoryPlan::table_budgets).
-absl::StatusOr<std::unique_ptr<ShardVariable>> MakeVariable(const VariableSpec& spec,
-                                                            const std::string& field,
-                                                            uint64_t job_seed,
-                                                            const Optimizer& optimizer,
-                                                            int64_t granted_budget) {
-  RETURN_IF_ERROR(ValidateName(field + ".name", spec.name(), true));
-  if (spec.dtype() != DATA_TYPE_FLOAT32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".dtype must be DATA_TYPE_FLOAT32, got ", DataType_Name(spec.dtype())));
-  }
-  auto v = std::make_unique<ShardVariable>();
-  v->spec = spec;
-  std::vector<int64_t> shape(spec.shape().dims().begin(), spec.shape().dims().end());
-  switch (spec.kind()) {
-    case VARIABLE_KIND_DENSE: {
-      if (spec.has_embedding()) {
-        return absl::InvalidArgumentError(field + ".embedding is for embedding tables only");
-      }
-      int64_t n = 1;
-      for (int64_t d : shape) {
-        if (d <= 0 || d > (int64_t{1} << 40)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(field, ".shape has dim ", d, "; dense dims must be > 0"));
-        }
-        n *= d;
-        if (n > (int64_t{1} << 34)) {
-          return absl::InvalidArgumentError(absl::StrCat(field, ".shape is too large"));
-        }
-      }
-      v->num_elements = n;
-      v->num_rows = shape.empty() ? 1 : shape[0];
-      v->row_width = n / v->num_rows;
-      ASSIGN_OR_RETURN(const Initializer init, Initializer::ForVariable(spec, job_seed));
-      v->dense = std::make_unique<DenseVariable>(spec.name(), shape, init, optimizer);
-      return v;
-    }
-    case VARIABLE_KIND_EMBEDDING: {
-      if (shape.size() != 2 || shape[0] < 0 || shape[1] <= 0 || shape[1] > (1 << 20)) {
-        return absl::InvalidArgumentError(
-            field + ".shape must be [vocabulary_size >= 0, 0 < dim <= 2^20] for a table");
-      }
-      const EmbeddingSpec& e = spec.embedding();
-      if (e.vocabulary_size() != 0 && e.vocabulary_size() != shape[0]) {
-        return absl::InvalidArgumentError(field +
-                                          ".embedding.vocabulary_size disagrees with shape[0]");
-      }
-      if (e.dim() != 0 && e.dim() != shape[1]) {
-        return absl::InvalidArgumentError(field + ".embedding.dim disagrees with shape[1]");
-      }
-      if (e.admit_after() < 0 || e.max_bytes_per_shard() < 0) {
-        return absl::InvalidArgumentError(
-            field + ".embedding.admit_after and max_bytes_per_shard must be >= 0");
-      }
-      const bool dynamic = shape[0] == 0;
-      if (!dynamic && (e.admit_after() > 1 || e.max_bytes_per_shard() > 0)) {
-        return absl::InvalidArgumentError(
-            field +
-            ".embedding: admit_after and max_bytes_per_shard are for dynamic tables "
-            "(vocabulary_size 0) only");
-      }
-      EmbeddingTableOptions options;
-      options.dim = shape[1];
-      options.vocabulary_size = shape[0];
-      options.admit_after = AdmitAfterOf(e);
-      options.max_bytes = e.max_bytes_per_shard() > 0 ? e.max_bytes_per_shard() : granted_budget;
-      const int64_t row_bytes = options.dim * (1 + optimizer.num_slots()) * 4;
-      if (options.max_bytes > 0 && options.max_bytes < row_bytes) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, ".embedding.max_bytes_per_shard (", options.max_bytes,
-                         ") cannot hold one row with its optimizer slots (", row_bytes, " bytes)"));
-      }
-      ASSIGN_OR_RETURN(Initializer init, Initializer::ForVariable(spec, job_seed));
-      v->embedding = true;
-      v->num_rows = shape[0];
-      v->row_width = shape[1];
-      v->table = std::make_unique<EmbeddingTable>(spec.name(), options, std::move(init), optimizer);
-      return v;
-    }
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".kind must be VARIABLE_KIND_DENSE or VARIABLE_KIND_EMBEDDING"));
-  }
-}
 
 // The distinct ids of `ids` with their rows summed, or nothing when the
 // ids are already distinct.
@@ -201,6 +94,9 @@ absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
         absl::StrCat("training.replicas_to_aggregate (", t.replicas_to_aggregate(),
                      ") must be in [0, num_workers = ", request.num_workers(), "]"));
   }
+  if (request.rounds_agreed() && UpdateModeOf(t) != UPDATE_MODE_SYNC) {
+    return absl::InvalidArgumentError("rounds_agreed is for training.update_mode sync only");
+  }
   if (t.staleness_bound() < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("training.staleness_bound must be >= 1 (0: default ",
@@ -225,8 +121,8 @@ absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
           absl::StrCat("variables[", i, "].name \"", spec.name(), "\" appears twice"));
     }
     ASSIGN_OR_RETURN(std::unique_ptr<ShardVariable> v,
-                     MakeVariable(spec, absl::StrCat("variables[", i, "]"), t.seed(),
-                                  *shard->optimizer_, memory.table_budgets[i]));
+                     MakeShardVariable(spec, absl::StrCat("variables[", i, "]"), t.seed(),
+                                       *shard->optimizer_, memory.table_budgets[i]));
     shard->by_name_[spec.name()] = i;
     shard->variables_.push_back(std::move(v));
   }
@@ -255,10 +151,12 @@ ParameterShard::ParameterShard(const CreateVariablesRequest& request, const Shar
       mode_(UpdateModeOf(request.training())),
       replicas_to_aggregate_(ReplicasToAggregateOf(request.training(), request.num_workers())),
       slots_by_worker_(RoundsHaveWorkerSlots(request.training(), request.num_workers())),
+      rounds_agreed_(request.rounds_agreed()),
       staleness_bound_(StalenessBoundOf(request.training())),
       gate_(clock, 0),
       dedup_(options.dedup_window),
-      ledger_(request.generation()) {}
+      ledger_(request.generation()),
+      stage_(request.num_workers()) {}
 
 ParameterShard::~ParameterShard() { Shutdown(); }
 
@@ -370,10 +268,11 @@ PushReply ParameterShard::Reject(absl::Status status) {
 PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
                                absl::Span<const GradientRef> gradients, const PushSource& source) {
   if (absl::Status s = Validate(key, gradients); !s.ok()) return Reject(std::move(s));
+  if (rounds_agreed_) return Stage(key, base_version, gradients, source);
 
   const bool sync = mode_ == UPDATE_MODE_SYNC;
   int64_t step = 0;
-  int slot = 0;                 // sync: this push's place in the round's sum
+  int slot = 0;                // sync: this push's place in the round's sum
   int64_t joined_version = 0;  // sync: the shard's version once it joined
   {
     absl::MutexLock l(&mu_);
@@ -417,8 +316,8 @@ std::optional<PushReply> ParameterShard::RefuseLocked(const PushKey& key, int64_
   };
   if (shut_down_) {
     return rejected("failed_precondition",
-                    WithReason(absl::FailedPreconditionError(absl::StrCat(
-                                   "job ", job_id(), " was dropped from this shard")),
+                    WithReason(absl::FailedPreconditionError(
+                                   absl::StrCat("job ", job_id(), " was dropped from this shard")),
                                ERROR_REASON_JOB_ENDED));
   }
   const PushDedup::Lookup seen = dedup_.Check(key);
@@ -448,14 +347,13 @@ std::optional<PushReply> ParameterShard::RefuseLocked(const PushKey& key, int64_
                                ERROR_REASON_LEASE_SEALED));
   }
   if (base_version > version_ || base_version < 0) {
-    return rejected("invalid_argument",
-                    absl::InvalidArgumentError(absl::StrCat("base_version ", base_version,
-                                                            " is not in [0, ", version_,
-                                                            "], the shard's version")));
+    return rejected("invalid_argument", absl::InvalidArgumentError(absl::StrCat(
+                                            "base_version ", base_version, " is not in [0, ",
+                                            version_, "], the shard's version")));
   }
   const int64_t staleness = version_ - base_version;
   metrics_.RecordStaleness(staleness);
-  if (sync && slots_by_worker_ && SlotAlreadyFilled(key.worker, base_version)) {
+  if (sync && slots_by_worker_ && !rounds_agreed_ && SlotAlreadyFilled(key.worker, base_version)) {
     // The worker's part of that round is in: a worker that took up a lost
     // one's data pushed the same batch again. Counted once.
     dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
@@ -467,6 +365,10 @@ std::optional<PushReply> ParameterShard::RefuseLocked(const PushKey& key, int64_
   if (sync) {
     stale = staleness > 0;
     for (const PushKey& k : round_keys_) stale = stale || k.worker == key.worker;
+    // A newer incarnation replaces the staged push; the same one pushed a
+    // second batch into a round it is in.
+    const StagedPush* staged = rounds_agreed_ ? stage_.Find(key.worker) : nullptr;
+    stale = stale || (staged != nullptr && staged->key.incarnation == key.incarnation);
   } else if (mode_ == UPDATE_MODE_BOUNDED_STALENESS) {
     stale = staleness > staleness_bound_;
   }
@@ -496,7 +398,7 @@ PushReply ParameterShard::AddToRound(const PushKey& key, absl::Span<const Gradie
                                      int slot, int64_t joined_version) {
   {
     absl::MutexLock r(&round_mu_);
-    round_sum_->Add(slot, gradients, 1.0f);
+    round_sum_->Add(slot, gradients);
   }
   bool last = false;
   int64_t step = 0;
@@ -516,7 +418,7 @@ PushReply ParameterShard::AddToRound(const PushKey& key, absl::Span<const Gradie
   // The round's last gradient: apply the sum, and book every contribution.
   {
     absl::MutexLock r(&round_mu_);
-    ApplyRound(step);
+    ApplyRound(step, replicas_to_aggregate_);
   }
   {
     absl::MutexLock l(&mu_);
@@ -536,6 +438,118 @@ PushReply ParameterShard::AddToRound(const PushKey& key, absl::Span<const Gradie
     --in_flight_;
   }
   return Applied(step);
+}
+
+PushReply ParameterShard::Stage(const PushKey& key, int64_t base_version,
+                                absl::Span<const GradientRef> gradients, const PushSource& source) {
+  // Copied before the lock is taken, so that copying a large gradient holds
+  // up no other push; a push refused below wasted its copy.
+  StagedPush push{key, source, GradientCopy(gradients)};
+  absl::MutexLock l(&mu_);
+  auto may_push = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return shut_down_ || (!paused_ && !round_closed_);
+  };
+  mu_.Await(absl::Condition(&may_push));
+  if (std::optional<PushReply> refused = RefuseLocked(key, base_version, source, true)) {
+    return *std::move(refused);
+  }
+  // A push of an older incarnation of the rank is replaced; PushDedup
+  // forgets that incarnation with the Record below, so its retries are
+  // refused INCARNATION_SUPERSEDED.
+  if (stage_.Put(std::move(push)).has_value()) metrics_.RecordStagedDropped(1);
+  dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
+  PushReply reply;
+  reply.outcome = PUSH_OUTCOME_AGGREGATED;
+  reply.version = version_;
+  return reply;
+}
+
+absl::StatusOr<int64_t> ParameterShard::CommitRound(int64_t round,
+                                                    absl::Span<const PushKey> members) {
+  RETURN_IF_ERROR(StagedRound::ValidateMembers(members, request_.num_workers()));
+  if (!rounds_agreed_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id(), " decides its sync rounds on this shard alone: nothing to commit"));
+  }
+  std::vector<StagedPush> taken;
+  int64_t step = 0;
+  {
+    absl::MutexLock l(&mu_);
+    // Like a push, a commit waits while updates are paused (a snapshot or
+    // restore) and while another round is applied; pushes wait for it.
+    auto may_commit = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return shut_down_ || (!paused_ && !round_closed_ && in_flight_ == 0);
+    };
+    mu_.Await(absl::Condition(&may_commit));
+    RETURN_IF_ERROR(CheckCommitLocked(round, members));
+    if (round < version_) return version_;  // committed before
+    taken = TakeMembersLocked(members);
+    step = version_++;
+    round_closed_ = true;
+    ++in_flight_;
+  }
+  ApplyMembers(taken, step);
+  {
+    absl::MutexLock l(&mu_);
+    round_closed_ = false;
+    --in_flight_;
+  }
+  metrics_.RecordRoundCommitted();
+  return Applied(step).version;
+}
+
+absl::Status ParameterShard::CheckCommitLocked(int64_t round,
+                                               absl::Span<const PushKey> members) const {
+  if (shut_down_) {
+    return WithReason(absl::FailedPreconditionError(
+                          absl::StrCat("job ", job_id(), " was dropped from this shard")),
+                      ERROR_REASON_JOB_ENDED);
+  }
+  if (round > version_) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "round ", round, " is ahead of this shard's version ", version_)),
+                      ERROR_REASON_WRONG_ROUND);
+  }
+  if (round < version_ || variables_.empty()) return absl::OkStatus();
+  for (const PushKey& m : members) {
+    if (stage_.Holds(m)) continue;
+    return WithReason(
+        absl::DataLossError(absl::StrCat(
+            "round ", round, ": the push of worker ", m.worker, " incarnation ", m.incarnation,
+            " sequence ", m.sequence, " is not staged on shard ", shard_index(),
+            " (lost with a restart, or replaced by a newer incarnation's",
+            " push, or dropped with its sealed lease); nothing applied")),
+        ERROR_REASON_ROUND_MEMBER_MISSING);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<StagedPush> ParameterShard::TakeMembersLocked(absl::Span<const PushKey> members) {
+  std::vector<PushKey> dropped;
+  // A shard without variables of the job stages nothing: it takes any
+  // members, and applies none.
+  std::vector<StagedPush> taken =
+      stage_.Commit(variables_.empty() ? absl::Span<const PushKey>() : members, &dropped);
+  // Late: their retries are STALE, as a push for this round from now on.
+  // One whose worker restarted since keeps the newer incarnation.
+  for (const PushKey& k : dropped) {
+    if (dedup_.Check(k).verdict != PushDedup::Verdict::kOldIncarnation) {
+      dedup_.Record(k, PUSH_OUTCOME_STALE);
+    }
+  }
+  metrics_.RecordStagedDropped(static_cast<int64_t>(dropped.size()));
+  for (const StagedPush& m : taken) BookApplied(m.key, m.source);
+  return taken;
+}
+
+void ParameterShard::ApplyMembers(const std::vector<StagedPush>& members, int64_t step) {
+  if (members.empty()) return;  // a shard without variables of the job
+  absl::MutexLock r(&round_mu_);
+  round_sum_->Clear();
+  for (size_t i = 0; i < members.size(); ++i) {
+    round_sum_->Add(static_cast<int>(i), members[i].gradients.refs());
+  }
+  ApplyRound(step, static_cast<int>(members.size()));
 }
 
 PushReply ParameterShard::Applied(int64_t step) {
@@ -584,10 +598,10 @@ void ParameterShard::Apply(absl::Span<const GradientRef> gradients, int64_t step
   if (tables) RecordTables();
 }
 
-void ParameterShard::ApplyRound(int64_t step) {
-  CHECK_EQ(round_sum_->summed_slots(), replicas_to_aggregate_) << "a sync round applied unsummed";
+void ParameterShard::ApplyRound(int64_t step, int contributions) {
+  CHECK_EQ(round_sum_->summed_slots(), contributions) << "a sync round applied unsummed";
   const std::vector<GradientRef> sums = round_sum_->Sums();
-  Apply(sums, step, 1.0f / static_cast<float>(replicas_to_aggregate_));
+  Apply(sums, step, 1.0f / static_cast<float>(contributions));
   round_sum_->Clear();
 }
 
@@ -602,8 +616,7 @@ bool ParameterShard::SlotAlreadyFilled(int worker, int64_t base_version) const {
 void ParameterShard::RecordTables() {
   for (const auto& v : variables_) {
     if (v->embedding) {
-      metrics_.SetEmbeddingStats(v->spec.name(), v->table->stats(),
-                                 v->table->options().max_bytes);
+      metrics_.SetEmbeddingStats(v->spec.name(), v->table->stats(), v->table->options().max_bytes);
     }
   }
 }
@@ -705,6 +718,15 @@ void ParameterShard::BookApplied(const PushKey& key, const PushSource& source) {
 
 PushLedger ParameterShard::ReadLedger(absl::Span<const int64_t> lease_ids, LedgerRead read) {
   absl::MutexLock l(&mu_);
+  if (read == LedgerRead::kSeal) {
+    // Nothing of a handed-back lease stays staged; no commit names it (the
+    // coordinator dropped its worker from the open round first). Forgotten,
+    // a retry is refused LEASE_SEALED.
+    const std::vector<PushKey> dropped = stage_.DropLeases(lease_ids);
+    for (const PushKey& k : dropped) dedup_.Forget(k);
+    metrics_.RecordStagedDropped(static_cast<int64_t>(dropped.size()));
+  }
+  // Staged pushes are not counted: they are applied only if committed.
   if (round_keys_.empty()) return ledger_.Read(lease_ids, read);
   // The open round's contributions are applied when it closes, sealed or
   // not: the records behind them count as trained, or a lease handed back
@@ -724,6 +746,7 @@ ShardCounters ParameterShard::counters() const {
   // out so that their retries after a restore are accepted.
   PushDedup dedup = dedup_;
   for (const PushKey& k : round_keys_) dedup.Forget(k);
+  for (const PushKey& k : stage_.keys()) dedup.Forget(k);
   c.version = round_closed_ ? version_ - 1 : version_;
   c.dedup = dedup.Serialize();
   c.ledger = ledger_.ToProto();
@@ -749,6 +772,7 @@ absl::Status ParameterShard::RestoreCounters(const ShardCounters& counters) {
     round_sources_.clear();
     round_summed_ = 0;
     round_closed_ = false;
+    metrics_.RecordStagedDropped(static_cast<int64_t>(stage_.Clear().size()));
   }
   gate_.Set(counters.version);
   metrics_.SetVersion(counters.version);

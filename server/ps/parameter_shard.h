@@ -14,17 +14,17 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "common/clock/clock.h"
 #include "common/optimizer/learning_rate.h"
 #include "common/optimizer/optimizer.h"
 #include "protos/parameter_server.pb.h"
-#include "common/clock/clock.h"
-#include "server/ps/dense_variable.h"
-#include "server/ps/embedding_table.h"
 #include "server/ps/float_buffer.h"
 #include "server/ps/gradient_ref.h"
 #include "server/ps/push_dedup.h"
 #include "server/ps/push_ledger.h"
 #include "server/ps/shard_metrics.h"
+#include "server/ps/shard_variable.h"
+#include "server/ps/staged_round.h"
 #include "server/ps/sync_round_sum.h"
 #include "server/ps/version_gate.h"
 
@@ -41,29 +41,6 @@ struct ShardOptions {
   int64_t max_variable_bytes = 0;
 };
 
-// One variable held by the shard. Constant after construction except the
-// values inside `dense` and `table`, which guard themselves.
-struct ShardVariable {
-  VariableSpec spec;
-  bool embedding = false;
-  // Dense: shape[0] (1 for a scalar). Embedding: vocabulary size, 0 when
-  // dynamic.
-  int64_t num_rows = 0;
-  // Floats per row: the product of the dims after the first.
-  int64_t row_width = 0;
-  // Dense only.
-  int64_t num_elements = 0;
-  std::unique_ptr<DenseVariable> dense;
-  std::unique_ptr<EmbeddingTable> table;
-};
-
-// What a push's gradients came from, for the shard's AppliedPushLedger.
-struct PushSource {
-  int64_t examples = 0;
-  // Unset: the push names no data lease (its progress is not recorded).
-  std::optional<LeaseSlice> origin;
-};
-
 struct PushReply {
   PushOutcome outcome = PUSH_OUTCOME_UNSPECIFIED;
   // Why, when the outcome is REJECTED or STALE (Aborted WRONG_ROUND or
@@ -77,7 +54,8 @@ struct PushReply {
 struct ShardCounters {
   int64_t version = 0;
   // Serialised PushDedup without the contributions of an unfinished sync
-  // round (lost with the round, so their retries must be accepted).
+  // round or the staged pushes of an agreed one (lost with the round, so
+  // their retries must be accepted).
   std::string dedup;
   // The AppliedPushLedger, consistent with the values.
   PushLedger ledger;
@@ -118,12 +96,20 @@ class ParameterShard {
   // push returns AGGREGATED without waiting for the others. Outcomes:
   //   APPLIED     applied now (async, bounded staleness; the push that
   //               completes a sync round)
-  //   AGGREGATED  counted into the current sync round
-  //   DUPLICATE   this key was applied or aggregated before; nothing changed
+  //   AGGREGATED  counted into the current sync round; with agreed rounds
+  //               (CreateVariablesRequest.rounds_agreed) staged in its
+  //               worker rank's slot, replacing a push of an older
+  //               incarnation of the rank, and applied only if CommitRound
+  //               names it
+  //   DUPLICATE   this key was applied, aggregated or staged before;
+  //               nothing changed
   //   STALE       base_version too old, with status Aborted WRONG_ROUND
-  //               (sync: not the current version, or the worker already
-  //               contributed to this round) or STALE_VERSION (bounded
-  //               staleness: more than S behind). Re-queue the data.
+  //               (sync: not the current version, i.e. the round was
+  //               committed without it, or the same incarnation of the
+  //               worker already pushed into this round; agreed rounds: also
+  //               a staged push the commit did not name, and its retries)
+  //               or STALE_VERSION (bounded staleness: more than S
+  //               behind). Re-queue the data.
   //   REJECTED    with status InvalidArgument (malformed key, wrong
   //               variable kind or size, row id out of range or on another
   //               shard, base_version ahead of the shard), Aborted
@@ -139,12 +125,31 @@ class ParameterShard {
   PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients,
                  const PushSource& source = {});
 
+  // Agreed rounds: applies round `round` with exactly the staged pushes
+  // `members` (one per worker rank), their gradients summed in rank order
+  // and their mean applied; books them in the ledger, drops every other
+  // staged push (its retries are STALE), and publishes version round + 1.
+  // Waits while updates are paused. Returns the version after the round:
+  // a round committed before is answered with the version and changes
+  // nothing. Errors change nothing:
+  //   InvalidArgument: no member, a malformed member, two of one rank.
+  //   FailedPrecondition JOB_ENDED: the shard was shut down.
+  //   FailedPrecondition without a reason: the rounds are not agreed.
+  //   FailedPrecondition WRONG_ROUND: `round` is ahead of the version.
+  //   DataLoss ROUND_MEMBER_MISSING: a member is not staged (a shard that
+  //     holds no variables of the job stages nothing and takes any).
+  absl::StatusOr<int64_t> CommitRound(int64_t round, absl::Span<const PushKey> members);
+
   // The job's AppliedPushLedger: counters, and the progress of `lease_ids`
   // (every lease remembered when empty), counting the contributions of
-  // the open sync round as applied (they will be once it closes). With
-  // LedgerRead::kSeal, later pushes of those leases are refused, so the
-  // progress read stays true: the coordinator seals a lost worker's lease
-  // before handing back its rest.
+  // the open sync round as applied (they will be once it closes); with
+  // agreed rounds only committed pushes count, staged ones may never be.
+  // With LedgerRead::kSeal, later pushes of those leases are refused, so
+  // the progress read stays true: the coordinator seals a lost worker's
+  // lease before handing back its rest. Sealing also drops the leases'
+  // staged pushes (the coordinator drops their worker from its open round
+  // first, so no commit names them; their retries are refused
+  // LEASE_SEALED).
   PushLedger ReadLedger(absl::Span<const int64_t> lease_ids, LedgerRead read);
 
   // The reply a push with `key` would get without being looked at, if the
@@ -184,7 +189,7 @@ class ParameterShard {
   ShardCounters counters() const;
   // Between PauseUpdates and ResumeUpdates only: installs the counters of a
   // restored snapshot (after the caller replaced the values), drops an
-  // unfinished sync round, and publishes the version. DataLoss if the dedup
+  // unfinished sync round or staged pushes, and publishes the version. DataLoss if the dedup
   // state does not decode.
   absl::Status RestoreCounters(const ShardCounters& counters);
 
@@ -201,12 +206,12 @@ class ParameterShard {
   absl::Status CheckRange(int variable, int64_t offset, int64_t count) const;
   absl::Status ValidateIds(const ShardVariable& v, absl::Span<const int64_t> ids) const;
   void Apply(absl::Span<const GradientRef> gradients, int64_t step, float scale);
-  void ApplyRound(int64_t step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu_);
+  // Applies the mean of the round's sum of `contributions` gradients.
+  void ApplyRound(int64_t step, int contributions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(round_mu_);
   // Sync mode with a slot per worker: whether `worker`'s part of the round
   // at `base_version` is already in (that round is complete, or the worker
   // contributed to the open one, possibly in an earlier incarnation).
-  bool SlotAlreadyFilled(int worker, int64_t base_version) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool SlotAlreadyFilled(int worker, int64_t base_version) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PushReply Reject(absl::Status status);
   // The status of a STALE reply, by the update mode.
   absl::Status WhyStale() const;
@@ -225,6 +230,19 @@ class ParameterShard {
   // `joined_version`.
   PushReply AddToRound(const PushKey& key, absl::Span<const GradientRef> gradients, int slot,
                        int64_t joined_version);
+  // Agreed rounds: stages a push for the current round.
+  PushReply Stage(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients,
+                  const PushSource& source);
+  // CommitRound, step by step: whether round `round` may be committed now
+  // with `members` (OK also for a round committed before: the caller
+  // answers the version).
+  absl::Status CheckCommitLocked(int64_t round, absl::Span<const PushKey> members) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the members out of the stage, books them, and drops the rest.
+  std::vector<StagedPush> TakeMembersLocked(absl::Span<const PushKey> members)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies the mean of `members`' gradients (in rank order) at `step`.
+  void ApplyMembers(const std::vector<StagedPush>& members, int64_t step);
   // The answer to a push whose update is in the values at `step`.
   PushReply Applied(int64_t step);
   // Books an applied push in the ledger.
@@ -246,6 +264,9 @@ class ParameterShard {
   // a second contribution nor a late one. Otherwise slots go by arrival and
   // a late push is STALE.
   const bool slots_by_worker_;
+  // Sync mode on several shards (CreateVariablesRequest.rounds_agreed):
+  // pushes are staged, and rounds applied by CommitRound.
+  const bool rounds_agreed_;
   const int staleness_bound_;
   std::vector<std::unique_ptr<ShardVariable>> variables_;
   absl::flat_hash_map<std::string, int> by_name_;
@@ -262,13 +283,16 @@ class ParameterShard {
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   PushDedup dedup_ ABSL_GUARDED_BY(mu_);
   AppliedPushLedger ledger_ ABSL_GUARDED_BY(mu_);
-  // Sync mode: the current round's contributors, and whether it is full
-  // (then new pushes wait until its mean is applied).
+  // Sync mode: the current round's contributors.
   std::vector<PushKey> round_keys_ ABSL_GUARDED_BY(mu_);
   // Parallel to round_keys_: booked in the ledger when the round closes.
   std::vector<PushSource> round_sources_ ABSL_GUARDED_BY(mu_);
   int round_summed_ ABSL_GUARDED_BY(mu_) = 0;
+  // Sync mode: the round is being applied (closed by its last push, or
+  // committed); new pushes and commits wait.
   bool round_closed_ ABSL_GUARDED_BY(mu_) = false;
+  // Agreed rounds: the pushes of the open round.
+  StagedRound stage_ ABSL_GUARDED_BY(mu_);
 
   // Sync mode: the round's sum, in slot order. Taken without mu_.
   absl::Mutex round_mu_;

@@ -510,6 +510,202 @@ TEST_F(ParameterShardTest, SyncRoundsBookTheirContributionsAndTheOpenRoundCounts
   EXPECT_EQ(after.leases_size(), 2);
 }
 
+// Agreed sync rounds (several shards): pushes are staged, and the
+// coordinator's CommitRound decides which of them form the round.
+CreateVariablesRequest Agreed(int workers) {
+  CreateVariablesRequest r = Request(UPDATE_MODE_SYNC, workers);
+  r.set_num_shards(2);
+  r.set_rounds_agreed(true);
+  return r;
+}
+
+PushSource FromLease(int64_t lease, int64_t begin) {
+  return PushSource{8, LeaseSlice{lease, 0, begin, begin + 8}};
+}
+
+TEST_F(ParameterShardTest, AgreedRoundStagesPushesAndAppliesNothingUntilCommitted) {
+  auto s = Make(Agreed(2));
+  const PushReply staged = PushDense(*s, {0, 1, 1}, 0, {2, 0, 0, 0});
+  EXPECT_EQ(staged.outcome, PUSH_OUTCOME_AGGREGATED);
+  EXPECT_EQ(staged.version, 0);
+  EXPECT_EQ(PushDense(*s, {1, 1, 1}, 0, {0, 4, 0, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
+  // Every worker pushed, yet nothing is applied: the round is not committed.
+  EXPECT_THAT(ReadAll(*s), ElementsAre(1, 1, 1, 1));
+  EXPECT_EQ(s->version(), 0);
+  // A retry of a staged push is a duplicate.
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_DUPLICATE);
+  // A second batch of the same incarnation into the same round is late.
+  const PushReply twice = PushDense(*s, {0, 1, 2}, 0, {9, 9, 9, 9});
+  EXPECT_EQ(twice.outcome, PUSH_OUTCOME_STALE);
+  EXPECT_EQ(ReasonOf(twice.status), ERROR_REASON_WRONG_ROUND) << twice.status;
+  absl::StatusOr<int64_t> committed = s->CommitRound(0, {{1, 1, 1}, {0, 1, 1}});
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  EXPECT_EQ(*committed, 1);
+  EXPECT_EQ(s->version(), 1);
+  // mean = (1, 2, 0, 0); lr 0.5.
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.5f, 0.0f, 1.0f, 1.0f));
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_DUPLICATE);
+}
+
+TEST_F(ParameterShardTest, AgreedRoundANewerIncarnationReplacesTheStagedPush) {
+  auto s = Make(Agreed(2));
+  ASSERT_EQ(PushDense(*s, {0, 1, 1}, 0, {8, 8, 8, 8}).outcome, PUSH_OUTCOME_AGGREGATED);
+  // Worker 0 restarted and pushed the round again.
+  ASSERT_EQ(PushDense(*s, {0, 2, 1}, 0, {2, 0, 0, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
+  const PushReply old = PushDense(*s, {0, 1, 1}, 0, {8, 8, 8, 8});
+  EXPECT_EQ(old.outcome, PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(ReasonOf(old.status), ERROR_REASON_INCARNATION_SUPERSEDED) << old.status;
+  // The replaced push is gone: a commit naming it changes nothing.
+  const absl::Status missing = s->CommitRound(0, {{0, 1, 1}}).status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReasonOf(missing), ERROR_REASON_ROUND_MEMBER_MISSING) << missing;
+  EXPECT_EQ(s->version(), 0);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(1, 1, 1, 1));
+  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly).applied_pushes(), 0);
+  ASSERT_EQ(*s->CommitRound(0, {{0, 2, 1}}), 1);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0.0f, 1.0f, 1.0f, 1.0f));
+}
+
+TEST_F(ParameterShardTest, AgreedRoundDroppingAPushKeepsItsWorkersNewerIncarnation) {
+  auto s = Make(Agreed(2));
+  ASSERT_EQ(PushDense(*s, {1, 1, 1}, 0, {0, 0, 0, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
+  ASSERT_EQ(*s->CommitRound(0, {{1, 1, 1}}), 1);
+  ASSERT_EQ(PushDense(*s, {0, 1, 2}, 1, {2, 2, 2, 2}).outcome, PUSH_OUTCOME_AGGREGATED);
+  // Worker 0 restarted; its new incarnation's first push was computed
+  // from round 0 and is late, so the old incarnation's push stays staged.
+  ASSERT_EQ(PushDense(*s, {0, 2, 1}, 0, {4, 4, 4, 4}).outcome, PUSH_OUTCOME_STALE);
+  ASSERT_EQ(PushDense(*s, {1, 1, 2}, 1, {0, 0, 0, 0}).outcome, PUSH_OUTCOME_AGGREGATED);
+  ASSERT_EQ(*s->CommitRound(1, {{1, 1, 2}}), 2);
+  // Dropping the old incarnation's push did not bring that incarnation back.
+  const PushReply old = PushDense(*s, {0, 1, 3}, 2, {2, 2, 2, 2});
+  EXPECT_EQ(old.outcome, PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(ReasonOf(old.status), ERROR_REASON_INCARNATION_SUPERSEDED) << old.status;
+  EXPECT_EQ(PushDense(*s, {0, 2, 2}, 2, {2, 2, 2, 2}).outcome, PUSH_OUTCOME_AGGREGATED);
+}
+
+TEST_F(ParameterShardTest, AgreedRoundAppliesExactlyItsMembersInRankOrder) {
+  // Worker 3 is a backup whose push the round does not take. The others'
+  // terms sum in float to 1 in rank order only.
+  const std::vector<std::vector<float>> grads = {
+      {1e8f, 0, 0, 0}, {-1e8f, 0, 0, 0}, {1.0f, 0, 0, 0}, {5, 5, 5, 5}};
+  std::vector<int> order = {0, 1, 2, 3};
+  std::vector<std::vector<float>> results;
+  do {
+    CreateVariablesRequest r = Agreed(4);
+    r.mutable_training()->set_replicas_to_aggregate(3);
+    r.mutable_optimizer()->set_learning_rate(3.0f);
+    auto s = Make(r);
+    for (int worker : order) {
+      ASSERT_EQ(PushDense(*s, {worker, 1, 1}, 0, grads[worker]).outcome, PUSH_OUTCOME_AGGREGATED);
+    }
+    ASSERT_EQ(*s->CommitRound(0, {{2, 1, 1}, {0, 1, 1}, {1, 1, 1}}), 1);
+    results.push_back(ReadAll(*s));
+    // The backup's push was dropped: late, also on retry and for a new
+    // push of that round.
+    const PushReply late = PushDense(*s, {3, 1, 1}, 0, grads[3]);
+    EXPECT_EQ(late.outcome, PUSH_OUTCOME_STALE);
+    EXPECT_EQ(ReasonOf(late.status), ERROR_REASON_WRONG_ROUND) << late.status;
+    EXPECT_EQ(PushDense(*s, {3, 1, 2}, 0, grads[3]).outcome, PUSH_OUTCOME_STALE);
+    const PushLedger ledger = s->ReadLedger({}, LedgerRead::kOnly);
+    EXPECT_EQ(ledger.applied_pushes(), 3);
+    EXPECT_EQ(ledger.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}) +
+                                           AppliedPushLedger::PushDigest({1, 1, 1}) +
+                                           AppliedPushLedger::PushDigest({2, 1, 1}));
+  } while (std::next_permutation(order.begin(), order.end()));
+  // Sum 1, mean 1/3, lr 3: 1 - 1 = 0 on the first element, the others
+  // untouched, bit for bit the same whatever order the pushes came in.
+  for (const std::vector<float>& values : results) {
+    EXPECT_EQ(std::memcmp(values.data(), results[0].data(), sizeof(float) * 4), 0);
+  }
+  EXPECT_NEAR(results[0][0], 0.0f, 1e-6);
+  EXPECT_THAT(std::vector<float>(results[0].begin() + 1, results[0].end()), ElementsAre(1, 1, 1));
+}
+
+TEST_F(ParameterShardTest, AgreedRoundCommitIsIdempotentAndRefusesWhatItCannotApply) {
+  auto s = Make(Agreed(2));
+  ASSERT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 2, 2, 2}).outcome, PUSH_OUTCOME_AGGREGATED);
+  const absl::Status ahead = s->CommitRound(1, {{0, 1, 1}}).status();
+  EXPECT_EQ(ahead.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReasonOf(ahead), ERROR_REASON_WRONG_ROUND) << ahead;
+  EXPECT_EQ(s->CommitRound(0, {{0, 1, 1}, {0, 1, 1}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->CommitRound(0, {{2, 1, 1}}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->version(), 0);
+  ASSERT_EQ(*s->CommitRound(0, {{0, 1, 1}}), 1);
+  const std::vector<float> once = ReadAll(*s);
+  EXPECT_THAT(once, ElementsAre(0, 0, 0, 0));
+  // The coordinator did not hear the answer and commits again.
+  ASSERT_EQ(*s->CommitRound(0, {{0, 1, 1}}), 1);
+  EXPECT_EQ(ReadAll(*s), once);
+  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly).applied_pushes(), 1);
+  // A shard that decides its rounds alone has nothing to commit.
+  auto alone = Make(Request(UPDATE_MODE_SYNC, 2));
+  const absl::Status not_agreed = alone->CommitRound(0, {{0, 1, 1}}).status();
+  EXPECT_EQ(not_agreed.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReasonOf(not_agreed), ERROR_REASON_UNSPECIFIED) << not_agreed;
+  CreateVariablesRequest async = Request(UPDATE_MODE_ASYNC, 2);
+  async.set_rounds_agreed(true);
+  EXPECT_THAT(CreateError(async).message(), HasSubstr("rounds_agreed"));
+}
+
+TEST_F(ParameterShardTest, AgreedRoundOnAShardWithoutVariablesTakesAnyMembers) {
+  CreateVariablesRequest r = Agreed(2);
+  r.clear_variables();
+  auto s = Make(r);
+  ASSERT_EQ(*s->CommitRound(0, {{0, 1, 1}, {1, 4, 2}}), 1);
+  EXPECT_EQ(s->version(), 1);
+}
+
+TEST_F(ParameterShardTest, AgreedRoundLedgerCountsOnlyCommittedPushesAndSealingDropsStaged) {
+  auto s = Make(Agreed(2));
+  const std::vector<float> g = {1, 1, 1, 1};
+  const GradientRef ref{0, false, {}, g};
+  ASSERT_EQ(s->Push({0, 1, 1}, 0, {ref}, FromLease(7, 0)).outcome, PUSH_OUTCOME_AGGREGATED);
+  ASSERT_EQ(s->Push({1, 1, 1}, 0, {ref}, FromLease(8, 0)).outcome, PUSH_OUTCOME_AGGREGATED);
+  // Staged pushes may never be applied: their records are not trained yet.
+  const PushLedger open = s->ReadLedger({7, 8}, LedgerRead::kOnly);
+  EXPECT_EQ(open.applied_pushes(), 0);
+  ASSERT_EQ(open.leases_size(), 2);
+  EXPECT_EQ(open.leases(0).applied_size(), 0);
+  // Worker 0 is lost: the coordinator dropped it from the round and seals
+  // its lease; its staged push goes, and a retry is refused.
+  const PushLedger sealed = s->ReadLedger({7}, LedgerRead::kSeal);
+  EXPECT_EQ(sealed.leases(0).applied_size(), 0);
+  const PushReply retry = s->Push({0, 1, 1}, 0, {ref}, FromLease(7, 0));
+  EXPECT_EQ(retry.outcome, PUSH_OUTCOME_REJECTED);
+  EXPECT_EQ(ReasonOf(retry.status), ERROR_REASON_LEASE_SEALED) << retry.status;
+  EXPECT_EQ(ReasonOf(s->CommitRound(0, {{0, 1, 1}}).status()), ERROR_REASON_ROUND_MEMBER_MISSING);
+  ASSERT_EQ(*s->CommitRound(0, {{1, 1, 1}}), 1);
+  const PushLedger after = s->ReadLedger({7, 8}, LedgerRead::kOnly);
+  EXPECT_EQ(after.applied_pushes(), 1);
+  EXPECT_EQ(after.applied_examples(), 8);
+  EXPECT_EQ(after.leases(0).applied_size(), 0);
+  ASSERT_EQ(after.leases(1).applied_size(), 1);
+  EXPECT_EQ(after.leases(1).applied(0).end(), 8);
+}
+
+TEST_F(ParameterShardTest, AgreedRoundSnapshotLeavesOutStagedPushes) {
+  auto s = Make(Agreed(2));
+  ASSERT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 2, 2, 2}).outcome, PUSH_OUTCOME_AGGREGATED);
+  s->PauseUpdates();
+  const ShardCounters c = s->counters();
+  // A commit waits while the shard is paused.
+  std::thread commit([&] {
+    EXPECT_EQ(s->CommitRound(0, {{1, 1, 1}}).status().code(), absl::StatusCode::kDataLoss);
+  });
+  ASSERT_TRUE(s->RestoreCounters(c).ok());
+  EXPECT_EQ(s->counters().version, 0);
+  s->ResumeUpdates();
+  commit.join();
+  EXPECT_EQ(c.version, 0);
+  // The restore dropped the staged push: a commit cannot name it, and its
+  // retry is staged again.
+  EXPECT_EQ(ReasonOf(s->CommitRound(0, {{0, 1, 1}}).status()), ERROR_REASON_ROUND_MEMBER_MISSING);
+  EXPECT_EQ(PushDense(*s, {0, 1, 1}, 0, {2, 2, 2, 2}).outcome, PUSH_OUTCOME_AGGREGATED);
+  ASSERT_EQ(*s->CommitRound(0, {{0, 1, 1}}), 1);
+  EXPECT_THAT(ReadAll(*s), ElementsAre(0, 0, 0, 0));
+}
+
 TEST_F(ParameterShardTest, ShutdownRefusesPushesAndEndsWaits) {
   auto s = Make(Request());
   absl::Status waiting;

@@ -26,6 +26,13 @@ struct LeaseSlice {
   int64_t end = 0;
 };
 
+// What a push's gradients came from, for the shard's AppliedPushLedger.
+struct PushSource {
+  int64_t examples = 0;
+  // Unset: the push names no data lease (its progress is not recorded).
+  std::optional<LeaseSlice> origin;
+};
+
 // InvalidArgument naming the field: a lease id <= 0, a negative epoch or
 // begin, or an empty or reversed range.
 absl::StatusOr<LeaseSlice> LeaseSliceFromProto(const PushOrigin& origin);

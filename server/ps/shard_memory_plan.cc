@@ -1,6 +1,7 @@
 #include "server/ps/shard_memory_plan.h"
 
 #include <algorithm>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -31,6 +32,7 @@ absl::StatusOr<ShardMemoryPlan> PlanShardMemory(const CreateVariablesRequest& re
   plan.table_budgets.assign(request.variables_size(), 0);
   std::vector<int> unbudgeted;
   int64_t largest_row = 1;
+  int64_t dense_elements = 0;
   for (int i = 0; i < request.variables_size(); ++i) {
     const VariableSpec& v = request.variables(i);
     const auto& dims = v.shape().dims();
@@ -49,15 +51,26 @@ absl::StatusOr<ShardMemoryPlan> PlanShardMemory(const CreateVariablesRequest& re
       int64_t elements = 1;
       for (int64_t d : dims) elements = SaturatingProduct(elements, d);
       bytes = SaturatingProduct(elements, per_value);
+      dense_elements = SaturatingSum(dense_elements, elements);
     }
     plan.bytes = SaturatingSum(plan.bytes, bytes);
   }
+  if (request.rounds_agreed()) {
+    plan.staged_bytes = SaturatingProduct(SaturatingProduct(dense_elements, kFloatBytes),
+                                          std::max(1, request.num_workers()));
+    plan.bytes = SaturatingSum(plan.bytes, plan.staged_bytes);
+  }
   if (max_bytes <= 0) return plan;
   if (plan.bytes > max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the variables of job ", request.job_id(), " need ", Figure(plan.bytes),
-        " on this parameter server (values and optimizer slots); it allows ", Figure(max_bytes),
-        " (--max_variable_mb)"));
+    const std::string staged =
+        plan.staged_bytes > 0
+            ? absl::StrCat(", and ", Figure(plan.staged_bytes),
+                           " of gradients staged for agreed sync rounds, one push per worker")
+            : "";
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the variables of job ", request.job_id(), " need ", Figure(plan.bytes),
+                     " on this parameter server (values and optimizer slots", staged,
+                     "); it allows ", Figure(max_bytes), " (--max_variable_mb)"));
   }
   if (unbudgeted.empty()) return plan;
   const int64_t share = (max_bytes - plan.bytes) / static_cast<int64_t>(unbudgeted.size());

@@ -17,7 +17,12 @@ struct ShardMemoryPlan {
   // Bytes the request's variables may take on this shard, values and
   // optimizer slots: dense variables whole, a fixed table's share of its
   // rows (vocabulary / num_shards, rounded up), a dynamic table its budget.
+  // With agreed sync rounds (rounds_agreed) also `staged_bytes`.
   int64_t bytes = 0;
+  // Agreed sync rounds: the copies of dense gradients the shard stages, one
+  // push per worker rank (StagedRound). Rows pushed to tables are staged
+  // too but not counted: how many a push holds depends on its batch.
+  int64_t staged_bytes = 0;
   // One per variable of the request: the budget a dynamic table without
   // one gets here, else 0. Under a limit, such tables share what the other
   // variables leave of it equally, so no table can grow until the process

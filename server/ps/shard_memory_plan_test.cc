@@ -51,6 +51,26 @@ TEST(PlanShardMemoryTest, ARequestOverTheLimitNamesBothFiguresAndTheFlag) {
             "(values and optimizer slots); it allows 4 MiB (4194304 bytes) (--max_variable_mb)");
 }
 
+TEST(PlanShardMemoryTest, AgreedSyncRoundsCountOneStagedDenseGradientPerWorker) {
+  CreateVariablesRequest r = Request(2, {Dense(10, 10), Table(0, 4, 1000)});
+  r.set_num_workers(3);
+  r.set_rounds_agreed(true);
+  absl::StatusOr<ShardMemoryPlan> plan = PlanShardMemory(r, 1, 0);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // 100 dense floats staged for each of 3 workers; the table's rows are not
+  // counted.
+  EXPECT_EQ(plan->staged_bytes, 3 * 400);
+  EXPECT_EQ(plan->bytes, 800 + 1000 + 3 * 400);
+  plan = PlanShardMemory(r, 1, 2000);
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StrContains(plan.status().message(),
+                                "and 0 MiB (1200 bytes) of gradients staged for agreed sync "
+                                "rounds, one push per worker"))
+      << plan.status();
+  r.set_rounds_agreed(false);
+  EXPECT_EQ(PlanShardMemory(r, 1, 0)->staged_bytes, 0);
+}
+
 TEST(PlanShardMemoryTest, UnbudgetedDynamicTablesShareWhatTheRestLeaves) {
   absl::StatusOr<ShardMemoryPlan> plan =
       PlanShardMemory(Request(2, {Dense(10, 10), Table(0, 4), Table(0, 8)}), 0, 10400);

@@ -67,6 +67,18 @@ ShardMetrics::ShardMetrics(prometheus::Registry& registry)
                       .Help("Retried pushes recognised as already decided.")
                       .Register(registry)
                       .Add({})),
+      rounds_committed_(BuildCounter()
+                            .Name("pstrain_ps_rounds_committed_total")
+                            .Help("Agreed sync rounds the coordinator committed on this shard.")
+                            .Register(registry)
+                            .Add({})),
+      staged_dropped_(BuildCounter()
+                          .Name("pstrain_ps_staged_pushes_dropped_total")
+                          .Help("Pushes staged for an agreed sync round and never applied: the "
+                                "round was committed without them (late), a restarted worker "
+                                "replaced them, or their lease was handed back.")
+                          .Register(registry)
+                          .Add({})),
       lane_bytes_(BuildCounter()
                       .Name("pstrain_ps_lane_bytes_total")
                       .Help("Tensor bytes of pushes and pulls that moved through shared-memory "
@@ -160,6 +172,12 @@ void ShardMetrics::RecordRejected(absl::string_view reason) {
 }
 
 void ShardMetrics::RecordDedupHit() { dedup_hits_.Increment(); }
+
+void ShardMetrics::RecordRoundCommitted() { rounds_committed_.Increment(); }
+
+void ShardMetrics::RecordStagedDropped(int64_t pushes) {
+  if (pushes > 0) staged_dropped_.Increment(static_cast<double>(pushes));
+}
 
 void ShardMetrics::SetVersion(int64_t version) { version_.Set(static_cast<double>(version)); }
 

@@ -45,6 +45,11 @@ class ShardMetrics {
   // reason: "stale", "invalid_argument", "not_found", "aborted", ...
   void RecordRejected(absl::string_view reason);
   void RecordDedupHit();
+  // Agreed sync rounds: a round committed; staged pushes dropped (the
+  // round was committed without them, a newer incarnation of their worker
+  // replaced them, or their lease was handed back).
+  void RecordRoundCommitted();
+  void RecordStagedDropped(int64_t pushes);
   void SetVersion(int64_t version);
   // Pushes applied in the job's current run, restored with its checkpoint
   // (AppliedPushLedger): equal on shards that applied the same pushes.
@@ -82,6 +87,8 @@ class ShardMetrics {
   prometheus::Histogram& staleness_;
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Counter& dedup_hits_;
+  prometheus::Counter& rounds_committed_;
+  prometheus::Counter& staged_dropped_;
   prometheus::Family<prometheus::Counter>& lane_bytes_;
   prometheus::Counter& lane_requests_;
   prometheus::Gauge& version_;

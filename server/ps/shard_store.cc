@@ -203,4 +203,18 @@ absl::StatusOr<PushLedger> ShardStore::ReadPushLedger(const ReadPushLedgerReques
   return shard->ReadLedger(ids, request.seal() ? LedgerRead::kSeal : LedgerRead::kOnly);
 }
 
+absl::StatusOr<CommitRoundResponse> ShardStore::CommitRound(const CommitRoundRequest& request) {
+  ASSIGN_OR_RETURN(std::shared_ptr<ParameterShard> shard,
+                   GetJob(request.job_id(), request.generation()));
+  std::vector<PushKey> members;
+  members.reserve(request.members_size());
+  for (const PushId& m : request.members()) {
+    members.push_back(PushKey{m.worker(), m.incarnation(), m.sequence()});
+  }
+  ASSIGN_OR_RETURN(const int64_t version, shard->CommitRound(request.round(), members));
+  CommitRoundResponse response;
+  response.set_version(version);
+  return response;
+}
+
 }  // namespace pstrain

@@ -11,9 +11,9 @@
 #include "absl/synchronization/mutex.h"
 #include "common/checkpoint/env.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/clock/clock.h"
 #include "prometheus/registry.h"
 #include "protos/parameter_server.pb.h"
-#include "common/clock/clock.h"
 #include "server/ps/parameter_shard.h"
 #include "server/ps/push_assembler.h"
 #include "server/ps/shard_metrics.h"
@@ -87,6 +87,13 @@ class ShardStore {
   // InvalidArgument: empty job_id, a lease id <= 0, or seal without lease
   //   ids. FailedPrecondition: the job is not running.
   absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& request);
+
+  // Applies a sync round's members on run request.generation of the job
+  // (0: any run), as ParameterShard::CommitRound does.
+  // InvalidArgument: empty job_id, no member, a malformed member or two of
+  //   one rank. FailedPrecondition JOB_ENDED: the job is not running here;
+  //   RUN_ROLLED_BACK: another run of it is. The shard's other codes.
+  absl::StatusOr<CommitRoundResponse> CommitRound(const CommitRoundRequest& request);
 
   PushAssembler& pushes() { return pushes_; }
   const PushAssembler& pushes() const { return pushes_; }

@@ -10,50 +10,23 @@ namespace pstrain {
 SyncRoundSum::SyncRoundSum(std::vector<VariableShape> variables)
     : variables_(std::move(variables)), sums_(variables_.size()) {}
 
-void SyncRoundSum::Add(int slot, absl::Span<const GradientRef> gradients, float scale) {
+void SyncRoundSum::Add(int slot, absl::Span<const GradientRef> gradients) {
   CHECK_GE(slot, next_slot_) << "slot " << slot << " contributed twice to a sync round";
   if (slot > next_slot_) {
-    const bool inserted = early_.emplace(slot, Copy(gradients, scale)).second;
+    const bool inserted = early_.emplace(slot, GradientCopy(gradients)).second;
     CHECK(inserted) << "slot " << slot << " contributed twice to a sync round";
     return;
   }
-  AddNow(gradients, scale);
+  AddNow(gradients);
   ++next_slot_;
   for (auto it = early_.begin(); it != early_.end() && it->first == next_slot_;
        it = early_.erase(it)) {
-    std::vector<GradientRef> refs;
-    refs.reserve(it->second.gradients.size());
-    for (const EarlyGradient& g : it->second.gradients) {
-      refs.push_back(GradientRef{g.variable, g.rows, g.ids, g.values, {}});
-    }
-    AddNow(refs, it->second.scale);
+    AddNow(it->second.refs());
     ++next_slot_;
   }
 }
 
-SyncRoundSum::EarlyContribution SyncRoundSum::Copy(absl::Span<const GradientRef> gradients,
-                                                   float scale) const {
-  EarlyContribution copy;
-  copy.scale = scale;
-  for (const GradientRef& g : gradients) {
-    EarlyGradient e;
-    e.variable = g.variable;
-    e.rows = g.rows;
-    e.ids.assign(g.ids.begin(), g.ids.end());
-    if (!g.rows && !g.segments.empty()) {
-      e.values.resize(variables_[g.variable].num_elements);
-      for (const DenseSegment& s : g.segments) {
-        std::copy(s.values.begin(), s.values.end(), e.values.begin() + s.offset);
-      }
-    } else {
-      e.values.assign(g.values.begin(), g.values.end());
-    }
-    copy.gradients.push_back(std::move(e));
-  }
-  return copy;
-}
-
-void SyncRoundSum::AddNow(absl::Span<const GradientRef> gradients, float scale) {
+void SyncRoundSum::AddNow(absl::Span<const GradientRef> gradients) {
   for (const GradientRef& g : gradients) {
     const VariableShape& v = variables_[g.variable];
     VariableSum& sum = sums_[g.variable];
@@ -66,9 +39,9 @@ void SyncRoundSum::AddNow(absl::Span<const GradientRef> gradients, float scale) 
         Eigen::Map<Eigen::ArrayXf> acc(sum.dense.data() + offset, n);
         Eigen::Map<const Eigen::ArrayXf> grad(values.data(), n);
         if (first) {
-          acc = scale * grad;
+          acc = grad;
         } else {
-          acc += scale * grad;
+          acc += grad;
         }
       };
       if (g.segments.empty()) add(0, g.values);
@@ -82,10 +55,10 @@ void SyncRoundSum::AddNow(absl::Span<const GradientRef> gradients, float scale) 
       const float* src = g.values.data() + i * w;
       if (inserted) {
         sum.row_ids.push_back(g.ids[i]);
-        for (int64_t j = 0; j < w; ++j) sum.row_values.push_back(scale * src[j]);
+        for (int64_t j = 0; j < w; ++j) sum.row_values.push_back(src[j]);
       } else {
         float* dst = sum.row_values.data() + static_cast<int64_t>(it->second) * w;
-        for (int64_t j = 0; j < w; ++j) dst[j] += scale * src[j];
+        for (int64_t j = 0; j < w; ++j) dst[j] += src[j];
       }
     }
   }

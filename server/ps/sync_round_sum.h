@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "server/ps/float_buffer.h"
+#include "server/ps/gradient_copy.h"
 #include "server/ps/gradient_ref.h"
 
 namespace pstrain {
@@ -33,11 +34,11 @@ class SyncRoundSum {
   SyncRoundSum(const SyncRoundSum&) = delete;
   SyncRoundSum& operator=(const SyncRoundSum&) = delete;
 
-  // Adds `gradients`, each scaled by `scale`, as the contribution of `slot`
-  // (>= 0; each slot at most once per round, and the round's slots must be
-  // 0, 1, ... without gaps for every contribution to be summed). The
-  // gradients are validated by the caller and borrowed for this call only.
-  void Add(int slot, absl::Span<const GradientRef> gradients, float scale);
+  // Adds `gradients` as the contribution of `slot` (>= 0; each slot at
+  // most once per round, and the round's slots must be 0, 1, ... without
+  // gaps for every contribution to be summed). The gradients are validated
+  // by the caller and borrowed for this call only.
+  void Add(int slot, absl::Span<const GradientRef> gradients);
 
   // Slots summed so far: every contribution of slots below it is in Sums().
   int summed_slots() const { return next_slot_; }
@@ -58,25 +59,13 @@ class SyncRoundSum {
     std::vector<int64_t> row_ids;
     std::vector<float> row_values;
   };
-  // An early contribution's gradients, copied (dense segments put together).
-  struct EarlyGradient {
-    int variable = -1;
-    bool rows = false;
-    std::vector<int64_t> ids;
-    std::vector<float> values;
-  };
-  struct EarlyContribution {
-    float scale = 1.0f;
-    std::vector<EarlyGradient> gradients;
-  };
-
-  void AddNow(absl::Span<const GradientRef> gradients, float scale);
-  EarlyContribution Copy(absl::Span<const GradientRef> gradients, float scale) const;
+  void AddNow(absl::Span<const GradientRef> gradients);
 
   const std::vector<VariableShape> variables_;
   std::vector<VariableSum> sums_;
   int next_slot_ = 0;
-  std::map<int, EarlyContribution> early_;
+  // Contributions that arrived before a lower slot's, by slot.
+  std::map<int, GradientCopy> early_;
 };
 
 }  // namespace pstrain

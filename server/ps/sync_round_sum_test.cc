@@ -31,7 +31,7 @@ TEST(SyncRoundSumTest, SumsInSlotOrderWhateverTheArrivalOrder) {
     SyncRoundSum sum({{1, 1}});
     for (int slot : order) {
       const GradientRef g{0, false, {}, kOrderSensitive[slot], {}};
-      sum.Add(slot, {g}, 1.0f);
+      sum.Add(slot, {g});
     }
     EXPECT_EQ(sum.summed_slots(), 3);
     const std::vector<GradientRef> sums = sum.Sums();
@@ -45,12 +45,12 @@ TEST(SyncRoundSumTest, SumsInSlotOrderWhateverTheArrivalOrder) {
 TEST(SyncRoundSumTest, AnEarlyContributionWaitsForTheLowerSlots) {
   SyncRoundSum sum({{2, 1}});
   const std::vector<float> a = {1, 2}, b = {10, 20};
-  sum.Add(1, {GradientRef{0, false, {}, b, {}}}, 1.0f);
+  sum.Add(1, {GradientRef{0, false, {}, b, {}}});
   EXPECT_EQ(sum.summed_slots(), 0);
   EXPECT_TRUE(sum.Sums().empty());
-  sum.Add(0, {GradientRef{0, false, {}, a, {}}}, 2.0f);
+  sum.Add(0, {GradientRef{0, false, {}, a, {}}});
   EXPECT_EQ(sum.summed_slots(), 2);
-  EXPECT_THAT(sum.Sums()[0].values, ElementsAre(12.0f, 24.0f));
+  EXPECT_THAT(sum.Sums()[0].values, ElementsAre(11.0f, 22.0f));
 }
 
 TEST(SyncRoundSumTest, CopiesEarlySegmentsAndRows) {
@@ -66,12 +66,12 @@ TEST(SyncRoundSumTest, CopiesEarlySegmentsAndRows) {
     std::vector<DenseSegment> seg = segments;
     const std::vector<GradientRef> early = {GradientRef{0, false, {}, {}, seg},
                                             GradientRef{1, true, ids, rows, {}}};
-    sum.Add(1, early, 1.0f);
+    sum.Add(1, early);
   }
   const std::vector<float> zeros = {0, 0, 0, 0};
   const std::vector<int64_t> id9 = {9};
   const std::vector<float> row9 = {5, 6};
-  sum.Add(0, {GradientRef{0, false, {}, zeros, {}}, GradientRef{1, true, id9, row9, {}}}, 1.0f);
+  sum.Add(0, {GradientRef{0, false, {}, zeros, {}}, GradientRef{1, true, id9, row9, {}}});
   const std::vector<GradientRef> sums = sum.Sums();
   ASSERT_EQ(sums.size(), 2u);
   EXPECT_THAT(sums[0].values, ElementsAre(1, 2, 3, 4));
@@ -83,10 +83,11 @@ TEST(SyncRoundSumTest, CopiesEarlySegmentsAndRows) {
 TEST(SyncRoundSumTest, ClearStartsANewRound) {
   SyncRoundSum sum({{1, 1}});
   const std::vector<float> one = {1};
-  sum.Add(1, {GradientRef{0, false, {}, one, {}}}, 1.0f);
+  sum.Add(1, {GradientRef{0, false, {}, one, {}}});
   sum.Clear();
   EXPECT_EQ(sum.summed_slots(), 0);
-  sum.Add(0, {GradientRef{0, false, {}, one, {}}}, 3.0f);
+  const std::vector<float> three = {3};
+  sum.Add(0, {GradientRef{0, false, {}, three, {}}});
   EXPECT_THAT(sum.Sums()[0].values, ElementsAre(3.0f));
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/optimizer/gradient_clipping.h"
+#include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "worker/internal/record_ranges.h"
@@ -31,7 +32,8 @@ PushOrigin OriginOf(const DataLease& lease, int64_t begin, int64_t end) {
 
 StepRunner::StepRunner(StepRunnerOptions options, Model& model, ParameterServerClient& ps,
                        ProgressReporter& reporter, LeaseFeeder& feeder, Clock& clock,
-                       WorkerMetrics* metrics, std::function<bool()> over)
+                       WorkerMetrics* metrics, std::function<bool()> over,
+                       RoundJoin join_round)
     : options_(std::move(options)),
       model_(model),
       ps_(ps),
@@ -39,7 +41,8 @@ StepRunner::StepRunner(StepRunnerOptions options, Model& model, ParameterServerC
       feeder_(feeder),
       clock_(clock),
       metrics_(metrics),
-      over_(std::move(over)) {
+      over_(std::move(over)),
+      join_round_(std::move(join_round)) {
   min_versions_.assign(options_.num_shards, 0);
   if (!options_.sync && options_.overlap_pull_with_push) {
     overlapped_ = std::make_unique<OverlappedPush>(ps_);
@@ -162,6 +165,13 @@ absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand, LeaseBatch& b
 absl::StatusOr<bool> StepRunner::PullFor(LeaseInHand& hand, LeaseBatch& batch) {
   ASSIGN_OR_RETURN(RowIds rows, model_.RowsToRead(batch.batch));
   RETURN_IF_ERROR(Pull(rows));
+  // Agreed rounds: a push names one round on every shard, so the
+  // parameters must all be of it; a shard behind the newest round read is
+  // read again once it has caught up.
+  while (join_round_ != nullptr && !reporter_.training_over() && PulledRound() < PulledVersion()) {
+    min_versions_.assign(min_versions_.size(), PulledVersion());
+    RETURN_IF_ERROR(Pull(rows));
+  }
   if (reporter_.training_over() || !hand.lease.has_first_round()) return true;
   return CatchUpWithRound(hand, batch);
 }
@@ -237,14 +247,24 @@ absl::StatusOr<bool> StepRunner::CatchUpWithRound(LeaseInHand& hand, LeaseBatch&
 absl::Status StepRunner::Settle(absl::StatusOr<PushSummary> summary, const PushOrigin& origin,
                                 std::vector<RecordRange>& returned) {
   const RecordRange records = MakeRange(origin.records().begin(), origin.records().end());
-  if (!summary.ok()) {
-    // Whether the shards applied it is unknown: the lease's hand-back asks
-    // their ledgers, so the records are trained neither twice nor not at
-    // all. Returned too, for a coordinator that cannot ask them.
+  absl::Status failed = summary.status();
+  // Agreed rounds: staged on every shard, the push is applied only if its
+  // round takes it.
+  if (failed.ok() && join_round_ != nullptr && !summary->stale) failed = JoinRound(*summary);
+  if (!failed.ok()) {
+    // Whether the shards applied it (or its round took it) is unknown: the
+    // lease's hand-back asks their ledgers, so the records are trained
+    // neither twice nor not at all. Returned too, for a coordinator that
+    // cannot ask them.
     returned.push_back(records);
     feeder_.NoteUnknownOutcome(origin.lease_id());
-    if (metrics_ != nullptr) metrics_->RecordRequeuedBatch("push_failed");
-    return summary.status();
+    if (metrics_ != nullptr) {
+      metrics_->RecordRequeuedBatch(summary.ok() ? "join_failed" : "push_failed");
+    }
+    // Training stopped while the round waited for other workers: the
+    // ledgers will say whether it was committed; not an error of the run.
+    if (ReasonOf(failed) == ERROR_REASON_ROUND_OPEN) return absl::OkStatus();
+    return failed;
   }
   NoteVersionSeen(summary->version);
   if (!options_.sync && ReachedMaxSteps()) {
@@ -260,7 +280,46 @@ absl::Status StepRunner::Settle(absl::StatusOr<PushSummary> summary, const PushO
             << " refused as stale; records [" << records.begin() << ", " << records.end()
             << ") go back";
   }
-  if (options_.sync) min_versions_ = summary->next_min_versions;
+  if (join_round_ != nullptr) {
+    // Agreed rounds: whatever each shard answered, round r is over for
+    // this worker once it is committed (with this push or without), and
+    // the next pull waits for r + 1 everywhere.
+    min_versions_.assign(min_versions_.size(), PulledRound() + 1);
+  } else if (options_.sync) {
+    min_versions_ = summary->next_min_versions;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StepRunner::JoinRound(PushSummary& summary) {
+  const int64_t round = PulledRound();
+  absl::StatusOr<JoinRoundResponse> answer = join_round_(round, summary);
+  const absl::Time start = clock_.Now();
+  absl::Time next_log = start + options_.log_waits_every;
+  while (ReasonOf(answer.status()) == ERROR_REASON_ROUND_OPEN && !over_()) {
+    // The round waits for other workers (they may have stopped: the
+    // coordinator waits for this worker to hear it): ask whether the job
+    // still runs, and say what we wait for.
+    reporter_.Report();
+    if (reporter_.training_over()) break;
+    if (clock_.Now() >= next_log) {
+      LOG(WARNING) << "job " << options_.job_id << ": still waiting after "
+                   << absl::FormatDuration(absl::Trunc(clock_.Now() - start, absl::Seconds(1)))
+                   << " for round " << round << " to fill";
+      next_log = clock_.Now() + options_.log_waits_every;
+    }
+    answer = join_round_(round, summary);
+  }
+  ASSIGN_OR_RETURN(const JoinRoundResponse joined, std::move(answer));
+  summary.version = std::max(summary.version, joined.global_step());
+  if (joined.outcome() == ROUND_JOIN_LATE) {
+    // The round filled with other workers' pushes: nothing of this one is
+    // applied anywhere, and its records go back as a stale push's do.
+    summary.stale = true;
+  } else if (joined.outcome() != ROUND_JOIN_MEMBER) {
+    return absl::InternalError(absl::StrCat("the coordinator answered a round join with ",
+                                            RoundJoin_Name(joined.outcome())));
+  }
   return absl::OkStatus();
 }
 

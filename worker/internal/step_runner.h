@@ -50,15 +50,22 @@ struct StepRunnerOptions {
   double clip_norm = 0;
 };
 
+// Agreed sync rounds (docs/design/sync_rounds.md): asks the coordinator to
+// make `push`, staged on every shard it went to, a member of sync round
+// `round`; MEMBER once the round is committed with it, or LATE.
+using RoundJoin = std::function<absl::StatusOr<JoinRoundResponse>(int64_t round,
+                                                                  const PushSummary& push)>;
+
 // Not thread-safe: the run's compute thread only.
 class StepRunner {
  public:
   // Everything borrowed must outlive the runner; `metrics` may be null.
   // `over` says whether the run is over (the job changed, Stop(), the
-  // membership lapsed).
+  // membership lapsed). `join_round`: null unless the job's sync rounds are
+  // agreed (RoundsAreAgreed), when each push joins its round.
   StepRunner(StepRunnerOptions options, Model& model, ParameterServerClient& ps,
              ProgressReporter& reporter, LeaseFeeder& feeder, Clock& clock, WorkerMetrics* metrics,
-             std::function<bool()> over);
+             std::function<bool()> over, RoundJoin join_round = nullptr);
 
   StepRunner(const StepRunner&) = delete;
   StepRunner& operator=(const StepRunner&) = delete;
@@ -124,9 +131,13 @@ class StepRunner {
   // See reached_max_steps().
   bool ReachedMaxSteps() const;
 
-  // Books a push's outcome; the batch's records go back if it was refused.
+  // Books a push's outcome; the batch's records go back if it was refused,
+  // or (agreed rounds) if its round was full without it.
   absl::Status Settle(absl::StatusOr<PushSummary> summary, const PushOrigin& origin,
                       std::vector<RecordRange>& returned);
+  // Agreed rounds: joins the round of a push every shard staged; marks it
+  // stale when it is late. An error leaves whether it joined unknown.
+  absl::Status JoinRound(PushSummary& summary);
   // Waits for the overlapped push, if any, and settles it.
   absl::Status SettleOverlappedPush(LeaseInHand& hand);
   // Observes the time from `start` to now as `phase` of a step.
@@ -141,6 +152,7 @@ class StepRunner {
   Clock& clock_;
   WorkerMetrics* const metrics_;
   const std::function<bool()> over_;
+  const RoundJoin join_round_;
 
   PulledParameters pulled_;
   Gradients gradients_;

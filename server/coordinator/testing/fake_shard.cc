@@ -44,6 +44,9 @@ class UnreachableShardClient final : public ShardClient {
   absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest&) override {
     return Unreachable("ReadPushLedger");
   }
+  absl::StatusOr<CommitRoundResponse> CommitRound(const CommitRoundRequest&) override {
+    return Unreachable("CommitRound");
+  }
   void Cancel() override {}
 
  private:
@@ -76,6 +79,9 @@ class FakeShard::Client final : public ShardClient {
   }
   absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& request) override {
     return Answer("ReadPushLedger", [&] { return shard_.ReadPushLedger(request); });
+  }
+  absl::StatusOr<CommitRoundResponse> CommitRound(const CommitRoundRequest& request) override {
+    return Answer("CommitRound", [&] { return shard_.CommitRound(request); });
   }
   void Cancel() override {
     absl::MutexLock lock(&mu_);
@@ -151,6 +157,28 @@ void FakeShard::SetSnapshotContents(SnapshotContents contents) {
   snapshot_contents_ = std::move(contents);
 }
 
+std::vector<CommitRoundRequest> FakeShard::commits() const {
+  absl::MutexLock lock(&mu_);
+  return commits_;
+}
+
+void FakeShard::FailCommits(absl::Status failure, int times) {
+  absl::MutexLock lock(&mu_);
+  commit_failure_ = std::move(failure);
+  commit_failures_left_ = times;
+}
+
+bool FakeShard::WaitForCommits(size_t count, absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return commits_.size() >= count; };
+  return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+}
+
+void FakeShard::OnCommit(std::function<void(const CommitRoundRequest& request)> hook) {
+  absl::MutexLock lock(&mu_);
+  commit_hook_ = std::move(hook);
+}
+
 void FakeShard::SetUpdatesSinceReported(int64_t updates) {
   absl::MutexLock lock(&mu_);
   updates_since_reported_ = updates;
@@ -214,6 +242,24 @@ absl::StatusOr<PushLedger> FakeShard::ReadPushLedger(const ReadPushLedgerRequest
   absl::MutexLock lock(&mu_);
   ledger_reads_.push_back(request);
   return ledger_;
+}
+
+absl::StatusOr<CommitRoundResponse> FakeShard::CommitRound(const CommitRoundRequest& request) {
+  std::function<void(const CommitRoundRequest& request)> hook;
+  {
+    absl::MutexLock lock(&mu_);
+    commits_.push_back(request);
+    hook = commit_hook_;
+  }
+  if (hook) hook(request);
+  absl::MutexLock lock(&mu_);
+  if (!commit_failure_.ok() && commit_failures_left_ != 0) {
+    if (commit_failures_left_ > 0) --commit_failures_left_;
+    return commit_failure_;
+  }
+  CommitRoundResponse response;
+  response.set_version(request.round() + 1);
+  return response;
 }
 
 ShardClientFactory FakeShardClients(std::vector<FakeShard*> shards) {

@@ -63,6 +63,16 @@ class FakeShard {
   // What each later Snapshot writes. Default: a line naming the job and the
   // step. An error fails the Snapshot with it.
   void SetSnapshotContents(SnapshotContents contents);
+  // The CommitRound requests received, and what each later one answers: OK
+  // (default) or `failure`, the first `times` of them (-1: every one).
+  std::vector<CommitRoundRequest> commits() const;
+  void FailCommits(absl::Status failure, int times = -1);
+  // Blocks until `count` CommitRound requests arrived or `timeout` (real
+  // time) passed; whether they did.
+  bool WaitForCommits(size_t count, absl::Duration timeout) const;
+  // Called with each CommitRound request as it arrives, before it is
+  // answered (a test may block it there). Default: none.
+  void OnCommit(std::function<void(const CommitRoundRequest& request)> hook);
   // The updates each later Snapshot says it holds, beyond the global step
   // it was asked at (workers that trained on since they reported).
   // Default 0.
@@ -77,6 +87,7 @@ class FakeShard {
   absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request);
   absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request);
   absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& request);
+  absl::StatusOr<CommitRoundResponse> CommitRound(const CommitRoundRequest& request);
 
   // Constant after construction.
   Env& env_;
@@ -91,6 +102,10 @@ class FakeShard {
   std::vector<ReadPushLedgerRequest> ledger_reads_ ABSL_GUARDED_BY(mu_);
   SnapshotContents snapshot_contents_ ABSL_GUARDED_BY(mu_);
   int64_t updates_since_reported_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<CommitRoundRequest> commits_ ABSL_GUARDED_BY(mu_);
+  absl::Status commit_failure_ ABSL_GUARDED_BY(mu_);
+  int commit_failures_left_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void(const CommitRoundRequest& request)> commit_hook_ ABSL_GUARDED_BY(mu_);
 };
 
 // The ShardClientFactory of a coordinator whose parameter servers are
