@@ -173,7 +173,7 @@ void WorkerLoop::AssignmentRun::BuildParts(const ParameterServerClientOptions& p
   steps.log_waits_every = loop_.options_.backoff.log_every;
   steps.overlap_pull_with_push = loop_.options_.overlap_pull_with_push;
   steps.clip_norm = spec_.optimizer().clip_norm();
-  internal::RoundJoin join_round;
+  internal::RoundJoiner join_round;
   if (RoundsAreAgreed(spec_.training(), steps.num_shards)) {
     join_round = [this](int64_t round, const PushSummary& push) {
       return loop_.coordinator_.JoinRound(job_id_, assignment_.generation(), round,

@@ -33,7 +33,7 @@ PushOrigin OriginOf(const DataLease& lease, int64_t begin, int64_t end) {
 StepRunner::StepRunner(StepRunnerOptions options, Model& model, ParameterServerClient& ps,
                        ProgressReporter& reporter, LeaseFeeder& feeder, Clock& clock,
                        WorkerMetrics* metrics, std::function<bool()> over,
-                       RoundJoin join_round)
+                       RoundJoiner join_round)
     : options_(std::move(options)),
       model_(model),
       ps_(ps),
@@ -185,18 +185,23 @@ absl::Status StepRunner::Pull(const RowIds& rows) {
   while (true) {
     absl::Status status = ps_.Pull(rows, options, &pulled_);
     if (!absl::IsDeadlineExceeded(status) || over_()) return status;
-    // A sync round that others have not finished (they may have stopped:
-    // the coordinator waits for this worker to hear it), or a shard that
-    // is down: ask whether the job still runs, and say what we wait for.
-    reporter_.Report();
-    if (reporter_.training_over()) return absl::OkStatus();
-    if (clock_.Now() >= next_log) {
-      LOG(WARNING) << "job " << options_.job_id << ": still waiting after "
-                   << absl::FormatDuration(absl::Trunc(clock_.Now() - start, absl::Seconds(1)))
-                   << ": " << status.message();
-      next_log = clock_.Now() + options_.log_waits_every;
-    }
+    // A sync round that others have not finished, or a shard that is down.
+    if (!GoesOnWaiting(start, next_log, status.message())) return absl::OkStatus();
   }
+}
+
+bool StepRunner::GoesOnWaiting(absl::Time start, absl::Time& next_log, absl::string_view what) {
+  // The others may have stopped (the coordinator waits for this worker to
+  // hear it): ask whether the job still runs, and say what we wait for.
+  reporter_.Report();
+  if (reporter_.training_over()) return false;
+  if (clock_.Now() >= next_log) {
+    LOG(WARNING) << "job " << options_.job_id << ": still waiting after "
+                 << absl::FormatDuration(absl::Trunc(clock_.Now() - start, absl::Seconds(1)))
+                 << ": " << what;
+    next_log = clock_.Now() + options_.log_waits_every;
+  }
+  return true;
 }
 
 int64_t StepRunner::PulledRound() const {
@@ -296,18 +301,8 @@ absl::Status StepRunner::JoinRound(PushSummary& summary) {
   absl::StatusOr<JoinRoundResponse> answer = join_round_(round, summary);
   const absl::Time start = clock_.Now();
   absl::Time next_log = start + options_.log_waits_every;
-  while (ReasonOf(answer.status()) == ERROR_REASON_ROUND_OPEN && !over_()) {
-    // The round waits for other workers (they may have stopped: the
-    // coordinator waits for this worker to hear it): ask whether the job
-    // still runs, and say what we wait for.
-    reporter_.Report();
-    if (reporter_.training_over()) break;
-    if (clock_.Now() >= next_log) {
-      LOG(WARNING) << "job " << options_.job_id << ": still waiting after "
-                   << absl::FormatDuration(absl::Trunc(clock_.Now() - start, absl::Seconds(1)))
-                   << " for round " << round << " to fill";
-      next_log = clock_.Now() + options_.log_waits_every;
-    }
+  while (ReasonOf(answer.status()) == ERROR_REASON_ROUND_OPEN && !over_() &&
+         GoesOnWaiting(start, next_log, absl::StrCat("round ", round, " to fill"))) {
     answer = join_round_(round, summary);
   }
   ASSIGN_OR_RETURN(const JoinRoundResponse joined, std::move(answer));

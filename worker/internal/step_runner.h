@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
 #include "common/model/model.h"
@@ -53,7 +54,7 @@ struct StepRunnerOptions {
 // Agreed sync rounds (docs/design/sync_rounds.md): asks the coordinator to
 // make `push`, staged on every shard it went to, a member of sync round
 // `round`; MEMBER once the round is committed with it, or LATE.
-using RoundJoin = std::function<absl::StatusOr<JoinRoundResponse>(int64_t round,
+using RoundJoiner = std::function<absl::StatusOr<JoinRoundResponse>(int64_t round,
                                                                   const PushSummary& push)>;
 
 // Not thread-safe: the run's compute thread only.
@@ -65,7 +66,7 @@ class StepRunner {
   // agreed (RoundsAreAgreed), when each push joins its round.
   StepRunner(StepRunnerOptions options, Model& model, ParameterServerClient& ps,
              ProgressReporter& reporter, LeaseFeeder& feeder, Clock& clock, WorkerMetrics* metrics,
-             std::function<bool()> over, RoundJoin join_round = nullptr);
+             std::function<bool()> over, RoundJoiner join_round = nullptr);
 
   StepRunner(const StepRunner&) = delete;
   StepRunner& operator=(const StepRunner&) = delete;
@@ -135,6 +136,10 @@ class StepRunner {
   // or (agreed rounds) if its round was full without it.
   absl::Status Settle(absl::StatusOr<PushSummary> summary, const PushOrigin& origin,
                       std::vector<RecordRange>& returned);
+  // A wait of a sync round (a pull or a join) ended unanswered: reports,
+  // to hear whether the job goes on, and says every log_waits_every how
+  // long it has waited for `what`. False once training is over.
+  bool GoesOnWaiting(absl::Time start, absl::Time& next_log, absl::string_view what);
   // Agreed rounds: joins the round of a push every shard staged; marks it
   // stale when it is late. An error leaves whether it joined unknown.
   absl::Status JoinRound(PushSummary& summary);
@@ -152,7 +157,7 @@ class StepRunner {
   Clock& clock_;
   WorkerMetrics* const metrics_;
   const std::function<bool()> over_;
-  const RoundJoin join_round_;
+  const RoundJoiner join_round_;
 
   PulledParameters pulled_;
   Gradients gradients_;
