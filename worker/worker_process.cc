@@ -54,6 +54,10 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProces
 WorkerProcess::~WorkerProcess() {
   if (loop_ != nullptr) loop_->Stop();
   if (thread_.joinable()) thread_.join();
+  // Training has stopped: no push of this process goes out any more, so
+  // the coordinator can read the shards' ledgers and hand the untrained
+  // rest of its lease to others now rather than at its deadline.
+  if (coordinator_ != nullptr) coordinator_->member().Leave("the worker process stops").IgnoreError();
 }
 
 }  // namespace worker

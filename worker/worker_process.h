@@ -51,7 +51,9 @@ class WorkerProcess {
 
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
-  // Stops the loop (handing back its lease) and joins its thread.
+  // Stops the loop and joins its thread, then leaves the cluster
+  // (MemberSession::Leave): the coordinator hands the untrained records of
+  // its lease to others at once.
   ~WorkerProcess();
 
   uint64_t incarnation() const { return coordinator_->member().incarnation(); }

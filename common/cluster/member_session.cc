@@ -47,6 +47,29 @@ void MemberSession::Cancel() {
   absl::MutexLock lock(&mu_);
 }
 
+absl::Status MemberSession::Leave(const std::string& reason, absl::Duration timeout) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!registered_) return absl::OkStatus();
+  }
+  LeaveRequest request;
+  *request.mutable_task() = options_.task;
+  request.set_incarnation(incarnation_);
+  request.set_reason(reason);
+  LeaveResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  const absl::Status left = FromGrpcStatus(stub_->Leave(&context, request, &response));
+  if (left.ok()) {
+    LOG(INFO) << name_ << " left the cluster (" << reason << "): " << CoordinatorName()
+              << " hands its work to others now";
+  } else {
+    LOG(WARNING) << name_ << " could not tell " << CoordinatorName() << " that it leaves ("
+                 << left << "); it is taken for lost at its membership deadline";
+  }
+  return left;
+}
+
 std::string MemberSession::CoordinatorName() const {
   return options_.coordinator_address.empty()
              ? "the coordinator"

@@ -190,6 +190,15 @@ class MemberSession {
   // Ends retry pauses, heartbeats and calls in flight, now and later.
   // Idempotent.
   void Cancel();
+
+  // Tells the coordinator that this member leaves the cluster on purpose
+  // (`reason`: "SIGTERM"), so that what it held goes back to others at
+  // once instead of at its membership deadline. One attempt within
+  // `timeout`, made also after Cancel() (a process that stops cancels its
+  // session first, then leaves); nothing is retried: a member that cannot
+  // say so is lost at its deadline, as before. OK also when this member
+  // never registered (there is nothing to hand back).
+  absl::Status Leave(const std::string& reason, absl::Duration timeout = absl::Seconds(2));
   bool cancelled() const { return cancelled_.stopped(); }
 
  private:

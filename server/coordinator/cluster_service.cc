@@ -217,5 +217,11 @@ grpc::ServerUnaryReactor* ClusterServiceImpl::JoinRound(grpc::CallbackServerCont
   return new RoundJoinCall(coordinator_, *request, response);
 }
 
+grpc::ServerUnaryReactor* ClusterServiceImpl::Leave(grpc::CallbackServerContext* context,
+                                                    const LeaveRequest* request,
+                                                    LeaveResponse* /*response*/) {
+  return Answer(context, coordinator_.Leave(*request));
+}
+
 }  // namespace coordinator
 }  // namespace pstrain

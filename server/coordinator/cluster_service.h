@@ -53,6 +53,8 @@ class ClusterServiceImpl final : public ClusterService::CallbackService {
   grpc::ServerUnaryReactor* JoinRound(grpc::CallbackServerContext* context,
                                       const JoinRoundRequest* request,
                                       JoinRoundResponse* response) override;
+  grpc::ServerUnaryReactor* Leave(grpc::CallbackServerContext* context,
+                                  const LeaveRequest* request, LeaveResponse* response) override;
 
  private:
   Coordinator& coordinator_;

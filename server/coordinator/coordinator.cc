@@ -493,7 +493,7 @@ absl::StatusOr<RegisterResponse> Coordinator::Register(const RegisterRequest& re
     VLOG(1) << TaskName(request.task()) << " registered (incarnation " << request.incarnation()
             << ")";
   }
-  if (runner != nullptr) runner->MembersChanged();
+  if (runner != nullptr) runner->MemberRegistered(request.task());
   RegisterResponse response;
   response.set_heartbeat_interval_ms(
       absl::ToInt64Milliseconds(members_->options().heartbeat_interval));
@@ -520,6 +520,20 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
   }
   response.set_shutdown(members_told_to_exit_);
   return response;
+}
+
+absl::Status Coordinator::Leave(const LeaveRequest& request) {
+  RETURN_IF_ERROR(members_->Leave(request.task(), request.incarnation()));
+  const std::string why =
+      absl::StrCat("left the cluster (", request.reason().empty() ? "no reason given"
+                                                                   : request.reason().substr(0, 200),
+                   ")");
+  LOG(INFO) << TaskName(request.task()) << " " << why;
+  if (const std::shared_ptr<JobRunner> runner = running(); runner != nullptr) {
+    runner->HandBack(request.task(), request.incarnation(), why);
+    runner->MembersChanged();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Coordinator::CheckCaller(const TaskId& task, uint64_t incarnation) const {

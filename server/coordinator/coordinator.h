@@ -128,6 +128,9 @@ class Coordinator {
   // its work back.
   absl::StatusOr<RegisterResponse> Register(const RegisterRequest& request);
   absl::StatusOr<HeartbeatResponse> Heartbeat(const HeartbeatRequest& request);
+  // MembershipRegistry::Leave; the running job takes back at once what the
+  // member held (JobRunner::HandBack), as for a lost member.
+  absl::Status Leave(const LeaveRequest& request);
   absl::Status CheckCaller(const TaskId& task, uint64_t incarnation) const;
 
   // Assignments and their long polls (GetAssignment).

@@ -26,8 +26,14 @@ DEFINE_int32(num_ps, 0,
              "them. 0: the number TF_CONFIG's cluster.ps lists, else those registered when "
              "the job starts.");
 DEFINE_int32(num_workers, 0,
-             "Workers a training job runs on (worker/0 .. worker/N-1). 0: the number "
-             "TF_CONFIG's cluster.worker lists, else those registered when the job starts.");
+             "Workers a training job waits for at its start (worker/0 .. worker/N-1). 0: the "
+             "number TF_CONFIG's cluster.worker lists, else those registered when the job "
+             "starts. More workers may join a running job (up to --max_workers) and workers "
+             "may leave it, except in sync jobs with replicas_to_aggregate 0, whose rounds "
+             "have a slot per worker and keep the count they started with.");
+DEFINE_int32(max_workers, 256,
+             "Workers join a running job as worker/0 .. worker/N-1 at most; each parameter "
+             "server keeps a place for one sync-round push per rank.");
 DEFINE_double(heartbeat_interval_secs, 2, "How often members send heartbeats.");
 DEFINE_double(heartbeat_timeout_secs, 10,
               "A member silent this long is marked lost and its work handed to others.");
@@ -122,6 +128,10 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
   if (FLAGS_num_ps < 0 || FLAGS_num_workers < 0) {
     return absl::InvalidArgumentError("--num_ps and --num_workers must be >= 0");
   }
+  if (FLAGS_max_workers < 1 || FLAGS_max_workers > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_workers must be in [1, 4096], got ", FLAGS_max_workers));
+  }
   constexpr int64_t kMaxMiB = int64_t{1} << 40;  // so that bytes fit in int64
   if (FLAGS_max_variables_per_job < 1 || FLAGS_max_dense_mb_per_job < 1 ||
       FLAGS_max_embedding_mb_per_job < 1 || FLAGS_default_table_mb_per_shard < 0 ||
@@ -137,6 +147,7 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
   }
   options.runner.num_ps = FLAGS_num_ps > 0 ? FLAGS_num_ps : cluster.ps_size();
   options.runner.num_workers = FLAGS_num_workers > 0 ? FLAGS_num_workers : cluster.worker_size();
+  options.runner.max_workers = FLAGS_max_workers;
   options.runner.records_per_lease = FLAGS_records_per_lease;
   options.queue.max_queued_jobs = FLAGS_max_queued_jobs;
   options.checkpoint_root = FLAGS_checkpoint_root;

@@ -103,10 +103,10 @@ void JobControl::NoteStopHeard(int worker_index) {
   stop_heard_.insert(worker_index);
 }
 
-std::vector<int> JobControl::NotHeardStop(int num_workers) const {
+std::vector<int> JobControl::NotHeardStop(const std::vector<int>& workers) const {
   absl::MutexLock lock(&mu_);
   std::vector<int> pending;
-  for (int i = 0; i < num_workers; ++i) {
+  for (int i : workers) {
     if (stop_heard_.count(i) == 0) pending.push_back(i);
   }
   return pending;

@@ -76,8 +76,8 @@ class JobControl {
   // ---- Workers that heard the stop in a progress report.
 
   void NoteStopHeard(int worker_index);
-  // Indexes below `num_workers` that have not heard it.
-  std::vector<int> NotHeardStop(int num_workers) const;
+  // Those of `workers` (indexes) that have not heard it.
+  std::vector<int> NotHeardStop(const std::vector<int>& workers) const;
 
   // ---- The Run thread's waits.
 

@@ -94,7 +94,8 @@ TEST_F(JobControlTest, TheFirstFailureStandsAndWakesTheWait) {
 TEST_F(JobControlTest, ListsTheWorkersThatHaveNotHeardTheStop) {
   control_.NoteStopHeard(1);
   control_.NoteStopHeard(7);  // not one of the job's: ignored in the list
-  EXPECT_EQ(control_.NotHeardStop(3), (std::vector<int>{0, 2}));
+  EXPECT_EQ(control_.NotHeardStop({0, 1, 2}), (std::vector<int>{0, 2}));
+  EXPECT_EQ(control_.NotHeardStop({1, 5}), (std::vector<int>{5}));
 }
 
 }  // namespace

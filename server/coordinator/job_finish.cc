@@ -18,13 +18,13 @@ namespace {
 // report (a worker told there is no more data has steps applied on the
 // shards that are not yet in the global step; it reports them next), at
 // most stop_drain_timeout.
-void DrainWorkers(JobParts& parts, int num_workers) {
+void DrainWorkers(JobParts& parts) {
   WaitTracker tracker(parts.clock, "workers to stop",
                       parts.clock.Now() + parts.options.stop_drain_timeout,
                       parts.options.wait_reports, parts.WarningSink());
   for (;;) {
     std::vector<TaskId> pending;
-    for (int index : parts.control.NotHeardStop(num_workers)) {
+    for (int index : parts.control.NotHeardStop(parts.workers.Ranks())) {
       const TaskId task = MakeTask(TASK_TYPE_WORKER, index);
       // A worker that is gone will not report; its leases went back already.
       if (parts.context.members->HasLive(task)) pending.push_back(task);
@@ -81,7 +81,7 @@ JobOutcome FinishJob(JobParts& parts) {
   // checkpoints fail: the final one would fail as they did.
   if (job != nullptr && job->step != nullptr && !skip_final_work &&
       reason != STOP_REASON_NAN_LOSS && reason != STOP_REASON_CHECKPOINT_FAILURES) {
-    DrainWorkers(parts, job->num_workers);
+    DrainWorkers(parts);
     if (absl::Status saved = SaveFinalCheckpoint(parts, *job); !saved.ok()) {
       return {JOB_STATE_FAILED, absl::StrCat(message, "; then the final checkpoint failed: ",
                                              saved.message(), parts.checkpoints.ResumeHint())};

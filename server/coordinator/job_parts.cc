@@ -33,7 +33,8 @@ JobParts::JobParts(const JobStatus& job, JobRunnerOptions options, JobRunnerCont
                   this->context.metrics),
       generation(clock),
       hand_back(job_id, generation, control),
-      rounds(job_id, clock, generation, control, this->context.metrics) {}
+      rounds(job_id, clock, generation, control, this->context.metrics),
+      workers(*this->context.assignments) {}
 
 WaitTracker::Sink JobParts::WarningSink() const {
   return [job_id = job_id](const std::string& message) {

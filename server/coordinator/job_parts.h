@@ -19,6 +19,7 @@
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_queue.h"
 #include "server/coordinator/job_status_publisher.h"
+#include "server/coordinator/job_workers.h"
 #include "server/coordinator/lease_hand_back.h"
 #include "server/coordinator/membership_registry.h"
 #include "server/coordinator/round_keeper.h"
@@ -36,6 +37,11 @@ struct JobRunnerOptions {
   // when the job starts (1 + the highest live index, at least 1).
   int num_ps = 0;
   int num_workers = 0;
+  // Workers may join a running job up to this many ranks (tasks worker/0
+  // .. worker/(max_workers - 1)); the job's parameter servers keep a place
+  // for a sync-round push per rank. Default 256. At least the job's start
+  // count.
+  int max_workers = 256;
   // How long a job waits for its members to register before it fails.
   // Default 10 minutes: room for a cluster that is still starting (pods
   // being scheduled, images pulled) while a misconfigured one fails the job
@@ -83,8 +89,8 @@ struct JobRunnerContext {
 // The parts one running job is built from, each with its own lock and
 // test: its phase machine and signals (control), its status and events,
 // its evaluation ledger, its checkpoints, the training generation on its
-// shards, the hand-back of lost workers' leases, and the keeper of its
-// agreed sync rounds. JobRunner owns them
+// shards, the hand-back of lost workers' leases, the keeper of its
+// agreed sync rounds and its workers. JobRunner owns them
 // and its phases (job_start.h, job_training.h, job_evaluation.h,
 // job_finish.h) drive them; no part knows JobRunner.
 struct JobParts {
@@ -113,6 +119,9 @@ struct JobParts {
   // Opened by the start phase when the rounds are agreed (RoundsAreAgreed);
   // the checkpoints hold it while the shards snapshot.
   RoundKeeper rounds;
+  // The worker ranks of a training job and their assignments; workers
+  // join it while it trains.
+  JobWorkers workers;
 
   // Where a training job placed its variables; set by the start phase,
   // then read by the Run thread only (a rollback creates them again).

@@ -83,6 +83,11 @@ class JobRunner : public std::enable_shared_from_this<JobRunner> {
   // A member registered or came back: re-check what the job waits for.
   void MembersChanged();
 
+  // `task` registered, a new process or one that restarted: a worker joins
+  // the job (JobWorkers::Join) if it is not one of its ranks yet, and the
+  // log says so, or why it cannot.
+  void MemberRegistered(const TaskId& task);
+
   // `incarnation` of `task` was lost or replaced (`why`): a worker is first
   // dropped from the open sync round (a round being committed with it
   // finishes first), so that the shards' ledgers read next hold every push

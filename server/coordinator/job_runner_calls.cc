@@ -250,6 +250,35 @@ void JobRunner::JoinRound(const JoinRoundRequest& request, RoundKeeper::JoinDone
 
 void JobRunner::MembersChanged() { parts_.control.Poke(); }
 
+void JobRunner::MemberRegistered(const TaskId& task) {
+  if (parts_.trains && task.type() == TASK_TYPE_WORKER) {
+    const std::string name = TaskName(task);
+    switch (parts_.workers.Join(task)) {
+      case WorkerJoin::kJoined:
+        LOG(INFO) << "job " << parts_.job_id << ": " << name << " joins as rank " << task.index()
+                  << " (the job started with " << parts_.workers.start_count() << " workers)";
+        break;
+      case WorkerJoin::kFixedCount:
+        LOG(WARNING) << "job " << parts_.job_id << ": " << name
+                     << " cannot join: the job's sync rounds have a slot per worker "
+                        "(replicas_to_aggregate 0), so it keeps the "
+                     << parts_.workers.start_count()
+                     << " workers it started with; it takes up the next job";
+        break;
+      case WorkerJoin::kBeyondLimit:
+        LOG(WARNING) << "job " << parts_.job_id << ": " << name
+                     << " cannot join: workers join as worker/0 .. worker/"
+                     << parts_.workers.max_workers() - 1
+                     << " (the coordinator's --max_workers); it takes up the next job";
+        break;
+      case WorkerJoin::kAlreadyIn:
+      case WorkerJoin::kNotYet:
+        break;
+    }
+  }
+  parts_.control.Poke();
+}
+
 void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_view why) {
   const std::shared_ptr<const StartedJob> job = parts_.control.started();
   const std::string holder = HolderName(task, incarnation);

@@ -112,7 +112,7 @@ std::unique_ptr<TrainSummaries> OpenTrainSummaries(const JobParts& parts) {
 void OpenRounds(JobParts& parts, const StartedJob& job, int64_t start_step) {
   if (!RoundsAreAgreed(parts.spec.training(), job.num_ps)) return;
   RoundPlan plan;
-  plan.num_workers = job.num_workers;
+  plan.max_workers = job.max_workers;
   plan.members_per_round = ReplicasToAggregateOf(parts.spec.training(), job.num_workers);
   plan.max_steps = parts.spec.stop().max_steps();
   plan.step = job.step.get();
@@ -198,6 +198,8 @@ absl::Status StartJob(JobParts& parts) {
   job->epochs = parts.spec.train_data().epochs();
   RETURN_IF_ERROR(WaitForMembers(parts, *job));
   job->sync_slots = parts.trains && RoundsHaveWorkerSlots(parts.spec.training(), job->num_workers);
+  job->max_workers =
+      job->sync_slots ? job->num_workers : std::max(job->num_workers, parts.options.max_workers);
   parts.status.SetReason("planning: reading the data and building the model");
   absl::StatusOr<JobPlan> plan = parts.context.planner->Plan(parts.spec);
   if (!plan.ok()) {
@@ -236,6 +238,7 @@ absl::Status CreateVariables(JobParts& parts, const StartedJob& job) {
     *request.mutable_optimizer() = parts.spec.optimizer();
     *request.mutable_training() = parts.spec.training();
     request.set_num_workers(job.num_workers);
+    request.set_max_workers(job.max_workers);
     request.set_generation(generation);
     request.set_rounds_agreed(RoundsAreAgreed(parts.spec.training(), job.num_ps));
     return client.CreateVariables(request).status();
@@ -256,23 +259,38 @@ void PublishAssignments(JobParts& parts, const StartedJob& job, const StartPoint
   base.set_global_step(start.global_step());
   base.set_num_workers(job.num_workers);
 
-  std::vector<std::pair<TaskId, Assignment>> assignments;
-  for (int i = 0; i < job.num_ps; ++i) assignments.emplace_back(MakeTask(TASK_TYPE_PS, i), base);
-  for (int i = 0; i < job.num_workers; ++i) {
-    Assignment worker = base;
-    worker.set_worker_rank(i);
-    worker.set_generation(parts.generation.number());
-    assignments.emplace_back(MakeTask(TASK_TYPE_WORKER, i), std::move(worker));
+  std::vector<TaskId> tasks;
+  for (int i = 0; i < job.num_ps; ++i) {
+    tasks.push_back(MakeTask(TASK_TYPE_PS, i));
+    parts.context.assignments->Set(tasks.back(), base);
   }
-  if (parts.evaluates) assignments.emplace_back(MakeTask(TASK_TYPE_EVALUATOR, 0), base);
-  for (auto& [task, assignment] : assignments) {
+  if (parts.evaluates) {
+    tasks.push_back(MakeTask(TASK_TYPE_EVALUATOR, 0));
+    parts.context.assignments->Set(tasks.back(), base);
+  }
+  if (parts.trains) {
+    // Every worker present joins, also those past the count the job
+    // waited for.
+    std::vector<int> present;
+    for (const Member& member : parts.context.members->Members()) {
+      if (member.task().type() == TASK_TYPE_WORKER && IsLive(member.state())) {
+        present.push_back(member.task().index());
+      }
+    }
+    Assignment worker = base;
+    worker.set_generation(parts.generation.number());
+    for (int rank : parts.workers.Publish(worker, job.num_workers, job.max_workers,
+                                          !job.sync_slots, present)) {
+      tasks.push_back(MakeTask(TASK_TYPE_WORKER, rank));
+    }
+  }
+  for (const TaskId& task : tasks) {
     absl::StatusOr<Member> member = parts.context.members->Get(task);
     if (member.ok() && IsLive(member->state())) {
       // Refused only for an incarnation lost or replaced meanwhile, whose
       // successor takes the job up from its assignment.
       parts.context.members->SetJob(task, member->incarnation(), parts.job_id).IgnoreError();
     }
-    parts.context.assignments->Set(task, std::move(assignment));
   }
 }
 

@@ -209,7 +209,15 @@ absl::Status MembershipRegistry::SetJob(const TaskId& task, uint64_t incarnation
 absl::Status MembershipRegistry::Leave(const TaskId& task, uint64_t incarnation) {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Entry*> entry = FindCaller(task, incarnation);
-  if (!entry.ok()) return entry.status();
+  if (!entry.ok()) {
+    // Leaving again (a retry), or after being marked lost, is leaving.
+    if (entry.status().code() != absl::StatusCode::kAborted) return entry.status();
+    auto it = entries_.find(Key(task.type(), task.index()));
+    if (it == entries_.end() || it->second.member.incarnation() != incarnation) {
+      return entry.status();
+    }
+    entry = &it->second;
+  }
   (*entry)->member.set_state(MEMBER_STATE_LEFT);
   (*entry)->member.clear_job_id();
   return absl::OkStatus();

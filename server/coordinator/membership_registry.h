@@ -115,7 +115,8 @@ class MembershipRegistry {
   absl::Status SetJob(const TaskId& task, uint64_t incarnation, absl::string_view job_id);
 
   // Marks the member LEFT (it shut down on purpose); it is no longer
-  // expected to send heartbeats. Same codes as Heartbeat.
+  // expected to send heartbeats. Leaving again, or after being marked LOST,
+  // succeeds. Same codes as Heartbeat otherwise.
   absl::Status Leave(const TaskId& task, uint64_t incarnation);
 
   // Marks every IDLE or BUSY member whose last heartbeat is more than

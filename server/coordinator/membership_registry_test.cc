@@ -269,6 +269,19 @@ TEST_F(MembershipRegistryTest, LeftMemberIsNeverLost) {
   EXPECT_EQ(registry_->Heartbeat(kEvaluator0, 5).code(), absl::StatusCode::kAborted);
 }
 
+TEST_F(MembershipRegistryTest, LeavingAgainOrAfterBeingLostIsLeaving) {
+  ASSERT_TRUE(registry_->Register(kEvaluator0, 5, "", "").ok());
+  ASSERT_TRUE(registry_->Leave(kEvaluator0, 5).ok());
+  EXPECT_TRUE(registry_->Leave(kEvaluator0, 5).ok());  // a retry
+
+  ASSERT_TRUE(registry_->Register(kWorker0, 7, "", "").ok());
+  clock_.Advance(absl::Minutes(1));
+  ASSERT_THAT(registry_->CheckDeadlines(), SizeIs(1));
+  EXPECT_TRUE(registry_->Leave(kWorker0, 7).ok());
+  EXPECT_EQ(registry_->Count(TASK_TYPE_WORKER, MEMBER_STATE_LEFT), 1);
+  EXPECT_EQ(registry_->Leave(kWorker0, 8).code(), absl::StatusCode::kAborted);
+}
+
 TEST_F(MembershipRegistryTest, SetJobMakesAMemberBusyAndBackIdle) {
   ASSERT_TRUE(registry_->Register(kWorker0, 1, "", "").ok());
   ASSERT_TRUE(registry_->SetJob(kWorker0, 1, "mnist-1").ok());

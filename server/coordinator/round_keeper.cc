@@ -90,10 +90,10 @@ void RoundKeeper::AnswerLocked(const JoinRoundRequest& request, JoinDone done,
         ERROR_REASON_RUN_ROLLED_BACK));
   }
   const int rank = request.task().index();
-  if (request.task().type() != TASK_TYPE_WORKER || rank < 0 || rank >= plan_->num_workers) {
-    return answer(absl::InvalidArgumentError(absl::StrCat(TaskName(request.task()),
-                                                          " is not a worker of job ", job_id_,
-                                                          ", which has ", plan_->num_workers)));
+  if (request.task().type() != TASK_TYPE_WORKER || rank < 0 || rank >= plan_->max_workers) {
+    return answer(absl::InvalidArgumentError(
+        absl::StrCat(TaskName(request.task()), " is not a worker of job ", job_id_,
+                     ", whose workers are worker/0 .. worker/", plan_->max_workers - 1)));
   }
   if (request.push_incarnation() == 0 || request.push_sequence() == 0) {
     return answer(absl::InvalidArgumentError("a join names its push: incarnation and sequence"));

@@ -33,8 +33,9 @@ namespace coordinator {
 
 // What a job's agreed rounds run with, from its start phase.
 struct RoundPlan {
-  // Workers ranks 0 .. num_workers - 1 join.
-  int num_workers = 0;
+  // Worker ranks 0 .. max_workers - 1 may join (StartedJob::max_workers:
+  // workers may join the job beyond those it started with).
+  int max_workers = 0;
   // R: the members of each round (ReplicasToAggregateOf; every worker when
   // the rounds have worker slots).
   int members_per_round = 0;

@@ -39,7 +39,7 @@ class RoundKeeperTest : public ::testing::Test {
   void Open(int workers, int members, int64_t start, int64_t max_steps = 0) {
     step_ = std::make_unique<GlobalStep>(start);
     RoundPlan plan;
-    plan.num_workers = workers;
+    plan.max_workers = workers;
     plan.members_per_round = members;
     plan.max_steps = max_steps;
     plan.step = step_.get();
@@ -309,7 +309,7 @@ TEST_F(RoundKeeperTest, ADropWaitsForAStalledCommitOnlySoLong) {
   RoundKeeper keeper("job-1", clock_, generation_, control_, nullptr, options);
   step_ = std::make_unique<GlobalStep>(0);
   RoundPlan plan;
-  plan.num_workers = 2;
+  plan.max_workers = 2;
   plan.members_per_round = 1;
   plan.step = step_.get();
   keeper.Open(std::move(plan), 0);

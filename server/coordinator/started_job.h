@@ -22,9 +22,13 @@ namespace coordinator {
 // starting), so none can see a part before it exists; a job stopped while
 // starting finishes without it. Each part is thread-safe.
 struct StartedJob {
-  // The job runs on tasks ps/0 .. ps/(num_ps - 1) and likewise workers.
+  // The job runs on tasks ps/0 .. ps/(num_ps - 1) and started on workers
+  // worker/0 .. worker/(num_workers - 1).
   int num_ps = 0;
   int num_workers = 0;
+  // Workers join it as ranks below this (JobWorkers); num_workers when
+  // the count is fixed (sync_slots).
+  int max_workers = 0;
   // Its sync rounds have a slot per worker rank (RoundsHaveWorkerSlots):
   // data leases go to the slots (DataLeaseOptions::sync_slots), and the
   // global step follows the rounds' parameter version.
@@ -39,9 +43,9 @@ struct StartedJob {
   // Null also when the summaries could not be opened.
   std::unique_ptr<TrainSummaries> train_summaries;
 
-  // Whether `task` is one of the job's workers.
+  // Whether `task` may be one of the job's workers.
   bool IsWorker(const TaskId& task) const {
-    return task.type() == TASK_TYPE_WORKER && task.index() >= 0 && task.index() < num_workers;
+    return task.type() == TASK_TYPE_WORKER && task.index() >= 0 && task.index() < max_workers;
   }
 
   // A training job at global step `step`: decides END_OF_DATA once every

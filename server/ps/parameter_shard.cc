@@ -85,6 +85,11 @@ absl::StatusOr<std::unique_ptr<ParameterShard>> ParameterShard::Create(
   if (request.num_workers() < 1) {
     return absl::InvalidArgumentError("num_workers must be >= 1");
   }
+  if (request.max_workers() != 0 && request.max_workers() < request.num_workers()) {
+    return absl::InvalidArgumentError(absl::StrCat("max_workers (", request.max_workers(),
+                                                   ") must be 0 or at least num_workers (",
+                                                   request.num_workers(), ")"));
+  }
   const TrainingSpec& t = request.training();
   if (!UpdateMode_IsValid(t.update_mode())) {
     return absl::InvalidArgumentError("training.update_mode is unknown");
@@ -153,10 +158,11 @@ ParameterShard::ParameterShard(const CreateVariablesRequest& request, const Shar
       slots_by_worker_(RoundsHaveWorkerSlots(request.training(), request.num_workers())),
       rounds_agreed_(request.rounds_agreed()),
       staleness_bound_(StalenessBoundOf(request.training())),
+      max_workers_(request.max_workers() > 0 ? request.max_workers() : request.num_workers()),
       gate_(clock, 0),
       dedup_(options.dedup_window),
       ledger_(request.generation()),
-      stage_(request.num_workers()) {}
+      stage_(max_workers_) {}
 
 ParameterShard::~ParameterShard() { Shutdown(); }
 
@@ -207,10 +213,9 @@ absl::Status ParameterShard::ValidateIds(const ShardVariable& v,
 
 absl::Status ParameterShard::Validate(const PushKey& key,
                                       absl::Span<const GradientRef> gradients) const {
-  if (key.worker < 0 || key.worker >= request_.num_workers() || key.incarnation == 0 ||
-      key.sequence == 0) {
+  if (key.worker < 0 || key.worker >= max_workers_ || key.incarnation == 0 || key.sequence == 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("push id needs worker in [0, ", request_.num_workers(),
+        absl::StrCat("push id needs worker in [0, ", max_workers_,
                      "), incarnation > 0 and sequence > 0; got worker ", key.worker,
                      " incarnation ", key.incarnation, " sequence ", key.sequence));
   }
@@ -466,7 +471,7 @@ PushReply ParameterShard::Stage(const PushKey& key, int64_t base_version,
 
 absl::StatusOr<int64_t> ParameterShard::CommitRound(int64_t round,
                                                     absl::Span<const PushKey> members) {
-  RETURN_IF_ERROR(StagedRound::ValidateMembers(members, request_.num_workers()));
+  RETURN_IF_ERROR(StagedRound::ValidateMembers(members, max_workers_));
   if (!rounds_agreed_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", job_id(), " decides its sync rounds on this shard alone: nothing to commit"));

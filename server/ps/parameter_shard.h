@@ -268,6 +268,9 @@ class ParameterShard {
   // pushes are staged, and rounds applied by CommitRound.
   const bool rounds_agreed_;
   const int staleness_bound_;
+  // Pushes are accepted from worker ranks 0 .. max_workers_ - 1
+  // (CreateVariablesRequest.max_workers: workers may join a running job).
+  const int max_workers_;
   std::vector<std::unique_ptr<ShardVariable>> variables_;
   absl::flat_hash_map<std::string, int> by_name_;
 

@@ -56,6 +56,8 @@ absl::StatusOr<ShardMemoryPlan> PlanShardMemory(const CreateVariablesRequest& re
     plan.bytes = SaturatingSum(plan.bytes, bytes);
   }
   if (request.rounds_agreed()) {
+    // Planned for the workers the job starts with; each worker that joins
+    // later stages one more push.
     plan.staged_bytes = SaturatingProduct(SaturatingProduct(dense_elements, kFloatBytes),
                                           std::max(1, request.num_workers()));
     plan.bytes = SaturatingSum(plan.bytes, plan.staged_bytes);
