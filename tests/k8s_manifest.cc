@@ -1,5 +1,6 @@
 #include "tests/k8s_manifest.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -86,22 +87,37 @@ std::string RunfilesPath(const std::string& relative) {
 
 std::string ReadRunfile(const std::string& relative) { return ReadFile(RunfilesPath(relative)); }
 
-absl::StatusOr<std::vector<Value>> RenderManifests(const std::string& name) {
-  // Rendering takes a second or two; every test of a binary sees the same
-  // files.
-  static auto* rendered = new std::map<std::string, std::vector<Value>>();
-  if (auto it = rendered->find(name); it != rendered->end()) return it->second;
+namespace {
+
+// Renders deploy/k8s/`name` from a fresh copy of the tree; with
+// `overlay_text`, renders instead a kustomization of that text placed in
+// a folder beside `name`'s (so "../<leaf of name>" names it).
+absl::StatusOr<std::vector<Value>> RenderCopy(const std::string& name,
+                                              const std::string& overlay_text) {
   static int counter = 0;
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string copy = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/k8s_render_", ++counter);
+  absl::StatusOr<std::string> copied =
+      RunShell(absl::StrCat("rm -rf ", copy, " && cp -rL ", RunfilesPath("deploy/k8s"), " ", copy));
+  if (!copied.ok()) return copied.status();
+  std::string rendered_dir = absl::StrCat(copy, "/", name);
+  if (!overlay_text.empty()) {
+    rendered_dir = absl::StrCat(rendered_dir, "-on-top");
+    if (::mkdir(rendered_dir.c_str(), 0755) != 0) {
+      return absl::InternalError(absl::StrCat("cannot create ", rendered_dir));
+    }
+    std::ofstream file(absl::StrCat(rendered_dir, "/kustomization.yaml"));
+    file << overlay_text;
+    file.close();
+    if (!file) return absl::InternalError(absl::StrCat("cannot write ", rendered_dir));
+  }
   // `kubectl annotate --local -o json` prints the objects of a file as
   // JSON without asking a cluster (kubectl create/apply --dry-run=client
   // both look up the API server); removing an annotation nobody set leaves
   // each object as rendered.
-  absl::StatusOr<std::string> json = RunShell(absl::StrCat(
-      "rm -rf ", copy, " && cp -rL ", RunfilesPath("deploy/k8s"), " ", copy,
-      " && kubectl kustomize ", copy, "/", name,
-      " | kubectl annotate --local -f - -o json pstrain.io/unset-"));
+  absl::StatusOr<std::string> json =
+      RunShell(absl::StrCat("kubectl kustomize ", rendered_dir,
+                            " | kubectl annotate --local -f - -o json pstrain.io/unset-"));
   if (!json.ok()) return json.status();
   std::vector<Value> objects;
   for (const std::string& text : SplitJsonStream(*json)) {
@@ -113,8 +129,29 @@ absl::StatusOr<std::vector<Value>> RenderManifests(const std::string& name) {
     objects.push_back(std::move(object));
   }
   if (objects.empty()) return absl::InternalError("kubectl kustomize rendered no object");
-  (*rendered)[name] = objects;
   return objects;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Value>> RenderManifests(const std::string& name) {
+  // Rendering takes a second or two; every test of a binary sees the same
+  // files.
+  static auto* rendered = new std::map<std::string, std::vector<Value>>();
+  if (auto it = rendered->find(name); it != rendered->end()) return it->second;
+  absl::StatusOr<std::vector<Value>> objects = RenderCopy(name, "");
+  if (objects.ok()) (*rendered)[name] = *objects;
+  return objects;
+}
+
+absl::StatusOr<std::vector<Value>> RenderManifestsWithReplicas(const std::string& name,
+                                                               const std::string& workload,
+                                                               int count) {
+  const std::vector<std::string> parts = absl::StrSplit(name, '/');
+  return RenderCopy(name, absl::StrCat("apiVersion: kustomize.config.k8s.io/v1beta1\n",
+                                       "kind: Kustomization\n",
+                                       "resources: [\"../", parts.back(), "\"]\n",
+                                       "replicas: [{name: ", workload, ", count: ", count, "}]\n"));
 }
 
 const Value* Find(const Value& root, absl::string_view path) {

@@ -35,6 +35,13 @@ std::string ReadRunfile(const std::string& relative);
 // the kustomization root holds in the runfiles tree.
 absl::StatusOr<std::vector<Value>> RenderManifests(const std::string& name);
 
+// RenderManifests of `name` under one more kustomization that sets the
+// replicas of `workload` ("pstrain-worker") to `count`, as a user's edit of
+// an overlay's `replicas:` would. Rendered afresh on every call.
+absl::StatusOr<std::vector<Value>> RenderManifestsWithReplicas(const std::string& name,
+                                                               const std::string& workload,
+                                                               int count);
+
 // The value at a dotted path ("spec.template.spec"), nullptr when a part is
 // missing or not an object.
 const Value* Find(const Value& root, absl::string_view path);

@@ -11,9 +11,11 @@
 // accepts (from the binary's own --helpfull); names, ports, selectors and
 // Services agree, looked up across every container of a pod (the colocated
 // overlay runs a worker and a shard in one pod), and the containers of a
-// pod share no port; the cluster's shape (ps and worker counts) is the
-// same everywhere it is written; budgets, network policies and monitors
-// reach every container's ports; and the example job specs are valid.
+// pod share no port; the number of shards is the same everywhere it is
+// written, and the number of workers is written once, in their replicas
+// (so scaling them is one edit); workers can leave on SIGTERM without
+// being held back; budgets, network policies and monitors reach every
+// container's ports; and the example job specs are valid.
 
 #include <algorithm>
 #include <map>
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -310,7 +313,6 @@ TEST_P(RenderedManifestsTest, ClusterShapeAgreesEverywhere) {
     // writes from the same replica counts.
     if (!c->pod->replica_type.empty()) continue;
     EXPECT_EQ(FlagValue(c->args, "num_ps"), absl::StrCat(num_ps)) << c->where();
-    EXPECT_EQ(FlagValue(c->args, "num_workers"), absl::StrCat(num_workers)) << c->where();
   }
   std::set<int> ps_indexes;
   for (const ResolvedContainer* c : OfBinary("pstrain-ps")) {
@@ -334,6 +336,60 @@ TEST_P(RenderedManifestsTest, ClusterShapeAgreesEverywhere) {
   }
   if (!worker_indexes.empty()) {
     EXPECT_EQ(static_cast<int>(worker_indexes.size()), num_workers) << "each worker its index";
+  }
+}
+
+// The number of workers is their replicas alone: no ConfigMap holds it and
+// no daemon is told it, so `kubectl scale statefulset pstrain-worker` (or
+// an overlay's replicas) is the whole change. A job starts with the workers
+// registered when it starts, and later ones join it. (The TFJob's
+// coordinator counts TF_CONFIG's cluster.worker, which the operator writes.)
+TEST_P(RenderedManifestsTest, TheWorkerCountIsWrittenOnce) {
+  for (const Value* map : ObjectsOfKind(objects_, "ConfigMap")) {
+    const Value* data = Find(*map, "data");
+    if (data == nullptr) continue;
+    for (const auto& [key, value] : data->struct_value().fields()) {
+      EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(key), "worker"))
+          << "ConfigMap " << StringAt(*map, "metadata.name") << " holds " << key
+          << ", which would have to change with the workers' replicas";
+    }
+  }
+  for (const ResolvedContainer& c : containers_) {
+    for (const std::string& arg : c.args) {
+      EXPECT_NE(SplitFlag(arg).first, "num_workers")
+          << c.where() << ": " << arg << " would have to change with the workers' replicas";
+    }
+  }
+}
+
+// A scale-down, a drain or an upgrade sends a worker SIGTERM; it hands its
+// data lease back, tells the coordinator it leaves and exits, in a few
+// seconds. Its pod gives it the time (TerminationGraceOutlastsTheShutdownGrace
+// checks the bound), nothing delays the signal (a preStop hook runs before
+// it), and the disruption budget over pods of workers alone lets them be
+// evicted (a minAvailable would refuse evictions at that floor; budgets
+// never hold back a scale-down, which deletes pods without evicting them).
+TEST_P(RenderedManifestsTest, WorkersLeaveWithoutBeingHeldBack) {
+  for (const ResolvedContainer* c : OfBinary("pstrain-worker")) {
+    EXPECT_GE(NumberAt(*c->pod->spec, "terminationGracePeriodSeconds"), 10)
+        << c->where() << ": too short to hand the lease back";
+    EXPECT_EQ(Find(*c->container, "lifecycle.preStop"), nullptr)
+        << c->where() << ": a preStop hook delays SIGTERM, and so the lease's return";
+  }
+  for (const Value* budget : ObjectsOfKind(objects_, "PodDisruptionBudget")) {
+    bool workers_alone = false;
+    for (const Pod& pod : pods_) {
+      if (!SelectorMatches(*Find(*budget, "spec.selector"), pod.labels)) continue;
+      int workers = 0;
+      int others = 0;
+      for (const ResolvedContainer& c : containers_) {
+        if (c.pod == &pod) ++(c.binary == "pstrain-worker" ? workers : others);
+      }
+      workers_alone = workers_alone || (workers > 0 && others == 0);
+    }
+    if (!workers_alone) continue;
+    EXPECT_EQ(Find(*budget, "spec.minAvailable"), nullptr) << StringAt(*budget, "metadata.name");
+    EXPECT_GE(NumberAt(*budget, "spec.maxUnavailable"), 1) << StringAt(*budget, "metadata.name");
   }
 }
 

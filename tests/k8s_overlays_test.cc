@@ -39,6 +39,7 @@ using k8s_testing::ObjectsOfKind;
 using k8s_testing::Pod;
 using k8s_testing::ReadRunfile;
 using k8s_testing::RenderManifests;
+using k8s_testing::RenderManifestsWithReplicas;
 using k8s_testing::ResolveContainers;
 using k8s_testing::ResolvedContainer;
 using k8s_testing::SecretKeyOfFile;
@@ -219,22 +220,100 @@ TEST(OverlaysTest, ColocatedPodsPairEachShardWithOneWorker) {
   EXPECT_GT(paired, 0);
   EXPECT_EQ(paired, NumberAt(*shards, "spec.replicas"));
 
-  // As many workers as shards, wherever the cluster's shape is written.
+  // As many workers as shards: the shards' count, wherever it is written,
+  // is the pods', and so the workers'. The workers' count is written
+  // nowhere else (k8s_manifests_test checks every rendering for that).
   const Value* shape = nullptr;
   for (const Value* map : ObjectsOfKind(*colocated, "ConfigMap")) {
     if (absl::StartsWith(StringAt(*map, "metadata.name"), "pstrain-cluster")) shape = map;
   }
   ASSERT_NE(shape, nullptr) << "no pstrain-cluster ConfigMap";
   EXPECT_EQ(StringAt(*shape, "data.num_ps"), absl::StrCat(paired));
-  EXPECT_EQ(StringAt(*shape, "data.num_workers"), StringAt(*shape, "data.num_ps"));
+  int coordinators = 0;
   for (const ResolvedContainer& c : containers) {
     if (c.binary != "pstrain-coordinator") continue;
-    EXPECT_EQ(FlagValue(c.args, "num_workers"), FlagValue(c.args, "num_ps")) << c.where();
+    ++coordinators;
+    EXPECT_EQ(FlagValue(c.args, "num_ps"), absl::StrCat(paired)) << c.where();
   }
+  EXPECT_EQ(coordinators, 1);
 
   const std::string readme = ReadRunfile("deploy/README.md");
   EXPECT_TRUE(absl::StrContains(readme, "kubectl apply -k deploy/k8s/overlays/colocated"))
       << "deploy/README.md does not tell how to deploy the colocated overlay";
+}
+
+// Scaling the workers is one edit, their replicas (an overlay's `replicas:`
+// entry, or `kubectl scale statefulset pstrain-worker`), up or down: every
+// other object renders as before, so no other object needs changing with
+// it and no other pod restarts (a ConfigMap the pods read keeps its hashed
+// name), and each pod of the new count has its own index.
+TEST(OverlaysTest, WorkersScaleByTheirReplicasAlone) {
+  using google::protobuf::util::MessageDifferencer;
+  auto key = [](const Value& object) {
+    return absl::StrCat(StringAt(object, "kind"), "/", StringAt(object, "metadata.name"));
+  };
+  for (const std::string overlay : {"overlays/dev", "overlays/prod"}) {
+    absl::StatusOr<std::vector<Value>> before = RenderManifests(overlay);
+    ASSERT_TRUE(before.ok()) << before.status();
+    const Value* workers = FindObject(*before, "StatefulSet", "pstrain-worker");
+    ASSERT_NE(workers, nullptr) << overlay;
+    const int count = static_cast<int>(NumberAt(*workers, "spec.replicas"));
+    std::vector<int> scaled_counts = {count + 3};
+    if (count > 1) scaled_counts.push_back(1);
+    for (int scaled : scaled_counts) {
+      const std::string where = absl::StrCat(overlay, " with ", scaled, " workers");
+      absl::StatusOr<std::vector<Value>> after =
+          RenderManifestsWithReplicas(overlay, "pstrain-worker", scaled);
+      ASSERT_TRUE(after.ok()) << after.status();
+      ASSERT_EQ(after->size(), before->size()) << where;
+      std::map<std::string, const Value*> before_by_key;
+      for (const Value& object : *before) before_by_key[key(object)] = &object;
+      for (const Value& object : *after) {
+        auto it = before_by_key.find(key(object));
+        ASSERT_NE(it, before_by_key.end())
+            << where << ": " << key(object) << " is new (a ConfigMap whose content changed?)";
+        Value expected = *it->second;
+        if (key(object) == "StatefulSet/pstrain-worker") {
+          EXPECT_EQ(NumberAt(object, "spec.replicas"), scaled) << where;
+          (*expected.mutable_struct_value()
+                ->mutable_fields()
+                ->at("spec")
+                .mutable_struct_value()
+                ->mutable_fields())["replicas"]
+              .set_number_value(scaled);
+        }
+        EXPECT_TRUE(MessageDifferencer::Equals(object, expected))
+            << where << ": " << key(object) << " changed with the workers' replicas";
+      }
+      // A cluster of the new size as it stands: no daemon is told, and no
+      // ConfigMap holds, a number of workers other than the new one.
+      for (const Value* map : ObjectsOfKind(*after, "ConfigMap")) {
+        const Value* data = Find(*map, "data");
+        if (data == nullptr) continue;
+        for (const auto& [data_key, value] : data->struct_value().fields()) {
+          if (!absl::StrContains(data_key, "worker")) continue;
+          EXPECT_EQ(value.string_value(), absl::StrCat(scaled))
+              << where << ": ConfigMap " << StringAt(*map, "metadata.name") << " " << data_key;
+        }
+      }
+      const std::vector<Pod> pods = ExpandPods(*after);
+      absl::StatusOr<std::vector<ResolvedContainer>> resolved = ResolveContainers(pods, *after);
+      ASSERT_TRUE(resolved.ok()) << where << ": " << resolved.status();
+      std::set<std::string> indexes;
+      for (const ResolvedContainer& c : *resolved) {
+        if (c.binary == "pstrain-worker") indexes.insert(FlagValue(c.args, "task_index"));
+        const std::string told = FlagValue(c.args, "num_workers");
+        EXPECT_TRUE(told.empty() || told == absl::StrCat(scaled))
+            << where << ": " << c.where() << " is told --num_workers=" << told;
+      }
+      std::set<std::string> expected_indexes;
+      for (int i = 0; i < scaled; ++i) expected_indexes.insert(absl::StrCat(i));
+      EXPECT_EQ(indexes, expected_indexes) << where;
+    }
+  }
+  EXPECT_THAT(ReadRunfile("deploy/README.md"),
+              HasSubstr("scale statefulset pstrain-worker --replicas="))
+      << "deploy/README.md does not tell how to scale the workers";
 }
 
 // Production runs every gRPC channel under mutual TLS with both tokens,

@@ -215,7 +215,7 @@ pstrain() {
 echo "run_image: $image, the dev overlay's cluster on 127.0.0.1, model_dir $model_dir"
 start=$(now_us)
 start_daemon coordinator pstrain-coordinator "$model_dir:/var/lib/pstrain" \
-  --checkpoint_root=/var/lib/pstrain --num_ps=1 --num_workers=1 --shutdown_grace_secs=60
+  --checkpoint_root=/var/lib/pstrain --num_ps=1 --shutdown_grace_secs=60
 start_daemon ps-0 pstrain-ps "$model_dir:/var/lib/pstrain" \
   --coordinator_address="$coordinator" --task_index=0 \
   --ps_addresses="127.0.0.1:${grpc[ps-0]}" --checkpoint_root=/var/lib/pstrain \
