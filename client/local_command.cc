@@ -164,6 +164,16 @@ void WaitForCtrlCOrAnExit(LocalCluster& cluster, RestartPolicy& policy, ScaleInb
   supervisor.join();
 }
 
+// Where `pstrain scale` requests arrive; null, with a line saying why, when
+// they cannot (another `pstrain local` runs in the same folder): the
+// cluster works on without.
+std::unique_ptr<ScaleInbox> OpenScaleInbox(const std::string& run_dir, std::ostream& out) {
+  absl::StatusOr<std::unique_ptr<ScaleInbox>> inbox = ScaleInbox::Open(run_dir);
+  if (inbox.ok()) return *std::move(inbox);
+  out << "Scaling is off: " << inbox.status().message() << "\n" << std::flush;
+  return nullptr;
+}
+
 // Why a process that died while the job ran stopped the cluster, with the
 // end of its log.
 void ReportDeadTask(const GivenUpTask& dead) {
@@ -264,15 +274,7 @@ int RunLocal(const std::vector<std::string>& args) {
     return ExitCodeForStatus(cluster.status()) == kExitUsage ? kExitUsage : kExitJobFailed;
   }
   PrintTasks(**cluster, out);
-  std::unique_ptr<ScaleInbox> inbox;
-  if (scalable) {
-    absl::StatusOr<std::unique_ptr<ScaleInbox>> opened = ScaleInbox::Open(options.run_dir);
-    if (opened.ok()) {
-      inbox = *std::move(opened);
-    } else {
-      out << "Scaling is off: " << opened.status().message() << "\n" << std::flush;
-    }
-  }
+  std::unique_ptr<ScaleInbox> inbox = scalable ? OpenScaleInbox(options.run_dir, out) : nullptr;
   if (absl::Status healthy = (*cluster)->CheckHealthy(); !healthy.ok()) {
     std::cerr << "pstrain local: " << healthy.message() << "\n";
     return kExitJobFailed;

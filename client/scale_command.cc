@@ -47,8 +47,9 @@ int RunScale(const std::vector<std::string>& args) {
     std::cerr << "pstrain scale: " << checked.message() << "\n";
     return kExitUsage;
   }
-  absl::StatusOr<std::string> run_dir =
-      FLAGS_run_dir.empty() ? FindRunningLocalCluster() : absl::StatusOr<std::string>(FLAGS_run_dir);
+  absl::StatusOr<std::string> run_dir = FLAGS_run_dir.empty()
+                                            ? FindRunningLocalCluster()
+                                            : absl::StatusOr<std::string>(FLAGS_run_dir);
   if (!run_dir.ok()) {
     std::cerr << "pstrain scale: " << run_dir.status().message() << "\n";
     return kExitUnreachable;
@@ -57,8 +58,7 @@ int RunScale(const std::vector<std::string>& args) {
       SendScaleRequest(*run_dir, request, absl::Seconds(FLAGS_scale_timeout_secs));
   if (!answer.ok()) {
     std::cerr << "pstrain scale: " << answer.status().message() << "\n";
-    return answer.status().code() == absl::StatusCode::kDataLoss ? kExitInternal
-                                                                  : kExitUnreachable;
+    return answer.status().code() == absl::StatusCode::kDataLoss ? kExitInternal : kExitUnreachable;
   }
   for (const std::string& change : answer->changes) std::cout << change << "\n";
   if (!answer->result.ok()) {
@@ -67,8 +67,7 @@ int RunScale(const std::vector<std::string>& args) {
     const ExitCode code = ExitCodeForStatus(answer->result);
     return code == kExitWrongState || code == kExitUsage ? code : kExitInternal;
   }
-  std::cout << "the local cluster in " << *run_dir << " has " << answer->workers
-            << " worker(s)\n";
+  std::cout << "the local cluster in " << *run_dir << " has " << answer->workers << " worker(s)\n";
   return kExitSuccess;
 }
 
@@ -97,13 +96,13 @@ Subcommand ScaleCommand() {
           "`pstrain local` at start); without it, the one `pstrain local` of this user that\n"
           "runs is found, and several are refused. Exit codes: 0 the cluster has N workers,\n"
           "2 bad usage (N below 1 or above 64), 3 no `pstrain local` runs there (or it did\n"
-          "not answer within --scale_timeout_secs), 7 the cluster refused (it cannot\n"
-          "remove its last worker), 8 a worker did not start or stop (the message says\n"
-          "why; the changes made before it stay).\n"
+          "not answer within --scale_timeout_secs), 7 the cluster refused (one whose\n"
+          "tasks are placed on hosts cannot scale), 8 a worker did not start or stop\n"
+          "(the message says why; the changes made before it stay).\n"
           "\n"
           "Examples:\n"
           "  pstrain scale --workers=3\n"
-          "  pstrain scale --workers=1 --run_dir=/tmp/pstrain/fashion-mnist/logs --grace_secs=10",
+          "  pstrain scale --workers=1 --run_dir=/tmp/pstrain/my-job/logs --grace_secs=10",
           {"workers", "run_dir", "grace_secs", "scale_timeout_secs"},
           RunScale};
 }

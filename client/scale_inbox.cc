@@ -67,8 +67,8 @@ absl::StatusOr<std::unique_ptr<ScaleInbox>> ScaleInbox::Open(const std::string& 
   const std::string folder = InboxFolder(run_dir);
   RETURN_IF_ERROR(CreateFolder(env, folder));
   if (const int owner = RunningOwner(env, folder); owner != 0 && owner != ::getpid()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "another pstrain local (pid ", owner, ") runs with run folder ", run_dir));
+    return absl::FailedPreconditionError(
+        absl::StrCat("another pstrain local (pid ", owner, ") runs with run folder ", run_dir));
   }
   ASSIGN_OR_RETURN(const std::vector<std::string> names, env.ListDir(folder));
   for (const std::string& name : names) {
@@ -80,8 +80,8 @@ absl::StatusOr<std::unique_ptr<ScaleInbox>> ScaleInbox::Open(const std::string& 
   RETURN_IF_ERROR(CreateFolder(env, PointerFolder()));
   // Named by pid (whose liveness tells a stale pointer) and run folder (one
   // process may own several, as tests do).
-  const std::string pointer = absl::StrCat(PointerFolder(), "/", ::getpid(), "-",
-                                           std::hash<std::string>{}(run_dir));
+  const std::string pointer =
+      absl::StrCat(PointerFolder(), "/", ::getpid(), "-", std::hash<std::string>{}(run_dir));
   RETURN_IF_ERROR(WriteFileAtomically(env, pointer, run_dir + "\n"));
   return std::unique_ptr<ScaleInbox>(new ScaleInbox(folder, pointer));
 }
@@ -138,22 +138,22 @@ absl::StatusOr<std::string> FindRunningLocalCluster() {
   }
   if (run_dirs.size() > 1) {
     return absl::FailedPreconditionError(
-        absl::StrCat(run_dirs.size(), " pstrain local clusters are running; say which with "
-                     "--run_dir: ", absl::StrJoin(run_dirs, ", ")));
+        absl::StrCat(run_dirs.size(),
+                     " pstrain local clusters are running; say which with "
+                     "--run_dir: ",
+                     absl::StrJoin(run_dirs, ", ")));
   }
   return *run_dirs.begin();
 }
 
 absl::StatusOr<ScaleAnswer> SendScaleRequest(const std::string& run_dir,
-                                             const ScaleRequest& request,
-                                             absl::Duration timeout) {
+                                             const ScaleRequest& request, absl::Duration timeout) {
   PosixEnv env;
   const std::string folder = InboxFolder(run_dir);
   const int owner = RunningOwner(env, folder);
   if (owner == 0) {
     return absl::NotFoundError(absl::StrCat("no pstrain local runs with run folder ", run_dir,
-                                            " (while one runs, ", folder,
-                                            "/owner holds its pid)"));
+                                            " (while one runs, ", folder, "/owner holds its pid)"));
   }
   const std::string request_path = absl::StrCat(folder, "/", kRequestPrefix, ::getpid());
   const std::string answer_path = absl::StrCat(folder, "/", kAnswerPrefix, ::getpid());

@@ -157,8 +157,8 @@ TEST_F(ScaleInboxTest, APstrainLocalThatEndsBeforeAnsweringIsNamed) {
     break;
   }
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
-  EXPECT_EQ(refused.message(), absl::StrCat("another pstrain local (pid ", owner,
-                                            ") runs with run folder ", run_dir));
+  EXPECT_EQ(refused.message(),
+            absl::StrCat("another pstrain local (pid ", owner, ") runs with run folder ", run_dir));
 
   // Reaped as it ends: a zombie still counts as running.
   int status = 0;

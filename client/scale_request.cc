@@ -21,8 +21,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SplitKeyValues(
     if (equals == absl::string_view::npos || equals == 0) {
       return error(absl::StrCat("line '", line, "' is not key=value"));
     }
-    entries.emplace_back(std::string(line.substr(0, equals)),
-                         std::string(line.substr(equals + 1)));
+    entries.emplace_back(std::string(line.substr(0, equals)), std::string(line.substr(equals + 1)));
   }
   return entries;
 }
@@ -31,13 +30,12 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SplitKeyValues(
 
 absl::Status CheckScaleRequest(const ScaleRequest& request) {
   if (request.workers < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a cluster needs at least 1 worker, asked for ", request.workers));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a cluster needs at least 1 worker, asked for ", request.workers));
   }
   if (request.workers > kMaxLocalWorkers) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("at most ", kMaxLocalWorkers, " workers on one machine, asked for ",
-                     request.workers));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "at most ", kMaxLocalWorkers, " workers on one machine, asked for ", request.workers));
   }
   if (request.grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
@@ -86,8 +84,8 @@ absl::StatusOr<ScaleRequest> ParseScaleRequest(absl::string_view text) {
 std::string FormatScaleAnswer(const ScaleAnswer& answer) {
   std::string text = absl::StrCat("code=", static_cast<int>(answer.result.code()), "\n");
   if (!answer.result.ok()) {
-    absl::StrAppend(&text, "error=",
-                    absl::StrReplaceAll(answer.result.message(), {{"\n", " "}}), "\n");
+    absl::StrAppend(&text, "error=", absl::StrReplaceAll(answer.result.message(), {{"\n", " "}}),
+                    "\n");
   }
   absl::StrAppend(&text, "workers=", answer.workers, "\n");
   for (const std::string& change : answer.changes) {

@@ -69,8 +69,8 @@ void AnswerScaleRequests(LocalCluster& cluster, ScaleInbox& inbox,
     }
     announce(answer.result.ok()
                  ? absl::StrCat(answer.workers, " worker(s) now")
-                 : absl::StrCat("the request of ", from, " failed: ", answer.result.message(),
-                                "; ", answer.workers, " worker(s) now"));
+                 : absl::StrCat("the request of ", from, " failed: ", answer.result.message(), "; ",
+                                answer.workers, " worker(s) now"));
     if (absl::Status answered = inbox.Answer(received.requester, answer); !answered.ok()) {
       announce(absl::StrCat("cannot answer ", from, ": ", answered.message()));
     }

@@ -63,8 +63,8 @@ class WorkerScalerTest : public testing::Test {
     options.num_ps = 1;
     options.num_workers = 2;
     options.evaluator = false;
-    options.run_dir = testing::TempDir() + "/" +
-                      testing::UnitTest::GetInstance()->current_test_info()->name();
+    options.run_dir =
+        testing::TempDir() + "/" + testing::UnitTest::GetInstance()->current_test_info()->name();
     run_dir_ = options.run_dir;
     absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -224,9 +224,9 @@ TEST_F(WorkerScalerTest, AWorkerThatOutlivesTheGraceIsKilledAndNotRestarted) {
   ASSERT_EQ(up->changes.size(), 1u);
   EXPECT_TRUE(absl::StartsWith(up->changes[0], "worker/1 joined: started (pid ")) << up->changes[0];
   const std::string log = ReadFile(run_dir_ + "/worker-1.log");
-  const size_t removed = log.find(
-      absl::StrCat("---- worker/1 (pid ", frozen.pid, ") removed from the cluster; it exited "
-                   "with killed by signal 9 (Killed) ----"));
+  const size_t removed = log.find(absl::StrCat("---- worker/1 (pid ", frozen.pid,
+                                               ") removed from the cluster; it exited "
+                                               "with killed by signal 9 (Killed) ----"));
   const size_t added_again = log.find("---- worker/1 added again at ");
   ASSERT_NE(removed, std::string::npos) << log;
   ASSERT_NE(added_again, std::string::npos) << log;
