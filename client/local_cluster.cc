@@ -132,16 +132,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
       }
     }
   }
-  // Not "role": the coordinator's own series carry a role label, which a
-  // target label of that name would rename to exported_role.
-  std::vector<ScrapeTarget> targets;
-  for (const LocalTask& task : cluster->tasks_) {
-    targets.push_back({task.metrics_address,
-                       {{"task_type", task.role}, {"task_index", absl::StrCat(task.index)}}});
-  }
   cluster->prometheus_targets_path_ = options.run_dir + "/prometheus_targets.json";
-  if (absl::Status written = WriteScrapeTargets(cluster->prometheus_targets_path_, targets);
-      !written.ok()) {
+  if (absl::Status written = cluster->WritePrometheusTargets(); !written.ok()) {
     cluster->Stop(absl::Seconds(5)).IgnoreError();
     return written;
   }
@@ -154,7 +146,11 @@ absl::Status LocalCluster::StartTask(const std::string& program, const std::stri
   task.role = role;
   task.index = index;
   task.log_path = absl::StrCat(options_.run_dir, "/", role, "-", index, ".log");
-  std::remove(task.log_path.c_str());
+  // A log left by an earlier cluster in the same folder would mislead; one
+  // of a worker removed from this cluster stays above its marker.
+  if (role != "worker" || removed_worker_indexes_.count(index) == 0) {
+    std::remove(task.log_path.c_str());
+  }
   tasks_.push_back(std::move(task));
   programs_.push_back(program);
   processes_.push_back(nullptr);
@@ -287,6 +283,106 @@ absl::Status LocalCluster::RestartTask(const std::string& name) {
       << "---- " << name << " (pid " << tasks_[i].pid << ") exited with " << exit->ToString()
       << "; restarted at " << absl::FormatTime(absl::Now()) << " ----\n";
   return LaunchTask(i);
+}
+
+absl::Status LocalCluster::WritePrometheusTargets() {
+  // Not "role": the coordinator's own series carry a role label, which a
+  // target label of that name would rename to exported_role.
+  std::vector<ScrapeTarget> targets;
+  for (const LocalTask& task : tasks_) {
+    targets.push_back({task.metrics_address,
+                       {{"task_type", task.role}, {"task_index", absl::StrCat(task.index)}}});
+  }
+  return WriteScrapeTargets(prometheus_targets_path_, targets);
+}
+
+int LocalCluster::num_workers() const {
+  int workers = 0;
+  for (const LocalTask& task : tasks_) workers += task.role == "worker" ? 1 : 0;
+  return workers;
+}
+
+absl::Status LocalCluster::CheckWorkersCanChange(absl::string_view change) const {
+  if (options_.hosts.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("cannot ", change, ": this cluster places its tasks on hosts, and every ",
+                   "task's TF_CONFIG lists the workers it started with"));
+}
+
+absl::StatusOr<LocalTask> LocalCluster::AddWorker() {
+  RETURN_IF_ERROR(CheckWorkersCanChange("add a worker"));
+  std::set<int> in_use;
+  std::string program;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].role != "worker") continue;
+    in_use.insert(tasks_[i].index);
+    program = programs_[i];
+  }
+  if (program.empty()) {
+    ASSIGN_OR_RETURN(program, LocateBinary("pstrain-worker", options_.bin_dir));
+  }
+  int index = 0;
+  while (in_use.count(index) > 0) ++index;
+  const std::string name = absl::StrCat("worker/", index);
+  if (removed_worker_indexes_.count(index) > 0) {
+    std::ofstream(absl::StrCat(options_.run_dir, "/worker-", index, ".log"), std::ios::app)
+        << "---- " << name << " added again at " << absl::FormatTime(absl::Now()) << " ----\n";
+  }
+  if (absl::Status started = StartTask(program, "worker", index); !started.ok()) {
+    // One that runs but never served is no member: nothing would restart
+    // it, and a later add takes its index.
+    if (!tasks_.empty() && tasks_.back().name() == name) {
+      processes_.back()->Stop(absl::Seconds(5));
+      tasks_.pop_back();
+      programs_.pop_back();
+      processes_.pop_back();
+    }
+    return started;
+  }
+  const LocalTask added = tasks_.back();
+  RETURN_IF_ERROR(WritePrometheusTargets());
+  return added;
+}
+
+absl::StatusOr<RemovedWorker> LocalCluster::RemoveWorker(absl::Duration grace) {
+  RETURN_IF_ERROR(CheckWorkersCanChange("remove a worker"));
+  std::optional<size_t> highest;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].role != "worker") continue;
+    if (!highest.has_value() || tasks_[i].index > tasks_[*highest].index) highest = i;
+  }
+  if (num_workers() <= 1) {
+    return absl::FailedPreconditionError("cannot remove the last worker: a job needs one");
+  }
+  const size_t i = *highest;
+  RemovedWorker removed;
+  removed.task = tasks_[i];
+  const absl::Time start = absl::Now();
+  processes_[i]->Signal(SIGTERM);
+  absl::StatusOr<ExitStatus> exit = processes_[i]->Wait(grace);
+  if (!exit.ok()) {
+    removed.killed_after_grace = true;
+    processes_[i]->Signal(SIGKILL);
+    exit = processes_[i]->Wait(absl::Seconds(10));
+  }
+  if (!exit.ok()) {
+    return absl::InternalError(absl::StrCat(removed.task.name(), " (pid ", removed.task.pid,
+                                            ") still runs after SIGTERM and SIGKILL"));
+  }
+  removed.exit = *exit;
+  removed.took = absl::Now() - start;
+  std::ofstream(removed.task.log_path, std::ios::app)
+      << "---- " << removed.task.name() << " (pid " << removed.task.pid << ") removed from the "
+      << "cluster; it exited with " << exit->ToString() << " ----\n";
+  tasks_.erase(tasks_.begin() + i);
+  programs_.erase(programs_.begin() + i);
+  processes_.erase(processes_.begin() + i);
+  removed_worker_indexes_.insert(removed.task.index);
+  if (absl::Status written = WritePrometheusTargets(); !written.ok()) {
+    return absl::Status(written.code(), absl::StrCat(removed.task.name(), " left, but ",
+                                                     written.message()));
+  }
+  return removed;
 }
 
 LocalCluster::~LocalCluster() { Stop(absl::Seconds(5)).IgnoreError(); }

@@ -4,10 +4,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/net/channel_security.h"
 #include "common/process/child_process.h"
@@ -90,8 +92,19 @@ struct TaskExit {
   ExitStatus exit;
 };
 
+// How a worker removed from a running cluster ended (LocalCluster::RemoveWorker).
+struct RemovedWorker {
+  LocalTask task;
+  ExitStatus exit;
+  // From the SIGTERM to its end.
+  absl::Duration took;
+  // It outlived the grace after SIGTERM and was killed with SIGKILL.
+  bool killed_after_grace = false;
+};
+
 // A whole pstrain cluster as real processes on loopback, every port picked
-// at start. Stops every process it started when destroyed. Not thread-safe.
+// at start; its workers may be added and removed while it runs. Stops every
+// process it started when destroyed. Not thread-safe.
 class LocalCluster {
  public:
   // Starts the coordinator, then the parameter servers, workers and the
@@ -146,6 +159,30 @@ class LocalCluster {
   // as Start (the address may have been taken meanwhile).
   absl::Status RestartTask(const std::string& name);
 
+  // The workers running now (started, added, not removed).
+  int num_workers() const;
+
+  // Starts one more worker, as a worker StatefulSet scaled up does: the
+  // lowest worker index not in use, the flags every worker has, fresh
+  // loopback ports, its log <run_dir>/worker-<index>.log (below a marker
+  // when that index ran before), and waits until it serves; then rewrites
+  // prometheus_targets.json. The coordinator keeps the worker count it
+  // started with: a worker beyond it joins a running job as far as the
+  // job's mode allows. The new task.
+  // FailedPrecondition: the tasks are placed on hosts (their TF_CONFIG
+  // lists every task, so the set cannot change). Otherwise as Start; a
+  // worker that did not come up is stopped and not kept.
+  absl::StatusOr<LocalTask> AddWorker();
+
+  // Removes the worker with the highest index, as a StatefulSet scaled down
+  // does: SIGTERM (a worker then hands its data lease back and leaves), up
+  // to `grace` for it to exit, then SIGKILL; then it is no task of the
+  // cluster any more (FirstExitedTask never reports it, nothing restarts
+  // it) and prometheus_targets.json is rewritten. How it ended.
+  // FailedPrecondition: the tasks are placed on hosts, or only one worker
+  // is left (a job needs one).
+  absl::StatusOr<RemovedWorker> RemoveWorker(absl::Duration grace);
+
  private:
   LocalCluster() = default;
   // Adds a task and starts it.
@@ -155,6 +192,10 @@ class LocalCluster {
   absl::Status LaunchTask(size_t i);
   // The index of task `name` in tasks_. NotFound: no such task.
   absl::StatusOr<size_t> FindTask(const std::string& name) const;
+  // FailedPrecondition when the tasks are placed on hosts.
+  absl::Status CheckWorkersCanChange(absl::string_view change) const;
+  // Writes prometheus_targets.json for the tasks there are now.
+  absl::Status WritePrometheusTargets();
 
   // The cluster TF_CONFIG gives every task when options_.hosts places them.
   ClusterSpec hosts_cluster_;
@@ -167,6 +208,9 @@ class LocalCluster {
   // Parallel to tasks_.
   std::vector<std::string> programs_;
   std::vector<std::unique_ptr<ChildProcess>> processes_;
+  // Worker indexes removed so far: one added again keeps the removed run's
+  // log above a marker.
+  std::set<int> removed_worker_indexes_;
 };
 
 // The last `max_lines` lines of a file, for error messages.

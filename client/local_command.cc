@@ -18,6 +18,7 @@
 #include "client/local_job.h"
 #include "client/output_options.h"
 #include "client/restart_policy.h"
+#include "client/scale_inbox.h"
 #include "client/task_supervisor.h"
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
@@ -39,7 +40,9 @@ DECLARE_string(cluster_token_file);
 DEFINE_int32(ps, 0,
              "local: parameter-server shards to start; 0: sized for this machine (2 with 4 "
              "or more cores, else 1)");
-DEFINE_int32(workers, 2, "local: workers to start");
+DEFINE_int32(workers, 2,
+             "local: workers to start; scale: the workers the running local cluster should "
+             "have (required)");
 DEFINE_bool(evaluator, true, "local: start an evaluator (--noevaluator: none)");
 DEFINE_bool(shm, true,
             "local: workers and parameter servers talk through shared-memory lanes (tensor "
@@ -48,7 +51,8 @@ DEFINE_bool(shm, true,
 DEFINE_string(run_dir, "",
               "local: folder for the processes' logs (<role>-<index>.log) and ready files; "
               "default <checkpoint_root>/<model_dir>/logs with a job, else a new folder "
-              "under $TMPDIR (or /tmp)");
+              "under $TMPDIR (or /tmp). scale: the run folder of the `pstrain local` to "
+              "scale; default the one that runs");
 DEFINE_string(bin_dir, "",
               "local: folder holding pstrain-coordinator, pstrain-ps, pstrain-worker and "
               "pstrain-evaluator; default next to this program or in its Bazel runfiles");
@@ -138,15 +142,17 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> StartCluster(LocalClusterOptions o
 // Until Ctrl-C, or until a process of the cluster exits: after `pstrain
 // shutdown` they all do, and a cluster missing a member is no use either.
 // A process that dies meanwhile is restarted as `policy` allows.
-void WaitForCtrlCOrAnExit(LocalCluster& cluster, RestartPolicy& policy, std::ostream& out) {
+// Scale requests are carried out meanwhile, when there is an `inbox`.
+void WaitForCtrlCOrAnExit(LocalCluster& cluster, RestartPolicy& policy, ScaleInbox* inbox,
+                          std::ostream& out) {
   ShutdownSignal signal;
   RealClock clock;
   StopSignal interrupted;
   std::thread supervisor([&] {
     std::optional<GivenUpTask> dead =
-        SuperviseTasks(cluster, policy, clock, interrupted, [&](const std::string& line) {
-          out << line << "\n" << std::flush;
-        });
+        SuperviseTasks(
+            cluster, policy, clock, interrupted,
+            [&](const std::string& line) { out << line << "\n" << std::flush; }, inbox);
     if (!dead.has_value()) return;
     out << dead->exit.task.name() << " exited with " << dead->exit.exit.ToString() << "; "
         << dead->why << "\n"
@@ -156,6 +162,16 @@ void WaitForCtrlCOrAnExit(LocalCluster& cluster, RestartPolicy& policy, std::ost
   signal.Wait();
   interrupted.Stop();
   supervisor.join();
+}
+
+// Where `pstrain scale` requests arrive; null, with a line saying why, when
+// they cannot (another `pstrain local` runs in the same folder): the
+// cluster works on without.
+std::unique_ptr<ScaleInbox> OpenScaleInbox(const std::string& run_dir, std::ostream& out) {
+  absl::StatusOr<std::unique_ptr<ScaleInbox>> inbox = ScaleInbox::Open(run_dir);
+  if (inbox.ok()) return *std::move(inbox);
+  out << "Scaling is off: " << inbox.status().message() << "\n" << std::flush;
+  return nullptr;
 }
 
 // Why a process that died while the job ran stopped the cluster, with the
@@ -241,16 +257,24 @@ int RunLocal(const std::vector<std::string>& args) {
   // stopped its children.
   BlockShutdownSignals();
 
+  // Scaling works while the cluster is supervised: during a job, or
+  // with --keep_running.
+  const bool scalable = spec.has_value() || FLAGS_keep_running;
   out << "Starting a local pstrain cluster: 1 coordinator, " << options.num_ps
       << " parameter server(s), " << options.num_workers << " worker(s)"
-      << (options.evaluator ? ", 1 evaluator" : "") << "\n  logs in " << options.run_dir << "\n"
-      << std::flush;
+      << (options.evaluator ? ", 1 evaluator" : "") << "\n  logs in " << options.run_dir << "\n";
+  if (scalable) {
+    out << "  add or remove workers meanwhile: pstrain scale --workers=N --run_dir="
+        << options.run_dir << "\n";
+  }
+  out << std::flush;
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = StartCluster(options, *address, out);
   if (!cluster.ok()) {
     std::cerr << "pstrain local: " << cluster.status().message() << "\n";
     return ExitCodeForStatus(cluster.status()) == kExitUsage ? kExitUsage : kExitJobFailed;
   }
   PrintTasks(**cluster, out);
+  std::unique_ptr<ScaleInbox> inbox = scalable ? OpenScaleInbox(options.run_dir, out) : nullptr;
   if (absl::Status healthy = (*cluster)->CheckHealthy(); !healthy.ok()) {
     std::cerr << "pstrain local: " << healthy.message() << "\n";
     return kExitJobFailed;
@@ -270,7 +294,7 @@ int RunLocal(const std::vector<std::string>& args) {
                                            ? absl::Seconds(FLAGS_job_timeout_secs)
                                            : absl::InfiniteDuration();
     LocalJobOutcome outcome =
-        RunJobOnLocalCluster(**cluster, *spec, job_timeout, policy, out, progress);
+        RunJobOnLocalCluster(**cluster, *spec, job_timeout, policy, out, progress, inbox.get());
     if (outcome.dead_task.has_value()) {
       ReportDeadTask(*outcome.dead_task);
       exit_code = kExitJobFailed;
@@ -289,8 +313,9 @@ int RunLocal(const std::vector<std::string>& args) {
 
   if (FLAGS_keep_running && exit_code == kExitSuccess) {
     out << "Running; press Ctrl-C to stop.\n" << std::flush;
-    WaitForCtrlCOrAnExit(**cluster, policy, out);
+    WaitForCtrlCOrAnExit(**cluster, policy, inbox.get(), out);
   }
+  inbox.reset();  // a scale request from now on is told the cluster ended
   out << "Stopping the cluster...\n" << std::flush;
   absl::Status stopped = (*cluster)->Stop(absl::Seconds(15));
   if (!stopped.ok()) {
@@ -325,6 +350,10 @@ Subcommand LocalCommand() {
           "times (default 5) within 10 minutes that dies again stops the cluster, naming\n"
           "it, how it ended and the end of its log. --restart=never: the first process\n"
           "that dies stops the cluster that way.\n"
+          "\n"
+          "While it runs a job (or --keep_running), `pstrain scale --workers=N` from\n"
+          "another terminal adds or removes workers (the command is printed at start);\n"
+          "each change prints a line. The parameter servers stay as started.\n"
           "\n"
           "The coordinator listens on --coordinator_address / $PSTRAIN_COORDINATOR, default\n"
           "localhost:7070 (a free port when that one is taken), so `pstrain status`,\n"

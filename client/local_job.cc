@@ -21,7 +21,8 @@ constexpr absl::Duration kCoordinatorRestartWindow = absl::Minutes(2);
 
 LocalJobOutcome RunJobOnLocalCluster(LocalCluster& cluster, const JobSpec& spec,
                                      absl::Duration timeout, RestartPolicy& policy,
-                                     std::ostream& out, OutputOptions progress) {
+                                     std::ostream& out, OutputOptions progress,
+                                     ScaleInbox* inbox) {
   LocalJobOutcome outcome;
   JobServiceClient client(cluster.coordinator().grpc_address, absl::Seconds(30),
                           cluster.client_security());
@@ -60,7 +61,7 @@ LocalJobOutcome RunJobOnLocalCluster(LocalCluster& cluster, const JobSpec& spec,
   std::optional<GivenUpTask> dead;
   std::thread supervisor([&] {
     dead = SuperviseTasks(cluster, policy, clock, job_over,
-                          [&](const std::string& line) { follower.Announce(line); });
+                          [&](const std::string& line) { follower.Announce(line); }, inbox);
     if (dead.has_value()) {
       follower.Cancel(absl::StrCat(dead->exit.task.name(), " exited while the job ran"));
     }

@@ -9,6 +9,7 @@
 #include "client/local_cluster.h"
 #include "client/output_options.h"
 #include "client/restart_policy.h"
+#include "client/scale_inbox.h"
 #include "client/task_supervisor.h"
 #include "protos/job.pb.h"
 
@@ -34,11 +35,14 @@ struct LocalJobOutcome {
 //     rollback to the newest checkpoint, a coordinator resumes the job from
 //     its journal). One the policy does not restart ends the wait at once,
 //     so a crash is reported in seconds instead of after a timeout.
+//   - with an `inbox`, scale requests (`pstrain scale`) are carried out as
+//     they come (SuperviseTasks).
 // InvalidArgument in final_status: the coordinator refused the spec.
 // DeadlineExceeded: the job did not end within `timeout`.
 LocalJobOutcome RunJobOnLocalCluster(LocalCluster& cluster, const JobSpec& spec,
                                      absl::Duration timeout, RestartPolicy& policy,
-                                     std::ostream& out, OutputOptions progress);
+                                     std::ostream& out, OutputOptions progress,
+                                     ScaleInbox* inbox = nullptr);
 
 }  // namespace pstrain
 

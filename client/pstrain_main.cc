@@ -14,6 +14,7 @@
 #include "client/make_criteo_logs_command.h"
 #include "client/predict/predict_command.h"
 #include "client/report/report_command.h"
+#include "client/scale_command.h"
 #include "client/shutdown_command.h"
 #include "client/status_command.h"
 #include "client/stop_command.h"
@@ -57,7 +58,8 @@ int main(int argc, char** argv) {
   const std::vector<pstrain::Subcommand> commands = {
       pstrain::LocalCommand(),          pstrain::SubmitCommand(),      pstrain::StatusCommand(),
       pstrain::ListCommand(),           pstrain::WatchCommand(),       pstrain::StopCommand(),
-      pstrain::ClusterCommand(),        pstrain::ShutdownCommand(),    pstrain::ExportCommand(),
+      pstrain::ClusterCommand(),        pstrain::ScaleCommand(),       pstrain::ShutdownCommand(),
+      pstrain::ExportCommand(),
       pstrain::PredictCommand(),        pstrain::ReportCommand(),      pstrain::TrainLocalCommand(),
       pstrain::WriteTfRecordCommand(),  pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),
       pstrain::MakeCriteoLogsCommand(),

@@ -1,6 +1,7 @@
 #include "client/task_supervisor.h"
 
 #include "absl/strings/str_cat.h"
+#include "client/worker_scaler.h"
 
 namespace pstrain {
 namespace {
@@ -17,8 +18,10 @@ std::string FirstLine(absl::string_view text) {
 
 std::optional<GivenUpTask> SuperviseTasks(LocalCluster& cluster, RestartPolicy& policy,
                                           Clock& clock, const StopSignal& stop,
-                                          const std::function<void(const std::string&)>& announce) {
+                                          const std::function<void(const std::string&)>& announce,
+                                          ScaleInbox* inbox) {
   while (!stop.SleepFor(clock, kProcessCheckInterval)) {
+    if (inbox != nullptr) AnswerScaleRequests(cluster, *inbox, announce);
     std::optional<TaskExit> exit = cluster.FirstExitedTask();
     if (!exit.has_value()) continue;
     const LocalTask& task = exit->task;

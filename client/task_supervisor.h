@@ -7,6 +7,7 @@
 
 #include "client/local_cluster.h"
 #include "client/restart_policy.h"
+#include "client/scale_inbox.h"
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
 
@@ -30,9 +31,13 @@ struct GivenUpTask {
 // setting it ends the watch at once, except during a restart, which may take
 // up to the cluster's start_timeout. The calling thread must be the only one
 // using `cluster` meanwhile.
+// With an `inbox`, each check also carries out the scale requests waiting
+// there (AnswerScaleRequests), one worker at a time; a worker removed that
+// way is no task of the cluster any more, so it is never restarted.
 std::optional<GivenUpTask> SuperviseTasks(LocalCluster& cluster, RestartPolicy& policy,
                                           Clock& clock, const StopSignal& stop,
-                                          const std::function<void(const std::string&)>& announce);
+                                          const std::function<void(const std::string&)>& announce,
+                                          ScaleInbox* inbox = nullptr);
 
 }  // namespace pstrain
 
