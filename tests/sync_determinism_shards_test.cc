@@ -3,8 +3,10 @@
 // on loopback) the same job trained twice undisturbed, and once more with a
 // worker killed between its pushes to two shards, ends at the same global
 // step with bitwise identical final parameters: every variable's values and
-// optimizer slots. (Across a rollback to a checkpoint it does not hold yet,
-// on one shard either: docs/architecture.md, Sync mode.)
+// optimizer slots. And once more with a parameter server killed after the
+// first checkpoint: every shard rolls back to it and training goes on from
+// there, each worker slot with the rest of the data lease it had at the
+// checkpoint (DataPosition.slot_leases), to the same bits.
 //
 // What makes it hold beyond one shard: the coordinator agrees each round's
 // members with every shard, and a shard applies a round only when it is
@@ -140,6 +142,26 @@ class SyncDeterminismOnShardsTest : public testing::TestWithParam<int> {
     return FinalParameters(name, record);
   }
 
+  // Kills ps/0 with SIGKILL past the first checkpoint and restarts it:
+  // every shard rolls back to that checkpoint.
+  CheckpointParameters RolledBack(const std::string& name) {
+    absl::StatusOr<std::string> job_id = cluster_->Submit(Job(name));
+    EXPECT_TRUE(job_id.ok()) << job_id.status();
+    if (!job_id.ok()) return {};
+    bool done = false;
+    const JobRecord record = cluster_->Follow(*job_id, [&](const JobEvent& event) {
+      if (done || !event.has_progress() || event.progress().global_step() < kDisturbAt) return;
+      done = true;
+      EXPECT_TRUE(cluster_->KillTask("ps/0").ok());
+      EXPECT_TRUE(cluster_->RestartTask("ps/0").ok());
+    });
+    EXPECT_TRUE(done) << "the job ended before step " << kDisturbAt;
+    EXPECT_EQ(record.final_status.rollbacks(), 1) << record.final_status.ShortDebugString();
+    EXPECT_THAT(record.final_status.last_rollback(),
+                ::testing::HasSubstr(absl::StrCat("ckpt-", kCheckpointEverySteps)));
+    return FinalParameters(name, record);
+  }
+
   // OK once worker/1's step count is the same in two scrapes 200 ms apart;
   // DeadlineExceeded after 10 s.
   absl::Status AwaitStepsStill(const std::string& worker) {
@@ -157,7 +179,7 @@ class SyncDeterminismOnShardsTest : public testing::TestWithParam<int> {
   std::unique_ptr<TestCluster> cluster_;
 };
 
-TEST_P(SyncDeterminismOnShardsTest, AWorkerKilledBetweenShardsChangesNoBitOfTheFinalParameters) {
+TEST_P(SyncDeterminismOnShardsTest, AKillBetweenShardsOrARollbackChangesNoBitOfTheFinalParameters) {
   const CheckpointParameters calm = Undisturbed("calm");
   ASSERT_FALSE(calm.values.empty());
   // The first layer's weights are on one shard, and their gradient is
@@ -171,6 +193,9 @@ TEST_P(SyncDeterminismOnShardsTest, AWorkerKilledBetweenShardsChangesNoBitOfTheF
 
   const CheckpointParameters killed = KilledBetweenShards("killed_between_shards", big_shard);
   EXPECT_EQ(FirstDifference(calm, killed), "");
+
+  const CheckpointParameters rolled_back = RolledBack("rolled_back");
+  EXPECT_EQ(FirstDifference(calm, rolled_back), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(TwoAndThreeShards, SyncDeterminismOnShardsTest, testing::Values(2, 3),

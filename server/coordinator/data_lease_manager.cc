@@ -6,6 +6,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "common/status/error_reason.h"
+#include "common/status/status_macros.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -384,7 +385,79 @@ DataPosition DataLeaseManager::Position() const {
       finished->set_end(r.end);
     }
   }
+  for (size_t s = 0; s < slots_.size(); ++s) {
+    for (int64_t id : slots_[s].leases) {
+      const Lease& lease = leases_.at(id);
+      SlotLease* dealt = position.add_slot_leases();
+      dealt->set_slot(static_cast<int32_t>(s));
+      dealt->set_epoch(lease.epoch);
+      dealt->mutable_range()->set_begin(lease.range.begin);
+      dealt->mutable_range()->set_end(lease.range.end);
+      dealt->set_first_round(lease.first_round);
+    }
+  }
   return position;
+}
+
+absl::Status DataLeaseManager::ValidateSlotLeases(const DataPosition& position) const {
+  for (int i = 0; i < position.slot_leases_size(); ++i) {
+    const SlotLease& dealt = position.slot_leases(i);
+    const RecordRange& r = dealt.range();
+    if (dealt.slot() < 0 || dealt.epoch() < 0 || dealt.first_round() < 0 ||
+        r.begin() >= r.end() || r.begin() < 0 || r.end() > options_.num_records) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data position slot_leases[", i, "] (slot ", dealt.slot(), ", epoch ", dealt.epoch(),
+          ", records ", RangeText(r.begin(), r.end()), ", first round ", dealt.first_round(),
+          ") has a negative field or records outside [0, ", options_.num_records, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool DataLeaseManager::TakeFromPending(Epoch& epoch, Range range) {
+  for (auto it = epoch.pending.begin(); it != epoch.pending.end(); ++it) {
+    if (it->begin > range.begin || it->end < range.end) continue;
+    const Range before{it->begin, range.begin};
+    const Range after{range.end, it->end};
+    it = epoch.pending.erase(it);
+    if (after.size() > 0) it = epoch.pending.insert(it, after);
+    if (before.size() > 0) epoch.pending.insert(it, before);
+    return true;
+  }
+  return false;
+}
+
+void DataLeaseManager::DealBackToSlots(const DataPosition& position, int64_t round) {
+  for (const SlotLease& dealt : position.slot_leases()) {
+    Epoch* epoch = FindEpoch(dealt.epoch());
+    if (epoch == nullptr || dealt.slot() >= options_.sync_slots) continue;
+    const Range range{dealt.range().begin(), dealt.range().end()};
+    // What its batches of the rounds before the checkpoint did not train:
+    // the lease's tail, from a batch boundary, once every batch before it
+    // was applied. Anything else goes to the queue.
+    const std::vector<Range> rest = epoch->finished.Gaps(range);
+    if (rest.size() != 1 || rest[0].end != range.end) continue;
+    const int64_t trained = rest[0].begin - range.begin;
+    if (trained % options_.records_per_batch != 0) continue;
+    const int64_t first_round = dealt.first_round() + trained / options_.records_per_batch;
+    Slot& slot = slots_[dealt.slot()];
+    if (first_round < std::max(round, slot.next_round) || !TakeFromPending(*epoch, rest[0])) {
+      continue;
+    }
+    Lease lease;
+    lease.epoch = epoch->number;
+    lease.range = rest[0];
+    lease.deadline = absl::InfiniteFuture();
+    lease.slot = dealt.slot();
+    lease.first_round = first_round;
+    slot.next_round =
+        first_round + (lease.range.size() + options_.records_per_batch - 1) /
+                          options_.records_per_batch;
+    const int64_t id = ++last_lease_id_;
+    CHECK(leases_.emplace(id, std::move(lease)).second);
+    slot.leases.push_back(id);
+    ++epoch->leased;
+  }
 }
 
 absl::StatusOr<DataLeaseManager::Epoch> DataLeaseManager::EpochFrom(
@@ -425,6 +498,7 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
   }
   absl::StatusOr<Epoch> epoch = EpochFrom(position.epoch(), position.finished(), "finished");
   if (!epoch.ok()) return epoch.status();
+  RETURN_IF_ERROR(ValidateSlotLeases(position));
   std::optional<Epoch> next;
   if (position.next_epoch_finished_size() > 0 && !IsLastEpoch(position.epoch())) {
     absl::StatusOr<Epoch> read =
@@ -451,6 +525,7 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
   current_ = *std::move(epoch);
   next_ = std::move(next);
   end_of_data_ = false;
+  if (options_.sync_slots > 0) DealBackToSlots(position, round);
   Advance();
   return absl::OkStatus();
 }

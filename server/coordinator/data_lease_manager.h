@@ -178,12 +178,16 @@ class DataLeaseManager {
   // is void (completing it is NotFound). An epoch past the last (a job
   // resumed with fewer epochs) means end of data. A position whose
   // num_records is 0 and that lists nothing is a fresh start. With
-  // sync_slots, every slot's next lease starts at round `round` (the
+  // sync_slots, each slot gets back what its leases in the position's
+  // slot_leases hold beyond the finished records, in its order and with the
+  // rounds they had (a slot past the job's sync_slots gives them back to the
+  // queue); the next lease of a slot with none starts at round `round` (the
   // restored global step).
   // FailedPrecondition: the position counts a different number of records
   //   (the data changed since the checkpoint).
   // InvalidArgument: a negative epoch, or a finished range (of either
-  //   epoch) that is empty, reversed, out of bounds or overlapping another.
+  //   epoch) that is empty, reversed, out of bounds or overlapping another,
+  //   or a slot lease with a negative field or records out of bounds.
   //   Nothing changes on error. next_epoch_finished is ignored when the
   //   position's epoch is the last.
   absl::Status RestoreFrom(const DataPosition& position, int64_t round = 0);
@@ -248,6 +252,17 @@ class DataLeaseManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Cuts the next range and deals it to the slot whose leases end soonest.
   absl::Status DealToNextSlot(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // InvalidArgument unless each of the position's slot_leases has fields
+  // >= 0 and records within the data.
+  absl::Status ValidateSlotLeases(const DataPosition& position) const;
+  // Takes `range` out of `epoch`'s queue; false when no queued range holds
+  // all of it.
+  static bool TakeFromPending(Epoch& epoch, Range range);
+  // With sync_slots, restoring: deals to each slot, in its order, what the
+  // position's slot_leases hold beyond the finished records (a tail of whole
+  // batches from round `round` or later), as the slot would have trained it.
+  void DealBackToSlots(const DataPosition& position, int64_t round)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Puts a lease's range back at the front of its epoch's queue and forgets
   // the lease; a slot's lease instead waits, unheld, for the slot's next
   // holder.

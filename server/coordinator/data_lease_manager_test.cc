@@ -767,6 +767,59 @@ TEST_F(DataLeaseManagerTest, SlotsRestartAtTheRestoredRound) {
   EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("w0", 0).value()), "[40, 50)@0 r8");
 }
 
+// A checkpoint at round 1 of two slots with leases of two rounds each:
+// round 0's batches are applied ([0, 5) and [10, 15)), the rest of each
+// lease is not. Restored, each slot trains the rest of its own lease from
+// round 1 and then what a run that never stopped would have dealt it.
+TEST_F(DataLeaseManagerTest, ARestoreGivesEachSlotTheRestOfItsLeasesInItsRounds) {
+  const DataLeaseOptions options = SlotOptions(100, 10, 2, 5);
+  auto running = Make(options);
+  std::vector<DataLease> held = {running->AcquireForSlot("w0", 0).value(),
+                                 running->AcquireForSlot("w1", 1).value()};
+  DataPosition position = running->Position();
+  ASSERT_EQ(position.slot_leases_size(), 2);
+  *position.add_finished() = Records(0, 5);
+  *position.add_finished() = Records(10, 15);
+
+  // Both go on from here: each slot completes its lease and takes the next.
+  auto restored = Make(options);
+  ASSERT_TRUE(restored->RestoreFrom(position, 1).ok());
+  std::vector<std::vector<std::string>> went_on(2), came_back(2);
+  for (int slot = 0; slot < 2; ++slot) {
+    const std::string holder = "w" + std::to_string(slot);
+    came_back[slot].push_back(DescribeSlotLease(restored->AcquireForSlot(holder, slot).value()));
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int slot = 0; slot < 2; ++slot) {
+      const std::string holder = "w" + std::to_string(slot);
+      ASSERT_TRUE(running->Complete(held[slot].lease_id(), holder, {}).ok());
+      held[slot] = running->AcquireForSlot(holder, slot).value();
+      went_on[slot].push_back(DescribeSlotLease(held[slot]));
+      const DataLease now = restored->AcquireForSlot(holder, slot).value();
+      ASSERT_TRUE(restored->Complete(now.lease_id(), holder, {}).ok());
+      came_back[slot].push_back(DescribeSlotLease(restored->AcquireForSlot(holder, slot).value()));
+    }
+  }
+  EXPECT_THAT(came_back[0], ::testing::ElementsAre("[5, 10)@0 r1", "[20, 30)@0 r2", "[40, 50)@0 r4"));
+  EXPECT_THAT(came_back[1], ::testing::ElementsAre("[15, 20)@0 r1", "[30, 40)@0 r2", "[50, 60)@0 r4"));
+  EXPECT_EQ(std::vector<std::string>(came_back[0].begin() + 1, came_back[0].end()), went_on[0]);
+  EXPECT_EQ(std::vector<std::string>(came_back[1].begin() + 1, came_back[1].end()), went_on[1]);
+
+  // On one slot, slot 1's rest goes back to the front of the queue, dealt
+  // with the records after it.
+  auto fewer = Make(SlotOptions(100, 10, 1, 5));
+  ASSERT_TRUE(fewer->RestoreFrom(position, 1).ok());
+  const DataLease own = fewer->AcquireForSlot("w0", 0).value();
+  EXPECT_EQ(DescribeSlotLease(own), "[5, 10)@0 r1");
+  ASSERT_TRUE(fewer->Complete(own.lease_id(), "w0", {}).ok());
+  EXPECT_EQ(DescribeSlotLease(fewer->AcquireForSlot("w0", 0).value()), "[15, 25)@0 r2");
+
+  // A slot lease that names records out of the data changes nothing.
+  DataPosition bad = position;
+  bad.mutable_slot_leases(1)->mutable_range()->set_end(101);
+  EXPECT_THAT(restored->RestoreFrom(bad, 1).message(), HasSubstr("slot_leases[1]"));
+}
+
 // 10 records of one epoch, chunks of 4, batches of 2, three slots: slot 2
 // gets [8, 10), one round, and then nothing; rounds from 1 on lack its
 // batch, so they can never be applied.
