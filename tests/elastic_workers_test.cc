@@ -1,7 +1,9 @@
 // Workers that come and go under a running job (docs/design/elastic_workers.md),
 // on a real cluster: a coordinator, 2 parameter servers and 2 workers as
-// processes on loopback. Each job trains synthetic click logs until its data
-// ends. While it trains, worker/2 is started and joins it (the job started
+// processes on loopback, with synthetic click logs. A sync job with every
+// worker in each round gets a third worker and loses it again, each time
+// with its data slots dealt again at a round boundary. The other jobs train
+// until their data ends. While each trains, worker/2 is started and joins it (the job started
 // with 2 workers), worker/0 gets SIGTERM and leaves, and worker/1 is killed
 // with SIGKILL and not restarted, so worker/2 trains the rest alone. Once in
 // async mode and once in sync mode with a backup worker
@@ -48,16 +50,18 @@ constexpr int64_t kBatchSize = 128;  // ClicksJob's
 // data soon and the leaver and the killed one hold a lease in the middle.
 constexpr int64_t kRecordsPerLease = 2048;
 
-// The job of `epochs` passes over the logs; `training`: more TrainingSpec
-// fields (default: async).
-std::string Job(const std::string& name, int32_t epochs, const std::string& training) {
+// The job of `epochs` passes over the logs (0: no limit), ending at
+// `max_steps` (0: when the data ends); `training`: more TrainingSpec fields
+// (default: async).
+std::string Job(const std::string& name, int32_t epochs, const std::string& training,
+                int64_t max_steps = 0) {
   testing_jobs::ClicksJob job;
   job.training = training;
   job.name = name;
   job.model_dir = name;
   job.mode = "JOB_MODE_TRAIN";
   job.num_examples = kNumExamples;
-  job.max_steps = 0;  // the data ends the job
+  job.max_steps = max_steps;
   job.steps_per_loop = 50;
   job.checkpoint_every_steps = 200;
   const std::string text = job.Text();
@@ -163,7 +167,7 @@ void ElasticWorkersTest::RunWithWorkersComingAndGoing(const std::string& name, i
   EXPECT_EQ(status.rollbacks(), 0);
 
   const std::string log = CoordinatorLog();
-  EXPECT_THAT(log, HasSubstr("worker/2 joins as rank 2 (the job started with 2 workers)"));
+  EXPECT_THAT(log, HasSubstr("worker/2 joins as rank 2 (the job waited for 2 workers)"));
   EXPECT_THAT(log, HasSubstr("worker/0 left the cluster"));
   EXPECT_THAT(log, HasSubstr("worker/1 was lost"));
 
@@ -179,6 +183,67 @@ void ElasticWorkersTest::RunWithWorkersComingAndGoing(const std::string& name, i
             std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes()));
   // The cluster stops cleanly only with every task running.
   EXPECT_TRUE(cluster_->RestartTask("worker/1").ok());
+}
+
+// Sync with every worker in each round deals its data to a slot per worker
+// by round: worker/2 joining adds a slot and its SIGTERM takes it away, each
+// at a round boundary (a checkpoint of the boundary, restored with the
+// slots dealt again). The job stops exactly at max_steps, no record is
+// trained twice, and both shards applied the same rounds.
+TEST_F(ElasticWorkersTest, SyncSlotsAreDealtAgainWhenTheTopWorkerJoinsAndLeaves) {
+  constexpr int64_t kMaxSteps = 900;
+  const std::string name = "sync_slots_elastic";
+  absl::StatusOr<std::string> job_id = cluster_->Submit(
+      Job(name, 0, "update_mode: UPDATE_MODE_SYNC replicas_to_aggregate: 0", kMaxSteps));
+  ASSERT_TRUE(job_id.ok()) << job_id.status();
+  std::atomic<bool> ended{false};
+  std::atomic<int> changes_done{0};
+  std::atomic<double> joiner_steps{0};
+  std::thread changes([&] {
+    if (cluster_->AwaitStep(*job_id, kMaxSteps / 4, ended) < 0) return;
+    ASSERT_TRUE(cluster_->cluster().AddWorker().ok());
+    const absl::Time give_up = absl::Now() + absl::Minutes(1);
+    while (JoinerSteps() < 2 && absl::Now() < give_up && !ended) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    ASSERT_GE(JoinerSteps(), 2) << "worker/2 did not train after joining";
+    ++changes_done;
+    if (cluster_->AwaitStep(*job_id, kMaxSteps / 2, ended) < 0) return;
+    joiner_steps = JoinerSteps();
+    absl::StatusOr<RemovedWorker> removed = cluster_->cluster().RemoveWorker(absl::Seconds(10));
+    ASSERT_TRUE(removed.ok()) << removed.status();
+    EXPECT_EQ(removed->task.name(), "worker/2");
+    EXPECT_TRUE(removed->exit.ok()) << removed->exit.ToString();
+    ++changes_done;
+  });
+  const JobRecord record = cluster_->Follow(*job_id);
+  ended = true;
+  changes.join();
+  ASSERT_EQ(changes_done.load(), 2) << "the job ended before its workers had changed";
+
+  const JobStatus& status = record.final_status;
+  ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  EXPECT_EQ(status.stop_reason(), STOP_REASON_MAX_STEPS);
+  EXPECT_EQ(status.global_step(), kMaxSteps);
+  EXPECT_EQ(status.rollbacks(), 0);
+  const std::string log = CoordinatorLog();
+  EXPECT_THAT(log, HasSubstr("its workers change from 2 to 3"));
+  EXPECT_THAT(log, HasSubstr("its workers change from 3 to 2"));
+
+  const std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status);
+  ASSERT_EQ(ledgers.size(), 2u);
+  const int64_t records = testing_ledgers::ExpectNoRecordTwice(ledgers[0], "ps/0");
+  EXPECT_EQ(testing_ledgers::ExpectNoRecordTwice(ledgers[1], "ps/1"), records);
+  EXPECT_EQ(ledgers[0].applied_digest(), ledgers[1].applied_digest());
+  // Each round took a batch from every slot: 2, then 3, then 2 of them.
+  EXPECT_GT(records, kMaxSteps * 2 * kBatchSize);
+  EXPECT_LT(records, kMaxSteps * 3 * kBatchSize);
+  std::printf(
+      "%s: %s at step %lld; %lld records trained once each; worker/2 computed %.0f steps "
+      "before it left\n",
+      name.c_str(), JobState_Name(status.state()).c_str(),
+      static_cast<long long>(status.global_step()), static_cast<long long>(records),
+      joiner_steps.load());
 }
 
 TEST_F(ElasticWorkersTest, AsyncJobTrainsEveryRecordOnceAsWorkersJoinLeaveAndDie) {

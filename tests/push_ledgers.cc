@@ -77,6 +77,21 @@ void ExpectEveryRecordOnce(const PushLedger& ledger, const std::string& shard, i
   }
 }
 
+int64_t ExpectNoRecordTwice(const PushLedger& ledger, const std::string& shard) {
+  int64_t records = 0;
+  for (const auto& [epoch, ranges] : RangesByEpoch(ledger)) {
+    int64_t covered = 0;
+    for (const LeaseRange& r : ranges) {
+      EXPECT_GE(r.begin, covered) << shard << " epoch " << epoch << ": records [" << r.begin
+                                  << ", " << r.end << ") of lease " << r.lease_id
+                                  << " were trained twice";
+      records += r.end - std::max(r.begin, covered);
+      covered = std::max(covered, r.end);
+    }
+  }
+  return records;
+}
+
 std::optional<LeaseRange> OnlyOn(const PushLedger& has, const PushLedger& lacks) {
   std::vector<LeaseRange> extra;
   const auto lacking = RangesByEpoch(lacks);

@@ -40,6 +40,10 @@ void ExpectEveryRecordOnce(const PushLedger& ledger, const std::string& shard, i
                            int32_t epochs,
                            const std::optional<LeaseRange>& missing_push = std::nullopt);
 
+// No record of any epoch applied twice on `ledger`'s shard (records may be
+// left: a job that ended at max_steps). The records it applied.
+int64_t ExpectNoRecordTwice(const PushLedger& ledger, const std::string& shard);
+
 // The records one shard applied that the other did not: at most one push
 // when a worker was lost while pushing, none otherwise.
 std::optional<LeaseRange> OnlyOn(const PushLedger& has, const PushLedger& lacks);

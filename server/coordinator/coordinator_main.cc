@@ -29,8 +29,9 @@ DEFINE_int32(num_workers, 0,
              "Workers a training job waits for at its start (worker/0 .. worker/N-1). 0: the "
              "number TF_CONFIG's cluster.worker lists, else those registered when the job "
              "starts. More workers may join a running job (up to --max_workers) and workers "
-             "may leave it, except in sync jobs with replicas_to_aggregate 0, whose rounds "
-             "have a slot per worker and keep the count they started with.");
+             "may leave it; a sync job with replicas_to_aggregate 0 takes the change at a "
+             "round boundary, when the workers right above its ranks join or its top ones "
+             "leave.");
 DEFINE_int32(max_workers, 256,
              "Workers join a running job as worker/0 .. worker/N-1 at most; each parameter "
              "server keeps a place for one sync-round push per rank.");

@@ -173,12 +173,12 @@ absl::StatusOr<DataLease> DataLeaseManager::AcquireForSlot(absl::string_view hol
   if (options_.sync_slots == 0) {
     return absl::InvalidArgumentError("this job deals no data leases to sync slots");
   }
-  if (slot < 0 || slot >= options_.sync_slots) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sync slot ", slot, " is outside [0, ", options_.sync_slots, ")"));
-  }
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
+  if (slot < 0 || slot >= static_cast<int>(slots_.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sync slot ", slot, " is outside [0, ", slots_.size(), ")"));
+  }
   ExpireLocked(now);
   if (end_of_data_) return EndOfDataLease();
   while (slots_[slot].leases.empty()) {
@@ -430,7 +430,7 @@ bool DataLeaseManager::TakeFromPending(Epoch& epoch, Range range) {
 void DataLeaseManager::DealBackToSlots(const DataPosition& position, int64_t round) {
   for (const SlotLease& dealt : position.slot_leases()) {
     Epoch* epoch = FindEpoch(dealt.epoch());
-    if (epoch == nullptr || dealt.slot() >= options_.sync_slots) continue;
+    if (epoch == nullptr || dealt.slot() >= static_cast<int>(slots_.size())) continue;
     const Range range{dealt.range().begin(), dealt.range().end()};
     // What its batches of the rounds before the checkpoint did not train:
     // the lease's tail, from a batch boundary, once every batch before it
@@ -484,7 +484,13 @@ absl::StatusOr<DataLeaseManager::Epoch> DataLeaseManager::EpochFrom(
   return epoch;
 }
 
-absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t round) {
+absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t round,
+                                           std::optional<int> sync_slots) {
+  if (sync_slots.has_value() && (options_.sync_slots == 0 || *sync_slots < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot deal to ", *sync_slots, " sync slots: the job ",
+                     options_.sync_slots == 0 ? "deals no leases to slots" : "needs one at least"));
+  }
   const bool fresh = position.num_records() == 0 && position.finished_size() == 0;
   if (!fresh && position.num_records() != options_.num_records) {
     return absl::FailedPreconditionError(
@@ -510,6 +516,7 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
   absl::MutexLock lock(&mu_);
   leases_.clear();
   next_.reset();
+  if (sync_slots.has_value()) slots_.assign(*sync_slots, Slot());
   for (Slot& slot : slots_) {
     slot.leases.clear();
     slot.next_round = round;

@@ -190,7 +190,11 @@ class DataLeaseManager {
   //   or a slot lease with a negative field or records out of bounds.
   //   Nothing changes on error. next_epoch_finished is ignored when the
   //   position's epoch is the last.
-  absl::Status RestoreFrom(const DataPosition& position, int64_t round = 0);
+  // With `sync_slots`, the leases are dealt to that many slots from now on
+  // (the job's workers changed; InvalidArgument for a manager without slots
+  // or fewer than 1).
+  absl::Status RestoreFrom(const DataPosition& position, int64_t round = 0,
+                           std::optional<int> sync_slots = std::nullopt);
 
   // Whether every record of the last epoch is finished.
   bool end_of_data() const;

@@ -69,6 +69,11 @@ class JobCheckpoints {
   // Returns why the job must stop once checkpoints failed too often in a
   // row.
   std::optional<std::string> TakeIfDue(GlobalStep& step, const DataLeaseManager& data);
+  // A checkpoint now, outside the schedule (a job about to deal its sync
+  // slots again restores from it), at `step` raised as TakeIfDue does;
+  // nothing when one at `step` exists. A failure is recorded as a periodic
+  // one's.
+  absl::Status TakeNow(GlobalStep& step, const DataLeaseManager& data);
   // The final checkpoint, at the global step `step` or, when a worker's
   // last pushes were not reported, at the step the shards hold (`step` is
   // raised to it). A checkpoint already at `step` holds the final

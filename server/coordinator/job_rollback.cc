@@ -1,5 +1,6 @@
 #include "server/coordinator/job_rollback.h"
 
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -54,9 +55,10 @@ absl::StatusOr<std::vector<uint64_t>> AwaitShardsBack(JobParts& parts, int num_p
   return incarnations;
 }
 
-// Restores the shards and the ledgers to the newest good checkpoint (fresh
-// variables without one). Returns where training resumes.
-absl::StatusOr<StartPoint> RestoreNewestCheckpoint(JobParts& parts, const StartedJob& job) {
+}  // namespace
+
+absl::StatusOr<StartPoint> RestoreNewestCheckpoint(JobParts& parts, const StartedJob& job,
+                                                   std::optional<int> sync_slots) {
   RETURN_IF_ERROR(CreateVariables(parts, job));
   ASSIGN_OR_RETURN(const StartPoint start,
                    FindStartPoint(*parts.context.env, parts.spec, parts.job_id));
@@ -65,17 +67,15 @@ absl::StatusOr<StartPoint> RestoreNewestCheckpoint(JobParts& parts, const Starte
   const DataPosition position =
       start.resumes_data() ? start.manifest.data_position() : DataPosition();
   const int64_t step = start.global_step();
-  if (absl::Status s = job.data->RestoreFrom(position, step); !s.ok()) {
+  if (absl::Status s = job.data->RestoreFrom(position, step, sync_slots); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("cannot roll the data position back to ",
                                                start.checkpoint_dir, ": ", s.message()));
   }
   RETURN_IF_ERROR(job.step->RestoreTo(step));
   parts.checkpoints.StartScheduleAt(step);
-  parts.rounds.Restart(step);
+  parts.rounds.Restart(step, sync_slots);
   return start;
 }
-
-}  // namespace
 
 absl::Status RollBack(JobParts& parts, const StartedJob& job, const std::string& why) {
   const int64_t lost_at = job.step->value();

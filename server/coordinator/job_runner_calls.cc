@@ -256,14 +256,15 @@ void JobRunner::MemberRegistered(const TaskId& task) {
     switch (parts_.workers.Join(task)) {
       case WorkerJoin::kJoined:
         LOG(INFO) << "job " << parts_.job_id << ": " << name << " joins as rank " << task.index()
-                  << " (the job started with " << parts_.workers.start_count() << " workers)";
+                  << " (the job waited for " << parts_.workers.count() << " workers)";
         break;
-      case WorkerJoin::kFixedCount:
-        LOG(WARNING) << "job " << parts_.job_id << ": " << name
-                     << " cannot join: the job's sync rounds have a slot per worker "
-                        "(replicas_to_aggregate 0), so it keeps the "
-                     << parts_.workers.start_count()
-                     << " workers it started with; it takes up the next job";
+      case WorkerJoin::kAtABoundary:
+        LOG(INFO) << "job " << parts_.job_id << ": " << name
+                  << " registered; the job's sync rounds have a slot per worker "
+                     "(replicas_to_aggregate 0), dealt to worker/0 .. worker/"
+                  << parts_.workers.count() - 1
+                  << ": they are dealt again at a round boundary when the workers right above "
+                     "join or the top ones leave";
         break;
       case WorkerJoin::kBeyondLimit:
         LOG(WARNING) << "job " << parts_.job_id << ": " << name

@@ -198,8 +198,8 @@ absl::Status StartJob(JobParts& parts) {
   job->epochs = parts.spec.train_data().epochs();
   RETURN_IF_ERROR(WaitForMembers(parts, *job));
   job->sync_slots = parts.trains && RoundsHaveWorkerSlots(parts.spec.training(), job->num_workers);
-  job->max_workers =
-      job->sync_slots ? job->num_workers : std::max(job->num_workers, parts.options.max_workers);
+  job->max_workers = std::max(job->num_workers, parts.options.max_workers);
+  parts.workers.Plan(job->num_workers, job->max_workers, !job->sync_slots);
   parts.status.SetReason("planning: reading the data and building the model");
   absl::StatusOr<JobPlan> plan = parts.context.planner->Plan(parts.spec);
   if (!plan.ok()) {
@@ -237,7 +237,9 @@ absl::Status CreateVariables(JobParts& parts, const StartedJob& job) {
     for (const VariableSpec& v : layout.shard_variables[i]) *request.add_variables() = v;
     *request.mutable_optimizer() = parts.spec.optimizer();
     *request.mutable_training() = parts.spec.training();
-    request.set_num_workers(job.num_workers);
+    // The workers whose pushes a round the shard decides alone takes:
+    // those the job waits for now.
+    request.set_num_workers(parts.workers.count());
     request.set_max_workers(job.max_workers);
     request.set_generation(generation);
     request.set_rounds_agreed(RoundsAreAgreed(parts.spec.training(), job.num_ps));
@@ -257,7 +259,7 @@ void PublishAssignments(JobParts& parts, const StartedJob& job, const StartPoint
   }
   base.set_restore_checkpoint(start.checkpoint_dir);
   base.set_global_step(start.global_step());
-  base.set_num_workers(job.num_workers);
+  base.set_num_workers(parts.workers.count());
 
   std::vector<TaskId> tasks;
   for (int i = 0; i < job.num_ps; ++i) {
@@ -279,8 +281,7 @@ void PublishAssignments(JobParts& parts, const StartedJob& job, const StartPoint
     }
     Assignment worker = base;
     worker.set_generation(parts.generation.number());
-    for (int rank : parts.workers.Publish(worker, job.num_workers, job.max_workers,
-                                          !job.sync_slots, present)) {
+    for (int rank : parts.workers.Publish(worker, present)) {
       tasks.push_back(MakeTask(TASK_TYPE_WORKER, rank));
     }
   }

@@ -6,6 +6,7 @@
 
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "server/coordinator/job_resize.h"
 #include "server/coordinator/job_rollback.h"
 
 namespace pstrain {
@@ -21,6 +22,10 @@ absl::Status TrainJob(JobParts& parts) {
     RETURN_IF_ERROR(parts.control.failure());
     if (std::optional<std::string> lost = parts.generation.lost(); lost.has_value()) {
       RETURN_IF_ERROR(RollBack(parts, *job, *lost));
+      continue;
+    }
+    if (std::optional<int> slots = WantedSlotCount(parts, *job); slots.has_value()) {
+      RETURN_IF_ERROR(ResizeSlots(parts, *job, *slots));
       continue;
     }
     const int64_t step = job->step->value();

@@ -6,22 +6,41 @@
 namespace pstrain {
 namespace coordinator {
 
-std::vector<int> JobWorkers::Publish(const Assignment& base, int start_count, int max_workers,
-                                     bool elastic, const std::vector<int>& present) {
+void JobWorkers::Plan(int count, int max_workers, bool elastic) {
+  absl::MutexLock lock(&mu_);
+  count_ = count;
+  max_workers_ = std::max(max_workers, count);
+  elastic_ = elastic;
+}
+
+void JobWorkers::ChangeCount(int count) {
+  absl::MutexLock lock(&mu_);
+  count_ = count;
+  max_workers_ = std::max(max_workers_, count);
+}
+
+std::vector<int> JobWorkers::Publish(const Assignment& base, const std::vector<int>& present) {
   absl::MutexLock lock(&mu_);
   published_ = true;
   base_ = base;
-  start_count_ = start_count;
-  max_workers_ = elastic ? std::max(max_workers, start_count) : start_count;
-  elastic_ = elastic;
-  for (int rank = 0; rank < start_count; ++rank) ranks_.insert(rank);
-  std::set<int> joining = std::move(registered_early_);
-  registered_early_.clear();
-  joining.insert(present.begin(), present.end());
-  for (int rank : joining) {
-    if (rank >= 0 && rank < max_workers_) ranks_.insert(rank);
+  std::set<int> ranks;
+  for (int rank = 0; rank < count_; ++rank) ranks.insert(rank);
+  if (elastic_) {
+    ranks.insert(ranks_.begin(), ranks_.end());
+    ranks.insert(registered_early_.begin(), registered_early_.end());
+    ranks.insert(present.begin(), present.end());
   }
-  for (int rank : ranks_) HandLocked(rank);
+  registered_early_.clear();
+  // A rank past a fixed count (its slot is gone) no longer has the job.
+  for (int rank : ranks_) {
+    if (ranks.count(rank) == 0) HandLocked(rank, false);
+  }
+  ranks_.clear();
+  for (int rank : ranks) {
+    if (rank < 0 || rank >= max_workers_) continue;
+    ranks_.insert(rank);
+    HandLocked(rank, true);
+  }
   return std::vector<int>(ranks_.begin(), ranks_.end());
 }
 
@@ -33,19 +52,23 @@ WorkerJoin JobWorkers::Join(const TaskId& task) {
     return WorkerJoin::kNotYet;
   }
   if (ranks_.count(rank) > 0) return WorkerJoin::kAlreadyIn;
-  if (!elastic_) return WorkerJoin::kFixedCount;
   if (rank < 0 || rank >= max_workers_) return WorkerJoin::kBeyondLimit;
+  if (!elastic_) return WorkerJoin::kAtABoundary;
   ranks_.insert(rank);
-  HandLocked(rank);
+  HandLocked(rank, true);
   return WorkerJoin::kJoined;
 }
 
-void JobWorkers::HandLocked(int rank) {
-  Assignment assignment = base_;
-  assignment.set_worker_rank(rank);
+void JobWorkers::HandLocked(int rank, bool in_job) {
   TaskId task;
   task.set_type(TASK_TYPE_WORKER);
   task.set_index(rank);
+  if (!in_job) {
+    board_.Set(task, Assignment());
+    return;
+  }
+  Assignment assignment = base_;
+  assignment.set_worker_rank(rank);
   board_.Set(task, std::move(assignment));
 }
 
@@ -54,9 +77,9 @@ std::vector<int> JobWorkers::Ranks() const {
   return std::vector<int>(ranks_.begin(), ranks_.end());
 }
 
-int JobWorkers::start_count() const {
+int JobWorkers::count() const {
   absl::MutexLock lock(&mu_);
-  return start_count_;
+  return count_;
 }
 
 int JobWorkers::max_workers() const {

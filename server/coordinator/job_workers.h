@@ -2,7 +2,6 @@
 #define PSTRAIN_SERVER_COORDINATOR_JOB_WORKERS_H_
 
 #include <set>
-#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -14,27 +13,28 @@
 namespace pstrain {
 namespace coordinator {
 
-// What Join did with a worker that registered while its job trains.
+// What Join did with a worker that registered while its job runs.
 enum class WorkerJoin {
   kJoined,        // handed the job's assignment now, as rank task.index()
   kAlreadyIn,     // it holds an assignment of the job already
-  kFixedCount,    // the job keeps the workers it started with (sync slots)
+  kAtABoundary,   // the job's rounds have a slot per worker: it joins when
+                  // they are dealt again for it (job_resize.h)
   kBeyondLimit,   // its index is at or past the job's max_workers
-  kNotYet,        // nothing published yet: it joins when the job is
-                  // (the job is starting)
+  kNotYet,        // nothing published yet: it joins when the job is (the
+                  // job is starting)
 };
 
 // Which worker ranks a running job trains on, and the assignment each is
-// handed (docs/design/elastic_workers.md). The start phase, and each
-// rollback, publish the job's worker assignment to the ranks it started
-// with, every worker present and every one that joined since; a worker that
-// registers while the job trains joins it at once as rank = its task
-// index, up to max_workers ranks. A job whose sync rounds have a slot per
-// worker (RoundsHaveWorkerSlots) keeps the count it started with: its data
-// is dealt to those slots. A rank stays in the job once handed its
-// assignment: a worker that leaves or is lost gives back its data, and
-// a process that takes the task up again continues from the assignment.
-// Thread-safe.
+// handed (docs/design/elastic_workers.md). The start phase, each rollback
+// and each change of a fixed count publish the job's worker assignment. An
+// elastic job hands it to ranks [0, count), every worker present, and every
+// rank that ever joined; a worker that registers while it trains joins at
+// once as rank = its task index, up to max_workers ranks, and a rank stays
+// in the job once it joined (a process that takes the task up again
+// continues from its assignment). A job whose sync rounds have a slot per
+// worker (RoundsHaveWorkerSlots) is not elastic: its data is dealt to
+// ranks [0, count) exactly, and its count changes only when the slots are
+// dealt again at a round boundary (ChangeCount). Thread-safe.
 class JobWorkers {
  public:
   // `board` is borrowed and outlives this.
@@ -43,41 +43,47 @@ class JobWorkers {
   JobWorkers(const JobWorkers&) = delete;
   JobWorkers& operator=(const JobWorkers&) = delete;
 
+  // The job starts on ranks [0, count); an `elastic` one takes workers up
+  // to max_workers ranks. Once, before Publish.
+  void Plan(int count, int max_workers, bool elastic);
+  // A job that is not elastic: its slots are dealt again for `count`
+  // workers; the next Publish hands its assignment to ranks [0, count) and
+  // takes it back from the ranks above.
+  void ChangeCount(int count);
+
   // From now on the job's workers get `base` (its worker_rank set to each
-  // one's index): hands it to ranks [0, start_count), to the ranks in
-  // `present` and those that called Join before, below max_workers (when
-  // the job is `elastic`), and to every rank handed one before. Returns the
-  // ranks handed it now, ascending.
-  std::vector<int> Publish(const Assignment& base, int start_count, int max_workers,
-                           bool elastic, const std::vector<int>& present);
+  // one's index) and hands it out as the class comment says, joining the
+  // ranks in `present` and those that called Join before. Returns the
+  // ranks handed it, ascending.
+  std::vector<int> Publish(const Assignment& base, const std::vector<int>& present);
 
   // Worker `task` registered (a new process, or one that restarted): hands
-  // it the job's assignment if it may join (WorkerJoin says why not).
+  // it the job's assignment if it may join now (WorkerJoin says why not).
   WorkerJoin Join(const TaskId& task);
 
   // Every rank handed the job's assignment, ascending.
   std::vector<int> Ranks() const;
-
-  // The workers the job started with; 0 before Publish.
-  int start_count() const;
-  // One past the highest rank a worker may join as; 0 before Publish.
+  // The ranks the job waits for: [0, count()).
+  int count() const;
+  // One past the highest rank a worker may join as.
   int max_workers() const;
 
  private:
-  void HandLocked(int rank) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets `rank`'s assignment on the board: the job's, or none.
+  void HandLocked(int rank, bool in_job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   AssignmentBoard& board_;
 
   // Held while the board is set, so that a join cannot hand out the
   // assignment of a run that a rollback has just replaced.
   mutable absl::Mutex mu_;
-  bool published_ ABSL_GUARDED_BY(mu_) = false;
-  Assignment base_ ABSL_GUARDED_BY(mu_);
-  int start_count_ ABSL_GUARDED_BY(mu_) = 0;
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
   int max_workers_ ABSL_GUARDED_BY(mu_) = 0;
   bool elastic_ ABSL_GUARDED_BY(mu_) = false;
+  bool published_ ABSL_GUARDED_BY(mu_) = false;
+  Assignment base_ ABSL_GUARDED_BY(mu_);
   std::set<int> ranks_ ABSL_GUARDED_BY(mu_);
-  // Workers that registered before Publish; they join with it.
+  // Workers that registered before Publish; an elastic job takes them.
   std::set<int> registered_early_ ABSL_GUARDED_BY(mu_);
 };
 

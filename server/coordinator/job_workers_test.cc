@@ -35,14 +35,16 @@ class JobWorkersTest : public ::testing::Test {
 };
 
 TEST_F(JobWorkersTest, AWorkerThatRegistersWhileTheJobStartsJoinsWithItsPublish) {
+  workers_.Plan(2, 8, true);
   EXPECT_EQ(workers_.Join(Worker(2)), WorkerJoin::kNotYet);
   EXPECT_EQ(board_.Get(Worker(2)).job_id(), "");
-  EXPECT_THAT(workers_.Publish(Base(1), 2, 8, true, {}), ElementsAre(0, 1, 2));
+  EXPECT_THAT(workers_.Publish(Base(1), {}), ElementsAre(0, 1, 2));
   EXPECT_EQ(board_.Get(Worker(2)).worker_rank(), 2);
 }
 
 TEST_F(JobWorkersTest, PublishHandsTheStartRanksAndThePresentOnes) {
-  EXPECT_THAT(workers_.Publish(Base(1), 2, 8, true, {0, 3, 9}), ElementsAre(0, 1, 3));
+  workers_.Plan(2, 8, true);
+  EXPECT_THAT(workers_.Publish(Base(1), {0, 3, 9}), ElementsAre(0, 1, 3));
   for (int rank : {0, 1, 3}) {
     const Assignment got = board_.Get(Worker(rank));
     EXPECT_EQ(got.job_id(), "mnist-1");
@@ -54,7 +56,8 @@ TEST_F(JobWorkersTest, PublishHandsTheStartRanksAndThePresentOnes) {
 }
 
 TEST_F(JobWorkersTest, AWorkerThatRegistersLaterJoinsAsItsIndex) {
-  workers_.Publish(Base(1), 2, 8, true, {});
+  workers_.Plan(2, 8, true);
+  workers_.Publish(Base(1), {});
   EXPECT_EQ(workers_.Join(Worker(2)), WorkerJoin::kJoined);
   EXPECT_EQ(board_.Get(Worker(2)).worker_rank(), 2);
   EXPECT_EQ(workers_.Join(Worker(2)), WorkerJoin::kAlreadyIn);
@@ -64,20 +67,32 @@ TEST_F(JobWorkersTest, AWorkerThatRegistersLaterJoinsAsItsIndex) {
 }
 
 TEST_F(JobWorkersTest, ARollbackRepublishesToEveryRankThatJoined) {
-  workers_.Publish(Base(1), 2, 8, true, {});
+  workers_.Plan(2, 8, true);
+  workers_.Publish(Base(1), {});
   ASSERT_EQ(workers_.Join(Worker(5)), WorkerJoin::kJoined);
-  EXPECT_THAT(workers_.Publish(Base(2), 2, 8, true, {}), ElementsAre(0, 1, 5));
+  EXPECT_THAT(workers_.Publish(Base(2), {}), ElementsAre(0, 1, 5));
   EXPECT_EQ(board_.Get(Worker(5)).generation(), 2u);
   EXPECT_EQ(workers_.Join(Worker(6)), WorkerJoin::kJoined);
   EXPECT_EQ(board_.Get(Worker(6)).generation(), 2u);
 }
 
-TEST_F(JobWorkersTest, SyncSlotsKeepTheStartCount) {
-  EXPECT_THAT(workers_.Publish(Base(1), 2, 8, false, {0, 1, 2}), ElementsAre(0, 1));
-  EXPECT_EQ(workers_.Join(Worker(2)), WorkerJoin::kFixedCount);
+TEST_F(JobWorkersTest, SyncSlotsChangeTheirCountOnlyWhenDealtAgain) {
+  workers_.Plan(2, 8, false);
+  EXPECT_THAT(workers_.Publish(Base(1), {0, 1, 2}), ElementsAre(0, 1));
+  EXPECT_EQ(workers_.Join(Worker(2)), WorkerJoin::kAtABoundary);
   EXPECT_EQ(board_.Get(Worker(2)).job_id(), "");
-  EXPECT_EQ(workers_.max_workers(), 2);
-  EXPECT_EQ(workers_.start_count(), 2);
+
+  workers_.ChangeCount(3);
+  EXPECT_THAT(workers_.Publish(Base(2), {}), ElementsAre(0, 1, 2));
+  EXPECT_EQ(board_.Get(Worker(2)).generation(), 2u);
+
+  // Down to one: the ranks above lose the job's assignment.
+  workers_.ChangeCount(1);
+  EXPECT_THAT(workers_.Publish(Base(3), {0, 1, 2}), ElementsAre(0));
+  EXPECT_EQ(board_.Get(Worker(0)).generation(), 3u);
+  EXPECT_EQ(board_.Get(Worker(1)).job_id(), "");
+  EXPECT_EQ(board_.Get(Worker(2)).job_id(), "");
+  EXPECT_EQ(workers_.count(), 1);
 }
 
 }  // namespace

@@ -331,8 +331,11 @@ void RoundKeeper::VoidLocked(const absl::Status& why, std::vector<Answer>& answe
   members_.clear();
 }
 
-void RoundKeeper::Restart(int64_t round) {
+void RoundKeeper::Restart(int64_t round, std::optional<int> members_per_round) {
   absl::MutexLock lock(&mu_);
+  if (members_per_round.has_value() && plan_.has_value()) {
+    plan_->members_per_round = *members_per_round;
+  }
   refusal_ = absl::OkStatus();
   stop_ = std::make_shared<StopSignal>();
   round_ = round;

@@ -136,8 +136,9 @@ class RoundKeeper final : public SnapshotHold {
   // join with `why`, and refuses joins with it until Restart.
   void Void(absl::Status why);
   // The job's shards were restored to `round` (a rollback's checkpoint
-  // step): round `round` opens, empty.
-  void Restart(int64_t round);
+  // step): round `round` opens, empty. With `members_per_round`, rounds
+  // take that many members from now on (the job's workers changed).
+  void Restart(int64_t round, std::optional<int> members_per_round = std::nullopt);
 
   // No commit starts until Release(); a commit in progress is waited for.
   void Hold() override;

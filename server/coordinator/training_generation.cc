@@ -27,6 +27,8 @@ void TrainingGeneration::Renew(std::vector<uint64_t> incarnations) {
   lost_.reset();
 }
 
+void TrainingGeneration::Advance() { number_ = Next(); }
+
 bool TrainingGeneration::Loses(int index, uint64_t incarnation) const {
   absl::MutexLock lock(&mu_);
   if (done_) return false;

@@ -43,6 +43,10 @@ class TrainingGeneration {
   // since the epoch). The loss that caused it is dealt with: a loss of the
   // new processes is another.
   void Renew(std::vector<uint64_t> incarnations);
+  // A new run on the same processes (the job's sync slots are dealt
+  // again): a new number; a loss already marked stands, for the rollback
+  // that follows.
+  void Advance();
 
   // Whether losing process `incarnation` of shard `index` costs the run:
   // it is one the run lives in (any, before Connect), and the final
