@@ -70,9 +70,9 @@ DEFINE_int64(cosine_decay_steps, 3000,
              "accuracy part: the learning rate decays to a tenth over this many steps (as in "
              "examples/fashion_mnist_mlp.pbtxt); 0: constant");
 DEFINE_double(accuracy_timeout_secs, 120, "accuracy part: give up after this");
-DEFINE_int32(backup_ps, 1,
+DEFINE_int32(backup_ps, 2,
              "backup part: parameter servers of its clusters (with several, the coordinator "
-             "agrees each round across them)");
+             "agrees each round across them: the backup workers' headline case)");
 DEFINE_double(pause_period_ms, 300, "backup part: the slowed worker's stop-and-continue period");
 DEFINE_double(pause_stopped_share, 2.0 / 3,
               "backup part: the share of each period the slowed worker is stopped, in [0, 1)");

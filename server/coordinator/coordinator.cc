@@ -524,11 +524,10 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
 
 absl::Status Coordinator::Leave(const LeaveRequest& request) {
   RETURN_IF_ERROR(members_->Leave(request.task(), request.incarnation()));
-  const std::string why =
-      absl::StrCat("left the cluster (", request.reason().empty() ? "no reason given"
-                                                                   : request.reason().substr(0, 200),
-                   ")");
-  LOG(INFO) << TaskName(request.task()) << " " << why;
+  const std::string why = absl::StrCat(
+      TaskName(request.task()), " left the cluster (",
+      request.reason().empty() ? "no reason given" : request.reason().substr(0, 200), ")");
+  LOG(INFO) << why;
   if (const std::shared_ptr<JobRunner> runner = running(); runner != nullptr) {
     runner->HandBack(request.task(), request.incarnation(), why);
     runner->MembersChanged();
