@@ -185,7 +185,9 @@ void ElasticWorkersTest::RunWithWorkersComingAndGoing(const std::string& name, i
   const bool one_push_on_one_shard =
       testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(ledgers, kNumExamples, epochs);
   // An agreed round is applied on every shard or on none.
-  if (!training.empty()) EXPECT_FALSE(one_push_on_one_shard);
+  if (!training.empty()) {
+    EXPECT_FALSE(one_push_on_one_shard);
+  }
   EXPECT_EQ(status.global_step(),
             std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes()));
   // The cluster stops cleanly only with every task running.

@@ -5,6 +5,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
@@ -532,9 +533,26 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
   current_ = *std::move(epoch);
   next_ = std::move(next);
   end_of_data_ = false;
-  if (options_.sync_slots > 0) DealBackToSlots(position, round);
+  if (options_.sync_slots > 0) {
+    DealBackToSlots(position, round);
+    LOG(INFO) << "sync slots dealt again from round " << round << ": " << SlotsText();
+  }
   Advance();
   return absl::OkStatus();
+}
+
+std::string DataLeaseManager::SlotsText() const {
+  std::vector<std::string> slots;
+  for (size_t s = 0; s < slots_.size(); ++s) {
+    std::vector<std::string> leases;
+    for (int64_t id : slots_[s].leases) {
+      const Lease& lease = leases_.at(id);
+      leases.push_back(absl::StrCat(RangeText(lease.range.begin, lease.range.end), " from round ",
+                                    lease.first_round));
+    }
+    slots.push_back(absl::StrCat("slot ", s, " [", absl::StrJoin(leases, ", "), "]"));
+  }
+  return absl::StrJoin(slots, "; ");
 }
 
 bool DataLeaseManager::end_of_data() const {

@@ -239,6 +239,9 @@ class DataLeaseManager {
 
   DataLeaseManager(Clock& clock, DataLeaseOptions options);
 
+  // Each slot's leases with their first rounds, for the log.
+  std::string SlotsText() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   Epoch FreshEpoch(int32_t number) const;
   // An epoch with `finished` done and the rest pending; `field` names the
   // position's field in errors.

@@ -72,12 +72,29 @@ absl::Status StepRunner::TrainLease(const DataLease& lease, LeaseBatchReader& re
   // The lease's last push is waited for here, not overlapped with a pull:
   // a push_wait of its own, or the step-time breakdown would miss it.
   error.Update(SettleOverlappedPush(hand));
+  if (error.ok()) error = AwaitLastRound();
   if ((!error.ok() || reporter_.training_over() || reached_max_steps_) &&
       reader.next_position() < reader.end()) {
     returned->push_back(MakeRange(reader.next_position(), reader.end()));
   }
   if (error.ok()) reporter_.ReportIfDue();
   return error;
+}
+
+absl::Status StepRunner::AwaitLastRound() {
+  // Only rounds a shard decides alone answer a push before its round is
+  // applied (AGGREGATED); agreed rounds answered MEMBER after the commit.
+  if (!options_.sync || join_round_ != nullptr || reporter_.training_over() ||
+      reached_max_steps_) {
+    return absl::OkStatus();
+  }
+  // The lease is completed next, and a completed lease's records count as
+  // trained in the checkpoints taken from then on. A checkpoint taken while
+  // its last push waits in an open round would hold neither that push (the
+  // shard's snapshot leaves an open round out) nor the records (counted as
+  // trained): a restore would skip them, and with a slot per worker leave
+  // the slot without a batch for that round, which then never closes.
+  return Pull(RowIds());
 }
 
 absl::StatusOr<bool> StepRunner::TrainStep(LeaseInHand& hand) {
@@ -226,6 +243,10 @@ absl::StatusOr<bool> StepRunner::CatchUpWithRound(LeaseInHand& hand, LeaseBatch&
     if (round < want) {
       // This slot's part of `round` is in; the batch in hand is for a
       // later round.
+      LOG_EVERY_N(INFO, 100) << "job " << options_.job_id << ": lease " << hand.lease.lease_id()
+                             << " holds this slot's batch of round " << want
+                             << "; the shards are at round " << round
+                             << ": waiting for the other slots' parts of the rounds before";
       for (int64_t& min_version : min_versions_) min_version = want;
     } else {
       for (int64_t skip = round - want; skip > 0; --skip) {

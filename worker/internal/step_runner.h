@@ -95,6 +95,9 @@ class StepRunner {
     int64_t batch_index = -1;  // of the batch in hand, within the lease
   };
 
+  // Sync rounds a shard decides alone: waits until the round of the
+  // lease's last push is applied, before the lease is completed.
+  absl::Status AwaitLastRound();
   // One step: reads a batch, pulls its parameters and settles the push
   // overlapped with the pull, then ComputeAndPush. False when the lease's
   // training ends here without an error.
