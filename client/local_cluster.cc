@@ -64,6 +64,11 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   if (options.num_ps < 1) {
     return absl::InvalidArgumentError(absl::StrCat("num_ps must be >= 1, got ", options.num_ps));
   }
+  if (options.ps_replicas < 0 || options.ps_replicas > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ps_replicas must be 0 or 1, got ", options.ps_replicas));
+  }
+  const int ps_processes = options.num_ps * (1 + options.ps_replicas);
   if (options.num_workers < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("num_workers must be >= 1, got ", options.num_workers));
@@ -79,7 +84,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     int count;
   };
   std::vector<Plan> plans = {{"pstrain-coordinator", "coordinator", 1},
-                             {"pstrain-ps", "ps", options.num_ps},
+                             {"pstrain-ps", "ps", ps_processes},
                              {"pstrain-worker", "worker", options.num_workers},
                              {"pstrain-evaluator", "evaluator", options.evaluator ? 1 : 0}};
   for (Plan& plan : plans) {
@@ -203,7 +208,8 @@ absl::Status LocalCluster::LaunchTask(size_t i) {
   if (role == "coordinator") {
     // A job waits for every process of the cluster, not only those that
     // happen to have registered when it starts.
-    child.args.push_back(absl::StrCat("--num_ps=", options.num_ps));
+    child.args.push_back(absl::StrCat("--num_ps=", options.num_ps * (1 + options.ps_replicas)));
+    child.args.push_back(absl::StrCat("--ps_replicas=", options.ps_replicas));
     child.args.push_back(absl::StrCat("--num_workers=", options.num_workers));
     for (const std::string& flag : options.coordinator_flags) child.args.push_back(flag);
   }

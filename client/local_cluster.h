@@ -29,7 +29,11 @@ struct TaskHost {
 };
 
 struct LocalClusterOptions {
-  int num_ps = 1;       // >= 1
+  int num_ps = 1;       // shards, >= 1
+  // Hot-standby replicas per shard, 0 or 1 (the coordinator's
+  // --ps_replicas): with 1, tasks ps/num_ps .. ps/(2 num_ps - 1) start too,
+  // as the shards' backups.
+  int ps_replicas = 0;
   int num_workers = 1;  // >= 1
   bool evaluator = true;
   // Where the binaries are; empty: found as LocateBinary says.

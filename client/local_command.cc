@@ -40,6 +40,10 @@ DECLARE_string(cluster_token_file);
 DEFINE_int32(ps, 0,
              "local: parameter-server shards to start; 0: sized for this machine (2 with 4 "
              "or more cores, else 1)");
+DEFINE_int32(ps_replicas, 0,
+             "local: hot-standby replicas per parameter-server shard, 0 or 1; with 1 each "
+             "shard gets a backup process that takes over, with no step lost, when its "
+             "primary dies (docs/design/replicas.md)");
 DEFINE_int32(workers, 2,
              "local: workers to start; scale: the workers the running local cluster should "
              "have (required)");
@@ -236,6 +240,7 @@ int RunLocal(const std::vector<std::string>& args) {
 
   LocalClusterOptions options;
   options.num_ps = FLAGS_ps > 0 ? FLAGS_ps : DefaultParameterServers();
+  options.ps_replicas = FLAGS_ps_replicas;
   options.num_workers = FLAGS_workers;
   options.evaluator = FLAGS_evaluator;
   options.shared_memory = FLAGS_shm;
@@ -261,7 +266,8 @@ int RunLocal(const std::vector<std::string>& args) {
   // with --keep_running.
   const bool scalable = spec.has_value() || FLAGS_keep_running;
   out << "Starting a local pstrain cluster: 1 coordinator, " << options.num_ps
-      << " parameter server(s), " << options.num_workers << " worker(s)"
+      << " parameter server(s)" << (options.ps_replicas > 0 ? " each with a hot-standby backup" : "")
+      << ", " << options.num_workers << " worker(s)"
       << (options.evaluator ? ", 1 evaluator" : "") << "\n  logs in " << options.run_dir << "\n";
   if (scalable) {
     out << "  add or remove workers meanwhile: pstrain scale --workers=N --run_dir="

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -240,6 +241,59 @@ TEST(OverlaysTest, ColocatedPodsPairEachShardWithOneWorker) {
   const std::string readme = ReadRunfile("deploy/README.md");
   EXPECT_TRUE(absl::StrContains(readme, "kubectl apply -k deploy/k8s/overlays/colocated"))
       << "deploy/README.md does not tell how to deploy the colocated overlay";
+}
+
+// The replicated overlay gives every shard a hot-standby backup
+// (docs/design/replicas.md): twice the parameter-server pods, the
+// coordinator told so (--ps_replicas=1, --num_ps counting every pod), each
+// pod with an address in the list, and no two of them on one node, so a
+// shard's primary and its backup never share one.
+TEST(OverlaysTest, ReplicatedGivesEachShardABackupOnAnotherNode) {
+  absl::StatusOr<std::vector<Value>> prod = RenderManifests("overlays/prod");
+  absl::StatusOr<std::vector<Value>> replicated = RenderManifests("overlays/replicated");
+  ASSERT_TRUE(prod.ok()) << prod.status();
+  ASSERT_TRUE(replicated.ok()) << replicated.status();
+  const Value* prod_ps = FindObject(*prod, "StatefulSet", "pstrain-ps");
+  const Value* ps = FindObject(*replicated, "StatefulSet", "pstrain-ps");
+  ASSERT_NE(prod_ps, nullptr);
+  ASSERT_NE(ps, nullptr);
+  const int pods = static_cast<int>(NumberAt(*ps, "spec.replicas"));
+  EXPECT_EQ(pods, 2 * NumberAt(*prod_ps, "spec.replicas")) << "a primary and a backup per shard";
+  const std::vector<const Value*> anti = ListAt(
+      *ps,
+      "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+  ASSERT_EQ(anti.size(), 1u) << "one parameter server per node";
+  EXPECT_EQ(StringAt(*anti[0], "topologyKey"), "kubernetes.io/hostname");
+
+  absl::StatusOr<std::vector<ResolvedContainer>> resolved =
+      ResolveContainers(ExpandPods(*replicated), *replicated);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  int coordinators = 0, shards = 0;
+  for (const ResolvedContainer& c : *resolved) {
+    if (c.binary == "pstrain-coordinator") {
+      ++coordinators;
+      EXPECT_EQ(FlagValue(c.args, "ps_replicas"), "1") << c.where();
+      EXPECT_EQ(FlagValue(c.args, "num_ps"), absl::StrCat(pods)) << c.where();
+    }
+    if (c.binary == "pstrain-ps") {
+      ++shards;
+      const std::vector<std::string> addresses =
+          absl::StrSplit(FlagValue(c.args, "ps_addresses"), ',');
+      EXPECT_EQ(static_cast<int>(addresses.size()), pods) << c.where();
+    }
+  }
+  EXPECT_EQ(coordinators, 1);
+  EXPECT_EQ(shards, pods);
+
+  // Without the overlay there is no backup.
+  absl::StatusOr<std::vector<ResolvedContainer>> plain = ResolveContainers(ExpandPods(*prod), *prod);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (const ResolvedContainer& c : *plain) {
+    if (c.binary == "pstrain-coordinator") EXPECT_EQ(FlagValue(c.args, "ps_replicas"), "0");
+  }
+  const std::string readme = ReadRunfile("deploy/README.md");
+  EXPECT_TRUE(absl::StrContains(readme, "kubectl apply -k deploy/k8s/overlays/replicated"))
+      << "deploy/README.md does not tell how to deploy the replicated overlay";
 }
 
 // Scaling the workers is one edit, their replicas (an overlay's `replicas:`

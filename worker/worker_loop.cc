@@ -63,7 +63,9 @@ class WorkerLoop::AssignmentRun {
   // OK to go on, or the status that ends it.
   absl::Status RunStatusAfter(const absl::Status& trained);
 
-  bool Over() { return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed(); }
+  bool Over() {
+    return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed() || loop_.ShardsMoved();
+  }
   // Reports what was applied and returns the status (Aborted
   // MEMBERSHIP_LAPSED) of a worker that was marked lost (it registers again
   // and takes the job up anew).
@@ -117,6 +119,9 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
   {
     absl::MutexLock l(&loop_.mu_);
     loop_.ps_ = ps_.get();
+    loop_.run_job_id_ = job_id_;
+    loop_.run_replica_epoch_ = assignment_.replica_epoch();
+    loop_.shards_moved_ = false;
     if (loop_.stop_.stopped()) ps_->Cancel();
   }
   BuildParts(ps);
@@ -287,9 +292,36 @@ bool WorkerLoop::JobOver(const std::string& job_id, int64_t answers_before) {
 }
 
 absl::Status WorkerLoop::RunAssignment(const Assignment& assignment) {
-  AssignmentRun run(*this, assignment);
-  RETURN_IF_ERROR(run.Setup());
-  return run.Train();
+  absl::Status trained;
+  {
+    AssignmentRun run(*this, assignment);
+    trained = run.Setup();
+    if (trained.ok()) trained = run.Train();
+  }
+  if (!ShardsMoved()) return trained;
+  // Whatever the cancelled calls said: the run goes on with the shards'
+  // new primaries.
+  return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                        "job ", assignment.job_id(), ": a parameter server failed over to its "
+                        "backup (replica epoch ", assignment.replica_epoch(), " is over)")),
+                    ERROR_REASON_NOT_PRIMARY);
+}
+
+void WorkerLoop::NoteShardsMoved(const HeartbeatView& heard) {
+  absl::MutexLock l(&mu_);
+  if (ps_ == nullptr || heard.job_id != run_job_id_ || heard.replica_epoch <= run_replica_epoch_ ||
+      shards_moved_) {
+    return;
+  }
+  LOG(INFO) << "job " << run_job_id_ << ": its parameter servers' primaries moved (replica epoch "
+            << heard.replica_epoch << "); this run ends and takes the new assignment";
+  shards_moved_ = true;
+  ps_->Cancel();
+}
+
+bool WorkerLoop::ShardsMoved() const {
+  absl::MutexLock l(&mu_);
+  return shards_moved_;
 }
 
 class WorkerLoop::Role : public MemberRole {
@@ -305,6 +337,7 @@ class WorkerLoop::Role : public MemberRole {
     return trained;
   }
   void DescribeSelf(HeartbeatRequest* beat) override { loop_.coordinator_.DescribeSelf(beat); }
+  void Heard(const HeartbeatView& heard) override { loop_.NoteShardsMoved(heard); }
   // The run in hand sees it too (JobOver) and ends after handing its lease
   // back; the member loop then returns.
   void ShutDown() override {

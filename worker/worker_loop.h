@@ -106,6 +106,12 @@ class WorkerLoop {
   // heartbeat sent after the job started (answers_before was the count
   // then) names another job.
   bool JobOver(const std::string& job_id, int64_t answers_before);
+  // A heartbeat answer said the running job's shards' primaries moved past
+  // the run's (a failover to a backup): the run's calls are cancelled, and
+  // it ends with NOT_PRIMARY for the member loop to take the new
+  // assignment.
+  void NoteShardsMoved(const HeartbeatView& heard);
+  bool ShardsMoved() const;
 
   // Constant after construction.
   CoordinatorClient& coordinator_;
@@ -121,6 +127,11 @@ class WorkerLoop {
   mutable absl::Mutex mu_;
   // The running assignment's client, cancelled by Stop().
   ParameterServerClient* ps_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // The running assignment's job and replica epoch, and whether its shards
+  // moved since.
+  std::string run_job_id_ ABSL_GUARDED_BY(mu_);
+  uint64_t run_replica_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  bool shards_moved_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
 };
 

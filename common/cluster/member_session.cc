@@ -151,6 +151,7 @@ void MemberSession::StartHeartbeats(HeartbeatHooks hooks) {
   heartbeats_started_ = true;
   hooks_.describe_self = hooks.describe_self ? std::move(hooks.describe_self) : options_.describe_self;
   hooks_.on_shutdown = hooks.on_shutdown ? std::move(hooks.on_shutdown) : options_.on_shutdown;
+  hooks_.on_answer = std::move(hooks.on_answer);
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
 }
 
@@ -175,15 +176,19 @@ HeartbeatView MemberSession::WaitForHeartbeat(int64_t answers_seen, absl::Durati
 
 bool MemberSession::NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResponse& answer,
                                absl::Time sent_at) {
+  HeartbeatView heard;
   {
     absl::MutexLock lock(&mu_);
     confirmed_at_ = std::max(confirmed_at_, sent_at);
     ++heartbeat_.answers;
     heartbeat_.job_id = answer.job_id();
+    heartbeat_.replica_epoch = answer.replica_epoch();
     heartbeat_.shutdown = answer.shutdown();
     heartbeat_.last_answer = clock_.Now();
+    heard = heartbeat_;
   }
   if (options_.on_heartbeat) options_.on_heartbeat(sent, answer);
+  if (hooks_.on_answer) hooks_.on_answer(heard);
   if (!answer.shutdown()) return false;
   LOG(INFO) << name_ << ": " << CoordinatorName() << " shuts the cluster down";
   if (hooks_.on_shutdown) hooks_.on_shutdown();
@@ -245,7 +250,8 @@ bool MemberSession::Beat(absl::Time& silent_since, absl::Time& next_log) {
 
 absl::StatusOr<Assignment> MemberSession::GetAssignment(const std::string& known_job_id,
                                                         uint64_t known_generation,
-                                                        absl::Duration wait) {
+                                                        absl::Duration wait,
+                                                        uint64_t known_replica_epoch) {
   GetAssignmentRequest request;
   *request.mutable_task() = options_.task;
   request.set_incarnation(incarnation_);
@@ -253,6 +259,7 @@ absl::StatusOr<Assignment> MemberSession::GetAssignment(const std::string& known
   request.set_wait_ms(absl::ToInt64Milliseconds(wait));
   request.set_known_job_id(known_job_id);
   request.set_known_generation(known_generation);
+  request.set_known_replica_epoch(known_replica_epoch);
   Assignment assignment;
   CallPolicy policy;
   policy.extra_deadline = wait;

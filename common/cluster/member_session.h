@@ -72,22 +72,27 @@ struct MemberSessionOptions {
   std::function<void()> on_shutdown;
 };
 
-// What a member says of itself in its heartbeats and how it hears the
-// cluster's shutdown; each hook set here replaces MemberSessionOptions'.
-struct HeartbeatHooks {
-  std::function<void(HeartbeatRequest*)> describe_self;
-  std::function<void()> on_shutdown;
-};
-
 // What the coordinator said in its last heartbeat answer.
 struct HeartbeatView {
   // Answers received so far; lets a caller ignore answers older than a
   // change it made.
   int64_t answers = 0;
   std::string job_id;
+  // HeartbeatResponse.replica_epoch: where the job's shards' primaries are.
+  uint64_t replica_epoch = 0;
   bool shutdown = false;
   absl::Time last_answer;
 };
+
+// What a member says of itself in its heartbeats and how it hears the
+// cluster's shutdown; each hook set here replaces MemberSessionOptions'.
+struct HeartbeatHooks {
+  std::function<void(HeartbeatRequest*)> describe_self;
+  std::function<void()> on_shutdown;
+  // Called on the heartbeat thread with what each answer said.
+  std::function<void(const HeartbeatView& heard)> on_answer;
+};
+
 
 // How MemberSession::Call treats an Unavailable answer. Whatever the
 // policy, a refusal whose reason says the coordinator does not know this
@@ -168,9 +173,12 @@ class MemberSession {
   int64_t reregistrations() const;
 
   // Long poll: the assignment, once it differs from run `known_generation`
-  // of `known_job_id` or after `wait`. Errors as Register (after retrying).
+  // of `known_job_id`, or its shards' primaries moved past
+  // `known_replica_epoch`, or after `wait`. Errors as Register (after
+  // retrying).
   absl::StatusOr<Assignment> GetAssignment(const std::string& known_job_id,
-                                           uint64_t known_generation, absl::Duration wait);
+                                           uint64_t known_generation, absl::Duration wait,
+                                           uint64_t known_replica_epoch = 0);
 
   // One ClusterService call as `policy` says. `what` names it in errors and
   // log lines, which read "<CoordinatorName()> (<what>): <message>".

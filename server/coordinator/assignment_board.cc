@@ -34,17 +34,14 @@ void AssignmentBoard::Set(const TaskId& task, Assignment assignment) {
   {
     absl::MutexLock lock(&mu_);
     const Key key = KeyOf(task);
-    const std::string job_id = assignment.job_id();
-    const uint64_t generation = assignment.generation();
-    if (job_id.empty()) {
+    answers = TakeLocked(
+        [&](const Poll& poll) { return poll.task == key && Differs(assignment, poll.known); });
+    if (assignment.job_id().empty()) {
       assignments_.erase(key);
     } else {
       assignments_[key] = std::move(assignment);
     }
-    answers = TakeLocked([&](const Poll& poll) {
-      return poll.task == key &&
-             (poll.known_job_id != job_id || poll.known_generation != generation);
-    });
+    for (Answer& answer : answers) answer.assignment = GetLocked(key);
   }
   Deliver(std::move(answers));
 }
@@ -63,7 +60,7 @@ void AssignmentBoard::ClearJob(absl::string_view job_id) {
       }
     }
     answers = TakeLocked([&](const Poll& poll) {
-      return !poll.known_job_id.empty() &&
+      return !poll.known.job_id.empty() &&
              std::find(cleared.begin(), cleared.end(), poll.task) != cleared.end();
     });
   }
@@ -75,21 +72,23 @@ Assignment AssignmentBoard::Get(const TaskId& task) const {
   return GetLocked(KeyOf(task));
 }
 
-uint64_t AssignmentBoard::Await(const TaskId& task, absl::string_view known_job_id,
-                                uint64_t known_generation, absl::Time deadline, Callback done,
-                                Assignment* now) {
+bool AssignmentBoard::Differs(const Assignment& assignment, const KnownRun& known) {
+  return assignment.job_id() != known.job_id || assignment.generation() != known.generation ||
+         assignment.replica_epoch() > known.replica_epoch;
+}
+
+uint64_t AssignmentBoard::Await(const TaskId& task, const KnownRun& known, absl::Time deadline,
+                                Callback done, Assignment* now) {
   const absl::Time time = clock_.Now();
   absl::MutexLock lock(&mu_);
   const Key key = KeyOf(task);
   Assignment current = GetLocked(key);
-  if (current.job_id() != known_job_id || current.generation() != known_generation ||
-      deadline <= time) {
+  if (Differs(current, known) || deadline <= time) {
     *now = std::move(current);
     return 0;
   }
   const uint64_t id = ++last_poll_id_;
-  polls_.emplace(id,
-                 Poll{key, std::string(known_job_id), known_generation, deadline, std::move(done)});
+  polls_.emplace(id, Poll{key, known, deadline, std::move(done)});
   return id;
 }
 

@@ -43,15 +43,23 @@ class AssignmentBoard {
   // The task's assignment; idle (empty) if it has none.
   Assignment Get(const TaskId& task) const;
 
+  // What a long poll's caller knows of its assignment.
+  struct KnownRun {
+    std::string job_id;
+    // Assignment.generation and Assignment.replica_epoch.
+    uint64_t generation = 0;
+    uint64_t replica_epoch = 0;
+  };
+
   // A long poll. When the task's assignment is for another job than
-  // `known_job_id` or another run of it than `known_generation`
-  // (Assignment.generation), or `deadline` has passed, fills *now and
-  // returns 0. Otherwise registers `done` and returns its id (> 0); `done`
+  // `known.job_id`, another run of it than `known.generation`, or the
+  // shards' primaries moved since `known.replica_epoch`, or `deadline` has
+  // passed, fills *now and returns 0. Otherwise registers `done` and returns its id (> 0); `done`
   // is called exactly once, with no lock held: with the new assignment once
   // it changes, or with the current one at the deadline (Expire) or on
   // Cancel.
-  uint64_t Await(const TaskId& task, absl::string_view known_job_id, uint64_t known_generation,
-                 absl::Time deadline, Callback done, Assignment* now);
+  uint64_t Await(const TaskId& task, const KnownRun& known, absl::Time deadline, Callback done,
+                 Assignment* now);
 
   // Answers poll `id` now with the current assignment, unless it was
   // answered already.
@@ -69,8 +77,7 @@ class AssignmentBoard {
   using Key = std::pair<int, int>;  // (type, index)
   struct Poll {
     Key task;
-    std::string known_job_id;
-    uint64_t known_generation = 0;
+    KnownRun known;
     absl::Time deadline;
     Callback done;
   };
@@ -80,6 +87,8 @@ class AssignmentBoard {
   };
 
   static Key KeyOf(const TaskId& task) { return Key(task.type(), task.index()); }
+  // Whether `assignment` is news to a poll that knows `known`.
+  static bool Differs(const Assignment& assignment, const KnownRun& known);
   Assignment GetLocked(const Key& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes the polls `pred` picks and returns their answers.
   std::vector<Answer> TakeLocked(const std::function<bool(const Poll&)>& pred)

@@ -29,7 +29,7 @@ TEST(AssignmentBoardTest, AnswersAtOnceWhenTheCallerKnowsAnOtherJob) {
   Assignment now;
   bool called = false;
   EXPECT_EQ(board.Await(
-                Worker(0), "", 0, clock.Now() + absl::Seconds(10),
+                Worker(0), {"", 0}, clock.Now() + absl::Seconds(10),
                 [&](const Assignment&) { called = true; }, &now),
             0u);
   EXPECT_EQ(now.job_id(), "j-1");
@@ -43,7 +43,7 @@ TEST(AssignmentBoardTest, ALongPollIsAnsweredWhenItsAssignmentChanges) {
   std::optional<Assignment> got;
   Assignment now;
   const uint64_t id = board.Await(
-      Worker(0), "", 0, clock.Now() + absl::Seconds(10), [&](const Assignment& a) { got = a; },
+      Worker(0), {"", 0}, clock.Now() + absl::Seconds(10), [&](const Assignment& a) { got = a; },
       &now);
   ASSERT_NE(id, 0u);
   board.Set(Worker(1), ForJob("j-1"));  // another task: still waiting
@@ -64,7 +64,7 @@ TEST(AssignmentBoardTest, ANewRunOfTheKnownJobAnswersItsPoll) {
   std::optional<Assignment> got;
   Assignment now;
   const uint64_t id = board.Await(
-      Worker(0), "j-1", 7, clock.Now() + absl::Seconds(10), [&](const Assignment& a) { got = a; },
+      Worker(0), {"j-1", 7}, clock.Now() + absl::Seconds(10), [&](const Assignment& a) { got = a; },
       &now);
   ASSERT_NE(id, 0u);  // the run it knows: wait
   board.Set(Worker(0), first);
@@ -77,7 +77,7 @@ TEST(AssignmentBoardTest, ANewRunOfTheKnownJobAnswersItsPoll) {
   // A caller that knows an older run is answered at once.
   EXPECT_EQ(
       board.Await(
-          Worker(0), "j-1", 7, clock.Now() + absl::Seconds(10), [](const Assignment&) {}, &now),
+          Worker(0), {"j-1", 7}, clock.Now() + absl::Seconds(10), [](const Assignment&) {}, &now),
       0u);
   EXPECT_EQ(now.generation(), 8u);
 }
@@ -89,7 +89,7 @@ TEST(AssignmentBoardTest, ALongPollEndsAtItsDeadlineWithTheCurrentAssignment) {
   std::optional<Assignment> got;
   Assignment now;
   ASSERT_NE(board.Await(
-                Worker(0), "j-1", 0, clock.Now() + absl::Seconds(10),
+                Worker(0), {"j-1", 0}, clock.Now() + absl::Seconds(10),
                 [&](const Assignment& a) { got = a; }, &now),
             0u);
   clock.Advance(absl::Seconds(9));
@@ -109,7 +109,7 @@ TEST(AssignmentBoardTest, ClearingAJobSendsItsTasksBackToIdle) {
   std::optional<Assignment> got;
   Assignment now;
   ASSERT_NE(board.Await(
-                Worker(0), "j-1", 0, clock.Now() + absl::Seconds(10),
+                Worker(0), {"j-1", 0}, clock.Now() + absl::Seconds(10),
                 [&](const Assignment& a) { got = a; }, &now),
             0u);
   board.ClearJob("j-1");
@@ -124,9 +124,9 @@ TEST(AssignmentBoardTest, CancelAnswersOnceAndCancelAllAnswersEveryPoll) {
   int calls = 0;
   Assignment now;
   const uint64_t a = board.Await(
-      Worker(0), "", 0, absl::InfiniteFuture(), [&](const Assignment&) { ++calls; }, &now);
+      Worker(0), {"", 0}, absl::InfiniteFuture(), [&](const Assignment&) { ++calls; }, &now);
   board.Await(
-      Worker(1), "", 0, absl::InfiniteFuture(), [&](const Assignment&) { ++calls; }, &now);
+      Worker(1), {"", 0}, absl::InfiniteFuture(), [&](const Assignment&) { ++calls; }, &now);
   board.Cancel(a);
   board.Cancel(a);
   EXPECT_EQ(calls, 1);

@@ -510,7 +510,9 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
   report.queue_depth = request.queue_depth();
   RETURN_IF_ERROR(members_->Heartbeat(request.task(), request.incarnation(), report));
   HeartbeatResponse response;
-  response.set_job_id(assignments_.Get(request.task()).job_id());
+  const Assignment assignment = assignments_.Get(request.task());
+  response.set_job_id(assignment.job_id());
+  response.set_replica_epoch(assignment.replica_epoch());
   absl::MutexLock lock(&mu_);
   if (response.job_id().empty() &&
       (resuming_.count(request.job_id()) > 0 || LeavingJobToResume())) {

@@ -25,6 +25,12 @@ DEFINE_int32(num_ps, 0,
              "Parameter servers a training job runs on (ps/0 .. ps/N-1); it waits for all of "
              "them. 0: the number TF_CONFIG's cluster.ps lists, else those registered when "
              "the job starts.");
+DEFINE_int32(ps_replicas, 0,
+             "Hot-standby replicas per parameter-server shard: 0 or 1. With 1 a job on N "
+             "shards runs on 2N parameter servers: shard i's primary ps/i and its backup "
+             "ps/N+i, which holds the same state and takes over with no step lost when the "
+             "primary is lost (docs/design/replicas.md). --num_ps and TF_CONFIG's cluster.ps "
+             "then list all 2N processes.");
 DEFINE_int32(num_workers, 0,
              "Workers a training job waits for at its start (worker/0 .. worker/N-1). 0: the "
              "number TF_CONFIG's cluster.worker lists, else those registered when the job "
@@ -146,7 +152,19 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
     return absl::InvalidArgumentError(absl::StrCat(
         "--records_per_lease must be >= 0 (0: automatic), got ", FLAGS_records_per_lease));
   }
-  options.runner.num_ps = FLAGS_num_ps > 0 ? FLAGS_num_ps : cluster.ps_size();
+  if (FLAGS_ps_replicas < 0 || FLAGS_ps_replicas > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ps_replicas must be 0 or 1, got ", FLAGS_ps_replicas));
+  }
+  const int ps_tasks = FLAGS_num_ps > 0 ? FLAGS_num_ps : cluster.ps_size();
+  const int per_shard = 1 + FLAGS_ps_replicas;
+  if (ps_tasks % per_shard != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--ps_replicas=", FLAGS_ps_replicas, " needs an even number of parameter servers (a "
+        "primary and a backup per shard); --num_ps or TF_CONFIG's cluster.ps gives ", ps_tasks));
+  }
+  options.runner.num_ps = ps_tasks / per_shard;
+  options.runner.ps_replicas = FLAGS_ps_replicas;
   options.runner.num_workers = FLAGS_num_workers > 0 ? FLAGS_num_workers : cluster.worker_size();
   options.runner.max_workers = FLAGS_max_workers;
   options.runner.records_per_lease = FLAGS_records_per_lease;

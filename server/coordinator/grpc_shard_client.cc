@@ -100,6 +100,19 @@ absl::StatusOr<CommitRoundResponse> GrpcShardClient::CommitRound(
   return response;
 }
 
+absl::StatusOr<ChangeReplicaResponse> GrpcShardClient::ChangeReplica(
+    const ChangeReplicaRequest& request) {
+  ChangeReplicaResponse response;
+  absl::Status status = Call(
+      "ChangeReplica", options_.change_replica_timeout,
+      [&](grpc::ClientContext* context) {
+        return stub_->ChangeReplica(context, request, &response);
+      },
+      options_.change_replica_timeout);
+  if (!status.ok()) return status;
+  return response;
+}
+
 void GrpcShardClient::Cancel() {
   cancelled_.Stop();
   calls_.Shutdown();

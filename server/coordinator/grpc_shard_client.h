@@ -47,6 +47,10 @@ struct GrpcShardClientOptions {
   // shard is writing or reading. Retried as the other calls are: a commit
   // is idempotent.
   absl::Duration commit_timeout = absl::Minutes(1);
+  // ChangeReplica, each attempt and all retries together. Default 5 s: a
+  // failover waits on it, and a replica that cannot answer by then is lost
+  // too (the job rolls back instead).
+  absl::Duration change_replica_timeout = absl::Seconds(5);
   // Retries: only a call that failed with Unavailable (the shard could not
   // be reached) is retried, with backoff, until retry.deadline from the
   // first attempt; then it fails Unavailable. Defaults 100 ms doubling to
@@ -77,6 +81,7 @@ class GrpcShardClient final : public ShardClient {
   absl::StatusOr<RestoreResponse> Restore(const RestoreRequest& request) override;
   absl::StatusOr<PushLedger> ReadPushLedger(const ReadPushLedgerRequest& request) override;
   absl::StatusOr<CommitRoundResponse> CommitRound(const CommitRoundRequest& request) override;
+  absl::StatusOr<ChangeReplicaResponse> ChangeReplica(const ChangeReplicaRequest& request) override;
   void Cancel() override;
 
  private:

@@ -104,14 +104,17 @@ absl::Status JobCheckpointer::Restore(const std::string& checkpoint_dir,
     }
     files[file.shard_index()] = &file;
   }
-  return shards_.ForEach([&](int i, ShardClient& client) -> absl::Status {
-    RestoreRequest request;
-    request.set_job_id(job_id_);
-    request.set_path(JoinPath(checkpoint_dir, files[i]->name()));
-    request.set_expected_bytes(files[i]->bytes());
-    request.set_expected_crc32c(files[i]->crc32c());
-    return client.Restore(request).status();
-  });
+  // Every replica of a shard restores the same file: both start the run
+  // from the same state.
+  return shards_.ForEachReplica(
+      [&](int i, const ReplicaSetup& /*setup*/, const ShardGroup::Shard& process) {
+        RestoreRequest request;
+        request.set_job_id(job_id_);
+        request.set_path(JoinPath(checkpoint_dir, files[i]->name()));
+        request.set_expected_bytes(files[i]->bytes());
+        request.set_expected_crc32c(files[i]->crc32c());
+        return process.client->Restore(request).status();
+      });
 }
 
 absl::Status JobCheckpointer::Delete(int64_t step) {

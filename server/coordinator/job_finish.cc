@@ -131,11 +131,11 @@ void ReleaseJob(JobParts& parts) {
   if (shards != nullptr && !parts.control.aborted()) {
     DropJobRequest request;
     request.set_job_id(parts.job_id);
-    absl::Status dropped = shards->ForEach([&](int i, ShardClient& client) -> absl::Status {
-      // A shard that is gone holds nothing to drop; calling it would only
+    absl::Status dropped = shards->ForEachProcess([&](const ShardGroup::Shard& process) {
+      // A process that is gone holds nothing to drop; calling it would only
       // wait out the retries.
-      if (!parts.context.members->HasLive(shards->shard(i).task)) return absl::OkStatus();
-      return client.DropJob(request);
+      if (!parts.context.members->HasLive(process.task)) return absl::OkStatus();
+      return process.client->DropJob(request);
     });
     if (!dropped.ok()) {
       LOG(WARNING) << "job " << parts.job_id

@@ -37,6 +37,10 @@ struct JobRunnerOptions {
   // when the job starts (1 + the highest live index, at least 1).
   int num_ps = 0;
   int num_workers = 0;
+  // Hot-standby replicas per shard (docs/design/replicas.md): 0 (default)
+  // or 1. With 1 a job on S shards runs on tasks ps/0 .. ps/(2S - 1):
+  // shard i's primary ps/i and its backup ps/(S + i); num_ps counts shards.
+  int ps_replicas = 0;
   // Workers may join a running job up to this many ranks (tasks worker/0
   // .. worker/(max_workers - 1)); the job's parameter servers keep a place
   // for a sync-round push per rank. Default 256. At least the job's start

@@ -20,6 +20,8 @@ namespace {
 // incarnations of their processes.
 absl::StatusOr<std::vector<uint64_t>> AwaitShardsBack(JobParts& parts, int num_ps,
                                                       const std::string& why) {
+  // With replicas, every shard's primary and backup.
+  num_ps *= 1 + parts.options.ps_replicas;
   WaitTracker tracker(parts.clock, "parameter servers",
                       parts.clock.Now() + parts.options.member_wait_timeout,
                       parts.options.wait_reports, parts.WarningSink());
@@ -41,17 +43,19 @@ absl::StatusOr<std::vector<uint64_t>> AwaitShardsBack(JobParts& parts, int num_p
   }
   const std::shared_ptr<ShardGroup> shards = parts.generation.shards();
   std::vector<uint64_t> incarnations(num_ps);
-  for (int i = 0; i < num_ps; ++i) {
-    ASSIGN_OR_RETURN(const Member member, parts.context.members->Get(shards->shard(i).task));
-    if (member.address() != shards->shard(i).address) {
+  RETURN_IF_ERROR(shards->ForEachProcess([&](const ShardGroup::Shard& process) -> absl::Status {
+    ASSIGN_OR_RETURN(const Member member, parts.context.members->Get(process.task));
+    if (member.address() != process.address) {
       return absl::FailedPreconditionError(absl::StrCat(
           TaskName(member.task()), " came back at ", member.address(), ", not at ",
-          shards->shard(i).address,
-          " where the job placed its variables; restart it with --listen ",
-          shards->shard(i).address, " or submit the job again to resume from its checkpoint"));
+          process.address, " where the job placed its variables; restart it with --listen ",
+          process.address, " or submit the job again to resume from its checkpoint"));
     }
-    incarnations[i] = member.incarnation();
-  }
+    incarnations[process.task.index()] = member.incarnation();
+    return absl::OkStatus();
+  }));
+  // Every replica starts the new run in its first role.
+  shards->Reset();
   return incarnations;
 }
 

@@ -308,11 +308,17 @@ void JobRunner::HandBack(const TaskId& task, uint64_t incarnation, absl::string_
   parts_.control.Poke();
   const JobPhase phase = parts_.control.phase();
   if (job == nullptr || phase == JobPhase::kEnded || task.type() != TASK_TYPE_PS ||
-      task.index() >= job->num_ps || !parts_.control.failure().ok() ||
-      !parts_.generation.Loses(task.index(), incarnation)) {
+      task.index() >= job->num_ps * (1 + parts_.options.ps_replicas) ||
+      !parts_.control.failure().ok() || !parts_.generation.Loses(task.index(), incarnation)) {
     return;
   }
   const std::string lost = absl::StrCat(TaskName(task), " (a parameter server of the job) ", why);
+  if (phase == JobPhase::kTraining && parts_.options.ps_replicas > 0) {
+    // Its shard's other replica takes over (job_failover.h).
+    parts_.generation.MarkReplicaLost({task, lost});
+    parts_.control.Poke();
+    return;
+  }
   if (phase == JobPhase::kTraining || phase == JobPhase::kRollingBack) {
     parts_.generation.MarkLost(lost);
     return;

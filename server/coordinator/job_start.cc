@@ -37,9 +37,12 @@ std::vector<TaskId> MissingMembers(const JobParts& parts, StartedJob& job) {
   std::vector<TaskId> missing;
   if (parts.trains) {
     const std::vector<Member> members = registry.Members();
-    job.num_ps = JobSize(members, TASK_TYPE_PS, parts.options.num_ps);
+    // With replicas every shard has its primary and its backup.
+    const int per_shard = 1 + parts.options.ps_replicas;
+    const int ps_tasks = JobSize(members, TASK_TYPE_PS, parts.options.num_ps * per_shard);
+    job.num_ps = (ps_tasks + per_shard - 1) / per_shard;
     job.num_workers = JobSize(members, TASK_TYPE_WORKER, parts.options.num_workers);
-    for (const TaskId& task : registry.MissingTasks(TASK_TYPE_PS, job.num_ps)) {
+    for (const TaskId& task : registry.MissingTasks(TASK_TYPE_PS, job.num_ps * per_shard)) {
       missing.push_back(task);
     }
     for (const TaskId& task : registry.MissingTasks(TASK_TYPE_WORKER, job.num_workers)) {
@@ -72,22 +75,32 @@ absl::Status WaitForMembers(JobParts& parts, StartedJob& job) {
   }
 }
 
-// A client for each of the job's parameter servers, and the generation
-// they start.
+// A client for each of the job's parameter servers (with replicas, shard
+// i's primary ps/i and backup ps/(num_ps + i)), and the generation they
+// start.
 absl::Status ConnectShards(JobParts& parts, int num_ps) {
-  std::vector<ShardGroup::Shard> shards;
+  const int per_shard = 1 + parts.options.ps_replicas;
+  std::vector<ShardGroup::Shard> processes;
   std::vector<uint64_t> incarnations;
-  for (int i = 0; i < num_ps; ++i) {
+  for (int i = 0; i < num_ps * per_shard; ++i) {
     ShardGroup::Shard shard;
     shard.task = MakeTask(TASK_TYPE_PS, i);
     ASSIGN_OR_RETURN(const Member member, parts.context.members->Get(shard.task));
     shard.address = member.address();
     shard.client = parts.context.shard_clients(shard.address);
-    shards.push_back(std::move(shard));
+    processes.push_back(std::move(shard));
     incarnations.push_back(member.incarnation());
   }
-  parts.generation.Connect(std::make_shared<ShardGroup>(std::move(shards)),
-                           std::move(incarnations));
+  std::shared_ptr<ShardGroup> group;
+  if (per_shard == 1) {
+    group = std::make_shared<ShardGroup>(std::move(processes));
+  } else {
+    std::vector<ShardGroup::Shard> backups;
+    for (int i = num_ps; i < 2 * num_ps; ++i) backups.push_back(std::move(processes[i]));
+    processes.resize(num_ps);
+    group = std::make_shared<ShardGroup>(std::move(processes), std::move(backups));
+  }
+  parts.generation.Connect(std::move(group), std::move(incarnations));
   return absl::OkStatus();
 }
 
@@ -229,7 +242,8 @@ absl::Status StartJob(JobParts& parts) {
 absl::Status CreateVariables(JobParts& parts, const StartedJob& job) {
   const VariableLayout& layout = *parts.layout;
   const uint64_t generation = parts.generation.number();
-  return parts.generation.shards()->ForEach([&](int i, ShardClient& client) -> absl::Status {
+  return parts.generation.shards()->ForEachReplica([&](int i, const ReplicaSetup& replica,
+                                                      const ShardGroup::Shard& process) {
     CreateVariablesRequest request;
     request.set_job_id(parts.job_id);
     request.set_shard_index(i);
@@ -243,26 +257,23 @@ absl::Status CreateVariables(JobParts& parts, const StartedJob& job) {
     request.set_max_workers(job.max_workers);
     request.set_generation(generation);
     request.set_rounds_agreed(RoundsAreAgreed(parts.spec.training(), job.num_ps));
-    return client.CreateVariables(request).status();
+    if (replica.role() != REPLICA_ROLE_UNSPECIFIED) *request.mutable_replica() = replica;
+    return process.client->CreateVariables(request).status();
   });
 }
 
-void PublishAssignments(JobParts& parts, const StartedJob& job, const StartPoint& start) {
-  Assignment base;
-  base.set_job_id(parts.job_id);
-  *base.mutable_spec() = parts.spec;
+namespace {
+
+// Hands `base`, with the shards' primaries now, to the job's members.
+void Publish(JobParts& parts, const StartedJob& job, Assignment base) {
+  base.clear_ps_addresses();
   if (std::shared_ptr<ShardGroup> shards = parts.generation.shards(); shards != nullptr) {
     for (const std::string& address : shards->addresses()) base.add_ps_addresses(address);
+    if (shards->replicated()) base.set_replica_epoch(shards->layout_epoch());
   }
-  if (parts.layout.has_value()) {
-    for (const VariablePlacement& p : parts.layout->placements) *base.add_placements() = p;
-  }
-  base.set_restore_checkpoint(start.checkpoint_dir);
-  base.set_global_step(start.global_step());
-  base.set_num_workers(parts.workers.count());
 
   std::vector<TaskId> tasks;
-  for (int i = 0; i < job.num_ps; ++i) {
+  for (int i = 0; i < job.num_ps * (1 + parts.options.ps_replicas); ++i) {
     tasks.push_back(MakeTask(TASK_TYPE_PS, i));
     parts.context.assignments->Set(tasks.back(), base);
   }
@@ -293,6 +304,25 @@ void PublishAssignments(JobParts& parts, const StartedJob& job, const StartPoint
       parts.context.members->SetJob(task, member->incarnation(), parts.job_id).IgnoreError();
     }
   }
+}
+
+}  // namespace
+
+void PublishAssignments(JobParts& parts, const StartedJob& job, const StartPoint& start) {
+  Assignment base;
+  base.set_job_id(parts.job_id);
+  *base.mutable_spec() = parts.spec;
+  if (parts.layout.has_value()) {
+    for (const VariablePlacement& p : parts.layout->placements) *base.add_placements() = p;
+  }
+  base.set_restore_checkpoint(start.checkpoint_dir);
+  base.set_global_step(start.global_step());
+  base.set_num_workers(parts.workers.count());
+  Publish(parts, job, std::move(base));
+}
+
+void RepublishShards(JobParts& parts, const StartedJob& job) {
+  Publish(parts, job, parts.context.assignments->Get(MakeTask(TASK_TYPE_PS, 0)));
 }
 
 }  // namespace coordinator

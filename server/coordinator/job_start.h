@@ -28,6 +28,11 @@ absl::Status CreateVariables(JobParts& parts, const StartedJob& job);
 // once.
 void PublishAssignments(JobParts& parts, const StartedJob& job, const StartPoint& start);
 
+// Hands every member the job's current assignment again with the shards'
+// primaries now and the next Assignment.replica_epoch: a shard failed over
+// to its backup within the generation.
+void RepublishShards(JobParts& parts, const StartedJob& job);
+
 }  // namespace coordinator
 }  // namespace pstrain
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "server/coordinator/job_failover.h"
 #include "server/coordinator/job_resize.h"
 #include "server/coordinator/job_rollback.h"
 
@@ -20,6 +22,10 @@ absl::Status TrainJob(JobParts& parts) {
     const absl::Status interrupted = parts.control.WaitForChange(deadline);
     if (absl::IsAborted(interrupted)) return interrupted;
     RETURN_IF_ERROR(parts.control.failure());
+    if (std::vector<LostReplica> replicas = parts.generation.TakeLostReplicas();
+        !replicas.empty()) {
+      FailOver(parts, *job, replicas);
+    }
     if (std::optional<std::string> lost = parts.generation.lost(); lost.has_value()) {
       RETURN_IF_ERROR(RollBack(parts, *job, *lost));
       continue;

@@ -224,15 +224,21 @@ absl::Status RoundKeeper::CommitOnShards(const CommitRoundRequest& request,
   const RetryContext context{clock_, random_, stop};
   // A shard known lost is not waited for: the rollback restores every
   // shard, and a checkpoint's hold or a worker's drop waits for this commit.
+  // With replicas, a primary lost (Unavailable) or replaced (NOT_PRIMARY)
+  // fails over to its backup meanwhile: each attempt asks the shard's
+  // primary of the moment, which answers a round it applied before with
+  // its version.
   const RetryablePredicate unavailable = RetryableUnavailable();
   const RetryablePredicate retryable = [&](const absl::Status& status) {
-    return unavailable(status) && !generation_.lost().has_value();
+    return (unavailable(status) || ReasonOf(status) == ERROR_REASON_NOT_PRIMARY) &&
+           !generation_.lost().has_value();
   };
-  return shards->ForEach([&](int i, ShardClient& client) -> absl::Status {
-    return RetryUntilStopped(absl::StrCat(TaskName(shards->shard(i).task),
-                                          " (commit of sync round ", request.round(), ")"),
-                             options_.commit_retry, context, retryable,
-                             [&] { return client.CommitRound(request).status(); });
+  return shards->ForEach([&](int i, ShardClient& /*first*/) -> absl::Status {
+    return RetryUntilStopped(
+        absl::StrCat(TaskName(shards->shard(i).task), " (commit of sync round ", request.round(),
+                     ")"),
+        options_.commit_retry, context, retryable,
+        [&] { return shards->shard(i).client->CommitRound(request).status(); });
   });
 }
 

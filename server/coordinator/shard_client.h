@@ -39,6 +39,14 @@ class ShardClient {
     return absl::UnimplementedError("this shard client commits no sync round");
   }
 
+  // Changes the shard replica's role under a new epoch (hot-standby
+  // replicas, docs/design/replicas.md). Unimplemented by clients of shards
+  // without replicas.
+  virtual absl::StatusOr<ChangeReplicaResponse> ChangeReplica(
+      const ChangeReplicaRequest& /*request*/) {
+    return absl::UnimplementedError("this shard client changes no replica");
+  }
+
   // Makes calls in progress, and every later call, return Cancelled soon
   // (the coordinator is shutting down).
   virtual void Cancel() = 0;

@@ -25,6 +25,7 @@ void TrainingGeneration::Renew(std::vector<uint64_t> incarnations) {
   absl::MutexLock lock(&mu_);
   incarnations_ = std::move(incarnations);
   lost_.reset();
+  lost_replicas_.clear();
 }
 
 void TrainingGeneration::Advance() { number_ = Next(); }
@@ -45,6 +46,18 @@ void TrainingGeneration::MarkLost(std::string why) {
 std::optional<std::string> TrainingGeneration::lost() const {
   absl::MutexLock lock(&mu_);
   return lost_;
+}
+
+void TrainingGeneration::MarkReplicaLost(LostReplica replica) {
+  absl::MutexLock lock(&mu_);
+  lost_replicas_.push_back(std::move(replica));
+}
+
+std::vector<LostReplica> TrainingGeneration::TakeLostReplicas() {
+  absl::MutexLock lock(&mu_);
+  std::vector<LostReplica> lost;
+  lost.swap(lost_replicas_);
+  return lost;
 }
 
 void TrainingGeneration::MarkDone() {

@@ -11,10 +11,17 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock/clock.h"
+#include "protos/cluster.pb.h"
 #include "server/coordinator/shard_group.h"
 
 namespace pstrain {
 namespace coordinator {
+
+// A process of a replicated shard that the run lost (docs/design/replicas.md).
+struct LostReplica {
+  TaskId task;
+  std::string why;
+};
 
 // The run of a training job's variables on its parameter servers: the
 // shards, the process incarnation of each that the run lives in, and the
@@ -55,6 +62,11 @@ class TrainingGeneration {
   // A loss that costs the run, with why; the first one until Renew stands.
   void MarkLost(std::string why);
   std::optional<std::string> lost() const;
+  // With replicas: a lost process of the run, whose shard the training
+  // loop fails over (job_failover.h) instead of rolling back.
+  void MarkReplicaLost(LostReplica replica);
+  // The replica losses marked since the last call (Renew forgets them).
+  std::vector<LostReplica> TakeLostReplicas();
   // The final checkpoint is saved: losing a shard no longer matters.
   void MarkDone();
 
@@ -72,6 +84,7 @@ class TrainingGeneration {
   std::shared_ptr<ShardGroup> shards_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> incarnations_ ABSL_GUARDED_BY(mu_);
   std::optional<std::string> lost_ ABSL_GUARDED_BY(mu_);
+  std::vector<LostReplica> lost_replicas_ ABSL_GUARDED_BY(mu_);
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -78,7 +78,7 @@ absl::StatusOr<Assignment> InProcessCoordinator::AwaitBoardAssignment(const Task
   Assignment got;
   Assignment now;
   const uint64_t id = coordinator_->assignments().Await(
-      task, "", 0, absl::InfiniteFuture(),
+      task, {}, absl::InfiniteFuture(),
       [&](const Assignment& assignment) {
         got = assignment;
         done.Notify();
