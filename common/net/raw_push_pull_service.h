@@ -16,7 +16,9 @@ using RawPushPullParameterServer = ParameterServer::WithCallbackMethod_CreateVar
                 ParameterServer::WithCallbackMethod_ReadPushLedger<
                     ParameterServer::WithCallbackMethod_OpenLane<
                         ParameterServer::WithCallbackMethod_CommitRound<
-                            ParameterServer::Service>>>>>>>>>;
+                            ParameterServer::WithCallbackMethod_Replicate<
+                                ParameterServer::WithCallbackMethod_ChangeReplica<
+                                    ParameterServer::Service>>>>>>>>>>>;
 
 }  // namespace pstrain
 

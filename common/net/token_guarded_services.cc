@@ -132,6 +132,16 @@ class GuardedParameterServer final : public Base {
   // is what the shard's Unix socket asks for.
   PSTRAIN_GUARDED_UNARY(ParameterServer, OpenLane, OpenLaneRequest, OpenLaneResponse,
                         TokenScope::kCluster)
+  PSTRAIN_GUARDED_UNARY(ParameterServer, ChangeReplica, ChangeReplicaRequest,
+                        ChangeReplicaResponse, TokenScope::kCluster)
+
+  grpc::ServerBidiReactor<ReplicateRequest, ReplicateResponse>* Replicate(
+      grpc::CallbackServerContext* context) override {
+    grpc::Status status =
+        authenticator_.Check(TokenScope::kCluster, "/pstrain.ParameterServer/Replicate", *context);
+    if (!status.ok()) return new RefusedBidiReactor<ReplicateRequest, ReplicateResponse>(status);
+    return inner_.Replicate(context);
+  }
 
   grpc::ServerBidiReactor<Request, Response>* PushPull(
       grpc::CallbackServerContext* context) override {

@@ -146,6 +146,43 @@ class PullReactor : public grpc::ServerUnaryReactor {
   const std::shared_ptr<WaitState> wait_ = std::make_shared<WaitState>();
 };
 
+// One Replicate stream: read a request, apply it on the replication
+// thread, answer, read the next. One operation at a time, so Finish is
+// called once: when the primary is done sending, or after a refusal.
+class ReplicateReactor : public grpc::ServerBidiReactor<ReplicateRequest, ReplicateResponse> {
+ public:
+  explicit ReplicateReactor(ParameterServerService& service) : service_(service) {
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status::OK);
+    service_.replication_.Schedule([this] {
+      absl::StatusOr<uint64_t> applied = service_.store_.Replicate(request_);
+      answer_.Clear();
+      if (applied.ok()) {
+        answer_.set_applied_through(*applied);
+      } else {
+        *answer_.mutable_error() = ToStatusProto(applied.status());
+        refused_ = true;
+      }
+      StartWrite(&answer_);
+    });
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok || refused_) return Finish(grpc::Status::OK);
+    StartRead(&request_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  ParameterServerService& service_;
+  // Used by one operation at a time.
+  ReplicateRequest request_;
+  ReplicateResponse answer_;
+  bool refused_ = false;
+};
+
 ParameterServerService::ParameterServerService(ShardStore& store,
                                                ParameterServerServiceOptions options,
                                                LaneRegistry* lanes)
@@ -256,6 +293,23 @@ grpc::ServerUnaryReactor* ParameterServerService::OpenLane(grpc::CallbackServerC
   absl::StatusOr<OpenLaneResponse> granted = lanes_->Grant(*request);
   if (granted.ok()) *response = *std::move(granted);
   reactor->Finish(ToGrpcStatus(granted.status()));
+  return reactor;
+}
+
+grpc::ServerBidiReactor<ReplicateRequest, ReplicateResponse>* ParameterServerService::Replicate(
+    grpc::CallbackServerContext* /*context*/) {
+  return new ReplicateReactor(*this);
+}
+
+grpc::ServerUnaryReactor* ParameterServerService::ChangeReplica(
+    grpc::CallbackServerContext* context, const ChangeReplicaRequest* request,
+    ChangeReplicaResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  slow_calls_.Schedule([this, request, response, reactor] {
+    absl::StatusOr<ChangeReplicaResponse> r = store_.ChangeReplica(*request);
+    if (r.ok()) *response = *std::move(r);
+    reactor->Finish(ToGrpcStatus(r.status()));
+  });
   return reactor;
 }
 

@@ -97,10 +97,22 @@ class ParameterServerService final : public RawPushPullParameterServer, private 
   grpc::ServerUnaryReactor* OpenLane(grpc::CallbackServerContext* context,
                                      const OpenLaneRequest* request,
                                      OpenLaneResponse* response) override;
+  // A primary's stream to this backup (ShardStore::Replicate): each
+  // request's entries are applied on the replication thread, then answered
+  // with applied_through; a refusal is answered with `error` and ends the
+  // stream.
+  grpc::ServerBidiReactor<ReplicateRequest, ReplicateResponse>* Replicate(
+      grpc::CallbackServerContext* context) override;
+  // Runs on the slow calls' thread (a promotion waits for the entry being
+  // applied).
+  grpc::ServerUnaryReactor* ChangeReplica(grpc::CallbackServerContext* context,
+                                          const ChangeReplicaRequest* request,
+                                          ChangeReplicaResponse* response) override;
 
  private:
   friend class PushPullReactor;
   friend class PullReactor;
+  friend class ReplicateReactor;
 
   // LaneServer.
   absl::StatusOr<std::unique_ptr<LaneServer::Connection>> Serve(
@@ -110,6 +122,9 @@ class ParameterServerService final : public RawPushPullParameterServer, private 
   const ParameterServerServiceOptions options_;
   LaneRegistry* const lanes_;
   internal::SerialExecutor slow_calls_;
+  // Applies Replicate streams' entries: a backup applies one entry at a
+  // time, and a stalled one (paused for a restore) holds up no gRPC thread.
+  internal::SerialExecutor replication_;
 };
 
 }  // namespace pstrain

@@ -14,6 +14,7 @@
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "server/ps/replica_entry.h"
 #include "server/ps/shard_memory_plan.h"
 
 namespace pstrain {
@@ -195,22 +196,6 @@ absl::StatusOr<int> ParameterShard::FindVariable(absl::string_view name) const {
   return it->second;
 }
 
-absl::Status ParameterShard::ValidateIds(const ShardVariable& v,
-                                         absl::Span<const int64_t> ids) const {
-  for (int64_t id : ids) {
-    if (v.num_rows > 0 && (id < 0 || id >= v.num_rows)) {
-      return absl::InvalidArgumentError(absl::StrCat("row id ", id, " of \"", v.spec.name(),
-                                                     "\" is outside [0, ", v.num_rows, ")"));
-    }
-    if (v.embedding && num_shards() > 1 && RowShard(id, num_shards()) != shard_index()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("row id ", id, " of \"", v.spec.name(), "\" belongs to shard ",
-                       RowShard(id, num_shards()), ", not ", shard_index()));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ParameterShard::Validate(const PushKey& key,
                                       absl::Span<const GradientRef> gradients) const {
   if (key.worker < 0 || key.worker >= max_workers_ || key.incarnation == 0 || key.sequence == 0) {
@@ -275,10 +260,13 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
   if (absl::Status s = Validate(key, gradients); !s.ok()) return Reject(std::move(s));
   if (rounds_agreed_) return Stage(key, base_version, gradients, source);
 
+  std::optional<PushRequest> forwarded = PreparePush(key, base_version, gradients, source);
   const bool sync = mode_ == UPDATE_MODE_SYNC;
   int64_t step = 0;
   int slot = 0;                // sync: this push's place in the round's sum
   int64_t joined_version = 0;  // sync: the shard's version once it joined
+  std::optional<PushReply> refused;
+  Replication replication;
   {
     absl::MutexLock l(&mu_);
     // Pushes wait while the shard is paused (a snapshot or restore), and in
@@ -287,25 +275,34 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
       return shut_down_ || (!paused_ && !(sync && round_closed_));
     };
     mu_.Await(absl::Condition(&may_push));
-    if (std::optional<PushReply> refused = RefuseLocked(key, base_version, source, sync)) {
-      return *std::move(refused);
-    }
-    ++in_flight_;
-    if (sync) {
-      slot = JoinRoundLocked(key, source);
-      joined_version = version_;
+    refused = RefuseLocked(key, base_version, source, sync);
+    if (refused.has_value()) {
+      // A duplicate's first decision may still be on its way to the backup.
+      if (refused->outcome == PUSH_OUTCOME_DUPLICATE) replication = NewestLocked();
     } else {
-      step = version_++;
-      dedup_.Record(key, PUSH_OUTCOME_APPLIED);
-      BookApplied(key, source);
+      ++in_flight_;
+      if (sync) {
+        slot = JoinRoundLocked(key, source);
+        joined_version = version_;
+      } else {
+        step = version_++;
+        dedup_.Record(key, PUSH_OUTCOME_APPLIED);
+        BookApplied(key, source);
+      }
+      if (log_ != nullptr) {
+        replication =
+            AppendLocked(PushEntryLocked(forwarded, key, base_version, gradients, source));
+      }
     }
   }
-  if (sync) return AddToRound(key, gradients, slot, joined_version);
+  if (refused.has_value()) return Acknowledged(*std::move(refused), replication);
+  if (sync) return AddToRound(key, gradients, slot, joined_version, replication);
   Apply(gradients, step, 1.0f);
   {
     absl::MutexLock l(&mu_);
     --in_flight_;
   }
+  if (absl::Status s = AwaitReplicated(replication); !s.ok()) return Reject(std::move(s));
   return Applied(step);
 }
 
@@ -325,6 +322,7 @@ std::optional<PushReply> ParameterShard::RefuseLocked(const PushKey& key, int64_
                                    absl::StrCat("job ", job_id(), " was dropped from this shard")),
                                ERROR_REASON_JOB_ENDED));
   }
+  if (!log_failure_.ok()) return rejected("failed_precondition", log_failure_);
   const PushDedup::Lookup seen = dedup_.Check(key);
   if (seen.verdict == PushDedup::Verdict::kOldIncarnation) {
     return rejected(
@@ -400,25 +398,30 @@ int ParameterShard::JoinRoundLocked(const PushKey& key, const PushSource& source
 }
 
 PushReply ParameterShard::AddToRound(const PushKey& key, absl::Span<const GradientRef> gradients,
-                                     int slot, int64_t joined_version) {
+                                     int slot, int64_t joined_version, const Replication& joined) {
   {
     absl::MutexLock r(&round_mu_);
     round_sum_->Add(slot, gradients);
   }
   bool last = false;
   int64_t step = 0;
+  // The last to sum may not be the push that closed the round: the round's
+  // version waits for every entry decided so far, the closing one among
+  // them (no push joins a closed round).
+  Replication round;
   {
     absl::MutexLock l(&mu_);
     ++round_summed_;
     last = round_closed_ && round_summed_ == replicas_to_aggregate_;
     if (!last) --in_flight_;
     step = version_ - 1;
+    if (last) round = NewestLocked();
   }
   if (!last) {
     PushReply reply;
     reply.outcome = PUSH_OUTCOME_AGGREGATED;
     reply.version = joined_version;
-    return reply;
+    return Acknowledged(reply, joined);
   }
   // The round's last gradient: apply the sum, and book every contribution.
   {
@@ -442,6 +445,7 @@ PushReply ParameterShard::AddToRound(const PushKey& key, absl::Span<const Gradie
     round_closed_ = false;
     --in_flight_;
   }
+  if (absl::Status s = AwaitReplicated(round); !s.ok()) return Reject(std::move(s));
   return Applied(step);
 }
 
@@ -450,23 +454,33 @@ PushReply ParameterShard::Stage(const PushKey& key, int64_t base_version,
   // Copied before the lock is taken, so that copying a large gradient holds
   // up no other push; a push refused below wasted its copy.
   StagedPush push{key, source, GradientCopy(gradients)};
-  absl::MutexLock l(&mu_);
-  auto may_push = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return shut_down_ || (!paused_ && !round_closed_);
-  };
-  mu_.Await(absl::Condition(&may_push));
-  if (std::optional<PushReply> refused = RefuseLocked(key, base_version, source, true)) {
-    return *std::move(refused);
-  }
-  // A push of an older incarnation of the rank is replaced; PushDedup
-  // forgets that incarnation with the Record below, so its retries are
-  // refused INCARNATION_SUPERSEDED.
-  if (stage_.Put(std::move(push)).has_value()) metrics_.RecordStagedDropped(1);
-  dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
+  std::optional<PushRequest> forwarded = PreparePush(key, base_version, gradients, source);
   PushReply reply;
-  reply.outcome = PUSH_OUTCOME_AGGREGATED;
-  reply.version = version_;
-  return reply;
+  Replication replication;
+  {
+    absl::MutexLock l(&mu_);
+    auto may_push = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return shut_down_ || (!paused_ && !round_closed_);
+    };
+    mu_.Await(absl::Condition(&may_push));
+    if (std::optional<PushReply> refused = RefuseLocked(key, base_version, source, true)) {
+      if (refused->outcome == PUSH_OUTCOME_DUPLICATE) replication = NewestLocked();
+      reply = *std::move(refused);
+    } else {
+      // A push of an older incarnation of the rank is replaced; PushDedup
+      // forgets that incarnation with the Record below, so its retries are
+      // refused INCARNATION_SUPERSEDED.
+      if (stage_.Put(std::move(push)).has_value()) metrics_.RecordStagedDropped(1);
+      dedup_.Record(key, PUSH_OUTCOME_AGGREGATED);
+      reply.outcome = PUSH_OUTCOME_AGGREGATED;
+      reply.version = version_;
+      if (log_ != nullptr) {
+        replication =
+            AppendLocked(PushEntryLocked(forwarded, key, base_version, gradients, source));
+      }
+    }
+  }
+  return Acknowledged(std::move(reply), replication);
 }
 
 absl::StatusOr<int64_t> ParameterShard::CommitRound(int64_t round,
@@ -478,6 +492,8 @@ absl::StatusOr<int64_t> ParameterShard::CommitRound(int64_t round,
   }
   std::vector<StagedPush> taken;
   int64_t step = 0;
+  std::optional<int64_t> committed_before;
+  Replication replication;
   {
     absl::MutexLock l(&mu_);
     // Like a push, a commit waits while updates are paused (a snapshot or
@@ -487,11 +503,21 @@ absl::StatusOr<int64_t> ParameterShard::CommitRound(int64_t round,
     };
     mu_.Await(absl::Condition(&may_commit));
     RETURN_IF_ERROR(CheckCommitLocked(round, members));
-    if (round < version_) return version_;  // committed before
-    taken = TakeMembersLocked(members);
-    step = version_++;
-    round_closed_ = true;
-    ++in_flight_;
+    if (round < version_) {
+      // Committed before: answered once the backup holds it.
+      committed_before = version_;
+      replication = NewestLocked();
+    } else {
+      taken = TakeMembersLocked(members);
+      step = version_++;
+      round_closed_ = true;
+      ++in_flight_;
+      if (log_ != nullptr) replication = AppendLocked(CommitEntry(job_id(), round, members));
+    }
+  }
+  if (committed_before.has_value()) {
+    RETURN_IF_ERROR(AwaitReplicated(replication));
+    return *committed_before;
   }
   ApplyMembers(taken, step);
   {
@@ -500,6 +526,7 @@ absl::StatusOr<int64_t> ParameterShard::CommitRound(int64_t round,
     --in_flight_;
   }
   metrics_.RecordRoundCommitted();
+  RETURN_IF_ERROR(AwaitReplicated(replication));
   return Applied(step).version;
 }
 
@@ -626,46 +653,22 @@ void ParameterShard::RecordTables() {
   }
 }
 
-absl::Status ParameterShard::CheckRange(int variable, int64_t offset, int64_t count) const {
-  if (variable < 0 || variable >= num_variables()) {
-    return absl::InvalidArgumentError(absl::StrCat("no variable #", variable));
-  }
-  const ShardVariable& v = *variables_[variable];
-  if (v.embedding) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", v.spec.name(), "\" is an embedding table; read it by rows"));
-  }
-  if (offset < 0 || count < 0 || offset > v.num_elements || count > v.num_elements - offset) {
-    return absl::InvalidArgumentError(absl::StrCat("elements [", offset, ", ", offset + count,
-                                                   ") are outside \"", v.spec.name(), "\" of ",
-                                                   v.num_elements, " elements"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ParameterShard::ReadDense(int variable, int64_t offset, absl::Span<float> out) const {
-  RETURN_IF_ERROR(CheckRange(variable, offset, static_cast<int64_t>(out.size())));
-  variables_[variable]->dense->Read(offset, out);
-  return absl::OkStatus();
-}
-
-absl::Status ParameterShard::ReadDenseBytes(int variable, int64_t offset, int64_t count,
-                                            std::string* out) const {
-  RETURN_IF_ERROR(CheckRange(variable, offset, count));
-  variables_[variable]->dense->ReadBytes(offset, count, out);
-  return absl::OkStatus();
-}
-
 std::optional<PushReply> ParameterShard::DecidedBefore(const PushKey& key) {
-  absl::MutexLock l(&mu_);
-  const PushDedup::Lookup seen = dedup_.Check(key);
-  if (seen.verdict != PushDedup::Verdict::kSeen) return std::nullopt;
-  metrics_.RecordDedupHit();
   PushReply reply;
-  reply.outcome = seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
-  if (reply.outcome == PUSH_OUTCOME_STALE) reply.status = WhyStale();
-  reply.version = version_;
-  return reply;
+  Replication replication;
+  {
+    absl::MutexLock l(&mu_);
+    const PushDedup::Lookup seen = dedup_.Check(key);
+    if (seen.verdict != PushDedup::Verdict::kSeen) return std::nullopt;
+    metrics_.RecordDedupHit();
+    reply.outcome =
+        seen.outcome == PUSH_OUTCOME_STALE ? PUSH_OUTCOME_STALE : PUSH_OUTCOME_DUPLICATE;
+    if (reply.outcome == PUSH_OUTCOME_STALE) reply.status = WhyStale();
+    reply.version = version_;
+    // Its first decision may still be on its way to the backup.
+    if (reply.outcome == PUSH_OUTCOME_DUPLICATE) replication = NewestLocked();
+  }
+  return Acknowledged(std::move(reply), replication);
 }
 
 absl::Status ParameterShard::WhyStale() const {
@@ -681,25 +684,6 @@ absl::Status ParameterShard::WhyStale() const {
                         " behind the shard's; not applied: train the batch again on the "
                         "current parameters")),
                     ERROR_REASON_STALE_VERSION);
-}
-
-absl::Status ParameterShard::ReadRows(int variable, absl::Span<const int64_t> ids,
-                                      float* out) const {
-  if (variable < 0 || variable >= num_variables()) {
-    return absl::InvalidArgumentError(absl::StrCat("no variable #", variable));
-  }
-  const ShardVariable& v = *variables_[variable];
-  if (!v.embedding && v.spec.shape().dims_size() == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", v.spec.name(), "\" is a scalar and has no rows"));
-  }
-  RETURN_IF_ERROR(ValidateIds(v, ids));
-  if (v.embedding) {
-    v.table->Lookup(ids, out);
-  } else {
-    v.dense->ReadRows(ids, out);
-  }
-  return absl::OkStatus();
 }
 
 void ParameterShard::PauseUpdates() {
@@ -721,16 +705,31 @@ void ParameterShard::BookApplied(const PushKey& key, const PushSource& source) {
   metrics_.SetAppliedPushes(ledger_.applied_pushes());
 }
 
-PushLedger ParameterShard::ReadLedger(absl::Span<const int64_t> lease_ids, LedgerRead read) {
-  absl::MutexLock l(&mu_);
-  if (read == LedgerRead::kSeal) {
-    // Nothing of a handed-back lease stays staged; no commit names it (the
-    // coordinator dropped its worker from the open round first). Forgotten,
-    // a retry is refused LEASE_SEALED.
-    const std::vector<PushKey> dropped = stage_.DropLeases(lease_ids);
-    for (const PushKey& k : dropped) dedup_.Forget(k);
-    metrics_.RecordStagedDropped(static_cast<int64_t>(dropped.size()));
+absl::StatusOr<PushLedger> ParameterShard::ReadLedger(absl::Span<const int64_t> lease_ids,
+                                                      LedgerRead read) {
+  PushLedger answer;
+  Replication replication;
+  {
+    absl::MutexLock l(&mu_);
+    if (read == LedgerRead::kSeal) {
+      if (!log_failure_.ok()) return log_failure_;
+      // Nothing of a handed-back lease stays staged; no commit names it (the
+      // coordinator dropped its worker from the open round first). Forgotten,
+      // a retry is refused LEASE_SEALED.
+      const std::vector<PushKey> dropped = stage_.DropLeases(lease_ids);
+      for (const PushKey& k : dropped) dedup_.Forget(k);
+      metrics_.RecordStagedDropped(static_cast<int64_t>(dropped.size()));
+      if (log_ != nullptr) AppendLocked(SealEntry(job_id(), lease_ids));
+    }
+    // What is read must survive the primary: every decision up to now.
+    replication = NewestLocked();
+    answer = ReadLedgerLocked(lease_ids, read);
   }
+  RETURN_IF_ERROR(AwaitReplicated(replication));
+  return answer;
+}
+
+PushLedger ParameterShard::ReadLedgerLocked(absl::Span<const int64_t> lease_ids, LedgerRead read) {
   // Staged pushes are not counted: they are applied only if committed.
   if (round_keys_.empty()) return ledger_.Read(lease_ids, read);
   // The open round's contributions are applied when it closes, sealed or

@@ -1,6 +1,7 @@
 #ifndef PSTRAIN_SERVER_PS_PARAMETER_SHARD_H_
 #define PSTRAIN_SERVER_PS_PARAMETER_SHARD_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "server/ps/shard_variable.h"
 #include "server/ps/staged_round.h"
 #include "server/ps/sync_round_sum.h"
+#include "server/ps/update_log.h"
 #include "server/ps/version_gate.h"
 
 namespace pstrain {
@@ -122,6 +124,11 @@ class ParameterShard {
   // worker's, which clips its whole gradient before splitting it over the
   // shards. An applied push is booked in the ledger with `source`: in sync mode
   // every contribution of a round as the round is applied.
+  // With an UpdateLog (a primary replica) an accepted push is written to it
+  // and answered once the backup applied it; a DUPLICATE is answered once
+  // the backup holds everything decided before. When the log fails the
+  // push is REJECTED with its status (NOT_PRIMARY, JOB_ENDED), it may be
+  // applied here, and so are every later push, commit and ledger read.
   PushReply Push(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients,
                  const PushSource& source = {});
 
@@ -138,6 +145,7 @@ class ParameterShard {
   //   FailedPrecondition WRONG_ROUND: `round` is ahead of the version.
   //   DataLoss ROUND_MEMBER_MISSING: a member is not staged (a shard that
   //     holds no variables of the job stages nothing and takes any).
+  //   The UpdateLog's error (see Push); the round may be applied here.
   absl::StatusOr<int64_t> CommitRound(int64_t round, absl::Span<const PushKey> members);
 
   // The job's AppliedPushLedger: counters, and the progress of `lease_ids`
@@ -150,7 +158,10 @@ class ParameterShard {
   // staged pushes (the coordinator drops their worker from its open round
   // first, so no commit names them; their retries are refused
   // LEASE_SEALED).
-  PushLedger ReadLedger(absl::Span<const int64_t> lease_ids, LedgerRead read);
+  // With an UpdateLog the answer waits until the backup holds every
+  // decision taken before it (and the seal); the log's error when it
+  // fails (see Push).
+  absl::StatusOr<PushLedger> ReadLedger(absl::Span<const int64_t> lease_ids, LedgerRead read);
 
   // The reply a push with `key` would get without being looked at, if the
   // key was decided before: DUPLICATE or STALE (counted as a dedup hit). Lets
@@ -197,7 +208,19 @@ class ParameterShard {
   // pushes: the job is being dropped.
   void Shutdown();
 
+  // Hot-standby replicas (docs/design/replicas.md): from the next decision
+  // on, writes every decision to `log` and acknowledges it (a push's
+  // answer, a new version published to pulls) only once the log says the
+  // backup applied it. Null: no replicas, as without (the default).
+  void SetUpdateLog(std::shared_ptr<UpdateLog> log);
+
  private:
+  // A decision to be replicated before it is acknowledged (no log: none).
+  struct Replication {
+    std::shared_ptr<UpdateLog> log;
+    uint64_t ticket = 0;
+  };
+
   ParameterShard(const CreateVariablesRequest& request, const ShardOptions& options, Clock& clock,
                  ShardMetrics& metrics, std::unique_ptr<Optimizer> optimizer,
                  LearningRate learning_rate);
@@ -228,8 +251,10 @@ class ParameterShard {
   // Sync: adds the gradients to the round's sum; the last one applies the
   // round and books every contribution. The others answer AGGREGATED at
   // `joined_version`.
+  // Each answer waits for `joined` (this push's entry) to be replicated;
+  // the round's new version for every entry up to the closing push's.
   PushReply AddToRound(const PushKey& key, absl::Span<const GradientRef> gradients, int slot,
-                       int64_t joined_version);
+                       int64_t joined_version, const Replication& joined);
   // Agreed rounds: stages a push for the current round.
   PushReply Stage(const PushKey& key, int64_t base_version, absl::Span<const GradientRef> gradients,
                   const PushSource& source);
@@ -248,6 +273,27 @@ class ParameterShard {
   // Books an applied push in the ledger.
   void BookApplied(const PushKey& key, const PushSource& source) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecordTables();
+
+  // Replication, step by step (parameter_shard_replication.cc). A
+  // decision written to the log, or the newest one, which answers about
+  // decisions taken before.
+  Replication AppendLocked(ReplicaEntry entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Replication NewestLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  PushLedger ReadLedgerLocked(absl::Span<const int64_t> lease_ids, LedgerRead read)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An accepted push's entry: `prepared` if Push built it before the lock
+  // (the usual case), else built now (the log was set meanwhile).
+  ReplicaEntry PushEntryLocked(std::optional<PushRequest>& prepared, const PushKey& key,
+                               int64_t base_version, absl::Span<const GradientRef> gradients,
+                               const PushSource& source) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<PushRequest> PreparePush(const PushKey& key, int64_t base_version,
+                                         absl::Span<const GradientRef> gradients,
+                                         const PushSource& source) const;
+  // Waits for `r`; on the log's error the shard refuses everything from now
+  // on and ends waiting reads with that error.
+  absl::Status AwaitReplicated(const Replication& r);
+  // `reply` once the backup holds `r`, or REJECTED with the log's error.
+  PushReply Acknowledged(PushReply reply, const Replication& r);
 
   // Constant after construction.
   const CreateVariablesRequest request_;
@@ -284,6 +330,14 @@ class ParameterShard {
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  // Replicas: where decisions are written (null: no replicas), the ticket
+  // of the newest one, and the log's error once it failed.
+  std::shared_ptr<UpdateLog> log_ ABSL_GUARDED_BY(mu_);
+  uint64_t newest_ticket_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status log_failure_ ABSL_GUARDED_BY(mu_);
+  // Whether log_ is set, read without mu_ so that Push copies a forwarded
+  // push before taking it, and costs nothing more without replicas.
+  std::atomic<bool> logging_{false};
   PushDedup dedup_ ABSL_GUARDED_BY(mu_);
   AppliedPushLedger ledger_ ABSL_GUARDED_BY(mu_);
   // Sync mode: the current round's contributors.

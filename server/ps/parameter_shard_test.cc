@@ -445,7 +445,7 @@ TEST_F(ParameterShardTest, LedgerBooksAppliedPushesAndTheirRecordsOnce) {
   EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, first).outcome, PUSH_OUTCOME_APPLIED);
   EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, first).outcome, PUSH_OUTCOME_DUPLICATE);
   EXPECT_EQ(s->Push({0, 1, 2}, 1, {ref}, second).outcome, PUSH_OUTCOME_APPLIED);
-  const PushLedger ledger = s->ReadLedger({7}, LedgerRead::kOnly);
+  const PushLedger ledger = *s->ReadLedger({7}, LedgerRead::kOnly);
   EXPECT_EQ(ledger.applied_pushes(), 2);  // the retry is not counted
   EXPECT_EQ(ledger.applied_examples(), 16);
   EXPECT_EQ(ledger.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}) +
@@ -462,7 +462,7 @@ TEST_F(ParameterShardTest, PushesOfASealedLeaseAreRefusedAndChangeNothing) {
   const GradientRef ref{0, false, {}, g};
   EXPECT_EQ(s->Push({0, 1, 1}, 0, {ref}, {8, LeaseSlice{7, 0, 0, 8}}).outcome,
             PUSH_OUTCOME_APPLIED);
-  const PushLedger sealed = s->ReadLedger({7}, LedgerRead::kSeal);
+  const PushLedger sealed = *s->ReadLedger({7}, LedgerRead::kSeal);
   EXPECT_TRUE(sealed.leases(0).sealed());
   const std::vector<float> before = ReadAll(*s);
   const PushReply late = s->Push({0, 1, 2}, 1, {ref}, {8, LeaseSlice{7, 0, 8, 16}});
@@ -471,7 +471,7 @@ TEST_F(ParameterShardTest, PushesOfASealedLeaseAreRefusedAndChangeNothing) {
   EXPECT_EQ(ReasonOf(late.status), ERROR_REASON_LEASE_SEALED) << late.status;
   EXPECT_THAT(late.status.message(), HasSubstr("data lease 7 was handed back"));
   EXPECT_EQ(ReadAll(*s), before);
-  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly).applied_pushes(), 1);
+  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly)->applied_pushes(), 1);
   // Other leases go on.
   EXPECT_EQ(s->Push({0, 1, 3}, 1, {ref}, {8, LeaseSlice{8, 0, 16, 24}}).outcome,
             PUSH_OUTCOME_APPLIED);
@@ -491,7 +491,7 @@ TEST_F(ParameterShardTest, SyncRoundsBookTheirContributionsAndTheOpenRoundCounts
             PUSH_OUTCOME_AGGREGATED);
   // Worker 0 is lost: its lease is read and sealed while its contribution
   // waits in the open round.
-  const PushLedger sealed = s->ReadLedger({7}, LedgerRead::kSeal);
+  const PushLedger sealed = *s->ReadLedger({7}, LedgerRead::kSeal);
   ASSERT_EQ(sealed.leases_size(), 1);
   EXPECT_TRUE(sealed.leases(0).sealed());
   ASSERT_EQ(sealed.leases(0).applied_size(), 1);
@@ -502,7 +502,7 @@ TEST_F(ParameterShardTest, SyncRoundsBookTheirContributionsAndTheOpenRoundCounts
   // The round closes with another worker's gradient: both are booked.
   EXPECT_EQ(s->Push({1, 1, 1}, 0, {ref}, {8, LeaseSlice{8, 0, 16, 24}}).outcome,
             PUSH_OUTCOME_APPLIED);
-  const PushLedger after = s->ReadLedger({}, LedgerRead::kOnly);
+  const PushLedger after = *s->ReadLedger({}, LedgerRead::kOnly);
   EXPECT_EQ(after.applied_pushes(), 2);
   EXPECT_EQ(after.applied_examples(), 16);
   EXPECT_EQ(after.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}) +
@@ -561,7 +561,7 @@ TEST_F(ParameterShardTest, AgreedRoundANewerIncarnationReplacesTheStagedPush) {
   EXPECT_EQ(ReasonOf(missing), ERROR_REASON_ROUND_MEMBER_MISSING) << missing;
   EXPECT_EQ(s->version(), 0);
   EXPECT_THAT(ReadAll(*s), ElementsAre(1, 1, 1, 1));
-  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly).applied_pushes(), 0);
+  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly)->applied_pushes(), 0);
   ASSERT_EQ(*s->CommitRound(0, {{0, 2, 1}}), 1);
   EXPECT_THAT(ReadAll(*s), ElementsAre(0.0f, 1.0f, 1.0f, 1.0f));
 }
@@ -606,7 +606,7 @@ TEST_F(ParameterShardTest, AgreedRoundAppliesExactlyItsMembersInRankOrder) {
     EXPECT_EQ(late.outcome, PUSH_OUTCOME_STALE);
     EXPECT_EQ(ReasonOf(late.status), ERROR_REASON_WRONG_ROUND) << late.status;
     EXPECT_EQ(PushDense(*s, {3, 1, 2}, 0, grads[3]).outcome, PUSH_OUTCOME_STALE);
-    const PushLedger ledger = s->ReadLedger({}, LedgerRead::kOnly);
+    const PushLedger ledger = *s->ReadLedger({}, LedgerRead::kOnly);
     EXPECT_EQ(ledger.applied_pushes(), 3);
     EXPECT_EQ(ledger.applied_digest(), AppliedPushLedger::PushDigest({0, 1, 1}) +
                                            AppliedPushLedger::PushDigest({1, 1, 1}) +
@@ -637,7 +637,7 @@ TEST_F(ParameterShardTest, AgreedRoundCommitIsIdempotentAndRefusesWhatItCannotAp
   // The coordinator did not hear the answer and commits again.
   ASSERT_EQ(*s->CommitRound(0, {{0, 1, 1}}), 1);
   EXPECT_EQ(ReadAll(*s), once);
-  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly).applied_pushes(), 1);
+  EXPECT_EQ(s->ReadLedger({}, LedgerRead::kOnly)->applied_pushes(), 1);
   // A shard that decides its rounds alone has nothing to commit.
   auto alone = Make(Request(UPDATE_MODE_SYNC, 2));
   const absl::Status not_agreed = alone->CommitRound(0, {{0, 1, 1}}).status();
@@ -663,20 +663,20 @@ TEST_F(ParameterShardTest, AgreedRoundLedgerCountsOnlyCommittedPushesAndSealingD
   ASSERT_EQ(s->Push({0, 1, 1}, 0, {ref}, FromLease(7, 0)).outcome, PUSH_OUTCOME_AGGREGATED);
   ASSERT_EQ(s->Push({1, 1, 1}, 0, {ref}, FromLease(8, 0)).outcome, PUSH_OUTCOME_AGGREGATED);
   // Staged pushes may never be applied: their records are not trained yet.
-  const PushLedger open = s->ReadLedger({7, 8}, LedgerRead::kOnly);
+  const PushLedger open = *s->ReadLedger({7, 8}, LedgerRead::kOnly);
   EXPECT_EQ(open.applied_pushes(), 0);
   ASSERT_EQ(open.leases_size(), 2);
   EXPECT_EQ(open.leases(0).applied_size(), 0);
   // Worker 0 is lost: the coordinator dropped it from the round and seals
   // its lease; its staged push goes, and a retry is refused.
-  const PushLedger sealed = s->ReadLedger({7}, LedgerRead::kSeal);
+  const PushLedger sealed = *s->ReadLedger({7}, LedgerRead::kSeal);
   EXPECT_EQ(sealed.leases(0).applied_size(), 0);
   const PushReply retry = s->Push({0, 1, 1}, 0, {ref}, FromLease(7, 0));
   EXPECT_EQ(retry.outcome, PUSH_OUTCOME_REJECTED);
   EXPECT_EQ(ReasonOf(retry.status), ERROR_REASON_LEASE_SEALED) << retry.status;
   EXPECT_EQ(ReasonOf(s->CommitRound(0, {{0, 1, 1}}).status()), ERROR_REASON_ROUND_MEMBER_MISSING);
   ASSERT_EQ(*s->CommitRound(0, {{1, 1, 1}}), 1);
-  const PushLedger after = s->ReadLedger({7, 8}, LedgerRead::kOnly);
+  const PushLedger after = *s->ReadLedger({7, 8}, LedgerRead::kOnly);
   EXPECT_EQ(after.applied_pushes(), 1);
   EXPECT_EQ(after.applied_examples(), 8);
   EXPECT_EQ(after.leases(0).applied_size(), 0);

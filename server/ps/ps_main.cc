@@ -70,8 +70,8 @@ constexpr char kUsage[] =
 class ParameterServerComponents : public pstrain::DaemonComponents {
  public:
   ParameterServerComponents(prometheus::Registry& registry, int64_t max_variable_bytes,
-                            int max_message_bytes)
-      : store_(Options(max_variable_bytes), clock_, registry),
+                            int max_message_bytes, const pstrain::ChannelSecurity& security)
+      : store_(Options(max_variable_bytes, security), clock_, registry),
         lanes_(StartLanes()),
         service_(store_, ServiceOptions(max_message_bytes), lanes_.get()) {}
 
@@ -117,8 +117,11 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
     beat->set_step(job->version());
   }
 
-  static pstrain::ShardStoreOptions Options(int64_t max_variable_bytes) {
+  // A primary dials its backup as any daemon dials a peer.
+  static pstrain::ShardStoreOptions Options(int64_t max_variable_bytes,
+                                            const pstrain::ChannelSecurity& security) {
     pstrain::ShardStoreOptions options;
+    options.replica_security = security;
     options.checkpoint_root = FLAGS_checkpoint_root;
     options.shard.max_variable_bytes = max_variable_bytes;
     return options;
@@ -164,7 +167,8 @@ int main(int argc, char** argv) {
         }
         LOG(INFO) << "a job may hold up to " << (max_variable_bytes >> 20)
                   << " MiB of variables on this shard (--max_variable_mb)";
-        return std::make_unique<ParameterServerComponents>(*daemon.registry(), max_variable_bytes,
-                                                           daemon.options().grpc.max_message_bytes);
+        return std::make_unique<ParameterServerComponents>(
+            *daemon.registry(), max_variable_bytes, daemon.options().grpc.max_message_bytes,
+            daemon.options().channel_security);
       });
 }

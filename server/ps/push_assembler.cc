@@ -16,19 +16,6 @@
 
 namespace pstrain {
 namespace internal {
-namespace {
-
-PushSource SourceOf(const PushRequest& first) {
-  PushSource source;
-  source.examples = first.examples();
-  if (first.has_origin()) {
-    absl::StatusOr<LeaseSlice> origin = LeaseSliceFromProto(first.origin());
-    if (origin.ok()) source.origin = *origin;
-  }
-  return source;
-}
-
-}  // namespace
 
 // One push being assembled, shared by the parts that carry it. Thread-safe.
 class PendingPush {
@@ -45,7 +32,7 @@ class PendingPush {
                          ? absl::FromUnixMillis(first.valid_until_unix_ms())
                          : absl::InfiniteFuture()),
         num_parts_(std::max(1, first.num_parts())),
-        source_(SourceOf(first)),
+        source_(PushSourceOf(first)),
         started_(now),
         parts_(num_parts_, kUnclaimed) {}
 

@@ -181,7 +181,7 @@ TEST_F(PushAssemblerTest, APushsOriginAndExamplesReachTheShardsLedger) {
   m.mutable_origin()->mutable_records()->set_begin(32);
   m.mutable_origin()->mutable_records()->set_end(48);
   EXPECT_EQ(Start(m)->Add(m).reply->outcome(), PUSH_OUTCOME_APPLIED);
-  const PushLedger ledger = shard_->ReadLedger({5}, LedgerRead::kOnly);
+  const PushLedger ledger = *shard_->ReadLedger({5}, LedgerRead::kOnly);
   EXPECT_EQ(ledger.applied_pushes(), 1);
   EXPECT_EQ(ledger.applied_examples(), 16);
   ASSERT_EQ(ledger.leases_size(), 1);
@@ -199,7 +199,7 @@ TEST_F(PushAssemblerTest, APushsOriginAndExamplesReachTheShardsLedger) {
   EXPECT_EQ(step.reply->outcome(), PUSH_OUTCOME_REJECTED);
   EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(step.reply->status().message(), HasSubstr("origin.records"));
-  EXPECT_EQ(shard_->ReadLedger({}, LedgerRead::kOnly).applied_pushes(), 1);
+  EXPECT_EQ(shard_->ReadLedger({}, LedgerRead::kOnly)->applied_pushes(), 1);
 }
 
 TEST_F(PushAssemblerTest, JobNotRunningAnswersRejected) {

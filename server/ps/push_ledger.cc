@@ -17,6 +17,16 @@ constexpr size_t kTrailerFixed = 16;
 
 }  // namespace
 
+PushSource PushSourceOf(const PushRequest& push) {
+  PushSource source;
+  source.examples = push.examples();
+  if (push.has_origin()) {
+    absl::StatusOr<LeaseSlice> origin = LeaseSliceFromProto(push.origin());
+    if (origin.ok()) source.origin = *origin;
+  }
+  return source;
+}
+
 absl::StatusOr<LeaseSlice> LeaseSliceFromProto(const PushOrigin& origin) {
   if (origin.lease_id() <= 0) {
     return absl::InvalidArgumentError(

@@ -37,6 +37,9 @@ struct PushSource {
 // begin, or an empty or reversed range.
 absl::StatusOr<LeaseSlice> LeaseSliceFromProto(const PushOrigin& origin);
 
+// A push's examples and origin (an invalid origin is left unset).
+PushSource PushSourceOf(const PushRequest& push);
+
 // Whether reading leases' progress also seals them (ReadPushLedgerRequest.
 // seal): later pushes of a sealed lease are refused, so what was read
 // stays true while the coordinator hands the rest of the lease back.

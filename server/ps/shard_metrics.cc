@@ -113,6 +113,26 @@ ShardMetrics::ShardMetrics(prometheus::Registry& registry)
                           .Help("Bytes of variables and optimizer slots held.")
                           .Register(registry)
                           .Add({})),
+      forwarded_(BuildCounter()
+                     .Name("pstrain_ps_replica_forwarded_total")
+                     .Help("Decisions a primary forwarded to its backup.")
+                     .Register(registry)
+                     .Add({})),
+      replication_wait_(BuildHistogram()
+                            .Name("pstrain_ps_replication_wait_seconds")
+                            .Help("How long an acknowledgement waited for the backup.")
+                            .Register(registry)
+                            .Add({}, LatencyBuckets())),
+      replica_applied_(BuildCounter()
+                           .Name("pstrain_ps_replica_applied_total")
+                           .Help("Forwarded decisions a backup applied.")
+                           .Register(registry)
+                           .Add({})),
+      replica_role_(BuildGauge()
+                        .Name("pstrain_ps_replica_role")
+                        .Help("This replica's role: 0 no replicas, 1 primary, 2 backup.")
+                        .Register(registry)
+                        .Add({})),
       table_rows_(BuildGauge()
                       .Name("pstrain_ps_embedding_rows")
                       .Help("Rows an embedding table holds on this shard.")
@@ -184,6 +204,20 @@ void ShardMetrics::SetVersion(int64_t version) { version_.Set(static_cast<double
 void ShardMetrics::SetAppliedPushes(int64_t pushes) {
   applied_pushes_.Set(static_cast<double>(pushes));
 }
+
+void ShardMetrics::RecordForwarded(int64_t entries) {
+  forwarded_.Increment(static_cast<double>(entries));
+}
+
+void ShardMetrics::RecordReplicationWait(absl::Duration wait) {
+  replication_wait_.Observe(absl::ToDoubleSeconds(wait));
+}
+
+void ShardMetrics::RecordReplicaApplied(int64_t entries) {
+  replica_applied_.Increment(static_cast<double>(entries));
+}
+
+void ShardMetrics::SetReplicaRole(int role) { replica_role_.Set(role); }
 
 void ShardMetrics::SetVariables(int count, int64_t bytes) {
   variables_.Set(count);

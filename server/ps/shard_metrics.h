@@ -58,6 +58,15 @@ class ShardMetrics {
   // bytes of them and their optimizer slots; 0, 0 once the job is dropped.
   void SetVariables(int count, int64_t bytes);
 
+  // Hot-standby replicas: entries a primary forwarded to its backup, how
+  // long an acknowledgement waited for the backup, entries a backup
+  // applied, and the replica's role (ReplicaRole: 0 none, 1 primary,
+  // 2 backup).
+  void RecordForwarded(int64_t entries);
+  void RecordReplicationWait(absl::Duration wait);
+  void RecordReplicaApplied(int64_t entries);
+  void SetReplicaRole(int role);
+
   // Embedding table gauges and counters, labelled variable="<name>";
   // `budget_bytes` is the table's max_bytes_per_shard (0: no budget).
   void SetEmbeddingStats(const std::string& table, const EmbeddingStats& stats,
@@ -95,6 +104,10 @@ class ShardMetrics {
   prometheus::Gauge& applied_pushes_;
   prometheus::Gauge& variables_;
   prometheus::Gauge& variable_bytes_;
+  prometheus::Counter& forwarded_;
+  prometheus::Histogram& replication_wait_;
+  prometheus::Counter& replica_applied_;
+  prometheus::Gauge& replica_role_;
   prometheus::Family<prometheus::Gauge>& table_rows_;
   prometheus::Family<prometheus::Gauge>& table_bytes_;
   prometheus::Family<prometheus::Gauge>& table_budget_bytes_;

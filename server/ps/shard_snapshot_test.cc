@@ -156,7 +156,7 @@ TEST_F(ShardSnapshotTest, PushLedgerIsSavedAndRestoredWithTheValues) {
   const absl::StatusOr<SnapshotInfo> restored =
       RestoreShardSnapshot(env_, *b, Path("ledger/ps-0"), {});
   ASSERT_TRUE(restored.ok()) << restored.status();
-  const PushLedger ledger = b->ReadLedger({}, LedgerRead::kOnly);
+  const PushLedger ledger = *b->ReadLedger({}, LedgerRead::kOnly);
   EXPECT_EQ(ledger.applied_pushes(), 1);
   EXPECT_EQ(ledger.applied_examples(), 4);
   EXPECT_EQ(ledger.applied_digest(), AppliedPushLedger::PushDigest({1, 1, 1}));

@@ -14,6 +14,32 @@
 #include "server/ps/shard_snapshot.h"
 
 namespace pstrain {
+namespace {
+
+absl::Status JobEnded(absl::string_view job_id) {
+  return WithReason(absl::FailedPreconditionError(
+                        absl::StrCat("job ", job_id, " was dropped from this shard")),
+                    ERROR_REASON_JOB_ENDED);
+}
+
+absl::Status ValidateReplica(const ReplicaSetup& setup) {
+  if (setup.role() == REPLICA_ROLE_UNSPECIFIED) {
+    if (setup.epoch() != 0 || !setup.backup_address().empty()) {
+      return absl::InvalidArgumentError("replica: an epoch or backup_address without a role");
+    }
+    return absl::OkStatus();
+  }
+  if (!ReplicaRole_IsValid(setup.role())) {
+    return absl::InvalidArgumentError("replica.role is unknown");
+  }
+  if (setup.epoch() == 0) return absl::InvalidArgumentError("replica.epoch must be > 0");
+  if (setup.role() == REPLICA_ROLE_BACKUP && !setup.backup_address().empty()) {
+    return absl::InvalidArgumentError("replica.backup_address is for a PRIMARY only");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 ShardStore::ShardStore(ShardStoreOptions options, Clock& clock, prometheus::Registry& registry)
     : options_(std::move(options)),
@@ -29,7 +55,9 @@ ShardStore::~ShardStore() {
 
 absl::StatusOr<CreateVariablesResponse> ShardStore::CreateVariables(
     const CreateVariablesRequest& request) {
+  RETURN_IF_ERROR(ValidateReplica(request.replica()));
   std::shared_ptr<ParameterShard> replaced;
+  std::shared_ptr<ReplicaForwarder> old_forwarder;
   CreateVariablesResponse response;
   {
     absl::MutexLock l(&mu_);
@@ -67,22 +95,51 @@ absl::StatusOr<CreateVariablesResponse> ShardStore::CreateVariables(
         replaced = std::move(job_);
       }
       job_ = std::move(shard);
+      old_forwarder = SetUpReplicaLocked(request.replica(), *job_);
     }
     response.set_version(job_->version());
     response.set_variable_bytes(job_->variable_bytes());
   }
+  if (old_forwarder != nullptr) old_forwarder->Stop(JobEnded(request.job_id()));
   if (replaced != nullptr) replaced->Shutdown();
   return response;
+}
+
+std::shared_ptr<ReplicaForwarder> ShardStore::SetUpReplicaLocked(const ReplicaSetup& setup,
+                                                                 ParameterShard& shard) {
+  std::shared_ptr<ReplicaForwarder> old = std::move(forwarder_);
+  replica_ = setup;
+  applier_ = nullptr;
+  if (setup.role() == REPLICA_ROLE_BACKUP) {
+    applier_ = std::make_shared<ReplicaApplier>(setup.epoch(), metrics_);
+  } else if (setup.role() == REPLICA_ROLE_PRIMARY && !setup.backup_address().empty()) {
+    ReplicaForwarderOptions options;
+    options.job_id = shard.job_id();
+    options.generation = shard.request().generation();
+    options.epoch = setup.epoch();
+    options.backup_address = setup.backup_address();
+    options.security = options_.replica_security;
+    forwarder_ = std::make_shared<ReplicaForwarder>(std::move(options), metrics_);
+  }
+  shard.SetUpdateLog(forwarder_);
+  metrics_.SetReplicaRole(setup.role());
+  return old;
 }
 
 absl::Status ShardStore::DropJob(const DropJobRequest& request) {
   if (request.job_id().empty()) return absl::InvalidArgumentError("job_id is empty");
   std::shared_ptr<ParameterShard> dropped;
+  std::shared_ptr<ReplicaForwarder> forwarder;
   {
     absl::MutexLock l(&mu_);
     if (job_ == nullptr || job_->job_id() != request.job_id()) return absl::OkStatus();
     dropped = std::move(job_);
+    forwarder = std::move(forwarder_);
+    applier_ = nullptr;
+    replica_.Clear();
+    metrics_.SetReplicaRole(REPLICA_ROLE_UNSPECIFIED);
   }
+  if (forwarder != nullptr) forwarder->Stop(JobEnded(request.job_id()));
   dropped->Shutdown();
   metrics_.ClearEmbeddingTables();
   metrics_.SetVariables(0, 0);
@@ -96,8 +153,27 @@ std::shared_ptr<ParameterShard> ShardStore::current_job() const {
 
 absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::GetJob(absl::string_view job_id,
                                                                    uint64_t generation) const {
-  if (job_id.empty()) return absl::InvalidArgumentError("job_id is empty");
   absl::MutexLock l(&mu_);
+  ASSIGN_OR_RETURN(std::shared_ptr<ParameterShard> job, FindJobLocked(job_id, generation));
+  if (replica_.role() == REPLICA_ROLE_BACKUP) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "this parameter server is a backup of job ", job_id,
+                          "'s shard: take the job's current assignment, which names its primary")),
+                      ERROR_REASON_NOT_PRIMARY);
+  }
+  if (forwarder_ != nullptr) RETURN_IF_ERROR(forwarder_->failure());
+  return job;
+}
+
+absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::FindJob(absl::string_view job_id,
+                                                                    uint64_t generation) const {
+  absl::MutexLock l(&mu_);
+  return FindJobLocked(job_id, generation);
+}
+
+absl::StatusOr<std::shared_ptr<ParameterShard>> ShardStore::FindJobLocked(
+    absl::string_view job_id, uint64_t generation) const {
+  if (job_id.empty()) return absl::InvalidArgumentError("job_id is empty");
   if (job_ == nullptr) {
     return WithReason(absl::FailedPreconditionError(absl::StrCat(
                           "job ", job_id, " is not running on this shard (no job is)")),
@@ -174,7 +250,7 @@ absl::StatusOr<SnapshotResponse> ShardStore::Snapshot(const SnapshotRequest& req
 }
 
 absl::StatusOr<RestoreResponse> ShardStore::Restore(const RestoreRequest& request) {
-  ASSIGN_OR_RETURN(std::shared_ptr<ParameterShard> shard, GetJob(request.job_id()));
+  ASSIGN_OR_RETURN(std::shared_ptr<ParameterShard> shard, FindJob(request.job_id(), 0));
   ASSIGN_OR_RETURN(const std::string path, ResolvePath(request.path()));
   if (request.expected_bytes() < 0) {
     return absl::InvalidArgumentError("expected_bytes must be >= 0");
@@ -185,6 +261,16 @@ absl::StatusOr<RestoreResponse> ShardStore::Restore(const RestoreRequest& reques
   // A manifest always has both; a bare restore (no manifest) has neither.
   expect.check_crc32c = request.expected_bytes() > 0;
   ASSIGN_OR_RETURN(const SnapshotInfo info, RestoreShardSnapshot(env_, *shard, path, expect));
+  std::shared_ptr<ReplicaForwarder> old_forwarder;
+  {
+    // Both replicas start from the restored state with an empty log.
+    absl::MutexLock l(&mu_);
+    if (job_ == shard) {
+      if (applier_ != nullptr) applier_->Reset();
+      if (forwarder_ != nullptr) old_forwarder = SetUpReplicaLocked(replica_, *shard);
+    }
+  }
+  if (old_forwarder != nullptr) old_forwarder->GoOnAlone();
   RestoreResponse response;
   response.set_version(info.version);
   response.set_variables(shard->num_variables());
@@ -215,6 +301,78 @@ absl::StatusOr<CommitRoundResponse> ShardStore::CommitRound(const CommitRoundReq
   CommitRoundResponse response;
   response.set_version(version);
   return response;
+}
+
+absl::StatusOr<uint64_t> ShardStore::Replicate(const ReplicateRequest& request) {
+  std::shared_ptr<ParameterShard> shard;
+  std::shared_ptr<ReplicaApplier> applier;
+  {
+    absl::MutexLock l(&mu_);
+    ASSIGN_OR_RETURN(shard, FindJobLocked(request.job_id(), request.generation()));
+    applier = applier_;
+  }
+  if (applier == nullptr) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "this parameter server was never a backup of job ", request.job_id())),
+                      ERROR_REASON_REPLICA_FENCED);
+  }
+  return applier->Apply(*shard, request);
+}
+
+absl::StatusOr<ChangeReplicaResponse> ShardStore::ChangeReplica(
+    const ChangeReplicaRequest& request) {
+  const ReplicaSetup& setup = request.replica();
+  if (setup.role() == REPLICA_ROLE_UNSPECIFIED) {
+    return absl::InvalidArgumentError("replica.role must be PRIMARY or BACKUP");
+  }
+  RETURN_IF_ERROR(ValidateReplica(setup));
+  std::shared_ptr<ParameterShard> shard;
+  std::shared_ptr<ReplicaApplier> applier;
+  {
+    absl::MutexLock l(&mu_);
+    ASSIGN_OR_RETURN(shard, FindJobLocked(request.job_id(), request.generation()));
+    if (replica_.role() == REPLICA_ROLE_UNSPECIFIED) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", request.job_id(), " has no replicas on this shard"));
+    }
+    if (setup.epoch() <= replica_.epoch()) {
+      return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                            "epoch ", setup.epoch(), " is not above this replica's epoch ",
+                            replica_.epoch())),
+                        ERROR_REASON_REPLICA_FENCED);
+    }
+    if (replica_.role() == REPLICA_ROLE_PRIMARY && setup.role() == REPLICA_ROLE_BACKUP) {
+      return absl::FailedPreconditionError(
+          "a primary cannot become a backup: its state would need a rebuild");
+    }
+    applier = applier_;
+  }
+  // A promoted backup first finishes the entry it is applying; its old
+  // primary's streams are refused from now on.
+  if (applier != nullptr) RETURN_IF_ERROR(applier->RaiseEpoch(setup.epoch()));
+  std::shared_ptr<ReplicaForwarder> old_forwarder;
+  {
+    absl::MutexLock l(&mu_);
+    if (job_ != shard) return JobEnded(request.job_id());
+    old_forwarder = SetUpReplicaLocked(setup, *shard);
+    // A promoted backup keeps refusing its old primary's streams.
+    if (setup.role() == REPLICA_ROLE_PRIMARY && applier != nullptr) applier_ = applier;
+  }
+  // What waited for the old backup is answered: the coordinator decided
+  // it is gone.
+  if (old_forwarder != nullptr) old_forwarder->GoOnAlone();
+  LOG(INFO) << "job " << request.job_id() << ": this replica is now "
+            << ReplicaRole_Name(setup.role()) << " in epoch " << setup.epoch()
+            << (setup.backup_address().empty() ? " without a backup"
+                                               : " with backup " + setup.backup_address());
+  ChangeReplicaResponse response;
+  response.set_version(shard->version());
+  return response;
+}
+
+ReplicaSetup ShardStore::replica() const {
+  absl::MutexLock l(&mu_);
+  return replica_;
 }
 
 }  // namespace pstrain

@@ -12,10 +12,13 @@
 #include "common/checkpoint/env.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/clock/clock.h"
+#include "common/net/channel_security.h"
 #include "prometheus/registry.h"
 #include "protos/parameter_server.pb.h"
 #include "server/ps/parameter_shard.h"
 #include "server/ps/push_assembler.h"
+#include "server/ps/replica_applier.h"
+#include "server/ps/replica_forwarder.h"
 #include "server/ps/shard_metrics.h"
 
 namespace pstrain {
@@ -29,6 +32,9 @@ struct ShardStoreOptions {
   // The filesystem snapshots are written to and restored from; borrowed,
   // must outlive the store. Default (null): the local filesystem.
   Env* env = nullptr;
+  // How a primary dials its backup (docs/design/replicas.md). Default:
+  // plaintext, no token.
+  ChannelSecurity replica_security;
 };
 
 // Everything a parameter-server process holds: the one job it serves at a
@@ -52,6 +58,12 @@ class ShardStore {
   // FailedPrecondition: another job is running here (drop it first), or a
   //   newer generation of this one.
   // ResourceExhausted: the variables exceed the shard's byte limit.
+  // With request.replica (hot-standby replicas): a PRIMARY forwards every
+  // decision to its backup_address (none: it goes on alone) and
+  // acknowledges it once the backup applied it; a BACKUP applies what its
+  // primary forwards (Replicate) and refuses workers' calls. InvalidArgument:
+  // a role without an epoch > 0, a BACKUP with a backup_address, or an
+  // epoch or address without a role.
   absl::StatusOr<CreateVariablesResponse> CreateVariables(const CreateVariablesRequest& request);
 
   // Drops the job: waiting reads end with FailedPrecondition, later pushes
@@ -59,10 +71,13 @@ class ShardStore {
   // retries are harmless. InvalidArgument: empty job_id.
   absl::Status DropJob(const DropJobRequest& request);
 
-  // The running job named `job_id`, of run `generation` (0: any).
+  // The running job named `job_id`, of run `generation` (0: any), for a
+  // worker's or a checkpoint's call: only a primary (or a shard without
+  // replicas) serves them.
   // InvalidArgument: empty job_id.
   // FailedPrecondition: no job, or another job, or another run of the job
-  //   is running on this shard.
+  //   is running on this shard; NOT_PRIMARY: this replica is a backup, or a
+  //   primary that its backup refused (it was replaced).
   absl::StatusOr<std::shared_ptr<ParameterShard>> GetJob(absl::string_view job_id,
                                                          uint64_t generation = 0) const;
 
@@ -75,7 +90,10 @@ class ShardStore {
   // file cannot be written.
   absl::StatusOr<SnapshotResponse> Snapshot(const SnapshotRequest& request);
 
-  // Replaces the job's state with a snapshot file.
+  // Replaces the job's state with a snapshot file, on a primary or a
+  // backup alike (both restore the same file); the replication log starts
+  // empty again on both (entries a primary had not had acknowledged are
+  // answered as if it went on alone: the restore replaced their effect).
   // InvalidArgument / FailedPrecondition as Snapshot; NotFound: no file;
   // DataLoss: truncated or damaged (naming the record), or not what the
   // manifest says; FailedPrecondition: a snapshot of other variables or
@@ -95,12 +113,47 @@ class ShardStore {
   //   RUN_ROLLED_BACK: another run of it is. The shard's other codes.
   absl::StatusOr<CommitRoundResponse> CommitRound(const CommitRoundRequest& request);
 
+  // Backup: applies a primary's entries (ReplicaApplier::Apply) and
+  // returns the highest sequence applied.
+  // FailedPrecondition JOB_ENDED / RUN_ROLLED_BACK: as GetJob;
+  //   REPLICA_FENCED: an older epoch than this replica's, or this replica
+  //   was never a backup of the job.
+  // DataLoss: the replicas diverged (see ReplicaApplier::Apply).
+  absl::StatusOr<uint64_t> Replicate(const ReplicateRequest& request);
+
+  // Changes this replica's role or backup (ChangeReplicaRequest):
+  // a BACKUP promoted to PRIMARY stops taking its old primary's entries
+  // and serves workers; a PRIMARY without backup_address goes on alone
+  // (waiting acknowledgements are answered); a PRIMARY with a new
+  // backup_address forwards to it from its next decision on (the new
+  // backup must hold the same state: rebuilding it is not built yet).
+  // FailedPrecondition JOB_ENDED / RUN_ROLLED_BACK: as GetJob;
+  //   REPLICA_FENCED: an epoch not above the replica's; without a reason:
+  //   a PRIMARY made a BACKUP, or a job without replicas.
+  // InvalidArgument: no role, or a BACKUP with a backup_address.
+  absl::StatusOr<ChangeReplicaResponse> ChangeReplica(const ChangeReplicaRequest& request);
+
+  // The job's replica setup (role unset: no replicas or no job).
+  ReplicaSetup replica() const;
+
   PushAssembler& pushes() { return pushes_; }
   const PushAssembler& pushes() const { return pushes_; }
   ShardMetrics& metrics() { return metrics_; }
   Clock& clock() { return clock_; }
 
  private:
+  // GetJob whatever this replica's role.
+  absl::StatusOr<std::shared_ptr<ParameterShard>> FindJob(absl::string_view job_id,
+                                                          uint64_t generation) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::shared_ptr<ParameterShard>> FindJobLocked(absl::string_view job_id,
+                                                                uint64_t generation) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets up `setup` for `shard`: its forwarder or its applier. The
+  // forwarder it replaces, to be stopped without mu_.
+  std::shared_ptr<ReplicaForwarder> SetUpReplicaLocked(const ReplicaSetup& setup,
+                                                       ParameterShard& shard)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::string> ResolvePath(absl::string_view path) const;
 
   // Constant after construction.
@@ -113,6 +166,11 @@ class ShardStore {
 
   mutable absl::Mutex mu_;
   std::shared_ptr<ParameterShard> job_ ABSL_GUARDED_BY(mu_);
+  // The job's replica role; a primary's forwarder (null: no backup) or a
+  // backup's (or a promoted backup's) applier.
+  ReplicaSetup replica_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<ReplicaForwarder> forwarder_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<ReplicaApplier> applier_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pstrain

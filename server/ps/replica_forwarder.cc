@@ -1,0 +1,193 @@
+#include "server/ps/replica_forwarder.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status/error_reason.h"
+#include "common/status/grpc_status.h"
+#include "glog/logging.h"
+
+namespace pstrain {
+namespace {
+
+std::shared_ptr<grpc::Channel> BackupChannel(const ReplicaForwarderOptions& options) {
+  // Entries carry whole pushes, which a worker sends in chunks.
+  ChannelSecurity security = options.security;
+  security.max_message_bytes = std::numeric_limits<int>::max();
+  return CreateSecureChannel(options.backup_address, security);
+}
+
+absl::Status NotPrimary(const ReplicaForwarderOptions& options, const absl::Status& refusal) {
+  return WithReason(
+      absl::FailedPreconditionError(absl::StrCat(
+          "job ", options.job_id, ": this shard is no longer its primary (epoch ", options.epoch,
+          "); its backup at ", options.backup_address, " refused it: ", refusal.ToString())),
+      ERROR_REASON_NOT_PRIMARY);
+}
+
+}  // namespace
+
+ReplicaForwarder::ReplicaForwarder(ReplicaForwarderOptions options, ShardMetrics& metrics)
+    : options_(std::move(options)),
+      metrics_(metrics),
+      stub_(ParameterServer::NewStub(BackupChannel(options_))),
+      sender_([this] { Run(); }) {}
+
+ReplicaForwarder::~ReplicaForwarder() {
+  Stop(WithReason(absl::FailedPreconditionError(absl::StrCat(
+                      "job ", options_.job_id, " was dropped from this shard")),
+                  ERROR_REASON_JOB_ENDED));
+  sender_.join();
+}
+
+uint64_t ReplicaForwarder::Append(ReplicaEntry entry) {
+  absl::MutexLock l(&mu_);
+  const uint64_t sequence = next_sequence_++;
+  if (DoneLocked()) return sequence;
+  entry.set_sequence(sequence);
+  unacknowledged_.push_back(std::make_shared<const ReplicaEntry>(std::move(entry)));
+  return sequence;
+}
+
+absl::Status ReplicaForwarder::AwaitReplicated(uint64_t ticket) {
+  absl::MutexLock l(&mu_);
+  auto settled = [this, ticket]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return applied_through_ >= ticket || DoneLocked();
+  };
+  mu_.Await(absl::Condition(&settled));
+  if (applied_through_ >= ticket || alone_) return absl::OkStatus();
+  return failure_;
+}
+
+void ReplicaForwarder::GoOnAlone() {
+  absl::MutexLock l(&mu_);
+  if (DoneLocked()) return;
+  alone_ = true;
+  unacknowledged_.clear();
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+void ReplicaForwarder::Stop(absl::Status status) {
+  absl::MutexLock l(&mu_);
+  if (DoneLocked()) return;
+  failure_ = std::move(status);
+  unacknowledged_.clear();
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+absl::Status ReplicaForwarder::failure() const {
+  absl::MutexLock l(&mu_);
+  return failure_;
+}
+
+uint64_t ReplicaForwarder::applied_through() const {
+  absl::MutexLock l(&mu_);
+  return applied_through_;
+}
+
+void ReplicaForwarder::BreakStreamForTesting() {
+  absl::MutexLock l(&mu_);
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+void ReplicaForwarder::Run() {
+  absl::Duration backoff = options_.min_backoff;
+  for (;;) {
+    bool heard = false;
+    if (!Serve(&heard)) return;
+    if (heard) backoff = options_.min_backoff;
+    absl::MutexLock l(&mu_);
+    // Waits out the backoff unless the forwarder is done meanwhile.
+    mu_.AwaitWithTimeout(absl::Condition(
+                             +[](ReplicaForwarder* f) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                               return f->DoneLocked();
+                             },
+                             this),
+                         backoff);
+    if (DoneLocked()) return;
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+bool ReplicaForwarder::Serve(bool* heard) {
+  grpc::ClientContext context;
+  uint64_t sent = 0;
+  {
+    absl::MutexLock l(&mu_);
+    if (DoneLocked()) return false;
+    context_ = &context;
+    stream_ended_ = false;
+    // Everything not acknowledged goes again.
+    sent = applied_through_;
+  }
+  std::unique_ptr<Stream> stream = stub_->Replicate(&context);
+  const uint64_t applied_before = applied_through();
+  std::thread reader([this, &stream] { ReadAnswers(*stream); });
+  for (;;) {
+    std::deque<std::shared_ptr<const ReplicaEntry>> batch = NextBatch(sent);
+    if (batch.empty()) break;
+    ReplicateRequest request;
+    request.set_job_id(options_.job_id);
+    request.set_generation(options_.generation);
+    request.set_epoch(options_.epoch);
+    for (const auto& entry : batch) *request.add_entries() = *entry;
+    if (!stream->Write(request)) break;
+    sent = batch.back()->sequence();
+    metrics_.RecordForwarded(static_cast<int64_t>(batch.size()));
+  }
+  context.TryCancel();
+  reader.join();
+  const grpc::Status finished = stream->Finish();
+  absl::MutexLock l(&mu_);
+  context_ = nullptr;
+  *heard = applied_through_ > applied_before;
+  if (!DoneLocked()) {
+    LOG(WARNING) << "job " << options_.job_id << ": the stream to backup "
+                 << options_.backup_address << " broke (" << finished.error_message()
+                 << "); dialling again, entries after " << applied_through_ << " go again";
+  }
+  return !DoneLocked();
+}
+
+std::deque<std::shared_ptr<const ReplicaEntry>> ReplicaForwarder::NextBatch(uint64_t sent) {
+  absl::MutexLock l(&mu_);
+  auto ready = [this, sent]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return DoneLocked() || stream_ended_ ||
+           (!unacknowledged_.empty() && unacknowledged_.back()->sequence() > sent);
+  };
+  mu_.Await(absl::Condition(&ready));
+  std::deque<std::shared_ptr<const ReplicaEntry>> batch;
+  if (DoneLocked() || stream_ended_) return batch;
+  int64_t bytes = 0;
+  for (const auto& entry : unacknowledged_) {
+    if (entry->sequence() <= sent) continue;
+    const int64_t size = static_cast<int64_t>(entry->ByteSizeLong());
+    if (!batch.empty() && bytes + size > options_.max_request_bytes) break;
+    bytes += size;
+    batch.push_back(entry);
+  }
+  return batch;
+}
+
+void ReplicaForwarder::ReadAnswers(Stream& stream) {
+  ReplicateResponse answer;
+  while (stream.Read(&answer)) {
+    absl::MutexLock l(&mu_);
+    if (answer.has_error()) {
+      if (!DoneLocked()) failure_ = NotPrimary(options_, FromStatusProto(answer.error()));
+      unacknowledged_.clear();
+      break;
+    }
+    applied_through_ = std::max(applied_through_, answer.applied_through());
+    while (!unacknowledged_.empty() &&
+           unacknowledged_.front()->sequence() <= applied_through_) {
+      unacknowledged_.pop_front();
+    }
+  }
+  absl::MutexLock l(&mu_);
+  stream_ended_ = true;
+}
+
+}  // namespace pstrain

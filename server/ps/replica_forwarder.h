@@ -1,0 +1,115 @@
+#ifndef PSTRAIN_SERVER_PS_REPLICA_FORWARDER_H_
+#define PSTRAIN_SERVER_PS_REPLICA_FORWARDER_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/net/channel_security.h"
+#include "grpcpp/grpcpp.h"
+#include "protos/parameter_server.grpc.pb.h"
+#include "server/ps/shard_metrics.h"
+#include "server/ps/update_log.h"
+
+namespace pstrain {
+
+struct ReplicaForwarderOptions {
+  // Stamped on every ReplicateRequest.
+  std::string job_id;
+  uint64_t generation = 0;
+  uint64_t epoch = 0;
+  // The backup's host:port.
+  std::string backup_address;
+  // How the backup is dialled; its message limit is raised to hold a whole
+  // push. Default: plaintext.
+  ChannelSecurity security;
+  // Waits before dialling again after a broken stream, doubling from min
+  // to max. Defaults 20 ms .. 2 s.
+  absl::Duration min_backoff = absl::Milliseconds(20);
+  absl::Duration max_backoff = absl::Seconds(2);
+  // Bytes of entries one ReplicateRequest carries (a larger entry goes
+  // alone). Default 4 MiB.
+  int64_t max_request_bytes = 4 << 20;
+};
+
+// A primary's UpdateLog: queues its decisions and writes them, in order,
+// on one Replicate stream to its backup from its own thread, releasing the
+// waiters of each entry the backup says it applied. A broken stream is
+// dialled again with backoff and every entry not yet acknowledged is sent
+// again (the backup skips those it applied). A refusal by the backup
+// (REPLICA_FENCED: it was promoted; or any other error it answers) fails
+// every waiter and every later entry with FailedPrecondition NOT_PRIMARY.
+// Thread-safe.
+class ReplicaForwarder : public UpdateLog {
+ public:
+  ReplicaForwarder(ReplicaForwarderOptions options, ShardMetrics& metrics);
+  // Stop(JOB_ENDED) if not stopped, then joins the sender.
+  ~ReplicaForwarder() override;
+
+  ReplicaForwarder(const ReplicaForwarder&) = delete;
+  ReplicaForwarder& operator=(const ReplicaForwarder&) = delete;
+
+  uint64_t Append(ReplicaEntry entry) override;
+  absl::Status AwaitReplicated(uint64_t ticket) override;
+
+  // The backup is gone and the primary goes on alone (ChangeReplica
+  // without a backup): every waiter and every later entry completes at
+  // once with OK. Nothing more is sent.
+  void GoOnAlone();
+  // Every waiter and later entry fails with `status`; nothing more is
+  // sent. The first of Stop, GoOnAlone and a refusal wins.
+  void Stop(absl::Status status);
+
+  // OK, or why this primary acknowledges nothing more.
+  absl::Status failure() const;
+  // The highest sequence the backup said it applied.
+  uint64_t applied_through() const;
+
+  // Cancels the current stream, as a broken connection would.
+  void BreakStreamForTesting();
+
+ private:
+  using Stream = grpc::ClientReaderWriter<ReplicateRequest, ReplicateResponse>;
+
+  void Run();
+  // One stream, from dialling to its end: false when the forwarder is done.
+  // Sets *heard when the backup answered on it.
+  bool Serve(bool* heard);
+  void ReadAnswers(Stream& stream) ABSL_LOCKS_EXCLUDED(mu_);
+  // The next entries to send after `sent`, within max_request_bytes; empty
+  // when the forwarder is done or the stream ended.
+  std::deque<std::shared_ptr<const ReplicaEntry>> NextBatch(uint64_t sent)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  bool DoneLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return alone_ || !failure_.ok();
+  }
+
+  // Constant after construction.
+  const ReplicaForwarderOptions options_;
+  ShardMetrics& metrics_;
+  std::unique_ptr<ParameterServer::Stub> stub_;
+
+  mutable absl::Mutex mu_;
+  uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t applied_through_ ABSL_GUARDED_BY(mu_) = 0;
+  // Entries not yet acknowledged, sequences applied_through_ + 1, ...
+  std::deque<std::shared_ptr<const ReplicaEntry>> unacknowledged_ ABSL_GUARDED_BY(mu_);
+  bool alone_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  // The current stream's context (null between streams) and whether that
+  // stream ended.
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;
+
+  std::thread sender_;
+};
+
+}  // namespace pstrain
+
+#endif  // PSTRAIN_SERVER_PS_REPLICA_FORWARDER_H_
