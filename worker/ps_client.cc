@@ -21,6 +21,20 @@ namespace pstrain {
 namespace worker {
 namespace {
 
+// A refusal worth another try, as Unavailable is: a shard whose buffer for
+// pushes being assembled is full (busy for now), or with replicas a
+// process that is not the shard's primary (a failover under way: the
+// worker is redirected to the new primary, where the call is retried).
+bool IsRetryableRefusal(const absl::Status& refused, bool replicated) {
+  const ErrorReason reason = ReasonOf(refused);
+  return reason == ERROR_REASON_SHARD_BUSY ||
+         (replicated && (reason == ERROR_REASON_NOT_PRIMARY || reason == ERROR_REASON_JOB_ENDED));
+}
+
+absl::Status AsUnavailable(const absl::Status& refused) {
+  return WithReason(absl::UnavailableError(refused.message()), ReasonOf(refused));
+}
+
 constexpr int64_t kFloatBytes = 4;
 // A lane's segment holds twice the shard's dense bytes plus this, rounded
 // up to kLaneRoundBytes: room for rows, or for exchanges overlapping. An
@@ -169,9 +183,11 @@ absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Cr
                                                    slicer.num_shards(), " shards"));
   }
   if (!channels) channels = LaneChannels(ChannelSecurity());
-  std::unique_ptr<ParameterServerClient> client(new ParameterServerClient(
-      std::move(addresses), std::move(slicer), std::move(options), clock, random, metrics));
-  client->segment_bytes_.assign(client->addresses_.size(), 0);
+  const size_t num_shards = addresses.size();
+  std::unique_ptr<ParameterServerClient> client(
+      new ParameterServerClient(std::move(addresses), std::move(slicer), std::move(options),
+                                clock, random, metrics, std::move(channels)));
+  client->segment_bytes_.assign(num_shards, 0);
   if (client->options_.shared_memory) {
     for (const DenseVariableSlot& slot : client->slicer_.dense()) {
       client->segment_bytes_[slot.shard] += 2 * slot.shape.num_elements() * kFloatBytes;
@@ -180,13 +196,13 @@ absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Cr
       bytes = (bytes + kLaneSlackBytes + kLaneRoundBytes - 1) / kLaneRoundBytes * kLaneRoundBytes;
     }
   }
+  absl::MutexLock l(&client->mu_);
   client->channels_.resize(client->addresses_.size());
   for (size_t s = 0; s < client->addresses_.size(); ++s) {
     for (int lane = 0; lane < client->options_.streams_per_shard; ++lane) {
-      client->channels_[s].push_back(channels(client->addresses_[s], lane));
+      client->channels_[s].push_back(client->channel_factory_(client->addresses_[s], lane));
     }
   }
-  absl::MutexLock l(&client->mu_);
   client->streams_.assign(
       client->addresses_.size(),
       std::vector<std::shared_ptr<internal::ShardStream>>(client->options_.streams_per_shard));
@@ -195,13 +211,17 @@ absl::StatusOr<std::unique_ptr<ParameterServerClient>> ParameterServerClient::Cr
 
 ParameterServerClient::ParameterServerClient(std::vector<std::string> addresses, ShardSlicer slicer,
                                              ParameterServerClientOptions options, Clock& clock,
-                                             RandomSource& random, WorkerMetrics* metrics)
-    : addresses_(std::move(addresses)),
+                                             RandomSource& random, WorkerMetrics* metrics,
+                                             ChannelFactory channels)
+    : channel_factory_(std::move(channels)),
       slicer_(std::move(slicer)),
       options_(std::move(options)),
       clock_(clock),
       random_(random),
-      metrics_(metrics) {}
+      metrics_(metrics) {
+  absl::MutexLock l(&mu_);
+  addresses_ = std::move(addresses);
+}
 
 ParameterServerClient::~ParameterServerClient() {
   Cancel();
@@ -245,7 +265,37 @@ int ParameterServerClient::open_lanes() const {
 }
 
 std::string ParameterServerClient::ShardName(int shard) const {
+  absl::MutexLock l(&mu_);
+  return ShardNameLocked(shard);
+}
+
+std::string ParameterServerClient::ShardNameLocked(int shard) const {
   return absl::StrCat("ps/", shard, " (", addresses_[shard], ")");
+}
+
+std::string ParameterServerClient::address(int shard) const {
+  absl::MutexLock l(&mu_);
+  return addresses_[shard];
+}
+
+void ParameterServerClient::Redirect(int shard, const std::string& address) {
+  std::vector<std::shared_ptr<internal::ShardStream>> moved;
+  {
+    absl::MutexLock l(&mu_);
+    if (addresses_[shard] == address) return;
+    LOG(INFO) << "ps/" << shard << " moved from " << addresses_[shard] << " to " << address
+              << " (its backup took over); calls in flight go there";
+    addresses_[shard] = address;
+    for (int lane = 0; lane < options_.streams_per_shard; ++lane) {
+      channels_[shard][lane] = channel_factory_(address, lane);
+      if (streams_[shard][lane] != nullptr) moved.push_back(streams_[shard][lane]);
+    }
+  }
+  // Broken, they are replaced by streams to the new address at the next
+  // attempt (Stream).
+  for (auto& stream : moved) {
+    stream->Break(absl::UnavailableError(absl::StrCat("ps/", shard, " moved to ", address)));
+  }
 }
 
 std::shared_ptr<internal::ShardStream> ParameterServerClient::Stream(int shard, int lane) {
@@ -259,8 +309,8 @@ std::shared_ptr<internal::ShardStream> ParameterServerClient::Stream(int shard, 
                    retired_.end());
     retired_.push_back(std::move(stream));
   }
-  stream =
-      internal::ShardStream::Open(channels_[shard][lane], ShardName(shard), LaneOptions(shard));
+  stream = internal::ShardStream::Open(channels_[shard][lane], ShardNameLocked(shard),
+                                       LaneOptions(shard));
   return stream;
 }
 
@@ -464,7 +514,8 @@ absl::Status ParameterServerClient::ReadLaneAnswer(
     if (response.has_error()) {
       // A refused pull keeps its code (DeadlineExceeded for a version not
       // reached, NotFound, FailedPrecondition, InvalidArgument).
-      return FromStatusProto(response.error());
+      const absl::Status refused = FromStatusProto(response.error());
+      return IsRetryableRefusal(refused, options_.replicated) ? AsUnavailable(refused) : refused;
     }
     if (!response.has_pull()) {
       return WithPrefix(Misfit("a message that is not a pull answer"), from_shard);
@@ -614,11 +665,7 @@ absl::StatusOr<ShardPushOutcome> ParameterServerClient::ReadPushAnswers(
       if (r.outcome() == PUSH_OUTCOME_PART_RECEIVED) continue;
       if (r.outcome() == PUSH_OUTCOME_REJECTED) {
         absl::Status refused = FromStatusProto(r.status());
-        // The shard's buffer for pushes being assembled is full: a busy
-        // shard, worth another try later.
-        if (ReasonOf(refused) == ERROR_REASON_SHARD_BUSY) {
-          return WithReason(absl::UnavailableError(refused.message()), ERROR_REASON_SHARD_BUSY);
-        }
+        if (IsRetryableRefusal(refused, options_.replicated)) return AsUnavailable(refused);
         if (refused.ok()) refused = absl::UnknownError("refused without a reason");
         return refused;
       }

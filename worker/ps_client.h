@@ -87,6 +87,12 @@ struct ParameterServerClientOptions {
   absl::Duration call_timeout = absl::Seconds(60);
   // Retries of Unavailable calls.
   RetryOptions retry;
+  // The job's shards have hot-standby replicas (Assignment.replica_epoch >
+  // 0): a shard that refuses a call as not its primary (NOT_PRIMARY) or as
+  // not holding the job (JOB_ENDED: a primary restarted empty at its
+  // address) is failing over, and the call is retried, at the new primary
+  // once Redirect names it. Without replicas JOB_ENDED ends the call.
+  bool replicated = false;
   // The dtype dense gradients are pushed in (TrainingSpec.wire.gradients):
   // DATA_TYPE_FLOAT32 (default) or DATA_TYPE_BFLOAT16, narrowed with error
   // feedback (internal::NarrowedGradients). Embedding rows stay float32.
@@ -224,6 +230,15 @@ class ParameterServerClient {
   // every later call. Thread-safe.
   void Cancel();
 
+  // Shard `shard` is served at `address` from now on: its primary failed
+  // over to its backup (docs/design/replicas.md). Calls in flight to it
+  // fail as Unavailable and are retried there, pushes with their push ids,
+  // so that a push the old primary acknowledged is answered DUPLICATE and
+  // one it did not is applied once. Thread-safe.
+  void Redirect(int shard, const std::string& address);
+  // Where shard `shard` is served now.
+  std::string address(int shard) const;
+
   // The sequence number the next push will carry.
   uint64_t next_sequence() const { return next_sequence_.load(); }
 
@@ -254,7 +269,7 @@ class ParameterServerClient {
 
   ParameterServerClient(std::vector<std::string> addresses, ShardSlicer slicer,
                         ParameterServerClientOptions options, Clock& clock, RandomSource& random,
-                        WorkerMetrics* metrics);
+                        WorkerMetrics* metrics, ChannelFactory channels);
 
   // Runs one attempt of every call at once, then retries, one call at a
   // time with backoff, those that failed with Unavailable. Returns each
@@ -301,6 +316,7 @@ class ParameterServerClient {
   absl::StatusOr<ShardPushOutcome> ReadPushAnswers(
       std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>>& answers) const;
   std::string ShardName(int shard) const;
+  std::string ShardNameLocked(int shard) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What a stream to `shard` opens its lane with.
   internal::StreamLaneOptions LaneOptions(int shard);
   // Logs the first lane opened and the first fallback, and counts every
@@ -308,14 +324,12 @@ class ParameterServerClient {
   void ReportLane(int shard, const absl::Status& status);
 
   // Constant after construction.
-  const std::vector<std::string> addresses_;
+  const ChannelFactory channel_factory_;
   const ShardSlicer slicer_;
   const ParameterServerClientOptions options_;
   Clock& clock_;
   RandomSource& random_;
   WorkerMetrics* const metrics_;
-  // channels_[shard][lane]: each lane its own connection.
-  std::vector<std::vector<std::shared_ptr<grpc::Channel>>> channels_;
   // Per shard: bytes of a lane's segment (0: no lanes); room for a pull
   // and a push of its dense variables at once, and rows besides.
   std::vector<int64_t> segment_bytes_;
@@ -327,6 +341,10 @@ class ParameterServerClient {
   internal::NarrowedGradients narrowed_;
   StopSignal cancelled_;
   mutable absl::Mutex mu_;
+  // Where each shard is served: its primary's, with replicas (Redirect).
+  std::vector<std::string> addresses_ ABSL_GUARDED_BY(mu_);
+  // channels_[shard][lane]: each lane its own connection.
+  std::vector<std::vector<std::shared_ptr<grpc::Channel>>> channels_ ABSL_GUARDED_BY(mu_);
   // streams_[shard][lane]: one long-lived PushPull stream per lane, opened
   // at first use and again after it breaks.
   std::vector<std::vector<std::shared_ptr<internal::ShardStream>>> streams_ ABSL_GUARDED_BY(mu_);

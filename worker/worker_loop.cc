@@ -63,9 +63,7 @@ class WorkerLoop::AssignmentRun {
   // OK to go on, or the status that ends it.
   absl::Status RunStatusAfter(const absl::Status& trained);
 
-  bool Over() {
-    return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed() || loop_.ShardsMoved();
-  }
+  bool Over() { return loop_.JobOver(job_id_, answers_before_) || MembershipLapsed(); }
   // Reports what was applied and returns the status (Aborted
   // MEMBERSHIP_LAPSED) of a worker that was marked lost (it registers again
   // and takes the job up anew).
@@ -120,8 +118,8 @@ absl::Status WorkerLoop::AssignmentRun::Setup() {
     absl::MutexLock l(&loop_.mu_);
     loop_.ps_ = ps_.get();
     loop_.run_job_id_ = job_id_;
+    loop_.run_answers_before_ = answers_before_;
     loop_.run_replica_epoch_ = assignment_.replica_epoch();
-    loop_.shards_moved_ = false;
     if (loop_.stop_.stopped()) ps_->Cancel();
   }
   BuildParts(ps);
@@ -152,6 +150,7 @@ ParameterServerClientOptions WorkerLoop::AssignmentRun::PsOptions() const {
                                                       : absl::InfinitePast();
   };
   ps.update_mode = UpdateModeOf(spec_.training());
+  ps.replicated = assignment_.replica_epoch() > 0;
   ps.gradient_dtype = WireDataTypeOf(spec_.training().wire().gradients());
   ps.parameter_dtype = WireDataTypeOf(spec_.training().wire().parameters());
   return ps;
@@ -292,36 +291,28 @@ bool WorkerLoop::JobOver(const std::string& job_id, int64_t answers_before) {
 }
 
 absl::Status WorkerLoop::RunAssignment(const Assignment& assignment) {
-  absl::Status trained;
-  {
-    AssignmentRun run(*this, assignment);
-    trained = run.Setup();
-    if (trained.ok()) trained = run.Train();
-  }
-  if (!ShardsMoved()) return trained;
-  // Whatever the cancelled calls said: the run goes on with the shards'
-  // new primaries.
-  return WithReason(absl::FailedPreconditionError(absl::StrCat(
-                        "job ", assignment.job_id(), ": a parameter server failed over to its "
-                        "backup (replica epoch ", assignment.replica_epoch(), " is over)")),
-                    ERROR_REASON_NOT_PRIMARY);
+  AssignmentRun run(*this, assignment);
+  RETURN_IF_ERROR(run.Setup());
+  return run.Train();
 }
 
-void WorkerLoop::NoteShardsMoved(const HeartbeatView& heard) {
+void WorkerLoop::FollowShards(const HeartbeatView& heard) {
   absl::MutexLock l(&mu_);
-  if (ps_ == nullptr || heard.job_id != run_job_id_ || heard.replica_epoch <= run_replica_epoch_ ||
-      shards_moved_) {
+  if (ps_ == nullptr) return;
+  if (heard.job_id != run_job_id_ && heard.answers > run_answers_before_ + 1) {
+    // The job is over for this worker: calls retried at shards that no
+    // longer hold it (with replicas JOB_ENDED is retried) end now.
+    ps_->Cancel();
     return;
   }
-  LOG(INFO) << "job " << run_job_id_ << ": its parameter servers' primaries moved (replica epoch "
-            << heard.replica_epoch << "); this run ends and takes the new assignment";
-  shards_moved_ = true;
-  ps_->Cancel();
-}
-
-bool WorkerLoop::ShardsMoved() const {
-  absl::MutexLock l(&mu_);
-  return shards_moved_;
+  if (heard.job_id != run_job_id_ || heard.replica_epoch <= run_replica_epoch_ ||
+      heard.ps_addresses.size() != static_cast<size_t>(ps_->slicer().num_shards())) {
+    return;
+  }
+  for (int shard = 0; shard < static_cast<int>(heard.ps_addresses.size()); ++shard) {
+    ps_->Redirect(shard, heard.ps_addresses[shard]);
+  }
+  run_replica_epoch_ = heard.replica_epoch;
 }
 
 class WorkerLoop::Role : public MemberRole {
@@ -337,7 +328,7 @@ class WorkerLoop::Role : public MemberRole {
     return trained;
   }
   void DescribeSelf(HeartbeatRequest* beat) override { loop_.coordinator_.DescribeSelf(beat); }
-  void Heard(const HeartbeatView& heard) override { loop_.NoteShardsMoved(heard); }
+  void Heard(const HeartbeatView& heard) override { loop_.FollowShards(heard); }
   // The run in hand sees it too (JobOver) and ends after handing its lease
   // back; the member loop then returns.
   void ShutDown() override {

@@ -106,12 +106,12 @@ class WorkerLoop {
   // heartbeat sent after the job started (answers_before was the count
   // then) names another job.
   bool JobOver(const std::string& job_id, int64_t answers_before);
-  // A heartbeat answer said the running job's shards' primaries moved past
-  // the run's (a failover to a backup): the run's calls are cancelled, and
-  // it ends with NOT_PRIMARY for the member loop to take the new
-  // assignment.
-  void NoteShardsMoved(const HeartbeatView& heard);
-  bool ShardsMoved() const;
+  // What a heartbeat answer means for the run's calls in flight: the job's
+  // shards' primaries moved past the run's (a failover to a backup,
+  // docs/design/replicas.md): the run's client is redirected to the new
+  // primaries, where they are retried; the job is over for this worker:
+  // they are cancelled.
+  void FollowShards(const HeartbeatView& heard);
 
   // Constant after construction.
   CoordinatorClient& coordinator_;
@@ -127,11 +127,11 @@ class WorkerLoop {
   mutable absl::Mutex mu_;
   // The running assignment's client, cancelled by Stop().
   ParameterServerClient* ps_ ABSL_GUARDED_BY(mu_) = nullptr;
-  // The running assignment's job and replica epoch, and whether its shards
-  // moved since.
+  // The running assignment's job and the replica epoch its client follows.
   std::string run_job_id_ ABSL_GUARDED_BY(mu_);
+  // Heartbeat answers before the run began (HeartbeatView.answers).
+  int64_t run_answers_before_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t run_replica_epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  bool shards_moved_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
 };
 

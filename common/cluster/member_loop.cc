@@ -51,8 +51,8 @@ absl::Status MemberLoop::ServeOnce(KnownRun& known) {
   if (session_.last_heartbeat().shutdown) NoteShutdown();
   if (shutdown_requested()) return absl::CancelledError("the cluster shuts down");
   const int64_t registrations = session_.reregistrations();
-  absl::StatusOr<Assignment> assignment = session_.GetAssignment(
-      known.job_id, known.generation, options_.assignment_wait, known.replica_epoch);
+  absl::StatusOr<Assignment> assignment =
+      session_.GetAssignment(known.job_id, known.generation, options_.assignment_wait);
   if (options_.rerun_after_reregistration && session_.reregistrations() != registrations) {
     known = KnownRun();
   }
@@ -63,9 +63,8 @@ absl::Status MemberLoop::ServeOnce(KnownRun& known) {
     return assignment.status();
   }
   if (assignment->job_id().empty() ||
-      (assignment->job_id() == known.job_id && assignment->generation() == known.generation &&
-       assignment->replica_epoch() <= known.replica_epoch)) {
-    known = RunOf(*assignment);
+      (assignment->job_id() == known.job_id && assignment->generation() == known.generation)) {
+    known = KnownRun{assignment->job_id(), assignment->generation()};
     return absl::OkStatus();
   }
   return RunOne(*assignment, known);
@@ -74,15 +73,7 @@ absl::Status MemberLoop::ServeOnce(KnownRun& known) {
 absl::Status MemberLoop::RunOne(const Assignment& assignment, KnownRun& known) {
   const absl::Status ran = role_.RunAssignment(assignment);
   if (ran.ok() || session_.cancelled()) {
-    known = RunOf(assignment);
-    return absl::OkStatus();
-  }
-  if (ReasonOf(ran) == ERROR_REASON_NOT_PRIMARY) {
-    // A shard's primary moved: the same run goes on once the coordinator
-    // names the new one (the long poll waits for a greater replica epoch).
-    LOG(INFO) << session_.name() << ": " << ran.message()
-              << "; waiting for the job's assignment to name the shard's new primary";
-    known = RunOf(assignment);
+    known = KnownRun{assignment.job_id(), assignment.generation()};
     return absl::OkStatus();
   }
   known = KnownRun();

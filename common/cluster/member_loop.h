@@ -99,16 +99,10 @@ class MemberLoop {
  private:
   // The run this member last took up: a rollback starts a new run (a new
   // generation) of the same job.
-  // A failover within a run moves its shards' primaries (a greater
-  // replica epoch).
   struct KnownRun {
     std::string job_id;
     uint64_t generation = 0;
-    uint64_t replica_epoch = 0;
   };
-  static KnownRun RunOf(const Assignment& assignment) {
-    return KnownRun{assignment.job_id(), assignment.generation(), assignment.replica_epoch()};
-  }
 
   // One request for work and, when it brings a new run, the run. OK: ask
   // again at once. Otherwise the status to pause on, or to end Run with.

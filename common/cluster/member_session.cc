@@ -183,6 +183,7 @@ bool MemberSession::NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResp
     ++heartbeat_.answers;
     heartbeat_.job_id = answer.job_id();
     heartbeat_.replica_epoch = answer.replica_epoch();
+    heartbeat_.ps_addresses.assign(answer.ps_addresses().begin(), answer.ps_addresses().end());
     heartbeat_.shutdown = answer.shutdown();
     heartbeat_.last_answer = clock_.Now();
     heard = heartbeat_;
@@ -250,8 +251,7 @@ bool MemberSession::Beat(absl::Time& silent_since, absl::Time& next_log) {
 
 absl::StatusOr<Assignment> MemberSession::GetAssignment(const std::string& known_job_id,
                                                         uint64_t known_generation,
-                                                        absl::Duration wait,
-                                                        uint64_t known_replica_epoch) {
+                                                        absl::Duration wait) {
   GetAssignmentRequest request;
   *request.mutable_task() = options_.task;
   request.set_incarnation(incarnation_);
@@ -259,7 +259,6 @@ absl::StatusOr<Assignment> MemberSession::GetAssignment(const std::string& known
   request.set_wait_ms(absl::ToInt64Milliseconds(wait));
   request.set_known_job_id(known_job_id);
   request.set_known_generation(known_generation);
-  request.set_known_replica_epoch(known_replica_epoch);
   Assignment assignment;
   CallPolicy policy;
   policy.extra_deadline = wait;

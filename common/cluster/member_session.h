@@ -78,8 +78,10 @@ struct HeartbeatView {
   // change it made.
   int64_t answers = 0;
   std::string job_id;
-  // HeartbeatResponse.replica_epoch: where the job's shards' primaries are.
+  // HeartbeatResponse.replica_epoch and ps_addresses: where the job's
+  // shards' primaries are.
   uint64_t replica_epoch = 0;
+  std::vector<std::string> ps_addresses;
   bool shutdown = false;
   absl::Time last_answer;
 };
@@ -173,12 +175,9 @@ class MemberSession {
   int64_t reregistrations() const;
 
   // Long poll: the assignment, once it differs from run `known_generation`
-  // of `known_job_id`, or its shards' primaries moved past
-  // `known_replica_epoch`, or after `wait`. Errors as Register (after
-  // retrying).
+  // of `known_job_id` or after `wait`. Errors as Register (after retrying).
   absl::StatusOr<Assignment> GetAssignment(const std::string& known_job_id,
-                                           uint64_t known_generation, absl::Duration wait,
-                                           uint64_t known_replica_epoch = 0);
+                                           uint64_t known_generation, absl::Duration wait);
 
   // One ClusterService call as `policy` says. `what` names it in errors and
   // log lines, which read "<CoordinatorName()> (<what>): <message>".

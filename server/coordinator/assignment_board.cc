@@ -73,8 +73,7 @@ Assignment AssignmentBoard::Get(const TaskId& task) const {
 }
 
 bool AssignmentBoard::Differs(const Assignment& assignment, const KnownRun& known) {
-  return assignment.job_id() != known.job_id || assignment.generation() != known.generation ||
-         assignment.replica_epoch() > known.replica_epoch;
+  return assignment.job_id() != known.job_id || assignment.generation() != known.generation;
 }
 
 uint64_t AssignmentBoard::Await(const TaskId& task, const KnownRun& known, absl::Time deadline,

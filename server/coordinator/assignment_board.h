@@ -46,15 +46,12 @@ class AssignmentBoard {
   // What a long poll's caller knows of its assignment.
   struct KnownRun {
     std::string job_id;
-    // Assignment.generation and Assignment.replica_epoch.
-    uint64_t generation = 0;
-    uint64_t replica_epoch = 0;
+    uint64_t generation = 0;  // Assignment.generation
   };
 
   // A long poll. When the task's assignment is for another job than
-  // `known.job_id`, another run of it than `known.generation`, or the
-  // shards' primaries moved since `known.replica_epoch`, or `deadline` has
-  // passed, fills *now and returns 0. Otherwise registers `done` and returns its id (> 0); `done`
+  // `known.job_id` or another run of it than `known.generation`, or
+  // `deadline` has passed, fills *now and returns 0. Otherwise registers `done` and returns its id (> 0); `done`
   // is called exactly once, with no lock held: with the new assignment once
   // it changes, or with the current one at the deadline (Expire) or on
   // Cancel.

@@ -58,7 +58,7 @@ class AssignmentPoll final : public grpc::ServerUnaryReactor {
     };
     Assignment now;
     const uint64_t id = coordinator.assignments().Await(
-        task, {request.known_job_id(), request.known_generation(), request.known_replica_epoch()},
+        task, {request.known_job_id(), request.known_generation()},
         coordinator.AssignmentDeadline(request.wait_ms()), done, &now);
     if (id == 0) {
       done(now);

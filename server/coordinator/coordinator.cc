@@ -512,7 +512,10 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
   HeartbeatResponse response;
   const Assignment assignment = assignments_.Get(request.task());
   response.set_job_id(assignment.job_id());
-  response.set_replica_epoch(assignment.replica_epoch());
+  if (assignment.replica_epoch() > 0) {
+    response.set_replica_epoch(assignment.replica_epoch());
+    *response.mutable_ps_addresses() = assignment.ps_addresses();
+  }
   absl::MutexLock lock(&mu_);
   if (response.job_id().empty() &&
       (resuming_.count(request.job_id()) > 0 || LeavingJobToResume())) {

@@ -224,14 +224,16 @@ absl::Status RoundKeeper::CommitOnShards(const CommitRoundRequest& request,
   const RetryContext context{clock_, random_, stop};
   // A shard known lost is not waited for: the rollback restores every
   // shard, and a checkpoint's hold or a worker's drop waits for this commit.
-  // With replicas, a primary lost (Unavailable) or replaced (NOT_PRIMARY)
-  // fails over to its backup meanwhile: each attempt asks the shard's
-  // primary of the moment, which answers a round it applied before with
-  // its version.
+  // With replicas, a primary lost (Unavailable), replaced (NOT_PRIMARY) or
+  // restarted empty at its address (JOB_ENDED) fails over to its backup
+  // meanwhile: each attempt asks the shard's primary of the moment, which
+  // answers a round it applied before with its version.
   const RetryablePredicate unavailable = RetryableUnavailable();
   const RetryablePredicate retryable = [&](const absl::Status& status) {
-    return (unavailable(status) || ReasonOf(status) == ERROR_REASON_NOT_PRIMARY) &&
-           !generation_.lost().has_value();
+    const ErrorReason reason = ReasonOf(status);
+    const bool failing_over = shards->replicated() && (reason == ERROR_REASON_NOT_PRIMARY ||
+                                                       reason == ERROR_REASON_JOB_ENDED);
+    return (unavailable(status) || failing_over) && !generation_.lost().has_value();
   };
   return shards->ForEach([&](int i, ShardClient& /*first*/) -> absl::Status {
     return RetryUntilStopped(
