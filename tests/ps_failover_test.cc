@@ -10,13 +10,17 @@
 // An async job must end with every record of every epoch trained exactly
 // once (the push ledgers of the final checkpoint, which the new primaries
 // wrote), and a sync job with a slot per worker with final parameters bit
-// for bit those of the same job undisturbed.
+// for bit those of the same job undisturbed. A primary frozen past its
+// deadline and woken acknowledges nothing; a lost backup leaves its primary
+// alone; both replicas of a shard lost roll the job back, and its status
+// names the shard.
 
 #include <signal.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -63,34 +67,50 @@ class PsFailoverTest : public ::testing::Test {
     cluster_ = *std::move(cluster);
   }
 
-  // Follows job `job_id`, killing the primary of each shard in turn once
-  // the job reaches each step of `kill_at`, restarting it a second later.
-  // Returns the job's record; *seconds_down: per kill, from the kill to the
-  // job's next step past it.
-  JobRecord FollowKillingPrimaries(const std::string& job_id, const std::vector<int64_t>& kill_at,
-                                   std::vector<double>* seconds_down) {
+  // One damage done to the cluster once its job reaches `at`.
+  struct Fault {
+    int64_t at = 0;
+    std::function<void()> act;
+  };
+
+  // Follows job `job_id` while each fault acts in turn once the job reaches
+  // its step. Returns the job's record; *seconds_down: per fault, from its
+  // act to the job's next 20 steps (training again).
+  JobRecord FollowDisturbed(const std::string& job_id, const std::vector<Fault>& faults,
+                            std::vector<double>* seconds_down) {
     std::atomic<bool> ended{false};
-    std::atomic<int> kills{0};
-    std::thread killer([&] {
-      for (int shard = 0; shard < static_cast<int>(kill_at.size()); ++shard) {
-        const int64_t at = cluster_->AwaitStep(job_id, kill_at[shard], ended);
+    std::atomic<int> done{0};
+    std::thread disturber([&] {
+      for (const Fault& fault : faults) {
+        const int64_t at = cluster_->AwaitStep(job_id, fault.at, ended);
         if (at < 0) return;
-        const std::string primary = absl::StrCat("ps/", shard);
-        const absl::Time killed = absl::Now();
-        ASSERT_TRUE(cluster_->KillTask(primary, SIGKILL).ok());
-        ++kills;
-        absl::SleepFor(absl::Seconds(1));
-        EXPECT_TRUE(cluster_->RestartTask(primary).ok());
+        const absl::Time start = absl::Now();
+        fault.act();
+        ++done;
         const int64_t next = cluster_->AwaitStep(job_id, at + 20, ended);
-        if (next >= 0) seconds_down->push_back(absl::ToDoubleSeconds(absl::Now() - killed));
+        if (next >= 0) seconds_down->push_back(absl::ToDoubleSeconds(absl::Now() - start));
       }
     });
     const JobRecord record = cluster_->Follow(job_id);
     ended = true;
-    killer.join();
-    EXPECT_EQ(kills.load(), static_cast<int>(kill_at.size())) << "the job ended before the kills";
+    disturber.join();
+    EXPECT_EQ(done.load(), static_cast<int>(faults.size())) << "the job ended before the faults";
     return record;
   }
+
+  // SIGKILL to `task`, restarted a second later as Kubernetes restarts a
+  // pod (at its address, empty, out of its shard's chain).
+  Fault KillAndRestart(int64_t at, const std::string& task) {
+    return {at, [this, task] {
+              ASSERT_TRUE(cluster_->KillTask(task, SIGKILL).ok());
+              absl::SleepFor(absl::Seconds(1));
+              EXPECT_TRUE(cluster_->RestartTask(task).ok());
+            }};
+  }
+
+  // Runs the async clicks job through `faults`; checks that it succeeds.
+  // Its final status.
+  JobStatus RunAsync(const std::string& name, const std::vector<Fault>& faults);
 
   std::unique_ptr<TestCluster> cluster_;
 };
@@ -110,32 +130,95 @@ std::string AsyncClicksJob(const std::string& name, int32_t epochs, int64_t num_
                              {{"batch_size: 128", absl::StrCat("batch_size: 128 epochs: ", epochs)}});
 }
 
-TEST_F(PsFailoverTest, AsyncJobTrainsEveryRecordOnceAsEachPrimaryIsKilled) {
-  constexpr int64_t kNumExamples = 65536;
-  constexpr int32_t kEpochs = 6;  // 3072 steps
-  absl::StatusOr<std::string> job_id =
-      cluster_->Submit(AsyncClicksJob("async_failover", kEpochs, kNumExamples));
-  ASSERT_TRUE(job_id.ok()) << job_id.status();
-  std::vector<double> seconds_down;
-  const JobRecord record = FollowKillingPrimaries(*job_id, {800, 1900}, &seconds_down);
+constexpr int64_t kNumExamples = 65536;
+constexpr int32_t kEpochs = 6;  // 3072 steps
 
-  const JobStatus& status = record.final_status;
-  for (double s : seconds_down) std::printf("async_failover: training again %.2f s after a kill\n", s);
-  std::printf("async_failover: %s (%s) at step %lld; %d failovers (last: %s); %d rollbacks\n",
-              JobState_Name(status.state()).c_str(), StopReason_Name(status.stop_reason()).c_str(),
+JobStatus PsFailoverTest::RunAsync(const std::string& name, const std::vector<Fault>& faults) {
+  absl::StatusOr<std::string> job_id =
+      cluster_->Submit(AsyncClicksJob(name, kEpochs, kNumExamples));
+  EXPECT_TRUE(job_id.ok()) << job_id.status();
+  if (!job_id.ok()) return JobStatus();
+  std::vector<double> seconds_down;
+  const JobStatus status = FollowDisturbed(*job_id, faults, &seconds_down).final_status;
+  for (double s : seconds_down) std::printf("%s: training again %.2f s after a fault\n", name.c_str(), s);
+  std::printf("%s: %s (%s) at step %lld; %d failovers (last: %s); %d rollbacks (last: %s)\n",
+              name.c_str(), JobState_Name(status.state()).c_str(),
+              StopReason_Name(status.stop_reason()).c_str(),
               static_cast<long long>(status.global_step()), status.failovers(),
-              status.last_failover().c_str(), status.rollbacks());
-  ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+              status.last_failover().c_str(), status.rollbacks(), status.last_rollback().c_str());
+  EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
+  return status;
+}
+
+// Every record of every epoch trained exactly once on both shards, every
+// push on both (the worker retries at the new primary what the lost one
+// did not acknowledge), and the global step what they applied.
+void ExpectEveryPushOnBothShards(const JobStatus& status) {
+  const std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status);
+  ASSERT_EQ(ledgers.size(), 2u);
+  EXPECT_FALSE(testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(ledgers, kNumExamples,
+                                                                       kEpochs))
+      << "a push is on one shard only";
+  EXPECT_EQ(status.global_step(),
+            std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes()));
+}
+
+TEST_F(PsFailoverTest, AsyncJobTrainsEveryRecordOnceAsEachPrimaryIsKilled) {
+  const JobStatus status = RunAsync(
+      "async_failover", {KillAndRestart(800, "ps/0"), KillAndRestart(1900, "ps/1")});
   EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
   EXPECT_EQ(status.failovers(), 2);
   EXPECT_THAT(status.last_failover(), HasSubstr("ps/3 took over as its primary"));
+  ExpectEveryPushOnBothShards(status);
+}
 
+// A primary frozen past its membership deadline (a stalled host) is
+// replaced; when it wakes, it cannot acknowledge anything: its backup,
+// now the primary, refuses what it forwards.
+TEST_F(PsFailoverTest, AFrozenPrimaryThatWakesAcknowledgesNothing) {
+  const JobStatus status = RunAsync("frozen_primary", {{800, [this] {
+                                                          ASSERT_TRUE(cluster_->SignalTask(
+                                                              "ps/0", SIGSTOP).ok());
+                                                          // Past its deadline (4 s).
+                                                          absl::SleepFor(absl::Seconds(6));
+                                                          EXPECT_TRUE(cluster_->SignalTask(
+                                                              "ps/0", SIGCONT).ok());
+                                                        }}});
+  EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
+  EXPECT_EQ(status.failovers(), 1);
+  EXPECT_THAT(status.last_failover(), HasSubstr("ps/2 took over as its primary"));
+  ExpectEveryPushOnBothShards(status);
+}
+
+// A backup lost leaves its primary alone: nothing waits for it, nothing is
+// lost.
+TEST_F(PsFailoverTest, ALostBackupLeavesItsPrimaryAlone) {
+  const JobStatus status = RunAsync("backup_lost", {KillAndRestart(800, "ps/3")});
+  EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
+  EXPECT_EQ(status.failovers(), 1);
+  EXPECT_THAT(status.last_failover(), HasSubstr("ps/1 goes on alone"));
+  ExpectEveryPushOnBothShards(status);
+}
+
+// Both replicas of a shard lost at once: the job rolls back to its newest
+// checkpoint as without replicas, and its status names the shard.
+TEST_F(PsFailoverTest, BothReplicasLostRollBackAndTheStatusSaysWhich) {
+  const JobStatus status = RunAsync("both_lost", {{800, [this] {
+                                                     ASSERT_TRUE(cluster_->KillTask("ps/0").ok());
+                                                     ASSERT_TRUE(cluster_->KillTask("ps/2").ok());
+                                                     absl::SleepFor(absl::Seconds(1));
+                                                     EXPECT_TRUE(cluster_->RestartTask("ps/0").ok());
+                                                     EXPECT_TRUE(cluster_->RestartTask("ps/2").ok());
+                                                   }}});
+  EXPECT_EQ(status.rollbacks(), 1);
+  EXPECT_THAT(status.last_rollback(), HasSubstr("shard 0"));
+  // As after any rollback of an async job: no record twice on a shard (a
+  // push in flight when the checkpoint was taken may be on one shard only).
   const std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status);
   ASSERT_EQ(ledgers.size(), 2u);
-  testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(ledgers, kNumExamples, kEpochs);
-  EXPECT_EQ(status.global_step(),
-            std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes()));
+  testing_ledgers::ExpectNoRecordTwice(ledgers[0], "ps/0");
+  testing_ledgers::ExpectNoRecordTwice(ledgers[1], "ps/1");
 }
 
 // An MLP 784-400-10 on Fashion-MNIST in sync mode with fixed seeds, a slot
@@ -174,7 +257,8 @@ TEST_F(PsFailoverTest, SyncJobEndsBitwiseAsUndisturbedWhenEachPrimaryIsKilled) {
   absl::StatusOr<std::string> job_id = cluster_->Submit(SyncMlpJob("failed_over"));
   ASSERT_TRUE(job_id.ok()) << job_id.status();
   std::vector<double> seconds_down;
-  const JobRecord record = FollowKillingPrimaries(*job_id, {90, 190}, &seconds_down);
+  const JobRecord record = FollowDisturbed(
+      *job_id, {KillAndRestart(90, "ps/0"), KillAndRestart(190, "ps/1")}, &seconds_down);
   const JobStatus& status = record.final_status;
   for (double s : seconds_down) std::printf("sync_failover: training again %.2f s after a kill\n", s);
   ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();

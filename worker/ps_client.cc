@@ -343,6 +343,19 @@ void ParameterServerClient::ReportLane(int shard, const absl::Status& status) {
 ParameterServerClient::CallAttempt ParameterServerClient::StartAttempt(const ShardCall& call) {
   CallAttempt attempt;
   attempt.deadline = absl::Now() + options_.call_timeout + call.extra;
+  if (options_.membership_deadline) {
+    // Each attempt says how long the membership holds now: a retry after a
+    // shard stalled or failed over is not refused for a deadline that
+    // passed meanwhile while the worker's heartbeats went on.
+    const int64_t valid_until = absl::ToUnixMillis(options_.membership_deadline());
+    for (std::vector<internal::OutgoingRequest>& exchange : *call.exchanges) {
+      for (internal::OutgoingRequest& request : exchange) {
+        if (request.message.has_push()) {
+          request.message.mutable_push()->set_valid_until_unix_ms(valid_until);
+        }
+      }
+    }
+  }
   for (size_t i = 0; i < call.exchanges->size(); ++i) {
     const int lane = (call.first_lane + static_cast<int>(i)) % options_.streams_per_shard;
     std::shared_ptr<internal::ShardStream> stream = Stream(call.shard, lane);

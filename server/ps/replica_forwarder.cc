@@ -176,7 +176,19 @@ void ReplicaForwarder::ReadAnswers(Stream& stream) {
   while (stream.Read(&answer)) {
     absl::MutexLock l(&mu_);
     if (answer.has_error()) {
-      if (!DoneLocked()) failure_ = NotPrimary(options_, FromStatusProto(answer.error()));
+      const absl::Status refused = FromStatusProto(answer.error());
+      if (ReasonOf(refused) != ERROR_REASON_REPLICA_FENCED) {
+        // A backup that does not hold the job (restarted empty at its
+        // address) or that cannot apply an entry: what waits for it goes
+        // on waiting, until the coordinator, which finds the backup lost,
+        // tells this primary to go on alone (GoOnAlone).
+        LOG(WARNING) << "job " << options_.job_id << ": backup " << options_.backup_address
+                     << " refused the entries after " << applied_through_ << ": " << refused
+                     << "; pushes wait for it or for the coordinator to drop it";
+        break;
+      }
+      // The backup was promoted: this primary was replaced.
+      if (!DoneLocked()) failure_ = NotPrimary(options_, refused);
       unacknowledged_.clear();
       break;
     }

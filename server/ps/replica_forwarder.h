@@ -42,10 +42,12 @@ struct ReplicaForwarderOptions {
 // on one Replicate stream to its backup from its own thread, releasing the
 // waiters of each entry the backup says it applied. A broken stream is
 // dialled again with backoff and every entry not yet acknowledged is sent
-// again (the backup skips those it applied). A refusal by the backup
-// (REPLICA_FENCED: it was promoted; or any other error it answers) fails
-// every waiter and every later entry with FailedPrecondition NOT_PRIMARY.
-// Thread-safe.
+// again (the backup skips those it applied). REPLICA_FENCED from the
+// backup (it was promoted) fails every waiter and every later entry with
+// FailedPrecondition NOT_PRIMARY. Any other refusal (a backup restarted
+// empty at its address, which does not hold the job) is dialled again like
+// a broken stream: waiters wait until the backup answers or the
+// coordinator, which finds it lost, says GoOnAlone. Thread-safe.
 class ReplicaForwarder : public UpdateLog {
  public:
   ReplicaForwarder(ReplicaForwarderOptions options, ShardMetrics& metrics);

@@ -242,6 +242,35 @@ TEST_F(ReplicationTest, GoingOnAloneAnswersAWaitingPush) {
   backup_.shard().ResumeUpdates();
 }
 
+// A backup restarted at its address holds no job: the primary is not
+// fenced by that, its pushes wait until the coordinator drops the backup.
+TEST_F(ReplicationTest, ABackupThatLostTheJobMakesPushesWaitNotFencesThePrimary) {
+  Start(UPDATE_MODE_ASYNC);
+  ASSERT_EQ(Push(primary_.shard(), 0, 1, 0).outcome, PUSH_OUTCOME_APPLIED);
+  const float acknowledged = Values(primary_.shard())[0];
+  DropJobRequest drop;
+  drop.set_job_id("job");
+  ASSERT_TRUE(backup_.store.DropJob(drop).ok());
+  TestSignal answered;
+  PushReply reply;
+  std::thread pusher([&] {
+    reply = Push(primary_.shard(), 0, 2, 1);
+    answered.Notify();
+  });
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (Values(primary_.shard())[0] == acknowledged && absl::Now() < deadline) {
+    std::this_thread::yield();
+  }
+  // Applied on the primary, refused by the backup: still waiting.
+  EXPECT_FALSE(answered.HasBeenNotified());
+  EXPECT_TRUE(primary_.store.GetJob("job").ok());
+  ASSERT_TRUE(primary_.ChangeReplica(REPLICA_ROLE_PRIMARY, 2).ok());
+  answered.Wait();
+  pusher.join();
+  EXPECT_EQ(reply.outcome, PUSH_OUTCOME_APPLIED) << reply.status;
+  EXPECT_EQ(Push(primary_.shard(), 1, 1, 2).outcome, PUSH_OUTCOME_APPLIED);
+}
+
 TEST_F(ReplicationTest, ABackupRefusesWorkers) {
   Start(UPDATE_MODE_ASYNC);
   EXPECT_EQ(ReasonOf(backup_.store.GetJob("job").status()), ERROR_REASON_NOT_PRIMARY);
