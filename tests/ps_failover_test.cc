@@ -4,8 +4,9 @@
 // loopback. Each shard's primary is killed with SIGKILL while a job trains
 // (and restarted a second later, as Kubernetes restarts a pod: it comes
 // back out of its shard's chain). Each time the coordinator promotes the
-// backup under a new fencing epoch, the workers take the new primary from
-// their assignment, and training goes on with no rollback.
+// backup under a new fencing epoch, the workers, told by their heartbeats'
+// answers, retry what was in flight at the new primary, and training goes
+// on with no rollback.
 //
 // An async job must end with every record of every epoch trained exactly
 // once (the push ledgers of the final checkpoint, which the new primaries
