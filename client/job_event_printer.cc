@@ -69,6 +69,13 @@ void JobEventPrinter::Print(const JobEvent& event, absl::Time now) {
                              status.rollbacks() == 1 ? " time" : " times",
                              "): ", status.last_rollback()));
     }
+    // Likewise a shard's backup taking over (hot-standby replicas).
+    if (status.failovers() > failovers_shown_) {
+      failovers_shown_ = status.failovers();
+      PrintLine(absl::StrCat("job ", status.job_id(), " failed over (", status.failovers(),
+                             status.failovers() == 1 ? " time" : " times",
+                             "): ", status.last_failover()));
+    }
     line = absl::StrCat("job ", status.job_id(), ": ", JobStateName(status.state()),
                         status.reason().empty() ? "" : absl::StrCat(" (", status.reason(), ")"));
     if (line == last_status_line_) return;

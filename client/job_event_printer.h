@@ -56,6 +56,7 @@ class JobEventPrinter {
   absl::Time last_plain_line_ = absl::InfinitePast();
   std::string last_status_line_;  // a repeated status prints once
   int32_t rollbacks_shown_ = 0;
+  int32_t failovers_shown_ = 0;
 };
 
 }  // namespace pstrain

@@ -88,6 +88,26 @@ TEST(JobEventPrinterTest, EachRollbackIsSaidOnceWithWhatWasLost) {
             "job clicks-1: RUNNING\n");
 }
 
+// A failover changes no state either: its line says which shard's backup
+// took over, once.
+TEST(JobEventPrinterTest, EachFailoverIsSaidOnceWithWhoTookOver) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 3000, "",
+                          absl::Seconds(5));
+  JobEvent failed_over = Status(JOB_STATE_RUNNING, "", 0);
+  failed_over.mutable_status()->set_failovers(1);
+  failed_over.mutable_status()->set_last_failover(
+      "ps/0 (a parameter server of the job) was lost; it was shard 0's primary: ps/2 took over "
+      "as its primary (epoch 2) at step 812");
+  printer.Print(Status(JOB_STATE_RUNNING, "", 0), kStart);
+  printer.Print(failed_over, kStart);
+  printer.Print(failed_over, kStart);
+  EXPECT_EQ(out.str(),
+            "job clicks-1: RUNNING\n"
+            "job clicks-1 failed over (1 time): ps/0 (a parameter server of the job) was lost; "
+            "it was shard 0's primary: ps/2 took over as its primary (epoch 2) at step 812\n");
+}
+
 TEST(JobEventPrinterTest, AFailedCheckpointSaysWhyAndHowManyMoreTheJobTakes) {
   std::ostringstream out;
   JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 3000, "",

@@ -85,6 +85,10 @@ std::string FormatJobStatus(const JobStatus& status, absl::Time now) {
     rows.push_back(
         {"rollbacks", absl::StrCat(status.rollbacks(), "; last: ", status.last_rollback())});
   }
+  if (status.failovers() > 0) {
+    rows.push_back(
+        {"failovers", absl::StrCat(status.failovers(), "; last: ", status.last_failover())});
+  }
   if (status.checkpoint_failures() > 0) {
     rows.push_back({"failed ckpts", absl::StrCat(status.checkpoint_failures(), "; last: ",
                                                  status.last_checkpoint_failure())});

@@ -374,9 +374,11 @@ Subcommand LocalCommand() {
           "Examples:\n"
           "  pstrain local examples/fashion_mnist_mlp.pbtxt\n"
           "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps 2 --workers 3 --output=json\n"
+          "  pstrain local examples/fashion_mnist_mlp.pbtxt --ps_replicas=1  # a backup per shard\n"
           "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
-          {"ps",           "workers",         "evaluator",         "shm",
-           "run_dir",      "bin_dir",         "checkpoint_root",   "job_timeout_secs",
+          {"ps",           "ps_replicas",     "workers",           "evaluator",
+           "shm",          "run_dir",         "bin_dir",           "checkpoint_root",
+           "job_timeout_secs",
            "keep_running", "restart",         "max_restarts",      "coordinator_address",
            "output",       "progress",        "tls_cert",          "tls_key",
            "tls_ca",       "tls_client_auth", "client_token_file", "cluster_token_file"},

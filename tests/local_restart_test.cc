@@ -1,7 +1,8 @@
 // `pstrain local` heals as a Kubernetes Pod with restartPolicy OnFailure
 // does: a worker, the evaluator, a parameter server and the coordinator,
 // each killed with SIGKILL during a job, are started again on their
-// addresses and the job ends SUCCEEDED; a process that dies more often than
+// addresses and the job ends SUCCEEDED (with --ps_replicas=1, each primary
+// killed costs no rollback); a process that dies more often than
 // --max_restarts allows stops the cluster, naming it. (--restart=never,
 // today's stop at the first death, is in cli_test.)
 
@@ -156,6 +157,36 @@ TEST_F(LocalRestartTest,
   EXPECT_NE(output.find("final evaluation (step "), std::string::npos) << output;
   EXPECT_NE(output.find("Every process exited cleanly"), std::string::npos) << output;
   ExpectEveryChildGone();
+}
+
+// With a hot-standby backup beside each shard (docs/design/replicas.md),
+// each primary killed once costs no rollback: its backup takes over, and
+// the restarted process waits out of the job.
+TEST_F(LocalRestartTest, WithReplicasEachKilledPrimaryIsFailedOverWithoutARollback) {
+  ASSERT_NO_FATAL_FAILURE(Start(15000, {"--ps_replicas=1"}));
+  KillAndAwaitRestart("ps/0");
+  ASSERT_TRUE(WaitForText(log_, "job heal-1 failed over (1 time)", kStepDeadline)) << Output();
+  // Trained on since, past a checkpoint the second loss must not roll back to.
+  ASSERT_TRUE(WaitForText(log_, "checkpoint at step", kStepDeadline)) << Output();
+  KillAndAwaitRestart("ps/1");
+  const int exit_code = AwaitExit();
+  const std::string output = Output();
+  std::cout << output << std::endl;
+  EXPECT_EQ(exit_code, 0) << output;
+  EXPECT_NE(output.find("each with a hot-standby backup"), std::string::npos) << output;
+  EXPECT_NE(output.find("job heal-1 failed over (2 times): ps/1 (a parameter server of the job) "
+                        "restarted"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("ps/3 took over as its primary"), std::string::npos) << output;
+  EXPECT_EQ(output.find("rolled back"), std::string::npos) << output;
+  EXPECT_NE(output.find("job heal-1 SUCCEEDED at step"), std::string::npos) << output;
+  EXPECT_NE(output.find("Every process exited cleanly"), std::string::npos) << output;
+  for (const std::string& file : {"ps-0", "ps-1", "ps-2", "ps-3"}) {
+    const int pid = ReadyFilePid(run_dir_, file);
+    EXPECT_GT(pid, 0) << file;
+    EXPECT_TRUE(ProcessIsGone(pid)) << file << " (pid " << pid << ") still runs";
+  }
 }
 
 TEST_F(LocalRestartTest, AKilledCoordinatorIsRestartedAndResumesTheJobToItsEnd) {

@@ -65,6 +65,9 @@ void FailOver(JobParts& parts, const StartedJob& job, const std::vector<LostRepl
       status.set_failovers(status.failovers() + 1);
       status.set_last_failover(summary);
     });
+    parts.status.Record();
+    // No state or reason changes: the status event is what tells watchers.
+    parts.status.PublishStatus();
     primaries_moved = primaries_moved || place->primary;
   }
   if (primaries_moved) RepublishShards(parts, job);
