@@ -43,6 +43,8 @@ absl::Status MemberLoop::Run() {
       options_.pauses, session_.retry_context(),
       [](const absl::Status& status) { return !IsFinalRefusal(status); },
       [&] { return ServeOnce(known); });
+  // The role may go away with this loop while heartbeats go on.
+  session_.DetachHooks();
   if (absl::IsCancelled(served) || shutdown_requested()) return absl::OkStatus();
   return served;
 }

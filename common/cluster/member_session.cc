@@ -146,12 +146,21 @@ absl::Status MemberSession::RegisterUntilAccepted() {
 }
 
 void MemberSession::StartHeartbeats(HeartbeatHooks hooks) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (heartbeats_started_) return;
+    heartbeats_started_ = true;
+  }
+  // Not under mu_: the hooks are called with hooks_mu_ held, and may call
+  // what takes mu_.
+  {
+    absl::MutexLock hooks_lock(&hooks_mu_);
+    hooks_.describe_self =
+        hooks.describe_self ? std::move(hooks.describe_self) : options_.describe_self;
+    hooks_.on_shutdown = hooks.on_shutdown ? std::move(hooks.on_shutdown) : options_.on_shutdown;
+    hooks_.on_answer = std::move(hooks.on_answer);
+  }
   absl::MutexLock lock(&mu_);
-  if (heartbeats_started_) return;
-  heartbeats_started_ = true;
-  hooks_.describe_self = hooks.describe_self ? std::move(hooks.describe_self) : options_.describe_self;
-  hooks_.on_shutdown = hooks.on_shutdown ? std::move(hooks.on_shutdown) : options_.on_shutdown;
-  hooks_.on_answer = std::move(hooks.on_answer);
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
 }
 
@@ -189,11 +198,19 @@ bool MemberSession::NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResp
     heard = heartbeat_;
   }
   if (options_.on_heartbeat) options_.on_heartbeat(sent, answer);
+  absl::MutexLock hooks_lock(&hooks_mu_);
   if (hooks_.on_answer) hooks_.on_answer(heard);
   if (!answer.shutdown()) return false;
   LOG(INFO) << name_ << ": " << CoordinatorName() << " shuts the cluster down";
   if (hooks_.on_shutdown) hooks_.on_shutdown();
   return true;
+}
+
+void MemberSession::DetachHooks() {
+  absl::MutexLock hooks_lock(&hooks_mu_);
+  hooks_.describe_self = options_.describe_self;
+  hooks_.on_shutdown = options_.on_shutdown;
+  hooks_.on_answer = nullptr;
 }
 
 void MemberSession::HeartbeatLoop() {
@@ -220,7 +237,10 @@ void MemberSession::HeartbeatLoop() {
 
 bool MemberSession::Beat(absl::Time& silent_since, absl::Time& next_log) {
   HeartbeatRequest request;
-  if (hooks_.describe_self) hooks_.describe_self(&request);
+  {
+    absl::MutexLock hooks_lock(&hooks_mu_);
+    if (hooks_.describe_self) hooks_.describe_self(&request);
+  }
   *request.mutable_task() = options_.task;
   request.set_incarnation(incarnation_);
   HeartbeatResponse response;

@@ -158,6 +158,10 @@ class MemberSession {
   // interval the coordinator asked for. `hooks` that are set replace the
   // options' describe_self and on_shutdown.
   void StartHeartbeats(HeartbeatHooks hooks = {});
+  // The hooks StartHeartbeats was given are not called any more (their
+  // owner goes away while heartbeats go on): the options' describe_self
+  // and on_shutdown take their place. Waits for a call in progress.
+  void DetachHooks();
 
   HeartbeatView last_heartbeat() const;
   // Blocks until a heartbeat answer newer than `answers_seen` arrives or
@@ -250,9 +254,10 @@ class MemberSession {
   CallRegistry calls_;
 
   std::thread heartbeat_thread_;
-  // Set by StartHeartbeats before the heartbeat thread starts; read only by
-  // that thread.
-  HeartbeatHooks hooks_;
+  // Set by StartHeartbeats; called by the heartbeat thread with the lock
+  // held, so that DetachHooks can end their use.
+  absl::Mutex hooks_mu_;
+  HeartbeatHooks hooks_ ABSL_GUARDED_BY(hooks_mu_);
 
   mutable absl::Mutex mu_;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
