@@ -1,5 +1,7 @@
 #include "bench/cluster/bench_cluster.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -54,6 +56,24 @@ WorkerWindow WorkerWindowBetween(const std::string& task, const MetricsPage& a,
   return worker;
 }
 
+// The highest parameter version on the parameter servers' pages.
+int64_t HighestVersion(const std::vector<MetricsPage>& parameter_servers) {
+  int64_t highest = 0;
+  for (const MetricsPage& page : parameter_servers) {
+    highest = std::max(highest, static_cast<int64_t>(page.Sum("pstrain_ps_version")));
+  }
+  return highest;
+}
+
+// The change of `name` summed over the parameter servers from `a` to `b`.
+double ParameterServersChange(const std::string& name, const std::vector<MetricsPage>& a,
+                              const std::vector<MetricsPage>& b) {
+  double change = 0;
+  for (const MetricsPage& page : b) change += page.Sum(name);
+  for (const MetricsPage& page : a) change -= page.Sum(name);
+  return change;
+}
+
 }  // namespace
 
 double ThroughputWindow::ExamplesPerSecond() const {
@@ -68,17 +88,20 @@ double ThroughputWindow::CpuSecondsPerThousandExamples() const {
 }
 
 absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(
-    int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
-    const std::string& bin_dir, const std::vector<std::string>& coordinator_flags,
+    const BenchClusterLayout& layout, const std::string& run_dir,
+    const std::string& checkpoint_root, const std::string& bin_dir,
+    const std::vector<std::string>& coordinator_flags,
     const std::vector<std::string>& worker_flags, const std::map<std::string, TaskHost>& hosts) {
   LocalClusterOptions options;
   options.hosts = hosts;
   options.coordinator_flags = coordinator_flags;
-  for (int i = 0; i < num_workers; ++i) {
+  for (int i = 0; i < layout.num_workers; ++i) {
     options.task_flags[absl::StrCat("worker/", i)] = worker_flags;
   }
-  options.num_ps = num_ps;
-  options.num_workers = num_workers;
+  options.num_ps = layout.num_ps;
+  options.ps_replicas = layout.ps_replicas;
+  options.num_workers = layout.num_workers;
+  options.shared_memory = layout.shared_memory;
   options.evaluator = true;
   options.bin_dir = bin_dir;
   options.run_dir = run_dir;
@@ -102,12 +125,12 @@ absl::Status BenchCluster::Stop() {
   return stopped;
 }
 
-std::vector<const LocalTask*> BenchCluster::Workers() const {
-  std::vector<const LocalTask*> workers;
+std::vector<const LocalTask*> BenchCluster::TasksOf(const std::string& role) const {
+  std::vector<const LocalTask*> tasks;
   for (const LocalTask& task : cluster_->tasks()) {
-    if (task.role == "worker") workers.push_back(&task);
+    if (task.role == role) tasks.push_back(&task);
   }
-  return workers;
+  return tasks;
 }
 
 absl::StatusOr<double> BenchCluster::CpuSeconds() {
@@ -120,17 +143,6 @@ absl::StatusOr<double> BenchCluster::CpuSeconds() {
   return total;
 }
 
-absl::StatusOr<int64_t> BenchCluster::ShardVersion() {
-  int64_t highest = 0;
-  for (const LocalTask& task : cluster_->tasks()) {
-    if (task.role != "ps") continue;
-    absl::StatusOr<MetricsPage> page = ScrapeMetrics(task, kScrapeTimeout);
-    if (!page.ok()) return page.status();
-    highest = std::max(highest, static_cast<int64_t>(page->Sum("pstrain_ps_version")));
-  }
-  return highest;
-}
-
 absl::StatusOr<int> BenchCluster::Pid(const std::string& name) const {
   for (const LocalTask& task : cluster_->tasks()) {
     if (task.name() == name) return task.pid;
@@ -138,16 +150,40 @@ absl::StatusOr<int> BenchCluster::Pid(const std::string& name) const {
   return absl::NotFoundError(absl::StrCat("the cluster has no task ", name));
 }
 
-int BenchCluster::num_workers() const { return static_cast<int>(Workers().size()); }
+absl::Status BenchCluster::Kill(const std::string& name) {
+  absl::StatusOr<ExitStatus> ended = cluster_->KillTask(name, SIGKILL, kScrapeTimeout);
+  return ended.ok() ? absl::OkStatus() : ended.status();
+}
 
-absl::StatusOr<std::vector<MetricsPage>> BenchCluster::ScrapeWorkers() {
+absl::Status BenchCluster::Restart(const std::string& name) {
+  return cluster_->RestartTask(name);
+}
+
+int BenchCluster::num_workers() const { return static_cast<int>(TasksOf("worker").size()); }
+
+absl::StatusOr<std::vector<MetricsPage>> BenchCluster::Scrape(
+    const std::vector<const LocalTask*>& tasks) {
   std::vector<MetricsPage> pages;
-  for (const LocalTask* worker : Workers()) {
-    absl::StatusOr<MetricsPage> page = ScrapeMetrics(*worker, kScrapeTimeout);
+  for (const LocalTask* task : tasks) {
+    absl::StatusOr<MetricsPage> page = ScrapeMetrics(*task, kScrapeTimeout);
     if (!page.ok()) return page.status();
     pages.push_back(*std::move(page));
   }
   return pages;
+}
+
+absl::StatusOr<std::vector<MetricsPage>> BenchCluster::ScrapeWorkers() {
+  return Scrape(TasksOf("worker"));
+}
+
+absl::StatusOr<std::vector<MetricsPage>> BenchCluster::ScrapeParameterServers() {
+  return Scrape(TasksOf("ps"));
+}
+
+std::vector<std::string> BenchCluster::ParameterServerNames() const {
+  std::vector<std::string> names;
+  for (const LocalTask* task : TasksOf("ps")) names.push_back(task->name());
+  return names;
 }
 
 absl::StatusOr<std::string> BenchCluster::Submit(const std::string& spec_text) {
@@ -161,6 +197,28 @@ absl::StatusOr<JobStatus> BenchCluster::Get(const std::string& job_id) {
   grpc::Status status = jobs_->GetJob(ContextWithDeadline(kCallTimeout).get(), request, &job);
   if (!status.ok()) return FromGrpc(status, absl::StrCat("reading job ", job_id));
   return job;
+}
+
+absl::StatusOr<JobStatus> BenchCluster::AwaitGlobalStep(const std::string& job_id, int64_t step,
+                                                        absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + timeout;
+  for (;;) {
+    absl::StatusOr<JobStatus> job = Get(job_id);
+    if (!job.ok()) return job.status();
+    if (job->global_step() >= step) return job;
+    if (HasEnded(job->state())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", job_id, " ended at global step ", job->global_step(), " before step ", step,
+          ": ", JobState_Name(job->state()), " ", job->reason()));
+    }
+    if (absl::Now() > give_up) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "job ", job_id, " at global step ", job->global_step(), ", not ", step, " within ",
+          absl::FormatDuration(timeout)));
+    }
+    // Fine enough for a time to training of seconds; GetJob is cheap.
+    absl::SleepFor(absl::Milliseconds(20));
+  }
 }
 
 absl::Status BenchCluster::WaitForEveryWorker(const std::string& job_id,
@@ -208,8 +266,8 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(
 
   absl::StatusOr<JobStatus> job_start = Get(job_id);
   if (!job_start.ok()) return job_start.status();
-  absl::StatusOr<int64_t> version_first = ShardVersion();
-  if (!version_first.ok()) return version_first.status();
+  absl::StatusOr<std::vector<MetricsPage>> ps_first = ScrapeParameterServers();
+  if (!ps_first.ok()) return ps_first.status();
   const absl::Time start = absl::Now();
   absl::StatusOr<std::vector<MetricsPage>> first = ScrapeWorkers();
   if (!first.ok()) return first.status();
@@ -236,8 +294,8 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(
     last = ScrapeWorkers();
     if (!last.ok()) return last.status();
   }
-  absl::StatusOr<int64_t> version_last = ShardVersion();
-  if (!version_last.ok()) return version_last.status();
+  absl::StatusOr<std::vector<MetricsPage>> ps_last = ScrapeParameterServers();
+  if (!ps_last.ok()) return ps_last.status();
   absl::StatusOr<double> cpu_last = CpuSeconds();
   if (!cpu_last.ok()) return cpu_last.status();
   absl::StatusOr<JobStatus> job_end = Get(job_id);
@@ -251,9 +309,13 @@ absl::StatusOr<ThroughputWindow> BenchCluster::Measure(
   ThroughputWindow measured;
   measured.seconds = absl::ToDoubleSeconds(end - start);
   measured.global_steps = job_end->global_step() - job_start->global_step();
-  measured.shard_updates = *version_last - *version_first;
+  measured.shard_updates = HighestVersion(*ps_last) - HighestVersion(*ps_first);
   measured.cpu_seconds = *cpu_last - *cpu_first;
-  const std::vector<const LocalTask*> workers = Workers();
+  measured.replication_waits =
+      ParameterServersChange("pstrain_ps_replication_wait_seconds_count", *ps_first, *ps_last);
+  measured.replication_wait_seconds =
+      ParameterServersChange("pstrain_ps_replication_wait_seconds_sum", *ps_first, *ps_last);
+  const std::vector<const LocalTask*> workers = TasksOf("worker");
   for (size_t i = 0; i < workers.size(); ++i) {
     measured.workers.push_back(WorkerWindowBetween(workers[i]->name(), (*first)[i], (*last)[i]));
   }

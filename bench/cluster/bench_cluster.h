@@ -56,6 +56,11 @@ struct ThroughputWindow {
   // CPU time of every process of the cluster (coordinator, parameter
   // servers, workers, evaluator: process_cpu_seconds_total) in the window.
   double cpu_seconds = 0;
+  // With replicas: the acknowledgements the parameter servers held until
+  // the backup had the entry, and how long they waited in all
+  // (pstrain_ps_replication_wait_seconds; only primaries wait).
+  double replication_waits = 0;
+  double replication_wait_seconds = 0;
 
   double ExamplesPerSecond() const;
   // Cluster CPU seconds per 1,000 examples the workers computed.
@@ -79,6 +84,18 @@ struct TargetRun {
   JobStatus final_status;
 };
 
+// The processes of a BenchCluster besides the coordinator and the
+// evaluator.
+struct BenchClusterLayout {
+  int num_ps = 1;  // shards
+  // LocalClusterOptions::ps_replicas: 1 adds a backup process per shard.
+  int ps_replicas = 0;
+  int num_workers = 2;
+  // LocalClusterOptions::shared_memory: false moves tensor bytes in the
+  // gRPC messages (--shm=false), as between hosts.
+  bool shared_memory = true;
+};
+
 // A local cluster (coordinator, parameter servers, workers, evaluator as
 // real processes on loopback) and the JobService calls a benchmark makes.
 // Every wait has a deadline. Not thread-safe.
@@ -91,7 +108,7 @@ class BenchCluster {
   // `hosts`, when not empty, places every task on a host of its own
   // (LocalClusterOptions::hosts).
   static absl::StatusOr<std::unique_ptr<BenchCluster>> Start(
-      int num_ps, int num_workers, const std::string& run_dir, const std::string& checkpoint_root,
+      const BenchClusterLayout& layout, const std::string& run_dir, const std::string& checkpoint_root,
       const std::string& bin_dir, const std::vector<std::string>& coordinator_flags,
       const std::vector<std::string>& worker_flags,
       const std::map<std::string, TaskHost>& hosts = {});
@@ -125,23 +142,40 @@ class BenchCluster {
   absl::StatusOr<TargetRun> RunToTarget(const std::string& spec_text, double target_accuracy,
                                         absl::Duration timeout);
 
+  // The job's status (JobService.GetJob).
+  absl::StatusOr<JobStatus> Get(const std::string& job_id);
+
+  // Polls the job until its global step is at least `step`; its status
+  // then. FailedPrecondition: the job ended first. DeadlineExceeded: not
+  // within `timeout`.
+  absl::StatusOr<JobStatus> AwaitGlobalStep(const std::string& job_id, int64_t step,
+                                            absl::Duration timeout);
+
   // The process id of task `name` ("worker/1"). NotFound: no such task.
   absl::StatusOr<int> Pid(const std::string& name) const;
 
+  // SIGKILL to task `name` (a crash), waiting until it has ended.
+  absl::Status Kill(const std::string& name);
+  // Starts the ended task `name` again on its addresses and waits until it
+  // serves (LocalCluster::RestartTask).
+  absl::Status Restart(const std::string& name);
+
   // Every worker's /metrics, in task order.
   absl::StatusOr<std::vector<MetricsPage>> ScrapeWorkers();
+  // Every parameter server's /metrics, in task order.
+  absl::StatusOr<std::vector<MetricsPage>> ScrapeParameterServers();
+  // The names of the parameter-server tasks, in the same order.
+  std::vector<std::string> ParameterServerNames() const;
 
   // SIGTERM to every process; OK when all exited cleanly.
   absl::Status Stop();
 
  private:
   BenchCluster() = default;
-  absl::StatusOr<JobStatus> Get(const std::string& job_id);
-  std::vector<const LocalTask*> Workers() const;
+  std::vector<const LocalTask*> TasksOf(const std::string& role) const;
+  absl::StatusOr<std::vector<MetricsPage>> Scrape(const std::vector<const LocalTask*>& tasks);
   // The CPU seconds every process of the cluster has used so far.
   absl::StatusOr<double> CpuSeconds();
-  // The highest parameter version of the parameter servers.
-  absl::StatusOr<int64_t> ShardVersion();
   // Waits until every worker has computed a step more than in `before`.
   absl::Status WaitForEveryWorker(const std::string& job_id,
                                   const std::vector<MetricsPage>& before,

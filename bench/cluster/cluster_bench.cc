@@ -12,7 +12,11 @@
 //             as the workers grow (1, 2, 4, 8);
 //   backup    sync rounds/s of 2 workers against 3 with replicas_to_aggregate
 //             2 (one backup), each undisturbed and with a worker slowed by
-//             SIGSTOP/SIGCONT cycles (drawn to --backup_svg).
+//             SIGSTOP/SIGCONT cycles (drawn to --backup_svg);
+//   replicas  examples/s of 1 shard + 2 workers async without and with a
+//             hot-standby backup (--ps_replicas=1), on shared memory and on
+//             gRPC bytes, and the time from a primary's SIGKILL to training
+//             again over 10 kills.
 // Writes one Markdown section to --report (bench/run_all.sh collects it).
 //
 //   bazel build -c opt //bench/cluster:cluster_bench //client:pstrain
@@ -39,6 +43,8 @@
 #include "bench/cluster/criteo_streaming.h"
 #include "bench/cluster/e2e_throughput.h"
 #include "bench/cluster/process_pauser.h"
+#include "bench/cluster/replica_cost.h"
+#include "bench/cluster/replica_figures.h"
 #include "bench/cluster/scaling.h"
 #include "bench/cluster/throughput_figures.h"
 #include "bench/cluster/throughput_measurement.h"
@@ -51,8 +57,8 @@
 DEFINE_string(report, "", "write the Markdown section here (default: stdout)");
 DEFINE_string(svg, "", "write the step-time breakdown chart here (e2e part; default: none)");
 DEFINE_string(backup_svg, "", "write the backup part's rounds/s chart here (default: none)");
-DEFINE_string(parts, "e2e,criteo,accuracy,scaling,backup",
-              "which parts to run: e2e, criteo, accuracy, scaling, backup");
+DEFINE_string(parts, "e2e,criteo,accuracy,scaling,backup,replicas",
+              "which parts to run: e2e, criteo, accuracy, scaling, backup, replicas");
 DEFINE_double(warmup_secs, 4, "training time after every worker's first step, before measuring");
 DEFINE_double(window_secs, 12, "measured window of the e2e runs");
 DEFINE_double(sweep_window_secs, 8, "measured window of each scaling point");
@@ -93,9 +99,10 @@ namespace {
 absl::Status ParseLists(ClusterBenchSettings& settings) {
   for (absl::string_view part : absl::StrSplit(FLAGS_parts, ',', absl::SkipEmpty())) {
     if (part != "e2e" && part != "criteo" && part != "accuracy" && part != "scaling" &&
-        part != "backup") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--parts: unknown part '", part, "'; expected e2e, criteo, accuracy, scaling, backup"));
+        part != "backup" && part != "replicas") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--parts: unknown part '", part,
+                       "'; expected e2e, criteo, accuracy, scaling, backup, replicas"));
     }
     settings.parts.insert(std::string(part));
   }
@@ -228,6 +235,7 @@ struct PartResults {
   std::optional<TargetRun> accuracy;
   ScalingResults scaling;
   std::optional<BackupResults> backup;
+  std::optional<ReplicaResults> replicas;
 };
 
 // The parts that share one cluster of 1 ps and 2 workers, started only
@@ -263,7 +271,7 @@ absl::Status RunSharedClusterParts(ClusterBenchSettings& settings, PartResults& 
 }
 
 // The parts that start clusters of their own, after the shared one has
-// stopped: the worker sweep and the backup part.
+// stopped: the worker sweep, the backup and the replicas parts.
 absl::Status RunOwnClusterParts(ClusterBenchSettings& settings, PartResults& results) {
   if (settings.parts.count("scaling") > 0) {
     if (absl::Status status = RunWorkerSweep(settings, results.scaling); !status.ok()) {
@@ -274,6 +282,11 @@ absl::Status RunOwnClusterParts(ClusterBenchSettings& settings, PartResults& res
     absl::StatusOr<BackupResults> measured = RunBackupWorkers(settings);
     if (!measured.ok()) return measured.status();
     results.backup = *std::move(measured);
+  }
+  if (settings.parts.count("replicas") > 0) {
+    absl::StatusOr<ReplicaResults> measured = RunReplicas(settings);
+    if (!measured.ok()) return measured.status();
+    results.replicas = *std::move(measured);
   }
   return absl::OkStatus();
 }
@@ -289,6 +302,7 @@ absl::Status WriteOutputs(const ClusterBenchSettings& settings, const std::strin
   if (results.backup.has_value()) {
     AddBackupSection(*results.backup, settings.backup_svg_path, report);
   }
+  if (results.replicas.has_value()) AddReplicaSection(*results.replicas, report);
   if (FLAGS_report.empty()) {
     std::printf("%s", report.Render().c_str());
   } else if (absl::Status written = report.WriteTo(FLAGS_report); !written.ok()) {

@@ -15,7 +15,8 @@ namespace bench {
 // documents each default), and where it keeps its files. Every part reads
 // it; the measurements number their files with next_job. Not thread-safe.
 struct ClusterBenchSettings {
-  std::set<std::string> parts;  // of "e2e", "criteo", "accuracy", "scaling", "backup"
+  // Of "e2e", "criteo", "accuracy", "scaling", "backup", "replicas".
+  std::set<std::string> parts;
   std::string data_dir;         // Fashion-MNIST IDX files
   std::string bin_dir;          // empty: this program's runfiles
   std::vector<std::string> coordinator_flags;

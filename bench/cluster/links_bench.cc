@@ -129,7 +129,7 @@ class LinksBench {
 
   absl::StatusOr<std::unique_ptr<BenchCluster>> Start(const std::string& name, bool across_hosts) {
     return BenchCluster::Start(
-        1, 2, absl::StrCat(work_dir_, "/", name, "-logs"), absl::StrCat(work_dir_, "/checkpoints"),
+        BenchClusterLayout{}, absl::StrCat(work_dir_, "/", name, "-logs"), absl::StrCat(work_dir_, "/checkpoints"),
         "", {}, {}, across_hosts ? Hosts().OnePerHost(1, 2) : std::map<std::string, TaskHost>{});
   }
 

@@ -111,17 +111,38 @@ absl::StatusOr<ThroughputWindow> MeasureClusterJob(ClusterBenchSettings& setting
 }
 
 absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(
-    ClusterBenchSettings& settings, int workers,
-    const std::vector<std::string>& extra_worker_flags, int num_ps) {
+    ClusterBenchSettings& settings, const BenchClusterLayout& layout,
+    const std::vector<std::string>& extra_worker_flags,
+    const std::vector<std::string>& extra_coordinator_flags) {
   std::vector<std::string> worker_flags = settings.worker_flags;
   worker_flags.insert(worker_flags.end(), extra_worker_flags.begin(), extra_worker_flags.end());
-  Progress(absl::StrCat("starting a local cluster: 1 coordinator, ", num_ps, " ps, ", workers,
-                        " workers, 1 evaluator", worker_flags.empty() ? "" : ", workers with ",
-                        absl::StrJoin(worker_flags, " ")));
-  return BenchCluster::Start(
-      num_ps, workers,
-      absl::StrCat(settings.work_dir, "/cluster-", num_ps, "ps-", workers, "w-", settings.next_job++),
-      settings.checkpoint_root, settings.bin_dir, settings.coordinator_flags, worker_flags);
+  std::vector<std::string> coordinator_flags = settings.coordinator_flags;
+  coordinator_flags.insert(coordinator_flags.end(), extra_coordinator_flags.begin(),
+                           extra_coordinator_flags.end());
+  const int ps_processes = layout.num_ps * (1 + layout.ps_replicas);
+  Progress(absl::StrCat(
+      "starting a local cluster: 1 coordinator, ", ps_processes, " ps",
+      layout.ps_replicas > 0 ? absl::StrCat(" (", layout.num_ps, " shards, each with a backup)")
+                             : "",
+      ", ", layout.num_workers, " workers, 1 evaluator",
+      layout.shared_memory ? "" : ", tensors in gRPC messages (--shm=false)",
+      worker_flags.empty() ? "" : ", workers with ", absl::StrJoin(worker_flags, " "),
+      coordinator_flags.empty() ? "" : ", coordinator with ",
+      absl::StrJoin(coordinator_flags, " ")));
+  return BenchCluster::Start(layout,
+                             absl::StrCat(settings.work_dir, "/cluster-", ps_processes, "ps-",
+                                          layout.num_workers, "w-", settings.next_job++),
+                             settings.checkpoint_root, settings.bin_dir, coordinator_flags,
+                             worker_flags);
+}
+
+absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(
+    ClusterBenchSettings& settings, int workers,
+    const std::vector<std::string>& extra_worker_flags, int num_ps) {
+  BenchClusterLayout layout;
+  layout.num_ps = num_ps;
+  layout.num_workers = workers;
+  return StartCluster(settings, layout, extra_worker_flags);
 }
 
 SingleProcessRun Bracketing(const SingleProcessRun& before, const SingleProcessRun& after) {

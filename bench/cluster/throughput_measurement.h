@@ -70,9 +70,16 @@ absl::StatusOr<ThroughputWindow> MeasureClusterJob(ClusterBenchSettings& setting
                                                    absl::Duration window,
                                                    ProcessPauser* slowing = nullptr);
 
-// A local cluster of 1 coordinator, `num_ps` parameter servers, `workers`
-// workers, 1 evaluator; the workers get `extra_worker_flags` after
-// settings.worker_flags.
+// A local cluster of 1 coordinator, the parameter servers and workers of
+// `layout`, 1 evaluator; the workers get `extra_worker_flags` after
+// settings.worker_flags, the coordinator `extra_coordinator_flags` after
+// settings.coordinator_flags.
+absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(
+    ClusterBenchSettings& settings, const BenchClusterLayout& layout,
+    const std::vector<std::string>& extra_worker_flags = {},
+    const std::vector<std::string>& extra_coordinator_flags = {});
+
+// The same with `num_ps` unreplicated shards and `workers` workers.
 absl::StatusOr<std::unique_ptr<BenchCluster>> StartCluster(
     ClusterBenchSettings& settings, int workers,
     const std::vector<std::string>& extra_worker_flags = {}, int num_ps = 1);
