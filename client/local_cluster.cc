@@ -59,8 +59,9 @@ std::string TailOfFile(const std::string& path, int max_lines) {
   return absl::StrJoin(lines, "\n");
 }
 
-absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
-    const LocalClusterOptions& options) {
+namespace {
+
+absl::Status CheckSizes(const LocalClusterOptions& options) {
   if (options.num_ps < 1) {
     return absl::InvalidArgumentError(absl::StrCat("num_ps must be >= 1, got ", options.num_ps));
   }
@@ -68,13 +69,21 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("ps_replicas must be 0 or 1, got ", options.ps_replicas));
   }
-  const int ps_processes = options.num_ps * (1 + options.ps_replicas);
   if (options.num_workers < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("num_workers must be >= 1, got ", options.num_workers));
   }
   if (options.run_dir.empty()) return absl::InvalidArgumentError("run_dir is required");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
+    const LocalClusterOptions& options) {
+  RETURN_IF_ERROR(CheckSizes(options));
   RETURN_IF_ERROR(MakeDirectories(options.run_dir));
+  const int ps_processes = options.num_ps * (1 + options.ps_replicas);
 
   // Every binary is found before anything starts, so a missing one changes
   // nothing.

@@ -188,39 +188,105 @@ void ReportDeadTask(const GivenUpTask& dead) {
             << TailOfFile(task.log_path, 15) << "\n---\n";
 }
 
-int RunLocal(const std::vector<std::string>& args) {
+// What the arguments and the flags of the cluster's size and restarts get
+// wrong, or the restart policy they ask for.
+absl::StatusOr<RestartPolicyOptions> RestartsFromFlags(const std::vector<std::string>& args) {
   if (args.size() > 1) {
-    std::cerr << "pstrain local: unexpected argument '" << args[1]
-              << "'; one job spec at most, settings are --flags (see pstrain local --help)\n";
-    return kExitUsage;
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", args[1],
+                     "'; one job spec at most, settings are --flags (see pstrain local --help)"));
   }
+  if (FLAGS_ps < 0 || FLAGS_workers < 1 || !(FLAGS_job_timeout_secs >= 0) ||
+      FLAGS_max_restarts < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--ps must be >= 0, --workers >= 1, --job_timeout_secs >= 0 and --max_restarts >= 0; got ",
+        FLAGS_ps, ", ", FLAGS_workers, ", ", FLAGS_job_timeout_secs, ", ", FLAGS_max_restarts));
+  }
+  absl::StatusOr<RestartMode> mode = ParseRestartMode(FLAGS_restart);
+  if (!mode.ok()) return mode.status();
+  RestartPolicyOptions restarts;
+  restarts.mode = *mode;
+  restarts.max_restarts = FLAGS_max_restarts;
+  return restarts;
+}
+
+// The cluster the flags ask for; its run folder chosen for `spec` (empty
+// when none could be made).
+LocalClusterOptions ClusterOptionsFromFlags(const CoordinatorAddress& address,
+                                            const std::optional<JobSpec>& spec) {
+  LocalClusterOptions options;
+  options.num_ps = FLAGS_ps > 0 ? FLAGS_ps : DefaultParameterServers();
+  options.ps_replicas = FLAGS_ps_replicas;
+  options.num_workers = FLAGS_workers;
+  options.evaluator = FLAGS_evaluator;
+  options.shared_memory = FLAGS_shm;
+  options.bin_dir = FLAGS_bin_dir;
+  options.checkpoint_root = FLAGS_checkpoint_root;
+  options.coordinator_listen = ListenAddressFor(address);
+  options.tls_cert = FLAGS_tls_cert;
+  options.tls_key = FLAGS_tls_key;
+  options.tls_ca = FLAGS_tls_ca;
+  options.tls_require_client_cert = FLAGS_tls_client_auth == "require";
+  options.client_token_file = FLAGS_client_token_file;
+  options.cluster_token_file = FLAGS_cluster_token_file;
+  options.run_dir = ChooseRunDir(spec);
+  return options;
+}
+
+void PrintStarting(const LocalClusterOptions& options, bool scalable, std::ostream& out) {
+  out << "Starting a local pstrain cluster: 1 coordinator, " << options.num_ps
+      << " parameter server(s)" << (options.ps_replicas > 0 ? " each with a hot-standby backup" : "")
+      << ", " << options.num_workers << " worker(s)"
+      << (options.evaluator ? ", 1 evaluator" : "") << "\n  logs in " << options.run_dir << "\n";
+  if (scalable) {
+    out << "  add or remove workers meanwhile: pstrain scale --workers=N --run_dir="
+        << options.run_dir << "\n";
+  }
+  out << std::flush;
+}
+
+void PrintHealthy(LocalCluster& cluster, const CoordinatorAddress& address, std::ostream& out) {
+  const std::string coordinator = cluster.coordinator().grpc_address;
+  out << "Every process answers its health check (SERVING).\n"
+      << "The coordinator is at " << coordinator;
+  if (ListenAddressFor(address) != coordinator) {
+    out << "; other commands need --coordinator_address=" << coordinator
+        << " (or PSTRAIN_COORDINATOR=" << coordinator << ")";
+  }
+  out << ".\n" << std::flush;
+}
+
+// Says how the job ended; the exit code.
+int ReportOutcome(const LocalJobOutcome& outcome, bool json, std::ostream& out) {
+  if (outcome.dead_task.has_value()) {
+    ReportDeadTask(*outcome.dead_task);
+    return kExitJobFailed;
+  }
+  if (!outcome.final_status.ok()) {
+    std::cerr << "pstrain local: " << outcome.final_status.status().message() << "\n";
+    // A refused spec and a wait that ran out say so; whatever else ended
+    // the run, the job did not finish.
+    const ExitCode code = ExitCodeForWait(outcome.final_status.status());
+    return code == kExitUsage || code == kExitGaveUpWaiting ? code : kExitJobFailed;
+  }
+  out << FormatFinalStatus(*outcome.final_status) << "\n" << std::flush;
+  if (json) std::cout << JobStatusJson(*outcome.final_status) << "\n" << std::flush;
+  return ExitCodeForJobState(outcome.final_status->state());
+}
+
+int RunLocal(const std::vector<std::string>& args) {
   absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
   absl::StatusOr<CoordinatorAddress> address = CoordinatorAddressFromFlags(AddressUse::kListen);
-  for (const absl::Status& status : {output.status(), address.status()}) {
+  absl::StatusOr<RestartPolicyOptions> restarts = RestartsFromFlags(args);
+  for (const absl::Status& status : {output.status(), address.status(), restarts.status()}) {
     if (!status.ok()) {
       std::cerr << "pstrain local: " << status.message() << "\n";
       return kExitUsage;
     }
   }
-  if (FLAGS_ps < 0 || FLAGS_workers < 1 || !(FLAGS_job_timeout_secs >= 0) ||
-      FLAGS_max_restarts < 0) {
-    std::cerr << "pstrain local: --ps must be >= 0, --workers >= 1, --job_timeout_secs >= 0 and "
-                 "--max_restarts >= 0; got "
-              << FLAGS_ps << ", " << FLAGS_workers << ", " << FLAGS_job_timeout_secs << ", "
-              << FLAGS_max_restarts << "\n";
-    return kExitUsage;
-  }
-  absl::StatusOr<RestartMode> restart_mode = ParseRestartMode(FLAGS_restart);
-  if (!restart_mode.ok()) {
-    std::cerr << "pstrain local: " << restart_mode.status().message() << "\n";
-    return kExitUsage;
-  }
-  RestartPolicyOptions restarts;
-  restarts.mode = *restart_mode;
-  restarts.max_restarts = FLAGS_max_restarts;
   RealClock clock;
   SeededRandom random;
-  RestartPolicy policy(restarts, clock, random);
+  RestartPolicy policy(*restarts, clock, random);
   // The spec is read and checked before anything starts.
   std::optional<JobSpec> spec;
   if (!args.empty()) {
@@ -238,22 +304,7 @@ int RunLocal(const std::vector<std::string>& args) {
   OutputOptions progress = *output;
   if (json) progress = OutputOptions{OutputFormat::kText, ProgressStyle::kPlainLines};
 
-  LocalClusterOptions options;
-  options.num_ps = FLAGS_ps > 0 ? FLAGS_ps : DefaultParameterServers();
-  options.ps_replicas = FLAGS_ps_replicas;
-  options.num_workers = FLAGS_workers;
-  options.evaluator = FLAGS_evaluator;
-  options.shared_memory = FLAGS_shm;
-  options.bin_dir = FLAGS_bin_dir;
-  options.checkpoint_root = FLAGS_checkpoint_root;
-  options.coordinator_listen = ListenAddressFor(*address);
-  options.tls_cert = FLAGS_tls_cert;
-  options.tls_key = FLAGS_tls_key;
-  options.tls_ca = FLAGS_tls_ca;
-  options.tls_require_client_cert = FLAGS_tls_client_auth == "require";
-  options.client_token_file = FLAGS_client_token_file;
-  options.cluster_token_file = FLAGS_cluster_token_file;
-  options.run_dir = ChooseRunDir(spec);
+  LocalClusterOptions options = ClusterOptionsFromFlags(*address, spec);
   if (options.run_dir.empty()) {
     std::cerr << "pstrain local: cannot create a run folder under $TMPDIR; pass --run_dir\n";
     return kExitJobFailed;
@@ -265,15 +316,7 @@ int RunLocal(const std::vector<std::string>& args) {
   // Scaling works while the cluster is supervised: during a job, or
   // with --keep_running.
   const bool scalable = spec.has_value() || FLAGS_keep_running;
-  out << "Starting a local pstrain cluster: 1 coordinator, " << options.num_ps
-      << " parameter server(s)" << (options.ps_replicas > 0 ? " each with a hot-standby backup" : "")
-      << ", " << options.num_workers << " worker(s)"
-      << (options.evaluator ? ", 1 evaluator" : "") << "\n  logs in " << options.run_dir << "\n";
-  if (scalable) {
-    out << "  add or remove workers meanwhile: pstrain scale --workers=N --run_dir="
-        << options.run_dir << "\n";
-  }
-  out << std::flush;
+  PrintStarting(options, scalable, out);
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = StartCluster(options, *address, out);
   if (!cluster.ok()) {
     std::cerr << "pstrain local: " << cluster.status().message() << "\n";
@@ -285,36 +328,16 @@ int RunLocal(const std::vector<std::string>& args) {
     std::cerr << "pstrain local: " << healthy.message() << "\n";
     return kExitJobFailed;
   }
-  const std::string coordinator = (*cluster)->coordinator().grpc_address;
-  out << "Every process answers its health check (SERVING).\n"
-      << "The coordinator is at " << coordinator;
-  if (ListenAddressFor(*address) != coordinator) {
-    out << "; other commands need --coordinator_address=" << coordinator
-        << " (or PSTRAIN_COORDINATOR=" << coordinator << ")";
-  }
-  out << ".\n" << std::flush;
+  PrintHealthy(**cluster, *address, out);
 
   int exit_code = kExitSuccess;
   if (spec.has_value()) {
     const absl::Duration job_timeout = FLAGS_job_timeout_secs > 0
                                            ? absl::Seconds(FLAGS_job_timeout_secs)
                                            : absl::InfiniteDuration();
-    LocalJobOutcome outcome =
-        RunJobOnLocalCluster(**cluster, *spec, job_timeout, policy, out, progress, inbox.get());
-    if (outcome.dead_task.has_value()) {
-      ReportDeadTask(*outcome.dead_task);
-      exit_code = kExitJobFailed;
-    } else if (!outcome.final_status.ok()) {
-      std::cerr << "pstrain local: " << outcome.final_status.status().message() << "\n";
-      // A refused spec and a wait that ran out say so; whatever else ended
-      // the run, the job did not finish.
-      const ExitCode code = ExitCodeForWait(outcome.final_status.status());
-      exit_code = code == kExitUsage || code == kExitGaveUpWaiting ? code : kExitJobFailed;
-    } else {
-      out << FormatFinalStatus(*outcome.final_status) << "\n" << std::flush;
-      if (json) std::cout << JobStatusJson(*outcome.final_status) << "\n" << std::flush;
-      exit_code = ExitCodeForJobState(outcome.final_status->state());
-    }
+    exit_code = ReportOutcome(
+        RunJobOnLocalCluster(**cluster, *spec, job_timeout, policy, out, progress, inbox.get()),
+        json, out);
   }
 
   if (FLAGS_keep_running && exit_code == kExitSuccess) {

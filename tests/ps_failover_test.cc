@@ -37,6 +37,7 @@
 #include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
 #include "tests/push_ledgers.h"
+#include "tests/sync_mlp_job.h"
 
 namespace pstrain {
 namespace {
@@ -222,27 +223,8 @@ TEST_F(PsFailoverTest, BothReplicasLostRollBackAndTheStatusSaysWhich) {
   testing_ledgers::ExpectNoRecordTwice(ledgers[1], "ps/1");
 }
 
-// An MLP 784-400-10 on Fashion-MNIST in sync mode with fixed seeds, a slot
-// per worker in each round.
 std::string SyncMlpJob(const std::string& name) {
-  return absl::StrReplaceAll(R"pb(
-                               name: "$NAME"
-                               mode: JOB_MODE_TRAIN
-                               model { mlp { hidden_units: [ 400 ] } }
-                               train_data {
-                                 fashion_mnist {}
-                                 batch_size: 64
-                                 shuffle_seed: 11
-                               }
-                               optimizer {
-                                 adagrad {}
-                                 learning_rate: 0.05
-                               }
-                               training { update_mode: UPDATE_MODE_SYNC seed: 7 steps_per_loop: 10 }
-                               stop { max_steps: 300 }
-                               checkpoint { model_dir: "$NAME" every_steps: 100 }
-                             )pb",
-                             {{"$NAME", name}});
+  return testing_jobs::SyncMlpJob(name, 300, 100);
 }
 
 TEST_F(PsFailoverTest, SyncJobEndsBitwiseAsUndisturbedWhenEachPrimaryIsKilled) {

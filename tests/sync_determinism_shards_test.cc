@@ -28,13 +28,13 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/checkpoint_parameters.h"
 #include "tests/cluster_fixture.h"
+#include "tests/sync_mlp_job.h"
 
 namespace pstrain {
 namespace {
@@ -51,29 +51,8 @@ constexpr int64_t kCheckpointEverySteps = 80;
 // before the end.
 constexpr int64_t kDisturbAt = 110;
 
-// An MLP 784-400-10 on Fashion-MNIST in sync mode with fixed seeds. Its
-// first layer's weights (1.25 MB) are the largest variable by far.
 std::string Job(const std::string& name) {
-  return absl::StrReplaceAll(R"pb(
-                               name: "$NAME"
-                               mode: JOB_MODE_TRAIN
-                               model { mlp { hidden_units: [ 400 ] } }
-                               train_data {
-                                 fashion_mnist {}
-                                 batch_size: 64
-                                 shuffle_seed: 11
-                               }
-                               optimizer {
-                                 adagrad {}
-                                 learning_rate: 0.05
-                               }
-                               training { update_mode: UPDATE_MODE_SYNC seed: 7 steps_per_loop: 10 }
-                               stop { max_steps: $MAX }
-                               checkpoint { model_dir: "$NAME" every_steps: $EVERY }
-                             )pb",
-                             {{"$NAME", name},
-                              {"$MAX", absl::StrCat(kMaxSteps)},
-                              {"$EVERY", absl::StrCat(kCheckpointEverySteps)}});
+  return testing_jobs::SyncMlpJob(name, kMaxSteps, kCheckpointEverySteps);
 }
 
 class SyncDeterminismOnShardsTest : public testing::TestWithParam<int> {
