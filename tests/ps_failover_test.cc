@@ -42,12 +42,12 @@
 namespace pstrain {
 namespace {
 
+using ::testing::HasSubstr;
 using testing_checkpoints::CheckpointParameters;
 using testing_checkpoints::FirstDifference;
 using testing_checkpoints::ReadNewestCheckpoint;
 using testing_cluster::JobRecord;
 using testing_cluster::TestCluster;
-using ::testing::HasSubstr;
 
 constexpr int kShards = 2;
 
@@ -128,8 +128,8 @@ std::string AsyncClicksJob(const std::string& name, int32_t epochs, int64_t num_
   job.checkpoint_every_steps = 400;
   const std::string text = job.Text();
   EXPECT_THAT(text, HasSubstr("batch_size: 128"));
-  return absl::StrReplaceAll(text,
-                             {{"batch_size: 128", absl::StrCat("batch_size: 128 epochs: ", epochs)}});
+  return absl::StrReplaceAll(
+      text, {{"batch_size: 128", absl::StrCat("batch_size: 128 epochs: ", epochs)}});
 }
 
 constexpr int64_t kNumExamples = 65536;
@@ -142,7 +142,8 @@ JobStatus PsFailoverTest::RunAsync(const std::string& name, const std::vector<Fa
   if (!job_id.ok()) return JobStatus();
   std::vector<double> seconds_down;
   const JobStatus status = FollowDisturbed(*job_id, faults, &seconds_down).final_status;
-  for (double s : seconds_down) std::printf("%s: training again %.2f s after a fault\n", name.c_str(), s);
+  for (double s : seconds_down)
+    std::printf("%s: training again %.2f s after a fault\n", name.c_str(), s);
   std::printf("%s: %s (%s) at step %lld; %d failovers (last: %s); %d rollbacks (last: %s)\n",
               name.c_str(), JobState_Name(status.state()).c_str(),
               StopReason_Name(status.stop_reason()).c_str(),
@@ -159,16 +160,16 @@ JobStatus PsFailoverTest::RunAsync(const std::string& name, const std::vector<Fa
 void ExpectEveryPushOnBothShards(const JobStatus& status) {
   const std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status);
   ASSERT_EQ(ledgers.size(), 2u);
-  EXPECT_FALSE(testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(ledgers, kNumExamples,
-                                                                       kEpochs))
+  EXPECT_FALSE(
+      testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(ledgers, kNumExamples, kEpochs))
       << "a push is on one shard only";
   EXPECT_EQ(status.global_step(),
             std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes()));
 }
 
 TEST_F(PsFailoverTest, AsyncJobTrainsEveryRecordOnceAsEachPrimaryIsKilled) {
-  const JobStatus status = RunAsync(
-      "async_failover", {KillAndRestart(800, "ps/0"), KillAndRestart(1900, "ps/1")});
+  const JobStatus status =
+      RunAsync("async_failover", {KillAndRestart(800, "ps/0"), KillAndRestart(1900, "ps/1")});
   EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
   EXPECT_EQ(status.failovers(), 2);
   EXPECT_THAT(status.last_failover(), HasSubstr("ps/3 took over as its primary"));
@@ -179,14 +180,13 @@ TEST_F(PsFailoverTest, AsyncJobTrainsEveryRecordOnceAsEachPrimaryIsKilled) {
 // replaced; when it wakes, it cannot acknowledge anything: its backup,
 // now the primary, refuses what it forwards.
 TEST_F(PsFailoverTest, AFrozenPrimaryThatWakesAcknowledgesNothing) {
-  const JobStatus status = RunAsync("frozen_primary", {{800, [this] {
-                                                          ASSERT_TRUE(cluster_->SignalTask(
-                                                              "ps/0", SIGSTOP).ok());
-                                                          // Past its deadline (4 s).
-                                                          absl::SleepFor(absl::Seconds(6));
-                                                          EXPECT_TRUE(cluster_->SignalTask(
-                                                              "ps/0", SIGCONT).ok());
-                                                        }}});
+  const JobStatus status =
+      RunAsync("frozen_primary", {{800, [this] {
+                                     ASSERT_TRUE(cluster_->SignalTask("ps/0", SIGSTOP).ok());
+                                     // Past its deadline (4 s).
+                                     absl::SleepFor(absl::Seconds(6));
+                                     EXPECT_TRUE(cluster_->SignalTask("ps/0", SIGCONT).ok());
+                                   }}});
   EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
   EXPECT_EQ(status.failovers(), 1);
   EXPECT_THAT(status.last_failover(), HasSubstr("ps/2 took over as its primary"));
@@ -206,13 +206,14 @@ TEST_F(PsFailoverTest, ALostBackupLeavesItsPrimaryAlone) {
 // Both replicas of a shard lost at once: the job rolls back to its newest
 // checkpoint as without replicas, and its status names the shard.
 TEST_F(PsFailoverTest, BothReplicasLostRollBackAndTheStatusSaysWhich) {
-  const JobStatus status = RunAsync("both_lost", {{800, [this] {
-                                                     ASSERT_TRUE(cluster_->KillTask("ps/0").ok());
-                                                     ASSERT_TRUE(cluster_->KillTask("ps/2").ok());
-                                                     absl::SleepFor(absl::Seconds(1));
-                                                     EXPECT_TRUE(cluster_->RestartTask("ps/0").ok());
-                                                     EXPECT_TRUE(cluster_->RestartTask("ps/2").ok());
-                                                   }}});
+  const JobStatus status =
+      RunAsync("both_lost", {{800, [this] {
+                                ASSERT_TRUE(cluster_->KillTask("ps/0").ok());
+                                ASSERT_TRUE(cluster_->KillTask("ps/2").ok());
+                                absl::SleepFor(absl::Seconds(1));
+                                EXPECT_TRUE(cluster_->RestartTask("ps/0").ok());
+                                EXPECT_TRUE(cluster_->RestartTask("ps/2").ok());
+                              }}});
   EXPECT_EQ(status.rollbacks(), 1);
   EXPECT_THAT(status.last_rollback(), HasSubstr("shard 0"));
   // As after any rollback of an async job: no record twice on a shard (a
@@ -223,9 +224,7 @@ TEST_F(PsFailoverTest, BothReplicasLostRollBackAndTheStatusSaysWhich) {
   testing_ledgers::ExpectNoRecordTwice(ledgers[1], "ps/1");
 }
 
-std::string SyncMlpJob(const std::string& name) {
-  return testing_jobs::SyncMlpJob(name, 300, 100);
-}
+std::string SyncMlpJob(const std::string& name) { return testing_jobs::SyncMlpJob(name, 300, 100); }
 
 TEST_F(PsFailoverTest, SyncJobEndsBitwiseAsUndisturbedWhenEachPrimaryIsKilled) {
   absl::StatusOr<CheckpointParameters> calm;
@@ -243,7 +242,8 @@ TEST_F(PsFailoverTest, SyncJobEndsBitwiseAsUndisturbedWhenEachPrimaryIsKilled) {
   const JobRecord record = FollowDisturbed(
       *job_id, {KillAndRestart(90, "ps/0"), KillAndRestart(190, "ps/1")}, &seconds_down);
   const JobStatus& status = record.final_status;
-  for (double s : seconds_down) std::printf("sync_failover: training again %.2f s after a kill\n", s);
+  for (double s : seconds_down)
+    std::printf("sync_failover: training again %.2f s after a kill\n", s);
   ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   EXPECT_EQ(status.global_step(), 300);
   EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();

@@ -6,8 +6,7 @@
 namespace pstrain {
 namespace testing_jobs {
 
-std::string SyncMlpJob(const std::string& name, int64_t max_steps,
-                       int64_t checkpoint_every_steps) {
+std::string SyncMlpJob(const std::string& name, int64_t max_steps, int64_t checkpoint_every_steps) {
   return absl::StrReplaceAll(R"pb(
                                name: "$NAME"
                                mode: JOB_MODE_TRAIN

@@ -15,8 +15,7 @@ namespace testing_jobs {
 // The spec in text format, model_dir `name` (under the cluster's checkpoint
 // root), ending at `max_steps` with a checkpoint every
 // `checkpoint_every_steps`.
-std::string SyncMlpJob(const std::string& name, int64_t max_steps,
-                       int64_t checkpoint_every_steps);
+std::string SyncMlpJob(const std::string& name, int64_t max_steps, int64_t checkpoint_every_steps);
 
 }  // namespace testing_jobs
 }  // namespace pstrain

@@ -39,9 +39,10 @@ absl::StatusOr<ReplicaCostRun> MeasureCost(ClusterBenchSettings& settings, bool 
   run.replicated = replicated;
   run.window = *std::move(window);
   if (replicated) {
-    Progress(absl::StrFormat("  replicas: the primary's acknowledgements waited %.2f ms on "
-                             "average for the backup",
-                             MeanReplicationWaitMs(run.window)));
+    Progress(
+        absl::StrFormat("  replicas: the primary's acknowledgements waited %.2f ms on "
+                        "average for the backup",
+                        MeanReplicationWaitMs(run.window)));
   }
   return run;
 }
@@ -106,20 +107,20 @@ absl::StatusOr<FailoverKill> KillOnePrimary(ClusterBenchSettings& settings, Benc
   kill.last_failover = final_status->last_failover();
   kill.last_rollback = final_status->last_rollback();
   if (absl::Status restarted = cluster.Restart(kill.killed); !restarted.ok()) return restarted;
-  Progress(absl::StrFormat("  %s killed at global step %d: training again after %.2f s; "
-                           "%d failovers, %d rollbacks",
-                           kill.killed, kill.step_at_kill, kill.seconds_to_training,
-                           kill.failovers, kill.rollbacks));
+  Progress(absl::StrFormat(
+      "  %s killed at global step %d: training again after %.2f s; "
+      "%d failovers, %d rollbacks",
+      kill.killed, kill.step_at_kill, kill.seconds_to_training, kill.failovers, kill.rollbacks));
   return kill;
 }
 
 absl::Status MeasureFailovers(ClusterBenchSettings& settings, ReplicaResults& results) {
   BenchClusterLayout layout;
   layout.ps_replicas = 1;
-  absl::StatusOr<std::unique_ptr<BenchCluster>> cluster = StartCluster(
-      settings, layout, {},
-      {absl::StrCat("--heartbeat_interval_secs=", results.heartbeat_interval_secs),
-       absl::StrCat("--heartbeat_timeout_secs=", results.heartbeat_timeout_secs)});
+  absl::StatusOr<std::unique_ptr<BenchCluster>> cluster =
+      StartCluster(settings, layout, {},
+                   {absl::StrCat("--heartbeat_interval_secs=", results.heartbeat_interval_secs),
+                    absl::StrCat("--heartbeat_timeout_secs=", results.heartbeat_timeout_secs)});
   if (!cluster.ok()) return cluster.status();
   for (int i = 0; i < kKills; ++i) {
     Progress(absl::StrCat("replicas: failover ", i + 1, " of ", kKills));

@@ -32,8 +32,9 @@ std::vector<double> SortedSeconds(const std::vector<FailoverKill>& kills) {
 }
 
 MarkdownTable CostTable(const ReplicaResults& results) {
-  MarkdownTable table({"transport", "replicas", "examples/s", "ratio to no replicas, same transport",
-                       "worker push latency ms", "primary's replication wait, mean ms",
+  MarkdownTable table({"transport", "replicas", "examples/s",
+                       "ratio to no replicas, same transport", "worker push latency ms",
+                       "primary's replication wait, mean ms",
                        "acknowledgements held for the backup per s", "CPU s per 1,000 examples"});
   for (const ReplicaCostRun& run : results.cost_runs) {
     const ThroughputWindow& window = run.window;
@@ -42,8 +43,7 @@ MarkdownTable CostTable(const ReplicaResults& results) {
          run.replicated ? "--ps_replicas=1 (ps/0 primary, ps/1 backup)" : "none",
          Fixed(window.ExamplesPerSecond(), 0),
          run.replicated ? Fixed(ReplicatedRatio(results, run.shared_memory), 2) : "1.00",
-         MeanPushLatencyText(window),
-         run.replicated ? Fixed(MeanReplicationWaitMs(window), 2) : "",
+         MeanPushLatencyText(window), run.replicated ? Fixed(MeanReplicationWaitMs(window), 2) : "",
          run.replicated && window.seconds > 0 ? Fixed(window.replication_waits / window.seconds, 0)
                                               : "",
          Fixed(window.CpuSecondsPerThousandExamples(), 3)});
@@ -60,7 +60,8 @@ std::string CostReading(const ReplicaResults& results) {
       "x on gRPC bytes. Every push the primary applies is forwarded to the backup (over gRPC, "
       "whatever the workers' transport) and its answer waits until the backup has applied it: "
       "the primary's acknowledgements waited ",
-      Fixed(MeanReplicationWaitMs(shm->window), 2), " ms on average for the backup on shared "
+      Fixed(MeanReplicationWaitMs(shm->window), 2),
+      " ms on average for the backup on shared "
       "memory and ",
       Fixed(MeanReplicationWaitMs(grpc->window), 2),
       " ms on gRPC bytes, time that lengthens each push (the workers' push latency) and, with "
@@ -87,8 +88,8 @@ void FailoverSection(const ReplicaResults& results, MarkdownReport& report) {
   report.Paragraph(absl::StrCat(
       "A cluster with `--ps_replicas=1` (ps/0 the shard's primary, ps/1 its backup) and the "
       "coordinator's heartbeat settings shortened to `--heartbeat_interval_secs=",
-      Fixed(results.heartbeat_interval_secs, 1), " --heartbeat_timeout_secs=",
-      Fixed(results.heartbeat_timeout_secs, 0),
+      Fixed(results.heartbeat_interval_secs, 1),
+      " --heartbeat_timeout_secs=", Fixed(results.heartbeat_timeout_secs, 0),
       "`. A backup is not rebuilt after a failover yet, so each kill has a job of its own: the "
       "async MLP job above is submitted, and once its global step (JobService GetJob, polled) "
       "has passed ",
@@ -104,11 +105,11 @@ void FailoverSection(const ReplicaResults& results, MarkdownReport& report) {
       "noticed sooner, when it registers again. Each job's status must show 1 failover and 0 "
       "rollbacks, or the part fails."));
   report.Table(KillsTable(kills));
-  report.Paragraph(absl::StrCat(
-      "Kill to training again: median ", Fixed(MedianSecondsToTraining(kills), 2), " s, worst ",
-      Fixed(WorstSecondsToTraining(kills), 2), " s over ", kills.size(),
-      " kills, with a heartbeat timeout of ", Fixed(results.heartbeat_timeout_secs, 0),
-      " s; every job failed over once with no rollback, so no step was lost."));
+  report.Paragraph(
+      absl::StrCat("Kill to training again: median ", Fixed(MedianSecondsToTraining(kills), 2),
+                   " s, worst ", Fixed(WorstSecondsToTraining(kills), 2), " s over ", kills.size(),
+                   " kills, with a heartbeat timeout of ", Fixed(results.heartbeat_timeout_secs, 0),
+                   " s; every job failed over once with no rollback, so no step was lost."));
 }
 
 }  // namespace

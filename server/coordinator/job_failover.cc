@@ -20,14 +20,17 @@ absl::StatusOr<std::string> MoveOn(JobParts& parts, ShardGroup& shards, const Lo
                                    const ShardGroup::Place& place) {
   const int shard = place.shard;
   const ShardGroup::Shard* other = place.primary ? shards.backup(shard) : &shards.shard(shard);
-  const std::string role = absl::StrCat("shard ", shard, place.primary ? "'s primary" : "'s backup");
+  const std::string role =
+      absl::StrCat("shard ", shard, place.primary ? "'s primary" : "'s backup");
   if (other == nullptr || !parts.context.members->HasLive(other->task)) {
-    return absl::UnavailableError(absl::StrCat(
-        lost.why, "; it was ", role, " and its other replica",
-        other == nullptr ? " was lost before" : absl::StrCat(", ", TaskName(other->task), ", is lost too"),
-        ": shard ", shard, " lost both replicas"));
+    return absl::UnavailableError(
+        absl::StrCat(lost.why, "; it was ", role, " and its other replica",
+                     other == nullptr ? " was lost before"
+                                      : absl::StrCat(", ", TaskName(other->task), ", is lost too"),
+                     ": shard ", shard, " lost both replicas"));
   }
-  absl::StatusOr<ReplicaSetup> setup = place.primary ? shards.Promote(shard) : shards.DropBackup(shard);
+  absl::StatusOr<ReplicaSetup> setup =
+      place.primary ? shards.Promote(shard) : shards.DropBackup(shard);
   if (!setup.ok()) return setup.status();
   ChangeReplicaRequest request;
   request.set_job_id(parts.job_id);
@@ -35,13 +38,13 @@ absl::StatusOr<std::string> MoveOn(JobParts& parts, ShardGroup& shards, const Lo
   *request.mutable_replica() = *setup;
   if (absl::StatusOr<ChangeReplicaResponse> changed = other->client->ChangeReplica(request);
       !changed.ok()) {
-    return absl::UnavailableError(absl::StrCat(lost.why, "; it was ", role, " and ",
-                                               TaskName(other->task), " could not take over: ",
-                                               changed.status().message()));
+    return absl::UnavailableError(
+        absl::StrCat(lost.why, "; it was ", role, " and ", TaskName(other->task),
+                     " could not take over: ", changed.status().message()));
   }
   return absl::StrCat(lost.why, "; it was ", role, ": ", TaskName(other->task),
-                      place.primary ? " took over as its primary" : " goes on alone",
-                      " (epoch ", setup->epoch(), ")");
+                      place.primary ? " took over as its primary" : " goes on alone", " (epoch ",
+                      setup->epoch(), ")");
 }
 
 }  // namespace

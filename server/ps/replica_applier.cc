@@ -17,8 +17,8 @@ absl::Status Diverged(uint64_t sequence, absl::string_view what) {
 
 absl::Status Fenced(uint64_t theirs, uint64_t ours) {
   return WithReason(absl::FailedPreconditionError(absl::StrCat(
-                        "replication epoch ", theirs, " is older than this replica's epoch ",
-                        ours, ": the sender was replaced")),
+                        "replication epoch ", theirs, " is older than this replica's epoch ", ours,
+                        ": the sender was replaced")),
                     ERROR_REASON_REPLICA_FENCED);
 }
 
@@ -35,8 +35,7 @@ absl::StatusOr<uint64_t> ReplicaApplier::Apply(ParameterShard& shard,
   for (const ReplicaEntry& entry : request.entries()) {
     if (entry.sequence() <= applied_through_) continue;  // resent
     if (entry.sequence() != applied_through_ + 1) {
-      return Diverged(entry.sequence(),
-                      absl::StrCat("out of sequence after ", applied_through_));
+      return Diverged(entry.sequence(), absl::StrCat("out of sequence after ", applied_through_));
     }
     RETURN_IF_ERROR(ApplyEntry(shard, entry));
     applied_through_ = entry.sequence();
@@ -55,10 +54,10 @@ absl::Status ReplicaApplier::ApplyEntry(ParameterShard& shard, const ReplicaEntr
       const PushReply reply =
           shard.Push(ForwardedKey(push), push.base_version(), *gradients, PushSourceOf(push));
       if (reply.outcome != PUSH_OUTCOME_APPLIED && reply.outcome != PUSH_OUTCOME_AGGREGATED) {
-        return Diverged(entry.sequence(),
-                        absl::StrCat("the push was accepted by the primary, here ",
-                                     PushOutcome_Name(reply.outcome), " ",
-                                     reply.status.ToString()));
+        return Diverged(
+            entry.sequence(),
+            absl::StrCat("the push was accepted by the primary, here ",
+                         PushOutcome_Name(reply.outcome), " ", reply.status.ToString()));
       }
       return absl::OkStatus();
     }

@@ -104,8 +104,8 @@ absl::StatusOr<std::vector<GradientRef>> ForwardedGradients(
     const bool shared = rows ? g.rows().has_shared() : g.dense().has_shared();
     if ((!rows && !g.has_dense()) || dtype != DATA_TYPE_FLOAT32 || shared ||
         (!rows && g.dense().has_chunk()) || bytes.size() % sizeof(float) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the forwarded gradient of \"", g.name(), "\" is not one whole float32 tensor"));
+      return absl::InvalidArgumentError(absl::StrCat("the forwarded gradient of \"", g.name(),
+                                                     "\" is not one whole float32 tensor"));
     }
     GradientRef ref;
     ref.variable = *variable;

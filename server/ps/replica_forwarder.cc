@@ -36,8 +36,8 @@ ReplicaForwarder::ReplicaForwarder(ReplicaForwarderOptions options, ShardMetrics
       sender_([this] { Run(); }) {}
 
 ReplicaForwarder::~ReplicaForwarder() {
-  Stop(WithReason(absl::FailedPreconditionError(absl::StrCat(
-                      "job ", options_.job_id, " was dropped from this shard")),
+  Stop(WithReason(absl::FailedPreconditionError(
+                      absl::StrCat("job ", options_.job_id, " was dropped from this shard")),
                   ERROR_REASON_JOB_ENDED));
   sender_.join();
 }
@@ -100,12 +100,11 @@ void ReplicaForwarder::Run() {
     if (heard) backoff = options_.min_backoff;
     absl::MutexLock l(&mu_);
     // Waits out the backoff unless the forwarder is done meanwhile.
-    mu_.AwaitWithTimeout(absl::Condition(
-                             +[](ReplicaForwarder* f) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                               return f->DoneLocked();
-                             },
-                             this),
-                         backoff);
+    mu_.AwaitWithTimeout(
+        absl::Condition(
+            +[](ReplicaForwarder* f) ABSL_NO_THREAD_SAFETY_ANALYSIS { return f->DoneLocked(); },
+            this),
+        backoff);
     if (DoneLocked()) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
@@ -193,8 +192,7 @@ void ReplicaForwarder::ReadAnswers(Stream& stream) {
       break;
     }
     applied_through_ = std::max(applied_through_, answer.applied_through());
-    while (!unacknowledged_.empty() &&
-           unacknowledged_.front()->sequence() <= applied_through_) {
+    while (!unacknowledged_.empty() && unacknowledged_.front()->sequence() <= applied_through_) {
       unacknowledged_.pop_front();
     }
   }

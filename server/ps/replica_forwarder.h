@@ -86,11 +86,8 @@ class ReplicaForwarder : public UpdateLog {
   void ReadAnswers(Stream& stream) ABSL_LOCKS_EXCLUDED(mu_);
   // The next entries to send after `sent`, within max_request_bytes; empty
   // when the forwarder is done or the stream ended.
-  std::deque<std::shared_ptr<const ReplicaEntry>> NextBatch(uint64_t sent)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  bool DoneLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return alone_ || !failure_.ok();
-  }
+  std::deque<std::shared_ptr<const ReplicaEntry>> NextBatch(uint64_t sent) ABSL_LOCKS_EXCLUDED(mu_);
+  bool DoneLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return alone_ || !failure_.ok(); }
 
   // Constant after construction.
   const ReplicaForwarderOptions options_;

@@ -28,8 +28,8 @@ struct Replica {
     builder.RegisterService(&service);
     server = builder.BuildAndStart();
     address = "127.0.0.1:" + std::to_string(port);
-    stub = ParameterServer::NewStub(
-        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    stub =
+        ParameterServer::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   }
   ~Replica() { server->Shutdown(); }
 
@@ -82,8 +82,8 @@ std::vector<float> Gradient(int worker, int step) {
   return g;
 }
 
-PushReply Push(ParameterShard& shard, int worker, uint64_t sequence, int64_t base,
-               int step = 0, int64_t lease = 0) {
+PushReply Push(ParameterShard& shard, int worker, uint64_t sequence, int64_t base, int step = 0,
+               int64_t lease = 0) {
   const std::vector<float> g = Gradient(worker, step);
   PushSource source;
   source.examples = 8;
@@ -150,8 +150,7 @@ TEST_F(ReplicationTest, SyncRoundsAreBitwiseEqualOnTheBackup) {
   for (int round = 0; round < 4; ++round) {
     EXPECT_EQ(Push(primary_.shard(), 1, round + 1, round, round, 7).outcome,
               PUSH_OUTCOME_AGGREGATED);
-    EXPECT_EQ(Push(primary_.shard(), 0, round + 1, round, round, 7).outcome,
-              PUSH_OUTCOME_APPLIED);
+    EXPECT_EQ(Push(primary_.shard(), 0, round + 1, round, round, 7).outcome, PUSH_OUTCOME_APPLIED);
   }
   EXPECT_EQ(primary_.shard().version(), 4);
   ExpectSameState();
@@ -222,8 +221,7 @@ TEST_F(ReplicationTest, APromotedBackupFencesItsOldPrimary) {
   EXPECT_EQ(Push(**promoted, 1, 1, 1).outcome, PUSH_OUTCOME_DUPLICATE);
   EXPECT_EQ(Push(**promoted, 0, 2, 2).outcome, PUSH_OUTCOME_APPLIED);
   // An older epoch is refused.
-  EXPECT_EQ(ReasonOf(backup_.ChangeReplica(REPLICA_ROLE_PRIMARY, 2)),
-            ERROR_REASON_REPLICA_FENCED);
+  EXPECT_EQ(ReasonOf(backup_.ChangeReplica(REPLICA_ROLE_PRIMARY, 2)), ERROR_REASON_REPLICA_FENCED);
 }
 
 TEST_F(ReplicationTest, GoingOnAloneAnswersAWaitingPush) {
@@ -300,14 +298,14 @@ ReplicaEntry PushEntry(uint64_t s) {
   NamedTensor* t = push->add_gradients();
   t->set_name("w");
   t->mutable_dense()->set_dtype(DATA_TYPE_FLOAT32);
-  t->mutable_dense()->set_data(std::string(reinterpret_cast<const char*>(g.data()),
-                                           g.size() * sizeof(float)));
+  t->mutable_dense()->set_data(
+      std::string(reinterpret_cast<const char*>(g.data()), g.size() * sizeof(float)));
   return entry;
 }
 
 TEST_F(ReplicationTest, ABrokenStreamResendsAndNothingIsAppliedTwice) {
-  ASSERT_TRUE(backup_.store.CreateVariables(Job(UPDATE_MODE_ASYNC, false, REPLICA_ROLE_BACKUP, ""))
-                  .ok());
+  ASSERT_TRUE(
+      backup_.store.CreateVariables(Job(UPDATE_MODE_ASYNC, false, REPLICA_ROLE_BACKUP, "")).ok());
   ReplicaForwarderOptions options;
   options.job_id = "job";
   options.epoch = 1;
