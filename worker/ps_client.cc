@@ -317,14 +317,18 @@ std::shared_ptr<internal::ShardStream> ParameterServerClient::Stream(int shard, 
 internal::StreamLaneOptions ParameterServerClient::LaneOptions(int shard) {
   internal::StreamLaneOptions lane;
   lane.segment_bytes = segment_bytes_[shard];
-  lane.on_opened = [this, shard](const absl::Status& status) { ReportLane(shard, status); };
+  // Named now: the lane may report from within the stream's opening, with
+  // mu_ held.
+  lane.on_opened = [this, name = ShardNameLocked(shard)](const absl::Status& status) {
+    ReportLane(name, status);
+  };
   return lane;
 }
 
-void ParameterServerClient::ReportLane(int shard, const absl::Status& status) {
+void ParameterServerClient::ReportLane(const std::string& shard_name, const absl::Status& status) {
   if (status.ok()) {
     if (!lane_reported_.exchange(true)) {
-      LOG(INFO) << "pushes and pulls to " << ShardName(shard)
+      LOG(INFO) << "pushes and pulls to " << shard_name
                 << " go through shared-memory lanes (one beside each stream)";
     }
     return;
@@ -334,7 +338,7 @@ void ParameterServerClient::ReportLane(int shard, const absl::Status& status) {
   if (absl::IsCancelled(status)) return;
   if (metrics_ != nullptr) metrics_->RecordLaneFallback(absl::StatusCodeToString(status.code()));
   if (!fallback_reported_.exchange(true)) {
-    LOG(INFO) << "pushes and pulls to " << ShardName(shard)
+    LOG(INFO) << "pushes and pulls to " << shard_name
               << " go over gRPC: no shared-memory lane (" << status
               << "); later fallbacks are counted in pstrain_worker_lane_fallbacks_total";
   }

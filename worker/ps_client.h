@@ -318,10 +318,10 @@ class ParameterServerClient {
   std::string ShardName(int shard) const;
   std::string ShardNameLocked(int shard) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What a stream to `shard` opens its lane with.
-  internal::StreamLaneOptions LaneOptions(int shard);
+  internal::StreamLaneOptions LaneOptions(int shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Logs the first lane opened and the first fallback, and counts every
   // fallback.
-  void ReportLane(int shard, const absl::Status& status);
+  void ReportLane(const std::string& shard_name, const absl::Status& status);
 
   // Constant after construction.
   const ChannelFactory channel_factory_;
