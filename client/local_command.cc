@@ -202,6 +202,10 @@ absl::StatusOr<RestartPolicyOptions> RestartsFromFlags(const std::vector<std::st
         "--ps must be >= 0, --workers >= 1, --job_timeout_secs >= 0 and --max_restarts >= 0; got ",
         FLAGS_ps, ", ", FLAGS_workers, ", ", FLAGS_job_timeout_secs, ", ", FLAGS_max_restarts));
   }
+  if (FLAGS_ps_replicas < 0 || FLAGS_ps_replicas > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ps_replicas must be 0 or 1, got ", FLAGS_ps_replicas));
+  }
   absl::StatusOr<RestartMode> mode = ParseRestartMode(FLAGS_restart);
   if (!mode.ok()) return mode.status();
   RestartPolicyOptions restarts;

@@ -285,6 +285,12 @@ TEST(CliTest, UsageErrorsExitTwoAndHelpShowsTheCommand) {
   PstrainRun unknown_flag = Pstrain({"local", "--nonsense"});
   EXPECT_EQ(unknown_flag.exit_code, 2) << unknown_flag.output;
   EXPECT_NE(unknown_flag.output.find("unknown flag --nonsense"), std::string::npos);
+  // A cluster size out of range is refused before anything starts.
+  PstrainRun replicas = Pstrain({"local", "--ps_replicas=3"});
+  EXPECT_EQ(replicas.exit_code, 2) << replicas.output;
+  EXPECT_NE(replicas.output.find("--ps_replicas must be 0 or 1, got 3"), std::string::npos)
+      << replicas.output;
+  EXPECT_EQ(replicas.output.find("Starting"), std::string::npos) << replicas.output;
   // The exit codes are listed once, in the program's help.
   PstrainRun overview = Pstrain({"--help"});
   EXPECT_EQ(overview.exit_code, 0);
