@@ -273,11 +273,6 @@ std::string ParameterServerClient::ShardNameLocked(int shard) const {
   return absl::StrCat("ps/", shard, " (", addresses_[shard], ")");
 }
 
-std::string ParameterServerClient::address(int shard) const {
-  absl::MutexLock l(&mu_);
-  return addresses_[shard];
-}
-
 void ParameterServerClient::Redirect(int shard, const std::string& address) {
   std::vector<std::shared_ptr<internal::ShardStream>> moved;
   {

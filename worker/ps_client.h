@@ -236,8 +236,6 @@ class ParameterServerClient {
   // so that a push the old primary acknowledged is answered DUPLICATE and
   // one it did not is applied once. Thread-safe.
   void Redirect(int shard, const std::string& address);
-  // Where shard `shard` is served now.
-  std::string address(int shard) const;
 
   // The sequence number the next push will carry.
   uint64_t next_sequence() const { return next_sequence_.load(); }

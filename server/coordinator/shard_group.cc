@@ -86,16 +86,6 @@ ReplicaSetup ShardGroup::SetupLocked(const Chain& chain, bool primary) const {
   return setup;
 }
 
-ReplicaSetup ShardGroup::PrimarySetup(int index) const {
-  absl::ReaderMutexLock lock(&mu_);
-  return SetupLocked(replicas_[index], true);
-}
-
-ReplicaSetup ShardGroup::BackupSetup(int index) const {
-  absl::ReaderMutexLock lock(&mu_);
-  return SetupLocked(replicas_[index], false);
-}
-
 absl::StatusOr<ReplicaSetup> ShardGroup::Promote(int index) {
   absl::MutexLock lock(&mu_);
   Chain& chain = replicas_[index];

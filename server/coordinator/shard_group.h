@@ -64,9 +64,6 @@ class ShardGroup {
   std::optional<Place> Find(const TaskId& task) const;
   // Shard `index`'s backup in the chain, or null.
   const Shard* backup(int index) const;
-  // The role of each replica of shard `index` in the chain now.
-  ReplicaSetup PrimarySetup(int index) const;
-  ReplicaSetup BackupSetup(int index) const;
 
   // Shard `index`'s backup becomes its primary, alone, under the next
   // epoch; the old primary leaves the chain. Returns the new setup.
