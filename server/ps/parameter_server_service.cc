@@ -158,10 +158,11 @@ class ReplicateReactor : public grpc::ServerBidiReactor<ReplicateRequest, Replic
   void OnReadDone(bool ok) override {
     if (!ok) return Finish(grpc::Status::OK);
     service_.replication_.Schedule([this] {
-      absl::StatusOr<uint64_t> applied = service_.store_.Replicate(request_);
+      absl::StatusOr<ReplicaProgress> applied = service_.store_.Replicate(request_);
       answer_.Clear();
       if (applied.ok()) {
-        answer_.set_applied_through(*applied);
+        answer_.set_applied_through(applied->applied_through);
+        answer_.set_holds_state(applied->holds_state);
       } else {
         *answer_.mutable_error() = ToStatusProto(applied.status());
         refused_ = true;
@@ -305,8 +306,12 @@ grpc::ServerUnaryReactor* ParameterServerService::ChangeReplica(
     grpc::CallbackServerContext* context, const ChangeReplicaRequest* request,
     ChangeReplicaResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  slow_calls_.Schedule([this, request, response, reactor] {
-    absl::StatusOr<ChangeReplicaResponse> r = store_.ChangeReplica(*request);
+  // A rebuild's cut waits for a sync round to end, within the caller's
+  // deadline and never for long.
+  const absl::Time deadline =
+      std::min(absl::FromChrono(context->deadline()), absl::Now() + absl::Minutes(1));
+  slow_calls_.Schedule([this, request, response, reactor, deadline] {
+    absl::StatusOr<ChangeReplicaResponse> r = store_.ChangeReplica(*request, deadline);
     if (r.ok()) *response = *std::move(r);
     reactor->Finish(ToGrpcStatus(r.status()));
   });

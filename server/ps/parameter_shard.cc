@@ -271,8 +271,11 @@ PushReply ParameterShard::Push(const PushKey& key, int64_t base_version,
     absl::MutexLock l(&mu_);
     // Pushes wait while the shard is paused (a snapshot or restore), and in
     // sync mode while a closed round is being applied.
+    // While a cut waits for a round boundary, a push that would open the
+    // next round (any push, in async mode) waits too.
     auto may_push = [this, sync]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return shut_down_ || (!paused_ && !(sync && round_closed_));
+      return shut_down_ || (!paused_ && !(sync && round_closed_) &&
+                            !(draining_ && (!sync || round_keys_.empty())));
     };
     mu_.Await(absl::Condition(&may_push));
     refused = RefuseLocked(key, base_version, source, sync);
@@ -460,7 +463,7 @@ PushReply ParameterShard::Stage(const PushKey& key, int64_t base_version,
   {
     absl::MutexLock l(&mu_);
     auto may_push = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return shut_down_ || (!paused_ && !round_closed_);
+      return shut_down_ || (!paused_ && !round_closed_ && !(draining_ && stage_.empty()));
     };
     mu_.Await(absl::Condition(&may_push));
     if (std::optional<PushReply> refused = RefuseLocked(key, base_version, source, true)) {
@@ -695,6 +698,31 @@ void ParameterShard::PauseUpdates() {
       +[](int* n) { return *n == 0; }, &in_flight_));
 }
 
+bool ParameterShard::PauseAtRoundBoundary(absl::Time deadline) {
+  absl::MutexLock l(&mu_);
+  mu_.Await(absl::Condition(
+      +[](bool* paused) { return !*paused; }, &paused_));
+  draining_ = true;
+  auto at_boundary = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return shut_down_ || (round_keys_.empty() && stage_.empty() && !round_closed_ &&
+                          in_flight_ == 0);
+  };
+  const bool reached = mu_.AwaitWithDeadline(absl::Condition(&at_boundary), deadline);
+  draining_ = false;
+  if (!reached || shut_down_) return false;
+  paused_ = true;
+  return true;
+}
+
+ShardCounters ParameterShard::CutLog(std::shared_ptr<UpdateLog> log) {
+  absl::MutexLock l(&mu_);
+  ShardCounters c = CountersLocked();
+  logging_.store(log != nullptr, std::memory_order_relaxed);
+  log_ = std::move(log);
+  newest_ticket_ = 0;
+  return c;
+}
+
 void ParameterShard::ResumeUpdates() {
   absl::MutexLock l(&mu_);
   paused_ = false;
@@ -745,6 +773,10 @@ PushLedger ParameterShard::ReadLedgerLocked(absl::Span<const int64_t> lease_ids,
 
 ShardCounters ParameterShard::counters() const {
   absl::MutexLock l(&mu_);
+  return CountersLocked();
+}
+
+ShardCounters ParameterShard::CountersLocked() const {
   ShardCounters c;
   // An unfinished round's contributions are not in the values: leave them
   // out so that their retries after a restore are accepted.

@@ -196,8 +196,21 @@ class ParameterShard {
   // Every PauseUpdates must be followed by one ResumeUpdates.
   void PauseUpdates();
   void ResumeUpdates();
+  // Like PauseUpdates, at the next boundary of sync rounds: the open
+  // round's pushes and commit go on, a push that would open the next round
+  // waits (in async mode every push: any moment is a boundary). False, and
+  // nothing paused, when no boundary came by `deadline` or the shard was
+  // shut down. Then ResumeUpdates as after PauseUpdates.
+  bool PauseAtRoundBoundary(absl::Time deadline);
   // Between PauseUpdates and ResumeUpdates only.
   ShardCounters counters() const;
+  // Paused at a round boundary only: the counters, and from the next
+  // decision on the decisions go to `log` (SetUpdateLog), in one step, so
+  // that the counters and the log together hold every decision once (a
+  // sealed lease is decided without a pause). A backup rebuilt from a copy
+  // made now and fed `log` holds what this shard holds
+  // (docs/design/replicas.md).
+  ShardCounters CutLog(std::shared_ptr<UpdateLog> log);
   // Between PauseUpdates and ResumeUpdates only: installs the counters of a
   // restored snapshot (after the caller replaced the values), drops an
   // unfinished sync round or staged pushes, and publishes the version. DataLoss if the dedup
@@ -279,6 +292,7 @@ class ParameterShard {
   // decisions taken before.
   Replication AppendLocked(ReplicaEntry entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Replication NewestLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ShardCounters CountersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PushLedger ReadLedgerLocked(absl::Span<const int64_t> lease_ids, LedgerRead read)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An accepted push's entry: `prepared` if Push built it before the lock
@@ -329,6 +343,8 @@ class ParameterShard {
   // Decided updates whose apply (or round contribution) has not finished.
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
+  // PauseAtRoundBoundary waits for the open round to end.
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   // Replicas: where decisions are written (null: no replicas), the ticket
   // of the newest one, and the log's error once it failed.

@@ -6,6 +6,7 @@
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "server/ps/replica_entry.h"
+#include "server/ps/shard_snapshot.h"
 
 namespace pstrain {
 namespace {
@@ -24,14 +25,17 @@ absl::Status Fenced(uint64_t theirs, uint64_t ours) {
 
 }  // namespace
 
-absl::StatusOr<uint64_t> ReplicaApplier::Apply(ParameterShard& shard,
-                                               const ReplicateRequest& request) {
+absl::StatusOr<ReplicaProgress> ReplicaApplier::Apply(ParameterShard& shard,
+                                                      const ReplicateRequest& request) {
   absl::MutexLock l(&mu_);
   if (request.epoch() < epoch_) return Fenced(request.epoch(), epoch_);
   if (request.epoch() > epoch_) {
     epoch_ = request.epoch();
     applied_through_ = 0;
+    holds_state_ = false;
+    state_.clear();
   }
+  if (request.has_state()) RETURN_IF_ERROR(TakeStatePiece(shard, request.state()));
   for (const ReplicaEntry& entry : request.entries()) {
     if (entry.sequence() <= applied_through_) continue;  // resent
     if (entry.sequence() != applied_through_ + 1) {
@@ -41,7 +45,31 @@ absl::StatusOr<uint64_t> ReplicaApplier::Apply(ParameterShard& shard,
     applied_through_ = entry.sequence();
     metrics_.RecordReplicaApplied(1);
   }
-  return applied_through_;
+  return ReplicaProgress{applied_through_, holds_state_};
+}
+
+absl::Status ReplicaApplier::TakeStatePiece(ParameterShard& shard, const ReplicaState& piece) {
+  // A stream that broke sends the state again from its start.
+  if (piece.offset() == 0) state_.clear();
+  if (piece.offset() != static_cast<int64_t>(state_.size()) ||
+      piece.offset() + static_cast<int64_t>(piece.data().size()) > piece.total_bytes()) {
+    return absl::DataLossError(absl::StrCat("a piece of the primary's state at byte ",
+                                            piece.offset(), " of ", piece.total_bytes(),
+                                            " came after ", state_.size(), " bytes"));
+  }
+  state_.append(piece.data());
+  if (static_cast<int64_t>(state_.size()) < piece.total_bytes()) return absl::OkStatus();
+  std::string whole;
+  whole.swap(state_);
+  if (absl::Status restored = RestoreShardState(shard, std::move(whole), piece.crc32c());
+      !restored.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("the primary's state does not restore here: ", restored.message()));
+  }
+  // The entries of this epoch come after the state.
+  applied_through_ = 0;
+  holds_state_ = true;
+  return absl::OkStatus();
 }
 
 absl::Status ReplicaApplier::ApplyEntry(ParameterShard& shard, const ReplicaEntry& entry) {

@@ -33,6 +33,8 @@ ReplicaForwarder::ReplicaForwarder(ReplicaForwarderOptions options, ShardMetrics
     : options_(std::move(options)),
       metrics_(metrics),
       stub_(ParameterServer::NewStub(BackupChannel(options_))),
+      state_held_(!options_.rebuilds_backup),
+      joining_(!options_.rebuilds_backup),
       sender_([this] { Run(); }) {}
 
 ReplicaForwarder::~ReplicaForwarder() {
@@ -54,11 +56,69 @@ uint64_t ReplicaForwarder::Append(ReplicaEntry entry) {
 absl::Status ReplicaForwarder::AwaitReplicated(uint64_t ticket) {
   absl::MutexLock l(&mu_);
   auto settled = [this, ticket]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return applied_through_ >= ticket || DoneLocked();
+    return applied_through_ >= ticket || DoneLocked() || !WaitsForBackupLocked(ticket);
   };
   mu_.Await(absl::Condition(&settled));
   if (applied_through_ >= ticket || alone_) return absl::OkStatus();
+  // Not waited for: acknowledged alone, before a rebuilt backup joined.
   return failure_;
+}
+
+void ReplicaForwarder::SendState(std::string bytes, uint32_t crc32c) {
+  absl::MutexLock l(&mu_);
+  state_ = std::make_shared<const std::string>(std::move(bytes));
+  state_crc32c_ = crc32c;
+}
+
+bool ReplicaForwarder::joined() const {
+  absl::MutexLock l(&mu_);
+  return !DoneLocked() && joining_ && applied_through_ >= join_through_;
+}
+
+std::shared_ptr<const std::string> ReplicaForwarder::StateToSend() {
+  absl::MutexLock l(&mu_);
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return state_held_ || state_ != nullptr || DoneLocked();
+  };
+  mu_.Await(absl::Condition(&ready));
+  return state_held_ || DoneLocked() ? nullptr : state_;
+}
+
+bool ReplicaForwarder::WriteState(Stream& stream, const std::string& state) {
+  uint32_t crc32c = 0;
+  {
+    absl::MutexLock l(&mu_);
+    crc32c = state_crc32c_;
+  }
+  const int64_t total = static_cast<int64_t>(state.size());
+  int64_t offset = 0;
+  do {
+    const int64_t size = std::min(options_.max_request_bytes, total - offset);
+    ReplicateRequest request;
+    request.set_job_id(options_.job_id);
+    request.set_generation(options_.generation);
+    request.set_epoch(options_.epoch);
+    ReplicaState& piece = *request.mutable_state();
+    piece.set_offset(offset);
+    piece.set_total_bytes(total);
+    piece.set_crc32c(crc32c);
+    piece.set_data(state.substr(offset, size));
+    if (!stream.Write(request)) return false;
+    offset += size;
+  } while (offset < total);
+  return true;
+}
+
+void ReplicaForwarder::MaybeJoinLocked() {
+  if (joining_ || !state_held_) return;
+  const uint64_t decided = next_sequence_ - 1;
+  if (decided - applied_through_ > static_cast<uint64_t>(options_.join_backlog)) return;
+  joining_ = true;
+  join_through_ = decided;
+  state_ = nullptr;
+  LOG(INFO) << "job " << options_.job_id << ": backup " << options_.backup_address
+            << " holds the state and is " << decided - applied_through_
+            << " entries behind; acknowledgements wait for it from entry " << decided + 1;
 }
 
 void ReplicaForwarder::GoOnAlone() {
@@ -113,9 +173,11 @@ void ReplicaForwarder::Run() {
 bool ReplicaForwarder::Serve(bool* heard) {
   grpc::ClientContext context;
   uint64_t sent = 0;
+  bool held_before = false;
   {
     absl::MutexLock l(&mu_);
     if (DoneLocked()) return false;
+    held_before = state_held_;
     context_ = &context;
     stream_ended_ = false;
     // Everything not acknowledged goes again.
@@ -124,7 +186,9 @@ bool ReplicaForwarder::Serve(bool* heard) {
   std::unique_ptr<Stream> stream = stub_->Replicate(&context);
   const uint64_t applied_before = applied_through();
   std::thread reader([this, &stream] { ReadAnswers(*stream); });
-  for (;;) {
+  const std::shared_ptr<const std::string> state = StateToSend();
+  const bool state_sent = state == nullptr || WriteState(*stream, *state);
+  while (state_sent) {
     std::deque<std::shared_ptr<const ReplicaEntry>> batch = NextBatch(sent);
     if (batch.empty()) break;
     ReplicateRequest request;
@@ -141,7 +205,7 @@ bool ReplicaForwarder::Serve(bool* heard) {
   const grpc::Status finished = stream->Finish();
   absl::MutexLock l(&mu_);
   context_ = nullptr;
-  *heard = applied_through_ > applied_before;
+  *heard = applied_through_ > applied_before || state_held_ != held_before;
   if (!DoneLocked()) {
     LOG(WARNING) << "job " << options_.job_id << ": the stream to backup "
                  << options_.backup_address << " broke (" << finished.error_message()
@@ -191,10 +255,12 @@ void ReplicaForwarder::ReadAnswers(Stream& stream) {
       unacknowledged_.clear();
       break;
     }
+    if (answer.holds_state()) state_held_ = true;
     applied_through_ = std::max(applied_through_, answer.applied_through());
     while (!unacknowledged_.empty() && unacknowledged_.front()->sequence() <= applied_through_) {
       unacknowledged_.pop_front();
     }
+    MaybeJoinLocked();
   }
   absl::MutexLock l(&mu_);
   stream_ended_ = true;

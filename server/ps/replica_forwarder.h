@@ -34,8 +34,16 @@ struct ReplicaForwarderOptions {
   absl::Duration min_backoff = absl::Milliseconds(20);
   absl::Duration max_backoff = absl::Seconds(2);
   // Bytes of entries one ReplicateRequest carries (a larger entry goes
-  // alone). Default 4 MiB.
+  // alone), and of a piece of a rebuilt backup's state. Default 4 MiB.
   int64_t max_request_bytes = 4 << 20;
+  // A backup being rebuilt (docs/design/replicas.md): the state given to
+  // SendState goes first, and until the backup has caught up the primary
+  // acknowledges without waiting for it. It joins once it holds the state
+  // and is at most `join_backlog` entries behind: from then on entries wait
+  // for it, and it has joined (joined()) once it holds every entry decided
+  // before. Default false: the backup starts from the primary's state.
+  bool rebuilds_backup = false;
+  int64_t join_backlog = 64;
 };
 
 // A primary's UpdateLog: queues its decisions and writes them, in order,
@@ -68,6 +76,15 @@ class ReplicaForwarder : public UpdateLog {
   // sent. The first of Stop, GoOnAlone and a refusal wins.
   void Stop(absl::Status status);
 
+  // The state a rebuilt backup starts from (CutShardState): sent before
+  // the first entry, whole again on every stream until the backup says it
+  // holds it. Once, with rebuilds_backup.
+  void SendState(std::string bytes, uint32_t crc32c);
+  // Whether the backup holds everything acknowledged so far, and nothing
+  // is acknowledged before it has it: always, unless rebuilds_backup and
+  // the backup has not caught up yet.
+  bool joined() const;
+
   // OK, or why this primary acknowledges nothing more.
   absl::Status failure() const;
   // The highest sequence the backup said it applied.
@@ -88,6 +105,18 @@ class ReplicaForwarder : public UpdateLog {
   // when the forwarder is done or the stream ended.
   std::deque<std::shared_ptr<const ReplicaEntry>> NextBatch(uint64_t sent) ABSL_LOCKS_EXCLUDED(mu_);
   bool DoneLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return alone_ || !failure_.ok(); }
+  // Whether the acknowledgement of `ticket` waits for the backup: not
+  // before a rebuilt backup joined, nor for an entry decided before.
+  bool WaitsForBackupLocked(uint64_t ticket) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return joining_ && ticket > join_through_;
+  }
+  // A rebuilt backup's state, when it must go first on a new stream (null
+  // otherwise); waits until SendState gave it.
+  std::shared_ptr<const std::string> StateToSend() ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes the state in pieces; false when the stream broke.
+  bool WriteState(Stream& stream, const std::string& state);
+  // After an answer: a rebuilt backup that caught up starts to join.
+  void MaybeJoinLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Constant after construction.
   const ReplicaForwarderOptions options_;
@@ -105,6 +134,13 @@ class ReplicaForwarder : public UpdateLog {
   // stream ended.
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;
+  // A rebuilt backup: its state (until it holds it), whether it does, and
+  // whether acknowledgements wait for it, of entries after join_through_.
+  std::shared_ptr<const std::string> state_ ABSL_GUARDED_BY(mu_);
+  uint32_t state_crc32c_ ABSL_GUARDED_BY(mu_) = 0;
+  bool state_held_ ABSL_GUARDED_BY(mu_);
+  bool joining_ ABSL_GUARDED_BY(mu_);
+  uint64_t join_through_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::thread sender_;
 };

@@ -1,6 +1,7 @@
 // A primary and a backup shard, each behind its own gRPC server on
 // loopback: what the primary acknowledges the backup holds.
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "common/clock/fake_clock.h"
 #include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
+#include "common/status/status_macros.h"
 #include "gtest/gtest.h"
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/replica_forwarder.h"
@@ -36,6 +38,11 @@ struct Replica {
   ParameterShard& shard() { return *store.current_job(); }
 
   absl::Status ChangeReplica(ReplicaRole role, uint64_t epoch, const std::string& backup = "") {
+    return Change(role, epoch, backup).status();
+  }
+
+  absl::StatusOr<ChangeReplicaResponse> Change(ReplicaRole role, uint64_t epoch,
+                                               const std::string& backup = "") {
     ChangeReplicaRequest request;
     request.set_job_id("job");
     request.mutable_replica()->set_role(role);
@@ -43,7 +50,8 @@ struct Replica {
     request.mutable_replica()->set_backup_address(backup);
     ChangeReplicaResponse response;
     grpc::ClientContext context;
-    return FromGrpcStatus(stub->ChangeReplica(&context, request, &response));
+    RETURN_IF_ERROR(FromGrpcStatus(stub->ChangeReplica(&context, request, &response)));
+    return response;
   }
 
   FakeClock clock;
@@ -220,8 +228,12 @@ TEST_F(ReplicationTest, APromotedBackupFencesItsOldPrimary) {
   EXPECT_EQ(Values(**promoted), acknowledged);
   EXPECT_EQ(Push(**promoted, 1, 1, 1).outcome, PUSH_OUTCOME_DUPLICATE);
   EXPECT_EQ(Push(**promoted, 0, 2, 2).outcome, PUSH_OUTCOME_APPLIED);
-  // An older epoch is refused.
-  EXPECT_EQ(ReasonOf(backup_.ChangeReplica(REPLICA_ROLE_PRIMARY, 2)), ERROR_REASON_REPLICA_FENCED);
+  // The setup it holds is answered, changing nothing; an older epoch, or
+  // another setup of the same one, is refused.
+  EXPECT_TRUE(backup_.ChangeReplica(REPLICA_ROLE_PRIMARY, 2).ok());
+  EXPECT_EQ(ReasonOf(backup_.ChangeReplica(REPLICA_ROLE_PRIMARY, 1)), ERROR_REASON_REPLICA_FENCED);
+  EXPECT_EQ(ReasonOf(backup_.ChangeReplica(REPLICA_ROLE_PRIMARY, 2, primary_.address)),
+            ERROR_REASON_REPLICA_FENCED);
 }
 
 TEST_F(ReplicationTest, GoingOnAloneAnswersAWaitingPush) {
@@ -329,9 +341,9 @@ TEST_F(ReplicationTest, ABrokenStreamResendsAndNothingIsAppliedTwice) {
     *entry = PushEntry(s);
     entry->set_sequence(s);
   }
-  absl::StatusOr<uint64_t> applied = backup_.store.Replicate(again);
+  absl::StatusOr<ReplicaProgress> applied = backup_.store.Replicate(again);
   ASSERT_TRUE(applied.ok()) << applied.status();
-  EXPECT_EQ(*applied, 7);
+  EXPECT_EQ(applied->applied_through, 7);
   EXPECT_EQ(backup_.shard().version(), 7);
   // A gap is a divergence; an older epoch is fenced.
   ReplicateRequest gap = again;
@@ -341,6 +353,122 @@ TEST_F(ReplicationTest, ABrokenStreamResendsAndNothingIsAppliedTwice) {
   EXPECT_EQ(backup_.store.Replicate(gap).status().code(), absl::StatusCode::kDataLoss);
   ASSERT_TRUE(backup_.ChangeReplica(REPLICA_ROLE_BACKUP, 3).ok());
   EXPECT_EQ(ReasonOf(backup_.store.Replicate(again).status()), ERROR_REASON_REPLICA_FENCED);
+}
+
+// The backup of a primary that went on alone, restarted empty: set up
+// again as a backup under the next epoch.
+void RestartBackup(Replica& backup, UpdateMode mode, uint64_t epoch, bool agreed = false) {
+  DropJobRequest drop;
+  drop.set_job_id("job");
+  ASSERT_TRUE(backup.store.DropJob(drop).ok());
+  CreateVariablesRequest request = Job(mode, agreed, REPLICA_ROLE_BACKUP, "");
+  request.mutable_replica()->set_epoch(epoch);
+  ASSERT_TRUE(backup.store.CreateVariables(request).ok());
+}
+
+// Asks the primary how its rebuild goes until the backup joined.
+void AwaitJoined(Replica& primary, uint64_t epoch, const std::string& backup) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    absl::StatusOr<ChangeReplicaResponse> progress =
+        primary.Change(REPLICA_ROLE_PRIMARY, epoch, backup);
+    ASSERT_TRUE(progress.ok()) << progress.status();
+    if (progress->backup_joined()) return;
+    ASSERT_LT(absl::Now(), deadline) << "the rebuilt backup never joined";
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+}
+
+TEST_F(ReplicationTest, ABackupIsRebuiltByStateTransferWhilePushesGoOn) {
+  Start(UPDATE_MODE_ASYNC);
+  for (uint64_t s = 1; s <= 3; ++s) ASSERT_EQ(Push(primary_.shard(), 0, s, 0, s, 7).outcome,
+                                              PUSH_OUTCOME_APPLIED);
+  // The backup is lost: the primary goes on alone, and more is applied.
+  ASSERT_TRUE(primary_.ChangeReplica(REPLICA_ROLE_PRIMARY, 2).ok());
+  for (uint64_t s = 4; s <= 6; ++s) ASSERT_EQ(Push(primary_.shard(), 0, s, 0, s, 7).outcome,
+                                              PUSH_OUTCOME_APPLIED);
+  RestartBackup(backup_, UPDATE_MODE_ASYNC, 3);
+
+  // One worker pushes all along; the rebuild neither stops nor loses it.
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> pushed{0};
+  std::thread pusher([&] {
+    for (uint64_t s = 1; !stop.load(); ++s) {
+      ASSERT_EQ(Push(primary_.shard(), 1, s, primary_.shard().version(), s, 8).outcome,
+                PUSH_OUTCOME_APPLIED);
+      pushed = s;
+    }
+  });
+  absl::StatusOr<ChangeReplicaResponse> rebuilt =
+      primary_.Change(REPLICA_ROLE_PRIMARY, 3, backup_.address);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_GT(rebuilt->state_bytes(), kElements * static_cast<int64_t>(sizeof(float)));
+  AwaitJoined(primary_, 3, backup_.address);
+  const uint64_t at_join = pushed.load();
+  while (pushed.load() < at_join + 20) std::this_thread::yield();
+  stop = true;
+  pusher.join();
+
+  // Joined: a push is on the backup when it is answered.
+  ASSERT_EQ(Push(primary_.shard(), 0, 7, primary_.shard().version(), 7, 7).outcome,
+            PUSH_OUTCOME_APPLIED);
+  EXPECT_EQ(backup_.shard().version(), primary_.shard().version());
+  ExpectSameState();
+  // The rebuilt backup knows pushes from before its restart.
+  std::optional<PushReply> again = backup_.shard().DecidedBefore(PushKey{0, 1, 2});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->outcome, PUSH_OUTCOME_DUPLICATE);
+  // And it can take over.
+  ASSERT_TRUE(backup_.ChangeReplica(REPLICA_ROLE_PRIMARY, 4).ok());
+  EXPECT_EQ(ReasonOf(Push(primary_.shard(), 0, 8, primary_.shard().version()).status),
+            ERROR_REASON_NOT_PRIMARY);
+}
+
+TEST_F(ReplicationTest, TheCutOfARebuildWaitsForTheOpenSyncRound) {
+  Start(UPDATE_MODE_SYNC);
+  ASSERT_TRUE(primary_.ChangeReplica(REPLICA_ROLE_PRIMARY, 2).ok());
+  ASSERT_EQ(Push(primary_.shard(), 1, 1, 0, 0, 7).outcome, PUSH_OUTCOME_AGGREGATED);
+  RestartBackup(backup_, UPDATE_MODE_SYNC, 3);
+
+  // A round that does not close by the deadline: no cut, nothing changed.
+  ChangeReplicaRequest rebuild;
+  rebuild.set_job_id("job");
+  rebuild.mutable_replica()->set_role(REPLICA_ROLE_PRIMARY);
+  rebuild.mutable_replica()->set_epoch(3);
+  rebuild.mutable_replica()->set_backup_address(backup_.address);
+  EXPECT_EQ(primary_.store.ChangeReplica(rebuild, absl::Now() + absl::Milliseconds(100))
+                .status()
+                .code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(primary_.store.replica().epoch(), 2);
+
+  // The round closes while the rebuild waits: the cut comes after it.
+  absl::StatusOr<ChangeReplicaResponse> rebuilt;
+  std::thread rebuilding([&] { rebuilt = primary_.Change(REPLICA_ROLE_PRIMARY, 3, backup_.address); });
+  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_EQ(Push(primary_.shard(), 0, 1, 0, 0, 7).outcome, PUSH_OUTCOME_APPLIED);
+  rebuilding.join();
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  AwaitJoined(primary_, 3, backup_.address);
+  for (int round = 1; round < 4; ++round) {
+    EXPECT_EQ(Push(primary_.shard(), 1, round + 1, round, round, 7).outcome,
+              PUSH_OUTCOME_AGGREGATED);
+    EXPECT_EQ(Push(primary_.shard(), 0, round + 1, round, round, 7).outcome, PUSH_OUTCOME_APPLIED);
+  }
+  EXPECT_EQ(primary_.shard().version(), 4);
+  ExpectSameState();
+}
+
+TEST_F(ReplicationTest, ADamagedStateIsRefusedAsDataLoss) {
+  RestartBackup(backup_, UPDATE_MODE_ASYNC, 1);
+  ReplicateRequest request;
+  request.set_job_id("job");
+  request.set_epoch(1);
+  request.mutable_state()->set_total_bytes(8);
+  request.mutable_state()->set_data("12345678");
+  EXPECT_EQ(backup_.store.Replicate(request).status().code(), absl::StatusCode::kDataLoss);
+  request.mutable_state()->set_offset(4);
+  EXPECT_EQ(backup_.store.Replicate(request).status().code(), absl::StatusCode::kDataLoss);
 }
 
 }  // namespace

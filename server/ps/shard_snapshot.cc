@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/checkpoint/memory_env.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -51,6 +52,30 @@ struct ParsedVariable {
   std::vector<float> rows;
 };
 
+// Writes every record of a paused shard, with `counters` (read in the
+// same pause), to `file`, which is then ready to Commit.
+absl::Status WritePausedShard(ShardFileWriter& file, const ParameterShard& shard,
+                              const Optimizer& optimizer, const ShardCounters& counters,
+                              int64_t global_step) {
+  ShardFileHeader header;
+  header.job_id = shard.job_id();
+  header.shard_index = shard.shard_index();
+  header.num_shards = shard.num_shards();
+  header.version = counters.version;
+  header.global_step = global_step;
+  header.optimizer = optimizer.name();
+  header.num_slots = optimizer.num_slots();
+  header.num_variables = shard.num_variables();
+  RETURN_IF_ERROR(file.WriteHeader(header));
+  for (int i = 0; i < shard.num_variables(); ++i) {
+    RETURN_IF_ERROR(WriteVariable(file, shard.variable(i)));
+  }
+  return file.WriteDedupState(EncodeExactlyOnceRecord(counters.dedup, counters.ledger));
+}
+
+// Where a state travelling in memory is written and read.
+constexpr char kStatePath[] = "/state";
+
 }  // namespace
 
 absl::StatusOr<SnapshotInfo> WriteShardSnapshot(Env& env, ParameterShard& shard,
@@ -60,27 +85,45 @@ absl::StatusOr<SnapshotInfo> WriteShardSnapshot(Env& env, ParameterShard& shard,
                    Optimizer::Create(shard.request().optimizer()));
   shard.PauseUpdates();
   const ShardCounters counters = shard.counters();
-  absl::Status status = [&]() -> absl::Status {
-    ShardFileHeader header;
-    header.job_id = shard.job_id();
-    header.shard_index = shard.shard_index();
-    header.num_shards = shard.num_shards();
-    header.version = counters.version;
-    header.global_step = global_step;
-    header.optimizer = optimizer->name();
-    header.num_slots = optimizer->num_slots();
-    header.num_variables = shard.num_variables();
-    RETURN_IF_ERROR(file->WriteHeader(header));
-    for (int i = 0; i < shard.num_variables(); ++i) {
-      RETURN_IF_ERROR(WriteVariable(*file, shard.variable(i)));
-    }
-    return file->WriteDedupState(EncodeExactlyOnceRecord(counters.dedup, counters.ledger));
-  }();
+  const absl::Status status = WritePausedShard(*file, shard, *optimizer, counters, global_step);
   shard.ResumeUpdates();
   RETURN_IF_ERROR(status);
   // Synced and renamed into place with updates running again.
   ASSIGN_OR_RETURN(const ShardFileInfo info, file->Commit());
   return SnapshotInfo{info.bytes, info.crc32c, counters.version, counters.ledger};
+}
+
+absl::StatusOr<ShardState> CutShardState(ParameterShard& shard, std::shared_ptr<UpdateLog> log,
+                                         absl::Time deadline) {
+  MemoryEnv memory;
+  ASSIGN_OR_RETURN(std::unique_ptr<ShardFileWriter> file,
+                   ShardFileWriter::Create(memory, kStatePath));
+  ASSIGN_OR_RETURN(const std::unique_ptr<Optimizer> optimizer,
+                   Optimizer::Create(shard.request().optimizer()));
+  if (!shard.PauseAtRoundBoundary(deadline)) {
+    return absl::UnavailableError(absl::StrCat(
+        "job ", shard.job_id(), ": shard ", shard.shard_index(),
+        " found no moment between sync rounds before the deadline (a round is still open), "
+        "or the job was dropped: its state was not copied"));
+  }
+  const ShardCounters counters = shard.CutLog(std::move(log));
+  // The copy is made with updates paused; it goes out after they resume.
+  const absl::Status status = WritePausedShard(*file, shard, *optimizer, counters, 0);
+  shard.ResumeUpdates();
+  RETURN_IF_ERROR(status);
+  ASSIGN_OR_RETURN(const ShardFileInfo info, file->Commit());
+  ASSIGN_OR_RETURN(std::string bytes, memory.Contents(kStatePath));
+  return ShardState{std::move(bytes), info.crc32c, counters.version};
+}
+
+absl::Status RestoreShardState(ParameterShard& shard, std::string bytes, uint32_t crc32c) {
+  MemoryEnv memory;
+  ShardFileExpectation expect;
+  expect.bytes = static_cast<int64_t>(bytes.size());
+  expect.crc32c = crc32c;
+  expect.check_crc32c = true;
+  RETURN_IF_ERROR(memory.Put(kStatePath, std::move(bytes)));
+  return RestoreShardSnapshot(memory, shard, kStatePath, expect).status();
 }
 
 absl::StatusOr<SnapshotInfo> RestoreShardSnapshot(Env& env, ParameterShard& shard,

@@ -7,9 +7,12 @@
 // exactly-once state.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/checkpoint/env.h"
 #include "common/checkpoint/shard_file.h"
 #include "server/ps/parameter_shard.h"
@@ -42,6 +45,27 @@ absl::StatusOr<SnapshotInfo> WriteShardSnapshot(Env& env, ParameterShard& shard,
 absl::StatusOr<SnapshotInfo> RestoreShardSnapshot(Env& env, ParameterShard& shard,
                                                   const std::string& path,
                                                   const ShardFileExpectation& expect);
+
+// A shard's state at a cut, as the bytes of a shard file: what a primary
+// sends the backup it rebuilds (docs/design/replicas.md).
+struct ShardState {
+  std::string bytes;
+  uint32_t crc32c = 0;
+  int64_t version = 0;
+};
+
+// Pauses `shard` at its next sync-round boundary (no later than
+// `deadline`), copies its state into memory and from then on writes its
+// decisions to `log` (ParameterShard::CutLog), then resumes: the copy plus
+// the log's entries are the shard. Updates wait only while the copy is
+// made. Unavailable when no round boundary came in time (a round that
+// does not close) or the job was dropped: nothing changed.
+absl::StatusOr<ShardState> CutShardState(ParameterShard& shard, std::shared_ptr<UpdateLog> log,
+                                         absl::Time deadline);
+
+// Replaces the shard's state with `bytes` (from CutShardState, checked
+// against `crc32c`) as RestoreShardSnapshot does, with its errors.
+absl::Status RestoreShardState(ParameterShard& shard, std::string bytes, uint32_t crc32c);
 
 }  // namespace pstrain
 

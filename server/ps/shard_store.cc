@@ -110,20 +110,26 @@ std::shared_ptr<ReplicaForwarder> ShardStore::SetUpReplicaLocked(const ReplicaSe
   std::shared_ptr<ReplicaForwarder> old = std::move(forwarder_);
   replica_ = setup;
   applier_ = nullptr;
+  state_bytes_ = 0;
   if (setup.role() == REPLICA_ROLE_BACKUP) {
     applier_ = std::make_shared<ReplicaApplier>(setup.epoch(), metrics_);
   } else if (setup.role() == REPLICA_ROLE_PRIMARY && !setup.backup_address().empty()) {
-    ReplicaForwarderOptions options;
-    options.job_id = shard.job_id();
-    options.generation = shard.request().generation();
-    options.epoch = setup.epoch();
-    options.backup_address = setup.backup_address();
-    options.security = options_.replica_security;
-    forwarder_ = std::make_shared<ReplicaForwarder>(std::move(options), metrics_);
+    forwarder_ = std::make_shared<ReplicaForwarder>(ForwarderOptions(setup, shard), metrics_);
   }
   shard.SetUpdateLog(forwarder_);
   metrics_.SetReplicaRole(setup.role());
   return old;
+}
+
+ReplicaForwarderOptions ShardStore::ForwarderOptions(const ReplicaSetup& setup,
+                                                     const ParameterShard& shard) const {
+  ReplicaForwarderOptions options;
+  options.job_id = shard.job_id();
+  options.generation = shard.request().generation();
+  options.epoch = setup.epoch();
+  options.backup_address = setup.backup_address();
+  options.security = options_.replica_security;
+  return options;
 }
 
 absl::Status ShardStore::DropJob(const DropJobRequest& request) {
@@ -303,7 +309,7 @@ absl::StatusOr<CommitRoundResponse> ShardStore::CommitRound(const CommitRoundReq
   return response;
 }
 
-absl::StatusOr<uint64_t> ShardStore::Replicate(const ReplicateRequest& request) {
+absl::StatusOr<ReplicaProgress> ShardStore::Replicate(const ReplicateRequest& request) {
   std::shared_ptr<ParameterShard> shard;
   std::shared_ptr<ReplicaApplier> applier;
   {
@@ -320,7 +326,7 @@ absl::StatusOr<uint64_t> ShardStore::Replicate(const ReplicateRequest& request) 
 }
 
 absl::StatusOr<ChangeReplicaResponse> ShardStore::ChangeReplica(
-    const ChangeReplicaRequest& request) {
+    const ChangeReplicaRequest& request, absl::Time deadline) {
   const ReplicaSetup& setup = request.replica();
   if (setup.role() == REPLICA_ROLE_UNSPECIFIED) {
     return absl::InvalidArgumentError("replica.role must be PRIMARY or BACKUP");
@@ -328,12 +334,17 @@ absl::StatusOr<ChangeReplicaResponse> ShardStore::ChangeReplica(
   RETURN_IF_ERROR(ValidateReplica(setup));
   std::shared_ptr<ParameterShard> shard;
   std::shared_ptr<ReplicaApplier> applier;
+  bool rebuild = false;
   {
     absl::MutexLock l(&mu_);
     ASSIGN_OR_RETURN(shard, FindJobLocked(request.job_id(), request.generation()));
     if (replica_.role() == REPLICA_ROLE_UNSPECIFIED) {
       return absl::FailedPreconditionError(
           absl::StrCat("job ", request.job_id(), " has no replicas on this shard"));
+    }
+    if (google::protobuf::util::MessageDifferencer::Equals(setup, replica_)) {
+      if (forwarder_ != nullptr) RETURN_IF_ERROR(forwarder_->failure());
+      return ProgressLocked();
     }
     if (setup.epoch() <= replica_.epoch()) {
       return WithReason(absl::FailedPreconditionError(absl::StrCat(
@@ -345,8 +356,14 @@ absl::StatusOr<ChangeReplicaResponse> ShardStore::ChangeReplica(
       return absl::FailedPreconditionError(
           "a primary cannot become a backup: its state would need a rebuild");
     }
+    rebuild = !setup.backup_address().empty();
+    if (rebuild && replica_.role() != REPLICA_ROLE_PRIMARY) {
+      return absl::FailedPreconditionError(
+          "a backup is promoted alone; it rebuilds a backup of its own once it is the primary");
+    }
     applier = applier_;
   }
+  if (rebuild) return RebuildBackup(request, std::move(shard), deadline);
   // A promoted backup first finishes the entry it is applying; its old
   // primary's streams are refused from now on.
   if (applier != nullptr) RETURN_IF_ERROR(applier->RaiseEpoch(setup.epoch()));
@@ -367,6 +384,46 @@ absl::StatusOr<ChangeReplicaResponse> ShardStore::ChangeReplica(
                                                : " with backup " + setup.backup_address());
   ChangeReplicaResponse response;
   response.set_version(shard->version());
+  return response;
+}
+
+absl::StatusOr<ChangeReplicaResponse> ShardStore::RebuildBackup(
+    const ChangeReplicaRequest& request, std::shared_ptr<ParameterShard> shard,
+    absl::Time deadline) {
+  const ReplicaSetup& setup = request.replica();
+  ReplicaForwarderOptions options = ForwarderOptions(setup, *shard);
+  options.rebuilds_backup = true;
+  auto forwarder = std::make_shared<ReplicaForwarder>(std::move(options), metrics_);
+  const absl::Time start = clock_.Now();
+  ASSIGN_OR_RETURN(ShardState state, CutShardState(*shard, forwarder, deadline));
+  const absl::Duration paused = clock_.Now() - start;
+  const int64_t bytes = static_cast<int64_t>(state.bytes.size());
+  std::shared_ptr<ReplicaForwarder> old_forwarder;
+  ChangeReplicaResponse response;
+  {
+    absl::MutexLock l(&mu_);
+    if (job_ != shard) return JobEnded(request.job_id());
+    old_forwarder = std::move(forwarder_);
+    forwarder_ = forwarder;
+    replica_ = setup;
+    state_bytes_ = bytes;
+    response = ProgressLocked();
+  }
+  forwarder->SendState(std::move(state.bytes), state.crc32c);
+  // Its decisions are in the state.
+  if (old_forwarder != nullptr) old_forwarder->GoOnAlone();
+  LOG(INFO) << "job " << request.job_id() << ": rebuilding backup " << setup.backup_address()
+            << " in epoch " << setup.epoch() << " from a copy of " << bytes
+            << " bytes at version " << state.version << " (cut and copied in "
+            << absl::FormatDuration(paused) << ")";
+  return response;
+}
+
+ChangeReplicaResponse ShardStore::ProgressLocked() const {
+  ChangeReplicaResponse response;
+  response.set_version(job_->version());
+  response.set_state_bytes(state_bytes_);
+  response.set_backup_joined(forwarder_ != nullptr && forwarder_->joined());
   return response;
 }
 

@@ -113,25 +113,33 @@ class ShardStore {
   //   RUN_ROLLED_BACK: another run of it is. The shard's other codes.
   absl::StatusOr<CommitRoundResponse> CommitRound(const CommitRoundRequest& request);
 
-  // Backup: applies a primary's entries (ReplicaApplier::Apply) and
-  // returns the highest sequence applied.
+  // Backup: takes a primary's state and entries (ReplicaApplier::Apply)
+  // and returns how far it is.
   // FailedPrecondition JOB_ENDED / RUN_ROLLED_BACK: as GetJob;
   //   REPLICA_FENCED: an older epoch than this replica's, or this replica
   //   was never a backup of the job.
   // DataLoss: the replicas diverged (see ReplicaApplier::Apply).
-  absl::StatusOr<uint64_t> Replicate(const ReplicateRequest& request);
+  absl::StatusOr<ReplicaProgress> Replicate(const ReplicateRequest& request);
 
   // Changes this replica's role or backup (ChangeReplicaRequest):
   // a BACKUP promoted to PRIMARY stops taking its old primary's entries
   // and serves workers; a PRIMARY without backup_address goes on alone
-  // (waiting acknowledgements are answered); a PRIMARY with a new
-  // backup_address forwards to it from its next decision on (the new
-  // backup must hold the same state: rebuilding it is not built yet).
+  // (waiting acknowledgements are answered); a PRIMARY given a
+  // backup_address rebuilds that backup (it must hold the job's variables
+  // as a BACKUP of the same epoch): at the next sync-round boundary, no
+  // later than `deadline`, it copies its state, which goes to the backup
+  // ahead of every later decision, and the backup joins once it has caught
+  // up (ChangeReplicaResponse.backup_joined). The setup the replica holds,
+  // asked again: its progress, nothing changed.
   // FailedPrecondition JOB_ENDED / RUN_ROLLED_BACK: as GetJob;
-  //   REPLICA_FENCED: an epoch not above the replica's; without a reason:
-  //   a PRIMARY made a BACKUP, or a job without replicas.
+  //   REPLICA_FENCED: an epoch not above the replica's, or this setup's
+  //   rebuild failed (the backup refused the primary: it was promoted);
+  //   without a reason: a PRIMARY made a BACKUP, a BACKUP made a PRIMARY
+  //   with a backup of its own, or a job without replicas.
   // InvalidArgument: no role, or a BACKUP with a backup_address.
-  absl::StatusOr<ChangeReplicaResponse> ChangeReplica(const ChangeReplicaRequest& request);
+  // Unavailable: no sync-round boundary came by `deadline`; nothing changed.
+  absl::StatusOr<ChangeReplicaResponse> ChangeReplica(
+      const ChangeReplicaRequest& request, absl::Time deadline = absl::InfiniteFuture());
 
   // The job's replica setup (role unset: no replicas or no job).
   ReplicaSetup replica() const;
@@ -155,6 +163,15 @@ class ShardStore {
                                                        ParameterShard& shard)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::string> ResolvePath(absl::string_view path) const;
+  // How this primary forwards to the backup of `setup`.
+  ReplicaForwarderOptions ForwarderOptions(const ReplicaSetup& setup,
+                                           const ParameterShard& shard) const;
+  // ChangeReplica of a primary given a new backup.
+  absl::StatusOr<ChangeReplicaResponse> RebuildBackup(const ChangeReplicaRequest& request,
+                                                      std::shared_ptr<ParameterShard> shard,
+                                                      absl::Time deadline);
+  // ChangeReplica of the setup held: the rebuild's progress.
+  ChangeReplicaResponse ProgressLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Constant after construction.
   const ShardStoreOptions options_;
@@ -171,6 +188,8 @@ class ShardStore {
   ReplicaSetup replica_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<ReplicaForwarder> forwarder_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<ReplicaApplier> applier_ ABSL_GUARDED_BY(mu_);
+  // The bytes of state sent to the backup being rebuilt (0: none).
+  int64_t state_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pstrain

@@ -89,4 +89,11 @@ std::vector<PushKey> StagedRound::keys() const {
   return keys;
 }
 
+bool StagedRound::empty() const {
+  for (const std::optional<StagedPush>& slot : slots_) {
+    if (slot.has_value()) return false;
+  }
+  return true;
+}
+
 }  // namespace pstrain

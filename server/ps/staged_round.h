@@ -61,6 +61,8 @@ class StagedRound {
 
   // The keys staged, in rank order.
   std::vector<PushKey> keys() const;
+  // Whether no push is staged.
+  bool empty() const;
 
  private:
   // By rank.
