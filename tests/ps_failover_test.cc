@@ -110,11 +110,35 @@ class PsFailoverTest : public ::testing::Test {
             }};
   }
 
+  // Once the job reaches `at` and has rebuilt `rebuilt` backups: SIGKILL to
+  // `task`, restarted a second later.
+  Fault KillAndRestartAfterRebuilds(int64_t at, int rebuilt, const std::string& task) {
+    return {at, [this, at, rebuilt, task] {
+              absl::StatusOr<JobStatus> status = cluster_->AwaitStatus(
+                  running_job_,
+                  [rebuilt](const JobStatus& s) { return s.backups_rebuilt() >= rebuilt; },
+                  absl::Seconds(60));
+              ASSERT_TRUE(status.ok()) << "no backup was rebuilt: " << status.status();
+              KillAndRestart(at, task).act();
+            }};
+  }
+
+  // Waits until task `name` is a live member (idle or working).
+  void AwaitLive(const std::string& name) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (!cluster_->AwaitMemberState(name, MEMBER_STATE_IDLE, absl::Milliseconds(1)).ok() &&
+           !cluster_->AwaitMemberState(name, MEMBER_STATE_BUSY, absl::Milliseconds(1)).ok()) {
+      ASSERT_LT(absl::Now(), give_up) << name << " did not come back";
+    }
+  }
+
   // Runs the async clicks job through `faults`; checks that it succeeds.
   // Its final status.
   JobStatus RunAsync(const std::string& name, const std::vector<Fault>& faults);
 
   std::unique_ptr<TestCluster> cluster_;
+  // The job RunAsync runs.
+  std::string running_job_;
 };
 
 std::string AsyncClicksJob(const std::string& name, int32_t epochs, int64_t num_examples) {
@@ -140,15 +164,18 @@ JobStatus PsFailoverTest::RunAsync(const std::string& name, const std::vector<Fa
       cluster_->Submit(AsyncClicksJob(name, kEpochs, kNumExamples));
   EXPECT_TRUE(job_id.ok()) << job_id.status();
   if (!job_id.ok()) return JobStatus();
+  running_job_ = *job_id;
   std::vector<double> seconds_down;
   const JobStatus status = FollowDisturbed(*job_id, faults, &seconds_down).final_status;
   for (double s : seconds_down)
     std::printf("%s: training again %.2f s after a fault\n", name.c_str(), s);
-  std::printf("%s: %s (%s) at step %lld; %d failovers (last: %s); %d rollbacks (last: %s)\n",
-              name.c_str(), JobState_Name(status.state()).c_str(),
-              StopReason_Name(status.stop_reason()).c_str(),
-              static_cast<long long>(status.global_step()), status.failovers(),
-              status.last_failover().c_str(), status.rollbacks(), status.last_rollback().c_str());
+  std::printf(
+      "%s: %s (%s) at step %lld; %d failovers (last: %s); %d backups rebuilt (last: %s); "
+      "%d rollbacks (last: %s)\n",
+      name.c_str(), JobState_Name(status.state()).c_str(),
+      StopReason_Name(status.stop_reason()).c_str(), static_cast<long long>(status.global_step()),
+      status.failovers(), status.last_failover().c_str(), status.backups_rebuilt(),
+      status.last_backup_rebuilt().c_str(), status.rollbacks(), status.last_rollback().c_str());
   EXPECT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
   EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
   return status;
@@ -173,7 +200,58 @@ TEST_F(PsFailoverTest, AsyncJobTrainsEveryRecordOnceAsEachPrimaryIsKilled) {
   EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
   EXPECT_EQ(status.failovers(), 2);
   EXPECT_THAT(status.last_failover(), HasSubstr("ps/3 took over as its primary"));
+  // The killed primaries came back and were rebuilt as backups.
+  EXPECT_GE(status.backups_rebuilt(), 1);
   ExpectEveryPushOnBothShards(status);
+}
+
+// A primary killed, restarted and rebuilt as its shard's backup by state
+// transfer while the job trains; then the new primary killed: the rebuilt
+// backup takes over, holding every push it was told of, so the shard
+// survives a second loss without a rollback.
+TEST_F(PsFailoverTest, ARebuiltBackupTakesOverAtTheShardsSecondLoss) {
+  const JobStatus status = RunAsync(
+      "lost_twice", {KillAndRestart(600, "ps/0"), KillAndRestartAfterRebuilds(1500, 1, "ps/2")});
+  EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
+  EXPECT_EQ(status.failovers(), 2);
+  EXPECT_THAT(status.last_failover(), HasSubstr("ps/0 took over as its primary"));
+  EXPECT_GE(status.backups_rebuilt(), 1);
+  EXPECT_THAT(status.last_backup_rebuilt(), HasSubstr("rejoined shard 0 as its backup"));
+  ExpectEveryPushOnBothShards(status);
+}
+
+// The primary lost while its shard's backup is being rebuilt (the
+// restarted process frozen before it could catch up): the shard has no
+// replica that holds everything, and the job rolls back, naming it.
+TEST_F(PsFailoverTest, APrimaryLostWhileItsBackupIsRebuiltRollsBack) {
+  const JobStatus status = RunAsync(
+      "lost_while_rebuilt",
+      {{600,
+        [this] {
+          ASSERT_TRUE(cluster_->KillTask("ps/0", SIGKILL).ok());
+          ASSERT_TRUE(cluster_
+                          ->AwaitStatus(running_job_,
+                                        [](const JobStatus& s) { return s.failovers() >= 1; },
+                                        absl::Seconds(60))
+                          .ok());
+          ASSERT_TRUE(cluster_->RestartTask("ps/0").ok());
+          AwaitLive("ps/0");
+          ASSERT_TRUE(cluster_->SignalTask("ps/0", SIGSTOP).ok());
+          // The coordinator's next turn begins the rebuild, which cannot
+          // finish; then the primary is lost (its restart says so at once).
+          absl::SleepFor(absl::Milliseconds(1500));
+          ASSERT_TRUE(cluster_->KillTask("ps/2", SIGKILL).ok());
+          EXPECT_TRUE(cluster_->RestartTask("ps/2").ok());
+          // Woken before its own deadline (4 s): the rollback takes it back.
+          EXPECT_TRUE(cluster_->SignalTask("ps/0", SIGCONT).ok());
+        }}});
+  EXPECT_EQ(status.failovers(), 1);
+  EXPECT_EQ(status.rollbacks(), 1);
+  EXPECT_THAT(status.last_rollback(), HasSubstr("shard 0"));
+  const std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status);
+  ASSERT_EQ(ledgers.size(), 2u);
+  testing_ledgers::ExpectNoRecordTwice(ledgers[0], "ps/0");
+  testing_ledgers::ExpectNoRecordTwice(ledgers[1], "ps/1");
 }
 
 // A primary frozen past its membership deadline (a stalled host) is

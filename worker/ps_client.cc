@@ -658,6 +658,15 @@ void ParameterServerClient::Conclude(
   }
 }
 
+bool ParameterServerClient::AttemptOutlived(const absl::Status& refused) const {
+  // The attempt waited at a shard that stalled (frozen, or failing over)
+  // past the deadline it carried; the worker's heartbeats went on, so the
+  // coordinator has not handed its data to anyone: the next attempt carries
+  // the deadline of now. Once the membership has lapsed it is refused again.
+  return ReasonOf(refused) == ERROR_REASON_MEMBERSHIP_LAPSED && options_.membership_deadline &&
+         options_.membership_deadline() > absl::Now();
+}
+
 absl::StatusOr<ShardPushOutcome> ParameterServerClient::ReadPushAnswers(
     std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>>& answers) const {
   // A part that did not get through fails the whole push on the shard (its
@@ -677,7 +686,9 @@ absl::StatusOr<ShardPushOutcome> ParameterServerClient::ReadPushAnswers(
       if (r.outcome() == PUSH_OUTCOME_PART_RECEIVED) continue;
       if (r.outcome() == PUSH_OUTCOME_REJECTED) {
         absl::Status refused = FromStatusProto(r.status());
-        if (IsRetryableRefusal(refused, options_.replicated)) return AsUnavailable(refused);
+        if (IsRetryableRefusal(refused, options_.replicated) || AttemptOutlived(refused)) {
+          return AsUnavailable(refused);
+        }
         if (refused.ok()) refused = absl::UnknownError("refused without a reason");
         return refused;
       }

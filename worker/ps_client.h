@@ -311,6 +311,9 @@ class ParameterServerClient {
   // empty for shards the push did not involve.
   void Conclude(const std::vector<std::vector<std::vector<internal::OutgoingRequest>>>& messages,
                 absl::Span<const int64_t> base_versions, PushSummary* summary) const;
+  // Whether a push refused MEMBERSHIP_LAPSED is tried again: the refused
+  // attempt outlived its deadline while this worker's membership holds.
+  bool AttemptOutlived(const absl::Status& refused) const;
   absl::StatusOr<ShardPushOutcome> ReadPushAnswers(
       std::vector<absl::StatusOr<std::vector<internal::IncomingAnswer>>>& answers) const;
   std::string ShardName(int shard) const;

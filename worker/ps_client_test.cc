@@ -1,5 +1,7 @@
 #include "worker/ps_client.h"
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -107,7 +109,9 @@ class PsClientTest : public ::testing::Test {
     return {Dense("b", {3}), Table("emb", 1000, 4)};
   }
 
-  std::unique_ptr<ParameterServerClient> NewClient(uint64_t incarnation = kIncarnation) {
+  std::unique_ptr<ParameterServerClient> NewClient(
+      uint64_t incarnation = kIncarnation,
+      std::function<absl::Time()> membership_deadline = nullptr) {
     google::protobuf::RepeatedPtrField<VariablePlacement> placements;
     VariablePlacement* w = placements.Add();
     w->set_name("w");
@@ -130,6 +134,7 @@ class PsClientTest : public ::testing::Test {
     options.streams_per_shard = 2;
     options.call_timeout = absl::Seconds(20);
     options.retry.deadline = absl::Seconds(30);
+    options.membership_deadline = std::move(membership_deadline);
     absl::StatusOr<std::unique_ptr<ParameterServerClient>> client =
         ParameterServerClient::Create({shards_[0]->address(), shards_[1]->address()},
                                       *std::move(slicer), options, clock_, random_, nullptr);
@@ -341,6 +346,27 @@ TEST_F(PsClientTest, RefusedPushIsAnErrorNamingTheShard) {
   EXPECT_TRUE(EndsRun(summary.status()));
   EXPECT_THAT(std::string(summary.status().message()), HasSubstr("ps/0"));
   EXPECT_THAT(std::string(summary.status().message()), HasSubstr("worker 1 restarted"));
+  EXPECT_EQ(Applied(0), 1);
+}
+
+// A push that reaches a shard after the deadline it carried (it waited at
+// a stalled shard) is tried again with the deadline of now while the
+// worker's membership holds, and refused once it has lapsed.
+TEST_F(PsClientTest, APushThatOutlivedItsDeadlineIsTriedAgainWhileTheMembershipHolds) {
+  std::atomic<int> asked{0};
+  std::unique_ptr<ParameterServerClient> client = NewClient(kIncarnation, [&asked] {
+    // The first attempt's deadline has passed when it arrives.
+    return asked++ == 0 ? absl::Now() - absl::Seconds(1) : absl::Now() + absl::Minutes(1);
+  });
+  absl::StatusOr<PushSummary> summary = client->Push(MakeGradients(), {0, 0}, 32);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(Applied(0), 1);
+  EXPECT_EQ(Applied(1), 1);
+
+  std::unique_ptr<ParameterServerClient> lapsed =
+      NewClient(kIncarnation + 1, [] { return absl::Now() - absl::Seconds(1); });
+  summary = lapsed->Push(MakeGradients(), {1, 1}, 32);
+  EXPECT_EQ(ReasonOf(summary.status()), ERROR_REASON_MEMBERSHIP_LAPSED) << summary.status();
   EXPECT_EQ(Applied(0), 1);
 }
 

@@ -31,6 +31,10 @@ DEFINE_int32(ps_replicas, 0,
              "ps/N+i, which holds the same state and takes over with no step lost when the "
              "primary is lost (docs/design/replicas.md). --num_ps and TF_CONFIG's cluster.ps "
              "then list all 2N processes.");
+DEFINE_double(backup_rebuild_timeout_secs, 600,
+              "With --ps_replicas=1: how long a lost replica that came back may take to get "
+              "its primary's state and catch up as the shard's backup before the rebuild is "
+              "given up (and tried again later); training goes on meanwhile.");
 DEFINE_int32(num_workers, 0,
              "Workers a training job waits for at its start (worker/0 .. worker/N-1). 0: the "
              "number TF_CONFIG's cluster.worker lists, else those registered when the job "
@@ -131,6 +135,8 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
       Seconds("final_eval_timeout_secs", FLAGS_final_eval_timeout_secs, &error);
   options.runner.stop_drain_timeout = Seconds("stop_drain_secs", FLAGS_stop_drain_secs, &error);
   options.runner.lease_timeout = Seconds("lease_timeout_secs", FLAGS_lease_timeout_secs, &error);
+  options.runner.backup_rebuild_timeout =
+      Seconds("backup_rebuild_timeout_secs", FLAGS_backup_rebuild_timeout_secs, &error);
   if (!error.ok()) return error;
   if (FLAGS_num_ps < 0 || FLAGS_num_workers < 0) {
     return absl::InvalidArgumentError("--num_ps and --num_workers must be >= 0");

@@ -23,11 +23,17 @@ absl::StatusOr<std::string> MoveOn(JobParts& parts, ShardGroup& shards, const Lo
   const std::string role =
       absl::StrCat("shard ", shard, place.primary ? "'s primary" : "'s backup");
   if (other == nullptr || !parts.context.members->HasLive(other->task)) {
-    return absl::UnavailableError(
-        absl::StrCat(lost.why, "; it was ", role, " and its other replica",
-                     other == nullptr ? " was lost before"
-                                      : absl::StrCat(", ", TaskName(other->task), ", is lost too"),
-                     ": shard ", shard, " lost both replicas"));
+    const ShardGroup::Shard* rebuilt = shards.rebuilt(shard);
+    std::string why_alone = " was lost before";
+    if (other != nullptr) {
+      why_alone = absl::StrCat(", ", TaskName(other->task), ", is lost too");
+    } else if (rebuilt != nullptr) {
+      why_alone = absl::StrCat(", ", TaskName(rebuilt->task),
+                               ", was being rebuilt and had not caught up");
+    }
+    return absl::UnavailableError(absl::StrCat(lost.why, "; it was ", role,
+                                               " and its other replica", why_alone, ": shard ",
+                                               shard, " lost both replicas"));
   }
   absl::StatusOr<ReplicaSetup> setup =
       place.primary ? shards.Promote(shard) : shards.DropBackup(shard);

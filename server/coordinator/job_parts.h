@@ -58,6 +58,11 @@ struct JobRunnerOptions {
   // How long the evaluator may take to report its evaluation of the final
   // checkpoint before the job fails. Default 30 minutes.
   absl::Duration final_eval_timeout = absl::Minutes(30);
+  // Hot-standby replicas: how long a backup rebuilt by state transfer may
+  // take to catch up with its primary before the rebuild is given up (and
+  // tried again). Default 10 minutes: a large shard's state at network
+  // speed.
+  absl::Duration backup_rebuild_timeout = absl::Minutes(10);
   // The job's loop wakes at least this often to check max_seconds, the
   // checkpoint schedule and what it waits for. Default 1 s.
   absl::Duration poll_interval = absl::Seconds(1);

@@ -239,27 +239,31 @@ absl::Status StartJob(JobParts& parts) {
   return absl::OkStatus();
 }
 
+CreateVariablesRequest ShardVariablesRequest(const JobParts& parts, const StartedJob& job,
+                                             int shard, const ReplicaSetup& replica) {
+  CreateVariablesRequest request;
+  request.set_job_id(parts.job_id);
+  request.set_shard_index(shard);
+  request.set_num_shards(job.num_ps);
+  for (const VariableSpec& v : parts.layout->shard_variables[shard]) *request.add_variables() = v;
+  *request.mutable_optimizer() = parts.spec.optimizer();
+  *request.mutable_training() = parts.spec.training();
+  // The workers whose pushes a round the shard decides alone takes:
+  // those the job waits for now.
+  request.set_num_workers(parts.workers.count());
+  request.set_max_workers(job.max_workers);
+  request.set_generation(parts.generation.number());
+  request.set_rounds_agreed(RoundsAreAgreed(parts.spec.training(), job.num_ps));
+  if (replica.role() != REPLICA_ROLE_UNSPECIFIED) *request.mutable_replica() = replica;
+  return request;
+}
+
 absl::Status CreateVariables(JobParts& parts, const StartedJob& job) {
-  const VariableLayout& layout = *parts.layout;
-  const uint64_t generation = parts.generation.number();
-  return parts.generation.shards()->ForEachReplica([&](int i, const ReplicaSetup& replica,
-                                                      const ShardGroup::Shard& process) {
-    CreateVariablesRequest request;
-    request.set_job_id(parts.job_id);
-    request.set_shard_index(i);
-    request.set_num_shards(job.num_ps);
-    for (const VariableSpec& v : layout.shard_variables[i]) *request.add_variables() = v;
-    *request.mutable_optimizer() = parts.spec.optimizer();
-    *request.mutable_training() = parts.spec.training();
-    // The workers whose pushes a round the shard decides alone takes:
-    // those the job waits for now.
-    request.set_num_workers(parts.workers.count());
-    request.set_max_workers(job.max_workers);
-    request.set_generation(generation);
-    request.set_rounds_agreed(RoundsAreAgreed(parts.spec.training(), job.num_ps));
-    if (replica.role() != REPLICA_ROLE_UNSPECIFIED) *request.mutable_replica() = replica;
-    return process.client->CreateVariables(request).status();
-  });
+  return parts.generation.shards()->ForEachReplica(
+      [&](int i, const ReplicaSetup& replica, const ShardGroup::Shard& process) {
+        return process.client->CreateVariables(ShardVariablesRequest(parts, job, i, replica))
+            .status();
+      });
 }
 
 namespace {

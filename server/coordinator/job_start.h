@@ -22,6 +22,10 @@ absl::Status StartJob(JobParts& parts);
 // Creates the job's variables on every shard for the current generation
 // (empty: a rollback's fresh start).
 absl::Status CreateVariables(JobParts& parts, const StartedJob& job);
+// What CreateVariables asks of the process of shard `shard` in role
+// `replica` (none: no replicas).
+CreateVariablesRequest ShardVariablesRequest(const JobParts& parts, const StartedJob& job,
+                                             int shard, const ReplicaSetup& replica);
 
 // Hands every member of the job its assignment for the current generation,
 // starting at `start`. Last: a member that has its assignment may call at

@@ -7,6 +7,7 @@
 
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "server/coordinator/backup_rebuild.h"
 #include "server/coordinator/job_failover.h"
 #include "server/coordinator/job_resize.h"
 #include "server/coordinator/job_rollback.h"
@@ -16,6 +17,7 @@ namespace coordinator {
 
 absl::Status TrainJob(JobParts& parts) {
   const std::shared_ptr<const StartedJob> job = parts.control.started();
+  BackupRebuilds rebuilds(parts);
   for (;;) {
     const absl::Time deadline =
         std::min(parts.clock.Now() + parts.options.poll_interval, parts.checkpoints.NextDueTime());
@@ -30,6 +32,7 @@ absl::Status TrainJob(JobParts& parts) {
       RETURN_IF_ERROR(RollBack(parts, *job, *lost));
       continue;
     }
+    rebuilds.Tend(*job);
     if (std::optional<int> slots = WantedSlotCount(parts, *job); slots.has_value()) {
       RETURN_IF_ERROR(ResizeSlots(parts, *job, *slots));
       continue;

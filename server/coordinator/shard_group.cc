@@ -116,9 +116,72 @@ void ShardGroup::Reset() {
   for (Chain& chain : replicas_) {
     chain.primary = 0;
     chain.has_backup = chain.processes.size() > 1;
+    chain.rebuilding = false;
     ++chain.epoch;
   }
   ++layout_epoch_;
+}
+
+const ShardGroup::Shard* ShardGroup::outsider(int index) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const Chain& chain = replicas_[index];
+  if (chain.processes.size() < 2 || chain.has_backup || chain.rebuilding) return nullptr;
+  return &chain.processes[1 - chain.primary];
+}
+
+absl::StatusOr<ShardGroup::Rebuild> ShardGroup::BeginRebuild(int index) {
+  absl::MutexLock lock(&mu_);
+  Chain& chain = replicas_[index];
+  if (chain.processes.size() < 2 || chain.has_backup || chain.rebuilding) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("shard ", index, " has a backup, or rebuilds one, or has no other process"));
+  }
+  chain.rebuilding = true;
+  ++chain.epoch;
+  Rebuild rebuild;
+  rebuild.epoch = chain.epoch;
+  rebuild.primary = &chain.processes[chain.primary];
+  rebuild.backup = &chain.processes[1 - chain.primary];
+  rebuild.backup_setup = SetupLocked(chain, false);
+  rebuild.primary_setup = SetupLocked(chain, true);
+  rebuild.primary_setup.set_backup_address(rebuild.backup->address);
+  return rebuild;
+}
+
+const ShardGroup::Shard* ShardGroup::rebuilt(int index) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const Chain& chain = replicas_[index];
+  return chain.rebuilding ? &chain.processes[1 - chain.primary] : nullptr;
+}
+
+bool ShardGroup::Rebuilding(int index, uint64_t epoch) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const Chain& chain = replicas_[index];
+  return chain.rebuilding && chain.epoch == epoch;
+}
+
+absl::Status ShardGroup::JoinBackup(int index, uint64_t epoch) {
+  absl::MutexLock lock(&mu_);
+  Chain& chain = replicas_[index];
+  if (!chain.rebuilding || chain.epoch != epoch) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("shard ", index, " no longer rebuilds a backup in epoch ", epoch));
+  }
+  chain.rebuilding = false;
+  chain.has_backup = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReplicaSetup> ShardGroup::AbandonRebuild(int index, uint64_t epoch) {
+  absl::MutexLock lock(&mu_);
+  Chain& chain = replicas_[index];
+  if (!chain.rebuilding || chain.epoch != epoch) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("shard ", index, " no longer rebuilds a backup in epoch ", epoch));
+  }
+  chain.rebuilding = false;
+  ++chain.epoch;
+  return SetupLocked(chain, true);
 }
 
 absl::Status ShardGroup::RunAll(const std::vector<Call>& calls,

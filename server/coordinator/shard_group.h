@@ -76,6 +76,35 @@ class ShardGroup {
   // backup) under a new epoch: a rollback sets every replica up again.
   void Reset();
 
+  // Rebuilding a backup (docs/design/replicas.md): shard `index`'s process
+  // out of the chain (its lost replica, or the replacement at its
+  // address), when the shard has no backup and rebuilds none; else null.
+  const Shard* outsider(int index) const;
+  struct Rebuild {
+    uint64_t epoch = 0;
+    const Shard* primary = nullptr;
+    const Shard* backup = nullptr;
+    // The backup's role, and the primary's with the backup.
+    ReplicaSetup backup_setup;
+    ReplicaSetup primary_setup;
+  };
+  // The outsider is rebuilt as shard `index`'s backup under the next
+  // epoch; it joins the chain only with JoinBackup. FailedPrecondition:
+  // the shard has a backup, no other process, or rebuilds one already.
+  absl::StatusOr<Rebuild> BeginRebuild(int index);
+  // The process being rebuilt as shard `index`'s backup, or null.
+  const Shard* rebuilt(int index) const;
+  // Whether shard `index` rebuilds its backup under `epoch` still (no
+  // failover, rollback or abandon since).
+  bool Rebuilding(int index, uint64_t epoch) const;
+  // The rebuilt backup joins the chain. FailedPrecondition: not
+  // Rebuilding(index, epoch).
+  absl::Status JoinBackup(int index, uint64_t epoch);
+  // The rebuild of `epoch` is given up: the primary goes on alone under
+  // the next epoch, whose setup this returns. FailedPrecondition: not
+  // Rebuilding(index, epoch).
+  absl::StatusOr<ReplicaSetup> AbandonRebuild(int index, uint64_t epoch);
+
   // Calls fn(index, client) for every shard's primary at once, each on its
   // own thread, and waits for all of them. Returns OK, or the error of the
   // lowest failing shard with the shard named ("ps/1 at host:port: ...")
@@ -99,6 +128,8 @@ class ShardGroup {
     std::vector<Shard> processes;
     int primary = 0;
     bool has_backup = false;
+    // The other process is being rebuilt as the backup (not in the chain).
+    bool rebuilding = false;
     uint64_t epoch = 1;
   };
   struct Call {

@@ -38,6 +38,12 @@ bool TrainingGeneration::Loses(int index, uint64_t incarnation) const {
   return shard >= incarnations_.size() || incarnations_[shard] == incarnation;
 }
 
+void TrainingGeneration::Adopt(int index, uint64_t incarnation) {
+  absl::MutexLock lock(&mu_);
+  const size_t task = static_cast<size_t>(index);
+  if (task < incarnations_.size()) incarnations_[task] = incarnation;
+}
+
 void TrainingGeneration::MarkLost(std::string why) {
   absl::MutexLock lock(&mu_);
   if (!lost_.has_value()) lost_ = std::move(why);

@@ -59,6 +59,9 @@ class TrainingGeneration {
   // it is one the run lives in (any, before Connect), and the final
   // checkpoint is not saved yet.
   bool Loses(int index, uint64_t incarnation) const;
+  // The run lives in process `incarnation` of ps task `index` from now
+  // on: a backup rebuilt there while the run goes on.
+  void Adopt(int index, uint64_t incarnation);
   // A loss that costs the run, with why; the first one until Renew stands.
   void MarkLost(std::string why);
   std::optional<std::string> lost() const;

@@ -139,6 +139,10 @@ absl::Status ShardStore::DropJob(const DropJobRequest& request) {
   {
     absl::MutexLock l(&mu_);
     if (job_ == nullptr || job_->job_id() != request.job_id()) return absl::OkStatus();
+    if (request.up_to_generation() != 0 &&
+        job_->request().generation() > request.up_to_generation()) {
+      return absl::OkStatus();
+    }
     dropped = std::move(job_);
     forwarder = std::move(forwarder_);
     applier_ = nullptr;

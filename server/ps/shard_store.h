@@ -67,8 +67,9 @@ class ShardStore {
   absl::StatusOr<CreateVariablesResponse> CreateVariables(const CreateVariablesRequest& request);
 
   // Drops the job: waiting reads end with FailedPrecondition, later pushes
-  // for it are refused. Dropping a job that is not here succeeds, so that
-  // retries are harmless. InvalidArgument: empty job_id.
+  // for it are refused. Dropping a job that is not here (or a run newer
+  // than request.up_to_generation) succeeds, so that retries are harmless.
+  // InvalidArgument: empty job_id.
   absl::Status DropJob(const DropJobRequest& request);
 
   // The running job named `job_id`, of run `generation` (0: any), for a

@@ -63,6 +63,21 @@ TEST_F(ShardStoreTest, OneJobAtATime) {
   EXPECT_TRUE(store.CreateVariables(Job("b")).ok());
 }
 
+TEST_F(ShardStoreTest, ALateDropLeavesANewerRunOfTheJob) {
+  ShardStore& store = Store(::testing::TempDir());
+  CreateVariablesRequest run = Job("a");
+  run.set_generation(5);
+  ASSERT_TRUE(store.CreateVariables(run).ok());
+  DropJobRequest drop;
+  drop.set_job_id("a");
+  drop.set_up_to_generation(4);
+  EXPECT_TRUE(store.DropJob(drop).ok());
+  EXPECT_TRUE(store.GetJob("a").ok());
+  drop.set_up_to_generation(5);
+  EXPECT_TRUE(store.DropJob(drop).ok());
+  EXPECT_FALSE(store.GetJob("a").ok());
+}
+
 TEST_F(ShardStoreTest, ARequestOverTheByteLimitCreatesNothing) {
   ShardStoreOptions options;
   options.shard.max_variable_bytes = 1000;  // 250 floats, no slots (SGD)
