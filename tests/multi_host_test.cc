@@ -18,6 +18,10 @@
 //   lease is handed back, nothing is trained twice or skipped.
 // - A parameter server's host cut off: the job rolls back to its newest
 //   checkpoint, as designed, and trains on once the host is back.
+// - With a hot-standby backup per shard (--ps_replicas=1, on hosts ps-2 and
+//   ps-3), a primary's host cut off: its backup takes over with no
+//   rollback; once the link is mended the old primary, which could
+//   acknowledge nothing meanwhile, is rebuilt as the shard's backup.
 // - The coordinator's host cut off past the heartbeat deadline: the workers
 //   say what they wait for and carry on when it is back; the coordinator,
 //   having heard from nobody, takes itself for the one cut off and voids
@@ -43,6 +47,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/common/netns_hosts.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
 #include "tests/cluster_fixture.h"
@@ -152,8 +157,11 @@ class MultiHostTest : public testing_cluster::SharedClusterTest<MultiHostTest> {
   // Waits until job `job_id` has passed global step `step`; false (with a
   // test failure) when it ended first.
   static bool AwaitStep(const std::string& job_id, int64_t step) {
+    return AwaitStepOn(*cluster_, job_id, step);
+  }
+  static bool AwaitStepOn(TestCluster& cluster, const std::string& job_id, int64_t step) {
     std::atomic<bool> never{false};
-    const int64_t reached = cluster_->AwaitStep(job_id, step, never);
+    const int64_t reached = cluster.AwaitStep(job_id, step, never);
     EXPECT_GE(reached, step) << "job " << job_id << " never reached step " << step;
     return reached >= step;
   }
@@ -319,6 +327,46 @@ TEST_F(MultiHostTest, WorkersWaitForACutOffCoordinatorAndCarryOnWhenItIsBack) {
         << worker << " never said what it waited for";
   }
   EXPECT_TRUE(absl::StrContains(Log("coordinator/0"), "no heartbeat from any of"));
+}
+
+TEST_F(MultiHostTest, AReplicatedShardsPrimaryCutOffFailsOverAndIsRebuiltWhenMended) {
+  // Its processes serve on the hosts' ports the shared cluster's use: that
+  // one goes first (this test runs last).
+  cluster_.reset();
+  LocalClusterOptions options = ClusterOptions();
+  options.ps_replicas = 1;
+  options.hosts = hosts_->OnePerHost(options.num_ps * 2, options.num_workers);
+  absl::StatusOr<std::unique_ptr<TestCluster>> replicated =
+      TestCluster::Start("multi_host_replicas", options);
+  ASSERT_TRUE(replicated.ok()) << replicated.status();
+  TestCluster& cluster = **replicated;
+  const JobRecord job = Run(cluster, "ps_cut_replicated", [&cluster](const std::string& job_id) {
+    if (!AwaitStepOn(cluster, job_id, 3 * kCheckpointEverySteps / 2)) return;
+    ASSERT_TRUE(hosts_->Run("cut", {"ps-0"}).ok());
+    const absl::StatusOr<JobStatus> failed_over = cluster.AwaitStatus(
+        job_id, [](const JobStatus& status) { return status.failovers() >= 1; },
+        absl::Minutes(1));
+    ASSERT_TRUE(hosts_->Run("mend", {"ps-0"}).ok());
+    ASSERT_TRUE(failed_over.ok()) << failed_over.status();
+    std::printf("ps-0 cut off: %s\n", failed_over->last_failover().c_str());
+    const absl::StatusOr<JobStatus> rebuilt = cluster.AwaitStatus(
+        job_id, [](const JobStatus& status) { return status.backups_rebuilt() >= 1; },
+        absl::Minutes(1));
+    ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+    std::printf("ps-0 mended: %s\n", rebuilt->last_backup_rebuilt().c_str());
+  });
+  const JobStatus& status = job.final_status;
+  ASSERT_EQ(status.state(), JOB_STATE_SUCCEEDED) << status.ShortDebugString();
+  EXPECT_EQ(status.stop_reason(), STOP_REASON_END_OF_DATA);
+  EXPECT_EQ(status.rollbacks(), 0) << status.last_rollback();
+  EXPECT_EQ(status.failovers(), 1);
+  EXPECT_THAT(status.last_failover(), ::testing::HasSubstr("ps/2 took over as its primary"));
+  EXPECT_THAT(status.last_backup_rebuilt(), ::testing::HasSubstr("ps/0 rejoined shard 0"));
+  // Nothing the cut-off primary took in meanwhile counts, and nothing is
+  // lost: every push on both shards.
+  EXPECT_FALSE(testing_ledgers::ExpectTwoShardsTrainedEveryRecordOnce(
+      testing_ledgers::FinalLedgers(status), kNumExamples, kEpochs));
+  EXPECT_TRUE(cluster.cluster().CheckHealthy().ok());
 }
 
 }  // namespace

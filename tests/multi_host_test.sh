@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs tests/multi_host_test.cc on hosts of its own: scripts/netns_hosts.sh
-# makes seven hosts (chief-0, ps-0, ps-1, worker-0, worker-1, evaluator-0
+# makes nine hosts (chief-0, ps-0 .. ps-3, worker-0, worker-1, evaluator-0
 # and client) over links shaped to 1 Gbit/s, runs the test binary on
 # `client`, and removes the hosts and every process on them when it ends,
 # fails or is interrupted (Bazel's timeout sends SIGTERM).
@@ -9,5 +9,5 @@ set -euo pipefail
 
 runfiles="${TEST_SRCDIR:-$0.runfiles}"
 exec "$runfiles/pstrain/scripts/netns_hosts.sh" run "mh$$" --rate 1gbit \
-  chief-0 ps-0 ps-1 worker-0 worker-1 evaluator-0 client -- \
+  chief-0 ps-0 ps-1 ps-2 ps-3 worker-0 worker-1 evaluator-0 client -- \
   client env RUNFILES_DIR="$runfiles" "$runfiles/pstrain/tests/multi_host_test_binary" "$@"
