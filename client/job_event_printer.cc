@@ -63,19 +63,12 @@ void JobEventPrinter::Print(const JobEvent& event, absl::Time now) {
     const JobStatus& status = event.status();
     // A lost parameter server brings no state change, only a rollback:
     // said once per rollback, with what was lost and where it went back to.
-    if (status.rollbacks() > rollbacks_shown_) {
-      rollbacks_shown_ = status.rollbacks();
-      PrintLine(absl::StrCat("job ", status.job_id(), " rolled back (", status.rollbacks(),
-                             status.rollbacks() == 1 ? " time" : " times",
-                             "): ", status.last_rollback()));
-    }
-    // Likewise a shard's backup taking over (hot-standby replicas).
-    if (status.failovers() > failovers_shown_) {
-      failovers_shown_ = status.failovers();
-      PrintLine(absl::StrCat("job ", status.job_id(), " failed over (", status.failovers(),
-                             status.failovers() == 1 ? " time" : " times",
-                             "): ", status.last_failover()));
-    }
+    // Likewise a shard's backup taking over, and a lost replica rebuilt as
+    // a backup (hot-standby replicas).
+    SayOnce(status, "rolled back", status.rollbacks(), status.last_rollback(), &rollbacks_shown_);
+    SayOnce(status, "failed over", status.failovers(), status.last_failover(), &failovers_shown_);
+    SayOnce(status, "rebuilt a backup", status.backups_rebuilt(), status.last_backup_rebuilt(),
+            &rebuilds_shown_);
     line = absl::StrCat("job ", status.job_id(), ": ", JobStateName(status.state()),
                         status.reason().empty() ? "" : absl::StrCat(" (", status.reason(), ")"));
     if (line == last_status_line_) return;
@@ -133,6 +126,14 @@ void JobEventPrinter::PrintProgress(absl::Time now) {
     case ProgressStyle::kNone:
       break;
   }
+}
+
+void JobEventPrinter::SayOnce(const JobStatus& status, absl::string_view what, int32_t count,
+                              absl::string_view last, int32_t* shown) {
+  if (count <= *shown) return;
+  *shown = count;
+  PrintLine(absl::StrCat("job ", status.job_id(), " ", what, " (", count,
+                         count == 1 ? " time" : " times", "): ", last));
 }
 
 void JobEventPrinter::ClearBar() {

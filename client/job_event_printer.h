@@ -6,9 +6,11 @@
 // checkpoint (saved or failed), evaluation and state change; or one JSON
 // object per event.
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/output_options.h"
 #include "client/progress_line.h"
@@ -39,6 +41,10 @@ class JobEventPrinter {
   void PrintLine(const std::string& line);
 
  private:
+  // Prints "job <id> <what> (<count> times): <last>" when `count` passed
+  // *shown, which it becomes.
+  void SayOnce(const JobStatus& status, absl::string_view what, int32_t count,
+               absl::string_view last, int32_t* shown);
   void PrintProgress(absl::Time now);
   void ClearBar();
   void FlushPendingProgress();
@@ -57,6 +63,7 @@ class JobEventPrinter {
   std::string last_status_line_;  // a repeated status prints once
   int32_t rollbacks_shown_ = 0;
   int32_t failovers_shown_ = 0;
+  int32_t rebuilds_shown_ = 0;
 };
 
 }  // namespace pstrain

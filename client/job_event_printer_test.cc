@@ -108,6 +108,23 @@ TEST(JobEventPrinterTest, EachFailoverIsSaidOnceWithWhoTookOver) {
             "it was shard 0's primary: ps/2 took over as its primary (epoch 2) at step 812\n");
 }
 
+TEST(JobEventPrinterTest, EachRebuiltBackupIsSaidOnce) {
+  std::ostringstream out;
+  JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 3000, "",
+                          absl::Seconds(5));
+  JobEvent rebuilt = Status(JOB_STATE_RUNNING, "", 0);
+  rebuilt.mutable_status()->set_backups_rebuilt(2);
+  rebuilt.mutable_status()->set_last_backup_rebuilt(
+      "ps/0 rejoined shard 0 as its backup (state 0.1 MB, caught up in 70ms) at step 211");
+  printer.Print(Status(JOB_STATE_RUNNING, "", 0), kStart);
+  printer.Print(rebuilt, kStart);
+  printer.Print(rebuilt, kStart);
+  EXPECT_EQ(out.str(),
+            "job clicks-1: RUNNING\n"
+            "job clicks-1 rebuilt a backup (2 times): ps/0 rejoined shard 0 as its backup "
+            "(state 0.1 MB, caught up in 70ms) at step 211\n");
+}
+
 TEST(JobEventPrinterTest, AFailedCheckpointSaysWhyAndHowManyMoreTheJobTakes) {
   std::ostringstream out;
   JobEventPrinter printer(out, {OutputFormat::kText, ProgressStyle::kPlainLines}, 3000, "",

@@ -89,6 +89,10 @@ std::string FormatJobStatus(const JobStatus& status, absl::Time now) {
     rows.push_back(
         {"failovers", absl::StrCat(status.failovers(), "; last: ", status.last_failover())});
   }
+  if (status.backups_rebuilt() > 0) {
+    rows.push_back({"rebuilt", absl::StrCat(status.backups_rebuilt(), "; last: ",
+                                            status.last_backup_rebuilt())});
+  }
   if (status.checkpoint_failures() > 0) {
     rows.push_back({"failed ckpts", absl::StrCat(status.checkpoint_failures(), "; last: ",
                                                  status.last_checkpoint_failure())});
