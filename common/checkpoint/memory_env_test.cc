@@ -66,7 +66,7 @@ TEST(MemoryEnvTest, AShardFileWrittenThereReadsBackAndTravelsAsBytes) {
 
   // The bytes, put into another Env, are the same file.
   MemoryEnv other;
-  ASSERT_TRUE(other.Put("/received", *env.Contents("/state/shard")).ok());
+  other.PutFile("/received", *env.Contents("/state/shard"));
   ShardFileExpectation expect{info->bytes, info->crc32c, true};
   auto reader = ShardFileReader::Open(other, "/received", expect);
   ASSERT_TRUE(reader.ok()) << reader.status();
@@ -78,7 +78,7 @@ TEST(MemoryEnvTest, AShardFileWrittenThereReadsBackAndTravelsAsBytes) {
   // One byte changed is found.
   std::string damaged = *env.Contents("/state/shard");
   damaged[damaged.size() / 2] ^= 1;
-  ASSERT_TRUE(other.Put("/received", damaged).ok());
+  other.PutFile("/received", damaged);
   EXPECT_TRUE(absl::IsDataLoss(ShardFileReader::Open(other, "/received", expect).status()));
 }
 

@@ -122,7 +122,7 @@ absl::Status RestoreShardState(ParameterShard& shard, std::string bytes, uint32_
   expect.bytes = static_cast<int64_t>(bytes.size());
   expect.crc32c = crc32c;
   expect.check_crc32c = true;
-  RETURN_IF_ERROR(memory.Put(kStatePath, std::move(bytes)));
+  memory.PutFile(kStatePath, std::move(bytes));
   return RestoreShardSnapshot(memory, shard, kStatePath, expect).status();
 }
 

@@ -22,7 +22,7 @@
 #include "common/checkpoint/shard_file.h"
 #include "glog/logging.h"
 #include "tests/fuzz/checksum_fixup.h"
-#include "tests/fuzz/memory_env.h"
+#include "common/checkpoint/memory_env.h"
 #include "tests/fuzz/quiet_logs.h"
 
 namespace pstrain {
@@ -42,7 +42,7 @@ void ReadAsManifest(const std::string& bytes) {
 
   // The same MANIFEST in its folder, as a restore finds it: the shard files
   // it lists are missing, so the search must skip it, saying so.
-  fuzz::MemoryEnv env;
+  MemoryEnv env;
   const std::string dir = JoinPath(kModelDir, CheckpointDirName(manifest->global_step()));
   env.PutFile(JoinPath(dir, kManifestFileName), bytes);
   absl::StatusOr<CheckpointManifest> read = ReadManifest(env, dir);
@@ -56,7 +56,7 @@ void ReadAsManifest(const std::string& bytes) {
 }
 
 void ReadAsShardFile(const std::string& bytes) {
-  fuzz::MemoryEnv env;
+  MemoryEnv env;
   const std::string path = "/model/ckpt-1/shard-0-of-1";
   env.PutFile(path, bytes);
   absl::StatusOr<std::unique_ptr<ShardFileReader>> reader = ShardFileReader::Open(env, path);
@@ -89,7 +89,7 @@ void ReadAsShardFile(const std::string& bytes) {
 }
 
 void ReadAsPointer(const std::string& bytes) {
-  fuzz::MemoryEnv env;
+  MemoryEnv env;
   env.PutFile(JoinPath(kModelDir, "checkpoint"), bytes);
   absl::StatusOr<int64_t> step = ReadCheckpointPointer(env, kModelDir);
   if (step.ok()) {

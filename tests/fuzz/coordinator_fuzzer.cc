@@ -34,7 +34,7 @@
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/testing/fake_planner.h"
 #include "server/coordinator/testing/fake_shard.h"
-#include "tests/fuzz/memory_env.h"
+#include "common/checkpoint/memory_env.h"
 #include "tests/fuzz/quiet_logs.h"
 #include "tests/fuzz/request_sequence.h"
 
@@ -261,7 +261,7 @@ class Session {
   }
 
   FakeClock clock_;
-  fuzz::MemoryEnv env_;
+  MemoryEnv env_;
   // Every parameter server the input registers, whatever its address.
   FakeShard shard_{env_, "ps.fuzz:1"};
   FakePlanner planner_{/*num_records=*/1000};

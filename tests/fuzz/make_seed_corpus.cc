@@ -30,7 +30,7 @@
 #include "protos/parameter_server.pb.h"
 #include "server/ps/testing/ps_test_client.h"
 #include "server/ps/shard_store.h"
-#include "tests/fuzz/memory_env.h"
+#include "common/checkpoint/memory_env.h"
 #include "tests/fuzz/request_sequence.h"
 
 namespace pstrain {
@@ -116,7 +116,7 @@ void AppendStep(int worker, uint64_t sequence, int64_t base_version, std::string
 
 // A real snapshot of a shard after a few pushes, with its dedup state.
 std::string ShardSnapshotBytes() {
-  fuzz::MemoryEnv env;
+  MemoryEnv env;
   FakeClock clock;
   prometheus::Registry registry;
   ShardStoreOptions options;

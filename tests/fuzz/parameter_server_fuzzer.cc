@@ -28,7 +28,7 @@
 #include "server/ps/push_assembler.h"
 #include "server/ps/shard_store.h"
 #include "tests/fuzz/checksum_fixup.h"
-#include "tests/fuzz/memory_env.h"
+#include "common/checkpoint/memory_env.h"
 #include "tests/fuzz/request_sequence.h"
 #include "tests/fuzz/quiet_logs.h"
 
@@ -228,7 +228,7 @@ class Session {
     parts_.clear();
   }
 
-  fuzz::MemoryEnv env_;
+  MemoryEnv env_;
   FakeClock clock_;
   prometheus::Registry registry_;
   ShardStore store_;
