@@ -203,6 +203,15 @@ void ExpectEveryPushOnBothShards(const JobStatus& status) {
             std::max(ledgers[0].applied_pushes(), ledgers[1].applied_pushes()));
 }
 
+// As after any rollback of an async job: no record twice on a shard (a
+// push in flight when the checkpoint was taken may be on one shard only).
+void ExpectNoRecordTwiceOnAShard(const JobStatus& status) {
+  const std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status);
+  ASSERT_EQ(ledgers.size(), 2u);
+  testing_ledgers::ExpectNoRecordTwice(ledgers[0], "ps/0");
+  testing_ledgers::ExpectNoRecordTwice(ledgers[1], "ps/1");
+}
+
 TEST_F(PsFailoverTest, AsyncJobTrainsEveryRecordOnceAsEachPrimaryIsKilled) {
   const JobStatus status =
       RunAsync("async_failover", {KillAndRestart(800, "ps/0"), KillAndRestart(1900, "ps/1")});
@@ -257,10 +266,7 @@ TEST_F(PsFailoverTest, APrimaryLostWhileItsBackupIsRebuiltRollsBack) {
   EXPECT_EQ(status.failovers(), 1);
   EXPECT_EQ(status.rollbacks(), 1);
   EXPECT_THAT(status.last_rollback(), HasSubstr("shard 0"));
-  const std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status);
-  ASSERT_EQ(ledgers.size(), 2u);
-  testing_ledgers::ExpectNoRecordTwice(ledgers[0], "ps/0");
-  testing_ledgers::ExpectNoRecordTwice(ledgers[1], "ps/1");
+  ExpectNoRecordTwiceOnAShard(status);
 }
 
 // A primary frozen past its membership deadline (a stalled host) is
@@ -303,12 +309,7 @@ TEST_F(PsFailoverTest, BothReplicasLostRollBackAndTheStatusSaysWhich) {
                               }}});
   EXPECT_EQ(status.rollbacks(), 1);
   EXPECT_THAT(status.last_rollback(), HasSubstr("shard 0"));
-  // As after any rollback of an async job: no record twice on a shard (a
-  // push in flight when the checkpoint was taken may be on one shard only).
-  const std::vector<PushLedger> ledgers = testing_ledgers::FinalLedgers(status);
-  ASSERT_EQ(ledgers.size(), 2u);
-  testing_ledgers::ExpectNoRecordTwice(ledgers[0], "ps/0");
-  testing_ledgers::ExpectNoRecordTwice(ledgers[1], "ps/1");
+  ExpectNoRecordTwiceOnAShard(status);
 }
 
 double Accuracy(const JobStatus& status) {

@@ -160,13 +160,20 @@ bool ShardGroup::Rebuilding(int index, uint64_t epoch) const {
   return chain.rebuilding && chain.epoch == epoch;
 }
 
-absl::Status ShardGroup::JoinBackup(int index, uint64_t epoch) {
-  absl::MutexLock lock(&mu_);
+absl::StatusOr<ShardGroup::Chain*> ShardGroup::RebuildingLocked(int index, uint64_t epoch) {
   Chain& chain = replicas_[index];
   if (!chain.rebuilding || chain.epoch != epoch) {
     return absl::FailedPreconditionError(
         absl::StrCat("shard ", index, " no longer rebuilds a backup in epoch ", epoch));
   }
+  return &chain;
+}
+
+absl::Status ShardGroup::JoinBackup(int index, uint64_t epoch) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Chain*> rebuilding = RebuildingLocked(index, epoch);
+  if (!rebuilding.ok()) return rebuilding.status();
+  Chain& chain = **rebuilding;
   chain.rebuilding = false;
   chain.has_backup = true;
   return absl::OkStatus();
@@ -174,11 +181,9 @@ absl::Status ShardGroup::JoinBackup(int index, uint64_t epoch) {
 
 absl::StatusOr<ReplicaSetup> ShardGroup::AbandonRebuild(int index, uint64_t epoch) {
   absl::MutexLock lock(&mu_);
-  Chain& chain = replicas_[index];
-  if (!chain.rebuilding || chain.epoch != epoch) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("shard ", index, " no longer rebuilds a backup in epoch ", epoch));
-  }
+  absl::StatusOr<Chain*> rebuilding = RebuildingLocked(index, epoch);
+  if (!rebuilding.ok()) return rebuilding.status();
+  Chain& chain = **rebuilding;
   chain.rebuilding = false;
   ++chain.epoch;
   return SetupLocked(chain, true);

@@ -139,6 +139,10 @@ class ShardGroup {
   };
 
   ReplicaSetup SetupLocked(const Chain& chain, bool primary) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Shard `index`'s chain if it rebuilds its backup under `epoch`, else
+  // FailedPrecondition.
+  absl::StatusOr<Chain*> RebuildingLocked(int index, uint64_t epoch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RunAll(const std::vector<Call>& calls,
                       const std::function<absl::Status(const Call& call)>& fn) const;
 
