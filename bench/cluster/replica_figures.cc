@@ -90,7 +90,7 @@ void FailoverSection(const ReplicaResults& results, MarkdownReport& report) {
       "coordinator's heartbeat settings shortened to `--heartbeat_interval_secs=",
       Fixed(results.heartbeat_interval_secs, 1),
       " --heartbeat_timeout_secs=", Fixed(results.heartbeat_timeout_secs, 0),
-      "`. A backup is not rebuilt after a failover yet, so each kill has a job of its own: the "
+      "`. Each kill has a job of its own, so that every one meets a shard with its backup: the "
       "async MLP job above is submitted, and once its global step (JobService GetJob, polled) "
       "has passed ",
       results.kill_after_step,
