@@ -87,6 +87,8 @@ void BackupRebuilds::Start(int shard, uint64_t incarnation, const StartedJob& jo
   // A drop that comes late (after a rollback set the process up for the
   // next run) changes nothing.
   drop.set_up_to_generation(parts_.generation.number());
+  // `shards` keeps the group, whose processes `backup` and `primary` point
+  // into, alive for as long as the thread runs, also past the job's end.
   std::thread([shards, drop, setup = attempt.setup, backup = rebuild->backup,
                primary = rebuild->primary,
                create = ShardVariablesRequest(parts_, job, shard, rebuild->backup_setup),
