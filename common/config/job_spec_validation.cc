@@ -227,6 +227,22 @@ void CheckModel(const ModelSpec& model, Problems* problems) {
         problems->NonNegative(absl::StrCat(path, ".max_bytes_per_shard"),
                               table.max_bytes_per_shard());
       }
+      for (int i = 0; i < model.onnx().inputs_size(); ++i) {
+        // Whether the graph has such an input and the data such a part,
+        // OnnxModel::Create checks.
+        const OnnxInput& input = model.onnx().inputs(i);
+        const std::string path = absl::StrCat("model.onnx.inputs[", i, "]");
+        if (input.name().empty()) {
+          problems->Add(absl::StrCat(path, ".name is required: the graph input it binds"));
+        }
+        if (input.part_case() == OnnxInput::PART_NOT_SET) {
+          problems->Add(absl::StrCat(path, " needs the part of the batch its input takes: one of "
+                                           "dense, ids, id_weights, id_counts"));
+        }
+        if (input.has_ids() && input.ids().has_field()) {
+          problems->NonNegative(absl::StrCat(path, ".ids.field"), input.ids().field());
+        }
+      }
       break;
     case ModelSpec::KIND_NOT_SET: {
       std::vector<absl::string_view> kinds;

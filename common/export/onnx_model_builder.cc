@@ -112,6 +112,25 @@ void OnnxModelBuilder::AddInput(const std::string& name, int32_t elem_type,
   *input->mutable_type() = TensorType(elem_type, {kBatch, second_dim}, {0, width});
 }
 
+std::string OnnxModelBuilder::Input(const std::string& name, bool is_int64,
+                                    const std::vector<int64_t>& dims, const std::string& meaning) {
+  if (!Declare(name)) return name;
+  std::vector<std::string> symbolic = {kBatch};
+  std::vector<int64_t> fixed = {0};
+  for (int64_t d : dims) {
+    symbolic.emplace_back();
+    fixed.push_back(d);
+  }
+  onnx::ValueInfoProto* input = graph_.add_input();
+  input->set_name(name);
+  input->set_doc_string(absl::StrCat(is_int64 ? "int64" : "float32", " [batch",
+                                     dims.empty() ? "" : ", ", absl::StrJoin(dims, ", "),
+                                     "]: ", meaning));
+  *input->mutable_type() = TensorType(
+      is_int64 ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT, symbolic, fixed);
+  return name;
+}
+
 std::string OnnxModelBuilder::DenseInput(int64_t width) {
   constexpr char kName[] = "dense";
   if (dense_width_ >= 0) {

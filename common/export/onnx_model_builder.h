@@ -63,6 +63,8 @@ class OnnxModelBuilder final : public OnnxGraph {
   OnnxModelBuilder(const OnnxModelBuilder&) = delete;
   OnnxModelBuilder& operator=(const OnnxModelBuilder&) = delete;
 
+  std::string Input(const std::string& name, bool is_int64, const std::vector<int64_t>& dims,
+                    const std::string& meaning) override;
   std::string DenseInput(int64_t width) override;
   OnnxSparseInput SparseInput(int64_t ids_per_example) override;
   std::string Variable(const std::string& name) override;

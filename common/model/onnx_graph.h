@@ -79,6 +79,12 @@ class OnnxGraph {
   // sum or a mean.
   virtual OnnxSparseInput SparseInput(int64_t ids_per_example) = 0;
 
+  // A graph input of its own: float32 or int64 [batch, dims...], named
+  // `name` and documented as holding `meaning`. An imported graph of
+  // several inputs keeps its own this way.
+  virtual std::string Input(const std::string& name, bool is_int64,
+                            const std::vector<int64_t>& dims, const std::string& meaning) = 0;
+
   // Dense variable `name` (Model::Variables) in its shape, as trained.
   virtual std::string Variable(const std::string& name) = 0;
 

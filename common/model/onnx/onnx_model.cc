@@ -109,37 +109,10 @@ absl::StatusOr<absl::flat_hash_map<std::string, VariableDef>> DynamicTablesOf(
   return dynamic;
 }
 
-// Whether the data gives what the graph's input takes: features of its
-// width, or one id per field for as many fields, each with a row in every
-// fixed table.
-absl::Status CheckInput(const OnnxModelSpec& spec, const OnnxProgram& program,
-                        const absl::flat_hash_map<std::string, VariableDef>& dynamic,
-                        const DatasetInfo& info) {
-  const std::string input = absl::StrCat(spec.path(), ": input ", program.input_name(), " takes ");
-  if (!program.input_is_ids()) {
-    if (info.dense_dim == 0 && info.sparse_dim > 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(input,
-                       "float features; the training data has only sparse ids (a graph over ids "
-                       "takes int64 [batch, fields])"));
-    }
-    if (info.dense_dim > 0 && program.input_width() != info.dense_dim) {
-      return absl::InvalidArgumentError(absl::StrCat(input, program.input_width(),
-                                                     " features per example; the training data "
-                                                     "has ",
-                                                     info.dense_dim));
-    }
-    return absl::OkStatus();
-  }
-  if (info.sparse_dim == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(input, "int64 ids; the training data has no sparse ids"));
-  }
-  if (info.num_fields != program.input_width()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        input, program.input_width(), " ids per example (one per field); the training data has ",
-        info.num_fields == 0 ? "a varying number" : absl::StrCat(info.num_fields)));
-  }
+// Whether each fixed table has a row for every id the data may give it.
+absl::Status CheckTables(const OnnxModelSpec& spec, const OnnxProgram& program,
+                         const absl::flat_hash_map<std::string, VariableDef>& dynamic,
+                         const DatasetInfo& info) {
   for (const OnnxInitializer& table : program.initializers()) {
     if (table.embedding_table && !dynamic.contains(table.name) && table.dims[0] < info.sparse_dim) {
       return absl::InvalidArgumentError(
@@ -158,16 +131,22 @@ absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec
   ASSIGN_OR_RETURN(std::unique_ptr<OnnxProgram> program,
                    OnnxProgram::Load(spec.path(), spec.output()));
   ASSIGN_OR_RETURN(DynamicTables dynamic, DynamicTablesOf(spec, *program, context.seed));
-  RETURN_IF_ERROR(CheckInput(spec, *program, dynamic, info));
+  ASSIGN_OR_RETURN(std::vector<OnnxInputBinding> bindings,
+                   BindOnnxInputs(spec, program->inputs(), info));
+  RETURN_IF_ERROR(CheckTables(spec, *program, dynamic, info));
   ASSIGN_OR_RETURN(const PredictionKind kind, KindOf(spec, program->output_width()));
-  return std::unique_ptr<OnnxModel>(
-      new OnnxModel(spec.path(), std::move(program), std::move(dynamic), kind, context));
+  return std::unique_ptr<OnnxModel>(new OnnxModel(spec.path(), std::move(program),
+                                                  std::move(dynamic), std::move(bindings), kind,
+                                                  context));
 }
 
 OnnxModel::OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, DynamicTables dynamic,
-                     PredictionKind kind, const ModelContext& context)
+                     std::vector<OnnxInputBinding> bindings, PredictionKind kind,
+                     const ModelContext& context)
     : path_(std::move(path)),
       program_(std::move(program)),
+      bindings_(std::move(bindings)),
+      inputs_(program_->inputs(), bindings_),
       dynamic_(std::move(dynamic)),
       head_(context.compute, kind, program_->output_width()),
       seed_(context.seed) {}
@@ -197,23 +176,13 @@ std::vector<VariableDef> OnnxModel::Variables() const {
   return defs;
 }
 
-absl::Status OnnxModel::CheckIds(const ExampleBatch& batch) const {
-  if (batch.size < 1) return absl::InvalidArgumentError("empty batch");
-  if (static_cast<int64_t>(batch.row_splits.size()) != batch.size + 1) {
-    return absl::InvalidArgumentError(absl::StrCat(path_, ": input ", program_->input_name(),
-                                                   " takes ids; the batch has no sparse ids"));
-  }
-  const int64_t fields = program_->input_width();
-  for (int64_t i = 0; i < batch.size; ++i) {
-    if (batch.row_splits[i + 1] - batch.row_splits[i] != fields) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("example ", i, " has ", batch.row_splits[i + 1] - batch.row_splits[i],
-                       " ids; ", path_, " takes one per field, ", fields));
-    }
-  }
+absl::Status OnnxModel::CheckRows(const RowIds& rows) const {
   for (const OnnxInitializer& table : program_->initializers()) {
     if (!table.embedding_table || dynamic_.contains(table.name)) continue;
-    for (int64_t id : batch.sparse_ids) {
+    auto ids = rows.find(table.name);
+    if (ids == rows.end() || ids->second.empty()) continue;
+    // Ascending: the first and the last are the ones to check.
+    for (int64_t id : {ids->second.front(), ids->second.back()}) {
       if (id < 0 || id >= table.dims[0]) {
         return absl::InvalidArgumentError(absl::StrCat("id ", id, " outside embedding table ",
                                                        table.name, "'s rows [0, ", table.dims[0],
@@ -225,28 +194,19 @@ absl::Status OnnxModel::CheckIds(const ExampleBatch& batch) const {
 }
 
 absl::StatusOr<RowIds> OnnxModel::RowsToRead(const ExampleBatch& batch) const {
-  RowIds rows;
-  if (!program_->input_is_ids()) return rows;
-  RETURN_IF_ERROR(CheckIds(batch));
-  const std::vector<int64_t> ids = EmbeddingLookup::UniqueIds(batch.sparse_ids);
-  for (const OnnxInitializer& table : program_->initializers()) {
-    if (table.embedding_table) rows[table.name] = ids;
-  }
+  if (!inputs_.takes_ids()) return RowIds();
+  ASSIGN_OR_RETURN(const std::vector<OnnxInputData> inputs, inputs_.Fill(batch));
+  ASSIGN_OR_RETURN(RowIds rows, program_->TableIds(batch.size, inputs));
+  RETURN_IF_ERROR(CheckRows(rows));
   return rows;
 }
 
 absl::Status OnnxModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
                                 PassMode mode, ModelOutput* output) {
   const uint64_t seed = seed_ ^ (0x9e3779b97f4a7c15ull * ++passes_);
-  const float* logits = nullptr;
-  if (program_->input_is_ids()) {
-    RETURN_IF_ERROR(CheckIds(batch));
-    ASSIGN_OR_RETURN(logits,
-                     program_->Forward(parameters, batch.size, batch.sparse_ids, mode, seed));
-  } else {
-    ASSIGN_OR_RETURN(const float* input, DenseInput(batch, program_->input_width()));
-    ASSIGN_OR_RETURN(logits, program_->Forward(parameters, batch.size, input, mode, seed));
-  }
+  ASSIGN_OR_RETURN(const std::vector<OnnxInputData> inputs, inputs_.Fill(batch));
+  ASSIGN_OR_RETURN(const float* logits,
+                   program_->Forward(parameters, batch.size, inputs, mode, seed));
   return head_.Forward(batch.size, logits, batch.labels, output);
 }
 
@@ -259,10 +219,29 @@ absl::Status OnnxModel::ComputeGradients(const ParameterView& parameters, const 
 }
 
 absl::Status OnnxModel::DescribeOnnx(OnnxGraph& graph) const {
-  const std::string input = program_->input_is_ids()
-                                ? graph.SparseInput(program_->input_width()).ids
-                                : graph.DenseInput(program_->input_width());
-  head_.DescribeOnnx(graph, program_->Describe(graph, input));
+  const std::vector<OnnxGraphInput>& inputs = program_->inputs();
+  std::vector<std::string> names;
+  if (inputs.size() == 1 && bindings_[0].part == OnnxInputBinding::Part::kDense) {
+    // One input of features is the export's "dense", as a built-in model's.
+    const std::string dense = graph.DenseInput(inputs[0].width);
+    std::vector<int64_t> dims = {-1};
+    dims.insert(dims.end(), inputs[0].dims.begin(), inputs[0].dims.end());
+    names.push_back(dims.size() == 2 ? dense
+                                     : graph.Node("Reshape", {dense, graph.Int64Constant(
+                                                                         {static_cast<int64_t>(
+                                                                             dims.size())},
+                                                                         dims)}));
+  } else if (inputs.size() == 1 && bindings_[0].part == OnnxInputBinding::Part::kIds &&
+             inputs[0].dims.size() == 1) {
+    names.push_back(graph.SparseInput(inputs[0].width).ids);
+  } else {
+    // Several inputs keep their names and shapes, to be fed as in training.
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      names.push_back(graph.Input(inputs[i].name, inputs[i].is_int64, inputs[i].dims,
+                                  OnnxInputMeaning(bindings_[i])));
+    }
+  }
+  head_.DescribeOnnx(graph, program_->Describe(graph, names));
   return absl::OkStatus();
 }
 

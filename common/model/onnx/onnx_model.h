@@ -11,6 +11,7 @@
 #include "common/data/dataset_info.h"
 #include "common/model/internal/loss_head.h"
 #include "common/model/model.h"
+#include "common/model/onnx/onnx_input_binding.h"
 #include "common/model/onnx/onnx_program.h"
 #include "protos/job.pb.h"
 
@@ -29,14 +30,14 @@ namespace pstrain {
 // a normal distribution with the graph's table's mean and standard
 // deviation), and a pass reads and updates those its batch names.
 //
-// The input: the data's dense features, or, for a graph over int64 ids
-// [batch, fields], its sparse ids, exactly one per field in each example
-// (their values, when the data has any, are not read).
+// The inputs: each takes a part of the batch (onnx_input_binding.h): the
+// data's dense features, its sparse ids (all of an example's, or one
+// field's), their weights, or their count.
 class OnnxModel : public Model {
  public:
   // Loads spec.path (OnnxProgram::Load's errors). InvalidArgument: the
-  // graph's input does not take the data's features (naming both widths)
-  // or ids (another number of fields, ids beyond a table's rows), a
+  // graph's inputs cannot be bound to the data (BindOnnxInputs: naming
+  // the input and what does not fit), ids beyond a fixed table's rows, a
   // dynamic table the graph does not have, or the loss does not fit the
   // output (softmax needs 2 or more values per example, the others 1).
   static absl::StatusOr<std::unique_ptr<OnnxModel>> Create(const OnnxModelSpec& spec,
@@ -62,13 +63,17 @@ class OnnxModel : public Model {
   using DynamicTables = absl::flat_hash_map<std::string, VariableDef>;
 
   OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, DynamicTables dynamic,
-            PredictionKind kind, const ModelContext& context);
-  // For a graph over ids: InvalidArgument unless every example of `batch`
-  // has one id per field, each with a row in every table.
-  absl::Status CheckIds(const ExampleBatch& batch) const;
+            std::vector<OnnxInputBinding> bindings, PredictionKind kind,
+            const ModelContext& context);
+  // InvalidArgument unless each id of a fixed table has a row there.
+  absl::Status CheckRows(const RowIds& rows) const;
 
   const std::string path_;  // of the graph, as the spec gives it
-  std::unique_ptr<OnnxProgram> program_;
+  // Mutable: RowsToRead fills the inputs and selects the ids the tables
+  // read, which the Forward after it does again.
+  const std::unique_ptr<OnnxProgram> program_;
+  const std::vector<OnnxInputBinding> bindings_;
+  mutable OnnxBatchInputs inputs_;
   const DynamicTables dynamic_;  // by initializer name
   model_internal::LossHead head_;
   const uint64_t seed_;

@@ -19,31 +19,48 @@ namespace onnx_internal {
 // What Load found: the nodes in order, and every value by index, with the
 // constants filled in.
 struct LoadedGraph {
+  // A Gather of an embedding table's rows by ids. The node reads `rows` in
+  // place of `ids`: for each id, its row among the rows a pass is given.
+  static constexpr size_t kNoTable = ~size_t{0};
+  struct Lookup {
+    int node = -1;
+    // Initializer index; kNoTable when only other outputs need the node
+    // (it is planned, for the shapes, but never runs).
+    size_t table = kNoTable;
+    int ids = -1;      // value index
+    int rows = -1;     // value index
+  };
+
   std::vector<OnnxNode> nodes;
   std::vector<const OnnxKernel*> kernels;
   std::vector<bool> needed;          // by node: the trained output depends on it
   std::vector<std::string> names;    // by value index
   std::vector<OnnxValue> constants;  // by value index; known ones filled
   std::vector<int> parameters;       // value index of each initializer
-  int input = -1;
-  bool input_is_ids = false;        // int64 ids rather than float features
-  std::vector<int64_t> input_dims;  // after the batch
+  std::vector<int> inputs;           // value index of each graph input
+  std::vector<bool> ids;             // by value index: ids, or selected from them
   int output = -1;
-  // By initializer, for an embedding table: the value that holds, for each
-  // of the input's ids, its row among the rows a pass is given, which the
-  // table's Gathers read in place of the ids; -1 for the others.
-  std::vector<int> table_rows;
+  std::vector<Lookup> lookups;
 
   bool IsTableRows(int value) const {
-    return std::find(table_rows.begin(), table_rows.end(), value) != table_rows.end();
+    return std::any_of(lookups.begin(), lookups.end(),
+                       [&](const Lookup& lookup) { return lookup.rows == value; });
+  }
+  const Lookup* LookupAt(int node) const {
+    for (const Lookup& lookup : lookups) {
+      if (lookup.node == node) return &lookup;
+    }
+    return nullptr;
   }
 };
 
-// The values for one batch size, and which nodes run per batch.
+// The values for one batch size, and which nodes run per batch: first
+// those that select ids from the inputs, then the rest.
 struct Plan {
   int64_t batch = 0;
   std::vector<OnnxValue> values;
-  std::vector<int> steps;  // node indices, in order
+  std::vector<int> id_steps;  // node indices, in order
+  std::vector<int> steps;     // node indices, in order
   std::mt19937_64 random;
   absl::flat_hash_map<int64_t, int64_t> row_of_id;  // scratch of BindParameter
 };
@@ -79,6 +96,15 @@ absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origi
   return absl::OkStatus();
 }
 
+// The ops whose output, read from ids (their first input), holds ids too:
+// they select or rearrange them without computing with them.
+bool SelectsIds(const std::string& op) {
+  static const char* const kSelections[] = {"Gather",  "Slice",   "Squeeze", "Unsqueeze",
+                                            "Reshape", "Flatten", "Identity"};
+  return std::any_of(std::begin(kSelections), std::end(kSelections),
+                     [&](const char* selection) { return op == selection; });
+}
+
 // Builds `graph` from the proto's nodes, inputs, outputs and initializers.
 class GraphBuilder {
  public:
@@ -87,19 +113,20 @@ class GraphBuilder {
 
   // `output`: the graph output to compute; empty: its only one.
   absl::Status Build(const onnx::GraphProto& proto, const std::string& output, LoadedGraph* graph,
-                     std::vector<OnnxInitializer>* initializers);
+                     std::vector<OnnxInitializer>* initializers, std::vector<OnnxGraphInput>* inputs);
 
  private:
   int Add(const std::string& name, OnnxValue value) {
     const int index = static_cast<int>(graph_->names.size());
     graph_->names.push_back(name);
     graph_->constants.push_back(std::move(value));
+    graph_->ids.push_back(false);
     index_[name] = index;
     return index;
   }
   absl::Status AddInitializers(const onnx::GraphProto& proto,
                                std::vector<OnnxInitializer>* initializers);
-  absl::Status AddInput(const onnx::GraphProto& proto);
+  absl::Status AddInputs(const onnx::GraphProto& proto);
   absl::Status AddNode(const onnx::NodeProto& proto, int position);
   // A Constant node: its value becomes a constant of the graph.
   absl::Status AddConstant(const onnx::NodeProto& proto, const OnnxNode& node);
@@ -115,6 +142,7 @@ class GraphBuilder {
   const std::string origin_;
   const std::string data_folder_;
   LoadedGraph* graph_ = nullptr;
+  std::vector<OnnxGraphInput>* inputs_ = nullptr;
   absl::flat_hash_map<std::string, int> index_;
 };
 
@@ -149,37 +177,45 @@ absl::Status GraphBuilder::AddInitializers(const onnx::GraphProto& proto,
   return absl::OkStatus();
 }
 
-absl::Status GraphBuilder::AddInput(const onnx::GraphProto& proto) {
+absl::Status GraphBuilder::AddInputs(const onnx::GraphProto& proto) {
   for (const onnx::ValueInfoProto& input : proto.input()) {
     if (index_.contains(input.name())) continue;  // an initializer listed as an input
-    if (graph_->input >= 0) {
-      return Refuse(origin_, absl::StrCat("has two inputs, ", graph_->names[graph_->input], " and ",
-                                          input.name(), "; one (the features) loads"));
-    }
     const onnx::TypeProto_Tensor& type = input.type().tensor_type();
-    const bool ids = type.elem_type() == onnx::TensorProto::INT64 && type.shape().dim_size() == 2;
-    if (!ids && (type.elem_type() != onnx::TensorProto::FLOAT || type.shape().dim_size() < 2)) {
+    const int rank = type.shape().dim_size();
+    const bool ids = type.elem_type() == onnx::TensorProto::INT64 && (rank == 1 || rank == 2);
+    if (!ids && (type.elem_type() != onnx::TensorProto::FLOAT || rank < 1)) {
       return Refuse(origin_, absl::StrCat("input ", input.name(),
-                                          " is neither float32 features [batch, ...] nor int64 "
-                                          "ids [batch, fields]"));
+                                          " is neither float32 [batch, ...] nor int64 ids [batch] "
+                                          "or [batch, n]"));
     }
-    for (int d = 1; d < type.shape().dim_size(); ++d) {
-      if (type.shape().dim(d).dim_value() <= 0) {
+    OnnxGraphInput declared;
+    declared.name = input.name();
+    declared.is_int64 = ids;
+    for (int d = 1; d < rank; ++d) {
+      const int64_t size = type.shape().dim(d).dim_value();
+      if (size <= 0) {
         return Refuse(origin_, absl::StrCat("input ", input.name(), " has dim ", d,
                                             " of no fixed size; only the batch may vary"));
       }
-      if (type.shape().dim(d).dim_value() > kMaxOnnxValueElements) {
-        return Refuse(origin_, absl::StrCat("input ", input.name(), " has dim ", d, " of ",
-                                            type.shape().dim(d).dim_value(), ", too large"));
+      if (size > kMaxOnnxValueElements) {
+        return Refuse(origin_,
+                      absl::StrCat("input ", input.name(), " has dim ", d, " of ", size, ", too large"));
       }
-      graph_->input_dims.push_back(type.shape().dim(d).dim_value());
+      declared.dims.push_back(size);
+    }
+    declared.width = OnnxElements(declared.dims);
+    if (declared.width < 1) {
+      return Refuse(origin_, absl::StrCat("input ", input.name(), " holds over ",
+                                          kMaxOnnxValueElements, " values per example"));
     }
     OnnxValue value;
     value.is_int64 = ids;
-    graph_->input_is_ids = ids;
-    graph_->input = Add(input.name(), std::move(value));
+    const int index = Add(input.name(), std::move(value));
+    graph_->ids[index] = ids;
+    graph_->inputs.push_back(index);
+    inputs_->push_back(std::move(declared));
   }
-  if (graph_->input < 0) return Refuse(origin_, "has no input besides its initializers");
+  if (graph_->inputs.empty()) return Refuse(origin_, "has no input besides its initializers");
   return absl::OkStatus();
 }
 
@@ -209,6 +245,11 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
   RETURN_IF_ERROR(CheckArity(proto, *kernel, node));
   RETURN_IF_ERROR(Connect(proto, node));
   RETURN_IF_ERROR(TakeAttributes(proto, node));
+  if (SelectsIds(node.op) && node.inputs[0] >= 0 && graph_->ids[node.inputs[0]]) {
+    for (int out : node.outputs) {
+      if (out >= 0) graph_->ids[out] = true;
+    }
+  }
   graph_->nodes.push_back(std::move(node));
   graph_->kernels.push_back(kernel);
   return absl::OkStatus();
@@ -297,15 +338,15 @@ absl::Status GraphBuilder::TakeAttributes(const onnx::NodeProto& proto, OnnxNode
 }
 
 absl::Status GraphBuilder::FindTables(std::vector<OnnxInitializer>& initializers) {
-  graph_->table_rows.assign(initializers.size(), -1);
-  if (!graph_->input_is_ids) return absl::OkStatus();
-  const std::string& ids = graph_->names[graph_->input];
-  absl::flat_hash_map<int, int> initializer_of;  // by value index
+  absl::flat_hash_map<int, size_t> initializer_of;  // by value index
   for (size_t p = 0; p < initializers.size(); ++p) initializer_of[graph_->parameters[p]] = p;
-  for (OnnxNode& node : graph_->nodes) {
-    if (node.op != "Gather" || node.inputs[1] != graph_->input) continue;
+  for (size_t n = 0; n < graph_->nodes.size(); ++n) {
+    OnnxNode& node = graph_->nodes[n];
+    if (node.op != "Gather" || !graph_->ids[node.inputs[1]]) continue;
+    const std::string& ids = graph_->names[node.inputs[1]];
     auto found = initializer_of.find(node.inputs[0]);
     if (found == initializer_of.end()) {
+      if (graph_->ids[node.inputs[0]]) continue;  // ids picked by ids: refused when planned
       return Refuse(origin_, node,
                     absl::StrCat("gathers from ", graph_->names[node.inputs[0]], " by the ids of ",
                                  ids, "; only an initializer's rows (an embedding table) can be"));
@@ -318,24 +359,25 @@ absl::Status GraphBuilder::FindTables(std::vector<OnnxInitializer>& initializers
                                  node.IntAttribute("axis", 0),
                                  "; an embedding table is [rows, dim], gathered along axis 0"));
     }
-    int& rows = graph_->table_rows[found->second];
-    if (rows < 0) {
-      OnnxValue value;
-      value.is_int64 = true;
-      rows = Add(absl::StrCat(table.name, "[rows of ", ids, "]"), std::move(value));
-      table.embedding_table = true;
-    }
-    node.inputs[1] = rows;
+    table.embedding_table = true;
+    LoadedGraph::Lookup lookup;
+    lookup.node = static_cast<int>(n);
+    lookup.table = found->second;
+    lookup.ids = node.inputs[1];
+    OnnxValue rows;
+    rows.is_int64 = true;
+    lookup.rows = Add(absl::StrCat(table.name, "[rows of ", ids, "]"), std::move(rows));
+    node.inputs[1] = lookup.rows;
+    graph_->lookups.push_back(lookup);
   }
   // A table stays on the parameter servers, and a pass holds only the rows
   // its batch names.
-  for (const OnnxNode& node : graph_->nodes) {
+  for (size_t n = 0; n < graph_->nodes.size(); ++n) {
+    const OnnxNode& node = graph_->nodes[n];
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       auto found = initializer_of.find(node.inputs[i]);
-      if (found == initializer_of.end() || graph_->table_rows[found->second] < 0) continue;
-      if (node.op == "Gather" && i == 0 && node.inputs[1] == graph_->table_rows[found->second]) {
-        continue;  // the table's own lookup
-      }
+      if (found == initializer_of.end() || !initializers[found->second].embedding_table) continue;
+      if (i == 0 && graph_->LookupAt(static_cast<int>(n)) != nullptr) continue;  // its lookup
       return Refuse(origin_, node,
                     absl::StrCat("reads embedding table ", initializers[found->second].name,
                                  " whole; pstrain keeps a table's rows on the parameter servers "
@@ -346,10 +388,12 @@ absl::Status GraphBuilder::FindTables(std::vector<OnnxInitializer>& initializers
 }
 
 absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::string& output,
-                                 LoadedGraph* graph, std::vector<OnnxInitializer>* initializers) {
+                                 LoadedGraph* graph, std::vector<OnnxInitializer>* initializers,
+                                 std::vector<OnnxGraphInput>* inputs) {
   graph_ = graph;
+  inputs_ = inputs;
   RETURN_IF_ERROR(AddInitializers(proto, initializers));
-  RETURN_IF_ERROR(AddInput(proto));
+  RETURN_IF_ERROR(AddInputs(proto));
   for (int i = 0; i < proto.node_size(); ++i) RETURN_IF_ERROR(AddNode(proto.node(i), i));
   RETURN_IF_ERROR(FindTables(*initializers));
   std::vector<std::string> outputs;
@@ -385,20 +429,23 @@ absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::strin
   }
   // Initializers that only other outputs read are no variables of the job.
   std::vector<OnnxInitializer> trained;
-  std::vector<int> parameters, table_rows;
+  std::vector<int> parameters;
+  std::vector<size_t> renumbered(initializers->size(), 0);
   for (size_t p = 0; p < initializers->size(); ++p) {
     if (!value_needed[graph_->parameters[p]]) continue;
+    renumbered[p] = trained.size();
     trained.push_back(std::move((*initializers)[p]));
     parameters.push_back(graph_->parameters[p]);
-    table_rows.push_back(graph_->table_rows[p]);
   }
   if (trained.empty()) {
     return Refuse(origin_, absl::StrCat("output ", chosen,
                                         " depends on no float initializer: nothing to train"));
   }
+  for (LoadedGraph::Lookup& lookup : graph_->lookups) {
+    lookup.table = graph_->needed[lookup.node] ? renumbered[lookup.table] : LoadedGraph::kNoTable;
+  }
   *initializers = std::move(trained);
   graph_->parameters = std::move(parameters);
-  graph_->table_rows = std::move(table_rows);
   return absl::OkStatus();
 }
 
@@ -406,8 +453,6 @@ absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::strin
 
 OnnxProgram::~OnnxProgram() = default;
 
-const std::string& OnnxProgram::input_name() const { return graph_->names[graph_->input]; }
-bool OnnxProgram::input_is_ids() const { return graph_->input_is_ids; }
 const std::string& OnnxProgram::output_name() const { return graph_->names[graph_->output]; }
 
 absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::Load(const std::string& path,
@@ -431,13 +476,8 @@ absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::FromModel(const onnx::
   std::unique_ptr<OnnxProgram> program(new OnnxProgram());
   program->graph_ = std::make_unique<LoadedGraph>();
   GraphBuilder builder(origin, data_folder);
-  RETURN_IF_ERROR(
-      builder.Build(model.graph(), output, program->graph_.get(), &program->initializers_));
-  program->input_width_ = OnnxElements(program->graph_->input_dims);
-  if (program->input_width_ < 1) {
-    return Refuse(origin, absl::StrCat("its input holds over ", kMaxOnnxValueElements,
-                                       " features per example"));
-  }
+  RETURN_IF_ERROR(builder.Build(model.graph(), output, program->graph_.get(),
+                                &program->initializers_, &program->inputs_));
   // Planning a batch of one checks every shape now, at load.
   absl::StatusOr<Plan*> plan = program->PlanFor(1);
   if (!plan.ok()) return Refuse(origin, std::string(plan.status().message()));
@@ -448,7 +488,7 @@ absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::FromModel(const onnx::
   }
   if (trained.known) {
     return Refuse(origin, absl::StrCat("its output ", program->output_name(),
-                                       " does not depend on its input"));
+                                       " does not depend on its inputs"));
   }
   program->output_width_ = trained.dims.size() == 2 ? trained.dims[1] : 1;
   return program;
@@ -459,26 +499,35 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
   auto plan = std::make_unique<Plan>();
   plan->batch = batch;
   plan->values = graph_->constants;
-  OnnxValue& input = plan->values[graph_->input];
-  input.dims = {batch};
-  input.dims.insert(input.dims.end(), graph_->input_dims.begin(), graph_->input_dims.end());
-  if (OnnxElements(input.dims) < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("a batch of ", batch, " inputs of ",
-                                                   input_width_, " is over ", kMaxOnnxValueElements,
-                                                   " elements"));
-  }
-  if (graph_->input_is_ids) {
-    input.ints.assign(input.num_elements(), 0);
-    for (int rows : graph_->table_rows) {
-      if (rows >= 0) plan->values[rows] = input;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    OnnxValue& input = plan->values[graph_->inputs[i]];
+    input.dims = {batch};
+    input.dims.insert(input.dims.end(), inputs_[i].dims.begin(), inputs_[i].dims.end());
+    if (OnnxElements(input.dims) < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("a batch of ", batch, " values of input ",
+                                                     inputs_[i].name, " is over ",
+                                                     kMaxOnnxValueElements, " elements"));
     }
+    // Ids are copied in; float inputs hold no floats of their own: each
+    // pass borrows the caller's (OnnxValue::borrowed_values), as the
+    // parameters do.
+    if (inputs_[i].is_int64) input.ints.assign(input.num_elements(), 0);
   }
-  // The float input and the parameters hold no floats of their own: each
-  // pass borrows the caller's (OnnxValue::borrowed_values).
   const OnnxRunContext folding;
   for (size_t i = 0; i < graph_->nodes.size(); ++i) {
     const OnnxNode& node = graph_->nodes[i];
-    RETURN_IF_ERROR(graph_->kernels[i]->plan(node, plan->values));
+    if (const LoadedGraph::Lookup* lookup = graph_->LookupAt(static_cast<int>(i))) {
+      OnnxValue& rows = plan->values[lookup->rows];
+      rows.dims = plan->values[lookup->ids].dims;
+      rows.ints.assign(rows.num_elements(), 0);
+    }
+    const bool constant = std::all_of(node.inputs.begin(), node.inputs.end(),
+                                      [&](int in) { return in < 0 || plan->values[in].known; });
+    if (absl::Status planned = graph_->kernels[i]->plan(node, plan->values); !planned.ok()) {
+      // Ids where a node computes with them are the cause to name.
+      if (!constant && graph_->needed[i]) RETURN_IF_ERROR(CheckIdsUse(i, plan->values));
+      return planned;
+    }
     for (int out : node.outputs) {
       if (out >= 0 && plan->values[out].oversized) {
         return absl::InvalidArgumentError(
@@ -487,62 +536,118 @@ absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanFor(int64_t batch) {
                          "], negative or over ", kMaxOnnxValueElements, " elements"));
       }
     }
-    const bool constant = std::all_of(node.inputs.begin(), node.inputs.end(),
-                                      [&](int in) { return in < 0 || plan->values[in].known; });
     if (constant) {
       graph_->kernels[i]->forward(node, plan->values, folding);
       for (int out : node.outputs) {
         if (out >= 0) plan->values[out].known = true;
       }
-    } else if (!plan->values[node.outputs[0]].known && graph_->needed[i]) {
-      for (int in : node.inputs) {
-        if (in >= 0 && plan->values[in].is_int64 && !plan->values[in].known &&
-            !graph_->IsTableRows(in)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "node ", node.name, " (", node.op, "): computes with the ids of ",
-              graph_->names[graph_->input],
-              "; pstrain reads ids only to gather the rows of an embedding table (a Gather of "
-              "an initializer by the input)"));
-        }
-      }
-      plan->steps.push_back(static_cast<int>(i));
+      continue;
     }
+    if (plan->values[node.outputs[0]].known || !graph_->needed[i]) continue;
+    RETURN_IF_ERROR(CheckIdsUse(i, plan->values));
+    (graph_->ids[node.outputs[0]] ? plan->id_steps : plan->steps).push_back(static_cast<int>(i));
   }
   Plan* result = plan.get();
   plans_[batch] = std::move(plan);
   return result;
 }
 
+absl::Status OnnxProgram::CheckIdsUse(size_t n, const std::vector<OnnxValue>& values) const {
+  const OnnxNode& node = graph_->nodes[n];
+  const bool selects = graph_->ids[node.outputs[0]];
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const int in = node.inputs[i];
+    if (in < 0 || !values[in].is_int64 || values[in].known || graph_->IsTableRows(in)) continue;
+    if (selects && i == 0) continue;  // the ids it selects from
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node ", node.name, " (", node.op, "): ",
+        selects ? absl::StrCat("selects ids by ", graph_->names[in],
+                               ", which depends on the inputs; only constants can select ids")
+                : absl::StrCat("computes with the ids of ", graph_->names[in],
+                               "; pstrain reads ids only to gather the rows of an embedding "
+                               "table (a Gather of an initializer by them), or to select some of "
+                               "them (Gather by a constant, Slice, Squeeze, Unsqueeze, Reshape, "
+                               "Flatten, Identity)")));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OnnxProgram::Plan*> OnnxProgram::PlanWithInputs(
+    int64_t batch, absl::Span<const OnnxInputData> inputs) {
+  if (batch < 1) return absl::InvalidArgumentError("empty batch");
+  if (inputs.size() != inputs_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the graph takes ", inputs_.size(), " inputs; given ", inputs.size()));
+  }
+  ASSIGN_OR_RETURN(Plan * plan, PlanFor(batch));
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    OnnxValue& value = plan->values[graph_->inputs[i]];
+    if (inputs_[i].is_int64) {
+      if (inputs[i].ids == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input ", inputs_[i].name, " takes int64 ids, not float values"));
+      }
+      std::copy_n(inputs[i].ids, value.ints.size(), value.ints.begin());
+    } else {
+      if (inputs[i].floats == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input ", inputs_[i].name, " takes float values, not ids"));
+      }
+      value.borrowed_values = inputs[i].floats;
+    }
+  }
+  const OnnxRunContext context;
+  for (int step : plan->id_steps) {
+    graph_->kernels[step]->forward(graph_->nodes[step], plan->values, context);
+  }
+  return plan;
+}
+
+absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameters, int64_t batch,
+                                                  absl::Span<const OnnxInputData> inputs,
+                                                  PassMode mode, uint64_t seed) {
+  ASSIGN_OR_RETURN(Plan * plan, PlanWithInputs(batch, inputs));
+  return Run(plan, parameters, mode, seed);
+}
+
 absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameters, int64_t batch,
                                                   const float* input, PassMode mode,
                                                   uint64_t seed) {
-  if (batch < 1) return absl::InvalidArgumentError("empty batch");
-  if (graph_->input_is_ids) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input ", input_name(), " takes int64 ids, not float features"));
-  }
-  ASSIGN_OR_RETURN(Plan * plan, PlanFor(batch));
-  plan->values[graph_->input].borrowed_values = input;
-  return Run(plan, parameters, mode, seed);
+  OnnxInputData data;
+  data.floats = input;
+  return Forward(parameters, batch, absl::MakeConstSpan(&data, 1), mode, seed);
 }
 
 absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameters, int64_t batch,
                                                   absl::Span<const int64_t> ids, PassMode mode,
                                                   uint64_t seed) {
-  if (batch < 1) return absl::InvalidArgumentError("empty batch");
-  if (!graph_->input_is_ids) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input ", input_name(), " takes float features, not ids"));
-  }
-  ASSIGN_OR_RETURN(Plan * plan, PlanFor(batch));
-  std::vector<int64_t>& input = plan->values[graph_->input].ints;
-  if (ids.size() != input.size()) {
+  if (inputs_.size() == 1 && inputs_[0].is_int64 && batch >= 1 &&
+      static_cast<int64_t>(ids.size()) != batch * inputs_[0].width) {
     return absl::InvalidArgumentError(absl::StrCat("a batch of ", batch, " for input ",
-                                                   input_name(), " holds ", input.size(),
-                                                   " ids; given ", ids.size()));
+                                                   inputs_[0].name, " holds ",
+                                                   batch * inputs_[0].width, " ids; given ",
+                                                   ids.size()));
   }
-  std::copy(ids.begin(), ids.end(), input.begin());
-  return Run(plan, parameters, mode, seed);
+  OnnxInputData data;
+  data.ids = ids.data();
+  return Forward(parameters, batch, absl::MakeConstSpan(&data, 1), mode, seed);
+}
+
+absl::StatusOr<RowIds> OnnxProgram::TableIds(int64_t batch,
+                                             absl::Span<const OnnxInputData> inputs) {
+  ASSIGN_OR_RETURN(Plan * plan, PlanWithInputs(batch, inputs));
+  RowIds rows;
+  for (const LoadedGraph::Lookup& lookup : graph_->lookups) {
+    if (lookup.table == LoadedGraph::kNoTable) continue;
+    const std::vector<int64_t>& ids = plan->values[lookup.ids].ints;
+    std::vector<int64_t>& table = rows[initializers_[lookup.table].name];
+    table.insert(table.end(), ids.begin(), ids.end());
+  }
+  for (auto& [name, ids] : rows) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+  return rows;
 }
 
 absl::Status OnnxProgram::BindParameter(Plan& plan, size_t p,
@@ -558,15 +663,18 @@ absl::Status OnnxProgram::BindParameter(Plan& plan, size_t p,
   value.dims = {static_cast<int64_t>(rows->ids.size()), init.dims[1]};
   plan.row_of_id.clear();
   for (size_t r = 0; r < rows->ids.size(); ++r) plan.row_of_id[rows->ids[r]] = r;
-  const std::vector<int64_t>& ids = plan.values[graph_->input].ints;
-  std::vector<int64_t>& at = plan.values[graph_->table_rows[p]].ints;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto row = plan.row_of_id.find(ids[i]);
-    if (row == plan.row_of_id.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "id ", ids[i], " has no row among those given of embedding table ", init.name));
+  for (const LoadedGraph::Lookup& lookup : graph_->lookups) {
+    if (lookup.table != p) continue;
+    const std::vector<int64_t>& ids = plan.values[lookup.ids].ints;
+    std::vector<int64_t>& at = plan.values[lookup.rows].ints;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto row = plan.row_of_id.find(ids[i]);
+      if (row == plan.row_of_id.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "id ", ids[i], " has no row among those given of embedding table ", init.name));
+      }
+      at[i] = row->second;
     }
-    at[i] = row->second;
   }
   return absl::OkStatus();
 }
@@ -626,7 +734,7 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
   return absl::OkStatus();
 }
 
-std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) const {
+std::string OnnxProgram::Describe(OnnxGraph& graph, const std::vector<std::string>& inputs) const {
   const LoadedGraph& loaded = *graph_;
   std::vector<std::string> names(loaded.names.size());
   for (size_t p = 0; p < initializers_.size(); ++p) {
@@ -634,14 +742,9 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
       names[loaded.parameters[p]] = graph.Variable(initializers_[p].name);
     }
   }
-  std::vector<int64_t> input_dims = {-1};
-  input_dims.insert(input_dims.end(), loaded.input_dims.begin(), loaded.input_dims.end());
-  names[loaded.input] =
-      input_dims.size() == 2
-          ? input
-          : graph.Node("Reshape",
-                       {input, graph.Int64Constant({static_cast<int64_t>(input_dims.size())},
-                                                   input_dims)});
+  for (size_t i = 0; i < loaded.inputs.size() && i < inputs.size(); ++i) {
+    names[loaded.inputs[i]] = inputs[i];
+  }
   // Constants when first read: those only shape arithmetic reads stay out.
   auto name_of = [&](int index) -> std::string {
     if (!names[index].empty()) return names[index];
@@ -654,17 +757,14 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
     if (!loaded.needed[i]) continue;
     const OnnxNode& node = loaded.nodes[i];
     // A table's Gather reads the rows the export holds of the ids.
-    const auto table = node.op != "Gather" ? loaded.table_rows.end()
-                                           : std::find(loaded.table_rows.begin(),
-                                                       loaded.table_rows.end(), node.inputs[1]);
-    if (table != loaded.table_rows.end()) {
-      const OnnxInitializer& init = initializers_[table - loaded.table_rows.begin()];
-      names[node.outputs[0]] = graph.EmbeddingRows(init.name, names[loaded.input]);
+    if (const LoadedGraph::Lookup* lookup = loaded.LookupAt(static_cast<int>(i))) {
+      names[node.outputs[0]] =
+          graph.EmbeddingRows(initializers_[lookup->table].name, name_of(lookup->ids));
       continue;
     }
-    std::vector<std::string> inputs;
+    std::vector<std::string> node_inputs;
     for (int in : node.inputs) {
-      if (in >= 0) inputs.push_back(name_of(in));
+      if (in >= 0) node_inputs.push_back(name_of(in));
     }
     std::vector<OnnxAttribute> attributes;
     for (const auto& [key, value] : node.int_attributes) {
@@ -680,9 +780,9 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
       attributes.push_back(OnnxAttribute::String(key, value));
     }
     if (node.op == "Dropout") {
-      names[node.outputs[0]] = graph.Node("Identity", {inputs[0]});
+      names[node.outputs[0]] = graph.Node("Identity", {node_inputs[0]});
     } else {
-      names[node.outputs[0]] = graph.Node(node.op, inputs, attributes);
+      names[node.outputs[0]] = graph.Node(node.op, node_inputs, attributes);
     }
   }
   return graph.Node("Reshape",

@@ -41,40 +41,50 @@ std::map<std::string, PyTorchTensor> FixtureReference(const std::string& name) {
       absl::StrCat(kTestdata, absl::StripSuffix(name, "_external"), ".reference"));
 }
 
-// The fixture's input for a batch of `batch`: its features, or for a graph
-// over ids, its ids (which the reference holds as floats).
+// The fixture's inputs for a batch of `batch`: each input's values, in
+// the reference as input/<name> (or x, a graph's one input), features or
+// ids (which the reference holds as floats).
 struct FixtureInput {
-  const float* features = nullptr;
-  std::vector<int64_t> ids;
+  std::vector<std::vector<int64_t>> ids;  // by input; empty for a float one
+  std::vector<OnnxInputData> data;
 
-  FixtureInput(const OnnxProgram& program, const PyTorchTensor& x, int64_t batch) {
-    if (program.input_is_ids()) {
-      ids.assign(x.values.begin(), x.values.begin() + batch * program.input_width());
-    } else {
-      features = x.values.data();
+  FixtureInput(const OnnxProgram& program, const std::map<std::string, PyTorchTensor>& reference,
+               int64_t batch) {
+    for (const OnnxGraphInput& input : program.inputs()) {
+      auto named = reference.find("input/" + input.name);
+      const PyTorchTensor& x = named != reference.end() ? named->second : reference.at("x");
+      ids.emplace_back();
+      if (input.is_int64) {
+        ids.back().assign(x.values.begin(), x.values.begin() + batch * input.width);
+      }
+      OnnxInputData values;
+      values.floats = input.is_int64 ? nullptr : x.values.data();
+      data.push_back(values);
+    }
+    for (size_t i = 0; i < data.size(); ++i) {
+      if (data[i].floats == nullptr) data[i].ids = ids[i].data();
     }
   }
 
   absl::StatusOr<const float*> Forward(OnnxProgram& program, const ParameterView& parameters,
                                        int64_t batch) const {
-    if (program.input_is_ids()) return program.Forward(parameters, batch, ids, PassMode::kEval, 1);
-    return program.Forward(parameters, batch, features, PassMode::kEval, 1);
+    return program.Forward(parameters, batch, data, PassMode::kEval, 1);
   }
 };
 
 // Parameters holding the initializer values of the graph at `path`: dense
-// ones whole, an embedding table as the rows of `input`'s ids (in
-// descending order, not as the ids come, so that a pass must look each one
-// up).
+// ones whole, an embedding table as the rows its Gathers read for `input`
+// (in descending order, not as the ids come, so that a pass must look each
+// one up).
 struct GraphParameters {
   std::map<std::string, Tensor> tensors;  // dense variables and tables' rows
   std::map<std::string, EmbeddingRows> tables;
   ParameterView view;
 
-  GraphParameters(const OnnxProgram& program, const std::string& path, const FixtureInput& input) {
-    std::vector<int64_t> ids = input.ids;
-    std::sort(ids.rbegin(), ids.rend());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  GraphParameters(OnnxProgram& program, const std::string& path, const FixtureInput& input,
+                  int64_t batch) {
+    absl::StatusOr<RowIds> table_ids = program.TableIds(batch, input.data);
+    EXPECT_TRUE(table_ids.ok()) << table_ids.status();
     for (const OnnxInitializer& init : program.initializers()) {
       absl::StatusOr<std::vector<float>> values = ReadOnnxInitializer(path, init.name);
       EXPECT_TRUE(values.ok()) << values.status();
@@ -86,11 +96,12 @@ struct GraphParameters {
       }
       const int64_t dim = init.dims[1];
       EmbeddingRows rows;
-      rows.ids = ids;
+      rows.ids = (*table_ids)[init.name];
+      std::reverse(rows.ids.begin(), rows.ids.end());
       rows.values =
-          *Tensor::Create(DATA_TYPE_FLOAT32, Shape({static_cast<int64_t>(ids.size()), dim}));
-      for (size_t r = 0; r < ids.size(); ++r) {
-        std::copy_n(values->data() + ids[r] * dim, dim, rows.values.data<float>() + r * dim);
+          *Tensor::Create(DATA_TYPE_FLOAT32, Shape({static_cast<int64_t>(rows.ids.size()), dim}));
+      for (size_t r = 0; r < rows.ids.size(); ++r) {
+        std::copy_n(values->data() + rows.ids[r] * dim, dim, rows.values.data<float>() + r * dim);
       }
       tables.emplace(init.name, std::move(rows));
     }
@@ -122,14 +133,12 @@ TEST_P(PyTorchFixtureTest, MatchesPyTorchOutputsAndGradients) {
   auto program = OnnxProgram::Load(FixturePath(GetParam()), "y");
   ASSERT_TRUE(program.ok()) << program.status();
   std::map<std::string, PyTorchTensor> reference = FixtureReference(GetParam());
-  const PyTorchTensor& x = reference.at("x");
   const PyTorchTensor& y = reference.at("y");
-  const int64_t batch = x.dims[0];
-  EXPECT_EQ((*program)->input_width(), static_cast<int64_t>(x.values.size()) / batch);
+  const int64_t batch = y.dims[0];
   EXPECT_EQ((*program)->output_width(), y.dims[1]);
 
-  const FixtureInput input(**program, x, batch);
-  GraphParameters parameters(**program, FixturePath(GetParam()), input);
+  const FixtureInput input(**program, reference, batch);
+  GraphParameters parameters(**program, FixturePath(GetParam()), input, batch);
   auto output = input.Forward(**program, parameters.view, batch);
   ASSERT_TRUE(output.ok()) << output.status();
   EXPECT_TRUE(NearPyTorch(*output, y.values, 1e-5, "output"));
@@ -172,12 +181,11 @@ TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
   auto program = OnnxProgram::Load(FixturePath(GetParam()), "y");
   ASSERT_TRUE(program.ok()) << program.status();
   std::map<std::string, PyTorchTensor> reference = FixtureReference(GetParam());
-  const PyTorchTensor& x = reference.at("x");
   const int64_t batch = 1;
   const std::vector<float> r(reference.at("r").values.begin(),
                              reference.at("r").values.begin() + (*program)->output_width());
-  const FixtureInput input(**program, x, batch);
-  GraphParameters parameters(**program, FixturePath(GetParam()), input);
+  const FixtureInput input(**program, reference, batch);
+  GraphParameters parameters(**program, FixturePath(GetParam()), input, batch);
   auto loss = [&] {
     auto output = input.Forward(**program, parameters.view, batch);
     EXPECT_TRUE(output.ok());
@@ -366,41 +374,43 @@ TEST(OnnxProgramRefusalTest, RefusesIdsReadOtherwiseThanByATable) {
   EXPECT_THAT(Refusal(model), HasSubstr("node /Flatten (Flatten): reads embedding table "
                                         "embedding.weight whole"));
 
+  // Flatten selects ids, and keeps them ids: the Gemm computes with them.
   model = Fixture("clicks");
   model.mutable_graph()->mutable_node(1)->set_input(0, "x");
   EXPECT_THAT(Refusal(model),
-              HasSubstr("node /Flatten (Flatten): computes with the ids of x; pstrain reads ids "
-                        "only to gather the rows of an embedding table"));
+              HasSubstr("node /mlp/mlp.0/Gemm (Gemm): computes with the ids of "));
+  EXPECT_THAT(Refusal(model), HasSubstr("pstrain reads ids only to gather the rows of an "
+                                        "embedding table"));
 
   model = Fixture("clicks");
   model.mutable_graph()->mutable_node(0)->set_input(0, "x");
-  EXPECT_THAT(Refusal(model), HasSubstr("node /embedding/Gather (Gather): gathers from x by the "
-                                        "ids of x; only an initializer's rows"));
+  EXPECT_THAT(Refusal(model), HasSubstr("node /embedding/Gather (Gather): selects ids by x, which "
+                                        "depends on the inputs; only constants can select ids"));
 
   model = Fixture("clicks");
   model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
       onnx::TensorProto::INT32);
-  EXPECT_THAT(Refusal(model), HasSubstr("input x is neither float32 features [batch, ...] nor "
-                                        "int64 ids [batch, fields]"));
+  EXPECT_THAT(Refusal(model), HasSubstr("input x is neither float32 [batch, ...] nor int64 ids "
+                                        "[batch] or [batch, n]"));
 }
 
 TEST(OnnxProgramTest, TakesTheInputItsGraphHas) {
   auto clicks = OnnxProgram::Load(absl::StrCat(kTestdata, "clicks.onnx"));
   ASSERT_TRUE(clicks.ok()) << clicks.status();
-  EXPECT_TRUE((*clicks)->input_is_ids());
+  ASSERT_EQ((*clicks)->inputs().size(), 1u);
+  EXPECT_TRUE((*clicks)->inputs()[0].is_int64);
   const float features[8] = {};
   EXPECT_THAT(
       (*clicks)->Forward(ParameterView(), 1, features, PassMode::kEval, 1).status().message(),
-      HasSubstr("input x takes int64 ids, not float features"));
+      HasSubstr("input x takes int64 ids, not float values"));
   EXPECT_THAT((*clicks)
                   ->Forward(ParameterView(), 1, std::vector<int64_t>(7), PassMode::kEval, 1)
                   .status()
                   .message(),
               HasSubstr("a batch of 1 for input x holds 8 ids; given 7"));
   // A table given without one of the batch's rows.
-  const PyTorchTensor x = ReadPyTorchReference(absl::StrCat(kTestdata, "clicks.reference")).at("x");
-  const FixtureInput input(**clicks, x, 1);
-  GraphParameters parameters(**clicks, FixturePath("clicks"), input);
+  const FixtureInput input(**clicks, ReadPyTorchReference(absl::StrCat(kTestdata, "clicks.reference")), 1);
+  GraphParameters parameters(**clicks, FixturePath("clicks"), input, 1);
   EmbeddingRows& rows = parameters.tables.at("embedding.weight");
   rows.ids[0] = 7999 - rows.ids[0] % 1000;  // a row no field of the example names
   EXPECT_THAT(input.Forward(**clicks, parameters.view, 1).status().message(),
@@ -408,12 +418,12 @@ TEST(OnnxProgramTest, TakesTheInputItsGraphHas) {
 
   auto mlp = OnnxProgram::Load(absl::StrCat(kTestdata, "mlp.onnx"));
   ASSERT_TRUE(mlp.ok()) << mlp.status();
-  EXPECT_FALSE((*mlp)->input_is_ids());
+  EXPECT_FALSE((*mlp)->inputs()[0].is_int64);
   EXPECT_THAT((*mlp)
                   ->Forward(ParameterView(), 1, std::vector<int64_t>(784), PassMode::kEval, 1)
                   .status()
                   .message(),
-              HasSubstr("input x takes float features, not ids"));
+              HasSubstr("input x takes float values, not ids"));
 }
 
 TEST(OnnxProgramRefusalTest, RefusesFilesThatAreNotOnnx) {
