@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/model/onnx/onnx_kernel_support.h"
+#include "common/model/onnx/onnx_reduce_kernels.h"
 #include "common/model/onnx/onnx_shape_kernels.h"
 #include "common/model/onnx/onnx_spatial_kernels.h"
 #include "common/status/status_macros.h"
@@ -276,9 +277,13 @@ struct GemmShape {
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0;
   float alpha = 1, beta = 1;
+  // A batched MatMul's products: [..., m, k] by [..., k, n], the leading
+  // dims the same on both sides (torch.bmm, and a DLRM's interactions).
+  int64_t batches = 1;
 };
 
-// MatMul is Gemm without C, its A's leading dims folded into m.
+// MatMul is Gemm without C, its A's leading dims folded into m when B is
+// one matrix.
 GemmShape GemmShapeOf(const OnnxNode& node, const Values& values) {
   const OnnxValue& a = values[node.inputs[0]];
   const OnnxValue& b = values[node.inputs[1]];
@@ -290,6 +295,12 @@ GemmShape GemmShapeOf(const OnnxNode& node, const Values& values) {
     s.beta = node.FloatAttribute("beta", 1.0f);
     s.m = s.trans_a ? a.dims[1] : a.dims[0];
     s.k = s.trans_a ? a.dims[0] : a.dims[1];
+  } else if (b.dims.size() > 2) {
+    s.k = a.dims.back();
+    s.m = a.dims[a.dims.size() - 2];
+    s.batches = a.num_elements() / std::max<int64_t>(s.m * s.k, 1);
+    s.n = b.dims.back();
+    return s;
   } else {
     s.k = a.dims.back();
     s.m = a.num_elements() / std::max<int64_t>(s.k, 1);
@@ -298,14 +309,35 @@ GemmShape GemmShapeOf(const OnnxNode& node, const Values& values) {
   return s;
 }
 
+// A batched MatMul's operands agree: the same leading dims, and A's
+// columns are B's rows.
+bool BatchesFit(const OnnxValue& a, const OnnxValue& b) {
+  const size_t rank = b.dims.size();
+  return a.dims.size() == rank &&
+         std::equal(a.dims.begin(), a.dims.end() - 2, b.dims.begin()) &&
+         a.dims[rank - 1] == b.dims[rank - 2];
+}
+
 absl::Status PlanMatMul(const OnnxNode& node, Values& values) {
   const OnnxValue& a = In(node, values, 0);
   const OnnxValue& b = In(node, values, 1);
   if (a.is_int64 || b.is_int64) return Refuse(node, "needs float inputs");
   const bool gemm = node.op == "Gemm";
+  if (!gemm && b.dims.size() > 2) {
+    if (!BatchesFit(a, b)) {
+      return Refuse(node, absl::StrCat("multiplies ", DimsText(a.dims), " by ", DimsText(b.dims),
+                                       "; supported: [..., k] by [k, n], and [..., m, k] by "
+                                       "[..., k, n] with the same leading dims"));
+    }
+    std::vector<int64_t> dims = a.dims;
+    dims.back() = b.dims.back();
+    Resize(Out(node, values), dims, false);
+    return absl::OkStatus();
+  }
   if (b.dims.size() != 2 || (gemm ? a.dims.size() != 2 : a.dims.size() < 2)) {
     return Refuse(node, absl::StrCat("multiplies ", DimsText(a.dims), " by ", DimsText(b.dims),
-                                     "; supported: [..., k] by [k, n]"));
+                                     "; supported: [..., k] by [k, n], and [..., m, k] by "
+                                     "[..., k, n] with the same leading dims"));
   }
   const GemmShape s = GemmShapeOf(node, values);
   if ((s.trans_b ? b.dims[1] : b.dims[0]) != s.k) {
@@ -349,8 +381,12 @@ void ForwardMatMul(const OnnxNode& node, Values& values, const OnnxRunContext&) 
     }
     beta = 1;
   }
-  Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, In(node, values, 0).data(),
-        In(node, values, 1).data(), beta, y.floats.data());
+  const float* a = In(node, values, 0).data();
+  const float* b = In(node, values, 1).data();
+  for (int64_t i = 0; i < s.batches; ++i) {
+    Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, a + i * s.m * s.k, b + i * s.k * s.n,
+          beta, y.floats.data() + i * s.m * s.n);
+  }
 }
 
 void BackwardMatMul(const OnnxNode& node, Values& values) {
@@ -358,24 +394,32 @@ void BackwardMatMul(const OnnxNode& node, Values& values) {
   OnnxValue& a = In(node, values, 0);
   OnnxValue& b = In(node, values, 1);
   const OnnxValue& y = Out(node, values);
-  const float* g = y.grad.data();
-  if (a.takes_grad()) {
-    // dA = alpha g op(B)^T, or its transpose when A is transposed.
-    if (!s.trans_a) {
-      Sgemm(false, !s.trans_b, s.m, s.k, s.n, s.alpha, g, b.data(), 1, a.grad_data());
-    } else {
-      Sgemm(s.trans_b, true, s.k, s.m, s.n, s.alpha, b.data(), g, 1, a.grad_data());
+  for (int64_t i = 0; i < s.batches; ++i) {
+    const float* g = y.grad.data() + i * s.m * s.n;
+    const int64_t at_a = i * s.m * s.k, at_b = i * s.k * s.n;
+    if (a.takes_grad()) {
+      // dA = alpha g op(B)^T, or its transpose when A is transposed.
+      if (!s.trans_a) {
+        Sgemm(false, !s.trans_b, s.m, s.k, s.n, s.alpha, g, b.data() + at_b, 1,
+              a.grad_data() + at_a);
+      } else {
+        Sgemm(s.trans_b, true, s.k, s.m, s.n, s.alpha, b.data() + at_b, g, 1,
+              a.grad_data() + at_a);
+      }
     }
-  }
-  if (b.takes_grad()) {
-    // dB = alpha op(A)^T g, or its transpose when B is transposed.
-    if (!s.trans_b) {
-      Sgemm(!s.trans_a, false, s.k, s.n, s.m, s.alpha, a.data(), g, 1, b.grad_data());
-    } else {
-      Sgemm(true, s.trans_a, s.n, s.k, s.m, s.alpha, g, a.data(), 1, b.grad_data());
+    if (b.takes_grad()) {
+      // dB = alpha op(A)^T g, or its transpose when B is transposed.
+      if (!s.trans_b) {
+        Sgemm(!s.trans_a, false, s.k, s.n, s.m, s.alpha, a.data() + at_a, g, 1,
+              b.grad_data() + at_b);
+      } else {
+        Sgemm(true, s.trans_a, s.n, s.k, s.m, s.alpha, g, a.data() + at_a, 1,
+              b.grad_data() + at_b);
+      }
     }
   }
   if (node.op == "Gemm" && HasInput(node, 2) && In(node, values, 2).takes_grad()) {
+    const float* g = y.grad.data();
     OnnxValue& c = In(node, values, 2);
     float* dc = c.grad_data();
     if (IsBiasRow(c, s.n)) {
@@ -515,6 +559,7 @@ const std::map<std::string, OnnxKernel>& Kernels() {
         {"LogSoftmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
     };
     onnx_internal::AddShapeKernels(*kernels);
+    onnx_internal::AddReduceKernels(*kernels);
     onnx_internal::AddSpatialKernels(*kernels);
     return kernels;
   }();

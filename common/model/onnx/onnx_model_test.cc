@@ -23,6 +23,7 @@
 #include "common/tensor/tensor.h"
 #include "common/training/local_trainer.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -32,6 +33,12 @@ using ::testing::HasSubstr;
 
 constexpr char kMlp[] = "common/model/onnx/testdata/mlp.onnx";
 constexpr char kClicks[] = "common/model/onnx/testdata/clicks.onnx";
+// dense_x [batch, 13] and ids [batch, 4]: a table per field, dot interactions.
+constexpr char kDlrm[] = "common/model/onnx/testdata/dlrm.onnx";
+// dense_x [batch, 3], ids [batch, 5] into two tables of 20 rows, weights
+// [batch, 5] and counts [batch, 1]: a weighted sum bag, a mean bag and a
+// plain mean over the ids.
+constexpr char kMultiHot[] = "common/model/onnx/testdata/multi_hot.onnx";
 
 constexpr char kFashionMnist[] =
     "train_data { fashion_mnist {} batch_size: 64 } eval_data { fashion_mnist {} batch_size: 1000 "
@@ -109,6 +116,73 @@ ExampleBatch ClickBatch(const std::vector<int64_t>& ids) {
   for (int64_t i = 0; i <= batch.size; ++i) batch.row_splits.push_back(8 * i);
   for (int64_t i = 0; i < batch.size; ++i) batch.labels.push_back(i % 2);
   return batch;
+}
+
+// Two examples of 13 dense features and 4 fields, labels 0 and 1.
+ExampleBatch DlrmBatch() {
+  ExampleBatch batch;
+  batch.size = 2;
+  batch.dense = *Tensor::Create(DATA_TYPE_FLOAT32, Shape({2, 13}));
+  for (int64_t i = 0; i < 26; ++i) batch.dense.data<float>()[i] = 0.1f * (i % 7);
+  batch.sparse_ids = {1, 2, 3, 4, 9, 8, 7, 6};
+  batch.row_splits = {0, 4, 8};
+  batch.labels = {0, 1};
+  return batch;
+}
+
+// A DLRM's two inputs bind themselves: one float, one int64.
+TEST_F(OnnxModelTest, ADlrmReadsDenseFeaturesAndEachFieldsIds) {
+  DatasetInfo info;
+  info.dense_dim = 13;
+  info.sparse_dim = 10;
+  info.num_fields = 4;
+  std::unique_ptr<OnnxModel> model = Create(Graph(kDlrm), info);
+  ASSERT_NE(model, nullptr);
+  const ExampleBatch batch = DlrmBatch();
+  auto rows = model->RowsToRead(batch);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 4u);
+  EXPECT_EQ(rows->at("tables.0.weight"), (std::vector<int64_t>{1, 9}));
+  EXPECT_EQ(rows->at("tables.3.weight"), (std::vector<int64_t>{4, 6}));
+  EXPECT_TRUE(testing_util::ModelGradientsMatch(model.get(), batch, 24, /*step=*/1e-3));
+
+  info.dense_dim = 12;
+  EXPECT_THAT(OnnxModel::Create(Graph(kDlrm), info, context_).status().message(),
+              HasSubstr("input dense_x takes 13 features per example; the training data has 12"));
+}
+
+// Bags of up to 5 ids: the spec says which input takes what.
+TEST_F(OnnxModelTest, EmbeddingBagsTrainOnPaddedIds) {
+  OnnxModelSpec spec = Graph(kMultiHot);
+  ASSERT_TRUE(google::protobuf::TextFormat::MergeFromString(
+      R"(inputs { name: "dense_x" dense {} }
+         inputs { name: "ids" ids {} }
+         inputs { name: "weights" id_weights {} }
+         inputs { name: "counts" id_counts {} })",
+      &spec));
+  DatasetInfo info;
+  info.dense_dim = 3;
+  info.sparse_dim = 20;
+  std::unique_ptr<OnnxModel> model = Create(spec, info);
+  ASSERT_NE(model, nullptr);
+  ExampleBatch batch;
+  batch.size = 3;
+  batch.dense = *Tensor::Create(DATA_TYPE_FLOAT32, Shape({3, 3}));
+  for (int64_t i = 0; i < 9; ++i) batch.dense.data<float>()[i] = 0.2f * i - 0.5f;
+  batch.sparse_ids = {3, 7, 19, 0, 5, 5, 12, 2, 11};
+  batch.row_splits = {0, 3, 4, 9};  // 3 ids, 1 id, 5 ids
+  batch.labels = {1, 0, 1};
+  auto rows = model->RowsToRead(batch);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->at("a.weight"), (std::vector<int64_t>{0, 2, 3, 5, 7, 11, 12, 19}));
+  EXPECT_TRUE(testing_util::ModelGradientsMatch(model.get(), batch, 24, /*step=*/1e-3));
+
+  batch.row_splits = {0, 1, 2, 9};  // 7 ids in one example
+  EXPECT_THAT(model->RowsToRead(batch).status().message(),
+              HasSubstr("example 2 has 7 ids; input ids takes at most 5"));
+  spec.mutable_inputs()->RemoveLast();
+  EXPECT_THAT(OnnxModel::Create(spec, info, context_).status().message(),
+              HasSubstr("model.onnx.inputs leaves out input counts (float [batch, 1])"));
 }
 
 TEST_F(OnnxModelTest, DeclaresTheGraphsInitializersAsVariables) {

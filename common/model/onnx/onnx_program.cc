@@ -99,8 +99,8 @@ absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origi
 // The ops whose output, read from ids (their first input), holds ids too:
 // they select or rearrange them without computing with them.
 bool SelectsIds(const std::string& op) {
-  static const char* const kSelections[] = {"Gather",  "Slice",   "Squeeze", "Unsqueeze",
-                                            "Reshape", "Flatten", "Identity"};
+  static const char* const kSelections[] = {"Gather", "Unsqueeze", "Reshape", "Flatten",
+                                            "Identity"};
   return std::any_of(std::begin(kSelections), std::end(kSelections),
                      [&](const char* selection) { return op == selection; });
 }
@@ -231,6 +231,13 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
   }
   if (proto.output_size() < 1 || proto.output(0).empty()) return refuse("has no output");
   if (node.op == "Constant") return AddConstant(proto, node);
+  if (node.op == "Loop") {
+    return refuse(
+        "pstrain trains feed-forward graphs, without loops; torch.onnx.export writes "
+        "nn.EmbeddingBag this way. Write a bag as nn.Embedding over ids padded to [batch, n], "
+        "times their weights (0 for padding) and summed over the ids; divide by their count for "
+        "a mean (docs/models.md, \"Embedding bags\")");
+  }
   if (node.op == "BatchNormalization") {
     return refuse(
         "its running mean and variance are statistics, not gradients, and pstrain does not "
@@ -394,6 +401,10 @@ absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::strin
   inputs_ = inputs;
   RETURN_IF_ERROR(AddInitializers(proto, initializers));
   RETURN_IF_ERROR(AddInputs(proto));
+  // A loop is refused for what it is, before anything inside it.
+  for (int i = 0; i < proto.node_size(); ++i) {
+    if (proto.node(i).op_type() == "Loop") RETURN_IF_ERROR(AddNode(proto.node(i), i));
+  }
   for (int i = 0; i < proto.node_size(); ++i) RETURN_IF_ERROR(AddNode(proto.node(i), i));
   RETURN_IF_ERROR(FindTables(*initializers));
   std::vector<std::string> outputs;
@@ -425,6 +436,11 @@ absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::strin
     if (!graph_->needed[i]) continue;
     for (int in : node.inputs) {
       if (in >= 0) value_needed[in] = true;
+    }
+    // A lookup reads its rows in place of its ids, which are computed
+    // before it: those nodes are needed too.
+    if (const LoadedGraph::Lookup* lookup = graph_->LookupAt(static_cast<int>(i))) {
+      value_needed[lookup->ids] = true;
     }
   }
   // Initializers that only other outputs read are no variables of the job.
@@ -566,8 +582,7 @@ absl::Status OnnxProgram::CheckIdsUse(size_t n, const std::vector<OnnxValue>& va
                 : absl::StrCat("computes with the ids of ", graph_->names[in],
                                "; pstrain reads ids only to gather the rows of an embedding "
                                "table (a Gather of an initializer by them), or to select some of "
-                               "them (Gather by a constant, Slice, Squeeze, Unsqueeze, Reshape, "
-                               "Flatten, Identity)")));
+                               "them (Gather by a constant, Unsqueeze, Reshape, Flatten, Identity)")));
   }
   return absl::OkStatus();
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/model/layers/gradient_check.h"
 #include "common/onnx/onnx_file.h"
@@ -205,7 +206,8 @@ TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchFixtureTest,
                          ::testing::Values("mlp", "elementwise", "cnn", "spatial", "two_outputs",
-                                           "clicks", "elementwise_external"));
+                                           "clicks", "elementwise_external", "dlrm",
+                                           "multi_hot"));
 
 // A graph with several outputs loads once the job names the one to train.
 TEST(OnnxProgramOutputTest, SeveralOutputsNeedOneNamed) {
@@ -424,6 +426,41 @@ TEST(OnnxProgramTest, TakesTheInputItsGraphHas) {
                   .status()
                   .message(),
               HasSubstr("input x takes float values, not ids"));
+}
+
+// nn.EmbeddingBag as PyTorch 1.13 exports it: a Loop over the bags.
+TEST(OnnxProgramRefusalTest, RefusesAnEmbeddingBagsLoopSayingWhatTrains) {
+  EXPECT_THAT(Refusal(Fixture("embedding_bag")),
+              HasSubstr("(Loop): pstrain trains feed-forward graphs, without loops; "
+                        "torch.onnx.export writes nn.EmbeddingBag this way. Write a bag as "
+                        "nn.Embedding over ids padded to [batch, n]"));
+}
+
+// A DLRM's inputs: dense features and the ids of 4 fields, each field's
+// table gathering its own column of the ids.
+TEST(OnnxProgramTest, ATableMayGatherOneFieldOfTheIds) {
+  auto dlrm = OnnxProgram::Load(FixturePath("dlrm"));
+  ASSERT_TRUE(dlrm.ok()) << dlrm.status();
+  ASSERT_EQ((*dlrm)->inputs().size(), 2u);
+  EXPECT_EQ((*dlrm)->inputs()[0].name, "dense_x");
+  EXPECT_FALSE((*dlrm)->inputs()[0].is_int64);
+  EXPECT_EQ((*dlrm)->inputs()[1].width, 4);
+  const std::vector<int64_t> ids = {1, 2, 3, 4, 5, 6, 7, 8};  // 2 examples of 4 fields
+  const std::vector<float> dense(26, 0.5f);
+  std::vector<OnnxInputData> inputs(2);
+  inputs[0].floats = dense.data();
+  inputs[1].ids = ids.data();
+  auto rows = (*dlrm)->TableIds(2, inputs);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 4u);
+  int tables_with_their_field = 0;
+  for (const auto& [table, read] : *rows) {
+    ASSERT_EQ(read.size(), 2u) << table << " " << absl::StrJoin(read, ",");
+    // Field k of the two examples: ids k + 1 and k + 5.
+    EXPECT_EQ(read[1] - read[0], 4) << table;
+    tables_with_their_field += read[0] >= 1 && read[0] <= 4;
+  }
+  EXPECT_EQ(tables_with_their_field, 4);
 }
 
 TEST(OnnxProgramRefusalTest, RefusesFilesThatAreNotOnnx) {

@@ -109,6 +109,8 @@ absl::StatusOr<int64_t> GatherAxis(const OnnxNode& node, const OnnxValue& data) 
 // at plan time. Float data, an activation or an embedding table, is
 // gathered by Forward; indices known now are checked now, and those that
 // are not are an embedding table's rows, which OnnxProgram gives in range.
+// Ids (int64 data that is not known) selected by known indices, as
+// PyTorch's ids[:, k] writes, are gathered by Forward too.
 absl::Status PlanGather(const OnnxNode& node, Values& values) {
   const OnnxValue& data = In(node, values, 0);
   const OnnxValue& indices = In(node, values, 1);
@@ -127,6 +129,10 @@ absl::Status PlanGather(const OnnxNode& node, Values& values) {
   OnnxValue& out = Out(node, values);
   if (!data.is_int64) {
     Resize(out, std::move(dims), /*is_int64=*/false);
+    return absl::OkStatus();
+  }
+  if (!data.known && indices.known) {
+    Resize(out, std::move(dims), /*is_int64=*/true);
     return absl::OkStatus();
   }
   if (!data.known || !indices.known || data.dims.size() != 1) {
@@ -160,8 +166,16 @@ void ForEachGathered(const OnnxNode& node, const Values& values, Visit visit) {
 }
 
 void ForwardGather(const OnnxNode& node, Values& values, const OnnxRunContext&) {
-  if (In(node, values, 0).is_int64) return;  // computed by the plan
-  const float* from = In(node, values, 0).data();
+  const OnnxValue& data = In(node, values, 0);
+  if (data.is_int64) {
+    if (data.known) return;  // shape arithmetic, computed by the plan
+    std::vector<int64_t>& to = Out(node, values).ints;
+    ForEachGathered(node, values, [&](int64_t in, int64_t out, int64_t width) {
+      std::copy_n(data.ints.begin() + in, width, to.begin() + out);
+    });
+    return;
+  }
+  const float* from = data.data();
   float* to = Out(node, values).floats.data();
   ForEachGathered(node, values, [&](int64_t in, int64_t out, int64_t width) {
     std::copy_n(from + in, width, to + out);
