@@ -1,5 +1,7 @@
 #include "common/model/onnx/onnx_model.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -83,28 +85,35 @@ absl::StatusOr<absl::flat_hash_map<std::string, VariableDef>> DynamicTablesOf(
     table_names.push_back(init.name);
     tables[init.name] = &init;
   }
+  // Each table's options: those of the one entry that names it.
   std::vector<std::string> named;
+  absl::flat_hash_map<std::string, const OnnxDynamicTable*> options;
   for (int i = 0; i < spec.dynamic_tables_size(); ++i) {
-    const std::string& name = spec.dynamic_tables(i).initializer();
+    const std::string& pattern = spec.dynamic_tables(i).initializer();
     const std::string field = absl::StrCat("model.onnx.dynamic_tables[", i, "]: ");
-    if (!tables.contains(name)) {
+    int matched = 0;
+    for (const std::string& name : table_names) {
+      if (fnmatch(pattern.c_str(), name.c_str(), 0) != 0) continue;
+      ++matched;
+      if (options.contains(name)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, "names table ", name, " a second time"));
+      }
+      options[name] = &spec.dynamic_tables(i);
+      named.push_back(name);
+    }
+    if (matched == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          field, spec.path(), " has no embedding table ", name,
-          table_names.empty() ? " (an initializer whose rows a Gather picks by the input's ids)"
+          field, spec.path(), " has no embedding table ", pattern,
+          table_names.empty() ? " (an initializer whose rows a Gather picks by ids)"
                               : absl::StrCat("; its tables: ", absl::StrJoin(table_names, ", "))));
     }
-    if (std::find(named.begin(), named.end(), name) != named.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, "names table ", name, " a second time"));
-    }
-    named.push_back(name);
   }
   absl::flat_hash_map<std::string, VariableDef> dynamic;
   if (named.empty()) return dynamic;
   ASSIGN_OR_RETURN(const auto values, ReadOnnxInitializers(spec.path(), named));
-  for (const OnnxDynamicTable& table : spec.dynamic_tables()) {
-    const std::string& name = table.initializer();
-    dynamic[name] = DynamicTable(*tables.at(name), table, values.at(name), seed);
+  for (const std::string& name : named) {
+    dynamic[name] = DynamicTable(*tables.at(name), *options.at(name), values.at(name), seed);
   }
   return dynamic;
 }

@@ -146,6 +146,21 @@ TEST_F(OnnxModelTest, ADlrmReadsDenseFeaturesAndEachFieldsIds) {
   EXPECT_EQ(rows->at("tables.3.weight"), (std::vector<int64_t>{4, 6}));
   EXPECT_TRUE(testing_util::ModelGradientsMatch(model.get(), batch, 24, /*step=*/1e-3));
 
+  // One pattern makes every field's table dynamic; the dense layers stay.
+  OnnxModelSpec dynamic = Graph(kDlrm);
+  dynamic.add_dynamic_tables()->set_initializer("tables.*.weight");
+  info.sparse_dim = int64_t{1} << 20;
+  std::unique_ptr<OnnxModel> any_ids = Create(dynamic, info);
+  ASSERT_NE(any_ids, nullptr);
+  int dynamic_tables = 0;
+  for (const VariableDef& def : any_ids->Variables()) {
+    dynamic_tables += def.spec.kind() == VARIABLE_KIND_EMBEDDING && def.spec.shape().dims(0) == 0;
+  }
+  EXPECT_EQ(dynamic_tables, 4);
+  dynamic.add_dynamic_tables()->set_initializer("tables.3.weight");
+  EXPECT_THAT(OnnxModel::Create(dynamic, info, context_).status().message(),
+              HasSubstr("model.onnx.dynamic_tables[1]: names table tables.3.weight a second time"));
+
   info.dense_dim = 12;
   EXPECT_THAT(OnnxModel::Create(Graph(kDlrm), info, context_).status().message(),
               HasSubstr("input dense_x takes 13 features per example; the training data has 12"));
@@ -356,7 +371,7 @@ TEST_F(OnnxModelTest, RefusesADynamicTableTheGraphDoesNotHave) {
   spec.mutable_onnx()->set_path(kMlp);
   EXPECT_THAT(CreateModel(spec, FashionMnistInfo(), context_).status().message(),
               HasSubstr("mlp.onnx has no embedding table embedding.weight (an initializer whose "
-                        "rows a Gather picks by the input's ids)"));
+                        "rows a Gather picks by ids)"));
 }
 
 // The click model trains on click logs from the true model's data, in one
