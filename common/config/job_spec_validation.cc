@@ -323,6 +323,9 @@ void CheckSyntheticClicks(const std::string& prefix, const SyntheticClicksSource
   // A Zipf distribution over unbounded ranks needs an exponent above 1.
   problems->Require(std::isfinite(clicks.zipf_exponent()) && clicks.zipf_exponent() > 1,
                     absl::StrCat(prefix, "zipf_exponent"), "> 1", clicks.zipf_exponent());
+  problems->Require(clicks.dense_features() >= 0 && clicks.dense_features() <= 100000,
+                    absl::StrCat(prefix, "dense_features"), "in [0, 100000]",
+                    clicks.dense_features());
 }
 
 // `path`: "train_data.tfrecord", without the trailing dot of `prefix`.

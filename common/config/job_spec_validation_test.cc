@@ -150,6 +150,9 @@ const std::vector<BadSpec>& BadSpecs() {
       {{},
        "train_data { synthetic_clicks { num_fields: -8 } }",
        "train_data.synthetic_clicks.num_fields must be > 0, got -8"},
+      {{},
+       "train_data { synthetic_clicks { dense_features: -3 } }",
+       "train_data.synthetic_clicks.dense_features must be in [0, 100000], got -3"},
       // optimizer
       {{}, "optimizer { learning_rate: -1 }", "optimizer.learning_rate must be > 0, got -1"},
       {{}, "optimizer { learning_rate: 0 }", "optimizer.learning_rate must be > 0, got 0"},

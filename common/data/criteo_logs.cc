@@ -25,6 +25,11 @@ constexpr double kIntegerWeightStddev = 0.15;
 constexpr double kBias = -1.5;
 constexpr double kMissingCategory = 0.05;
 constexpr double kNegativeI2 = 0.05;
+// The interaction term: pairs among the first columns, latent vectors of
+// this rank, entries of this variance (dot products of variance 1).
+constexpr int kInteractingFields = 8;
+constexpr int kInteractionRank = 4;
+constexpr double kLatentVariance = 0.5;
 // Lines are written to the file in pieces of about this many bytes.
 constexpr size_t kWriteBytes = 1 << 20;
 
@@ -36,6 +41,9 @@ struct TrueModel {
   std::array<float, kCriteoIntegerFeatures> integer_weights;
   std::array<double, kCriteoIntegerFeatures> log_count_means;
   std::array<double, kCriteoIntegerFeatures> missing_rates;
+  // [field][rank * kInteractionRank + j] for the first kInteractingFields
+  // columns; empty without the interaction term.
+  std::vector<std::vector<float>> latents;
 };
 
 TrueModel DrawTrueModel(const CriteoLogsOptions& options) {
@@ -55,7 +63,39 @@ TrueModel DrawTrueModel(const CriteoLogsOptions& options) {
     model.missing_rates[i] =
         0.02 + 0.38 * ((i * 7) % kCriteoIntegerFeatures) / (kCriteoIntegerFeatures - 1);
   }
+  if (options.interaction > 0) {
+    // A stream of its own, so that the rest of the model is that without
+    // the term.
+    std::mt19937_64 latent_random(SplitMix64(options.seed ^ 0x696e7465726163ull));
+    std::normal_distribution<float> latent(0.0f, std::sqrt(kLatentVariance));
+    model.latents.resize(kInteractingFields);
+    for (std::vector<float>& field : model.latents) {
+      field.resize(options.vocabulary_per_field * kInteractionRank);
+      for (float& u : field) u = latent(latent_random);
+    }
+  }
   return model;
+}
+
+// The interaction term of an example whose first columns have these ranks
+// (-1: missing): the sum over pairs of dot products, as
+// (|sum of u|^2 - sum of |u|^2) / 2, times strength / sqrt(pairs).
+double InteractionTerm(const TrueModel& model, const std::array<int64_t, kInteractingFields>& ranks,
+                       double strength) {
+  std::array<double, kInteractionRank> sum{};
+  double squares = 0;
+  for (int f = 0; f < kInteractingFields; ++f) {
+    if (ranks[f] < 0) continue;
+    const float* u = &model.latents[f][ranks[f] * kInteractionRank];
+    for (int j = 0; j < kInteractionRank; ++j) {
+      sum[j] += u[j];
+      squares += static_cast<double>(u[j]) * u[j];
+    }
+  }
+  double pairs = -squares;
+  for (double s : sum) pairs += s * s;
+  constexpr int kPairs = kInteractingFields * (kInteractingFields - 1) / 2;
+  return strength / std::sqrt(static_cast<double>(kPairs)) * pairs / 2;
 }
 
 // The hex category of `rank` in `field`: 32 bits of a hash, as released.
@@ -79,6 +119,10 @@ absl::Status WriteCriteoLogs(Env& env, const std::string& path, const CriteoLogs
     return absl::InvalidArgumentError(
         absl::StrCat("the Zipf exponent must be > 1, got ", options.zipf_exponent));
   }
+  if (!std::isfinite(options.interaction) || options.interaction < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the interaction strength must be finite and >= 0, got ", options.interaction));
+  }
   const TrueModel model = DrawTrueModel(options);
   std::vector<double> rank_cdf(options.vocabulary_per_field);
   double total = 0;
@@ -97,6 +141,8 @@ absl::Status WriteCriteoLogs(Env& env, const std::string& path, const CriteoLogs
   std::string text;
   for (int64_t n = 0; n < options.num_examples; ++n) {
     double logit = kBias;
+    std::array<int64_t, kInteractingFields> ranks;
+    ranks.fill(-1);
     std::string line;
     for (int i = 0; i < kCriteoIntegerFeatures; ++i) {
       if (uniform(random) < model.missing_rates[i]) {
@@ -124,8 +170,10 @@ absl::Status WriteCriteoLogs(Env& env, const std::string& path, const CriteoLogs
           std::lower_bound(rank_cdf.begin(), rank_cdf.end(), uniform(random)) - rank_cdf.begin();
       const int64_t r = std::min<int64_t>(rank, options.vocabulary_per_field - 1);
       logit += model.category_weights[f][r];
+      if (f < kInteractingFields) ranks[f] = r;
       absl::StrAppendFormat(&line, "%08x", CategoryCode(options.seed, f, r));
     }
+    if (options.interaction > 0) logit += InteractionTerm(model, ranks, options.interaction);
     const double probability = 1.0 / (1.0 + std::exp(-logit));
     const bool clicked = uniform(random) < probability;
     if (truth != nullptr) {

@@ -20,6 +20,20 @@
 // value), N(0, 0.15^2) per integer column (times log(1 + x) - mu); bias
 // -1.5, for a click rate near a quarter and a true AUC near 0.8, as
 // models reach on the released data.
+//
+// With `interaction` s > 0 the logit also has a term no weight per value
+// can express, the pairwise interactions that factorization machines and
+// DLRM's dot products of embeddings capture: each value (column f, rank r)
+// of the first 8 categorical columns (C1 to C8) has a latent vector
+// u_{f,r} of 4 numbers, each N(0, 0.5) (variance 0.5, so that the dot
+// product of two is of variance 1), and a missing value the zero vector;
+// the term is s / sqrt(28) times the sum over the 28 pairs f < g of
+// <u_{f,r_f}, u_{g,r_g}>, of standard deviation near s. The lines are
+// those of s = 0 (the term reads the values drawn, no more); the labels,
+// and the truth handed back, include it. At s = 1.5 logistic regression
+// falls well short of the true model (criteo_logs_test, 300 values a
+// column: 0.733 against the true 0.860; without the term 0.773 against
+// 0.807); at 0, the default, the logs are those without the term.
 
 #include <cstdint>
 #include <string>
@@ -38,6 +52,8 @@ struct CriteoLogsOptions {
   bool test_split = false;
   int64_t vocabulary_per_field = 1000;
   double zipf_exponent = 1.1;
+  // The strength of the interaction term (above); 0 for none, >= 0.
+  double interaction = 0;
 };
 
 // Each example's true click probability and its label (0 or 1), in order.
@@ -49,7 +65,8 @@ struct CriteoLogsTruth {
 // Writes the examples to `path` (gzip-compressed when it ends in ".gz"),
 // and what the true model says of them to *truth when not null.
 // InvalidArgument: num_examples or vocabulary_per_field < 1, an exponent
-// <= 1, a vocabulary over 10^7. Errors: the Env's, naming the file.
+// <= 1, a vocabulary over 10^7, an interaction below 0 or not finite.
+// Errors: the Env's, naming the file.
 absl::Status WriteCriteoLogs(Env& env, const std::string& path, const CriteoLogsOptions& options,
                              CriteoLogsTruth* truth = nullptr);
 

@@ -16,7 +16,14 @@ namespace pstrain {
 // id is f * vocabulary + r, with the rank r Zipf-distributed
 // (P(r) proportional to 1 / (r + 1)^exponent). The true model gives every id
 // a weight drawn from N(0, 0.5^2) and has bias -1; an example's label is 1
-// with probability sigmoid(bias + sum of its ids' weights).
+// with probability sigmoid(bias + sum of its ids' weights + sum of its dense
+// features times theirs).
+//
+// With dense_features d > 0 each example also has d dense features, each
+// drawn from N(0, 1), and the true model a weight for each from
+// N(0, 0.5^2) (info().dense_dim == d): a model that reads ids and dense
+// features together has both to learn. The ids, and the weights of ids,
+// are those of the same spec without dense features; the labels are not.
 //
 // Examples are generated on demand, each from (seed, split, index) alone, so any
 // range of them is reproducible without storing the data set. Immutable;
@@ -29,7 +36,8 @@ class SyntheticClicks : public ExampleSource {
   // `spec` filled (FillDataDefaults) and valid (ValidateDataSpec: sizes
   // > 0, an exponent > 1, as Zipf needs): OpenExampleSource does both.
   // InvalidArgument: a spec not filled (a size of 0, an exponent not above
-  // 1), or a vocabulary too large to tabulate (over 10^7 ids per field).
+  // 1), a vocabulary too large to tabulate (over 10^7 ids per field), or
+  // dense_features outside [0, 100000].
   // `test`: the test split, other examples of the same true model.
   static absl::StatusOr<std::unique_ptr<SyntheticClicks>> Create(const SyntheticClicksSource& spec,
                                                                  bool test = false);
@@ -37,8 +45,10 @@ class SyntheticClicks : public ExampleSource {
   const DatasetInfo& info() const override { return info_; }
   absl::Status Fill(absl::Span<const int64_t> indices, ExampleBatch* batch) const override;
 
-  // The true model: a weight per id (num_fields * vocabulary) and the bias.
+  // The true model: a weight per id (num_fields * vocabulary), a weight per
+  // dense feature (dense_features; empty without) and the bias.
   const std::vector<float>& true_weights() const { return true_weights_; }
+  const std::vector<float>& true_dense_weights() const { return true_dense_weights_; }
   float true_bias() const { return kTrueBias; }
 
  private:
@@ -49,6 +59,7 @@ class SyntheticClicks : public ExampleSource {
   int64_t vocabulary_ = 0;
   std::vector<double> rank_cdf_;  // P(rank <= r)
   std::vector<float> true_weights_;
+  std::vector<float> true_dense_weights_;
 };
 
 }  // namespace pstrain

@@ -102,6 +102,81 @@ TEST(SyntheticClicksTest, TheTestSplitHasOtherExamplesOfTheSameTrueModel) {
   EXPECT_LT(same, 100);
 }
 
+TEST(SyntheticClicksTest, DenseFeaturesCarryTheirOwnTrueWeights) {
+  SyntheticClicksSource spec;
+  spec.set_num_examples(40000);
+  spec.set_num_fields(3);
+  spec.set_vocabulary_per_field(50);
+  spec.set_seed(5);
+  auto plain = SyntheticClicks::Create(Filled(spec));
+  spec.set_dense_features(4);
+  auto dense = SyntheticClicks::Create(Filled(spec));
+  auto again = SyntheticClicks::Create(Filled(spec));
+  ASSERT_TRUE(plain.ok() && dense.ok() && again.ok());
+  EXPECT_EQ((*plain)->info().dense_dim, 0);
+  EXPECT_EQ((*dense)->info().dense_dim, 4);
+  EXPECT_EQ((*dense)->info().num_fields, 3);
+  ASSERT_EQ((*dense)->true_dense_weights().size(), 4u);
+  EXPECT_TRUE((*plain)->true_dense_weights().empty());
+  EXPECT_EQ((*dense)->true_weights(), (*plain)->true_weights());
+
+  std::vector<int64_t> all(40000);
+  std::iota(all.begin(), all.end(), 0);
+  ExampleBatch with, without, twice;
+  ASSERT_TRUE((*dense)->Fill(all, &with).ok());
+  ASSERT_TRUE((*plain)->Fill(all, &without).ok());
+  ASSERT_TRUE((*again)->Fill(all, &twice).ok());
+  EXPECT_EQ(without.dense_dim(), 0);
+  ASSERT_EQ(with.dense_dim(), 4);
+  ASSERT_EQ(with.dense.shape(), Shape({40000, 4}));
+  // The ids are those without dense features; the seed fixes everything.
+  EXPECT_EQ(with.sparse_ids, without.sparse_ids);
+  EXPECT_EQ(with.labels, twice.labels);
+  const float* x = with.dense.data<float>();
+  EXPECT_TRUE(std::equal(x, x + 160000, twice.dense.data<float>()));
+
+  // Standard normal features, and labels that follow the whole true model.
+  double sum = 0, squares = 0, expected = 0, observed = 0;
+  for (int64_t i = 0; i < 40000; ++i) {
+    double logit = (*dense)->true_bias();
+    for (int f = 0; f < 3; ++f) logit += (*dense)->true_weights()[with.sparse_ids[i * 3 + f]];
+    for (int j = 0; j < 4; ++j) {
+      sum += x[i * 4 + j];
+      squares += x[i * 4 + j] * x[i * 4 + j];
+      logit += (*dense)->true_dense_weights()[j] * x[i * 4 + j];
+    }
+    expected += 1 / (1 + std::exp(-logit));
+    observed += with.labels[i];
+  }
+  EXPECT_NEAR(sum / 160000, 0, 0.01);
+  EXPECT_NEAR(squares / 160000, 1, 0.02);
+  EXPECT_NEAR(observed / 40000, expected / 40000, 0.01);
+
+  // Random access, dense features included.
+  ExampleBatch one;
+  ASSERT_TRUE((*dense)->Fill({31337}, &one).ok());
+  EXPECT_TRUE(std::equal(one.dense.data<float>(), one.dense.data<float>() + 4, x + 31337 * 4));
+  EXPECT_EQ(one.labels[0], with.labels[31337]);
+
+  // The test split: other features, the same true model.
+  auto test = SyntheticClicks::Create(Filled(spec), /*test=*/true);
+  ASSERT_TRUE(test.ok());
+  EXPECT_EQ((*test)->true_dense_weights(), (*dense)->true_dense_weights());
+  ExampleBatch test_one;
+  ASSERT_TRUE((*test)->Fill({31337}, &test_one).ok());
+  EXPECT_NE(test_one.dense.data<float>()[0], one.dense.data<float>()[0]);
+}
+
+// The generator refuses what the validation refuses, for a caller that
+// skips it.
+TEST(SyntheticClicksTest, RefusesNegativeDenseFeatures) {
+  SyntheticClicksSource spec;
+  spec.set_dense_features(-1);
+  const auto source = SyntheticClicks::Create(Filled(spec));
+  EXPECT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(source.status().message().find("dense_features"), std::string::npos);
+}
+
 // Out-of-range fields are refused by OpenExampleSource (data_source_test).
 TEST(SyntheticClicksTest, RefusesAVocabularyTooLargeToTabulate) {
   SyntheticClicksSource spec;

@@ -19,6 +19,20 @@ file, as graphs over 2 GB are kept (its reference is elementwise's).
 A model over categorical ids (clicks) takes an int64 input; its reference
 holds the ids as floats (exact below 2^24).
 
+Models of several inputs (dlrm, multi_hot) write each input as a record
+named input/<graph input name> instead of x (ids, again, as floats), and
+y, r and grad/<name> as the others. Their fixtures: dlrm, a small DLRM
+(dense features and one id per field); multi_hot, bags of several ids per
+example as PyTorch users write them with nn.Embedding (a weighted sum, a
+mean over the real ids, a plain mean); embedding_bag, nn.EmbeddingBag
+(exported as a Loop), exported only (no reference), for the loader's
+refusal. And, alone: ../../../../examples/onnx/dlrm.onnx (the fixture
+name example_dlrm), the same DLRM at the sizes of the reference Criteo
+Kaggle model, exported only.
+
+Each of these new fixtures seeds PyTorch's generator itself, so that it can
+be remade alone; the fixtures before them share one stream, in order.
+
 The reference holds the input x, the output y, a fixed random r, and the
 gradients of L = sum(y * r) with respect to every parameter (grad/<name>,
 named as the ONNX initializer) and to y (which is r). A test feeds r as
@@ -29,17 +43,28 @@ Format: records until the end of the file, each
   float32 values (little-endian, row-major).
 
 Run from anywhere: /usr/bin/python3 common/model/onnx/testdata/make_fixtures.py
-(the tests need no PyTorch; the files are committed).
+[NAME...] (the tests need no PyTorch; the files are committed). With names,
+only those fixtures are written (the others of the shared stream are drawn,
+not written, so that the named ones come out as in a whole run); without,
+all of them. A rerun writes the same bytes.
 """
 
 import os
 import struct
+import sys
 
 import onnx
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, '..', '..', '..', '..', 'examples', 'onnx')
 BATCH = 5
+# The fixtures to write (names), or None for all.
+SELECTED = None
+
+
+def selected(name):
+    return SELECTED is None or name in SELECTED
 
 
 class Mlp(torch.nn.Module):
@@ -178,6 +203,8 @@ def write_reference(path, tensors):
 
 
 def export(name, model, x, outputs=('y',)):
+    if not selected(name):
+        return
     axes = {output: {0: 'batch'} for output in ('x',) + tuple(outputs)}
     torch.onnx.export(model, x, os.path.join(HERE, name + '.onnx'),
                       input_names=['x'], output_names=list(outputs), dynamic_axes=axes)
@@ -199,7 +226,8 @@ def make(name, model, example_shape, outputs=('y',), x=None):
     tensors = [('x', x), ('y', y), ('r', r)]
     for param_name, param in model.named_parameters():
         tensors.append(('grad/' + param_name, param.grad))
-    write_reference(os.path.join(HERE, name + '.reference'), tensors)
+    if selected(name):
+        write_reference(os.path.join(HERE, name + '.reference'), tensors)
 
 
 class TwoOutputs(torch.nn.Module):
@@ -243,7 +271,193 @@ def save_with_external_data(name, source):
                     location=data, size_threshold=0)
 
 
+class Dlrm(torch.nn.Module):
+    """DLRM as its reference implementation defines it: a bottom MLP over
+    the dense features (ReLU after every layer), one embedding table per
+    categorical field, the dot products of every pair among the bottom
+    MLP's output and the fields' rows, and a top MLP over [bottom output,
+    dot products] that gives one click logit.
+
+    Field k's row is self.tables[k](ids[:, k]): the export selects the
+    field with a Gather along axis 1 of a constant index, then Gathers the
+    table. The dot products: T = stack([x] + rows) [batch, F + 1, dim],
+    Z = T T^T, flattened to [batch, (F + 1)^2], and the strict lower
+    triangle selected with index_select of a constant index (a Gather along
+    axis 1, not advanced indexing, which exports as a GatherND of computed
+    indices).
+
+    `table_std`: the tables' initial rows from N(0, table_std^2), when not
+    PyTorch's N(0, 1). The reference sizes (example_dlrm) start them small:
+    a job reads the tables as dynamic ones, rows made for each id it sees
+    from the distribution of the file's rows, and dot products of rows of
+    std 1 and dimension 16 would swamp the top MLP's input at the start (a
+    variance of 16 each), where small ones let it learn the bottom MLP and
+    the rows first, as DLRM's own uniform(+-1/sqrt(rows)) start does for
+    large tables."""
+
+    def __init__(self, dense=13, fields=4, rows=10, dim=4, bottom=(8, 4), top=(8,),
+                 table_std=None):
+        super().__init__()
+        assert bottom[-1] == dim, 'the bottom MLP ends at the embedding dim'
+        layers = []
+        width = dense
+        for units in bottom:
+            layers += [torch.nn.Linear(width, units), torch.nn.ReLU()]
+            width = units
+        self.bottom = torch.nn.Sequential(*layers)
+        self.tables = torch.nn.ModuleList(
+            [torch.nn.Embedding(rows, dim) for _ in range(fields)])
+        if table_std is not None:
+            for table in self.tables:
+                torch.nn.init.normal_(table.weight, std=table_std)
+        n = fields + 1
+        self.tri = [i * n + j for i in range(n) for j in range(i)]
+        layers = []
+        width = dim + len(self.tri)
+        for units in top:
+            layers += [torch.nn.Linear(width, units), torch.nn.ReLU()]
+            width = units
+        layers.append(torch.nn.Linear(width, 1))
+        self.top = torch.nn.Sequential(*layers)
+
+    def forward(self, dense_x, ids):
+        x = self.bottom(dense_x)
+        rows = [self.tables[k](ids[:, k]) for k in range(len(self.tables))]
+        t = torch.stack([x] + rows, dim=1)
+        z = torch.bmm(t, t.transpose(1, 2)).flatten(1)
+        tri = torch.tensor(self.tri, dtype=torch.int64)
+        zi = torch.index_select(z, 1, tri)
+        return self.top(torch.cat([x, zi], dim=1))
+
+
+class MultiHot(torch.nn.Module):
+    """Bags of ids, 5 a example, as PyTorch users write them with
+    nn.Embedding: a weighted sum over table a, a mean over the real ids of
+    table b (the weighted sum divided by the count), and a plain mean over
+    a (for bags of a fixed length), beside the dense features, through a
+    linear layer to one logit. Weights are 1 for a real id and 0 for the
+    padding (the example's own last id, repeated)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Embedding(20, 4)
+        self.b = torch.nn.Embedding(20, 4)
+        self.out = torch.nn.Linear(3 + 3 * 4, 1)
+
+    def forward(self, dense_x, ids, weights, counts):
+        w = weights.unsqueeze(-1)
+        weighted_sum = (self.a(ids) * w).sum(1)
+        mean = (self.b(ids) * w).sum(1) / counts
+        plain_mean = self.a(ids).mean(1)
+        return self.out(torch.cat([dense_x, weighted_sum, mean, plain_mean], dim=1))
+
+    @staticmethod
+    def example_inputs():
+        lengths = [5, 3, 1, 4, 2]
+        ids = torch.randint(0, 20, (len(lengths), 5))
+        weights = torch.zeros(len(lengths), 5)
+        for i, length in enumerate(lengths):
+            ids[i, length:] = ids[i, length - 1]
+            weights[i, :length] = 1
+        counts = torch.tensor(lengths, dtype=torch.float32).unsqueeze(1)
+        return torch.randn(len(lengths), 3), ids, weights, counts
+
+
+class EmbeddingBagClicks(torch.nn.Module):
+    """nn.EmbeddingBag (sum) over ids in one flat list and each bag's offset
+    into it, then one logit."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(20, 4, mode='sum')
+        self.out = torch.nn.Linear(4, 1)
+
+    def forward(self, ids, offsets):
+        return self.out(self.bag(ids, offsets))
+
+
+def export_inputs(path, model, inputs, names, axes):
+    torch.onnx.export(model, tuple(inputs), path, input_names=list(names),
+                      output_names=['y'], dynamic_axes=axes)
+
+
+def make_inputs(name, seed, model_fn, inputs_fn):
+    """A fixture of several inputs, its reference's inputs named
+    input/<name>; the generator seeded with `seed` first."""
+    if not selected(name):
+        return
+    torch.manual_seed(seed)
+    model = model_fn().eval()
+    inputs = inputs_fn()  # [(graph input name, tensor)]
+    names = [n for n, _ in inputs]
+    values = [v for _, v in inputs]
+    axes = {n: {0: 'batch'} for n in names + ['y']}
+    export_inputs(os.path.join(HERE, name + '.onnx'), model, values, names, axes)
+    y = model(*values)
+    r = torch.randn(y.shape)
+    model.zero_grad()
+    (y * r).sum().backward()
+    tensors = [('input/' + n, v) for n, v in inputs] + [('y', y), ('r', r)]
+    for param_name, param in model.named_parameters():
+        tensors.append(('grad/' + param_name, param.grad))
+    write_reference(os.path.join(HERE, name + '.reference'), tensors)
+
+
+def make_dlrm():
+    make_inputs('dlrm', 41, Dlrm, lambda: [('dense_x', torch.randn(BATCH, 13)),
+                                           ('ids', torch.randint(0, 10, (BATCH, 4)))])
+
+
+def make_multi_hot():
+    def inputs():
+        dense_x, ids, weights, counts = MultiHot.example_inputs()
+        return [('dense_x', dense_x), ('ids', ids), ('weights', weights), ('counts', counts)]
+    make_inputs('multi_hot', 42, MultiHot, inputs)
+
+
+def make_embedding_bag():
+    if not selected('embedding_bag'):
+        return
+    torch.manual_seed(43)
+    ids = torch.tensor([1, 7, 3, 19, 4, 4])
+    offsets = torch.tensor([0, 2, 5])
+    export_inputs(os.path.join(HERE, 'embedding_bag.onnx'), EmbeddingBagClicks().eval(),
+                  [ids, offsets], ['ids', 'offsets'],
+                  {'ids': {0: 'ids'}, 'offsets': {0: 'batch'}, 'y': {0: 'batch'}})
+
+
+def make_example_dlrm():
+    """examples/onnx/dlrm.onnx: 13 dense features, 26 fields, rows of 16,
+    bottom MLP 13-512-256-64-16, top MLP 512-256-1, as the reference DLRM
+    for Criteo's Kaggle data; tables of 4 rows (a job makes them dynamic)."""
+    if not selected('example_dlrm'):
+        return
+    torch.manual_seed(44)
+    model = Dlrm(dense=13, fields=26, rows=4, dim=16, bottom=(512, 256, 64, 16),
+                 top=(512, 256), table_std=0.05).eval()
+    export_inputs(os.path.join(EXAMPLES, 'dlrm.onnx'), model,
+                  [torch.randn(2, 13), torch.randint(0, 4, (2, 26))], ['dense_x', 'ids'],
+                  {'dense_x': {0: 'batch'}, 'ids': {0: 'batch'}, 'y': {0: 'batch'}})
+
+
+NEW_FIXTURES = {
+    'dlrm': make_dlrm,
+    'multi_hot': make_multi_hot,
+    'embedding_bag': make_embedding_bag,
+    'example_dlrm': make_example_dlrm,
+}
+OLD_FIXTURES = ['mlp', 'elementwise', 'cnn', 'spatial', 'relu_mlp', 'two_outputs', 'clicks',
+                'tiny_clicks', 'elementwise_external']
+
+
 def main():
+    global SELECTED
+    if len(sys.argv) > 1:
+        SELECTED = set(sys.argv[1:])
+        unknown = SELECTED - set(OLD_FIXTURES) - set(NEW_FIXTURES)
+        if unknown:
+            sys.exit('make_fixtures.py: no fixture named %s; the fixtures: %s' % (
+                ', '.join(sorted(unknown)), ', '.join(OLD_FIXTURES + list(NEW_FIXTURES))))
     torch.manual_seed(20261126)
     make('mlp', Mlp(), [784])
     make('elementwise', ElementwiseNet(), [12])
@@ -253,7 +467,10 @@ def main():
     make('two_outputs', TwoOutputs(), [8], outputs=('y', 'features'))
     make('clicks', Clicks(), None, x=Clicks.example_ids(BATCH))
     export('tiny_clicks', TinyClicks().eval(), torch.tensor([[1, 7]]))
-    save_with_external_data('elementwise_external', 'elementwise')
+    if selected('elementwise_external'):
+        save_with_external_data('elementwise_external', 'elementwise')
+    for make_fixture in NEW_FIXTURES.values():
+        make_fixture()
 
 
 if __name__ == '__main__':

@@ -21,7 +21,9 @@ struct PyTorchTensor {
 };
 
 // The records of a .reference file by name (format in make_fixtures.py):
-// x, y, r and grad/<initializer>. Fails the test when the file is missing.
+// x, y, r and grad/<initializer>; a graph of several inputs has, instead of
+// x, one record input/<graph input name> for each (int64 ids as floats,
+// exact below 2^24). Fails the test when the file is missing.
 std::map<std::string, PyTorchTensor> ReadPyTorchReference(const std::string& path);
 
 // Every got[i] within `tolerance` of want[i], absolute or relative; the
