@@ -50,6 +50,8 @@ constexpr char kTanhNetPlugin[] = "examples/plugin_model/libtanh_net_model.so";
 constexpr char kPyTorchMlp[] = "common/model/onnx/testdata/mlp.onnx";
 // A PyTorch click model over ids, its nn.Embedding a table of 8000 rows.
 constexpr char kPyTorchClicks[] = "common/model/onnx/testdata/clicks.onnx";
+// A DLRM at Criteo's sizes: inputs dense_x [batch, 13] and ids [batch, 26].
+constexpr char kPyTorchDlrm[] = "examples/onnx/dlrm.onnx";
 
 // Click logs with 8 fields of 500 ids each: their test split holds ids the
 // training split never shows, which a dynamic table serves as zero rows.
@@ -121,6 +123,9 @@ struct ServingCase {
   // A Node script of examples/ that serves the export on the Fashion-MNIST
   // test set and prints its accuracy.
   std::string serving_example;
+  // An imported graph of several inputs keeps its own: each of its inputs
+  // and the feed of OnnxInputs it takes ("dense", "sparse_ids").
+  std::map<std::string, std::string> graph_inputs;
 };
 
 std::string FashionMnistTrain() {
@@ -172,6 +177,13 @@ std::vector<ServingCase> Cases() {
       {"wide_and_deep_criteo", "wide_and_deep { embedding { dim: 8 } }",
        absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"), adagrad, 300,
        TestInput::kCriteo},
+      // PyTorch's DLRM, its tables dynamic: the export keeps its inputs.
+      {"onnx_import_pytorch_dlrm_criteo",
+       absl::StrCat("onnx { path: \"", kPyTorchDlrm,
+                    "\" dynamic_tables { initializer: \"tables.*.weight\" } }"),
+       absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"), adam, 200,
+       TestInput::kCriteo, OnnxExportOptions().max_inline_bytes, "",
+       {{"dense_x", "dense"}, {"ids", "sparse_ids"}}},
   };
 }
 
@@ -316,7 +328,13 @@ TEST_P(ServingParityTest, OnnxRuntimeGivesPstrainPredictsResults) {
   }
 
   // ONNX Runtime's side.
-  auto outputs = RunInOnnxRuntime(JoinPath(dir, kExportOnnxFileName), OnnxInputs(batch));
+  std::map<std::string, OnnxTensor> feeds = OnnxInputs(batch);
+  if (!c.graph_inputs.empty()) {
+    std::map<std::string, OnnxTensor> renamed;
+    for (const auto& [name, feed] : c.graph_inputs) renamed[name] = feeds.at(feed);
+    feeds = std::move(renamed);
+  }
+  auto outputs = RunInOnnxRuntime(JoinPath(dir, kExportOnnxFileName), feeds);
   ASSERT_TRUE(outputs.ok()) << outputs.status();
   const OnnxTensor& served = outputs->at("predictions");
   ASSERT_EQ(served.dims, (std::vector<int64_t>{batch.size, (*model)->prediction_width()}));
