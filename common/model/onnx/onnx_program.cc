@@ -25,6 +25,7 @@ struct LoadedGraph {
   std::vector<std::string> names;    // by value index
   std::vector<OnnxValue> constants;  // by value index; known ones filled
   std::vector<int> parameters;       // value index of each initializer
+  int64_t opset = 0;                 // of the default domain
   int input = -1;
   bool input_is_ids = false;        // int64 ids rather than float features
   std::vector<int64_t> input_dims;  // after the batch
@@ -62,8 +63,9 @@ absl::Status Refuse(const std::string& origin, const OnnxNode& node, const std::
   return Refuse(origin, absl::StrCat("node ", node.name, " (", node.op, "): ", why));
 }
 
-absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origin) {
-  bool found = false;
+// The opset of the default domain the model imports.
+absl::StatusOr<int64_t> CheckOpsets(const onnx::ModelProto& model, const std::string& origin) {
+  int64_t found = 0;
   for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
     if (!opset.domain().empty() && opset.domain() != "ai.onnx") {
       return Refuse(origin, absl::StrCat("imports the operator domain ", opset.domain(),
@@ -73,10 +75,10 @@ absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origi
       return Refuse(origin, absl::StrCat("opset ", opset.version(), " is outside the supported [",
                                          kMinOnnxOpset, ", ", kMaxOnnxOpset, "]"));
     }
-    found = true;
+    found = opset.version();
   }
-  if (!found) return Refuse(origin, "imports no opset: not an ONNX model");
-  return absl::OkStatus();
+  if (found == 0) return Refuse(origin, "imports no opset: not an ONNX model");
+  return found;
 }
 
 // Builds `graph` from the proto's nodes, inputs, outputs and initializers.
@@ -111,6 +113,9 @@ class GraphBuilder {
   // Copies the node's attributes of the types the kernels read.
   absl::Status TakeAttributes(const onnx::NodeProto& proto, OnnxNode& node) const;
   absl::Status FindTables(std::vector<OnnxInitializer>& initializers);
+  // Marks the initializers read only as a BatchNormalization's mean or
+  // variance as statistics (OnnxInitializer::trainable).
+  void FindStatistics(std::vector<OnnxInitializer>& initializers) const;
 
   const std::string origin_;
   const std::string data_folder_;
@@ -195,12 +200,6 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
   }
   if (proto.output_size() < 1 || proto.output(0).empty()) return refuse("has no output");
   if (node.op == "Constant") return AddConstant(proto, node);
-  if (node.op == "BatchNormalization") {
-    return refuse(
-        "its running mean and variance are statistics, not gradients, and pstrain does not "
-        "keep them on the parameter servers; export the model in eval mode so that PyTorch "
-        "folds a normalization that follows a Conv into its weights, or leave it out");
-  }
   const OnnxKernel* kernel = FindOnnxKernel(node.op);
   if (kernel == nullptr) {
     return refuse(absl::StrCat(
@@ -345,6 +344,20 @@ absl::Status GraphBuilder::FindTables(std::vector<OnnxInitializer>& initializers
   return absl::OkStatus();
 }
 
+void GraphBuilder::FindStatistics(std::vector<OnnxInitializer>& initializers) const {
+  for (size_t p = 0; p < initializers.size(); ++p) {
+    bool read = false, statistic = true;
+    for (const OnnxNode& node : graph_->nodes) {
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (node.inputs[i] != graph_->parameters[p]) continue;
+        read = true;
+        statistic = statistic && node.op == "BatchNormalization" && (i == 3 || i == 4);
+      }
+    }
+    initializers[p].trainable = !(read && statistic);
+  }
+}
+
 absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::string& output,
                                  LoadedGraph* graph, std::vector<OnnxInitializer>* initializers) {
   graph_ = graph;
@@ -399,6 +412,7 @@ absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::strin
   *initializers = std::move(trained);
   graph_->parameters = std::move(parameters);
   graph_->table_rows = std::move(table_rows);
+  FindStatistics(*initializers);
   return absl::OkStatus();
 }
 
@@ -427,9 +441,10 @@ absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::FromModel(const onnx::
                                                                     const std::string& origin,
                                                                     const std::string& data_folder,
                                                                     const std::string& output) {
-  RETURN_IF_ERROR(CheckOpsets(model, origin));
+  ASSIGN_OR_RETURN(const int64_t opset, CheckOpsets(model, origin));
   std::unique_ptr<OnnxProgram> program(new OnnxProgram());
   program->graph_ = std::make_unique<LoadedGraph>();
+  program->graph_->opset = opset;
   GraphBuilder builder(origin, data_folder);
   RETURN_IF_ERROR(
       builder.Build(model.graph(), output, program->graph_.get(), &program->initializers_));
@@ -600,10 +615,15 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
     }
   }
   // The parameters' gradients accumulate in the buffers they are returned
-  // in; a table's, in the rows the Forward read (bound to them still).
+  // in; a table's, in the rows the Forward read (bound to them still). A
+  // statistic takes none.
   for (size_t p = 0; p < initializers_.size(); ++p) {
     const OnnxInitializer& init = initializers_[p];
     OnnxValue& value = values[graph_->parameters[p]];
+    if (!init.trainable) {
+      ASSIGN_OR_RETURN(value.borrowed_values, parameters.Dense(init.name, Shape(init.dims)));
+      continue;
+    }
     if (init.embedding_table) {
       ASSIGN_OR_RETURN(const EmbeddingRows* rows, parameters.Rows(init.name, init.dims[1]));
       ASSIGN_OR_RETURN(value.borrowed_grad,
@@ -628,6 +648,7 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
 
 std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) const {
   const LoadedGraph& loaded = *graph_;
+  graph.RequireOpset(loaded.opset);
   std::vector<std::string> names(loaded.names.size());
   for (size_t p = 0; p < initializers_.size(); ++p) {
     if (!initializers_[p].embedding_table) {
@@ -662,10 +683,11 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
       names[node.outputs[0]] = graph.EmbeddingRows(init.name, names[loaded.input]);
       continue;
     }
+    // An optional input left out before one given stays as "" (Pad's
+    // constant_value before its axes); those left out last are dropped.
     std::vector<std::string> inputs;
-    for (int in : node.inputs) {
-      if (in >= 0) inputs.push_back(name_of(in));
-    }
+    for (int in : node.inputs) inputs.push_back(in >= 0 ? name_of(in) : "");
+    while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
     std::vector<OnnxAttribute> attributes;
     for (const auto& [key, value] : node.int_attributes) {
       attributes.push_back(OnnxAttribute::Int(key, value));

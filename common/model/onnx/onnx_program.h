@@ -1,7 +1,7 @@
 #ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_PROGRAM_H_
 #define PSTRAIN_COMMON_MODEL_ONNX_ONNX_PROGRAM_H_
 
-// A feed-forward ONNX graph (opset 13 to 17) as pstrain runs it: its float
+// A feed-forward ONNX graph (opset 13 to 21) as pstrain runs it: its float
 // initializers are the variables, and each node has a forward and a
 // backward pass. What torch.onnx.export writes at its defaults loads as it
 // is: shape arithmetic (Shape, Gather, Unsqueeze, Concat, Constant feeding
@@ -42,7 +42,7 @@ struct Plan;
 
 // The opsets of the default domain that load.
 inline constexpr int64_t kMinOnnxOpset = 13;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+inline constexpr int64_t kMaxOnnxOpset = 21;
 
 // A float initializer: one variable of the imported model. Its values stay
 // in the file (ReadOnnxInitializer): whoever creates the variables reads
@@ -54,6 +54,10 @@ struct OnnxInitializer {
   // dim], passed to Forward as the rows a batch reads
   // (ParameterView::Rows) and differentiated as those rows.
   bool embedding_table = false;
+  // False for a statistic rather than a weight: an initializer read only
+  // as a BatchNormalization's mean or variance, which the model keeps as
+  // the file holds it (no gradient, no optimizer update).
+  bool trainable = true;
 };
 
 class OnnxProgram {
@@ -62,7 +66,7 @@ class OnnxProgram {
   // `output` (empty: its only output; the nodes that only other outputs
   // need do not run). InvalidArgument naming the file and, where one is at
   // fault, the node, its op and the reason: a file that is not an ONNX
-  // model (truncated, garbled), an opset outside [13, 17] or another
+  // model (truncated, garbled), an opset outside [13, 21] or another
   // domain, an unsupported op, external data that cannot be read or lies
   // outside the file's folder (onnx_external_data.h), a graph without exactly one
   // input, float [batch, ...] or int64 ids [batch, fields], the ids read by
@@ -119,7 +123,9 @@ class OnnxProgram {
   // `graph` (common/model/onnx_graph.h): its initializers as the model's
   // variables (a table's Gathers as OnnxGraph::EmbeddingRows), its input
   // read from `input` [batch, input_width] (reshaped to the input's dims;
-  // int64 for ids). Returns the output, reshaped to [batch, output_width].
+  // int64 for ids), at the graph's opset when above the interface's 17
+  // (OnnxGraph::RequireOpset), so that nodes in the forms of opsets 18 to
+  // 21 stay valid. Returns the output, reshaped to [batch, output_width].
   std::string Describe(OnnxGraph& graph, const std::string& input) const;
 
  private:

@@ -300,18 +300,55 @@ void BackwardTranspose(const OnnxNode& node, Values& values) {
 
 // ------------------------------------------------------------------- pad --
 
+// Pad's pads for every dim of its input (ONNX's order: every begin, then
+// every end). From opset 18 an optional `axes` input names the dims the
+// pads are for; the others are not padded.
+absl::StatusOr<std::vector<int64_t>> PadsOf(const OnnxNode& node, const Values& values) {
+  const OnnxValue& x = values[node.inputs[0]];
+  const OnnxValue& pads = values[node.inputs[1]];
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> axes(rank);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (HasInput(node, 3)) {
+    const OnnxValue& given = values[node.inputs[3]];
+    if (!given.is_int64 || !given.known) {
+      return Refuse(node, "its axes are not known int64 values");
+    }
+    axes = given.ints;
+    for (int64_t& axis : axes) {
+      if (axis < -rank || axis >= rank) {
+        return Refuse(node, absl::StrCat("axes ", DimsText(given.ints), " name a dim outside ",
+                                         DimsText(x.dims)));
+      }
+      if (axis < 0) axis += rank;
+    }
+  }
+  const int64_t n = static_cast<int64_t>(axes.size());
+  if (!pads.is_int64 || !pads.known || static_cast<int64_t>(pads.ints.size()) != 2 * n) {
+    return Refuse(node, absl::StrCat("its pads are not known int64 [", 2 * n, "] for ", n,
+                                     " axes of an input of rank ", rank));
+  }
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (int64_t i = 0; i < n; ++i) {
+    if (seen[axes[i]]) return Refuse(node, absl::StrCat("axes name dim ", axes[i], " twice"));
+    seen[axes[i]] = true;
+    full[axes[i]] = pads.ints[i];
+    full[rank + axes[i]] = pads.ints[n + i];
+  }
+  return full;
+}
+
 absl::Status PlanPad(const OnnxNode& node, Values& values) {
   const OnnxValue& x = In(node, values, 0);
-  const OnnxValue& pads = In(node, values, 1);
   const size_t rank = x.dims.size();
+  // Opset 19's edge and wrap modes, like reflect, are refused here.
   if (node.StringAttribute("mode", "constant") != "constant") {
     return Refuse(node, absl::StrCat("mode ", node.StringAttribute("mode", ""),
                                      " is not supported; constant is"));
   }
-  if (x.is_int64 || !pads.is_int64 || !pads.known || pads.ints.size() != 2 * rank) {
-    return Refuse(node, absl::StrCat("its pads are not known int64 [", 2 * rank,
-                                     "] for a float input of rank ", rank));
-  }
+  if (x.is_int64) return Refuse(node, "pads an int64 input; float inputs are supported");
+  ASSIGN_OR_RETURN(const std::vector<int64_t> pads, PadsOf(node, values));
   if (HasInput(node, 2)) {
     const OnnxValue& constant = In(node, values, 2);
     if (!constant.known || constant.is_int64 || constant.floats.size() != 1) {
@@ -320,9 +357,9 @@ absl::Status PlanPad(const OnnxNode& node, Values& values) {
   }
   std::vector<int64_t> dims = x.dims;
   for (size_t axis = 0; axis < rank; ++axis) {
-    const int64_t begin = pads.ints[axis], end = pads.ints[rank + axis];
+    const int64_t begin = pads[axis], end = pads[rank + axis];
     if (begin < 0 || end < 0 || begin > kMaxOnnxValueElements || end > kMaxOnnxValueElements) {
-      return Refuse(node, absl::StrCat("pads ", DimsText(pads.ints),
+      return Refuse(node, absl::StrCat("pads ", DimsText(In(node, values, 1).ints),
                                        ": only pads from 0 up are supported (no cropping)"));
     }
     dims[axis] += begin + end;
@@ -348,7 +385,7 @@ void ForwardPad(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const float constant = HasInput(node, 2) ? In(node, values, 2).floats[0] : 0.0f;
   std::fill(y.floats.begin(), y.floats.end(), constant);
   const float* from = x.data();
-  ForEachPadded(x, In(node, values, 1).ints, y,
+  ForEachPadded(x, *PadsOf(node, values), y,  // checked by the plan
                 [&](int64_t in, int64_t out) { y.floats[out] = from[in]; });
 }
 
@@ -357,7 +394,7 @@ void BackwardPad(const OnnxNode& node, Values& values) {
   if (!x.takes_grad()) return;
   const OnnxValue& y = Out(node, values);
   float* dx = x.grad_data();
-  ForEachPadded(x, In(node, values, 1).ints, y,
+  ForEachPadded(x, *PadsOf(node, values), y,  // checked by the plan
                 [&](int64_t in, int64_t out) { dx[in] += y.grad[out]; });
 }
 
@@ -371,7 +408,7 @@ void AddShapeKernels(std::map<std::string, OnnxKernel>& kernels) {
   kernels["Shape"] = {PlanShape, ForwardNothing, nullptr, 1, 1};
   kernels["Gather"] = {PlanGather, ForwardGather, BackwardGather, 2, 2};
   kernels["Transpose"] = {PlanTranspose, ForwardTranspose, BackwardTranspose, 1, 1};
-  kernels["Pad"] = {PlanPad, ForwardPad, BackwardPad, 2, 3};
+  kernels["Pad"] = {PlanPad, ForwardPad, BackwardPad, 2, 4};
 }
 
 }  // namespace onnx_internal
