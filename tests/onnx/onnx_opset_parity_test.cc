@@ -117,7 +117,8 @@ TEST_P(OpsetParityTest, ImportAndExportMatchOnnxRuntime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, OpsetParityTest,
-                         ::testing::Values("opset18", "opset19", "opset20", "opset21", "norms17"));
+                         ::testing::Values("opset18", "opset19", "opset20", "opset21", "norms17",
+                                           "reduce13", "reduce18"));
 
 }  // namespace
 }  // namespace pstrain

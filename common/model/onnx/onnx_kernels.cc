@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "common/model/onnx/onnx_kernel_support.h"
 #include "common/model/onnx/onnx_norm_kernels.h"
+#include "common/model/onnx/onnx_reduce_kernels.h"
 #include "common/model/onnx/onnx_shape_kernels.h"
 #include "common/model/onnx/onnx_spatial_kernels.h"
 #include "common/status/status_macros.h"
@@ -562,6 +563,7 @@ const std::map<std::string, OnnxKernel>& Kernels() {
     onnx_internal::AddShapeKernels(*kernels);
     onnx_internal::AddSpatialKernels(*kernels);
     onnx_internal::AddNormKernels(*kernels);
+    onnx_internal::AddReduceKernels(*kernels);
     return kernels;
   }();
   return *kernels;

@@ -77,6 +77,35 @@ absl::Status PlanUnsqueeze(const OnnxNode& node, Values& values) {
   return absl::OkStatus();
 }
 
+// Squeeze takes its axes as an input (opset 13 on). Without them it would
+// drop every dim of 1, the batch's too when a batch of one is planned, so
+// they are required.
+absl::Status PlanSqueeze(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  if (!HasInput(node, 1) || !In(node, values, 1).known || !In(node, values, 1).is_int64) {
+    return Refuse(node,
+                  "needs its axes as a constant int64 input; without them it would drop every "
+                  "dim of 1, the batch's too when it is 1");
+  }
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  std::vector<bool> dropped(rank, false);
+  for (int64_t axis : In(node, values, 1).ints) {
+    if (axis < -rank || axis >= rank) return Refuse(node, "axis out of range");
+    if (axis < 0) axis += rank;
+    if (x.dims[axis] != 1) {
+      return Refuse(
+          node, absl::StrCat("squeezes dim ", axis, " of ", DimsText(x.dims), ", which is not 1"));
+    }
+    dropped[axis] = true;
+  }
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!dropped[d]) dims.push_back(x.dims[d]);
+  }
+  Resize(Out(node, values), dims, x.is_int64);
+  return absl::OkStatus();
+}
+
 // ------------------------------------------------------- shape arithmetic --
 
 absl::Status PlanShape(const OnnxNode& node, Values& values) {
@@ -404,6 +433,7 @@ void AddShapeKernels(std::map<std::string, OnnxKernel>& kernels) {
   kernels["Flatten"] = {PlanFlatten, ForwardCopy, BackwardCopy, 1, 1};
   kernels["Reshape"] = {PlanReshape, ForwardCopy, BackwardCopy, 2, 2};
   kernels["Unsqueeze"] = {PlanUnsqueeze, ForwardCopy, BackwardCopy, 2, 2};
+  kernels["Squeeze"] = {PlanSqueeze, ForwardCopy, BackwardCopy, 1, 2};
   kernels["Concat"] = {PlanConcat, ForwardConcat, BackwardConcat, 1, kOnnxAnyNumberOfInputs};
   kernels["Shape"] = {PlanShape, ForwardNothing, nullptr, 1, 1};
   kernels["Gather"] = {PlanGather, ForwardGather, BackwardGather, 2, 2};

@@ -25,6 +25,13 @@ this script, NAME.onnx:
             compute from the batch, Transpose, Unsqueeze, Pad of two axes
             with its constant_value left out (an empty input before the
             axes), Flatten, LayerNormalization without B, MatMul, Identity.
+  reduce13  the reductions in opset 13's forms: ReduceSum's axes an input,
+            ReduceMean's, ReduceMax's and ReduceLogSumExp's an attribute;
+            Squeeze with its axes as an input.
+  reduce18  every reduction in opset 18's form, axes an input: ReduceMean,
+            ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
+            ReduceLogSum, ReduceLogSumExp, ReduceSum, and ReduceMax with
+            no axes and noop_with_empty_axes (it passes its input on).
   norms17   LayerNormalization (opset 17's op) with epsilon 1e-3, and
             BatchNormalization without training_mode, as PyTorch 1.13
             writes them in eval mode.
@@ -74,7 +81,7 @@ def save(name, opset, features, width, nodes, initializers):
     model = helper.make_model(graph, producer_name='make_opset_fixtures.py',
                               opset_imports=[helper.make_opsetid('', opset)])
     # The IR version of the ONNX release that introduced the opset.
-    model.ir_version = {17: 8, 18: 8, 19: 9, 20: 9, 21: 10}[opset]
+    model.ir_version = {13: 7, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10}[opset]
     save_model(model, os.path.join(HERE, name + '.onnx'))
 
 
@@ -173,6 +180,62 @@ def opset21():
     save('opset21', 21, 24, 3, nodes, initializers)
 
 
+def reduce13():
+    def reduce(op, out, **attributes):
+        return helper.make_node(op, ['r'], [out], name=out, **attributes)
+    nodes = [
+        helper.make_node('MatMul', ['x', 'w1'], ['h'], name='matmul'),
+        helper.make_node('Reshape', ['h', 'shape'], ['r'], name='reshape'),
+        helper.make_node('ReduceSum', ['r', 'axis1'], ['sum'], name='sum', keepdims=0),
+        reduce('ReduceMean', 'mean', axes=[2]),
+        helper.make_node('Squeeze', ['mean', 'axis2'], ['mean_2d'], name='squeeze'),
+        reduce('ReduceMax', 'max', axes=[1], keepdims=0),
+        reduce('ReduceLogSumExp', 'log_sum_exp', axes=[-1], keepdims=0),
+        helper.make_node('Concat', ['sum', 'mean_2d', 'max', 'log_sum_exp'], ['c'],
+                         name='concat', axis=1),
+        helper.make_node('Gemm', ['c', 'w2', 'b2'], ['y'], name='gemm'),
+    ]
+    initializers = [
+        weight('w1', 24, 24, scale=0.3), ints('shape', [-1, 4, 6]), ints('axis1', [1]),
+        ints('axis2', [2]), weight('w2', 20, 3), weight('b2', 3),
+    ]
+    save('reduce13', 13, 24, 3, nodes, initializers)
+
+
+def reduce18():
+    def reduce(op, out, axes, source='r', **attributes):
+        return helper.make_node(op, [source, axes], [out], name=out, **attributes)
+    reductions = [
+        reduce('ReduceMean', 'mean', 'axis2'),
+        helper.make_node('Squeeze', ['mean', 'axis2'], ['mean_2d'], name='squeeze'),
+        reduce('ReduceMin', 'min', 'axis1', keepdims=0),
+        reduce('ReduceProd', 'prod', 'axis1', keepdims=0),
+        reduce('ReduceL1', 'l1', 'axis2', keepdims=0),
+        reduce('ReduceL2', 'l2', 'axis2', keepdims=0),
+        reduce('ReduceSumSquare', 'sum_square', 'axis1', keepdims=0),
+        reduce('ReduceLogSum', 'log_sum', 'axis2', source='positive', keepdims=0),
+        reduce('ReduceLogSumExp', 'log_sum_exp', 'axis2', keepdims=0),
+        reduce('ReduceMax', 'same', 'no_axes', noop_with_empty_axes=1),
+        helper.make_node('Flatten', ['same'], ['same_2d'], name='flatten'),
+        reduce('ReduceSum', 'sum', 'axis2', keepdims=0),
+    ]
+    parts = ['mean_2d', 'min', 'prod', 'l1', 'l2', 'sum_square', 'log_sum', 'log_sum_exp',
+             'same_2d', 'sum']
+    nodes = [
+        helper.make_node('MatMul', ['x', 'w1'], ['h'], name='matmul'),
+        helper.make_node('Reshape', ['h', 'shape'], ['r'], name='reshape'),
+        helper.make_node('Sigmoid', ['r'], ['positive'], name='sigmoid'),
+    ] + reductions + [
+        helper.make_node('Concat', parts, ['c'], name='concat', axis=1),
+        helper.make_node('Gemm', ['c', 'w2', 'b2'], ['y'], name='gemm'),
+    ]
+    initializers = [
+        weight('w1', 24, 24, scale=0.3), ints('shape', [-1, 4, 6]), ints('axis1', [1]),
+        ints('axis2', [2]), ints('no_axes', []), weight('w2', 66, 3, scale=0.2), weight('b2', 3),
+    ]
+    save('reduce18', 18, 24, 3, nodes, initializers)
+
+
 def norms17():
     bn, bn_tensors = batch_norm('bn', 'n', 'b', 16)
     nodes = [
@@ -196,6 +259,8 @@ def main():
     opset20()
     opset21()
     norms17()
+    reduce13()
+    reduce18()
 
 
 if __name__ == '__main__':
