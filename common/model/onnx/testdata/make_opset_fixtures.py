@@ -25,6 +25,9 @@ this script, NAME.onnx:
             compute from the batch, Transpose, Unsqueeze, Pad of two axes
             with its constant_value left out (an empty input before the
             axes), Flatten, LayerNormalization without B, MatMul, Identity.
+  norms_mnist  a Fashion-MNIST classifier, 784 -> 8 -> 10, with
+            BatchNormalization (inference form) and LayerNormalization
+            between its layers, which a test trains.
   reduce13  the reductions in opset 13's forms: ReduceSum's axes an input,
             ReduceMean's, ReduceMax's and ReduceLogSumExp's an attribute;
             Squeeze with its axes as an input.
@@ -180,6 +183,23 @@ def opset21():
     save('opset21', 21, 24, 3, nodes, initializers)
 
 
+def norms_mnist():
+    bn, bn_tensors = batch_norm('bn', 'h', 'b', 8)
+    nodes = [
+        helper.make_node('Gemm', ['x', 'w1', 'b1'], ['h'], name='gemm1'),
+        bn,
+        helper.make_node('Relu', ['b'], ['r'], name='relu'),
+        helper.make_node('LayerNormalization', ['r', 'ln.weight', 'ln.bias'], ['n'],
+                         name='layer_norm'),
+        helper.make_node('Gemm', ['n', 'w2', 'b2'], ['y'], name='gemm2'),
+    ]
+    initializers = [
+        weight('w1', 784, 8, scale=0.05), weight('b1', 8), positive('ln.weight', 8),
+        weight('ln.bias', 8), weight('w2', 8, 10), weight('b2', 10),
+    ] + bn_tensors
+    save('norms_mnist', 17, 784, 10, nodes, initializers)
+
+
 def reduce13():
     def reduce(op, out, **attributes):
         return helper.make_node(op, ['r'], [out], name=out, **attributes)
@@ -261,6 +281,7 @@ def main():
     norms17()
     reduce13()
     reduce18()
+    norms_mnist()
 
 
 if __name__ == '__main__':
