@@ -270,18 +270,28 @@ std::string OnnxModelBuilder::Int64Constant(std::vector<int64_t> dims,
 
 std::string OnnxModelBuilder::Node(const std::string& op, const std::vector<std::string>& inputs,
                                    const std::vector<OnnxAttribute>& attributes) {
-  const std::string output = FreshName(op);
+  return NodeOutputs(op, inputs, attributes, 1).front();
+}
+
+std::vector<std::string> OnnxModelBuilder::NodeOutputs(const std::string& op,
+                                                       const std::vector<std::string>& inputs,
+                                                       const std::vector<OnnxAttribute>& attributes,
+                                                       int outputs) {
+  std::vector<std::string> names;  // the node is named after the first
+  for (int i = 0; i < outputs; ++i) names.push_back(FreshName(op));
   for (const std::string& input : inputs) {
-    if (!input.empty()) Known(input, absl::StrCat("node ", output));  // "": left out
+    if (!input.empty()) Known(input, absl::StrCat("node ", names[0]));  // "": left out
   }
-  Declare(output);
   onnx::NodeProto* node = graph_.add_node();
   node->set_op_type(op);
-  node->set_name(output);
+  node->set_name(names[0]);
   for (const std::string& input : inputs) node->add_input(input);
-  node->add_output(output);
+  for (const std::string& name : names) {
+    Declare(name);
+    node->add_output(name);
+  }
   for (const OnnxAttribute& attribute : attributes) SetAttribute(attribute, node->add_attribute());
-  return output;
+  return names;
 }
 
 void OnnxModelBuilder::RequireOpset(int64_t opset) { opset_ = std::max(opset_, opset); }

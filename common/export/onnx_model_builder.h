@@ -75,6 +75,10 @@ class OnnxModelBuilder final : public OnnxGraph {
   void Output(const std::string& name, const std::string& value, int64_t width,
               const std::string& meaning) override;
   void RequireOpset(int64_t opset) override;
+  std::vector<std::string> NodeOutputs(const std::string& op,
+                                       const std::vector<std::string>& inputs,
+                                       const std::vector<OnnxAttribute>& attributes,
+                                       int outputs) override;
 
   // The model described; call once. Weights beyond `max_inline_bytes` in all
   // go to model.onnx.data, largest first, each at a 4 KiB-aligned offset.

@@ -111,6 +111,14 @@ class OnnxGraph {
   // nothing, since every node built-in models describe is valid at 17 and
   // the forms of 13 to 16 that pstrain imports still are.
   virtual void RequireOpset(int64_t opset) = 0;
+
+  // A node as Node makes it, with `outputs` outputs (Split's parts,
+  // LayerNormalization's Y, Mean and InvStdDev), whose names it returns in
+  // order.
+  virtual std::vector<std::string> NodeOutputs(const std::string& op,
+                                               const std::vector<std::string>& inputs,
+                                               const std::vector<OnnxAttribute>& attributes,
+                                               int outputs) = 0;
 };
 
 }  // namespace pstrain

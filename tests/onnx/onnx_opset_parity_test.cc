@@ -118,7 +118,7 @@ TEST_P(OpsetParityTest, ImportAndExportMatchOnnxRuntime) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, OpsetParityTest,
                          ::testing::Values("opset18", "opset19", "opset20", "opset21", "norms17",
-                                           "reduce13", "reduce18"));
+                                           "reduce13", "reduce18", "split13", "split18"));
 
 }  // namespace
 }  // namespace pstrain

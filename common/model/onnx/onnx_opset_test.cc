@@ -131,7 +131,7 @@ TEST_P(OpsetFixtureTest, BackwardMatchesNumericalGradients) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, OpsetFixtureTest,
                          ::testing::Values("opset18", "opset19", "opset20", "opset21", "norms17",
-                                           "reduce13", "reduce18"));
+                                           "reduce13", "reduce18", "split13", "split18"));
 
 TEST(OnnxOpsetTest, BatchNormalizationStatisticsAreNotTrained) {
   auto program = OnnxProgram::Load(FixturePath("norms17"));
@@ -222,6 +222,16 @@ TEST(OnnxOpsetTest, RefusesWhatItCannotRun) {
   model = Fixture("reduce18");
   NodeNamed(model, "prod").set_input(1, "shape");  // [-1, 4, 6]
   EXPECT_THAT(Refusal(model), HasSubstr("node prod (ReduceProd): axis 4 is outside [1, 4, 6]"));
+
+  model = Fixture("split18");
+  SetInt(NodeNamed(model, "split"), "num_outputs", 4);  // the later of two
+  EXPECT_THAT(Refusal(model), HasSubstr("node split (Split): num_outputs is 4; it has 3 outputs"));
+
+  model = Fixture("split13");
+  NodeNamed(model, "halves").add_output("b3");
+  NodeNamed(model, "halves").add_output("b4");
+  EXPECT_THAT(Refusal(model), HasSubstr("node halves (Split): splits dim 1 of [1, 6] into 4 "
+                                        "equal parts"));
 
   model = Fixture("opset21");
   model.mutable_opset_import(0)->set_version(22);

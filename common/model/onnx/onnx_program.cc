@@ -703,6 +703,12 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::string& input) co
     }
     if (node.op == "Dropout") {
       names[node.outputs[0]] = graph.Node("Identity", {inputs[0]});
+    } else if (node.outputs.size() > 1) {
+      const std::vector<std::string> outputs =
+          graph.NodeOutputs(node.op, inputs, attributes, static_cast<int>(node.outputs.size()));
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        if (node.outputs[k] >= 0) names[node.outputs[k]] = outputs[k];
+      }
     } else {
       names[node.outputs[0]] = graph.Node(node.op, inputs, attributes);
     }

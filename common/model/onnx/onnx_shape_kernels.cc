@@ -272,6 +272,113 @@ void BackwardConcat(const OnnxNode& node, Values& values) {
   });
 }
 
+// ----------------------------------------------------------------- split --
+
+// Split's axis and the size of each output along it: the `split` input
+// (opset 13 on), else opset 18's num_outputs (each ceil(dim / n), the last
+// what is left), else equal parts, one per output.
+struct SplitParts {
+  int64_t axis = 0;
+  std::vector<int64_t> sizes;
+};
+
+absl::StatusOr<SplitParts> SplitPartsOf(const OnnxNode& node, const Values& values) {
+  const OnnxValue& x = values[node.inputs[0]];
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  SplitParts parts;
+  parts.axis = node.IntAttribute("axis", 0);
+  if (parts.axis < -rank || parts.axis >= rank) return Refuse(node, "axis out of range");
+  if (parts.axis < 0) parts.axis += rank;
+  const int64_t dim = x.dims[parts.axis];
+  const int64_t n = static_cast<int64_t>(node.outputs.size());
+  if (HasInput(node, 1)) {
+    const OnnxValue& split = values[node.inputs[1]];
+    if (!split.is_int64 || !split.known) return Refuse(node, "its split is not known int64 values");
+    parts.sizes = split.ints;
+  } else if (node.int_attributes.count("num_outputs") > 0) {
+    if (node.IntAttribute("num_outputs", 0) != n) {
+      return Refuse(node, absl::StrCat("num_outputs is ", node.IntAttribute("num_outputs", 0),
+                                       "; it has ", n, " outputs"));
+    }
+    const int64_t chunk = (dim + n - 1) / n;
+    parts.sizes.assign(n, chunk);
+    parts.sizes.back() = dim - chunk * (n - 1);
+  } else {
+    if (dim % n != 0) {
+      return Refuse(node, absl::StrCat("splits dim ", parts.axis, " of ", DimsText(x.dims),
+                                       " into ", n, " equal parts"));
+    }
+    parts.sizes.assign(n, dim / n);
+  }
+  int64_t total = 0;
+  for (int64_t size : parts.sizes) {
+    if (size < 0) total = -1;
+    if (total >= 0) total += size;
+  }
+  if (static_cast<int64_t>(parts.sizes.size()) != n || total != dim) {
+    return Refuse(node,
+                  absl::StrCat("parts ", DimsText(parts.sizes), " do not split dim ", parts.axis,
+                               " of ", DimsText(x.dims), " into its ", n, " outputs"));
+  }
+  return parts;
+}
+
+absl::Status PlanSplit(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  ASSIGN_OR_RETURN(const SplitParts parts, SplitPartsOf(node, values));
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] < 0) continue;
+    std::vector<int64_t> dims = x.dims;
+    dims[parts.axis] = parts.sizes[i];
+    Resize(Out(node, values, i), dims, x.is_int64);
+  }
+  return absl::OkStatus();
+}
+
+// Calls fn(output, offset in the input, offset in the output, count) for
+// each block of consecutive elements Split copies.
+template <typename Fn>
+void ForEachSplitBlock(const OnnxNode& node, Values& values, Fn fn) {
+  const OnnxValue& x = In(node, values, 0);
+  const SplitParts parts = *SplitPartsOf(node, values);  // checked by the plan
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(x.dims.size()); ++d) {
+    if (d < parts.axis) outer *= x.dims[d];
+    if (d > parts.axis) inner *= x.dims[d];
+  }
+  const int64_t dim = x.dims[parts.axis];
+  int64_t offset = 0;
+  for (size_t i = 0; i < parts.sizes.size(); ++i) {
+    const int64_t width = parts.sizes[i] * inner;
+    if (node.outputs[i] >= 0) {
+      for (int64_t o = 0; o < outer; ++o) {
+        fn(Out(node, values, i), (o * dim + offset) * inner, o * width, width);
+      }
+    }
+    offset += parts.sizes[i];
+  }
+}
+
+void ForwardSplit(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const OnnxValue& x = In(node, values, 0);
+  ForEachSplitBlock(node, values, [&](OnnxValue& y, int64_t from, int64_t to, int64_t n) {
+    if (x.is_int64) {
+      std::copy_n(x.ints.begin() + from, n, y.ints.begin() + to);
+    } else {
+      std::copy_n(x.data() + from, n, y.floats.begin() + to);
+    }
+  });
+}
+
+void BackwardSplit(const OnnxNode& node, Values& values) {
+  OnnxValue& x = In(node, values, 0);
+  if (!x.takes_grad()) return;
+  float* dx = x.grad_data();
+  ForEachSplitBlock(node, values, [&](OnnxValue& y, int64_t from, int64_t to, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) dx[from + k] += y.grad[to + k];
+  });
+}
+
 // ------------------------------------------------------------- transpose --
 
 // The node's perm attribute, or ONNX's default for `rank` dims: reversed.
@@ -437,6 +544,7 @@ void AddShapeKernels(std::map<std::string, OnnxKernel>& kernels) {
   kernels["Concat"] = {PlanConcat, ForwardConcat, BackwardConcat, 1, kOnnxAnyNumberOfInputs};
   kernels["Shape"] = {PlanShape, ForwardNothing, nullptr, 1, 1};
   kernels["Gather"] = {PlanGather, ForwardGather, BackwardGather, 2, 2};
+  kernels["Split"] = {PlanSplit, ForwardSplit, BackwardSplit, 1, 2};
   kernels["Transpose"] = {PlanTranspose, ForwardTranspose, BackwardTranspose, 1, 1};
   kernels["Pad"] = {PlanPad, ForwardPad, BackwardPad, 2, 4};
 }

@@ -3,7 +3,7 @@
 
 // The ops that move elements without computing with them: Flatten,
 // Reshape, Squeeze and Unsqueeze (the same elements, other dims), Shape,
-// Gather, Concat, Transpose and Pad. Their backward passes add each output
+// Gather, Concat, Split, Transpose and Pad. Their backward passes add each output
 // gradient to the input element it came from.
 
 #include <map>

@@ -25,6 +25,10 @@ this script, NAME.onnx:
             compute from the batch, Transpose, Unsqueeze, Pad of two axes
             with its constant_value left out (an empty input before the
             axes), Flatten, LayerNormalization without B, MatMul, Identity.
+  split13   Split by a split input, and in equal parts (opset 13's forms).
+  split18   Split by num_outputs (opset 18's form; the last part smaller),
+            and LayerNormalization whose Mean and InvStdDev outputs feed
+            the next layer.
   norms_mnist  a Fashion-MNIST classifier, 784 -> 8 -> 10, with
             BatchNormalization (inference form) and LayerNormalization
             between its layers, which a test trains.
@@ -200,6 +204,43 @@ def norms_mnist():
     save('norms_mnist', 17, 784, 10, nodes, initializers)
 
 
+def split13():
+    nodes = [
+        helper.make_node('MatMul', ['x', 'w1'], ['h'], name='matmul'),
+        helper.make_node('Split', ['h', 'split'], ['a', 'b'], name='split', axis=1),
+        helper.make_node('Split', ['b'], ['b1', 'b2'], name='halves', axis=-1),
+        helper.make_node('Relu', ['a'], ['ra'], name='relu'),
+        helper.make_node('Tanh', ['b1'], ['tb'], name='tanh'),
+        helper.make_node('Concat', ['ra', 'tb', 'b2'], ['c'], name='concat', axis=1),
+        helper.make_node('Gemm', ['c', 'w2', 'b2_bias'], ['y'], name='gemm'),
+    ]
+    initializers = [
+        weight('w1', 12, 10), ints('split', [4, 6]), weight('w2', 10, 3),
+        weight('b2_bias', 3),
+    ]
+    save('split13', 13, 12, 3, nodes, initializers)
+
+
+def split18():
+    nodes = [
+        helper.make_node('MatMul', ['x', 'w1'], ['h'], name='matmul'),
+        helper.make_node('Split', ['h'], ['a', 'b', 'c'], name='split', axis=1, num_outputs=3),
+        helper.make_node('Relu', ['a'], ['ra'], name='relu'),
+        helper.make_node('Sigmoid', ['c'], ['sc'], name='sigmoid'),
+        helper.make_node('Concat', ['ra', 'b', 'sc'], ['j'], name='concat', axis=1),
+        helper.make_node('LayerNormalization', ['j', 'ln.weight', 'ln.bias'],
+                         ['n', 'mean', 'inv_std_dev'], name='layer_norm'),
+        helper.make_node('Concat', ['n', 'mean', 'inv_std_dev'], ['k'], name='features',
+                         axis=1),
+        helper.make_node('Gemm', ['k', 'w2', 'b2'], ['y'], name='gemm'),
+    ]
+    initializers = [
+        weight('w1', 12, 10), positive('ln.weight', 10), weight('ln.bias', 10),
+        weight('w2', 12, 3), weight('b2', 3),
+    ]
+    save('split18', 18, 12, 3, nodes, initializers)
+
+
 def reduce13():
     def reduce(op, out, **attributes):
         return helper.make_node(op, ['r'], [out], name=out, **attributes)
@@ -282,6 +323,8 @@ def main():
     reduce13()
     reduce18()
     norms_mnist()
+    split13()
+    split18()
 
 
 if __name__ == '__main__':
