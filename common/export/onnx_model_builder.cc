@@ -13,9 +13,13 @@
 namespace pstrain {
 namespace {
 
-// ONNX 1.12's IR version; ONNX Runtime reads it and later ones.
-constexpr int64_t kIrVersion = 8;
-constexpr int64_t kOpset = 17;
+// The IR version of the ONNX release that introduced `opset`: 8 (ONNX
+// 1.12, opset 17, and 1.13, opset 18) unless a later opset needs more.
+int64_t IrVersionFor(int64_t opset) {
+  if (opset >= 21) return 10;
+  if (opset >= 19) return 9;
+  return 8;
+}
 constexpr int64_t kMlOpset = 3;
 constexpr int64_t kExternalAlignment = 4096;
 constexpr char kBatch[] = "batch";
@@ -285,17 +289,31 @@ std::string OnnxModelBuilder::Int64Constant(std::vector<int64_t> dims,
 
 std::string OnnxModelBuilder::Node(const std::string& op, const std::vector<std::string>& inputs,
                                    const std::vector<OnnxAttribute>& attributes) {
-  const std::string output = FreshName(op);
-  for (const std::string& input : inputs) Known(input, absl::StrCat("node ", output));
-  Declare(output);
+  return NodeOutputs(op, inputs, attributes, 1).front();
+}
+
+std::vector<std::string> OnnxModelBuilder::NodeOutputs(const std::string& op,
+                                                       const std::vector<std::string>& inputs,
+                                                       const std::vector<OnnxAttribute>& attributes,
+                                                       int outputs) {
+  std::vector<std::string> names;  // the node is named after the first
+  for (int i = 0; i < outputs; ++i) names.push_back(FreshName(op));
+  for (const std::string& input : inputs) {
+    if (!input.empty()) Known(input, absl::StrCat("node ", names[0]));  // "": left out
+  }
   onnx::NodeProto* node = graph_.add_node();
   node->set_op_type(op);
-  node->set_name(output);
+  node->set_name(names[0]);
   for (const std::string& input : inputs) node->add_input(input);
-  node->add_output(output);
+  for (const std::string& name : names) {
+    Declare(name);
+    node->add_output(name);
+  }
   for (const OnnxAttribute& attribute : attributes) SetAttribute(attribute, node->add_attribute());
-  return output;
+  return names;
 }
+
+void OnnxModelBuilder::RequireOpset(int64_t opset) { opset_ = std::max(opset_, opset); }
 
 void OnnxModelBuilder::Output(const std::string& name, const std::string& value, int64_t width,
                               const std::string& meaning) {
@@ -323,7 +341,7 @@ absl::StatusOr<BuiltOnnxModel> OnnxModelBuilder::Finish(const OnnxModelInfo& inf
   }
   BuiltOnnxModel built;
   onnx::ModelProto& model = built.proto;
-  model.set_ir_version(kIrVersion);
+  model.set_ir_version(IrVersionFor(opset_));
   model.set_producer_name("pstrain");
   model.set_model_version(info.global_step);
   model.set_doc_string(absl::StrCat(
@@ -332,7 +350,7 @@ absl::StatusOr<BuiltOnnxModel> OnnxModelBuilder::Finish(const OnnxModelInfo& inf
       "holds."));
   onnx::OperatorSetIdProto* opset = model.add_opset_import();
   opset->set_domain("");
-  opset->set_version(kOpset);
+  opset->set_version(opset_);
   if (uses_ml_) {
     opset = model.add_opset_import();
     opset->set_domain("ai.onnx.ml");

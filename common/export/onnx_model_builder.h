@@ -2,7 +2,8 @@
 #define PSTRAIN_COMMON_EXPORT_ONNX_MODEL_BUILDER_H_
 
 // The OnnxGraph (common/model/onnx_graph.h) a model describes itself
-// through when it is exported: it builds the ONNX model (opset 17, with
+// through when it is exported: it builds the ONNX model (opset 17 or the
+// later one the description requires, with
 // ai.onnx.ml 3 for dynamic tables' id maps) over the model's trained
 // weights.
 //
@@ -75,6 +76,11 @@ class OnnxModelBuilder final : public OnnxGraph {
                    const std::vector<OnnxAttribute>& attributes) override;
   void Output(const std::string& name, const std::string& value, int64_t width,
               const std::string& meaning) override;
+  void RequireOpset(int64_t opset) override;
+  std::vector<std::string> NodeOutputs(const std::string& op,
+                                       const std::vector<std::string>& inputs,
+                                       const std::vector<OnnxAttribute>& attributes,
+                                       int outputs) override;
 
   // The model described; call once. Weights beyond `max_inline_bytes` in all
   // go to model.onnx.data, largest first, each at a 4 KiB-aligned offset.
@@ -130,6 +136,7 @@ class OnnxModelBuilder final : public OnnxGraph {
   int64_t dense_width_ = -1;
   int64_t sparse_width_ = -1;
   bool uses_ml_ = false;
+  int64_t opset_ = 17;  // of the default domain, until RequireOpset raises it
   int64_t next_name_ = 0;
   absl::Status status_;
 };

@@ -1,14 +1,13 @@
 #ifndef PSTRAIN_COMMON_MODEL_ONNX_GRAPH_H_
 #define PSTRAIN_COMMON_MODEL_ONNX_GRAPH_H_
 
-// How a model describes its prediction as an ONNX graph (opset 17, float32,
-// a dynamic batch): the graph every export writes as model.onnx, which
-// ONNX Runtime runs with pstrain's results. A model (Model::DescribeOnnx)
-// adds nodes over the graph's inputs, its own variables and constants, and
-// names the outputs; the exporter (common/export/onnx_model_builder.h)
-// implements this interface over the trained weights. The interface is
-// abstract so that a plug-in library describes its graph without linking
-// the exporter or the ONNX protos.
+// How a model describes its prediction as an ONNX graph (opset 17 unless
+// the description requires a later one, float32, a dynamic batch): the graph every export writes as
+// model.onnx, which ONNX Runtime runs with pstrain's results. A model (Model::DescribeOnnx) adds
+// nodes over the graph's inputs, its own variables and constants, and names the outputs; the
+// exporter (common/export/onnx_model_builder.h) implements this interface over the trained weights.
+// The interface is abstract so that a plug-in library describes its graph without linking the
+// exporter or the ONNX protos.
 //
 // Values are named by strings. A call that cannot do what it is asked (an
 // unknown variable, an input declared twice with another shape) records
@@ -98,8 +97,9 @@ class OnnxGraph {
   virtual std::string FloatConstant(std::vector<int64_t> dims, std::vector<float> values) = 0;
   virtual std::string Int64Constant(std::vector<int64_t> dims, std::vector<int64_t> values) = 0;
 
-  // A node of ONNX's default domain at opset 17 with one output, which it
-  // returns.
+  // A node of ONNX's default domain at the graph's opset (17, or what
+  // RequireOpset raised it to) with one output, which it returns. An empty
+  // input name leaves an optional input out (one before an input given).
   virtual std::string Node(const std::string& op, const std::vector<std::string>& inputs,
                            const std::vector<OnnxAttribute>& attributes = {}) = 0;
 
@@ -109,6 +109,22 @@ class OnnxGraph {
   // predicted value).
   virtual void Output(const std::string& name, const std::string& value, int64_t width,
                       const std::string& meaning) = 0;
+
+  // Declares that the description's nodes are in the forms of ONNX's
+  // default domain at `opset` (an imported graph's, say, whose Pad takes
+  // opset 18's axes input): the graph imports the largest opset any call
+  // asked for, and 17 when none asked for more. An opset below 17 changes
+  // nothing, since every node built-in models describe is valid at 17 and
+  // the forms of 13 to 16 that pstrain imports still are.
+  virtual void RequireOpset(int64_t opset) = 0;
+
+  // A node as Node makes it, with `outputs` outputs (Split's parts,
+  // LayerNormalization's Y, Mean and InvStdDev), whose names it returns in
+  // order.
+  virtual std::vector<std::string> NodeOutputs(const std::string& op,
+                                               const std::vector<std::string>& inputs,
+                                               const std::vector<OnnxAttribute>& attributes,
+                                               int outputs) = 0;
 };
 
 }  // namespace pstrain

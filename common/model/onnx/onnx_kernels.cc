@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/model/onnx/onnx_kernel_support.h"
+#include "common/model/onnx/onnx_norm_kernels.h"
 #include "common/model/onnx/onnx_reduce_kernels.h"
 #include "common/model/onnx/onnx_shape_kernels.h"
 #include "common/model/onnx/onnx_spatial_kernels.h"
@@ -248,6 +249,26 @@ struct Erf {
   }
 };
 
+// Gelu (opset 20): x * Phi(x), exactly (approximate "none") or by tanh.
+struct Gelu {
+  static float Value(float x, float) { return 0.5f * x * (1.0f + std::erf(x * kHalfSqrt2)); }
+  static float Slope(float x, float, float) {
+    return 0.5f * (1.0f + std::erf(x * kHalfSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+  }
+  static constexpr float kHalfSqrt2 = static_cast<float>(M_SQRT1_2);
+  static constexpr float kInvSqrt2Pi = static_cast<float>(M_2_SQRTPI * M_SQRT1_2 * 0.5);
+};
+struct GeluTanh {
+  static float Inner(float x) { return kSqrt2OverPi * (x + 0.044715f * x * x * x); }
+  static float Value(float x, float) { return 0.5f * x * (1.0f + std::tanh(Inner(x))); }
+  static float Slope(float x, float, float) {
+    const float t = std::tanh(Inner(x));
+    return 0.5f * (1.0f + t) +
+           0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3 * 0.044715f * x * x);
+  }
+  static constexpr float kSqrt2OverPi = static_cast<float>(M_2_SQRTPI * M_SQRT1_2);
+};
+
 template <typename Op>
 void ForwardElementwise(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const float alpha = node.FloatAttribute("alpha", 0.01f);  // LeakyRelu's
@@ -269,6 +290,29 @@ void BackwardElementwise(const OnnxNode& node, Values& values) {
   float* dx = in.grad_data();
   const int64_t n = static_cast<int64_t>(out.floats.size());
   for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * Op::Slope(x[i], y[i], alpha);
+}
+
+absl::Status PlanGelu(const OnnxNode& node, Values& values) {
+  const std::string approximate = node.StringAttribute("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    return Refuse(node, absl::StrCat("approximate \"", approximate,
+                                     "\" is not supported; \"none\" and \"tanh\" are"));
+  }
+  return PlanUnary(node, values);
+}
+
+bool GeluByTanh(const OnnxNode& node) {
+  return node.StringAttribute("approximate", "none") == "tanh";
+}
+
+void ForwardGelu(const OnnxNode& node, Values& values, const OnnxRunContext& context) {
+  if (GeluByTanh(node)) return ForwardElementwise<GeluTanh>(node, values, context);
+  ForwardElementwise<Gelu>(node, values, context);
+}
+
+void BackwardGelu(const OnnxNode& node, Values& values) {
+  if (GeluByTanh(node)) return BackwardElementwise<GeluTanh>(node, values);
+  BackwardElementwise<Gelu>(node, values);
 }
 
 // ---------------------------------------------------------------- matmul --
@@ -551,6 +595,7 @@ const std::map<std::string, OnnxKernel>& Kernels() {
         {"Sigmoid", {PlanUnary, ForwardElementwise<Sigmoid>, BackwardElementwise<Sigmoid>, 1, 1}},
         {"Tanh", {PlanUnary, ForwardElementwise<Tanh>, BackwardElementwise<Tanh>, 1, 1}},
         {"Erf", {PlanUnary, ForwardElementwise<Erf>, BackwardElementwise<Erf>, 1, 1}},
+        {"Gelu", {PlanGelu, ForwardGelu, BackwardGelu, 1, 1}},
         {"Identity", {PlanUnary, ForwardCopy, BackwardCopy, 1, 1}},
         {"Dropout", {PlanDropout, ForwardDropout, BackwardDropout, 1, 3}},
         {"Gemm", {PlanMatMul, ForwardMatMul, BackwardMatMul, 2, 3}},
@@ -559,8 +604,9 @@ const std::map<std::string, OnnxKernel>& Kernels() {
         {"LogSoftmax", {PlanSoftmax, ForwardSoftmax, BackwardSoftmax, 1, 1}},
     };
     onnx_internal::AddShapeKernels(*kernels);
-    onnx_internal::AddReduceKernels(*kernels);
     onnx_internal::AddSpatialKernels(*kernels);
+    onnx_internal::AddNormKernels(*kernels);
+    onnx_internal::AddReduceKernels(*kernels);
     return kernels;
   }();
   return *kernels;

@@ -168,6 +168,7 @@ std::vector<VariableDef> OnnxModel::Variables() const {
       continue;
     }
     VariableDef def;
+    def.trainable = init.trainable;
     def.spec.set_name(init.name);
     def.spec.set_kind(init.embedding_table ? VARIABLE_KIND_EMBEDDING : VARIABLE_KIND_DENSE);
     def.spec.set_dtype(DATA_TYPE_FLOAT32);

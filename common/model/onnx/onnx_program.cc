@@ -39,6 +39,7 @@ struct LoadedGraph {
   std::vector<int> parameters;       // value index of each initializer
   std::vector<int> inputs;           // value index of each graph input
   std::vector<bool> ids;             // by value index: ids, or selected from them
+  int64_t opset = 0;                 // of the default domain
   int output = -1;
   std::vector<Lookup> lookups;
 
@@ -79,8 +80,9 @@ absl::Status Refuse(const std::string& origin, const OnnxNode& node, const std::
   return Refuse(origin, absl::StrCat("node ", node.name, " (", node.op, "): ", why));
 }
 
-absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origin) {
-  bool found = false;
+// The opset of the default domain the model imports.
+absl::StatusOr<int64_t> CheckOpsets(const onnx::ModelProto& model, const std::string& origin) {
+  int64_t found = 0;
   for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
     if (!opset.domain().empty() && opset.domain() != "ai.onnx") {
       return Refuse(origin, absl::StrCat("imports the operator domain ", opset.domain(),
@@ -90,10 +92,10 @@ absl::Status CheckOpsets(const onnx::ModelProto& model, const std::string& origi
       return Refuse(origin, absl::StrCat("opset ", opset.version(), " is outside the supported [",
                                          kMinOnnxOpset, ", ", kMaxOnnxOpset, "]"));
     }
-    found = true;
+    found = opset.version();
   }
-  if (!found) return Refuse(origin, "imports no opset: not an ONNX model");
-  return absl::OkStatus();
+  if (found == 0) return Refuse(origin, "imports no opset: not an ONNX model");
+  return found;
 }
 
 // The ops whose output, read from ids (their first input), holds ids too:
@@ -138,6 +140,9 @@ class GraphBuilder {
   // Copies the node's attributes of the types the kernels read.
   absl::Status TakeAttributes(const onnx::NodeProto& proto, OnnxNode& node) const;
   absl::Status FindTables(std::vector<OnnxInitializer>& initializers);
+  // Marks the initializers read only as a BatchNormalization's mean or
+  // variance as statistics (OnnxInitializer::trainable).
+  void FindStatistics(std::vector<OnnxInitializer>& initializers) const;
 
   const std::string origin_;
   const std::string data_folder_;
@@ -237,12 +242,6 @@ absl::Status GraphBuilder::AddNode(const onnx::NodeProto& proto, int position) {
         "nn.EmbeddingBag this way. Write a bag as nn.Embedding over ids padded to [batch, n], "
         "times their weights (0 for padding) and summed over the ids; divide by their count for "
         "a mean (docs/models.md, \"Embedding bags\")");
-  }
-  if (node.op == "BatchNormalization") {
-    return refuse(
-        "its running mean and variance are statistics, not gradients, and pstrain does not "
-        "keep them on the parameter servers; export the model in eval mode so that PyTorch "
-        "folds a normalization that follows a Conv into its weights, or leave it out");
   }
   const OnnxKernel* kernel = FindOnnxKernel(node.op);
   if (kernel == nullptr) {
@@ -394,6 +393,20 @@ absl::Status GraphBuilder::FindTables(std::vector<OnnxInitializer>& initializers
   return absl::OkStatus();
 }
 
+void GraphBuilder::FindStatistics(std::vector<OnnxInitializer>& initializers) const {
+  for (size_t p = 0; p < initializers.size(); ++p) {
+    bool read = false, statistic = true;
+    for (const OnnxNode& node : graph_->nodes) {
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (node.inputs[i] != graph_->parameters[p]) continue;
+        read = true;
+        statistic = statistic && node.op == "BatchNormalization" && (i == 3 || i == 4);
+      }
+    }
+    initializers[p].trainable = !(read && statistic);
+  }
+}
+
 absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::string& output,
                                  LoadedGraph* graph, std::vector<OnnxInitializer>* initializers,
                                  std::vector<OnnxGraphInput>* inputs) {
@@ -462,6 +475,7 @@ absl::Status GraphBuilder::Build(const onnx::GraphProto& proto, const std::strin
   }
   *initializers = std::move(trained);
   graph_->parameters = std::move(parameters);
+  FindStatistics(*initializers);
   return absl::OkStatus();
 }
 
@@ -488,9 +502,10 @@ absl::StatusOr<std::unique_ptr<OnnxProgram>> OnnxProgram::FromModel(const onnx::
                                                                     const std::string& origin,
                                                                     const std::string& data_folder,
                                                                     const std::string& output) {
-  RETURN_IF_ERROR(CheckOpsets(model, origin));
+  ASSIGN_OR_RETURN(const int64_t opset, CheckOpsets(model, origin));
   std::unique_ptr<OnnxProgram> program(new OnnxProgram());
   program->graph_ = std::make_unique<LoadedGraph>();
+  program->graph_->opset = opset;
   GraphBuilder builder(origin, data_folder);
   RETURN_IF_ERROR(builder.Build(model.graph(), output, program->graph_.get(),
                                 &program->initializers_, &program->inputs_));
@@ -723,10 +738,15 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
     }
   }
   // The parameters' gradients accumulate in the buffers they are returned
-  // in; a table's, in the rows the Forward read (bound to them still).
+  // in; a table's, in the rows the Forward read (bound to them still). A
+  // statistic takes none.
   for (size_t p = 0; p < initializers_.size(); ++p) {
     const OnnxInitializer& init = initializers_[p];
     OnnxValue& value = values[graph_->parameters[p]];
+    if (!init.trainable) {
+      ASSIGN_OR_RETURN(value.borrowed_values, parameters.Dense(init.name, Shape(init.dims)));
+      continue;
+    }
     if (init.embedding_table) {
       ASSIGN_OR_RETURN(const EmbeddingRows* rows, parameters.Rows(init.name, init.dims[1]));
       ASSIGN_OR_RETURN(value.borrowed_grad,
@@ -751,6 +771,7 @@ absl::Status OnnxProgram::Backward(const ParameterView& parameters, const float*
 
 std::string OnnxProgram::Describe(OnnxGraph& graph, const std::vector<std::string>& inputs) const {
   const LoadedGraph& loaded = *graph_;
+  graph.RequireOpset(loaded.opset);
   std::vector<std::string> names(loaded.names.size());
   for (size_t p = 0; p < initializers_.size(); ++p) {
     if (!initializers_[p].embedding_table) {
@@ -777,10 +798,11 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::vector<std::strin
           graph.EmbeddingRows(initializers_[lookup->table].name, name_of(lookup->ids));
       continue;
     }
+    // An optional input left out before one given stays as "" (Pad's
+    // constant_value before its axes); those left out last are dropped.
     std::vector<std::string> node_inputs;
-    for (int in : node.inputs) {
-      if (in >= 0) node_inputs.push_back(name_of(in));
-    }
+    for (int in : node.inputs) node_inputs.push_back(in >= 0 ? name_of(in) : "");
+    while (!node_inputs.empty() && node_inputs.back().empty()) node_inputs.pop_back();
     std::vector<OnnxAttribute> attributes;
     for (const auto& [key, value] : node.int_attributes) {
       attributes.push_back(OnnxAttribute::Int(key, value));
@@ -796,6 +818,12 @@ std::string OnnxProgram::Describe(OnnxGraph& graph, const std::vector<std::strin
     }
     if (node.op == "Dropout") {
       names[node.outputs[0]] = graph.Node("Identity", {node_inputs[0]});
+    } else if (node.outputs.size() > 1) {
+      const std::vector<std::string> outputs = graph.NodeOutputs(
+          node.op, node_inputs, attributes, static_cast<int>(node.outputs.size()));
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        if (node.outputs[k] >= 0) names[node.outputs[k]] = outputs[k];
+      }
     } else {
       names[node.outputs[0]] = graph.Node(node.op, node_inputs, attributes);
     }

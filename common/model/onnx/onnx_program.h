@@ -1,7 +1,7 @@
 #ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_PROGRAM_H_
 #define PSTRAIN_COMMON_MODEL_ONNX_ONNX_PROGRAM_H_
 
-// A feed-forward ONNX graph (opset 13 to 17) as pstrain runs it: its float
+// A feed-forward ONNX graph (opset 13 to 21) as pstrain runs it: its float
 // initializers are the variables, and each node has a forward and a
 // backward pass. What torch.onnx.export writes at its defaults loads as it
 // is: shape arithmetic (Shape, Gather, Unsqueeze, Concat, Constant feeding
@@ -47,7 +47,7 @@ struct Plan;
 
 // The opsets of the default domain that load.
 inline constexpr int64_t kMinOnnxOpset = 13;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+inline constexpr int64_t kMaxOnnxOpset = 21;
 
 // A float initializer: one variable of the imported model. Its values stay
 // in the file (ReadOnnxInitializer): whoever creates the variables reads
@@ -59,6 +59,10 @@ struct OnnxInitializer {
   // Forward as the rows a batch reads (ParameterView::Rows) and
   // differentiated as those rows.
   bool embedding_table = false;
+  // False for a statistic rather than a weight: an initializer read only
+  // as a BatchNormalization's mean or variance, which the model keeps as
+  // the file holds it (no gradient, no optimizer update).
+  bool trainable = true;
 };
 
 // One input of the graph, as the file declares it.
@@ -83,7 +87,7 @@ class OnnxProgram {
   // `output` (empty: its only output; the nodes that only other outputs
   // need do not run). InvalidArgument naming the file and, where one is at
   // fault, the node, its op and the reason: a file that is not an ONNX
-  // model (truncated, garbled), an opset outside [13, 17] or another
+  // model (truncated, garbled), an opset outside [13, 21] or another
   // domain, an unsupported op, external data that cannot be read or lies
   // outside the file's folder (onnx_external_data.h), a graph without an
   // input, an input neither float [batch, ...] nor int64 ids [batch] or
@@ -148,7 +152,9 @@ class OnnxProgram {
   // `graph` (common/model/onnx_graph.h): its initializers as the model's
   // variables (a table's Gathers as OnnxGraph::EmbeddingRows), its inputs
   // read from `inputs` (one per input, each of the input's own type and
-  // dims). Returns the output, reshaped to [batch, output_width].
+  // dims), at the graph's opset when above the interface's 17
+  // (OnnxGraph::RequireOpset), so that nodes in the forms of opsets 18 to
+  // 21 stay valid. Returns the output, reshaped to [batch, output_width].
   std::string Describe(OnnxGraph& graph, const std::vector<std::string>& inputs) const;
 
  private:

@@ -1,11 +1,16 @@
 #ifndef PSTRAIN_COMMON_MODEL_ONNX_ONNX_REDUCE_KERNELS_H_
 #define PSTRAIN_COMMON_MODEL_ONNX_ONNX_REDUCE_KERNELS_H_
 
-// ReduceSum and ReduceMean over float values: what PyTorch writes for a
-// sum or mean over some dims (an embedding bag's pooling of its ids'
-// rows, say). The axes come as an attribute (ReduceMean to opset 17) or as
-// a known int64 input (ReduceSum from 13, ReduceMean from 18); none means
-// every axis, unless noop_with_empty_axes makes it the identity.
+// The reductions over float values: ReduceSum, ReduceMean, ReduceMax,
+// ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum,
+// ReduceLogSumExp and ReduceSumSquare, with keepdims and
+// noop_with_empty_axes. Their axes are an attribute up to opset 17 and an
+// input from 18 (ReduceSum's from 13); a node of either form loads, the
+// input being a constant. Each kernel tells the form by which one the node
+// has.
+//
+// ReduceMax and ReduceMin pass the gradient to the first of equal maxima
+// (minima), as MaxPool does.
 
 #include <map>
 #include <string>

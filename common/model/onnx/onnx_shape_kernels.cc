@@ -77,6 +77,35 @@ absl::Status PlanUnsqueeze(const OnnxNode& node, Values& values) {
   return absl::OkStatus();
 }
 
+// Squeeze takes its axes as an input (opset 13 on). Without them it would
+// drop every dim of 1, the batch's too when a batch of one is planned, so
+// they are required.
+absl::Status PlanSqueeze(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  if (!HasInput(node, 1) || !In(node, values, 1).known || !In(node, values, 1).is_int64) {
+    return Refuse(node,
+                  "needs its axes as a constant int64 input; without them it would drop every "
+                  "dim of 1, the batch's too when it is 1");
+  }
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  std::vector<bool> dropped(rank, false);
+  for (int64_t axis : In(node, values, 1).ints) {
+    if (axis < -rank || axis >= rank) return Refuse(node, "axis out of range");
+    if (axis < 0) axis += rank;
+    if (x.dims[axis] != 1) {
+      return Refuse(
+          node, absl::StrCat("squeezes dim ", axis, " of ", DimsText(x.dims), ", which is not 1"));
+    }
+    dropped[axis] = true;
+  }
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!dropped[d]) dims.push_back(x.dims[d]);
+  }
+  Resize(Out(node, values), dims, x.is_int64);
+  return absl::OkStatus();
+}
+
 // ------------------------------------------------------- shape arithmetic --
 
 absl::Status PlanShape(const OnnxNode& node, Values& values) {
@@ -257,6 +286,113 @@ void BackwardConcat(const OnnxNode& node, Values& values) {
   });
 }
 
+// ----------------------------------------------------------------- split --
+
+// Split's axis and the size of each output along it: the `split` input
+// (opset 13 on), else opset 18's num_outputs (each ceil(dim / n), the last
+// what is left), else equal parts, one per output.
+struct SplitParts {
+  int64_t axis = 0;
+  std::vector<int64_t> sizes;
+};
+
+absl::StatusOr<SplitParts> SplitPartsOf(const OnnxNode& node, const Values& values) {
+  const OnnxValue& x = values[node.inputs[0]];
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  SplitParts parts;
+  parts.axis = node.IntAttribute("axis", 0);
+  if (parts.axis < -rank || parts.axis >= rank) return Refuse(node, "axis out of range");
+  if (parts.axis < 0) parts.axis += rank;
+  const int64_t dim = x.dims[parts.axis];
+  const int64_t n = static_cast<int64_t>(node.outputs.size());
+  if (HasInput(node, 1)) {
+    const OnnxValue& split = values[node.inputs[1]];
+    if (!split.is_int64 || !split.known) return Refuse(node, "its split is not known int64 values");
+    parts.sizes = split.ints;
+  } else if (node.int_attributes.count("num_outputs") > 0) {
+    if (node.IntAttribute("num_outputs", 0) != n) {
+      return Refuse(node, absl::StrCat("num_outputs is ", node.IntAttribute("num_outputs", 0),
+                                       "; it has ", n, " outputs"));
+    }
+    const int64_t chunk = (dim + n - 1) / n;
+    parts.sizes.assign(n, chunk);
+    parts.sizes.back() = dim - chunk * (n - 1);
+  } else {
+    if (dim % n != 0) {
+      return Refuse(node, absl::StrCat("splits dim ", parts.axis, " of ", DimsText(x.dims),
+                                       " into ", n, " equal parts"));
+    }
+    parts.sizes.assign(n, dim / n);
+  }
+  int64_t total = 0;
+  for (int64_t size : parts.sizes) {
+    if (size < 0) total = -1;
+    if (total >= 0) total += size;
+  }
+  if (static_cast<int64_t>(parts.sizes.size()) != n || total != dim) {
+    return Refuse(node,
+                  absl::StrCat("parts ", DimsText(parts.sizes), " do not split dim ", parts.axis,
+                               " of ", DimsText(x.dims), " into its ", n, " outputs"));
+  }
+  return parts;
+}
+
+absl::Status PlanSplit(const OnnxNode& node, Values& values) {
+  const OnnxValue& x = In(node, values, 0);
+  ASSIGN_OR_RETURN(const SplitParts parts, SplitPartsOf(node, values));
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] < 0) continue;
+    std::vector<int64_t> dims = x.dims;
+    dims[parts.axis] = parts.sizes[i];
+    Resize(Out(node, values, i), dims, x.is_int64);
+  }
+  return absl::OkStatus();
+}
+
+// Calls fn(output, offset in the input, offset in the output, count) for
+// each block of consecutive elements Split copies.
+template <typename Fn>
+void ForEachSplitBlock(const OnnxNode& node, Values& values, Fn fn) {
+  const OnnxValue& x = In(node, values, 0);
+  const SplitParts parts = *SplitPartsOf(node, values);  // checked by the plan
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(x.dims.size()); ++d) {
+    if (d < parts.axis) outer *= x.dims[d];
+    if (d > parts.axis) inner *= x.dims[d];
+  }
+  const int64_t dim = x.dims[parts.axis];
+  int64_t offset = 0;
+  for (size_t i = 0; i < parts.sizes.size(); ++i) {
+    const int64_t width = parts.sizes[i] * inner;
+    if (node.outputs[i] >= 0) {
+      for (int64_t o = 0; o < outer; ++o) {
+        fn(Out(node, values, i), (o * dim + offset) * inner, o * width, width);
+      }
+    }
+    offset += parts.sizes[i];
+  }
+}
+
+void ForwardSplit(const OnnxNode& node, Values& values, const OnnxRunContext&) {
+  const OnnxValue& x = In(node, values, 0);
+  ForEachSplitBlock(node, values, [&](OnnxValue& y, int64_t from, int64_t to, int64_t n) {
+    if (x.is_int64) {
+      std::copy_n(x.ints.begin() + from, n, y.ints.begin() + to);
+    } else {
+      std::copy_n(x.data() + from, n, y.floats.begin() + to);
+    }
+  });
+}
+
+void BackwardSplit(const OnnxNode& node, Values& values) {
+  OnnxValue& x = In(node, values, 0);
+  if (!x.takes_grad()) return;
+  float* dx = x.grad_data();
+  ForEachSplitBlock(node, values, [&](OnnxValue& y, int64_t from, int64_t to, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) dx[from + k] += y.grad[to + k];
+  });
+}
+
 // ------------------------------------------------------------- transpose --
 
 // The node's perm attribute, or ONNX's default for `rank` dims: reversed.
@@ -314,18 +450,55 @@ void BackwardTranspose(const OnnxNode& node, Values& values) {
 
 // ------------------------------------------------------------------- pad --
 
+// Pad's pads for every dim of its input (ONNX's order: every begin, then
+// every end). From opset 18 an optional `axes` input names the dims the
+// pads are for; the others are not padded.
+absl::StatusOr<std::vector<int64_t>> PadsOf(const OnnxNode& node, const Values& values) {
+  const OnnxValue& x = values[node.inputs[0]];
+  const OnnxValue& pads = values[node.inputs[1]];
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> axes(rank);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (HasInput(node, 3)) {
+    const OnnxValue& given = values[node.inputs[3]];
+    if (!given.is_int64 || !given.known) {
+      return Refuse(node, "its axes are not known int64 values");
+    }
+    axes = given.ints;
+    for (int64_t& axis : axes) {
+      if (axis < -rank || axis >= rank) {
+        return Refuse(node, absl::StrCat("axes ", DimsText(given.ints), " name a dim outside ",
+                                         DimsText(x.dims)));
+      }
+      if (axis < 0) axis += rank;
+    }
+  }
+  const int64_t n = static_cast<int64_t>(axes.size());
+  if (!pads.is_int64 || !pads.known || static_cast<int64_t>(pads.ints.size()) != 2 * n) {
+    return Refuse(node, absl::StrCat("its pads are not known int64 [", 2 * n, "] for ", n,
+                                     " axes of an input of rank ", rank));
+  }
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (int64_t i = 0; i < n; ++i) {
+    if (seen[axes[i]]) return Refuse(node, absl::StrCat("axes name dim ", axes[i], " twice"));
+    seen[axes[i]] = true;
+    full[axes[i]] = pads.ints[i];
+    full[rank + axes[i]] = pads.ints[n + i];
+  }
+  return full;
+}
+
 absl::Status PlanPad(const OnnxNode& node, Values& values) {
   const OnnxValue& x = In(node, values, 0);
-  const OnnxValue& pads = In(node, values, 1);
   const size_t rank = x.dims.size();
+  // Opset 19's edge and wrap modes, like reflect, are refused here.
   if (node.StringAttribute("mode", "constant") != "constant") {
     return Refuse(node, absl::StrCat("mode ", node.StringAttribute("mode", ""),
                                      " is not supported; constant is"));
   }
-  if (x.is_int64 || !pads.is_int64 || !pads.known || pads.ints.size() != 2 * rank) {
-    return Refuse(node, absl::StrCat("its pads are not known int64 [", 2 * rank,
-                                     "] for a float input of rank ", rank));
-  }
+  if (x.is_int64) return Refuse(node, "pads an int64 input; float inputs are supported");
+  ASSIGN_OR_RETURN(const std::vector<int64_t> pads, PadsOf(node, values));
   if (HasInput(node, 2)) {
     const OnnxValue& constant = In(node, values, 2);
     if (!constant.known || constant.is_int64 || constant.floats.size() != 1) {
@@ -334,9 +507,9 @@ absl::Status PlanPad(const OnnxNode& node, Values& values) {
   }
   std::vector<int64_t> dims = x.dims;
   for (size_t axis = 0; axis < rank; ++axis) {
-    const int64_t begin = pads.ints[axis], end = pads.ints[rank + axis];
+    const int64_t begin = pads[axis], end = pads[rank + axis];
     if (begin < 0 || end < 0 || begin > kMaxOnnxValueElements || end > kMaxOnnxValueElements) {
-      return Refuse(node, absl::StrCat("pads ", DimsText(pads.ints),
+      return Refuse(node, absl::StrCat("pads ", DimsText(In(node, values, 1).ints),
                                        ": only pads from 0 up are supported (no cropping)"));
     }
     dims[axis] += begin + end;
@@ -362,7 +535,7 @@ void ForwardPad(const OnnxNode& node, Values& values, const OnnxRunContext&) {
   const float constant = HasInput(node, 2) ? In(node, values, 2).floats[0] : 0.0f;
   std::fill(y.floats.begin(), y.floats.end(), constant);
   const float* from = x.data();
-  ForEachPadded(x, In(node, values, 1).ints, y,
+  ForEachPadded(x, *PadsOf(node, values), y,  // checked by the plan
                 [&](int64_t in, int64_t out) { y.floats[out] = from[in]; });
 }
 
@@ -371,7 +544,7 @@ void BackwardPad(const OnnxNode& node, Values& values) {
   if (!x.takes_grad()) return;
   const OnnxValue& y = Out(node, values);
   float* dx = x.grad_data();
-  ForEachPadded(x, In(node, values, 1).ints, y,
+  ForEachPadded(x, *PadsOf(node, values), y,  // checked by the plan
                 [&](int64_t in, int64_t out) { dx[in] += y.grad[out]; });
 }
 
@@ -381,11 +554,13 @@ void AddShapeKernels(std::map<std::string, OnnxKernel>& kernels) {
   kernels["Flatten"] = {PlanFlatten, ForwardCopy, BackwardCopy, 1, 1};
   kernels["Reshape"] = {PlanReshape, ForwardCopy, BackwardCopy, 2, 2};
   kernels["Unsqueeze"] = {PlanUnsqueeze, ForwardCopy, BackwardCopy, 2, 2};
+  kernels["Squeeze"] = {PlanSqueeze, ForwardCopy, BackwardCopy, 1, 2};
   kernels["Concat"] = {PlanConcat, ForwardConcat, BackwardConcat, 1, kOnnxAnyNumberOfInputs};
   kernels["Shape"] = {PlanShape, ForwardNothing, nullptr, 1, 1};
   kernels["Gather"] = {PlanGather, ForwardGather, BackwardGather, 2, 2};
+  kernels["Split"] = {PlanSplit, ForwardSplit, BackwardSplit, 1, 2};
   kernels["Transpose"] = {PlanTranspose, ForwardTranspose, BackwardTranspose, 1, 1};
-  kernels["Pad"] = {PlanPad, ForwardPad, BackwardPad, 2, 3};
+  kernels["Pad"] = {PlanPad, ForwardPad, BackwardPad, 2, 4};
 }
 
 }  // namespace onnx_internal

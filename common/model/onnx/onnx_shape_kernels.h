@@ -2,8 +2,8 @@
 #define PSTRAIN_COMMON_MODEL_ONNX_ONNX_SHAPE_KERNELS_H_
 
 // The ops that move elements without computing with them: Flatten,
-// Reshape and Unsqueeze (the same elements, other dims), Shape, Gather,
-// Concat, Transpose and Pad. Their backward passes add each output
+// Reshape, Squeeze and Unsqueeze (the same elements, other dims), Shape,
+// Gather, Concat, Split, Transpose and Pad. Their backward passes add each output
 // gradient to the input element it came from.
 
 #include <map>
