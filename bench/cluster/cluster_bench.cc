@@ -41,6 +41,7 @@
 #include "bench/cluster/bench_cluster.h"
 #include "bench/cluster/cluster_bench_settings.h"
 #include "bench/cluster/criteo_streaming.h"
+#include "bench/cluster/dlrm_throughput.h"
 #include "bench/cluster/e2e_throughput.h"
 #include "bench/cluster/process_pauser.h"
 #include "bench/cluster/replica_cost.h"
@@ -57,8 +58,8 @@
 DEFINE_string(report, "", "write the Markdown section here (default: stdout)");
 DEFINE_string(svg, "", "write the step-time breakdown chart here (e2e part; default: none)");
 DEFINE_string(backup_svg, "", "write the backup part's rounds/s chart here (default: none)");
-DEFINE_string(parts, "e2e,criteo,accuracy,scaling,backup,replicas",
-              "which parts to run: e2e, criteo, accuracy, scaling, backup, replicas");
+DEFINE_string(parts, "e2e,criteo,dlrm,accuracy,scaling,backup,replicas",
+              "which parts to run: e2e, criteo, dlrm, accuracy, scaling, backup, replicas");
 DEFINE_double(warmup_secs, 4, "training time after every worker's first step, before measuring");
 DEFINE_double(window_secs, 12, "measured window of the e2e runs");
 DEFINE_double(sweep_window_secs, 8, "measured window of each scaling point");
@@ -98,11 +99,11 @@ namespace {
 // --parts, --model_sizes and --worker_counts into `settings`.
 absl::Status ParseLists(ClusterBenchSettings& settings) {
   for (absl::string_view part : absl::StrSplit(FLAGS_parts, ',', absl::SkipEmpty())) {
-    if (part != "e2e" && part != "criteo" && part != "accuracy" && part != "scaling" &&
-        part != "backup" && part != "replicas") {
+    if (part != "e2e" && part != "criteo" && part != "dlrm" && part != "accuracy" &&
+        part != "scaling" && part != "backup" && part != "replicas") {
       return absl::InvalidArgumentError(
           absl::StrCat("--parts: unknown part '", part,
-                       "'; expected e2e, criteo, accuracy, scaling, backup, replicas"));
+                       "'; expected e2e, criteo, dlrm, accuracy, scaling, backup, replicas"));
     }
     settings.parts.insert(std::string(part));
   }
@@ -232,6 +233,7 @@ void AddIntroduction(const ClusterBenchSettings& settings, const std::string& co
 struct PartResults {
   std::optional<E2eResults> e2e;
   std::optional<CriteoStreamingResults> criteo;
+  std::optional<DlrmResults> dlrm;
   std::optional<TargetRun> accuracy;
   ScalingResults scaling;
   std::optional<BackupResults> backup;
@@ -239,10 +241,10 @@ struct PartResults {
 };
 
 // The parts that share one cluster of 1 ps and 2 workers, started only
-// when one of them runs: e2e, criteo, accuracy and the model sweep.
+// when one of them runs: e2e, criteo, dlrm, accuracy and the model sweep.
 absl::Status RunSharedClusterParts(ClusterBenchSettings& settings, PartResults& results) {
   const auto runs = [&](const char* part) { return settings.parts.count(part) > 0; };
-  if (!runs("e2e") && !runs("criteo") && !runs("accuracy") && !runs("scaling")) {
+  if (!runs("e2e") && !runs("criteo") && !runs("dlrm") && !runs("accuracy") && !runs("scaling")) {
     return absl::OkStatus();
   }
   absl::StatusOr<std::unique_ptr<BenchCluster>> cluster = StartCluster(settings, 2);
@@ -256,6 +258,11 @@ absl::Status RunSharedClusterParts(ClusterBenchSettings& settings, PartResults& 
     absl::StatusOr<CriteoStreamingResults> measured = RunCriteoStreaming(settings, **cluster);
     if (!measured.ok()) return measured.status();
     results.criteo = *std::move(measured);
+  }
+  if (runs("dlrm")) {
+    absl::StatusOr<DlrmResults> measured = RunDlrmThroughput(settings, **cluster);
+    if (!measured.ok()) return measured.status();
+    results.dlrm = *std::move(measured);
   }
   if (runs("accuracy")) {
     absl::StatusOr<TargetRun> run = RunTimeToAccuracy(settings, **cluster);
@@ -297,6 +304,7 @@ absl::Status WriteOutputs(const ClusterBenchSettings& settings, const std::strin
   AddIntroduction(settings, command, report);
   if (results.e2e.has_value()) AddE2eSections(*results.e2e, settings.svg_path, report);
   if (results.criteo.has_value()) AddCriteoSection(*results.criteo, report);
+  if (results.dlrm.has_value()) AddDlrmSection(*results.dlrm, report);
   if (results.accuracy.has_value()) AddAccuracySection(*results.accuracy, settings, report);
   AddScalingSections(results.scaling, report);
   if (results.backup.has_value()) {
