@@ -121,6 +121,8 @@ std::vector<ModelCase> BuiltInModels() {
        "wide_and_deep { embedding { dim: 4 combiner: COMBINER_MEAN } hidden_units: [8] "
        "num_fields: 0 }",
        LibsvmData(), "adagrad {}"},
+      {"dlrm", "dlrm { embedding { dim: 4 } bottom_mlp: [8, 4] top_mlp: [8, 1] }", CriteoData(),
+       "adagrad {}"},
   };
 }
 

@@ -172,6 +172,10 @@ std::vector<ServingCase> Cases() {
       {"wide_and_deep_criteo", "wide_and_deep { embedding { dim: 8 } }",
        absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"), adagrad, 300,
        TestInput::kCriteo},
+      // A table per field, the dot interaction in ONNX nodes.
+      {"dlrm_criteo", "dlrm { embedding { dim: 8 } bottom_mlp: [32, 8] top_mlp: [32, 1] }",
+       absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"), adagrad, 300,
+       TestInput::kCriteo},
   };
 }
 
