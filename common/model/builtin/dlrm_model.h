@@ -27,7 +27,7 @@ namespace pstrain {
 // Variables: dlrm/bottom/hidden_<i>/{weights, bias} (the last of them of
 // width d), dlrm/embedding/field_<k> (embedding [vocabulary, d];
 // vocabulary 0 is a dynamic table), dlrm/top/hidden_<i>/{weights, bias},
-// dlrm/top/logits/{weights, bias}.
+// dlrm/top/logits/{weights, bias}. Thread-compatible, as every Model.
 class DlrmModel : public Model {
  public:
   // `spec` filled (FillModelDefaults), with num_fields > 0 and dense_dim > 0

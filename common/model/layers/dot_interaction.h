@@ -14,8 +14,8 @@ namespace pstrain {
 // first vector (the bottom MLP's output) followed by the dot product of
 // every pair i > j, no vector with itself, in the reference's order: row i
 // of the lower triangle of X X^T, then the next row. No variables; a plain
-// loop (the products cost far less than the MLPs around them).
-// Thread-compatible.
+// loop (the products cost far less than the MLPs around them). Holds no
+// state between calls: thread-safe.
 class DotInteraction {
  public:
   // n >= 2, d >= 1 (checked by the caller's spec validation).
