@@ -23,6 +23,10 @@ constexpr int64_t kDefaultDenseUnits = 128;
 constexpr int32_t kDefaultEmbeddingDim = 16;
 constexpr int32_t kDefaultAdmitAfter = 1;
 constexpr int64_t kDefaultWideAndDeepHiddenUnits[] = {64, 32};
+// DLRM's reference configuration for Criteo Kaggle: bottom 13-512-256-64-16
+// (its last width the embedding dim), top 512-256-1.
+constexpr int64_t kDefaultDlrmBottomHiddenUnits[] = {512, 256, 64};
+constexpr int64_t kDefaultDlrmTopMlp[] = {512, 256, 1};
 
 constexpr char kDefaultFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
 constexpr char kDefaultCsvDelimiter[] = ",";
@@ -103,6 +107,16 @@ void FillModelDefaults(ModelSpec* model) {
       if (wide_and_deep->activation() == ACTIVATION_UNSPECIFIED) {
         wide_and_deep->set_activation(ACTIVATION_RELU);
       }
+      break;
+    }
+    case ModelSpec::kDlrm: {
+      DlrmSpec* dlrm = model->mutable_dlrm();
+      FillEmbedding(dlrm->mutable_embedding());
+      if (dlrm->bottom_mlp().empty()) {
+        FillRepeatedIfEmpty(dlrm->mutable_bottom_mlp(), kDefaultDlrmBottomHiddenUnits);
+        dlrm->add_bottom_mlp(dlrm->embedding().dim());
+      }
+      FillRepeatedIfEmpty(dlrm->mutable_top_mlp(), kDefaultDlrmTopMlp);
       break;
     }
     default:  // the other kinds have no defaults beyond zero

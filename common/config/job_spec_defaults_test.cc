@@ -174,6 +174,22 @@ TEST(FillJobSpecDefaultsTest, ModelKindDefaults) {
   EXPECT_EQ(wide_and_deep.embedding().vocabulary_size(), 0);  // dynamic
   EXPECT_THAT(wide_and_deep.hidden_units(), ElementsAre(64, 32));
   EXPECT_EQ(wide_and_deep.activation(), ACTIVATION_RELU);
+
+  // The reference's Criteo Kaggle configuration; dynamic tables.
+  const DlrmSpec dlrm = Filled("model { dlrm {} }").model().dlrm();
+  EXPECT_EQ(dlrm.embedding().dim(), 16);
+  EXPECT_EQ(dlrm.embedding().vocabulary_size(), 0);
+  EXPECT_EQ(dlrm.embedding().admit_after(), 1);
+  EXPECT_THAT(dlrm.bottom_mlp(), ElementsAre(512, 256, 64, 16));
+  EXPECT_THAT(dlrm.top_mlp(), ElementsAre(512, 256, 1));
+  EXPECT_EQ(dlrm.num_fields(), 0);  // from the data
+  EXPECT_EQ(dlrm.dense_dim(), 0);
+  // The bottom MLP's default ends in the dim the spec sets; what it sets stays.
+  EXPECT_THAT(Filled("model { dlrm { embedding { dim: 8 } } }").model().dlrm().bottom_mlp(),
+              ElementsAre(512, 256, 64, 8));
+  EXPECT_THAT(
+      Filled("model { dlrm { bottom_mlp: [32, 16] top_mlp: [1] } }").model().dlrm().top_mlp(),
+      ElementsAre(1));
 }
 
 TEST(FillJobSpecDefaultsTest, DataSourceDefaults) {

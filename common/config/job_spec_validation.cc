@@ -166,6 +166,35 @@ void CheckEmbedding(absl::string_view path, const EmbeddingSpec& embedding, Prob
   }
 }
 
+void CheckDlrm(const DlrmSpec& dlrm, Problems* problems) {
+  const EmbeddingSpec& embedding = dlrm.embedding();
+  CheckEmbedding("model.dlrm.embedding", embedding, problems);
+  // One id per table: there is nothing to combine.
+  if (embedding.combiner() == COMBINER_MEAN) {
+    problems->Add(
+        "model.dlrm.embedding.combiner must be unset or COMBINER_SUM: each field's table reads "
+        "one id per example, got COMBINER_MEAN");
+  }
+  CheckHiddenUnits("model.dlrm.bottom_mlp", dlrm.bottom_mlp(), problems);
+  CheckHiddenUnits("model.dlrm.top_mlp", dlrm.top_mlp(), problems);
+  if (dlrm.bottom_mlp().empty()) {
+    problems->Add(
+        "model.dlrm.bottom_mlp needs a layer: its last width is model.dlrm.embedding.dim");
+  } else if (*dlrm.bottom_mlp().rbegin() != embedding.dim()) {
+    problems->Add(absl::StrCat(
+        "model.dlrm.bottom_mlp's last width must be model.dlrm.embedding.dim (", embedding.dim(),
+        "), the width of the vectors it interacts with, got ", *dlrm.bottom_mlp().rbegin()));
+  }
+  if (dlrm.top_mlp().empty()) {
+    problems->Add("model.dlrm.top_mlp needs a layer: its last width is 1, the logit");
+  } else if (*dlrm.top_mlp().rbegin() != 1) {
+    problems->Add(absl::StrCat("model.dlrm.top_mlp's last width must be 1, the logit, got ",
+                               *dlrm.top_mlp().rbegin()));
+  }
+  problems->NonNegative("model.dlrm.num_fields", dlrm.num_fields());
+  problems->NonNegative("model.dlrm.dense_dim", dlrm.dense_dim());
+}
+
 void CheckModel(const ModelSpec& model, Problems* problems) {
   switch (model.kind_case()) {
     case ModelSpec::kLinearRegression:
@@ -209,6 +238,9 @@ void CheckModel(const ModelSpec& model, Problems* problems) {
       problems->NonNegative("model.wide_and_deep.dense_dim", wide_and_deep.dense_dim());
       break;
     }
+    case ModelSpec::kDlrm:
+      CheckDlrm(model.dlrm(), problems);
+      break;
     case ModelSpec::kPlugin:
       problems->Path("model.plugin.library_path", model.plugin().library_path(),
                      Presence::kRequired);

@@ -45,7 +45,7 @@ const std::vector<BadSpec>& BadSpecs() {
       {{"model"},
        "",
        "model is required: set one of linear_regression, logistic_regression, "
-       "mlp, cnn, wide_and_deep, plugin, onnx"},
+       "mlp, cnn, wide_and_deep, plugin, onnx, dlrm"},
       {{},
        "model { mlp { hidden_units: [128, -5] } }",
        "model.mlp.hidden_units[1] must be > 0, got -5"},
@@ -93,6 +93,27 @@ const std::vector<BadSpec>& BadSpecs() {
        R"(model { wide_and_deep { dense_dim: -13 } } train_data { synthetic_clicks {} }
           eval_data { synthetic_clicks {} })",
        "model.wide_and_deep.dense_dim must be >= 0, got -13"},
+      {{},
+       R"(model { dlrm { bottom_mlp: [64, 8] } } train_data { criteo { paths: "/t.tsv" } }
+          eval_data { criteo { paths: "/e.tsv" } })",
+       "model.dlrm.bottom_mlp's last width must be model.dlrm.embedding.dim (16), the width of "
+       "the vectors it interacts with, got 8"},
+      {{},
+       R"(model { dlrm { top_mlp: [64, 2] } } train_data { criteo { paths: "/t.tsv" } }
+          eval_data { criteo { paths: "/e.tsv" } })",
+       "model.dlrm.top_mlp's last width must be 1, the logit, got 2"},
+      {{},
+       R"(model { dlrm { embedding { combiner: COMBINER_MEAN } } }
+          train_data { criteo { paths: "/t.tsv" } } eval_data { criteo { paths: "/e.tsv" } })",
+       "model.dlrm.embedding.combiner must be unset or COMBINER_SUM"},
+      {{},
+       R"(model { dlrm { num_fields: -26 } } train_data { criteo { paths: "/t.tsv" } }
+          eval_data { criteo { paths: "/e.tsv" } })",
+       "model.dlrm.num_fields must be >= 0, got -26"},
+      {{},
+       R"(model { dlrm {} } train_data { criteo { paths: "/t.tsv" } })",
+       "model.dlrm needs sparse ids: eval_data must be libsvm, synthetic_clicks, criteo, or "
+       "tfrecord with sparse_features, got fashion_mnist"},
       {{},
        R"(model { cnn {} } train_data { csv { path: "/d.csv" } })",
        "model.cnn needs images: train_data must be fashion_mnist, got csv"},

@@ -117,6 +117,8 @@ std::vector<ModelCase> BuiltInModels() {
        ClicksData(), "adagrad {}"},
       {"wide_and_deep_with_dense", "wide_and_deep { embedding { dim: 4 } hidden_units: [8] }",
        CriteoData(), "adagrad {}"},
+      {"dlrm", "dlrm { embedding { dim: 4 } bottom_mlp: [8, 4] top_mlp: [8, 1] }", CriteoData(),
+       "adagrad {}"},
       {"wide_and_deep_dynamic_mean",
        "wide_and_deep { embedding { dim: 4 combiner: COMBINER_MEAN } hidden_units: [8] "
        "num_fields: 0 }",

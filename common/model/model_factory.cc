@@ -4,6 +4,7 @@
 #include "common/config/job_spec_defaults.h"
 #include "common/config/job_spec_validation.h"
 #include "common/model/builtin/cnn_model.h"
+#include "common/model/builtin/dlrm_model.h"
 #include "common/model/builtin/linear_model.h"
 #include "common/model/builtin/mlp_model.h"
 #include "common/model/builtin/wide_and_deep_model.h"
@@ -98,6 +99,29 @@ absl::Status ResolveWideAndDeep(const DatasetInfo& info, WideAndDeepSpec* wide_a
   return absl::OkStatus();
 }
 
+absl::Status ResolveDlrm(const DatasetInfo& info, DlrmSpec* dlrm) {
+  if (info.sparse_dim <= 0) {
+    return absl::InvalidArgumentError("model.dlrm needs sparse ids; the training data has none");
+  }
+  if (info.num_fields <= 0) {
+    return absl::InvalidArgumentError(
+        "model.dlrm needs one id per field (model.dlrm.num_fields); the training data's "
+        "examples have varying numbers of ids");
+  }
+  ASSIGN_OR_RETURN(const int64_t fields,
+                   Resolve("model.dlrm.num_fields", dlrm->num_fields(), info.num_fields));
+  dlrm->set_num_fields(static_cast<int32_t>(fields));
+  if (info.dense_dim <= 0) {
+    return absl::InvalidArgumentError(
+        "model.dlrm needs dense features for its bottom MLP (model.dlrm.dense_dim); the "
+        "training data has none");
+  }
+  ASSIGN_OR_RETURN(const int64_t dense,
+                   Resolve("model.dlrm.dense_dim", dlrm->dense_dim(), info.dense_dim));
+  dlrm->set_dense_dim(static_cast<int32_t>(dense));
+  return absl::OkStatus();
+}
+
 // Sets the dimensions `spec` leaves to the data from `info`.
 absl::Status ResolveFromData(const DatasetInfo& info, ModelSpec* spec) {
   switch (spec->kind_case()) {
@@ -114,6 +138,8 @@ absl::Status ResolveFromData(const DatasetInfo& info, ModelSpec* spec) {
       return ResolveCnn(info, spec->mutable_cnn());
     case ModelSpec::kWideAndDeep:
       return ResolveWideAndDeep(info, spec->mutable_wide_and_deep());
+    case ModelSpec::kDlrm:
+      return ResolveDlrm(info, spec->mutable_dlrm());
     default:  // the linear input width is resolved with its kind of input; the rest read files
       return absl::OkStatus();
   }
@@ -145,6 +171,8 @@ absl::StatusOr<std::unique_ptr<Model>> Build(const ModelSpec& spec, const Datase
       return LoadPluginModel(spec.plugin().library_path(), spec.plugin().config(), context);
     case ModelSpec::kOnnx:
       return AsModel(OnnxModel::Create(spec.onnx(), info, context));
+    case ModelSpec::kDlrm:
+      return AsModel(DlrmModel::Create(spec.dlrm(), context));
     case ModelSpec::KIND_NOT_SET:
       break;
   }

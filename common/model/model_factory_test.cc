@@ -67,6 +67,18 @@ TEST_F(ModelFactoryTest, ResolvesDimensionsFromTheData) {
   // 8 fields of the default 16-wide embeddings.
   EXPECT_EQ((*wide_and_deep)->Variables()[3].spec.shape().dims(0), 128);
 
+  // Criteo's layout: 13 counts, 26 fields.
+  DatasetInfo criteo = Clicks();
+  criteo.dense_dim = 13;
+  criteo.num_fields = 26;
+  spec.mutable_dlrm();
+  auto dlrm = CreateModel(spec, criteo, context_);
+  ASSERT_TRUE(dlrm.ok()) << dlrm.status();
+  EXPECT_EQ((*dlrm)->name(), "dlrm");
+  EXPECT_EQ((*dlrm)->Variables()[0].spec.shape().dims(0), 13);
+  EXPECT_EQ((*dlrm)->Variables()[8].spec.name(), "dlrm/embedding/field_0");
+  EXPECT_EQ((*dlrm)->Variables()[8 + 25].spec.name(), "dlrm/embedding/field_25");
+
   spec.mutable_linear_regression();
   auto linear = CreateModel(spec, Images(), context_);
   ASSERT_TRUE(linear.ok());
@@ -85,6 +97,22 @@ TEST_F(ModelFactoryTest, RefusesSpecsThatDisagreeWithTheData) {
             std::string::npos);
   spec.mutable_wide_and_deep();
   EXPECT_FALSE(CreateModel(spec, Images(), context_).ok());
+  // dlrm: no dense features, ids of varying number, a field count the data lacks.
+  spec.mutable_dlrm();
+  const auto dlrm_refusal = [&](const DatasetInfo& info) {
+    return std::string(CreateModel(spec, info, context_).status().message());
+  };
+  EXPECT_NE(dlrm_refusal(Clicks()).find("model.dlrm needs dense features for its bottom MLP"),
+            std::string::npos);
+  DatasetInfo ragged = Clicks();
+  ragged.dense_dim = 13;
+  ragged.num_fields = 0;
+  EXPECT_NE(dlrm_refusal(ragged).find("model.dlrm needs one id per field"), std::string::npos);
+  DatasetInfo criteo = Clicks();
+  criteo.dense_dim = 13;
+  spec.mutable_dlrm()->set_num_fields(26);
+  EXPECT_NE(dlrm_refusal(criteo).find("model.dlrm.num_fields is 26 but the training data has 8"),
+            std::string::npos);
   DatasetInfo regression = Images();
   regression.num_classes = 0;
   spec.mutable_mlp();

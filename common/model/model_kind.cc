@@ -19,6 +19,14 @@ std::vector<UnbudgetedTable> WideAndDeepTables(ModelSpec* model) {
            [table](int64_t bytes) { table->set_max_bytes_per_shard(bytes); }}};
 }
 
+// The one EmbeddingSpec of every field's table: its budget is each table's.
+std::vector<UnbudgetedTable> DlrmTables(ModelSpec* model) {
+  EmbeddingSpec* tables = model->mutable_dlrm()->mutable_embedding();
+  if (tables->vocabulary_size() != 0 || tables->max_bytes_per_shard() != 0) return {};
+  return {{"model.dlrm.embedding",
+           [tables](int64_t bytes) { tables->set_max_bytes_per_shard(bytes); }}};
+}
+
 std::vector<UnbudgetedTable> OnnxTables(ModelSpec* model) {
   std::vector<UnbudgetedTable> tables;
   OnnxModelSpec* onnx = model->mutable_onnx();
@@ -42,6 +50,7 @@ constexpr ModelKind kModelKinds[] = {
     {ModelSpec::kPlugin, "plugin", false, false, NoQualityMetric, nullptr},
     // What an ONNX graph reads, features or ids, its file says (OnnxModel::Create).
     {ModelSpec::kOnnx, "onnx", false, false, OnnxQualityMetric, OnnxTables},
+    {ModelSpec::kDlrm, "dlrm", false, true, Accuracy, DlrmTables},
 };
 
 }  // namespace

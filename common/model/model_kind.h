@@ -40,7 +40,9 @@ struct ModelKind {
   // say what the model predicts (a plug-in).
   absl::string_view (*quality_metric)(const ModelSpec& model);
   // Its dynamic tables without a budget, in `model` (which outlives the
-  // result); null for kinds without dynamic tables. A plug-in's tables are
+  // result); null for kinds without dynamic tables. One entry may stand for
+  // several tables that share one EmbeddingSpec (dlrm's per-field tables):
+  // each gets the budget. A plug-in's tables are
   // declared by the plug-in itself, not by its spec, so it has none here.
   std::vector<UnbudgetedTable> (*unbudgeted_tables)(ModelSpec* model);
 };

@@ -35,6 +35,16 @@ TEST(ModelKindTest, FindsTheDynamicTablesWithoutABudgetAndSetsThem) {
   fixed.mutable_wide_and_deep()->mutable_embedding()->set_vocabulary_size(1000);
   EXPECT_TRUE(ModelKindOf(ModelSpec::kWideAndDeep)->unbudgeted_tables(&fixed).empty());
   EXPECT_EQ(ModelKindOf(ModelSpec::kMlp)->unbudgeted_tables, nullptr);
+
+  // dlrm's one EmbeddingSpec stands for every field's table.
+  ModelSpec dlrm;
+  dlrm.mutable_dlrm();
+  tables = ModelKindOf(ModelSpec::kDlrm)->unbudgeted_tables(&dlrm);
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].path, "model.dlrm.embedding");
+  tables[0].set_budget(9);
+  EXPECT_EQ(dlrm.dlrm().embedding().max_bytes_per_shard(), 9);
+  EXPECT_TRUE(ModelKindOf(ModelSpec::kDlrm)->needs_ids);
 }
 
 TEST(ModelKindTest, QualityMetricFollowsWhatTheModelPredicts) {

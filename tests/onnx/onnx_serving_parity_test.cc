@@ -177,6 +177,10 @@ std::vector<ServingCase> Cases() {
       {"wide_and_deep_criteo", "wide_and_deep { embedding { dim: 8 } }",
        absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"), adagrad, 300,
        TestInput::kCriteo},
+      // A table per field, the dot interaction in ONNX nodes.
+      {"dlrm_criteo", "dlrm { embedding { dim: 8 } bottom_mlp: [32, 8] top_mlp: [32, 1] }",
+       absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"), adagrad, 300,
+       TestInput::kCriteo},
       // PyTorch's DLRM, its tables dynamic: the export keeps its inputs.
       {"onnx_import_pytorch_dlrm_criteo",
        absl::StrCat("onnx { path: \"", kPyTorchDlrm,

@@ -72,6 +72,27 @@ std::string OnnxEmbeddingPerId(OnnxGraph& graph, const std::string& table,
   return graph.Node("Reshape", {weighted, graph.Int64Constant({2}, {0, fields * dim})});
 }
 
+std::string OnnxDotInteraction(OnnxGraph& graph, const DotInteraction& layer,
+                               const std::string& x) {
+  const int64_t n = layer.num_vectors();
+  const int64_t d = layer.dim();
+  const std::string vectors = graph.Node("Reshape", {x, graph.Int64Constant({3}, {0, n, d})});
+  const std::string transposed =
+      graph.Node("Transpose", {vectors}, {OnnxAttribute::Ints("perm", {0, 2, 1})});
+  const std::string products = graph.Node("MatMul", {vectors, transposed});  // [batch, n, n]
+  const std::string flat = graph.Node("Reshape", {products, graph.Int64Constant({2}, {0, n * n})});
+  std::vector<int64_t> entries;
+  for (const auto& [i, j] : layer.pairs()) entries.push_back(i * n + j);
+  const int64_t num_pairs = static_cast<int64_t>(entries.size());
+  const std::string dots =
+      graph.Node("Gather", {flat, graph.Int64Constant({num_pairs}, std::move(entries))},
+                 {OnnxAttribute::Int("axis", 1)});
+  const std::string first =
+      graph.Node("Slice", {x, graph.Int64Constant({1}, {0}), graph.Int64Constant({1}, {d}),
+                           graph.Int64Constant({1}, {1})});
+  return graph.Node("Concat", {first, dots}, {OnnxAttribute::Int("axis", 1)});
+}
+
 std::string OnnxConvolution(OnnxGraph& graph, const ConvolutionConfig& config, const std::string& x,
                             const std::string& kernel, const std::string& bias) {
   const int64_t padding = config.padding < 0 ? config.kernel / 2 : config.padding;

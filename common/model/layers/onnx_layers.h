@@ -11,6 +11,7 @@
 
 #include "common/model/layers/activation_layer.h"
 #include "common/model/layers/convolution.h"
+#include "common/model/layers/dot_interaction.h"
 #include "common/model/layers/embedding_lookup.h"
 #include "common/model/layers/pooling.h"
 #include "common/model/onnx_graph.h"
@@ -37,6 +38,11 @@ std::string OnnxEmbeddingBags(OnnxGraph& graph, const std::string& table,
 std::string OnnxEmbeddingPerId(OnnxGraph& graph, const std::string& table,
                                const OnnxSparseInput& input, EmbeddingCombiner combiner,
                                int64_t fields, int64_t dim);
+
+// DotInteraction over x [batch, n * d], the n vectors side by side:
+// [batch, d + n (n - 1) / 2], the first vector, then the lower triangle of
+// X X^T (X = x as [batch, n, d]) gathered from its flattened rows.
+std::string OnnxDotInteraction(OnnxGraph& graph, const DotInteraction& layer, const std::string& x);
 
 // Convolution of an image in ONNX's channels-first layout, x [batch, in,
 // height, width] -> [batch, out, height', width'], with the layer's HWIO

@@ -101,8 +101,8 @@ absl::StatusOr<int64_t> CheckOpsets(const onnx::ModelProto& model, const std::st
 // The ops whose output, read from ids (their first input), holds ids too:
 // they select or rearrange them without computing with them.
 bool SelectsIds(const std::string& op) {
-  static const char* const kSelections[] = {"Gather", "Unsqueeze", "Reshape", "Flatten",
-                                            "Identity"};
+  static const char* const kSelections[] = {"Gather",  "Squeeze", "Unsqueeze",
+                                            "Reshape", "Flatten", "Identity"};
   return std::any_of(std::begin(kSelections), std::end(kSelections),
                      [&](const char* selection) { return op == selection; });
 }
@@ -597,7 +597,7 @@ absl::Status OnnxProgram::CheckIdsUse(size_t n, const std::vector<OnnxValue>& va
                 : absl::StrCat("computes with the ids of ", graph_->names[in],
                                "; pstrain reads ids only to gather the rows of an embedding "
                                "table (a Gather of an initializer by them), or to select some of "
-                               "them (Gather by a constant, Unsqueeze, Reshape, Flatten, Identity)")));
+                               "them (Gather by a constant, Squeeze, Unsqueeze, Reshape, Flatten, Identity)")));
   }
   return absl::OkStatus();
 }

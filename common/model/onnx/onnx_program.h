@@ -13,8 +13,8 @@
 // pass reads only the rows its batch names, and its gradient is those
 // rows. The ids a table's Gather reads may be an input's, or taken from
 // them by constant selection (PyTorch's ids[:, k] is a Gather along axis
-// 1 by a constant; Unsqueeze, Reshape, Flatten and Identity also keep ids
-// ids); nothing else computes with ids.
+// 1 by a constant; Squeeze, Unsqueeze, Reshape, Flatten and Identity also
+// keep ids ids); nothing else computes with ids.
 //
 //   ASSIGN_OR_RETURN(auto program, OnnxProgram::Load("model.onnx"));
 //   ASSIGN_OR_RETURN(RowIds rows, program->TableIds(batch, inputs));
