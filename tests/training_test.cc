@@ -306,7 +306,7 @@ TEST_F(TrainingTest, CriteoExampleComesNearTheAucOfTheModelThatMadeTheLogs) {
 // examples/criteo_dlrm.pbtxt as its comment runs it, on the shorter logs of
 // the test above: DLRM at the reference's sizes, a dynamic table per field
 // on two parameter servers, comes within 0.04 of the AUC of the model that
-// made the logs: 0.759 to 0.762 against 0.787 in four runs (wide-and-deep's
+// made the logs: 0.759 to 0.762 against 0.787 in five runs (wide-and-deep's
 // smaller MLP, above, gets a little nearer in as many steps).
 TEST_F(TrainingTest, CriteoDlrmExampleComesNearTheAucOfTheModelThatMadeTheLogs) {
   const std::string data_dir = testing::TempDir() + "/criteo_dlrm";
