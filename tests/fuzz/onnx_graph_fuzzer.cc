@@ -69,12 +69,23 @@ struct Parameters {
 void RunLoaded(OnnxProgram& program, absl::string_view bytes) {
   const Parameters parameters(program, bytes);
   for (int64_t batch : {1, 3}) {
-    const std::vector<float> features(batch * program.input_width(), 0.5f);
-    const std::vector<int64_t> ids(batch * program.input_width(), 0);
+    // Every input's values: features of 0.5, ids of 0 (the one row given).
+    std::vector<std::vector<float>> features;
+    std::vector<std::vector<int64_t>> ids;
+    std::vector<OnnxInputData> inputs;
+    for (const OnnxGraphInput& input : program.inputs()) {
+      features.emplace_back(batch * input.width, 0.5f);
+      ids.emplace_back(batch * input.width, 0);
+      OnnxInputData data;
+      if (input.is_int64) {
+        data.ids = ids.back().data();
+      } else {
+        data.floats = features.back().data();
+      }
+      inputs.push_back(data);
+    }
     absl::StatusOr<const float*> output =
-        program.input_is_ids()
-            ? program.Forward(parameters.view, batch, ids, PassMode::kTrain, /*seed=*/7)
-            : program.Forward(parameters.view, batch, features.data(), PassMode::kTrain, 7);
+        program.Forward(parameters.view, batch, inputs, PassMode::kTrain, /*seed=*/7);
     if (!output.ok()) {
       // A batch size the graph's shapes cannot take (a Reshape to a fixed
       // batch) is refused, never crashed on.
