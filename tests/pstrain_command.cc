@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -39,6 +41,20 @@ std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit,
   EXPECT_TRUE(status.ok()) << status.status();
   if (status.ok()) *exit = *status;
   return ReadWholeFile(options.log_path);
+}
+
+double MakeCriteoLogs(const std::string& dir, const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"make-criteo-logs", dir};
+  args.insert(args.end(), flags.begin(), flags.end());
+  ExitStatus exit;
+  const std::string written = RunPstrain(args, &exit);
+  EXPECT_EQ(exit.exit_code, 0) << written;
+  std::smatch match;
+  if (!std::regex_search(written, match, std::regex("true model's AUC on .*: ([0-9.]+)"))) {
+    ADD_FAILURE() << "no true AUC in:\n" << written;
+    return std::nan("");
+  }
+  return std::stod(match[1]);
 }
 
 std::unique_ptr<ChildProcess> LaunchPstrain(const std::vector<std::string>& args,

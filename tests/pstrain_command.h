@@ -19,6 +19,11 @@ namespace pstrain {
 std::string RunPstrain(const std::vector<std::string>& args, ExitStatus* exit,
                        int64_t data_cap_bytes = 0);
 
+// Runs `pstrain make-criteo-logs dir` with `flags` (--criteo_...); the
+// true model's AUC on the test lines it prints, or NaN and a test failure
+// when it fails or prints none.
+double MakeCriteoLogs(const std::string& dir, const std::vector<std::string>& flags);
+
 // Starts the `pstrain` program with `args` in the background, its stdout
 // and stderr together in `log_path`; null (and a test failure) if it cannot
 // start.

@@ -10,7 +10,6 @@
 
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -41,21 +40,11 @@ struct Logs {
 
 const Logs& InteractionLogs() {
   static const Logs* logs = [] {
-    auto* made = new Logs{::testing::TempDir() + "/criteo_interactions", 0};
-    ExitStatus exit;
-    const std::string written =
-        RunPstrain({"make-criteo-logs", made->dir, "--criteo_train_examples=200000",
-                    "--criteo_test_examples=20000", "--criteo_categories=300",
-                    "--criteo_interaction=1.5", "--criteo_gzip"},
-                   &exit);
-    EXPECT_EQ(exit.exit_code, 0) << written;
-    std::smatch match;
-    if (std::regex_search(written, match, std::regex("true model's AUC on .*: ([0-9.]+)"))) {
-      made->true_auc = std::stod(match[1]);
-    } else {
-      ADD_FAILURE() << "no true AUC in:\n" << written;
-    }
-    return made;
+    const std::string dir = ::testing::TempDir() + "/criteo_interactions";
+    return new Logs{
+        dir, MakeCriteoLogs(
+                 dir, {"--criteo_train_examples=200000", "--criteo_test_examples=20000",
+                       "--criteo_categories=300", "--criteo_interaction=1.5", "--criteo_gzip"})};
   }();
   return *logs;
 }
@@ -115,7 +104,8 @@ TEST_F(RecommendationTest, DlrmsFindTheInteractionsWideAndDeepMisses) {
   EXPECT_GE(pytorch, wide_and_deep + kDlrmLead);
   EXPECT_NEAR(pytorch, built_in, kDlrmsApart);
   for (double auc : {wide_and_deep, built_in, pytorch}) {
-    EXPECT_LE(auc, InteractionLogs().true_auc + 0.005);  // none beats the model that drew the labels
+    EXPECT_LE(auc,
+              InteractionLogs().true_auc + 0.005);  // none beats the model that drew the labels
   }
 }
 

@@ -54,13 +54,12 @@ absl::StatusOr<SingleProcessRun> MeasureSingleProcessDlrm(ClusterBenchSettings& 
   const std::string spec = DlrmJobText("single-process-dlrm", false, logs, "READ_MODE_IN_MEMORY",
                                        settings.NewModelDir("single-process-dlrm"));
   if (absl::Status written = WriteTextFile(stem + ".pbtxt", spec); !written.ok()) return written;
-  absl::StatusOr<SingleProcessRun> run =
-      RunSingleProcess(*pstrain, stem + ".pbtxt",
-                       {absl::StrCat("--max_steps=", kSingleProcessSteps)}, stem + ".log",
-                       absl::Seconds(600));
+  absl::StatusOr<SingleProcessRun> run = RunSingleProcess(
+      *pstrain, stem + ".pbtxt", {absl::StrCat("--max_steps=", kSingleProcessSteps)}, stem + ".log",
+      absl::Seconds(600));
   if (run.ok()) {
-    Progress(absl::StrFormat("  single process: %.0f examples/s over %.2f s",
-                             run->examples_per_sec, run->train_seconds));
+    Progress(absl::StrFormat("  single process: %.0f examples/s over %.2f s", run->examples_per_sec,
+                             run->train_seconds));
   }
   return run;
 }
@@ -133,13 +132,13 @@ void AddDlrmSection(const DlrmResults& results, MarkdownReport& report) {
       "model in the same benchmark run (",
       results.single_process.steps, " steps)."));
   report.Table(table);
-  const double imported = results.imported.ExamplesPerSecond() /
-                          results.built_in.ExamplesPerSecond();
+  const double imported =
+      results.imported.ExamplesPerSecond() / results.built_in.ExamplesPerSecond();
   report.Target("PyTorch's DLRM on the cluster: at least 0.9x the built-in DLRM's examples/s",
                 imported >= 0.9, absl::StrCat(Fixed(imported, 2), "x"));
   const double wait = DataWaitShare(results.built_in_streamed);
-  report.Target("streamed gzipped Criteo logs, DLRM: data_wait under 5% of the step",
-                wait < 0.05, absl::StrCat(Fixed(100 * wait, 1), "%"));
+  report.Target("streamed gzipped Criteo logs, DLRM: data_wait under 5% of the step", wait < 0.05,
+                absl::StrCat(Fixed(100 * wait, 1), "%"));
 }
 
 }  // namespace bench
