@@ -69,8 +69,8 @@ class OnnxModel : public Model {
   absl::Status CheckRows(const RowIds& rows) const;
 
   const std::string path_;  // of the graph, as the spec gives it
-  // Mutable: RowsToRead fills the inputs and selects the ids the tables
-  // read, which the Forward after it does again.
+  // RowsToRead, const, fills inputs_ and runs the program's selections of
+  // ids; the Forward after it does both again for the same batch.
   const std::unique_ptr<OnnxProgram> program_;
   const std::vector<OnnxInputBinding> bindings_;
   mutable OnnxBatchInputs inputs_;
