@@ -195,6 +195,37 @@ void CheckDlrm(const DlrmSpec& dlrm, Problems* problems) {
   problems->NonNegative("model.dlrm.dense_dim", dlrm.dense_dim());
 }
 
+// What of an imported graph's spec can be checked without its file: the
+// graph's own tables and inputs OnnxModel::Create checks.
+void CheckOnnx(const OnnxModelSpec& onnx, Problems* problems) {
+  problems->Path("model.onnx.path", onnx.path(), Presence::kRequired);
+  problems->KnownEnum("model.onnx.loss", onnx.loss(), OnnxLoss_IsValid);
+  for (int i = 0; i < onnx.dynamic_tables_size(); ++i) {
+    const OnnxDynamicTable& table = onnx.dynamic_tables(i);
+    const std::string path = absl::StrCat("model.onnx.dynamic_tables[", i, "]");
+    if (table.initializer().empty()) {
+      problems->Add(absl::StrCat(path, ".initializer is required: the table's initializer"));
+    }
+    problems->NonNegative(absl::StrCat(path, ".admit_after"), table.admit_after());
+    problems->NonNegative(absl::StrCat(path, ".max_bytes_per_shard"), table.max_bytes_per_shard());
+  }
+  for (int i = 0; i < onnx.inputs_size(); ++i) {
+    const OnnxInput& input = onnx.inputs(i);
+    const std::string path = absl::StrCat("model.onnx.inputs[", i, "]");
+    if (input.name().empty()) {
+      problems->Add(absl::StrCat(path, ".name is required: the graph input it binds"));
+    }
+    if (input.part_case() == OnnxInput::PART_NOT_SET) {
+      problems->Add(absl::StrCat(path,
+                                 " needs the part of the batch its input takes: one of "
+                                 "dense, ids, id_weights, id_counts"));
+    }
+    if (input.has_ids() && input.ids().has_field()) {
+      problems->NonNegative(absl::StrCat(path, ".ids.field"), input.ids().field());
+    }
+  }
+}
+
 void CheckModel(const ModelSpec& model, Problems* problems) {
   switch (model.kind_case()) {
     case ModelSpec::kLinearRegression:
@@ -246,35 +277,7 @@ void CheckModel(const ModelSpec& model, Problems* problems) {
                      Presence::kRequired);
       break;
     case ModelSpec::kOnnx:
-      problems->Path("model.onnx.path", model.onnx().path(), Presence::kRequired);
-      problems->KnownEnum("model.onnx.loss", model.onnx().loss(), OnnxLoss_IsValid);
-      for (int i = 0; i < model.onnx().dynamic_tables_size(); ++i) {
-        // Whether the graph has such a table, OnnxModel::Create checks.
-        const OnnxDynamicTable& table = model.onnx().dynamic_tables(i);
-        const std::string path = absl::StrCat("model.onnx.dynamic_tables[", i, "]");
-        if (table.initializer().empty()) {
-          problems->Add(absl::StrCat(path, ".initializer is required: the table's initializer"));
-        }
-        problems->NonNegative(absl::StrCat(path, ".admit_after"), table.admit_after());
-        problems->NonNegative(absl::StrCat(path, ".max_bytes_per_shard"),
-                              table.max_bytes_per_shard());
-      }
-      for (int i = 0; i < model.onnx().inputs_size(); ++i) {
-        // Whether the graph has such an input and the data such a part,
-        // OnnxModel::Create checks.
-        const OnnxInput& input = model.onnx().inputs(i);
-        const std::string path = absl::StrCat("model.onnx.inputs[", i, "]");
-        if (input.name().empty()) {
-          problems->Add(absl::StrCat(path, ".name is required: the graph input it binds"));
-        }
-        if (input.part_case() == OnnxInput::PART_NOT_SET) {
-          problems->Add(absl::StrCat(path, " needs the part of the batch its input takes: one of "
-                                           "dense, ids, id_weights, id_counts"));
-        }
-        if (input.has_ids() && input.ids().has_field()) {
-          problems->NonNegative(absl::StrCat(path, ".ids.field"), input.ids().field());
-        }
-      }
+      CheckOnnx(model.onnx(), problems);
       break;
     case ModelSpec::KIND_NOT_SET: {
       std::vector<absl::string_view> kinds;
@@ -307,8 +310,8 @@ void CheckModelReadsData(const ModelSpec& model, absl::string_view data_path, co
     for (const DataFormat& f : DataFormats()) {
       if (!f.ids_condition.empty()) sources.push_back(f.ids_condition);
     }
-    problems->Add(absl::StrCat("model.", kind->name, " needs sparse ids: ", data_path,
-                               " must be ", JoinNames(sources, "or"), ", got ", format->name));
+    problems->Add(absl::StrCat("model.", kind->name, " needs sparse ids: ", data_path, " must be ",
+                               JoinNames(sources, "or"), ", got ", format->name));
   }
 }
 
@@ -378,8 +381,8 @@ void CheckTfRecord(absl::string_view path, const TfRecordSource& tfrecord, Probl
   for (const auto* names : {&tfrecord.dense_features(), &tfrecord.sparse_features()}) {
     for (const std::string& name : *names) {
       if (name == tfrecord.label()) {
-        problems->Add(absl::StrCat(path, " reads feature ", Quote(name),
-                                   " as the label and as an input"));
+        problems->Add(
+            absl::StrCat(path, " reads feature ", Quote(name), " as the label and as an input"));
       } else if (!named.insert(name).second) {
         problems->Add(absl::StrCat(path, " names feature ", Quote(name), " twice"));
       }
@@ -467,8 +470,9 @@ void CheckOptimizer(const OptimizerSpec& optimizer, Problems* problems) {
       break;
     case OptimizerSpec::kFtrl: {
       const FtrlSpec& ftrl = optimizer.ftrl();
-      problems->Require(std::isfinite(ftrl.learning_rate_power()) && ftrl.learning_rate_power() <= 0,
-                        "optimizer.ftrl.learning_rate_power", "<= 0", ftrl.learning_rate_power());
+      problems->Require(
+          std::isfinite(ftrl.learning_rate_power()) && ftrl.learning_rate_power() <= 0,
+          "optimizer.ftrl.learning_rate_power", "<= 0", ftrl.learning_rate_power());
       problems->NonNegative("optimizer.ftrl.initial_accumulator", ftrl.initial_accumulator());
       problems->NonNegative("optimizer.ftrl.l1", ftrl.l1());
       problems->NonNegative("optimizer.ftrl.l2", ftrl.l2());
