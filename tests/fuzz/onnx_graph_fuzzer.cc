@@ -16,8 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/onnx/onnx_file.h"
 #include "common/model/onnx/onnx_program.h"
+#include "common/onnx/onnx_file.h"
 #include "common/tensor/tensor.h"
 #include "glog/logging.h"
 #include "tests/fuzz/quiet_logs.h"

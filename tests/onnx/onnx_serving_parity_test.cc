@@ -185,8 +185,12 @@ std::vector<ServingCase> Cases() {
       {"onnx_import_pytorch_dlrm_criteo",
        absl::StrCat("onnx { path: \"", kPyTorchDlrm,
                     "\" dynamic_tables { initializer: \"tables.*.weight\" } }"),
-       absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"), adam, 200,
-       TestInput::kCriteo, OnnxExportOptions().max_inline_bytes, "",
+       absl::StrCat("criteo { paths: \"", WriteCriteo(20000, false), "\" }"),
+       adam,
+       200,
+       TestInput::kCriteo,
+       OnnxExportOptions().max_inline_bytes,
+       "",
        {{"dense_x", "dense"}, {"ids", "sparse_ids"}}},
   };
 }

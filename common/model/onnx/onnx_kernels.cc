@@ -357,8 +357,7 @@ GemmShape GemmShapeOf(const OnnxNode& node, const Values& values) {
 // columns are B's rows.
 bool BatchesFit(const OnnxValue& a, const OnnxValue& b) {
   const size_t rank = b.dims.size();
-  return a.dims.size() == rank &&
-         std::equal(a.dims.begin(), a.dims.end() - 2, b.dims.begin()) &&
+  return a.dims.size() == rank && std::equal(a.dims.begin(), a.dims.end() - 2, b.dims.begin()) &&
          a.dims[rank - 1] == b.dims[rank - 2];
 }
 
@@ -428,8 +427,8 @@ void ForwardMatMul(const OnnxNode& node, Values& values, const OnnxRunContext&) 
   const float* a = In(node, values, 0).data();
   const float* b = In(node, values, 1).data();
   for (int64_t i = 0; i < s.batches; ++i) {
-    Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, a + i * s.m * s.k, b + i * s.k * s.n,
-          beta, y.floats.data() + i * s.m * s.n);
+    Sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, a + i * s.m * s.k, b + i * s.k * s.n, beta,
+          y.floats.data() + i * s.m * s.n);
   }
 }
 
@@ -447,8 +446,7 @@ void BackwardMatMul(const OnnxNode& node, Values& values) {
         Sgemm(false, !s.trans_b, s.m, s.k, s.n, s.alpha, g, b.data() + at_b, 1,
               a.grad_data() + at_a);
       } else {
-        Sgemm(s.trans_b, true, s.k, s.m, s.n, s.alpha, b.data() + at_b, g, 1,
-              a.grad_data() + at_a);
+        Sgemm(s.trans_b, true, s.k, s.m, s.n, s.alpha, b.data() + at_b, g, 1, a.grad_data() + at_a);
       }
     }
     if (b.takes_grad()) {
@@ -457,8 +455,7 @@ void BackwardMatMul(const OnnxNode& node, Values& values) {
         Sgemm(!s.trans_a, false, s.k, s.n, s.m, s.alpha, a.data() + at_a, g, 1,
               b.grad_data() + at_b);
       } else {
-        Sgemm(true, s.trans_a, s.n, s.k, s.m, s.alpha, g, a.data() + at_a, 1,
-              b.grad_data() + at_b);
+        Sgemm(true, s.trans_a, s.n, s.k, s.m, s.alpha, g, a.data() + at_a, 1, b.grad_data() + at_b);
       }
     }
   }

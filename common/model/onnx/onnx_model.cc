@@ -144,9 +144,8 @@ absl::StatusOr<std::unique_ptr<OnnxModel>> OnnxModel::Create(const OnnxModelSpec
                    BindOnnxInputs(spec, program->inputs(), info));
   RETURN_IF_ERROR(CheckTables(spec, *program, dynamic, info));
   ASSIGN_OR_RETURN(const PredictionKind kind, KindOf(spec, program->output_width()));
-  return std::unique_ptr<OnnxModel>(new OnnxModel(spec.path(), std::move(program),
-                                                  std::move(dynamic), std::move(bindings), kind,
-                                                  context));
+  return std::unique_ptr<OnnxModel>(new OnnxModel(
+      spec.path(), std::move(program), std::move(dynamic), std::move(bindings), kind, context));
 }
 
 OnnxModel::OnnxModel(std::string path, std::unique_ptr<OnnxProgram> program, DynamicTables dynamic,
@@ -236,11 +235,11 @@ absl::Status OnnxModel::DescribeOnnx(OnnxGraph& graph) const {
     const std::string dense = graph.DenseInput(inputs[0].width);
     std::vector<int64_t> dims = {-1};
     dims.insert(dims.end(), inputs[0].dims.begin(), inputs[0].dims.end());
-    names.push_back(dims.size() == 2 ? dense
-                                     : graph.Node("Reshape", {dense, graph.Int64Constant(
-                                                                         {static_cast<int64_t>(
-                                                                             dims.size())},
-                                                                         dims)}));
+    names.push_back(
+        dims.size() == 2
+            ? dense
+            : graph.Node("Reshape",
+                         {dense, graph.Int64Constant({static_cast<int64_t>(dims.size())}, dims)}));
   } else if (inputs.size() == 1 && bindings_[0].part == OnnxInputBinding::Part::kIds &&
              inputs[0].dims.size() == 1) {
     names.push_back(graph.SparseInput(inputs[0].width).ids);

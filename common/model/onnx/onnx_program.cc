@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/checkpoint/file_path.h"
-#include "common/onnx/onnx_file.h"
 #include "common/model/onnx/onnx_kernels.h"
+#include "common/onnx/onnx_file.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -27,8 +27,8 @@ struct LoadedGraph {
     // Initializer index; kNoTable when only other outputs need the node
     // (it is planned, for the shapes, but never runs).
     size_t table = kNoTable;
-    int ids = -1;      // value index
-    int rows = -1;     // value index
+    int ids = -1;   // value index
+    int rows = -1;  // value index
   };
 
   std::vector<OnnxNode> nodes;
@@ -115,7 +115,8 @@ class GraphBuilder {
 
   // `output`: the graph output to compute; empty: its only one.
   absl::Status Build(const onnx::GraphProto& proto, const std::string& output, LoadedGraph* graph,
-                     std::vector<OnnxInitializer>* initializers, std::vector<OnnxGraphInput>* inputs);
+                     std::vector<OnnxInitializer>* initializers,
+                     std::vector<OnnxGraphInput>* inputs);
 
  private:
   int Add(const std::string& name, OnnxValue value) {
@@ -203,8 +204,8 @@ absl::Status GraphBuilder::AddInputs(const onnx::GraphProto& proto) {
                                             " of no fixed size; only the batch may vary"));
       }
       if (size > kMaxOnnxValueElements) {
-        return Refuse(origin_,
-                      absl::StrCat("input ", input.name(), " has dim ", d, " of ", size, ", too large"));
+        return Refuse(origin_, absl::StrCat("input ", input.name(), " has dim ", d, " of ", size,
+                                            ", too large"));
       }
       declared.dims.push_back(size);
     }
@@ -592,12 +593,14 @@ absl::Status OnnxProgram::CheckIdsUse(size_t n, const std::vector<OnnxValue>& va
     if (selects && i == 0) continue;  // the ids it selects from
     return absl::InvalidArgumentError(absl::StrCat(
         "node ", node.name, " (", node.op, "): ",
-        selects ? absl::StrCat("selects ids by ", graph_->names[in],
-                               ", which depends on the inputs; only constants can select ids")
-                : absl::StrCat("computes with the ids of ", graph_->names[in],
-                               "; pstrain reads ids only to gather the rows of an embedding "
-                               "table (a Gather of an initializer by them), or to select some of "
-                               "them (Gather by a constant, Squeeze, Unsqueeze, Reshape, Flatten, Identity)")));
+        selects
+            ? absl::StrCat("selects ids by ", graph_->names[in],
+                           ", which depends on the inputs; only constants can select ids")
+            : absl::StrCat(
+                  "computes with the ids of ", graph_->names[in],
+                  "; pstrain reads ids only to gather the rows of an embedding "
+                  "table (a Gather of an initializer by them), or to select some of "
+                  "them (Gather by a constant, Squeeze, Unsqueeze, Reshape, Flatten, Identity)")));
   }
   return absl::OkStatus();
 }
@@ -653,10 +656,9 @@ absl::StatusOr<const float*> OnnxProgram::Forward(const ParameterView& parameter
                                                   uint64_t seed) {
   if (inputs_.size() == 1 && inputs_[0].is_int64 && batch >= 1 &&
       static_cast<int64_t>(ids.size()) != batch * inputs_[0].width) {
-    return absl::InvalidArgumentError(absl::StrCat("a batch of ", batch, " for input ",
-                                                   inputs_[0].name, " holds ",
-                                                   batch * inputs_[0].width, " ids; given ",
-                                                   ids.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a batch of ", batch, " for input ", inputs_[0].name, " holds ",
+                     batch * inputs_[0].width, " ids; given ", ids.size()));
   }
   OnnxInputData data;
   data.ids = ids.data();

@@ -17,8 +17,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/model/layers/gradient_check.h"
-#include "common/onnx/onnx_file.h"
 #include "common/model/onnx/testdata/pytorch_reference.h"
+#include "common/onnx/onnx_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
@@ -206,8 +206,7 @@ TEST_P(PyTorchFixtureTest, BackwardMatchesNumericalGradients) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchFixtureTest,
                          ::testing::Values("mlp", "elementwise", "cnn", "spatial", "two_outputs",
-                                           "clicks", "elementwise_external", "dlrm",
-                                           "multi_hot"));
+                                           "clicks", "elementwise_external", "dlrm", "multi_hot"));
 
 // A graph with several outputs loads once the job names the one to train.
 TEST(OnnxProgramOutputTest, SeveralOutputsNeedOneNamed) {
@@ -379,8 +378,7 @@ TEST(OnnxProgramRefusalTest, RefusesIdsReadOtherwiseThanByATable) {
   // Flatten selects ids, and keeps them ids: the Gemm computes with them.
   model = Fixture("clicks");
   model.mutable_graph()->mutable_node(1)->set_input(0, "x");
-  EXPECT_THAT(Refusal(model),
-              HasSubstr("node /mlp/mlp.0/Gemm (Gemm): computes with the ids of "));
+  EXPECT_THAT(Refusal(model), HasSubstr("node /mlp/mlp.0/Gemm (Gemm): computes with the ids of "));
   EXPECT_THAT(Refusal(model), HasSubstr("pstrain reads ids only to gather the rows of an "
                                         "embedding table"));
 
@@ -411,7 +409,8 @@ TEST(OnnxProgramTest, TakesTheInputItsGraphHas) {
                   .message(),
               HasSubstr("a batch of 1 for input x holds 8 ids; given 7"));
   // A table given without one of the batch's rows.
-  const FixtureInput input(**clicks, ReadPyTorchReference(absl::StrCat(kTestdata, "clicks.reference")), 1);
+  const FixtureInput input(**clicks,
+                           ReadPyTorchReference(absl::StrCat(kTestdata, "clicks.reference")), 1);
   GraphParameters parameters(**clicks, FixturePath("clicks"), input, 1);
   EmbeddingRows& rows = parameters.tables.at("embedding.weight");
   rows.ids[0] = 7999 - rows.ids[0] % 1000;  // a row no field of the example names
