@@ -426,17 +426,37 @@ def make_embedding_bag():
                   {'ids': {0: 'ids'}, 'offsets': {0: 'batch'}, 'y': {0: 'batch'}})
 
 
+# Enough rows that the job's estimate of their spread (a dynamic table's
+# rows are drawn from N(mean, std) of the file's) is within a few percent.
+ROWS_LIKE_BUILTIN = 64
+
+
+def start_like_builtin_dlrm(model):
+    """Starts the linear layers as pstrain's built-in dlrm does (Glorot
+    uniform weights, zero biases), where PyTorch's default is uniform within
+    1/sqrt(fan in) for both; the tables' N(0, 0.05^2 / 3) has the spread of
+    the built-in's uniform rows in [-0.05, 0.05). So the two DLRMs differ in
+    their random draws alone, and a job of each reaches the same AUC."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            torch.nn.init.xavier_uniform_(module.weight)
+            torch.nn.init.zeros_(module.bias)
+
+
 def make_example_dlrm():
     """examples/onnx/dlrm.onnx: 13 dense features, 26 fields, rows of 16,
     bottom MLP 13-512-256-64-16, top MLP 512-256-1, as the reference DLRM
-    for Criteo's Kaggle data; tables of 4 rows (a job makes them dynamic)."""
+    for Criteo's Kaggle data, started as the built-in dlrm is; tables of 64
+    rows (a job makes them dynamic)."""
     if not selected('example_dlrm'):
         return
     torch.manual_seed(44)
-    model = Dlrm(dense=13, fields=26, rows=4, dim=16, bottom=(512, 256, 64, 16),
-                 top=(512, 256), table_std=0.05).eval()
+    model = Dlrm(dense=13, fields=26, rows=ROWS_LIKE_BUILTIN, dim=16,
+                 bottom=(512, 256, 64, 16), top=(512, 256), table_std=0.05 / 3 ** 0.5)
+    start_like_builtin_dlrm(model)
+    model.eval()
     export_inputs(os.path.join(EXAMPLES, 'dlrm.onnx'), model,
-                  [torch.randn(2, 13), torch.randint(0, 4, (2, 26))], ['dense_x', 'ids'],
+                  [torch.randn(2, 13), torch.randint(0, ROWS_LIKE_BUILTIN, (2, 26))], ['dense_x', 'ids'],
                   {'dense_x': {0: 'batch'}, 'ids': {0: 'batch'}, 'y': {0: 'batch'}})
 
 
