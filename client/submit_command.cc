@@ -17,63 +17,75 @@ DEFINE_string(request_id, "",
 namespace pstrain {
 namespace {
 
-int RunSubmit(const std::vector<std::string>& args) {
-  if (args.size() != 1) {
-    std::cerr << "pstrain submit: expected one job spec file (.pbtxt or .json), got " << args.size()
-              << " arguments (see pstrain submit --help)\n";
-    return kExitUsage;
-  }
+// A SubmitJob call of a command: its connection, its answer, and the exit
+// code when there is no answer (said on stderr).
+struct Sent {
+  std::optional<RemoteCommand> remote;
+  absl::StatusOr<SubmitJobResponse> response = absl::UnknownError("not sent");
   int exit_code = kExitSuccess;
-  std::optional<RemoteCommand> remote = SetUpRemoteCommand("submit", &exit_code);
-  if (!remote) return exit_code;
-  absl::StatusOr<JobSpec> spec = LoadCheckedJobSpec(args[0]);
-  if (!spec.ok()) return ReportFailure("submit", spec.status());
-  ApplyModelDirFlag(*spec);
+};
 
-  SubmitJobRequest request;
+// Sends the job spec file `args` names (one, --model_dir applied) in
+// `request` for `command` (submit, validate).
+Sent SendSpec(absl::string_view command, const std::vector<std::string>& args,
+              SubmitJobRequest request) {
+  Sent sent;
+  if (args.size() != 1) {
+    std::cerr << "pstrain " << command << ": expected one job spec file (.pbtxt or .json), got "
+              << args.size() << " arguments (see pstrain " << command << " --help)\n";
+    sent.exit_code = kExitUsage;
+    return sent;
+  }
+  sent.remote = SetUpRemoteCommand(command, &sent.exit_code);
+  if (!sent.remote) return sent;
+  absl::StatusOr<JobSpec> spec = LoadCheckedJobSpec(args[0]);
+  if (!spec.ok()) {
+    sent.exit_code = ReportFailure(command, spec.status());
+    return sent;
+  }
+  ApplyModelDirFlag(*spec);
   *request.mutable_spec() = *std::move(spec);
+  sent.response = sent.remote->client->Submit(request);
+  if (!sent.response.ok()) sent.exit_code = ReportFailure(command, sent.response.status());
+  return sent;
+}
+
+int RunSubmit(const std::vector<std::string>& args) {
+  SubmitJobRequest request;
   request.set_request_id(FLAGS_request_id);
-  absl::StatusOr<SubmitJobResponse> submitted = remote->client->Submit(request);
-  if (!submitted.ok()) return ReportFailure("submit", submitted.status());
-  JobStatus status = submitted->status();
-  status.set_job_id(submitted->job_id());
+  Sent sent = SendSpec("submit", args, std::move(request));
+  if (!sent.response.ok()) return sent.exit_code;
+  const std::optional<RemoteCommand>& remote = sent.remote;
+  const SubmitJobResponse& submitted = *sent.response;
+  JobStatus status = submitted.status();
+  status.set_job_id(submitted.job_id());
   if (remote->output.format == OutputFormat::kJson) {
     std::cout << JobStatusJson(status) << "\n";
-  } else if (submitted->already_submitted()) {
-    std::cout << "job " << submitted->job_id() << " was submitted before with request id "
-              << FLAGS_request_id << "; nothing new was queued (it is "
+  } else if (submitted.already_submitted()) {
+    std::cout << "job " << submitted.job_id() << " was submitted before with request id "
+              << status.request_id() << "; nothing new was queued (it is "
               << JobStateName(status.state()) << ")\nfollow it with: pstrain watch "
-              << submitted->job_id() << "\n";
+              << submitted.job_id() << "\n";
   } else {
-    std::cout << "submitted job " << submitted->job_id() << " to " << remote->client->address()
-              << "\nfollow it with: pstrain watch " << submitted->job_id() << "\n";
+    std::cout << "submitted job " << submitted.job_id() << " to " << remote->client->address()
+              << "\nfollow it with: pstrain watch " << submitted.job_id() << "\n";
   }
   return kExitSuccess;
 }
 
 int RunValidate(const std::vector<std::string>& args) {
-  if (args.size() != 1) {
-    std::cerr << "pstrain validate: expected one job spec file (.pbtxt or .json), got "
-              << args.size() << " arguments (see pstrain validate --help)\n";
-    return kExitUsage;
-  }
-  int exit_code = kExitSuccess;
-  std::optional<RemoteCommand> remote = SetUpRemoteCommand("validate", &exit_code);
-  if (!remote) return exit_code;
-  absl::StatusOr<JobSpec> spec = LoadCheckedJobSpec(args[0]);
-  if (!spec.ok()) return ReportFailure("validate", spec.status());
-  ApplyModelDirFlag(*spec);
   SubmitJobRequest request;
-  *request.mutable_spec() = *std::move(spec);
   request.set_validate_only(true);
-  absl::StatusOr<SubmitJobResponse> checked = remote->client->Submit(request);
-  if (!checked.ok()) return ReportFailure("validate", checked.status());
+  Sent sent = SendSpec("validate", args, std::move(request));
+  if (!sent.response.ok()) return sent.exit_code;
+  const std::optional<RemoteCommand>& remote = sent.remote;
+  const SubmitJobResponse& checked = *sent.response;
   if (remote->output.format == OutputFormat::kJson) {
-    std::cout << JobStatusJson(checked->status()) << "\n";
+    std::cout << JobStatusJson(checked.status()) << "\n";
   } else {
     std::cout << args[0] << ": the coordinator at " << remote->client->address()
               << " would run this job; nothing was queued. With its defaults filled in:\n"
-              << checked->status().spec().DebugString();
+              << checked.status().spec().DebugString();
   }
   return kExitSuccess;
 }
