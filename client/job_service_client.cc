@@ -1,5 +1,8 @@
 #include "client/job_service_client.h"
 
+#include <cstdint>
+#include <random>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -53,9 +56,29 @@ absl::Status JobServiceClient::Explain(const grpc::Status& status) {
 }
 
 absl::StatusOr<SubmitJobResponse> JobServiceClient::Submit(const SubmitJobRequest& request) {
-  SubmitJobResponse response;
-  RETURN_IF_ERROR(Call(&JobService::Stub::SubmitJob, request, &response));
-  return response;
+  SubmitJobRequest identified = request;
+  if (identified.request_id().empty() && !identified.validate_only()) {
+    identified.set_request_id(NewRequestId());
+  }
+  absl::Status status;
+  for (int attempt = 1; attempt <= kSubmitAttempts; ++attempt) {
+    SubmitJobResponse response;
+    status = Call(&JobService::Stub::SubmitJob, identified, &response);
+    if (status.ok()) return response;
+    // The coordinator took the request and did not answer in time: it may
+    // have queued the job. The same request id finds that job instead of
+    // queueing another.
+    if (!absl::IsDeadlineExceeded(status)) break;
+  }
+  return status;
+}
+
+std::string NewRequestId() {
+  std::random_device device;
+  std::uniform_int_distribution<uint32_t> word;
+  std::string id;
+  for (int i = 0; i < 4; ++i) absl::StrAppend(&id, absl::Hex(word(device), absl::kZeroPad8));
+  return id;
 }
 
 absl::StatusOr<JobStatus> JobServiceClient::Get(const std::string& job_id) {

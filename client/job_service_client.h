@@ -28,8 +28,13 @@ class JobServiceClient {
 
   const std::string& address() const { return address_; }
 
-  // InvalidArgument: the spec is invalid, naming the field.
+  // InvalidArgument: the spec is invalid, naming the field. A submit
+  // without a request id is given one (NewRequestId), and sent again with
+  // it, up to kSubmitAttempts in all, when the coordinator does not answer
+  // within the call timeout: a job it queued meanwhile is answered, not
+  // queued twice (SubmitJobRequest.request_id).
   absl::StatusOr<SubmitJobResponse> Submit(const SubmitJobRequest& request);
+  static constexpr int kSubmitAttempts = 3;
   // NotFound: no such job.
   absl::StatusOr<JobStatus> Get(const std::string& job_id);
   absl::StatusOr<ListJobsResponse> List(int limit);
@@ -63,6 +68,9 @@ class JobServiceClient {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<JobService::Stub> stub_;
 };
+
+// 128 random bits as 32 hex digits: a submit's request id.
+std::string NewRequestId();
 
 // "cannot reach the coordinator at ADDRESS (WHY); start one with ..." for
 // `why` as gRPC words it (shortened to "connection refused" and the like).

@@ -19,6 +19,12 @@ absl::StatusOr<JobSpec> LoadCheckedJobSpec(const std::string& path);
 // commands that read a job's data without a coordinator use it.
 absl::StatusOr<JobSpec> LoadPreparedJobSpec(const std::string& path);
 
+// --model_dir, shared by the commands that run a job: the folder the job
+// keeps its checkpoints and exports in when not empty.
+const std::string& ModelDirFlag();
+// Sets spec.checkpoint.model_dir to --model_dir when that is given.
+void ApplyModelDirFlag(JobSpec& spec);
+
 }  // namespace pstrain
 
 #endif  // PSTRAIN_CLIENT_JOB_SPEC_FILE_H_

@@ -268,10 +268,13 @@ int ReportOutcome(const LocalJobOutcome& outcome, bool json, std::ostream& out) 
   }
   if (!outcome.final_status.ok()) {
     std::cerr << "pstrain local: " << outcome.final_status.status().message() << "\n";
-    // A refused spec and a wait that ran out say so; whatever else ended
-    // the run, the job did not finish.
+    // A refused spec, a job refused as things stand (its model_dir holds a
+    // finished run) and a wait that ran out say so; whatever else ended the
+    // run, the job did not finish.
     const ExitCode code = ExitCodeForWait(outcome.final_status.status());
-    return code == kExitUsage || code == kExitGaveUpWaiting ? code : kExitJobFailed;
+    return code == kExitUsage || code == kExitWrongState || code == kExitGaveUpWaiting
+               ? code
+               : kExitJobFailed;
   }
   out << FormatFinalStatus(*outcome.final_status) << "\n" << std::flush;
   if (json) std::cout << JobStatusJson(*outcome.final_status) << "\n" << std::flush;
@@ -299,6 +302,7 @@ int RunLocal(const std::vector<std::string>& args) {
       std::cerr << "pstrain local: " << loaded.status().message() << "\n";
       return kExitUsage;
     }
+    ApplyModelDirFlag(*loaded);
     spec = *std::move(loaded);
   }
   // With --output=json stdout carries one JSON object; what people read
@@ -394,7 +398,8 @@ Subcommand LocalCommand() {
           "Exit codes: 0 the job succeeded (or, without a job, the cluster came up and\n"
           "stopped cleanly), 1 the job failed or was stopped or a process died and was\n"
           "not restarted, 2 bad usage or an invalid spec, 6 --job_timeout_secs ran out\n"
-          "(the cluster is stopped, the job with it). With --output=json stdout holds one\n"
+          "(the cluster is stopped, the job with it), 7 the job's model_dir holds a\n"
+          "finished run (--model_dir=DIR trains it afresh in another folder). With --output=json stdout holds one\n"
           "JSON object (state, global_step, examples_per_sec, each final eval metric by\n"
           "name); the rest goes to stderr.\n"
           "\n"
@@ -405,7 +410,7 @@ Subcommand LocalCommand() {
           "  pstrain local --keep_running        # an idle cluster until Ctrl-C",
           {"ps",           "ps_replicas",     "workers",           "evaluator",
            "shm",          "run_dir",         "bin_dir",           "checkpoint_root",
-           "job_timeout_secs",
+           "model_dir",    "job_timeout_secs",
            "keep_running", "restart",         "max_restarts",      "coordinator_address",
            "output",       "progress",        "tls_cert",          "tls_key",
            "tls_ca",       "tls_client_auth", "client_token_file", "cluster_token_file"},

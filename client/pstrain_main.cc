@@ -56,13 +56,12 @@ int main(int argc, char** argv) {
   pstrain::TuneAllocatorForLargeBuffers();
   // In the order `pstrain --help` lists them.
   const std::vector<pstrain::Subcommand> commands = {
-      pstrain::LocalCommand(),          pstrain::SubmitCommand(),      pstrain::StatusCommand(),
-      pstrain::ListCommand(),           pstrain::WatchCommand(),       pstrain::StopCommand(),
-      pstrain::ClusterCommand(),        pstrain::ScaleCommand(),       pstrain::ShutdownCommand(),
-      pstrain::ExportCommand(),
-      pstrain::PredictCommand(),        pstrain::ReportCommand(),      pstrain::TrainLocalCommand(),
-      pstrain::WriteTfRecordCommand(),  pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),
-      pstrain::MakeCriteoLogsCommand(),
+      pstrain::LocalCommand(),       pstrain::SubmitCommand(),     pstrain::ValidateCommand(),
+      pstrain::StatusCommand(),      pstrain::ListCommand(),       pstrain::WatchCommand(),
+      pstrain::StopCommand(),        pstrain::ClusterCommand(),    pstrain::ScaleCommand(),
+      pstrain::ShutdownCommand(),    pstrain::ExportCommand(),     pstrain::PredictCommand(),
+      pstrain::ReportCommand(),      pstrain::TrainLocalCommand(), pstrain::WriteTfRecordCommand(),
+      pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),  pstrain::MakeCriteoLogsCommand(),
   };
   return pstrain::RunSubcommands("pstrain", Overview(), commands, argc, argv, kRenamedFlags);
 }

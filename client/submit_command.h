@@ -7,6 +7,8 @@ namespace pstrain {
 
 // `pstrain submit`: see its description for what it does and prints.
 Subcommand SubmitCommand();
+// `pstrain validate`: the coordinator's checks of a job, queueing nothing.
+Subcommand ValidateCommand();
 
 }  // namespace pstrain
 

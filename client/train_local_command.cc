@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/exit_code.h"
+#include "client/job_spec_file.h"
 #include "client/local_run_recorder.h"
 #include "client/output_options.h"
 #include "common/checkpoint/posix_env.h"
@@ -21,10 +22,6 @@
 #include "gflags/gflags.h"
 
 DEFINE_int64(max_steps, 0, "train-local: stop after this many steps (0: the job spec's)");
-DEFINE_string(model_dir, "",
-              "train-local: keep the run here as a cluster job keeps it: summaries, checkpoints "
-              "and the export (replaces the spec's checkpoint.model_dir; must hold no "
-              "checkpoint yet). Default: keep nothing");
 
 namespace pstrain {
 namespace {
@@ -109,7 +106,7 @@ std::optional<JobSpec> SpecOfArgs(const std::vector<std::string>& args) {
   // once --max_steps gives one, and the export folder's default follows
   // --model_dir.
   if (FLAGS_max_steps > 0) raw->mutable_stop()->set_max_steps(FLAGS_max_steps);
-  if (!FLAGS_model_dir.empty()) raw->mutable_checkpoint()->set_model_dir(FLAGS_model_dir);
+  ApplyModelDirFlag(*raw);
   absl::StatusOr<JobSpec> spec = PrepareJobSpec(*std::move(raw));
   if (!spec.ok()) {
     std::cerr << "pstrain train-local: " << args[0] << ": " << spec.status().message() << "\n";
@@ -135,7 +132,7 @@ int RunTrainLocalCommandWithEnv(const std::vector<std::string>& args, Env& env) 
   if (!spec.has_value()) return kExitUsage;
   RealClock clock;
   std::unique_ptr<LocalRunRecorder> recorder;
-  if (!FLAGS_model_dir.empty()) {
+  if (!ModelDirFlag().empty()) {
     absl::StatusOr<std::unique_ptr<LocalRunRecorder>> opened = LocalRunRecorder::Open(
         env, clock, *spec, [](const std::string& line) { std::cerr << "warning: " << line << "\n"; });
     if (!opened.ok()) {

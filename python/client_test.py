@@ -105,8 +105,11 @@ class ClientTest(unittest.TestCase):
         assert code == 0, f"pstrain local exited {code}:\n{cls.cluster.log()}"
 
     def test_a_job_from_a_dict_trains_and_its_events_and_scalars_read_back(self):
-        job_id = self.client.submit(CLICKS_SPEC)
+        job_id = self.client.submit(CLICKS_SPEC, request_id="clicks-from-python")
         self.assertRegex(job_id, r"^clicks-\d+$")
+        # Sent again with its request id, the submit finds the same job.
+        self.assertEqual(self.client.submit(CLICKS_SPEC, request_id="clicks-from-python"), job_id)
+        self.assertEqual([j.job_id for j in self.client.list() if j.name == "clicks"], [job_id])
 
         events = list(self.client.watch(job_id))
         kinds = [event.WhichOneof("event") for event in events]
@@ -142,8 +145,10 @@ class ClientTest(unittest.TestCase):
                          auc[-1].value)
 
     def test_a_spec_as_text_json_or_a_file_is_the_same_spec(self):
-        as_dict = self.client.validate(CLICKS_SPEC)
-        as_json = self.client.validate(json.dumps(CLICKS_SPEC))
+        # A folder of its own: another test trains CLICKS_SPEC to its end.
+        spec = dict(CLICKS_SPEC, checkpoint={"modelDir": "clicks-as-text"})
+        as_dict = self.client.validate(spec)
+        as_json = self.client.validate(json.dumps(spec))
         path = os.path.join(TMP, "long.pbtxt")
         with open(path, "w") as file:
             file.write(LONG_SPEC_TEXT)

@@ -196,11 +196,32 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   EXPECT_NE(refused_shutdown.output.find("pass --stop_job"), std::string::npos)
       << refused_shutdown.output;
   ASSERT_TRUE(AwaitJobState(coordinator_, long_id, "RUNNING")) << long_id << " stopped";
-  PstrainRun submitted =
-      Pstrain({"submit", WriteSpec(root_, "clicks", 200), coordinator_, "--output=json"});
+  const std::string clicks_spec = WriteSpec(root_, "clicks", 200);
+  PstrainRun submitted = Pstrain(
+      {"submit", clicks_spec, coordinator_, "--output=json", "--request_id=clicks-from-ci"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   const std::string job_id = ParseJson(submitted.stdout_only).fields().at("job_id").string_value();
   ASSERT_EQ(job_id, "clicks-2") << submitted.output;
+  // The same submit again, as a script does when the first answer was
+  // lost: the job it queued, nothing new.
+  PstrainRun resubmitted =
+      Pstrain({"submit", clicks_spec, coordinator_, "--request_id=clicks-from-ci"});
+  EXPECT_EQ(resubmitted.exit_code, 0) << resubmitted.output;
+  EXPECT_NE(resubmitted.output.find("job clicks-2 was submitted before with request id "
+                                    "clicks-from-ci; nothing new was queued (it is QUEUED)"),
+            std::string::npos)
+      << resubmitted.output;
+  PstrainRun reused = Pstrain({"submit", WriteSpec(root_, "clicks-longer", 300), coordinator_,
+                               "--request_id=clicks-from-ci"});
+  EXPECT_EQ(reused.exit_code, 2) << reused.output;
+  EXPECT_NE(reused.output.find("request id clicks-from-ci queued job clicks-2 with another spec"),
+            std::string::npos)
+      << reused.output;
+  // validate checks what the start would, and queues nothing.
+  PstrainRun validated = Pstrain({"validate", clicks_spec, coordinator_});
+  EXPECT_EQ(validated.exit_code, 0) << validated.output;
+  EXPECT_NE(validated.output.find("would run this job; nothing was queued"), std::string::npos)
+      << validated.output;
   // watch follows the job to its end, then exits with its outcome. Its
   // first line is the status its stream starts with.
   PstrainProcess watch = StartPstrain({"watch", job_id, coordinator_});
@@ -249,6 +270,23 @@ TEST_F(JobCommandsTest, SubmitWatchStatusListClusterStopShutdown) {
   EXPECT_EQ(list.exit_code, 0) << list.output;
   EXPECT_NE(list.output.find(job_id), std::string::npos) << list.output;
   EXPECT_NE(list.output.find(long_id), std::string::npos) << list.output;
+
+  // The finished job's spec again would end as it started: refused, naming
+  // the checkpoint and the way on, and queueing nothing; a new folder is
+  // accepted.
+  PstrainRun finished = Pstrain({"submit", clicks_spec, coordinator_});
+  EXPECT_EQ(finished.exit_code, 7) << finished.output;
+  EXPECT_NE(finished.output.find("holds a finished run: its newest checkpoint, ckpt-"),
+            std::string::npos)
+      << finished.output;
+  EXPECT_NE(finished.output.find("raise stop.max_steps"), std::string::npos) << finished.output;
+  PstrainRun elsewhere =
+      Pstrain({"validate", clicks_spec, coordinator_, "--model_dir=clicks-again"});
+  EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.output;
+  EXPECT_NE(elsewhere.output.find("clicks-again"), std::string::npos) << elsewhere.output;
+  PstrainRun jobs = Pstrain({"list", coordinator_, "--output=json"});
+  EXPECT_EQ(ParseJson(jobs.stdout_only).fields().at("jobs").list_value().values_size(), 2)
+      << jobs.output;
 
   // An unknown job is a clear NotFound, exit code 2.
   for (const char* command : {"status", "watch", "stop"}) {

@@ -1,9 +1,9 @@
 // The cluster's limits as a user meets them, on real processes: a job over
-// a per-job limit is refused at submit naming the limit and its flag, a
-// full queue's refusal reaches `pstrain submit` clearly (exit code 4), a
-// parameter server refuses variables over its own limit and creates
-// nothing, and after every refusal the cluster still runs a small job to
-// SUCCEEDED: nothing the refusals touched was changed.
+// a per-job limit is refused by `pstrain validate` and fails as it starts,
+// naming the limit and its flag, a full queue's refusal reaches `pstrain submit` clearly (exit code
+// 4), a parameter server refuses variables over its own limit and creates nothing, and after every
+// refusal the cluster still runs a small job to SUCCEEDED: nothing the refusals touched was
+// changed.
 
 #include <fstream>
 #include <memory>
@@ -66,13 +66,18 @@ PstrainRun Pstrain(const std::vector<std::string>& args) {
   return run;
 }
 
-// `pstrain submit` of `spec_text` (written to a file named after `name`).
-PstrainRun SubmitWithCli(TestCluster& cluster, const std::string& name,
-                         const std::string& spec_text) {
+// `spec_text` written to a file named after `name`; its path.
+std::string WriteSpec(const std::string& name, const std::string& spec_text) {
   const std::string path = ::testing::TempDir() + "/" + name + ".pbtxt";
   std::ofstream(path) << spec_text;
-  return Pstrain(
-      {"submit", path, "--coordinator_address=" + cluster.cluster().coordinator().grpc_address});
+  return path;
+}
+
+// `pstrain submit` of `spec_text`.
+PstrainRun SubmitWithCli(TestCluster& cluster, const std::string& name,
+                         const std::string& spec_text) {
+  return Pstrain({"submit", WriteSpec(name, spec_text),
+                  "--coordinator_address=" + cluster.cluster().coordinator().grpc_address});
 }
 
 int CountJobs(TestCluster& cluster) {
@@ -91,32 +96,39 @@ TEST(LimitsTest, RefusalsAreClearAndChangeNothing) {
   ASSERT_TRUE(started.ok()) << started.status();
   TestCluster& cluster = **started;
 
-  // Jobs over each per-job limit, refused before they are queued.
-  const PstrainRun tables = SubmitWithCli(
-      cluster, "big-tables",
-      ClicksWithModel("big-tables",
-                      "model { wide_and_deep { embedding { max_bytes_per_shard: 42949672960 } } }"));
+  // Jobs over each per-job limit: `pstrain validate` refuses them naming the
+  // limit and its flag, queueing nothing.
+  const PstrainRun tables =
+      Pstrain({"validate",
+               WriteSpec("big-tables", ClicksWithModel("big-tables",
+                                                       "model { wide_and_deep { embedding { "
+                                                       "max_bytes_per_shard: 42949672960 } } }")),
+               "--coordinator_address=" + cluster.cluster().coordinator().grpc_address});
   EXPECT_EQ(tables.exit_code, 2) << tables.output;
   // Two tables of 40 GiB on the one shard: the wide part's weights and the
   // deep part's embedding.
   EXPECT_THAT(tables.output, HasSubstr("the job's embedding tables need 81920 MiB"));
   EXPECT_THAT(tables.output, HasSubstr("allows 32768 MiB (34359738368 bytes) "
                                        "(--max_embedding_mb_per_job)"));
-
-  const absl::StatusOr<std::string> dense = cluster.Submit(ClicksWithModel(
-      "big-dense", "model { wide_and_deep { hidden_units: [2000000, 1000] } }"));
-  EXPECT_EQ(dense.status().code(), absl::StatusCode::kInvalidArgument) << dense.status();
-  EXPECT_THAT(std::string(dense.status().message()),
-              HasSubstr("allows 4096 MiB (4294967296 bytes) (--max_dense_mb_per_job)"));
-
-  const std::vector<std::string> units(5000, "1");
-  const absl::StatusOr<std::string> many = cluster.Submit(ClicksWithModel(
-      "many-variables", absl::StrCat("model { wide_and_deep { hidden_units: [",
-                                     absl::StrJoin(units, ","), "] } }")));
-  EXPECT_EQ(many.status().code(), absl::StatusCode::kInvalidArgument) << many.status();
-  EXPECT_THAT(std::string(many.status().message()),
-              HasSubstr("variables; the coordinator allows 10000 (--max_variables_per_job)"));
   EXPECT_EQ(CountJobs(cluster), 0);
+
+  // Submitted, they are queued at once and fail as they start, with the
+  // same reason, before a parameter server holds a variable of theirs.
+  const auto fails_with = [&](const std::string& name, const std::string& model) {
+    const absl::StatusOr<std::string> id = cluster.Submit(ClicksWithModel(name, model));
+    EXPECT_TRUE(id.ok()) << id.status();
+    if (!id.ok()) return std::string();
+    const JobStatus status = cluster.Follow(*id).final_status;
+    EXPECT_EQ(status.state(), JOB_STATE_FAILED) << status.ShortDebugString();
+    return status.reason();
+  };
+  EXPECT_THAT(fails_with("big-dense", "model { wide_and_deep { hidden_units: [2000000, 1000] } }"),
+              HasSubstr("allows 4096 MiB (4294967296 bytes) (--max_dense_mb_per_job)"));
+  const std::vector<std::string> units(5000, "1");
+  EXPECT_THAT(fails_with("many-variables", absl::StrCat("model { wide_and_deep { hidden_units: [",
+                                                        absl::StrJoin(units, ","), "] } }")),
+              HasSubstr("variables; the coordinator allows 10000 (--max_variables_per_job)"));
+  EXPECT_EQ(CountJobs(cluster), 2);
 
   // A parameter server refuses variables over its own limit
   // (--max_variable_mb, by default three quarters of the machine's memory).
@@ -151,8 +163,8 @@ TEST(LimitsTest, RefusalsAreClearAndChangeNothing) {
   endless.stop = "max_seconds: 120";  // a bound in case the stop is lost
   absl::StatusOr<std::string> running = cluster.Submit(endless.Text());
   ASSERT_TRUE(running.ok()) << running.status();
-  // The refused jobs took no id.
-  EXPECT_EQ(*running, "endless-1");
+  // The refused job took no id.
+  EXPECT_EQ(*running, "endless-3");
   // Out of the queue before it fills: the limit counts waiting jobs only.
   const absl::StatusOr<JobStatus> ran = cluster.AwaitStatus(
       *running, [](const JobStatus& status) { return status.state() == JOB_STATE_RUNNING; },
@@ -172,7 +184,7 @@ TEST(LimitsTest, RefusalsAreClearAndChangeNothing) {
   EXPECT_THAT(full.output,
               HasSubstr("pstrain submit: the queue is full: 100 jobs are waiting, the most the "
                         "coordinator allows (--max_queued_jobs)"));
-  EXPECT_EQ(CountJobs(cluster), 1 + kQueueLimit);
+  EXPECT_EQ(CountJobs(cluster), 2 + 1 + kQueueLimit);
 
   for (const std::string& id : queued) ASSERT_TRUE(cluster.Stop(id).ok()) << id;
   ASSERT_TRUE(cluster.Stop(*running).ok());

@@ -318,14 +318,24 @@ TEST(PstrainLocalJobTest, RunsAJobToItsEndAndPrintsTheFinalMetrics) {
   ASSERT_TRUE(final_step.has_value()) << output;
   EXPECT_GE(*final_step, 150) << output;
 
-  // The same job again resumes from its model_dir, which already holds the
-  // final checkpoint: it ends at once, evaluated, instead of training on or
-  // waiting forever for an evaluation.
+  // The same job again would end as it started, its model_dir holding the
+  // final checkpoint: refused, saying how to train again; with a new
+  // folder it trains from scratch.
   const std::string again = RunPstrain(
       {"local", spec_path, "--checkpoint_root=" + root, "--run_dir=" + root + "/run-again"}, &exit);
-  EXPECT_EQ(exit.exit_code, 0) << again;
-  EXPECT_NE(again.find("SUCCEEDED"), std::string::npos) << again;
-  EXPECT_NE(again.find("final evaluation (step"), std::string::npos) << again;
+  EXPECT_EQ(exit.exit_code, 7) << again;
+  EXPECT_NE(again.find("holds a finished run: its newest checkpoint, ckpt-"), std::string::npos)
+      << again;
+  EXPECT_NE(again.find("--model_dir=DIR"), std::string::npos) << again;
+  const std::string fresh = RunPstrain({"local", spec_path, "--checkpoint_root=" + root,
+                                        "--run_dir=" + root + "/run-fresh", "--model_dir=again"},
+                                       &exit);
+  EXPECT_EQ(exit.exit_code, 0) << fresh;
+  // Job ids count on across runs over the same --checkpoint_root.
+  EXPECT_NE(fresh.find("submitted job clicks-2"), std::string::npos) << fresh;
+  const std::optional<int64_t> fresh_step = testing_jobs::FinalStep(fresh, "SUCCEEDED");
+  ASSERT_TRUE(fresh_step.has_value()) << fresh;
+  EXPECT_GE(*fresh_step, 150) << fresh;
 
   // An invalid spec is refused naming the field, and exits 2.
   std::ofstream(spec_path) << R"pb(

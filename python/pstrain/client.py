@@ -2,6 +2,7 @@
 coordinator from Python, as the `pstrain` command-line client does."""
 
 import os
+import uuid
 
 import grpc
 
@@ -15,6 +16,8 @@ from pstrain.protos import job_pb2
 DEFAULT_COORDINATOR = "localhost:7070"
 COORDINATOR_ENV = "PSTRAIN_COORDINATOR"
 TOKEN_ENV = "PSTRAIN_TOKEN"
+# Sends of one submit when the coordinator does not answer in time.
+_SUBMIT_ATTEMPTS = 3
 
 
 class Client:
@@ -66,19 +69,35 @@ class Client:
     def __exit__(self, *exc_info):
         self.close()
 
-    def submit(self, spec):
+    def submit(self, spec, *, request_id=None):
         """Submits a job and returns its id ("fashion-mnist-mlp-3").
 
         `spec`: a JobSpec, a dict, a path to a .pbtxt or .json file, or the
         text of one (see pstrain.to_job_spec; ValueError when it cannot be
         read). InvalidSpec names the field at fault; Busy: the queue is full.
+        The coordinator answers at once; the job reads its data as it starts.
+
+        `request_id` (default: a random one) makes the submit idempotent: a
+        submit with the id of a job the coordinator knows returns that job's
+        id and queues nothing. The submit is sent again with its id, up to
+        3 times in all, when the coordinator does not answer in time.
         """
-        request = coordinator_pb2.SubmitJobRequest(spec=job_spec.to_job_spec(spec))
-        return self._call(self._jobs.SubmitJob, request).job_id
+        request = coordinator_pb2.SubmitJobRequest(spec=job_spec.to_job_spec(spec),
+                                                   request_id=request_id or uuid.uuid4().hex)
+        attempts = 1
+        while True:
+            try:
+                return self._call(self._jobs.SubmitJob, request).job_id
+            except errors.Error as error:
+                if error.code != grpc.StatusCode.DEADLINE_EXCEEDED or attempts == _SUBMIT_ATTEMPTS:
+                    raise
+                attempts += 1
 
     def validate(self, spec):
         """The spec as the coordinator would run it, defaults filled in; queues
-        nothing. InvalidSpec names the field at fault."""
+        nothing. Checks what the job's start would: the data read whole, the
+        model built on it, the per-job limits. InvalidSpec names the field at
+        fault; NotFound a data file that is not there."""
         request = coordinator_pb2.SubmitJobRequest(spec=job_spec.to_job_spec(spec),
                                                    validate_only=True)
         return self._call(self._jobs.SubmitJob, request).status.spec

@@ -25,8 +25,9 @@ class Error(Exception):
 
 
 class InvalidSpec(Error):
-    """The job spec is invalid, or over the cluster's per-job limits; the
-    message names the field."""
+    """The job spec is invalid; the message names the field. From validate(),
+    also data or a model that cannot be loaded, or a job over the cluster's
+    per-job limits (a submitted job fails with that reason as it starts)."""
 
 
 class NotFound(Error):

@@ -12,6 +12,7 @@
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "server/coordinator/start_point.h"
 #include "server/coordinator/task_name.h"
 
 namespace pstrain {
@@ -614,12 +615,18 @@ void Coordinator::JoinRound(const JoinRoundRequest& request, RoundKeeper::JoinDo
 // queue it again) or before its log exists (its progress would reach no
 // watcher). The cost is one journal write while other calls wait, once per
 // submit.
-absl::StatusOr<JobStatus> Coordinator::Enqueue(JobSpec spec) {
-  // Admission may read the job's data: not under mu_.
+absl::StatusOr<JobStatus> Coordinator::Enqueue(JobSpec spec, const std::string& request_id,
+                                               bool* existing) {
+  // Admission looks for the data files: not under mu_.
   ASSIGN_OR_RETURN(JobSpec admitted, jobs_->Admit(std::move(spec)));
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(TakingJobs());
-  ASSIGN_OR_RETURN(JobStatus status, jobs_->Enqueue(std::move(admitted)));
+  // Under mu_ with the Enqueue below: of two submits with one request id,
+  // the second finds the first's job.
+  ASSIGN_OR_RETURN(std::optional<JobStatus> known, jobs_->FindSubmitted(request_id, admitted));
+  *existing = known.has_value();
+  if (known.has_value()) return *std::move(known);
+  ASSIGN_OR_RETURN(JobStatus status, jobs_->Enqueue(std::move(admitted), request_id));
   if (journal_ != nullptr) {
     // A job that would not survive a restart is not taken.
     if (absl::Status recorded = journal_->Record(status); !recorded.ok()) {
@@ -655,18 +662,40 @@ absl::StatusOr<SubmitJobResponse> Coordinator::SubmitJob(const SubmitJobRequest&
     absl::MutexLock lock(&mu_);
     RETURN_IF_ERROR(TakingJobs());
   }
+  RETURN_IF_ERROR(ValidateRequestId(request.request_id()));
   // Relative paths become absolute before defaults derive others from them.
   ASSIGN_OR_RETURN(JobSpec confined, ConfinePaths(request.spec()));
   ASSIGN_OR_RETURN(JobSpec prepared, PrepareJobSpec(std::move(confined)));
   ASSIGN_OR_RETURN(prepared, ConfinePaths(std::move(prepared)));
+  // A retry of a submit answers with its job, whatever happened since.
+  if (!jobs_->KnowsRequest(request.request_id())) {
+    RETURN_IF_ERROR(CheckRunNotFinished(env_, prepared));
+    // What a submit can tell of the data without reading it; reading it is
+    // the job's first phase, so that the submit answers at once.
+    RETURN_IF_ERROR(CheckDataFilesExist(prepared));
+  }
   SubmitJobResponse response;
   if (request.validate_only()) {
-    *response.mutable_status()->mutable_spec() = std::move(prepared);
+    // A dry run checks what the job's start would: the plan reads the data
+    // and builds the model, which a submit leaves to the job.
+    ASSIGN_OR_RETURN(JobSpec admitted, jobs_->Admit(std::move(prepared)));
+    if (absl::StatusOr<JobPlan> plan = planner_.Plan(admitted); !plan.ok()) {
+      return absl::Status(plan.status().code(),
+                          absl::StrCat("cannot set up the job: ", plan.status().message()));
+    }
+    *response.mutable_status()->mutable_spec() = std::move(admitted);
     return response;
   }
-  ASSIGN_OR_RETURN(JobStatus status, Enqueue(std::move(prepared)));
-  LOG(INFO) << "job " << status.job_id() << " queued";
+  bool existing = false;
+  ASSIGN_OR_RETURN(JobStatus status, Enqueue(std::move(prepared), request.request_id(), &existing));
+  if (existing) {
+    LOG(INFO) << "job " << status.job_id() << ": submitted again (request id "
+              << request.request_id() << "); nothing queued";
+  } else {
+    LOG(INFO) << "job " << status.job_id() << " queued";
+  }
   response.set_job_id(status.job_id());
+  response.set_already_submitted(existing);
   *response.mutable_status() = std::move(status);
   return response;
 }

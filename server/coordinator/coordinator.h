@@ -155,8 +155,14 @@ class Coordinator {
 
   // -------------------------------------------------------- job calls --
 
+  // Queues the job without reading its data (that is the job's first
+  // phase), or with validate_only plans it as its start would, reading the
+  // data, and queues nothing. A request id the coordinator knows answers
+  // with its job (already_submitted), queueing nothing.
   // InvalidArgument naming the fields at fault (also a path outside the
-  // checkpoint root); ResourceExhausted: the queue is full.
+  // checkpoint root, a malformed request id); NotFound: a data file;
+  // ResourceExhausted: the queue is full; AlreadyExists: the request id of
+  // a job with another spec.
   absl::StatusOr<SubmitJobResponse> SubmitJob(const SubmitJobRequest& request);
   // NotFound: no such job.
   absl::StatusOr<JobStatus> GetJob(absl::string_view job_id) const;
@@ -221,10 +227,12 @@ class Coordinator {
   //   through a symlink (the message names the field).
   absl::StatusOr<JobSpec> ConfinePaths(JobSpec spec) const;
   // Queues a prepared spec, records it in the journal and opens its event
-  // log, all before the scheduler can start it.
+  // log, all before the scheduler can start it; or, when `request_id`
+  // queued a job already, returns that job (`*existing` true).
   // Unavailable: the coordinator is shutting down. The journal's error
   //   when it cannot record the job (nothing is queued then).
-  absl::StatusOr<JobStatus> Enqueue(JobSpec spec) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<JobStatus> Enqueue(JobSpec spec, const std::string& request_id, bool* existing)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Unavailable once the coordinator is shutting down.
   absl::Status TakingJobs() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

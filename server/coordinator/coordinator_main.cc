@@ -64,18 +64,19 @@ DEFINE_double(lease_timeout_secs, 300,
 DEFINE_int32(max_queued_jobs, 100,
              "Jobs that may wait in the queue; a submit beyond it is refused with "
              "RESOURCE_EXHAUSTED (`pstrain submit` exits 4: try again later).");
-// Per-job limits, checked when a job is submitted (job_limits.h): a job over
-// one is refused with INVALID_ARGUMENT naming its figure, the limit and the
-// flag, and nothing is queued.
+// Per-job limits, checked when a job plans, its first phase (job_limits.h):
+// a job over one ends FAILED with a reason naming its figure, the limit and
+// the flag, before any parameter server holds a variable of it; `pstrain
+// validate` checks them without queueing.
 DEFINE_int64(max_variables_per_job, 10000,
-             "Variables a job's model may have; a job with more is refused at submit.");
+             "Variables a job's model may have; a job with more fails as it starts.");
 DEFINE_int64(max_dense_mb_per_job, 4096,
              "MiB of dense parameters (float32 values) a job may have; every worker holds all "
-             "of them. A job with more is refused at submit.");
+             "of them. A job with more fails as it starts.");
 DEFINE_int64(max_embedding_mb_per_job, 32768,
              "MiB the embedding tables of a job may take on the parameter servers, values and "
              "optimizer slots over all shards (a dynamic table counts its budget on each "
-             "shard). A job with more is refused at submit.");
+             "shard). A job with more fails as it starts.");
 DEFINE_int64(default_table_mb_per_shard, 256,
              "Budget per parameter server given to a dynamic embedding table that has none "
              "(embedding.max_bytes_per_shard); past it the least recently updated rows are "
@@ -209,15 +210,17 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
     absl::StatusOr<pstrain::coordinator::CoordinatorOptions> options = OptionsFromFlags(cluster);
     if (!options.ok()) return options.status();
     std::unique_ptr<CoordinatorComponents> components(new CoordinatorComponents(daemon));
-    components->admission_ = std::make_unique<pstrain::coordinator::JobAdmission>(
-        components->planner_, LimitsFromFlags(), options->runner.num_ps);
-    options->queue.admit = [admission = components->admission_.get()](pstrain::JobSpec& spec) {
-      return admission->Admit(spec);
+    const pstrain::coordinator::JobLimits limits = LimitsFromFlags();
+    // A job's limits are checked as it plans, where its data is read.
+    components->limited_planner_ = std::make_unique<pstrain::coordinator::LimitedJobPlanner>(
+        components->planner_, limits, options->runner.num_ps);
+    options->queue.admit = [limits](pstrain::JobSpec& spec) {
+      return pstrain::coordinator::FillTableBudgets(limits, spec);
     };
     pstrain::Clock& clock = components->clock_;
     absl::StatusOr<std::unique_ptr<pstrain::coordinator::Coordinator>> coordinator =
         pstrain::coordinator::Coordinator::Create(
-            clock, components->env_, components->planner_,
+            clock, components->env_, *components->limited_planner_,
             [&clock, &daemon](const std::string& address) {
               pstrain::coordinator::GrpcShardClientOptions shard;
               shard.security = daemon.options().channel_security;
@@ -250,7 +253,7 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
   pstrain::RealClock clock_;
   pstrain::PosixEnv env_;
   pstrain::coordinator::ModelJobPlanner planner_;
-  std::unique_ptr<pstrain::coordinator::JobAdmission> admission_;
+  std::unique_ptr<pstrain::coordinator::LimitedJobPlanner> limited_planner_;
   pstrain::coordinator::CoordinatorMetrics metrics_;
   std::unique_ptr<pstrain::coordinator::Coordinator> coordinator_;
   std::unique_ptr<pstrain::coordinator::ClusterServiceImpl> cluster_service_;

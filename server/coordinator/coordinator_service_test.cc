@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,10 +32,10 @@
 #include "server/coordinator/cluster_service.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
-#include "server/coordinator/testing/fake_planner.h"
-#include "server/coordinator/testing/fake_shard.h"
 #include "server/coordinator/job_service.h"
 #include "server/coordinator/task_name.h"
+#include "server/coordinator/testing/fake_planner.h"
+#include "server/coordinator/testing/fake_shard.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -49,6 +50,22 @@ std::unique_ptr<grpc::ClientContext> Context(absl::Duration timeout = kCallTimeo
   context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   return context;
 }
+
+// FakePlanner's plans, each after `delay`, as reading a large data set
+// takes; counts them.
+class SlowPlanner final : public JobPlanner {
+ public:
+  absl::StatusOr<JobPlan> Plan(const JobSpec& spec) override {
+    absl::SleepFor(delay);
+    ++plans;
+    return fake_.Plan(spec);
+  }
+  absl::Duration delay = absl::ZeroDuration();
+  std::atomic<int> plans{0};
+
+ private:
+  FakePlanner fake_;
+};
 
 // One process of the cluster as the test plays it.
 struct Caller {
@@ -278,7 +295,7 @@ class CoordinatorServiceTest : public ::testing::Test {
   std::string root_;
   PosixEnv env_;
   FakeClock clock_;
-  FakePlanner planner_;
+  SlowPlanner planner_;
   // pstrain_coordinator_data_leases_requeued_total.
   double LeasesRequeued() {
     for (const prometheus::MetricFamily& family : registry_.Collect()) {
@@ -408,6 +425,84 @@ TEST_F(CoordinatorServiceTest, SubmitValidatesAndConfinesPaths) {
   get.set_job_id("nope-1");
   JobStatus job;
   EXPECT_EQ(jobs_->GetJob(Context().get(), get, &job).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// A submit answers before the job reads its data (its first phase), and a
+// submit sent again with its request id, as a client does when the answer
+// did not come in time, finds the job instead of queueing another.
+TEST_F(CoordinatorServiceTest, SubmitAnswersAtOnceAndARetryFindsItsJob) {
+  planner_.delay = absl::Seconds(3);
+  StartCoordinator();
+  JoinCluster();
+  SubmitJobRequest request;
+  ASSERT_TRUE(
+      google::protobuf::TextFormat::ParseFromString(TrainSpec("m"), request.mutable_spec()));
+  request.set_request_id("b8d0c7e4-first");
+  SubmitJobResponse response;
+  // Well within the time the job's data takes to read.
+  grpc::Status status = jobs_->SubmitJob(Context(absl::Seconds(1)).get(), request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.job_id(), "t-1");
+  EXPECT_FALSE(response.already_submitted());
+  EXPECT_EQ(response.status().request_id(), "b8d0c7e4-first");
+
+  SubmitJobResponse again;
+  status = jobs_->SubmitJob(Context(absl::Seconds(1)).get(), request, &again);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(again.job_id(), "t-1");
+  EXPECT_TRUE(again.already_submitted());
+  ListJobsResponse list;
+  ASSERT_TRUE(jobs_->ListJobs(Context().get(), ListJobsRequest(), &list).ok());
+  EXPECT_EQ(list.jobs_size(), 1);
+
+  // The same id for another job is a mistake, said as such.
+  request.mutable_spec()->mutable_stop()->set_max_steps(5);
+  status = jobs_->SubmitJob(Context().get(), request, &again);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_THAT(status.error_message(), HasSubstr("queued job t-1 with another spec"));
+  request.set_request_id("two words");
+  status = jobs_->SubmitJob(Context().get(), request, &again);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("request_id"));
+
+  // Without an id, each submit is a job of its own.
+  request.clear_request_id();
+  for (const char* expected : {"t-2", "t-3"}) {
+    status = jobs_->SubmitJob(Context().get(), request, &again);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(again.job_id(), expected);
+  }
+  // The first job plans once it starts, after its submit was answered.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (planner_.plans.load() == 0 && absl::Now() < deadline)
+    absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_GE(planner_.plans.load(), 1);
+}
+
+// Data files that are not there are refused at submit; a dry run plans the
+// job as its start would, reading the data.
+TEST_F(CoordinatorServiceTest, SubmitRefusesMissingDataFilesAndADryRunPlans) {
+  StartCoordinator();
+  SubmitJobRequest request;
+  ASSERT_TRUE(
+      google::protobuf::TextFormat::ParseFromString(TrainSpec("m"), request.mutable_spec()));
+  request.mutable_spec()->mutable_train_data()->mutable_csv()->set_path(root_ + "/missing-*.csv");
+  SubmitJobResponse response;
+  grpc::Status status = jobs_->SubmitJob(Context().get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("train_data: "));
+  EXPECT_THAT(status.error_message(), HasSubstr("missing-*.csv"));
+  ListJobsResponse list;
+  ASSERT_TRUE(jobs_->ListJobs(Context().get(), ListJobsRequest(), &list).ok());
+  EXPECT_EQ(list.jobs_size(), 0);
+
+  ASSERT_TRUE(
+      google::protobuf::TextFormat::ParseFromString(TrainSpec("m"), request.mutable_spec()));
+  request.set_validate_only(true);
+  status = jobs_->SubmitJob(Context().get(), request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(planner_.plans.load(), 1);
+  EXPECT_TRUE(response.job_id().empty());
 }
 
 TEST_F(CoordinatorServiceTest, SubmitRefusesPathsThatLeaveTheRootThroughASymlink) {

@@ -106,18 +106,14 @@ absl::Status CheckJobFootprint(const JobFootprint& footprint, const JobLimits& l
   return absl::OkStatus();
 }
 
-JobAdmission::JobAdmission(JobPlanner& planner, JobLimits limits, int num_ps)
+LimitedJobPlanner::LimitedJobPlanner(JobPlanner& planner, JobLimits limits, int num_ps)
     : planner_(planner), limits_(limits), num_ps_(num_ps) {}
 
-absl::Status JobAdmission::Admit(JobSpec& spec) const {
-  RETURN_IF_ERROR(FillTableBudgets(limits_, spec));
-  absl::StatusOr<JobPlan> plan = planner_.Plan(spec);
-  if (!plan.ok()) {
-    return absl::Status(plan.status().code(),
-                        absl::StrCat("cannot plan the job: ", plan.status().message()));
-  }
-  ASSIGN_OR_RETURN(const JobFootprint footprint, FootprintOf(*plan, spec.optimizer(), num_ps_));
-  return CheckJobFootprint(footprint, limits_);
+absl::StatusOr<JobPlan> LimitedJobPlanner::Plan(const JobSpec& spec) {
+  ASSIGN_OR_RETURN(JobPlan plan, planner_.Plan(spec));
+  ASSIGN_OR_RETURN(const JobFootprint footprint, FootprintOf(plan, spec.optimizer(), num_ps_));
+  RETURN_IF_ERROR(CheckJobFootprint(footprint, limits_));
+  return plan;
 }
 
 }  // namespace coordinator

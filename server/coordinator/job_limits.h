@@ -2,9 +2,11 @@
 #define PSTRAIN_SERVER_COORDINATOR_JOB_LIMITS_H_
 
 // What one job may ask of the cluster. The coordinator checks a job against
-// these when it is submitted, before it is queued, so a job that could
-// never run is refused at once, with its figure, the limit and the flag
-// that sets it, and nothing changes.
+// these when the job plans (its first phase: reading its data, building its
+// model), so a job that could never run ends FAILED at once with its
+// figure, the limit and the flag that sets it, before any parameter server
+// holds a variable of it. Submit only fills the table budgets: it answers
+// without reading the data.
 
 #include <cstdint>
 
@@ -67,18 +69,16 @@ absl::StatusOr<JobFootprint> FootprintOf(const JobPlan& plan, const OptimizerSpe
 // here as it is, so it is the request that must change.
 absl::Status CheckJobFootprint(const JobFootprint& footprint, const JobLimits& limits);
 
-// The check of a submitted job (JobQueueOptions::admit): fills the table
-// budgets, plans the job as its runner will (reading its data and building
-// its model) and checks the footprint. A job whose plan fails is refused
-// with the planner's error. Thread-safe when the planner is.
-class JobAdmission {
+// The planner of a cluster with limits: plans as `planner` does, then
+// refuses a plan whose footprint on `num_ps` shards is over `limits`
+// (CheckJobFootprint's error). Thread-safe when `planner` is.
+class LimitedJobPlanner final : public JobPlanner {
  public:
-  // `planner` is borrowed and must outlive the admission. `num_ps` is the
-  // number of shards jobs run on; 0 (not known before a job starts) counts
-  // one.
-  JobAdmission(JobPlanner& planner, JobLimits limits, int num_ps);
+  // `planner` is borrowed and must outlive this one. `num_ps` is the number
+  // of shards jobs run on; 0 (not known before a job starts) counts one.
+  LimitedJobPlanner(JobPlanner& planner, JobLimits limits, int num_ps);
 
-  absl::Status Admit(JobSpec& spec) const;
+  absl::StatusOr<JobPlan> Plan(const JobSpec& spec) override;
 
  private:
   JobPlanner& planner_;

@@ -173,31 +173,32 @@ class RecordingPlanner final : public JobPlanner {
   absl::StatusOr<JobPlan> plan_;
 };
 
-TEST(JobAdmissionTest, PlansTheSpecWithItsBudgetFilledAndChecksTheLimits) {
+TEST(LimitedJobPlannerTest, PlansTheSpecAndChecksTheLimits) {
   JobPlan plan;
   plan.variables = {Dense("w", {10}), Dense("b", {1})};
   RecordingPlanner planner(plan);
   JobLimits limits;
   limits.max_variables = 2;
-  JobSpec spec = WideAndDeep(0, 0);
+  JobSpec spec = WideAndDeep(0, 1 << 20);
   *spec.mutable_optimizer() = Adagrad();
-  EXPECT_TRUE(JobAdmission(planner, limits, 2).Admit(spec).ok());
-  EXPECT_EQ(planner.seen.model().wide_and_deep().embedding().max_bytes_per_shard(),
-            limits.default_table_bytes_per_shard);
+  absl::StatusOr<JobPlan> planned = LimitedJobPlanner(planner, limits, 2).Plan(spec);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_EQ(planned->variables.size(), 2u);
+  EXPECT_EQ(planner.seen.model().wide_and_deep().embedding().max_bytes_per_shard(), 1 << 20);
 
   limits.max_variables = 1;
-  const absl::Status status = JobAdmission(planner, limits, 2).Admit(spec);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(status.message(), "--max_variables_per_job")) << status;
+  planned = LimitedJobPlanner(planner, limits, 2).Plan(spec);
+  EXPECT_EQ(planned.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(planned.status().message(), "--max_variables_per_job"))
+      << planned.status();
 }
 
-TEST(JobAdmissionTest, APlanThatFailsRefusesTheJobWithThePlannersReason) {
+TEST(LimitedJobPlannerTest, APlanThatFailsFailsWithThePlannersReason) {
   RecordingPlanner planner(absl::NotFoundError("train_data: no such file /data/x.csv"));
   JobSpec spec;
   *spec.mutable_optimizer() = Adagrad();
-  const absl::Status status = JobAdmission(planner, JobLimits(), 1).Admit(spec);
-  EXPECT_EQ(status, absl::NotFoundError("cannot plan the job: train_data: no such file "
-                                        "/data/x.csv"));
+  EXPECT_EQ(LimitedJobPlanner(planner, JobLimits(), 1).Plan(spec).status(),
+            absl::NotFoundError("train_data: no such file /data/x.csv"));
 }
 
 }  // namespace

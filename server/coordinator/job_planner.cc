@@ -1,12 +1,15 @@
 #include "server/coordinator/job_planner.h"
 
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/config/job_mode.h"
 #include "common/config/job_spec_defaults.h"
 #include "common/data/data_source.h"
+#include "common/data/file_patterns.h"
 #include "common/model/dnnl/compute_context.h"
 #include "common/model/model_factory.h"
 #include "common/status/status_macros.h"
@@ -42,6 +45,23 @@ absl::StatusOr<JobPlan> ModelJobPlanner::Plan(const JobSpec& spec) {
   plan.description =
       absl::StrCat((*model)->name(), " on ", (*source)->info().DebugString(), " (", field, ")");
   return plan;
+}
+
+absl::Status CheckDataFilesExist(const JobSpec& spec) {
+  const std::pair<const char*, const DataSpec*> read[] = {
+      {"train_data", JobModeTrains(spec.mode()) ? &spec.train_data() : nullptr},
+      {"eval_data", JobModeEvaluates(spec.mode()) ? &spec.eval_data() : nullptr}};
+  for (const auto& [field, data] : read) {
+    if (data == nullptr) continue;
+    const std::unique_ptr<const RecordFormat> format = StreamableFormatOf(*data);
+    if (format == nullptr) continue;  // no files (synthetic), or a folder read whole
+    if (absl::StatusOr<std::vector<std::string>> files = ExpandFilePatterns(format->patterns());
+        !files.ok()) {
+      return absl::Status(files.status().code(),
+                          absl::StrCat(field, ": ", files.status().message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace coordinator

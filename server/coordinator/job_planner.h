@@ -48,6 +48,14 @@ class ModelJobPlanner final : public JobPlanner {
   absl::StatusOr<JobPlan> Plan(const JobSpec& spec) override;
 };
 
+// What a submit checks of a job's data without reading it, so that it
+// answers at once: the files of each data source the job reads (train_data
+// when it trains, eval_data when it evaluates) are there. Reading them,
+// and every check that needs their contents, is the plan's, in the job's
+// first phase. NotFound: "train_data: no file matches /data/x*.csv", as
+// the readers word it.
+absl::Status CheckDataFilesExist(const JobSpec& spec);
+
 }  // namespace coordinator
 }  // namespace pstrain
 

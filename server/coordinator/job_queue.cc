@@ -9,6 +9,7 @@
 #include "common/config/job_spec.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -86,10 +87,15 @@ absl::StatusOr<JobSpec> JobQueue::Admit(JobSpec spec) const {
   return prepared;
 }
 
-absl::StatusOr<JobStatus> JobQueue::Enqueue(JobSpec admitted) {
+absl::StatusOr<JobStatus> JobQueue::Enqueue(JobSpec admitted, std::string request_id) {
   const int64_t now_ms = absl::ToUnixMillis(clock_.Now());
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(CheckRoom());
+  if (!request_id.empty() && number_by_request_.contains(request_id)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("request id ", request_id, " queued job ",
+                     jobs_.at(number_by_request_.at(request_id)).job_id(), " already"));
+  }
   const int64_t number = ++last_number_;
   JobStatus& job = jobs_[number];
   job.set_job_id(absl::StrCat(admitted.name(), "-", number));
@@ -98,7 +104,30 @@ absl::StatusOr<JobStatus> JobQueue::Enqueue(JobSpec admitted) {
   job.set_submit_unix_ms(now_ms);
   *job.mutable_spec() = std::move(admitted);
   number_by_id_[job.job_id()] = number;
+  if (!request_id.empty()) number_by_request_[request_id] = number;
+  job.set_request_id(std::move(request_id));
   queued_.push_back(number);
+  return job;
+}
+
+bool JobQueue::KnowsRequest(absl::string_view request_id) const {
+  if (request_id.empty()) return false;
+  absl::MutexLock lock(&mu_);
+  return number_by_request_.contains(request_id);
+}
+
+absl::StatusOr<std::optional<JobStatus>> JobQueue::FindSubmitted(absl::string_view request_id,
+                                                                 const JobSpec& admitted) const {
+  if (request_id.empty()) return std::nullopt;
+  absl::MutexLock lock(&mu_);
+  auto found = number_by_request_.find(request_id);
+  if (found == number_by_request_.end()) return std::nullopt;
+  const JobStatus& job = jobs_.at(found->second);
+  if (!google::protobuf::util::MessageDifferencer::Equals(job.spec(), admitted)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("request id ", request_id, " queued job ", job.job_id(),
+                     " with another spec; give a new job a new request id"));
+  }
   return job;
 }
 
@@ -304,9 +333,32 @@ void JobQueue::TrimHistory() {
   while (static_cast<int>(ended_.size()) > options_.max_ended_jobs) {
     const int64_t oldest = ended_.front();
     ended_.pop_front();
-    number_by_id_.erase(jobs_.at(oldest).job_id());
-    jobs_.erase(oldest);
+    Forget(oldest);
   }
+}
+
+void JobQueue::Forget(int64_t number) {
+  const JobStatus& job = jobs_.at(number);
+  number_by_id_.erase(job.job_id());
+  if (!job.request_id().empty()) number_by_request_.erase(job.request_id());
+  jobs_.erase(number);
+}
+
+absl::Status ValidateRequestId(absl::string_view request_id) {
+  constexpr size_t kMaxRequestIdLength = 128;
+  if (request_id.size() > kMaxRequestIdLength) {
+    return absl::InvalidArgumentError(absl::StrCat("request_id has ", request_id.size(),
+                                                   " characters; at most ", kMaxRequestIdLength));
+  }
+  for (size_t i = 0; i < request_id.size(); ++i) {
+    const unsigned char c = request_id[i];
+    if (c <= ' ' || c > '~') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request_id holds a character that is not printable ASCII or is a space (byte ",
+          static_cast<int>(c), " at ", i, ")"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // ------------------------------------------------------------ recovery --
@@ -333,6 +385,10 @@ absl::StatusOr<JobStatus> JobQueue::Recover(JobStatus job, absl::string_view rea
     return absl::AlreadyExistsError(
         absl::StrCat("job ", job.job_id(), " (number ", *number, ") is already known"));
   }
+  if (!job.request_id().empty() && number_by_request_.contains(job.request_id())) {
+    return absl::AlreadyExistsError(absl::StrCat("job ", job.job_id(), "'s request id ",
+                                                 job.request_id(), " is already known"));
+  }
   last_number_ = std::max(last_number_, *number);
   if (!IsEnded(job.state())) {
     // It starts again from the queue; the runner sets what it did before.
@@ -345,6 +401,7 @@ absl::StatusOr<JobStatus> JobQueue::Recover(JobStatus job, absl::string_view rea
   JobStatus& stored = jobs_[*number];
   stored = std::move(job);
   number_by_id_[stored.job_id()] = *number;
+  if (!stored.request_id().empty()) number_by_request_[stored.request_id()] = *number;
   const JobStatus recovered = stored;
   if (IsEnded(stored.state())) {
     ended_.push_back(*number);
@@ -370,8 +427,7 @@ absl::Status JobQueue::Withdraw(absl::string_view job_id) {
   }
   const int64_t number = number_by_id_.at((*job)->job_id());
   queued_.erase(std::find(queued_.begin(), queued_.end(), number));
-  number_by_id_.erase((*job)->job_id());
-  jobs_.erase(number);
+  Forget(number);
   return absl::OkStatus();
 }
 

@@ -39,6 +39,11 @@ struct JobQueueOptions {
 // "SUCCEEDED" for JOB_STATE_SUCCEEDED: a state as people read it.
 std::string JobStateName(JobState state);
 
+// OK for a submit's request id (SubmitJobRequest.request_id): empty, or 1
+// to 128 printable ASCII characters without spaces. InvalidArgument
+// otherwise, saying which.
+absl::Status ValidateRequestId(absl::string_view request_id);
+
 // The submission number of a job id "<name>-<n>": n, or nullopt when the
 // id does not end in "-<n>" with n >= 1.
 std::optional<int64_t> JobNumberFromId(absl::string_view job_id);
@@ -78,13 +83,25 @@ class JobQueue {
   // Admit, then Enqueue.
   absl::StatusOr<JobStatus> Submit(JobSpec spec);
 
-  // The first half of Submit, which may take as long as reading the job's
-  // data: the spec with its defaults filled, validated and admitted.
-  // Errors as Submit's; nothing is queued.
+  // The first half of Submit: the spec with its defaults filled, validated
+  // and admitted. Errors as Submit's; nothing is queued.
   absl::StatusOr<JobSpec> Admit(JobSpec spec) const;
-  // The second half, quick: queues a spec Admit returned.
+  // The second half: queues a spec Admit returned, under the client's
+  // `request_id` when not empty (FindSubmitted finds the job by it).
   // ResourceExhausted: the queue filled up meanwhile.
-  absl::StatusOr<JobStatus> Enqueue(JobSpec admitted);
+  // AlreadyExists: a known job has that request id.
+  absl::StatusOr<JobStatus> Enqueue(JobSpec admitted, std::string request_id = "");
+
+  // The job a submit with `request_id` queued, while the coordinator knows
+  // it (queued, active or in the history), for a retry of that submit;
+  // nullopt when none did. `admitted` is the retried spec as Admit returned
+  // it.
+  // AlreadyExists: the job was queued with another spec ("request id R
+  //   queued job J with another spec; give a new job a new request id").
+  absl::StatusOr<std::optional<JobStatus>> FindSubmitted(absl::string_view request_id,
+                                                         const JobSpec& admitted) const;
+  // Whether a known job was queued under `request_id` (false for "").
+  bool KnowsRequest(absl::string_view request_id) const;
 
   // Moves the oldest queued job to RUNNING and returns it.
   // FailedPrecondition: a job is active (one job runs at a time).
@@ -178,6 +195,8 @@ class JobQueue {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<JobStatus*> FindActive(absl::string_view job_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets job `number` (its id and request id) from every index.
+  void Forget(int64_t number) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets the end state and time, leaves the active slot or the queue, and
   // trims the history.
   void MarkEnded(JobStatus& job, JobState state, absl::string_view message)
@@ -193,6 +212,8 @@ class JobQueue {
   // Every known job by submission number, which orders List.
   std::map<int64_t, JobStatus> jobs_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> number_by_id_ ABSL_GUARDED_BY(mu_);
+  // Known jobs by the request id of the submit that queued them.
+  absl::flat_hash_map<std::string, int64_t> number_by_request_ ABSL_GUARDED_BY(mu_);
   std::deque<int64_t> queued_ ABSL_GUARDED_BY(mu_);
   // Ended jobs, oldest first, for trimming the history.
   std::deque<int64_t> ended_ ABSL_GUARDED_BY(mu_);

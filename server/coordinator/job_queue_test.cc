@@ -1,13 +1,14 @@
 #include "server/coordinator/job_queue.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/clock/fake_clock.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "common/clock/fake_clock.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -511,6 +512,71 @@ TEST_F(JobQueueTest, AdmitQueuesNothingUntilEnqueueAndAQueueFilledMeanwhileRefus
   EXPECT_EQ(queue_->Enqueue(*std::move(second)).status().code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(queue_->queued_count(), 1);
+}
+
+// ---- Request ids: a submit sent again finds the job it queued.
+
+TEST_F(JobQueueTest, ARequestIdFindsItsJobWhileTheQueueKnowsIt) {
+  JobQueueOptions options;
+  options.max_ended_jobs = 1;
+  queue_ = MakeQueue(options);
+  absl::StatusOr<JobSpec> admitted = queue_->Admit(Spec("a"));
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  absl::StatusOr<JobStatus> queued = queue_->Enqueue(*admitted, "r1");
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  EXPECT_EQ(queued->request_id(), "r1");
+
+  absl::StatusOr<std::optional<JobStatus>> found = queue_->FindSubmitted("r1", *admitted);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->job_id(), "a-1");
+  EXPECT_EQ(queue_->FindSubmitted("r2", *admitted).value(), std::nullopt);
+  EXPECT_EQ(queue_->FindSubmitted("", *admitted).value(), std::nullopt);
+  // The same id again cannot queue a second job.
+  EXPECT_EQ(queue_->Enqueue(*admitted, "r1").status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(queue_->queued_count(), 1);
+
+  // The id of a job with another spec is refused, naming the job.
+  JobSpec other = *admitted;
+  other.mutable_stop()->set_max_steps(2000);
+  found = queue_->FindSubmitted("r1", other);
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(found.status().message()), HasSubstr("queued job a-1 with another spec"));
+
+  // Still found once the job ended; forgotten with it from the history.
+  ASSERT_TRUE(queue_->StartNext().ok());
+  ASSERT_TRUE(queue_->End("a-1", JOB_STATE_FAILED, "broken").ok());
+  EXPECT_TRUE(queue_->FindSubmitted("r1", *admitted).value().has_value());
+  const std::string b = SubmitJob("b");
+  ASSERT_TRUE(queue_->StartNext().ok());
+  ASSERT_TRUE(queue_->End(b, JOB_STATE_FAILED, "broken").ok());
+  EXPECT_EQ(queue_->FindSubmitted("r1", *admitted).value(), std::nullopt);
+}
+
+TEST_F(JobQueueTest, ARecoveredJobKeepsItsRequestId) {
+  JobStatus job = Journaled("mnist-4", JOB_STATE_QUEUED);
+  job.set_request_id("r4");
+  ASSERT_TRUE(queue_->Recover(job, "").ok());
+  absl::StatusOr<std::optional<JobStatus>> found = queue_->FindSubmitted("r4", job.spec());
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->job_id(), "mnist-4");
+  JobStatus twin = Journaled("mnist-5", JOB_STATE_QUEUED);
+  twin.set_request_id("r4");
+  EXPECT_EQ(queue_->Recover(twin, "").status().code(), absl::StatusCode::kAlreadyExists);
+  // Withdrawn, the job and its id are gone.
+  ASSERT_TRUE(queue_->Withdraw("mnist-4").ok());
+  EXPECT_EQ(queue_->FindSubmitted("r4", job.spec()).value(), std::nullopt);
+}
+
+TEST(ValidateRequestIdTest, TakesPrintableAsciiUpTo128Characters) {
+  EXPECT_TRUE(ValidateRequestId("").ok());
+  EXPECT_TRUE(ValidateRequestId("3f2a-retry_1").ok());
+  EXPECT_TRUE(ValidateRequestId(std::string(128, 'x')).ok());
+  EXPECT_THAT(std::string(ValidateRequestId(std::string(129, 'x')).message()),
+              HasSubstr("129 characters; at most 128"));
+  EXPECT_THAT(std::string(ValidateRequestId("a b").message()), HasSubstr("(byte 32 at 1)"));
+  EXPECT_EQ(ValidateRequestId("caf\xc3\xa9").code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

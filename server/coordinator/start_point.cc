@@ -1,10 +1,13 @@
 #include "server/coordinator/start_point.h"
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint/checkpoint_catalog.h"
 #include "common/checkpoint/checkpoint_verifier.h"
+#include "common/config/job_mode.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -53,6 +56,24 @@ absl::StatusOr<StartPoint> FindStartPoint(Env& env, const JobSpec& spec, absl::s
     start.warm_start = true;
   }
   return start;
+}
+
+absl::Status CheckRunNotFinished(Env& env, const JobSpec& spec) {
+  const int64_t max_steps = spec.stop().max_steps();
+  if (!JobModeTrains(spec.mode()) || max_steps <= 0) return absl::OkStatus();
+  const std::string& model_dir = spec.checkpoint().model_dir();
+  absl::StatusOr<std::vector<CheckpointRef>> checkpoints = ListCheckpoints(env, model_dir);
+  // A folder that cannot be listed is the start's to report, with its cause.
+  if (!checkpoints.ok() || checkpoints->empty()) return absl::OkStatus();
+  const CheckpointRef& newest = checkpoints->back();
+  if (newest.step < max_steps) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "checkpoint.model_dir ", model_dir, " holds a finished run: its newest checkpoint, ckpt-",
+      newest.step, ", is at or past stop.max_steps ", max_steps,
+      ", so the job would end as it started. To train from scratch, give it a new folder "
+      "(checkpoint.model_dir, or --model_dir=DIR of pstrain submit and local); to train on "
+      "from ckpt-",
+      newest.step, ", raise stop.max_steps"));
 }
 
 }  // namespace coordinator

@@ -36,6 +36,14 @@ struct StartPoint {
 // checkpoint cannot be moved, checkpoint.warm_start_from does not verify.
 absl::StatusOr<StartPoint> FindStartPoint(Env& env, const JobSpec& spec, absl::string_view job_id);
 
+// OK unless a training job with `spec` would end as soon as it started,
+// having nothing left to train: its checkpoint.model_dir's newest
+// checkpoint is at or past stop.max_steps (the same job submitted again
+// after it finished). FailedPrecondition then, naming the folder, the
+// checkpoint and the two ways on: a new folder, or a higher max_steps.
+// Lists the folder only; reads no checkpoint.
+absl::Status CheckRunNotFinished(Env& env, const JobSpec& spec);
+
 }  // namespace coordinator
 }  // namespace pstrain
 
