@@ -281,6 +281,15 @@ int ReportOutcome(const LocalJobOutcome& outcome, bool json, std::ostream& out) 
   return ExitCodeForJobState(outcome.final_status->state());
 }
 
+// The job of `args` (none when empty), checked, with --model_dir applied.
+absl::StatusOr<std::optional<JobSpec>> JobOfArgs(const std::vector<std::string>& args) {
+  if (args.empty()) return std::nullopt;
+  absl::StatusOr<JobSpec> loaded = LoadCheckedJobSpec(args.front());
+  if (!loaded.ok()) return loaded.status();
+  ApplyModelDirFlag(*loaded);
+  return *std::move(loaded);
+}
+
 int RunLocal(const std::vector<std::string>& args) {
   absl::StatusOr<OutputOptions> output = OutputOptionsFromFlags();
   absl::StatusOr<CoordinatorAddress> address = CoordinatorAddressFromFlags(AddressUse::kListen);
@@ -295,16 +304,12 @@ int RunLocal(const std::vector<std::string>& args) {
   SeededRandom random;
   RestartPolicy policy(*restarts, clock, random);
   // The spec is read and checked before anything starts.
-  std::optional<JobSpec> spec;
-  if (!args.empty()) {
-    absl::StatusOr<JobSpec> loaded = LoadCheckedJobSpec(args.front());
-    if (!loaded.ok()) {
-      std::cerr << "pstrain local: " << loaded.status().message() << "\n";
-      return kExitUsage;
-    }
-    ApplyModelDirFlag(*loaded);
-    spec = *std::move(loaded);
+  absl::StatusOr<std::optional<JobSpec>> job = JobOfArgs(args);
+  if (!job.ok()) {
+    std::cerr << "pstrain local: " << job.status().message() << "\n";
+    return kExitUsage;
   }
+  const std::optional<JobSpec>& spec = *job;
   // With --output=json stdout carries one JSON object; what people read
   // goes to stderr.
   const bool json = output->format == OutputFormat::kJson;
