@@ -1,5 +1,6 @@
 #include "common/config/job_spec_defaults.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -141,9 +142,13 @@ void FillDataDefaults(DataSpec* data, PassMode mode) {
       source->set_split(SplitOf(source->split(), mode));
       break;
     }
-    case DataSpec::kCsv:
-      if (data->csv().delimiter().empty()) data->mutable_csv()->set_delimiter(kDefaultCsvDelimiter);
+    case DataSpec::kCsv: {
+      CsvSource* csv = data->mutable_csv();
+      if (csv->delimiter().empty()) csv->set_delimiter(kDefaultCsvDelimiter);
+      csv->set_hash_buckets(HashBucketsOf(*csv));
+      if (NamesCsvColumns(*csv)) csv->set_has_header(true);
       break;
+    }
     case DataSpec::kSyntheticClicks:
       FillSyntheticClicksDefaults(data->mutable_synthetic_clicks());
       break;
@@ -277,6 +282,17 @@ int64_t HashBucketsOf(const TfRecordSource& source) {
 
 int64_t HashBucketsOf(const CriteoSource& source) {
   return source.hash_buckets() != 0 ? source.hash_buckets() : kDefaultHashBuckets;
+}
+
+int64_t HashBucketsOf(const CsvSource& source) {
+  return source.hash_buckets() != 0 ? source.hash_buckets() : kDefaultHashBuckets;
+}
+
+bool NamesCsvColumns(const CsvSource& source) {
+  const bool names_fills = std::any_of(source.fill_missing().begin(), source.fill_missing().end(),
+                                       [](const CsvFill& fill) { return fill.column() != "*"; });
+  return !source.label().empty() || !source.features().empty() || !source.categorical().empty() ||
+         !source.ignore().empty() || names_fills;
 }
 
 int32_t BatchSizeOf(const DataSpec& data) {

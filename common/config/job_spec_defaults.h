@@ -60,6 +60,11 @@ bool ShuffleOf(const DataSpec& data, PassMode mode);
 int32_t PrefetchBatchesOf(const DataSpec& data);
 int64_t HashBucketsOf(const TfRecordSource& source);
 int64_t HashBucketsOf(const CriteoSource& source);
+int64_t HashBucketsOf(const CsvSource& source);
+// Whether a CSV source names any column by the header (which it then must
+// have): its label, features, categorical or ignored columns, or a fill
+// other than "*".
+bool NamesCsvColumns(const CsvSource& source);
 int64_t StreamBlockRecordsOf(const DataSpec& data);
 int32_t ShuffleWindowBlocksOf(const DataSpec& data);
 // UNSPECIFIED reads the split of the pass: train for training, test for

@@ -1,6 +1,7 @@
 #include "common/config/job_spec_validation.h"
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -241,7 +242,12 @@ void CheckModel(const ModelSpec& model, Problems* problems) {
     case ModelSpec::kMlp: {
       const MlpSpec& mlp = model.mlp();
       problems->NonNegative("model.mlp.input_dim", mlp.input_dim());
-      CheckNumClasses("model.mlp.num_classes", mlp.num_classes(), problems);
+      if (mlp.regression()) {
+        problems->Require(mlp.num_classes() == 0, "model.mlp.num_classes",
+                          "0 for a regression (one output)", mlp.num_classes());
+      } else {
+        CheckNumClasses("model.mlp.num_classes", mlp.num_classes(), problems);
+      }
       CheckHiddenUnits("model.mlp.hidden_units", mlp.hidden_units(), problems);
       problems->KnownEnum("model.mlp.activation", mlp.activation(), Activation_IsValid);
       problems->Fraction("model.mlp.dropout", mlp.dropout());
@@ -347,6 +353,37 @@ void CheckCsv(const std::string& prefix, const CsvSource& csv, Problems* problem
   } else if (csv.delimiter() == "\n" || csv.delimiter() == "\r" || csv.delimiter() == "\"") {
     problems->Add(absl::StrCat(prefix, "delimiter must not be a line end or a quote, got ",
                                Quote(csv.delimiter())));
+  }
+  problems->Positive(absl::StrCat(prefix, "hash_buckets"), csv.hash_buckets());
+  // A column has one role: the label, a feature, categorical or ignored.
+  std::map<std::string, std::string> roles;
+  const auto claim = [&](const std::string& name, const std::string& role) {
+    if (name.empty()) {
+      problems->Add(absl::StrCat(prefix, role, " names an empty column"));
+      return;
+    }
+    auto [it, added] = roles.emplace(name, role);
+    if (!added) {
+      problems->Add(absl::StrCat(prefix, "column ", Quote(name), " is named both in ", it->second,
+                                 " and in ", role));
+    }
+  };
+  if (!csv.label().empty()) claim(csv.label(), "label");
+  for (const std::string& name : csv.features()) claim(name, "features");
+  for (const std::string& name : csv.categorical()) claim(name, "categorical");
+  for (const std::string& name : csv.ignore()) claim(name, "ignore");
+  for (int i = 0; i < csv.fill_missing_size(); ++i) {
+    const std::string& column = csv.fill_missing(i).column();
+    const auto role = roles.find(column);
+    if (column.empty()) {
+      problems->Add(absl::StrCat(prefix, "fill_missing[", i, "].column is required (a feature "
+                                 "column's name, or \"*\")"));
+    } else if (role != roles.end() && role->second != "features") {
+      problems->Add(absl::StrCat(prefix, "fill_missing[", i, "] names ", Quote(column),
+                                 ", a column of ", role->second, ", not a feature"));
+    } else if (!std::isfinite(csv.fill_missing(i).value())) {
+      problems->Add(absl::StrCat(prefix, "fill_missing[", i, "].value must be a finite number"));
+    }
   }
 }
 

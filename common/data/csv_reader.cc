@@ -9,8 +9,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/checkpoint/posix_env.h"
+#include "common/config/job_spec_defaults.h"
+#include "common/data/categorical_id.h"
+#include "common/data/field_text.h"
 #include "common/data/file_contents.h"
 #include "common/data/file_patterns.h"
+#include "common/data/gzip_file.h"
 #include "common/data/line_record_format.h"
 #include "common/status/status_macros.h"
 
@@ -25,28 +30,56 @@ char DelimiterOf(const CsvSource& options) {
   return options.delimiter().empty() ? ',' : options.delimiter()[0];
 }
 
+// The fields of `line`, reusing *fields.
+void SplitFields(absl::string_view line, char delimiter, std::vector<absl::string_view>* fields) {
+  fields->clear();
+  for (absl::string_view field : absl::StrSplit(line, delimiter)) fields->push_back(field);
+}
+
+// The first line of `path` (gzipped or not), without its line break: a
+// header.
+absl::StatusOr<std::string> ReadFirstLine(const std::string& path) {
+  PosixEnv env;
+  ASSIGN_OR_RETURN(const bool gzipped, IsGzipFile(env, path));
+  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, OpenSequentialFile(env, path, gzipped));
+  std::string line;
+  std::string chunk(4096, '\0');
+  while (static_cast<int64_t>(line.size()) < LineRecordFormat::kMaxLineBytes) {
+    ASSIGN_OR_RETURN(absl::string_view read, file->Read(chunk.size(), chunk.data()));
+    if (read.empty()) break;
+    const size_t newline = read.find('\n');
+    line.append(read.data(), newline == absl::string_view::npos ? read.size() : newline);
+    if (newline != absl::string_view::npos) break;
+  }
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
 class CsvRecordDecoder : public RecordDecoder {
  public:
-  CsvRecordDecoder(const CsvSource& options, const RecordSummary* expected)
-      : decoder_(options, expected == nullptr || expected->dense_widths.empty()
-                              ? -1
-                              : expected->dense_widths[0] + 1) {}
+  // `header`: the first file's header line, or its error; none without one.
+  CsvRecordDecoder(const CsvSource& options, const absl::StatusOr<std::string>* header)
+      : decoder_(options), ready_(header == nullptr ? absl::OkStatus() : header->status()) {
+    if (header != nullptr && ready_.ok()) ready_ = decoder_.SetHeader(**header);
+  }
   absl::Status Append(absl::string_view record, InMemorySource::Examples* examples) override {
+    if (!ready_.ok()) return ready_;
     return decoder_.Append(record, examples);
   }
   std::vector<int64_t> dense_widths() const override {
-    if (decoder_.columns() < 0) return {};
-    return {decoder_.columns() - 1};
+    if (decoder_.num_features() < 0) return {};
+    return std::vector<int64_t>(decoder_.num_features(), 1);
   }
-  bool one_id_per_field() const override { return false; }
+  bool one_id_per_field() const override { return true; }
 
  private:
   CsvLineDecoder decoder_;
+  absl::Status ready_;
 };
 
 class CsvFormat : public LineRecordFormat {
  public:
-  explicit CsvFormat(CsvSource options) : options_(std::move(options)) {}
+  explicit CsvFormat(CsvSource options) : options_(std::move(options)), header_(ReadHeader()) {}
 
   absl::string_view name() const override { return "csv"; }
   std::vector<std::string> patterns() const override { return PathAndPatternsOf(options_); }
@@ -56,10 +89,14 @@ class CsvFormat : public LineRecordFormat {
     decoding.clear_paths();
     return absl::StrCat("csv ", decoding.ShortDebugString());
   }
-  std::unique_ptr<RecordDecoder> NewDecoder(const RecordSummary* expected) const override {
-    return std::make_unique<CsvRecordDecoder>(options_, expected);
+  std::unique_ptr<RecordDecoder> NewDecoder(const RecordSummary*) const override {
+    return std::make_unique<CsvRecordDecoder>(options_, options_.has_header() ? &header_ : nullptr);
   }
   void Describe(const RecordSummary& summary, DatasetInfo* info) const override {
+    if (!options_.categorical().empty()) {
+      info->sparse_dim = HashBucketsOf(options_);
+      info->num_fields = options_.categorical_size();
+    }
     info->num_classes = summary.num_classes;
   }
 
@@ -67,42 +104,120 @@ class CsvFormat : public LineRecordFormat {
   bool has_header() const override { return options_.has_header(); }
 
  private:
+  // The first file's header, which every file's must match (a block read
+  // from the middle of a file does not see its file's).
+  absl::StatusOr<std::string> ReadHeader() const {
+    if (!options_.has_header()) return std::string();
+    ASSIGN_OR_RETURN(const std::vector<std::string> files,
+                     ExpandFilePatterns(PathAndPatternsOf(options_)));
+    return ReadFirstLine(files.front());
+  }
+
   const CsvSource options_;
+  const absl::StatusOr<std::string> header_;
 };
+
+// "column 3", or "column 3 (\"price\")" when the header names it.
+std::string ColumnText(const CsvColumns::Column& column, int64_t index) {
+  if (column.name.empty()) return absl::StrCat("column ", index + 1);
+  return absl::StrCat("column ", index + 1, " (", QuotedField(column.name), ")");
+}
+
+// Parses `field` of the column `index` as a finite number into *value.
+// false: missing. InvalidArgument: not a number.
+absl::StatusOr<bool> ParseNumber(absl::string_view field, const CsvColumns::Column& column,
+                                 int64_t index, float* value) {
+  if (IsMissingField(field)) return false;
+  if (!absl::SimpleAtof(field, value) || !std::isfinite(*value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ColumnText(column, index), ": ", QuotedField(field), " is not a number"));
+  }
+  return true;
+}
 
 }  // namespace
 
-CsvLineDecoder::CsvLineDecoder(const CsvSource& options, int64_t columns)
-    : delimiter_(DelimiterOf(options)), label_column_(options.label_column()), columns_(columns) {}
+CsvLineDecoder::CsvLineDecoder(const CsvSource& options)
+    : options_(options), delimiter_(DelimiterOf(options)) {}
+
+absl::Status CsvLineDecoder::Resolve(const std::vector<absl::string_view>& header,
+                                     int64_t num_columns) {
+  ASSIGN_OR_RETURN(CsvColumns columns, ResolveCsvColumns(options_, header, num_columns));
+  columns_ = std::move(columns);
+  return absl::OkStatus();
+}
+
+absl::Status CsvLineDecoder::SetHeader(absl::string_view line) {
+  if (columns_.has_value()) {
+    if (line == header_) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat("the header ", QuotedField(line),
+                                                   " is not the first file's, ",
+                                                   QuotedField(header_)));
+  }
+  header_ = std::string(line);
+  SplitFields(header_, delimiter_, &fields_);
+  return Resolve(fields_, 0);
+}
 
 absl::Status CsvLineDecoder::Append(absl::string_view line, InMemorySource::Examples* examples) {
-  row_.clear();
-  for (absl::string_view field : absl::StrSplit(line, delimiter_)) {
-    float value;
-    if (!absl::SimpleAtof(field, &value) || !std::isfinite(value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("column ", row_.size() + 1, ": \"", field, "\" is not a number"));
-    }
-    row_.push_back(value);
+  SplitFields(line, delimiter_, &fields_);
+  const int64_t num_columns = static_cast<int64_t>(fields_.size());
+  if (!columns_.has_value()) RETURN_IF_ERROR(Resolve({}, num_columns));
+  const std::vector<CsvColumns::Column>& columns = columns_->columns;
+  if (num_columns != static_cast<int64_t>(columns.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        num_columns, " columns, ", header_.empty() ? "the first line had " : "the header has ",
+        columns.size()));
   }
-  const int64_t columns = static_cast<int64_t>(row_.size());
-  if (columns_ < 0) {
-    if (label_column_ >= columns) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "label_column ", label_column_, " is beyond the last column (", columns, " columns)"));
+  features_.assign(columns_->num_features, 0.0f);
+  ids_.clear();
+  float label = 0;
+  for (int64_t c = 0; c < num_columns; ++c) {
+    const CsvColumns::Column& column = columns[c];
+    const absl::string_view field = fields_[c];
+    switch (column.role) {
+      case CsvColumns::Role::kLabel: {
+        ASSIGN_OR_RETURN(const bool present, ParseNumber(field, column, c, &label));
+        if (!present) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(ColumnText(column, c), ", the label, is missing"));
+        }
+        break;
+      }
+      case CsvColumns::Role::kFeature: {
+        float value = 0;
+        ASSIGN_OR_RETURN(const bool present, ParseNumber(field, column, c, &value));
+        if (!present) {
+          if (!column.fill.has_value()) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                ColumnText(column, c), " is missing (", QuotedField(field), "); ",
+                column.name.empty() ? "fill_missing { column: \"*\" value: ... }"
+                                    : absl::StrCat("fill_missing { column: ", QuotedField(column.name),
+                                                   " value: ... }"),
+                " gives it a value"));
+          }
+          value = *column.fill;
+        }
+        features_[column.feature] = value;
+        break;
+      }
+      case CsvColumns::Role::kCategorical:
+        ids_.push_back(CategoricalId(column.name, IsMissingField(field) ? "" : field,
+                                     HashBucketsOf(options_)));
+        break;
+      case CsvColumns::Role::kIgnored:
+        break;
     }
-    columns_ = columns;
-  } else if (columns != columns_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(columns, " columns, the first line had ", columns_));
   }
-  examples->dense_dim = columns_ - 1;
-  for (int64_t c = 0; c < columns_; ++c) {
-    if (c == label_column_) {
-      examples->labels.push_back(row_[c]);
-    } else {
-      examples->dense_floats.push_back(row_[c]);
-    }
+  examples->dense_dim = columns_->num_features;
+  examples->dense_floats.insert(examples->dense_floats.end(), features_.begin(), features_.end());
+  examples->labels.push_back(label);
+  if (columns_->num_categorical > 0) {
+    examples->sparse_dim = HashBucketsOf(options_);
+    examples->num_fields = static_cast<int32_t>(columns_->num_categorical);
+    if (examples->row_splits.empty()) examples->row_splits.push_back(0);
+    examples->sparse_ids.insert(examples->sparse_ids.end(), ids_.begin(), ids_.end());
+    examples->row_splits.push_back(static_cast<int64_t>(examples->sparse_ids.size()));
   }
   ++examples->num_examples;
   return absl::OkStatus();
@@ -111,7 +226,7 @@ absl::Status CsvLineDecoder::Append(absl::string_view line, InMemorySource::Exam
 namespace {
 
 // InvalidArgument naming `file`: a delimiter of other than one character, a
-// negative label column.
+// negative label column, no hash buckets.
 absl::Status CheckCsvOptions(const CsvSource& options, absl::string_view file) {
   const std::string delimiter = options.delimiter().empty() ? "," : options.delimiter();
   if (delimiter.size() != 1) {
@@ -120,6 +235,9 @@ absl::Status CheckCsvOptions(const CsvSource& options, absl::string_view file) {
   }
   if (options.label_column() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(file, ": label_column must be >= 0"));
+  }
+  if (HashBucketsOf(options) <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": hash_buckets must be > 0"));
   }
   return absl::OkStatus();
 }
@@ -136,6 +254,8 @@ absl::Status AppendCsv(absl::string_view text, const CsvSource& options, absl::s
     if (line.empty()) continue;
     if (header_pending) {
       header_pending = false;
+      const absl::Status header = decoder->SetHeader(line);
+      if (!header.ok()) return Malformed(file, line_number, header.message());
       continue;
     }
     const absl::Status appended = decoder->Append(line, examples);

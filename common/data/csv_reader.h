@@ -3,10 +3,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/data/csv_columns.h"
 #include "common/data/in_memory_source.h"
 #include "common/data/record_format.h"
 #include "protos/job.pb.h"
@@ -16,33 +19,43 @@ namespace pstrain {
 // Decodes CSV lines one at a time. Not thread-safe.
 class CsvLineDecoder {
  public:
-  // `options` valid (one-character delimiter, label_column >= 0). `columns`:
-  // the columns every line has; -1: as many as the first line.
-  explicit CsvLineDecoder(const CsvSource& options, int64_t columns = -1);
+  // `options` valid (one-character delimiter, label_column >= 0).
+  explicit CsvLineDecoder(const CsvSource& options);
+  // The file's header line, before its first record; every file's must be
+  // the first's. InvalidArgument: a name the options give that the header
+  // lacks (ResolveCsvColumns), or a header unlike the first file's.
+  absl::Status SetHeader(absl::string_view line);
   // Appends the example of `line` (without its line break) to *examples
-  // and sets its dense_dim. On error *examples is unchanged.
-  // InvalidArgument saying what is wrong, for the caller to prefix with the
-  // file and line: a field that is not a finite number, another number of
-  // columns, a label column beyond the first line's last.
+  // and sets its dense_dim (and its ids' fields). On error *examples is
+  // unchanged. InvalidArgument saying what is wrong, for the caller to
+  // prefix with the file and line: a feature or label that is not a finite
+  // number, a missing one without a fill, another number of columns than
+  // the first line's.
   absl::Status Append(absl::string_view line, InMemorySource::Examples* examples);
-  // The columns of every line; -1 before the first.
-  int64_t columns() const { return columns_; }
+  // The dense features of every line; -1 before the first line or header.
+  int64_t num_features() const { return columns_ ? columns_->num_features : -1; }
 
  private:
+  absl::Status Resolve(const std::vector<absl::string_view>& header, int64_t num_columns);
+
+  const CsvSource options_;
   const char delimiter_;
-  const int64_t label_column_;
-  int64_t columns_;
-  std::vector<float> row_;  // reused from line to line
+  std::optional<CsvColumns> columns_;
+  std::string header_;  // the first file's header line, as read
+  std::vector<absl::string_view> fields_;  // reused from line to line
+  std::vector<float> features_;
+  std::vector<int64_t> ids_;
 };
 
-// Parses CSV text: one example per line, every field a finite number, the
-// label in column `options.label_column` and the other columns the dense
-// features in order. An optional header line is skipped; blank lines are
-// ignored; a trailing '\r' is dropped. `file` names the input in errors.
-// InvalidArgument, as "<file>:<line>: <reason>": a field that is not a
-// number (naming its column and text), a line with another number of
-// columns than the first, a label column beyond the last column, a
-// delimiter that is not one character, or no examples at all.
+// Parses CSV text: one example per line, its columns taken as `options`
+// says (ResolveCsvColumns): the label, the dense features (missing ones
+// filled or refused), categorical columns as sparse ids. With has_header
+// the first line names the columns; blank lines are ignored; a trailing
+// '\r' is dropped. `file` names the input in errors. InvalidArgument, as
+// "<file>:<line>: <reason>": a field that is not a number (naming its
+// column and a prefix of its text), a missing field without a fill, a line
+// with another number of columns than the first, a name the header lacks,
+// a delimiter that is not one character, or no examples at all.
 absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
                                                          const CsvSource& options,
                                                          absl::string_view file);

@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
+#include "common/data/categorical_id.h"
 #include "common/data/test_files.h"
 #include "gtest/gtest.h"
 
@@ -52,6 +55,107 @@ TEST(CsvReaderTest, RefusesMalformedInputNamingTheLine) {
   EXPECT_FALSE(ParseCsv("1,2\n", Options(2), "data.csv").ok());
   EXPECT_FALSE(ParseCsv("1,2\n", Options(0, false, ",,"), "data.csv").ok());
   EXPECT_FALSE(ParseCsv("header only\n", Options(0, true), "data.csv").ok());
+}
+
+// A CSV as people keep it: a header, the label by name, a text column, a
+// column no one reads, missing values.
+constexpr char kHouses[] =
+    "id,district,rooms,area,price\n"
+    "a1,north,3,72.5,310\n"
+    "a2,south,,55,205.5\n"
+    "a3,,4,NA,402\n";
+
+CsvSource Houses() {
+  CsvSource options;
+  options.set_has_header(true);
+  options.set_label("price");
+  options.add_categorical("district");
+  options.add_ignore("id");
+  options.set_hash_buckets(1000);
+  CsvFill* rooms = options.add_fill_missing();
+  rooms->set_column("rooms");
+  rooms->set_value(2);
+  CsvFill* any = options.add_fill_missing();
+  any->set_column("*");
+  any->set_value(-1);
+  return options;
+}
+
+TEST(CsvReaderTest, TakesColumnsByNameWithCategoriesAndFills) {
+  auto source = ParseCsv(kHouses, Houses(), "houses.csv");
+  ASSERT_TRUE(source.ok()) << source.status();
+  const DatasetInfo& info = (*source)->info();
+  EXPECT_EQ(info.num_examples, 3);
+  EXPECT_EQ(info.dense_dim, 2);  // rooms, area
+  EXPECT_EQ(info.sparse_dim, 1000);
+  EXPECT_EQ(info.num_fields, 1);
+  ExampleBatch batch;
+  ASSERT_TRUE((*source)->Fill({0, 1, 2}, &batch).ok());
+  EXPECT_EQ(batch.labels, (std::vector<float>{310, 205.5f, 402}));
+  const float* x = batch.dense.data<float>();
+  // rooms' own fill (2) wins over "*" (-1), which fills area.
+  EXPECT_EQ(std::vector<float>(x, x + 6), (std::vector<float>{3, 72.5f, 2, 55, 4, -1}));
+  EXPECT_EQ(batch.sparse_ids,
+            (std::vector<int64_t>{CategoricalId("district", "north", 1000),
+                                  CategoricalId("district", "south", 1000),
+                                  CategoricalId("district", "", 1000)}));
+}
+
+TEST(CsvReaderTest, FeaturesByNameTakeTheirOrder) {
+  CsvSource options;
+  options.set_has_header(true);
+  options.set_label("price");
+  options.add_features("area");
+  options.add_features("rooms");
+  auto source = ParseCsv("rooms,note,area,price\n3,big,70,300\n", options, "h.csv");
+  ASSERT_TRUE(source.ok()) << source.status();
+  ExampleBatch batch;
+  ASSERT_TRUE((*source)->Fill({0}, &batch).ok());
+  const float* x = batch.dense.data<float>();
+  EXPECT_EQ(std::vector<float>(x, x + 2), (std::vector<float>{70, 3}));
+  EXPECT_EQ((*source)->info().sparse_dim, 0);
+}
+
+TEST(CsvReaderTest, RefusesNamesAndMissingValuesSayingWhatToDo) {
+  CsvSource options = Houses();
+  options.set_label("cost");
+  EXPECT_EQ(ParseCsv(kHouses, options, "houses.csv").status().message(),
+            "houses.csv:1: label names column \"cost\", which the header does not hold; it "
+            "holds \"id\", \"district\", \"rooms\", \"area\", \"price\"");
+  options = Houses();
+  options.clear_fill_missing();
+  EXPECT_EQ(ParseCsv(kHouses, options, "houses.csv").status().message(),
+            "houses.csv:3: column 3 (\"rooms\") is missing (\"\"); fill_missing { column: "
+            "\"rooms\" value: ... } gives it a value");
+  EXPECT_EQ(ParseCsv("id,district,rooms,area,price\na,b,1,2,\n", Houses(), "h.csv")
+                .status()
+                .message(),
+            "h.csv:2: column 5 (\"price\"), the label, is missing");
+  EXPECT_EQ(ParseCsv("a,a,price\n1,2,3\n", Houses(), "h.csv").status().message(),
+            "h.csv:1: the header names column \"a\" twice (columns 1 and 2)");
+}
+
+TEST(CsvReaderTest, QuotesAShortPrefixOfAHugeField) {
+  const std::string huge(1 << 20, '7');
+  auto source = ParseCsv(absl::StrCat("1,", huge, "x\n"), Options(), "big.csv");
+  ASSERT_FALSE(source.ok());
+  EXPECT_LT(source.status().message().size(), 200u);
+  EXPECT_NE(source.status().message().find("(1048577 bytes)"), std::string::npos)
+      << source.status().message();
+}
+
+TEST(CsvReaderTest, EveryFileNeedsTheFirstFilesHeader) {
+  CsvSource options;
+  options.set_has_header(true);
+  options.set_label("y");
+  options.add_paths(testing_util::WriteTestFile("h1.csv", "x,y\n1,2\n"));
+  options.add_paths(testing_util::WriteTestFile("h2.csv", "y,x\n1,2\n"));
+  auto source = LoadCsv(options);
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.status().message().find("h2.csv:1: the header \"y,x\" is not the first "
+                                           "file's, \"x,y\""),
+            std::string::npos)
+      << source.status().message();
 }
 
 TEST(CsvReaderTest, LoadsFilesAndReportsMissingOnes) {

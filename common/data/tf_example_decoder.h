@@ -12,18 +12,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/data/categorical_id.h"
 #include "common/data/in_memory_source.h"
 #include "protos/job.pb.h"
 #include "protos/tf_example.pb.h"
 
 namespace pstrain {
-
-// The sparse id of categorical `value` (an int64 value's 8 little-endian
-// bytes, or a bytes value) of feature `feature`: a stable 64-bit hash of
-// both, modulo `buckets`. Its values reach checkpoints (they pick embedding
-// rows): it must never change. Thread-safe.
-int64_t CategoricalId(absl::string_view feature, absl::string_view value, int64_t buckets);
-int64_t CategoricalId(absl::string_view feature, int64_t value, int64_t buckets);
 
 // Not thread-safe: it learns the dense width from the first record.
 class TfExampleDecoder {

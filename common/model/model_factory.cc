@@ -61,9 +61,10 @@ absl::StatusOr<std::unique_ptr<Model>> AsModel(absl::StatusOr<std::unique_ptr<Ki
 absl::Status ResolveMlp(const DatasetInfo& info, MlpSpec* mlp) {
   ASSIGN_OR_RETURN(const int64_t input,
                    Resolve("model.mlp.input_dim", mlp->input_dim(), info.dense_dim));
+  mlp->set_input_dim(input);
+  if (mlp->regression()) return absl::OkStatus();  // one output, whatever the labels
   ASSIGN_OR_RETURN(const int64_t classes,
                    Resolve("model.mlp.num_classes", mlp->num_classes(), info.num_classes));
-  mlp->set_input_dim(input);
   mlp->set_num_classes(static_cast<int32_t>(classes));
   return absl::OkStatus();
 }

@@ -8,6 +8,9 @@ namespace {
 absl::string_view Accuracy(const ModelSpec&) { return "accuracy"; }
 absl::string_view Mse(const ModelSpec&) { return "mse"; }
 absl::string_view NoQualityMetric(const ModelSpec&) { return ""; }
+absl::string_view MlpQualityMetric(const ModelSpec& model) {
+  return model.mlp().regression() ? "mse" : "accuracy";
+}
 absl::string_view OnnxQualityMetric(const ModelSpec& model) {
   return model.onnx().loss() == ONNX_LOSS_MEAN_SQUARED_ERROR ? "mse" : "accuracy";
 }
@@ -44,7 +47,7 @@ constexpr ModelKind kModelKinds[] = {
     // kind, name, needs_images, needs_ids, quality_metric, unbudgeted_tables
     {ModelSpec::kLinearRegression, "linear_regression", false, false, Mse, nullptr},
     {ModelSpec::kLogisticRegression, "logistic_regression", false, false, Accuracy, nullptr},
-    {ModelSpec::kMlp, "mlp", false, false, Accuracy, nullptr},
+    {ModelSpec::kMlp, "mlp", false, false, MlpQualityMetric, nullptr},
     {ModelSpec::kCnn, "cnn", true, false, Accuracy, nullptr},
     {ModelSpec::kWideAndDeep, "wide_and_deep", false, true, Accuracy, WideAndDeepTables},
     {ModelSpec::kPlugin, "plugin", false, false, NoQualityMetric, nullptr},

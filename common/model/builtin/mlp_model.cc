@@ -14,13 +14,17 @@ absl::StatusOr<std::unique_ptr<MlpModel>> MlpModel::Create(const MlpSpec& spec,
   if (!activation.ok()) return activation.status();
   config.activation = *activation;
   config.dropout = spec.dropout();
-  config.output_dim = spec.num_classes();
-  return std::unique_ptr<MlpModel>(new MlpModel(config, context));
+  const PredictionKind kind =
+      spec.regression() ? PredictionKind::kRegression : PredictionKind::kClassProbabilities;
+  config.output_dim = spec.regression() ? 1 : spec.num_classes();
+  return std::unique_ptr<MlpModel>(new MlpModel(config, kind, context));
 }
 
-MlpModel::MlpModel(const model_internal::DenseStackConfig& config, const ModelContext& context)
-    : stack_(context.compute, config, context.seed),
-      head_(context.compute, PredictionKind::kClassProbabilities, config.output_dim) {}
+MlpModel::MlpModel(const model_internal::DenseStackConfig& config, PredictionKind kind,
+                   const ModelContext& context)
+    : kind_(kind),
+      stack_(context.compute, config, context.seed),
+      head_(context.compute, kind, config.output_dim) {}
 
 absl::Status MlpModel::Forward(const ParameterView& parameters, const ExampleBatch& batch,
                                PassMode mode, ModelOutput* output) {

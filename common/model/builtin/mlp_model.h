@@ -13,8 +13,9 @@
 
 namespace pstrain {
 
-// A multi-layer perceptron classifier over dense features: hidden layers
-// (inner product, activation, optional dropout) and a softmax output.
+// A multi-layer perceptron over dense features: hidden layers (inner
+// product, activation, optional dropout) and a softmax output over classes,
+// or one value trained with mean squared error (spec.regression).
 // Variables: hidden_<i>/{weights, bias}, logits/{weights, bias}.
 class MlpModel : public Model {
  public:
@@ -26,7 +27,7 @@ class MlpModel : public Model {
 
   std::string name() const override { return "mlp"; }
   std::vector<VariableDef> Variables() const override { return stack_.Variables(); }
-  PredictionKind prediction_kind() const override { return PredictionKind::kClassProbabilities; }
+  PredictionKind prediction_kind() const override { return kind_; }
   int64_t prediction_width() const override { return head_.width(); }
 
   absl::Status Forward(const ParameterView& parameters, const ExampleBatch& batch, PassMode mode,
@@ -38,8 +39,10 @@ class MlpModel : public Model {
   double ForwardFlops(int64_t batch) const { return stack_.ForwardFlops(batch); }
 
  private:
-  MlpModel(const model_internal::DenseStackConfig& config, const ModelContext& context);
+  MlpModel(const model_internal::DenseStackConfig& config, PredictionKind kind,
+           const ModelContext& context);
 
+  const PredictionKind kind_;
   model_internal::DenseStack stack_;
   model_internal::LossHead head_;
   std::vector<float> dlogits_;
