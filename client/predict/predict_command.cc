@@ -4,6 +4,7 @@
 
 #include "client/predict/batch_prediction.h"
 #include "client/predict/prediction_input.h"
+#include "common/config/job_spec_defaults.h"
 #include "common/export/exported_model.h"
 #include "gflags/gflags.h"
 
@@ -57,6 +58,8 @@ int RunPredictCommand(const std::vector<std::string>& args) {
   options.has_header = FLAGS_csv_has_header;
   options.delimiter = FLAGS_csv_delimiter;
   options.zero_based = FLAGS_libsvm_zero_based;
+  const DataSpec& trained = (*model)->spec().train_data();
+  if (trained.has_csv() && NamesCsvColumns(trained.csv())) options.trained_csv = trained.csv();
   absl::StatusOr<PredictionInput> input =
       LoadPredictionInput(input_path, options, (*model)->dataset());
   if (!input.ok()) {
@@ -90,7 +93,11 @@ Subcommand PredictCommand() {
           "  idx      IDX images (idx3-ubyte, gzipped or not, Fashion-MNIST style);\n"
           "           --labels=FILE gives the idx1-ubyte labels\n"
           "  csv      one example per line; the label in --csv_label_column, unless\n"
-          "           the lines hold exactly the model's features\n"
+          "           the lines hold exactly the model's features. When the job's\n"
+          "           training CSV named its columns (label, features, categorical),\n"
+          "           INPUT is read by the same names from its header, with the\n"
+          "           same fills, and has labels when the header has the label's\n"
+          "           name; the --csv_* flags are then unused\n"
           "  libsvm   \"label index:value ...\" per line\n"
           "  criteo   Criteo display-ads TSV (label, 13 integers, 26 hex categories),\n"
           "           hashed into the model's buckets as in training\n"

@@ -166,6 +166,40 @@ TEST_F(PredictTest, CsvWithAndWithoutLabelsPredictsAsTheImagesDo) {
   EXPECT_THAT(FormatSummary(*summary), HasSubstr("8 examples; predicted classes"));
 }
 
+// A CSV read by the training data's names: the input's columns may come in
+// any order, with or without the label, with other columns beside.
+TEST(NamedCsvInputTest, ReadsByTheTrainingNamesAndNamesWhatIsLacking) {
+  CsvSource trained;
+  trained.set_has_header(true);
+  trained.set_label("price");
+  CsvFill* fill = trained.add_fill_missing();
+  fill->set_column("*");
+  fill->set_value(-1);
+  DatasetInfo info;
+  info.dense_dim = 2;
+  info.dense_names = {"rooms", "area"};
+  PredictionInputOptions options;
+  options.format = DataSpec::kCsv;
+  options.trained_csv = trained;
+  auto unlabelled = LoadPredictionInput(
+      testing_util::WriteTestFile("u.csv", "note,area,rooms\nbig,70,\n"), options, info);
+  ASSERT_TRUE(unlabelled.ok()) << unlabelled.status();
+  EXPECT_FALSE(unlabelled->has_labels);
+  ExampleBatch batch;
+  ASSERT_TRUE(unlabelled->source->Fill({0}, &batch).ok());
+  EXPECT_EQ(std::vector<float>(batch.dense.data<float>(), batch.dense.data<float>() + 2),
+            (std::vector<float>{-1, 70}));  // rooms (missing, filled), area
+  auto labelled = LoadPredictionInput(
+      testing_util::WriteTestFile("l.csv", "rooms,price,area\n3,300,70\n"), options, info);
+  ASSERT_TRUE(labelled.ok()) << labelled.status();
+  EXPECT_TRUE(labelled->has_labels);
+  auto lacking = LoadPredictionInput(testing_util::WriteTestFile("x.csv", "rooms,size\n3,70\n"),
+                                     options, info);
+  EXPECT_THAT(lacking.status().message(),
+              HasSubstr("x.csv:1: the model reads the features area by name, which the header "
+                        "lacks; it holds rooms, size"));
+}
+
 TEST_F(PredictTest, InputTheModelCannotReadIsRefusedNamingTheFile) {
   auto model = LoadExportedModel(*export_dir_);
   ASSERT_TRUE(model.ok()) << model.status();

@@ -1,5 +1,6 @@
 #include "client/predict/prediction_input.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -67,9 +68,64 @@ int64_t FirstLineFields(absl::string_view text, const PredictionInputOptions& op
   return 0;
 }
 
+// `text` with a first column of placeholder labels, named `label` in the
+// header when there is one: the reader always expects a label.
+std::string WithPlaceholderLabels(absl::string_view text, bool has_header, absl::string_view label,
+                                  absl::string_view delimiter) {
+  std::string labelled;
+  bool header = has_header;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    absl::StrAppend(&labelled, header ? label : "0", delimiter, line, "\n");
+    header = false;
+  }
+  return labelled;
+}
+
+// A CSV read with the columns of the training data (`trained`, which names
+// them): by its header's names, with labels when it has the label's column.
+absl::StatusOr<PredictionInput> LoadNamedCsvInput(const std::string& path, const CsvSource& trained,
+                                                  const DatasetInfo& model_info) {
+  ASSIGN_OR_RETURN(const ByteBuffer contents, ReadFileContents(path));
+  std::string text(contents.view());
+  CsvSource csv = trained;
+  csv.clear_paths();
+  csv.set_path(path);
+  csv.set_has_header(true);
+  if (csv.delimiter().empty()) csv.set_delimiter(",");
+  // The features the model was trained on, by name: a column the input
+  // lacks is named, rather than counted.
+  if (!model_info.dense_names.empty()) {
+    csv.clear_features();
+    for (const std::string& name : model_info.dense_names) csv.add_features(name);
+  }
+  const absl::string_view first_line = absl::StripSuffix(
+      absl::string_view(text).substr(0, absl::string_view(text).find('\n')), "\r");
+  const std::vector<absl::string_view> names = absl::StrSplit(first_line, csv.delimiter());
+  std::vector<absl::string_view> lacking;
+  for (const std::string& feature : csv.features()) {
+    if (std::find(names.begin(), names.end(), feature) == names.end()) lacking.push_back(feature);
+  }
+  if (!lacking.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ":1: the model reads the features ", absl::StrJoin(lacking, ", "),
+                     " by name, which the header lacks; it holds ", absl::StrJoin(names, ", ")));
+  }
+  PredictionInput input;
+  input.has_labels = std::find(names.begin(), names.end(), csv.label()) != names.end();
+  if (!input.has_labels) {
+    text = WithPlaceholderLabels(text, /*has_header=*/true, csv.label(), csv.delimiter());
+  }
+  ASSIGN_OR_RETURN(input.source, ParseCsv(text, csv, path));
+  return input;
+}
+
 absl::StatusOr<PredictionInput> LoadCsvInput(const std::string& path,
                                              const PredictionInputOptions& options,
                                              const DatasetInfo& model_info) {
+  if (options.trained_csv.has_value()) {
+    return LoadNamedCsvInput(path, *options.trained_csv, model_info);
+  }
   if (options.delimiter.size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("the CSV delimiter must be one character, got '", options.delimiter, "'"));
@@ -84,16 +140,7 @@ absl::StatusOr<PredictionInput> LoadCsvInput(const std::string& path,
   PredictionInput input;
   input.has_labels = FirstLineFields(text, options) != model_info.dense_dim;
   if (!input.has_labels) {
-    // Features only: give every line a placeholder label column for the
-    // reader, which always expects one.
-    std::string labelled;
-    bool header = options.has_header;
-    for (absl::string_view line : absl::StrSplit(text, '\n')) {
-      if (absl::StripAsciiWhitespace(line).empty()) continue;
-      absl::StrAppend(&labelled, header ? "label" : "0", options.delimiter, line, "\n");
-      header = false;
-    }
-    text = std::move(labelled);
+    text = WithPlaceholderLabels(text, options.has_header, "label", options.delimiter);
     csv.set_label_column(0);
   }
   ASSIGN_OR_RETURN(input.source, ParseCsv(text, csv, path));

@@ -6,6 +6,7 @@
 // not) with an optional IDX labels file, CSV, libsvm, or Criteo TSV.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -37,6 +38,11 @@ struct PredictionInputOptions {
   int label_column = 0;
   bool has_header = false;
   std::string delimiter = ",";
+  // CSV: the training data's options when they name its columns (by the
+  // header): the input is read by the same names, categories and fills,
+  // and has labels when its header has the label's name. The three
+  // options above are then unused.
+  std::optional<CsvSource> trained_csv;
   // libsvm: indices start at 0 instead of 1.
   bool zero_based = false;
 };

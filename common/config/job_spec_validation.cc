@@ -376,7 +376,8 @@ void CheckCsv(const std::string& prefix, const CsvSource& csv, Problems* problem
     const std::string& column = csv.fill_missing(i).column();
     const auto role = roles.find(column);
     if (column.empty()) {
-      problems->Add(absl::StrCat(prefix, "fill_missing[", i, "].column is required (a feature "
+      problems->Add(absl::StrCat(prefix, "fill_missing[", i,
+                                 "].column is required (a feature "
                                  "column's name, or \"*\")"));
     } else if (role != roles.end() && role->second != "features") {
       problems->Add(absl::StrCat(prefix, "fill_missing[", i, "] names ", Quote(column),
@@ -484,6 +485,11 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
     problems->Add(absl::StrCat(path, ".read_mode: streamed reading is for files (",
                                absl::StrJoin(streamed, ", "), "); ", JoinNames(in_memory, "and"),
                                " are held in memory"));
+  }
+  if (data.read_mode() == DataSpec::READ_MODE_STREAMED && data.csv().standardize()) {
+    problems->Add(absl::StrCat(path,
+                               ".csv.standardize needs the data in memory (its statistics "
+                               "take a pass over all of it); read_mode is READ_MODE_STREAMED"));
   }
   // 0 reads as unset: the default.
   problems->NonNegative(absl::StrCat(path, ".stream_block_records"), data.stream_block_records());

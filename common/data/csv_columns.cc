@@ -1,6 +1,7 @@
 #include "common/data/csv_columns.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -36,6 +37,27 @@ std::string HeaderNames(const std::vector<absl::string_view>& header) {
 
 }  // namespace
 
+std::vector<std::string> DenseNamesOf(const CsvColumns& columns) {
+  std::vector<std::string> names(columns.num_features);
+  bool named = false;
+  for (const CsvColumns::Column& column : columns.columns) {
+    if (column.role != Role::kFeature) continue;
+    names[column.feature] = column.name;
+    named = named || !column.name.empty();
+  }
+  if (!named) names.clear();
+  return names;
+}
+
+std::vector<float> DenseFillOf(const CsvColumns& columns) {
+  std::vector<float> fill(columns.num_features, std::numeric_limits<float>::quiet_NaN());
+  for (const CsvColumns::Column& column : columns.columns) {
+    if (column.role == Role::kFeature && column.fill.has_value())
+      fill[column.feature] = *column.fill;
+  }
+  return fill;
+}
+
 bool IsMissingField(absl::string_view field) {
   return field.empty() || field == "NA" || field == "N/A" || field == "NaN" || field == "nan" ||
          field == "null" || field == "?";
@@ -56,7 +78,8 @@ absl::StatusOr<CsvColumns> ResolveCsvColumns(const CsvSource& options,
     if (!indexed.ok()) return indexed.status();
     index = *std::move(indexed);
   }
-  const auto find = [&](const std::string& name, absl::string_view field) -> absl::StatusOr<int64_t> {
+  const auto find = [&](const std::string& name,
+                        absl::string_view field) -> absl::StatusOr<int64_t> {
     const auto it = index.find(name);
     if (it == index.end()) {
       return absl::InvalidArgumentError(
@@ -109,8 +132,9 @@ absl::StatusOr<CsvColumns> ResolveCsvColumns(const CsvSource& options,
       absl::StatusOr<int64_t> found = find(name, "features");
       if (!found.ok()) return found.status();
       if (resolved.columns[*found].role != Role::kIgnored) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "features names column ", QuotedField(name), ", which is already the label or categorical"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("features names column ", QuotedField(name),
+                         ", which is already the label or categorical"));
       }
       features.push_back(*found);
     }

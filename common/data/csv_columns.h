@@ -42,6 +42,11 @@ absl::StatusOr<CsvColumns> ResolveCsvColumns(const CsvSource& options,
                                              const std::vector<absl::string_view>& header,
                                              int64_t num_columns);
 
+// The dense features' names and fills (NaN: none), in feature order, as
+// DatasetInfo keeps them. Names are empty without a header.
+std::vector<std::string> DenseNamesOf(const CsvColumns& columns);
+std::vector<float> DenseFillOf(const CsvColumns& columns);
+
 // Whether `field` stands for a missing value: empty, or "NA", "N/A", "NaN",
 // "nan", "null" or "?".
 bool IsMissingField(absl::string_view field);

@@ -17,6 +17,7 @@
 #include "common/data/file_patterns.h"
 #include "common/data/gzip_file.h"
 #include "common/data/line_record_format.h"
+#include "common/data/standardization.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -93,6 +94,12 @@ class CsvFormat : public LineRecordFormat {
     return std::make_unique<CsvRecordDecoder>(options_, options_.has_header() ? &header_ : nullptr);
   }
   void Describe(const RecordSummary& summary, DatasetInfo* info) const override {
+    // The columns as the decoders took them; read before any record was.
+    CsvLineDecoder columns(options_);
+    if (header_.ok() && options_.has_header() && columns.SetHeader(*header_).ok()) {
+      info->dense_names = columns.dense_names();
+      info->dense_fill = columns.dense_fill();
+    }
     if (!options_.categorical().empty()) {
       info->sparse_dim = HashBucketsOf(options_);
       info->num_fields = options_.categorical_size();
@@ -147,12 +154,19 @@ absl::Status CsvLineDecoder::Resolve(const std::vector<absl::string_view>& heade
   return absl::OkStatus();
 }
 
+std::vector<std::string> CsvLineDecoder::dense_names() const {
+  return columns_ ? DenseNamesOf(*columns_) : std::vector<std::string>();
+}
+
+std::vector<float> CsvLineDecoder::dense_fill() const {
+  return columns_ ? DenseFillOf(*columns_) : std::vector<float>();
+}
+
 absl::Status CsvLineDecoder::SetHeader(absl::string_view line) {
   if (columns_.has_value()) {
     if (line == header_) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrCat("the header ", QuotedField(line),
-                                                   " is not the first file's, ",
-                                                   QuotedField(header_)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the header ", QuotedField(line), " is not the first file's, ", QuotedField(header_)));
   }
   header_ = std::string(line);
   SplitFields(header_, delimiter_, &fields_);
@@ -165,9 +179,9 @@ absl::Status CsvLineDecoder::Append(absl::string_view line, InMemorySource::Exam
   if (!columns_.has_value()) RETURN_IF_ERROR(Resolve({}, num_columns));
   const std::vector<CsvColumns::Column>& columns = columns_->columns;
   if (num_columns != static_cast<int64_t>(columns.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        num_columns, " columns, ", header_.empty() ? "the first line had " : "the header has ",
-        columns.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(num_columns, " columns, ",
+                     header_.empty() ? "the first line had " : "the header has ", columns.size()));
   }
   features_.assign(columns_->num_features, 0.0f);
   ids_.clear();
@@ -192,8 +206,8 @@ absl::Status CsvLineDecoder::Append(absl::string_view line, InMemorySource::Exam
             return absl::InvalidArgumentError(absl::StrCat(
                 ColumnText(column, c), " is missing (", QuotedField(field), "); ",
                 column.name.empty() ? "fill_missing { column: \"*\" value: ... }"
-                                    : absl::StrCat("fill_missing { column: ", QuotedField(column.name),
-                                                   " value: ... }"),
+                                    : absl::StrCat("fill_missing { column: ",
+                                                   QuotedField(column.name), " value: ... }"),
                 " gives it a value"));
           }
           value = *column.fill;
@@ -210,6 +224,10 @@ absl::Status CsvLineDecoder::Append(absl::string_view line, InMemorySource::Exam
     }
   }
   examples->dense_dim = columns_->num_features;
+  if (examples->num_examples == 0) {
+    examples->dense_names = DenseNamesOf(*columns_);
+    examples->dense_fill = DenseFillOf(*columns_);
+  }
   examples->dense_floats.insert(examples->dense_floats.end(), features_.begin(), features_.end());
   examples->labels.push_back(label);
   if (columns_->num_categorical > 0) {
@@ -264,6 +282,17 @@ absl::Status AppendCsv(absl::string_view text, const CsvSource& options, absl::s
   return absl::OkStatus();
 }
 
+// The examples as a source, standardised as `options` say.
+absl::StatusOr<std::unique_ptr<InMemorySource>> CsvSourceOf(const CsvSource& options,
+                                                            InMemorySource::Examples examples) {
+  if (options.standardize()) {
+    Standardization standardization = StandardizationOf(examples.dense_floats, examples.dense_dim);
+    examples.dense_mean = std::move(standardization.mean);
+    examples.dense_scale = std::move(standardization.scale);
+  }
+  return InMemorySource::Create(std::move(examples));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
@@ -276,7 +305,7 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> ParseCsv(absl::string_view text,
   if (examples.num_examples == 0) {
     return absl::InvalidArgumentError(absl::StrCat(file, ": no examples"));
   }
-  return InMemorySource::Create(std::move(examples));
+  return CsvSourceOf(options, std::move(examples));
 }
 
 absl::StatusOr<std::unique_ptr<InMemorySource>> LoadCsv(const CsvSource& options) {
@@ -294,7 +323,7 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> LoadCsv(const CsvSource& options
     return absl::InvalidArgumentError(
         absl::StrCat(files.front(), files.size() > 1 ? ", ..." : "", ": no examples"));
   }
-  return InMemorySource::Create(std::move(examples));
+  return CsvSourceOf(options, std::move(examples));
 }
 
 std::unique_ptr<const RecordFormat> CsvRecordFormat(const CsvSource& options) {

@@ -34,6 +34,10 @@ class CsvLineDecoder {
   absl::Status Append(absl::string_view line, InMemorySource::Examples* examples);
   // The dense features of every line; -1 before the first line or header.
   int64_t num_features() const { return columns_ ? columns_->num_features : -1; }
+  // DenseNamesOf and DenseFillOf the columns; empty before the first line
+  // or header.
+  std::vector<std::string> dense_names() const;
+  std::vector<float> dense_fill() const;
 
  private:
   absl::Status Resolve(const std::vector<absl::string_view>& header, int64_t num_columns);
@@ -41,7 +45,7 @@ class CsvLineDecoder {
   const CsvSource options_;
   const char delimiter_;
   std::optional<CsvColumns> columns_;
-  std::string header_;  // the first file's header line, as read
+  std::string header_;                     // the first file's header line, as read
   std::vector<absl::string_view> fields_;  // reused from line to line
   std::vector<float> features_;
   std::vector<int64_t> ids_;

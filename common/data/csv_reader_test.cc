@@ -1,9 +1,9 @@
 #include "common/data/csv_reader.h"
 
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-
 #include "common/data/categorical_id.h"
 #include "common/data/test_files.h"
 #include "gtest/gtest.h"
@@ -95,10 +95,9 @@ TEST(CsvReaderTest, TakesColumnsByNameWithCategoriesAndFills) {
   const float* x = batch.dense.data<float>();
   // rooms' own fill (2) wins over "*" (-1), which fills area.
   EXPECT_EQ(std::vector<float>(x, x + 6), (std::vector<float>{3, 72.5f, 2, 55, 4, -1}));
-  EXPECT_EQ(batch.sparse_ids,
-            (std::vector<int64_t>{CategoricalId("district", "north", 1000),
-                                  CategoricalId("district", "south", 1000),
-                                  CategoricalId("district", "", 1000)}));
+  EXPECT_EQ(batch.sparse_ids, (std::vector<int64_t>{CategoricalId("district", "north", 1000),
+                                                    CategoricalId("district", "south", 1000),
+                                                    CategoricalId("district", "", 1000)}));
 }
 
 TEST(CsvReaderTest, FeaturesByNameTakeTheirOrder) {
@@ -127,12 +126,39 @@ TEST(CsvReaderTest, RefusesNamesAndMissingValuesSayingWhatToDo) {
   EXPECT_EQ(ParseCsv(kHouses, options, "houses.csv").status().message(),
             "houses.csv:3: column 3 (\"rooms\") is missing (\"\"); fill_missing { column: "
             "\"rooms\" value: ... } gives it a value");
-  EXPECT_EQ(ParseCsv("id,district,rooms,area,price\na,b,1,2,\n", Houses(), "h.csv")
-                .status()
-                .message(),
-            "h.csv:2: column 5 (\"price\"), the label, is missing");
+  EXPECT_EQ(
+      ParseCsv("id,district,rooms,area,price\na,b,1,2,\n", Houses(), "h.csv").status().message(),
+      "h.csv:2: column 5 (\"price\"), the label, is missing");
   EXPECT_EQ(ParseCsv("a,a,price\n1,2,3\n", Houses(), "h.csv").status().message(),
             "h.csv:1: the header names column \"a\" twice (columns 1 and 2)");
+}
+
+TEST(CsvReaderTest, StandardizationComesFromTheDataAfterFills) {
+  CsvSource options = Houses();
+  options.set_standardize(true);
+  auto source = ParseCsv(kHouses, options, "houses.csv");
+  ASSERT_TRUE(source.ok()) << source.status();
+  const DatasetInfo& info = (*source)->info();
+  // rooms 3, 2 (filled), 4: mean 3, deviation sqrt(2/3). area 72.5, 55,
+  // -1 (filled by "*").
+  ASSERT_EQ(info.dense_mean.size(), 2u);
+  EXPECT_FLOAT_EQ(info.dense_mean[0], 3);
+  EXPECT_FLOAT_EQ(info.dense_scale[0], 1 / std::sqrt(2.0f / 3));
+  EXPECT_FLOAT_EQ(info.dense_mean[1], (72.5f + 55 - 1) / 3);
+  EXPECT_EQ(info.dense_names, (std::vector<std::string>{"rooms", "area"}));
+  EXPECT_EQ(info.dense_fill, (std::vector<float>{2, -1}));
+  // The source keeps the raw values; the model standardises what it reads.
+  ExampleBatch batch;
+  ASSERT_TRUE((*source)->Fill({0}, &batch).ok());
+  EXPECT_FLOAT_EQ(batch.dense.data<float>()[1], 72.5f);
+  // A constant feature is only centred.
+  options = Options();
+  options.set_standardize(true);
+  auto constant = ParseCsv("1,5\n0,5\n", options, "c.csv");
+  ASSERT_TRUE(constant.ok());
+  EXPECT_EQ((*constant)->info().dense_scale, (std::vector<float>{1}));
+  EXPECT_TRUE((*source)->info().dense_mean.size() == 2 &&
+              ParseCsv(kHouses, Houses(), "h.csv").value()->info().dense_mean.empty());
 }
 
 TEST(CsvReaderTest, QuotesAShortPrefixOfAHugeField) {

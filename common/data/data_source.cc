@@ -76,6 +76,12 @@ absl::StatusOr<std::unique_ptr<ExampleSource>> OpenExampleSource(const DataSpec&
   FillDataDefaults(&spec, mode);
   RETURN_IF_ERROR(ValidateDataSpec(mode == PassMode::kEval ? "eval_data" : "train_data", spec));
   ASSIGN_OR_RETURN(const bool streamed, IsStreamed(spec));
+  if (streamed && spec.csv().standardize()) {
+    return absl::InvalidArgumentError(
+        "csv.standardize needs the data in memory (its statistics take a pass over all of it), "
+        "but the files hold more than 1 GiB, which is streamed: standardise the files "
+        "beforehand, or set read_mode: READ_MODE_IN_MEMORY if memory allows");
+  }
   if (streamed) return OpenStreamed(spec, StreamableFormatOf(spec));
   switch (spec.source_case()) {
     case DataSpec::kFashionMnist: {

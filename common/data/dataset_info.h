@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pstrain {
 
@@ -29,6 +30,19 @@ struct DatasetInfo {
   // largest label + 1 (at least 2). 0 when some label is not (a regression
   // target).
   int32_t num_classes = 0;
+
+  // The dense features' names, in order, when the data names them (a CSV
+  // header); else empty.
+  std::vector<std::string> dense_names;
+  // The value each dense feature takes when its field is missing (a CSV's
+  // fill_missing), NaN where a missing one is refused; empty when the data
+  // has no such notion. The exported model.onnx applies it to NaN inputs.
+  std::vector<float> dense_fill;
+  // The standardisation the model applies to the dense features it reads,
+  // (x - dense_mean) * dense_scale, from this data (csv.standardize):
+  // empty when there is none.
+  std::vector<float> dense_mean;
+  std::vector<float> dense_scale;
 
   // "60000 examples, 784 dense (28x28x1), 10 classes": for logs.
   std::string DebugString() const;

@@ -106,6 +106,10 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> InMemorySource::Create(Examples 
   info.sparse_dim = examples.row_splits.empty() ? 0 : examples.sparse_dim;
   info.num_fields = examples.row_splits.empty() ? 0 : examples.num_fields;
   info.num_classes = ClassCountOf(examples.labels);
+  info.dense_names = examples.dense_names;
+  info.dense_fill = examples.dense_fill;
+  info.dense_mean = examples.dense_mean;
+  info.dense_scale = examples.dense_scale;
   return std::unique_ptr<InMemorySource>(new InMemorySource(std::move(examples), info));
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,6 +37,11 @@ class InMemorySource : public ExampleSource {
     // example has this many); 0 otherwise.
     int32_t num_fields = 0;
     std::vector<float> labels;
+    // As DatasetInfo's, which they are copied to.
+    std::vector<std::string> dense_names;
+    std::vector<float> dense_fill;
+    std::vector<float> dense_mean;
+    std::vector<float> dense_scale;
   };
 
   // Validates that the parts agree and computes the class count.

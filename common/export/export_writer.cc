@@ -128,6 +128,10 @@ absl::Status WriteOnnx(Env& env, const std::string& dir, const ExportSource& sou
   info.prediction_width = model.prediction_width();
   info.global_step = source.global_step;
   info.job_id = source.job_id;
+  info.dense_names = source.dataset.dense_names;
+  info.dense_fill = source.dataset.dense_fill;
+  info.dense_mean = source.dataset.dense_mean;
+  info.dense_scale = source.dataset.dense_scale;
   ASSIGN_OR_RETURN(OnnxExportResult onnx,
                    WriteOnnxExport(env, dir, model, parameters, info, options));
   if (onnx.model) *manifest->mutable_onnx_model() = *onnx.model;
@@ -189,6 +193,10 @@ ExportedDatasetInfo ToExportedDatasetInfo(const DatasetInfo& info) {
   out.set_sparse_dim(info.sparse_dim);
   out.set_num_fields(info.num_fields);
   out.set_num_classes(info.num_classes);
+  for (const std::string& name : info.dense_names) out.add_dense_names(name);
+  for (float fill : info.dense_fill) out.add_dense_fill(fill);
+  for (float mean : info.dense_mean) out.add_dense_mean(mean);
+  for (float scale : info.dense_scale) out.add_dense_scale(scale);
   return out;
 }
 
@@ -201,6 +209,10 @@ DatasetInfo FromExportedDatasetInfo(const ExportedDatasetInfo& info) {
   out.sparse_dim = info.sparse_dim();
   out.num_fields = info.num_fields();
   out.num_classes = info.num_classes();
+  out.dense_names.assign(info.dense_names().begin(), info.dense_names().end());
+  out.dense_fill.assign(info.dense_fill().begin(), info.dense_fill().end());
+  out.dense_mean.assign(info.dense_mean().begin(), info.dense_mean().end());
+  out.dense_scale.assign(info.dense_scale().begin(), info.dense_scale().end());
   return out;
 }
 

@@ -37,6 +37,7 @@ absl::StatusOr<OnnxExportResult> WriteOnnxExport(Env& env, const std::string& di
                                                  const OnnxExportOptions& options) {
   OnnxExportResult result;
   OnnxModelBuilder builder(parameters);
+  builder.SetDenseFeatures(info);
   // Whatever stops the description is the model's, not the export's:
   // the export goes on without an ONNX file and says why.
   if (absl::Status described = model.DescribeOnnx(builder); !described.ok()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -135,21 +136,48 @@ std::string OnnxModelBuilder::Input(const std::string& name, bool is_int64,
   return name;
 }
 
+void OnnxModelBuilder::SetDenseFeatures(const OnnxModelInfo& info) {
+  dense_names_ = info.dense_names;
+  dense_fill_ = info.dense_fill;
+  dense_mean_ = info.dense_mean;
+  dense_scale_ = info.dense_scale;
+}
+
 std::string OnnxModelBuilder::DenseInput(int64_t width) {
   constexpr char kName[] = "dense";
   if (dense_width_ >= 0) {
     if (dense_width_ != width) {
       Fail(absl::StrCat("the dense input is declared ", dense_width_, " and ", width, " wide"));
     }
-    return kName;
+    return dense_value_;
   }
   dense_width_ = width;
-  AddInput(kName, onnx::TensorProto::FLOAT, "", width,
-           absl::StrCat("float32 [batch, ", width,
-                        "]: each example's dense features as pstrain reads them: CSV columns "
-                        "as they are; an image's pixels in height-width-channel order, each "
-                        "byte scaled to [0, 1]"));
-  return kName;
+  const bool named = static_cast<int64_t>(dense_names_.size()) == width;
+  const bool fills =
+      static_cast<int64_t>(dense_fill_.size()) == width &&
+      std::any_of(dense_fill_.begin(), dense_fill_.end(), [](float v) { return !std::isnan(v); });
+  std::string meaning = absl::StrCat(
+      "float32 [batch, ", width,
+      "]: each example's dense features as pstrain reads them: CSV columns as they are",
+      named ? absl::StrCat(" (", absl::StrJoin(dense_names_, ", "), ")") : "",
+      fills ? ", a missing value as NaN" : "",
+      "; an image's pixels in height-width-channel order, each byte scaled to [0, 1]");
+  AddInput(kName, onnx::TensorProto::FLOAT, "", width, meaning);
+  dense_value_ = kName;
+  if (fills) {
+    // NaN -> the fill the training data's reader gave; a feature without
+    // one keeps its NaN (pstrain's reader refuses such a line).
+    const std::string missing = Node("IsNaN", {kName}, {});
+    const std::string fill = FloatConstant({1, width}, dense_fill_);
+    dense_value_ = Node("Where", {missing, fill, kName}, {});
+  }
+  if (static_cast<int64_t>(dense_mean_.size()) == width &&
+      static_cast<int64_t>(dense_scale_.size()) == width) {
+    const std::string centred =
+        Node("Sub", {dense_value_, FloatConstant({1, width}, dense_mean_)}, {});
+    dense_value_ = Node("Mul", {centred, FloatConstant({1, width}, dense_scale_)}, {});
+  }
+  return dense_value_;
 }
 
 OnnxSparseInput OnnxModelBuilder::SparseInput(int64_t ids_per_example) {

@@ -38,6 +38,14 @@ struct OnnxModelInfo {
   int64_t prediction_width = 0;
   int64_t global_step = 0;
   std::string job_id;
+  // DatasetInfo's: the dense input's features by name (for its doc
+  // string), and the value a NaN (missing) feature takes, NaN where none.
+  std::vector<std::string> dense_names;
+  std::vector<float> dense_fill;
+  // The standardisation the model applies to its dense input, (x - mean) *
+  // scale; empty for none. The graph applies it to what a caller feeds.
+  std::vector<float> dense_mean;
+  std::vector<float> dense_scale;
 };
 
 // One piece of model.onnx.data: `bytes` at `offset`.
@@ -63,6 +71,15 @@ class OnnxModelBuilder final : public OnnxGraph {
 
   OnnxModelBuilder(const OnnxModelBuilder&) = delete;
   OnnxModelBuilder& operator=(const OnnxModelBuilder&) = delete;
+
+  // What the dense input's features are (OnnxModelInfo's dense_names and
+  // dense_fill), before the model describes itself. A fill makes the graph
+  // replace each NaN feature with its value first, so that a caller feeds
+  // a missing value as NaN, as pstrain's reader fills it.
+  // With a standardisation (`info`'s dense_mean and dense_scale), the
+  // graph applies it after the fill, as the model applies it to what it
+  // reads.
+  void SetDenseFeatures(const OnnxModelInfo& info);
 
   std::string Input(const std::string& name, bool is_int64, const std::vector<int64_t>& dims,
                     const std::string& meaning) override;
@@ -134,6 +151,12 @@ class OnnxModelBuilder final : public OnnxGraph {
   absl::flat_hash_map<std::string, std::string> lookups_;  // "table\nids" -> rows
   absl::flat_hash_map<std::string, int64_t> output_widths_;
   int64_t dense_width_ = -1;
+  std::vector<std::string> dense_names_;
+  std::vector<float> dense_fill_;
+  std::vector<float> dense_mean_;
+  std::vector<float> dense_scale_;
+  // The dense input as the model reads it: "dense", or its filled copy.
+  std::string dense_value_;
   int64_t sparse_width_ = -1;
   bool uses_ml_ = false;
   int64_t opset_ = 17;  // of the default domain, until RequireOpset raises it

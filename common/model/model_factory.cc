@@ -10,6 +10,7 @@
 #include "common/model/builtin/wide_and_deep_model.h"
 #include "common/model/onnx/onnx_model.h"
 #include "common/model/plugin_model_loader.h"
+#include "common/model/standardized_input_model.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -196,7 +197,10 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& raw, const D
   // After resolving: a dimension from the data obeys the spec's rules too
   // (data of one class cannot train a classifier).
   RETURN_IF_ERROR(ValidateModelSpec(spec));
-  return Build(spec, info, context);
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Build(spec, info, context));
+  if (info.dense_mean.empty()) return model;
+  return std::unique_ptr<Model>(
+      new StandardizedInputModel(std::move(model), info.dense_mean, info.dense_scale));
 }
 
 }  // namespace pstrain

@@ -2,7 +2,9 @@
 
 #include <memory>
 
+#include "common/data/example_batch.h"
 #include "common/model/dnnl/compute_context.h"
+#include "common/model/parameters.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -153,6 +155,39 @@ TEST_F(ModelFactoryTest, UnsetFieldsTakeTheSpecDefaults) {
   ASSERT_TRUE(model.ok()) << model.status();
   // deep/embedding [vocabulary, 16]: the default dim.
   EXPECT_EQ((*model)->Variables()[2].spec.shape().dims(1), 16);
+}
+
+TEST_F(ModelFactoryTest, MlpRegressionHasOneOutputWhateverTheLabels) {
+  ModelSpec spec;
+  spec.mutable_mlp()->set_regression(true);
+  DatasetInfo prices = Images();
+  prices.num_classes = 347;  // integer targets look like classes
+  auto mlp = CreateModel(spec, prices, context_);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  EXPECT_EQ((*mlp)->prediction_kind(), PredictionKind::kRegression);
+  EXPECT_EQ((*mlp)->prediction_width(), 1);
+  spec.mutable_mlp()->set_num_classes(3);
+  EXPECT_FALSE(CreateModel(spec, prices, context_).ok());
+}
+
+TEST_F(ModelFactoryTest, StandardizedDataGivesAModelThatChecksItsInputWidth) {
+  ModelSpec spec;
+  spec.mutable_mlp()->set_regression(true);
+  DatasetInfo info;
+  info.num_examples = 10;
+  info.dense_dim = 2;
+  info.dense_mean = {1, 2};
+  info.dense_scale = {0.5f, 0.25f};
+  auto mlp = CreateModel(spec, info, context_);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  EXPECT_EQ((*mlp)->name(), "mlp");
+  ExampleBatch batch;
+  batch.size = 1;
+  batch.dense = Tensor::FromValues<float>(Shape({1, 3}), {1, 2, 3}).value();
+  batch.labels = {0};
+  ModelOutput output;
+  const absl::Status refused = (*mlp)->Forward(ParameterView(), batch, PassMode::kEval, &output);
+  EXPECT_EQ(refused.message(), "the model standardises 2 dense features; the batch has 3");
 }
 
 }  // namespace
