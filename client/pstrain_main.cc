@@ -20,6 +20,7 @@
 #include "client/stop_command.h"
 #include "client/submit_command.h"
 #include "client/train_local_command.h"
+#include "client/version_command.h"
 #include "client/watch_command.h"
 #include "client/write_libsvm_command.h"
 #include "client/write_tfrecord_command.h"
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
       pstrain::ShutdownCommand(),    pstrain::ExportCommand(),     pstrain::PredictCommand(),
       pstrain::ReportCommand(),      pstrain::TrainLocalCommand(), pstrain::WriteTfRecordCommand(),
       pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),  pstrain::MakeCriteoLogsCommand(),
+      pstrain::VersionCommand(),
   };
   return pstrain::RunSubcommands("pstrain", Overview(), commands, argc, argv, kRenamedFlags);
 }
