@@ -11,6 +11,7 @@
 #include "client/index_data_command.h"
 #include "client/list_command.h"
 #include "client/local_command.h"
+#include "client/logs_command.h"
 #include "client/make_criteo_logs_command.h"
 #include "client/predict/predict_command.h"
 #include "client/report/report_command.h"
@@ -20,6 +21,7 @@
 #include "client/stop_command.h"
 #include "client/submit_command.h"
 #include "client/train_local_command.h"
+#include "client/version_command.h"
 #include "client/watch_command.h"
 #include "client/write_libsvm_command.h"
 #include "client/write_tfrecord_command.h"
@@ -56,12 +58,13 @@ int main(int argc, char** argv) {
   pstrain::TuneAllocatorForLargeBuffers();
   // In the order `pstrain --help` lists them.
   const std::vector<pstrain::Subcommand> commands = {
-      pstrain::LocalCommand(),       pstrain::SubmitCommand(),     pstrain::ValidateCommand(),
-      pstrain::StatusCommand(),      pstrain::ListCommand(),       pstrain::WatchCommand(),
-      pstrain::StopCommand(),        pstrain::ClusterCommand(),    pstrain::ScaleCommand(),
-      pstrain::ShutdownCommand(),    pstrain::ExportCommand(),     pstrain::PredictCommand(),
-      pstrain::ReportCommand(),      pstrain::TrainLocalCommand(), pstrain::WriteTfRecordCommand(),
-      pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),  pstrain::MakeCriteoLogsCommand(),
+      pstrain::LocalCommand(),          pstrain::SubmitCommand(),      pstrain::ValidateCommand(),
+      pstrain::StatusCommand(),         pstrain::ListCommand(),        pstrain::WatchCommand(),
+      pstrain::LogsCommand(),           pstrain::StopCommand(),        pstrain::ClusterCommand(),
+      pstrain::ScaleCommand(),          pstrain::ShutdownCommand(),    pstrain::ExportCommand(),
+      pstrain::PredictCommand(),        pstrain::ReportCommand(),      pstrain::TrainLocalCommand(),
+      pstrain::WriteTfRecordCommand(),  pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),
+      pstrain::MakeCriteoLogsCommand(), pstrain::VersionCommand(),
   };
   return pstrain::RunSubcommands("pstrain", Overview(), commands, argc, argv, kRenamedFlags);
 }

@@ -65,6 +65,14 @@ absl::StatusOr<ParsedArgs> ParseFlags(const std::vector<std::string>& args,
       parsed.helpfull = true;
       continue;
     }
+    if (name == "version" && !value.has_value()) {
+      parsed.version = true;
+      continue;
+    }
+    if (name == "markdown" && !value.has_value()) {
+      parsed.markdown = true;
+      continue;
+    }
     gflags::CommandLineFlagInfo info;
     if (!FindFlag(name, &info)) {
       // --noprogress turns the bool flag --progress off, as gflags does;

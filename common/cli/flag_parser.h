@@ -31,10 +31,14 @@ struct ParsedArgs {
   std::vector<std::string> deprecation_notices;
   bool help = false;      // --help, -h
   bool helpfull = false;  // --helpfull
+  bool version = false;   // --version
+  bool markdown = false;  // --markdown: help as a Markdown reference
 };
 
 // Parses `args` (argv without argv[0]) and sets each flag it finds.
-// Accepted forms: --name=value, --name value (not for bool flags), --name and
+// --help, -h, --helpfull, --version and --markdown are the parser's own
+// (gflags' flags of those names are never set). Accepted forms: --name=value, --name value (not for
+// bool flags), --name and
 // --noname for bool flags, with one or two leading dashes.
 // `renamed` flags are set under their new name (--noOLD too, for a bool).
 // InvalidArgument, naming the flag: an unknown flag, a missing value, or a

@@ -61,6 +61,9 @@ TEST_F(FlagParserTest, HelpIsReportedNotSet) {
   EXPECT_TRUE(parsed->help);
   EXPECT_TRUE(ParseFlags({"-h"})->help);
   EXPECT_TRUE(ParseFlags({"--helpfull"})->helpfull);
+  EXPECT_TRUE(ParseFlags({"--version"})->version);
+  EXPECT_TRUE(ParseFlags({"help", "--markdown"})->markdown);
+  EXPECT_TRUE(ParseFlags({"help", "--markdown"})->flags_set.empty());
 }
 
 TEST_F(FlagParserTest, AnOldSpellingSetsTheNewFlagWithANotice) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "common/cli/flag_help.h"
 #include "common/cli/flag_parser.h"
 #include "gflags/gflags.h"
@@ -60,9 +61,24 @@ int UnknownCommand(absl::string_view program, const std::vector<Subcommand>& com
   return kUsageErrorExitCode;
 }
 
-// `program help [COMMAND]`.
+// A flag's description or default as a Markdown table cell shows it: a `|`
+// would end the cell, and <role> would be taken for an HTML tag.
+std::string MarkdownCell(absl::string_view text) {
+  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"<", "&lt;"}, {">", "&gt;"}});
+}
+
+// `program help [COMMAND]`, or `program help --markdown`.
 int ShowHelp(absl::string_view program, absl::string_view overview,
-             const std::vector<Subcommand>& commands, const std::vector<std::string>& positional) {
+             const std::vector<Subcommand>& commands, const std::vector<std::string>& positional,
+             bool markdown) {
+  if (markdown) {
+    if (positional.size() > 1) {
+      std::cerr << program << " help --markdown: takes no command; it shows every one\n";
+      return kUsageErrorExitCode;
+    }
+    std::cout << FormatMarkdownReference(program, commands);
+    return 0;
+  }
   if (positional.size() < 2) {
     std::cout << FormatProgramHelp(program, overview, commands);
     return 0;
@@ -107,6 +123,32 @@ std::string FormatSubcommandHelp(absl::string_view program, const Subcommand& co
   return text;
 }
 
+std::string FormatMarkdownReference(absl::string_view program,
+                                    const std::vector<Subcommand>& commands) {
+  std::string text;
+  for (const Subcommand& command : commands) {
+    absl::StrAppend(&text, text.empty() ? "" : "\n", "### `", program, " ", command.name,
+                    command.arguments.empty() ? "" : absl::StrCat(" ", command.arguments), "`\n\n",
+                    command.summary, ".\n\n");
+    if (command.flags.empty()) {
+      absl::StrAppend(&text, "No flags.\n");
+      continue;
+    }
+    absl::StrAppend(&text, "| flag | default | meaning |\n|---|---|---|\n");
+    for (const std::string& name : command.flags) {
+      gflags::CommandLineFlagInfo info;
+      CHECK(gflags::GetCommandLineFlagInfo(name.c_str(), &info)) << "no flag --" << name;
+      const std::string value = info.type == "bool" ? "" : info.type == "string" ? "=STRING" : "=N";
+      const std::string default_value =
+          info.type == "string" ? absl::StrCat("\"", info.default_value, "\"") : info.default_value;
+      absl::StrAppend(&text, "| `--", name, value, "` | `",
+                      absl::StrReplaceAll(default_value, {{"|", "\\|"}}), "` | ",
+                      MarkdownCell(info.description), " |\n");
+    }
+  }
+  return text;
+}
+
 int RunSubcommands(absl::string_view program, absl::string_view overview,
                    const std::vector<Subcommand>& commands, int argc, char** argv,
                    const std::vector<RenamedFlag>& renamed) {
@@ -139,7 +181,19 @@ int RunSubcommands(absl::string_view program, absl::string_view overview,
     return 0;
   }
   if (!positional.empty() && positional.front() == "help") {
-    return ShowHelp(program, overview, commands, positional);
+    return ShowHelp(program, overview, commands, positional, parsed->markdown);
+  }
+  if (parsed->markdown) {
+    std::cerr << program << ": --markdown goes with help (" << program << " help --markdown)\n";
+    return kUsageErrorExitCode;
+  }
+  if (parsed->version) {
+    const Subcommand* version = FindCommand(commands, "version");
+    if (version == nullptr) {
+      std::cerr << program << ": unknown flag --version (see " << program << " --help)\n";
+      return kUsageErrorExitCode;
+    }
+    return version->run({});
   }
   if (command == nullptr) {
     if (parsed->help) {

@@ -41,6 +41,9 @@ inline constexpr int kUsageErrorExitCode = 2;
 //   PROGRAM help COMMAND                  COMMAND's help
 //   PROGRAM COMMAND --help                the same
 //   PROGRAM COMMAND ARGS... --flags       runs COMMAND
+//   PROGRAM --version                     runs the command named "version",
+//                                         when the table has one
+//   PROGRAM help --markdown               FormatMarkdownReference
 // Prints usage errors to stderr and returns kUsageErrorExitCode for them.
 // `renamed` flags' old spellings still work, with a notice on stderr.
 int RunSubcommands(absl::string_view program, absl::string_view overview,
@@ -54,6 +57,13 @@ std::string FormatProgramHelp(absl::string_view program, absl::string_view overv
 // A command's --help: usage line, description, then its flags with their
 // defaults.
 std::string FormatSubcommandHelp(absl::string_view program, const Subcommand& command);
+
+// Every command's usage, summary and flags (default, description) as
+// Markdown, one "### `PROGRAM COMMAND ARGS`" section with a flag table each,
+// in the table's order: the reference a manual includes, built from the
+// same flags and words as --help so that the two cannot disagree.
+std::string FormatMarkdownReference(absl::string_view program,
+                                    const std::vector<Subcommand>& commands);
 
 }  // namespace pstrain
 

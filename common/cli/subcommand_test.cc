@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 DEFINE_int32(test_shards, 1, "test: shards to start");
-DEFINE_string(test_format, "text", "test: text or json");
+DEFINE_string(test_format, "text", "test: text | json, to <dir>");
 
 namespace pstrain {
 namespace {
@@ -13,14 +13,30 @@ class SubcommandTest : public testing::Test {
  protected:
   SubcommandTest() {
     commands_ = {
-        {"start", "JOB", "start a job", "Starts JOB.\n\nExample:\n  prog start job.pbtxt",
+        {"start",
+         "JOB",
+         "start a job",
+         "Starts JOB.\n\nExample:\n  prog start job.pbtxt",
          {"test_shards"},
          [this](const std::vector<std::string>& args) {
            ran_with_ = args;
            return 0;
          }},
-        {"show", "", "show things", "Shows things.", {"test_format"},
+        {"show",
+         "",
+         "show things",
+         "Shows things.",
+         {"test_format"},
          [](const std::vector<std::string>&) { return 1; }},
+        {"version",
+         "",
+         "print the version",
+         "Prints the version.",
+         {},
+         [this](const std::vector<std::string>& args) {
+           ran_version_ = true;
+           return args.empty() ? 0 : 2;
+         }},
     };
   }
   void TearDown() override {
@@ -37,6 +53,7 @@ class SubcommandTest : public testing::Test {
 
   std::vector<Subcommand> commands_;
   std::vector<std::string> ran_with_;
+  bool ran_version_ = false;
 };
 
 TEST_F(SubcommandTest, RunsTheNamedCommandWithItsArgumentsAndFlags) {
@@ -55,7 +72,9 @@ TEST_F(SubcommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Run({"help", "launch"}), kUsageErrorExitCode);
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("prog: no command given"), std::string::npos) << err;
-  EXPECT_NE(err.find("unknown command 'launch' (commands: start, show;"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown command 'launch' (commands: start, show, version;"),
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find("prog start: unknown flag --bogus (see prog start --help)"),
             std::string::npos)
       << err;
@@ -89,6 +108,39 @@ TEST_F(SubcommandTest, ProgramHelpListsEveryCommand) {
   EXPECT_NE(out.find("prog: does things."), std::string::npos) << out;
   EXPECT_NE(out.find("  start JOB\n      start a job"), std::string::npos) << out;
   EXPECT_NE(out.find("  show\n      show things"), std::string::npos) << out;
+}
+
+TEST_F(SubcommandTest, VersionFlagRunsTheVersionCommand) {
+  EXPECT_EQ(Run({"--version"}), 0);
+  EXPECT_TRUE(ran_version_);
+  EXPECT_TRUE(ran_with_.empty());
+}
+
+TEST_F(SubcommandTest, VersionFlagIsAUsageErrorWithoutAVersionCommand) {
+  commands_.pop_back();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Run({"--version"}), kUsageErrorExitCode);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("prog: unknown flag --version"), std::string::npos) << err;
+}
+
+TEST_F(SubcommandTest, MarkdownReferenceHasEveryCommandAndFlagWithCellsEscaped) {
+  const std::string markdown = FormatMarkdownReference("prog", commands_);
+  EXPECT_EQ(markdown,
+            "### `prog start JOB`\n\nstart a job.\n\n"
+            "| flag | default | meaning |\n|---|---|---|\n"
+            "| `--test_shards=N` | `1` | test: shards to start |\n"
+            "\n### `prog show`\n\nshow things.\n\n"
+            "| flag | default | meaning |\n|---|---|---|\n"
+            "| `--test_format=STRING` | `\"text\"` | test: text \\| json, to &lt;dir&gt; |\n"
+            "\n### `prog version`\n\nprint the version.\n\nNo flags.\n");
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(Run({"help", "--markdown"}), 0);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), markdown);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Run({"help", "start", "--markdown"}), kUsageErrorExitCode);
+  EXPECT_EQ(Run({"start", "--markdown"}), kUsageErrorExitCode);
+  testing::internal::GetCapturedStderr();
 }
 
 }  // namespace

@@ -15,6 +15,16 @@ TEST(BuildInfoTest, VersionIsSemanticAndTheCommitIsAHashOrUnknown) {
   const std::string commit = build.git_commit;
   const bool is_hash = commit.size() >= 40 && commit.find_first_not_of("0123456789abcdef") >= 40;
   EXPECT_TRUE(commit == "unknown" || is_hash) << commit;
+  EXPECT_EQ(build.stamped(), is_hash) << commit;
+}
+
+TEST(BuildInfoTest, VersionTextNamesTheCommitOrSaysTheBuildIsUnstamped) {
+  const std::string hash = "0123456789abcdef0123456789abcdef01234567";
+  EXPECT_EQ(VersionText("pstrain", {"1.2.3", hash}), "pstrain 1.2.3\ncommit: " + hash + "\n");
+  EXPECT_EQ(VersionText("pstrain", {"1.2.3", hash + "-dirty"}),
+            "pstrain 1.2.3\ncommit: " + hash + " (with uncommitted changes)\n");
+  EXPECT_EQ(VersionText("pstrain", {"1.2.3", "unknown"}),
+            "pstrain 1.2.3\ncommit: unknown (unstamped build)\n");
 }
 
 TEST(BuildInfoTest, RegistersOneConstantSeriesLabelledWithTheBuild) {
