@@ -31,15 +31,16 @@ location=$(../env/bin/python -c 'import pstrain; print(pstrain.__file__)')
 [[ $location == "$TEST_TMPDIR/env/"* ]] || fail "pstrain was imported from $location"
 
 run="$TEST_TMPDIR/run"
-../env/bin/python train_fashion_mnist.py --spec "$spec" --workdir "$run" \
-  --max_steps 1000 --workers 2 | tee output || fail "the example exited with $?"
+../env/bin/python train_fashion_mnist.py --spec "$spec" --workdir "$run" --workers 2 |
+  tee output || fail "the example exited with $?"
 
 grep -q "^Job fashion-mnist-mlp-1 ended SUCCEEDED at step" output || fail "no success line"
 grep -q "^  step " output || fail "no progress line"
 accuracy=$(sed -n 's/^final accuracy: //p' output)
 [[ -n $accuracy ]] || fail "no final accuracy"
-# A guess scores 0.1; this MLP passes 0.8 within 600 steps.
-/usr/bin/python3 -c "import sys; sys.exit(not 0.75 < float('$accuracy') <= 1)" ||
+# A guess scores 0.1; the spec's 3000 steps reach about 0.88, and 0.84
+# by step 1000.
+/usr/bin/python3 -c "import sys; sys.exit(not 0.8 < float('$accuracy') <= 1)" ||
   fail "final accuracy $accuracy is not plausible"
 
 export_dir=$(sed -n 's/^exported model: \(.*\) (step [0-9]*)$/\1/p' output)
