@@ -74,8 +74,8 @@ _CLASS_OF_CODE: Dict[grpc.StatusCode, Type[Error]] = {
 def from_rpc_error(error: grpc.RpcError, address: str) -> Error:
     """The pstrain Error for a grpc.RpcError (blocking or grpc.aio) of a
     call to `address`."""
-    code: grpc.StatusCode = error.code()  # type: ignore[attr-defined]
-    message: str = error.details() or code.name  # type: ignore[attr-defined]
+    code: grpc.StatusCode = error.code()
+    message: str = error.details() or code.name
     if code == grpc.StatusCode.UNAVAILABLE:
         message = f"cannot reach the coordinator at {address}: {message}"
     elif code == grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -56,7 +56,7 @@ def _watch_error(error: grpc.RpcError, job_id: str, timeout: Optional[float],
                  address: str) -> errors.Error:
     # A watch's deadline is the caller's patience, not a coordinator that
     # did not answer: the job goes on.
-    code = error.code()  # type: ignore[attr-defined]
+    code = error.code()
     if code == grpc.StatusCode.DEADLINE_EXCEEDED and timeout is not None:
         return errors.GaveUpWaiting(code, f"job {job_id} did not end within {timeout} s")
     return errors.from_rpc_error(error, address)
