@@ -278,6 +278,14 @@ class LocalClusterTest(unittest.TestCase):
             cluster.start()
         assert_no_process_left(cluster)
 
+    def test_a_client_that_cannot_be_made_leaves_no_cluster_behind(self) -> None:
+        missing = os.path.join(TMP, "missing-ca.crt")
+        cluster = local_cluster("bad-client", client_options={"tls_ca": missing})
+        with self.assertRaisesRegex(ValueError, f"tls_ca: cannot read {missing}"):
+            cluster.start()
+        self.assertEqual(cluster.wait(timeout=0), 0, cluster.log())
+        assert_no_process_left(cluster)
+
     def test_the_program_is_found_or_the_error_says_how_to_provide_it(self) -> None:
         path = os.environ.pop("PATH")
         binary = os.environ.pop("PSTRAIN_BINARY")

@@ -131,12 +131,20 @@ class LocalCluster:
         self._reader = threading.Thread(target=self._read_output, args=(self._process.stdout,),
                                         name="pstrain-local-output", daemon=True)
         self._reader.start()
-        if not self._ready.wait(self._start_timeout):
+        try:
+            return self._await_healthy()
+        except BaseException:
+            # Whatever stopped the wait (a timeout, bad client_options,
+            # Ctrl-C in a notebook) leaves no cluster behind.
             self.stop()
+            raise
+
+    def _await_healthy(self) -> Client:
+        if not self._ready.wait(self._start_timeout):
             raise LocalClusterError(f"pstrain local did not come up in {self._start_timeout} s; "
                                     f"stopped it\n{self._tail()}")
         if self._address is None:
-            code = self.stop()
+            code = self.wait(self._stop_timeout)
             raise LocalClusterError(f"pstrain local exited with {code} before the cluster "
                                     f"came up\n{self._tail()}")
         self._client = Client(self._address, **self._client_options)
