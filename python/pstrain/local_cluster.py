@@ -72,8 +72,10 @@ class LocalCluster:
         self._arguments: List[str] = [
             self.binary, "local", "--keep_running", "--coordinator_address=127.0.0.1:0",
             f"--ps={ps}", f"--workers={workers}", f"--evaluator={str(evaluator).lower()}",
-            "--run_dir=" + self.run_dir, *(["--checkpoint_root=" + checkpoint_root]
-                                            if checkpoint_root else []), *flags]
+            "--run_dir=" + self.run_dir]
+        if checkpoint_root:
+            self._arguments.append("--checkpoint_root=" + checkpoint_root)
+        self._arguments.extend(flags)
         self._client_options = dict(client_options or {})
         self._start_timeout = start_timeout
         self._stop_timeout = stop_timeout
@@ -211,10 +213,10 @@ def find_binary(binary: Union[str, "os.PathLike[str]", None] = None) -> str:
                 "no pstrain program: pass LocalCluster(binary=...), set $PSTRAIN_BINARY, or put "
                 "pstrain on PATH (`bazel build -c opt //client:pstrain` builds it as "
                 "bazel-bin/client/pstrain)")
-        return found
+        return os.path.abspath(found)
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         raise FileNotFoundError(f"{source}{path} is not an executable file")
-    return str(path)
+    return os.path.abspath(path)
 
 
 def _end_process_group(process: subprocess.Popen[str], timeout: float) -> int:
