@@ -122,8 +122,8 @@ class LocalCluster:
         if self._process is not None:
             raise LocalClusterError("the local cluster was started already")
         os.makedirs(self.run_dir, exist_ok=True)
-        # A session of its own: the cluster's processes form one group that
-        # stop() can end whole, and a Ctrl-C meant for Python reaches the
+        # The cluster's processes in a process group of their own, which
+        # stop() can end whole; a Ctrl-C meant for Python reaches the
         # cluster only through stop().
         self._process = subprocess.Popen(
             self._arguments, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
