@@ -1,15 +1,16 @@
-"""The Python client against real local clusters: `pstrain local
---keep_running`, its processes talking over loopback, driven through the
-package as a notebook or a pipeline would."""
+"""The Python client against real local clusters: pstrain.LocalCluster
+(`pstrain local --keep_running`, its processes talking over loopback),
+driven through the package as a notebook or a pipeline would."""
 
+from __future__ import annotations
+
+import asyncio
 import json
 import os
-import re
-import signal
 import subprocess
 import tempfile
-import time
 import unittest
+from typing import List
 
 import grpc
 
@@ -44,92 +45,93 @@ eval { metrics: [ "loss", "auc" ] }
 """
 
 
-class LocalCluster:
-    """`pstrain local --keep_running` on a free port, stopped with Ctrl-C."""
-
-    def __init__(self, name, *flags):
-        self.root = os.path.join(TMP, name)
-        os.makedirs(self.root, exist_ok=True)
-        self.log_path = os.path.join(self.root, "local.log")
-        self._log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
-            [PSTRAIN, "local", "--keep_running", "--coordinator_address=127.0.0.1:0",
-             "--ps=1", "--workers=1", "--checkpoint_root=" + self.root,
-             "--run_dir=" + os.path.join(self.root, "run"), *flags],
-            stdout=self._log, stderr=subprocess.STDOUT)
-        self.address = self._await_address()
-
-    def _await_address(self):
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            match = re.search(r"The coordinator is at (\S+?)[;.]?\s", self.log())
-            if match:
-                return match.group(1)
-            if self.process.poll() is not None:
-                raise AssertionError(f"pstrain local exited {self.process.returncode}:\n"
-                                     + self.log())
-            time.sleep(0.2)
-        raise AssertionError("pstrain local did not come up in 60 s:\n" + self.log())
-
-    def log(self):
-        with open(self.log_path) as file:
-            return file.read()
-
-    def stop(self):
-        self.process.send_signal(signal.SIGINT)
-        code = self.process.wait(timeout=60)
-        self._log.close()
-        return code
+def long_spec(model_dir: str) -> str:
+    """LONG_SPEC_TEXT in a folder of its own, so that no job resumes
+    another's checkpoints."""
+    return LONG_SPEC_TEXT.replace('model_dir: "long"', f'model_dir: "{model_dir}"')
 
 
-def await_state(client, job_id, state, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pstrain.state_name(client.status(job_id).state) == state:
-            return True
-        time.sleep(0.1)
-    return False
+def local_cluster(name: str, **options: object) -> pstrain.LocalCluster:
+    """A cluster of one shard and one worker whose files stay in the test's
+    folder."""
+    root = os.path.join(TMP, name)
+    return pstrain.LocalCluster(PSTRAIN, ps=1, workers=1, checkpoint_root=root,
+                                run_dir=os.path.join(root, "run"), **options)
+
+
+def assert_no_process_left(cluster: pstrain.LocalCluster) -> None:
+    try:
+        os.killpg(cluster.pid, 0)
+    except ProcessLookupError:
+        return
+    raise AssertionError(f"processes of group {cluster.pid} still run:\n"
+                         + subprocess.run(["ps", "-g", str(cluster.pid), "-o", "pid,args"],
+                                          capture_output=True, text=True).stdout)
+
+
+def await_state(job: pstrain.Job, state: pstrain.JobState) -> None:
+    """Returns once the job is in `state`, read from its own events."""
+    for event in job.watch(progress=False, timeout=60):
+        if isinstance(event, pstrain.StatusUpdate) and event.status.state == state:
+            return
+    raise AssertionError(f"{job} ended as {job.state}, never {state}")
 
 
 class ClientTest(unittest.TestCase):
+    cluster: pstrain.LocalCluster
+    client: pstrain.Client
 
     @classmethod
-    def setUpClass(cls):
-        cls.cluster = LocalCluster("plain")
-        cls.client = pstrain.Client(cls.cluster.address)
+    def setUpClass(cls) -> None:
+        cls.cluster = local_cluster("plain")
+        cls.client = cls.cluster.start()
 
     @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
+    def tearDownClass(cls) -> None:
         code = cls.cluster.stop()
         assert code == 0, f"pstrain local exited {code}:\n{cls.cluster.log()}"
+        assert_no_process_left(cls.cluster)
 
-    def test_a_job_from_a_dict_trains_and_its_events_and_scalars_read_back(self):
-        job_id = self.client.submit(CLICKS_SPEC, request_id="clicks-from-python")
-        self.assertRegex(job_id, r"^clicks-\d+$")
+    def test_a_job_from_a_dict_trains_and_its_events_scalars_and_export_read_back(self) -> None:
+        job = self.client.submit(CLICKS_SPEC, request_id="clicks-from-python")
+        self.assertRegex(job.id, r"^clicks-\d+$")
         # Sent again with its request id, the submit finds the same job.
-        self.assertEqual(self.client.submit(CLICKS_SPEC, request_id="clicks-from-python"), job_id)
-        self.assertEqual([j.job_id for j in self.client.list() if j.name == "clicks"], [job_id])
+        self.assertEqual(self.client.submit(CLICKS_SPEC, request_id="clicks-from-python").id,
+                         job.id)
+        self.assertEqual([j.job_id for j in self.client.list() if j.name == "clicks"], [job.id])
 
-        events = list(self.client.watch(job_id))
-        kinds = [event.WhichOneof("event") for event in events]
-        self.assertEqual(kinds[0], "status", kinds)  # a watch opens with the status
-        self.assertIn("checkpoint", kinds)
-        self.assertIn("eval", kinds)
-        steps = [event.progress.global_step for event in events if event.HasField("progress")]
+        events = list(job.watch())
+        kinds = [type(event).__name__ for event in events]
+        self.assertIsInstance(events[0], pstrain.StatusUpdate, kinds)  # a watch opens so
+        self.assertIn("CheckpointSaved", kinds)
+        self.assertIn("Evaluation", kinds)
+        steps = [event.global_step for event in events if isinstance(event, pstrain.Progress)]
         self.assertTrue(steps, kinds)
         self.assertEqual(steps, sorted(steps))
         final = events[-1]
-        self.assertEqual(pstrain.state_name(final.status.state), "SUCCEEDED", final)
+        assert isinstance(final, pstrain.StatusUpdate), kinds
+        self.assertEqual(final.status.state, pstrain.JobState.SUCCEEDED)
+        self.assertLessEqual(events[0].time, final.time)
 
-        status = self.client.status(job_id)
-        self.assertEqual(pstrain.state_name(status.state), "SUCCEEDED")
+        status = job.wait()
+        self.assertIs(status.state, pstrain.JobState.SUCCEEDED)
+        self.assertEqual(status.state, "SUCCEEDED")  # the enum reads as its name
+        self.assertTrue(status.done)
+        self.assertIs(status.stop_reason, pstrain.StopReason.MAX_STEPS)
         self.assertGreaterEqual(status.global_step, 200)
-        self.assertIn(job_id, [job.job_id for job in self.client.list()])
-        self.assertIn(job_id, [job.job_id for job in self.client.list(states=["SUCCEEDED"])])
-        self.assertNotIn(job_id, [job.job_id for job in self.client.list(states=["RUNNING"])])
+        self.assertEqual(status.raw.job_id, job.id)  # the message it was read from
+        self.assertEqual(status.model_dir, os.path.join(TMP, "plain", "clicks"))
+        self.assertLessEqual(status.submitted, status.started)
+        self.assertLessEqual(status.started, status.ended)
+        self.assertEqual(job.state, pstrain.JobState.SUCCEEDED)
+        self.assertIn(job.id, [j.job_id for j in self.client.list(states=["SUCCEEDED"])])
+        self.assertNotIn(job.id,
+                         [j.job_id for j in self.client.list(states=[pstrain.JobState.RUNNING])])
+        final_checkpoint = status.checkpoints[-1]
+        self.assertTrue(final_checkpoint.final)
+        self.assertTrue(os.path.isdir(final_checkpoint.path), final_checkpoint)
 
-        scalars = self.client.scalars(job_id)
+        scalars = job.scalars()
         train_loss = [s for s in scalars if s.split == "train" and s.tag == "loss"]
         auc = [s for s in scalars if s.split == "eval" and s.tag == "auc"]
         self.assertTrue(train_loss, scalars[:5])
@@ -138,13 +140,18 @@ class ClientTest(unittest.TestCase):
         # The file and the coordinator agree on the final evaluation.
         self.assertAlmostEqual(auc[-1].value, status.last_eval_metrics["auc"], places=6)
 
-        frame = self.client.scalars_frame(job_id)
+        frame = job.scalars_frame()
         self.assertEqual(list(frame.columns), ["split", "tag", "step", "wall_time", "value"])
         self.assertEqual(len(frame), len(scalars))
         self.assertEqual(frame[(frame.split == "eval") & (frame.tag == "auc")]["value"].iloc[-1],
                          auc[-1].value)
 
-    def test_a_spec_as_text_json_or_a_file_is_the_same_spec(self):
+        export = job.export()
+        self.assertEqual(export.path, status.export_path)
+        self.assertEqual(export.step, status.best_checkpoint_step)
+        self.assertTrue(os.listdir(export.path), export)
+
+    def test_a_spec_as_text_json_or_a_file_is_the_same_spec(self) -> None:
         # A folder of its own: another test trains CLICKS_SPEC to its end.
         spec = dict(CLICKS_SPEC, checkpoint={"modelDir": "clicks-as-text"})
         as_dict = self.client.validate(spec)
@@ -160,11 +167,13 @@ class ClientTest(unittest.TestCase):
         # The coordinator filled in defaults the text left out.
         self.assertTrue(from_text.checkpoint.model_dir.endswith("long"), from_text)
 
-    def test_errors_carry_the_status_and_the_coordinators_message(self):
+    def test_errors_carry_the_status_and_the_coordinators_message(self) -> None:
         with self.assertRaises(pstrain.NotFound) as caught:
-            self.client.status("no-such-job")
+            self.client.job("no-such-job").status()
         self.assertEqual(caught.exception.code, grpc.StatusCode.NOT_FOUND)
         self.assertIn("no-such-job", caught.exception.message)
+        with self.assertRaises(pstrain.NotFound):
+            self.client.export("no-such-job")
 
         bad = dict(CLICKS_SPEC, optimizer={"adagrad": {}, "learningRate": -1})
         with self.assertRaises(pstrain.InvalidSpec) as caught:
@@ -177,31 +186,129 @@ class ClientTest(unittest.TestCase):
             pstrain.to_job_spec('name: "x" no_such_field: 1')
         with self.assertRaisesRegex(ValueError, "cannot read the job spec"):
             pstrain.to_job_spec(os.path.join(TMP, "missing.pbtxt"))
+        with self.assertRaisesRegex(ValueError, "unknown job_state 'DONE'; one of QUEUED"):
+            self.client.list(states=["DONE"])
 
         with pstrain.Client("127.0.0.1:1", timeout=5) as nowhere:
             with self.assertRaises(pstrain.Unreachable) as caught:
                 nowhere.list()
         self.assertIn("cannot reach the coordinator at 127.0.0.1:1", caught.exception.message)
 
-    def test_a_running_job_is_watched_with_a_timeout_stopped_and_seen_on_the_members(self):
-        job_id = self.client.submit(LONG_SPEC_TEXT)
-        self.assertTrue(await_state(self.client, job_id, "RUNNING"), job_id)
+    def test_a_running_job_is_watched_with_a_timeout_stopped_and_seen_on_the_members(
+            self) -> None:
+        job = self.client.submit(LONG_SPEC_TEXT)
+        self.addCleanup(job.stop, immediately=True)  # when it fails: the next job runs
+        await_state(job, pstrain.JobState.RUNNING)
         with self.assertRaises(pstrain.GaveUpWaiting):
-            for _ in self.client.watch(job_id, timeout=1):
-                pass
-        members = self.client.members()
-        roles = sorted(pstrain.protos.cluster_pb2.TaskType.Name(m.task.type) for m in members)
-        self.assertEqual(roles, ["TASK_TYPE_EVALUATOR", "TASK_TYPE_PS", "TASK_TYPE_WORKER"])
-        self.assertEqual(self.client.cluster().running_job_id, job_id)
+            job.wait(timeout=1)
+        roles = sorted(m.role for m in self.client.members())
+        self.assertEqual(roles, ["EVALUATOR", "PS", "WORKER"])
+        self.assertEqual([m.task for m in self.client.members() if m.role == "PS"], ["ps/0"])
+        self.assertEqual(self.client.cluster().running_job_id, job.id)
+        # A shutdown while a job runs is refused unless it may stop the job.
+        with self.assertRaises(pstrain.WrongState) as caught:
+            self.client.shutdown()
+        self.assertIn(job.id, caught.exception.message)
 
-        self.client.stop(job_id)
-        final = self.client.wait(job_id, timeout=120)
-        self.assertEqual(pstrain.state_name(final.state), "STOPPED")
+        job.stop()
+        final = job.wait(timeout=120)
+        self.assertIs(final.state, pstrain.JobState.STOPPED)
+        self.assertIs(final.stop_reason, pstrain.StopReason.USER)
+
+    def test_an_async_watch_leaves_the_event_loop_free(self) -> None:
+        job = self.client.submit(long_spec("long-async"))
+        self.addCleanup(job.stop, immediately=True)
+        # What happened, in order, on one event loop: the watch's events and
+        # another task's work done while the watch was open.
+        happened: List[str] = []
+
+        async def watch(trained: asyncio.Event) -> None:
+            async for event in job.watch_async():
+                if isinstance(event, pstrain.Progress) and not trained.is_set():
+                    happened.append("progress")
+                    trained.set()
+                if isinstance(event, pstrain.StatusUpdate) and event.status.done \
+                        and happened[-1:] != [event.status.state.value]:
+                    happened.append(event.status.state.value)
+
+        async def stop_once_trained(trained: asyncio.Event) -> None:
+            await trained.wait()
+            happened.append("stopping")
+            # A blocking call, run off the loop as a notebook would.
+            await asyncio.get_running_loop().run_in_executor(None, job.stop)
+
+        async def main() -> pstrain.JobStatus:
+            trained = asyncio.Event()
+            await asyncio.wait_for(asyncio.gather(watch(trained), stop_once_trained(trained)),
+                                   timeout=120)
+            return await job.wait_async(timeout=10)
+
+        final = asyncio.run(main())
+        self.assertEqual(happened, ["progress", "stopping", "STOPPED"])
+        self.assertIs(final.state, pstrain.JobState.STOPPED)
 
 
-def make_certificates(root):
+class LocalClusterTest(unittest.TestCase):
+    """How a local cluster starts and ends, whatever happens in between."""
+
+    def test_an_exception_in_the_block_stops_the_cluster_and_its_job(self) -> None:
+        cluster = local_cluster("exception")
+        with self.assertRaisesRegex(RuntimeError, "raised in the block"):
+            with cluster as client:
+                job = client.submit(LONG_SPEC_TEXT)
+                await_state(job, pstrain.JobState.RUNNING)
+                raise RuntimeError("raised in the block")
+        self.assertEqual(cluster.wait(timeout=0), 0, cluster.log())
+        assert_no_process_left(cluster)
+
+    def test_a_shutdown_ends_the_cluster_which_the_block_then_finds_ended(self) -> None:
+        cluster = local_cluster("shutdown")
+        with cluster as client:
+            job = client.submit(LONG_SPEC_TEXT)
+            await_state(job, pstrain.JobState.RUNNING)
+            client.shutdown(stop_running_job=True)
+            self.assertEqual(cluster.wait(timeout=60), 0, cluster.log())
+        assert_no_process_left(cluster)
+
+    def test_a_cluster_that_cannot_start_says_why(self) -> None:
+        cluster = local_cluster("refused", flags=["--max_restarts=-1"])
+        with self.assertRaisesRegex(pstrain.LocalClusterError,
+                                    r"exited with 2 before the cluster came up(.|\n)*"
+                                    r"--max_restarts >= 0"):
+            cluster.start()
+        assert_no_process_left(cluster)
+
+    def test_a_client_that_cannot_be_made_leaves_no_cluster_behind(self) -> None:
+        missing = os.path.join(TMP, "missing-ca.crt")
+        cluster = local_cluster("bad-client", client_options={"tls_ca": missing})
+        with self.assertRaisesRegex(ValueError, f"tls_ca: cannot read {missing}"):
+            cluster.start()
+        self.assertEqual(cluster.wait(timeout=0), 0, cluster.log())
+        assert_no_process_left(cluster)
+
+    def test_the_program_is_found_or_the_error_says_how_to_provide_it(self) -> None:
+        path = os.environ.pop("PATH")
+        binary = os.environ.pop("PSTRAIN_BINARY")
+        try:
+            os.environ["PATH"] = TMP  # no pstrain there
+            with self.assertRaisesRegex(FileNotFoundError, r"set \$PSTRAIN_BINARY"):
+                pstrain.LocalCluster()
+            os.environ["PSTRAIN_BINARY"] = os.path.join(TMP, "missing")
+            with self.assertRaisesRegex(FileNotFoundError,
+                                        r"\$PSTRAIN_BINARY=.*missing is not an executable"):
+                pstrain.LocalCluster()
+            os.environ["PSTRAIN_BINARY"] = binary
+            self.assertEqual(pstrain.LocalCluster(run_dir=TMP).binary, binary)
+            with self.assertRaisesRegex(FileNotFoundError, r"binary=/etc is not an executable"):
+                pstrain.LocalCluster("/etc")
+        finally:
+            os.environ["PATH"] = path
+            os.environ["PSTRAIN_BINARY"] = binary
+
+
+def make_certificates(root: str) -> None:
     """A CA, and a server and a client certificate it signs."""
-    def openssl(*args):
+    def openssl(*args: str) -> None:
         subprocess.run(["/usr/bin/openssl", *args], check=True, capture_output=True)
     with open(os.path.join(root, "san.cnf"), "w") as file:
         file.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
@@ -217,9 +324,12 @@ def make_certificates(root):
 
 class SecureClusterTest(unittest.TestCase):
     """Mutual TLS and a client token, taken as the CLI takes them."""
+    root: str
+    cluster: pstrain.LocalCluster
+    client: pstrain.Client
 
     @classmethod
-    def setUpClass(cls):
+    def setUpClass(cls) -> None:
         cls.root = os.path.join(TMP, "secure-files")
         os.makedirs(cls.root, exist_ok=True)
         make_certificates(cls.root)
@@ -227,18 +337,25 @@ class SecureClusterTest(unittest.TestCase):
                             ("wrong", "not-the-token")):
             with open(os.path.join(cls.root, name + ".token"), "w") as file:
                 file.write(token + "\n")
-        cls.cluster = LocalCluster(
-            "secure", "--evaluator=false", f"--tls_cert={cls.root}/server.crt",
-            f"--tls_key={cls.root}/server.key", f"--tls_ca={cls.root}/ca.crt",
-            "--tls_client_auth=require", f"--client_token_file={cls.root}/client.token",
-            f"--cluster_token_file={cls.root}/cluster.token")
+        cls.cluster = local_cluster(
+            "secure", evaluator=False,
+            flags=[f"--tls_cert={cls.root}/server.crt", f"--tls_key={cls.root}/server.key",
+                   f"--tls_ca={cls.root}/ca.crt", "--tls_client_auth=require",
+                   f"--client_token_file={cls.root}/client.token",
+                   f"--cluster_token_file={cls.root}/cluster.token"],
+            client_options={"tls_ca": f"{cls.root}/ca.crt",
+                            "tls_cert": f"{cls.root}/client.crt",
+                            "tls_key": f"{cls.root}/client.key",
+                            "client_token_file": f"{cls.root}/client.token"})
+        cls.client = cls.cluster.start()
 
     @classmethod
-    def tearDownClass(cls):
+    def tearDownClass(cls) -> None:
         code = cls.cluster.stop()
         assert code == 0, f"pstrain local exited {code}:\n{cls.cluster.log()}"
+        assert_no_process_left(cls.cluster)
 
-    def client(self, token=None, certificate=True):
+    def client_with(self, token: str = "", certificate: bool = True) -> pstrain.Client:
         files = {"tls_ca": f"{self.root}/ca.crt"}
         if certificate:
             files.update(tls_cert=f"{self.root}/client.crt", tls_key=f"{self.root}/client.key")
@@ -246,26 +363,27 @@ class SecureClusterTest(unittest.TestCase):
             files["client_token_file"] = f"{self.root}/{token}.token"
         return pstrain.Client(self.cluster.address, timeout=10, **files)
 
-    def test_the_right_token_over_tls_is_served(self):
-        with self.client("client") as client:
-            self.assertEqual(client.list(), [])
-            self.assertEqual(len(client.members()), 2)
+    def test_the_right_token_over_tls_is_served(self) -> None:
+        # The cluster's own client, made from client_options.
+        self.assertEqual(self.client.list(), [])
+        self.assertEqual(len(self.client.members()), 2)
 
-    def test_a_missing_or_wrong_token_is_refused(self):
-        for token in (None, "wrong"):
-            with self.client(token) as client, self.assertRaises(pstrain.AuthRefused) as caught:
+    def test_a_missing_or_wrong_token_is_refused(self) -> None:
+        for token in ("", "wrong"):
+            with self.client_with(token) as client, \
+                    self.assertRaises(pstrain.AuthRefused) as caught:
                 client.list()
             self.assertEqual(caught.exception.code, grpc.StatusCode.UNAUTHENTICATED)
 
-    def test_the_token_may_come_from_the_environment(self):
+    def test_the_token_may_come_from_the_environment(self) -> None:
         os.environ["PSTRAIN_TOKEN"] = "s3cret-client"
         try:
-            with self.client() as client:
+            with self.client_with() as client:
                 self.assertEqual(client.list(), [])
         finally:
             del os.environ["PSTRAIN_TOKEN"]
 
-    def test_an_unreadable_or_empty_token_file_is_refused_naming_it(self):
+    def test_an_unreadable_or_empty_token_file_is_refused_naming_it(self) -> None:
         missing = f"{self.root}/missing.token"
         with self.assertRaisesRegex(ValueError, f"client_token_file: cannot read {missing}"):
             pstrain.Client(self.cluster.address, client_token_file=missing)
@@ -276,8 +394,8 @@ class SecureClusterTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "tls_ca: cannot read"):
             pstrain.Client(self.cluster.address, tls_ca=f"{self.root}/missing.crt")
 
-    def test_without_a_client_certificate_the_handshake_fails(self):
-        with self.client("client", certificate=False) as client:
+    def test_without_a_client_certificate_the_handshake_fails(self) -> None:
+        with self.client_with("client", certificate=False) as client:
             with self.assertRaises(pstrain.Unreachable):
                 client.list()
 

@@ -24,6 +24,7 @@ PACKAGES=(
   dataset-fashion-mnist prometheus iproute2
   # The Python client (python/): its runtime, and pandas for its DataFrames
   python3-grpcio python3-protobuf python3-pandas
+  python3-venv python3-pip python3-setuptools python3-wheel
 )
 
 for argument in "$@"; do

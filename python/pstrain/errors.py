@@ -7,6 +7,10 @@ wrong and a pipeline can branch on the class. The classes follow the exit
 codes of the `pstrain` command-line client (docs/cli.md).
 """
 
+from __future__ import annotations
+
+from typing import Dict, Type
+
 import grpc
 
 
@@ -18,7 +22,7 @@ class Error(Exception):
       message: what the coordinator (or gRPC, when it was not reached) said.
     """
 
-    def __init__(self, code, message):
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
         super().__init__(f"{message} ({code.name})")
         self.code = code
         self.message = message
@@ -47,15 +51,15 @@ class AuthRefused(Error):
 
 
 class WrongState(Error):
-    """The cluster refused the request in its present state (e.g. a shutdown
-    while a job runs)."""
+    """The cluster refused the request in its present state (a shutdown
+    while a job runs, an export before the evaluator made one)."""
 
 
 class GaveUpWaiting(Error):
     """The job still ran when a wait's timeout ran out; the job goes on."""
 
 
-_CLASS_OF_CODE = {
+_CLASS_OF_CODE: Dict[grpc.StatusCode, Type[Error]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidSpec,
     grpc.StatusCode.NOT_FOUND: NotFound,
     grpc.StatusCode.UNAVAILABLE: Unreachable,
@@ -67,10 +71,11 @@ _CLASS_OF_CODE = {
 }
 
 
-def from_rpc_error(error, address):
-    """The pstrain Error for a grpc.RpcError of a call to `address`."""
-    code = error.code()
-    message = error.details() or code.name
+def from_rpc_error(error: grpc.RpcError, address: str) -> Error:
+    """The pstrain Error for a grpc.RpcError (blocking or grpc.aio) of a
+    call to `address`."""
+    code: grpc.StatusCode = error.code()
+    message: str = error.details() or code.name
     if code == grpc.StatusCode.UNAVAILABLE:
         message = f"cannot reach the coordinator at {address}: {message}"
     elif code == grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -6,23 +6,36 @@ metric to <model_dir>/eval/scalars.jsonl, one JSON object per line
 (common/summary/scalar_jsonl.h), beside TensorBoard's event files.
 """
 
-import collections
+from __future__ import annotations
+
 import json
 import math
 import os
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Sequence
 
-Scalar = collections.namedtuple("Scalar", ["split", "tag", "step", "wall_time", "value"])
-Scalar.__doc__ = """One scalar summary: `split` is "train" or "eval"."""
+if TYPE_CHECKING:
+    import pandas
+
+
+class Scalar(NamedTuple):
+    """One scalar summary: `split` is "train" or "eval"."""
+
+    split: str
+    tag: str
+    step: int
+    wall_time: float
+    value: float
+
 
 SPLITS = ("train", "eval")
 COLUMNS = Scalar._fields
 
 # JSON has no NaN or infinities; the writer spells them as protobuf's JSON
 # mapping does.
-_SPECIAL_VALUES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_SPECIAL_VALUES: Dict[str, float] = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def read_scalars(model_dir):
+def read_scalars(model_dir: str) -> List[Scalar]:
     """Every scalar of `model_dir`, train then eval, each in file order.
 
     A split that has written nothing yet has no file and contributes no
@@ -34,7 +47,7 @@ def read_scalars(model_dir):
     if not os.path.isdir(model_dir):
         raise FileNotFoundError(f"no model_dir {model_dir} here (the job's model_dir must be "
                                 "readable from this machine)")
-    scalars = []
+    scalars: List[Scalar] = []
     for split in SPLITS:
         path = os.path.join(model_dir, split, "scalars.jsonl")
         try:
@@ -54,7 +67,7 @@ def read_scalars(model_dir):
     return scalars
 
 
-def to_frame(scalars):
+def to_frame(scalars: Sequence[Scalar]) -> pandas.DataFrame:
     """`scalars` as a pandas DataFrame with columns split, tag, step,
     wall_time, value. ImportError, saying what to install, without pandas."""
     try:
@@ -65,7 +78,7 @@ def to_frame(scalars):
     return pandas.DataFrame.from_records(scalars, columns=COLUMNS)
 
 
-def _parse_line(split, line):
+def _parse_line(split: str, line: str) -> Scalar:
     record = json.loads(line)
     if not isinstance(record, dict):
         raise ValueError("not a JSON object")
