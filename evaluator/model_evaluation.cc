@@ -6,6 +6,7 @@
 #include "common/data/data_source.h"
 #include "common/evaluation/evaluation_pass.h"
 #include "common/model/job_model.h"
+#include "common/model/label_fit.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 
@@ -25,6 +26,7 @@ absl::StatusOr<std::unique_ptr<ModelEvaluator>> ModelEvaluator::Create(const Job
     evaluator->model_info_ = evaluator->eval_source_->info();
   }
   ASSIGN_OR_RETURN(JobModel model, CreateJobModel(spec, evaluator->model_info_));
+  RETURN_IF_ERROR(CheckLabelsFit(*model.model, evaluator->eval_source_->info(), "eval_data"));
   evaluator->compute_ = std::move(model.compute);
   evaluator->model_ = std::move(model.model);
   LOG(INFO) << "evaluator: " << evaluator->model_->name() << " sized from "

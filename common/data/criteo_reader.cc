@@ -11,9 +11,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/config/job_spec_defaults.h"
+#include "common/data/field_text.h"
 #include "common/data/file_contents.h"
 #include "common/data/file_patterns.h"
 #include "common/data/line_record_format.h"
+#include "common/data/text_lines.h"
 #include "common/data/tf_example_decoder.h"
 #include "common/status/status_macros.h"
 
@@ -90,7 +92,8 @@ absl::Status CriteoLineDecoder::Append(absl::string_view line, InMemorySource::E
                      " categorical features)"));
   }
   if (columns[0] != "0" && columns[0] != "1") {
-    return absl::InvalidArgumentError(absl::StrCat("label \"", columns[0], "\" is not 0 or 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("label ", QuotedField(columns[0]), " is not 0 or 1"));
   }
   // Checked whole before any of it is appended.
   std::array<float, kCriteoIntegerFeatures> dense;
@@ -99,7 +102,8 @@ absl::Status CriteoLineDecoder::Append(absl::string_view line, InMemorySource::E
     int64_t x = 0;
     if (!value.empty() && !absl::SimpleAtoi(value, &x)) {
       return absl::InvalidArgumentError(absl::StrCat("integer feature I", i + 1, " (column ", 2 + i,
-                                                     "): \"", value, "\" is not an integer"));
+                                                     "): ", QuotedField(value),
+                                                     " is not an integer"));
     }
     dense[i] = static_cast<float>(std::log1p(static_cast<double>(std::max<int64_t>(x, 0))));
   }
@@ -113,9 +117,9 @@ absl::Status CriteoLineDecoder::Append(absl::string_view line, InMemorySource::E
     } else if (ParseHex(value, &category)) {
       ids[f] = CategoricalId(CriteoFieldName(f), static_cast<int64_t>(category), hash_buckets_);
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("categorical feature ", CriteoFieldName(f),
-                                                     " (column ", column + 1, "): \"", value,
-                                                     "\" is not 1 to 16 hexadecimal digits"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("categorical feature ", CriteoFieldName(f), " (column ", column + 1,
+                       "): ", QuotedField(value), " is not 1 to 16 hexadecimal digits"));
     }
   }
   examples->dense_dim = kCriteoIntegerFeatures;
@@ -154,20 +158,11 @@ absl::Status ParseCriteo(absl::string_view text, absl::string_view file, int64_t
   make_room(examples->labels, lines);
 
   CriteoLineDecoder decoder(hash_buckets);
-  int64_t line_number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == absl::string_view::npos) end = text.size();
-    absl::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
+  return ForEachTextLine(text, file, [&](absl::string_view line, int64_t number) {
+    if (line.empty()) return absl::OkStatus();
     const absl::Status appended = decoder.Append(line, examples);
-    if (!appended.ok()) return Malformed(file, line_number, appended.message());
-  }
-  return absl::OkStatus();
+    return appended.ok() ? appended : Malformed(file, number, appended.message());
+  });
 }
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/data/text_lines.h"
 #include "common/data/tf_example_decoder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -101,6 +102,20 @@ TEST(CriteoReaderTest, RefusesMalformedLinesNamingTheLineAndColumn) {
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << c.line;
     EXPECT_THAT(status.message(), HasSubstr(c.message)) << c.line;
   }
+}
+
+// A huge field is quoted by its first bytes and its length; a line past
+// the streamed reader's limit is refused in memory by the same limit.
+TEST(CriteoReaderTest, QuotesHugeFieldsShortAndRefusesHugeLines) {
+  InMemorySource::Examples examples;
+  const absl::Status field = Parse(Line("0", {}, {std::string(1 << 20, 'g')}) + "\n", &examples);
+  EXPECT_THAT(field.message(), HasSubstr("day_0:1: categorical feature C1 (column 15): \"gggg"));
+  EXPECT_THAT(field.message(), HasSubstr("...\" (1048576 bytes) is not 1 to 16 hexadecimal"));
+  EXPECT_LT(field.message().size(), 200u);
+  const absl::Status line =
+      Parse(absl::StrCat(Line("0", {}, {}), "\n", std::string(kMaxLineBytes + 1, 'x')), &examples);
+  EXPECT_EQ(line.message(),
+            "day_0:2: a line of more than 16777216 bytes: not a file of text lines?");
 }
 
 class CriteoFilesTest : public ::testing::Test {

@@ -14,17 +14,14 @@ namespace {
 
 using Role = CsvColumns::Role;
 
-// Header names to columns, refusing a name given twice (which one a spec
-// meant could not be told).
-absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> IndexHeader(
+// Header names to columns; a name the header gives twice maps to -1 - the
+// second column (which one a spec naming it meant cannot be told).
+absl::flat_hash_map<std::string, int64_t> IndexHeader(
     const std::vector<absl::string_view>& header) {
   absl::flat_hash_map<std::string, int64_t> index;
   for (int64_t c = 0; c < static_cast<int64_t>(header.size()); ++c) {
-    if (!index.emplace(std::string(header[c]), c).second) {
-      return absl::InvalidArgumentError(absl::StrCat("the header names column ",
-                                                     QuotedField(header[c]), " twice (columns ",
-                                                     index[header[c]] + 1, " and ", c + 1, ")"));
-    }
+    auto [it, added] = index.emplace(std::string(header[c]), c);
+    if (!added && it->second >= 0) it->second = -1 - c;
   }
   return index;
 }
@@ -72,12 +69,7 @@ absl::StatusOr<CsvColumns> ResolveCsvColumns(const CsvSource& options,
   for (int64_t c = 0; c < static_cast<int64_t>(header.size()); ++c) {
     resolved.columns[c].name = std::string(header[c]);
   }
-  absl::flat_hash_map<std::string, int64_t> index;
-  if (!header.empty()) {
-    absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> indexed = IndexHeader(header);
-    if (!indexed.ok()) return indexed.status();
-    index = *std::move(indexed);
-  }
+  const absl::flat_hash_map<std::string, int64_t> index = IndexHeader(header);
   const auto find = [&](const std::string& name,
                         absl::string_view field) -> absl::StatusOr<int64_t> {
     const auto it = index.find(name);
@@ -88,6 +80,13 @@ absl::StatusOr<CsvColumns> ResolveCsvColumns(const CsvSource& options,
                              ", but the data has no header (set has_header)")
               : absl::StrCat(field, " names column ", QuotedField(name),
                              ", which the header does not hold; it holds ", HeaderNames(header)));
+    }
+    if (it->second < 0) {
+      const int64_t second = -1 - it->second;
+      const int64_t first = std::find(header.begin(), header.end(), name) - header.begin();
+      return absl::InvalidArgumentError(absl::StrCat(field, " names column ", QuotedField(name),
+                                                     ", which the header holds twice (columns ",
+                                                     first + 1, " and ", second + 1, ")"));
     }
     return it->second;
   };
@@ -126,7 +125,7 @@ absl::StatusOr<CsvColumns> ResolveCsvColumns(const CsvSource& options,
       if (resolved.columns[c].role != Role::kLabel) resolved.columns[c].role = Role::kIgnored;
     }
     for (const std::string& name : options.categorical()) {
-      resolved.columns[index[name]].role = Role::kCategorical;
+      resolved.columns[index.at(name)].role = Role::kCategorical;
     }
     for (const std::string& name : options.features()) {
       absl::StatusOr<int64_t> found = find(name, "features");
@@ -141,7 +140,7 @@ absl::StatusOr<CsvColumns> ResolveCsvColumns(const CsvSource& options,
   } else {
     for (int64_t c = 0; c < num_columns; ++c) {
       bool ignored = false;
-      for (const std::string& name : options.ignore()) ignored = ignored || index[name] == c;
+      for (const std::string& name : options.ignore()) ignored = ignored || index.at(name) == c;
       if (resolved.columns[c].role == Role::kIgnored && !ignored) features.push_back(c);
     }
   }

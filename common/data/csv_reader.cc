@@ -18,6 +18,7 @@
 #include "common/data/gzip_file.h"
 #include "common/data/line_record_format.h"
 #include "common/data/standardization.h"
+#include "common/data/text_lines.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -163,6 +164,9 @@ std::vector<float> CsvLineDecoder::dense_fill() const {
 }
 
 absl::Status CsvLineDecoder::SetHeader(absl::string_view line) {
+  // A spec that names no column only skips each file's header: the lines'
+  // columns are the first line's, whatever the header holds.
+  if (!NamesCsvColumns(options_)) return absl::OkStatus();
   if (columns_.has_value()) {
     if (line == header_) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(
@@ -264,22 +268,20 @@ absl::Status CheckCsvOptions(const CsvSource& options, absl::string_view file) {
 // through `decoder` (which keeps the column count from file to file).
 absl::Status AppendCsv(absl::string_view text, const CsvSource& options, absl::string_view file,
                        CsvLineDecoder* decoder, InMemorySource::Examples* examples) {
-  int64_t line_number = 0;
   bool header_pending = options.has_header();
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
+  return ForEachTextLine(text, file, [&](absl::string_view line, int64_t number) {
+    if (line.empty()) return absl::OkStatus();
     if (header_pending) {
       header_pending = false;
       const absl::Status header = decoder->SetHeader(line);
-      if (!header.ok()) return Malformed(file, line_number, header.message());
-      continue;
+      return header.ok() ? header : Malformed(file, number, header.message());
     }
     const absl::Status appended = decoder->Append(line, examples);
-    if (!appended.ok()) return Malformed(file, line_number, appended.message());
-  }
-  return absl::OkStatus();
+    if (!appended.ok()) return Malformed(file, number, appended.message());
+    examples->label_places.Saw(examples->labels.back(),
+                               [&] { return absl::StrCat(file, ":", number); });
+    return absl::OkStatus();
+  });
 }
 
 // The examples as a source, standardised as `options` say.
@@ -327,7 +329,13 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> LoadCsv(const CsvSource& options
 }
 
 std::unique_ptr<const RecordFormat> CsvRecordFormat(const CsvSource& options) {
-  return std::make_unique<CsvFormat>(options);
+  // The defaults filled, so that a spec as written and as filled in decode
+  // alike and share their files' indexes (DecodingKey).
+  CsvSource filled = options;
+  filled.set_delimiter(std::string(1, DelimiterOf(options)));
+  filled.set_hash_buckets(HashBucketsOf(options));
+  if (NamesCsvColumns(options)) filled.set_has_header(true);
+  return std::make_unique<CsvFormat>(std::move(filled));
 }
 
 }  // namespace pstrain

@@ -21,9 +21,11 @@ class CsvLineDecoder {
  public:
   // `options` valid (one-character delimiter, label_column >= 0).
   explicit CsvLineDecoder(const CsvSource& options);
-  // The file's header line, before its first record; every file's must be
-  // the first's. InvalidArgument: a name the options give that the header
-  // lacks (ResolveCsvColumns), or a header unlike the first file's.
+  // The file's header line, before its first record. When the options name
+  // columns, it names them, and every file's must be the first's;
+  // otherwise it is skipped. InvalidArgument: a name the options give that
+  // the header lacks (ResolveCsvColumns), or a header unlike the first
+  // file's.
   absl::Status SetHeader(absl::string_view line);
   // Appends the example of `line` (without its line break) to *examples
   // and sets its dense_dim (and its ids' fields). On error *examples is

@@ -129,8 +129,14 @@ TEST(CsvReaderTest, RefusesNamesAndMissingValuesSayingWhatToDo) {
   EXPECT_EQ(
       ParseCsv("id,district,rooms,area,price\na,b,1,2,\n", Houses(), "h.csv").status().message(),
       "h.csv:2: column 5 (\"price\"), the label, is missing");
-  EXPECT_EQ(ParseCsv("a,a,price\n1,2,3\n", Houses(), "h.csv").status().message(),
-            "h.csv:1: the header names column \"a\" twice (columns 1 and 2)");
+  CsvSource by_name;
+  by_name.set_label("price");
+  by_name.set_has_header(true);
+  // A name the header gives twice is refused only when the spec uses it.
+  EXPECT_TRUE(ParseCsv("a,a,price\n1,2,3\n", by_name, "h.csv").ok());
+  by_name.add_features("a");
+  EXPECT_EQ(ParseCsv("a,a,price\n1,2,3\n", by_name, "h.csv").status().message(),
+            "h.csv:1: features names column \"a\", which the header holds twice (columns 1 and 2)");
 }
 
 TEST(CsvReaderTest, StandardizationComesFromTheDataAfterFills) {
@@ -159,6 +165,18 @@ TEST(CsvReaderTest, StandardizationComesFromTheDataAfterFills) {
   EXPECT_EQ((*constant)->info().dense_scale, (std::vector<float>{1}));
   EXPECT_TRUE((*source)->info().dense_mean.size() == 2 &&
               ParseCsv(kHouses, Houses(), "h.csv").value()->info().dense_mean.empty());
+}
+
+TEST(CsvReaderTest, KeepsWhereTheLabelsThatDecideTheClassesAre) {
+  auto source = ParseCsv("y,x\n1,0\n7,0\n-1,0\n7,0\n0.5,0\n", Options(0, true), "l.csv");
+  ASSERT_TRUE(source.ok()) << source.status();
+  const LabelPlaces& places = (*source)->info().label_places;
+  ASSERT_TRUE(places.largest.has_value());
+  EXPECT_EQ(places.largest->label, 7);
+  EXPECT_EQ(places.largest->where, "l.csv:3");
+  ASSERT_TRUE(places.first_non_class.has_value());
+  EXPECT_EQ(places.first_non_class->label, -1);
+  EXPECT_EQ(places.first_non_class->where, "l.csv:4");
 }
 
 TEST(CsvReaderTest, QuotesAShortPrefixOfAHugeField) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/data/label_places.h"
+
 namespace pstrain {
 
 // What a data source holds, so a model can size itself when its spec leaves
@@ -43,6 +45,10 @@ struct DatasetInfo {
   // empty when there is none.
   std::vector<float> dense_mean;
   std::vector<float> dense_scale;
+
+  // Where the labels that decide num_classes were read, when the reader
+  // knows (data held in memory from CSV, libsvm or TFRecord files).
+  LabelPlaces label_places;
 
   // "60000 examples, 784 dense (28x28x1), 10 classes": for logs.
   std::string DebugString() const;

@@ -44,9 +44,7 @@ void ScaleBytes(const uint8_t* in, int64_t n, float scale, float* out) {
 int32_t ClassCountOf(absl::Span<const float> labels) {
   float largest = 0;
   for (float label : labels) {
-    // Beyond 2^24 floats stop being exact integers; no data set has that
-    // many classes.
-    if (!(label >= 0 && label < (1 << 24)) || label != std::floor(label)) return 0;
+    if (!IsClassId(label)) return 0;
     largest = std::max(largest, label);
   }
   return std::max<int32_t>(2, static_cast<int32_t>(largest) + 1);
@@ -110,6 +108,7 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> InMemorySource::Create(Examples 
   info.dense_fill = examples.dense_fill;
   info.dense_mean = examples.dense_mean;
   info.dense_scale = examples.dense_scale;
+  info.label_places = examples.label_places;
   return std::unique_ptr<InMemorySource>(new InMemorySource(std::move(examples), info));
 }
 

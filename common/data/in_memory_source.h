@@ -10,6 +10,7 @@
 #include "absl/types/span.h"
 #include "common/data/byte_buffer.h"
 #include "common/data/example_source.h"
+#include "common/data/label_places.h"
 
 namespace pstrain {
 
@@ -42,6 +43,7 @@ class InMemorySource : public ExampleSource {
     std::vector<float> dense_fill;
     std::vector<float> dense_mean;
     std::vector<float> dense_scale;
+    LabelPlaces label_places;
   };
 
   // Validates that the parts agree and computes the class count.

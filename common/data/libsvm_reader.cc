@@ -10,9 +10,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/data/field_text.h"
 #include "common/data/file_contents.h"
 #include "common/data/file_patterns.h"
 #include "common/data/line_record_format.h"
+#include "common/data/text_lines.h"
 #include "common/status/status_macros.h"
 
 namespace pstrain {
@@ -84,7 +86,8 @@ absl::Status LibsvmLineDecoder::Append(absl::string_view line, InMemorySource::E
   if (tokens_.empty()) return absl::InvalidArgumentError("no label");
   float label;
   if (!absl::SimpleAtof(tokens_[0], &label) || !std::isfinite(label)) {
-    return absl::InvalidArgumentError(absl::StrCat("label \"", tokens_[0], "\" is not a number"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("label ", QuotedField(tokens_[0]), " is not a number"));
   }
   // Checked whole before any of it is appended.
   ids_.clear();
@@ -94,17 +97,18 @@ absl::Status LibsvmLineDecoder::Append(absl::string_view line, InMemorySource::E
     const size_t colon = tokens_[t].find(':');
     if (colon == absl::string_view::npos) {
       return absl::InvalidArgumentError(
-          absl::StrCat("\"", tokens_[t], "\" is not an index:value pair"));
+          absl::StrCat(QuotedField(tokens_[t]), " is not an index:value pair"));
     }
     int64_t index;
     float value;
     if (!absl::SimpleAtoi(tokens_[t].substr(0, colon), &index) || index < base_) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("index \"", tokens_[t].substr(0, colon), "\" is not an integer >= ", base_));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "index ", QuotedField(tokens_[t].substr(0, colon)), " is not an integer >= ", base_));
     }
     if (!absl::SimpleAtof(tokens_[t].substr(colon + 1), &value) || !std::isfinite(value)) {
-      return absl::InvalidArgumentError(absl::StrCat("value \"", tokens_[t].substr(colon + 1),
-                                                     "\" of index ", index, " is not a number"));
+      return absl::InvalidArgumentError(absl::StrCat("value ",
+                                                     QuotedField(tokens_[t].substr(colon + 1)),
+                                                     " of index ", index, " is not a number"));
     }
     const int64_t id = index - base_;
     if (id <= previous) {
@@ -133,14 +137,16 @@ namespace {
 // Appends the examples of `text`, the contents of `file`, to *examples.
 absl::Status AppendLibsvm(absl::string_view text, absl::string_view file,
                           LibsvmLineDecoder* decoder, InMemorySource::Examples* examples) {
-  int64_t line_number = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    ++line_number;
-    if (WithoutComment(line).find_first_not_of(" \t\r") == absl::string_view::npos) continue;
+  return ForEachTextLine(text, file, [&](absl::string_view line, int64_t number) {
+    if (WithoutComment(line).find_first_not_of(" \t\r") == absl::string_view::npos) {
+      return absl::OkStatus();
+    }
     const absl::Status appended = decoder->Append(line, examples);
-    if (!appended.ok()) return Malformed(file, line_number, appended.message());
-  }
-  return absl::OkStatus();
+    if (!appended.ok()) return Malformed(file, number, appended.message());
+    examples->label_places.Saw(examples->labels.back(),
+                               [&] { return absl::StrCat(file, ":", number); });
+    return absl::OkStatus();
+  });
 }
 
 // The examples of every file read, their -1/+1 labels as 0/1 and their
@@ -155,6 +161,9 @@ absl::StatusOr<std::unique_ptr<InMemorySource>> FinishLibsvm(const LibsvmSource&
                                           [](float l) { return l == 1 || l == -1; });
   if (plus_minus_one) {
     for (float& label : examples.labels) label = label > 0 ? 1 : 0;
+    // -1 read as 0 is a class id after all; +1 read as 1 stays largest.
+    examples.label_places.first_non_class.reset();
+    if (examples.label_places.largest.has_value()) examples.label_places.largest->label = 1;
   }
   const int64_t largest =
       examples.sparse_ids.empty()

@@ -47,9 +47,7 @@ absl::Status LineRecordFormat::Scan(SequentialFile& file, const std::string& pat
       }
       if (end == buffer.size()) {
         if (static_cast<int64_t>(buffer.size()) >= kMaxLineBytes) {
-          return absl::InvalidArgumentError(absl::StrCat(path, ":", line_number + 1,
-                                                         ": a line of more than ", kMaxLineBytes,
-                                                         " bytes: not a file of text lines?"));
+          return LineTooLong(path, line_number + 1);
         }
         buffer.resize(2 * buffer.size());
       }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/string_view.h"
 #include "common/data/record_format.h"
+#include "common/data/text_lines.h"
 
 namespace pstrain {
 
@@ -17,9 +18,9 @@ namespace pstrain {
 // gzipped (told by their first bytes).
 class LineRecordFormat : public RecordFormat {
  public:
-  // A line longer than this is refused: a file without line breaks (a
-  // binary file named by mistake) would otherwise be read whole.
-  static constexpr int64_t kMaxLineBytes = int64_t{16} << 20;
+  // A line longer than this is refused, as the in-memory readers refuse
+  // it (common/data/text_lines.h).
+  static constexpr int64_t kMaxLineBytes = pstrain::kMaxLineBytes;
 
   absl::StatusOr<bool> IsGzipped(Env& env, const std::string& path) const override;
   absl::Status Scan(SequentialFile& file, const std::string& path,

@@ -120,6 +120,30 @@ TEST(StreamedLinesTest, CsvStreamsAsItReadsWholeSkippingItsHeaderAndBlankLines) 
   ExpectStreamedAsLoadedWhole(spec);
 }
 
+TEST(StreamedLinesTest, CsvByNamesStreamsAsItReadsWholeWithCategoriesAndFills) {
+  std::string text = "id,city,size,label\n";
+  const char* cities[] = {"oslo", "lima", ""};
+  for (int i = 0; i < 40; ++i) {
+    absl::StrAppend(&text, "r", i, ",", cities[i % 3], ",", i % 5 == 0 ? "NA" : absl::StrCat(i),
+                    ",", i % 2, "\n");
+  }
+  DataSpec spec;
+  CsvSource* csv = spec.mutable_csv();
+  csv->set_path(WriteTestFile("named.csv", text));
+  csv->set_label("label");
+  csv->add_categorical("city");
+  csv->add_ignore("id");
+  CsvFill* fill = csv->add_fill_missing();
+  fill->set_column("size");
+  fill->set_value(-1);
+  ExpectStreamedAsLoadedWhole(spec);
+  auto streamed = OpenExampleSource(Streamed(spec, 7), PassMode::kTrain);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  EXPECT_EQ((*streamed)->info().dense_names, (std::vector<std::string>{"size"}));
+  EXPECT_EQ((*streamed)->info().dense_fill, (std::vector<float>{-1}));
+  EXPECT_EQ((*streamed)->info().num_fields, 1);
+}
+
 TEST(StreamedLinesTest, CsvFilesByGlobAndListAreOneSourceEachWithItsHeader) {
   for (int f = 0; f < 3; ++f) {
     std::string text = "a,b,label\n";

@@ -29,14 +29,18 @@ void ReserveFor(int64_t bytes, size_t record_bytes, InMemorySource::Examples* ex
 absl::Status ReadFile(Env& env, const std::string& path, int64_t bytes, const TfRecordSource& spec,
                       TfExampleDecoder& decoder, InMemorySource::Examples* examples) {
   ASSIGN_OR_RETURN(const bool gzip, IsGzippedTfRecord(env, path, spec.compression()));
-  return ForEachTfRecord(env, path, gzip, TfRecordSpan{},
-                         [&](absl::string_view record, int64_t, int64_t) -> absl::Status {
-                           RETURN_IF_ERROR(decoder.Append(record, examples));
-                           if (examples->num_examples == 1) {
-                             ReserveFor(bytes, record.size(), examples);
-                           }
-                           return absl::OkStatus();
-                         });
+  return ForEachTfRecord(
+      env, path, gzip, TfRecordSpan{},
+      [&](absl::string_view record, int64_t index, int64_t offset) -> absl::Status {
+        RETURN_IF_ERROR(decoder.Append(record, examples));
+        examples->label_places.Saw(examples->labels.back(), [&] {
+          return absl::StrCat(path, ": record ", index, " at offset ", offset);
+        });
+        if (examples->num_examples == 1) {
+          ReserveFor(bytes, record.size(), examples);
+        }
+        return absl::OkStatus();
+      });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "common/model/builtin/linear_model.h"
 #include "common/model/builtin/mlp_model.h"
 #include "common/model/builtin/wide_and_deep_model.h"
+#include "common/model/label_fit.h"
 #include "common/model/onnx/onnx_model.h"
 #include "common/model/plugin_model_loader.h"
 #include "common/model/standardized_input_model.h"
@@ -52,6 +53,29 @@ absl::StatusOr<std::unique_ptr<Model>> CreateLinear(PredictionKind kind, int32_t
   return std::unique_ptr<Model>(std::move(model).value());
 }
 
+// Resolve for a class count: its errors also say which label of the data
+// decided it, and where that label is.
+absl::StatusOr<int64_t> ResolveClasses(absl::string_view field, int64_t value,
+                                       const DatasetInfo& info) {
+  absl::StatusOr<int64_t> classes = Resolve(field, value, info.num_classes);
+  if (classes.ok()) return classes;
+  const LabelPlaces& places = info.label_places;
+  if (info.num_classes > 0 && places.largest.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(classes.status().message(), " classes: its largest label is ",
+                     places.largest->label, " (", places.largest->where, ")"));
+  }
+  if (info.num_classes == 0 && places.first_non_class.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field,
+        " is 0 (from the data), but the training data's labels are not all class ids "
+        "(integers from 0): label ",
+        places.first_non_class->label, " (", places.first_non_class->where,
+        "); set it, or train a regression (mlp's regression: true, linear_regression)"));
+  }
+  return classes;
+}
+
 // Wraps a kind's own StatusOr<unique_ptr<Kind>>.
 template <typename Kind>
 absl::StatusOr<std::unique_ptr<Model>> AsModel(absl::StatusOr<std::unique_ptr<Kind>> model) {
@@ -65,14 +89,14 @@ absl::Status ResolveMlp(const DatasetInfo& info, MlpSpec* mlp) {
   mlp->set_input_dim(input);
   if (mlp->regression()) return absl::OkStatus();  // one output, whatever the labels
   ASSIGN_OR_RETURN(const int64_t classes,
-                   Resolve("model.mlp.num_classes", mlp->num_classes(), info.num_classes));
+                   ResolveClasses("model.mlp.num_classes", mlp->num_classes(), info));
   mlp->set_num_classes(static_cast<int32_t>(classes));
   return absl::OkStatus();
 }
 
 absl::Status ResolveCnn(const DatasetInfo& info, CnnSpec* cnn) {
   ASSIGN_OR_RETURN(const int64_t classes,
-                   Resolve("model.cnn.num_classes", cnn->num_classes(), info.num_classes));
+                   ResolveClasses("model.cnn.num_classes", cnn->num_classes(), info));
   cnn->set_num_classes(static_cast<int32_t>(classes));
   if (info.image_height <= 0 || info.image_width <= 0 || info.image_channels <= 0) {
     return absl::InvalidArgumentError(
@@ -131,8 +155,9 @@ absl::Status ResolveFromData(const DatasetInfo& info, ModelSpec* spec) {
       return ResolveMlp(info, spec->mutable_mlp());
     case ModelSpec::kLogisticRegression: {
       LogisticRegressionSpec* lr = spec->mutable_logistic_regression();
-      ASSIGN_OR_RETURN(const int64_t classes, Resolve("model.logistic_regression.num_classes",
-                                                      lr->num_classes(), info.num_classes));
+      ASSIGN_OR_RETURN(
+          const int64_t classes,
+          ResolveClasses("model.logistic_regression.num_classes", lr->num_classes(), info));
       lr->set_num_classes(static_cast<int32_t>(classes));
       return absl::OkStatus();
     }
@@ -198,6 +223,7 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelSpec& raw, const D
   // (data of one class cannot train a classifier).
   RETURN_IF_ERROR(ValidateModelSpec(spec));
   ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Build(spec, info, context));
+  RETURN_IF_ERROR(CheckLabelsFit(*model, info, "the training data"));
   if (info.dense_mean.empty()) return model;
   return std::unique_ptr<Model>(
       new StandardizedInputModel(std::move(model), info.dense_mean, info.dense_scale));

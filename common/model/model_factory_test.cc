@@ -190,5 +190,41 @@ TEST_F(ModelFactoryTest, StandardizedDataGivesAModelThatChecksItsInputWidth) {
   EXPECT_EQ(refused.message(), "the model standardises 2 dense features; the batch has 3");
 }
 
+// Errors about classes name the label at fault and where it was read.
+TEST_F(ModelFactoryTest, LabelErrorsNameTheFileAndLine) {
+  ModelSpec spec;
+  spec.mutable_mlp()->set_num_classes(2);
+  DatasetInfo eight = Images();
+  eight.num_classes = 8;
+  eight.label_places.largest = LabelPlace{7, "train.csv:9"};
+  EXPECT_EQ(CreateModel(spec, eight, context_).status().message(),
+            "model.mlp.num_classes is 2 but the training data has 8 classes: its largest label "
+            "is 7 (train.csv:9)");
+
+  spec.mutable_mlp()->set_num_classes(0);
+  DatasetInfo negative = Images();
+  negative.num_classes = 0;
+  negative.label_places.first_non_class = LabelPlace{-1, "train.csv:3"};
+  EXPECT_EQ(CreateModel(spec, negative, context_).status().message(),
+            "model.mlp.num_classes is 0 (from the data), but the training data's labels are not "
+            "all class ids (integers from 0): label -1 (train.csv:3); set it, or train a "
+            "regression (mlp's regression: true, linear_regression)");
+
+  spec.mutable_mlp()->set_num_classes(10);
+  EXPECT_EQ(CreateModel(spec, negative, context_).status().message(),
+            "the training data has label -1 (train.csv:3); model mlp's classes are 0 to 9 "
+            "(num_classes 10); a regression (mlp's regression: true, linear_regression) takes "
+            "any number");
+
+  ModelSpec clicks;
+  clicks.mutable_wide_and_deep();
+  DatasetInfo three = Clicks();
+  three.num_classes = 3;
+  three.label_places.largest = LabelPlace{2, "clicks.tfrecord: record 4 at offset 96"};
+  EXPECT_EQ(CreateModel(clicks, three, context_).status().message(),
+            "the training data has label 2 (clicks.tfrecord: record 4 at offset 96); model "
+            "wide_and_deep takes labels 0 and 1");
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -10,6 +10,7 @@
 #include "common/data/data_source.h"
 #include "common/evaluation/evaluation_pass.h"
 #include "common/model/job_model.h"
+#include "common/model/label_fit.h"
 #include "common/optimizer/gradient_clipping.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
@@ -30,6 +31,9 @@ absl::StatusOr<std::unique_ptr<LocalTrainer>> LocalTrainer::Create(const JobSpec
     ASSIGN_OR_RETURN(trainer->eval_source_, OpenExampleSource(spec.eval_data(), PassMode::kEval));
   }
   ASSIGN_OR_RETURN(JobModel model, CreateJobModel(spec, trainer->train_source_->info()));
+  if (trainer->eval_source_ != nullptr) {
+    RETURN_IF_ERROR(CheckLabelsFit(*model.model, trainer->eval_source_->info(), "eval_data"));
+  }
   trainer->compute_ = std::move(model.compute);
   trainer->model_ = std::move(model.model);
   ASSIGN_OR_RETURN(trainer->optimizer_, Optimizer::Create(spec.optimizer()));
