@@ -22,6 +22,7 @@
 #include "client/task_supervisor.h"
 #include "common/clock/clock.h"
 #include "common/clock/stop_signal.h"
+#include "common/config/checkpoint_root.h"
 #include "common/daemon/shutdown_signal.h"
 #include "common/net/host_port.h"
 #include "common/net/http_get.h"
@@ -60,9 +61,10 @@ DEFINE_string(run_dir, "",
 DEFINE_string(bin_dir, "",
               "local: folder holding pstrain-coordinator, pstrain-ps, pstrain-worker and "
               "pstrain-evaluator; default next to this program or in its Bazel runfiles");
-DEFINE_string(checkpoint_root, "/tmp/pstrain",
+DEFINE_string(checkpoint_root, pstrain::kDefaultCheckpointRoot,
               "local: folder under which every job's model_dir must lie (given to the "
-              "coordinator and the parameter servers)");
+              "coordinator and the parameter servers); a relative model_dir is taken from "
+              "it. A leading ~ is $HOME (or /tmp without one)");
 DEFINE_double(job_timeout_secs, 0,
               "local: give up on a job that has not ended after this many seconds: the "
               "cluster is stopped, the job with it, and the exit code is 6; 0: wait as long "
@@ -86,10 +88,12 @@ namespace {
 
 int DefaultParameterServers() { return std::thread::hardware_concurrency() >= 4 ? 2 : 1; }
 
+std::string CheckpointRoot() { return ExpandCheckpointRoot(FLAGS_checkpoint_root); }
+
 std::string ModelDirOf(const JobSpec& spec) {
   const std::string& model_dir = spec.checkpoint().model_dir();
   return absl::StartsWith(model_dir, "/") ? model_dir
-                                          : absl::StrCat(FLAGS_checkpoint_root, "/", model_dir);
+                                          : absl::StrCat(CheckpointRoot(), "/", model_dir);
 }
 
 // Logs live beside the job's checkpoints, where a person looks after a run.
@@ -225,7 +229,7 @@ LocalClusterOptions ClusterOptionsFromFlags(const CoordinatorAddress& address,
   options.evaluator = FLAGS_evaluator;
   options.shared_memory = FLAGS_shm;
   options.bin_dir = FLAGS_bin_dir;
-  options.checkpoint_root = FLAGS_checkpoint_root;
+  options.checkpoint_root = CheckpointRoot();
   options.coordinator_listen = ListenAddressFor(address);
   options.tls_cert = FLAGS_tls_cert;
   options.tls_key = FLAGS_tls_key;

@@ -245,7 +245,7 @@ Subcommand LogsCommand() {
           "Examples:\n"
           "  pstrain logs fashion-mnist-mlp-1\n"
           "  pstrain logs fashion-mnist-mlp-1 --task=worker/0 --follow\n"
-          "  pstrain logs my-job-1 --run_dir=/tmp/pstrain/my-job/logs",
+          "  pstrain logs my-job-1 --run_dir=$HOME/pstrain/my-job/logs",
           RemoteCommandFlags({"run_dir", "task", "follow"}),
           RunLogs};
 }

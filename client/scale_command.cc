@@ -103,7 +103,7 @@ Subcommand ScaleCommand() {
           "\n"
           "Examples:\n"
           "  pstrain scale --workers=3\n"
-          "  pstrain scale --workers=1 --run_dir=/tmp/pstrain/my-job/logs --grace_secs=10",
+          "  pstrain scale --workers=1 --run_dir=$HOME/pstrain/my-job/logs --grace_secs=10",
           {"workers", "run_dir", "grace_secs", "scale_timeout_secs"},
           RunScale};
 }

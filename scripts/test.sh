@@ -7,7 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-# Two jobs: the end-to-end tests start several processes each, and CI has
-# two cores. A lock annotation violated anywhere fails the build, before any
-# test runs.
-exec bazel test --config=thread_safety --jobs=2 --local_test_jobs=2 //... "$@"
+# The build takes every core. Tests run half as many at once as there are
+# cores (at least two: CI has two cores and runs two), since an end-to-end
+# test starts several processes of its own. A lock annotation violated
+# anywhere fails the build, before any test runs.
+cores="$(nproc)"
+test_jobs=$((cores / 2 > 2 ? cores / 2 : 2))
+exec bazel test --config=thread_safety --local_test_jobs="$test_jobs" //... "$@"

@@ -28,6 +28,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
+#include "tests/machine_requirement.h"
 #include "tests/pstrain_command.h"
 
 namespace pstrain {
@@ -81,8 +82,9 @@ class CheckpointFullDiskTest : public ::testing::Test {
     fs::remove_all(work_);
     fs::create_directories(disk_);
     if (::mount("tmpfs", disk_.c_str(), "tmpfs", 0, "size=8m") != 0) {
-      GTEST_SKIP() << "cannot mount a tmpfs at " << disk_ << ": " << std::strerror(errno)
-                   << "; this test needs root (as CI runs it) to give a job a full disk";
+      PSTRAIN_REQUIRE_MACHINE(absl::StrCat("cannot mount a tmpfs at ", disk_, ": ",
+                                           std::strerror(errno),
+                                           "; this test needs root to give a job a full disk"));
     }
     mounted_ = true;
   }

@@ -110,11 +110,10 @@ class ExamplesTest : public ClusterTest {
 // examples/fashion_mnist_cnn.pbtxt: the built-in CNN on the images as they
 // are, for 600 of its 3000 steps.
 TEST_F(ExamplesTest, CnnExampleTrainsOnFashionMnist) {
-  const std::string spec = ShortenedExample(
-      "fashion_mnist_cnn.pbtxt", {{"max_steps: 3000", "max_steps: 600"},
-                                  {"decay_steps: 3000", "decay_steps: 600"},
-                                  {"every_steps: 1000", "every_steps: 300"},
-                                  {"/tmp/pstrain/fashion_mnist_cnn", "fashion_mnist_cnn"}});
+  const std::string spec =
+      ShortenedExample("fashion_mnist_cnn.pbtxt", {{"max_steps: 3000", "max_steps: 600"},
+                                                   {"decay_steps: 3000", "decay_steps: 600"},
+                                                   {"every_steps: 1000", "every_steps: 300"}});
   ASSERT_FALSE(spec.empty());
   const JobStatus status = RunToEnd(spec, "accuracy");
   // 0.8554 to 0.8618 in four runs (the whole example: 0.9081).
@@ -125,11 +124,10 @@ TEST_F(ExamplesTest, CnnExampleTrainsOnFashionMnist) {
 // every worker. The shard applies one update per round, and took both
 // workers' pushes for each: none was refused as late.
 TEST_F(ExamplesTest, SyncExampleAggregatesEveryWorkerInEachRound) {
-  const std::string spec = ShortenedExample(
-      "fashion_mnist_sync.pbtxt", {{"max_steps: 2000", "max_steps: 500"},
-                                   {"decay_steps: 2000", "decay_steps: 500"},
-                                   {"every_steps: 1000", "every_steps: 250"},
-                                   {"/tmp/pstrain/fashion_mnist_sync", "fashion_mnist_sync"}});
+  const std::string spec =
+      ShortenedExample("fashion_mnist_sync.pbtxt", {{"max_steps: 2000", "max_steps: 500"},
+                                                    {"decay_steps: 2000", "decay_steps: 500"},
+                                                    {"every_steps: 1000", "every_steps: 250"}});
   ASSERT_FALSE(spec.empty());
   const JobStatus status = RunToEnd(spec, "accuracy");
   EXPECT_EQ(status.stop_reason(), STOP_REASON_MAX_STEPS) << status.reason();
@@ -174,13 +172,11 @@ TEST_F(ExamplesTest, LibsvmExampleComesNearTheAucOfTheModelThatDrewTheClicks) {
   ASSERT_TRUE(clicks.ok()) << clicks.status();
   const double true_auc = TrueAuc(clicks->eval_data().synthetic_clicks());
 
-  const std::string spec =
-      ShortenedExample("libsvm_logistic_regression.pbtxt",
-                       {{"/tmp/pstrain-data/clicks", data_dir},
-                        {"max_steps: 2000", "max_steps: 600"},
-                        {"decay_steps: 2000", "decay_steps: 600"},
-                        {"every_steps: 1000", "every_steps: 300"},
-                        {"/tmp/pstrain/libsvm_logistic_regression", "libsvm_logistic_regression"}});
+  const std::string spec = ShortenedExample("libsvm_logistic_regression.pbtxt",
+                                            {{"/tmp/pstrain-data/clicks", data_dir},
+                                             {"max_steps: 2000", "max_steps: 600"},
+                                             {"decay_steps: 2000", "decay_steps: 600"},
+                                             {"every_steps: 1000", "every_steps: 300"}});
   ASSERT_FALSE(spec.empty());
   const JobStatus status = RunToEnd(spec, "auc");
   const double auc = FinalMetric(status, "auc");
@@ -201,8 +197,7 @@ TEST_F(ExamplesTest, PluginModelExampleTrainsTheLibrarysModel) {
       "plugin_model.pbtxt", {{"bazel-bin/examples/plugin_model/libtanh_net_model.so", library},
                              {"max_steps: 3000", "max_steps: 600"},
                              {"decay_steps: 3000", "decay_steps: 600"},
-                             {"every_steps: 1000", "every_steps: 300"},
-                             {"/tmp/pstrain/plugin_model", "plugin_model"}});
+                             {"every_steps: 1000", "every_steps: 300"}});
   ASSERT_FALSE(spec.empty());
   const JobStatus status = RunToEnd(spec, "accuracy");
   // 0.8341 to 0.8406 in four runs (the whole example: 0.8681).

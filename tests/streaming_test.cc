@@ -65,12 +65,13 @@ TEST(StreamingTest, WorkersCappedBelowTheDataSizeTrainOnStreamedFiles) {
   std::stringstream example;
   example << std::ifstream("examples/fashion_mnist_tfrecord.pbtxt").rdbuf();
   const std::string streamed_spec = absl::StrReplaceAll(
-      example.str(), {{"/tmp/pstrain-data/fashion_mnist/train.tfrecord", data_dir + "/train*"},
-                      {"/tmp/pstrain-data/fashion_mnist", data_dir},
-                      {"shuffle: true", "shuffle: true read_mode: READ_MODE_STREAMED"},
-                      {"max_steps: 3000", "max_steps: 800"},
-                      {"decay_steps: 3000", "decay_steps: 800"},
-                      {"/tmp/pstrain/fashion_mnist_tfrecord", "streamed_fashion_mnist"}});
+      example.str(),
+      {{"/tmp/pstrain-data/fashion_mnist/train.tfrecord", data_dir + "/train*"},
+       {"/tmp/pstrain-data/fashion_mnist", data_dir},
+       {"shuffle: true", "shuffle: true read_mode: READ_MODE_STREAMED"},
+       {"max_steps: 3000", "max_steps: 800"},
+       {"decay_steps: 3000", "decay_steps: 800"},
+       {"model_dir: \"fashion_mnist_tfrecord\"", "model_dir: \"streamed_fashion_mnist\""}});
   ASSERT_NE(streamed_spec.find(data_dir + "/train*"), std::string::npos) << streamed_spec;
   ASSERT_NE(streamed_spec.find("READ_MODE_STREAMED"), std::string::npos) << streamed_spec;
 

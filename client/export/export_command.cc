@@ -86,8 +86,8 @@ Subcommand ExportCommand() {
           "model_dir or step, DIR exists).\n"
           "\n"
           "Example:\n"
-          "  pstrain export /tmp/pstrain/fashion_mnist_mlp --to=/tmp/fashion_mnist_model\n"
-          "  pstrain export /tmp/pstrain/fashion_mnist_mlp --step=2000 --to=/tmp/fmnist_2000",
+          "  pstrain export ~/pstrain/fashion_mnist_mlp --to=/tmp/fashion_mnist_model\n"
+          "  pstrain export ~/pstrain/fashion_mnist_mlp --step=2000 --to=/tmp/fmnist_2000",
           {"to", "step"},
           RunExportCommand};
 }

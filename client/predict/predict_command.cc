@@ -114,7 +114,7 @@ Subcommand PredictCommand() {
           "read; the message names the file).\n"
           "\n"
           "Example:\n"
-          "  pstrain predict /tmp/pstrain/fashion_mnist_mlp/export/best \\\n"
+          "  pstrain predict ~/pstrain/fashion_mnist_mlp/export/best \\\n"
           "      /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz \\\n"
           "      --labels=/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz",
           {"labels", "input_format", "csv_label_column", "csv_has_header", "csv_delimiter",

@@ -63,8 +63,8 @@ Subcommand ReportCommand() {
           "such model_dir, or nothing in it to report.\n"
           "\n"
           "Example:\n"
-          "  pstrain report /tmp/pstrain/fashion_mnist_mlp\n"
-          "  pstrain report /tmp/pstrain/fashion_mnist_mlp --to=/tmp/fmnist.html",
+          "  pstrain report ~/pstrain/fashion_mnist_mlp\n"
+          "  pstrain report ~/pstrain/fashion_mnist_mlp --to=/tmp/fmnist.html",
           {"to"},
           RunReportCommand};
 }

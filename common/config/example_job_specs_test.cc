@@ -67,7 +67,7 @@ TEST(ExampleJobSpecsTest, FashionMnistMlpSaysWhatItsCommentsSay) {
   EXPECT_EQ(spec->train_data().batch_size(), 128);
   EXPECT_EQ(spec->stop().max_steps(), 3000);
   EXPECT_EQ(spec->checkpoint().every_steps(), 1000);
-  EXPECT_EQ(spec->checkpoint().model_dir(), "/tmp/pstrain/fashion_mnist_mlp");
+  EXPECT_EQ(spec->checkpoint().model_dir(), "fashion_mnist_mlp");
 }
 
 }  // namespace

@@ -38,23 +38,30 @@ void SplitFields(absl::string_view line, char delimiter, std::vector<absl::strin
   for (absl::string_view field : absl::StrSplit(line, delimiter)) fields->push_back(field);
 }
 
-// The first line of `path` (gzipped or not), without its line break: a
-// header.
-absl::StatusOr<std::string> ReadFirstLine(const std::string& path) {
+// The first line of `path` (gzipped or not) that holds something, without
+// its line break: the header, as the line readers skip blank lines before
+// it. "" for a file of blank lines.
+absl::StatusOr<std::string> ReadHeaderLine(const std::string& path) {
   PosixEnv env;
   ASSIGN_OR_RETURN(const bool gzipped, IsGzipFile(env, path));
   ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file, OpenSequentialFile(env, path, gzipped));
-  std::string line;
+  std::string text;
   std::string chunk(4096, '\0');
-  while (static_cast<int64_t>(line.size()) < LineRecordFormat::kMaxLineBytes) {
+  size_t start = 0;  // of the first line not looked at yet
+  while (true) {
+    for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+      absl::string_view line(text.data() + start, end - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (!line.empty()) return std::string(line);
+    }
+    if (static_cast<int64_t>(text.size() - start) > kMaxLineBytes) return LineTooLong(path, 1);
     ASSIGN_OR_RETURN(absl::string_view read, file->Read(chunk.size(), chunk.data()));
     if (read.empty()) break;
-    const size_t newline = read.find('\n');
-    line.append(read.data(), newline == absl::string_view::npos ? read.size() : newline);
-    if (newline != absl::string_view::npos) break;
+    text.append(read.data(), read.size());
   }
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  return line;
+  absl::string_view last(text.data() + start, text.size() - start);
+  if (!last.empty() && last.back() == '\r') last.remove_suffix(1);
+  return std::string(last);
 }
 
 class CsvRecordDecoder : public RecordDecoder {
@@ -118,7 +125,7 @@ class CsvFormat : public LineRecordFormat {
     if (!options_.has_header()) return std::string();
     ASSIGN_OR_RETURN(const std::vector<std::string> files,
                      ExpandFilePatterns(PathAndPatternsOf(options_)));
-    return ReadFirstLine(files.front());
+    return ReadHeaderLine(files.front());
   }
 
   const CsvSource options_;

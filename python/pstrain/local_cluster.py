@@ -46,7 +46,7 @@ class LocalCluster:
       ps, workers, evaluator: the cluster's size, as `pstrain local`'s --ps
         (0: sized for this machine), --workers and --evaluator.
       checkpoint_root: the folder every job's model_dir must lie under
-        (--checkpoint_root); default pstrain's own, /tmp/pstrain.
+        (--checkpoint_root); default pstrain's own, ~/pstrain.
       run_dir: where the processes log; default a new temporary folder.
         `pstrain local`'s own output goes to <run_dir>/local.log.
       flags: more flags of `pstrain local` (TLS, tokens: see

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/config/checkpoint_root.h"
 #include "common/daemon/daemon_main.h"
 #include "gflags/gflags.h"
 #include "server/coordinator/cluster_service.h"
@@ -17,10 +18,11 @@
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_service.h"
 
-DEFINE_string(checkpoint_root, "/tmp/pstrain",
+DEFINE_string(checkpoint_root, pstrain::kDefaultCheckpointRoot,
               "Folder under which every job's checkpoint.model_dir (and warm_start_from, "
               "export_dir) must lie; relative ones are taken from it. Give the parameter "
-              "servers the same --checkpoint_root: they write the shard files there.");
+              "servers the same --checkpoint_root: they write the shard files there. A "
+              "leading ~ is $HOME (or /tmp without one).");
 DEFINE_int32(num_ps, 0,
              "Parameter servers a training job runs on (ps/0 .. ps/N-1); it waits for all of "
              "them. 0: the number TF_CONFIG's cluster.ps lists, else those registered when "
@@ -176,6 +178,7 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
   options.runner.max_workers = FLAGS_max_workers;
   options.runner.records_per_lease = FLAGS_records_per_lease;
   options.queue.max_queued_jobs = FLAGS_max_queued_jobs;
+  FLAGS_checkpoint_root = pstrain::ExpandCheckpointRoot(FLAGS_checkpoint_root);
   options.checkpoint_root = FLAGS_checkpoint_root;
   if (FLAGS_state_dir == "none") {
     options.state_dir.clear();

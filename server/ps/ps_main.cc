@@ -9,6 +9,7 @@
 
 #include "common/clock/clock.h"
 #include "common/cluster/member_session.h"
+#include "common/config/checkpoint_root.h"
 #include "common/daemon/daemon_main.h"
 #include "common/net/channel_security.h"
 #include "common/random/random_source.h"
@@ -17,9 +18,10 @@
 #include "server/ps/parameter_server_service.h"
 #include "server/ps/shard_store.h"
 
-DEFINE_string(checkpoint_root, "/tmp/pstrain",
+DEFINE_string(checkpoint_root, pstrain::kDefaultCheckpointRoot,
               "Folder under which every checkpoint this shard writes or restores must lie "
-              "(each job's model_dir goes below it); paths outside are refused.");
+              "(each job's model_dir goes below it); paths outside are refused. A leading ~ "
+              "is $HOME (or /tmp without one).");
 
 DEFINE_int64(max_variable_mb, 0,
              "MiB of variables (values and optimizer slots) one job may hold on this shard. "
@@ -151,6 +153,7 @@ int main(int argc, char** argv) {
   return pstrain::RunDaemonMain(
       pstrain::TASK_TYPE_PS, kUsage, argc, argv,
       [](pstrain::Daemon& daemon) -> absl::StatusOr<std::unique_ptr<pstrain::DaemonComponents>> {
+        FLAGS_checkpoint_root = pstrain::ExpandCheckpointRoot(FLAGS_checkpoint_root);
         if (FLAGS_checkpoint_root.empty() || FLAGS_checkpoint_root.front() != '/') {
           return absl::InvalidArgumentError("--checkpoint_root must be an absolute folder, got '" +
                                             FLAGS_checkpoint_root + "'");
