@@ -65,7 +65,7 @@ TEST(ExampleJobSpecsTest, FashionMnistMlpSaysWhatItsCommentsSay) {
   EXPECT_TRUE(spec->optimizer().has_adam());
   EXPECT_FLOAT_EQ(spec->optimizer().learning_rate(), 0.001f);
   EXPECT_EQ(spec->train_data().batch_size(), 128);
-  EXPECT_EQ(spec->stop().max_steps(), 3000);
+  EXPECT_EQ(spec->stop().max_steps(), 4000);
   EXPECT_EQ(spec->checkpoint().every_steps(), 1000);
   EXPECT_EQ(spec->checkpoint().model_dir(), "fashion_mnist_mlp");
 }
