@@ -5,6 +5,7 @@
 // Debian 12's kubernetes-client is 1.20 and cannot.
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -15,12 +16,16 @@
 namespace pstrain {
 namespace {
 
-// Why the kubectl on PATH cannot render the dev overlay; "" when it can.
+// Why the kubectl on PATH cannot render the dev overlay, as the tests
+// render it; "" when it can.
 std::string KubectlLacks() {
-  absl::StatusOr<std::string> rendered = k8s_testing::RunShell(absl::StrCat(
-      "command -v kubectl >/dev/null || { echo 'no kubectl on PATH' >&2; exit 1; }; "
-      "kubectl kustomize ",
-      k8s_testing::RunfilesPath("deploy/k8s/overlays/dev"), " >/dev/null"));
+  if (!k8s_testing::RunShell("command -v kubectl").ok()) {
+    return "these tests render deploy/k8s with kubectl 1.21 or later (kustomize v4); there is "
+           "no kubectl on PATH. Debian 12's kubernetes-client (1.20) cannot render them either; "
+           "install kubectl from Kubernetes' own packages";
+  }
+  absl::StatusOr<std::vector<google::protobuf::Value>> rendered =
+      k8s_testing::RenderManifests("overlays/dev");
   if (rendered.ok()) return "";
   return absl::StrCat(
       "these tests render deploy/k8s with kubectl 1.21 or later (kustomize v4), which this "
