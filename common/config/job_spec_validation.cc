@@ -363,7 +363,9 @@ void CheckCsv(const std::string& prefix, const CsvSource& csv, Problems* problem
       return;
     }
     auto [it, added] = roles.emplace(name, role);
-    if (!added) {
+    if (!added && it->second == role) {
+      problems->Add(absl::StrCat(prefix, role, " names column ", Quote(name), " twice"));
+    } else if (!added) {
       problems->Add(absl::StrCat(prefix, "column ", Quote(name), " is named both in ", it->second,
                                  " and in ", role));
     }
@@ -380,8 +382,10 @@ void CheckCsv(const std::string& prefix, const CsvSource& csv, Problems* problem
                                  "].column is required (a feature "
                                  "column's name, or \"*\")"));
     } else if (role != roles.end() && role->second != "features") {
-      problems->Add(absl::StrCat(prefix, "fill_missing[", i, "] names ", Quote(column),
-                                 ", a column of ", role->second, ", not a feature"));
+      problems->Add(absl::StrCat(
+          prefix, "fill_missing[", i, "] names ", Quote(column),
+          role->second == "label" ? ", the label" : absl::StrCat(", named in ", role->second),
+          ", not a feature column"));
     } else if (!std::isfinite(csv.fill_missing(i).value())) {
       problems->Add(absl::StrCat(prefix, "fill_missing[", i, "].value must be a finite number"));
     }
@@ -489,7 +493,7 @@ void CheckData(absl::string_view path, const DataSpec& data, Problems* problems)
   if (data.read_mode() == DataSpec::READ_MODE_STREAMED && data.csv().standardize()) {
     problems->Add(absl::StrCat(path,
                                ".csv.standardize needs the data in memory (its statistics "
-                               "take a pass over all of it); read_mode is READ_MODE_STREAMED"));
+                               "take a pass over all of it), but read_mode is READ_MODE_STREAMED"));
   }
   // 0 reads as unset: the default.
   problems->NonNegative(absl::StrCat(path, ".stream_block_records"), data.stream_block_records());

@@ -79,7 +79,7 @@ const std::vector<BadSpec>& BadSpecs() {
       {{},
        "model { wide_and_deep {} } eval_data { synthetic_clicks {} }",
        "model.wide_and_deep needs sparse ids: train_data must be libsvm, synthetic_clicks, "
-       "criteo, or tfrecord with sparse_features, got fashion_mnist"},
+       "criteo, csv with categorical columns, or tfrecord with sparse_features, got fashion_mnist"},
       {{"eval_data"},
        R"(model { wide_and_deep { embedding { vocabulary_size: 1000 admit_after: 3 } } }
           train_data { synthetic_clicks {} } mode: JOB_MODE_TRAIN)",
@@ -112,13 +112,33 @@ const std::vector<BadSpec>& BadSpecs() {
        "model.dlrm.num_fields must be >= 0, got -26"},
       {{},
        R"(model { dlrm {} } train_data { criteo { paths: "/t.tsv" } })",
-       "model.dlrm needs sparse ids: eval_data must be libsvm, synthetic_clicks, criteo, or "
-       "tfrecord with sparse_features, got fashion_mnist"},
+       "model.dlrm needs sparse ids: eval_data must be libsvm, synthetic_clicks, criteo, csv "
+       "with categorical columns, or tfrecord with sparse_features, got fashion_mnist"},
       {{},
        R"(model { cnn {} } train_data { csv { path: "/d.csv" } })",
        "model.cnn needs images: train_data must be fashion_mnist, got csv"},
+      {{},
+       R"(model { wide_and_deep {} } train_data { csv { path: "/d.csv" } }
+          eval_data { csv { path: "/e.csv" categorical: "city" } })",
+       "model.wide_and_deep needs sparse ids: train_data must be libsvm, synthetic_clicks, "
+       "criteo, csv with categorical columns, or tfrecord with sparse_features, got csv"},
       // data
       {{"train_data"}, "", "train_data is required for mode TRAIN_AND_EVAL"},
+      {{"train_data"},
+       R"(train_data { csv { path: "/d.csv" label: "y" features: ["a", "a"] } })",
+       "train_data.csv.features names column \"a\" twice"},
+      {{"train_data"},
+       R"(train_data { csv { path: "/d.csv" label: "y" categorical: "y" } })",
+       "train_data.csv.column \"y\" is named both in label and in categorical"},
+      {{"train_data"},
+       R"(train_data { csv { path: "/d.csv" label: "y" fill_missing { column: "y" value: 1 } } })",
+       "train_data.csv.fill_missing[0] names \"y\", the label, not a feature column"},
+      {{"train_data"},
+       R"(train_data { csv { path: "/d.csv" fill_missing { value: 2 } } })",
+       "train_data.csv.fill_missing[0].column is required (a feature column's name, or \"*\")"},
+      {{"train_data"},
+       R"(train_data { csv { path: "/d.csv" standardize: true } read_mode: READ_MODE_STREAMED })",
+       "train_data.csv.standardize needs the data in memory"},
       {{"eval_data"}, "", "eval_data is required for mode TRAIN_AND_EVAL"},
       {{"train_data"},
        "train_data { batch_size: 32 }",

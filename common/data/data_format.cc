@@ -13,6 +13,8 @@ bool TfRecordCarriesIds(const DataSpec& data) {
   return !data.tfrecord().sparse_features().empty();
 }
 
+bool CsvCarriesIds(const DataSpec& data) { return !data.csv().categorical().empty(); }
+
 bool NamedLikeIdx(absl::string_view file) {
   return absl::EndsWith(file, "-ubyte") || absl::StrContains(file, ".idx");
 }
@@ -26,7 +28,8 @@ bool NamedLikeLibsvm(absl::string_view file) {
 constexpr DataFormat kDataFormats[] = {
     // source, name, streams, images, carries_ids, ids_condition, predict_name, named_like
     {DataSpec::kFashionMnist, "fashion_mnist", false, true, Never, "", "idx", NamedLikeIdx},
-    {DataSpec::kCsv, "csv", true, false, Never, "", "csv", NamedLikeCsv},
+    {DataSpec::kCsv, "csv", true, false, CsvCarriesIds, "csv with categorical columns", "csv",
+     NamedLikeCsv},
     {DataSpec::kLibsvm, "libsvm", true, false, Always, "", "libsvm", NamedLikeLibsvm},
     {DataSpec::kSyntheticClicks, "synthetic_clicks", false, false, Always, "", "", nullptr},
     {DataSpec::kTfrecord, "tfrecord", true, false, TfRecordCarriesIds,
