@@ -46,6 +46,17 @@ std::string WriteSpec(const std::string& name, const std::string& rest,
                                                         checkpoint, "\n", rest));
 }
 
+// Runs train-local on `spec` with --output=json and parses what it prints
+// into *json; fails the test on a non-zero exit or output that is not JSON.
+void RunToJson(const std::string& spec, google::protobuf::Struct* json) {
+  FLAGS_output = "json";
+  ::testing::internal::CaptureStdout();
+  const int code = RunTrainLocalCommand({spec});
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(code, 0) << out;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, json).ok()) << out;
+}
+
 class TrainLocalCommandTest : public ::testing::Test {
  protected:
   void TearDown() override {
@@ -56,15 +67,9 @@ class TrainLocalCommandTest : public ::testing::Test {
 };
 
 TEST_F(TrainLocalCommandTest, PrintsOneJsonObject) {
-  FLAGS_output = "json";
   FLAGS_max_steps = 40;  // the spec has no stop condition of its own
-  const std::string spec = WriteSpec("job.pbtxt", "");
-  ::testing::internal::CaptureStdout();
-  const int code = RunTrainLocalCommand({spec});
-  const std::string out = ::testing::internal::GetCapturedStdout();
-  ASSERT_EQ(code, 0) << out;
   google::protobuf::Struct json;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &json).ok()) << out;
+  ASSERT_NO_FATAL_FAILURE(RunToJson(WriteSpec("job.pbtxt", ""), &json));
   const auto& fields = json.fields();
   EXPECT_EQ(fields.at("state").string_value(), "SUCCEEDED");
   EXPECT_EQ(fields.at("global_step").number_value(), 40);
@@ -112,15 +117,10 @@ TEST_F(TrainLocalCommandTest, WideAndDeepLearnsFromACsvTextColumn) {
                    "optimizer { adam {} learning_rate: 0.01 } stop { max_steps: 600 }\n"
                    "eval { metrics: [\"auc\"] best_metric: \"auc\" }\n"
                    "checkpoint { model_dir: \"/tmp/unused\" }"));
-  FLAGS_output = "json";
-  ::testing::internal::CaptureStdout();
-  const int code = RunTrainLocalCommand({spec});
-  const std::string out = ::testing::internal::GetCapturedStdout();
-  ASSERT_EQ(code, 0) << out;
   google::protobuf::Struct json;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &json).ok()) << out;
+  ASSERT_NO_FATAL_FAILURE(RunToJson(spec, &json));
   // The true model's AUC on such data is about 0.83.
-  EXPECT_GT(json.fields().at("auc").number_value(), 0.78) << out;
+  EXPECT_GT(json.fields().at("auc").number_value(), 0.78);
 }
 
 TEST_F(TrainLocalCommandTest, UsageAndSpecErrors) {

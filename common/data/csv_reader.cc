@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -66,7 +67,8 @@ absl::StatusOr<std::string> ReadHeaderLine(const std::string& path) {
 
 class CsvRecordDecoder : public RecordDecoder {
  public:
-  // `header`: the first file's header line, or its error; none without one.
+  // `header`: the first file's header line, or its error; none when the
+  // options name no column (the header is then only skipped).
   CsvRecordDecoder(const CsvSource& options, const absl::StatusOr<std::string>* header)
       : decoder_(options), ready_(header == nullptr ? absl::OkStatus() : header->status()) {
     if (header != nullptr && ready_.ok()) ready_ = decoder_.SetHeader(**header);
@@ -88,7 +90,8 @@ class CsvRecordDecoder : public RecordDecoder {
 
 class CsvFormat : public LineRecordFormat {
  public:
-  explicit CsvFormat(CsvSource options) : options_(std::move(options)), header_(ReadHeader()) {}
+  explicit CsvFormat(CsvSource options)
+      : options_(std::move(options)), names_columns_(NamesCsvColumns(options_)) {}
 
   absl::string_view name() const override { return "csv"; }
   std::vector<std::string> patterns() const override { return PathAndPatternsOf(options_); }
@@ -99,12 +102,12 @@ class CsvFormat : public LineRecordFormat {
     return absl::StrCat("csv ", decoding.ShortDebugString());
   }
   std::unique_ptr<RecordDecoder> NewDecoder(const RecordSummary*) const override {
-    return std::make_unique<CsvRecordDecoder>(options_, options_.has_header() ? &header_ : nullptr);
+    return std::make_unique<CsvRecordDecoder>(options_, names_columns_ ? &Header() : nullptr);
   }
   void Describe(const RecordSummary& summary, DatasetInfo* info) const override {
     // The columns as the decoders took them; read before any record was.
     CsvLineDecoder columns(options_);
-    if (header_.ok() && options_.has_header() && columns.SetHeader(*header_).ok()) {
+    if (names_columns_ && Header().ok() && columns.SetHeader(*Header()).ok()) {
       info->dense_names = columns.dense_names();
       info->dense_fill = columns.dense_fill();
     }
@@ -119,17 +122,24 @@ class CsvFormat : public LineRecordFormat {
   bool has_header() const override { return options_.has_header(); }
 
  private:
-  // The first file's header, which every file's must match (a block read
-  // from the middle of a file does not see its file's).
-  absl::StatusOr<std::string> ReadHeader() const {
-    if (!options_.has_header()) return std::string();
-    ASSIGN_OR_RETURN(const std::vector<std::string> files,
-                     ExpandFilePatterns(PathAndPatternsOf(options_)));
-    return ReadHeaderLine(files.front());
+  // The first file's header, which names the columns for every file (a
+  // block read from the middle of a file does not see its file's). Read
+  // once, when a decoder first needs it: a format made only to ask for its
+  // files or their compression reads no data.
+  const absl::StatusOr<std::string>& Header() const {
+    absl::call_once(header_once_, [this] {
+      absl::StatusOr<std::vector<std::string>> files =
+          ExpandFilePatterns(PathAndPatternsOf(options_));
+      header_ = files.ok() ? ReadHeaderLine(files->front()) : files.status();
+    });
+    return header_;
   }
 
   const CsvSource options_;
-  const absl::StatusOr<std::string> header_;
+  // Only a spec that names columns reads the header; others skip it.
+  const bool names_columns_;
+  mutable absl::once_flag header_once_;
+  mutable absl::StatusOr<std::string> header_;
 };
 
 // "column 3", or "column 3 (\"price\")" when the header names it.
