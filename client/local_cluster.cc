@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "client/binary_locator.h"
 #include "common/config/tf_config.h"
 #include "common/daemon/ready_file.h"
@@ -422,6 +423,28 @@ std::optional<TaskExit> LocalCluster::FirstExitedTask() {
     if (std::optional<ExitStatus> exit = processes_[i]->Poll()) return TaskExit{tasks_[i], *exit};
   }
   return std::nullopt;
+}
+
+absl::StatusOr<std::vector<TaskExit>> LocalCluster::AwaitEnd(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    std::vector<TaskExit> ended;
+    std::vector<std::string> running;
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (std::optional<ExitStatus> exit = processes_[i]->Poll()) {
+        ended.push_back(TaskExit{tasks_[i], *exit});
+      } else {
+        running.push_back(tasks_[i].name());
+      }
+    }
+    if (running.empty()) return ended;
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("still running after ",
+                                                      absl::FormatDuration(timeout), ": ",
+                                                      absl::StrJoin(running, ", ")));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
 }
 
 absl::Status LocalCluster::Stop(absl::Duration grace) {

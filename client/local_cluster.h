@@ -145,6 +145,12 @@ class LocalCluster {
   // poll a few times a second.
   std::optional<TaskExit> FirstExitedTask();
 
+  // Waits until every process has ended by itself, as a one-shot cluster's
+  // do once its job ends (pstrain-coordinator --job); how each ended, in
+  // task order. DeadlineExceeded, naming those that still run, once
+  // `timeout` passes first (they keep running).
+  absl::StatusOr<std::vector<TaskExit>> AwaitEnd(absl::Duration timeout);
+
   // SIGTERM to workers and the evaluator first, then parameter servers, then
   // the coordinator, each given `grace` to exit. OK when every process
   // exited 0; otherwise lists those that did not and how they ended.

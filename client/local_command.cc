@@ -40,15 +40,16 @@ DECLARE_string(cluster_token_file);
 
 DEFINE_int32(ps, 0,
              "local: parameter-server shards to start; 0: sized for this machine (2 with 4 "
-             "or more cores, else 1)");
+             "or more cores, else 1); k8s: the TFJob's PS replicas (0: 1)");
 DEFINE_int32(ps_replicas, 0,
              "local: hot-standby replicas per parameter-server shard, 0 or 1; with 1 each "
              "shard gets a backup process that takes over, with no step lost, when its "
              "primary dies (docs/design/replicas.md)");
 DEFINE_int32(workers, 2,
              "local: workers to start; scale: the workers the running local cluster should "
-             "have (required)");
-DEFINE_bool(evaluator, true, "local: start an evaluator (--noevaluator: none)");
+             "have (required); k8s: the TFJob's Worker replicas");
+DEFINE_bool(evaluator, true,
+            "local: start an evaluator; k8s: an Evaluator replica (--noevaluator: none)");
 DEFINE_bool(shm, true,
             "local: workers and parameter servers talk through shared-memory lanes (tensor "
             "bytes in shared memory, pushes and pulls over a Unix socket; --shm=false: over "

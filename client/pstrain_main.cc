@@ -9,6 +9,7 @@
 #include "client/exit_code.h"
 #include "client/export/export_command.h"
 #include "client/index_data_command.h"
+#include "client/k8s_command.h"
 #include "client/list_command.h"
 #include "client/local_command.h"
 #include "client/logs_command.h"
@@ -58,13 +59,13 @@ int main(int argc, char** argv) {
   pstrain::TuneAllocatorForLargeBuffers();
   // In the order `pstrain --help` lists them.
   const std::vector<pstrain::Subcommand> commands = {
-      pstrain::LocalCommand(),          pstrain::SubmitCommand(),      pstrain::ValidateCommand(),
-      pstrain::StatusCommand(),         pstrain::ListCommand(),        pstrain::WatchCommand(),
-      pstrain::LogsCommand(),           pstrain::StopCommand(),        pstrain::ClusterCommand(),
-      pstrain::ScaleCommand(),          pstrain::ShutdownCommand(),    pstrain::ExportCommand(),
-      pstrain::PredictCommand(),        pstrain::ReportCommand(),      pstrain::TrainLocalCommand(),
-      pstrain::WriteTfRecordCommand(),  pstrain::WriteLibsvmCommand(), pstrain::IndexDataCommand(),
-      pstrain::MakeCriteoLogsCommand(), pstrain::VersionCommand(),
+      pstrain::LocalCommand(),      pstrain::SubmitCommand(),         pstrain::ValidateCommand(),
+      pstrain::StatusCommand(),     pstrain::ListCommand(),           pstrain::WatchCommand(),
+      pstrain::LogsCommand(),       pstrain::StopCommand(),           pstrain::ClusterCommand(),
+      pstrain::ScaleCommand(),      pstrain::ShutdownCommand(),       pstrain::K8sCommand(),
+      pstrain::ExportCommand(),     pstrain::PredictCommand(),        pstrain::ReportCommand(),
+      pstrain::TrainLocalCommand(), pstrain::WriteTfRecordCommand(),  pstrain::WriteLibsvmCommand(),
+      pstrain::IndexDataCommand(),  pstrain::MakeCriteoLogsCommand(), pstrain::VersionCommand(),
   };
   return pstrain::RunSubcommands("pstrain", Overview(), commands, argc, argv, kRenamedFlags);
 }

@@ -77,6 +77,7 @@ EvaluationLoop::EvaluationLoop(std::shared_ptr<grpc::Channel> coordinator, Env& 
   member.coordinator_address = options_.coordinator_address;
   member.call_timeout = options_.call_timeout;
   member.retry = options_.retry;
+  member.on_membership = options_.on_membership;
   member.on_heartbeat = [this](const HeartbeatRequest& sent, const HeartbeatResponse& answer) {
     NoteHeartbeat(sent, answer);
   };
@@ -186,7 +187,7 @@ void EvaluationLoop::ShutDown() {
   }
   stop_.Stop();
   member_->Cancel();
-  if (options_.on_shutdown) options_.on_shutdown();
+  if (options_.on_shutdown) options_.on_shutdown(member_->last_heartbeat().exit_code);
 }
 
 EvalReport EvaluationLoop::NewReport(const std::string& job_id) const {

@@ -94,8 +94,12 @@ struct EvaluationLoopOptions {
   // Default: a FileSummaryWriter in model_dir/eval.
   SummaryWriterFactory open_summary_writer;
   // Called (from the heartbeat thread) when the coordinator says the
-  // cluster shuts down; the loop stops by itself. May be empty.
-  std::function<void()> on_shutdown;
+  // cluster shuts down, with the code the process should exit with; the
+  // loop stops by itself. May be empty.
+  std::function<void(int exit_code)> on_shutdown;
+  // MemberSessionOptions::on_membership: the evaluator's readiness. May be
+  // empty.
+  std::function<void(bool member)> on_membership;
 };
 
 // Thread-safe: Start, Stop and the accessors may be called from any thread.

@@ -603,7 +603,7 @@ TEST_F(EvaluationLoopTest, StopsWhenTheCoordinatorShutsTheClusterDown) {
   WriteCheckpoint(5, Train(spec, 1));
   absl::Notification shutdown;
   EvaluationLoopOptions options;
-  options.on_shutdown = [&shutdown] { shutdown.Notify(); };
+  options.on_shutdown = [&shutdown](int /*exit_code*/) { shutdown.Notify(); };
   StartLoop(spec, options);
   Reports(1);  // the evaluator follows the job
 

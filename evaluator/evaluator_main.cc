@@ -86,7 +86,8 @@ class EvaluatorComponents : public pstrain::DaemonComponents {
     if (FLAGS_continuous_eval_timeout_secs > 0) {
       loop.continuous_eval_timeout = Seconds(FLAGS_continuous_eval_timeout_secs);
     }
-    loop.on_shutdown = [&daemon] { daemon.RequestShutdown(); };
+    loop.on_shutdown = [&daemon](int exit_code) { daemon.RequestShutdown(exit_code); };
+    loop.on_membership = [&daemon](bool member) { daemon.SetReady(member); };
     return loop;
   }
 

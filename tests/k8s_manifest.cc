@@ -11,9 +11,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "client/binary_locator.h"
 #include "common/process/child_process.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -92,8 +94,9 @@ namespace {
 // Renders deploy/k8s/`name` from a fresh copy of the tree; with
 // `overlay_text`, renders instead a kustomization of that text placed in
 // a folder beside `name`'s (so "../<leaf of name>" names it).
-absl::StatusOr<std::vector<Value>> RenderCopy(const std::string& name,
-                                              const std::string& overlay_text) {
+absl::StatusOr<std::vector<Value>> RenderCopy(
+    const std::string& name, const std::string& overlay_text,
+    const std::map<std::string, std::string>& overlay_files = {}) {
   static int counter = 0;
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string copy = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/k8s_render_", ++counter);
@@ -106,10 +109,14 @@ absl::StatusOr<std::vector<Value>> RenderCopy(const std::string& name,
     if (::mkdir(rendered_dir.c_str(), 0755) != 0) {
       return absl::InternalError(absl::StrCat("cannot create ", rendered_dir));
     }
-    std::ofstream file(absl::StrCat(rendered_dir, "/kustomization.yaml"));
-    file << overlay_text;
-    file.close();
-    if (!file) return absl::InternalError(absl::StrCat("cannot write ", rendered_dir));
+    std::map<std::string, std::string> files = overlay_files;
+    files["kustomization.yaml"] = overlay_text;
+    for (const auto& [file_name, text] : files) {
+      std::ofstream file(absl::StrCat(rendered_dir, "/", file_name));
+      file << text;
+      file.close();
+      if (!file) return absl::InternalError(absl::StrCat("cannot write ", rendered_dir));
+    }
   }
   // `kubectl annotate --local -o json` prints the objects of a file as
   // JSON without asking a cluster (kubectl create/apply --dry-run=client
@@ -132,6 +139,29 @@ absl::StatusOr<std::vector<Value>> RenderCopy(const std::string& name,
   return objects;
 }
 
+// kGeneratedTfJob: `pstrain k8s` of the example job, beside deploy/k8s/tfjob.
+absl::StatusOr<std::vector<Value>> RenderGeneratedTfJob() {
+  absl::StatusOr<std::string> pstrain = LocateBinary("pstrain", "");
+  if (!pstrain.ok()) return pstrain.status();
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string spec = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/clicks_logistic.pbtxt");
+  std::string text = ReadRunfile("deploy/k8s/shared/jobs/clicks_logistic.pbtxt");
+  if (!absl::StrContains(text, "max_steps: 300")) {
+    return absl::InternalError("the example job no longer says max_steps: 300");
+  }
+  std::ofstream(spec) << absl::StrReplaceAll(
+      text, {{"max_steps: 300", absl::StrCat("max_steps: ", kGeneratedTfJobSteps)}});
+  absl::StatusOr<std::string> manifest =
+      RunShell(absl::StrCat(*pstrain, " k8s ", spec, " --ps=2 --workers=2 --image=pstrain:dev"));
+  if (!manifest.ok()) return manifest.status();
+  return RenderCopy("tfjob",
+                    "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+                    "kind: Kustomization\n"
+                    "namespace: pstrain-tfjob\n"
+                    "resources: [\"../shared\", \"run.yaml\"]\n",
+                    {{"run.yaml", *manifest}});
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Value>> RenderManifests(const std::string& name) {
@@ -139,7 +169,8 @@ absl::StatusOr<std::vector<Value>> RenderManifests(const std::string& name) {
   // files.
   static auto* rendered = new std::map<std::string, std::vector<Value>>();
   if (auto it = rendered->find(name); it != rendered->end()) return it->second;
-  absl::StatusOr<std::vector<Value>> objects = RenderCopy(name, "");
+  absl::StatusOr<std::vector<Value>> objects =
+      name == kGeneratedTfJob ? RenderGeneratedTfJob() : RenderCopy(name, "");
   if (objects.ok()) (*rendered)[name] = *objects;
   return objects;
 }

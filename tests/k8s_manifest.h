@@ -29,10 +29,18 @@ std::string RunfilesPath(const std::string& relative);
 // "" when it cannot be read.
 std::string ReadRunfile(const std::string& relative);
 
-// Renders the kustomization in deploy/k8s/`name` ("overlays/dev", "tfjob")
-// and returns every object, rendered once per process. The tree is copied
-// first (symbolic links followed) so kustomize's rule that files lie under
-// the kustomization root holds in the runfiles tree.
+// What RenderManifests renders for kGeneratedTfJob: the TFJob and
+// ConfigMap that `pstrain k8s` writes for the example click-log job (2
+// parameter servers, 2 workers, max_steps raised to kGeneratedTfJobSteps so
+// that the pods outlive their readiness checks), with deploy/k8s/shared, in
+// namespace pstrain-tfjob.
+inline constexpr char kGeneratedTfJob[] = "pstrain k8s";
+inline constexpr int kGeneratedTfJobSteps = 1500;
+
+// Renders the kustomization in deploy/k8s/`name` ("overlays/dev", "tfjob"),
+// or kGeneratedTfJob, and returns every object, rendered once per process.
+// The tree is copied first (symbolic links followed) so kustomize's rule
+// that files lie under the kustomization root holds in the runfiles tree.
 absl::StatusOr<std::vector<Value>> RenderManifests(const std::string& name);
 
 // RenderManifests of `name` under one more kustomization that sets the

@@ -30,6 +30,7 @@
 #include "absl/strings/str_split.h"
 #include "common/config/job_spec.h"
 #include "common/config/job_spec_parser.h"
+#include "common/net/grpc_server.h"
 #include "common/net/host_port.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -159,8 +160,12 @@ TEST_P(RenderedManifestsTest, EveryContainerHasGrpcProbesOnAPlaintextHealthPort)
         EXPECT_NE(NumberAt(*grpc, "port"), serving_port)
             << c.where() << " " << probe << " targets the TLS port, which kubelet cannot probe";
       }
-      EXPECT_EQ(StringAt(*grpc, "service"), "") << c.where() << ": the whole server's health";
     }
+    // Ready while a member of the cluster; alive while the server serves.
+    EXPECT_EQ(StringAt(*c.container, "readinessProbe.grpc.service"), kReadinessService)
+        << c.where();
+    EXPECT_EQ(StringAt(*c.container, "livenessProbe.grpc.service"), "")
+        << c.where() << ": liveness is the whole server's health";
     EXPECT_GT(ContainerPort(*c.container, *Find(*c.container, "livenessProbe.grpc.port")), 0)
         << c.where() << ": the probe port is not a declared containerPort";
   }
@@ -680,10 +685,12 @@ TEST_P(RenderedManifestsTest, ExampleJobSpecsAreValid) {
 
 INSTANTIATE_TEST_SUITE_P(Renderings, RenderedManifestsTest,
                          testing::Values("overlays/dev", "overlays/prod", "overlays/colocated",
-                                         "tfjob"),
+                                         "tfjob", k8s_testing::kGeneratedTfJob),
                          [](const testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
-                           std::replace(name.begin(), name.end(), '/', '_');
+                           for (char& c : name) {
+                             if (!absl::ascii_isalnum(c)) c = '_';
+                           }
                            return name;
                          });
 

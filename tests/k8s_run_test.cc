@@ -168,7 +168,9 @@ class ManifestCluster {
         if (std::optional<ExitStatus> exit = local.process->Poll()) {
           FAIL() << local.pod->name << " exited (" << exit->ToString() << "):\n" << Log(local);
         }
-        health = CheckHealth(absl::StrCat("127.0.0.1:", probe_port), absl::Seconds(1));
+        // As the kubelet asks: the readiness probe's service, if it names one.
+        health = CheckHealth(absl::StrCat("127.0.0.1:", probe_port), absl::Seconds(1),
+                             StringAt(*local.container, "readinessProbe.grpc.service"));
         if (!health.ok()) absl::SleepFor(absl::Milliseconds(200));
       } while (!health.ok() && absl::Now() < deadline);
       ASSERT_TRUE(health.ok()) << local.pod->name << " never became ready: " << health << "\n"
@@ -221,6 +223,30 @@ class ManifestCluster {
         local.process.reset();
       }
     }
+  }
+
+  // Waits until every pod's process has ended by itself, as a one-shot
+  // cluster's do once its job ends; how each ended, by pod name. A pod
+  // still running at `timeout` fails the test and is left to the
+  // destructor.
+  std::map<std::string, ExitStatus> AwaitEnd(absl::Duration timeout) {
+    std::map<std::string, ExitStatus> ended;
+    const absl::Time deadline = absl::Now() + timeout;
+    while (ended.size() < local_.size() && absl::Now() < deadline) {
+      for (LocalPod& local : local_) {
+        if (ended.count(local.pod->name) > 0 || local.process == nullptr) continue;
+        if (std::optional<ExitStatus> exit = local.process->Poll()) {
+          ended[local.pod->name] = *exit;
+        }
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    for (const LocalPod& local : local_) {
+      EXPECT_EQ(ended.count(local.pod->name), 1u)
+          << local.pod->name << " still runs after " << absl::FormatDuration(timeout) << "\n"
+          << Log(local);
+    }
+    return ended;
   }
 
   std::string Logs() const {
@@ -416,6 +442,8 @@ google::protobuf::Struct ParseJson(const std::string& json) {
   return parsed;
 }
 
+void ExpectFinalCheckpoint(const std::string& claims_dir, int64_t max_steps);
+
 // Submits the example job with the CLI (given `client_flags` besides the
 // coordinator's address), follows it to its end, and checks that it
 // succeeded with its checkpoints on the model_dir volume.
@@ -443,8 +471,12 @@ void SubmitExampleJobAndExpectSuccess(ManifestCluster& cluster, const std::strin
   const google::protobuf::Struct fields = ParseJson(*status);
   EXPECT_EQ(fields.fields().at("state").string_value(), "SUCCEEDED") << *status;
   EXPECT_GE(fields.fields().at("global_step").number_value(), kJobMaxSteps) << *status;
+  ExpectFinalCheckpoint(claims_dir, kJobMaxSteps);
+}
 
-  // The final checkpoint, MANIFEST last, on the shared claim.
+// The example job's final checkpoint, at `max_steps` or after it, MANIFEST
+// last, on the shared claim.
+void ExpectFinalCheckpoint(const std::string& claims_dir, int64_t max_steps) {
   bool final_checkpoint = false;
   const std::filesystem::path model_dir =
       std::filesystem::path(claims_dir) / "pstrain-model-dir" / kJobModelDir;
@@ -453,13 +485,12 @@ void SubmitExampleJobAndExpectSuccess(ManifestCluster& cluster, const std::strin
     const std::string file = entry.path().filename().string();
     absl::string_view name = file;
     int64_t step = 0;
-    if (absl::ConsumePrefix(&name, "ckpt-") && absl::SimpleAtoi(name, &step) &&
-        step >= kJobMaxSteps && std::filesystem::exists(entry.path() / "MANIFEST")) {
+    if (absl::ConsumePrefix(&name, "ckpt-") && absl::SimpleAtoi(name, &step) && step >= max_steps &&
+        std::filesystem::exists(entry.path() / "MANIFEST")) {
       final_checkpoint = true;
     }
   }
-  EXPECT_TRUE(final_checkpoint) << "no checkpoint at step >= " << kJobMaxSteps << " in "
-                                << model_dir;
+  EXPECT_TRUE(final_checkpoint) << "no checkpoint at step >= " << max_steps << " in " << model_dir;
 }
 
 std::string ReadFile(const std::string& path) {
@@ -526,6 +557,24 @@ TEST(K8sRunTest, TfJobTrainsTheExampleJobFromTfConfig) {
   })) << cluster.Logs();
   ASSERT_NO_FATAL_FAILURE(SubmitExampleJobAndExpectSuccess(cluster, root + "/claims"));
   cluster.StopCleanly();
+}
+
+// What `pstrain k8s` writes for one run: the chief runs the job of its
+// ConfigMap (pstrain-coordinator --job) as the pods start, and every pod
+// exits 0 once it SUCCEEDED, after the final checkpoint; nobody submits or
+// shuts anything down.
+TEST(K8sRunTest, GeneratedTfJobRunsItsJobOnceAndEveryPodExitsZero) {
+  absl::StatusOr<std::vector<Value>> objects = RenderManifests(k8s_testing::kGeneratedTfJob);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  const std::string root = testing::TempDir() + "/generated";
+  ManifestCluster cluster(*std::move(objects), root);
+  ASSERT_EQ(cluster.pods().size(), 6u) << "chief, 2 ps, 2 workers, evaluator";
+  ASSERT_NO_FATAL_FAILURE(cluster.StartAndWaitReady([&cluster](const LocalPod& self) {
+    return OperatorTfConfig(cluster.pods(), self);
+  })) << cluster.Logs();
+  const std::map<std::string, ExitStatus> ended = cluster.AwaitEnd(absl::Minutes(3));
+  for (const auto& [pod, exit] : ended) EXPECT_TRUE(exit.ok()) << pod << ": " << exit.ToString();
+  ExpectFinalCheckpoint(root + "/claims", k8s_testing::kGeneratedTfJobSteps);
 }
 
 // The prod overlay as it is: 4 parameter servers, 8 workers, every channel

@@ -68,9 +68,11 @@ class WorkerComponents : public pstrain::DaemonComponents {
     options_.address = daemon.options().cluster.own_address;
     options_.metrics_address = daemon.metrics_address();
     options_.security = daemon.options().channel_security;
+    options_.coordinator.on_membership = [&daemon](bool member) { daemon.SetReady(member); };
     absl::StatusOr<std::unique_ptr<pstrain::worker::WorkerProcess>> process =
-        pstrain::worker::WorkerProcess::Start(options_, *daemon.registry(),
-                                              [&daemon] { daemon.RequestShutdown(); });
+        pstrain::worker::WorkerProcess::Start(
+            options_, *daemon.registry(),
+            [&daemon](int exit_code) { daemon.RequestShutdown(exit_code); });
     if (!process.ok()) return process.status();
     process_ = *std::move(process);
     return absl::OkStatus();

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/daemon/exit_codes.h"
 #include "glog/logging.h"
 #include "grpcpp/grpcpp.h"
 
@@ -10,9 +11,9 @@ namespace worker {
 
 WorkerProcess::WorkerProcess(prometheus::Registry& registry) : metrics_(registry) {}
 
-absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProcessOptions options,
-                                                                    prometheus::Registry& registry,
-                                                                    std::function<void()> on_exit) {
+absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
+    WorkerProcessOptions options, prometheus::Registry& registry,
+    std::function<void(int)> on_exit) {
   if (options.coordinator_address.empty()) {
     return absl::InvalidArgumentError(
         "a worker needs the coordinator's address (--coordinator_address or TF_CONFIG's chief)");
@@ -39,14 +40,16 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(WorkerProces
             << process->coordinator_->member().incarnation() << " follows the coordinator at "
             << options.coordinator_address;
   WorkerLoop* loop = process->loop_.get();
-  process->thread_ = std::thread([loop, on_exit = std::move(on_exit)] {
+  MemberSession& member = process->coordinator_->member();
+  process->thread_ = std::thread([loop, &member, on_exit = std::move(on_exit)] {
     absl::Status status = loop->Run();
     if (!status.ok()) {
       LOG(ERROR) << "the worker stops: " << status;
-    } else if (!loop->shutdown_requested()) {
-      return;  // stopped by the process itself
+      if (on_exit) on_exit(kDaemonExitFailed);
+      return;
     }
-    if (on_exit) on_exit();
+    if (!loop->shutdown_requested()) return;  // stopped by the process itself
+    if (on_exit) on_exit(member.last_heartbeat().exit_code);
   });
   return process;
 }

@@ -40,14 +40,16 @@ struct WorkerProcessOptions {
 class WorkerProcess {
  public:
   // Starts the loop. `registry` must outlive the process object;
-  // `on_exit` is called from the loop's thread if the loop ends by itself
-  // (the coordinator shut the cluster down, or this process was replaced
-  // by a newer incarnation) so the caller can exit.
+  // `on_exit` is called from the loop's thread if the loop ends by itself,
+  // with the code the process should exit with (exit_codes.h): the one the
+  // coordinator gave when it shut the cluster down, or 1 when the loop
+  // stopped on an error (this process was replaced by a newer incarnation,
+  // a final refusal).
   // InvalidArgument: no coordinator address, or a task that is not a
   // worker.
   static absl::StatusOr<std::unique_ptr<WorkerProcess>> Start(WorkerProcessOptions options,
                                                               prometheus::Registry& registry,
-                                                              std::function<void()> on_exit);
+                                                              std::function<void(int)> on_exit);
 
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

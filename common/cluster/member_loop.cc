@@ -29,7 +29,7 @@ absl::Status MemberLoop::Run() {
   if (!registered.ok()) return absl::IsCancelled(registered) ? absl::OkStatus() : registered;
   HeartbeatHooks hooks;
   hooks.describe_self = [this](HeartbeatRequest* beat) { role_.DescribeSelf(beat); };
-  hooks.on_shutdown = [this] {
+  hooks.on_shutdown = [this](int /*exit_code*/) {
     NoteShutdown();
     role_.ShutDown();
   };

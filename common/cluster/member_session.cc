@@ -194,6 +194,7 @@ bool MemberSession::NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResp
     heartbeat_.replica_epoch = answer.replica_epoch();
     heartbeat_.ps_addresses.assign(answer.ps_addresses().begin(), answer.ps_addresses().end());
     heartbeat_.shutdown = answer.shutdown();
+    heartbeat_.exit_code = answer.exit_code();
     heartbeat_.last_answer = clock_.Now();
     heard = heartbeat_;
   }
@@ -202,7 +203,7 @@ bool MemberSession::NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResp
   if (hooks_.on_answer) hooks_.on_answer(heard);
   if (!answer.shutdown()) return false;
   LOG(INFO) << name_ << ": " << CoordinatorName() << " shuts the cluster down";
-  if (hooks_.on_shutdown) hooks_.on_shutdown();
+  if (hooks_.on_shutdown) hooks_.on_shutdown(answer.exit_code());
   return true;
 }
 
@@ -211,6 +212,19 @@ void MemberSession::DetachHooks() {
   hooks_.describe_self = options_.describe_self;
   hooks_.on_shutdown = options_.on_shutdown;
   hooks_.on_answer = nullptr;
+}
+
+void MemberSession::NoteMembership(bool member) {
+  if (member == member_) return;
+  member_ = member;
+  if (member) {
+    LOG(INFO) << name_ << " is a member of the cluster: " << CoordinatorName()
+              << " answers its heartbeats";
+  } else {
+    LOG(WARNING) << name_ << " is not ready: " << CoordinatorName()
+                 << " has not answered its heartbeats for longer than its membership holds";
+  }
+  if (options_.on_membership) options_.on_membership(member);
 }
 
 void MemberSession::HeartbeatLoop() {
@@ -248,9 +262,15 @@ bool MemberSession::Beat(absl::Time& silent_since, absl::Time& next_log) {
   absl::Status status =
       Attempt(&ClusterService::Stub::Heartbeat, request, &response, absl::ZeroDuration());
   if (status.ok()) {
+    NoteMembership(true);
     if (NoteAnswer(request, response, sent)) return false;
     silent_since = clock_.Now();
-  } else if (NeedsRegistration(status)) {
+    return true;
+  }
+  // Not known as it is, or past the time the coordinator keeps it: not a
+  // member, whatever comes next.
+  if (NeedsRegistration(status) || clock_.Now() >= MembershipDeadline()) NoteMembership(false);
+  if (NeedsRegistration(status)) {
     absl::Status registered = Reregister(status);
     if (IsFinalRefusal(registered)) {
       if (!absl::IsCancelled(registered)) {

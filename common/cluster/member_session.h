@@ -67,9 +67,16 @@ struct MemberSessionOptions {
   // Called on the heartbeat thread with each answered heartbeat and what it
   // said. May be empty.
   std::function<void(const HeartbeatRequest& sent, const HeartbeatResponse& answer)> on_heartbeat;
+  // Called on the heartbeat thread when the member's standing changes:
+  // true once the coordinator answers a heartbeat, false once heartbeats
+  // have gone unanswered past MembershipDeadline (the coordinator may have
+  // marked it lost). What a Kubernetes readiness probe should see. May be
+  // empty.
+  std::function<void(bool member)> on_membership;
   // Called once, on the heartbeat thread, when the coordinator says the
-  // cluster shuts down; heartbeats end then. May be empty.
-  std::function<void()> on_shutdown;
+  // cluster shuts down, with the code the process should exit with
+  // (HeartbeatResponse.exit_code); heartbeats end then. May be empty.
+  std::function<void(int exit_code)> on_shutdown;
 };
 
 // What the coordinator said in its last heartbeat answer.
@@ -83,6 +90,8 @@ struct HeartbeatView {
   uint64_t replica_epoch = 0;
   std::vector<std::string> ps_addresses;
   bool shutdown = false;
+  // With shutdown: the code to exit with (common/daemon/exit_codes.h).
+  int exit_code = 0;
   absl::Time last_answer;
 };
 
@@ -90,7 +99,7 @@ struct HeartbeatView {
 // cluster's shutdown; each hook set here replaces MemberSessionOptions'.
 struct HeartbeatHooks {
   std::function<void(HeartbeatRequest*)> describe_self;
-  std::function<void()> on_shutdown;
+  std::function<void(int exit_code)> on_shutdown;
   // Called on the heartbeat thread with what each answer said.
   std::function<void(const HeartbeatView& heard)> on_answer;
 };
@@ -239,6 +248,9 @@ class MemberSession {
   void HeartbeatLoop();
   // One heartbeat and what its answer asks; false when heartbeats end.
   bool Beat(absl::Time& silent_since, absl::Time& next_log);
+  // Records the member's standing; on a change, logs it and calls
+  // options_.on_membership. Heartbeat thread only.
+  void NoteMembership(bool member);
   // Records an answered heartbeat; true when the cluster shuts down.
   bool NoteAnswer(const HeartbeatRequest& sent, const HeartbeatResponse& answer,
                   absl::Time sent_at);
@@ -261,6 +273,8 @@ class MemberSession {
 
   mutable absl::Mutex mu_;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
+  // As last told to on_membership; heartbeat thread only.
+  bool member_ = false;
   absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_) = absl::Seconds(2);
   absl::Duration heartbeat_timeout_ ABSL_GUARDED_BY(mu_) = absl::Seconds(10);
   // When the newest registration or heartbeat that was answered was sent.

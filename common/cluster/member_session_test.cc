@@ -8,8 +8,12 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "common/clock/fake_clock.h"
+#include "common/daemon/exit_codes.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "server/coordinator/testing/in_process_coordinator.h"
@@ -148,6 +152,38 @@ TEST_F(MemberSessionTest, AnUnreachableCoordinatorIsNamedWhenTheRetriesGiveUp) {
   EXPECT_GE(clock_.slept(), absl::Seconds(10));
 }
 
+TEST_F(MemberSessionTest, ItsStandingFollowsTheHeartbeats) {
+  absl::Mutex mu;
+  std::vector<bool> standing;
+  MemberSessionOptions options;
+  options.on_membership = [&](bool member) {
+    absl::MutexLock lock(&mu);
+    standing.push_back(member);
+  };
+  std::unique_ptr<MemberSession> session = NewSession(options);
+  ASSERT_TRUE(session->Register().ok());
+  session->StartHeartbeats();
+  auto told = [&](size_t count) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (absl::Now() < deadline) {
+      {
+        absl::MutexLock lock(&mu);
+        if (standing.size() >= count) return true;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return false;
+  };
+  ASSERT_TRUE(told(1));
+  // Unanswered heartbeats: once the membership deadline has passed (the
+  // fake clock runs to each retry), the member is no longer one.
+  coordinator_.Stop();
+  ASSERT_TRUE(told(2));
+  session.reset();
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(standing, (std::vector<bool>{true, false}));
+}
+
 TEST_F(MemberSessionTest, CancelEndsRetriesAndLaterCalls) {
   coordinator_.Stop();
   std::unique_ptr<MemberSession> session = NewSession();
@@ -157,22 +193,29 @@ TEST_F(MemberSessionTest, CancelEndsRetriesAndLaterCalls) {
   EXPECT_TRUE(session->cancelled());
 }
 
-TEST_F(MemberSessionTest, AShutdownEndsTheHeartbeatsAndTellsTheProcess) {
+TEST_F(MemberSessionTest, AShutdownEndsTheHeartbeatsAndTellsTheProcessItsExitCode) {
   std::atomic<int> told{0};
+  std::atomic<int> told_exit_code{-1};
   MemberSessionOptions options;
-  options.on_shutdown = [&told] { ++told; };
+  options.on_shutdown = [&](int exit_code) {
+    ++told;
+    told_exit_code = exit_code;
+  };
   std::unique_ptr<MemberSession> session = NewSession(options);
   ASSERT_TRUE(session->Register().ok());
-  ASSERT_TRUE(coordinator_.coordinator().Shutdown(ShutdownRequest()).ok());
+  // As a one-shot cluster whose job failed shuts down.
+  ASSERT_TRUE(coordinator_.coordinator().Shutdown(ShutdownRequest(), kDaemonExitJobFailed).ok());
   session->StartHeartbeats();
   HeartbeatView view;
   for (int i = 0; i < 1000 && !view.shutdown; ++i) {
     view = session->WaitForHeartbeat(view.answers, absl::Seconds(30));
   }
   EXPECT_TRUE(view.shutdown);
+  EXPECT_EQ(view.exit_code, kDaemonExitJobFailed);
   // The thread ends by itself once it has told the process.
   session.reset();
   EXPECT_EQ(told.load(), 1);
+  EXPECT_EQ(told_exit_code.load(), kDaemonExitJobFailed);
 }
 
 }  // namespace

@@ -80,8 +80,17 @@ class Daemon {
 
   const DaemonOptions& options() const { return options_; }
 
-  // Makes WaitForShutdown return (from any thread).
-  void RequestShutdown() { shutdown_signal_.RequestShutdown(); }
+  // The readiness health service's status (kReadinessService, what
+  // Kubernetes' readinessProbe asks): a member is ready while it belongs to
+  // the cluster. Valid after Start.
+  void SetReady(bool ready) { server_->SetReady(ready); }
+
+  // Makes WaitForShutdown return (from any thread), and the process exit
+  // with `exit_code` (exit_codes.h): a one-shot cluster's members exit with
+  // the outcome of its job.
+  void RequestShutdown(int exit_code = 0) { shutdown_signal_.RequestShutdown(exit_code); }
+  // What RequestShutdown asked for; 0 when it was not called.
+  int requested_exit_code() const { return shutdown_signal_.requested_exit_code(); }
 
  private:
   // Constant after construction.

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/cli/command_line.h"
 #include "common/daemon/shutdown_signal.h"
@@ -26,31 +27,34 @@ int RunDaemonMain(TaskType type, absl::string_view usage, int argc, char** argv,
   if (argc > 1) {
     std::cerr << program << ": unexpected argument '" << argv[1]
               << "'; every setting is a --flag (see --help)\n";
-    return 2;
+    return kDaemonExitBadConfiguration;
   }
   absl::StatusOr<DaemonOptions> options = DaemonOptionsFromFlags(type);
   if (!options.ok()) {
     std::cerr << program << ": " << options.status().message() << "\n";
-    return 2;
+    return kDaemonExitBadConfiguration;
   }
   Daemon daemon(*std::move(options));
   absl::StatusOr<std::unique_ptr<DaemonComponents>> components = build_components(daemon);
   if (!components.ok()) {
     std::cerr << program << ": " << components.status().message() << "\n";
-    return 2;
+    return kDaemonExitBadConfiguration;
   }
   if (absl::Status started = daemon.Start((*components)->services()); !started.ok()) {
     LOG(ERROR) << started.message();
-    return 1;
+    return kDaemonExitFailed;
   }
   if (absl::Status serving = (*components)->OnServing(daemon); !serving.ok()) {
     LOG(ERROR) << serving.message();
     (*components)->OnShutdown();
-    return 1;
+    return kDaemonExitFailed;
   }
-  daemon.WaitForShutdown([&] { (*components)->OnShutdown(); });
-  LOG(INFO) << "pstrain " << RoleName(type) << " stopped";
-  return 0;
+  const int signal = daemon.WaitForShutdown([&] { (*components)->OnShutdown(); });
+  const int exit_code =
+      signal != 0 ? (*components)->ExitCodeAfterSignal(signal) : daemon.requested_exit_code();
+  LOG(INFO) << "pstrain " << RoleName(type) << " stopped"
+            << (exit_code != kDaemonExitOk ? absl::StrCat(", exit code ", exit_code) : "");
+  return exit_code;
 }
 
 }  // namespace pstrain

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/daemon/daemon.h"
+#include "common/daemon/exit_codes.h"
 #include "grpcpp/impl/codegen/service_type.h"
 
 namespace pstrain {
@@ -28,6 +29,11 @@ class DaemonComponents {
   // Called when shutdown begins, before the server stops: the moment to stop
   // background work (heartbeats, training loops) so it does not outlive it.
   virtual void OnShutdown() {}
+
+  // The exit code once SIGTERM or SIGINT (`signal`) has stopped the daemon.
+  // Default 0: a member asked to leave has done what was asked. A one-shot
+  // coordinator whose job has not ended says it was interrupted.
+  virtual int ExitCodeAfterSignal(int signal) const { return kDaemonExitOk; }
 };
 
 // Builds a daemon's components once flags are parsed; the daemon's metrics
@@ -38,9 +44,10 @@ using ComponentsFactory =
 
 // The whole life of a pstrain daemon of type `type`, shared by every *_main.cc: parse
 // flags (`usage` heads --help), build the components, serve, wait for
-// SIGTERM/SIGINT, shut down within the grace. Exit codes: 0 after a clean
-// shutdown, 1 when serving failed (port in use), 2 for bad flags or
-// configuration.
+// SIGTERM/SIGINT or a shutdown request, shut down within the grace. Exit
+// codes (exit_codes.h): after a signal, the components' ExitCodeAfterSignal;
+// after a request, the code it asked for; 1 when serving failed (port in
+// use); 2 for bad flags or configuration.
 int RunDaemonMain(TaskType type, absl::string_view usage, int argc, char** argv,
                   const ComponentsFactory& build_components);
 

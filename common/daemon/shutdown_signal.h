@@ -21,10 +21,18 @@ class ShutdownSignal {
   // RequestShutdown() was called instead.
   int Wait();
 
-  // Wakes Wait() from inside the process (a Shutdown RPC, a fatal error).
-  void RequestShutdown() { requested_.store(true); }
+  // Wakes Wait() from inside the process (a Shutdown RPC, a fatal error),
+  // asking the process to exit with `exit_code` (exit_codes.h).
+  void RequestShutdown(int exit_code = 0) {
+    exit_code_.store(exit_code);
+    requested_.store(true);
+  }
+
+  // What RequestShutdown asked for last; 0 before any.
+  int requested_exit_code() const { return exit_code_.load(); }
 
  private:
+  std::atomic<int> exit_code_{0};
   std::atomic<bool> requested_{false};
 };
 

@@ -111,7 +111,9 @@ GrpcServer::GrpcServer(std::unique_ptr<TokenAuthenticator> authenticator,
       port_(port),
       address_(std::move(address)),
       health_server_(std::move(health_server)),
-      health_address_(std::move(health_address)) {}
+      health_address_(std::move(health_address)) {
+  SetReady(false);  // NOT_SERVING, not an unknown service, until a member joins
+}
 
 GrpcServer::~GrpcServer() { Shutdown(absl::ZeroDuration()); }
 
@@ -120,6 +122,15 @@ void GrpcServer::SetServing(bool serving) {
     if (server == nullptr) continue;
     if (grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService()) {
       health->SetServingStatus(serving);
+    }
+  }
+}
+
+void GrpcServer::SetReady(bool ready) {
+  for (grpc::Server* server : {server_.get(), health_server_.get()}) {
+    if (server == nullptr) continue;
+    if (grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService()) {
+      health->SetServingStatus(kReadinessService, ready);
     }
   }
 }

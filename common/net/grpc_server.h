@@ -36,9 +36,16 @@ struct GrpcServerOptions {
   std::string health_listen_address;
 };
 
+// The health service name whose status is the daemon's readiness
+// (Kubernetes' readinessProbe `grpc.service`): a member is ready while it
+// belongs to the cluster, the coordinator once it serves.
+inline constexpr char kReadinessService[] = "readiness";
+
 // A started gRPC server with the standard health service
-// (grpc.health.v1.Health) answering SERVING for "" (the whole server; a
-// service name gets NOT_FOUND), and server reflection. Thread-safe.
+// (grpc.health.v1.Health) answering SERVING for "" (the whole server: the
+// process is alive and serves) and, after SetReady(true), for
+// kReadinessService (another service name gets NOT_FOUND), and server
+// reflection. Thread-safe.
 class GrpcServer {
  public:
   // Starts serving `services`, which are borrowed and must outlive the server.
@@ -65,6 +72,10 @@ class GrpcServer {
   // Health probes, on both ports, see NOT_SERVING while false (draining,
   // not ready).
   void SetServing(bool serving);
+
+  // kReadinessService's status on both ports: NOT_SERVING until the first
+  // SetReady(true), and again from Shutdown on.
+  void SetReady(bool ready);
 
   // Reports NOT_SERVING, stops accepting calls, lets calls in flight finish
   // for up to `grace`, then cancels the rest. Idempotent.

@@ -12,16 +12,14 @@
 #include "common/status/error_reason.h"
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
+#include "server/coordinator/job_paths.h"
+#include "server/coordinator/job_state.h"
 #include "server/coordinator/start_point.h"
 #include "server/coordinator/task_name.h"
 
 namespace pstrain {
 namespace coordinator {
 namespace {
-
-bool IsEnded(JobState state) {
-  return state == JOB_STATE_SUCCEEDED || state == JOB_STATE_FAILED || state == JOB_STATE_STOPPED;
-}
 
 // WatchJob: the job's status first, then the events of its log (progress
 // only when asked for) until the log is closed.
@@ -100,7 +98,8 @@ class ResumableCheckpointWatch final : public StreamSource<CheckpointNotificatio
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     Clock& clock, Env& env, JobPlanner& planner, ShardClientFactory shard_clients,
-    CoordinatorMetrics* metrics, CoordinatorOptions options, std::function<void()> on_shutdown) {
+    CoordinatorMetrics* metrics, CoordinatorOptions options,
+    std::function<void(int exit_code)> on_shutdown) {
   if (!options.checkpoint_root.empty() && options.checkpoint_root.front() != '/') {
     return absl::InvalidArgumentError(absl::StrCat(
         "the checkpoint root must be an absolute folder, got '", options.checkpoint_root, "'"));
@@ -126,7 +125,7 @@ Coordinator::Coordinator(Clock& clock, Env& env, JobPlanner& planner,
                          ShardClientFactory shard_clients, CoordinatorMetrics* metrics,
                          CoordinatorOptions options, std::unique_ptr<MembershipRegistry> members,
                          std::unique_ptr<JobQueue> jobs, std::unique_ptr<JobJournal> journal,
-                         std::function<void()> on_shutdown)
+                         std::function<void(int)> on_shutdown)
     : clock_(clock),
       env_(env),
       planner_(planner),
@@ -225,15 +224,18 @@ void Coordinator::SchedulerLoop() {
 
   // Shutdown: once no job runs, members learn it from their heartbeats;
   // then the process is told to exit.
-  LOG(INFO) << "shutting down: telling every member to exit";
+  int exit_code = 0;
   {
     absl::MutexLock lock(&mu_);
+    exit_code = members_exit_code_;
+    LOG(INFO) << "shutting down: telling every member to exit"
+              << (exit_code != 0 ? absl::StrCat(" with exit code ", exit_code) : "");
     members_told_to_exit_ = true;
     clock_.AwaitWithDeadline(&mu_, absl::Condition(&stopping_),
                              clock_.Now() + options_.shutdown_notice);
     if (stopping_) return;
   }
-  if (on_shutdown_) on_shutdown_();
+  if (on_shutdown_) on_shutdown_(exit_code);
 }
 
 void Coordinator::TickerLoop() {
@@ -339,43 +341,7 @@ void Coordinator::CloseLog(absl::string_view job_id) {
 }
 
 absl::StatusOr<JobSpec> Coordinator::ConfinePaths(JobSpec spec) const {
-  const std::string& root = options_.checkpoint_root;
-  auto confine = [&](absl::string_view field, std::string* path) -> absl::Status {
-    if (path->empty()) return absl::OkStatus();
-    if (path->front() != '/') {
-      if (root.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, " must be an absolute path, got '", *path, "'"));
-      }
-      *path = JoinPath(root, *path);
-      return absl::OkStatus();
-    }
-    if (root.empty() || root == "/") return absl::OkStatus();
-    if (!IsPathUnder(*path, root)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, " '", *path, "' is not under the coordinator's checkpoint root ",
-                       root, " (--checkpoint_root), where the parameter servers may write too"));
-    }
-    // Under the root as written, but a symlink on the way may lead out.
-    absl::StatusOr<std::string> real_root = ResolveExistingPart(env_, root);
-    absl::StatusOr<std::string> real_path = ResolveExistingPart(env_, *path);
-    if (!real_root.ok() || !real_path.ok()) {
-      const absl::Status& failed = real_root.ok() ? real_path.status() : real_root.status();
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, " '", *path, "': cannot tell where it leads: ", failed.message()));
-    }
-    if (!IsPathUnder(*real_path, *real_root)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, " '", *path, "' leaves the coordinator's checkpoint root ", root,
-                       " through a symlink: it leads to ", *real_path));
-    }
-    return absl::OkStatus();
-  };
-  CheckpointSpec* checkpoint = spec.mutable_checkpoint();
-  RETURN_IF_ERROR(confine("checkpoint.model_dir", checkpoint->mutable_model_dir()));
-  RETURN_IF_ERROR(confine("checkpoint.warm_start_from", checkpoint->mutable_warm_start_from()));
-  RETURN_IF_ERROR(confine("export.export_dir", spec.mutable_export_()->mutable_export_dir()));
-  return spec;
+  return ConfineJobPaths(env_, options_.checkpoint_root, std::move(spec));
 }
 
 // ------------------------------------------------------------ journal --
@@ -525,6 +491,7 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
     response.set_job_id(request.job_id());
   }
   response.set_shutdown(members_told_to_exit_);
+  if (members_told_to_exit_) response.set_exit_code(members_exit_code_);
   return response;
 }
 
@@ -786,7 +753,7 @@ absl::StatusOr<ExportModelResponse> Coordinator::ExportModel(
   return response;
 }
 
-absl::Status Coordinator::Shutdown(const ShutdownRequest& request) {
+absl::Status Coordinator::Shutdown(const ShutdownRequest& request, int exit_code) {
   std::optional<std::string> active = jobs_->active_job_id();
   if (active.has_value() && !request.stop_running_job()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -796,6 +763,7 @@ absl::Status Coordinator::Shutdown(const ShutdownRequest& request) {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError("the coordinator is already stopping");
     shutdown_requested_ = true;
+    members_exit_code_ = exit_code;
   }
   LOG(INFO) << "shutdown requested" << (active.has_value() ? "; stopping job " + *active : "");
   if (active.has_value()) {

@@ -92,7 +92,8 @@ class Coordinator {
  public:
   // Everything borrowed must outlive the coordinator. `metrics` may be
   // null. `on_shutdown` is called once a Shutdown request has been carried
-  // out (the process should exit); may be empty.
+  // out (the process should exit), with the exit code it asked for; may be
+  // empty.
   // With a state_dir, the jobs of its journal are queued again: those that
   // were running first, then the queued ones in their order.
   // InvalidArgument: bad membership or queue options, or a relative
@@ -102,7 +103,7 @@ class Coordinator {
   static absl::StatusOr<std::unique_ptr<Coordinator>> Create(
       Clock& clock, Env& env, JobPlanner& planner, ShardClientFactory shard_clients,
       CoordinatorMetrics* metrics, CoordinatorOptions options,
-      std::function<void()> on_shutdown = nullptr);
+      std::function<void(int exit_code)> on_shutdown = nullptr);
 
   // Stop(), then destroys.
   ~Coordinator();
@@ -120,6 +121,11 @@ class Coordinator {
   // resume_running_job_after_stop is false (then it ends FAILED).
   // Idempotent.
   void Stop();
+
+  // After Stop: whether the running job was left recorded as running, for
+  // the next coordinator on the state folder to resume
+  // (resume_running_job_after_stop).
+  bool left_job_to_resume() const { return left_to_resume_->load(); }
 
   // ---------------------------------------------------- cluster calls --
 
@@ -181,8 +187,11 @@ class Coordinator {
   // The running job is stopped (as by a user) and the queued ones end
   // STOPPED: a shutdown ends jobs, where Stop leaves them for the next
   // coordinator.
+  // Every member, and then the process (on_shutdown), is told to exit with
+  // `exit_code` (common/daemon/exit_codes.h): a one-shot cluster's members
+  // exit with the outcome of its job.
   // FailedPrecondition: a job runs and stop_running_job is false.
-  absl::Status Shutdown(const ShutdownRequest& request);
+  absl::Status Shutdown(const ShutdownRequest& request, int exit_code = 0);
 
   // For tests and status pages.
   std::shared_ptr<JobRunner> running() const;
@@ -191,7 +200,7 @@ class Coordinator {
   Coordinator(Clock& clock, Env& env, JobPlanner& planner, ShardClientFactory shard_clients,
               CoordinatorMetrics* metrics, CoordinatorOptions options,
               std::unique_ptr<MembershipRegistry> members, std::unique_ptr<JobQueue> jobs,
-              std::unique_ptr<JobJournal> journal, std::function<void()> on_shutdown);
+              std::unique_ptr<JobJournal> journal, std::function<void(int)> on_shutdown);
 
   using JobLog = internal::EventLog<JobEvent>;
 
@@ -220,11 +229,7 @@ class Coordinator {
   void PublishStatus(absl::string_view job_id);
   // Appends the job's final status and closes its log.
   void CloseLog(absl::string_view job_id);
-  // Makes the spec's paths absolute under options_.checkpoint_root and
-  // checks that each stays there, also once the symlinks of its existing
-  // part are followed (ResolveExistingPart).
-  // InvalidArgument: a path outside the root, or one that leaves it
-  //   through a symlink (the message names the field).
+  // ConfineJobPaths under options_.checkpoint_root.
   absl::StatusOr<JobSpec> ConfinePaths(JobSpec spec) const;
   // Queues a prepared spec, records it in the journal and opens its event
   // log, all before the scheduler can start it; or, when `request_id`
@@ -247,7 +252,7 @@ class Coordinator {
   const std::unique_ptr<JobQueue> jobs_;
   // Null without a state_dir.
   const std::unique_ptr<JobJournal> journal_;
-  const std::function<void()> on_shutdown_;
+  const std::function<void(int exit_code)> on_shutdown_;
   AssignmentBoard assignments_;
   // LeavingJobToResume, as Stop found it, for checkpoint streams that may
   // outlive the coordinator.
@@ -268,6 +273,8 @@ class Coordinator {
   bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
   // Shutdown was requested and no job runs: heartbeats say so.
   bool members_told_to_exit_ ABSL_GUARDED_BY(mu_) = false;
+  // What the Shutdown request asked members to exit with.
+  int members_exit_code_ ABSL_GUARDED_BY(mu_) = 0;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 

@@ -1,6 +1,7 @@
 // pstrain-coordinator: the chief of a pstrain cluster.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -8,15 +9,20 @@
 #include "absl/time/time.h"
 #include "common/checkpoint/posix_env.h"
 #include "common/config/checkpoint_root.h"
+#include "common/config/job_spec_parser.h"
 #include "common/daemon/daemon_main.h"
+#include "common/daemon/exit_codes.h"
 #include "gflags/gflags.h"
 #include "server/coordinator/cluster_service.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/grpc_shard_client.h"
 #include "server/coordinator/job_limits.h"
+#include "server/coordinator/job_paths.h"
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_service.h"
+#include "server/coordinator/job_state.h"
+#include "server/coordinator/one_shot_job.h"
 
 DEFINE_string(checkpoint_root, pstrain::kDefaultCheckpointRoot,
               "Folder under which every job's checkpoint.model_dir (and warm_start_from, "
@@ -89,7 +95,18 @@ DEFINE_string(state_dir, "",
               "(killed, rescheduled, upgraded) resumes the job that was running, under the same "
               "id, from its newest checkpoint, then runs the queue, and never reuses an id. "
               "Empty: <checkpoint_root>/.coordinator (on Kubernetes, the shared model_dir "
-              "volume). \"none\": jobs live in memory only and are lost with the process.");
+              "volume), or with --job <the job's model_dir>/.coordinator. \"none\": jobs live "
+              "in memory only and are lost with the process.");
+DEFINE_string(job, "",
+              "A one-shot cluster: run the job spec in this file (.pbtxt or .json) as the "
+              "coordinator starts, then shut the cluster down when the job ends. The coordinator "
+              "and every member exit 0 when it SUCCEEDED, 3 when it FAILED, 4 when it was "
+              "stopped (pstrain stop); a spec that is refused is exit code 2. The coordinator's "
+              "state lives in the job's model_dir (see --state_dir), so one started again with "
+              "the same file resumes the job from its newest checkpoint, or exits at once with "
+              "the outcome of a job that already ended; one stopped by SIGTERM before the job "
+              "ended exits 128 + 15 (resumable). Empty: a long-lived cluster that runs the jobs "
+              "`pstrain submit` sends it, one after another.");
 DEFINE_bool(resume_after_sigterm, true,
             "On SIGTERM, leave the running job recorded as running in --state_dir, so the next "
             "coordinator resumes it from its newest checkpoint (a rolling update or a "
@@ -116,7 +133,11 @@ constexpr char kUsage[] =
     "again on the same folder, after a crash, kill -9 or SIGTERM, it resumes the job that\n"
     "was running from its newest checkpoint under the same job id, then runs the queue.\n"
     "SIGTERM leaves the running job to resume (--resume_after_sigterm); `pstrain shutdown`\n"
-    "and `pstrain stop` end jobs.";
+    "and `pstrain stop` end jobs.\n"
+    "\n"
+    "With --job=FILE it runs that one job and ends the cluster with it: every process\n"
+    "exits 0 when the job SUCCEEDED, 3 when it FAILED, 4 when it was stopped (a\n"
+    "Kubernetes Job or a Kubeflow TFJob per training run).";
 
 absl::Duration Seconds(const char* flag, double value, absl::Status* error) {
   if (!(value > 0)) {
@@ -125,8 +146,29 @@ absl::Duration Seconds(const char* flag, double value, absl::Status* error) {
   return absl::Seconds(value);
 }
 
+// The spec of --job with its paths made absolute under --checkpoint_root
+// (already expanded); nullopt without --job.
+absl::StatusOr<std::optional<pstrain::JobSpec>> OneShotSpecFromFlags(pstrain::Env& env) {
+  if (FLAGS_job.empty()) return std::nullopt;
+  absl::StatusOr<pstrain::JobSpec> spec = pstrain::LoadJobSpecFile(FLAGS_job);
+  if (spec.ok()) {
+    spec = pstrain::coordinator::ConfineJobPaths(env, FLAGS_checkpoint_root, *std::move(spec));
+  }
+  if (!spec.ok()) {
+    return absl::Status(spec.status().code(),
+                        absl::StrCat("--job ", FLAGS_job, ": ", spec.status().message()));
+  }
+  if (spec->checkpoint().model_dir().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--job ", FLAGS_job,
+                     ": checkpoint.model_dir is required (a one-shot coordinator keeps its "
+                     "state there)"));
+  }
+  return spec;
+}
+
 absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
-    const pstrain::ClusterSpec& cluster) {
+    const pstrain::ClusterSpec& cluster, const std::optional<pstrain::JobSpec>& one_shot) {
   pstrain::coordinator::CoordinatorOptions options;
   absl::Status error;
   options.membership.heartbeat_interval =
@@ -178,12 +220,15 @@ absl::StatusOr<pstrain::coordinator::CoordinatorOptions> OptionsFromFlags(
   options.runner.max_workers = FLAGS_max_workers;
   options.runner.records_per_lease = FLAGS_records_per_lease;
   options.queue.max_queued_jobs = FLAGS_max_queued_jobs;
-  FLAGS_checkpoint_root = pstrain::ExpandCheckpointRoot(FLAGS_checkpoint_root);
   options.checkpoint_root = FLAGS_checkpoint_root;
   if (FLAGS_state_dir == "none") {
     options.state_dir.clear();
   } else if (!FLAGS_state_dir.empty()) {
     options.state_dir = FLAGS_state_dir;
+  } else if (one_shot.has_value()) {
+    // Its own, beside its checkpoints: one-shot clusters that share a
+    // volume (one TFJob per run) must not take each other's jobs.
+    options.state_dir = one_shot->checkpoint().model_dir() + "/.coordinator";
   } else if (!FLAGS_checkpoint_root.empty()) {
     options.state_dir = FLAGS_checkpoint_root + "/.coordinator";
   }
@@ -210,9 +255,14 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
  public:
   static absl::StatusOr<std::unique_ptr<CoordinatorComponents>> Create(
       pstrain::Daemon& daemon, const pstrain::ClusterSpec& cluster) {
-    absl::StatusOr<pstrain::coordinator::CoordinatorOptions> options = OptionsFromFlags(cluster);
-    if (!options.ok()) return options.status();
     std::unique_ptr<CoordinatorComponents> components(new CoordinatorComponents(daemon));
+    FLAGS_checkpoint_root = pstrain::ExpandCheckpointRoot(FLAGS_checkpoint_root);
+    absl::StatusOr<std::optional<pstrain::JobSpec>> one_shot =
+        OneShotSpecFromFlags(components->env_);
+    if (!one_shot.ok()) return one_shot.status();
+    absl::StatusOr<pstrain::coordinator::CoordinatorOptions> options =
+        OptionsFromFlags(cluster, *one_shot);
+    if (!options.ok()) return options.status();
     const pstrain::coordinator::JobLimits limits = LimitsFromFlags();
     // A job's limits are checked as it plans, where its data is read.
     components->limited_planner_ = std::make_unique<pstrain::coordinator::LimitedJobPlanner>(
@@ -229,14 +279,27 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
               shard.security = daemon.options().channel_security;
               return std::make_unique<pstrain::coordinator::GrpcShardClient>(address, clock, shard);
             },
-            &components->metrics_, *std::move(options), [&daemon] { daemon.RequestShutdown(); });
+            &components->metrics_, *std::move(options),
+            [&daemon](int exit_code) { daemon.RequestShutdown(exit_code); });
     if (!coordinator.ok()) return coordinator.status();
     components->coordinator_ = *std::move(coordinator);
+    if (one_shot->has_value()) {
+      // Submitted before serving: a refused spec stops the process at once.
+      absl::StatusOr<std::unique_ptr<pstrain::coordinator::OneShotJob>> job =
+          pstrain::coordinator::OneShotJob::Submit(*components->coordinator_,
+                                                   **std::move(one_shot));
+      if (!job.ok()) {
+        return absl::Status(job.status().code(),
+                            absl::StrCat("--job ", FLAGS_job, ": ", job.status().message()));
+      }
+      components->one_shot_ = *std::move(job);
+    }
     components->cluster_service_ =
         std::make_unique<pstrain::coordinator::ClusterServiceImpl>(*components->coordinator_);
     components->job_service_ =
         std::make_unique<pstrain::coordinator::JobServiceImpl>(*components->coordinator_);
     components->coordinator_->Start();
+    if (components->one_shot_ != nullptr) components->one_shot_->Start();
     return components;
   }
 
@@ -244,11 +307,34 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
     return {cluster_service_.get(), job_service_.get()};
   }
 
+  // The coordinator is ready as soon as it serves: the others join it.
+  absl::Status OnServing(pstrain::Daemon& daemon) override {
+    daemon.SetReady(true);
+    return absl::OkStatus();
+  }
+
   // Before the server stops: the running job is interrupted (left in the
   // journal to resume, or ended FAILED: --resume_after_sigterm), long polls
   // are answered and watch streams end, so nothing waits out the shutdown
   // grace.
-  void OnShutdown() override { coordinator_->Stop(); }
+  void OnShutdown() override {
+    if (one_shot_ != nullptr) one_shot_->Stop();
+    coordinator_->Stop();
+  }
+
+  // A one-shot job that has not ended is left to the next coordinator:
+  // 128 + signal, which Kubernetes' restart policies (Kubeflow's ExitCode
+  // among them) take as a reason to start it again. One that ended (also
+  // FAILED by this stop, under --resume_after_sigterm=false) gives its
+  // outcome.
+  int ExitCodeAfterSignal(int signal) const override {
+    if (one_shot_ == nullptr) return pstrain::kDaemonExitOk;
+    const pstrain::JobState state = one_shot_->state();
+    if (coordinator_->left_job_to_resume() || !pstrain::coordinator::IsEnded(state)) {
+      return pstrain::kDaemonExitSignalBase + signal;
+    }
+    return pstrain::coordinator::ExitCodeForJobState(state);
+  }
 
  private:
   explicit CoordinatorComponents(pstrain::Daemon& daemon) : metrics_(*daemon.registry()) {}
@@ -261,6 +347,8 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
   std::unique_ptr<pstrain::coordinator::Coordinator> coordinator_;
   std::unique_ptr<pstrain::coordinator::ClusterServiceImpl> cluster_service_;
   std::unique_ptr<pstrain::coordinator::JobServiceImpl> job_service_;
+  // Destroyed before the coordinator it follows.
+  std::unique_ptr<pstrain::coordinator::OneShotJob> one_shot_;
 };
 
 }  // namespace

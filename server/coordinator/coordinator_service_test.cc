@@ -97,9 +97,9 @@ class CoordinatorServiceTest : public ::testing::Test {
   }
 
   void StartCoordinator() {
-    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator =
-        Coordinator::Create(clock_, env_, planner_, FakeShardClients({&shards_[0], &shards_[1]}),
-                            &metrics_, options_, [this] { shutdown_called_.Notify(); });
+    absl::StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Create(
+        clock_, env_, planner_, FakeShardClients({&shards_[0], &shards_[1]}), &metrics_, options_,
+        [this](int /*exit_code*/) { shutdown_called_.Notify(); });
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
     coordinator_ = *std::move(coordinator);
     cluster_service_ = std::make_unique<ClusterServiceImpl>(*coordinator_);

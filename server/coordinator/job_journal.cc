@@ -16,6 +16,7 @@
 #include "glog/logging.h"
 #include "google/protobuf/text_format.h"
 #include "server/coordinator/job_queue.h"
+#include "server/coordinator/job_state.h"
 
 namespace pstrain {
 namespace coordinator {
@@ -28,10 +29,6 @@ constexpr absl::string_view kChecksumLine = "# crc32c ";
 // A record is a spec and a status: kilobytes. Anything far larger is not
 // one of ours.
 constexpr int64_t kMaxRecordBytes = 4 << 20;
-
-bool IsEnded(JobState state) {
-  return state == JOB_STATE_SUCCEEDED || state == JOB_STATE_FAILED || state == JOB_STATE_STOPPED;
-}
 
 // The number of a record file "job-<n>.pbtxt"; nullopt for other names.
 std::optional<int64_t> RecordNumber(absl::string_view name) {

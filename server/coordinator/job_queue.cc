@@ -10,16 +10,13 @@
 #include "common/status/status_macros.h"
 #include "glog/logging.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "server/coordinator/job_state.h"
 
 namespace pstrain {
 namespace coordinator {
 namespace {
 
 constexpr int kDefaultListLimit = 100;
-
-bool IsEnded(JobState state) {
-  return state == JOB_STATE_SUCCEEDED || state == JOB_STATE_FAILED || state == JOB_STATE_STOPPED;
-}
 
 bool IsActive(JobState state) { return state == JOB_STATE_RUNNING || state == JOB_STATE_FINISHING; }
 

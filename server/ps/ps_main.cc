@@ -92,7 +92,8 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
     options.address = listed.empty() ? daemon.grpc_address() : listed;
     options.metrics_address = daemon.metrics_address();
     options.describe_self = [this](pstrain::HeartbeatRequest* beat) { DescribeSelf(beat); };
-    options.on_shutdown = [&daemon] { daemon.RequestShutdown(); };
+    options.on_shutdown = [&daemon](int exit_code) { daemon.RequestShutdown(exit_code); };
+    options.on_membership = [&daemon](bool member) { daemon.SetReady(member); };
     absl::StatusOr<std::unique_ptr<pstrain::MemberSession>> membership =
         pstrain::MemberSession::Create(
             pstrain::CreateSecureChannel(coordinator, daemon.options().channel_security),

@@ -49,7 +49,7 @@ class InProcessCoordinator {
     // one.
     Env* env = nullptr;
     // Called once a ShutdownCluster request has been carried out.
-    std::function<void()> on_shutdown;
+    std::function<void(int exit_code)> on_shutdown;
   };
 
   // CHECK-fails if it cannot start. checkpoint_root defaults to a folder
@@ -124,7 +124,7 @@ class InProcessCoordinator {
   FakeClock clock_;
   PosixEnv posix_;
   Env& env_;
-  const std::function<void()> on_shutdown_;
+  const std::function<void(int exit_code)> on_shutdown_;
   // Empty when the parameter servers are real: then the coordinator reaches
   // them over gRPC, its retries on real time.
   std::vector<std::unique_ptr<FakeShard>> shards_;
