@@ -33,6 +33,11 @@ Turned into something podman runs:
                listen tcp4 :7070: bind: address already in use" for the
                second pod). In a cluster they only name ports; a pod's IP
                is reachable on every port, on the podman network as well.
+  emptyDir     renamed <pod>-<volume>, in the pod's volumes and mounts:
+               podman 4.3 makes one volume per emptyDir *name*, shared by
+               every pod that has one of that name ("volume tmp is being
+               used by the following container(s)" at kube down), where
+               each pod should have its own.
 Dropped, with nothing in their place:
   Namespace            podman has no namespaces; metadata.namespace is
                        left in place and ignored.
@@ -216,6 +221,16 @@ def remove_ports(pod_spec):
         container.pop("ports", None)
 
 
+def rename_empty_dirs(pod_name, pod_spec):
+    renamed = {}
+    for volume in pod_spec.get("volumes", []):
+        if "emptyDir" in volume:
+            renamed[volume["name"]] = volume["name"] = f"{pod_name}-{volume['name']}"
+    for container in pod_spec.get("initContainers", []) + pod_spec.get("containers", []):
+        for mount in container.get("volumeMounts", []):
+            mount["name"] = renamed.get(mount["name"], mount["name"])
+
+
 def replace_images(pod_spec, images):
     for container in pod_spec.get("initContainers", []) + pod_spec.get("containers", []):
         name = container["image"].rsplit(":", 1)[0]
@@ -253,6 +268,7 @@ def convert(documents, images):
             raise ConversionError(f"{describe(workload)} refers to missing ConfigMaps {sorted(missing)}")
         aliases = network_aliases(services, workload)
         remove_ports(pod_spec)
+        rename_empty_dirs(workload["metadata"]["name"], pod_spec)
         pods.append((workload["metadata"]["name"], labels.get(COMPONENT_LABEL, ""), aliases,
                      [config_maps[name] for name in sorted(wanted)] + [workload]))
     return by_kind.get("PersistentVolumeClaim", []), pods

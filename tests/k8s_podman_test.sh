@@ -306,7 +306,7 @@ start=$(now_us)
 for component in "${components[@]}"; do
   container=$(container_of "$component")
   printf '    %-11s %s %s: %s\n' "$component" "$container" "$(pod_ip "$component")" \
-    "$("${podman[@]}" inspect --format 'user {{.Config.User}}, restart {{.HostConfig.RestartPolicy.Name}}, read-only root {{.HostConfig.ReadonlyRootfs}}, memory limit {{.HostConfig.Memory}}, cpu quota {{.HostConfig.CpuQuota}}/{{.HostConfig.CpuPeriod}}, healthcheck {{if .Config.Healthcheck}}{{.Config.Healthcheck.Test}}{{else}}none{{end}}, stop timeout {{.Config.StopTimeout}} s' "$container")"
+    "$("${podman[@]}" inspect --format 'user {{.Config.User}}, restart {{.HostConfig.RestartPolicy.Name}}, read-only root {{.HostConfig.ReadonlyRootfs}}, memory limit {{.HostConfig.Memory}}, cpu quota {{.HostConfig.CpuQuota}}/{{.HostConfig.CpuPeriod}}, healthcheck {{if .Config.Healthcheck}}{{.Config.Healthcheck.Test}}{{else}}none{{end}}, stop timeout {{.Config.StopTimeout}} s, volumes{{range .Mounts}} {{.Name}}:{{.Destination}}{{end}}' "$container")"
   printf '    %-11s health %s: %s\n' "$component" "$(pod_ip "$component"):7071" \
     "$(health_check "$(pod_ip "$component"):7071")"
 done
