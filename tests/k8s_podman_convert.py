@@ -6,9 +6,9 @@ Usage: k8s_podman_convert.py RENDERED.yaml OUT_DIR --image NAME=REFERENCE
 podman 4.3's kube play creates pods from Pods and Deployments, named
 volumes from PersistentVolumeClaims, and reads the ConfigMaps found in the
 same file for env and volumes. Everything else of a rendering is either
-turned into one of those or dropped, as follows; what is kept is kept as
+turned into one of those or dropped, as follows; the rest is kept as
 rendered (arguments, env, volumes, probes, security contexts, resources,
-labels), except the image reference.
+labels) but for the image reference, --image's.
 
 Turned into something podman runs:
   StatefulSet  one Pod per ordinal, as the StatefulSet controller makes
@@ -17,8 +17,8 @@ Turned into something podman runs:
                statefulset.kubernetes.io/pod-name, hostname <set>-<ordinal>
                and subdomain <serviceName>. podman does not know the kind.
   Service      network aliases of the pods it selects, on the network the
-               pods are played on: its name, and for a headless Service a
-               pod names as its subdomain, <hostname>.<service> as well,
+               pods are played on: its name, and for a headless Service
+               that a pod names as its subdomain, <hostname>.<service> too,
                the names cluster DNS would answer. There is no virtual IP
                or load balancing, so a Service's port must be the port the
                container listens on (checked here).
