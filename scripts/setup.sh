@@ -7,7 +7,10 @@
 # Usage: scripts/setup.sh [--image]
 #   --image  also install what deploy/docker/build_image.sh and run_image.sh
 #            use to build the image from Debian's packages and run it
-#            without a registry: mmdebstrap, podman and the runc runtime.
+#            without a registry: mmdebstrap, podman and the runc runtime,
+#            catatonit (the pause process of the pods `podman kube play`
+#            makes, tests/k8s_podman_test.sh) and python3-yaml (that test's
+#            manifest conversion).
 set -euo pipefail
 
 PACKAGES=(
@@ -29,7 +32,7 @@ PACKAGES=(
 
 for argument in "$@"; do
   case $argument in
-    --image) PACKAGES+=(mmdebstrap podman runc) ;;
+    --image) PACKAGES+=(mmdebstrap podman runc catatonit python3-yaml) ;;
     *)
       echo "setup: unknown argument $argument (usage: scripts/setup.sh [--image])" >&2
       exit 2
