@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "glog/logging.h"
 
 namespace pstrain {
@@ -50,6 +51,11 @@ void JobStatusPublisher::PublishProgress(const ReportedProgress& progress,
   published->set_examples_per_sec(rate);
   published->set_epoch(progress.epoch);
   Publish(std::move(event));
+  if (progress_log_.Open()) {
+    LOG(INFO) << "job " << job_id_ << ": step " << progress.step << ", "
+              << absl::StrFormat("%.0f", rate) << " examples/s, loss "
+              << absl::StrFormat("%.4g", last_loss_) << ", epoch " << progress.epoch;
+  }
 }
 
 double JobStatusPublisher::examples_per_sec() const {

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock/clock.h"
+#include "common/clock/interval_gate.h"
 #include "common/job/train_summaries.h"
 #include "protos/coordinator.pb.h"
 #include "protos/job.pb.h"
@@ -57,6 +58,8 @@ struct ReportedProgress {
 // Thread-safe.
 class JobStatusPublisher {
  public:
+  static constexpr absl::Duration kProgressLogInterval = absl::Seconds(10);
+
   JobStatusPublisher(std::string job_id, JobQueue& jobs, Clock& clock, JobStatusSinks sinks);
 
   JobStatusPublisher(const JobStatusPublisher&) = delete;
@@ -124,6 +127,9 @@ class JobStatusPublisher {
   int64_t published_step_ ABSL_GUARDED_BY(progress_mu_) = 0;
   std::map<std::string, double> rates_ ABSL_GUARDED_BY(progress_mu_);
   double last_loss_ ABSL_GUARDED_BY(progress_mu_) = 0;
+  // The progress line in the log (what `kubectl logs` of the coordinator
+  // shows while a job trains), every kProgressLogInterval.
+  IntervalGate progress_log_ ABSL_GUARDED_BY(progress_mu_){clock_, kProgressLogInterval};
 };
 
 }  // namespace coordinator

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/clock/clock.h"
+#include "common/clock/interval_gate.h"
 #include "common/cluster/member_session.h"
 #include "common/config/checkpoint_root.h"
 #include "common/daemon/daemon_main.h"
@@ -110,14 +111,23 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
 
  private:
   // The job it serves, its newest version (the global step in sync mode)
-  // and the pushes being assembled.
-  void DescribeSelf(pstrain::HeartbeatRequest* beat) const {
+  // and the pushes being assembled; now and then the same as the shard's
+  // progress line (`kubectl logs` of a parameter server). Heartbeat thread
+  // only.
+  void DescribeSelf(pstrain::HeartbeatRequest* beat) {
     beat->set_health(pstrain::MEMBER_HEALTH_OK);
     beat->set_queue_depth(store_.pushes().pending_pushes());
     std::shared_ptr<pstrain::ParameterShard> job = store_.current_job();
     if (job == nullptr) return;
     beat->set_job_id(job->job_id());
     beat->set_step(job->version());
+    if (!progress_log_.Open()) return;
+    const int64_t since = job->job_id() == logged_job_ ? logged_version_ : 0;
+    LOG(INFO) << "job " << job->job_id() << ": version " << job->version() << " (+"
+              << job->version() - since << " since the last line), " << beat->queue_depth()
+              << " pushes being assembled";
+    logged_job_ = job->job_id();
+    logged_version_ = job->version();
   }
 
   // A primary dials its backup as any daemon dials a peer.
@@ -146,6 +156,9 @@ class ParameterServerComponents : public pstrain::DaemonComponents {
   std::unique_ptr<pstrain::LaneRegistry> lanes_;
   pstrain::ParameterServerService service_;
   std::unique_ptr<pstrain::MemberSession> membership_;
+  pstrain::IntervalGate progress_log_{clock_, absl::Seconds(30)};
+  std::string logged_job_;
+  int64_t logged_version_ = 0;
 };
 
 }  // namespace

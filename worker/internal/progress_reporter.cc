@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_format.h"
 #include "common/status/error_reason.h"
 #include "glog/logging.h"
 
@@ -71,6 +72,10 @@ void ProgressReporter::Report() {
     LOG(INFO) << "job " << job_id << ": the coordinator stops training at global step "
               << response->global_step() << " (" << StopReason_Name(response->stop_reason()) << ")";
     training_over_ = true;
+  } else if (report.steps() > 0 && progress_log_.Open()) {
+    LOG(INFO) << "job " << job_id << ": global step " << response->global_step() << "; this worker "
+              << absl::StrFormat("%.0f", report.examples() / seconds) << " examples/s, loss "
+              << absl::StrFormat("%.4g", report.loss());
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "common/clock/clock.h"
+#include "common/clock/interval_gate.h"
 #include "protos/coordinator.pb.h"
 #include "worker/coordinator_client.h"
 #include "worker/worker_metrics.h"
@@ -64,6 +65,8 @@ class ProgressReporter {
   absl::Time last_report_;
   int64_t newest_version_ = 0;
   bool training_over_ = false;
+  // The worker's progress line in its log (`kubectl logs` of a worker).
+  IntervalGate progress_log_{clock_, absl::Seconds(30)};
 };
 
 }  // namespace internal
