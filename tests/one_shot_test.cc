@@ -139,6 +139,16 @@ TEST_F(OneShotTest, EveryProcessExitsZeroOnceTheJobSucceeded) {
   ASSERT_TRUE(cluster_->RestartTask(kCoordinator).ok());
   EXPECT_EQ(AwaitEnd()[kCoordinator], kDaemonExitOk);
   EXPECT_THAT(CoordinatorLog(), HasSubstr("one-shot: job clicks-1 already ended SUCCEEDED"));
+
+  // The file edited for another run on the same model_dir: refused, and
+  // nothing trains.
+  job.max_steps = 600;
+  ASSERT_NO_FATAL_FAILURE(WriteFile(Folder() + "/job.pbtxt", job.Text()));
+  const absl::Status edited = cluster_->RestartTask(kCoordinator);
+  EXPECT_FALSE(edited.ok());
+  EXPECT_THAT(CoordinatorLog(),
+              HasSubstr("its model_dir already holds a one-shot run of another spec"));
+  EXPECT_FALSE(std::ifstream(model_dir + "/ckpt-600/MANIFEST").good());
 }
 
 TEST_F(OneShotTest, EveryProcessExitsThreeOnceTheJobFailed) {

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/daemon/exit_codes.h"
 #include "glog/logging.h"
 #include "server/coordinator/job_queue.h"
@@ -28,6 +29,13 @@ absl::StatusOr<std::unique_ptr<OneShotJob>> OneShotJob::Submit(Coordinator& coor
   *request.mutable_spec() = std::move(spec);
   request.set_request_id(kRequestId);
   absl::StatusOr<SubmitJobResponse> submitted = coordinator.SubmitJob(request);
+  if (absl::IsAlreadyExists(submitted.status())) {
+    // The journal in its model_dir holds the run of an edited spec.
+    return absl::AlreadyExistsError(
+        absl::StrCat("its model_dir already holds a one-shot run of another spec (",
+                     submitted.status().message(),
+                     "); a new run needs a new model_dir, and the spec of a run cannot change"));
+  }
   if (!submitted.ok()) return submitted.status();
   const JobStatus& job = submitted->status();
   if (!submitted->already_submitted()) {

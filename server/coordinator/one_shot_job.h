@@ -34,8 +34,8 @@ class OneShotJob {
 
   // Submits `spec` to `coordinator`, which must outlive the returned
   // object. Errors of Coordinator::SubmitJob: a bad spec, a model_dir that
-  // holds a finished run, AlreadyExists when the journal's job under the
-  // request id had another spec.
+  // holds a finished run; AlreadyExists when the journal's one-shot job had
+  // another spec (the file was edited after the run began).
   static absl::StatusOr<std::unique_ptr<OneShotJob>> Submit(Coordinator& coordinator, JobSpec spec);
 
   // Stop, then destroys.
