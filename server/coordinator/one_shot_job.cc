@@ -3,7 +3,6 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "common/daemon/exit_codes.h"
 #include "glog/logging.h"
 #include "server/coordinator/job_queue.h"
@@ -32,9 +31,8 @@ absl::StatusOr<std::unique_ptr<OneShotJob>> OneShotJob::Submit(Coordinator& coor
   if (absl::IsAlreadyExists(submitted.status())) {
     // The journal in its model_dir holds the run of an edited spec.
     return absl::AlreadyExistsError(
-        absl::StrCat("its model_dir already holds a one-shot run of another spec (",
-                     submitted.status().message(),
-                     "); a new run needs a new model_dir, and the spec of a run cannot change"));
+        "its model_dir already holds a one-shot run of another spec; a new run needs a new "
+        "model_dir (the spec of a run cannot change once it began)");
   }
   if (!submitted.ok()) return submitted.status();
   const JobStatus& job = submitted->status();
