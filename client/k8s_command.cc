@@ -136,8 +136,8 @@ Subcommand K8sCommand() {
           "newest checkpoint.\n"
           "\n"
           "The spec is checked first. Its model_dir is relative to /var/lib/pstrain, the\n"
-          "volume claim (--volume_claim) every pod mounts, where its data files must be\n"
-          "too. Pods, probes, resources and security settings are those of\n"
+          "volume claim (--volume_claim) every pod mounts; its data paths are read in the\n"
+          "pods, so the data must be on that volume too (or in the image). Pods, probes, resources and security settings are those of\n"
           "deploy/k8s/tfjob; edit the file for other sizes. With --tls_secret and\n"
           "--tokens_secret, every channel runs under mutual TLS with tokens, as the prod\n"
           "overlay does (deploy/README.md, \"TLS and tokens\"). The YAML goes to stdout,\n"
@@ -146,7 +146,7 @@ Subcommand K8sCommand() {
           "Exit codes: 0 written; 2 bad usage, an invalid spec or name.\n"
           "\n"
           "Example:\n"
-          "  pstrain k8s examples/fashion_mnist_mlp.pbtxt --ps=2 --workers=4 "
+          "  pstrain k8s deploy/k8s/shared/jobs/fashion_mnist_mlp.pbtxt --ps=2 --workers=4 "
           "--image=registry.example.com/pstrain:1.0 > run.yaml\n"
           "  kubectl apply -f run.yaml && kubectl get tfjob fashion-mnist-mlp -w",
           {"ps", "workers", "evaluator", "image", "tfjob_name", "namespace", "volume_claim",
