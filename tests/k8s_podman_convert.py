@@ -38,6 +38,26 @@ Turned into something podman runs:
                every pod that has one of that name ("volume tmp is being
                used by the following container(s)" at kube down), where
                each pod should have its own.
+  TFJob        (kubeflow.org/v1) one Pod per replica index, as the
+               Kubeflow training operator makes them: named
+               <job>-<type>-<index> (type lowercased: chief, ps, worker,
+               evaluator), the template's labels plus the operator's
+               (training.kubeflow.org/job-name, operator-name, replica-type,
+               replica-index, and job-role master for the chief), and
+               TF_CONFIG in the env of the container named tensorflow,
+               with the addresses of the headless Service the operator
+               gives each pod: <job>-<type>-<index>.<namespace>.svc and the
+               container's port named tfjob-port (the evaluator is left out
+               of "cluster" but gets its "task"). The pod joins the network
+               under that Service's names: <pod>, <pod>.<namespace>,
+               <pod>.<namespace>.svc, <pod>.<namespace>.svc.cluster.local.
+               The replica's restartPolicy becomes the pod's: Always,
+               OnFailure and Never as they are; ExitCode, which only the
+               operator knows (it restarts a pod whose exit code is 128 or
+               more, a signal's, and leaves 1 to 127 final), becomes
+               OnFailure, which restarts on any non-zero code: podman
+               would run an unknown policy as Always, restarting the pods
+               that exit 0 when the job SUCCEEDED.
 Dropped, with nothing in their place:
   Namespace            podman has no namespaces; metadata.namespace is
                        left in place and ignored.
@@ -48,8 +68,9 @@ Dropped, with nothing in their place:
   PodDisruptionBudget  there is no eviction API to budget.
   ServiceMonitor,      custom resources of the Prometheus Operator, which
   PodMonitor           is not there.
-Any other kind, a StatefulSet with volumeClaimTemplates or a Service that
-maps ports is refused, so that a change to the manifests is noticed.
+Any other kind, a StatefulSet with volumeClaimTemplates, a TFJob's
+restartPolicy podman has no counterpart for, or a Service that maps ports
+is refused, so that a change to the manifests is noticed.
 
 OUT_DIR gets:
   volumes.yaml       the PersistentVolumeClaims, to play first;
@@ -61,6 +82,7 @@ OUT_DIR gets:
 
 import argparse
 import copy
+import json
 import os
 import re
 import sys
@@ -76,6 +98,20 @@ DROPPED_KINDS = {
     "PodMonitor",
 }
 COMPONENT_LABEL = "app.kubernetes.io/component"
+# The port the operator puts in TF_CONFIG: the tensorflow container's port
+# of this name, or the default.
+TFJOB_PORT_NAME = "tfjob-port"
+TFJOB_DEFAULT_PORT = 2222
+# A TFJob replica's restartPolicy -> the pod's, for podman. The operator
+# itself gives pods of an ExitCode replica restartPolicy Never and decides
+# on restarts by the exit code; podman has no such policy, and OnFailure is
+# the closest (it also restarts after 1 to 127, which ExitCode leaves final).
+TFJOB_RESTART_POLICIES = {
+    "Always": "Always",
+    "OnFailure": "OnFailure",
+    "Never": "Never",
+    "ExitCode": "OnFailure",
+}
 
 
 class ConversionError(Exception):
@@ -107,6 +143,68 @@ def statefulset_pods(statefulset):
         pod_spec["hostname"] = pod_name
         pod_spec["subdomain"] = spec["serviceName"]
         pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec})
+    return pods
+
+
+def tfjob_pods(tfjob):
+    """The Pods the training operator would create, with TF_CONFIG and the
+    DNS names of their Services: [(pod, aliases)]."""
+    name = tfjob["metadata"]["name"]
+    namespace = tfjob["metadata"].get("namespace", "default")
+    replica_specs = tfjob["spec"]["tfReplicaSpecs"]
+
+    def pod_name(replica_type, index):
+        return f"{name}-{replica_type.lower()}-{index}"
+
+    def tfjob_port(replica):
+        for container in replica["template"]["spec"].get("containers", []):
+            if container["name"] == "tensorflow":
+                for port in container.get("ports", []):
+                    if port.get("name") == TFJOB_PORT_NAME:
+                        return port["containerPort"]
+        return TFJOB_DEFAULT_PORT
+
+    # The operator's cluster spec: every replica but the evaluator, by
+    # lowercased type, each pod by the address of its own Service.
+    cluster = {}
+    for replica_type, replica in replica_specs.items():
+        if replica_type.lower() == "evaluator":
+            continue
+        cluster[replica_type.lower()] = [
+            f"{pod_name(replica_type, index)}.{namespace}.svc:{tfjob_port(replica)}"
+            for index in range(replica.get("replicas", 1))]
+
+    pods = []
+    for replica_type, replica in replica_specs.items():
+        policy = replica.get("restartPolicy", "Never")
+        if policy not in TFJOB_RESTART_POLICIES:
+            raise ConversionError(f"{describe(tfjob)}: {replica_type} has restartPolicy {policy}")
+        template = replica["template"]
+        for index in range(replica.get("replicas", 1)):
+            this_pod = pod_name(replica_type, index)
+            metadata = copy.deepcopy(template.get("metadata", {}))
+            metadata["name"] = this_pod
+            metadata["namespace"] = namespace
+            labels = metadata.setdefault("labels", {})
+            labels["training.kubeflow.org/job-name"] = name
+            labels["training.kubeflow.org/operator-name"] = "tfjob-controller"
+            labels["training.kubeflow.org/replica-type"] = replica_type.lower()
+            labels["training.kubeflow.org/replica-index"] = str(index)
+            if replica_type.lower() in ("chief", "master"):
+                labels["training.kubeflow.org/job-role"] = "master"
+            pod_spec = copy.deepcopy(template["spec"])
+            pod_spec["restartPolicy"] = TFJOB_RESTART_POLICIES[policy]
+            tf_config = {"cluster": cluster,
+                         "task": {"type": replica_type.lower(), "index": index},
+                         "environment": "cloud"}
+            for container in pod_spec.get("containers", []):
+                if container["name"] == "tensorflow":
+                    container.setdefault("env", []).append(
+                        {"name": "TF_CONFIG", "value": json.dumps(tf_config)})
+            aliases = [this_pod, f"{this_pod}.{namespace}", f"{this_pod}.{namespace}.svc",
+                       f"{this_pod}.{namespace}.svc.cluster.local"]
+            pods.append(({"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+                          "spec": pod_spec}, aliases))
     return pods
 
 
@@ -245,7 +343,8 @@ def convert(documents, images):
         if document:
             by_kind.setdefault(document["kind"], []).append(document)
     unknown = set(by_kind) - DROPPED_KINDS - {
-        "ConfigMap", "PersistentVolumeClaim", "Service", "Deployment", "StatefulSet", "Pod"}
+        "ConfigMap", "PersistentVolumeClaim", "Service", "Deployment", "StatefulSet", "Pod",
+        "TFJob"}
     if unknown:
         raise ConversionError(f"kinds not converted: {', '.join(sorted(unknown))}")
     config_maps = {c["metadata"]["name"]: c for c in by_kind.get("ConfigMap", [])}
@@ -254,6 +353,12 @@ def convert(documents, images):
     workloads = by_kind.get("Deployment", []) + by_kind.get("Pod", [])
     for statefulset in by_kind.get("StatefulSet", []):
         workloads.extend(statefulset_pods(statefulset))
+    # The operator's Services select nothing by label: one per pod, by name.
+    operator_aliases = {}
+    for tfjob in by_kind.get("TFJob", []):
+        for pod, aliases in tfjob_pods(tfjob):
+            workloads.append(pod)
+            operator_aliases[pod["metadata"]["name"]] = aliases
 
     pods = []
     for workload in workloads:
@@ -266,7 +371,8 @@ def convert(documents, images):
         missing = wanted - set(config_maps)
         if missing:
             raise ConversionError(f"{describe(workload)} refers to missing ConfigMaps {sorted(missing)}")
-        aliases = network_aliases(services, workload)
+        aliases = (network_aliases(services, workload)
+                   + operator_aliases.get(workload["metadata"]["name"], []))
         remove_ports(pod_spec)
         rename_empty_dirs(workload["metadata"]["name"], pod_spec)
         pods.append((workload["metadata"]["name"], labels.get(COMPONENT_LABEL, ""), aliases,

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Runs the dev overlay (deploy/k8s/overlays/dev) as pods with `podman kube
-# play`, from the image deploy/docker/build_image.sh builds, and trains
-# through it. See --help.
+# Runs the dev overlay (deploy/k8s/overlays/dev), and the TFJob `pstrain k8s`
+# writes, as pods with `podman kube play`, from the image
+# deploy/docker/build_image.sh builds, and trains through both. See --help.
 set -euo pipefail
 
 usage() {
   cat <<'EOF'
 Usage: tests/k8s_podman_test.sh    (bazel test //tests:k8s_podman_test)
 
-Runs the Kubernetes dev overlay as real pods on this host with podman:
+Runs the Kubernetes dev overlay, then one training run as `pstrain k8s`
+writes it (a Kubeflow TFJob), as real pods on this host with podman:
 
   1. builds the image with deploy/docker/build_image.sh from the five
      binaries of the test's runfiles, under a tag of its own;
@@ -20,14 +21,28 @@ Runs the Kubernetes dev overlay as real pods on this host with podman:
   3. creates a podman network with DNS and plays the volumes, then each
      pod with the aliases its Services give it;
   4. waits until every pod's daemon answers grpc.health.v1.Health/Check
-     on its health port 7071 with SERVING (podman 4.3 runs no gRPC
-     probes: the test sends them itself, from the host, to each pod's IP);
+     on its health port 7071 with SERVING, for the server ("", the
+     liveness probe's) and for the service "readiness" (the readiness
+     probe's: a member while the coordinator answers its heartbeats);
+     podman 4.3 runs no gRPC probes: the test sends them itself, from the
+     host, to each pod's IP;
   5. submits /etc/pstrain/jobs/clicks_logistic.pbtxt with the image's
      `pstrain` in the coordinator's container and checks it SUCCEEDED;
   6. submits a longer copy of it, kills the worker's process while the job
      trains, checks that podman's restart policy (Always) starts it again
      and that the job still SUCCEEDED;
-  7. takes everything down (pods, volumes, network, image), also when a
+  7. takes the dev overlay's pods and volumes down;
+  8. one-shot TFJob: writes `pstrain k8s` of a longer copy of
+     deploy/k8s/shared/jobs/clicks_logistic.pbtxt (2 parameter servers,
+     2 workers, the evaluator) with the test's `pstrain`, renders it with
+     deploy/k8s/shared (the claim) and converts the TFJob into one pod per
+     replica with the operator's names, labels and TF_CONFIG; plays them,
+     waits until every daemon's readiness is SERVING, then until every
+     container exits by itself (the chief runs the job and ends the
+     cluster): each with exit code 0 and no restart, the chief's log with
+     "one-shot: job clicks-logistic-1 SUCCEEDED", and the job's final
+     checkpoint (ckpt-N with its MANIFEST) on the claim's volume;
+  9. takes everything down (pods, volumes, network, image), also when a
      step fails or the test is interrupted.
 
 Prints one line per step with its duration, and every container's last
@@ -90,7 +105,6 @@ readonly tag="localhost/pstrain:podman-test-$$"
 readonly network="pstrain-podman-test-$$"
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/k8s_podman.XXXXXX")
 readonly work
-readonly converted="$work/converted"
 
 # podman's default limits on open files and processes (1048576 each) are
 # more than a host without CAP_SYS_RESOURCE can grant ("error setting
@@ -114,8 +128,9 @@ export CONTAINERS_CONF="$work/containers.conf"
 # controllers beside cgroup v1's (see deploy/README.md).
 podman=(podman --runtime runc --cgroup-manager cgroupfs)
 
-# What the test made, for the cleanup: pod ids, volumes, the network and
-# the image once they exist.
+# What the test made, for the cleanup: the converted folders played, pod
+# ids, volumes, the network and the image once they exist.
+played=()
 pods=()
 volumes_before=""
 made_network=false
@@ -140,17 +155,14 @@ print_logs() {
   done < <(test_containers)
 }
 
-cleanup() {
-  local status=$? file volume
-  trap - EXIT INT TERM
-  if [[ $status -ne 0 && ${#pods[@]} -gt 0 ]]; then print_logs; fi
-  local start
-  start=$(now_us)
-  if [[ -f $converted/plan.tsv ]]; then
+# Takes down the pods played so far and the volumes the test added.
+take_down() {
+  local dir file volume
+  for dir in "${played[@]}"; do
     while IFS=$'\t' read -r file _; do
-      "${podman[@]}" kube down "$converted/$file" >/dev/null 2>&1 || true
-    done <"$converted/plan.tsv"
-  fi
+      "${podman[@]}" kube down "$dir/$file" >/dev/null 2>&1 || true
+    done <"$dir/plan.tsv"
+  done
   if [[ ${#pods[@]} -gt 0 ]]; then
     "${podman[@]}" pod rm --force --ignore "${pods[@]}" >/dev/null 2>&1 || true
   fi
@@ -162,6 +174,17 @@ cleanup() {
         "${podman[@]}" volume rm --force "$volume" >/dev/null 2>&1 || true
     done < <("${podman[@]}" volume ls --quiet)
   fi
+  played=()
+  pods=()
+}
+
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  if [[ $status -ne 0 && ${#pods[@]} -gt 0 ]]; then print_logs; fi
+  local start
+  start=$(now_us)
+  take_down
   if $made_network; then "${podman[@]}" network rm --force "$network" >/dev/null 2>&1 || true; fi
   if $made_image; then "${podman[@]}" rmi --force "$tag" >/dev/null 2>&1 || true; fi
   rm -rf --one-file-system "$work"
@@ -196,16 +219,60 @@ fi
 indent <"$work/build_image.log"
 step_done "build the image $tag" "$start"
 
-# ---- the manifests
+# Converts the rendered manifests RENDERED into the folder DIR.
+convert() {
+  "$python" "$runfiles/tests/k8s_podman_convert.py" "$1" "$2" --image "pstrain=$tag" ||
+    die "tests/k8s_podman_convert.py $1 failed"
+  echo "    $(grep -c '^kind:' "$1") objects rendered; pod files, components and network aliases:"
+  indent <"$2/plan.tsv"
+}
+
+# Pod ids by the workload name of their file (NN-NAME.yaml) and by their
+# component label; the latter only where a component has one pod.
+declare -A pod_of=()
+
+# Plays the converted folder DIR on the network: its claims, then each pod
+# with the aliases its Services give it (a Pod's network options apply to
+# all the pods of a file, hence one file per pod).
+play() {
+  local dir=$1 claim file component aliases network_option output pod name
+  for claim in $("$python" -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    print(d["metadata"]["name"])' "$dir/volumes.yaml"); do
+    if "${podman[@]}" volume exists "$claim"; then
+      die "a podman volume $claim exists already, which the claim would reuse: remove it (podman volume rm $claim)"
+    fi
+  done
+  played+=("$dir")
+  "${podman[@]}" kube play --network "$network" "$dir/volumes.yaml" >/dev/null
+  while IFS=$'\t' read -r file component aliases; do
+    network_option=$network
+    if [[ -n $aliases ]]; then network_option+=":alias=${aliases//,/,alias=}"; fi
+    output=$("${podman[@]}" kube play --network "$network_option" "$dir/$file" 2>&1) ||
+      die "podman kube play $file failed: $output"
+    pod=$(awk '/^Pod:$/ { getline; print; exit }' <<<"$output")
+    [[ -n $pod ]] || die "no pod id in the output of podman kube play $file: $output"
+    pods+=("$pod")
+    pod_of[$component]=$pod
+    name=${file#*-}
+    pod_of[${name%.yaml}]=$pod
+    echo "    $file: pod $("${podman[@]}" pod inspect --format '{{.Name}}' "$pod"), aliases ${aliases:-(none)}"
+  done <"$dir/plan.tsv"
+}
+
+# The main container of the pod of COMPONENT or workload NAME.
+container_of() {
+  "${podman[@]}" ps --all --filter "pod=${pod_of[$1]}" --format '{{.Names}} {{.IsInfra}}' |
+    awk '$2 == "false" { print $1; exit }'
+}
+
+# ---- the dev overlay's manifests
 start=$(now_us)
 # kustomize refuses files that are links out of the tree: render a copy.
 cp -rL "$runfiles/deploy/k8s" "$work/k8s"
-kubectl kustomize "$work/k8s/overlays/dev" >"$work/rendered.yaml" ||
+kubectl kustomize "$work/k8s/overlays/dev" >"$work/dev.yaml" ||
   die "kubectl kustomize deploy/k8s/overlays/dev failed"
-"$python" "$runfiles/tests/k8s_podman_convert.py" "$work/rendered.yaml" "$converted" \
-  --image "pstrain=$tag" || die "tests/k8s_podman_convert.py failed"
-echo "    $(grep -c '^kind:' "$work/rendered.yaml") objects rendered; pod files and network aliases:"
-indent <"$converted/plan.tsv"
+convert "$work/dev.yaml" "$work/dev"
 step_done "render and convert the dev overlay" "$start"
 
 # ---- the pods
@@ -214,38 +281,10 @@ if [[ -n $("${podman[@]}" pod ps --quiet --filter label=app.kubernetes.io/part-o
   die "pods of pstrain run already on this host (podman pod ps): take them down first"
 fi
 volumes_before=$("${podman[@]}" volume ls --quiet; echo "(none)")
-for claim in $("$python" -c 'import sys, yaml
-for d in yaml.safe_load_all(open(sys.argv[1])):
-    print(d["metadata"]["name"])' "$converted/volumes.yaml"); do
-  if grep -qxF "$claim" <<<"$volumes_before"; then
-    die "a podman volume $claim exists already, which the claim would reuse: remove it (podman volume rm $claim)"
-  fi
-done
 made_network=true
 "${podman[@]}" network create "$network" >/dev/null
-"${podman[@]}" kube play --network "$network" "$converted/volumes.yaml" >/dev/null
-# Services are DNS names on the network: each pod joins it with the
-# aliases its Services give it (a Pod's network options apply to all the
-# pods of a file, hence one file per pod).
-declare -A pod_of=()
-while IFS=$'\t' read -r file component aliases; do
-  network_option=$network
-  if [[ -n $aliases ]]; then network_option+=":alias=${aliases//,/,alias=}"; fi
-  output=$("${podman[@]}" kube play --network "$network_option" "$converted/$file" 2>&1) ||
-    die "podman kube play $file failed: $output"
-  pod=$(awk '/^Pod:$/ { getline; print; exit }' <<<"$output")
-  [[ -n $pod ]] || die "no pod id in the output of podman kube play $file: $output"
-  pods+=("$pod")
-  pod_of[$component]=$pod
-  echo "    $file: pod $("${podman[@]}" pod inspect --format '{{.Name}}' "$pod"), aliases ${aliases:-(none)}"
-done <"$converted/plan.tsv"
+play "$work/dev"
 step_done "play ${#pods[@]} pods on network $network" "$start"
-
-# The main container of the pod of COMPONENT.
-container_of() {
-  "${podman[@]}" ps --all --filter "pod=${pod_of[$1]}" --format '{{.Names}} {{.IsInfra}}' |
-    awk '$2 == "false" { print $1; exit }'
-}
 
 # The pod's IP address on the test's network.
 pod_ip() {
@@ -254,52 +293,72 @@ pod_ip() {
   "${podman[@]}" inspect --format "{{(index .NetworkSettings.Networks \"$network\").IPAddress}}" "$infra"
 }
 
-# grpc.health.v1.Health/Check of ADDRESS: prints SERVING, NOT_SERVING,
-# ... or the gRPC error. The messages are built by hand (an empty
-# HealthCheckRequest asks for the server as a whole; the response's field
-# 1 is the status) so that no generated code is needed.
-health_check() {
-  "$python" - "$1" <<'EOF'
+# grpc.health.v1.Health/Check of each ADDRESS for SERVICE ("": the server
+# as a whole, what the liveness probes ask; "readiness": what the readiness
+# probes ask), every 0.2 s until each answered SERVING once or TIMEOUT
+# seconds passed. Prints a line per address: when it was SERVING, or its
+# last answer (NOT_SERVING, ... or the gRPC error); fails unless all were.
+# The messages are built by hand (HealthCheckRequest's field 1 is the
+# service name, the response's field 1 the status) so that no generated
+# code is needed.
+health_wait() {
+  "$python" - "$@" <<'EOF'
 import sys
+import time
+
 import grpc
 
 names = {0: "UNKNOWN", 1: "SERVING", 2: "NOT_SERVING", 3: "SERVICE_UNKNOWN"}
-with grpc.insecure_channel(sys.argv[1]) as channel:
-    check = channel.unary_unary("/grpc.health.v1.Health/Check")
-    try:
-        response = check(b"", timeout=3)
-    except grpc.RpcError as error:
-        print(f"{error.code().name}: {error.details()}")
-        sys.exit(1)
-status = response[1] if len(response) >= 2 and response[0] == 0x08 else 0
-print(names.get(status, f"status {status}"))
-sys.exit(0 if status == 1 else 1)
+timeout, service, addresses = float(sys.argv[1]), sys.argv[2].encode(), sys.argv[3:]
+request = bytes([0x0A, len(service)]) + service if service else b""
+channels = {address: grpc.insecure_channel(address) for address in addresses}
+last = {address: "no answer" for address in addresses}
+serving = {}
+start = time.monotonic()
+while True:
+    for address in addresses:
+        if address in serving:
+            continue
+        try:
+            response = channels[address].unary_unary("/grpc.health.v1.Health/Check")(
+                request, timeout=2)
+            status = response[1] if len(response) >= 2 and response[0] == 0x08 else 0
+            last[address] = names.get(status, f"status {status}")
+            if status == 1:
+                serving[address] = time.monotonic() - start
+        except grpc.RpcError as error:
+            last[address] = f"{error.code().name}: {error.details()}"
+    if len(serving) == len(addresses) or time.monotonic() - start >= timeout:
+        break
+    time.sleep(0.2)
+for address in addresses:
+    print(f"{address} SERVING after {serving[address]:.1f} s" if address in serving
+          else f"{address} {last[address]} after {time.monotonic() - start:.1f} s")
+sys.exit(0 if len(serving) == len(addresses) else 1)
 EOF
 }
 
-mapfile -t components < <(cut -f2 "$converted/plan.tsv")
-
-# Waits until every pod's main container runs and its daemon answers its
-# health check with SERVING; fails after TIMEOUT seconds.
+# Waits until the daemons of the pods of NAMES are SERVING for SERVICE;
+# fails after TIMEOUT seconds.
 wait_serving() {
-  local timeout=$1 component container state answer deadline=$((SECONDS + $1))
-  for component in "${components[@]}"; do
-    container=$(container_of "$component")
-    while true; do
-      state=$("${podman[@]}" inspect --format '{{.State.Status}}' "$container")
-      if [[ $state == running ]] && answer=$(health_check "$(pod_ip "$component"):7071" 2>&1); then
-        break
-      fi
-      [[ $SECONDS -lt $deadline ]] ||
-        die "$component ($container) is not serving after $timeout s: state $state, health ${answer:-none}"
-      sleep 0.5
-    done
-  done
+  local timeout=$1 service=$2 name addresses=() answers
+  shift 2
+  for name in "$@"; do addresses+=("$(pod_ip "$name"):7071"); done
+  answers=$(health_wait "$timeout" "$service" "${addresses[@]}") || {
+    indent <<<"$answers"
+    die "not every daemon is SERVING for the health service \"$service\" after $timeout s"
+  }
+  indent <<<"$answers"
 }
 
+mapfile -t components < <(cut -f2 "$work/dev/plan.tsv")
+
 start=$(now_us)
-wait_serving 120
-step_done "every pod running and SERVING on its health port" "$start"
+# Alive (the process serves), then ready (the coordinator answers each
+# member's heartbeats).
+wait_serving 120 "" "${components[@]}"
+wait_serving 60 readiness "${components[@]}"
+step_done "every pod running, live and ready on its health port" "$start"
 
 # ---- what podman made of the manifests
 start=$(now_us)
@@ -307,8 +366,9 @@ for component in "${components[@]}"; do
   container=$(container_of "$component")
   printf '    %-11s %s %s: %s\n' "$component" "$container" "$(pod_ip "$component")" \
     "$("${podman[@]}" inspect --format 'user {{.Config.User}}, restart {{.HostConfig.RestartPolicy.Name}}, read-only root {{.HostConfig.ReadonlyRootfs}}, memory limit {{.HostConfig.Memory}}, cpu quota {{.HostConfig.CpuQuota}}/{{.HostConfig.CpuPeriod}}, healthcheck {{if .Config.Healthcheck}}{{.Config.Healthcheck.Test}}{{else}}none{{end}}, stop timeout {{.Config.StopTimeout}} s, volumes{{range .Mounts}} {{.Name}}:{{.Destination}}{{end}}' "$container")"
-  printf '    %-11s health %s: %s\n' "$component" "$(pod_ip "$component"):7071" \
-    "$(health_check "$(pod_ip "$component"):7071")"
+  printf '    %-11s health %s: server %s, readiness %s\n' "$component" "$(pod_ip "$component"):7071" \
+    "$(health_wait 0 "" "$(pod_ip "$component"):7071" | cut -d' ' -f2-)" \
+    "$(health_wait 0 readiness "$(pod_ip "$component"):7071" | cut -d' ' -f2-)"
 done
 coordinator=$(container_of coordinator)
 # The claim's volume must be writable by the pods' user: the coordinator
@@ -388,5 +448,108 @@ echo "    podman restarted the worker: process $pid, restart count $old_restarts
 expect_success "$job_id"
 "${podman[@]}" logs "$coordinator" 2>&1 | grep -E 'worker/0' | tail -n 4 | indent || true
 step_done "worker killed during job $job_id, restarted by podman, job SUCCEEDED" "$start"
+
+start=$(now_us)
+take_down
+step_done "take the dev overlay's pods and volumes down" "$start"
+
+# ---- one run as `pstrain k8s` writes it: a TFJob, played as the operator would
+start=$(now_us)
+# Long enough (some 20 s) for every member to be seen ready before the
+# chief ends the cluster: at 1500 steps the margin was down to 9 s on a busy
+# machine. The name, and so the TFJob's and the job's, stays clicks-logistic.
+readonly oneshot_steps=3000
+readonly tfjob=clicks-logistic
+readonly model_claim=pstrain-model-dir
+sed "s/max_steps: 300/max_steps: $oneshot_steps/" "$work/k8s/shared/jobs/clicks_logistic.pbtxt" \
+  >"$work/clicks_logistic.pbtxt"
+grep -q "max_steps: $oneshot_steps" "$work/clicks_logistic.pbtxt" ||
+  die "deploy/k8s/shared/jobs/clicks_logistic.pbtxt has no 'max_steps: 300' to raise"
+"$runfiles/client/pstrain" k8s "$work/clicks_logistic.pbtxt" --ps=2 --workers=2 --image="$tag" \
+  --namespace=pstrain-tfjob >"$work/tfjob-run.yaml" 2>"$work/pstrain-k8s.log" || {
+  cat "$work/pstrain-k8s.log"
+  die "pstrain k8s failed"
+}
+indent <"$work/pstrain-k8s.log"
+# The claim and the ServiceAccount the TFJob's pods need are deploy/k8s/shared's.
+{
+  kubectl kustomize "$work/k8s/shared" || die "kubectl kustomize deploy/k8s/shared failed"
+  echo "---"
+  cat "$work/tfjob-run.yaml"
+} >"$work/tfjob.yaml"
+convert "$work/tfjob.yaml" "$work/tfjob"
+step_done "pstrain k8s (max_steps $oneshot_steps), render with deploy/k8s/shared and convert" "$start"
+
+start=$(now_us)
+play "$work/tfjob"
+mapfile -t tfjob_pods < <(cut -f1 "$work/tfjob/plan.tsv" | sed 's/^[0-9]*-//; s/\.yaml$//')
+chief=$(container_of "$tfjob-chief-0")
+[[ -n $chief ]] || die "no pod $tfjob-chief-0 among ${tfjob_pods[*]}"
+echo "    $chief: restart $("${podman[@]}" inspect --format '{{.HostConfig.RestartPolicy.Name}}' "$chief"), $("${podman[@]}" inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$chief" | grep '^TF_CONFIG=')"
+step_done "play ${#tfjob_pods[@]} pods of TFJob $tfjob" "$start"
+
+start=$(now_us)
+# Ready = a member of the chief's cluster; seen before the job ends it.
+wait_serving 120 readiness "${tfjob_pods[@]}"
+step_done "every daemon of the TFJob ready" "$start"
+
+# Waits until every container of the TFJob has exited by itself; fails at
+# once on a non-zero exit code or a restart, and after TIMEOUT seconds.
+wait_all_exited() {
+  local timeout=$1 deadline=$((SECONDS + $1)) name state status code restarts running
+  while true; do
+    running=()
+    for name in "${tfjob_pods[@]}"; do
+      state=$("${podman[@]}" inspect --format '{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}}' \
+        "$(container_of "$name")")
+      read -r status code restarts <<<"$state"
+      [[ $restarts -eq 0 ]] || die "$name's container was restarted (state, exit code, restarts: $state)"
+      if [[ $status != exited ]]; then
+        running+=("$name")
+      elif [[ $code -ne 0 ]]; then
+        die "$name's container exited with code $code"
+      fi
+    done
+    [[ ${#running[@]} -gt 0 ]] || return 0
+    [[ $SECONDS -lt $deadline ]] || die "still running after $timeout s: ${running[*]}"
+    sleep 0.5
+  done
+}
+
+start=$(now_us)
+wait_all_exited 300
+step_done "every container of the TFJob exited 0 by itself" "$start"
+
+start=$(now_us)
+# OnFailure must leave a container that exited 0 alone: give podman the
+# moment it takes to restart one before looking.
+sleep 2
+for name in "${tfjob_pods[@]}"; do
+  container=$(container_of "$name")
+  state=$("${podman[@]}" inspect --format '{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} {{.HostConfig.RestartPolicy.Name}}' "$container")
+  read -r status code restarts policy <<<"$state"
+  printf '    %-28s %s, exit code %s, %s restarts, restart policy %s\n' "$container" "$status" "$code" "$restarts" "$policy"
+  [[ $status == exited && $code -eq 0 && $restarts -eq 0 ]] ||
+    die "$container: $status, exit code $code, $restarts restarts"
+done
+"${podman[@]}" logs "$chief" >"$work/chief.log" 2>&1
+# What `kubectl logs` of the chief would show: the one-shot lines, and of
+# the progress (a checkpoint and its evaluation every 100 steps) the last.
+echo "    podman logs $chief: $(grep -c ': saved ' "$work/chief.log") checkpoints saved, $(grep -c 'evaluated ckpt-' "$work/chief.log") evaluated; the one-shot lines and the last progress:"
+grep -E 'one-shot: |: saved |evaluated ckpt-' "$work/chief.log" | sed 's/^[^]]*] //' |
+  awk '/one-shot: / || NR > count - 4' count="$(grep -Ec 'one-shot: |: saved |evaluated ckpt-' "$work/chief.log")" |
+  indent
+grep -q "one-shot: job $tfjob-1 SUCCEEDED" "$work/chief.log" ||
+  die "the chief's log has no 'one-shot: job $tfjob-1 SUCCEEDED'"
+grep -Eq "job $tfjob-1: saved " "$work/chief.log" || die "the chief's log has no checkpoint line"
+# The final checkpoint, on the claim's volume (a folder on this host).
+volume_dir=$("${podman[@]}" volume inspect --format '{{.Mountpoint}}' "$model_claim")/$tfjob
+final=$(find "$volume_dir" -maxdepth 1 -name 'ckpt-*' -printf '%f\n' | sed 's/^ckpt-//' | grep -E '^[0-9]+$' |
+  sort -n | tail -n 1)
+[[ -n $final && $final -ge $oneshot_steps ]] ||
+  die "no checkpoint at step $oneshot_steps or later in the volume $model_claim: $(find "$volume_dir" -mindepth 1 -maxdepth 1 -printf '%f ' 2>&1)"
+[[ -f $volume_dir/ckpt-$final/MANIFEST ]] || die "ckpt-$final in the volume $model_claim has no MANIFEST"
+echo "    volume $model_claim: $tfjob/ckpt-$final with $(find "$volume_dir/ckpt-$final" -type f | wc -l) files, MANIFEST among them"
+step_done "no restarts; the chief's log and the final checkpoint" "$start"
 
 echo "k8s_podman_test: PASSED"
