@@ -106,22 +106,13 @@ readonly network="pstrain-podman-test-$$"
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/k8s_podman.XXXXXX")
 readonly work
 
-# podman's default limits on open files and processes (1048576 each) are
-# more than a host without CAP_SYS_RESOURCE can grant ("error setting
-# rlimit type 7: operation not permitted"), and kube play has no --ulimit:
-# the pods get the host's hard limit on open files, and at most 32768
-# processes, the limit podman lowers itself to.
-hard_limit() {
-  local limit
-  limit=$(ulimit -H "$1")
-  if [[ $limit == unlimited || $limit -gt $2 ]]; then limit=$2; fi
-  echo "$limit"
-}
-nofile=$(hard_limit -n 1048576)
-nproc=$(hard_limit -u 32768)
+# kube play has no --ulimit: the limits podman can give go into a
+# containers.conf of the test's own.
+# shellcheck source=deploy/docker/podman_limits.sh
+source "$runfiles/deploy/docker/podman_limits.sh"
 cat >"$work/containers.conf" <<EOF
 [containers]
-default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
+default_ulimits = ["nofile=$podman_nofile:$podman_nofile", "nproc=$podman_nproc:$podman_nproc"]
 EOF
 export CONTAINERS_CONF="$work/containers.conf"
 # runc: Debian 12's crun refuses hosts whose cgroup v2 hierarchy holds

@@ -105,22 +105,10 @@ podman=(podman --runtime="$runtime")
 user=$("${podman[@]}" image inspect --format '{{.Config.User}}' "$image")
 [[ $user =~ ^[0-9]+:[0-9]+$ ]] || die "$image runs as '$user', not as a numeric uid:gid"
 
-# By default podman asks for 1048576 open files and processes, more than a
-# host without CAP_SYS_RESOURCE (one that is itself a container) can grant:
-# the runtime then fails with "setrlimit `RLIMIT_NOFILE`: Operation not
-# permitted". The containers get what podman itself runs with: the hard
-# limit on open files, and at most 32768 processes (podman lowers its own
-# limit to that).
-hard_limit() {
-  local limit
-  limit=$(ulimit -H "$1")
-  if [[ $limit == unlimited || $limit -gt $2 ]]; then limit=$2; fi
-  echo "$limit"
-}
-nofile=$(hard_limit -n 1048576)
-nproc=$(hard_limit -u 32768)
+# shellcheck source=deploy/docker/podman_limits.sh
+source "$(dirname "$0")/podman_limits.sh"
 run_options=(--pull=never --network=host
-  --ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc")
+  --ulimit "nofile=$podman_nofile:$podman_nofile" --ulimit "nproc=$podman_nproc:$podman_nproc")
 
 # The TCP ports something listens on, one per line.
 listening_ports() {
