@@ -134,16 +134,22 @@ std::string SecretVolume(const std::string& name, const std::string& secret,
   return volume;
 }
 
-std::string ReplicaText(const TfJobManifestOptions& options, const Replica& replica) {
-  std::string args;
-  std::vector<std::string> all_args = replica.args;
-  for (const std::string& arg : SecurityArgs(options)) all_args.push_back(arg);
-  for (const std::string& arg : all_args) absl::StrAppend(&args, "                - ", arg, "\n");
-  std::string mounts = absl::StrCat(
-      "                - name: model-dir\n", "                  mountPath: ", kCheckpointRoot, "\n",
-      replica.writes_model_dir ? "" : "                  readOnly: true\n",
-      "                - name: tmp\n", "                  mountPath: /tmp\n");
-  std::string volumes = absl::StrCat(
+// A pod's volumeMounts and volumes, each as YAML lines at the depth the
+// pod template puts them.
+struct PodVolumes {
+  std::string mounts;
+  std::string volumes;
+};
+
+PodVolumes VolumesOf(const TfJobManifestOptions& options, const Replica& replica) {
+  PodVolumes pod;
+  std::string& mounts = pod.mounts;
+  mounts = absl::StrCat("                - name: model-dir\n",
+                        "                  mountPath: ", kCheckpointRoot, "\n",
+                        replica.writes_model_dir ? "" : "                  readOnly: true\n",
+                        "                - name: tmp\n", "                  mountPath: /tmp\n");
+  std::string& volumes = pod.volumes;
+  volumes = absl::StrCat(
       "            - name: model-dir\n              persistentVolumeClaim:\n",
       "                claimName: ", options.volume_claim, "\n",
       "            - name: tmp\n              emptyDir:\n                sizeLimit: 64Mi\n");
@@ -167,6 +173,15 @@ std::string ReplicaText(const TfJobManifestOptions& options, const Replica& repl
     absl::StrAppend(
         &volumes, SecretVolume("tokens", options.tokens_secret, {"client-token", "cluster-token"}));
   }
+  return pod;
+}
+
+std::string ReplicaText(const TfJobManifestOptions& options, const Replica& replica) {
+  std::string args;
+  std::vector<std::string> all_args = replica.args;
+  for (const std::string& arg : SecurityArgs(options)) all_args.push_back(arg);
+  for (const std::string& arg : all_args) absl::StrAppend(&args, "                - ", arg, "\n");
+  const PodVolumes pod = VolumesOf(options, replica);
   const Resources& r = replica.resources;
   return absl::StrCat(
       "    # ", replica.comment, "\n",                                        //
@@ -232,9 +247,9 @@ std::string ReplicaText(const TfJobManifestOptions& options, const Replica& repl
       "                capabilities:\n",                       //
       "                  drop: [\"ALL\"]\n",                   //
       "              volumeMounts:\n",                         //
-      mounts,                                                  //
+      pod.mounts,                                              //
       "          volumes:\n",                                  //
-      volumes);
+      pod.volumes);
 }
 
 std::string HealthAndMetricsArg(int port) {
@@ -242,43 +257,8 @@ std::string HealthAndMetricsArg(int port) {
                       "=0.0.0.0:", port);
 }
 
-}  // namespace
-
-absl::Status CheckDnsLabel(const std::string& name, const std::string& what, int max_length) {
-  auto refuse = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " '", name, "' ", why));
-  };
-  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " is empty"));
-  if (static_cast<int>(name.size()) > max_length) {
-    return refuse(absl::StrCat("is longer than ", max_length, " characters"));
-  }
-  if (!absl::ascii_islower(name.front())) return refuse("must start with a lowercase letter");
-  if (name.back() == '-') return refuse("must not end with '-'");
-  for (char c : name) {
-    if (!absl::ascii_islower(c) && !absl::ascii_isdigit(c) && c != '-') {
-      return refuse("may hold only lowercase letters, digits and '-'");
-    }
-  }
-  return absl::OkStatus();
-}
-
-std::string TfJobNameFor(const std::string& job_name) {
-  std::string name;
-  for (char c : absl::AsciiStrToLower(job_name)) {
-    const bool keep = absl::ascii_islower(c) || absl::ascii_isdigit(c);
-    if (keep) {
-      name.push_back(c);
-    } else if (!name.empty() && name.back() != '-') {
-      name.push_back('-');
-    }
-  }
-  while (!name.empty() && !absl::ascii_islower(name.front())) name.erase(0, 1);
-  if (name.size() > static_cast<size_t>(kMaxTfJobNameLength)) name.resize(kMaxTfJobNameLength);
-  while (!name.empty() && name.back() == '-') name.pop_back();
-  return name.empty() ? "pstrain-job" : name;
-}
-
-absl::StatusOr<std::string> TfJobManifest(const TfJobManifestOptions& options) {
+// OK, or what kubectl would refuse in the options, named.
+absl::Status CheckOptions(const TfJobManifestOptions& options) {
   if (absl::Status name = CheckDnsLabel(options.name, "the TFJob's name", kMaxTfJobNameLength);
       !name.ok()) {
     return name;
@@ -313,9 +293,12 @@ absl::StatusOr<std::string> TfJobManifest(const TfJobManifestOptions& options) {
   if (options.ttl_secs < 0 || options.backoff_limit < 0) {
     return absl::InvalidArgumentError("the TTL and the backoff limit must be >= 0");
   }
-  absl::StatusOr<std::string> spec = SpecBlock(options.spec_key, options.spec_text);
-  if (!spec.ok()) return spec.status();
+  return absl::OkStatus();
+}
 
+// The TFJob's replicas, with their daemons' flags, sizes (those of
+// deploy/k8s/tfjob) and grace periods.
+std::vector<Replica> ReplicasOf(const TfJobManifestOptions& options) {
   const std::string checkpoint_root = absl::StrCat("--checkpoint_root=", kCheckpointRoot);
   const std::vector<std::string> listen = {HealthAndMetricsArg(kHealthPort),
                                            HealthAndMetricsArg(kMetricsPort)};
@@ -370,7 +353,12 @@ absl::StatusOr<std::string> TfJobManifest(const TfJobManifestOptions& options) {
                         true,
                         false});
   }
-  std::string text = absl::StrCat(
+  return replicas;
+}
+
+// How to apply and watch the manifest, and what its pods' exit codes mean.
+std::string HeaderComment(const TfJobManifestOptions& options) {
+  return absl::StrCat(
       "# One pstrain training run as a Kubeflow TFJob, written by\n"
       "#   ",
       options.command_line,
@@ -385,14 +373,59 @@ absl::StatusOr<std::string> TfJobManifest(const TfJobManifestOptions& options) {
       "# reach, and in the namespace the ServiceAccount pstrain and the\n"
       "# PersistentVolumeClaim ",
       options.volume_claim,
-      " with the job's data (deploy/k8s/shared). The chief runs `pstrain-coordinator --job` on the "
-      "spec below;\n"
+      " with the job's data\n"
+      "# (deploy/k8s/shared). The chief runs `pstrain-coordinator --job` on the spec below;\n"
       "# every pod exits once the job ends: 0 when it SUCCEEDED (the TFJob turns Succeeded),\n"
       "# 3 FAILED, 4 stopped (Failed). restartPolicy ExitCode restarts a pod that dies\n"
       "# of a signal (128 and up: a crash, the OOM killer, a coordinator stopped while\n"
       "# the job ran), and the job resumes from its newest checkpoint; 1 to 127 are final.\n"
       "# Running the same spec again needs a new model_dir: in the old one the\n"
-      "# coordinator finds the finished run and exits with its outcome.\n"
+      "# coordinator finds the finished run and exits with its outcome.\n");
+}
+
+}  // namespace
+
+absl::Status CheckDnsLabel(const std::string& name, const std::string& what, int max_length) {
+  auto refuse = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " '", name, "' ", why));
+  };
+  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " is empty"));
+  if (static_cast<int>(name.size()) > max_length) {
+    return refuse(absl::StrCat("is longer than ", max_length, " characters"));
+  }
+  if (!absl::ascii_islower(name.front())) return refuse("must start with a lowercase letter");
+  if (name.back() == '-') return refuse("must not end with '-'");
+  for (char c : name) {
+    if (!absl::ascii_islower(c) && !absl::ascii_isdigit(c) && c != '-') {
+      return refuse("may hold only lowercase letters, digits and '-'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string TfJobNameFor(const std::string& job_name) {
+  std::string name;
+  for (char c : absl::AsciiStrToLower(job_name)) {
+    const bool keep = absl::ascii_islower(c) || absl::ascii_isdigit(c);
+    if (keep) {
+      name.push_back(c);
+    } else if (!name.empty() && name.back() != '-') {
+      name.push_back('-');
+    }
+  }
+  while (!name.empty() && !absl::ascii_islower(name.front())) name.erase(0, 1);
+  if (name.size() > static_cast<size_t>(kMaxTfJobNameLength)) name.resize(kMaxTfJobNameLength);
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  return name.empty() ? "pstrain-job" : name;
+}
+
+absl::StatusOr<std::string> TfJobManifest(const TfJobManifestOptions& options) {
+  if (absl::Status checked = CheckOptions(options); !checked.ok()) return checked;
+  absl::StatusOr<std::string> spec = SpecBlock(options.spec_key, options.spec_text);
+  if (!spec.ok()) return spec.status();
+
+  std::string text = absl::StrCat(
+      HeaderComment(options),
       "apiVersion: v1\n"
       "kind: ConfigMap\n",
       Metadata(options, options.name + "-job"), "data:\n", *spec,
@@ -414,7 +447,9 @@ absl::StatusOr<std::string> TfJobManifest(const TfJobManifestOptions& options) {
       options.backoff_limit,
       "\n"
       "  tfReplicaSpecs:\n");
-  for (const Replica& replica : replicas) absl::StrAppend(&text, ReplicaText(options, replica));
+  for (const Replica& replica : ReplicasOf(options)) {
+    absl::StrAppend(&text, ReplicaText(options, replica));
+  }
   return text;
 }
 
