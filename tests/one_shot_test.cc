@@ -127,6 +127,14 @@ TEST_F(OneShotTest, EveryProcessExitsZeroOnceTheJobSucceeded) {
   for (const auto& [task, code] : codes) EXPECT_EQ(code, kDaemonExitOk) << task;
   const std::string log = CoordinatorLog();
   EXPECT_THAT(log, HasSubstr("one-shot: job clicks-1 SUCCEEDED: reached max_steps 300"));
+  // The progress lines `kubectl logs` shows while a job trains.
+  EXPECT_THAT(log, ::testing::ContainsRegex("job clicks-1: step [0-9]+, [0-9]+ examples/s, loss"));
+  for (const LocalTask& task : cluster_->tasks()) {
+    if (task.role != "worker") continue;
+    EXPECT_THAT(ReadAll(task.log_path),
+                ::testing::ContainsRegex("job clicks-1: global step [0-9]+; this worker [0-9]+ "
+                                         "examples/s, loss"));
+  }
   // The final checkpoint and the export were written before anyone exited.
   const std::string model_dir = Folder() + "/root/clicks";
   EXPECT_TRUE(std::ifstream(model_dir + "/ckpt-300/MANIFEST").good()) << model_dir;
