@@ -29,15 +29,21 @@ Daemon::~Daemon() {
 }
 
 absl::Status Daemon::Start(const std::vector<grpc::Service*>& services) {
-  ASSIGN_OR_RETURN(exposer_, MetricsExposer::Start(options_.metrics_address, registry_));
+  HttpServerOptions http;
+  http.address = options_.metrics_address;
+  if (options_.metrics_tls) {
+    http.tls_cert_file = options_.grpc.security.tls_cert_file;
+    http.tls_key_file = options_.grpc.security.tls_key_file;
+  }
+  ASSIGN_OR_RETURN(exposer_, MetricsExposer::Start(std::move(http), registry_));
   ASSIGN_OR_RETURN(server_, GrpcServer::Start(options_.grpc, services));
   LOG(INFO) << "pstrain " << options_.role << " " << options_.cluster.task.index()
             << " serving gRPC on " << server_->address()
             << (server_->health_address().empty()
                     ? std::string()
                     : ", plaintext health on " + server_->health_address())
-            << ", metrics on http://"
-            << exposer_->address() << "/metrics"
+            << ", metrics on " << exposer_->http().scheme() << "://" << exposer_->address()
+            << "/metrics"
             << (options_.cluster.coordinator_address.empty()
                     ? std::string()
                     : ", coordinator at " + options_.cluster.coordinator_address);

@@ -33,6 +33,11 @@ struct DaemonOptions {
   // host:port of the Prometheus /metrics endpoint; port 0 picks one.
   // Default 127.0.0.1:0.
   std::string metrics_address = "127.0.0.1:0";
+  // Serve that port as HTTPS with the gRPC server's certificate
+  // (grpc.security) when it has one. Default false: plain HTTP, what a
+  // Prometheus scrape config expects of every member; the coordinator,
+  // whose port carries the console, sets it.
+  bool metrics_tls = false;
   // Where to write the ready file (see ready_file.h) once serving; empty:
   // none.
   std::string ready_file;
@@ -72,6 +77,8 @@ class Daemon {
   // (options().grpc.health_listen_address empty).
   const std::string& health_address() const { return server_->health_address(); }
   const std::string& metrics_address() const { return exposer_->address(); }
+  // The server of the metrics port, for more pages. Valid after Start.
+  HttpServer& http() { return exposer_->http(); }
 
   // Blocks until SIGTERM/SIGINT or RequestShutdown(), runs `before_stop`
   // (if any), then stops serving within the shutdown grace. Returns the

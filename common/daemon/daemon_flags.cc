@@ -38,7 +38,8 @@ DEFINE_int32(task_index, -1,
              "This process's index within its role (ps/0, ps/1, ...); default TF_CONFIG's "
              "task.index, else 0.");
 DEFINE_string(metrics_listen, "127.0.0.1:0",
-              "host:port for the Prometheus /metrics endpoint; port 0 picks a free port.");
+              "host:port for the Prometheus /metrics endpoint; port 0 picks a free port. The "
+              "coordinator also serves its web console there, as HTTPS under --tls_cert.");
 DEFINE_string(ready_file, "",
               "Once serving, write the bound addresses here as key=value lines (grpc, "
               "metrics, pid, role); used by launchers when ports are picked at start.");
@@ -117,6 +118,9 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
     options.grpc.health_listen_address = aliases.Resolve(FLAGS_health_listen);
   }
   options.metrics_address = aliases.Resolve(FLAGS_metrics_listen);
+  // The coordinator's port carries the console, which the client token
+  // guards: under TLS it must not travel in the clear.
+  options.metrics_tls = type == TASK_TYPE_CHIEF;
   options.ready_file = FLAGS_ready_file;
   options.shutdown_grace = absl::Seconds(FLAGS_shutdown_grace_secs);
   ASSIGN_OR_RETURN(options.grpc.security, DaemonSecurityFromFlags());

@@ -204,7 +204,9 @@ void Coordinator::SchedulerLoop() {
       auto log = logs_.find(job->job_id());
       if (log != logs_.end()) {
         std::shared_ptr<JobLog> job_log = log->second;
-        context.publish = [job_log](JobEvent event) { job_log->Append(std::move(event)); };
+        context.publish = [this, job_log, job_id = job->job_id()](JobEvent event) {
+          AppendEvent(*job_log, job_id, std::move(event));
+        };
       }
       context.record = [this](const JobStatus& job) { JournalRunning(job); };
       runner = std::make_shared<JobRunner>(*job, options_.runner, std::move(context));
@@ -317,7 +319,18 @@ void Coordinator::PublishStatus(absl::string_view job_id) {
   JobEvent event;
   event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
   *event.mutable_status() = *std::move(status);
-  log->Append(std::move(event));
+  AppendEvent(*log, job_id, std::move(event));
+}
+
+void Coordinator::AppendEvent(JobLog& log, absl::string_view job_id, JobEvent event) {
+  history_.Append(job_id, event);
+  log.Append(std::move(event));
+}
+
+absl::StatusOr<JobHistory::Read> Coordinator::JobEvents(absl::string_view job_id,
+                                                        uint64_t after) const {
+  RETURN_IF_ERROR(jobs_->Get(job_id).status());
+  return history_.After(job_id, after);
 }
 
 void Coordinator::CloseLog(absl::string_view job_id) {
@@ -335,7 +348,7 @@ void Coordinator::CloseLog(absl::string_view job_id) {
     JobEvent event;
     event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
     *event.mutable_status() = *std::move(status);
-    log->Append(std::move(event));
+    AppendEvent(*log, job_id, std::move(event));
   }
   log->Close();
 }
@@ -391,7 +404,7 @@ void Coordinator::RecoverJobs(const JournalContents& contents) {
     JobEvent event;
     event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
     *event.mutable_status() = *std::move(recovered);
-    log->Append(std::move(event));
+    AppendEvent(*log, job->job_id(), std::move(event));
     absl::MutexLock lock(&mu_);
     logs_[job->job_id()] = std::move(log);
     if (was_active(*job)) resuming_.insert(job->job_id());
@@ -610,7 +623,7 @@ absl::StatusOr<JobStatus> Coordinator::Enqueue(JobSpec spec, const std::string& 
   JobEvent event;
   event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));
   *event.mutable_status() = status;
-  log->Append(std::move(event));
+  AppendEvent(*log, status.job_id(), std::move(event));
   logs_[status.job_id()] = std::move(log);
   jobs_pending_ = true;
   return status;

@@ -18,18 +18,19 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/checkpoint/env.h"
+#include "common/clock/clock.h"
 #include "protos/cluster.pb.h"
 #include "protos/coordinator.pb.h"
 #include "server/coordinator/assignment_board.h"
-#include "common/clock/clock.h"
 #include "server/coordinator/coordinator_metrics.h"
 #include "server/coordinator/internal/event_log.h"
+#include "server/coordinator/job_history.h"
 #include "server/coordinator/job_journal.h"
 #include "server/coordinator/job_planner.h"
 #include "server/coordinator/job_queue.h"
 #include "server/coordinator/job_runner.h"
-#include "server/coordinator/round_keeper.h"
 #include "server/coordinator/membership_registry.h"
+#include "server/coordinator/round_keeper.h"
 #include "server/coordinator/shard_client.h"
 #include "server/coordinator/stream_source.h"
 
@@ -56,6 +57,8 @@ struct CoordinatorOptions {
   // Events of each queued or running job kept for WatchJob; a watcher that
   // falls further behind skips progress events. Default 1024.
   size_t job_events = 1024;
+  // What is kept of recent jobs' events for the console (JobEvents).
+  JobHistoryOptions history;
   // After a Shutdown request, how long members get to learn it from their
   // heartbeats before the coordinator itself exits. Default 5 s (two
   // heartbeat intervals and some).
@@ -180,6 +183,9 @@ class Coordinator {
   // NotFound: no such job.
   absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> WatchJob(const WatchJobRequest& request);
   ClusterStatus GetCluster() const;
+  // The job's events since its submit numbered above `after` (JobHistory):
+  // what the console plots and lists. NotFound: no such job.
+  absl::StatusOr<JobHistory::Read> JobEvents(absl::string_view job_id, uint64_t after) const;
   // NotFound: no such job. FailedPrecondition: nothing exported for it yet,
   // or a specific checkpoint was asked for (the evaluator exports the best
   // and the final checkpoint; exporting others on demand is not offered).
@@ -225,6 +231,8 @@ class Coordinator {
   // saying what became of it; Unavailable (try again) once Stop leaves the
   // job to the next coordinator.
   absl::StatusOr<std::shared_ptr<JobRunner>> RunnerFor(absl::string_view job_id) const;
+  // Appends `event` to the job's log (WatchJob) and its history.
+  void AppendEvent(JobLog& log, absl::string_view job_id, JobEvent event);
   // Appends the job's current status to its log.
   void PublishStatus(absl::string_view job_id);
   // Appends the job's final status and closes its log.
@@ -254,6 +262,7 @@ class Coordinator {
   const std::unique_ptr<JobJournal> journal_;
   const std::function<void(int exit_code)> on_shutdown_;
   AssignmentBoard assignments_;
+  JobHistory history_{options_.history};
   // LeavingJobToResume, as Stop found it, for checkpoint streams that may
   // outlive the coordinator.
   const std::shared_ptr<std::atomic<bool>> left_to_resume_ =

@@ -12,7 +12,10 @@
 #include "common/config/job_spec_parser.h"
 #include "common/daemon/daemon_main.h"
 #include "common/daemon/exit_codes.h"
+#include "common/net/token_auth.h"
 #include "gflags/gflags.h"
+#include "glog/logging.h"
+#include "server/console/console.h"
 #include "server/coordinator/cluster_service.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/coordinator_metrics.h"
@@ -114,6 +117,15 @@ DEFINE_bool(resume_after_sigterm, true,
             "the running job FAILED. `pstrain stop` and `pstrain shutdown` end jobs either "
             "way.");
 
+DEFINE_bool(console, true,
+            "Serve the web console (jobs, one job's live plots, the cluster; docs/console.md) "
+            "on the --metrics_listen port beside /metrics: HTTPS under --tls_cert, and with "
+            "--client_token_file only for those who give the client token.");
+DEFINE_bool(console_stop, false,
+            "Let the web console stop jobs (a button on a running job's page, with a "
+            "confirmation; under --client_token_file it needs the client token). Default: the "
+            "console only reads.");
+
 namespace {
 
 constexpr char kUsage[] =
@@ -126,7 +138,8 @@ constexpr char kUsage[] =
     "       pstrain-coordinator   (flags win over TF_CONFIG)\n"
     "\n"
     "Serves JobService and ClusterService, the gRPC health service and Prometheus\n"
-    "metrics (pstrain_coordinator_*) on /metrics. Exits 0 on SIGTERM or SIGINT after\n"
+    "metrics (pstrain_coordinator_*) on /metrics, and beside them a web console (--console).\n"
+    "Exits 0 on SIGTERM or SIGINT after\n"
     "letting calls in flight finish (--shutdown_grace_secs), or after a Shutdown call.\n"
     "\n"
     "Jobs are recorded in --state_dir (default <checkpoint_root>/.coordinator). Started\n"
@@ -309,6 +322,18 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
 
   // The coordinator is ready as soon as it serves: the others join it.
   absl::Status OnServing(pstrain::Daemon& daemon) override {
+    if (FLAGS_console) {
+      const pstrain::SecurityOptions& security = daemon.options().grpc.security;
+      pstrain::console::ConsoleApiOptions options;
+      options.coordinator_address = daemon.grpc_address();
+      options.allow_stop = FLAGS_console_stop;
+      console_ = std::make_unique<pstrain::console::Console>(
+          daemon.http(), *coordinator_,
+          pstrain::TokenAuthenticator(security.client_token, security.cluster_token),
+          std::move(options));
+      LOG(INFO) << "console on " << daemon.http().scheme() << "://" << daemon.metrics_address()
+                << "/" << (FLAGS_console_stop ? " (may stop jobs)" : " (read-only)");
+    }
     daemon.SetReady(true);
     return absl::OkStatus();
   }
@@ -318,6 +343,7 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
   // are answered and watch streams end, so nothing waits out the shutdown
   // grace.
   void OnShutdown() override {
+    console_.reset();
     if (one_shot_ != nullptr) one_shot_->Stop();
     coordinator_->Stop();
   }
@@ -349,6 +375,8 @@ class CoordinatorComponents : public pstrain::DaemonComponents {
   std::unique_ptr<pstrain::coordinator::JobServiceImpl> job_service_;
   // Destroyed before the coordinator it follows.
   std::unique_ptr<pstrain::coordinator::OneShotJob> one_shot_;
+  // Destroyed before the coordinator it reads; null with --noconsole.
+  std::unique_ptr<pstrain::console::Console> console_;
 };
 
 }  // namespace

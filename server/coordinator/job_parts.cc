@@ -17,6 +17,15 @@ JobStatusSinks SinksOf(const JobRunnerContext& context) {
   return sinks;
 }
 
+// The schedule progress events report; nullopt for a job that does not
+// train. The spec was checked at submit, so Create does not fail here.
+std::optional<LearningRate> LearningRateOf(const JobSpec& spec) {
+  if (!JobModeTrains(spec.mode())) return std::nullopt;
+  absl::StatusOr<LearningRate> rate = LearningRate::Create(spec.optimizer());
+  if (!rate.ok()) return std::nullopt;
+  return *std::move(rate);
+}
+
 }  // namespace
 
 JobParts::JobParts(const JobStatus& job, JobRunnerOptions options, JobRunnerContext context)
@@ -28,7 +37,7 @@ JobParts::JobParts(const JobStatus& job, JobRunnerOptions options, JobRunnerCont
       trains(JobModeTrains(spec.mode())),
       evaluates(JobModeEvaluates(spec.mode())),
       control(job_id, clock),
-      status(job_id, *this->context.jobs, clock, SinksOf(this->context)),
+      status(job_id, *this->context.jobs, clock, SinksOf(this->context), LearningRateOf(spec)),
       checkpoints(job_id, spec, *this->context.env, clock, status, evaluations,
                   this->context.metrics),
       generation(clock),

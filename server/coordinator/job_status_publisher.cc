@@ -10,8 +10,13 @@ namespace pstrain {
 namespace coordinator {
 
 JobStatusPublisher::JobStatusPublisher(std::string job_id, JobQueue& jobs, Clock& clock,
-                                       JobStatusSinks sinks)
-    : job_id_(std::move(job_id)), jobs_(jobs), clock_(clock), sinks_(std::move(sinks)) {}
+                                       JobStatusSinks sinks,
+                                       std::optional<LearningRate> learning_rate)
+    : job_id_(std::move(job_id)),
+      jobs_(jobs),
+      clock_(clock),
+      sinks_(std::move(sinks)),
+      learning_rate_(std::move(learning_rate)) {}
 
 void JobStatusPublisher::SetReason(const std::string& reason) { UpdateReason(reason, reason); }
 
@@ -50,6 +55,7 @@ void JobStatusPublisher::PublishProgress(const ReportedProgress& progress,
   published->set_loss(last_loss_);
   published->set_examples_per_sec(rate);
   published->set_epoch(progress.epoch);
+  if (learning_rate_.has_value()) published->set_learning_rate(learning_rate_->At(progress.step));
   Publish(std::move(event));
   if (progress_log_.Open()) {
     LOG(INFO) << "job " << job_id_ << ": step " << progress.step << ", "

@@ -15,6 +15,7 @@
 #include "common/clock/clock.h"
 #include "common/clock/interval_gate.h"
 #include "common/job/train_summaries.h"
+#include "common/optimizer/learning_rate.h"
 #include "protos/coordinator.pb.h"
 #include "protos/job.pb.h"
 #include "server/coordinator/coordinator_metrics.h"
@@ -60,7 +61,10 @@ class JobStatusPublisher {
  public:
   static constexpr absl::Duration kProgressLogInterval = absl::Seconds(10);
 
-  JobStatusPublisher(std::string job_id, JobQueue& jobs, Clock& clock, JobStatusSinks sinks);
+  // `learning_rate`: the job's schedule, reported with each progress event;
+  // nullopt for a job that does not train.
+  JobStatusPublisher(std::string job_id, JobQueue& jobs, Clock& clock, JobStatusSinks sinks,
+                     std::optional<LearningRate> learning_rate = std::nullopt);
 
   JobStatusPublisher(const JobStatusPublisher&) = delete;
   JobStatusPublisher& operator=(const JobStatusPublisher&) = delete;
@@ -117,6 +121,7 @@ class JobStatusPublisher {
   JobQueue& jobs_;
   Clock& clock_;
   const JobStatusSinks sinks_;
+  const std::optional<LearningRate> learning_rate_;
 
   absl::Mutex reason_mu_;
   // The reason last published, without a wait's age.
