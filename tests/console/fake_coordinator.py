@@ -12,6 +12,7 @@ later, at most --keep checkpoints kept, and the job succeeds at --max_steps.
 """
 
 import argparse
+import copy
 import json
 import math
 import os
@@ -100,7 +101,7 @@ class Job:
 
     def add(self, event):
         self.seq += 1
-        event = dict(event, unix_ms=str(now_ms()))
+        event = dict(copy.deepcopy(event), unix_ms=str(now_ms()))
         self.events.append((self.seq, event))
 
     def stop(self):

@@ -339,7 +339,7 @@
     const pts = opts.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
     const fmt = opts.format || fmtMetric;
     container.dataset.points = String(pts.length);
-    const W = 400, H = 140, L = 50, R = 10, T = 8, B = 20;
+    const W = 400, H = 140, L = 50, R = 14, T = 8, B = 20;
     const title = h('div', { class: 'plot-title' }, h('span', { class: 'name' }, opts.title));
     const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': opts.title });
     if (pts.length === 0) {
@@ -383,7 +383,7 @@
     for (const x of xt) {
       append(svg,
         s('line', { x1: sx(x), x2: sx(x), y1: H - B, y2: H - B + 3, class: 'axis' }),
-        s('text', { x: sx(x), y: H - B + 13, 'text-anchor': 'middle' }, fmtCount(x)));
+        s('text', { x: sx(x), y: H - B + 13, 'text-anchor': sx(x) > W - R - 12 ? 'end' : 'middle' }, fmtCount(x)));
     }
     append(svg,
       s('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }),
