@@ -86,24 +86,33 @@ function watch(page, problems) {
   return step;
 }
 
-// Waits for fn(arg) to be truthy in the page; on time-out, says what did
-// not appear and what the error banner shows, if anything.
-async function waitFor(page, what, fn, arg, timeoutMs) {
-  try {
-    const handle = await page.waitForFunction(fn, arg, { timeout: timeoutMs, polling: 200 });
-    const value = await handle.jsonValue().catch(() => true);
-    await handle.dispose().catch(() => {});
-    return value;
-  } catch (e) {
-    let banner = '';
+// Waits for fn(arg) to be truthy in the page and returns its value; on
+// time-out, says what did not appear and what the error banner shows. A
+// login form that shows instead (outside the login checks) fails at once.
+async function waitFor(page, what, fn, arg, timeoutMs, allowLogin) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    let value = false;
+    let seen = { state: '', banner: '' };
     try {
-      banner = await page.evaluate(() => {
+      value = await page.evaluate(fn, arg);
+      seen = await page.evaluate(() => {
         const b = document.querySelector('#error-banner');
-        return b && !b.hidden ? b.textContent : '';
+        return { state: document.body ? document.body.dataset.state : '', banner: b && !b.hidden ? b.textContent : '' };
       });
-    } catch (e2) { /* the page is gone */ }
-    throw new Error('timed out after ' + timeoutMs / 1000 + ' s waiting for ' + what +
-      (banner ? '; the page shows: ' + banner : ''));
+    } catch (e) {
+      // A navigation in progress destroys the context: try again.
+      if (!/context was destroyed|navigation/i.test(e.message)) throw e;
+    }
+    if (value) return value;
+    if (seen.state === 'login' && !allowLogin) {
+      throw new Error('the page asks for a token (#login-form) instead of showing ' + what);
+    }
+    if (Date.now() >= until) {
+      throw new Error('timed out after ' + timeoutMs / 1000 + ' s waiting for ' + what +
+        (seen.banner ? '; the page shows: ' + seen.banner : ''));
+    }
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -129,10 +138,10 @@ async function apiGet(args, apiPath, withToken) {
   return { status: resp.status, body, text };
 }
 
-const pageReady = (name) => `document.body.dataset.page === ${JSON.stringify(name)} && document.body.dataset.state === 'ready'`;
+const pageReady = (name) => document.body.dataset.page === name && document.body.dataset.state === 'ready';
 
 async function signIn(page, token, timeoutMs) {
-  await waitFor(page, 'the login form (#login-form)', () => !!document.querySelector('#login-form'), null, timeoutMs);
+  await waitFor(page, 'the login form (#login-form)', () => !!document.querySelector('#login-form'), null, timeoutMs, true);
   await page.fill('#login-token', token);
   await page.click('#login-form button[type=submit]');
 }
@@ -163,7 +172,7 @@ async function authChecks(args, browser) {
 
   await check('without a token the job page shows the login form and no job data', async () => {
     await goto(page, jobUrl);
-    await waitFor(page, 'the login form (#login-form)', () => document.body.dataset.state === 'login' && !!document.querySelector('#login-form'), null, 15000);
+    await waitFor(page, 'the login form (#login-form)', () => document.body.dataset.state === 'login' && !!document.querySelector('#login-form'), null, 15000, true);
     const leaked = await page.evaluate(() => !!document.querySelector('#job-state, #job-body, .plot, #checkpoints'));
     if (leaked) throw new Error('job data shows beside the login form');
   });
@@ -180,21 +189,22 @@ async function authChecks(args, browser) {
     await waitFor(page, 'the refusal (#login-error)', () => {
       const e = document.querySelector('#login-error');
       return !!e && !e.hidden && /refused/i.test(e.textContent);
-    }, null, 15000);
+    }, null, 15000, true);
     await tokenNotShown(page, args.token + '-wrong');
   });
   await screenshot(page, args.out, 'login.png');
   await check('the right token typed into the form shows the job page', async () => {
     await signIn(page, args.token, 5000);
-    await waitFor(page, 'the job page after sign-in (#job-state)', `${pageReady('job')} && !!document.querySelector('#job-state') && document.querySelector('#job-state').textContent.length > 1`, null, 20000);
+    await waitFor(page, 'the job page after sign-in (#job-state)', () => document.body.dataset.page === 'job' &&
+      document.body.dataset.state === 'ready' && document.querySelector('#job-state').textContent.length > 1, null, 20000, true);
     await tokenNotShown(page, args.token);
   });
   await screenshot(page, args.out, 'login-ok.png');
   await check('sign out forgets the token', async () => {
     await page.click('#sign-out');
-    await waitFor(page, 'the login form after sign out', () => document.body.dataset.state === 'login', null, 10000);
+    await waitFor(page, 'the login form after sign out', () => document.body.dataset.state === 'login', null, 10000, true);
     await page.reload({ waitUntil: 'domcontentloaded' });
-    await waitFor(page, 'the login form after a reload', () => document.body.dataset.state === 'login', null, 10000);
+    await waitFor(page, 'the login form after a reload', () => document.body.dataset.state === 'login', null, 10000, true);
   });
   await context.close();
   return problems;
@@ -209,7 +219,7 @@ async function openConsole(args, browser) {
     step.name = 'sign in';
     await goto(page, args.url + '/');
     await signIn(page, args.token, 15000);
-    await waitFor(page, 'the jobs page after sign-in', pageReady('jobs'), null, 15000);
+    await waitFor(page, 'the jobs page after sign-in', pageReady, 'jobs', 15000, true);
   }
   return { context, page, problems, step };
 }
@@ -229,7 +239,7 @@ async function runningChecks(args, browser) {
   await check('the job page plots the training loss as the job runs', async () => {
     await goto(page, args.url + jobPath);
     await waitFor(page, 'the loss plot with 2 points (.plot[data-series="loss"][data-points>=2])',
-      () => { const el = document.querySelector('.plot[data-series="loss"]'); return !!el && Number(el.dataset.points) >= 2; }, null, 60000);
+      () => { const el = document.querySelector('.plot[data-series="loss"]'); return !!el && Number(el.dataset.points) >= 2; }, null, 90000);
     const before = await lossPoints(page);
     await waitFor(page, 'the loss plot to gain points past ' + before,
       (n) => { const el = document.querySelector('.plot[data-series="loss"]'); return !!el && Number(el.dataset.points) > n; }, before, 30000);
@@ -300,8 +310,15 @@ async function endedChecks(args, browser) {
   step.name = 'ended job page';
   await check('the job page shows the final state', async () => {
     await goto(page, args.url + '/jobs/' + encodeURIComponent(args.job));
-    await waitFor(page, 'the final state SUCCEEDED (#job-state)',
-      () => { const e = document.querySelector('#job-state'); return !!e && e.textContent === 'SUCCEEDED'; }, null, 60000);
+    const state = await waitFor(page, 'the final state SUCCEEDED (#job-state)',
+      () => {
+        const e = document.querySelector('#job-state');
+        return !!e && ['SUCCEEDED', 'FAILED', 'STOPPED'].includes(e.textContent) ? e.textContent : false;
+      }, null, 120000);
+    if (state !== 'SUCCEEDED') {
+      const reason = await page.evaluate(() => document.querySelector('#job-reason').textContent);
+      throw new Error('the job ended ' + state + ': ' + reason);
+    }
     await waitFor(page, 'polling to end (body[data-polling="done"])', () => document.body.dataset.polling === 'done', null, 15000);
   });
   await check('the job page shows the eval metrics', async () => {

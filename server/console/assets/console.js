@@ -196,7 +196,11 @@
       try { message = JSON.parse(body).error || ''; } catch (e) { /* not JSON */ }
       if (!message) message = resp.status + ' ' + (resp.statusText || 'error') + ' from ' + path;
       if (resp.status === 401) {
-        if (!opts.noLoginOnAuth) showLogin(t ? 'The token was refused: ' + message : '');
+        // Only for the token in use: a late answer to a call made with a
+        // token since dropped must not interrupt a new sign-in.
+        if (!opts.noLoginOnAuth && t === token() && document.body.dataset.page !== 'login') {
+          showLogin(t ? 'The token was refused: ' + message : '');
+        }
         throw new AuthError(401, message);
       }
       throw new ApiError(resp.status, message);
@@ -903,6 +907,12 @@
     async function pollEvents() {
       const resp = await api('/api/jobs/' + encodeURIComponent(jobId) + '/events?after=' + encodeURIComponent(data.next));
       if (gen !== app.generation) return;
+      if (resp.next !== undefined && resp.next !== '' && num(resp.next) < num(data.next)) {
+        // The numbering started again (a restarted coordinator): read the
+        // retained events from the start.
+        Object.assign(data, newJobData(), { changed: { plots: true, evals: true, checkpoints: true, log: true } });
+        return;
+      }
       takeEvents(data, resp.events || []);
       if (resp.next !== undefined && resp.next !== '') data.next = String(resp.next);
     }
@@ -1057,6 +1067,7 @@
   function lanesCell(m, info) {
     const type = m.task && m.task.type;
     if (type !== 'TASK_TYPE_PS' && type !== 'TASK_TYPE_WORKER') return h('span', { class: 'muted' }, '—');
+    if (m.state === 'MEMBER_STATE_LOST' || m.state === 'MEMBER_STATE_LEFT' || !m.metrics_address) return h('span', { class: 'muted' }, '—');
     if (!info) return h('span', { class: 'muted' }, '…');
     if (info.error) return h('span', { class: 'tag failed', title: info.error }, 'metrics: error');
     const cur = info.cur;
