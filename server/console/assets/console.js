@@ -81,7 +81,7 @@
     if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : (v > 0 ? '∞' : '−∞');
     if (v === 0) return '0';
     const a = Math.abs(v);
-    if (a >= 1e6 || a < 1e-3) return v.toExponential(digits - 1).replace('e+', 'e');
+    if (a >= 1e6 || a < 1e-2) return v.toExponential(digits - 1).replace('e+', 'e');
     const str = v.toPrecision(digits);
     return str.includes('e') ? String(Number(str)) : str;
   }
@@ -196,7 +196,11 @@
       try { message = JSON.parse(body).error || ''; } catch (e) { /* not JSON */ }
       if (!message) message = resp.status + ' ' + (resp.statusText || 'error') + ' from ' + path;
       if (resp.status === 401) {
-        if (!opts.noLoginOnAuth) showLogin(t ? 'The token was refused: ' + message : '');
+        // Only for the token in use: a late answer to a call made with a
+        // token since dropped must not interrupt a new sign-in.
+        if (!opts.noLoginOnAuth && t === token() && document.body.dataset.page !== 'login') {
+          showLogin(t ? 'The token was refused: ' + message : '');
+        }
         throw new AuthError(401, message);
       }
       throw new ApiError(resp.status, message);
@@ -339,7 +343,7 @@
     const pts = opts.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
     const fmt = opts.format || fmtMetric;
     container.dataset.points = String(pts.length);
-    const W = 400, H = 150, L = 50, R = 10, T = 8, B = 20;
+    const W = 400, H = 140, L = 50, R = 14, T = 8, B = 20;
     const title = h('div', { class: 'plot-title' }, h('span', { class: 'name' }, opts.title));
     const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': opts.title });
     if (pts.length === 0) {
@@ -383,7 +387,7 @@
     for (const x of xt) {
       append(svg,
         s('line', { x1: sx(x), x2: sx(x), y1: H - B, y2: H - B + 3, class: 'axis' }),
-        s('text', { x: sx(x), y: H - B + 13, 'text-anchor': 'middle' }, fmtCount(x)));
+        s('text', { x: sx(x), y: H - B + 13, 'text-anchor': sx(x) > W - R - 12 ? 'end' : 'middle' }, fmtCount(x)));
     }
     append(svg,
       s('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }),
@@ -903,6 +907,12 @@
     async function pollEvents() {
       const resp = await api('/api/jobs/' + encodeURIComponent(jobId) + '/events?after=' + encodeURIComponent(data.next));
       if (gen !== app.generation) return;
+      if (resp.next !== undefined && resp.next !== '' && num(resp.next) < num(data.next)) {
+        // The numbering started again (a restarted coordinator): read the
+        // retained events from the start.
+        Object.assign(data, newJobData(), { changed: { plots: true, evals: true, checkpoints: true, log: true } });
+        return;
+      }
       takeEvents(data, resp.events || []);
       if (resp.next !== undefined && resp.next !== '') data.next = String(resp.next);
     }
@@ -944,7 +954,6 @@
         if (first && e instanceof ApiError && !(e instanceof AuthError) && e.status === 404) {
           // An unknown job: the server's message, and no more polling.
           replace(main, h('h1', null, 'Job ' + jobId), h('div', { id: 'job-error', class: 'not-found' }, e.message));
-          setError('job-missing', e.message);
           document.body.dataset.state = 'error';
           return false;
         }
@@ -1058,6 +1067,7 @@
   function lanesCell(m, info) {
     const type = m.task && m.task.type;
     if (type !== 'TASK_TYPE_PS' && type !== 'TASK_TYPE_WORKER') return h('span', { class: 'muted' }, '—');
+    if (m.state === 'MEMBER_STATE_LOST' || m.state === 'MEMBER_STATE_LEFT' || !m.metrics_address) return h('span', { class: 'muted' }, '—');
     if (!info) return h('span', { class: 'muted' }, '…');
     if (info.error) return h('span', { class: 'tag failed', title: info.error }, 'metrics: error');
     const cur = info.cur;
