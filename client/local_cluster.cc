@@ -467,4 +467,12 @@ absl::Status LocalCluster::Stop(absl::Duration grace) {
   return absl::InternalError(absl::StrJoin(failures, "; "));
 }
 
+const char* LocalCluster::HttpSchemeOf(const LocalTask& task) const {
+  return task.role == "coordinator" && !options_.tls_cert.empty() ? "https" : "http";
+}
+
+std::string LocalCluster::console_url() const {
+  return absl::StrCat(HttpSchemeOf(coordinator()), "://", coordinator().metrics_address, "/");
+}
+
 }  // namespace pstrain

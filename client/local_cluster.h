@@ -125,6 +125,11 @@ class LocalCluster {
 
   const std::vector<LocalTask>& tasks() const { return tasks_; }
   const LocalTask& coordinator() const { return tasks_.front(); }
+  // "https" for the coordinator's metrics port under TLS (it carries the
+  // console), else "http".
+  const char* HttpSchemeOf(const LocalTask& task) const;
+  // The coordinator's web console: <scheme>://<its metrics address>/.
+  std::string console_url() const;
 
   // What a client of this cluster's JobService dials with: its TLS (the
   // tls_cert of the options as client certificate) and the client token.

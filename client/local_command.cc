@@ -122,13 +122,19 @@ void PrintTasks(const LocalCluster& cluster, std::ostream& out) {
   out << absl::StrFormat("  %-14s %-22s %-38s %-8s %s\n", "TASK", "GRPC", "METRICS", "PID",
                          "/metrics");
   for (const LocalTask& task : cluster.tasks()) {
+    const std::string scheme = cluster.HttpSchemeOf(task);
     // Reading the page proves the scrape endpoint answers, not only that a
-    // port was bound.
-    absl::StatusOr<std::string> page = HttpGet(task.metrics_address, "/metrics", absl::Seconds(5));
-    out << absl::StrFormat(
-        "  %-14s %-22s %-38s %-8d %s\n", task.name(), task.grpc_address,
-        absl::StrCat("http://", task.metrics_address, "/metrics"), task.pid,
-        page.ok() ? absl::StrCat(page->size(), " bytes") : std::string(page.status().message()));
+    // port was bound (HttpGet speaks plain HTTP only).
+    std::string answer = "HTTPS";
+    if (scheme == "http") {
+      absl::StatusOr<std::string> page =
+          HttpGet(task.metrics_address, "/metrics", absl::Seconds(5));
+      answer =
+          page.ok() ? absl::StrCat(page->size(), " bytes") : std::string(page.status().message());
+    }
+    out << absl::StrFormat("  %-14s %-22s %-38s %-8d %s\n", task.name(), task.grpc_address,
+                           absl::StrCat(scheme, "://", task.metrics_address, "/metrics"), task.pid,
+                           answer);
   }
   out << "  Prometheus scrape targets (file_sd): " << cluster.prometheus_targets_path() << "\n";
 }
@@ -262,7 +268,9 @@ void PrintHealthy(LocalCluster& cluster, const CoordinatorAddress& address, std:
     out << "; other commands need --coordinator_address=" << coordinator
         << " (or PSTRAIN_COORDINATOR=" << coordinator << ")";
   }
-  out << ".\n" << std::flush;
+  out << ".\n"
+      << "Console: " << cluster.console_url() << " (the jobs, each job's live plots, the members)\n"
+      << std::flush;
 }
 
 // Says how the job ended; the exit code.

@@ -18,6 +18,7 @@
 #include "common/process/child_process.h"
 #include "gtest/gtest.h"
 #include "tests/clicks_job.h"
+#include "tests/test_certificates.h"
 
 namespace pstrain {
 namespace {
@@ -56,36 +57,12 @@ CommandRun RunProgram(const std::string& program, const std::vector<std::string>
   return run;
 }
 
-// A CA, a certificate for the daemons (127.0.0.1 and localhost, used as
-// server and as client certificate between them) and one for the client,
-// all signed by the CA, under `dir`.
-void MakeCertificates(const std::string& dir) {
-  const std::string openssl = "/usr/bin/openssl";
-  std::ofstream(dir + "/san.cnf") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
-  std::vector<std::vector<std::string>> commands = {
-      {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/ca.key", "-out",
-       dir + "/ca.crt", "-days", "1", "-subj", "/CN=pstrain test CA"},
-  };
-  for (const char* name : {"server", "client"}) {
-    const std::string stem = dir + "/" + name;
-    commands.push_back({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", stem + ".key", "-out",
-                        stem + ".csr", "-subj", absl::StrCat("/CN=pstrain ", name)});
-    commands.push_back({"x509", "-req", "-in", stem + ".csr", "-CA", dir + "/ca.crt", "-CAkey",
-                        dir + "/ca.key", "-CAcreateserial", "-out", stem + ".crt", "-days", "1",
-                        "-extfile", dir + "/san.cnf"});
-  }
-  for (const auto& args : commands) {
-    CommandRun run = RunProgram(openssl, args);
-    ASSERT_EQ(run.exit_code, 0) << "openssl " << args[0] << ": " << run.output;
-  }
-}
-
 class SecurityTest : public testing::Test {
  protected:
   void SetUp() override {
     root_ = testing::TempDir() + "/security";
     ::mkdir(root_.c_str(), 0755);
-    ASSERT_NO_FATAL_FAILURE(MakeCertificates(root_));
+    ASSERT_NO_FATAL_FAILURE(MakeTestCertificates(root_));
     for (const auto& [name, token] : {std::pair<const char*, const char*>{"client", kClientToken},
                                       {"cluster", kClusterToken},
                                       {"wrong", kWrongToken}}) {

@@ -4,6 +4,7 @@
 //
 //   node console_browser.js --url=http://127.0.0.1:PORT --job=JOB_ID --out=DIR
 //       [--token=TOKEN] [--expect_auth] [--phase=running|ended] [--metric=NAME]
+//       [--spki=BASE64]
 //
 // --phase=running: the job's plots gain points while it trains; the jobs
 //   list shows it; the cluster page shows a worker and its step-time bar.
@@ -11,6 +12,9 @@
 //   the checkpoints, and its state and step equal GET /api/jobs/JOB_ID.
 // --expect_auth: the console asks for the token first, refuses a wrong one,
 //   takes the right one, and never shows it.
+// --spki: an https:// console's certificate is trusted by the SHA-256 of its
+//   public key (base64), as Chromium's --ignore-certificate-errors-spki-list
+//   takes it; Node's own requests trust the CA in $NODE_EXTRA_CA_CERTS.
 //
 // Prints "ok: ..." or "FAIL: ..." per check, writes screenshots to --out,
 // and exits non-zero on any failure, a console error, a page error or a
@@ -25,12 +29,12 @@ const CHROMIUM = '/usr/bin/chromium';
 const DEADLINE_MS = 6 * 60 * 1000;
 
 function parseArgs(argv) {
-  const args = { phase: '', token: '', expect_auth: false, metric: '' };
+  const args = {phase: '', token: '', expect_auth: false, metric: '', spki: ''};
   for (const arg of argv) {
     const m = /^--([a-z_]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error('unknown argument: ' + arg);
     const [, key, value] = m;
-    if (!['url', 'job', 'out', 'token', 'expect_auth', 'phase', 'metric'].includes(key)) {
+    if (!['url', 'job', 'out', 'token', 'expect_auth', 'phase', 'metric', 'spki'].includes(key)) {
       throw new Error('unknown flag: --' + key);
     }
     args[key] = value === undefined ? true : value;
@@ -377,8 +381,10 @@ async function main() {
     executablePath: CHROMIUM,
     headless: true,
     timeout: 60000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'
+    ].concat(args.spki ? ['--ignore-certificate-errors-spki-list=' + args.spki] : []),
   });
   const problems = [];
   try {

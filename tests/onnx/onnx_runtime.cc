@@ -21,18 +21,14 @@
 #include "absl/time/time.h"
 #include "common/process/child_process.h"
 #include "common/status/status_macros.h"
+#include "tests/node_script.h"
 
 namespace pstrain {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Generous: the first session run of a big model on a loaded 2-core machine
-// can take minutes, and a hang should still end the test with a message.
-constexpr absl::Duration kNodeTimeout = absl::Minutes(10);
 constexpr char kScript[] = "tests/onnx/run_onnx_model.js";
-// The external repository holding tests/onnx/node_modules (see WORKSPACE).
-constexpr char kNodeModulesRepository[] = "onnxruntime_node";
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -47,62 +43,6 @@ absl::Status WriteFile(const std::string& path, const void* data, size_t size) {
   out.close();
   if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();
-}
-
-bool IsExecutableFile(const std::string& path) {
-  std::error_code error;
-  return fs::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
-}
-
-// ChildProcess wants a program path, and the machine's node may live
-// anywhere on PATH (a newer Node than Debian's comes first on some images).
-absl::StatusOr<std::string> FindNode() {
-  const char* path = std::getenv("PATH");
-  std::vector<std::string> candidates;
-  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "", ':')) {
-    if (!dir.empty()) candidates.push_back(absl::StrCat(dir, "/node"));
-  }
-  candidates.push_back("/usr/bin/node");
-  for (const std::string& candidate : candidates) {
-    if (IsExecutableFile(candidate)) return candidate;
-  }
-  return absl::FailedPreconditionError(
-      absl::StrCat("cannot find node on PATH (", path != nullptr ? path : "",
-                   ") or at /usr/bin/node; scripts/setup.sh installs it"));
-}
-
-// Bazel sets TEST_SRCDIR for tests and RUNFILES_DIR for what `bazel run`
-// starts; a binary started by hand has its tree beside it.
-std::string RunfilesRoot() {
-  for (const char* variable : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
-    const char* dir = std::getenv(variable);
-    if (dir != nullptr && *dir != '\0') return dir;
-  }
-  std::error_code error;
-  return fs::read_symlink("/proc/self/exe", error).string() + ".runfiles";
-}
-
-struct RunfilePaths {
-  std::string script;
-  std::string node_modules;
-};
-
-absl::StatusOr<RunfilePaths> FindRunfiles(const std::string& script) {
-  const std::string root = RunfilesRoot();
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  RunfilePaths paths{
-      absl::StrCat(root, "/", workspace != nullptr ? workspace : "pstrain", "/", script),
-      absl::StrCat(root, "/", kNodeModulesRepository)};
-  if (!fs::exists(paths.script)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot find ", paths.script, "; make it a data dependency of the test"));
-  }
-  if (!fs::exists(paths.node_modules + "/onnxruntime-node/package.json")) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot find onnxruntime-node in ", paths.node_modules,
-                     "; scripts/setup.sh installs it into tests/onnx/node_modules"));
-  }
-  return paths;
 }
 
 absl::StatusOr<std::string> MakeRunFolder() {
@@ -264,35 +204,12 @@ absl::StatusOr<std::map<std::string, OnnxTensor>> RunInOnnxRuntime(
 
 absl::StatusOr<std::string> RunNodeScript(const std::string& script,
                                           const std::vector<std::string>& args) {
-  ASSIGN_OR_RETURN(const std::string node, FindNode());
-  ASSIGN_OR_RETURN(const RunfilePaths runfiles, FindRunfiles(script));
-  ASSIGN_OR_RETURN(const std::string dir, MakeRunFolder());
-  ChildProcessOptions options;
-  options.program = node;
-  // Keep module lookup inside the runfiles tree (what Bazel declared)
-  // instead of following its symlinks back into the source tree.
-  options.args = {"--preserve-symlinks", "--preserve-symlinks-main", runfiles.script};
-  options.args.insert(options.args.end(), args.begin(), args.end());
-  options.env = {absl::StrCat("NODE_PATH=", runfiles.node_modules)};
-  options.log_path = dir + "/node.log";
-  ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> child, ChildProcess::Start(options));
-  absl::StatusOr<ExitStatus> exit = child->Wait(kNodeTimeout);
-  const std::string printed = ReadFile(options.log_path);
-  if (!exit.ok()) {
-    child->Stop(absl::Seconds(5));
-    return absl::DeadlineExceededError(
-        absl::StrCat("node ", script, ": ", exit.status().message(), "; killed it:\n", printed));
-  }
-  if (!exit->ok()) {
-    const std::string message = absl::StrCat("node ", script, " ", absl::StrJoin(args, " "),
-                                             " ended with ", exit->ToString(), ":\n", printed);
-    // Exit code 1 is the script's own report of a bad model or input.
-    return exit->exit_code == 1 ? absl::InvalidArgumentError(message)
-                                : absl::InternalError(message);
-  }
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
-  return printed;
+  NodeScript node;
+  node.script = script;
+  // tests/onnx/node_modules (see WORKSPACE).
+  node.node_modules_repository = "onnxruntime_node";
+  node.required_package = "onnxruntime-node";
+  return RunNodeScript(node, args);
 }
 
 }  // namespace pstrain
