@@ -16,6 +16,7 @@
 #include "bench/common/metrics_page.h"
 #include "bench/common/metrics_scrape.h"
 #include "common/config/job_spec_parser.h"
+#include "common/net/channel_security.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -74,8 +75,9 @@ absl::StatusOr<std::unique_ptr<TestCluster>> TestCluster::Start(const std::strin
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(options);
   if (!cluster.ok()) return cluster.status();
   test->cluster_ = *std::move(cluster);
-  test->jobs_ = JobService::NewStub(grpc::CreateChannel(test->cluster_->coordinator().grpc_address,
-                                                        grpc::InsecureChannelCredentials()));
+  // The cluster's own TLS and client token, if any.
+  test->jobs_ = JobService::NewStub(CreateSecureChannel(test->cluster_->coordinator().grpc_address,
+                                                        test->cluster_->client_security()));
   return test;
 }
 

@@ -110,7 +110,8 @@ absl::StatusOr<std::string> RunNodeScript(const NodeScript& script,
   // instead of following its symlinks back into the source tree.
   options.args = {"--preserve-symlinks", "--preserve-symlinks-main", runfiles.script};
   options.args.insert(options.args.end(), args.begin(), args.end());
-  options.env = {absl::StrCat("NODE_PATH=", runfiles.node_modules)};
+  options.env = script.env;
+  options.env.push_back(absl::StrCat("NODE_PATH=", runfiles.node_modules));
   options.log_path = dir + "/node.log";
   ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> child, ChildProcess::Start(options));
   absl::StatusOr<ExitStatus> exit = child->Wait(script.timeout);

@@ -24,6 +24,8 @@ struct NodeScript {
   // big model on a loaded 2-core machine can take minutes, and a hang
   // should still end the test with a message.
   absl::Duration timeout = absl::Minutes(10);
+  // Extra environment, "NAME=value".
+  std::vector<std::string> env;
 };
 
 // Runs `node script args...` with the tree on its module path; what it
