@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package pstrain needs to build, test and run, and
-# the npm packages of tests/onnx (ONNX Runtime for the ONNX tests).
+# the npm packages of tests/onnx (ONNX Runtime for the ONNX tests) and
+# tests/console (Playwright, driving Chromium for the console's tests).
 # Idempotent and non-interactive; prints nothing unless something fails.
 # Run as root or with sudo available (a fresh Debian 12 machine needs no more).
 #
@@ -46,16 +47,24 @@ for package in "${PACKAGES[@]}"; do
     missing+=("$package")
   fi
 done
-# Node runs ONNX Runtime (npm onnxruntime-node) for tests/onnx. The machine
-# image may already have a newer Node than Debian's; Debian 12's nodejs 18
-# works as well, so it is installed only when there is no node at all. A
-# copy of this script outside a checkout (the image's build stage) has no
-# tests/onnx and installs only the packages above.
-onnx_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/onnx"
-onnx_tests=false
-[ -f "$onnx_dir/package.json" ] && onnx_tests=true
-if $onnx_tests && ! command -v node >/dev/null; then
+# Node runs the tests' npm packages: ONNX Runtime (onnxruntime-node) in
+# tests/onnx, and Playwright (playwright-core) in tests/console, which drives
+# Debian's Chromium through the console's pages. The machine image may
+# already have a newer Node than Debian's; Debian 12's nodejs 18 works as
+# well, so it is installed only when there is no node at all. A copy of this
+# script outside a checkout (the image's build stage) has no tests and
+# installs only the packages above.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+node_trees=()
+for dir in "$root/tests/onnx" "$root/tests/console"; do
+  [ -f "$dir/package.json" ] && node_trees+=("$dir")
+done
+if [ ${#node_trees[@]} -gt 0 ] && ! command -v node >/dev/null; then
   missing+=(nodejs npm)
+fi
+if [ -f "$root/tests/console/package.json" ] &&
+   ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+  missing+=(chromium)
 fi
 
 log=$(mktemp)
@@ -79,23 +88,28 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# ONNX Runtime for tests/onnx (@onnxruntime_node in WORKSPACE), reinstalled
-# whenever package-lock.json is newer than it. Its install script only
-# fetches GPU parts, so it is skipped. npm runs without sudo: the tree
-# belongs to whoever owns the checkout.
-runtime="$onnx_dir/node_modules/onnxruntime-node"
-if $onnx_tests && { [ ! -d "$runtime" ] || [ "$onnx_dir/package-lock.json" -nt "$runtime" ]; }; then
+# Each tree (@onnxruntime_node and @playwright_core in WORKSPACE) is
+# installed again whenever its package-lock.json is newer than what npm ci
+# last wrote. Install scripts are skipped: onnxruntime-node's only fetches
+# GPU parts, and Playwright's would download a browser (Debian's Chromium is
+# used). npm runs without sudo: the tree belongs to whoever owns the
+# checkout.
+for dir in "${node_trees[@]}"; do
+  installed="$dir/node_modules/.package-lock.json"
+  if [ -f "$installed" ] && [ ! "$dir/package-lock.json" -nt "$installed" ]; then
+    continue
+  fi
   if ! command -v npm >/dev/null; then
-    echo "setup: node is $(command -v node) but there is no npm to install $onnx_dir/node_modules" >&2
+    echo "setup: node is $(command -v node) but there is no npm to install $dir/node_modules" >&2
     exit 1
   fi
-  if ! (cd "$onnx_dir" &&
+  if ! (cd "$dir" &&
         ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm ci --ignore-scripts --no-audit --no-fund \
           --loglevel=error) >"$log" 2>&1; then
     cat "$log" >&2
     # A half-installed tree would look current next time; start over then.
-    rm -rf "$onnx_dir/node_modules"
-    echo "setup: npm ci in $onnx_dir failed (output above)" >&2
+    rm -rf "$dir/node_modules"
+    echo "setup: npm ci in $dir failed (output above)" >&2
     exit 1
   fi
-fi
+done

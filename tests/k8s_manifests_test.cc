@@ -619,6 +619,14 @@ TEST_P(ClusterPoliciesTest, PoliciesAndMonitorsSelectWhatExists) {
             if (StringAt(*port, "name") == StringAt(*endpoint, "port") &&
                 is_metrics(FindPodPort(containers, *c.pod, *Find(*port, "targetPort")))) {
               ++scraped;
+              // The coordinator's port carries the console: HTTPS under TLS.
+              const auto component = c.pod->labels.find("app.kubernetes.io/component");
+              const bool https = component != c.pod->labels.end() &&
+                                 component->second == "coordinator" &&
+                                 !FlagValue(c.args, "tls_cert").empty();
+              EXPECT_EQ(StringAt(*endpoint, "scheme"), https ? "https" : "")
+                  << c.where() << " is scraped by ServiceMonitor "
+                  << StringAt(*monitor, "metadata.name");
             }
           }
         }

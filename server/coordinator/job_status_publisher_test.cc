@@ -78,6 +78,28 @@ TEST_F(JobStatusPublisherTest, ProgressOnlyMovesForwardAndAddsUpTheReportersRate
   EXPECT_DOUBLE_EQ(publisher_->examples_per_sec(), 1000);
 }
 
+TEST_F(JobStatusPublisherTest, ProgressCarriesTheScheduledLearningRateAtItsStep) {
+  EXPECT_EQ(events_.size(), 0u);
+  publisher_->PublishProgress(Progress("worker/0#1", 100, 1000), nullptr);
+  ASSERT_EQ(events_.size(), 1u);
+  // Without a schedule (a job that does not train) there is none.
+  EXPECT_EQ(events_[0].progress().learning_rate(), 0);
+
+  OptimizerSpec optimizer;
+  optimizer.set_learning_rate(0.1);
+  optimizer.mutable_schedule()->mutable_step()->set_step_size(100);
+  optimizer.mutable_schedule()->mutable_step()->set_factor(0.5);
+  absl::StatusOr<LearningRate> rate = LearningRate::Create(optimizer);
+  ASSERT_TRUE(rate.ok()) << rate.status();
+  JobStatusSinks sinks;
+  sinks.publish = [this](JobEvent event) { events_.push_back(std::move(event)); };
+  JobStatusPublisher scheduled(Status().job_id(), *queue_, clock_, sinks, *rate);
+  scheduled.PublishProgress(Progress("worker/0#1", 250, 1000), nullptr);
+  ASSERT_EQ(events_.size(), 2u);
+  // 0.1 * 0.5^2, the base rate being a float.
+  EXPECT_FLOAT_EQ(events_[1].progress().learning_rate(), 0.025);
+}
+
 TEST_F(JobStatusPublisherTest, ARollbackIsTheOneMoveOfTheStepBackwards) {
   publisher_->PublishProgress(Progress("worker/0#1", 700, 1000), nullptr);
   publisher_->RestartProgressAt(400);
