@@ -31,6 +31,7 @@ Daemon::~Daemon() {
 absl::Status Daemon::Start(const std::vector<grpc::Service*>& services) {
   HttpServerOptions http;
   http.address = options_.metrics_address;
+  http.threads = options_.metrics_threads;
   if (options_.metrics_tls) {
     http.tls_cert_file = options_.grpc.security.tls_cert_file;
     http.tls_key_file = options_.grpc.security.tls_key_file;

@@ -38,6 +38,10 @@ struct DaemonOptions {
   // Prometheus scrape config expects of every member; the coordinator,
   // whose port carries the console, sets it.
   bool metrics_tls = false;
+  // Threads answering that port (HttpServerOptions::threads). Default 2;
+  // the coordinator's, which also serves the console's pages and polls,
+  // has 4.
+  int metrics_threads = 2;
   // Where to write the ready file (see ready_file.h) once serving; empty:
   // none.
   std::string ready_file;

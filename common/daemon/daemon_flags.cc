@@ -121,6 +121,7 @@ absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(TaskType type) {
   // The coordinator's port carries the console, which the client token
   // guards: under TLS it must not travel in the clear.
   options.metrics_tls = type == TASK_TYPE_CHIEF;
+  if (type == TASK_TYPE_CHIEF) options.metrics_threads = 4;
   options.ready_file = FLAGS_ready_file;
   options.shutdown_grace = absl::Seconds(FLAGS_shutdown_grace_secs);
   ASSIGN_OR_RETURN(options.grpc.security, DaemonSecurityFromFlags());

@@ -28,9 +28,10 @@ struct HttpServerOptions {
   // PEM certificate chain and key: serve HTTPS. Both empty (default): HTTP.
   std::string tls_cert_file;
   std::string tls_key_file;
-  // Threads answering requests, one connection each at a time. Default 4:
-  // a scrape, a few browser tabs and a proxied member page at once.
-  int threads = 4;
+  // Threads answering requests, one connection each at a time. Default 2:
+  // a scrape and a probe at once. Each has a stack of its own, which a
+  // process under a data-segment cap (`ulimit -d`) pays for.
+  int threads = 2;
   // Connections accepted but not yet taken by a thread; more are closed at
   // once. Default 64.
   size_t max_pending_connections = 64;
