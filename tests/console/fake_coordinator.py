@@ -256,6 +256,7 @@ class Fake:
                       stop_reason="STOP_REASON_MAX_STEPS",
                       reason="reached max_steps 200", global_step="200",
                       loss=0.5123456, examples_per_sec=9876.5,
+                      submit_unix_ms=str(now_ms() - 3605000),
                       start_unix_ms=str(now_ms() - 3600000),
                       end_unix_ms=str(now_ms() - 3500000),
                       last_eval_metrics=warmup_ckpts[-1]["metrics"],
@@ -266,6 +267,7 @@ class Fake:
                         "JOB_STATE_FAILED",
                         0, stop_reason="STOP_REASON_ERROR",
                         reason="train_data: /data/x.csv: No such file",
+                        submit_unix_ms=str(now_ms() - 7201000),
                         start_unix_ms=str(now_ms() - 7200000),
                         end_unix_ms=str(now_ms() - 7199000))
         self.queued = status("job-20251207-0003", "fashion-cnn",

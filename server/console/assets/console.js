@@ -881,7 +881,8 @@
         data.noHistory ? 'This coordinator has no events of this job.' : data.progressEvents ? 'Only progress so far.' : 'No events yet.')));
     }
     replace(view.log.tBodies[0], rows);
-    replace(view.logCount, data.log.length + ' events' + (withProgress ? '' : ', ' + data.progressEvents + ' progress hidden'));
+    replace(view.logCount, !data.log.length ? '' :
+      data.log.length + ' events' + (withProgress || !data.progressEvents ? '' : ', ' + data.progressEvents + ' progress hidden'));
   }
 
   function stopDialog(view, jobId) {
@@ -1144,7 +1145,8 @@
       bar.dataset.label = '';
       return [bar, h('span', { class: 'phase-label' }, 'measuring…')];
     }
-    const pct = (v) => (100 * v).toFixed(v < 0.1 && v > 0 ? 1 : 0) + '%';
+    // One decimal below 10% (but "10%", not "10.0%").
+    const pct = (v) => (100 * v).toFixed(v > 0 && 100 * v < 9.95 ? 1 : 0) + '%';
     const label = shares.map(([, l, v]) => l + ' ' + pct(v)).join(' · ');
     bar.dataset.label = label;
     bar.title = label;
