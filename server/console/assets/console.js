@@ -423,13 +423,13 @@
     yt.forEach((y, i) => {
       append(svg,
         s('line', { x1: L, x2: W - R, y1: sy(y), y2: sy(y), class: 'grid' }),
-        s('text', { x: L - 4, y: sy(y) + 3, 'text-anchor': 'end' }, yl[i]));
+        s('text', { x: L - 4, y: sy(y) + 3, 'text-anchor': 'end', class: 'ytick' }, yl[i]));
     });
     xt.forEach((x, i) => {
       const at = sx(x);
       append(svg,
         s('line', { x1: at, x2: at, y1: H - B, y2: H - B + 3, class: 'axis' }),
-        s('text', { x: at, y: H - B + 13, 'text-anchor': at > W - R - 16 ? 'end' : 'middle' }, xl[i]));
+        s('text', { x: at, y: H - B + 13, 'text-anchor': at > W - R - 16 ? 'end' : 'middle', class: 'xtick' }, xl[i]));
     });
     append(svg,
       s('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }),
