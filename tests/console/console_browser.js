@@ -10,6 +10,9 @@
 //   list shows it; the cluster page shows a worker and its step-time bar.
 // --phase=ended: the job page shows the final state, the eval metrics and
 //   the checkpoints, and its state and step equal GET /api/jobs/JOB_ID.
+// Both phases: the job page's tables fit their cards, no plot repeats a
+//   tick label or puts a fractional step on its x axis, and the event log
+//   shows no status twice in a row.
 // --expect_auth: the console asks for the token first, refuses a wrong one,
 //   takes the right one, and never shows it.
 // --spki: an https:// console's certificate is trusted by the SHA-256 of its
@@ -228,6 +231,45 @@ async function openConsole(args, browser) {
   return { context, page, problems, step };
 }
 
+// What looks broken on the job page: a table wider than its card, an axis
+// with a tick label twice or a fractional step, a status logged twice in a
+// row.
+async function jobPageLooksRight(page) {
+  const bad = await page.evaluate(() => {
+    const out = [];
+    for (const el of document.querySelectorAll('#job-body section.panel, #job-body .scroll')) {
+      if (el.offsetParent && el.scrollWidth > el.clientWidth + 1) {
+        const t = el.querySelector('table');
+        out.push((t && t.id ? '#' + t.id : el.className) + ' is ' + el.scrollWidth + ' px wide in ' + el.clientWidth + ' px');
+      }
+    }
+    const value = (label) => {
+      const m = /^(-?[\d,.]+)([kM]?)$/.exec(label.trim());
+      return m ? Number(m[1].replace(/,/g, '')) * (m[2] === 'k' ? 1e3 : m[2] === 'M' ? 1e6 : 1) : NaN;
+    };
+    for (const plot of document.querySelectorAll('.plot[data-series]')) {
+      for (const cls of ['xtick', 'ytick']) {
+        const labels = [...plot.querySelectorAll('svg text.' + cls)].map((e) => e.textContent);
+        if (new Set(labels).size !== labels.length) out.push(plot.dataset.series + ' repeats a tick label: ' + labels.join(' '));
+        if (cls === 'xtick') {
+          const steps = labels.filter((l) => !Number.isInteger(Math.round(value(l) * 1e6) / 1e6));
+          if (steps.length) out.push(plot.dataset.series + ' has fractional steps: ' + labels.join(' '));
+        }
+      }
+    }
+    const rows = [...document.querySelectorAll('#event-log tbody tr[data-kind]')];
+    for (let i = 1; i < rows.length; i++) {
+      if (rows[i].dataset.kind === 'status' && rows[i - 1].dataset.kind === 'status' &&
+          rows[i].cells[2].textContent === rows[i - 1].cells[2].textContent) {
+        out.push('the event log shows twice: ' + rows[i].cells[2].textContent);
+        break;
+      }
+    }
+    return out;
+  });
+  if (bad.length) throw new Error(bad.join('; '));
+}
+
 async function lossPoints(page) {
   return page.evaluate(() => {
     const el = document.querySelector('.plot[data-series="loss"]');
@@ -261,6 +303,7 @@ async function runningChecks(args, browser) {
     if (!shown.log) throw new Error('the event log (#event-log) is empty');
     return shown.state + ' at step ' + shown.step;
   });
+  await check('the running job\'s page fits its cards and its axes read well', () => jobPageLooksRight(page));
   await screenshot(page, args.out, 'job-running.png');
 
   step.name = 'jobs page';
@@ -358,6 +401,7 @@ async function endedChecks(args, browser) {
     }
     return state + ' at step ' + shown.step;
   });
+  await check('the ended job\'s page fits its cards and its axes read well', () => jobPageLooksRight(page));
   await screenshot(page, args.out, 'job-ended.png');
   await context.close();
   return problems;

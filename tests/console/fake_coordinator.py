@@ -9,6 +9,15 @@ int64 as strings). One job trains while it runs: a progress event every
 later, at most --keep checkpoints kept, and the job succeeds at --max_steps.
 
   python3 fake_coordinator.py --port=8090 [--token=secret] [--stop_enabled]
+
+What a real cluster shows and a page must cope with, on request:
+  --long_paths       model_dir deep in a build sandbox, so checkpoint and
+                     export paths (and status reasons quoting them) are long
+  --skip_eval=300    the evaluator skips ckpt-300 (a newer one came first)
+  --duplicate_final  the final status event is sent twice
+  --no_history       the events endpoint keeps no event of any job, as after
+                     a coordinator restart; the job's status still tells
+  --rough            all of the above but --no_history
 """
 
 import argparse
@@ -30,7 +39,17 @@ def now_ms():
     return int(time.time() * 1000)
 
 
+LONG_ROOT = ("/root/.cache/bazel/_bazel_root/835165e65df656dc9abbd58e53cf243e/"
+             "sandbox/linux-sandbox/277/execroot/pstrain/_tmp/"
+             "6c93527757143bb42e2bd239f940ae8e/"
+             "FollowsAJobInChromiumAndAgreesWithTheCli")
+MODEL_ROOT = "/models"
+SKIPPED = ("a newer checkpoint came before its turn and the evaluator takes "
+           "the newest (eval.throttle_secs spaces evaluations)")
+
+
 def spec(name, max_steps):
+    model_dir = MODEL_ROOT + "/" + name
     return {
         "name": name,
         "mode": "JOB_MODE_TRAIN_AND_EVAL",
@@ -48,14 +67,14 @@ def spec(name, max_steps):
         "stop": {"max_steps": str(max_steps), "max_seconds": 0,
                  "stop_on_nan_loss": True, "early_stopping_patience": 0,
                  "min_delta": 0},
-        "checkpoint": {"model_dir": "/models/" + name,
+        "checkpoint": {"model_dir": model_dir,
                        "every_steps": "100", "every_seconds": 0,
                        "max_to_keep": 3},
         "eval": {"steps": "20", "metrics": ["accuracy", "loss"],
                  "top_k": 5, "best_metric": "accuracy",
                  "best_direction": "METRIC_DIRECTION_MAXIMIZE"},
         "export": {"strategy": "EXPORT_STRATEGY_BEST",
-                   "export_dir": "/models/" + name + "/export",
+                   "export_dir": model_dir + "/export",
                    "exports_to_keep": 3},
     }
 
@@ -81,8 +100,11 @@ def status(job_id, name, state, max_steps, **fields):
 class Job:
     """The training job: its status and its numbered events."""
 
-    def __init__(self, job_id, name, max_steps, keep):
+    def __init__(self, job_id, name, max_steps, keep, skip_eval=(),
+                 duplicate_final=False):
         self.lock = threading.Lock()
+        self.skip_eval = set(skip_eval)
+        self.duplicate_final = duplicate_final
         self.max_steps = max_steps
         self.keep = keep
         self.step = 0
@@ -96,7 +118,10 @@ class Job:
         self.add({"status": dict(self.status)})
         self.status.update(state="JOB_STATE_RUNNING",
                            start_unix_ms=str(now_ms()),
-                           reason="waiting for ps/1 since 2 s")
+                           reason="looking for checkpoints to resume from in "
+                           + self.status["spec"]["checkpoint"]["model_dir"])
+        self.add({"status": dict(self.status)})
+        self.status.update(reason="waiting for ps/1 since 2 s")
         self.add({"status": dict(self.status)})
 
     def add(self, event):
@@ -118,8 +143,10 @@ class Job:
         best = self.status["best_checkpoint_step"]
         if best != "0":
             self.status["export_path"] = (
-                self.status["spec"]["export"]["export_dir"] + "/" + best)
+                self.status["spec"]["export"]["export_dir"] + "/best/" + best)
         self.add({"status": dict(self.status)})
+        if self.duplicate_final:
+            self.add({"status": dict(self.status)})
 
     def tick(self):
         with self.lock:
@@ -159,7 +186,8 @@ class Job:
 
     def checkpoint(self, s, final):
         info = {"step": str(s),
-                "path": "/models/%s/ckpt-%d" % (self.status["name"], s),
+                "path": "%s/ckpt-%d" % (
+                    self.status["spec"]["checkpoint"]["model_dir"], s),
                 "created_unix_ms": str(now_ms()),
                 "bytes": str(1048576 + s * 1000), "final": final,
                 "metrics": {}}
@@ -179,13 +207,18 @@ class Job:
         self.pending_eval = s
 
     def evaluate(self, s):
+        final = s >= self.max_steps
+        if s in self.skip_eval and not final:
+            self.add({"eval": {"checkpoint_step": str(s), "metrics": {},
+                               "is_best": False, "final": False,
+                               "skipped_reason": SKIPPED}})
+            return
         acc = 0.6 + 0.3 * (1 - math.exp(-s / 200.0)) - (0.05 if s == 300 else 0)
         metrics = {"accuracy": acc, "loss": 1.2 * math.exp(-s / 300.0) + 0.3}
         is_best = self.best is None or acc > self.best
         if is_best:
             self.best = acc
             self.status["best_checkpoint_step"] = str(s)
-        final = s >= self.max_steps
         self.add({"eval": {"checkpoint_step": str(s), "metrics": metrics,
                            "is_best": is_best, "final": final,
                            "skipped_reason": ""}})
@@ -207,22 +240,34 @@ class Fake:
         self.args = args
         self.started = time.time()
         self.job = Job("job-20251207-0002", "fashion-mlp", args.max_steps,
-                       args.keep)
+                       args.keep, skip_eval=args.skip_eval,
+                       duplicate_final=args.duplicate_final)
+        warmup_dir = MODEL_ROOT + "/fashion-warmup"
+        warmup_ckpts = [
+            {"step": str(s), "path": "%s/ckpt-%d" % (warmup_dir, s),
+             "created_unix_ms": str(now_ms() - 3500000 - (200 - s) * 500),
+             "bytes": str(1048576 + s * 1000), "final": s == 200,
+             "metrics": {"accuracy": 0.7 + 0.0006 * s - (0.03 if s == 150
+                                                         else 0),
+                         "loss": 0.9 - 0.002 * s}}
+            for s in (100, 150, 200)]
         done = status("job-20251207-0001", "fashion-warmup",
                       "JOB_STATE_SUCCEEDED", 200,
                       stop_reason="STOP_REASON_MAX_STEPS",
                       reason="reached max_steps 200", global_step="200",
                       loss=0.5123456, examples_per_sec=9876.5,
+                      submit_unix_ms=str(now_ms() - 3605000),
                       start_unix_ms=str(now_ms() - 3600000),
                       end_unix_ms=str(now_ms() - 3500000),
-                      last_eval_metrics={"accuracy": 0.81234,
-                                         "loss": 0.52},
+                      last_eval_metrics=warmup_ckpts[-1]["metrics"],
                       last_eval_step="200", best_checkpoint_step="200",
-                      export_path="/models/fashion-warmup/export/200")
+                      checkpoints=warmup_ckpts,
+                      export_path=warmup_dir + "/export/best/200")
         failed = status("job-20251207-0000", "broken-csv",
                         "JOB_STATE_FAILED",
                         0, stop_reason="STOP_REASON_ERROR",
                         reason="train_data: /data/x.csv: No such file",
+                        submit_unix_ms=str(now_ms() - 7201000),
                         start_unix_ms=str(now_ms() - 7200000),
                         end_unix_ms=str(now_ms() - 7199000))
         self.queued = status("job-20251207-0003", "fashion-cnn",
@@ -372,6 +417,8 @@ def make_handler(fake):
                     return self.error(404, "no job %s" % parts[1])
                 return self.send(200, job)
             if len(parts) == 3 and parts[0] == "jobs" and parts[2] == "events":
+                if fake.args.no_history and fake.find(parts[1]) is not None:
+                    return self.send(200, {"next": "0", "events": []})
                 if parts[1] != fake.job.status["job_id"]:
                     if fake.find(parts[1]) is None:
                         return self.error(404, "no job %s" % parts[1])
@@ -425,7 +472,24 @@ def main():
     p.add_argument("--tick", type=float, default=0.5)
     p.add_argument("--lost_worker", action="store_true")
     p.add_argument("--verbose", action="store_true")
+    p.add_argument("--long_paths", action="store_true",
+                   help="model_dir deep in a build sandbox")
+    p.add_argument("--skip_eval", default="",
+                   help="checkpoint steps the evaluator skips, e.g. 300,500")
+    p.add_argument("--duplicate_final", action="store_true",
+                   help="send the final status event twice")
+    p.add_argument("--no_history", action="store_true",
+                   help="keep no event of any job (a restarted coordinator)")
+    p.add_argument("--rough", action="store_true",
+                   help="--long_paths --skip_eval=300 --duplicate_final")
     args = p.parse_args()
+    if args.rough:
+        args.long_paths = args.duplicate_final = True
+        args.skip_eval = args.skip_eval or "300"
+    args.skip_eval = [int(s) for s in args.skip_eval.split(",") if s]
+    if args.long_paths:
+        global MODEL_ROOT
+        MODEL_ROOT = LONG_ROOT
     fake = Fake(args)
 
     def train():

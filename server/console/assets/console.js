@@ -321,24 +321,63 @@
 
   // ---------------------------------------------------------------- plot
 
-  // Ticks at round numbers between lo and hi, about n of them.
-  function niceTicks(lo, hi, n) {
+  // Ticks at round numbers between lo and hi, about n of them, at least
+  // minStep apart (1 on a step axis: no fractional steps).
+  function niceTicks(lo, hi, n, minStep) {
     const span = hi - lo;
     if (!(span > 0)) return [lo];
-    const raw = span / Math.max(1, n);
+    const raw = Math.max(span / Math.max(1, n), minStep || 0);
     const mag = Math.pow(10, Math.floor(Math.log10(raw)));
-    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((st) => st >= raw) || raw;
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((st) => st >= raw * (1 - 1e-9)) || raw;
     const ticks = [];
-    for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
+    for (let i = Math.ceil(lo / step - 1e-9); i * step <= hi + step * 1e-9; i++) {
+      // i * step, not a running sum: no 0.30000000000000004.
+      const v = i * step;
       ticks.push(Math.abs(v) < step * 1e-9 ? 0 : v);
     }
     return ticks;
   }
 
+  const GROUPED = new Map();
+  function grouped(v, digits) {
+    if (!GROUPED.has(digits)) {
+      GROUPED.set(digits, new Intl.NumberFormat('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+    }
+    return GROUPED.get(digits).format(v);
+  }
+
+  // Labels for an axis's ticks, all in one format: the fewest digits that
+  // give each tick its exact value and no two ticks the same label
+  // ("5k 10k 15k", "0.80 0.85 0.90", "4.0e-4 6.0e-4", "26,455 26,460").
+  function axisLabels(ticks) {
+    if (!ticks.length) return [];
+    const maxAbs = Math.max(...ticks.map(Math.abs));
+    let gap = Infinity;
+    for (let i = 1; i < ticks.length; i++) gap = Math.min(gap, Math.abs(ticks[i] - ticks[i - 1]));
+    const tol = Number.isFinite(gap) ? gap * 1e-3 : Math.max(maxAbs * 1e-6, 1e-12);
+    const formats = [];
+    if (maxAbs >= 1e4) {
+      const [scale, suffix] = maxAbs >= 1e6 ? [1e6, 'M'] : [1e3, 'k'];
+      for (const d of [0, 1]) formats.push((v) => [(v / scale).toFixed(d) + suffix, Number((v / scale).toFixed(d)) * scale]);
+    }
+    if (maxAbs > 0 && maxAbs < 1e-2) {
+      for (let d = 0; d <= 6; d++) formats.push((v) => [v.toExponential(d).replace('e+', 'e'), Number(v.toExponential(d))]);
+    } else {
+      for (let d = 0; d <= 8; d++) formats.push((v) => [grouped(v, d), Number(v.toFixed(d))]);
+    }
+    for (const f of formats) {
+      const out = ticks.map((v) => (v === 0 ? ['0', 0] : f(v)));
+      if (out.every(([, back], i) => Math.abs(back - ticks[i]) <= tol) && new Set(out.map(([l]) => l)).size === out.length) {
+        return out.map(([l]) => l);
+      }
+    }
+    return ticks.map((v) => sig(v, 6));
+  }
+
   // Draws a line plot of points [{x, y}] (x the global step) into container:
   // a title with the newest value and the min/max, axes with a few ticks.
-  // Points whose y is not finite are skipped; one point or a constant series
-  // get a range around them.
+  // Points whose y is not finite are skipped. One step alone gets one tick,
+  // the point in the middle; a constant series gets a range around it.
   function linePlot(container, opts) {
     const pts = opts.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
     const fmt = opts.format || fmtMetric;
@@ -363,7 +402,9 @@
     }
     append(title,
       h('span', { class: 'latest', title: 'newest, at step ' + fmtInt(last.x) }, fmt(last.y)),
-      h('span', { class: 'range' }, 'min ' + fmt(ymin) + ' · max ' + fmt(ymax)));
+      h('span', { class: 'range' }, ymin === ymax
+        ? (pts.length === 1 ? 'at step ' + fmtInt(last.x) : 'constant')
+        : 'min ' + fmt(ymin) + ' · max ' + fmt(ymax)));
     let y0 = ymin, y1 = ymax;
     if (y1 - y0 <= Math.abs(y1) * 1e-12) {
       const d = Math.abs(y0) > 0 ? Math.abs(y0) * 0.1 : 1;
@@ -377,18 +418,19 @@
     const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
     const sy = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
     const yt = niceTicks(y0, y1, 4);
-    const xt = niceTicks(x0, x1, 5).filter((x) => Number.isInteger(x) || x1 - x0 < 5);
-    const ydigits = 3;
-    for (const y of yt) {
+    const xt = xmin === xmax ? [xmin] : niceTicks(x0, x1, 5, 1);
+    const yl = axisLabels(yt), xl = axisLabels(xt);
+    yt.forEach((y, i) => {
       append(svg,
         s('line', { x1: L, x2: W - R, y1: sy(y), y2: sy(y), class: 'grid' }),
-        s('text', { x: L - 4, y: sy(y) + 3, 'text-anchor': 'end' }, sig(y, ydigits)));
-    }
-    for (const x of xt) {
+        s('text', { x: L - 4, y: sy(y) + 3, 'text-anchor': 'end', class: 'ytick' }, yl[i]));
+    });
+    xt.forEach((x, i) => {
+      const at = sx(x);
       append(svg,
-        s('line', { x1: sx(x), x2: sx(x), y1: H - B, y2: H - B + 3, class: 'axis' }),
-        s('text', { x: sx(x), y: H - B + 13, 'text-anchor': sx(x) > W - R - 12 ? 'end' : 'middle' }, fmtCount(x)));
-    }
+        s('line', { x1: at, x2: at, y1: H - B, y2: H - B + 3, class: 'axis' }),
+        s('text', { x: at, y: H - B + 13, 'text-anchor': at > W - R - 16 ? 'end' : 'middle', class: 'xtick' }, xl[i]));
+    });
     append(svg,
       s('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }),
       s('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }));
@@ -532,6 +574,8 @@
       seenCheckpoints: new Map(), // step → CheckpointInfo from events
       failures: new Map(),     // step → CheckpointFailure
       log: [],
+      noHistory: false,
+      events: 0,               // events read, the log's duplicates included
       progressEvents: 0,
       changed: { plots: true, evals: true, checkpoints: true, log: true },
     };
@@ -625,7 +669,12 @@
         data.failures.set(String(ev.checkpoint_failure.step), ev.checkpoint_failure);
         data.changed.checkpoints = true;
       }
+      data.events++;
       const [kind, summary] = describeEvent(ev);
+      // The server may send the same status twice in a row (the final one,
+      // say): the log shows it once.
+      const prev = data.log[data.log.length - 1];
+      if (kind === 'status' && prev && prev.kind === 'status' && prev.summary === summary) continue;
       data.log.push({ time: ev.unix_ms, kind, summary });
       data.changed.log = true;
     }
@@ -742,6 +791,19 @@
     }
   }
 
+  // The last component of a path: "/m/run/ckpt-100/" → "ckpt-100".
+  function baseName(path) {
+    const parts = String(path || '').split('/').filter(Boolean);
+    return parts.length ? parts[parts.length - 1] : String(path || '');
+  }
+
+  // Metrics as "accuracy 0.8957, loss 0.3191", wrapping between metrics only.
+  function metricsCell(metrics) {
+    const entries = metricEntries(metrics);
+    if (!entries.length) return h('span', { class: 'muted' }, '—');
+    return entries.map(([k, v], i) => [i ? ', ' : '', h('span', { class: 'nowrap' }, k + ' ' + fmtMetric(v))]);
+  }
+
   function renderCheckpoints(view, data, status) {
     const kept = new Map((status.checkpoints || []).map((c) => [String(c.step), c]));
     const newestKept = Math.max(0, ...[...kept.keys()].map(num));
@@ -758,7 +820,9 @@
         if (step === best && best !== '0') tags.push(h('span', { class: 'tag best' }, 'best'));
         if (c.final) tags.push(h('span', { class: 'tag final' }, 'final'));
         if (Object.keys(metrics || {}).length) tags.push(h('span', { class: 'tag' }, 'evaluated'));
-        else if (ev && ev.skipped_reason) tags.push(h('span', { class: 'tag', title: ev.skipped_reason }, 'not evaluated: ' + ev.skipped_reason));
+        else if (ev && ev.skipped_reason) {
+          tags.push(h('span', { class: 'tag skipped' }, 'not evaluated'), h('div', { class: 'skip-reason' }, ev.skipped_reason));
+        }
         else tags.push(h('span', { class: 'tag waiting' }, 'waiting for evaluation'));
       } else if (c) {
         // Seen saved, gone from the status: retention removed it (unless
@@ -778,16 +842,27 @@
       }
       const f = !c && data.failures.get(step);
       return h('tr', { 'data-step': step, 'data-kept': kept.has(step) ? '1' : '0', class: cls || null },
-        h('td', { class: 'num' }, 'ckpt-' + step),
-        h('td', null, tags),
+        h('td', { class: 'nowrap' }, 'ckpt-' + step),
+        h('td', { class: 'state' }, tags),
         h('td', { class: 'nowrap' }, c ? fmtTime(c.created_unix_ms, true) : '—'),
         h('td', { class: 'num' }, c ? fmtBytes(c.bytes) : '—'),
-        h('td', null, metrics && Object.keys(metrics).length ? metricsText(metrics) : h('span', { class: 'muted' }, '—')),
-        h('td', { class: 'path' }, c ? c.path : f ? f.message : ''));
+        h('td', { class: 'metrics' }, metricsCell(metrics)),
+        c ? h('td', { class: 'ckpt-path', title: c.path, 'data-path': c.path }, h('span', null, baseName(c.path)))
+          : h('td', { class: 'message' }, f ? f.message : ''));
     });
     if (!rows.length) rows.push(h('tr', null, h('td', { class: 'empty', colspan: 6 }, 'No checkpoint yet.')));
     replace(view.checkpoints.tBodies[0], rows);
-    replace(view.exportPath, status.export_path ? status.export_path : h('span', { class: 'muted' }, ended ? 'none' : 'not exported yet'));
+    // The export path shows its end, its start cut to an ellipsis if the
+    // line is short; the whole path stays in the text (a copy takes it) and
+    // the tooltip. Redrawn only on a change, so a selection survives a poll.
+    const exported = status.export_path || '';
+    const key = exported || (ended ? ':none' : ':pending');
+    if (view.exportPath.dataset.key !== key) {
+      view.exportPath.dataset.key = key;
+      if (exported) view.exportPath.title = exported;
+      else view.exportPath.removeAttribute('title');
+      replace(view.exportPath, exported ? h('span', { dir: 'ltr' }, exported) : h('span', { class: 'muted' }, ended ? 'none' : 'not exported yet'));
+    }
   }
 
   function renderLog(view, data) {
@@ -801,9 +876,13 @@
         h('td', { class: 'kind kind-' + e.kind }, e.kind),
         h('td', null, e.summary)));
     }
-    if (!rows.length) rows.push(h('tr', null, h('td', { class: 'empty', colspan: 3 }, data.progressEvents ? 'Only progress so far.' : 'No events yet.')));
+    if (!rows.length) {
+      rows.push(h('tr', null, h('td', { class: 'empty', colspan: 3 },
+        data.noHistory ? 'This coordinator has no events of this job.' : data.progressEvents ? 'Only progress so far.' : 'No events yet.')));
+    }
     replace(view.log.tBodies[0], rows);
-    replace(view.logCount, data.log.length + ' events' + (withProgress ? '' : ', ' + data.progressEvents + ' progress hidden'));
+    replace(view.logCount, !data.log.length ? '' :
+      data.log.length + ' events' + (withProgress || !data.progressEvents ? '' : ', ' + data.progressEvents + ' progress hidden'));
   }
 
   function stopDialog(view, jobId) {
@@ -852,9 +931,10 @@
       evalMetrics: h('div', { id: 'eval-metrics' }),
       evalPlots: h('div', { id: 'eval-plots', class: 'plots' }),
       checkpoints: h('table', { id: 'checkpoints' },
-        h('thead', null, h('tr', null, ['Checkpoint', 'State', 'Saved', 'Size', 'Metrics', 'Path'].map((c) => h('th', null, c)))),
+        h('thead', null, h('tr', null, ['Checkpoint', 'State', 'Saved', 'Size', 'Metrics', 'Folder'].map((c) =>
+          h('th', { class: c === 'Size' ? 'num' : null, title: c === 'Folder' ? 'the checkpoint\'s folder; its full path in the tooltip' : null }, c)))),
         h('tbody')),
-      exportPath: h('span', { id: 'export-path', class: 'path' }),
+      exportPath: h('span', { id: 'export-path', class: 'clipped-path' }),
       log: h('table', { id: 'event-log' },
         h('thead', null, h('tr', null, h('th', null, 'Time'), h('th', null, 'Kind'), h('th', null, 'Summary'))),
         h('tbody')),
@@ -862,6 +942,9 @@
       logCount: h('span', { id: 'log-count' }),
     };
     const trainPlots = h('div', { id: 'train-plots', class: 'plots' });
+    const trainNote = h('p', { id: 'train-note', class: 'note', hidden: true },
+      'No curves: this coordinator has no events of this job (it restarted since the job ran). ' +
+      'The job\'s TensorBoard files and scalars.jsonl are in its model_dir.');
     for (const key of ['loss', 'learning_rate', 'examples_per_sec']) {
       const el = h('div', { class: 'plot', 'data-series': key, 'data-points': '0' });
       view.plots.set(key, el);
@@ -876,12 +959,12 @@
         view.facts,
         h('div', { class: 'stop-area' }, view.stopButton, view.stopResult),
         dialog),
-      h('section', { class: 'panel' }, h('h2', null, 'Training'), trainPlots),
+      h('section', { class: 'panel' }, h('h2', null, 'Training'), trainNote, trainPlots),
       h('section', { class: 'panel' }, h('h2', null, 'Evaluation'), view.evalMetrics, view.evalPlots),
       h('div', { class: 'two-col' },
         h('section', { class: 'panel' }, h('h2', null, 'Checkpoints'),
           h('div', { class: 'scroll' }, view.checkpoints),
-          h('p', null, h('span', { class: 'muted' }, 'Export: '), view.exportPath)),
+          h('p', { class: 'export-line' }, h('span', { class: 'muted' }, 'Export:'), view.exportPath)),
         h('section', { class: 'panel' }, h('h2', null, 'Events'),
           h('div', { class: 'log-tools' }, h('label', null, view.logProgress, ' show progress'), view.logCount),
           h('div', { class: 'scroll' }, view.log))));
@@ -892,6 +975,16 @@
     let ended = false;
     const render = () => {
       if (!status) return;
+      // An ended job that trained but of which this coordinator kept no
+      // event (it restarted since): a note instead of empty plots; the
+      // evaluation comes from the status's checkpoints.
+      const noHistory = ended && data.events === 0 && num(status.global_step) > 0;
+      if (noHistory !== data.noHistory) {
+        data.noHistory = noHistory;
+        data.changed.log = true;
+      }
+      trainNote.hidden = !noHistory;
+      trainPlots.hidden = noHistory;
       renderJobHead(view, status);
       renderEvalMetrics(view, status);
       if (data.changed.plots) renderPlots(view, data);
@@ -1052,7 +1145,8 @@
       bar.dataset.label = '';
       return [bar, h('span', { class: 'phase-label' }, 'measuring…')];
     }
-    const pct = (v) => (100 * v).toFixed(v < 0.1 && v > 0 ? 1 : 0) + '%';
+    // One decimal below 10% (but "10%", not "10.0%").
+    const pct = (v) => (100 * v).toFixed(v > 0 && 100 * v < 9.95 ? 1 : 0) + '%';
     const label = shares.map(([, l, v]) => l + ' ' + pct(v)).join(' · ');
     bar.dataset.label = label;
     bar.title = label;
