@@ -15,6 +15,7 @@
 #include "server/coordinator/job_paths.h"
 #include "server/coordinator/job_state.h"
 #include "server/coordinator/start_point.h"
+#include "server/coordinator/summary_events.h"
 #include "server/coordinator/task_name.h"
 
 namespace pstrain {
@@ -327,9 +328,20 @@ void Coordinator::AppendEvent(JobLog& log, absl::string_view job_id, JobEvent ev
   log.Append(std::move(event));
 }
 
-absl::StatusOr<JobHistory::Read> Coordinator::JobEvents(absl::string_view job_id,
-                                                        uint64_t after) const {
-  RETURN_IF_ERROR(jobs_->Get(job_id).status());
+absl::StatusOr<JobHistory::Read> Coordinator::JobEvents(absl::string_view job_id, uint64_t after) {
+  ASSIGN_OR_RETURN(JobStatus job, jobs_->Get(job_id));
+  if (!history_.Holds(job_id)) {
+    // None of its events are here (it ran before this coordinator started,
+    // or was forgotten since): its curves from what its summaries wrote,
+    // then its status.
+    std::vector<JobEvent> events = EventsFromSummaries(env_, job.spec().checkpoint().model_dir());
+    JobEvent status;
+    status.set_unix_ms(job.end_unix_ms() > 0 ? job.end_unix_ms()
+                                             : absl::ToUnixMillis(clock_.Now()));
+    *status.mutable_status() = std::move(job);
+    events.push_back(std::move(status));
+    history_.Seed(job_id, events);
+  }
   return history_.After(job_id, after);
 }
 
@@ -400,6 +412,8 @@ void Coordinator::RecoverJobs(const JournalContents& contents) {
       LOG(INFO) << "found job " << job->job_id()
                 << " (QUEUED when the coordinator stopped): queued again in its place";
     }
+    // The curves of its run so far, for the console.
+    if (was_active(*job)) history_.Seed(job->job_id(), EventsFromSummaries(env_, model_dir));
     auto log = std::make_shared<JobLog>(options_.job_events);
     JobEvent event;
     event.set_unix_ms(absl::ToUnixMillis(clock_.Now()));

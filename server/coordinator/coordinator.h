@@ -184,8 +184,10 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<StreamSource<JobEvent>>> WatchJob(const WatchJobRequest& request);
   ClusterStatus GetCluster() const;
   // The job's events since its submit numbered above `after` (JobHistory):
-  // what the console plots and lists. NotFound: no such job.
-  absl::StatusOr<JobHistory::Read> JobEvents(absl::string_view job_id, uint64_t after) const;
+  // what the console plots and lists. Those of a job this coordinator has
+  // none of (one that ran before it restarted) are read back from the
+  // job's summaries (summary_events.h). NotFound: no such job.
+  absl::StatusOr<JobHistory::Read> JobEvents(absl::string_view job_id, uint64_t after);
   // NotFound: no such job. FailedPrecondition: nothing exported for it yet,
   // or a specific checkpoint was asked for (the evaluator exports the best
   // and the final checkpoint; exporting others on demand is not offered).

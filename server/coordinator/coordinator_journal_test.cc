@@ -12,8 +12,10 @@
 #include "common/checkpoint/env.h"
 #include "common/checkpoint/file_path.h"
 #include "common/checkpoint/posix_env.h"
+#include "common/checkpoint/test_checkpoints.h"
 #include "common/checkpoint/whole_file.h"
 #include "common/clock/fake_clock.h"
+#include "common/summary/scalar_jsonl.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -205,6 +207,44 @@ TEST_F(CoordinatorJournalTest, AShutdownEndsTheQueueForTheNextCoordinatorToo) {
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(StateOf(*second, queued), JOB_STATE_STOPPED);
   EXPECT_EQ(second->GetCluster().queued_jobs(), 0);
+}
+
+TEST_F(CoordinatorJournalTest, TheNextCoordinatorReadsTheCurvesOfEarlierJobsFromTheirSummaries) {
+  std::string ended, resumed;
+  {
+    std::unique_ptr<Coordinator> first = StartCoordinator();
+    ASSERT_NE(first, nullptr);
+    ended = Submit(*first);
+    AwaitRunning(*first, ended);
+    StopJobRequest stop;
+    stop.set_job_id(ended);
+    stop.set_immediately(true);
+    ASSERT_TRUE(first->StopJob(stop).ok());
+    resumed = Submit(*first);
+    AwaitRunning(*first, resumed);
+    first->Stop();  // SIGTERM: `resumed` is left to the next one
+  }
+  // What the runs' summaries wrote (both jobs share model_dir "m").
+  ASSERT_TRUE(CreateDirs(env_, root_ + "/m/train").ok());
+  ASSERT_TRUE(WriteTestFile(env_, root_ + "/m/train/scalars.jsonl",
+                            FormatScalarJsonLine({100, 10.0, "loss", 0.75}) +
+                                FormatScalarJsonLine({200, 11.0, "loss", 0.5}))
+                  .ok());
+  std::unique_ptr<Coordinator> second = StartCoordinator();
+  ASSERT_NE(second, nullptr);
+  for (const std::string& job : {ended, resumed}) {
+    absl::StatusOr<JobHistory::Read> read = second->JobEvents(job, 0);
+    ASSERT_TRUE(read.ok()) << read.status();
+    std::vector<int64_t> steps;
+    bool status = false;
+    for (const JobEvent& event : read->events) {
+      if (event.has_progress()) steps.push_back(event.progress().global_step());
+      status = status || event.has_status();
+    }
+    EXPECT_EQ(steps, (std::vector<int64_t>{100, 200})) << job;
+    EXPECT_TRUE(status) << job;
+  }
+  EXPECT_EQ(second->JobEvents("t-99", 0).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(CoordinatorJournalTest, ADamagedRecordIsSetAsideAndTheCoordinatorStarts) {

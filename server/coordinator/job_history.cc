@@ -10,19 +10,39 @@ JobHistory::JobHistory(JobHistoryOptions options) : options_(options) {}
 
 void JobHistory::Append(absl::string_view job_id, const JobEvent& event) {
   absl::MutexLock lock(&mu_);
+  AppendLocked(Touch(job_id), event);
+}
+
+bool JobHistory::Holds(absl::string_view job_id) const {
+  absl::MutexLock lock(&mu_);
+  return jobs_.find(job_id) != jobs_.end();
+}
+
+bool JobHistory::Seed(absl::string_view job_id, const std::vector<JobEvent>& events) {
+  absl::MutexLock lock(&mu_);
+  if (jobs_.find(job_id) != jobs_.end()) return false;
+  Events& job = Touch(job_id);
+  for (const JobEvent& event : events) AppendLocked(job, event);
+  return true;
+}
+
+JobHistory::Events& JobHistory::Touch(absl::string_view job_id) {
   auto found = jobs_.find(job_id);
-  if (found == jobs_.end()) {
-    found = jobs_.emplace(std::string(job_id), Events()).first;
-    recent_.push_front(found->first);
-    found->second.recency = recent_.begin();
-    while (jobs_.size() > std::max<size_t>(options_.jobs, 1)) {
-      jobs_.erase(recent_.back());
-      recent_.pop_back();
-    }
-  } else {
+  if (found != jobs_.end()) {
     recent_.splice(recent_.begin(), recent_, found->second.recency);
+    return found->second;
   }
-  Events& job = found->second;
+  found = jobs_.emplace(std::string(job_id), Events()).first;
+  recent_.push_front(found->first);
+  found->second.recency = recent_.begin();
+  while (jobs_.size() > std::max<size_t>(options_.jobs, 1)) {
+    jobs_.erase(recent_.back());
+    recent_.pop_back();
+  }
+  return found->second;
+}
+
+void JobHistory::AppendLocked(Events& job, const JobEvent& event) {
   if (event.has_progress()) {
     AppendProgress(job, event);
   } else {

@@ -51,6 +51,13 @@ class JobHistory {
 
   void Append(absl::string_view job_id, const JobEvent& event) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Whether it holds the job (has seen an event of it and not forgotten it).
+  bool Holds(absl::string_view job_id) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Appends `events` to a job it does not hold, as Append would each;
+  // false, appending nothing, when it holds the job already (events came
+  // meanwhile).
+  bool Seed(absl::string_view job_id, const std::vector<JobEvent>& events) ABSL_LOCKS_EXCLUDED(mu_);
+
   // The job's events numbered above `after`. A job never seen or forgotten
   // has none (next = after).
   Read After(absl::string_view job_id, uint64_t after) const ABSL_LOCKS_EXCLUDED(mu_);
@@ -70,6 +77,10 @@ class JobHistory {
     std::list<std::string>::iterator recency;
   };
 
+  // The job's entry, made (and the longest quiet job forgotten) when new,
+  // marked the most recently active.
+  Events& Touch(absl::string_view job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AppendLocked(Events& job, const JobEvent& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AppendProgress(Events& job, const JobEvent& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AppendOther(Events& job, const JobEvent& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -105,6 +105,23 @@ TEST(JobHistoryTest, ForgetsTheJobThatWentLongestWithoutAnEvent) {
   EXPECT_EQ(history.After("c", 0).events.size(), 1u);
 }
 
+TEST(JobHistoryTest, SeedsOnlyAJobItDoesNotHold) {
+  JobHistoryOptions options;
+  options.progress_points = 10;
+  JobHistory history(options);
+  EXPECT_FALSE(history.Holds("a"));
+  std::vector<JobEvent> earlier;
+  for (int64_t step = 1; step <= 100; ++step) earlier.push_back(Progress(step));
+  EXPECT_TRUE(history.Seed("a", earlier));
+  EXPECT_TRUE(history.Holds("a"));
+  // Thinned as appended ones are.
+  const std::vector<int64_t> steps = ProgressSteps(history.After("a", 0));
+  EXPECT_LE(steps.size(), 11u);
+  EXPECT_EQ(steps.back(), 100);
+  EXPECT_FALSE(history.Seed("a", {Status(JOB_STATE_FAILED)}));
+  for (const JobEvent& event : history.After("a", 0).events) EXPECT_FALSE(event.has_status());
+}
+
 }  // namespace
 }  // namespace coordinator
 }  // namespace pstrain

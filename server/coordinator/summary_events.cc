@@ -58,9 +58,8 @@ std::vector<JobEvent> EventsFromSummaries(Env& env, const std::string& model_dir
   for (auto& [step, event] : evaluations) events.push_back(std::move(event));
   // In the order they happened; an evaluation comes after the training
   // step of its checkpoint.
-  std::stable_sort(events.begin(), events.end(), [](const JobEvent& a, const JobEvent& b) {
-    return a.unix_ms() < b.unix_ms();
-  });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const JobEvent& a, const JobEvent& b) { return a.unix_ms() < b.unix_ms(); });
   return events;
 }
 
