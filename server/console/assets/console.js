@@ -285,7 +285,7 @@
     const button = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
     const form = h('form', { id: 'login-form', method: 'post', action: '/', autocomplete: 'off' },
       h('h1', null, 'Sign in'),
-      h('p', { class: 'muted' }, 'This coordinator asks for its console token.'),
+      h('p', { class: 'muted' }, 'This coordinator asks for its client token: what pstrain sends, the file of its --client_token_file.'),
       h('label', { for: 'login-token' }, 'Token'),
       input,
       h('div', { class: 'actions' }, button),
