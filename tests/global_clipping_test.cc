@@ -41,7 +41,6 @@ constexpr int kSteps = 4;
 constexpr int kNumShards = 2;
 constexpr double kLearningRate = 0.5;
 constexpr double kClipNorm = 0.01;
-constexpr char kTable[] = "linear/weights";
 // Float tolerance of two trainers' parameters after a few steps.
 constexpr double kTolerance = 1e-6;
 

@@ -1,10 +1,13 @@
 #include "common/net/health_client.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/status/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "protos/health.grpc.pb.h"
 
 namespace pstrain {
@@ -13,8 +16,13 @@ absl::Status CheckHealth(const std::string& address, absl::Duration timeout,
                          const std::string& service, const ChannelSecurity& security) {
   ChannelSecurity without_token = security;
   without_token.token.clear();
-  auto stub =
-      grpc::health::v1::Health::NewStub(CreateSecureChannel(address, without_token));
+  // A connection of its own: channels of one process share connections to
+  // an address, and one another channel made to a process since killed
+  // would fail this check of the process that now listens there.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto stub = grpc::health::v1::Health::NewStub(
+      CreateSecureChannel(address, without_token, std::move(args)));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   grpc::health::v1::HealthCheckRequest request;
