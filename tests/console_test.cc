@@ -5,8 +5,9 @@
 // token and keeps it out of the page; the job page's plots gain points
 // while the job trains; the cluster page shows each worker's step phases;
 // the final state and metrics appear when the job ends, with no console
-// error anywhere. The JSON endpoints agree with `pstrain status
-// --output=json`. Screenshots are kept in the test's outputs
+// error anywhere; a second job is stopped from its page (the coordinator
+// runs with --console_stop), after a confirmation. The JSON endpoints
+// agree with `pstrain status --output=json`. Screenshots are kept in the test's outputs
 // (bazel-testlogs/tests/console_test/test.outputs).
 
 #include <fstream>
@@ -36,41 +37,45 @@ using ::testing::HasSubstr;
 
 constexpr char kClientToken[] = "console-client-token-3e9a51";
 
-// Fashion-MNIST's MLP for 30 s: long enough for the browser to watch its
-// curves grow, with a checkpoint and an evaluation on the way.
-std::string JobSpecText() {
-  return R"pb(
-    name: "console-mlp"
-    mode: JOB_MODE_TRAIN_AND_EVAL
-    model {
-      mlp {
-        input_dim: 784
-        num_classes: 10
-        hidden_units: [ 128 ]
-        activation: ACTIVATION_RELU
-      }
-    }
-    train_data {
-      fashion_mnist { dir: "/usr/share/datasets/fashion-mnist" split: DATA_SPLIT_TRAIN }
-      batch_size: 128
-      shuffle: true
-    }
-    eval_data {
-      fashion_mnist { dir: "/usr/share/datasets/fashion-mnist" split: DATA_SPLIT_TEST }
-      batch_size: 1000
-    }
-    optimizer {
-      adam {}
-      learning_rate: 0.001
-      schedule { cosine { decay_steps: 20000 alpha: 0.1 } }
-    }
-    stop { max_seconds: 30 }
-    checkpoint { model_dir: "console_mlp" every_seconds: 10 }
-    eval {
-      metrics: [ "loss", "accuracy" ]
-      best_metric: "accuracy"
-    }
-  )pb";
+// Fashion-MNIST's MLP for `seconds` in `model_dir`: 30 s are long enough
+// for the browser to watch its curves grow, with a checkpoint and an
+// evaluation on the way.
+std::string JobSpecText(int seconds = 30, const std::string& model_dir = "console_mlp") {
+  return absl::StrCat(
+      R"pb(
+        name: "console-mlp"
+        mode: JOB_MODE_TRAIN_AND_EVAL
+        model {
+          mlp {
+            input_dim: 784
+            num_classes: 10
+            hidden_units: [ 128 ]
+            activation: ACTIVATION_RELU
+          }
+        }
+        train_data {
+          fashion_mnist { dir: "/usr/share/datasets/fashion-mnist" split: DATA_SPLIT_TRAIN }
+          batch_size: 128
+          shuffle: true
+        }
+        eval_data {
+          fashion_mnist { dir: "/usr/share/datasets/fashion-mnist" split: DATA_SPLIT_TEST }
+          batch_size: 1000
+        }
+        optimizer {
+          adam {}
+          learning_rate: 0.001
+          schedule { cosine { decay_steps: 20000 alpha: 0.1 } }
+        }
+        stop { max_seconds:)pb",
+      seconds, R"pb(}
+                    checkpoint { model_dir: ")pb",
+      model_dir, R"pb(" every_seconds: 10 }
+                      eval {
+                        metrics: [ "loss", "accuracy" ]
+                        best_metric: "accuracy"
+                      }
+      )pb");
 }
 
 std::string ReadFile(const std::string& path) {
@@ -112,6 +117,8 @@ class ConsoleTest : public ::testing::Test {
     options.tls_key = root_ + "/server.key";
     options.tls_ca = root_ + "/ca.crt";
     options.client_token_file = root_ + "/client.token";
+    // The console may stop jobs: its Stop button is tried too.
+    options.task_flags["coordinator/0"] = {"--console_stop"};
     absl::StatusOr<std::unique_ptr<testing_cluster::TestCluster>> cluster =
         testing_cluster::TestCluster::Start("console", options);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -226,6 +233,18 @@ TEST_F(ConsoleTest, FollowsAJobInChromiumAndAgreesWithTheCli) {
     ++progress;
   }
   EXPECT_GE(progress, 5);
+
+  // Another job, stopped from its page.
+  absl::StatusOr<std::string> stopped = cluster_->Submit(JobSpecText(600, "console_stop"));
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_TRUE(
+      cluster_->AwaitStatus(*stopped, [](const JobStatus& job) { return job.global_step() > 0; })
+          .ok());
+  absl::StatusOr<std::string> stop = Browse(*stopped, {"--phase=stop"});
+  ASSERT_TRUE(stop.ok()) << stop.status();
+  EXPECT_THAT(*stop, HasSubstr("ok: once confirmed, the job ends STOPPED"));
+  std::cout << *stop;
+  EXPECT_EQ(cluster_->Follow(*stopped).final_status.state(), JOB_STATE_STOPPED);
 }
 
 }  // namespace

@@ -3,13 +3,15 @@
 // a person would see.
 //
 //   node console_browser.js --url=http://127.0.0.1:PORT --job=JOB_ID --out=DIR
-//       [--token=TOKEN] [--expect_auth] [--phase=running|ended] [--metric=NAME]
+//       [--token=TOKEN] [--expect_auth] [--phase=running|ended|stop] [--metric=NAME]
 //       [--spki=BASE64]
 //
 // --phase=running: the job's plots gain points while it trains; the jobs
 //   list shows it; the cluster page shows a worker and its step-time bar.
 // --phase=ended: the job page shows the final state, the eval metrics and
 //   the checkpoints, and its state and step equal GET /api/jobs/JOB_ID.
+// --phase=stop: on a coordinator run with --console_stop, the running job's
+//   Stop button asks first, Cancel changes nothing, and the job ends STOPPED.
 // Both phases: the job page's tables fit their cards, no plot repeats a
 //   tick label or puts a fractional step on its x axis, and the event log
 //   shows no status twice in a row.
@@ -45,8 +47,8 @@ function parseArgs(argv) {
   for (const key of ['url', 'job', 'out']) {
     if (!args[key] || args[key] === true) throw new Error('--' + key + '= is required');
   }
-  if (args.phase && !['running', 'ended'].includes(args.phase)) {
-    throw new Error('--phase must be running or ended, not ' + args.phase);
+  if (args.phase && !['running', 'ended', 'stop'].includes(args.phase)) {
+    throw new Error('--phase must be running, ended or stop, not ' + args.phase);
   }
   if (args.expect_auth && !args.token) throw new Error('--expect_auth needs --token=');
   args.url = args.url.replace(/\/+$/, '');
@@ -407,6 +409,54 @@ async function endedChecks(args, browser) {
   return problems;
 }
 
+// The Stop button of a running job, on a coordinator that lets the console
+// stop jobs: it asks first, Cancel changes nothing, and once confirmed the
+// job ends STOPPED, as the API says too.
+async function stopChecks(args, browser) {
+  const { context, page, problems, step } = await openConsole(args, browser);
+  step.name = 'stop';
+  const jobApi = '/api/jobs/' + encodeURIComponent(args.job);
+  await check('the Stop button asks first, and Cancel changes nothing', async () => {
+    await goto(page, args.url + '/jobs/' + encodeURIComponent(args.job));
+    await waitFor(page, 'the Stop button (#stop-button)', () => {
+      const b = document.querySelector('#stop-button');
+      return !!b && !b.hidden && !b.disabled;
+    }, null, 30000);
+    await page.click('#stop-button');
+    await waitFor(page, 'the confirmation (#stop-dialog)', () => {
+      const d = document.querySelector('#stop-dialog');
+      return !!d && d.open;
+    }, null, 5000);
+    await screenshot(page, args.out, 'stop-confirm.png');
+    await page.click('#stop-cancel');
+    const r = await apiGet(args, jobApi, true);
+    if (r.status !== 200) throw new Error('GET ' + jobApi + ' answered ' + r.status);
+    if (r.body.state !== 'JOB_STATE_RUNNING' || r.body.stop_reason !== 'STOP_REASON_UNSPECIFIED') {
+      throw new Error('after Cancel the job is ' + r.body.state + ' (' + r.body.stop_reason + ')');
+    }
+  });
+  await check('once confirmed, the job ends STOPPED', async () => {
+    await page.click('#stop-button');
+    await waitFor(page, 'the confirmation (#stop-dialog)', () => {
+      const d = document.querySelector('#stop-dialog');
+      return !!d && d.open;
+    }, null, 5000);
+    await page.click('#stop-confirm');
+    await waitFor(page, 'the state STOPPED (#job-state)', () => {
+      const e = document.querySelector('#job-state');
+      return !!e && e.textContent === 'STOPPED';
+    }, null, 120000);
+    const r = await apiGet(args, jobApi, true);
+    if (r.body.state !== 'JOB_STATE_STOPPED' || r.body.stop_reason !== 'STOP_REASON_USER') {
+      throw new Error('the API says ' + r.body.state + ' (' + r.body.stop_reason + ')');
+    }
+    return 'STOPPED at step ' + r.body.global_step;
+  });
+  await screenshot(page, args.out, 'job-stopped.png');
+  await context.close();
+  return problems;
+}
+
 async function main() {
   let args;
   try {
@@ -435,6 +485,7 @@ async function main() {
     if (args.expect_auth) problems.push(...await authChecks(args, browser));
     if (args.phase === 'running') problems.push(...await runningChecks(args, browser));
     if (args.phase === 'ended') problems.push(...await endedChecks(args, browser));
+    if (args.phase === 'stop') problems.push(...await stopChecks(args, browser));
   } catch (e) {
     fail('the browser checks stopped: ' + (e && e.message ? e.message.split('\n')[0] : String(e)));
   } finally {
