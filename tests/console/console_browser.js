@@ -32,6 +32,10 @@ const { chromium } = require('playwright-core');
 
 const CHROMIUM = '/usr/bin/chromium';
 const DEADLINE_MS = 6 * 60 * 1000;
+// The longest a page may take to show what a check waits for. Generous: on
+// a loaded 2-core machine the cluster, the coordinator's answers and
+// Chromium share the cores; a check that passes does not wait it out.
+const PATIENCE_MS = 60000;
 
 function parseArgs(argv) {
   const args = {phase: '', token: '', expect_auth: false, metric: '', spki: ''};
@@ -126,13 +130,13 @@ async function waitFor(page, what, fn, arg, timeoutMs, allowLogin) {
 }
 
 async function goto(page, url) {
-  const resp = await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 20000 });
+  const resp = await page.goto(url, { waitUntil: 'domcontentloaded', timeout: PATIENCE_MS });
   if (!resp || resp.status() !== 200) throw new Error(url + ' answered ' + (resp ? resp.status() : 'nothing'));
 }
 
 async function screenshot(page, out, name) {
   const file = path.join(out, name);
-  await page.screenshot({ path: file, fullPage: true, timeout: 20000 });
+  await page.screenshot({ path: file, fullPage: true, timeout: PATIENCE_MS });
   return file;
 }
 
@@ -140,7 +144,7 @@ async function screenshot(page, out, name) {
 async function apiGet(args, apiPath, withToken) {
   const headers = {};
   if (withToken && args.token) headers.Authorization = 'Bearer ' + args.token;
-  const resp = await fetch(args.url + apiPath, { headers, signal: AbortSignal.timeout(10000) });
+  const resp = await fetch(args.url + apiPath, { headers, signal: AbortSignal.timeout(PATIENCE_MS) });
   const text = await resp.text();
   let body = null;
   try { body = JSON.parse(text); } catch (e) { /* not JSON */ }
@@ -181,7 +185,7 @@ async function authChecks(args, browser) {
 
   await check('without a token the job page shows the login form and no job data', async () => {
     await goto(page, jobUrl);
-    await waitFor(page, 'the login form (#login-form)', () => document.body.dataset.state === 'login' && !!document.querySelector('#login-form'), null, 15000, true);
+    await waitFor(page, 'the login form (#login-form)', () => document.body.dataset.state === 'login' && !!document.querySelector('#login-form'), null, PATIENCE_MS, true);
     const leaked = await page.evaluate(() => !!document.querySelector('#job-state, #job-body, .plot, #checkpoints'));
     if (leaked) throw new Error('job data shows beside the login form');
   });
@@ -194,26 +198,26 @@ async function authChecks(args, browser) {
     }
   });
   await check('a wrong token is refused in the form', async () => {
-    await signIn(page, args.token + '-wrong', 5000);
+    await signIn(page, args.token + '-wrong', PATIENCE_MS);
     await waitFor(page, 'the refusal (#login-error)', () => {
       const e = document.querySelector('#login-error');
       return !!e && !e.hidden && /refused/i.test(e.textContent);
-    }, null, 15000, true);
+    }, null, PATIENCE_MS, true);
     await tokenNotShown(page, args.token + '-wrong');
   });
   await screenshot(page, args.out, 'login.png');
   await check('the right token typed into the form shows the job page', async () => {
-    await signIn(page, args.token, 5000);
+    await signIn(page, args.token, PATIENCE_MS);
     await waitFor(page, 'the job page after sign-in (#job-state)', () => document.body.dataset.page === 'job' &&
-      document.body.dataset.state === 'ready' && document.querySelector('#job-state').textContent.length > 1, null, 20000, true);
+      document.body.dataset.state === 'ready' && document.querySelector('#job-state').textContent.length > 1, null, PATIENCE_MS, true);
     await tokenNotShown(page, args.token);
   });
   await screenshot(page, args.out, 'login-ok.png');
   await check('sign out forgets the token', async () => {
     await page.click('#sign-out');
-    await waitFor(page, 'the login form after sign out', () => document.body.dataset.state === 'login', null, 10000, true);
+    await waitFor(page, 'the login form after sign out', () => document.body.dataset.state === 'login', null, PATIENCE_MS, true);
     await page.reload({ waitUntil: 'domcontentloaded' });
-    await waitFor(page, 'the login form after a reload', () => document.body.dataset.state === 'login', null, 10000, true);
+    await waitFor(page, 'the login form after a reload', () => document.body.dataset.state === 'login', null, PATIENCE_MS, true);
   });
   await context.close();
   return problems;
@@ -227,8 +231,8 @@ async function openConsole(args, browser) {
   if (args.token) {
     step.name = 'sign in';
     await goto(page, args.url + '/');
-    await signIn(page, args.token, 15000);
-    await waitFor(page, 'the jobs page after sign-in', pageReady, 'jobs', 15000, true);
+    await signIn(page, args.token, PATIENCE_MS);
+    await waitFor(page, 'the jobs page after sign-in', pageReady, 'jobs', PATIENCE_MS, true);
   }
   return { context, page, problems, step };
 }
@@ -290,7 +294,7 @@ async function runningChecks(args, browser) {
       () => { const el = document.querySelector('.plot[data-series="loss"]'); return !!el && Number(el.dataset.points) >= 2; }, null, 90000);
     const before = await lossPoints(page);
     await waitFor(page, 'the loss plot to gain points past ' + before,
-      (n) => { const el = document.querySelector('.plot[data-series="loss"]'); return !!el && Number(el.dataset.points) > n; }, before, 30000);
+      (n) => { const el = document.querySelector('.plot[data-series="loss"]'); return !!el && Number(el.dataset.points) > n; }, before, PATIENCE_MS);
     const after = await lossPoints(page);
     return before + ' → ' + after + ' points';
   });
@@ -312,7 +316,7 @@ async function runningChecks(args, browser) {
   await check('the jobs page lists the job', async () => {
     await goto(page, args.url + '/');
     await waitFor(page, 'the job\'s row (tr[data-job="' + args.job + '"])',
-      (id) => [...document.querySelectorAll('#queue tr[data-job], #history tr[data-job]')].some((tr) => tr.dataset.job === id), args.job, 15000);
+      (id) => [...document.querySelectorAll('#queue tr[data-job], #history tr[data-job]')].some((tr) => tr.dataset.job === id), args.job, PATIENCE_MS);
     const href = await page.evaluate((id) => {
       const tr = [...document.querySelectorAll('tr[data-job]')].find((r) => r.dataset.job === id);
       const a = tr && tr.querySelector('a.job-link');
@@ -326,9 +330,9 @@ async function runningChecks(args, browser) {
   await check('the cluster page shows a worker and its step-time phases', async () => {
     await goto(page, args.url + '/cluster');
     await waitFor(page, 'a worker row (#members tr[data-task="worker/…"])',
-      () => !!document.querySelector('#members tr[data-task^="worker/"]'), null, 15000);
+      () => !!document.querySelector('#members tr[data-task^="worker/"]'), null, PATIENCE_MS);
     const label = await waitFor(page, 'a phase bar with a label (.phase-bar[data-label] with %)',
-      () => { const b = [...document.querySelectorAll('.phase-bar')].find((e) => /%/.test(e.dataset.label || '')); return b ? b.dataset.label : false; }, null, 20000);
+      () => { const b = [...document.querySelectorAll('.phase-bar')].find((e) => /%/.test(e.dataset.label || '')); return b ? b.dataset.label : false; }, null, PATIENCE_MS);
     const heartbeat = await page.evaluate(() => {
       const td = document.querySelector('#members tr[data-task^="worker/"] td.heartbeat');
       return td ? td.textContent : '';
@@ -344,7 +348,7 @@ async function runningChecks(args, browser) {
     const id = 'no-such-job-' + Date.now();
     await goto(page, args.url + '/jobs/' + id);
     const text = await waitFor(page, 'the error (#job-error)',
-      () => { const e = document.querySelector('#job-error'); return e && e.textContent ? e.textContent : false; }, null, 15000);
+      () => { const e = document.querySelector('#job-error'); return e && e.textContent ? e.textContent : false; }, null, PATIENCE_MS);
     const r = await apiGet(args, '/api/jobs/' + id, true);
     if (r.status !== 404) throw new Error('GET /api/jobs/' + id + ' answered ' + r.status);
     if (r.body && r.body.error && !text.includes(r.body.error)) throw new Error('the page shows ' + JSON.stringify(text) + ', the server said ' + JSON.stringify(r.body.error));
@@ -368,7 +372,7 @@ async function endedChecks(args, browser) {
       const reason = await page.evaluate(() => document.querySelector('#job-reason').textContent);
       throw new Error('the job ended ' + state + ': ' + reason);
     }
-    await waitFor(page, 'polling to end (body[data-polling="done"])', () => document.body.dataset.polling === 'done', null, 15000);
+    await waitFor(page, 'polling to end (body[data-polling="done"])', () => document.body.dataset.polling === 'done', null, PATIENCE_MS);
   });
   await check('the job page shows the eval metrics', async () => {
     const metric = args.metric;
@@ -376,7 +380,7 @@ async function endedChecks(args, browser) {
       (m) => {
         const names = [...document.querySelectorAll('#eval-metrics [data-metric]')].map((e) => e.dataset.metric);
         return (m ? names.includes(m) : names.length > 0) ? names : false;
-      }, metric, 15000);
+      }, metric, PATIENCE_MS);
     const plotted = await page.evaluate(() => [...document.querySelectorAll('.plot[data-series^="eval:"]')]
       .filter((e) => Number(e.dataset.points) > 0).map((e) => e.dataset.series));
     if (!plotted.length) throw new Error('no eval metric plotted (.plot[data-series^="eval:"])');
@@ -384,7 +388,7 @@ async function endedChecks(args, browser) {
   });
   await check('the checkpoints table has rows', async () => {
     const rows = await waitFor(page, 'checkpoint rows (#checkpoints tr[data-step])',
-      () => { const n = document.querySelectorAll('#checkpoints tbody tr[data-kept="1"]').length; return n > 0 ? n : false; }, null, 15000);
+      () => { const n = document.querySelectorAll('#checkpoints tbody tr[data-kept="1"]').length; return n > 0 ? n : false; }, null, PATIENCE_MS);
     return rows + ' kept';
   });
   await check('the shown state and step equal GET /api/jobs/' + args.job, async () => {
@@ -421,12 +425,12 @@ async function stopChecks(args, browser) {
     await waitFor(page, 'the Stop button (#stop-button)', () => {
       const b = document.querySelector('#stop-button');
       return !!b && !b.hidden && !b.disabled;
-    }, null, 30000);
+    }, null, PATIENCE_MS);
     await page.click('#stop-button');
     await waitFor(page, 'the confirmation (#stop-dialog)', () => {
       const d = document.querySelector('#stop-dialog');
       return !!d && d.open;
-    }, null, 5000);
+    }, null, PATIENCE_MS);
     await screenshot(page, args.out, 'stop-confirm.png');
     await page.click('#stop-cancel');
     const r = await apiGet(args, jobApi, true);
@@ -440,7 +444,7 @@ async function stopChecks(args, browser) {
     await waitFor(page, 'the confirmation (#stop-dialog)', () => {
       const d = document.querySelector('#stop-dialog');
       return !!d && d.open;
-    }, null, 5000);
+    }, null, PATIENCE_MS);
     await page.click('#stop-confirm');
     await waitFor(page, 'the state STOPPED (#job-state)', () => {
       const e = document.querySelector('#job-state');
