@@ -120,13 +120,12 @@ HttpResponse ConsoleApi::Answer(const HttpRequest& request) const {
   }
   const bool stop = request.method == "POST" && absl::EndsWith(request.path, "/stop");
   std::optional<absl::string_view> authorization = request.Header("authorization");
+  // No WWW-Authenticate challenge with a refusal: the page asks for the
+  // token itself, and a browser's own login dialog would get in its way.
   if (absl::Status allowed = tokens_.Authorize(
           stop ? TokenScope::kClientAdmin : TokenScope::kClientRead, authorization);
       !allowed.ok()) {
-    HttpResponse refusal = ErrorOf(allowed);
-    // No WWW-Authenticate challenge: the page asks for the token itself,
-    // and a browser's own login dialog would get in its way.
-    return refusal;
+    return ErrorOf(allowed);
   }
   return Route(request);
 }
