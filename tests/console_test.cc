@@ -145,6 +145,17 @@ class ConsoleTest : public ::testing::Test {
     return RunNodeScript(driver, args);
   }
 
+  // Submits `spec` and waits until the job has trained a step; its id, or
+  // why not.
+  absl::StatusOr<std::string> SubmitAndAwaitTraining(const std::string& spec) {
+    absl::StatusOr<std::string> job_id = cluster_->Submit(spec);
+    if (!job_id.ok()) return job_id.status();
+    absl::StatusOr<JobStatus> training =
+        cluster_->AwaitStatus(*job_id, [](const JobStatus& job) { return job.global_step() > 0; });
+    if (!training.ok()) return training.status();
+    return job_id;
+  }
+
   // GET on the console over HTTPS with the client token; the body of a 200.
   std::string ApiGet(const std::string& target) {
     absl::StatusOr<HttpsAnswer> answer =
@@ -163,11 +174,8 @@ class ConsoleTest : public ::testing::Test {
 };
 
 TEST_F(ConsoleTest, FollowsAJobInChromiumAndAgreesWithTheCli) {
-  absl::StatusOr<std::string> job_id = cluster_->Submit(JobSpecText());
+  absl::StatusOr<std::string> job_id = SubmitAndAwaitTraining(JobSpecText());
   ASSERT_TRUE(job_id.ok()) << job_id.status();
-  ASSERT_TRUE(
-      cluster_->AwaitStatus(*job_id, [](const JobStatus& job) { return job.global_step() > 0; })
-          .ok());
 
   // While it trains: the live pages, first, while the job has time left.
   absl::StatusOr<std::string> running = Browse(*job_id, {"--phase=running"});
@@ -237,11 +245,8 @@ TEST_F(ConsoleTest, FollowsAJobInChromiumAndAgreesWithTheCli) {
   EXPECT_GE(progress, 5);
 
   // Another job, stopped from its page.
-  absl::StatusOr<std::string> stopped = cluster_->Submit(JobSpecText(600, "console_stop"));
+  absl::StatusOr<std::string> stopped = SubmitAndAwaitTraining(JobSpecText(600, "console_stop"));
   ASSERT_TRUE(stopped.ok()) << stopped.status();
-  ASSERT_TRUE(
-      cluster_->AwaitStatus(*stopped, [](const JobStatus& job) { return job.global_step() > 0; })
-          .ok());
   absl::StatusOr<std::string> stop = Browse(*stopped, {"--phase=stop"});
   ASSERT_TRUE(stop.ok()) << stop.status();
   EXPECT_THAT(*stop, HasSubstr("ok: once confirmed, the job ends STOPPED"));

@@ -38,7 +38,7 @@ const DEADLINE_MS = 6 * 60 * 1000;
 const PATIENCE_MS = 60000;
 
 function parseArgs(argv) {
-  const args = {phase: '', token: '', expect_auth: false, metric: '', spki: ''};
+  const args = { phase: '', token: '', expect_auth: false, metric: '', spki: '' };
   for (const arg of argv) {
     const m = /^--([a-z_]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error('unknown argument: ' + arg);
