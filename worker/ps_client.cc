@@ -381,11 +381,16 @@ absl::Status ParameterServerClient::FinishAttempt(const ShardCall& call, CallAtt
 }
 
 std::vector<absl::Status> ParameterServerClient::RunCalls(std::vector<ShardCall>& calls) {
-  std::vector<CallAttempt> first;
-  first.reserve(calls.size());
-  for (const ShardCall& call : calls) first.push_back(StartAttempt(call));
+  // Every attempt, and so every lane region its exchanges placed bytes in,
+  // is held until every call has ended: a shard reads a push's gradients
+  // where they lie when it applies the push, and keeps a part received
+  // whole from an earlier attempt rather than a retry's copy of it
+  // (parameter_server.proto, PushPullRequest.lane).
+  std::deque<CallAttempt> attempts;
+  std::vector<CallAttempt*> first;
+  for (const ShardCall& call : calls) first.push_back(&attempts.emplace_back(StartAttempt(call)));
   std::vector<absl::Status> results;
-  for (size_t c = 0; c < calls.size(); ++c) results.push_back(FinishAttempt(calls[c], first[c]));
+  for (size_t c = 0; c < calls.size(); ++c) results.push_back(FinishAttempt(calls[c], *first[c]));
   for (size_t c = 0; c < calls.size(); ++c) {
     if (!absl::IsUnavailable(results[c])) continue;
     const ShardCall& call = calls[c];
@@ -401,8 +406,7 @@ std::vector<absl::Status> ParameterServerClient::RunCalls(std::vector<ShardCall>
                                return first_attempt;
                              }
                              if (metrics_ != nullptr) metrics_->RecordRetry(call.retry_reason);
-                             CallAttempt attempt = StartAttempt(call);
-                             return FinishAttempt(call, attempt);
+                             return FinishAttempt(call, attempts.emplace_back(StartAttempt(call)));
                            });
   }
   return results;

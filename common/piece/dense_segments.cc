@@ -11,8 +11,8 @@ constexpr int64_t kFloatBytes = 4;
 
 }  // namespace
 
-absl::Status DenseSegments::Add(absl::string_view name, int64_t offset, std::string values) {
-  const int64_t size = static_cast<int64_t>(values.size());
+absl::Status DenseSegments::Add(absl::string_view name, int64_t offset, PieceBytes values) {
+  const int64_t size = values.size();
   auto next = ranges_.upper_bound(offset);
   const bool overlaps_next = next != ranges_.end() && next->first < offset + size;
   const bool overlaps_prev = next != ranges_.begin() && std::prev(next)->second > offset;
@@ -36,7 +36,8 @@ absl::Status DenseSegments::CheckComplete(absl::string_view name) const {
 std::vector<DenseSegment> DenseSegments::View() const {
   std::vector<DenseSegment> segments;
   segments.reserve(pieces_.size());
-  for (const auto& [offset, bytes] : pieces_) {
+  for (const auto& [offset, piece] : pieces_) {
+    const absl::string_view bytes = piece.bytes();
     segments.push_back(DenseSegment{
         offset / kFloatBytes, absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()),
                                                   bytes.size() / kFloatBytes)});

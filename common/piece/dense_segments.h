@@ -3,18 +3,19 @@
 
 // A dense tensor that arrives as pieces (dense_piece.h) in any order, over
 // any number of messages and streams, kept as the segments it arrived in:
-// each piece's bytes are taken over, not copied together, and a consumer
-// reads them where they lie.
+// each piece's bytes are taken over (or borrowed where they arrived, see
+// piece_bytes.h), not copied together, and a consumer reads them where
+// they lie.
 
 #include <cstdint>
 #include <map>
-#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "common/piece/piece_bytes.h"
 
 namespace pstrain {
 
@@ -33,7 +34,7 @@ class DenseSegments {
   // Takes `values`, the float32 bytes at byte `offset` of the tensor (as
   // PlaceDensePiece placed them). InvalidArgument, naming `name`: they
   // overlap bytes received before. Nothing is kept then.
-  absl::Status Add(absl::string_view name, int64_t offset, std::string values);
+  absl::Status Add(absl::string_view name, int64_t offset, PieceBytes values);
 
   // OK once every byte has arrived exactly once; InvalidArgument, naming
   // `name`, saying how many arrived.
@@ -50,7 +51,7 @@ class DenseSegments {
   // Byte ranges received: offset -> end.
   std::map<int64_t, int64_t> ranges_;
   int64_t received_ = 0;
-  std::vector<std::pair<int64_t, std::string>> pieces_;  // byte offset, bytes
+  std::vector<std::pair<int64_t, PieceBytes>> pieces_;  // byte offset, bytes
 };
 
 }  // namespace pstrain

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/piece/dense_piece.h"
 #include "common/piece/dense_segments.h"
+#include "common/piece/piece_bytes.h"
 #include "common/piece/rows_piece.h"
 #include "common/status/error_reason.h"
 #include "common/status/grpc_status.h"
@@ -74,9 +75,9 @@ class PendingPush {
   }
 
   // Adds the gradients of one message; on error the whole push fails.
-  absl::Status AddGradients(PushRequest& m) {
+  absl::Status AddGradients(PushRequest& m, const std::shared_ptr<const SharedSegment>& lane) {
     for (NamedTensor& g : *m.mutable_gradients()) {
-      absl::Status s = AddGradient(g);
+      absl::Status s = AddGradient(g, lane);
       if (!s.ok()) {
         Fail(s);
         return s;
@@ -151,17 +152,20 @@ class PendingPush {
   // only when they came in more than one piece.
   struct RowsSlot {
     std::vector<google::protobuf::RepeatedField<int64_t>> ids;
-    std::vector<std::string> values;
+    std::vector<PieceBytes> values;
 
     // Leaves every piece in the first (rare: a push's rows of one table
     // normally travel in one message).
     void JoinPieces() {
-      for (size_t i = 1; i < ids.size(); ++i) {
-        ids[0].Add(ids[i].begin(), ids[i].end());
-        values[0] += values[i];
+      if (ids.size() == 1) return;
+      std::string joined;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (i > 0) ids[0].Add(ids[i].begin(), ids[i].end());
+        absl::StrAppend(&joined, values[i].bytes());
       }
       ids.resize(1);
       values.resize(1);
+      values[0] = PieceBytes(std::move(joined));
     }
   };
 
@@ -202,30 +206,52 @@ class PendingPush {
     }
     for (auto& [index, slot] : rows_) {
       slot.JoinPieces();
-      refs.push_back(
-          GradientRef{index, true, absl::MakeConstSpan(slot.ids[0].data(), slot.ids[0].size()),
-                      absl::MakeConstSpan(reinterpret_cast<const float*>(slot.values[0].data()),
-                                          slot.values[0].size() / 4)});
+      const absl::string_view values = slot.values[0].bytes();
+      refs.push_back(GradientRef{
+          index, true, absl::MakeConstSpan(slot.ids[0].data(), slot.ids[0].size()),
+          absl::MakeConstSpan(reinterpret_cast<const float*>(values.data()), values.size() / 4)});
     }
     return shard_->Push(key_, base_version_, refs, source_);
   }
 
-  absl::Status AddGradient(NamedTensor& g) {
+  absl::Status AddGradient(NamedTensor& g, const std::shared_ptr<const SharedSegment>& lane) {
     ASSIGN_OR_RETURN(const int index, shard_->FindVariable(g.name()));
     const ShardVariable& v = shard_->variable(index);
     switch (g.value_case()) {
-      case NamedTensor::kDense:
-        return AddDense(index, v, *g.mutable_dense());
-      case NamedTensor::kRows:
-        return AddRows(index, v, *g.mutable_rows());
+      case NamedTensor::kDense: {
+        DenseTensor& d = *g.mutable_dense();
+        ASSIGN_OR_RETURN(PieceBytes bytes, TakeBytes(v.spec.name(), d.has_shared(), d.shared(),
+                                                     *d.mutable_data(), lane));
+        return AddDense(index, v, d, std::move(bytes));
+      }
+      case NamedTensor::kRows: {
+        SparseRows& r = *g.mutable_rows();
+        ASSIGN_OR_RETURN(PieceBytes values, TakeBytes(v.spec.name(), r.has_shared(), r.shared(),
+                                                      *r.mutable_values(), lane));
+        return AddRows(index, v, r, std::move(values));
+      }
       default:
         return absl::InvalidArgumentError(
             absl::StrCat("the gradient of \"", v.spec.name(), "\" is empty"));
     }
   }
 
+  // A piece's bytes: taken from its message (the stream reads its next
+  // message into fresh storage), or borrowed where they lie in the lane.
+  static absl::StatusOr<PieceBytes> TakeBytes(const std::string& name, bool in_lane,
+                                              const SharedBytes& at, std::string& in_message,
+                                              const std::shared_ptr<const SharedSegment>& lane) {
+    if (!in_lane) return PieceBytes(std::move(in_message));
+    if (lane == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the gradient of \"", name,
+                       "\" names bytes in a shared-memory lane, but its request names no lane"));
+    }
+    return PieceBytes(absl::string_view(lane->data() + at.offset(), at.size()), lane);
+  }
+
   // A piece of a dense gradient: kept as a segment of its variable's.
-  absl::Status AddDense(int index, const ShardVariable& v, DenseTensor& d) {
+  absl::Status AddDense(int index, const ShardVariable& v, const DenseTensor& d, PieceBytes bytes) {
     const std::string& name = v.spec.name();
     if (v.embedding) {
       return absl::InvalidArgumentError(
@@ -233,18 +259,14 @@ class PendingPush {
     }
     const TensorShape& shape = v.spec.shape();
     ASSIGN_OR_RETURN(const DensePlacement placed,
-                     PlaceDensePiece(name, d, static_cast<int64_t>(d.data().size()),
+                     PlaceDensePiece(name, d, bytes.size(),
                                      absl::MakeConstSpan(shape.dims().data(), shape.dims_size())));
     // bfloat16 (TrainingSpec.wire) is widened on arrival: the pieces are
-    // kept, and applied, as float32. float32 bytes are taken from the
-    // message rather than copied: the stream reads its next message into
-    // fresh storage.
-    std::string values;
+    // kept, and applied, as float32.
     if (placed.narrowed) {
-      values.resize(placed.size);
-      WriteDensePiece(placed, d.data().data(), values.data());
-    } else {
-      values = std::move(*d.mutable_data());
+      std::string widened(placed.size, '\0');
+      WriteDensePiece(placed, bytes.bytes().data(), widened.data());
+      bytes = PieceBytes(std::move(widened));
     }
     absl::MutexLock l(&mu_);
     if (!failure_.ok()) return failure_;
@@ -255,19 +277,19 @@ class PendingPush {
       RETURN_IF_ERROR(ReserveLocked(total));
       it = dense_.emplace(index, DenseSegments(total)).first;
     }
-    RETURN_IF_ERROR(it->second.Add(name, placed.offset, std::move(values)));
+    RETURN_IF_ERROR(it->second.Add(name, placed.offset, std::move(bytes)));
     bytes_ += placed.wire_bytes;
     return absl::OkStatus();
   }
 
   // A piece of a rows gradient: kept as it came; joined at the end when
   // a variable's rows came in several.
-  absl::Status AddRows(int index, const ShardVariable& v, SparseRows& r) {
+  absl::Status AddRows(int index, const ShardVariable& v, SparseRows& r, PieceBytes values) {
     const std::string& name = v.spec.name();
     if (!v.embedding && v.spec.shape().dims_size() == 0) {
       return absl::InvalidArgumentError(absl::StrCat("\"", name, "\" is a scalar: no rows"));
     }
-    const int64_t values_bytes = static_cast<int64_t>(r.values().size());
+    const int64_t values_bytes = values.size();
     RETURN_IF_ERROR(CheckRowsPiece(name, r, values_bytes, v.row_width));
     absl::MutexLock l(&mu_);
     if (!failure_.ok()) return failure_;
@@ -276,7 +298,7 @@ class PendingPush {
     RowsSlot& slot = rows_[index];
     bytes_ += values_bytes;
     slot.ids.emplace_back().Swap(r.mutable_ids());
-    slot.values.push_back(std::move(*r.mutable_values()));
+    slot.values.push_back(std::move(values));
     return absl::OkStatus();
   }
 
@@ -370,7 +392,7 @@ PushPart::Step PushPart::Fail(absl::Status status) {
   return step;
 }
 
-PushPart::Step PushPart::Add(PushRequest& m) {
+PushPart::Step PushPart::Add(PushRequest& m, const std::shared_ptr<const SharedSegment>& lane) {
   if (ended_) return Fail(absl::InvalidArgumentError("a message after end_of_push"));
   ended_ = m.end_of_push();
   if (!failure_.ok()) return Fail(failure_);
@@ -385,7 +407,7 @@ PushPart::Step PushPart::Add(PushRequest& m) {
     return step;
   }
   push_->Touch(assembler_.clock_.Now());
-  if (absl::Status s = push_->AddGradients(m); !s.ok()) return Fail(s);
+  if (absl::Status s = push_->AddGradients(m, lane); !s.ok()) return Fail(s);
   if (!ended_) return {};
   PendingPush::End end = push_->EndPart(part_, assembler_.metrics_, assembler_.clock_);
   if (!end.failure.ok()) return Fail(end.failure);

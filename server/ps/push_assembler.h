@@ -13,8 +13,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "protos/parameter_server.pb.h"
 #include "common/clock/clock.h"
+#include "common/net/shared_segment.h"
+#include "protos/parameter_server.pb.h"
 #include "server/ps/parameter_shard.h"
 #include "server/ps/shard_metrics.h"
 
@@ -60,7 +61,12 @@ class PushPart {
 
   // Adds one message of this part, the first one included. The tensors'
   // bytes are moved out of `message` (kept until the push is applied).
-  Step Add(PushRequest& message);
+  // Gradients whose bytes lie in a shared-memory lane (DenseTensor.shared,
+  // SparseRows.shared) are read in `lane`, its segment, which the caller
+  // has checked holds them; float32 bytes are borrowed there, not copied,
+  // until the push is applied or fails (the worker keeps them unchanged
+  // until then: parameter_server.proto, PushPullRequest.lane).
+  Step Add(PushRequest& message, const std::shared_ptr<const SharedSegment>& lane = nullptr);
 
   // Whether `message` belongs to this part (same push id and part).
   bool Matches(const PushRequest& message) const;

@@ -56,6 +56,16 @@ class PushAssemblerTest : public ::testing::Test {
     return m;
   }
 
+  // Moves `m`'s gradient bytes into `segment` at `offset`: the message then
+  // names where they lie, as a lane's would.
+  static void PlaceInLane(PushRequest& m, const SharedSegment& segment, int64_t offset) {
+    DenseTensor& d = *m.mutable_gradients(0)->mutable_dense();
+    std::memcpy(segment.data() + offset, d.data().data(), d.data().size());
+    d.mutable_shared()->set_offset(offset);
+    d.mutable_shared()->set_size(static_cast<int64_t>(d.data().size()));
+    d.clear_data();
+  }
+
   std::unique_ptr<PushPart> Start(const PushRequest& first) {
     return assembler_->StartPart(std::shared_ptr<ParameterShard>(shard_), first);
   }
@@ -200,6 +210,41 @@ TEST_F(PushAssemblerTest, APushsOriginAndExamplesReachTheShardsLedger) {
   EXPECT_EQ(step.reply->status().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(step.reply->status().message(), HasSubstr("origin.records"));
   EXPECT_EQ(shard_->ReadLedger({}, LedgerRead::kOnly)->applied_pushes(), 1);
+}
+
+TEST_F(PushAssemblerTest, GradientsInALaneAreReadWhereTheyLieWhenThePushIsApplied) {
+  absl::StatusOr<std::unique_ptr<SharedSegment>> created = SharedSegment::Create(4096, "test");
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::shared_ptr<const SharedSegment> lane = *std::move(created);
+  std::weak_ptr<const SharedSegment> watch = lane;
+  PushRequest a = Chunk(1, 0, 4, true, 2, 0), b = Chunk(1, 4, 8, true, 2, 1);
+  PlaceInLane(a, *lane, 0);
+  PlaceInLane(b, *lane, 1024);
+  auto first = Start(a);
+  EXPECT_EQ(first->Add(a, lane).reply->outcome(), PUSH_OUTCOME_PART_RECEIVED);
+  // Not copied on arrival: the bytes in the lane when the push completes
+  // are the ones applied (the worker keeps them unchanged until then).
+  reinterpret_cast<float*>(lane->data())[3] = 30;
+  auto second = Start(b);
+  lane.reset();
+  EXPECT_FALSE(watch.expired());  // the pending push keeps the segment
+  EXPECT_EQ(second->Add(b, watch.lock()).reply->outcome(), PUSH_OUTCOME_APPLIED);
+  // Learning rate 1 from zeros: minus the gradient.
+  EXPECT_EQ(Values(), std::vector<float>({0, -1, -2, -30, -4, -5, -6, -7}));
+  first.reset();
+  second.reset();
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST_F(PushAssemblerTest, GradientsNamingALaneWithoutOneAreRefused) {
+  absl::StatusOr<std::unique_ptr<SharedSegment>> lane = SharedSegment::Create(4096, "test");
+  ASSERT_TRUE(lane.ok()) << lane.status();
+  PushRequest m = Chunk(1, 0, kN, true);
+  PlaceInLane(m, **lane, 0);
+  const PushPart::Step step = Start(m)->Add(m);
+  EXPECT_EQ(step.reply->outcome(), PUSH_OUTCOME_REJECTED);
+  EXPECT_THAT(step.reply->status().message(), HasSubstr("its request names no lane"));
+  EXPECT_EQ(Values(), std::vector<float>(kN, 0));
 }
 
 TEST_F(PushAssemblerTest, JobNotRunningAnswersRejected) {

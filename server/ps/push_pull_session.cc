@@ -40,13 +40,11 @@ PushPullSession::~PushPullSession() = default;
 
 void PushPullSession::Start() { wire_.ReadNext(); }
 
-// The segment of `request`'s lane, checked to hold its region; with a
-// push, each gradient kept in the segment (dense bytes, rows' values) is
-// copied into its message (the worker may reuse the region once the push
-// is answered, and a push may wait for the rest of its parts or its sync
-// round).
-absl::StatusOr<PushPullSession::LaneTarget> PushPullSession::TakeLaneBytes(
-    PushPullRequest& request) {
+// The segment of `request`'s lane, checked to hold its region and, with a
+// push, to hold each gradient kept in the region (dense bytes, rows'
+// values): the push assembler reads them there.
+absl::StatusOr<PushPullSession::LaneTarget> PushPullSession::FindLane(
+    const PushPullRequest& request) {
   if (lanes_ == nullptr) {
     return absl::FailedPreconditionError(
         "a request names a shared-memory lane, but this shard has lanes off");
@@ -61,39 +59,31 @@ absl::StatusOr<PushPullSession::LaneTarget> PushPullSession::TakeLaneBytes(
                      ") outside its segment of ", target.segment->size(), " bytes"));
   }
   if (!request.has_push()) return target;
-  int64_t taken = 0;
-  for (NamedTensor& gradient : *request.mutable_push()->mutable_gradients()) {
+  int64_t in_lane = 0;
+  for (const NamedTensor& gradient : request.push().gradients()) {
     const bool dense = gradient.has_dense() && gradient.dense().has_shared();
     const bool rows = gradient.has_rows() && gradient.rows().has_shared();
     if (!dense && !rows) continue;
-    const SharedBytes bytes = dense ? gradient.dense().shared() : gradient.rows().shared();
+    const SharedBytes& bytes = dense ? gradient.dense().shared() : gradient.rows().shared();
     if (!RegionHolds(target.region, bytes)) {
       return absl::InvalidArgumentError(
           absl::StrCat("the gradient of \"", gradient.name(), "\" lies outside its lane region"));
     }
-    const char* data = target.segment->data() + bytes.offset();
-    if (dense) {
-      gradient.mutable_dense()->set_data(data, bytes.size());
-      gradient.mutable_dense()->clear_shared();
-    } else {
-      gradient.mutable_rows()->set_values(data, bytes.size());
-      gradient.mutable_rows()->clear_shared();
-    }
-    taken += bytes.size();
+    in_lane += bytes.size();
   }
-  store_.metrics().RecordLaneBytes("push", taken);
+  store_.metrics().RecordLaneBytes("push", in_lane);
   return target;
 }
 
 void PushPullSession::OnRequest(PushPullRequest& request, const absl::Status& parsed) {
   const uint64_t tag = parsed.ok() ? request.tag() : 0;
   absl::StatusOr<LaneTarget> lane = LaneTarget{};
-  if (parsed.ok() && request.has_lane()) lane = TakeLaneBytes(request);
+  if (parsed.ok() && request.has_lane()) lane = FindLane(request);
   if (!parsed.ok()) {
     SendError(tag, absl::InvalidArgumentError(
                        absl::StrCat("a PushPullRequest that does not parse: ", parsed.message())));
   } else if (request.has_push()) {
-    HandlePush(tag, *request.mutable_push(), lane.status());
+    HandlePush(tag, *request.mutable_push(), lane);
   } else if (request.has_pull() && !lane.ok()) {
     SendError(tag, lane.status());
   } else if (request.has_pull()) {
@@ -144,9 +134,10 @@ void PushPullSession::Cancel() {
   for (auto& [shard, id] : waits) shard->version_gate().Cancel(id);
 }
 
-// `lane`: whether the message's lane bytes could be taken; a part with a
-// message whose could not fails.
-void PushPullSession::HandlePush(uint64_t tag, PushRequest& push, const absl::Status& lane) {
+// `lane`: the message's lane, or why it could not be had (a part with a
+// message whose could not fails).
+void PushPullSession::HandlePush(uint64_t tag, PushRequest& push,
+                                 const absl::StatusOr<LaneTarget>& lane) {
   auto it = parts_.find(tag);
   if (it != parts_.end() && (!it->second->Matches(push) || !lane.ok())) {
     parts_.erase(it);  // the tag now carries another push: the old part fails
@@ -154,10 +145,10 @@ void PushPullSession::HandlePush(uint64_t tag, PushRequest& push, const absl::St
   }
   if (it == parts_.end()) {
     absl::StatusOr<std::shared_ptr<ParameterShard>> shard =
-        lane.ok() ? store_.GetJob(push.job_id(), push.generation()) : lane;
+        lane.ok() ? store_.GetJob(push.job_id(), push.generation()) : lane.status();
     it = parts_.emplace(tag, store_.pushes().StartPart(std::move(shard), push)).first;
   }
-  PushPart::Step step = it->second->Add(push);
+  PushPart::Step step = it->second->Add(push, lane.ok() ? lane->segment : nullptr);
   if (step.finished) parts_.erase(it);
   if (step.reply.has_value()) {
     Outgoing out;

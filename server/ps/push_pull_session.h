@@ -94,14 +94,15 @@ class PushPullSession {
   // An answer waiting to be written: a message, or a pull read chunk by
   // chunk into `message`.
   struct Outgoing;
-  // Where a pull's dense values go in a lane's segment.
+  // A request's region of a lane's segment: where a push's gradients lie,
+  // where a pull's dense values go.
   struct LaneTarget {
     std::shared_ptr<const SharedSegment> segment;
     LaneRegion region;
   };
 
-  absl::StatusOr<LaneTarget> TakeLaneBytes(PushPullRequest& request);
-  void HandlePush(uint64_t tag, PushRequest& push, const absl::Status& lane);
+  absl::StatusOr<LaneTarget> FindLane(const PushPullRequest& request);
+  void HandlePush(uint64_t tag, PushRequest& push, const absl::StatusOr<LaneTarget>& lane);
   void HandlePull(uint64_t tag, const PullRequest& pull, LaneTarget lane);
   void QueuePull(uint64_t tag, std::shared_ptr<ParameterShard> shard, const PullRequest& pull,
                  LaneTarget lane, absl::Time start);
