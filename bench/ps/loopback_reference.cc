@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,7 +16,19 @@
 
 namespace pstrain {
 
-double LoopbackTcpBytesPerSecond(int64_t total_bytes, int64_t write_bytes) {
+namespace {
+
+// User + system time of this process so far, in seconds.
+double ProcessCpuSeconds() {
+  rusage usage{};
+  CHECK_EQ(getrusage(RUSAGE_SELF, &usage), 0);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+}  // namespace
+
+LoopbackTcp MeasureLoopbackTcp(int64_t total_bytes, int64_t write_bytes) {
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   CHECK_GE(listener, 0);
   sockaddr_in addr{};
@@ -42,6 +55,7 @@ double LoopbackTcpBytesPerSecond(int64_t total_bytes, int64_t write_bytes) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   CHECK_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   std::vector<char> buffer(write_bytes, 'x');
+  const double cpu_start = ProcessCpuSeconds();
   const auto start = std::chrono::steady_clock::now();
   for (int64_t sent = 0; sent < total_bytes;) {
     const ssize_t n = write(fd, buffer.data(), buffer.size());
@@ -52,8 +66,10 @@ double LoopbackTcpBytesPerSecond(int64_t total_bytes, int64_t write_bytes) {
   receiver.join();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double cpu_seconds = ProcessCpuSeconds() - cpu_start;
   close(listener);
-  return static_cast<double>(received) / seconds;
+  return LoopbackTcp{static_cast<double>(received) / seconds,
+                     static_cast<double>(received) / cpu_seconds};
 }
 
 double MemcpyBytesPerSecond(int64_t bytes, int repeats) {

@@ -316,9 +316,10 @@ int main(int argc, char** argv) {
   const auto begin = std::chrono::steady_clock::now();
 
   std::fprintf(stderr, "push_pull_bench: loopback TCP reference...\n");
-  const double tcp_start =
-      FLAGS_reference ? LoopbackTcpBytesPerSecond(int64_t{4} << 30, 1 << 20) : 1e9;
-  std::fprintf(stderr, "  %.2f GB/s\n", tcp_start / 1e9);
+  const LoopbackTcp tcp_start =
+      FLAGS_reference ? MeasureLoopbackTcp(int64_t{4} << 30, 1 << 20) : LoopbackTcp{1e9, 1e9};
+  std::fprintf(stderr, "  %.2f GB/s, %.2f GB per CPU second\n", tcp_start.bytes_per_second / 1e9,
+               tcp_start.bytes_per_cpu_second / 1e9);
 
   std::vector<Row> rows;
   for (int shards : shard_counts) {
@@ -347,10 +348,12 @@ int main(int argc, char** argv) {
   }
 
   std::fprintf(stderr, "push_pull_bench: loopback TCP reference again...\n");
-  const double tcp_end =
-      FLAGS_reference ? LoopbackTcpBytesPerSecond(int64_t{4} << 30, 1 << 20) : 1e9;
-  std::fprintf(stderr, "  %.2f GB/s\n", tcp_end / 1e9);
-  const double tcp = (tcp_start + tcp_end) / 2;
+  const LoopbackTcp tcp_end =
+      FLAGS_reference ? MeasureLoopbackTcp(int64_t{4} << 30, 1 << 20) : LoopbackTcp{1e9, 1e9};
+  std::fprintf(stderr, "  %.2f GB/s, %.2f GB per CPU second\n", tcp_end.bytes_per_second / 1e9,
+               tcp_end.bytes_per_cpu_second / 1e9);
+  const double tcp = (tcp_start.bytes_per_second + tcp_end.bytes_per_second) / 2;
+  const double tcp_per_cpu = (tcp_start.bytes_per_cpu_second + tcp_end.bytes_per_cpu_second) / 2;
   const std::string load_end = LoadAverage();
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -387,15 +390,21 @@ int main(int argc, char** argv) {
                         load_end, wall);
   md << absl::StrFormat(
       "Reference: loopback TCP, one stream, 1 MiB writes: %.2f GB/s at the start, %.2f GB/s at "
-      "the end (mean %.2f GB/s)%s.\n\n",
-      tcp_start / 1e9, tcp_end / 1e9, tcp / 1e9, FLAGS_reference ? "" : " (not measured: 1 GB/s)");
+      "the end (mean %.2f GB/s)%s. In CPU, %.2f and %.2f GB per CPU second (mean %.2f): each "
+      "byte written once and read once, as a pushed or pulled byte is, by a sender and a "
+      "receiver thread, the kernel's copies included; the most any path over TCP sockets moves "
+      "per second of CPU here. The last column's share of it is in parentheses.\n\n",
+      tcp_start.bytes_per_second / 1e9, tcp_end.bytes_per_second / 1e9, tcp / 1e9,
+      FLAGS_reference ? "" : " (not measured: 1 GB/s)", tcp_start.bytes_per_cpu_second / 1e9,
+      tcp_end.bytes_per_cpu_second / 1e9, tcp_per_cpu / 1e9);
   md << "| model | shards | path | steps | push+pull GB/s | ratio to TCP | step ms | CPU "
-        "ms/step | GB per CPU second |\n|---|---|---|---|---|---|---|---|---|\n";
+        "ms/step | GB per CPU second (share of TCP's) |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& row : rows) {
     const Result& r = row.result;
-    md << absl::StrFormat("| %s | %d | %s | %d | %.3f | %.2f | %.2f | %.2f | %.2f |\n", row.model,
-                          row.shards, row.path, r.steps, r.rate() / 1e9, r.rate() / tcp,
-                          r.step_ms(), r.cpu_ms(), r.bytes_per_cpu_second() / 1e9);
+    md << absl::StrFormat("| %s | %d | %s | %d | %.3f | %.2f | %.2f | %.2f | %.2f (%.2f) |\n",
+                          row.model, row.shards, row.path, r.steps, r.rate() / 1e9, r.rate() / tcp,
+                          r.step_ms(), r.cpu_ms(), r.bytes_per_cpu_second() / 1e9,
+                          r.bytes_per_cpu_second() / tcp_per_cpu);
   }
   md << "\n";
   bool found = false;
