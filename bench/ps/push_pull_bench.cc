@@ -12,11 +12,8 @@
 //   bazel-bin/bench/ps/push_pull_bench [--models_mb=1,16,64,256]
 //       [--shards=1,2,4] [--seconds=6] [--report=FILE]
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -31,17 +28,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "bench/ps/loopback_reference.h"
+#include "bench/ps/wire_probe.h"
 #include "common/net/callback_queue_hold.h"
+#include "common/process/allocator_tuning.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "common/process/allocator_tuning.h"
-#include "server/ps/in_process_shard.h"
-#include "common/clock/clock.h"
-#include "common/random/random_source.h"
-#include "worker/ps_client.h"
 
 DEFINE_string(models_mb, "1,16,64,256", "model sizes to try, in MB (2^20 bytes)");
 DEFINE_string(shards, "1,2,4", "numbers of shards to try");
@@ -66,38 +58,6 @@ DEFINE_string(report, "", "write a Markdown section of the results to this file"
 namespace pstrain {
 namespace {
 
-constexpr float kLearningRate = 1e-6f;
-constexpr float kGradient = 0.5f;
-
-// Shard `index` of `num_shards`, configured as pstrain-ps configures it,
-// holding the variables of `variables` placed on it.
-std::unique_ptr<InProcessShard> StartShard(
-    int index, int num_shards, const std::vector<std::pair<std::string, Shape>>& variables,
-    const std::vector<int>& placement, bool shm) {
-  InProcessShardOptions options;
-  options.service.chunk_bytes = static_cast<int64_t>(FLAGS_chunk_kb) << 10;
-  options.lanes = shm;
-  absl::StatusOr<std::unique_ptr<InProcessShard>> shard = InProcessShard::Start(options);
-  CHECK(shard.ok()) << "cannot start shard " << index << ": " << shard.status();
-  std::vector<std::pair<std::string, Shape>> placed;
-  for (size_t i = 0; i < variables.size(); ++i) {
-    if (placement[i] == index) placed.push_back(variables[i]);
-  }
-  const absl::Status created = (*shard)
-                                   ->store()
-                                   .CreateVariables(DenseVariablesRequest(
-                                       "bench", index, num_shards, 1, kLearningRate, placed))
-                                   .status();
-  CHECK(created.ok()) << created;
-  return *std::move(shard);
-}
-
-double CpuSeconds() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
 std::string LoadAverage() {
   std::ifstream in("/proc/loadavg");
   std::string one, five, fifteen;
@@ -105,147 +65,22 @@ std::string LoadAverage() {
   return absl::StrCat(one, " ", five, " ", fifteen);
 }
 
-struct BenchModel {
-  std::string label;
-  std::vector<std::pair<std::string, Shape>> variables;
-  int64_t bytes = 0;
-};
-
-// A model of `mb` MB as one variable per shard (each holds an equal part).
-BenchModel DenseModel(int mb, int num_shards) {
-  BenchModel m;
-  m.label = absl::StrCat(mb, " MB");
-  const int64_t elements = (int64_t{mb} << 20) / 4 / num_shards;
-  for (int s = 0; s < num_shards; ++s) {
-    m.variables.emplace_back(absl::StrCat("w", s), Shape({elements}));
-    m.bytes += elements * 4;
-  }
-  return m;
-}
-
 // The Fashion-MNIST MLP the end-to-end run trains: 784-256-128-10.
-BenchModel MlpModel() {
-  BenchModel m;
+WireModel MlpModel() {
+  WireModel m = MlpWireModel({256, 128});
   m.label = "MLP 784-256-128-10";
-  m.variables = {{"dense0/kernel", Shape({784, 256})}, {"dense0/bias", Shape({256})},
-                 {"dense1/kernel", Shape({256, 128})}, {"dense1/bias", Shape({128})},
-                 {"dense2/kernel", Shape({128, 10})},  {"dense2/bias", Shape({10})}};
-  for (const auto& [name, shape] : m.variables) m.bytes += shape.num_elements() * 4;
   return m;
 }
 
-struct Result {
-  int steps = 0;
-  double seconds = 0;
-  double cpu_seconds = 0;
-  int64_t bytes_per_step = 0;  // pushed + pulled
-  double rate() const { return bytes_per_step * steps / seconds; }
-  double step_ms() const { return seconds / steps * 1e3; }
-  double cpu_ms() const { return cpu_seconds / steps * 1e3; }
-  double bytes_per_cpu_second() const { return bytes_per_step * steps / cpu_seconds; }
-};
-
-// Variables are placed round-robin over the shards. `shm`: through
-// shared-memory lanes, measured once every lane is open. Measures at least
-// `seconds` and --min_steps steps.
-Result Run(const BenchModel& model, int num_shards, bool shm, double seconds) {
-  std::vector<int> placement;
-  for (size_t i = 0; i < model.variables.size(); ++i) placement.push_back(i % num_shards);
-  std::vector<std::unique_ptr<InProcessShard>> shards;
-  std::vector<std::string> addresses;
-  for (int i = 0; i < num_shards; ++i) {
-    shards.push_back(StartShard(i, num_shards, model.variables, placement, shm));
-    addresses.push_back(shards.back()->address());
-  }
-  std::vector<VariableDef> defs;
-  google::protobuf::RepeatedPtrField<VariablePlacement> placements;
-  Gradients gradients;
-  for (size_t i = 0; i < model.variables.size(); ++i) {
-    const auto& [name, shape] = model.variables[i];
-    VariableDef def;
-    def.spec.set_name(name);
-    def.spec.set_kind(VARIABLE_KIND_DENSE);
-    def.spec.set_dtype(DATA_TYPE_FLOAT32);
-    for (int64_t d : shape.dims()) def.spec.mutable_shape()->add_dims(d);
-    defs.push_back(def);
-    VariablePlacement* p = placements.Add();
-    p->set_name(name);
-    p->set_shard_index(placement[i]);
-    absl::StatusOr<float*> buffer = gradients.DenseBuffer(name, shape);
-    CHECK(buffer.ok()) << buffer.status();
-    std::fill(*buffer, *buffer + shape.num_elements(), kGradient);
-  }
-  absl::StatusOr<worker::ShardSlicer> slicer =
-      worker::ShardSlicer::Create(defs, placements, num_shards);
-  CHECK(slicer.ok()) << slicer.status();
-  worker::ParameterServerClientOptions options;
-  options.job_id = "bench";
-  options.incarnation = 1;
+WireProbeOptions ProbeOptions(bool shm, double seconds) {
+  WireProbeOptions options;
+  options.shm = shm;
   options.chunk_bytes = static_cast<int64_t>(FLAGS_chunk_kb) << 10;
   options.streams_per_shard = FLAGS_streams_per_shard;
-  options.shared_memory = shm;
-  RealClock clock;
-  SeededRandom random(1);
-  absl::StatusOr<std::unique_ptr<worker::ParameterServerClient>> client =
-      worker::ParameterServerClient::Create(addresses, *std::move(slicer), options, clock, random,
-                                            /*metrics=*/nullptr);
-  CHECK(client.ok()) << client.status();
-
-  worker::PulledParameters pulled;
-  pulled.versions.assign(num_shards, 0);
-  Result result;
-  result.bytes_per_step = 2 * model.bytes;
-  const worker::PullOptions pull_options;
-  const RowIds no_rows;
-  std::chrono::steady_clock::time_point start;
-  double cpu_start = 0;
-  int step = 0;
-  for (;; ++step) {
-    if (step == FLAGS_warmup_steps) {
-      // Lanes open beside the streams the first steps opened.
-      for (const auto& shard : shards) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (shard->lanes() != nullptr &&
-               shard->lanes()->open_lanes() < FLAGS_streams_per_shard) {
-          CHECK(std::chrono::steady_clock::now() < deadline)
-              << "the lanes to a shard did not open within 10 s";
-          absl::SleepFor(absl::Milliseconds(1));
-        }
-      }
-      start = std::chrono::steady_clock::now();
-      cpu_start = CpuSeconds();
-    }
-    if (step >= FLAGS_warmup_steps) {
-      result.steps = step - FLAGS_warmup_steps;
-      result.seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (result.steps >= FLAGS_min_steps && result.seconds >= seconds) break;
-    }
-    absl::StatusOr<worker::PushSummary> pushed = (*client)->Push(gradients, pulled.versions, 1);
-    if (!pushed.ok() || !pushed->applied) {
-      LOG(FATAL) << "push " << step << " of " << model.label << " over " << num_shards
-                 << " shards failed: "
-                 << (pushed.ok() ? "not applied" : pushed.status().ToString());
-    }
-    const absl::Status read = (*client)->Pull(no_rows, pull_options, &pulled);
-    CHECK(read.ok()) << "pull " << step << " failed: " << read;
-    CHECK_EQ(pulled.bytes, model.bytes);
-  }
-  result.cpu_seconds = CpuSeconds() - cpu_start;
-  // The pulled model reflects every step: SGD from zeros with a constant
-  // gradient, on every variable of every shard.
-  const float expected = -kLearningRate * kGradient * step;
-  for (const auto& [name, tensor] : pulled.dense) {
-    const float* v = tensor.data<float>();
-    const int64_t n = tensor.shape().num_elements();
-    for (int64_t i : {int64_t{0}, n / 2, n - 1}) {
-      CHECK_LE(std::abs(v[i] - expected), 1e-3f * std::abs(expected))
-          << name << "[" << i << "] = " << v[i] << " after " << step << " steps, expected "
-          << expected;
-    }
-  }
-  client->reset();
-  return result;
+  options.warmup_steps = FLAGS_warmup_steps;
+  options.seconds = seconds;
+  options.min_steps = FLAGS_min_steps;
+  return options;
 }
 
 std::vector<int> ParseList(const std::string& flag, const std::string& text) {
@@ -266,7 +101,7 @@ struct Row {
   std::string model;
   int shards;
   std::string path;
-  Result result;
+  WireResult result;
 };
 
 // The row of (model, shards, path), or null.
@@ -323,25 +158,26 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   for (int shards : shard_counts) {
-    std::vector<BenchModel> these;
+    std::vector<WireModel> these;
     if (FLAGS_mlp) these.push_back(MlpModel());
-    for (int mb : models_mb) these.push_back(DenseModel(mb, shards));
-    for (const BenchModel& model : these) {
-      std::map<std::string, std::vector<Result>> rounds;
+    for (int mb : models_mb) these.push_back(DenseWireModel(mb, shards));
+    for (const WireModel& model : these) {
+      std::map<std::string, std::vector<WireResult>> rounds;
       for (int round = 1; round <= FLAGS_rounds; ++round) {
         for (const std::string& path : paths) {
           std::fprintf(stderr, "push_pull_bench: %s over %d shard(s), %s, round %d of %d...\n",
                        model.label.c_str(), shards, path.c_str(), round, FLAGS_rounds);
-          const Result r = Run(model, shards, path == "shm", FLAGS_seconds / FLAGS_rounds);
+          const WireResult r =
+              MeasureWire(model, shards, ProbeOptions(path == "shm", FLAGS_seconds / FLAGS_rounds));
           std::fprintf(stderr, "  %d steps, %.2f GB/s, %.2f ms/step, CPU %.2f ms/step\n", r.steps,
                        r.rate() / 1e9, r.step_ms(), r.cpu_ms());
           rounds[path].push_back(r);
         }
       }
       for (const std::string& path : paths) {
-        std::vector<Result>& measured = rounds[path];
+        std::vector<WireResult>& measured = rounds[path];
         std::sort(measured.begin(), measured.end(),
-                  [](const Result& a, const Result& b) { return a.cpu_ms() < b.cpu_ms(); });
+                  [](const WireResult& a, const WireResult& b) { return a.cpu_ms() < b.cpu_ms(); });
         rows.push_back({model.label, shards, path, measured[measured.size() / 2]});
       }
     }
@@ -400,7 +236,7 @@ int main(int argc, char** argv) {
   md << "| model | shards | path | steps | push+pull GB/s | ratio to TCP | step ms | CPU "
         "ms/step | GB per CPU second (share of TCP's) |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& row : rows) {
-    const Result& r = row.result;
+    const WireResult& r = row.result;
     md << absl::StrFormat("| %s | %d | %s | %d | %.3f | %.2f | %.2f | %.2f | %.2f (%.2f) |\n",
                           row.model, row.shards, row.path, r.steps, r.rate() / 1e9, r.rate() / tcp,
                           r.step_ms(), r.cpu_ms(), r.bytes_per_cpu_second() / 1e9,
