@@ -71,6 +71,8 @@ DEFINE_int64(reference_steps, 1500,
              "scaled down by their size, at least 5)");
 DEFINE_string(model_sizes, "1e6,4e6,16e6,64e6", "scaling: parameter counts of the model sweep");
 DEFINE_string(worker_counts, "1,2,4,8", "scaling: worker counts of the worker sweep");
+DEFINE_string(shard_counts, "1,2,4",
+              "scaling: parameter-server counts of the shard sweep (2 workers each); empty: none");
 DEFINE_double(target_accuracy, 0.88, "accuracy part: the test accuracy to reach");
 DEFINE_int64(checkpoint_every_steps, 200, "accuracy part: checkpoint (and evaluation) interval");
 DEFINE_int64(cosine_decay_steps, 3000,
@@ -96,7 +98,8 @@ namespace pstrain {
 namespace bench {
 namespace {
 
-// --parts, --model_sizes and --worker_counts into `settings`.
+// --parts, --model_sizes, --worker_counts and --shard_counts into
+// `settings`.
 absl::Status ParseLists(ClusterBenchSettings& settings) {
   for (absl::string_view part : absl::StrSplit(FLAGS_parts, ',', absl::SkipEmpty())) {
     if (part != "e2e" && part != "criteo" && part != "dlrm" && part != "accuracy" &&
@@ -123,6 +126,14 @@ absl::Status ParseLists(ClusterBenchSettings& settings) {
           absl::StrCat("--worker_counts: '", count, "' is not a worker count in [1, 64]"));
     }
     settings.worker_counts.push_back(value);
+  }
+  for (absl::string_view count : absl::StrSplit(FLAGS_shard_counts, ',', absl::SkipEmpty())) {
+    int value = 0;
+    if (!absl::SimpleAtoi(count, &value) || value < 1 || value > 16) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shard_counts: '", count, "' is not a shard count in [1, 16]"));
+    }
+    settings.shard_counts.push_back(value);
   }
   if (settings.parts.count("scaling") &&
       (settings.model_sizes.empty() || settings.worker_counts.empty())) {
@@ -281,7 +292,11 @@ absl::Status RunSharedClusterParts(ClusterBenchSettings& settings, PartResults& 
 // stopped: the worker sweep, the backup and the replicas parts.
 absl::Status RunOwnClusterParts(ClusterBenchSettings& settings, PartResults& results) {
   if (settings.parts.count("scaling") > 0) {
+    ProbeExchanges(settings, results.scaling);
     if (absl::Status status = RunWorkerSweep(settings, results.scaling); !status.ok()) {
+      return status;
+    }
+    if (absl::Status status = RunShardSweep(settings, results.scaling); !status.ok()) {
       return status;
     }
   }

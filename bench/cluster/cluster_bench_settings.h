@@ -31,6 +31,7 @@ struct ClusterBenchSettings {
   int64_t reference_steps = 1500;  // single process, 784-256-128-10 MLP
   std::vector<int64_t> model_sizes;
   std::vector<int> worker_counts;
+  std::vector<int> shard_counts;
 
   // Time to accuracy.
   double target_accuracy = 0.88;

@@ -1,6 +1,8 @@
 #include "bench/cluster/scaling.h"
 
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -8,8 +10,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "bench/cluster/bench_job.h"
+#include "bench/cluster/sizing_model.h"
 #include "bench/cluster/throughput_figures.h"
 #include "bench/report/markdown_table.h"
+#include "common/net/callback_queue_hold.h"
 
 namespace pstrain {
 namespace bench {
@@ -44,32 +48,140 @@ void ModelSweepSection(const ScalingResults& results, MarkdownReport& report) {
   report.Table(table);
 }
 
+double TotalSteps(const ThroughputWindow& window) {
+  double steps = 0;
+  for (const WorkerWindow& worker : window.workers) steps += worker.steps;
+  return steps;
+}
+
+// The worker sweep's point of 1 worker and 1 shard: the sizing model's
+// calibration.
+const ThroughputPoint* CalibrationPoint(const ScalingResults& results) {
+  for (const ThroughputPoint& point : results.worker_sweep) {
+    if (point.workers == 1 && point.shards == 1 && point.reference.has_value() &&
+        TotalSteps(point.window) > 0) {
+      return &point;
+    }
+  }
+  return nullptr;
+}
+
+// The sizing model's prediction for `point`, with the compute of the
+// worker sweep's reference and the other costs of its 1-worker point;
+// none without them or without the exchange's costs for its shards.
+std::optional<Prediction> Predicted(const ScalingResults& results, const ThroughputPoint& point) {
+  const ThroughputPoint* calibration = CalibrationPoint(results);
+  auto one = results.exchanges.find(1);
+  auto these = results.exchanges.find(point.shards);
+  if (calibration == nullptr || one == results.exchanges.end() ||
+      these == results.exchanges.end()) {
+    return std::nullopt;
+  }
+  const double compute = kBatch / calibration->reference->examples_per_sec;
+  const double steps = TotalSteps(calibration->window);
+  const OtherCosts other = CalibrateOtherCosts(
+      calibration->window.seconds / steps, calibration->window.cpu_seconds / steps, compute,
+      one->second.seconds / one->second.steps, one->second.cpu_seconds / one->second.steps);
+  const WireResult& exchange = these->second;
+  StepCosts costs{compute, exchange.seconds / exchange.steps, exchange.cpu_seconds / exchange.steps,
+                  other.wall, other.cpu};
+  ClusterShape shape;
+  shape.workers = point.workers;
+  shape.shards = point.shards;
+  shape.batch = kBatch;
+  shape.host_cores = static_cast<int>(std::thread::hardware_concurrency());
+  shape.model_bytes = exchange.bytes_per_step / 2.0;
+  return PredictThroughput(costs, shape);
+}
+
+// The prediction for `point` and how far the measurement is from it, as
+// two cells.
+std::vector<std::string> PredictionCells(const ScalingResults& results,
+                                         const ThroughputPoint& point) {
+  if (&point == CalibrationPoint(results)) return {"(calibration)", ""};
+  const std::optional<Prediction> predicted = Predicted(results, point);
+  const double measured = point.window.ExamplesPerSecond();
+  if (!predicted.has_value() || measured <= 0) return {"", ""};
+  return {absl::StrCat(Fixed(predicted->examples_per_second, 0), " (", predicted->limit, ")"),
+          absl::StrCat(Fixed((predicted->examples_per_second / measured - 1) * 100, 0), "%")};
+}
+
 void WorkerSweepSection(const ScalingResults& results, MarkdownReport& report) {
   MarkdownTable table({"workers", "examples/s", "ratio to 1 worker", "ratio to single process",
                        "ms per step per worker", "ns/parameter/step",
                        "worker ms per step: data_wait / pull / compute / push_wait / idle",
-                       "push latency ms"});
+                       "push latency ms", "predicted examples/s (limit)", "prediction off by"});
   const double one = results.worker_sweep.front().window.ExamplesPerSecond();
   for (const ThroughputPoint& point : results.worker_sweep) {
     double steps = 0;
     for (const WorkerWindow& worker : point.window.workers) steps += worker.steps;
     const double per_worker_ms =
         steps > 0 ? point.window.seconds / (steps / point.workers) * 1e3 : 0;
-    table.AddRow(
-        {point.label, Fixed(point.window.ExamplesPerSecond(), 0),
-         Fixed(point.window.ExamplesPerSecond() / one, 2),
-         point.reference.has_value()
-             ? Fixed(point.window.ExamplesPerSecond() / point.reference->examples_per_sec, 2)
-             : "",
-         Fixed(per_worker_ms, 2), Fixed(NsPerParameterStep(point), 2), MeanPhasesText(point.window),
-         MeanPushLatencyText(point.window)});
+    std::vector<std::string> row = {
+        point.label,
+        Fixed(point.window.ExamplesPerSecond(), 0),
+        Fixed(point.window.ExamplesPerSecond() / one, 2),
+        point.reference.has_value()
+            ? Fixed(point.window.ExamplesPerSecond() / point.reference->examples_per_sec, 2)
+            : "",
+        Fixed(per_worker_ms, 2),
+        Fixed(NsPerParameterStep(point), 2),
+        MeanPhasesText(point.window),
+        MeanPushLatencyText(point.window)};
+    for (std::string& cell : PredictionCells(results, point)) row.push_back(std::move(cell));
+    table.AddRow(row);
   }
   report.SubHeading("Scaling with the workers (async, 1 ps, Fashion-MNIST MLP)");
   report.Paragraph(absl::StrCat(
       "A new cluster per worker count; the single-process trainer ran just before the sweep. "
       "The machine has ",
       std::thread::hardware_concurrency(),
-      " cores, shared by the parameter server, the workers and the coordinator."));
+      " cores, shared by the parameter server, the workers and the coordinator. The "
+      "prediction is the sizing model's (docs/sizing.md), calibrated on the 1-worker point."));
+  report.Table(table);
+}
+
+void ShardSweepSection(const ScalingResults& results, MarkdownReport& report) {
+  MarkdownTable table({"shards", "workers", "examples/s", "ratio to 1 shard",
+                       "ratio to single process", "cluster CPU ms per step",
+                       "worker ms per step: data_wait / pull / compute / push_wait / idle",
+                       "predicted examples/s (limit)", "prediction off by"});
+  const double one = results.shard_sweep.front().window.ExamplesPerSecond();
+  for (const ThroughputPoint& point : results.shard_sweep) {
+    const double steps = TotalSteps(point.window);
+    std::vector<std::string> row = {
+        absl::StrCat(point.shards),
+        absl::StrCat(point.workers),
+        Fixed(point.window.ExamplesPerSecond(), 0),
+        Fixed(point.window.ExamplesPerSecond() / one, 2),
+        point.reference.has_value()
+            ? Fixed(point.window.ExamplesPerSecond() / point.reference->examples_per_sec, 2)
+            : "",
+        steps > 0 ? Fixed(point.window.cpu_seconds / steps * 1e3, 2) : "",
+        MeanPhasesText(point.window)};
+    for (std::string& cell : PredictionCells(results, point)) row.push_back(std::move(cell));
+    table.AddRow(row);
+  }
+  report.SubHeading("Scaling with the parameter servers (async, 2 workers, Fashion-MNIST MLP)");
+  report.Paragraph(
+      "A new cluster per shard count, the MLP's variables placed over the shards; the "
+      "single-process trainer ran just before the sweep. The prediction is the sizing "
+      "model's, calibrated on the worker sweep's 1-worker point.");
+  report.Table(table);
+}
+
+void ExchangeSection(const ScalingResults& results, MarkdownReport& report) {
+  MarkdownTable table(
+      {"shards", "steps", "push+pull ms per step", "CPU ms per step", "push+pull GB/s"});
+  for (const auto& [shards, r] : results.exchanges) {
+    table.AddRow({absl::StrCat(shards), absl::StrCat(r.steps), Fixed(r.step_ms(), 3),
+                  Fixed(r.cpu_ms(), 3), Fixed(r.rate() / 1e9, 2)});
+  }
+  report.SubHeading("The MLP's exchange, measured apart (the sizing model's input)");
+  report.Paragraph(
+      "One worker's client pushes the MLP's whole gradient and pulls the model back, step after "
+      "step, through shared-memory lanes to shards in cluster_bench's own process "
+      "(bench/ps/wire_probe.h), before any cluster runs. CPU is worker and shards together.");
   report.Table(table);
 }
 
@@ -105,9 +217,49 @@ absl::Status RunWorkerSweep(ClusterBenchSettings& settings, ScalingResults& resu
   return absl::OkStatus();
 }
 
+absl::Status RunShardSweep(ClusterBenchSettings& settings, ScalingResults& results) {
+  if (settings.shard_counts.empty()) return absl::OkStatus();
+  absl::StatusOr<SingleProcessRun> reference = MeasureSingleProcess(settings, FashionMlp());
+  if (!reference.ok()) return reference.status();
+  constexpr int kWorkers = 2;
+  for (int shards : settings.shard_counts) {
+    absl::StatusOr<std::unique_ptr<BenchCluster>> cluster =
+        StartCluster(settings, kWorkers, {}, shards);
+    if (!cluster.ok()) return cluster.status();
+    absl::StatusOr<ThroughputWindow> window =
+        MeasureCluster(settings, **cluster, FashionMlp(), /*sync=*/false, settings.sweep_window);
+    if (!window.ok()) return window.status();
+    if (absl::Status stopped = (*cluster)->Stop(); !stopped.ok()) return stopped;
+    ThroughputPoint point{absl::StrCat(shards), FashionMlp(), kWorkers, *window, *reference};
+    point.shards = shards;
+    results.shard_sweep.push_back(std::move(point));
+  }
+  return absl::OkStatus();
+}
+
+void ProbeExchanges(const ClusterBenchSettings& settings, ScalingResults& results) {
+  // Each probe starts and stops its shards and client: the hold keeps
+  // gRPC's callback queue between them.
+  const std::unique_ptr<CallbackQueueHold> hold = CallbackQueueHold::Start();
+  std::set<int> counts(settings.shard_counts.begin(), settings.shard_counts.end());
+  counts.insert(1);
+  const WireModel mlp = MlpWireModel(FashionMlp());
+  WireProbeOptions options;
+  options.shm = true;
+  options.seconds = 3;
+  for (int shards : counts) {
+    Progress(absl::StrCat("the MLP's push and pull apart, ", shards, " shard(s), lanes"));
+    results.exchanges[shards] = MeasureWire(mlp, shards, options);
+    Progress(absl::StrFormat("  %.3f ms a step, CPU %.3f ms", results.exchanges[shards].step_ms(),
+                             results.exchanges[shards].cpu_ms()));
+  }
+}
+
 void AddScalingSections(const ScalingResults& results, MarkdownReport& report) {
   if (!results.model_sweep.empty()) ModelSweepSection(results, report);
   if (!results.worker_sweep.empty()) WorkerSweepSection(results, report);
+  if (!results.shard_sweep.empty()) ShardSweepSection(results, report);
+  if (!results.exchanges.empty()) ExchangeSection(results, report);
 }
 
 }  // namespace bench

@@ -41,6 +41,7 @@ struct ThroughputPoint {
   std::optional<SingleProcessRun> reference;
   // The runs `reference` is the mean of, when more than one.
   std::vector<SingleProcessRun> reference_runs;
+  int shards = 1;
 };
 
 // Runs `pstrain train-local` on the MLP with `hidden` layers for
