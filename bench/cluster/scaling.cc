@@ -110,11 +110,11 @@ void WorkerSweepSection(const ScalingResults& results, MarkdownReport& report) {
   MarkdownTable table({"workers", "examples/s", "ratio to 1 worker", "ratio to single process",
                        "ms per step per worker", "ns/parameter/step",
                        "worker ms per step: data_wait / pull / compute / push_wait / idle",
-                       "push latency ms", "predicted examples/s (limit)", "prediction off by"});
+                       "push latency ms", "cluster CPU ms per step", "predicted examples/s (limit)",
+                       "prediction off by"});
   const double one = results.worker_sweep.front().window.ExamplesPerSecond();
   for (const ThroughputPoint& point : results.worker_sweep) {
-    double steps = 0;
-    for (const WorkerWindow& worker : point.window.workers) steps += worker.steps;
+    const double steps = TotalSteps(point.window);
     const double per_worker_ms =
         steps > 0 ? point.window.seconds / (steps / point.workers) * 1e3 : 0;
     std::vector<std::string> row = {
@@ -127,7 +127,8 @@ void WorkerSweepSection(const ScalingResults& results, MarkdownReport& report) {
         Fixed(per_worker_ms, 2),
         Fixed(NsPerParameterStep(point), 2),
         MeanPhasesText(point.window),
-        MeanPushLatencyText(point.window)};
+        MeanPushLatencyText(point.window),
+        steps > 0 ? Fixed(point.window.cpu_seconds / steps * 1e3, 2) : ""};
     for (std::string& cell : PredictionCells(results, point)) row.push_back(std::move(cell));
     table.AddRow(row);
   }
@@ -172,16 +173,19 @@ void ShardSweepSection(const ScalingResults& results, MarkdownReport& report) {
 
 void ExchangeSection(const ScalingResults& results, MarkdownReport& report) {
   MarkdownTable table(
-      {"shards", "steps", "push+pull ms per step", "CPU ms per step", "push+pull GB/s"});
-  for (const auto& [shards, r] : results.exchanges) {
-    table.AddRow({absl::StrCat(shards), absl::StrCat(r.steps), Fixed(r.step_ms(), 3),
+      {"path", "shards", "steps", "push+pull ms per step", "CPU ms per step", "push+pull GB/s"});
+  auto add = [&table](const char* path, int shards, const WireResult& r) {
+    table.AddRow({path, absl::StrCat(shards), absl::StrCat(r.steps), Fixed(r.step_ms(), 3),
                   Fixed(r.cpu_ms(), 3), Fixed(r.rate() / 1e9, 2)});
-  }
+  };
+  for (const auto& [shards, r] : results.exchanges) add("lanes", shards, r);
+  if (results.grpc_exchange.has_value()) add("gRPC", 1, *results.grpc_exchange);
   report.SubHeading("The MLP's exchange, measured apart (the sizing model's input)");
   report.Paragraph(
       "One worker's client pushes the MLP's whole gradient and pulls the model back, step after "
-      "step, through shared-memory lanes to shards in cluster_bench's own process "
-      "(bench/ps/wire_probe.h), before any cluster runs. CPU is worker and shards together.");
+      "step, through shared-memory lanes (as the local cluster) or over gRPC (as between "
+      "hosts) to shards in cluster_bench's own process (bench/ps/wire_probe.h), before any "
+      "cluster runs. CPU is worker and shards together.");
   report.Table(table);
 }
 
@@ -253,6 +257,11 @@ void ProbeExchanges(const ClusterBenchSettings& settings, ScalingResults& result
     Progress(absl::StrFormat("  %.3f ms a step, CPU %.3f ms", results.exchanges[shards].step_ms(),
                              results.exchanges[shards].cpu_ms()));
   }
+  Progress("the MLP's push and pull apart, 1 shard, gRPC");
+  options.shm = false;
+  results.grpc_exchange = MeasureWire(mlp, 1, options);
+  Progress(absl::StrFormat("  %.3f ms a step, CPU %.3f ms", results.grpc_exchange->step_ms(),
+                           results.grpc_exchange->cpu_ms()));
 }
 
 void AddScalingSections(const ScalingResults& results, MarkdownReport& report) {

@@ -10,6 +10,7 @@
 // piece by piece in the same run.
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -29,6 +30,8 @@ struct ScalingResults {
   // The MLP's push and pull through shared-memory lanes (as the local
   // cluster moves them), by shard count.
   std::map<int, WireResult> exchanges;
+  // The same over gRPC (as between hosts), 1 shard.
+  std::optional<WireResult> grpc_exchange;
 };
 
 // One point per settings.model_sizes on `cluster`, each after its own
@@ -45,7 +48,8 @@ absl::Status RunWorkerSweep(ClusterBenchSettings& settings, ScalingResults& resu
 absl::Status RunShardSweep(ClusterBenchSettings& settings, ScalingResults& results);
 
 // The MLP's push and pull by one worker to 1 shard and to each of
-// settings.shard_counts, in this process (no cluster may be running).
+// settings.shard_counts through lanes, and to 1 shard over gRPC, in this
+// process (no cluster may be running).
 void ProbeExchanges(const ClusterBenchSettings& settings, ScalingResults& results);
 
 // A table for each sweep that ran.
