@@ -47,6 +47,7 @@
 #include "bench/cluster/replica_cost.h"
 #include "bench/cluster/replica_figures.h"
 #include "bench/cluster/scaling.h"
+#include "common/process/allocator_tuning.h"
 #include "bench/cluster/throughput_figures.h"
 #include "bench/cluster/throughput_measurement.h"
 #include "bench/cluster/time_to_accuracy.h"
@@ -375,6 +376,9 @@ absl::Status Run(const std::string& command) {
 }  // namespace pstrain
 
 int main(int argc, char** argv) {
+  // The scaling part's exchange probes run shards in this process: tuned
+  // as the daemons are, before any thread starts.
+  pstrain::TuneAllocatorForLargeBuffers();
   std::vector<std::string> words = {"bazel-bin/bench/cluster/cluster_bench"};
   for (int i = 1; i < argc; ++i) words.push_back(argv[i]);
   gflags::SetUsageMessage(
