@@ -28,8 +28,6 @@ class PieceBytes {
 
   absl::string_view bytes() const { return keeper_ != nullptr ? borrowed_ : owned_; }
   int64_t size() const { return static_cast<int64_t>(bytes().size()); }
-  // Whether the bytes lie elsewhere rather than in this object.
-  bool borrowed() const { return keeper_ != nullptr; }
 
  private:
   std::string owned_;
