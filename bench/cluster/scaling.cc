@@ -66,32 +66,38 @@ const ThroughputPoint* CalibrationPoint(const ScalingResults& results) {
   return nullptr;
 }
 
-// The sizing model's prediction for `point`, with the compute of the
-// worker sweep's reference and the other costs of its 1-worker point;
-// none without them or without the exchange's costs for its shards.
-std::optional<Prediction> Predicted(const ScalingResults& results, const ThroughputPoint& point) {
+// The MLP's step costs with `exchange`: the compute of the worker sweep's
+// reference and the other costs of its 1-worker point (less the exchange
+// through lanes to 1 shard); none without them.
+std::optional<StepCosts> MlpStepCosts(const ScalingResults& results, const WireResult& exchange) {
   const ThroughputPoint* calibration = CalibrationPoint(results);
   auto one = results.exchanges.find(1);
-  auto these = results.exchanges.find(point.shards);
-  if (calibration == nullptr || one == results.exchanges.end() ||
-      these == results.exchanges.end()) {
-    return std::nullopt;
-  }
+  if (calibration == nullptr || one == results.exchanges.end()) return std::nullopt;
   const double compute = kBatch / calibration->reference->examples_per_sec;
   const double steps = TotalSteps(calibration->window);
   const OtherCosts other = CalibrateOtherCosts(
       calibration->window.seconds / steps, calibration->window.cpu_seconds / steps, compute,
       one->second.seconds / one->second.steps, one->second.cpu_seconds / one->second.steps);
-  const WireResult& exchange = these->second;
-  StepCosts costs{compute, exchange.seconds / exchange.steps, exchange.cpu_seconds / exchange.steps,
-                  other.wall, other.cpu};
+  return StepCosts{compute, exchange.seconds / exchange.steps,
+                   exchange.cpu_seconds / exchange.steps, other.wall, other.cpu};
+}
+
+int HostCores() { return static_cast<int>(std::thread::hardware_concurrency()); }
+
+// The sizing model's prediction for `point`, on this host; none without
+// the costs or the exchange's for its shards.
+std::optional<Prediction> Predicted(const ScalingResults& results, const ThroughputPoint& point) {
+  auto these = results.exchanges.find(point.shards);
+  if (these == results.exchanges.end()) return std::nullopt;
+  const std::optional<StepCosts> costs = MlpStepCosts(results, these->second);
+  if (!costs.has_value()) return std::nullopt;
   ClusterShape shape;
   shape.workers = point.workers;
   shape.shards = point.shards;
   shape.batch = kBatch;
-  shape.host_cores = static_cast<int>(std::thread::hardware_concurrency());
-  shape.model_bytes = exchange.bytes_per_step / 2.0;
-  return PredictThroughput(costs, shape);
+  shape.host_cores = HostCores();
+  shape.model_bytes = these->second.bytes_per_step / 2.0;
+  return PredictThroughput(*costs, shape);
 }
 
 // The prediction for `point` and how far the measurement is from it, as
@@ -264,11 +270,51 @@ void ProbeExchanges(const ClusterBenchSettings& settings, ScalingResults& result
                            results.grpc_exchange->cpu_ms()));
 }
 
+// Across hosts: the shards the MLP needs by workers and link speed, from
+// its step over gRPC, hosts of this one's cores.
+void ShardsNeededSection(const ScalingResults& results, MarkdownReport& report) {
+  if (!results.grpc_exchange.has_value()) return;
+  const std::optional<StepCosts> costs = MlpStepCosts(results, *results.grpc_exchange);
+  if (!costs.has_value()) return;
+  const std::vector<double> gbits = {1, 10, 25, 100};
+  std::vector<std::string> header = {"workers"};
+  for (double g : gbits) header.push_back(absl::StrCat(g, " Gbit/s"));
+  MarkdownTable table(header);
+  for (int workers : {1, 4, 16, 64, 256}) {
+    std::vector<std::string> row = {absl::StrCat(workers)};
+    for (double g : gbits) {
+      ClusterShape shape;
+      shape.workers = workers;
+      shape.batch = kBatch;
+      shape.host_cores = HostCores();
+      shape.link_bytes_per_second = g * 1e9 / 8;
+      shape.model_bytes = results.grpc_exchange->bytes_per_step / 2.0;
+      const int shards = ShardsNeeded(*costs, shape);
+      shape.shards = shards > 0 ? shards : 64;
+      const Prediction p = PredictThroughput(*costs, shape);
+      row.push_back(shards > 0 ? absl::StrCat(shards, " (", Fixed(p.examples_per_second, 0), ")")
+                               : absl::StrCat("over 64 (", p.limit, ")"));
+    }
+    table.AddRow(row);
+  }
+  report.SubHeading("Parameter servers the MLP needs across hosts (the sizing model)");
+  report.Paragraph(absl::StrCat(
+      "The fewest shards whose links and cores keep up with the workers (ShardsNeeded in "
+      "bench/cluster/sizing_model.h), and in parentheses the examples/s the model then "
+      "predicts: each worker and shard on a host of ",
+      HostCores(),
+      " cores with a link of that speed each way, the MLP's step costs of this run with its "
+      "exchange over gRPC to 1 shard (the table above) for every shard count. Not measured: a "
+      "prediction (docs/sizing.md)."));
+  report.Table(table);
+}
+
 void AddScalingSections(const ScalingResults& results, MarkdownReport& report) {
   if (!results.model_sweep.empty()) ModelSweepSection(results, report);
   if (!results.worker_sweep.empty()) WorkerSweepSection(results, report);
   if (!results.shard_sweep.empty()) ShardSweepSection(results, report);
   if (!results.exchanges.empty()) ExchangeSection(results, report);
+  ShardsNeededSection(results, report);
 }
 
 }  // namespace bench
