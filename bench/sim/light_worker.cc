@@ -39,6 +39,7 @@ LightWorker::LightWorker(int index, uint64_t incarnation, const LightWorkerOptio
                          CallTally& tally, std::atomic<int64_t>& in_flight)
     : index_(index),
       incarnation_(incarnation),
+      push_incarnation_(PushIncarnation(absl::Now(), static_cast<uint64_t>(index))),
       options_(options),
       coordinator_(coordinator),
       shard_(shard),
@@ -231,7 +232,7 @@ void LightWorker::Push() {
     stream = stream_;
     PushId id;
     id.set_worker(assignment_.worker_rank());
-    id.set_incarnation(incarnation_);
+    id.set_incarnation(push_incarnation_);
     id.set_sequence(++push_sequence_);
     messages = PushMessages(traffic_, id, version_,
                             (steps_ * 7919 + index_ * 104729) % traffic_.id_space);

@@ -99,6 +99,7 @@ class LightWorker {
   // Constant after construction.
   const int index_;
   const uint64_t incarnation_;
+  const uint64_t push_incarnation_;
   const LightWorkerOptions options_;
   ClusterService::Stub& coordinator_;
   ParameterServer::Stub& shard_;

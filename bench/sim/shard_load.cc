@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <memory>
-#include <random>
 #include <utility>
 #include <vector>
 
@@ -79,7 +78,12 @@ class Pusher {
         const PushResult& result = answers.front().push();
         version_ = std::max(version_, result.version());
         applied = result.outcome() == PUSH_OUTCOME_APPLIED;
-        if (!applied) otherwise = PushOutcome_Name(result.outcome());
+        if (!applied) {
+          otherwise = PushOutcome_Name(result.outcome());
+          if (result.has_status()) {
+            absl::StrAppend(&otherwise, " (", result.status().message().substr(0, 160), ")");
+          }
+        }
       }
       ledger_.Record(applied, otherwise, absl::Now() - started, counted && counting_.load());
       if (absl::IsUnavailable(status)) {  // the stream broke: this pusher stops
@@ -118,13 +122,12 @@ absl::StatusOr<ShardLoadFigures> RunShardLoad(const ShardLoadOptions& options) {
   std::atomic<bool> counting{false};
   std::atomic<bool> stopping{false};
   std::atomic<int> running{options.pushers};
-  std::mt19937_64 random(std::random_device{}());
   std::vector<std::unique_ptr<Pusher>> pushers;
+  const absl::Time now = absl::Now();
   for (int p = 0; p < options.pushers; ++p) {
-    uint64_t incarnation = 0;
-    while (incarnation == 0) incarnation = random();
     pushers.push_back(std::make_unique<Pusher>(*stubs[p % options.channels], options.traffic, p,
-                                               incarnation, ledger, counting, stopping, running));
+                                               PushIncarnation(now, p), ledger, counting,
+                                               stopping, running));
   }
   for (auto& pusher : pushers) pusher->PushNext();
   absl::SleepFor(options.warmup);

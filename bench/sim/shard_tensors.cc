@@ -27,6 +27,11 @@ int64_t SimVariable::DenseFloats() const {
   return floats;
 }
 
+uint64_t PushIncarnation(absl::Time now, uint64_t salt) {
+  const uint64_t micros = static_cast<uint64_t>(absl::ToUnixMicros(now));
+  return (micros << 12) | (salt & 0xfff) | 1;
+}
+
 std::vector<SimVariable> VariablesOf(const Assignment& assignment) {
   std::vector<SimVariable> variables;
   for (const VariablePlacement& placement : assignment.placements()) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "protos/coordinator.pb.h"
 #include "protos/parameter_server.pb.h"
 
@@ -50,6 +51,12 @@ absl::Status LearnShapes(const std::vector<PushPullResponse>& answers,
 
 // True once every variable's shape is known.
 bool ShapesKnown(const std::vector<SimVariable>& variables);
+
+// A PushId.incarnation above every earlier one of the same worker rank, as
+// pstrain-worker numbers its runs (a shard refuses pushes of an older
+// incarnation than the newest it saw): the microseconds since the epoch at
+// `now` above 12 low bits of `salt`. Never 0.
+uint64_t PushIncarnation(absl::Time now, uint64_t salt);
 
 // One push of gradients (a small constant) for every dense variable, cut
 // into pieces of at most chunk_bytes, and `rows` rows per table from

@@ -32,6 +32,7 @@ std::string SimJobSpecText(const SimJob& job) {
       job.batch_size, "\n}\n",
       "optimizer { sgd {} learning_rate: 0.01 }\n",
       "training { update_mode: UPDATE_MODE_ASYNC }\n",
+      "stop { max_seconds: 86400 }\n",
       "checkpoint { model_dir: \"sim\" every_seconds: 86400 }\n",
       "export { strategy: EXPORT_STRATEGY_NONE }\n");
 }
