@@ -33,6 +33,8 @@ benchmark apply "bazel-bin/bench/ps/apply_bench"
 benchmark training "bazel-bin/bench/compute/training_benchmark"
 benchmark layers "bazel-bin/bench/compute/layer_benchmark"
 benchmark readers "bazel-bin/bench/data/reader_bench"
+# Hundreds to 10,000 light workers against a real coordinator and shard.
+benchmark sim "bazel-bin/bench/sim/sim_bench"
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'

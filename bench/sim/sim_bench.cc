@@ -45,10 +45,14 @@ DEFINE_int64(records_per_lease, 640,
              "The coordinator's --records_per_lease: with --batch 64, a lease is completed and "
              "another acquired every 10 steps.");
 DEFINE_int32(steps_per_report, 5, "A light worker reports progress every this many steps.");
-DEFINE_int64(member_dense_floats, 1024,
-             "Dense values of the coordinator points' job, pulled and pushed whole at each "
-             "step (a float each). 0 with --member_rows=0: members do not touch the shard.");
-DEFINE_int32(member_rows, 16, "Embedding rows a light worker pulls and pushes per step.");
+DEFINE_int64(member_dense_floats, 0,
+             "Dense values a light worker of the coordinator points pulls and pushes whole at "
+             "each step (the job's dense variables are sized to it). Default 0 with "
+             "--member_rows=0: the steps leave the shard alone, so that the machine's two cores "
+             "go to the coordinator and the simulator (at 4,000 members pushing every 2 s the "
+             "shard and the simulator's streams took 1.3 cores); the shard is measured on its "
+             "own under --pushers.");
+DEFINE_int32(member_rows, 0, "Embedding rows a light worker pulls and pushes per step.");
 DEFINE_double(window_secs, 20, "Measured window of each coordinator point.");
 DEFINE_double(settle_secs, 90,
               "Longest wait for every member of a point to register and hold the job; past it "
@@ -121,7 +125,7 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   coordinator.worker.push_dense = FLAGS_member_dense_floats > 0;
   coordinator.worker.push_sparse = FLAGS_member_rows > 0;
   coordinator.worker.rows = FLAGS_member_rows;
-  coordinator.job.dense_floats = std::max<int64_t>(FLAGS_member_dense_floats, 1);
+  coordinator.job.dense_floats = std::max<int64_t>(FLAGS_member_dense_floats, 1024);
   coordinator.job.batch_size = FLAGS_batch;
   coordinator.channels = FLAGS_channels;
   coordinator.driver_threads = FLAGS_driver_threads;

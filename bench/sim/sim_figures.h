@@ -22,6 +22,9 @@ struct CoordinatorPoint {
   double seconds = 0;      // the window
   double cpu_seconds = 0;  // the coordinator's, in the window
   int64_t resident_bytes = 0;  // the coordinator's at the window's end
+  // The simulator's own CPU in the window: near the machine's cores, it is
+  // the simulator, not the coordinator, that limits the point.
+  double simulator_cpu_seconds = 0;
   std::array<CallFigures, kSimCallKinds> calls;
   // How late the simulator ran its members' events, and those it skipped:
   // a late simulator sends less than the members would.

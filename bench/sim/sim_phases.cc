@@ -1,6 +1,7 @@
 #include "bench/sim/sim_phases.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <iostream>
@@ -141,6 +142,7 @@ absl::StatusOr<CoordinatorPoint> MeasureCoordinator(int members,
   point.registered = fleet->Registered();
   point.assigned = fleet->Assigned();
   ASSIGN_OR_RETURN(const double cpu_before, CpuSeconds(cluster->coordinator_pid()));
+  ASSIGN_OR_RETURN(const double own_cpu_before, CpuSeconds(getpid()));
   const absl::Time window_start = absl::Now();
   for (absl::Duration left = options.window; left > absl::ZeroDuration();
        left -= absl::Seconds(5)) {
@@ -154,7 +156,9 @@ absl::StatusOr<CoordinatorPoint> MeasureCoordinator(int members,
   }
   const absl::Time window_end = absl::Now();
   absl::StatusOr<double> cpu_after = CpuSeconds(cluster->coordinator_pid());
+  absl::StatusOr<double> own_cpu_after = CpuSeconds(getpid());
   absl::StatusOr<int64_t> resident = ResidentBytes(cluster->coordinator_pid());
+  if (own_cpu_after.ok()) point.simulator_cpu_seconds = *own_cpu_after - own_cpu_before;
   point.calls = fleet->tally().Take();
   point.lateness = fleet->tally().TakeLateness();
   point.skipped_events = fleet->SkippedEvents() - skipped_before;

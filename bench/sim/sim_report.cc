@@ -52,14 +52,18 @@ MarkdownReport SimReport(const SimRun& run) {
   report.Paragraph(absl::StrFormat(
       "Light workers (bench/sim: no compute, no thread each; gRPC's callback API) register, "
       "heartbeat every %.3g s, take and complete data leases of %d records, report progress "
-      "every %d steps and push and pull %s of gradients a step every %.3g s, against a real "
-      "`pstrain-coordinator` and one real `pstrain-ps` (separate processes). CPU is the "
-      "coordinator's own (/proc/<pid>/stat) over the window, per member and second; latencies "
-      "are from the light workers' side, call to answer.",
+      "every %d steps, a step every %.3g s, %s, against a real `pstrain-coordinator` and one "
+      "real `pstrain-ps` (separate processes). CPU is the coordinator's own (/proc/<pid>/stat) "
+      "over the window, per member and second; latencies are from the light workers' side, "
+      "call to answer. The simulator's own CPU and how late it ran its members' events say "
+      "whether it kept up.",
       run.heartbeat_interval_secs, run.records_per_lease, run.steps_per_report,
-      run.member_push_bytes > 0 ? absl::StrCat(run.member_push_bytes / 1024, " KiB")
-                                : std::string("nothing"),
-      run.step_interval_secs));
+      run.step_interval_secs,
+      run.member_push_bytes > 0
+          ? absl::StrCat("each step pulling and pushing ", run.member_push_bytes / 1024,
+                         " KiB on the shard")
+          : std::string("the steps leaving the shard alone (it is measured on its own below, "
+                        "under closed-loop pushers)")));
   report.Command(run.command);
 
   report.SubHeading("The coordinator by member count");
@@ -70,7 +74,7 @@ MarkdownReport SimReport(const SimRun& run) {
        absl::StrCat("vs ", run.coordinator.empty() ? 0 : run.coordinator.front().members),
        "heartbeat p50 / p99 ms", "acquire lease p50 / p99 ms", "complete lease p50 / p99 ms",
        "progress p50 / p99 ms", "heartbeats answered", "coordinator RSS MiB",
-       "refusals and failures", "simulator late p99 ms / skipped"});
+       "refusals and failures", "simulator CPU, cores", "simulator late p99 ms / skipped"});
   for (const CoordinatorPoint& point : run.coordinator) {
     coordinator.AddRow({absl::StrCat(point.members),
                         absl::StrCat(point.registered, " / ", point.assigned),
@@ -82,6 +86,9 @@ MarkdownReport SimReport(const SimRun& run) {
                         PercentilesMs(point.call(SimCall::kProgress).latency),
                         absl::StrCat(point.call(SimCall::kHeartbeat).answered),
                         MiB(point.resident_bytes), Refusals(point),
+                        absl::StrFormat("%.2f", point.seconds > 0
+                                                    ? point.simulator_cpu_seconds / point.seconds
+                                                    : 0),
                         absl::StrCat(Ms(point.lateness.Percentile(99)), " / ",
                                      point.skipped_events)});
   }

@@ -14,6 +14,7 @@ CoordinatorPoint Point(int members, double cpu_seconds) {
   point.seconds = 10;
   point.cpu_seconds = cpu_seconds;
   point.resident_bytes = 64 << 20;
+  point.simulator_cpu_seconds = 5;
   for (int i = 1; i <= 100; ++i) {
     point.calls[static_cast<int>(SimCall::kHeartbeat)].latency.Add(absl::Microseconds(100 * i));
   }
@@ -57,6 +58,12 @@ TEST(SimReportTest, ShardRatesAreComparedWithOnePusherOfTheSameKind) {
   const std::string text = SimReport(TwoPointRun()).Render();
   EXPECT_NE(text.find("| dense | 1 | 256.0 | 200 | 1.00x |"), std::string::npos) << text;
   EXPECT_NE(text.find("| dense | 8 | 256.0 | 600 | 3.00x |"), std::string::npos) << text;
+}
+
+TEST(SimReportTest, SaysHowMuchOfTheMachineTheSimulatorTook) {
+  // 5 s of CPU over a 10 s window: half a core, and its lateness beside.
+  EXPECT_NE(SimReport(TwoPointRun()).Render().find("| 0.50 | 0.00 / 0 |"), std::string::npos)
+      << SimReport(TwoPointRun()).Render();
 }
 
 TEST(SimReportTest, StatesNoTargets) {
