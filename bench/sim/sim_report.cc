@@ -70,27 +70,27 @@ MarkdownReport SimReport(const SimRun& run) {
   const double base_cpu =
       run.coordinator.empty() ? 0 : run.coordinator.front().CpuMicrosPerMemberSecond();
   MarkdownTable coordinator(
-      {"members", "registered / assigned", "coordinator CPU, µs per member-s",
+      {"members", "registered / assigned", "coordinator CPU, cores",
+       "coordinator CPU, µs per member-s",
        absl::StrCat("vs ", run.coordinator.empty() ? 0 : run.coordinator.front().members),
        "heartbeat p50 / p99 ms", "acquire lease p50 / p99 ms", "complete lease p50 / p99 ms",
        "progress p50 / p99 ms", "heartbeats answered", "coordinator RSS MiB",
        "refusals and failures", "simulator CPU, cores", "simulator late p99 ms / skipped"});
   for (const CoordinatorPoint& point : run.coordinator) {
-    coordinator.AddRow({absl::StrCat(point.members),
-                        absl::StrCat(point.registered, " / ", point.assigned),
-                        absl::StrFormat("%.1f", point.CpuMicrosPerMemberSecond()),
-                        Ratio(point.CpuMicrosPerMemberSecond(), base_cpu),
-                        PercentilesMs(point.call(SimCall::kHeartbeat).latency),
-                        PercentilesMs(point.call(SimCall::kAcquireLease).latency),
-                        PercentilesMs(point.call(SimCall::kCompleteLease).latency),
-                        PercentilesMs(point.call(SimCall::kProgress).latency),
-                        absl::StrCat(point.call(SimCall::kHeartbeat).answered),
-                        MiB(point.resident_bytes), Refusals(point),
-                        absl::StrFormat("%.2f", point.seconds > 0
-                                                    ? point.simulator_cpu_seconds / point.seconds
-                                                    : 0),
-                        absl::StrCat(Ms(point.lateness.Percentile(99)), " / ",
-                                     point.skipped_events)});
+    coordinator.AddRow(
+        {absl::StrCat(point.members), absl::StrCat(point.registered, " / ", point.assigned),
+         absl::StrFormat("%.3f", point.seconds > 0 ? point.cpu_seconds / point.seconds : 0),
+         absl::StrFormat("%.1f", point.CpuMicrosPerMemberSecond()),
+         Ratio(point.CpuMicrosPerMemberSecond(), base_cpu),
+         PercentilesMs(point.call(SimCall::kHeartbeat).latency),
+         PercentilesMs(point.call(SimCall::kAcquireLease).latency),
+         PercentilesMs(point.call(SimCall::kCompleteLease).latency),
+         PercentilesMs(point.call(SimCall::kProgress).latency),
+         absl::StrCat(point.call(SimCall::kHeartbeat).answered), MiB(point.resident_bytes),
+         Refusals(point),
+         absl::StrFormat("%.2f",
+                         point.seconds > 0 ? point.simulator_cpu_seconds / point.seconds : 0),
+         absl::StrCat(Ms(point.lateness.Percentile(99)), " / ", point.skipped_events)});
   }
   report.Table(coordinator);
   report.Paragraph(absl::StrCat("What broke first: ", FirstBreak(run)));

@@ -47,8 +47,8 @@ TEST(SimReportTest, CpuPerMemberIsComparedWithTheFirstCount) {
   const std::string text = SimReport(TwoPointRun()).Render();
   // 0.1 s over 10 s and 100 members: 100 µs per member-second; 2 s over
   // 1000 members: 200, twice the base.
-  EXPECT_NE(text.find("| 100 | 100 / 100 | 100.0 | 1.00x |"), std::string::npos) << text;
-  EXPECT_NE(text.find("| 1000 | 1000 / 1000 | 200.0 | 2.00x |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 100 | 100 / 100 | 0.010 | 100.0 | 1.00x |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 1000 | 1000 / 1000 | 0.200 | 200.0 | 2.00x |"), std::string::npos) << text;
   // Heartbeat p50 / p99 of 0.1 .. 10 ms.
   EXPECT_NE(text.find("| 5.00 / 9.90 |"), std::string::npos) << text;
   EXPECT_NE(text.find("sim_bench --members=100,1000"), std::string::npos);
