@@ -10,7 +10,7 @@
 #            is rewritten by a full run alone, so it never mixes two runs
 #   --list   print the benchmarks' names and commands
 #
-# A full run takes about 33 minutes on 2 cores. Run it on a quiet machine:
+# A full run takes about 35 minutes on 2 cores. Run it on a quiet machine:
 # every figure is a ratio to a reference measured in the same run, but a
 # busy machine still lowers the ratios where two processes share the cores.
 set -euo pipefail
