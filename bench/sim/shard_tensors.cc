@@ -29,7 +29,8 @@ int64_t SimVariable::DenseFloats() const {
 
 uint64_t PushIncarnation(absl::Time now, uint64_t salt) {
   const uint64_t micros = static_cast<uint64_t>(absl::ToUnixMicros(now));
-  return (micros << 12) | (salt & 0xfff) | 1;
+  const uint64_t incarnation = (micros << 12) | (salt & 0xfff);
+  return incarnation != 0 ? incarnation : 1;
 }
 
 std::vector<SimVariable> VariablesOf(const Assignment& assignment) {
