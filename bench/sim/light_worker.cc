@@ -88,7 +88,8 @@ void LightWorker::Register() {
       [](auto* async, auto* context, auto* request, auto* response, auto done) {
         async->Register(context, request, response, std::move(done));
       },
-      std::move(request), [this](const absl::Status& status, const RegisterResponse&) {
+      std::move(request),
+      [this](const absl::Status& status, const RegisterResponse&) {
         absl::MutexLock lock(&mu_);
         registering_ = false;
         registered_ = status.ok();
@@ -107,7 +108,8 @@ void LightWorker::Heartbeat(const std::string& job_id, int64_t step) {
       [](auto* async, auto* context, auto* request, auto* response, auto done) {
         async->Heartbeat(context, request, response, std::move(done));
       },
-      std::move(request), [this](const absl::Status& status, const HeartbeatResponse& answer) {
+      std::move(request),
+      [this](const absl::Status& status, const HeartbeatResponse& answer) {
         bool fetch = false;
         std::shared_ptr<PushPullStream> ended;
         {
@@ -117,8 +119,7 @@ void LightWorker::Heartbeat(const std::string& job_id, int64_t step) {
             if (NeedsRegistration(status)) registered_ = false;
             return;
           }
-          if (!answer.job_id().empty() && answer.job_id() != assignment_.job_id() &&
-              !assigning_) {
+          if (!answer.job_id().empty() && answer.job_id() != assignment_.job_id() && !assigning_) {
             assigning_ = fetch = true;
           } else if (answer.job_id().empty() && !assignment_.job_id().empty()) {
             // The job ended: drop its work.
@@ -142,7 +143,8 @@ void LightWorker::FetchAssignment() {
       [](auto* async, auto* context, auto* request, auto* response, auto done) {
         async->GetAssignment(context, request, response, std::move(done));
       },
-      std::move(request), [this](const absl::Status& status, const Assignment& answer) {
+      std::move(request),
+      [this](const absl::Status& status, const Assignment& answer) {
         absl::MutexLock lock(&mu_);
         assigning_ = false;
         if (!status.ok()) {
@@ -202,26 +204,28 @@ void LightWorker::Pull() {
   }
   const absl::Time started = absl::Now();
   in_flight_.fetch_add(1);
-  stream->Exchange({std::move(message)}, [this, started](absl::Status status,
-                                                          std::vector<PushPullResponse> answers) {
-    tally_.Record(SimCall::kPull, status, absl::Now() - started);
-    bool push = false;
-    std::shared_ptr<PushPullStream> broken;
-    {
-      absl::MutexLock lock(&mu_);
-      if (status.ok()) {
-        if (!answers.empty()) version_ = std::max(version_, answers.front().pull().version());
-        if (!ShapesKnown(traffic_.variables)) LearnShapes(answers, &traffic_.variables).IgnoreError();
-        push = !closed_;
-      } else {
-        broken = std::move(stream_);
-      }
-      if (!push) stepping_ = false;
-    }
-    if (broken != nullptr) broken->Close();
-    if (push) Push();
-    in_flight_.fetch_sub(1);
-  });
+  stream->Exchange({std::move(message)},
+                   [this, started](absl::Status status, std::vector<PushPullResponse> answers) {
+                     tally_.Record(SimCall::kPull, status, absl::Now() - started);
+                     bool push = false;
+                     std::shared_ptr<PushPullStream> broken;
+                     {
+                       absl::MutexLock lock(&mu_);
+                       if (status.ok()) {
+                         if (!answers.empty())
+                           version_ = std::max(version_, answers.front().pull().version());
+                         if (!ShapesKnown(traffic_.variables))
+                           LearnShapes(answers, &traffic_.variables).IgnoreError();
+                         push = !closed_;
+                       } else {
+                         broken = std::move(stream_);
+                       }
+                       if (!push) stepping_ = false;
+                     }
+                     if (broken != nullptr) broken->Close();
+                     if (push) Push();
+                     in_flight_.fetch_sub(1);
+                   });
 }
 
 void LightWorker::Push() {
@@ -234,14 +238,14 @@ void LightWorker::Push() {
     id.set_worker(assignment_.worker_rank());
     id.set_incarnation(push_incarnation_);
     id.set_sequence(++push_sequence_);
-    messages = PushMessages(traffic_, id, version_,
-                            (steps_ * 7919 + index_ * 104729) % traffic_.id_space);
+    messages =
+        PushMessages(traffic_, id, version_, (steps_ * 7919 + index_ * 104729) % traffic_.id_space);
   }
   if (stream == nullptr) return EndStep(false);
   const absl::Time started = absl::Now();
   in_flight_.fetch_add(1);
   stream->Exchange(std::move(messages), [this, started](absl::Status status,
-                                                         std::vector<PushPullResponse> answers) {
+                                                        std::vector<PushPullResponse> answers) {
     bool applied = false;
     int64_t version = 0;
     if (status.ok() && !answers.empty()) {
@@ -303,7 +307,8 @@ void LightWorker::AcquireLease() {
       [](auto* async, auto* context, auto* request, auto* response, auto done) {
         async->AcquireDataLease(context, request, response, std::move(done));
       },
-      std::move(request), [this](const absl::Status& status, const DataLease& lease) {
+      std::move(request),
+      [this](const absl::Status& status, const DataLease& lease) {
         absl::MutexLock lock(&mu_);
         leasing_ = false;
         if (!status.ok()) {
@@ -333,7 +338,8 @@ void LightWorker::CompleteLease(int64_t lease_id) {
       [](auto* async, auto* context, auto* request, auto* response, auto done) {
         async->CompleteDataLease(context, request, response, std::move(done));
       },
-      std::move(request), [this](const absl::Status& status, const CompleteDataLeaseResponse&) {
+      std::move(request),
+      [this](const absl::Status& status, const CompleteDataLeaseResponse&) {
         bool again = false;
         {
           absl::MutexLock lock(&mu_);
@@ -366,7 +372,8 @@ void LightWorker::ReportProgress(int64_t steps, int64_t examples, int64_t versio
       [](auto* async, auto* context, auto* request, auto* response, auto done) {
         async->ReportProgress(context, request, response, std::move(done));
       },
-      std::move(report), [this](const absl::Status& status, const ProgressResponse& answer) {
+      std::move(report),
+      [this](const absl::Status& status, const ProgressResponse& answer) {
         absl::MutexLock lock(&mu_);
         if (status.ok()) global_step_ = std::max(global_step_, answer.global_step());
         if (NeedsRegistration(status)) registered_ = false;

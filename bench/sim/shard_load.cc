@@ -62,36 +62,35 @@ class Pusher {
       return;
     }
     id_.set_sequence(id_.sequence() + 1);
-    std::vector<PushPullRequest> messages =
-        PushMessages(traffic_, id_, version_, (id_.sequence() * 131 + id_.worker() * 7919) %
-                                                  traffic_.id_space);
+    std::vector<PushPullRequest> messages = PushMessages(
+        traffic_, id_, version_, (id_.sequence() * 131 + id_.worker() * 7919) % traffic_.id_space);
     const absl::Time started = absl::Now();
     const bool counted = counting_.load();
-    stream_->Exchange(std::move(messages), [this, started, counted](
-                                               absl::Status status,
-                                               std::vector<PushPullResponse> answers) {
-      bool applied = false;
-      std::string otherwise;
-      if (!status.ok()) {
-        otherwise = absl::StatusCodeToString(status.code());
-      } else if (!answers.empty()) {
-        const PushResult& result = answers.front().push();
-        version_ = std::max(version_, result.version());
-        applied = result.outcome() == PUSH_OUTCOME_APPLIED;
-        if (!applied) {
-          otherwise = PushOutcome_Name(result.outcome());
-          if (result.has_status()) {
-            absl::StrAppend(&otherwise, " (", result.status().message().substr(0, 160), ")");
+    stream_->Exchange(
+        std::move(messages),
+        [this, started, counted](absl::Status status, std::vector<PushPullResponse> answers) {
+          bool applied = false;
+          std::string otherwise;
+          if (!status.ok()) {
+            otherwise = absl::StatusCodeToString(status.code());
+          } else if (!answers.empty()) {
+            const PushResult& result = answers.front().push();
+            version_ = std::max(version_, result.version());
+            applied = result.outcome() == PUSH_OUTCOME_APPLIED;
+            if (!applied) {
+              otherwise = PushOutcome_Name(result.outcome());
+              if (result.has_status()) {
+                absl::StrAppend(&otherwise, " (", result.status().message().substr(0, 160), ")");
+              }
+            }
           }
-        }
-      }
-      ledger_.Record(applied, otherwise, absl::Now() - started, counted && counting_.load());
-      if (absl::IsUnavailable(status)) {  // the stream broke: this pusher stops
-        running_.fetch_sub(1);
-        return;
-      }
-      PushNext();
-    });
+          ledger_.Record(applied, otherwise, absl::Now() - started, counted && counting_.load());
+          if (absl::IsUnavailable(status)) {  // the stream broke: this pusher stops
+            running_.fetch_sub(1);
+            return;
+          }
+          PushNext();
+        });
   }
 
  private:
@@ -126,8 +125,8 @@ absl::StatusOr<ShardLoadFigures> RunShardLoad(const ShardLoadOptions& options) {
   const absl::Time now = absl::Now();
   for (int p = 0; p < options.pushers; ++p) {
     pushers.push_back(std::make_unique<Pusher>(*stubs[p % options.channels], options.traffic, p,
-                                               PushIncarnation(now, p), ledger, counting,
-                                               stopping, running));
+                                               PushIncarnation(now, p), ledger, counting, stopping,
+                                               running));
   }
   for (auto& pusher : pushers) pusher->PushNext();
   absl::SleepFor(options.warmup);
@@ -143,8 +142,9 @@ absl::StatusOr<ShardLoadFigures> RunShardLoad(const ShardLoadOptions& options) {
   if (running.load() > 0) {
     for (auto& pusher : pushers) pusher.release();  // still in use by a call
     return absl::DeadlineExceededError(
-        absl::StrCat(running.load(), " pushers were still waiting for an answer a minute after "
-                                     "the window"));
+        absl::StrCat(running.load(),
+                     " pushers were still waiting for an answer a minute after "
+                     "the window"));
   }
   ShardLoadFigures figures = ledger.Take();
   figures.pushers = options.pushers;

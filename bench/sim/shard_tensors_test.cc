@@ -13,8 +13,7 @@ ShardTraffic Traffic() {
   traffic.job_id = "sim-1";
   traffic.generation = 3;
   traffic.variables = {SimVariable{"dense/w", false, {1000, 10}, 0},
-                       SimVariable{"dense/b", false, {10}, 0},
-                       SimVariable{"table", true, {}, 16}};
+                       SimVariable{"dense/b", false, {10}, 0}, SimVariable{"table", true, {}, 16}};
   traffic.rows = 8;
   traffic.id_space = 100;
   traffic.chunk_bytes = 16384;

@@ -65,8 +65,8 @@ TEST(SimEndToEndTest, ARealShardAppliesEveryPushOfConcurrentPushers) {
   for (const ShardPoint& point : *points) {
     EXPECT_EQ(point.broke, "") << point.kind << " " << point.pushers;
     EXPECT_GT(point.applied, 0) << point.kind << " " << point.pushers;
-    EXPECT_EQ(point.not_applied, 0) << point.kind << " " << point.pushers << ": "
-                                    << point.not_applied_detail;
+    EXPECT_EQ(point.not_applied, 0)
+        << point.kind << " " << point.pushers << ": " << point.not_applied_detail;
     EXPECT_GT(point.push_bytes, 0);
   }
 }

@@ -19,8 +19,8 @@ struct CoordinatorPoint {
   // began.
   int registered = 0;
   int assigned = 0;
-  double seconds = 0;      // the window
-  double cpu_seconds = 0;  // the coordinator's, in the window
+  double seconds = 0;          // the window
+  double cpu_seconds = 0;      // the coordinator's, in the window
   int64_t resident_bytes = 0;  // the coordinator's at the window's end
   // The simulator's own CPU in the window: near the machine's cores, it is
   // the simulator, not the coordinator, that limits the point.
@@ -48,8 +48,8 @@ struct ShardPoint {
   int64_t not_applied = 0;
   std::string not_applied_detail;  // "UNAVAILABLE: 3"
   LatencySample latency;
-  double cpu_seconds = 0;       // the shard's, in the window
-  int64_t resident_bytes = 0;   // the shard's at the window's end
+  double cpu_seconds = 0;      // the shard's, in the window
+  int64_t resident_bytes = 0;  // the shard's at the window's end
   std::string broke;
 
   double AppliedPerSecond() const { return seconds > 0 ? applied / seconds : 0; }

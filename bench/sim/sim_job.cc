@@ -28,12 +28,10 @@ std::string SimJobSpecText(const SimJob& job) {
       "  embedding { dim: ",
       job.dim, " }\n  hidden_units: [", SimHiddenUnits(job), "]\n} }\n",
       "train_data {\n  synthetic_clicks { num_examples: ", job.num_examples,
-      " num_fields: ", job.num_fields, " vocabulary_per_field: 1000 seed: 7 }\n  batch_size: ",
-      job.batch_size, "\n}\n",
-      "optimizer { sgd {} learning_rate: 0.01 }\n",
-      "training { update_mode: UPDATE_MODE_ASYNC }\n",
-      "stop { max_seconds: 86400 }\n",
-      "checkpoint { model_dir: \"sim\" every_seconds: 86400 }\n",
+      " num_fields: ", job.num_fields,
+      " vocabulary_per_field: 1000 seed: 7 }\n  batch_size: ", job.batch_size, "\n}\n",
+      "optimizer { sgd {} learning_rate: 0.01 }\n", "training { update_mode: UPDATE_MODE_ASYNC }\n",
+      "stop { max_seconds: 86400 }\n", "checkpoint { model_dir: \"sim\" every_seconds: 86400 }\n",
       "export { strategy: EXPORT_STRATEGY_NONE }\n");
 }
 

@@ -46,12 +46,11 @@ absl::StatusOr<std::vector<SimVariable>> LearnVariables(const std::string& shard
   absl::Notification done;
   absl::Status status;
   std::vector<PushPullResponse> answers;
-  stream->Exchange({PullMessage(traffic, 0)},
-                   [&](absl::Status s, std::vector<PushPullResponse> a) {
-                     status = std::move(s);
-                     answers = std::move(a);
-                     done.Notify();
-                   });
+  stream->Exchange({PullMessage(traffic, 0)}, [&](absl::Status s, std::vector<PushPullResponse> a) {
+    status = std::move(s);
+    answers = std::move(a);
+    done.Notify();
+  });
   if (!done.WaitForNotificationWithTimeout(absl::Seconds(30))) {
     stream->Close();
     done.WaitForNotification();
@@ -123,10 +122,9 @@ absl::StatusOr<CoordinatorPoint> MeasureCoordinator(int members,
       break;
     }
     if (absl::Now() >= next_line) {
-      Progress(absl::StrCat(members, " members: ", registered, " registered, ", assigned,
-                            " assigned after ",
-                            absl::StrFormat("%.0f", absl::ToDoubleSeconds(absl::Now() - started)),
-                            " s"));
+      Progress(absl::StrCat(
+          members, " members: ", registered, " registered, ", assigned, " assigned after ",
+          absl::StrFormat("%.0f", absl::ToDoubleSeconds(absl::Now() - started)), " s"));
       next_line += absl::Seconds(5);
     }
     absl::SleepFor(absl::Milliseconds(200));
@@ -149,8 +147,8 @@ absl::StatusOr<CoordinatorPoint> MeasureCoordinator(int members,
     absl::SleepFor(std::min(left, absl::Seconds(5)));
     absl::StatusOr<double> cpu = CpuSeconds(cluster->coordinator_pid());
     Progress(absl::StrCat(
-        members, " members: ",
-        absl::StrFormat("%.0f", absl::ToDoubleSeconds(absl::Now() - window_start)),
+        members,
+        " members: ", absl::StrFormat("%.0f", absl::ToDoubleSeconds(absl::Now() - window_start)),
         " s into the window, coordinator CPU ",
         cpu.ok() ? absl::StrFormat("%.1f s", *cpu - cpu_before) : "unknown"));
   }
@@ -176,11 +174,12 @@ absl::StatusOr<CoordinatorPoint> MeasureCoordinator(int members,
       point.broke = "heartbeat p99 above the heartbeat interval";
     }
   }
-  Progress(absl::StrCat(members, " members: done; coordinator ",
-                        absl::StrFormat("%.1f", point.CpuMicrosPerMemberSecond()),
-                        " µs CPU per member-s, heartbeat p99 ",
-                        absl::FormatDuration(point.call(SimCall::kHeartbeat).latency.Percentile(99)),
-                        point.broke.empty() ? "" : absl::StrCat("; broke: ", point.broke)));
+  Progress(
+      absl::StrCat(members, " members: done; coordinator ",
+                   absl::StrFormat("%.1f", point.CpuMicrosPerMemberSecond()),
+                   " µs CPU per member-s, heartbeat p99 ",
+                   absl::FormatDuration(point.call(SimCall::kHeartbeat).latency.Percentile(99)),
+                   point.broke.empty() ? "" : absl::StrCat("; broke: ", point.broke)));
   fleet->Stop();
   cluster->Stop().IgnoreError();
   return point;
@@ -229,7 +228,8 @@ absl::StatusOr<std::vector<ShardPoint>> MeasureShard(const ShardPhaseOptions& op
     traffic.sparse = kind == "sparse";
     int64_t push_bytes = 0;
     for (const SimVariable& variable : traffic.variables) {
-      if (variable.table && traffic.sparse) push_bytes += int64_t{traffic.rows} * variable.row_width * 4;
+      if (variable.table && traffic.sparse)
+        push_bytes += int64_t{traffic.rows} * variable.row_width * 4;
       if (!variable.table && traffic.dense) push_bytes += variable.DenseFloats() * 4;
     }
     for (int pushers : options.pushers) {
@@ -270,8 +270,8 @@ absl::StatusOr<std::vector<ShardPoint>> MeasureShard(const ShardPhaseOptions& op
       if (absl::Status running = cluster->CheckRunning(); !running.ok()) {
         point.broke = std::string(running.message());
       }
-      Progress(absl::StrCat("shard, ", kind, ", ", pushers, " pushers: ",
-                            absl::StrFormat("%.0f", point.AppliedPerSecond()),
+      Progress(absl::StrCat("shard, ", kind, ", ", pushers,
+                            " pushers: ", absl::StrFormat("%.0f", point.AppliedPerSecond()),
                             " applied pushes/s, p99 ",
                             absl::FormatDuration(point.latency.Percentile(99)),
                             point.broke.empty() ? "" : absl::StrCat("; ", point.broke)));

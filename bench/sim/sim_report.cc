@@ -97,8 +97,7 @@ MarkdownReport SimReport(const SimRun& run) {
 
   report.SubHeading("One shard by concurrent pushers");
   MarkdownTable shard({"kind", "pushers", "push KiB", "applied pushes/s", "vs 1 pusher",
-                       "push p50 / p99 ms", "shard CPU, cores", "shard RSS MiB",
-                       "not applied"});
+                       "push p50 / p99 ms", "shard CPU, cores", "shard RSS MiB", "not applied"});
   for (const ShardPoint& point : run.shard) {
     double base = 0;
     for (const ShardPoint& other : run.shard) {
@@ -106,12 +105,13 @@ MarkdownReport SimReport(const SimRun& run) {
     }
     std::string not_applied = point.not_applied == 0 ? "0" : point.not_applied_detail;
     if (!point.broke.empty()) not_applied = absl::StrCat(not_applied, "; ", point.broke);
-    shard.AddRow({point.kind, absl::StrCat(point.pushers),
-                  absl::StrFormat("%.1f", point.push_bytes / 1024.0),
-                  absl::StrFormat("%.0f", point.AppliedPerSecond()),
-                  Ratio(point.AppliedPerSecond(), base), PercentilesMs(point.latency),
-                  absl::StrFormat("%.2f", point.seconds > 0 ? point.cpu_seconds / point.seconds : 0),
-                  MiB(point.resident_bytes), not_applied});
+    shard.AddRow(
+        {point.kind, absl::StrCat(point.pushers),
+         absl::StrFormat("%.1f", point.push_bytes / 1024.0),
+         absl::StrFormat("%.0f", point.AppliedPerSecond()), Ratio(point.AppliedPerSecond(), base),
+         PercentilesMs(point.latency),
+         absl::StrFormat("%.2f", point.seconds > 0 ? point.cpu_seconds / point.seconds : 0),
+         MiB(point.resident_bytes), not_applied});
   }
   report.Table(shard);
   return report;

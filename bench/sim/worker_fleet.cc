@@ -9,12 +9,11 @@
 namespace pstrain {
 namespace bench {
 
-absl::StatusOr<std::unique_ptr<WorkerFleet>> WorkerFleet::Start(
-    const WorkerFleetOptions& options) {
+absl::StatusOr<std::unique_ptr<WorkerFleet>> WorkerFleet::Start(const WorkerFleetOptions& options) {
   if (options.members < 1 || options.channels < 1 || options.driver_threads < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a fleet needs members, channels and driver threads >= 1, got ", options.members, ", ",
-        options.channels, ", ", options.driver_threads));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a fleet needs members, channels and driver threads >= 1, got ",
+                     options.members, ", ", options.channels, ", ", options.driver_threads));
   }
   if (options.heartbeat_interval <= absl::ZeroDuration() ||
       options.step_interval <= absl::ZeroDuration()) {
@@ -25,8 +24,7 @@ absl::StatusOr<std::unique_ptr<WorkerFleet>> WorkerFleet::Start(
   for (int c = 0; c < options.channels; ++c) {
     fleet->coordinator_stubs_.push_back(
         ClusterService::NewStub(SimChannel(options.coordinator_address, c)));
-    fleet->shard_stubs_.push_back(
-        ParameterServer::NewStub(SimChannel(options.shard_address, c)));
+    fleet->shard_stubs_.push_back(ParameterServer::NewStub(SimChannel(options.shard_address, c)));
   }
   std::mt19937_64 random(std::random_device{}());
   const absl::Time start = absl::Now() + absl::Milliseconds(50);
