@@ -163,6 +163,8 @@ void LightWorker::FetchAssignment() {
         traffic_.rows = options_.rows;
         lease_id_ = 0;
         end_of_data_ = false;
+        // Reports spread over the members as leases are (AcquireLease).
+        unreported_steps_ = index_ % std::max(1, options_.steps_per_report);
       });
 }
 
@@ -321,6 +323,14 @@ void LightWorker::AcquireLease() {
         }
         lease_id_ = lease.lease_id();
         lease_records_left_ = lease.range().end() - lease.range().begin();
+        if (completed_leases_ == 0 && !first_lease_skewed_) {
+          // Every member takes its first lease at the job's start; ending
+          // member i's first lease (i mod steps a lease) steps early spreads
+          // the lease calls evenly over time instead of in waves.
+          first_lease_skewed_ = true;
+          const int64_t steps = std::max<int64_t>(1, lease_records_left_ / options_.batch_size);
+          lease_records_left_ -= (index_ % steps) * options_.batch_size;
+        }
       });
 }
 

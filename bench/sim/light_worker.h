@@ -119,6 +119,7 @@ class LightWorker {
   int64_t lease_records_left_ ABSL_GUARDED_BY(mu_) = 0;
   bool leasing_ ABSL_GUARDED_BY(mu_) = false;
   bool end_of_data_ ABSL_GUARDED_BY(mu_) = false;
+  bool first_lease_skewed_ ABSL_GUARDED_BY(mu_) = false;
   // The step in flight and what the next progress report carries.
   bool stepping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t steps_ ABSL_GUARDED_BY(mu_) = 0;

@@ -53,6 +53,10 @@ DEFINE_int64(member_dense_floats, 0,
              "shard and the simulator's streams took 1.3 cores); the shard is measured on its "
              "own under --pushers.");
 DEFINE_int32(member_rows, 0, "Embedding rows a light worker pulls and pushes per step.");
+DEFINE_int32(job_extra_layers, 0,
+             "Hidden layers of width 2 added to the coordinator points' job: each adds two "
+             "variables to every member's assignment (what a model of many variables costs the "
+             "coordinator per member).");
 DEFINE_double(window_secs, 20, "Measured window of each coordinator point.");
 DEFINE_double(settle_secs, 90,
               "Longest wait for every member of a point to register and hold the job; past it "
@@ -127,6 +131,7 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
   coordinator.worker.rows = FLAGS_member_rows;
   coordinator.job.dense_floats = std::max<int64_t>(FLAGS_member_dense_floats, 1024);
   coordinator.job.batch_size = FLAGS_batch;
+  coordinator.job.extra_layers = FLAGS_job_extra_layers;
   coordinator.channels = FLAGS_channels;
   coordinator.driver_threads = FLAGS_driver_threads;
   coordinator.settle_timeout = absl::Seconds(FLAGS_settle_secs);

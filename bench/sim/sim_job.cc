@@ -1,8 +1,11 @@
 #include "bench/sim/sim_job.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace pstrain {
 namespace bench {
@@ -12,7 +15,10 @@ namespace bench {
 int64_t SimDenseFloats(const SimJob& job) {
   const int64_t inputs = int64_t{job.num_fields} * job.dim;
   const int64_t hidden = SimHiddenUnits(job);
-  return 1 + inputs * hidden + hidden + hidden + 1;
+  if (job.extra_layers <= 0) return 1 + inputs * hidden + hidden + hidden + 1;
+  // hidden -> 2, then 2 -> 2 for each further extra layer, then 2 -> 1.
+  return 1 + inputs * hidden + hidden + (hidden * 2 + 2) +
+         int64_t{job.extra_layers - 1} * (2 * 2 + 2) + 2 + 1;
 }
 
 int64_t SimHiddenUnits(const SimJob& job) {
@@ -26,8 +32,10 @@ std::string SimJobSpecText(const SimJob& job) {
       "mode: JOB_MODE_TRAIN\n"
       "model { wide_and_deep {\n"
       "  embedding { dim: ",
-      job.dim, " }\n  hidden_units: [", SimHiddenUnits(job), "]\n} }\n",
-      "train_data {\n  synthetic_clicks { num_examples: ", job.num_examples,
+      job.dim, " }\n  hidden_units: [", SimHiddenUnits(job),
+      absl::StrJoin(std::vector<int>(std::max(job.extra_layers, 0), 2), "",
+                    [](std::string* out, int width) { absl::StrAppend(out, ", ", width); }),
+      "]\n} }\n", "train_data {\n  synthetic_clicks { num_examples: ", job.num_examples,
       " num_fields: ", job.num_fields,
       " vocabulary_per_field: 1000 seed: 7 }\n  batch_size: ", job.batch_size, "\n}\n",
       "optimizer { sgd {} learning_rate: 0.01 }\n", "training { update_mode: UPDATE_MODE_ASYNC }\n",

@@ -20,6 +20,10 @@ struct SimJob {
   // Records in an epoch, enough for every member's leases in a run.
   int64_t num_examples = 100000000;
   int batch_size = 64;
+  // Hidden layers of width 2 after the sized one: each adds two variables
+  // (weights and biases) to the job, and so to every member's assignment,
+  // the cost of a model of many variables at the coordinator. Default 0.
+  int extra_layers = 0;
 };
 
 // The single hidden layer's width giving about `dense_floats` dense values
