@@ -511,11 +511,15 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
   report.queue_depth = request.queue_depth();
   RETURN_IF_ERROR(members_->Heartbeat(request.task(), request.incarnation(), report));
   HeartbeatResponse response;
-  const Assignment assignment = assignments_.Get(request.task());
-  response.set_job_id(assignment.job_id());
-  if (assignment.replica_epoch() > 0) {
-    response.set_replica_epoch(assignment.replica_epoch());
-    *response.mutable_ps_addresses() = assignment.ps_addresses();
+  // Not Get: a copy of the spec and placements per heartbeat grows with the
+  // model, for the job id alone.
+  AssignmentBoard::AssignedJob assignment = assignments_.JobOf(request.task());
+  response.set_job_id(std::move(assignment.job_id));
+  if (assignment.replica_epoch > 0) {
+    response.set_replica_epoch(assignment.replica_epoch);
+    for (std::string& address : assignment.ps_addresses) {
+      response.add_ps_addresses(std::move(address));
+    }
   }
   absl::MutexLock lock(&mu_);
   if (response.job_id().empty() &&
