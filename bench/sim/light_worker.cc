@@ -153,7 +153,11 @@ void LightWorker::FetchAssignment() {
         }
         if (answer.job_id().empty()) return;
         assignment_ = answer;
-        assignment_.clear_spec();  // the light worker builds no model
+        // The light worker builds no model, and with thousands of members
+        // a copy of every placement each would be most of the simulator's
+        // memory: the variables of shard 0 are all it keeps.
+        assignment_.clear_spec();
+        assignment_.clear_placements();
         traffic_ = ShardTraffic();
         traffic_.job_id = answer.job_id();
         traffic_.generation = answer.generation();
@@ -414,6 +418,11 @@ LightWorkerState LightWorker::state() const {
 Assignment LightWorker::assignment() const {
   absl::MutexLock lock(&mu_);
   return assignment_;
+}
+
+ShardTraffic LightWorker::traffic() const {
+  absl::MutexLock lock(&mu_);
+  return traffic_;
 }
 
 }  // namespace bench

@@ -71,8 +71,12 @@ class LightWorker {
   void Close();
 
   LightWorkerState state() const;
-  // The assignment it took (empty job_id before one).
+  // The assignment it took (empty job_id before one), less its spec and
+  // placements.
   Assignment assignment() const;
+  // What it pushes and pulls: its job, run and shard 0's variables (shapes
+  // known once a pull has answered).
+  ShardTraffic traffic() const;
 
  private:
   template <typename Request, typename Response>

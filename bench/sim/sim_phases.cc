@@ -214,11 +214,7 @@ absl::StatusOr<std::vector<ShardPoint>> MeasureShard(const ShardPhaseOptions& op
     }
     absl::SleepFor(absl::Milliseconds(100));
   }
-  const Assignment assignment = fleet->worker(0).assignment();
-  ShardTraffic traffic;
-  traffic.job_id = assignment.job_id();
-  traffic.generation = assignment.generation();
-  traffic.variables = VariablesOf(assignment);
+  ShardTraffic traffic = fleet->worker(0).traffic();
   traffic.rows = options.rows;
   ASSIGN_OR_RETURN(traffic.variables, LearnVariables(cluster->shard_address(), traffic));
 
