@@ -10,7 +10,7 @@
 #            is rewritten by a full run alone, so it never mixes two runs
 #   --list   print the benchmarks' names and commands
 #
-# A full run takes about 33 minutes on 2 cores. Run it on a quiet machine:
+# A full run takes about 35 minutes on 2 cores. Run it on a quiet machine:
 # every figure is a ratio to a reference measured in the same run, but a
 # busy machine still lowers the ratios where two processes share the cores.
 set -euo pipefail
@@ -33,6 +33,8 @@ benchmark apply "bazel-bin/bench/ps/apply_bench"
 benchmark training "bazel-bin/bench/compute/training_benchmark"
 benchmark layers "bazel-bin/bench/compute/layer_benchmark"
 benchmark readers "bazel-bin/bench/data/reader_bench"
+# Hundreds to 10,000 light workers against a real coordinator and shard.
+benchmark sim "bazel-bin/bench/sim/sim_bench"
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'

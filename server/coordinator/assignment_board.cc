@@ -6,9 +6,28 @@
 namespace pstrain {
 namespace coordinator {
 
+AssignmentBoard::JobWide AssignmentBoard::ShareJobWide(const Assignment& assignment) {
+  auto job_wide = std::make_shared<Assignment>();
+  *job_wide->mutable_spec() = assignment.spec();
+  *job_wide->mutable_placements() = assignment.placements();
+  return job_wide;
+}
+
 Assignment AssignmentBoard::GetLocked(const Key& key) const {
   auto it = assignments_.find(key);
-  return it == assignments_.end() ? Assignment() : it->second;
+  if (it == assignments_.end()) return Assignment();
+  Assignment assignment = it->second.own;
+  if (it->second.job_wide != nullptr) {
+    *assignment.mutable_spec() = it->second.job_wide->spec();
+    *assignment.mutable_placements() = it->second.job_wide->placements();
+  }
+  return assignment;
+}
+
+AssignmentBoard::KnownRun AssignmentBoard::RunLocked(const Key& key) const {
+  auto it = assignments_.find(key);
+  if (it == assignments_.end()) return KnownRun();
+  return KnownRun{it->second.own.job_id(), it->second.own.generation()};
 }
 
 std::vector<AssignmentBoard::Answer> AssignmentBoard::TakeLocked(
@@ -30,16 +49,29 @@ void AssignmentBoard::Deliver(std::vector<Answer> answers) {
 }
 
 void AssignmentBoard::Set(const TaskId& task, Assignment assignment) {
+  JobWide job_wide;
+  if (assignment.has_spec() || assignment.placements_size() > 0) {
+    auto own = std::make_shared<Assignment>();
+    own->mutable_spec()->Swap(assignment.mutable_spec());
+    own->mutable_placements()->Swap(assignment.mutable_placements());
+    job_wide = std::move(own);
+  }
+  SetShared(task, std::move(assignment), std::move(job_wide));
+}
+
+void AssignmentBoard::SetShared(const TaskId& task, Assignment own, JobWide job_wide) {
+  own.clear_spec();
+  own.clear_placements();
   std::vector<Answer> answers;
   {
     absl::MutexLock lock(&mu_);
     const Key key = KeyOf(task);
-    answers = TakeLocked(
-        [&](const Poll& poll) { return poll.task == key && Differs(assignment, poll.known); });
-    if (assignment.job_id().empty()) {
+    answers =
+        TakeLocked([&](const Poll& poll) { return poll.task == key && Differs(own, poll.known); });
+    if (own.job_id().empty()) {
       assignments_.erase(key);
     } else {
-      assignments_[key] = std::move(assignment);
+      assignments_[key] = Held{std::move(own), std::move(job_wide)};
     }
     for (Answer& answer : answers) answer.assignment = GetLocked(key);
   }
@@ -52,7 +84,7 @@ void AssignmentBoard::ClearJob(absl::string_view job_id) {
     absl::MutexLock lock(&mu_);
     std::vector<Key> cleared;
     for (auto it = assignments_.begin(); it != assignments_.end();) {
-      if (it->second.job_id() == job_id) {
+      if (it->second.own.job_id() == job_id) {
         cleared.push_back(it->first);
         it = assignments_.erase(it);
       } else {
@@ -72,6 +104,20 @@ Assignment AssignmentBoard::Get(const TaskId& task) const {
   return GetLocked(KeyOf(task));
 }
 
+AssignmentBoard::AssignedJob AssignmentBoard::JobOf(const TaskId& task) const {
+  absl::MutexLock lock(&mu_);
+  AssignedJob job;
+  auto it = assignments_.find(KeyOf(task));
+  if (it == assignments_.end()) return job;
+  const Assignment& own = it->second.own;
+  job.job_id = own.job_id();
+  job.replica_epoch = own.replica_epoch();
+  if (job.replica_epoch > 0) {
+    job.ps_addresses.assign(own.ps_addresses().begin(), own.ps_addresses().end());
+  }
+  return job;
+}
+
 bool AssignmentBoard::Differs(const Assignment& assignment, const KnownRun& known) {
   return assignment.job_id() != known.job_id || assignment.generation() != known.generation;
 }
@@ -81,9 +127,10 @@ uint64_t AssignmentBoard::Await(const TaskId& task, const KnownRun& known, absl:
   const absl::Time time = clock_.Now();
   absl::MutexLock lock(&mu_);
   const Key key = KeyOf(task);
-  Assignment current = GetLocked(key);
-  if (Differs(current, known) || deadline <= time) {
-    *now = std::move(current);
+  const KnownRun current = RunLocked(key);
+  if (current.job_id != known.job_id || current.generation != known.generation ||
+      deadline <= time) {
+    *now = GetLocked(key);
     return 0;
   }
   const uint64_t id = ++last_poll_id_;

@@ -1,5 +1,6 @@
 #include "server/coordinator/coordinator.h"
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <utility>
@@ -105,6 +106,12 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "the checkpoint root must be an absolute folder, got '", options.checkpoint_root, "'"));
   }
+  // A cluster told to wait for more workers than the registry's bound on
+  // task indices, or to take ranks beyond it, must be able to register
+  // them: otherwise worker/<bound> and up are refused as malformed and a
+  // job waiting for all of them starts with the first <bound> alone.
+  options.membership.max_task_index = std::max(
+      {options.membership.max_task_index, options.runner.num_workers, options.runner.max_workers});
   ASSIGN_OR_RETURN(std::unique_ptr<MembershipRegistry> members,
                    MembershipRegistry::Create(clock, options.membership));
   ASSIGN_OR_RETURN(std::unique_ptr<JobQueue> jobs, JobQueue::Create(clock, options.queue));
@@ -504,11 +511,15 @@ absl::StatusOr<HeartbeatResponse> Coordinator::Heartbeat(const HeartbeatRequest&
   report.queue_depth = request.queue_depth();
   RETURN_IF_ERROR(members_->Heartbeat(request.task(), request.incarnation(), report));
   HeartbeatResponse response;
-  const Assignment assignment = assignments_.Get(request.task());
-  response.set_job_id(assignment.job_id());
-  if (assignment.replica_epoch() > 0) {
-    response.set_replica_epoch(assignment.replica_epoch());
-    *response.mutable_ps_addresses() = assignment.ps_addresses();
+  // Not Get: a copy of the spec and placements per heartbeat grows with the
+  // model, for the job id alone.
+  AssignmentBoard::AssignedJob assignment = assignments_.JobOf(request.task());
+  response.set_job_id(std::move(assignment.job_id));
+  if (assignment.replica_epoch > 0) {
+    response.set_replica_epoch(assignment.replica_epoch);
+    for (std::string& address : assignment.ps_addresses) {
+      response.add_ps_addresses(std::move(address));
+    }
   }
   absl::MutexLock lock(&mu_);
   if (response.job_id().empty() &&

@@ -356,6 +356,23 @@ TEST_F(CoordinatorServiceTest, RegistrationFencesStaleIncarnations) {
   EXPECT_EQ(cluster.members(0).state(), MEMBER_STATE_IDLE);
 }
 
+TEST_F(CoordinatorServiceTest, ATaskIndexBeyondTheDefaultBoundRegistersInALargeCluster) {
+  options_.runner.num_workers = 5000;
+  StartCoordinator();
+  EXPECT_TRUE(Register(Caller{MakeTask(TASK_TYPE_WORKER, 4096), 1}).ok());
+  EXPECT_TRUE(Register(Caller{MakeTask(TASK_TYPE_WORKER, 4999), 1}).ok());
+  const grpc::Status beyond = Register(Caller{MakeTask(TASK_TYPE_WORKER, 5000), 1});
+  EXPECT_EQ(beyond.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(beyond.error_message().find("[0, 5000)"), std::string::npos) << beyond.error_message();
+}
+
+TEST_F(CoordinatorServiceTest, TaskIndicesStayBoundedInASmallCluster) {
+  StartCoordinator();  // two workers
+  EXPECT_TRUE(Register(Caller{MakeTask(TASK_TYPE_WORKER, 4095), 1}).ok());
+  EXPECT_EQ(Register(Caller{MakeTask(TASK_TYPE_WORKER, 4096), 1}).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(CoordinatorServiceTest, HeartbeatsShowStepHealthAndQueueDepthInTheCluster) {
   StartCoordinator();
   Caller worker{MakeTask(TASK_TYPE_WORKER, 0), 3};

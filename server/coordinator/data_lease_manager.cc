@@ -140,10 +140,10 @@ absl::StatusOr<DataLease> DataLeaseManager::Acquire(absl::string_view holder) {
   lease.epoch = cut->first;
   lease.range = cut->second;
   lease.holder = std::string(holder);
-  lease.deadline = now + options_.lease_timeout;
   const int64_t id = ++last_lease_id_;
   auto [it, inserted] = leases_.emplace(id, std::move(lease));
   CHECK(inserted);
+  SetDeadline(it, now + options_.lease_timeout);
   return ToProto(id, it->second);
 }
 
@@ -192,10 +192,11 @@ absl::StatusOr<DataLease> DataLeaseManager::AcquireForSlot(absl::string_view hol
     }
   }
   const int64_t id = slots_[slot].leases.front();
-  Lease& lease = leases_.at(id);
-  lease.holder = std::string(holder);
-  lease.deadline = now + options_.lease_timeout;
-  return ToProto(id, lease);
+  auto it = leases_.find(id);
+  CHECK(it != leases_.end()) << "slot " << slot << " lists lease " << id << ", which is gone";
+  it->second.holder = std::string(holder);
+  SetDeadline(it, now + options_.lease_timeout);
+  return ToProto(id, it->second);
 }
 
 absl::Status DataLeaseManager::Complete(int64_t lease_id, absl::string_view holder,
@@ -253,7 +254,7 @@ absl::Status DataLeaseManager::Complete(int64_t lease_id, absl::string_view hold
     std::deque<int64_t>& queue = slots_[lease.slot].leases;
     queue.erase(std::find(queue.begin(), queue.end(), lease_id));
   }
-  leases_.erase(it);
+  Forget(it);
   Advance();
   return absl::OkStatus();
 }
@@ -330,14 +331,33 @@ absl::Status DataLeaseManager::HandBackUntrained(int64_t lease_id, absl::string_
 }
 
 std::vector<DataLease> DataLeaseManager::ExpireLocked(absl::Time now) {
+  // Only the leases past their deadline are looked at: every Acquire and
+  // Complete comes here, and with thousands of workers holding leases a
+  // walk over all of them made each call cost as much as the whole table.
+  std::vector<int64_t> ids;
+  for (auto due = by_deadline_.begin(); due != by_deadline_.end() && due->first <= now; ++due) {
+    ids.push_back(due->second);
+  }
+  // In lease order, as they were handed out.
+  std::sort(ids.begin(), ids.end());
   std::vector<DataLease> expired;
-  for (const auto& [id, lease] : leases_) {
-    if (lease.deadline <= now) expired.push_back(ToProto(id, lease));
-  }
-  for (auto lease = expired.rbegin(); lease != expired.rend(); ++lease) {
-    Requeue(leases_.find(lease->lease_id()));
-  }
+  expired.reserve(ids.size());
+  for (int64_t id : ids) expired.push_back(ToProto(id, leases_.at(id)));
+  // Newest first, so the oldest lease's range ends up at the very front.
+  for (auto id = ids.rbegin(); id != ids.rend(); ++id) Requeue(leases_.find(*id));
   return expired;
+}
+
+void DataLeaseManager::SetDeadline(std::map<int64_t, Lease>::iterator it, absl::Time deadline) {
+  Lease& lease = it->second;
+  if (lease.deadline != absl::InfiniteFuture()) by_deadline_.erase({lease.deadline, it->first});
+  lease.deadline = deadline;
+  if (deadline != absl::InfiniteFuture()) by_deadline_.insert({deadline, it->first});
+}
+
+void DataLeaseManager::Forget(std::map<int64_t, Lease>::iterator it) {
+  SetDeadline(it, absl::InfiniteFuture());
+  leases_.erase(it);
 }
 
 void DataLeaseManager::Requeue(std::map<int64_t, Lease>::iterator it) {
@@ -345,14 +365,14 @@ void DataLeaseManager::Requeue(std::map<int64_t, Lease>::iterator it) {
     // The slot's rounds need exactly this data: it waits for the slot's
     // next holder.
     it->second.holder.clear();
-    it->second.deadline = absl::InfiniteFuture();
+    SetDeadline(it, absl::InfiniteFuture());
     return;
   }
   Epoch* epoch = FindEpoch(it->second.epoch);
   CHECK(epoch != nullptr) << "lease " << it->first << " outlived its epoch";
   epoch->pending.push_front(it->second.range);
   --epoch->leased;
-  leases_.erase(it);
+  Forget(it);
 }
 
 void DataLeaseManager::Advance() {
@@ -516,6 +536,7 @@ absl::Status DataLeaseManager::RestoreFrom(const DataPosition& position, int64_t
 
   absl::MutexLock lock(&mu_);
   leases_.clear();
+  by_deadline_.clear();
   next_.reset();
   if (sync_slots.has_value()) slots_.assign(*sync_slots, Slot());
   for (Slot& slot : slots_) {

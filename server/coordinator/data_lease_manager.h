@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -225,7 +226,8 @@ class DataLeaseManager {
     Range range;
     // Empty while a slot's lease waits for its slot's next holder.
     std::string holder;
-    absl::Time deadline;
+    // InfiniteFuture: none (a slot's lease waiting for a holder).
+    absl::Time deadline = absl::InfiniteFuture();
     // With sync_slots: the slot it was dealt to and its first round.
     int slot = -1;
     int64_t first_round = 0;
@@ -275,6 +277,12 @@ class DataLeaseManager {
   // holder.
   void Requeue(std::map<int64_t, Lease>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<DataLease> ExpireLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives lease `it` a new deadline (InfiniteFuture: none), keeping
+  // by_deadline_ in step.
+  void SetDeadline(std::map<int64_t, Lease>::iterator it, absl::Time deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Erases lease `it` and its place in by_deadline_.
+  void Forget(std::map<int64_t, Lease>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves past every finished epoch.
   void Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   DataLease ToProto(int64_t id, const Lease& lease) const;
@@ -289,6 +297,10 @@ class DataLeaseManager {
   // The epoch after current_, once handed out early (overlap_epochs).
   std::optional<Epoch> next_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);
+  // (deadline, id) of every lease in leases_ with a finite deadline, so
+  // that expiry looks only at the leases that are due. Lease::deadline is
+  // changed through SetDeadline alone.
+  std::set<std::pair<absl::Time, int64_t>> by_deadline_ ABSL_GUARDED_BY(mu_);
   int64_t last_lease_id_ ABSL_GUARDED_BY(mu_);
   bool end_of_data_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<int64_t> sync_rounds_end_ ABSL_GUARDED_BY(mu_);

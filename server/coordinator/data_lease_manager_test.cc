@@ -145,6 +145,39 @@ TEST_F(DataLeaseManagerTest, LeasesExpireWithoutATicker) {
   EXPECT_EQ(manager->Complete(a.lease_id(), "w0", {}).code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(DataLeaseManagerTest, AmongThousandsOfLeasesExactlyTheDueOnesExpireInLeaseOrder) {
+  // A worker per lease, as a cluster of thousands of workers holds them:
+  // leases handed out a millisecond apart, every third completed.
+  constexpr int kLeases = 6000;
+  auto manager = Make(Options(int64_t{kLeases} * 4, 4, 1));
+  std::vector<DataLease> leases;
+  for (int i = 0; i < kLeases; ++i) {
+    leases.push_back(MustAcquire(*manager, "worker/" + std::to_string(i) + "#1"));
+    clock_.Advance(absl::Milliseconds(1));
+  }
+  for (int i = 0; i < kLeases; i += 3) {
+    ASSERT_TRUE(
+        manager->Complete(leases[i].lease_id(), "worker/" + std::to_string(i) + "#1", {}).ok());
+  }
+  // 30 s after the first lease: those handed out in the first 2 s are due.
+  clock_.Advance(absl::Seconds(30) - absl::Milliseconds(kLeases) + absl::Milliseconds(1999));
+  const std::vector<DataLease> expired = manager->ExpireLeases();
+  std::vector<int64_t> want;
+  for (int i = 0; i < 2000; ++i) {
+    if (i % 3 != 0) want.push_back(leases[i].lease_id());
+  }
+  std::vector<int64_t> got;
+  for (const DataLease& lease : expired) got.push_back(lease.lease_id());
+  EXPECT_EQ(got, want);
+  EXPECT_THAT(manager->ExpireLeases(), SizeIs(0));
+  // The rest are still held and complete.
+  EXPECT_TRUE(manager->Complete(leases[2002].lease_id(), "worker/2002#1", {}).ok());
+  EXPECT_EQ(manager->Complete(leases[1].lease_id(), "worker/1#1", {}).code(),
+            absl::StatusCode::kNotFound);
+  // The expired ranges come back first, the oldest at the front.
+  EXPECT_EQ(Describe(MustAcquire(*manager, "worker/x#1")), Describe(leases[1]));
+}
+
 TEST_F(DataLeaseManagerTest, LostWorkersLeasesGoBackToTheFront) {
   auto manager = Make(Options(16, 4, 1));
   DataLease a = MustAcquire(*manager, "worker/0#1");
@@ -743,6 +776,24 @@ TEST_F(DataLeaseManagerTest, ALostHoldersLeaseWaitsForItsSlotWithItsRounds) {
   EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("worker/1#2", 1).value()), "[10, 20)@0 r0");
   EXPECT_TRUE(manager->Complete(again.lease_id(), "worker/1#2", {}).ok());
   EXPECT_EQ(DescribeSlotLease(manager->AcquireForSlot("worker/1#2", 1).value()), "[30, 40)@0 r2");
+}
+
+TEST_F(DataLeaseManagerTest, ASlotsLeaseTakenUpAgainHasTheNewHoldersDeadline) {
+  auto manager = Make(SlotOptions(100, 10, 2, 5));
+  manager->AcquireForSlot("worker/1#1", 1).value();
+  EXPECT_EQ(manager->ReleaseHolder("worker/1#1"), 1);
+  // Unheld, it never expires.
+  clock_.Advance(absl::Seconds(20));
+  EXPECT_THAT(manager->ExpireLeases(), SizeIs(0));
+  const DataLease again = manager->AcquireForSlot("worker/1#2", 1).value();
+  EXPECT_EQ(again.deadline_unix_ms(), absl::ToUnixMillis(clock_.Now() + absl::Seconds(30)));
+  // Past the first holder's deadline, not the second's.
+  clock_.Advance(absl::Seconds(15));
+  EXPECT_THAT(manager->ExpireLeases(), SizeIs(0));
+  clock_.Advance(absl::Seconds(15));
+  ASSERT_THAT(manager->ExpireLeases(), SizeIs(1));
+  EXPECT_EQ(manager->Complete(again.lease_id(), "worker/1#2", {}).code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(DataLeaseManagerTest, ASlotsLeaseIsNotCutByTrainedRecords) {

@@ -22,7 +22,11 @@ void JobWorkers::ChangeCount(int count) {
 std::vector<int> JobWorkers::Publish(const Assignment& base, const std::vector<int>& present) {
   absl::MutexLock lock(&mu_);
   published_ = true;
+  // One spec and set of placements for every rank, however many.
+  job_wide_ = AssignmentBoard::ShareJobWide(base);
   base_ = base;
+  base_.clear_spec();
+  base_.clear_placements();
   std::set<int> ranks;
   for (int rank = 0; rank < count_; ++rank) ranks.insert(rank);
   if (elastic_) {
@@ -69,7 +73,7 @@ void JobWorkers::HandLocked(int rank, bool in_job) {
   }
   Assignment assignment = base_;
   assignment.set_worker_rank(rank);
-  board_.Set(task, std::move(assignment));
+  board_.SetShared(task, std::move(assignment), job_wide_);
 }
 
 std::vector<int> JobWorkers::Ranks() const {

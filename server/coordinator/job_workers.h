@@ -81,7 +81,10 @@ class JobWorkers {
   int max_workers_ ABSL_GUARDED_BY(mu_) = 0;
   bool elastic_ ABSL_GUARDED_BY(mu_) = false;
   bool published_ ABSL_GUARDED_BY(mu_) = false;
+  // The published assignment less its spec and placements, which every
+  // rank shares in job_wide_.
   Assignment base_ ABSL_GUARDED_BY(mu_);
+  AssignmentBoard::JobWide job_wide_ ABSL_GUARDED_BY(mu_);
   std::set<int> ranks_ ABSL_GUARDED_BY(mu_);
   // Workers that registered before Publish; an elastic job takes them.
   std::set<int> registered_early_ ABSL_GUARDED_BY(mu_);

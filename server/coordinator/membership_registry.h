@@ -33,6 +33,8 @@ struct MembershipOptions {
   absl::Duration heartbeat_timeout = absl::Seconds(10);
   // Task indices are refused from this value up, per role. Default 4096; it
   // bounds what a bad request can make the coordinator allocate.
+  // Coordinator::Create raises it to the runner's num_workers and
+  // max_workers when they are larger.
   int max_task_index = 4096;
 };
 
