@@ -112,6 +112,8 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
     return absl::InvalidArgumentError("intervals and windows must be > 0");
   }
   SimPlace place{FLAGS_bin_dir, run_dir};
+  // Made now: it records the load average at the start of the run.
+  MarkdownReport report(kSimReportTitle);
 
   SimRun run;
   run.command = command;
@@ -157,7 +159,7 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
     run.shard = *std::move(points);
   }
 
-  const MarkdownReport report = SimReport(run);
+  AddSimReport(run, &report);
   if (FLAGS_report.empty()) {
     std::fputs(report.Render().c_str(), stdout);
     return absl::OkStatus();
