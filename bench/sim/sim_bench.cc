@@ -37,9 +37,8 @@ DEFINE_double(heartbeat_interval_secs, 2,
               "The coordinator's --heartbeat_interval_secs, which every light worker keeps "
               "(its timeout is five times it, as the defaults 2 s and 10 s).");
 DEFINE_double(step_interval_secs, 2,
-              "A light worker's step period: each step pulls and pushes on the shard and "
-              "consumes --batch records of its lease. Long, so that thousands of members load "
-              "the coordinator rather than the one shard.");
+              "A light worker's step period: each step consumes --batch records of its lease "
+              "and, with --member_dense_floats or --member_rows, pulls and pushes on the shard.");
 DEFINE_int32(batch, 64, "Records a step consumes from the member's data lease.");
 DEFINE_int64(records_per_lease, 640,
              "The coordinator's --records_per_lease: with --batch 64, a lease is completed and "
