@@ -37,9 +37,8 @@ DEFINE_double(heartbeat_interval_secs, 2,
               "The coordinator's --heartbeat_interval_secs, which every light worker keeps "
               "(its timeout is five times it, as the defaults 2 s and 10 s).");
 DEFINE_double(step_interval_secs, 2,
-              "A light worker's step period: each step pulls and pushes on the shard and "
-              "consumes --batch records of its lease. Long, so that thousands of members load "
-              "the coordinator rather than the one shard.");
+              "A light worker's step period: each step consumes --batch records of its lease "
+              "and, with --member_dense_floats or --member_rows, pulls and pushes on the shard.");
 DEFINE_int32(batch, 64, "Records a step consumes from the member's data lease.");
 DEFINE_int64(records_per_lease, 640,
              "The coordinator's --records_per_lease: with --batch 64, a lease is completed and "
@@ -112,6 +111,8 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
     return absl::InvalidArgumentError("intervals and windows must be > 0");
   }
   SimPlace place{FLAGS_bin_dir, run_dir};
+  // Made now: it records the load average at the start of the run.
+  MarkdownReport report(kSimReportTitle);
 
   SimRun run;
   run.command = command;
@@ -157,7 +158,7 @@ absl::Status Run(const std::string& command, const std::string& run_dir) {
     run.shard = *std::move(points);
   }
 
-  const MarkdownReport report = SimReport(run);
+  AddSimReport(run, &report);
   if (FLAGS_report.empty()) {
     std::fputs(report.Render().c_str(), stdout);
     return absl::OkStatus();

@@ -47,8 +47,8 @@ std::string FirstBreak(const SimRun& run) {
   return absl::StrCat("Nothing broke up to ", run.coordinator.back().members, " members.");
 }
 
-MarkdownReport SimReport(const SimRun& run) {
-  MarkdownReport report("sim: many light members against a real coordinator and shard");
+void AddSimReport(const SimRun& run, MarkdownReport* out) {
+  MarkdownReport& report = *out;
   report.Paragraph(absl::StrFormat(
       "Light workers (bench/sim: no compute, no thread each; gRPC's callback API) register, "
       "heartbeat every %.3g s, take and complete data leases of %d records, report progress "
@@ -114,7 +114,6 @@ MarkdownReport SimReport(const SimRun& run) {
          MiB(point.resident_bytes), not_applied});
   }
   report.Table(shard);
-  return report;
 }
 
 }  // namespace bench

@@ -43,8 +43,14 @@ SimRun TwoPointRun() {
   return run;
 }
 
+std::string Rendered(const SimRun& run) {
+  MarkdownReport report(kSimReportTitle);
+  AddSimReport(run, &report);
+  return report.Render();
+}
+
 TEST(SimReportTest, CpuPerMemberIsComparedWithTheFirstCount) {
-  const std::string text = SimReport(TwoPointRun()).Render();
+  const std::string text = Rendered(TwoPointRun());
   // 0.1 s over 10 s and 100 members: 100 µs per member-second; 2 s over
   // 1000 members: 200, twice the base.
   EXPECT_NE(text.find("| 100 | 100 / 100 | 0.010 | 100.0 | 1.00x |"), std::string::npos) << text;
@@ -55,19 +61,19 @@ TEST(SimReportTest, CpuPerMemberIsComparedWithTheFirstCount) {
 }
 
 TEST(SimReportTest, ShardRatesAreComparedWithOnePusherOfTheSameKind) {
-  const std::string text = SimReport(TwoPointRun()).Render();
+  const std::string text = Rendered(TwoPointRun());
   EXPECT_NE(text.find("| dense | 1 | 256.0 | 200 | 1.00x |"), std::string::npos) << text;
   EXPECT_NE(text.find("| dense | 8 | 256.0 | 600 | 3.00x |"), std::string::npos) << text;
 }
 
 TEST(SimReportTest, SaysHowMuchOfTheMachineTheSimulatorTook) {
   // 5 s of CPU over a 10 s window: half a core, and its lateness beside.
-  EXPECT_NE(SimReport(TwoPointRun()).Render().find("| 0.50 | 0.00 / 0 |"), std::string::npos)
-      << SimReport(TwoPointRun()).Render();
+  EXPECT_NE(Rendered(TwoPointRun()).find("| 0.50 | 0.00 / 0 |"), std::string::npos)
+      << Rendered(TwoPointRun());
 }
 
 TEST(SimReportTest, StatesNoTargets) {
-  EXPECT_EQ(SimReport(TwoPointRun()).Render().find("Target:"), std::string::npos);
+  EXPECT_EQ(Rendered(TwoPointRun()).find("Target:"), std::string::npos);
 }
 
 TEST(SimReportTest, FirstBreakNamesTheSmallestCountThatBroke) {
@@ -77,7 +83,7 @@ TEST(SimReportTest, FirstBreakNamesTheSmallestCountThatBroke) {
   run.coordinator[1].broke = "heartbeats timed out";
   run.coordinator[2].broke = "the coordinator ran out of memory";
   EXPECT_EQ(FirstBreak(run), "At 1000 members: heartbeats timed out");
-  const std::string text = SimReport(run).Render();
+  const std::string text = Rendered(run);
   EXPECT_NE(text.find("What broke first: At 1000 members: heartbeats timed out"),
             std::string::npos);
 }
