@@ -54,11 +54,11 @@ double TotalSteps(const ThroughputWindow& window) {
   return steps;
 }
 
-// The worker sweep's point of 1 worker and 1 shard: the sizing model's
-// calibration.
-const ThroughputPoint* CalibrationPoint(const ScalingResults& results) {
+// The worker sweep's point of `workers` workers and 1 shard; null when it
+// did not run.
+const ThroughputPoint* SweepPoint(const ScalingResults& results, int workers) {
   for (const ThroughputPoint& point : results.worker_sweep) {
-    if (point.workers == 1 && point.shards == 1 && point.reference.has_value() &&
+    if (point.workers == workers && point.shards == 1 && point.reference.has_value() &&
         TotalSteps(point.window) > 0) {
       return &point;
     }
@@ -66,23 +66,37 @@ const ThroughputPoint* CalibrationPoint(const ScalingResults& results) {
   return nullptr;
 }
 
-// The MLP's step costs with `exchange`: the compute of the worker sweep's
-// reference and the other costs of its 1-worker point (less the exchange
-// through lanes to 1 shard); none without them.
-std::optional<StepCosts> MlpStepCosts(const ScalingResults& results, const WireResult& exchange) {
-  const ThroughputPoint* calibration = CalibrationPoint(results);
-  auto one = results.exchanges.find(1);
-  if (calibration == nullptr || one == results.exchanges.end()) return std::nullopt;
-  const double compute = kBatch / calibration->reference->examples_per_sec;
-  const double steps = TotalSteps(calibration->window);
-  const OtherCosts other = CalibrateOtherCosts(
-      calibration->window.seconds / steps, calibration->window.cpu_seconds / steps, compute,
-      one->second.seconds / one->second.steps, one->second.cpu_seconds / one->second.steps);
-  return StepCosts{compute, exchange.seconds / exchange.steps,
-                   exchange.cpu_seconds / exchange.steps, other.wall, other.cpu};
+int HostCores() { return static_cast<int>(std::thread::hardware_concurrency()); }
+
+// The sizing model's calibration: the worker sweep's points of 1 and 2
+// workers (the second may be missing).
+bool IsCalibration(const ScalingResults& results, const ThroughputPoint& point) {
+  return &point == SweepPoint(results, 1) || &point == SweepPoint(results, 2);
 }
 
-int HostCores() { return static_cast<int>(std::thread::hardware_concurrency()); }
+CalibrationRun AsCalibration(const ThroughputPoint* point) {
+  if (point == nullptr) return CalibrationRun();
+  const double steps = TotalSteps(point->window);
+  return CalibrationRun{point->window.seconds / (steps / point->workers),
+                        point->window.cpu_seconds / steps, point->workers + point->shards + 2};
+}
+
+// The MLP's step costs with `exchange`: the compute of the worker sweep's
+// reference and the other costs of its 1- and 2-worker points (less the
+// exchange through lanes to 1 shard); none without the 1-worker point.
+std::optional<StepCosts> MlpStepCosts(const ScalingResults& results, const WireResult& exchange) {
+  const ThroughputPoint* first = SweepPoint(results, 1);
+  auto one = results.exchanges.find(1);
+  if (first == nullptr || one == results.exchanges.end()) return std::nullopt;
+  const double compute = kBatch / first->reference->examples_per_sec;
+  const OtherCosts other = CalibrateOtherCosts(
+      AsCalibration(first), AsCalibration(SweepPoint(results, 2)), HostCores(), compute,
+      one->second.seconds / one->second.steps, one->second.cpu_seconds / one->second.steps);
+  StepCosts costs{compute, exchange.seconds / exchange.steps, exchange.cpu_seconds / exchange.steps,
+                  other.wall, other.cpu};
+  costs.contention_cpu = other.contention_cpu;
+  return costs;
+}
 
 // The sizing model's prediction for `point`, on this host; none without
 // the costs or the exchange's for its shards.
@@ -104,7 +118,7 @@ std::optional<Prediction> Predicted(const ScalingResults& results, const Through
 // two cells.
 std::vector<std::string> PredictionCells(const ScalingResults& results,
                                          const ThroughputPoint& point) {
-  if (&point == CalibrationPoint(results)) return {"(calibration)", ""};
+  if (IsCalibration(results, point)) return {"(calibration)", ""};
   const std::optional<Prediction> predicted = Predicted(results, point);
   const double measured = point.window.ExamplesPerSecond();
   if (!predicted.has_value() || measured <= 0) return {"", ""};
@@ -144,7 +158,8 @@ void WorkerSweepSection(const ScalingResults& results, MarkdownReport& report) {
       "The machine has ",
       std::thread::hardware_concurrency(),
       " cores, shared by the parameter server, the workers and the coordinator. The "
-      "prediction is the sizing model's (docs/sizing.md), calibrated on the 1-worker point."));
+      "prediction is the sizing model's (docs/sizing.md), calibrated on the 1- and 2-worker "
+      "points."));
   report.Table(table);
 }
 
@@ -173,7 +188,7 @@ void ShardSweepSection(const ScalingResults& results, MarkdownReport& report) {
   report.Paragraph(
       "A new cluster per shard count, the MLP's variables placed over the shards; the "
       "single-process trainer ran just before the sweep. The prediction is the sizing "
-      "model's, calibrated on the worker sweep's 1-worker point.");
+      "model's, calibrated on the worker sweep's 1- and 2-worker points.");
   report.Table(table);
 }
 

@@ -5,12 +5,29 @@
 namespace pstrain {
 namespace bench {
 
-OtherCosts CalibrateOtherCosts(double measured_step_wall, double measured_step_cpu,
-                               double compute, double exchange_wall_one_shard,
+double ContentionShare(int processes, int cores) {
+  if (processes <= cores || processes <= 0) return 0;
+  return 1.0 - static_cast<double>(cores) / processes;
+}
+
+OtherCosts CalibrateOtherCosts(const CalibrationRun& first, const CalibrationRun& second,
+                               int host_cores, double compute, double exchange_wall_one_shard,
                                double exchange_cpu_one_shard) {
   // Not below zero: a cluster step cannot cost less than its parts.
-  return OtherCosts{std::max(0.0, measured_step_wall - compute - exchange_wall_one_shard),
-                    std::max(0.0, measured_step_cpu - compute - exchange_cpu_one_shard)};
+  auto other_cpu = [&](const CalibrationRun& run) {
+    return std::max(0.0, run.step_cpu - compute - exchange_cpu_one_shard);
+  };
+  OtherCosts costs;
+  costs.wall = std::max(0.0, first.step_wall - compute - exchange_wall_one_shard);
+  costs.cpu = other_cpu(first);
+  const double first_share = ContentionShare(first.processes, host_cores);
+  const double second_share = ContentionShare(second.processes, host_cores);
+  if (second.processes > 0 && second_share > first_share) {
+    costs.contention_cpu =
+        std::max(0.0, (other_cpu(second) - other_cpu(first)) / (second_share - first_share));
+    costs.cpu = std::max(0.0, other_cpu(first) - costs.contention_cpu * first_share);
+  }
+  return costs;
 }
 
 Prediction PredictThroughput(const StepCosts& costs, const ClusterShape& shape) {
@@ -20,7 +37,11 @@ Prediction PredictThroughput(const StepCosts& costs, const ClusterShape& shape) 
     // The push and the pull each cross the worker's link once.
     step_wall += 2 * shape.model_bytes / shape.link_bytes_per_second;
   }
-  const double step_cpu = costs.compute + costs.exchange_cpu + costs.other_cpu;
+  double step_cpu = costs.compute + costs.exchange_cpu + costs.other_cpu;
+  if (!across_hosts) {
+    const int processes = shape.workers + shape.shards + shape.other_processes;
+    step_cpu += costs.contention_cpu * ContentionShare(processes, shape.host_cores);
+  }
   Prediction best{shape.workers / step_wall, "workers"};
   auto bound = [&best](double steps_per_second, const char* limit) {
     if (steps_per_second < best.examples_per_second) best = {steps_per_second, limit};

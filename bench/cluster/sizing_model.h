@@ -13,7 +13,7 @@
 // Each worker step takes wall time
 //     s = compute + exchange_wall(K) + other_wall            (+ 2B/L across hosts)
 // and CPU time, all processes together,
-//     u = compute + exchange_cpu(K) + other_cpu.
+//     u = compute + exchange_cpu(K) + other_cpu    (+ contention on one host).
 // N workers then make at most N/s steps a second, and the cores they share
 // at most C/u; across hosts each shard's link carries B/K each way per
 // worker step (at most K L / B steps a second) and each shard's cores do
@@ -32,18 +32,40 @@ struct StepCosts {
   double exchange_cpu = 0;
   double other_wall = 0;
   double other_cpu = 0;
+  // On one host, the CPU a step costs more when its processes outnumber the
+  // cores: a process woken for a message finds its core free about C/P of
+  // the time with P processes on C cores, and otherwise waits for it or
+  // takes it from another (a context switch more). Charged as
+  // contention_cpu * (1 - C/P) when P > C.
+  double contention_cpu = 0;
 };
 
-// What one run of 1 worker and 1 shard on one host shows of the rest of a
-// step: its measured wall and CPU (every process of the cluster) per
-// worker step, less compute and the exchange (for 1 shard).
+// One measured run of a cluster on one host: per worker step, its wall
+// time and the CPU of every process of the cluster, and how many processes
+// shared the host's cores.
+struct CalibrationRun {
+  double step_wall = 0;
+  double step_cpu = 0;
+  int processes = 0;
+};
+
+// What two runs on one host with 1 shard (1 worker, and more) show of the
+// rest of a step, less compute and the exchange (for 1 shard): its wall
+// time and CPU with no contention for the cores, and what contention adds
+// (StepCosts.contention_cpu). Without `second` (processes 0) nothing is
+// added for contention and the first run's other CPU is taken as it is.
 struct OtherCosts {
   double wall = 0;
   double cpu = 0;
+  double contention_cpu = 0;
 };
-OtherCosts CalibrateOtherCosts(double measured_step_wall, double measured_step_cpu,
-                               double compute, double exchange_wall_one_shard,
+OtherCosts CalibrateOtherCosts(const CalibrationRun& first, const CalibrationRun& second,
+                               int host_cores, double compute, double exchange_wall_one_shard,
                                double exchange_cpu_one_shard);
+
+// The share of wakeups that find their core taken, as StepCosts charges
+// it: 1 - cores / processes, and 0 when every process has a core.
+double ContentionShare(int processes, int cores);
 
 struct ClusterShape {
   int workers = 1;
@@ -55,6 +77,9 @@ struct ClusterShape {
   int host_cores = 2;
   double link_bytes_per_second = 0;
   double model_bytes = 0;  // float32 parameters, pushed and pulled each step
+  // On one host, processes besides workers and shards sharing the cores
+  // (the coordinator and the evaluator).
+  int other_processes = 2;
 };
 
 struct Prediction {

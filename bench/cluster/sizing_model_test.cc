@@ -13,11 +13,44 @@ StepCosts Costs() {
 }
 
 TEST(SizingModelTest, CalibrationTakesWhatTheRunShowsBeyondItsParts) {
-  const OtherCosts other = CalibrateOtherCosts(2e-3, 2.5e-3, 1e-3, 0.5e-3, 0.5e-3);
-  EXPECT_DOUBLE_EQ(other.wall, 0.5e-3);
-  EXPECT_DOUBLE_EQ(other.cpu, 1e-3);
+  // One run alone: its other costs as they are, nothing for contention.
+  const OtherCosts one = CalibrateOtherCosts({2e-3, 2.5e-3, 4}, {}, 2, 1e-3, 0.5e-3, 0.5e-3);
+  EXPECT_DOUBLE_EQ(one.wall, 0.5e-3);
+  EXPECT_DOUBLE_EQ(one.cpu, 1e-3);
+  EXPECT_EQ(one.contention_cpu, 0);
   // A run faster than its parts measured apart leaves nothing, not less.
-  EXPECT_EQ(CalibrateOtherCosts(1e-3, 1e-3, 1e-3, 0.5e-3, 0.5e-3).wall, 0);
+  EXPECT_EQ(CalibrateOtherCosts({1e-3, 1e-3, 4}, {}, 2, 1e-3, 0.5e-3, 0.5e-3).wall, 0);
+}
+
+TEST(SizingModelTest, ASecondRunGivesWhatSharedCoresCost) {
+  // 4 processes on 2 cores: half the wakeups find their core taken; 5:
+  // 60%. The other CPU rises from 1 ms to 1.2 ms: 2 ms with every wakeup
+  // contended, 0 ms without.
+  const OtherCosts costs =
+      CalibrateOtherCosts({2e-3, 2.5e-3, 4}, {2e-3, 2.7e-3, 5}, 2, 1e-3, 0.5e-3, 0.5e-3);
+  EXPECT_NEAR(costs.contention_cpu, 2e-3, 1e-12);
+  EXPECT_NEAR(costs.cpu, 0, 1e-12);
+  EXPECT_DOUBLE_EQ(ContentionShare(4, 2), 0.5);
+  EXPECT_DOUBLE_EQ(ContentionShare(2, 2), 0);
+  EXPECT_DOUBLE_EQ(ContentionShare(1, 8), 0);
+}
+
+TEST(SizingModelTest, ContentionCostsCpuOnOneHostOnly) {
+  StepCosts costs = Costs();
+  costs.contention_cpu = 2e-3;
+  ClusterShape shape;
+  shape.host_cores = 2;
+  shape.batch = 100;
+  shape.workers = 4;
+  shape.shards = 2;  // 8 processes with the coordinator and the evaluator
+  // CPU a step: 2.5 ms + 2 ms x 0.75.
+  Prediction p = PredictThroughput(costs, shape);
+  EXPECT_EQ(p.limit, "cores");
+  EXPECT_DOUBLE_EQ(p.examples_per_second, 100 * 2 / 4e-3);
+  // Across hosts each process has its host's cores: nothing is added.
+  shape.link_bytes_per_second = 1e12;
+  shape.model_bytes = 1;
+  EXPECT_EQ(PredictThroughput(costs, shape).limit, "workers");
 }
 
 TEST(SizingModelTest, OnOneHostWorkersAddUntilTheCoresAreBusy) {
