@@ -68,10 +68,13 @@ const ThroughputPoint* SweepPoint(const ScalingResults& results, int workers) {
 
 int HostCores() { return static_cast<int>(std::thread::hardware_concurrency()); }
 
-// The sizing model's calibration: the worker sweep's points of 1 and 2
-// workers (the second may be missing).
+// The sizing model's calibration: the worker sweep's points of 1 worker
+// and of 4 (the second may be missing), the one with the cores least
+// contended and one well past the cores, so that what contention costs is
+// not lost in the machine's noise.
+constexpr int kContendedWorkers = 4;
 bool IsCalibration(const ScalingResults& results, const ThroughputPoint& point) {
-  return &point == SweepPoint(results, 1) || &point == SweepPoint(results, 2);
+  return &point == SweepPoint(results, 1) || &point == SweepPoint(results, kContendedWorkers);
 }
 
 CalibrationRun AsCalibration(const ThroughputPoint* point) {
@@ -82,7 +85,7 @@ CalibrationRun AsCalibration(const ThroughputPoint* point) {
 }
 
 // The MLP's step costs with `exchange`: the compute of the worker sweep's
-// reference and the other costs of its 1- and 2-worker points (less the
+// reference and the other costs of its calibration points (less the
 // exchange through lanes to 1 shard); none without the 1-worker point.
 std::optional<StepCosts> MlpStepCosts(const ScalingResults& results, const WireResult& exchange) {
   const ThroughputPoint* first = SweepPoint(results, 1);
@@ -90,8 +93,9 @@ std::optional<StepCosts> MlpStepCosts(const ScalingResults& results, const WireR
   if (first == nullptr || one == results.exchanges.end()) return std::nullopt;
   const double compute = kBatch / first->reference->examples_per_sec;
   const OtherCosts other = CalibrateOtherCosts(
-      AsCalibration(first), AsCalibration(SweepPoint(results, 2)), HostCores(), compute,
-      one->second.seconds / one->second.steps, one->second.cpu_seconds / one->second.steps);
+      AsCalibration(first), AsCalibration(SweepPoint(results, kContendedWorkers)), HostCores(),
+      compute, one->second.seconds / one->second.steps,
+      one->second.cpu_seconds / one->second.steps);
   StepCosts costs{compute, exchange.seconds / exchange.steps, exchange.cpu_seconds / exchange.steps,
                   other.wall, other.cpu};
   costs.contention_cpu = other.contention_cpu;
@@ -158,7 +162,7 @@ void WorkerSweepSection(const ScalingResults& results, MarkdownReport& report) {
       "The machine has ",
       std::thread::hardware_concurrency(),
       " cores, shared by the parameter server, the workers and the coordinator. The "
-      "prediction is the sizing model's (docs/sizing.md), calibrated on the 1- and 2-worker "
+      "prediction is the sizing model's (docs/sizing.md), calibrated on the 1- and 4-worker "
       "points."));
   report.Table(table);
 }
@@ -188,7 +192,7 @@ void ShardSweepSection(const ScalingResults& results, MarkdownReport& report) {
   report.Paragraph(
       "A new cluster per shard count, the MLP's variables placed over the shards; the "
       "single-process trainer ran just before the sweep. The prediction is the sizing "
-      "model's, calibrated on the worker sweep's 1- and 2-worker points.");
+      "model's, calibrated on the worker sweep's 1- and 4-worker points.");
   report.Table(table);
 }
 

@@ -51,9 +51,11 @@ struct CalibrationRun {
 
 // What two runs on one host with 1 shard (1 worker, and more) show of the
 // rest of a step, less compute and the exchange (for 1 shard): its wall
-// time and CPU with no contention for the cores, and what contention adds
-// (StepCosts.contention_cpu). Without `second` (processes 0) nothing is
-// added for contention and the first run's other CPU is taken as it is.
+// time (the first run's) and CPU with no contention for the cores, and
+// what contention adds (StepCosts.contention_cpu), fitted through both
+// runs' CPU (the uncontended CPU is not taken below zero). Without
+// `second` (processes 0) nothing is added for contention and the first
+// run's other CPU is taken as it is.
 struct OtherCosts {
   double wall = 0;
   double cpu = 0;
