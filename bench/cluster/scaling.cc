@@ -99,6 +99,7 @@ std::optional<StepCosts> MlpStepCosts(const ScalingResults& results, const WireR
   StepCosts costs{compute, exchange.seconds / exchange.steps, exchange.cpu_seconds / exchange.steps,
                   other.wall, other.cpu};
   costs.contention_cpu = other.contention_cpu;
+  costs.other_share = other.share;
   return costs;
 }
 

@@ -20,12 +20,11 @@ OtherCosts CalibrateOtherCosts(const CalibrationRun& first, const CalibrationRun
   OtherCosts costs;
   costs.wall = std::max(0.0, first.step_wall - compute - exchange_wall_one_shard);
   costs.cpu = other_cpu(first);
-  const double first_share = ContentionShare(first.processes, host_cores);
+  costs.share = ContentionShare(first.processes, host_cores);
   const double second_share = ContentionShare(second.processes, host_cores);
-  if (second.processes > 0 && second_share > first_share) {
+  if (second.processes > 0 && second_share > costs.share) {
     costs.contention_cpu =
-        std::max(0.0, (other_cpu(second) - other_cpu(first)) / (second_share - first_share));
-    costs.cpu = std::max(0.0, other_cpu(first) - costs.contention_cpu * first_share);
+        std::max(0.0, (other_cpu(second) - costs.cpu) / (second_share - costs.share));
   }
   return costs;
 }
@@ -37,16 +36,17 @@ Prediction PredictThroughput(const StepCosts& costs, const ClusterShape& shape) 
     // The push and the pull each cross the worker's link once.
     step_wall += 2 * shape.model_bytes / shape.link_bytes_per_second;
   }
-  double step_cpu = costs.compute + costs.exchange_cpu + costs.other_cpu;
-  if (!across_hosts) {
-    const int processes = shape.workers + shape.shards + shape.other_processes;
-    step_cpu += costs.contention_cpu * ContentionShare(processes, shape.host_cores);
-  }
   Prediction best{shape.workers / step_wall, "workers"};
   auto bound = [&best](double steps_per_second, const char* limit) {
     if (steps_per_second < best.examples_per_second) best = {steps_per_second, limit};
   };
   if (!across_hosts) {
+    // Every process's CPU, its share of contention for the cores included.
+    const int processes = shape.workers + shape.shards + shape.other_processes;
+    const double other_cpu =
+        costs.other_cpu +
+        costs.contention_cpu * (ContentionShare(processes, shape.host_cores) - costs.other_share);
+    const double step_cpu = costs.compute + costs.exchange_cpu + std::max(0.0, other_cpu);
     bound(shape.host_cores / step_cpu, "cores");
   } else {
     // Each shard's link carries B/K in and B/K out per worker step; its

@@ -35,9 +35,12 @@ struct StepCosts {
   // On one host, the CPU a step costs more when its processes outnumber the
   // cores: a process woken for a message finds its core free about C/P of
   // the time with P processes on C cores, and otherwise waits for it or
-  // takes it from another (a context switch more). Charged as
-  // contention_cpu * (1 - C/P) when P > C.
+  // takes it from another (a context switch more). other_cpu was measured
+  // at ContentionShare `other_share`; a shape whose share differs is
+  // charged contention_cpu for each unit of difference. (Across hosts no
+  // bound depends on the other CPU.)
   double contention_cpu = 0;
+  double other_share = 0;
 };
 
 // One measured run of a cluster on one host: per worker step, its wall
@@ -50,15 +53,14 @@ struct CalibrationRun {
 };
 
 // What two runs on one host with 1 shard (1 worker, and more) show of the
-// rest of a step, less compute and the exchange (for 1 shard): its wall
-// time (the first run's) and CPU with no contention for the cores, and
-// what contention adds (StepCosts.contention_cpu), fitted through both
-// runs' CPU (the uncontended CPU is not taken below zero). Without
-// `second` (processes 0) nothing is added for contention and the first
-// run's other CPU is taken as it is.
+// rest of a step, less compute and the exchange (for 1 shard): the first
+// run's wall time and CPU (at its ContentionShare, `share`), and what
+// contention adds (StepCosts.contention_cpu), the line through both runs'
+// CPU. Without `second` (processes 0) nothing is added for contention.
 struct OtherCosts {
   double wall = 0;
   double cpu = 0;
+  double share = 0;
   double contention_cpu = 0;
 };
 OtherCosts CalibrateOtherCosts(const CalibrationRun& first, const CalibrationRun& second,

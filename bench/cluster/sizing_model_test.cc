@@ -29,25 +29,28 @@ TEST(SizingModelTest, ASecondRunGivesWhatSharedCoresCost) {
   const OtherCosts costs =
       CalibrateOtherCosts({2e-3, 2.5e-3, 4}, {2e-3, 2.7e-3, 5}, 2, 1e-3, 0.5e-3, 0.5e-3);
   EXPECT_NEAR(costs.contention_cpu, 2e-3, 1e-12);
-  EXPECT_NEAR(costs.cpu, 0, 1e-12);
+  EXPECT_NEAR(costs.cpu, 1e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(costs.share, 0.5);
   EXPECT_DOUBLE_EQ(ContentionShare(4, 2), 0.5);
   EXPECT_DOUBLE_EQ(ContentionShare(2, 2), 0);
   EXPECT_DOUBLE_EQ(ContentionShare(1, 8), 0);
 }
 
 TEST(SizingModelTest, ContentionCostsCpuOnOneHostOnly) {
-  StepCosts costs = Costs();
+  StepCosts costs = Costs();  // other CPU 1 ms, measured at a share of 0.5
   costs.contention_cpu = 2e-3;
+  costs.other_share = 0.5;
   ClusterShape shape;
   shape.host_cores = 2;
   shape.batch = 100;
   shape.workers = 4;
   shape.shards = 2;  // 8 processes with the coordinator and the evaluator
-  // CPU a step: 2.5 ms + 2 ms x 0.75.
+  // CPU a step: 2.5 ms + 2 ms x (0.75 - 0.5).
   Prediction p = PredictThroughput(costs, shape);
   EXPECT_EQ(p.limit, "cores");
-  EXPECT_DOUBLE_EQ(p.examples_per_second, 100 * 2 / 4e-3);
-  // Across hosts each process has its host's cores: nothing is added.
+  EXPECT_DOUBLE_EQ(p.examples_per_second, 100 * 2 / 3e-3);
+  // Across hosts each process has its host's cores: no contention, and
+  // the workers' own steps bound it.
   shape.link_bytes_per_second = 1e12;
   shape.model_bytes = 1;
   EXPECT_EQ(PredictThroughput(costs, shape).limit, "workers");
