@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <system_error>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 
 namespace pstrain {
 namespace {
@@ -83,6 +85,11 @@ class ReceiveBuffer {
 
   void Commit(size_t bytes) { end_ += bytes; }
 
+  // Whether a whole frame (header and bytes) is buffered.
+  bool HasWholeFrame() const {
+    return size() >= kHeaderBytes && size() - kHeaderBytes >= DecodeHeader(data());
+  }
+
   void Consume(size_t bytes) {
     begin_ += bytes;
     if (begin_ < end_) return;
@@ -128,11 +135,12 @@ struct QueuedFrame {
 
 struct FrameConnection::State {
   State(UniqueFd socket_fd, UniqueFd wakeup_fd, int64_t max_frame_bytes_in,
-        FrameHandlers handlers_in)
+        FrameHandlers handlers_in, FrameReading reading_by_in)
       : socket(std::move(socket_fd)),
         wakeup(std::move(wakeup_fd)),
         max_frame_bytes(max_frame_bytes_in),
-        handlers(std::move(handlers_in)) {}
+        handlers(std::move(handlers_in)),
+        reading_by(reading_by_in) {}
 
   // The body of the connection's thread.
   void Run();
@@ -143,7 +151,19 @@ struct FrameConnection::State {
     kHeldBack,   // reading is off, or the connection has ended
     kDrained,    // reading is on and no whole frame is left in `input`
   };
-  Delivery DeliverFrames(ReceiveBuffer* input);
+  // `by_caller`: from Receive, which reads whatever SetReading says and
+  // counts each frame it hands over.
+  Delivery DeliverFrames(ReceiveBuffer* input, bool by_caller = false);
+
+  // One turn of a caller that reads (kByCaller): hands over the frames
+  // buffered already, or else waits for the socket until `deadline` and
+  // hands over what it brings. DeadlineExceeded once `deadline` has
+  // passed; Unavailable once the connection has ended.
+  absl::Status ReadAsCaller(absl::Time deadline);
+
+  // The peer's stream has ended and `input` holds what was read before:
+  // the connection ends, unless frames are left to hand over first.
+  void EndOnPeerCloseLocked(const ReceiveBuffer& input) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   // Reads what the socket holds into `input`; sets `*peer_closed` at the
   // end of the stream. Ends the connection on an error.
@@ -178,6 +198,7 @@ struct FrameConnection::State {
   const UniqueFd wakeup;  // an eventfd (non-blocking) the thread polls
   const int64_t max_frame_bytes;
   const FrameHandlers handlers;
+  const FrameReading reading_by;
   // Set by Start before anyone else sees this State; joined or detached by
   // ~FrameConnection.
   std::thread thread;
@@ -197,7 +218,23 @@ struct FrameConnection::State {
   std::deque<QueuedFrame> queue ABSL_GUARDED_BY(mu);
   size_t front_written ABSL_GUARDED_BY(mu) = 0;  // header included
   int64_t pending_bytes ABSL_GUARDED_BY(mu) = 0;
+
+  // With kByCaller: a caller of Receive is reading. Only that caller uses
+  // what follows the counter.
+  bool caller_reading ABSL_GUARDED_BY(mu) = false;
+  // Frames callers have handed over: a waiting caller looks at `done`
+  // again whenever it moves.
+  uint64_t frames_handed_over ABSL_GUARDED_BY(mu) = 0;
+  ReceiveBuffer caller_input;
+  bool caller_saw_peer_close = false;
 };
+
+void FrameConnection::State::EndOnPeerCloseLocked(const ReceiveBuffer& input) {
+  if (input.HasWholeFrame()) return;
+  EndLocked(absl::UnavailableError(
+      input.size() == 0 ? "the peer closed the connection"
+                        : "the peer closed the connection in the middle of a frame"));
+}
 
 void FrameConnection::State::EndLocked(absl::Status why) {
   if (ended) return;
@@ -213,15 +250,21 @@ void FrameConnection::State::EndLocked(absl::Status why) {
   if (!OnConnectionThreadLocked()) Wake();
 }
 
-FrameConnection::State::Delivery FrameConnection::State::DeliverFrames(ReceiveBuffer* input) {
+FrameConnection::State::Delivery FrameConnection::State::DeliverFrames(ReceiveBuffer* input,
+                                                                       bool by_caller) {
+  // A caller's frame is counted once its handler has returned, under the
+  // lock taken next.
+  bool frame_to_count = false;
   while (input->size() >= kHeaderBytes) {
     const uint32_t length = DecodeHeader(input->data());
     {
       absl::MutexLock lock(&mu);
+      if (frame_to_count) ++frames_handed_over;
+      frame_to_count = false;
       if (owner_gone) return Delivery::kOwnerGone;
       // Looked at before each frame: a handler that turns reading off
       // gets no further frame.
-      if (ended || !reading) return Delivery::kHeldBack;
+      if (ended || (!by_caller && !reading)) return Delivery::kHeldBack;
       if (length > max_frame_bytes) {
         EndLocked(TooLongError(length, max_frame_bytes));
         return Delivery::kHeldBack;
@@ -231,10 +274,43 @@ FrameConnection::State::Delivery FrameConnection::State::DeliverFrames(ReceiveBu
     std::string frame(input->data() + kHeaderBytes, length);
     input->Consume(kHeaderBytes + length);
     handlers.on_frame(std::move(frame));
+    frame_to_count = by_caller;
   }
   absl::MutexLock lock(&mu);
+  if (frame_to_count) ++frames_handed_over;
   if (owner_gone) return Delivery::kOwnerGone;
-  return ended || !reading ? Delivery::kHeldBack : Delivery::kDrained;
+  return ended || (!by_caller && !reading) ? Delivery::kHeldBack : Delivery::kDrained;
+}
+
+absl::Status FrameConnection::State::ReadAsCaller(absl::Time deadline) {
+  if (!caller_input.HasWholeFrame() && !caller_saw_peer_close) {
+    int timeout_ms = -1;
+    if (deadline != absl::InfiniteFuture()) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        return absl::DeadlineExceededError("no frame arrived before the deadline");
+      }
+      // Rounded up, so that a wait never ends just short of the deadline.
+      timeout_ms = static_cast<int>(
+          std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, std::numeric_limits<int>::max()));
+    }
+    pollfd polled = {socket.get(), POLLIN, 0};
+    const int ready = ::poll(&polled, 1, timeout_ms);
+    if (ready < 0 && errno != EINTR) {
+      const int error = errno;
+      absl::MutexLock lock(&mu);
+      EndLocked(absl::InternalError(absl::StrCat("poll: ", std::strerror(error))));
+      return EndedErrorLocked();
+    }
+    // Nothing yet (or a signal): the caller looks at `done` and comes back.
+    if (ready <= 0) return absl::OkStatus();
+    ReadSocket(&caller_input, &caller_saw_peer_close);
+  }
+  DeliverFrames(&caller_input, /*by_caller=*/true);
+  absl::MutexLock lock(&mu);
+  if (caller_saw_peer_close) EndOnPeerCloseLocked(caller_input);
+  if (ended) return EndedErrorLocked();
+  return absl::OkStatus();
 }
 
 void FrameConnection::State::ReadSocket(ReceiveBuffer* input, bool* peer_closed) {
@@ -342,13 +418,11 @@ void FrameConnection::State::Run() {
     {
       absl::MutexLock lock(&mu);
       if (owner_gone) return;
-      if (peer_closed && delivery == Delivery::kDrained) {
-        EndLocked(absl::UnavailableError(
-            input.size() == 0 ? "the peer closed the connection"
-                              : "the peer closed the connection in the middle of a frame"));
-      }
+      if (peer_closed && delivery == Delivery::kDrained) EndOnPeerCloseLocked(input);
       if (ended) break;
-      if (reading && !peer_closed) socket_events |= POLLIN;
+      if (reading_by == FrameReading::kByThread && reading && !peer_closed) {
+        socket_events |= POLLIN;
+      }
       if (!queue.empty()) socket_events |= POLLOUT;
     }
     pollfd polled[2] = {{socket.get(), socket_events, 0}, {wakeup.get(), POLLIN, 0}};
@@ -390,7 +464,8 @@ void FrameConnection::State::Run() {
 
 absl::StatusOr<std::unique_ptr<FrameConnection>> FrameConnection::Start(UniqueFd socket,
                                                                         int64_t max_frame_bytes,
-                                                                        FrameHandlers handlers) {
+                                                                        FrameHandlers handlers,
+                                                                        FrameReading reading) {
   if (!socket.valid()) return absl::InvalidArgumentError("a FrameConnection needs a socket");
   if (max_frame_bytes < 0) {
     return absl::InvalidArgumentError(
@@ -409,7 +484,7 @@ absl::StatusOr<std::unique_ptr<FrameConnection>> FrameConnection::Start(UniqueFd
     return absl::InternalError(message);
   }
   auto state = std::make_shared<State>(std::move(socket), std::move(wakeup), max_frame_bytes,
-                                       std::move(handlers));
+                                       std::move(handlers), reading);
   try {
     // The thread holds its own reference: it may outlive the FrameConnection.
     state->thread = std::thread([state] { state->Run(); });
@@ -483,6 +558,38 @@ void FrameConnection::SetReading(bool on) {
   // The thread may be in poll with the old setting. On the thread itself
   // (from a handler), it looks again before it polls.
   if (!state.OnConnectionThreadLocked()) state.Wake();
+}
+
+absl::Status FrameConnection::Receive(const std::function<bool()>& done, absl::Time deadline) {
+  State& state = *state_;
+  if (state.reading_by != FrameReading::kByCaller) {
+    return absl::FailedPreconditionError("this connection's frames are read by its thread");
+  }
+  while (!done()) {
+    {
+      absl::MutexLock lock(&state.mu);
+      if (state.ended) return state.EndedErrorLocked();
+      if (state.caller_reading) {
+        // Another caller reads, and what it hands over may end this wait.
+        const uint64_t seen = state.frames_handed_over;
+        auto moved = [&state, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mu) {
+          return state.ended || !state.caller_reading || state.frames_handed_over != seen;
+        };
+        if (!state.mu.AwaitWithDeadline(absl::Condition(&moved), deadline)) {
+          return absl::DeadlineExceededError("no frame arrived before the deadline");
+        }
+        continue;
+      }
+      state.caller_reading = true;
+    }
+    const absl::Status read = state.ReadAsCaller(deadline);
+    {
+      absl::MutexLock lock(&state.mu);
+      state.caller_reading = false;
+    }
+    if (!read.ok()) return read;
+  }
+  return absl::OkStatus();
 }
 
 void FrameConnection::Close() {

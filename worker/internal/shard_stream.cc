@@ -43,6 +43,8 @@ class StreamExchange {
   std::shared_ptr<SegmentRegion> region_;
   uint64_t tag_ = 0;
   size_t sent_ = 0;  // requests serialised so far
+  // Sent on the lane's connection, where its answers come.
+  bool on_lane_ = false;
   std::vector<IncomingAnswer> answers_;
   // Set when the exchange has ended: OK with its last answer, else why not.
   std::optional<absl::Status> ended_;
@@ -110,8 +112,8 @@ absl::Status ShardStream::AdoptLane(std::weak_ptr<ShardStream> self,
   };
   absl::MutexLock l(&mu_);
   if (broken_.has_value() || reads_ended_) return absl::OkStatus();
-  absl::StatusOr<std::unique_ptr<FrameConnection>> connection =
-      FrameConnection::Start(lane->TakeSocket(), kMaxLaneAnswerBytes, std::move(handlers));
+  absl::StatusOr<std::unique_ptr<FrameConnection>> connection = FrameConnection::Start(
+      lane->TakeSocket(), kMaxLaneAnswerBytes, std::move(handlers), FrameReading::kByCaller);
   if (!connection.ok()) return connection.status();
   lane_connection_ = *std::move(connection);
   lane_ = std::move(lane);
@@ -149,6 +151,7 @@ std::shared_ptr<StreamExchange> ShardStream::Start(std::vector<OutgoingRequest>*
     if (exchange->region_ != nullptr && lane_connection_ != nullptr) {
       // All of it goes now, below, so no part is ever cut short.
       exchange->sent_ = exchange->requests_->size();
+      exchange->on_lane_ = true;
       on_lane = lane_connection_.get();  // kept until the stream goes
     } else {
       to_send_.push_back(exchange);
@@ -219,6 +222,24 @@ void ShardStream::EndLocked(StreamExchange& exchange, absl::Status status) {
 
 absl::StatusOr<std::vector<IncomingAnswer>> ShardStream::Wait(StreamExchange& exchange,
                                                               absl::Time deadline) {
+  FrameConnection* lane = nullptr;
+  {
+    absl::MutexLock l(&mu_);
+    if (exchange.on_lane_ && !exchange.ended_.has_value()) lane = lane_connection_.get();
+  }
+  if (lane != nullptr) {
+    // The answers are read here, on the waiting thread, which the socket
+    // wakes. Whatever ends the reading, the wait below learns how the
+    // exchange ended: at once, or when the stream breaks (a lane that
+    // ended breaks it from its connection's thread), or at the deadline.
+    lane->Receive(
+            [this, &exchange] {
+              absl::MutexLock l(&mu_);
+              return exchange.ended_.has_value();
+            },
+            deadline)
+        .IgnoreError();
+  }
   mu_.Lock();
   const bool ended = mu_.AwaitWithDeadline(
       absl::Condition(

@@ -10,9 +10,11 @@
 //
 // With a shared-memory lane open, an exchange placed in the lane sends its
 // requests on the lane's own connection instead, from the caller's thread,
-// and the connection's thread sorts their answers: the same messages, the
-// same tags, without gRPC's thread hops (common/net/frame_connection.h).
-// Exchanges that find no room in the lane keep to the gRPC stream.
+// and the caller that waits reads and sorts the answers (its own, and any
+// other's that come first): the same messages, the same tags, without
+// gRPC's thread hops, and woken by the socket itself
+// (common/net/frame_connection.h). Exchanges that find no room in the lane
+// keep to the gRPC stream.
 
 #include <cstdint>
 #include <deque>
