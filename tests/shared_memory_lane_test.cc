@@ -9,21 +9,23 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/clock/clock.h"
 #include "common/model/model.h"
 #include "common/process/child_process.h"
+#include "common/random/random_source.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/ps/in_process_shard.h"
-#include "common/clock/clock.h"
-#include "common/random/random_source.h"
 #include "worker/internal/shard_lane.h"
 #include "worker/ps_client.h"
 #include "worker/worker_metrics.h"
@@ -96,7 +98,10 @@ struct Shard {
 
 // A worker's client of `shard`, with lanes on or off, and what it needs.
 struct Worker {
-  Worker(const Shard& shard, bool shared_memory) : metrics(registry) {
+  // `tune` changes the client's options before it is made.
+  Worker(const Shard& shard, bool shared_memory,
+         const std::function<void(worker::ParameterServerClientOptions&)>& tune = nullptr)
+      : metrics(registry) {
     std::vector<VariableDef> defs;
     google::protobuf::RepeatedPtrField<VariablePlacement> placements;
     for (const auto& [name, shape] : {std::pair{"weights", kWeights}, std::pair{"bias", kBias}}) {
@@ -121,6 +126,7 @@ struct Worker {
     options.job_id = "lanes";
     options.incarnation = 1;
     options.shared_memory = shared_memory;
+    if (tune) tune(options);
     absl::StatusOr<std::unique_ptr<worker::ParameterServerClient>> created =
         worker::ParameterServerClient::Create({shard.address}, *std::move(slicer), options, clock,
                                               random, &metrics);
@@ -351,6 +357,107 @@ TEST(SharedMemoryLaneTest, AWorkerKilledWithSigkillLeavesNoLaneAndNoMappingOnThe
   // ...and neither the lane nor the mapping outlives the worker.
   EXPECT_TRUE(AwaitOpenLanes(*shard.registry, 0));
   EXPECT_FALSE(MapsALaneSegment());
+}
+
+// Pushes on this thread and pulls on another at once, as async training
+// overlaps them, through a worker whose client `tune` sets up with `lanes`
+// lanes per shard: every call is answered, through the lanes, and every
+// push applied once.
+void PushAndPullAtOnce(int lanes,
+                       const std::function<void(worker::ParameterServerClientOptions&)>& tune) {
+  Shard shard(/*lanes=*/true);
+  ASSERT_NE(shard.registry, nullptr);
+  Worker worker(shard, /*shared_memory=*/true, tune);
+  worker.Step(0);
+  ASSERT_TRUE(AwaitWorkerLanes(*worker.client, lanes));
+  const double requests_before = shard.LaneRequests();
+
+  constexpr int kPushes = 30;
+  constexpr int kPulls = 60;
+  std::thread puller([&] {
+    worker::PulledParameters pulled;
+    for (int i = 0; i < kPulls; ++i) {
+      const absl::Status read = worker.client->Pull({}, worker::PullOptions(), &pulled);
+      ASSERT_TRUE(read.ok()) << "pull " << i << ": " << read;
+    }
+  });
+  for (int step = 1; step <= kPushes; ++step) {
+    Gradients gradients;
+    for (const auto& [name, shape] : {std::pair{"weights", kWeights}, std::pair{"bias", kBias}}) {
+      float* g = gradients.DenseBuffer(name, shape).value();
+      std::fill(g, g + shape.num_elements(), 1.0f);
+    }
+    absl::StatusOr<worker::PushSummary> pushed = worker.client->Push(gradients, {0}, 1);
+    ASSERT_TRUE(pushed.ok()) << "push " << step << ": " << pushed.status();
+    EXPECT_TRUE(pushed->applied);
+  }
+  puller.join();
+
+  // Every call went through the lane, and every push was applied once.
+  EXPECT_GE(shard.LaneRequests() - requests_before, kPushes + kPulls);
+  const absl::Status read = worker.client->Pull({}, worker::PullOptions(), &worker.pulled);
+  ASSERT_TRUE(read.ok()) << read;
+  // weights[1]'s gradient is 0.001 in Step(0), then 1 in each push.
+  EXPECT_FLOAT_EQ(worker.pulled.dense.at("weights").data<float>()[1],
+                  -kLearningRate * (0.001f + kPushes));
+  EXPECT_EQ(worker.Fallbacks("FAILED_PRECONDITION"), 0);
+}
+
+TEST(SharedMemoryLaneTest, APushAndPullsOnOneLaneAtOnceEachGetTheirAnswers) {
+  // One stream, so one lane's connection: the push's thread and the pulls'
+  // thread wait on the same socket, and whichever reads hands the other its
+  // answers.
+  PushAndPullAtOnce(
+      1, [](worker::ParameterServerClientOptions& options) { options.streams_per_shard = 1; });
+}
+
+TEST(SharedMemoryLaneTest, PushesAndPullsSplitOverTwoLanesAtOnceEachGetTheirAnswers) {
+  // Every push and pull split in two, one part on each lane, each part in
+  // several messages: both threads wait on both sockets, the push's parts
+  // answered only once both have come.
+  PushAndPullAtOnce(2, [](worker::ParameterServerClientOptions& options) {
+    options.streams_per_shard = 2;
+    options.parallel_min_bytes = 64 << 10;
+    options.chunk_bytes = 64 << 10;
+  });
+}
+
+TEST(SharedMemoryLaneTest, AShardThatGoesAwayWhileACallerWaitsOnItsLaneFailsTheCall) {
+  Shard shard(/*lanes=*/true);
+  ASSERT_NE(shard.registry, nullptr);
+  Worker worker(shard, /*shared_memory=*/true, [](worker::ParameterServerClientOptions& options) {
+    options.retry.initial_backoff = absl::Milliseconds(10);
+    options.retry.deadline = absl::Seconds(1);
+  });
+  worker.Step(0);
+  ASSERT_TRUE(AwaitWorkerLanes(*worker.client, 2));
+  const double requests_before = shard.LaneRequests();
+
+  // A pull that waits on the shard for a version it will never reach, its
+  // caller reading the lane's socket meanwhile.
+  absl::Status read;
+  absl::Notification returned;
+  std::thread puller([&] {
+    worker::PullOptions options;
+    options.min_versions = {1000};
+    read = worker.client->Pull({}, options, &worker.pulled);
+    returned.Notify();
+  });
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (shard.LaneRequests() == requests_before && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_GT(shard.LaneRequests(), requests_before) << "the pull did not reach the lane";
+  EXPECT_FALSE(returned.HasBeenNotified());
+
+  const absl::Time gone = absl::Now();
+  shard.in_process.reset();
+  const bool ended = returned.WaitForNotificationWithTimeout(absl::Seconds(20));
+  EXPECT_TRUE(ended) << "the pull still waits after its shard went away";
+  puller.join();
+  EXPECT_LT(absl::Now() - gone, absl::Seconds(20));
+  // Retried until the retry deadline, the shard being gone.
+  EXPECT_TRUE(absl::IsDeadlineExceeded(read) || absl::IsUnavailable(read)) << read;
 }
 
 }  // namespace

@@ -565,13 +565,23 @@ absl::Status FrameConnection::Receive(const std::function<bool()>& done, absl::T
   if (state.reading_by != FrameReading::kByCaller) {
     return absl::FailedPreconditionError("this connection's frames are read by its thread");
   }
-  while (!done()) {
+  while (true) {
+    // Counted before `done` is asked: a frame another caller hands over
+    // after that (perhaps the one this caller waits for) is seen below,
+    // and this caller asks again rather than reading for a frame that has
+    // come and gone.
+    uint64_t seen;
+    {
+      absl::MutexLock lock(&state.mu);
+      seen = state.frames_handed_over;
+    }
+    if (done()) return absl::OkStatus();
     {
       absl::MutexLock lock(&state.mu);
       if (state.ended) return state.EndedErrorLocked();
+      if (state.frames_handed_over != seen) continue;
       if (state.caller_reading) {
         // Another caller reads, and what it hands over may end this wait.
-        const uint64_t seen = state.frames_handed_over;
         auto moved = [&state, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mu) {
           return state.ended || !state.caller_reading || state.frames_handed_over != seen;
         };
@@ -589,7 +599,6 @@ absl::Status FrameConnection::Receive(const std::function<bool()>& done, absl::T
     }
     if (!read.ok()) return read;
   }
-  return absl::OkStatus();
 }
 
 void FrameConnection::Close() {

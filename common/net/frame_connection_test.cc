@@ -748,6 +748,53 @@ TEST(FrameConnectionTest, CloseEndsAWaitingCaller) {
   EXPECT_TRUE(absl::IsCancelled(at_near.WaitForClosed()));
 }
 
+TEST(FrameConnectionTest, ACallerWhoseFrameIsHandedOverJustAfterItAskedReturns) {
+  // Caller y finds its frame missing; before it takes its turn to read,
+  // caller x reads y's frame with its own and hands it over. Nothing more
+  // comes for y to read: it must see that a frame was handed over since it
+  // asked, and ask again.
+  SocketPair pair = NewSocketPair();
+  std::atomic<int> x_frames{0}, y_frames{0};
+  FrameHandlers handlers;
+  handlers.on_frame = [&](std::string frame) { ++(frame == "x" ? x_frames : y_frames); };
+  handlers.on_closed = [](const absl::Status&) {};
+  std::unique_ptr<FrameConnection> near = StartReadByCaller(std::move(pair.near), handlers);
+  ASSERT_NE(near, nullptr);
+
+  absl::Notification y_asked, x_returned;
+  absl::Status y_status;
+  absl::Time y_returned;
+  std::thread y([&] {
+    bool first = true;
+    y_status = near->Receive(
+        [&] {
+          const bool arrived = y_frames.load() > 0;
+          if (first) {
+            // The answer as it stood, given once x has handed the frame over.
+            first = false;
+            y_asked.Notify();
+            x_returned.WaitForNotificationWithTimeout(kPatience);
+          }
+          return arrived;
+        },
+        absl::Now() + kPatience);
+    y_returned = absl::Now();
+  });
+  ASSERT_TRUE(y_asked.WaitForNotificationWithTimeout(kPatience));
+  WriteAll(pair.far.get(), Encoded("x") + Encoded("y"));
+  const absl::Status x_status =
+      near->Receive([&] { return x_frames.load() > 0; }, absl::Now() + kPatience);
+  const absl::Time x_back = absl::Now();
+  x_returned.Notify();
+  y.join();
+  EXPECT_TRUE(x_status.ok()) << x_status;
+  // Not read for until the deadline, which would also end with the frame
+  // there.
+  EXPECT_TRUE(y_status.ok()) << y_status;
+  EXPECT_LT(y_returned - x_back, kPatience / 2) << "y read for a frame that had come already";
+  EXPECT_EQ(y_frames.load(), 1);
+}
+
 TEST(FrameConnectionTest, CallerMeetsAFrameOverTheLimit) {
   SocketPair pair = NewSocketPair();
   Recorder at_near;
