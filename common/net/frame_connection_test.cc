@@ -619,6 +619,19 @@ std::unique_ptr<FrameConnection> StartReadByCaller(UniqueFd socket, FrameHandler
                     FrameReading::kByCaller);
 }
 
+// A connection its callers read (near) and its peer, read by its thread
+// (far), each recording what it hands over.
+struct CallerReadPair {
+  CallerReadPair() {
+    SocketPair pair = NewSocketPair();
+    near = StartReadByCaller(std::move(pair.near), at_near.Handlers());
+    far = StartOrDie(std::move(pair.far), at_far.Handlers());
+  }
+
+  Recorder at_near, at_far;
+  std::unique_ptr<FrameConnection> near, far;
+};
+
 // A `done` for Receive: `recorder` holds at least `count` frames.
 std::function<bool()> HasFrames(Recorder& recorder, size_t count) {
   return [&recorder, count] { return recorder.frame_count() >= count; };
@@ -655,34 +668,26 @@ TEST(FrameConnectionTest, CallerReadsFramesOnItsOwnThreadAndOnlyWhileItReceives)
 }
 
 TEST(FrameConnectionTest, ReceiveEndsAtTheDeadlineAndTheConnectionGoesOn) {
-  SocketPair pair = NewSocketPair();
-  Recorder at_near, at_far;
-  std::unique_ptr<FrameConnection> near =
-      StartReadByCaller(std::move(pair.near), at_near.Handlers());
-  std::unique_ptr<FrameConnection> far = StartOrDie(std::move(pair.far), at_far.Handlers());
-  ASSERT_NE(near, nullptr);
-  ASSERT_NE(far, nullptr);
+  CallerReadPair pair;
+  ASSERT_NE(pair.near, nullptr);
+  ASSERT_NE(pair.far, nullptr);
 
   const absl::Time deadline = absl::Now() + absl::Milliseconds(50);
-  EXPECT_TRUE(absl::IsDeadlineExceeded(near->Receive(HasFrames(at_near, 1), deadline)));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(pair.near->Receive(HasFrames(pair.at_near, 1), deadline)));
   EXPECT_GE(absl::Now(), deadline);
 
-  ASSERT_TRUE(far->Send("late").ok());
-  ASSERT_TRUE(near->Receive(HasFrames(at_near, 1), absl::Now() + kPatience).ok());
-  EXPECT_EQ(at_near.frames(), std::vector<std::string>{"late"});
+  ASSERT_TRUE(pair.far->Send("late").ok());
+  ASSERT_TRUE(pair.near->Receive(HasFrames(pair.at_near, 1), absl::Now() + kPatience).ok());
+  EXPECT_EQ(pair.at_near.frames(), std::vector<std::string>{"late"});
 }
 
 TEST(FrameConnectionTest, ConcurrentCallersEachSeeTheFrameTheyWaitFor) {
-  SocketPair pair = NewSocketPair();
-  Recorder at_near, at_far;
-  std::unique_ptr<FrameConnection> near =
-      StartReadByCaller(std::move(pair.near), at_near.Handlers());
-  std::unique_ptr<FrameConnection> far = StartOrDie(std::move(pair.far), at_far.Handlers());
-  ASSERT_NE(near, nullptr);
-  ASSERT_NE(far, nullptr);
-  auto arrived = [&at_near](const std::string& wanted) {
-    return [&at_near, wanted] {
-      const std::vector<std::string> frames = at_near.frames();
+  CallerReadPair pair;
+  ASSERT_NE(pair.near, nullptr);
+  ASSERT_NE(pair.far, nullptr);
+  auto arrived = [&pair](const std::string& wanted) {
+    return [&pair, wanted] {
+      const std::vector<std::string> frames = pair.at_near.frames();
       return std::find(frames.begin(), frames.end(), wanted) != frames.end();
     };
   };
@@ -695,39 +700,36 @@ TEST(FrameConnectionTest, ConcurrentCallersEachSeeTheFrameTheyWaitFor) {
   for (int who = 0; who < kCallers; ++who) {
     callers.emplace_back([&, who] {
       const absl::Status status =
-          near->Receive(arrived(absl::StrCat("for ", who)), absl::Now() + kPatience);
+          pair.near->Receive(arrived(absl::StrCat("for ", who)), absl::Now() + kPatience);
       EXPECT_TRUE(status.ok()) << "caller " << who << ": " << status;
       ++received;
     });
   }
   for (int who = kCallers - 1; who >= 0; --who) {
     absl::SleepFor(absl::Milliseconds(10));
-    ASSERT_TRUE(far->Send(absl::StrCat("for ", who)).ok());
+    ASSERT_TRUE(pair.far->Send(absl::StrCat("for ", who)).ok());
   }
   for (std::thread& caller : callers) caller.join();
   EXPECT_EQ(received.load(), kCallers);
-  EXPECT_EQ(at_near.frames().size(), static_cast<size_t>(kCallers));
+  EXPECT_EQ(pair.at_near.frames().size(), static_cast<size_t>(kCallers));
 }
 
 TEST(FrameConnectionTest, CallerHandsOverTheFramesBeforeThePeersCloseThenEnds) {
-  SocketPair pair = NewSocketPair();
-  Recorder at_near, at_far;
-  std::unique_ptr<FrameConnection> near =
-      StartReadByCaller(std::move(pair.near), at_near.Handlers());
-  std::unique_ptr<FrameConnection> far = StartOrDie(std::move(pair.far), at_far.Handlers());
-  ASSERT_NE(near, nullptr);
-  ASSERT_NE(far, nullptr);
-  ASSERT_TRUE(far->Send("first").ok());
-  ASSERT_TRUE(far->Send("second").ok());
-  far.reset();
+  CallerReadPair pair;
+  ASSERT_NE(pair.near, nullptr);
+  ASSERT_NE(pair.far, nullptr);
+  ASSERT_TRUE(pair.far->Send("first").ok());
+  ASSERT_TRUE(pair.far->Send("second").ok());
+  pair.far.reset();
 
-  const absl::Status status = near->Receive([] { return false; }, absl::Now() + kPatience);
+  const absl::Status status = pair.near->Receive([] { return false; }, absl::Now() + kPatience);
   EXPECT_TRUE(absl::IsUnavailable(status)) << status;
-  EXPECT_EQ(at_near.frames(), (std::vector<std::string>{"first", "second"}));
-  const absl::Status why = at_near.WaitForClosed();
+  EXPECT_EQ(pair.at_near.frames(), (std::vector<std::string>{"first", "second"}));
+  const absl::Status why = pair.at_near.WaitForClosed();
   EXPECT_TRUE(absl::IsUnavailable(why)) << why;
   EXPECT_THAT(why.message(), HasSubstr("the peer closed the connection"));
-  EXPECT_TRUE(absl::IsUnavailable(near->Receive(HasFrames(at_near, 3), absl::Now() + kPatience)));
+  EXPECT_TRUE(
+      absl::IsUnavailable(pair.near->Receive(HasFrames(pair.at_near, 3), absl::Now() + kPatience)));
 }
 
 TEST(FrameConnectionTest, CloseEndsAWaitingCaller) {
