@@ -241,16 +241,21 @@ absl::Status ShardGroup::ForEachReplica(
 
 absl::Status ShardGroup::ForEachProcess(
     const std::function<absl::Status(const Shard& process)>& fn) const {
-  std::vector<Call> calls;
+  std::vector<Call> primaries, others;
   {
     absl::ReaderMutexLock lock(&mu_);
     for (int i = 0; i < size_; ++i) {
-      for (const Shard& process : replicas_[i].processes) {
-        calls.push_back(Call{i, &process, ReplicaSetup()});
+      const Chain& chain = replicas_[i];
+      for (size_t p = 0; p < chain.processes.size(); ++p) {
+        const bool primary = static_cast<int>(p) == chain.primary;
+        (primary ? primaries : others).push_back(Call{i, &chain.processes[p], ReplicaSetup()});
       }
     }
   }
-  return RunAll(calls, [&](const Call& call) { return fn(*call.process); });
+  auto call = [&](const Call& c) { return fn(*c.process); };
+  const absl::Status first = RunAll(primaries, call);
+  const absl::Status then = RunAll(others, call);
+  return first.ok() ? then : first;
 }
 
 void ShardGroup::CancelAll() const {

@@ -116,7 +116,12 @@ class ShardGroup {
                                        const Shard& process)>& fn) const;
 
   // Likewise for every process of every shard, in its chain or not (a
-  // replaced primary may still hold the job).
+  // replaced primary may still hold the job): the shards' primaries first,
+  // then, once every primary's call has returned, the other processes.
+  // A job dropped from a backup first would leave its primary's pushes
+  // waiting for acknowledgements that never come, and they may hold the
+  // very threads the primary would serve its own drop on. Returns the
+  // primaries' error if any, else the others'.
   absl::Status ForEachProcess(const std::function<absl::Status(const Shard& process)>& fn) const;
 
   // Cancels every call in progress and to come (shutdown).
