@@ -54,6 +54,12 @@ class OverlappedPushTest : public ::testing::Test {
     client_ = *std::move(client);
   }
 
+  // "w" as pulled.
+  static std::vector<float> Values(const PulledParameters& pulled) {
+    const Tensor& w = pulled.dense.at("w");
+    return std::vector<float>(w.data<float>(), w.data<float>() + w.num_elements());
+  }
+
   static Gradients MakeGradients(float value) {
     Gradients gradients;
     gradients.dense["w"] = *Tensor::FromValues<float>(Shape({4}), {value, value, value, value});
@@ -110,6 +116,24 @@ TEST_F(OverlappedPushTest, ServesPushAfterPushInOrder) {
   EXPECT_EQ(shard_->Ledger("job-1").applied_pushes(), 3);
   // Gradients 1, 2 and 3 each applied once.
   EXPECT_THAT(shard_->Dense("job-1", "w"), ::testing::Each(-6.0f));
+}
+
+TEST_F(OverlappedPushTest, TheSameThreadPullsWhileThePushIsInFlight) {
+  OverlappedPush overlapped(*client_);
+  const Gradients gradients = MakeGradients(1);
+  overlapped.Start(gradients, {0}, 8, Origin(0, 8));
+  PulledParameters pulled;
+  const absl::Status read = client_->Pull({}, PullOptions(), &pulled);
+  ASSERT_TRUE(read.ok()) << read;
+  // Read before or after the push was applied, never halfway.
+  EXPECT_THAT(Values(pulled), ::testing::AnyOf(::testing::Each(0.0f), ::testing::Each(-1.0f)));
+  EXPECT_TRUE(overlapped.in_flight());
+
+  absl::StatusOr<PushSummary> summary = overlapped.Finish();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(summary->applied);
+  ASSERT_TRUE(client_->Pull({}, PullOptions(), &pulled).ok());
+  EXPECT_THAT(Values(pulled), ::testing::Each(-1.0f));
 }
 
 TEST_F(OverlappedPushTest, DestroyingWithAPushInFlightWaitsForIt) {

@@ -152,6 +152,20 @@ absl::Status CheckLaneComplete(const internal::PullLane& lane, LaneReceipt& rece
 
 }  // namespace
 
+struct ParameterServerClient::PushInFlight {
+  absl::Time start;
+  std::vector<int64_t> base_versions;
+  PushSummary summary;
+  // messages[s]: shard s's exchanges, which the calls point at; empty for
+  // shards the push does not involve.
+  std::vector<std::vector<std::vector<internal::OutgoingRequest>>> messages;
+  std::vector<ShardCall> calls;
+  // Every attempt of every call, held until the push is finished.
+  std::deque<CallAttempt> attempts;
+  // Why the push could not be started: FinishPush returns it.
+  absl::Status not_started;
+};
+
 ParameterServerClient::ChannelFactory LaneChannels(ChannelSecurity security) {
   return [security = std::move(security)](const std::string& address, int lane) {
     return LaneChannel(address, lane, security);
@@ -225,6 +239,9 @@ ParameterServerClient::ParameterServerClient(std::vector<std::string> addresses,
 
 ParameterServerClient::~ParameterServerClient() {
   Cancel();
+  // Cancelled, its attempts end at once; the streams stop reading the
+  // gradients it borrows once they have.
+  if (push_ != nullptr) FinishPush().IgnoreError();
   std::vector<std::shared_ptr<internal::ShardStream>> streams;
   {
     absl::MutexLock l(&mu_);
@@ -380,17 +397,23 @@ absl::Status ParameterServerClient::FinishAttempt(const ShardCall& call, CallAtt
   return call.read(answers);
 }
 
-std::vector<absl::Status> ParameterServerClient::RunCalls(std::vector<ShardCall>& calls) {
+std::deque<ParameterServerClient::CallAttempt> ParameterServerClient::StartCalls(
+    const std::vector<ShardCall>& calls) {
+  std::deque<CallAttempt> attempts;
+  for (const ShardCall& call : calls) attempts.push_back(StartAttempt(call));
+  return attempts;
+}
+
+std::vector<absl::Status> ParameterServerClient::FinishCalls(std::vector<ShardCall>& calls,
+                                                             std::deque<CallAttempt>& attempts) {
   // Every attempt, and so every lane region its exchanges placed bytes in,
   // is held until every call has ended: a shard reads a push's gradients
   // where they lie when it applies the push, and keeps a part received
   // whole from an earlier attempt rather than a retry's copy of it
-  // (parameter_server.proto, PushPullRequest.lane).
-  std::deque<CallAttempt> attempts;
-  std::vector<CallAttempt*> first;
-  for (const ShardCall& call : calls) first.push_back(&attempts.emplace_back(StartAttempt(call)));
+  // (parameter_server.proto, PushPullRequest.lane). A deque: the attempts
+  // stay where they are as retries are added.
   std::vector<absl::Status> results;
-  for (size_t c = 0; c < calls.size(); ++c) results.push_back(FinishAttempt(calls[c], *first[c]));
+  for (size_t c = 0; c < calls.size(); ++c) results.push_back(FinishAttempt(calls[c], attempts[c]));
   for (size_t c = 0; c < calls.size(); ++c) {
     if (!absl::IsUnavailable(results[c])) continue;
     const ShardCall& call = calls[c];
@@ -442,7 +465,8 @@ absl::Status ParameterServerClient::Pull(const RowIds& rows, const PullOptions& 
       };
     }
   }
-  const std::vector<absl::Status> results = RunCalls(calls);
+  std::deque<CallAttempt> attempts = StartCalls(calls);
+  const std::vector<absl::Status> results = FinishCalls(calls, attempts);
   for (size_t c = 0; c < calls.size(); ++c) {
     if (!results[c].ok()) return PullFailure(calls[c].shard, options, results[c]);
   }
@@ -565,20 +589,52 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
                                                         absl::Span<const int64_t> base_versions,
                                                         int64_t examples,
                                                         const PushOrigin& origin) {
-  const absl::Time start = clock_.Now();
+  StartPush(gradients, base_versions, examples, origin);
+  return FinishPush();
+}
+
+void ParameterServerClient::StartPush(const Gradients& gradients,
+                                      absl::Span<const int64_t> base_versions, int64_t examples,
+                                      const PushOrigin& origin) {
+  CHECK(push_ == nullptr) << "a push is already in flight";
+  push_ = std::make_unique<PushInFlight>();
+  PushInFlight& push = *push_;
+  push.start = clock_.Now();
+  push.not_started = PreparePush(gradients, base_versions, examples, origin, push);
+  if (push.not_started.ok()) push.attempts = StartCalls(push.calls);
+}
+
+absl::StatusOr<PushSummary> ParameterServerClient::FinishPush() {
+  CHECK(push_ != nullptr) << "no push in flight";
+  const std::unique_ptr<PushInFlight> push = std::move(push_);
+  RETURN_IF_ERROR(push->not_started);
+  const std::vector<absl::Status> results = FinishCalls(push->calls, push->attempts);
+  for (size_t c = 0; c < push->calls.size(); ++c) {
+    if (!results[c].ok()) return Prefixed(push->calls[c].what, results[c]);
+  }
+  Conclude(push->messages, push->base_versions, &push->summary);
+  if (metrics_ != nullptr) metrics_->RecordPush(push->summary.bytes, clock_.Now() - push->start);
+  return std::move(push->summary);
+}
+
+absl::Status ParameterServerClient::PreparePush(const Gradients& gradients,
+                                                absl::Span<const int64_t> base_versions,
+                                                int64_t examples, const PushOrigin& origin,
+                                                PushInFlight& push) {
   const int num_shards = slicer_.num_shards();
   if (static_cast<int>(base_versions.size()) != num_shards) {
     return absl::InvalidArgumentError(
         absl::StrCat("a push needs ", num_shards, " base versions, got ", base_versions.size()));
   }
-  PushSummary summary;
+  push.base_versions.assign(base_versions.begin(), base_versions.end());
+  PushSummary& summary = push.summary;
   summary.incarnation = options_.incarnation;
   summary.sequence = next_sequence_.fetch_add(1);
   summary.shards.resize(num_shards);
   summary.next_min_versions.assign(num_shards, 0);
 
   const internal::RowPositions positions = internal::SliceGradientRows(slicer_, gradients);
-  std::vector<std::vector<std::vector<internal::OutgoingRequest>>> messages(num_shards);
+  push.messages.resize(num_shards);
   PushRequest header = PushHeader(summary.sequence, examples, origin);
   const absl::flat_hash_map<std::string, Tensor>* narrowed = nullptr;
   if (options_.gradient_dtype == DATA_TYPE_BFLOAT16) {
@@ -588,39 +644,32 @@ absl::StatusOr<PushSummary> ParameterServerClient::Push(const Gradients& gradien
     if (!slicer_.involves(s)) continue;
     header.set_base_version(std::max<int64_t>(0, base_versions[s]));
     int64_t bytes = 0;
-    ASSIGN_OR_RETURN(messages[s], internal::BuildShardPush(slicer_, s, gradients, positions, header,
-                                                           options_.streams_per_shard,
-                                                           options_.parallel_min_bytes,
-                                                           options_.chunk_bytes, &bytes, narrowed));
+    ASSIGN_OR_RETURN(push.messages[s],
+                     internal::BuildShardPush(
+                         slicer_, s, gradients, positions, header, options_.streams_per_shard,
+                         options_.parallel_min_bytes, options_.chunk_bytes, &bytes, narrowed));
     summary.bytes += bytes;
   }
 
   // Pushes start on the last lane, pulls on the first: when async training
   // overlaps a push with the next pull, each has a stream of its own.
-  std::vector<ShardCall> calls;
   for (int s = 0; s < num_shards; ++s) {
-    if (messages[s].empty()) continue;
-    ShardCall& call = calls.emplace_back();
+    if (push.messages[s].empty()) continue;
+    ShardCall& call = push.calls.emplace_back();
     call.shard = s;
     call.first_lane = options_.streams_per_shard - 1;
-    call.exchanges = &messages[s];
+    call.exchanges = &push.messages[s];
     call.what = absl::StrCat(ShardName(s), " (push ", summary.sequence, ")");
     call.retry_reason = "push_unavailable";
     // Every attempt sends the whole push with the same id: the shard drops
     // a push whose stream broke before it was complete, and answers a
     // retry of a decided one with its first outcome.
-    call.read = [&, s](auto& answers) -> absl::Status {
+    call.read = [this, &summary, s](auto& answers) -> absl::Status {
       ASSIGN_OR_RETURN(summary.shards[s], ReadPushAnswers(answers));
       return absl::OkStatus();
     };
   }
-  const std::vector<absl::Status> results = RunCalls(calls);
-  for (size_t c = 0; c < calls.size(); ++c) {
-    if (!results[c].ok()) return Prefixed(calls[c].what, results[c]);
-  }
-  Conclude(messages, base_versions, &summary);
-  if (metrics_ != nullptr) metrics_->RecordPush(summary.bytes, clock_.Now() - start);
-  return summary;
+  return absl::OkStatus();
 }
 
 PushRequest ParameterServerClient::PushHeader(uint64_t sequence, int64_t examples,

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -226,6 +227,21 @@ class ParameterServerClient {
                                    absl::Span<const int64_t> base_versions, int64_t examples,
                                    const PushOrigin& origin = PushOrigin());
 
+  // Push in two halves, so that one thread can push and go on (async
+  // training pulls the next batch's parameters meanwhile) without a thread
+  // of its own to wake: StartPush sends the push's first attempt to every
+  // involved shard and returns at once; FinishPush waits for the outcome,
+  // retries what failed as Push does, and returns what Push would have.
+  // `gradients` stay borrowed, and unchanged, until FinishPush returns.
+  // One push at a time: StartPush requires !push_in_flight(), FinishPush
+  // requires it. A push started and never finished is waited for by the
+  // destructor. pstrain_worker_push_latency_seconds counts from start to
+  // finish.
+  void StartPush(const Gradients& gradients, absl::Span<const int64_t> base_versions,
+                 int64_t examples, const PushOrigin& origin = PushOrigin());
+  absl::StatusOr<PushSummary> FinishPush();
+  bool push_in_flight() const { return push_ != nullptr; }
+
   // Ends retry pauses and calls in flight with Cancelled, now and for
   // every later call. Thread-safe.
   void Cancel();
@@ -269,10 +285,6 @@ class ParameterServerClient {
                         ParameterServerClientOptions options, Clock& clock, RandomSource& random,
                         WorkerMetrics* metrics, ChannelFactory channels);
 
-  // Runs one attempt of every call at once, then retries, one call at a
-  // time with backoff, those that failed with Unavailable. Returns each
-  // call's final status, in order.
-  std::vector<absl::Status> RunCalls(std::vector<ShardCall>& calls);
   // One attempt of a ShardCall in flight.
   struct CallAttempt {
     absl::Time deadline;
@@ -282,6 +294,13 @@ class ParameterServerClient {
                           std::shared_ptr<internal::StreamExchange>>>
         exchanges;
   };
+  // Starts one attempt of every call at once: call c's is the c-th.
+  std::deque<CallAttempt> StartCalls(const std::vector<ShardCall>& calls);
+  // Waits for the attempts StartCalls made, then retries, one call at a
+  // time with backoff, those that failed with Unavailable, adding their
+  // attempts to `attempts`. Returns each call's final status, in order.
+  std::vector<absl::Status> FinishCalls(std::vector<ShardCall>& calls,
+                                        std::deque<CallAttempt>& attempts);
   // Starts one attempt of `call`'s exchanges.
   CallAttempt StartAttempt(const ShardCall& call);
   // Waits for an attempt's exchanges and reads them.
@@ -304,6 +323,11 @@ class ParameterServerClient {
   absl::Status ReadLaneAnswer(int shard, const internal::PullLane& lane,
                               const std::vector<internal::IncomingAnswer>& responses,
                               PulledParameters* out, int64_t* version, int64_t* bytes) const;
+  // Push: a push started and not yet finished (StartPush).
+  struct PushInFlight;
+  // Builds `push`'s messages and calls: what StartPush starts.
+  absl::Status PreparePush(const Gradients& gradients, absl::Span<const int64_t> base_versions,
+                           int64_t examples, const PushOrigin& origin, PushInFlight& push);
   // Push: every field its messages share but the base version.
   PushRequest PushHeader(uint64_t sequence, int64_t examples, const PushOrigin& origin) const;
   // Fills what the shards' outcomes mean for the step (stale, applied, the
@@ -338,8 +362,10 @@ class ParameterServerClient {
   std::atomic<bool> fallback_reported_{false};
 
   std::atomic<uint64_t> next_sequence_{1};
-  // Pushes run one at a time (the class comment): only Push touches it.
+  // Pushes run one at a time (the class comment): only StartPush and
+  // FinishPush touch these.
   internal::NarrowedGradients narrowed_;
+  std::unique_ptr<PushInFlight> push_;
   StopSignal cancelled_;
   mutable absl::Mutex mu_;
   // Where each shard is served: its primary's, with replicas (Redirect).

@@ -55,7 +55,8 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry& registry)
       push_wait_seconds_(StepPhases(registry).Add({{"phase", "push_wait"}}, LatencyBuckets())),
       push_bytes_(Counter(registry, "pstrain_worker_push_bytes_total", "Gradient bytes pushed.")),
       push_latency_(Latency(registry, "pstrain_worker_push_latency_seconds",
-                            "One step's push to every shard, retries included.")),
+                            "One step's push to every shard, retries included, until the worker "
+                            "has its outcome (async: after the next pull).")),
       pull_bytes_(Counter(registry, "pstrain_worker_pull_bytes_total", "Parameter bytes pulled.")),
       pull_latency_(Latency(registry, "pstrain_worker_pull_latency_seconds",
                             "One step's pull from every shard, waits included.")),

@@ -125,8 +125,10 @@ void BreakdownSection(const E2eResults& results, const std::string& svg_path,
       "From `pstrain_worker_step_phase_seconds` (sum differences over the window, divided by the "
       "worker's steps); idle is the window's wall time not in any phase (data-lease and "
       "progress calls, the wait for a lease's last push). Push latency "
-      "(`pstrain_worker_push_latency_seconds`) is per push; async overlaps it with the next "
-      "pull, so only push_wait counts in the step. The single-process trainer takes ",
+      "(`pstrain_worker_push_latency_seconds`) is per push, from its start until the worker "
+      "has its outcome; async overlaps it with the next pull and collects the outcome after "
+      "that pull, so it is at least the pull's time, and only push_wait counts in the step. "
+      "The single-process trainer takes ",
       Fixed(reference_ms, 2), " ms per step of 128 (the reference of the async run).",
       svg_path.empty() ? "" : absl::StrCat(" Chart: `", svg_path, "`.")));
   report.Table(table);
