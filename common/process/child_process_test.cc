@@ -2,9 +2,13 @@
 
 #include <signal.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 namespace pstrain {
@@ -34,10 +38,27 @@ TEST(ChildProcessTest, PassesArgumentsEnvironmentAndCapturesOutput) {
   EXPECT_EQ(contents.str(), "hello world\noops\n");
 }
 
+// Whether the file at `path` holds `text`, waiting up to `patience`.
+bool AwaitFileContents(const std::string& path, const std::string& text, absl::Duration patience) {
+  const absl::Time give_up = absl::Now() + patience;
+  do {
+    std::stringstream contents;
+    contents << std::ifstream(path).rdbuf();
+    if (contents.str() == text) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  } while (absl::Now() < give_up);
+  return false;
+}
+
 TEST(ChildProcessTest, StopEscalatesToSigkillAfterTheGrace) {
-  // The child ignores SIGTERM, as a hung process would.
-  auto child = ChildProcess::Start({"/bin/sh", {"-c", "trap '' TERM; sleep 30"}, {}, ""});
+  // The child ignores SIGTERM, as a hung process would, and says so once
+  // it does: stopped before that, the shell would end at SIGTERM.
+  const std::string log = testing::TempDir() + "/ignores_term.log";
+  std::remove(log.c_str());
+  auto child =
+      ChildProcess::Start({"/bin/sh", {"-c", "trap '' TERM; echo ignoring; sleep 30"}, {}, log});
   ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(AwaitFileContents(log, "ignoring\n", absl::Seconds(30)));
   EXPECT_FALSE((*child)->Poll().has_value());
   EXPECT_EQ((*child)->Wait(absl::Milliseconds(50)).status().code(),
             absl::StatusCode::kDeadlineExceeded);
