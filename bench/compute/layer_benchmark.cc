@@ -250,6 +250,10 @@ class ReportCollector : public benchmark::ConsoleReporter {
       std::string rate;
       std::string share;
       if (counter("bytes_per_second") > 0) {
+        // Without it the reference would be a copy in L1, which no layer
+        // can come near: the share could never fail.
+        CHECK_GT(counter("working_set_bytes"), 0)
+            << run.benchmark_name() << " counts bytes but sets no working set (SetWorkingSet)";
         // Against the fastest copy over a working set as large, in the same run: a
         // memory-bound layer cannot read and write its bytes faster.
         const double pct =
