@@ -39,6 +39,41 @@ void ScaleBytes(const uint8_t* in, int64_t n, float scale, float* out) {
   for (; i < n; ++i) out[i] = in[i] * scale;
 }
 
+// Rows of a shuffled batch lie anywhere in a dataset far larger than the
+// caches, and the hardware prefetcher only follows a row once it has missed
+// on its first lines: the byte-to-float loop waited on memory for most of
+// its time (about 600 ns a Fashion-MNIST row, perf). Asking for the rows a
+// few ahead overlaps those misses with the conversion of the current row:
+// on a local cluster training the Fashion-MNIST MLP the gather fell from
+// 5.4% to 5.9% of every process's CPU to 4.4%, prefetches included. It is
+// still memory-bound: most of that is the prefetches waiting to issue.
+constexpr int64_t kRowsPrefetched = 4;
+constexpr int64_t kCacheLine = 64;
+
+// Asks for the cache line at `address`. Not __builtin_prefetch: GCC takes
+// it for free of side effects and deletes a loop that does nothing else.
+inline void PrefetchLine(const char* address) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 %0" : : "m"(*address));
+#endif
+}
+
+void PrefetchDense(const ExampleRow& row, int64_t dense_dim) {
+  const InMemorySource::Examples& examples = *row.examples;
+  const char* begin;
+  int64_t bytes;
+  if (!examples.dense_bytes.empty()) {
+    begin = reinterpret_cast<const char*>(examples.dense_bytes.data() + row.index * dense_dim);
+    bytes = dense_dim;
+  } else {
+    begin = reinterpret_cast<const char*>(examples.dense_floats.data() + row.index * dense_dim);
+    bytes = dense_dim * static_cast<int64_t>(sizeof(float));
+  }
+  for (int64_t offset = 0; offset < bytes; offset += kCacheLine) {
+    PrefetchLine(begin + offset);
+  }
+}
+
 }  // namespace
 
 int32_t ClassCountOf(absl::Span<const float> labels) {
@@ -143,7 +178,9 @@ absl::Status GatherExamples(absl::Span<const ExampleRow> rows, int64_t dense_dim
       batch->dense = std::move(dense).value();
     }
     float* out = batch->dense.data<float>();
+    for (int64_t i = 0; i < std::min(n, kRowsPrefetched); ++i) PrefetchDense(rows[i], dense_dim);
     for (int64_t i = 0; i < n; ++i) {
+      if (i + kRowsPrefetched < n) PrefetchDense(rows[i + kRowsPrefetched], dense_dim);
       const InMemorySource::Examples& examples = *rows[i].examples;
       const int64_t first = rows[i].index * dense_dim;
       float* row = out + i * dense_dim;
