@@ -11,8 +11,11 @@ namespace pstrain {
 namespace worker {
 
 // A push left in flight while the compute thread goes on to pull the next
-// batch's parameters (async modes; the pull then misses this update, one
-// more step of staleness). Started and finished on the compute thread,
+// batch's parameters. Async modes: the pull misses this update, one more
+// step of staleness. Sync rounds a shard decides alone: the pull waits on
+// the shard for the round the push joins, and is answered as that round
+// is applied, without the round trip of a pull sent after the push's
+// answer. Started and finished on the compute thread,
 // with no thread of its own: the shards' answers wait on their sockets
 // until Finish reads them, so a step wakes no other thread to push
 // (ParameterServerClient::StartPush).

@@ -150,6 +150,10 @@ absl::Status CheckLaneComplete(const internal::PullLane& lane, LaneReceipt& rece
   return absl::OkStatus();
 }
 
+// The version that ends the sync round a push computed from `base_version`
+// joins.
+int64_t RoundEnd(int64_t base_version) { return std::max<int64_t>(0, base_version) + 1; }
+
 }  // namespace
 
 struct ParameterServerClient::PushInFlight {
@@ -617,6 +621,16 @@ absl::StatusOr<PushSummary> ParameterServerClient::FinishPush() {
   return std::move(push->summary);
 }
 
+std::vector<int64_t> ParameterServerClient::RoundEndsOfPushInFlight() const {
+  CHECK(push_ != nullptr) << "no push in flight";
+  std::vector<int64_t> ends(slicer_.num_shards(), 0);
+  if (!push_->not_started.ok()) return ends;
+  for (int s = 0; s < static_cast<int>(push_->messages.size()); ++s) {
+    if (!push_->messages[s].empty()) ends[s] = RoundEnd(push_->base_versions[s]);
+  }
+  return ends;
+}
+
 absl::Status ParameterServerClient::PreparePush(const Gradients& gradients,
                                                 absl::Span<const int64_t> base_versions,
                                                 int64_t examples, const PushOrigin& origin,
@@ -700,7 +714,7 @@ void ParameterServerClient::Conclude(
     if (outcome == PUSH_OUTCOME_STALE) summary->stale = true;
     if (options_.update_mode == UPDATE_MODE_SYNC && outcome != PUSH_OUTCOME_STALE) {
       // The round this push joined ends with the version after its base.
-      summary->next_min_versions[s] = std::max<int64_t>(0, base_versions[s]) + 1;
+      summary->next_min_versions[s] = RoundEnd(base_versions[s]);
     }
   }
   if (reference >= 0 && !summary->stale) {

@@ -242,6 +242,15 @@ class ParameterServerClient {
   absl::StatusOr<PushSummary> FinishPush();
   bool push_in_flight() const { return push_ != nullptr; }
 
+  // Sync mode, a push in flight: per shard, the version that ends the
+  // round the push joins there (its base version + 1), 0 for shards it
+  // does not involve; what PushSummary::next_min_versions will hold unless
+  // the push is refused. A pull may wait for these before FinishPush: a
+  // push refused as stale joined no round, but its shard is past that
+  // version already. All 0 when the push could not be started. Requires
+  // push_in_flight().
+  std::vector<int64_t> RoundEndsOfPushInFlight() const;
+
   // Ends retry pauses and calls in flight with Cancelled, now and for
   // every later call. Thread-safe.
   void Cancel();

@@ -334,6 +334,41 @@ TEST_F(PsClientTest, StaleOutcomeIsSurfacedAndNotCountedAsApplied) {
   EXPECT_EQ(second->shards[1].outcome, PUSH_OUTCOME_STALE);
 }
 
+TEST_F(PsClientTest, APushInFlightEndsItsRoundOnTheShardsItInvolves) {
+  std::unique_ptr<ParameterServerClient> client = NewClient();
+  Gradients gradients = MakeGradients();
+  client->StartPush(gradients, {0, 0}, 32);
+  EXPECT_THAT(client->RoundEndsOfPushInFlight(), ElementsAre(1, 1));
+  absl::StatusOr<PushSummary> pushed = client->FinishPush();
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+
+  // A push that could not start joins no round.
+  client->StartPush(gradients, {1}, 32);
+  EXPECT_THAT(client->RoundEndsOfPushInFlight(), ElementsAre(0, 0));
+  EXPECT_TRUE(absl::IsInvalidArgument(client->FinishPush().status()));
+
+  // A job of "b" alone, on shard 1: shard 0 is never read, so a pull need
+  // not wait for it.
+  google::protobuf::RepeatedPtrField<VariablePlacement> placements;
+  VariablePlacement* b = placements.Add();
+  b->set_name("b");
+  b->set_shard_index(1);
+  ParameterServerClientOptions options;
+  options.job_id = kJob;
+  options.worker = 0;
+  options.incarnation = 5;
+  std::unique_ptr<ParameterServerClient> on_one =
+      *ParameterServerClient::Create({shards_[0]->address(), shards_[1]->address()},
+                                     *ShardSlicer::Create({Dense("b", {3})}, placements, 2),
+                                     options, clock_, random_, nullptr);
+  Gradients of_b;
+  of_b.dense["b"] = FloatTensor(Shape({3}), {1, 1, 1});
+  on_one->StartPush(of_b, {-1, 1}, 1);
+  EXPECT_THAT(on_one->RoundEndsOfPushInFlight(), ElementsAre(0, 2));
+  pushed = on_one->FinishPush();
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+}
+
 TEST_F(PsClientTest, RefusedPushIsAnErrorNamingTheShard) {
   // The worker restarted: a push of its new incarnation reached the
   // shards first, so the old one's pushes are refused.

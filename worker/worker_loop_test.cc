@@ -100,7 +100,7 @@ class WorkerLoopTest : public ::testing::Test {
   void StartCoordinator(int records_per_lease, int num_workers = 1) {
     coordinator::CoordinatorOptions options;
     options.checkpoint_root = root_;
-    options.runner.num_ps = 2;
+    options.runner.num_ps = num_ps_;
     options.runner.num_workers = num_workers;
     options.runner.records_per_lease = records_per_lease;
     // Heartbeats of a worker on a real clock come quickly.
@@ -114,7 +114,7 @@ class WorkerLoopTest : public ::testing::Test {
       request.set_incarnation(1);
       ASSERT_TRUE(coordinator_->coordinator().Register(request).ok());
     }
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < num_ps_; ++i) {
       RegisterRequest request;
       request.mutable_task()->set_type(TASK_TYPE_PS);
       request.mutable_task()->set_index(i);
@@ -210,6 +210,9 @@ class WorkerLoopTest : public ::testing::Test {
   std::unique_ptr<WorkerMetrics> metrics_;
   int jobs_ = 0;
   std::string job_id_;
+  // Parameter servers the coordinator knows (the first of shards_). With
+  // one, sync rounds are decided by that shard alone.
+  int num_ps_ = 2;
 };
 
 // A push of worker/1 to shard 1 of job `job_id`, computed from version
@@ -621,6 +624,44 @@ TEST_F(WorkerLoopTest, SyncWorkerKeepsItsSlotsLeaseWhenTrainingFails) {
   // Its rounds need exactly this data, so the lease is not completed (with
   // its records handed back to whoever asks): the next run takes it up.
   EXPECT_THAT(Completions(), ::testing::IsEmpty());
+}
+
+TEST_F(WorkerLoopTest, OnOneShardASyncPushIsOverlappedWithThePullOfItsRound) {
+  num_ps_ = 1;
+  const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/24), 24);
+  // The shard decides the rounds: the one worker's push closes each, and
+  // the next batch's pull, sent behind it, waits there for that round.
+  // Answers come late, so that a pull sent only once the push's answer was
+  // read could not pass it on the wire.
+  shards_[0]->wire().DelayAnswers(absl::Milliseconds(400));
+  std::unique_ptr<WorkerLoop> loop = NewLoop();
+  ASSERT_TRUE(loop->RunAssignment(assignment).ok());
+  std::vector<WirePush> pushes = Pushes(0);
+  ASSERT_EQ(pushes.size(), 3u);
+  for (size_t i = 0; i < pushes.size(); ++i) {
+    EXPECT_EQ(pushes[i].base_version, i);
+    EXPECT_EQ(pushes[i].answer.outcome(), PUSH_OUTCOME_APPLIED);
+    // The last push has no next batch: the lease's end waits for it.
+    EXPECT_EQ(pushes[i].round_pulled_before_answer, i + 1 < pushes.size()) << "push " << i;
+  }
+  EXPECT_EQ(shards_[0]->Version(job_id_), 3);
+  EXPECT_EQ(Totals().steps(), 3);
+  ASSERT_EQ(Completions().size(), 1u);
+  EXPECT_THAT(Completions()[0].returned(), ::testing::IsEmpty());
+}
+
+TEST_F(WorkerLoopTest, OnOneShardAPullWaitingForTheRoundOfARefusedPushEndsWithTheRefusal) {
+  num_ps_ = 1;
+  const Assignment assignment = StartJob(Spec(UPDATE_MODE_SYNC, 100, /*num_examples=*/64), 64);
+  // The second push never reaches the shard, so its round never ends: the
+  // pull sent behind it outwaits the round, and the push's refusal ends
+  // the run instead of a wait for good.
+  shards_[0]->wire().RefusePush(2, absl::InvalidArgumentError("refused for the test"));
+  std::unique_ptr<WorkerLoop> loop = NewLoop();
+  const absl::Status result = loop->RunAssignment(assignment);
+  EXPECT_THAT(result.message(), ::testing::HasSubstr("refused for the test"));
+  EXPECT_EQ(shards_[0]->Version(job_id_), 1);
+  EXPECT_EQ(Applied(0), 1);
 }
 
 TEST_F(WorkerLoopTest, APushOfALeaseTheCoordinatorSealedEndsTheRunAsALostWorkers) {

@@ -28,8 +28,10 @@ DEFINE_bool(shm, true,
             "(logged once, counted in pstrain_worker_lane_fallbacks_total). false: always "
             "gRPC.");
 DEFINE_bool(overlap_pull_with_push, true,
-            "In async modes, pull the next batch's parameters while the current gradients are "
-            "pushed.");
+            "Pull the next batch's parameters while the current gradients are pushed. Async "
+            "modes: the pull misses that push, one more step of staleness. Sync rounds one "
+            "shard decides: the pull waits on the shard for the push's round, a round trip "
+            "sooner. Not with rounds agreed over several shards.");
 DEFINE_int32(lease_ahead_batches, 16,
              "Streamed training data: when the data lease in hand has this many batches left, "
              "take the next lease and read its first blocks in the background, so that its first "

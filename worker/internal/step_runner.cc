@@ -44,7 +44,9 @@ StepRunner::StepRunner(StepRunnerOptions options, Model& model, ParameterServerC
       over_(std::move(over)),
       join_round_(std::move(join_round)) {
   min_versions_.assign(options_.num_shards, 0);
-  if (!options_.sync && options_.overlap_pull_with_push) {
+  // Agreed rounds join each push's round with the coordinator once the
+  // shards answered it, before the next pull: nothing to overlap.
+  if (options_.overlap_pull_with_push && join_round_ == nullptr) {
     overlapped_ = std::make_unique<OverlappedPush>(ps_);
   }
 }
@@ -72,7 +74,7 @@ absl::Status StepRunner::TrainLease(const DataLease& lease, LeaseBatchReader& re
   // The lease's last push is waited for here, not overlapped with a pull:
   // a push_wait of its own, or the step-time breakdown would miss it.
   error.Update(SettleOverlappedPush(hand));
-  if (error.ok()) error = AwaitLastRound();
+  if (error.ok()) error = AwaitLastRound(hand);
   if ((!error.ok() || reporter_.training_over() || reached_max_steps_) &&
       reader.next_position() < reader.end()) {
     returned->push_back(MakeRange(reader.next_position(), reader.end()));
@@ -81,7 +83,7 @@ absl::Status StepRunner::TrainLease(const DataLease& lease, LeaseBatchReader& re
   return error;
 }
 
-absl::Status StepRunner::AwaitLastRound() {
+absl::Status StepRunner::AwaitLastRound(LeaseInHand& hand) {
   // Only rounds a shard decides alone answer a push before its round is
   // applied (AGGREGATED); agreed rounds answered MEMBER after the commit.
   if (!options_.sync || join_round_ != nullptr || reporter_.training_over() ||
@@ -94,7 +96,7 @@ absl::Status StepRunner::AwaitLastRound() {
   // shard's snapshot leaves an open round out) nor the records (counted as
   // trained): a restore would skip them, and with a slot per worker leave
   // the slot without a batch for that round, which then never closes.
-  return Pull(RowIds());
+  return Pull(RowIds(), hand);
 }
 
 absl::StatusOr<bool> StepRunner::TrainStep(LeaseInHand& hand) {
@@ -168,6 +170,10 @@ absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand, LeaseBatch& b
   PushOrigin origin = OriginOf(hand.lease, batch.begin, batch.end);
   if (overlapped_ != nullptr) {
     overlapped_->Start(gradients_, pulled_.versions, examples, std::move(origin));
+    // Sync: the next pull goes out before this push's answer is read, and
+    // waits on the shards for the round the push joins; the shard answers
+    // it as the round is applied, a round trip sooner.
+    if (options_.sync) min_versions_ = ps_.RoundEndsOfPushInFlight();
     return true;
   }
   const absl::Time push_start = clock_.Now();
@@ -181,19 +187,19 @@ absl::StatusOr<bool> StepRunner::ComputeAndPush(LeaseInHand& hand, LeaseBatch& b
 
 absl::StatusOr<bool> StepRunner::PullFor(LeaseInHand& hand, LeaseBatch& batch) {
   ASSIGN_OR_RETURN(RowIds rows, model_.RowsToRead(batch.batch));
-  RETURN_IF_ERROR(Pull(rows));
+  RETURN_IF_ERROR(Pull(rows, hand));
   // Agreed rounds: a push names one round on every shard, so the
   // parameters must all be of it; a shard behind the newest round read is
   // read again once it has caught up.
   while (join_round_ != nullptr && !reporter_.training_over() && PulledRound() < PulledVersion()) {
     min_versions_.assign(min_versions_.size(), PulledVersion());
-    RETURN_IF_ERROR(Pull(rows));
+    RETURN_IF_ERROR(Pull(rows, hand));
   }
   if (reporter_.training_over() || !hand.lease.has_first_round()) return true;
   return CatchUpWithRound(hand, batch);
 }
 
-absl::Status StepRunner::Pull(const RowIds& rows) {
+absl::Status StepRunner::Pull(const RowIds& rows, LeaseInHand& hand) {
   PullOptions options;
   options.min_versions = min_versions_;
   options.wait = options_.round_wait;
@@ -202,6 +208,12 @@ absl::Status StepRunner::Pull(const RowIds& rows) {
   while (true) {
     absl::Status status = ps_.Pull(rows, options, &pulled_);
     if (!absl::IsDeadlineExceeded(status) || over_()) return status;
+    if (overlapped_ != nullptr && overlapped_->in_flight()) {
+      // The round waited for may need the push in flight, which a shard
+      // may have refused: its outcome decides whether to wait on.
+      RETURN_IF_ERROR(SettleOverlappedPush(hand));
+      options.min_versions = min_versions_;
+    }
     // A sync round that others have not finished, or a shard that is down.
     if (!GoesOnWaiting(start, next_log, status.message())) return absl::OkStatus();
   }
@@ -265,7 +277,7 @@ absl::StatusOr<bool> StepRunner::CatchUpWithRound(LeaseInHand& hand, LeaseBatch&
                 << "; the rounds before had its earlier batches";
     }
     ASSIGN_OR_RETURN(RowIds rows, model_.RowsToRead(batch.batch));
-    RETURN_IF_ERROR(Pull(rows));
+    RETURN_IF_ERROR(Pull(rows, hand));
     if (reporter_.training_over()) return true;
   }
 }

@@ -43,8 +43,9 @@ struct StepRunnerOptions {
   absl::Duration round_wait = absl::Seconds(2);
   // A pull that waits this long says so, and again this often.
   absl::Duration log_waits_every = absl::Seconds(5);
-  // Async modes: pull the next batch's parameters while the current
-  // gradients are pushed.
+  // Pull the next batch's parameters while the current gradients are
+  // pushed (async modes, and sync rounds a shard decides alone, where the
+  // pull waits on the shard for the round the push joins).
   bool overlap_pull_with_push = true;
   // OptimizerSpec.clip_norm: each step's whole gradient is clipped to this
   // global L2 norm before its push. 0: no clipping.
@@ -97,7 +98,7 @@ class StepRunner {
 
   // Sync rounds a shard decides alone: waits until the round of the
   // lease's last push is applied, before the lease is completed.
-  absl::Status AwaitLastRound();
+  absl::Status AwaitLastRound(LeaseInHand& hand);
   // One step: reads a batch, pulls its parameters and settles the push
   // overlapped with the pull, then ComputeAndPush. False when the lease's
   // training ends here without an error.
@@ -113,8 +114,9 @@ class StepRunner {
   // holder trained it to its end.
   absl::StatusOr<bool> PullFor(LeaseInHand& hand, LeaseBatch& batch);
   // Pulls for `rows`, waiting out sync rounds while the job runs. Reads
-  // nothing if training stops meanwhile.
-  absl::Status Pull(const RowIds& rows);
+  // nothing if training stops meanwhile. A sync pull that outwaits its
+  // round settles the overlapped push first: the round may wait for it.
+  absl::Status Pull(const RowIds& rows, LeaseInHand& hand);
   // Deterministic sync mode (the lease has a first_round): makes `batch`
   // the batch of the round just pulled. A pull of an older round waits for
   // the batch's round; a newer round means the rounds between were
@@ -166,7 +168,8 @@ class StepRunner {
   Gradients gradients_;
   ModelOutput output_;
   std::vector<int64_t> min_versions_;
-  // Async modes with overlap_pull_with_push: pushes run behind the pulls.
+  // With overlap_pull_with_push, unless the rounds are agreed: pushes run
+  // behind the pulls.
   // Declared after what a push borrows (gradients_), so that it is
   // destroyed, waiting for a push in flight, before them.
   std::unique_ptr<OverlappedPush> overlapped_;

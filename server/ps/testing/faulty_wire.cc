@@ -152,6 +152,8 @@ class FaultyWire::ProxiedCall final : public grpc::ServerGenericBidiReactor {
   }
 
   void PassAnswerDown() {
+    PushPullResponse parsed;
+    if (push_pull_ && Parse(answer_, &parsed)) wire_.OnAnswerPassed(parsed);
     grpc::ByteBuffer answer;
     answer.Swap(&answer_);
     Send(std::move(answer));
@@ -449,7 +451,10 @@ FaultyWire::Verdict FaultyWire::OnRequest(const PushPullRequest& request, int64_
                                           std::set<uint64_t>& refused_tags) {
   absl::MutexLock l(&mu_);
   largest_request_bytes_ = std::max(largest_request_bytes_, bytes);
-  if (request.has_pull()) ++pulls_;
+  if (request.has_pull()) {
+    ++pulls_;
+    highest_pulled_version_ = std::max(highest_pulled_version_, request.pull().min_version());
+  }
   if (!request.has_push()) return {};
   const PushRequest& push = request.push();
   const PushKey key{push.id().worker(), push.id().incarnation(), push.id().sequence()};
@@ -460,6 +465,7 @@ FaultyWire::Verdict FaultyWire::OnRequest(const PushPullRequest& request, int64_
     attempt.num_parts = std::max(1, push.num_parts());
     attempt.base_version = push.base_version();
     open = open_.emplace(key, pushes_.size() - 1).first;
+    unanswered_[key] = pushes_.size() - 1;
   }
   WirePush& attempt = pushes_[open->second];
   ++attempt.messages;
@@ -483,6 +489,7 @@ FaultyWire::Verdict FaultyWire::OnRequest(const PushPullRequest& request, int64_
       result.set_outcome(PUSH_OUTCOME_REJECTED);
       *result.mutable_status() = ToStatusProto(refusal->second);
       if (attempt.answer.outcome() == PUSH_OUTCOME_UNSPECIFIED) attempt.answer = result;
+      unanswered_.erase(key);
     }
     if (push.end_of_push()) refused_tags.erase(request.tag());
   }
@@ -506,10 +513,22 @@ bool FaultyWire::OnAnswer(const PushPullResponse& answer) {
   auto drop = drop_answers_.find(result.id().sequence());
   if (drop != drop_answers_.end()) {
     attempt.answer_dropped = true;
+    unanswered_.erase(key);
     if (--drop->second == 0) drop_answers_.erase(drop);
   }
   if (attempt.parts_ended >= attempt.num_parts) open_.erase(open);
   return attempt.answer_dropped;
+}
+
+void FaultyWire::OnAnswerPassed(const PushPullResponse& answer) {
+  if (!answer.has_push() || answer.push().outcome() == PUSH_OUTCOME_PART_RECEIVED) return;
+  const PushId& id = answer.push().id();
+  absl::MutexLock l(&mu_);
+  auto unanswered = unanswered_.find(PushKey{id.worker(), id.incarnation(), id.sequence()});
+  if (unanswered == unanswered_.end()) return;
+  WirePush& attempt = pushes_[unanswered->second];
+  attempt.round_pulled_before_answer = highest_pulled_version_ > attempt.base_version;
+  unanswered_.erase(unanswered);
 }
 
 std::optional<absl::Status> FaultyWire::CallRefusal(const std::string& method) const {

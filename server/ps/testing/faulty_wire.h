@@ -41,6 +41,12 @@ struct WirePush {
   PushResult answer;
   // The answer never reached the worker (DropAnswerOf).
   bool answer_dropped = false;
+  // A pull asking for a version past this push's base (one that waits for
+  // the end of the sync round the push joins) crossed the wire before the
+  // push's answer went down to the worker: the worker pulled without
+  // waiting for that answer (with DelayAnswers, whatever the shard's
+  // speed).
+  bool round_pulled_before_answer = false;
 };
 
 // A gRPC proxy in front of a server, in the test's process, serving on
@@ -123,6 +129,8 @@ class FaultyWire {
   // Records an answer of a PushPull stream; whether to drop it (and end
   // the stream).
   bool OnAnswer(const PushPullResponse& answer);
+  // An answer of a PushPull stream went down to the worker.
+  void OnAnswerPassed(const PushPullResponse& answer);
   absl::Duration answer_delay() const;
   // The refusal of calls of `method` (a full gRPC method name), if any.
   std::optional<absl::Status> CallRefusal(const std::string& method) const;
@@ -147,6 +155,11 @@ class FaultyWire {
   // Attempts whose parts have not all ended or that are not decided yet:
   // index into pushes_.
   std::map<PushKey, size_t> open_ ABSL_GUARDED_BY(mu_);
+  // Attempts whose answer has not gone down to the worker: index into
+  // pushes_.
+  std::map<PushKey, size_t> unanswered_ ABSL_GUARDED_BY(mu_);
+  // The highest min_version of the pull requests seen.
+  int64_t highest_pulled_version_ ABSL_GUARDED_BY(mu_) = 0;
   int streams_opened_ ABSL_GUARDED_BY(mu_) = 0;
   int pulls_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t largest_request_bytes_ ABSL_GUARDED_BY(mu_) = 0;
