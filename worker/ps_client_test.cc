@@ -157,6 +157,26 @@ class PsClientTest : public ::testing::Test {
     return g;
   }
 
+  // A client of another worker (worker/0) that knows "b" alone, on shard 1.
+  std::unique_ptr<ParameterServerClient> ClientOfBAlone() {
+    google::protobuf::RepeatedPtrField<VariablePlacement> placements;
+    VariablePlacement* b = placements.Add();
+    b->set_name("b");
+    b->set_shard_index(1);
+    ParameterServerClientOptions options;
+    options.job_id = kJob;
+    options.worker = 0;
+    options.incarnation = 5;
+    return *ParameterServerClient::Create({shards_[0]->address(), shards_[1]->address()},
+                                          *ShardSlicer::Create({Dense("b", {3})}, placements, 2),
+                                          options, clock_, random_, nullptr);
+  }
+  static Gradients GradientOfB() {
+    Gradients g;
+    g.dense["b"] = FloatTensor(Shape({3}), {1, 1, 1});
+    return g;
+  }
+
   // Row `id` of "emb" on the shard that holds it.
   std::vector<float> EmbRow(int64_t id) { return shards_[RowShard(id, 2)]->Row(kJob, "emb", id); }
 
@@ -309,22 +329,9 @@ TEST_F(PsClientTest, StaleOutcomeIsSurfacedAndNotCountedAsApplied) {
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_FALSE(first->stale);
   // Another worker moves shard 1 on by two versions meanwhile.
-  google::protobuf::RepeatedPtrField<VariablePlacement> placements;
-  VariablePlacement* b = placements.Add();
-  b->set_name("b");
-  b->set_shard_index(1);
-  ParameterServerClientOptions other_options;
-  other_options.job_id = kJob;
-  other_options.worker = 0;
-  other_options.incarnation = 5;
-  std::unique_ptr<ParameterServerClient> other =
-      *ParameterServerClient::Create({shards_[0]->address(), shards_[1]->address()},
-                                     *ShardSlicer::Create({Dense("b", {3})}, placements, 2),
-                                     other_options, clock_, random_, nullptr);
-  Gradients other_gradients;
-  other_gradients.dense["b"] = FloatTensor(Shape({3}), {1, 1, 1});
-  ASSERT_TRUE(other->Push(other_gradients, {-1, 1}, 1).ok());
-  ASSERT_TRUE(other->Push(other_gradients, {-1, 2}, 1).ok());
+  std::unique_ptr<ParameterServerClient> other = ClientOfBAlone();
+  ASSERT_TRUE(other->Push(GradientOfB(), {-1, 1}, 1).ok());
+  ASSERT_TRUE(other->Push(GradientOfB(), {-1, 2}, 1).ok());
 
   // Computed from version 1, two behind shard 1.
   absl::StatusOr<PushSummary> second = client->Push(gradients, {1, 1}, 32);
@@ -347,22 +354,10 @@ TEST_F(PsClientTest, APushInFlightEndsItsRoundOnTheShardsItInvolves) {
   EXPECT_THAT(client->RoundEndsOfPushInFlight(), ElementsAre(0, 0));
   EXPECT_TRUE(absl::IsInvalidArgument(client->FinishPush().status()));
 
-  // A job of "b" alone, on shard 1: shard 0 is never read, so a pull need
-  // not wait for it.
-  google::protobuf::RepeatedPtrField<VariablePlacement> placements;
-  VariablePlacement* b = placements.Add();
-  b->set_name("b");
-  b->set_shard_index(1);
-  ParameterServerClientOptions options;
-  options.job_id = kJob;
-  options.worker = 0;
-  options.incarnation = 5;
-  std::unique_ptr<ParameterServerClient> on_one =
-      *ParameterServerClient::Create({shards_[0]->address(), shards_[1]->address()},
-                                     *ShardSlicer::Create({Dense("b", {3})}, placements, 2),
-                                     options, clock_, random_, nullptr);
-  Gradients of_b;
-  of_b.dense["b"] = FloatTensor(Shape({3}), {1, 1, 1});
+  // A client of "b" alone, on shard 1: shard 0 is never read, so a pull
+  // need not wait for it.
+  std::unique_ptr<ParameterServerClient> on_one = ClientOfBAlone();
+  const Gradients of_b = GradientOfB();
   on_one->StartPush(of_b, {-1, 1}, 1);
   EXPECT_THAT(on_one->RoundEndsOfPushInFlight(), ElementsAre(0, 2));
   pushed = on_one->FinishPush();
