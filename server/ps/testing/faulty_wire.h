@@ -43,9 +43,9 @@ struct WirePush {
   bool answer_dropped = false;
   // A pull asking for a version past this push's base (one that waits for
   // the end of the sync round the push joins) crossed the wire before the
-  // push's answer went down to the worker: the worker pulled without
-  // waiting for that answer (with DelayAnswers, whatever the shard's
-  // speed).
+  // push's answer went down to the worker: with one worker on the wire,
+  // that worker pulled without waiting for that answer (with DelayAnswers,
+  // whatever the shard's speed).
   bool round_pulled_before_answer = false;
 };
 
