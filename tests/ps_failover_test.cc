@@ -259,9 +259,19 @@ TEST_F(PsFailoverTest, APrimaryLostWhileItsBackupIsRebuiltRollsBack) {
           ASSERT_TRUE(cluster_->RestartTask("ps/0").ok());
           AwaitLive("ps/0");
           // The coordinator's next turn begins the rebuild, which the
-          // frozen primary cannot serve; then the primary is lost, before
-          // its heartbeat deadline (4 s), and its restart says so at once.
-          absl::SleepFor(absl::Milliseconds(500));
+          // frozen primary cannot serve: it has begun once ps/0 holds the
+          // job as the shard's backup (replica role 2). Then the primary
+          // is lost, before its heartbeat deadline (4 s from the freeze),
+          // and its restart says so at once.
+          const absl::Time give_up = absl::Now() + absl::Seconds(3);
+          absl::StatusOr<double> role = 0.0;
+          while ((!role.ok() || *role != 2) && absl::Now() < give_up) {
+            absl::SleepFor(absl::Milliseconds(20));
+            role = cluster_->MetricValue("ps/0", "pstrain_ps_replica_role");
+          }
+          ASSERT_TRUE(role.ok() && *role == 2)
+              << "ps/0 was not set up as shard 0's backup within 3 s: "
+              << (role.ok() ? absl::StrCat("role ", *role) : role.status().ToString());
           ASSERT_TRUE(cluster_->KillTask("ps/2", SIGKILL).ok());
           EXPECT_TRUE(cluster_->RestartTask("ps/2").ok());
         }}});
